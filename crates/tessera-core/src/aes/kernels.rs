@@ -1,0 +1,362 @@
+//! The batched AES kernels, written once over [`Lanes`] and instantiated per backend (VASA
+//! §4.2.1): each loads a batch of `N` registers, runs every AES round across the whole batch so
+//! `N × BLOCKS` independent blocks are in the pipeline, and stores. Tails fall back to the
+//! backend's one-block register, first 8 at a time, then one by one.
+
+use super::RoundKeys;
+use super::lanes::{Lanes, RCON};
+use crate::Block;
+
+/// A kernel that processes items in chunks of `N × L::BLOCKS`.
+trait Chunked {
+    /// Processes the `N × L::BLOCKS` items starting at item `start`.
+    ///
+    /// # Safety
+    /// The items `start..start + N × L::BLOCKS` are in bounds and `L`'s features are present.
+    unsafe fn chunk<L: Lanes, const N: usize>(&mut self, start: usize);
+}
+
+/// Runs `k` over `len` items: full batches of `N` registers, then one-block registers.
+///
+/// # Safety
+/// `k` is valid for `len` items and `L`'s features are present.
+#[inline(always)]
+unsafe fn drive<K: Chunked, L: Lanes, const N: usize>(k: &mut K, len: usize) {
+    let mut i = 0;
+    // SAFETY (all three loops): each chunk stays below `len`, which the caller vouches for.
+    while i + N * L::BLOCKS <= len {
+        unsafe { k.chunk::<L, N>(i) };
+        i += N * L::BLOCKS;
+    }
+    while i + 8 <= len {
+        unsafe { k.chunk::<L::Single, 8>(i) };
+        i += 8;
+    }
+    while i < len {
+        unsafe { k.chunk::<L::Single, 1>(i) };
+        i += 1;
+    }
+}
+
+/// Encrypts `N` registers in place under one expanded key, round by round across the batch.
+#[inline(always)]
+unsafe fn encrypt<L: Lanes, const N: usize>(rk: &RoundKeys, s: &mut [L; N]) {
+    // SAFETY: the caller guarantees `L`'s features.
+    unsafe {
+        let k = L::splat(rk.0[0]);
+        for x in s.iter_mut() {
+            *x = x.xor(k);
+        }
+        for r in 1..10 {
+            let k = L::splat(rk.0[r]);
+            for x in s.iter_mut() {
+                *x = x.aesenc(k);
+            }
+        }
+        let k = L::splat(rk.0[10]);
+        for x in s.iter_mut() {
+            *x = x.aesenclast(k);
+        }
+    }
+}
+
+/// Loads `N` registers from consecutive blocks at `p`.
+#[inline(always)]
+unsafe fn load_n<L: Lanes, const N: usize>(p: *const Block) -> [L; N] {
+    // SAFETY: the caller guarantees `N × L::BLOCKS` blocks at `p`.
+    core::array::from_fn(|j| unsafe { L::load(p.add(j * L::BLOCKS)) })
+}
+
+/// Stores `N` registers to consecutive blocks at `p`.
+#[inline(always)]
+unsafe fn store_n<L: Lanes, const N: usize>(s: &[L; N], p: *mut Block) {
+    for (j, x) in s.iter().enumerate() {
+        // SAFETY: the caller guarantees `N × L::BLOCKS` blocks at `p`.
+        unsafe { x.store(p.add(j * L::BLOCKS)) };
+    }
+}
+
+struct Ecb<'a> {
+    rk: &'a RoundKeys,
+    blocks: *mut Block,
+}
+
+impl Chunked for Ecb<'_> {
+    #[inline(always)]
+    unsafe fn chunk<L: Lanes, const N: usize>(&mut self, start: usize) {
+        // SAFETY: `drive` keeps the chunk in bounds.
+        unsafe {
+            let p = self.blocks.add(start);
+            let mut s = load_n::<L, N>(p);
+            encrypt(self.rk, &mut s);
+            store_n(&s, p);
+        }
+    }
+}
+
+/// AES-128 in ECB mode, in place.
+///
+/// # Safety
+/// `L`'s CPU features are present.
+#[inline(always)]
+pub(crate) unsafe fn ecb<L: Lanes, const N: usize>(rk: &RoundKeys, blocks: &mut [Block]) {
+    let len = blocks.len();
+    // SAFETY: the kernel addresses exactly `blocks`.
+    unsafe {
+        drive::<_, L, N>(
+            &mut Ecb {
+                rk,
+                blocks: blocks.as_mut_ptr(),
+            },
+            len,
+        )
+    }
+}
+
+/// How a correlation-robust hash turns an input batch into an output batch around the fixed-key
+/// permutation π (see [`crate::hash`] for the definitions and their sources).
+pub(crate) trait HashKind {
+    /// Whether the hash reads a tweak per input.
+    const TWEAKED: bool;
+    /// The hash of `x` (with tweaks `t`, ignored if untweaked) for one batch.
+    ///
+    /// # Safety
+    /// `L`'s CPU features are present.
+    unsafe fn apply<L: Lanes, const N: usize>(rk: &RoundKeys, x: [L; N], t: [L; N]) -> [L; N];
+}
+
+/// Computes π(k) ⊕ k for a batch of prepared inputs `k`.
+#[inline(always)]
+unsafe fn mmo<L: Lanes, const N: usize>(rk: &RoundKeys, k: [L; N]) -> [L; N] {
+    let mut y = k;
+    // SAFETY: the caller guarantees `L`'s features.
+    unsafe {
+        encrypt(rk, &mut y);
+        core::array::from_fn(|j| y[j].xor(k[j]))
+    }
+}
+
+/// H(x, i) = π(2x ⊕ i) ⊕ 2x.
+pub(crate) struct Prp;
+/// H(x) = π(x) ⊕ x.
+pub(crate) struct Cr;
+/// H(x) = π(σ(x)) ⊕ σ(x).
+pub(crate) struct Ccr;
+/// H(x, i) = π(π(x) ⊕ i) ⊕ π(x).
+pub(crate) struct Tccr;
+
+impl HashKind for Prp {
+    const TWEAKED: bool = true;
+    #[inline(always)]
+    unsafe fn apply<L: Lanes, const N: usize>(rk: &RoundKeys, x: [L; N], t: [L; N]) -> [L; N] {
+        // SAFETY: the caller guarantees `L`'s features.
+        unsafe { mmo(rk, core::array::from_fn(|j| x[j].gf_double().xor(t[j]))) }
+    }
+}
+
+impl HashKind for Cr {
+    const TWEAKED: bool = false;
+    #[inline(always)]
+    unsafe fn apply<L: Lanes, const N: usize>(rk: &RoundKeys, x: [L; N], _t: [L; N]) -> [L; N] {
+        // SAFETY: the caller guarantees `L`'s features.
+        unsafe { mmo(rk, x) }
+    }
+}
+
+impl HashKind for Ccr {
+    const TWEAKED: bool = false;
+    #[inline(always)]
+    unsafe fn apply<L: Lanes, const N: usize>(rk: &RoundKeys, x: [L; N], _t: [L; N]) -> [L; N] {
+        // SAFETY: the caller guarantees `L`'s features.
+        unsafe { mmo(rk, core::array::from_fn(|j| x[j].sigma())) }
+    }
+}
+
+impl HashKind for Tccr {
+    const TWEAKED: bool = true;
+    #[inline(always)]
+    unsafe fn apply<L: Lanes, const N: usize>(rk: &RoundKeys, x: [L; N], t: [L; N]) -> [L; N] {
+        // SAFETY: the caller guarantees `L`'s features.
+        unsafe {
+            let mut y = x;
+            encrypt(rk, &mut y);
+            let mut z: [L; N] = core::array::from_fn(|j| y[j].xor(t[j]));
+            encrypt(rk, &mut z);
+            core::array::from_fn(|j| z[j].xor(y[j]))
+        }
+    }
+}
+
+struct Hash<'a, H> {
+    rk: &'a RoundKeys,
+    x: *const Block,
+    tweaks: *const Block,
+    out: *mut Block,
+    kind: core::marker::PhantomData<H>,
+}
+
+impl<H: HashKind> Chunked for Hash<'_, H> {
+    #[inline(always)]
+    unsafe fn chunk<L: Lanes, const N: usize>(&mut self, start: usize) {
+        // SAFETY: `drive` keeps the chunk in bounds; tweaks are only read when the hash is
+        // tweaked, and then the caller passed as many as inputs.
+        unsafe {
+            let x = load_n::<L, N>(self.x.add(start));
+            let t = if H::TWEAKED {
+                load_n::<L, N>(self.tweaks.add(start))
+            } else {
+                x
+            };
+            store_n(&H::apply(self.rk, x, t), self.out.add(start));
+        }
+    }
+}
+
+/// `out[i] = H(x[i], tweaks[i])` for the hash `H`.
+///
+/// # Safety
+/// `L`'s CPU features are present; `out.len() == x.len()`, and `tweaks.len() == x.len()` if
+/// `H::TWEAKED`.
+#[inline(always)]
+pub(crate) unsafe fn hash<L: Lanes, const N: usize, H: HashKind>(
+    rk: &RoundKeys,
+    x: &[Block],
+    tweaks: &[Block],
+    out: &mut [Block],
+) {
+    let mut k = Hash::<H> {
+        rk,
+        x: x.as_ptr(),
+        tweaks: tweaks.as_ptr(),
+        out: out.as_mut_ptr(),
+        kind: core::marker::PhantomData,
+    };
+    // SAFETY: the caller guarantees the lengths.
+    unsafe { drive::<_, L, N>(&mut k, x.len()) }
+}
+
+struct Expand {
+    keys: *const Block,
+    out: *mut Block,
+}
+
+impl Chunked for Expand {
+    #[inline(always)]
+    unsafe fn chunk<L: Lanes, const N: usize>(&mut self, start: usize) {
+        // SAFETY: `drive` keeps the chunk in bounds; round key r of key i is block 11 i + r
+        // of `out` (`RoundKeys` is 11 blocks, `repr(C)`).
+        unsafe {
+            let mut k = load_n::<L, N>(self.keys.add(start));
+            let base = self.out.add(11 * start);
+            for r in 0..11 {
+                if r > 0 {
+                    for x in k.iter_mut() {
+                        *x = x.next_round_key(RCON[r - 1]);
+                    }
+                }
+                for (j, x) in k.iter().enumerate() {
+                    x.store_strided(base.add(11 * j * L::BLOCKS + r), 11);
+                }
+            }
+        }
+    }
+}
+
+/// Expands each key of `keys` into `out`, `N × BLOCKS` keys at a time.
+///
+/// # Safety
+/// `L`'s CPU features are present and `out.len() == keys.len()`.
+#[inline(always)]
+pub(crate) unsafe fn expand<L: Lanes, const N: usize>(keys: &[Block], out: &mut [RoundKeys]) {
+    let mut k = Expand {
+        keys: keys.as_ptr(),
+        out: out.as_mut_ptr().cast(),
+    };
+    // SAFETY: the caller guarantees the lengths.
+    unsafe { drive::<_, L, N>(&mut k, keys.len()) }
+}
+
+struct MultiKey {
+    keys: *const Block,
+    blocks: *mut Block,
+    per_key: usize,
+}
+
+impl Chunked for MultiKey {
+    #[inline(always)]
+    unsafe fn chunk<L: Lanes, const N: usize>(&mut self, start: usize) {
+        let m = self.per_key;
+        // SAFETY: `drive` keeps the keys in bounds and key i owns blocks m i .. m (i + 1).
+        unsafe {
+            let mut k = load_n::<L, N>(self.keys.add(start));
+            let mut rks = [k; 11];
+            for (r, rk) in rks.iter_mut().enumerate().skip(1) {
+                for x in k.iter_mut() {
+                    *x = x.next_round_key(RCON[r - 1]);
+                }
+                *rk = k;
+            }
+            for b in 0..m {
+                let p = self.blocks.add(start * m + b);
+                let mut s: [L; N] = core::array::from_fn(|j| {
+                    L::load_strided(p.add(j * L::BLOCKS * m), m).xor(rks[0][j])
+                });
+                for rk in &rks[1..10] {
+                    for (x, k) in s.iter_mut().zip(rk) {
+                        *x = x.aesenc(*k);
+                    }
+                }
+                for (j, x) in s.iter().enumerate() {
+                    x.aesenclast(rks[10][j])
+                        .store_strided(p.add(j * L::BLOCKS * m), m);
+                }
+            }
+        }
+    }
+}
+
+/// Encrypts block `i` of `blocks` under key `i / m` with `m = blocks.len() / keys.len()`, key
+/// expansion included and batched.
+///
+/// # Safety
+/// `L`'s CPU features are present, `keys` is not empty and `blocks.len()` is a multiple of
+/// `keys.len()`.
+#[inline(always)]
+pub(crate) unsafe fn multi_key<L: Lanes, const N: usize>(keys: &[Block], blocks: &mut [Block]) {
+    let per_key = blocks.len() / keys.len();
+    let mut k = MultiKey {
+        keys: keys.as_ptr(),
+        blocks: blocks.as_mut_ptr(),
+        per_key,
+    };
+    // SAFETY: the caller guarantees the lengths.
+    unsafe { drive::<_, L, N>(&mut k, keys.len()) }
+}
+
+/// Independent `aesenc` chains held in registers: the backend's AES roofline.
+pub(crate) const ROOFLINE_CHAINS: usize = 12;
+
+/// Runs `iters` rounds of [`ROOFLINE_CHAINS`] independent `aesenc` chains and returns a value
+/// that depends on all of them (so the loop cannot be optimised away).
+///
+/// # Safety
+/// `L`'s CPU features are present.
+#[inline(always)]
+pub(crate) unsafe fn roofline<L: Lanes>(iters: u64) -> Block {
+    // SAFETY: the caller guarantees `L`'s features; `out` holds 4 blocks, the widest register.
+    unsafe {
+        let rk = L::splat(core::hint::black_box(Block::new(
+            0x0f0e_0d0c_0b0a_0908_0706_0504_0302_0100,
+        )));
+        let mut s: [L; ROOFLINE_CHAINS] = core::array::from_fn(|j| L::splat(Block::new(j as u128)));
+        for _ in 0..iters {
+            for x in s.iter_mut() {
+                *x = x.aesenc(rk);
+            }
+        }
+        let acc = s.iter().fold(L::splat(Block::ZERO), |a, x| a.xor(*x));
+        let mut out = [Block::ZERO; 4];
+        acc.store(out.as_mut_ptr());
+        out[0]
+    }
+}

@@ -1,0 +1,429 @@
+//! Batched AES-128 (FIPS-197) with run-time backend dispatch: VASA §2.1 and §4.2 (seed
+//! `000_43950d4e73a4a867.txt`). AES units are pipelined, so independent encryptions must be
+//! issued together to reach one `aesenc` per cycle (VASA Table 2: batches of 4-16 blocks), and
+//! VAES computes 2 or 4 blocks per instruction. Every operation here therefore takes a slice.
+//!
+//! Backends, chosen once at run time from the CPU's features ([`Backend::active`]):
+//! `portable` (constant-time, bitsliced S-box), `aesni`, `vaes256` (AVX2 + VAES) and `vaes512`
+//! (AVX-512F/BW + VAES). `TESSERA_AES_BACKEND=portable|aesni|vaes256|vaes512` forces one.
+
+mod kernels;
+mod lanes;
+pub mod sbox;
+mod soft;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+use crate::{Block, Error};
+use bytemuck::{Pod, Zeroable};
+use core::fmt;
+use core::str::FromStr;
+use kernels::{Ccr, Cr, Prp, Tccr};
+use std::sync::OnceLock;
+
+/// The eleven round keys of an expanded AES-128 key (FIPS-197 §5.2).
+#[derive(Clone, Copy, PartialEq, Eq, Default, Pod, Zeroable)]
+#[repr(C, align(16))]
+pub struct RoundKeys(pub [Block; 11]);
+
+impl fmt::Debug for RoundKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.0.iter()).finish()
+    }
+}
+
+/// An AES implementation; see the module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// Constant-time software: bitsliced Boyar-Peralta-Calik S-box, no tables.
+    Portable,
+    /// AES-NI on 128-bit registers.
+    Aesni,
+    /// VAES on 256-bit registers (AVX2): two blocks per instruction.
+    Vaes256,
+    /// VAES on 512-bit registers (AVX-512F/BW): four blocks per instruction.
+    Vaes512,
+}
+
+/// The environment variable that forces a backend.
+pub const BACKEND_ENV: &str = "TESSERA_AES_BACKEND";
+
+/// A hash kernel: `out[i] = H(x[i], tweaks[i])`.
+type HashFn = fn(&RoundKeys, &[Block], &[Block], &mut [Block]);
+
+/// One backend's kernels. Tables exist only for backends whose CPU features were detected
+/// ([`Backend::kernels`]); that is what makes calling the `#[target_feature]` code sound.
+pub(crate) struct Kernels {
+    pub(crate) ecb: fn(&RoundKeys, &mut [Block]),
+    pub(crate) expand: fn(&[Block], &mut [RoundKeys]),
+    pub(crate) multi_key: fn(&[Block], &mut [Block]),
+    pub(crate) prp: HashFn,
+    pub(crate) cr: HashFn,
+    pub(crate) ccr: HashFn,
+    pub(crate) tccr: HashFn,
+    pub(crate) roofline: fn(u64) -> Block,
+}
+
+/// Builds a [`Kernels`] table for a register type `$lanes` with batches of `$n` registers. With
+/// a `#[target_feature]` attribute, the kernels are compiled for those features, and the table
+/// must only be handed out after detecting them.
+macro_rules! backend_kernels {
+    ($lanes:ty, $n:literal $(, #[$feature:meta])?) => {{
+        $(#[$feature])?
+        unsafe fn ecb_tf(rk: &RoundKeys, b: &mut [Block]) {
+            // SAFETY: features as the attribute (checked before the table is handed out).
+            unsafe { kernels::ecb::<$lanes, $n>(rk, b) }
+        }
+        $(#[$feature])?
+        unsafe fn expand_tf(keys: &[Block], out: &mut [RoundKeys]) {
+            // SAFETY: as above; the public API checked the lengths.
+            unsafe { kernels::expand::<$lanes, $n>(keys, out) }
+        }
+        $(#[$feature])?
+        unsafe fn multi_key_tf(keys: &[Block], b: &mut [Block]) {
+            // SAFETY: as above; the public API checked the lengths.
+            unsafe { kernels::multi_key::<$lanes, $n>(keys, b) }
+        }
+        $(#[$feature])?
+        unsafe fn hash_tf<H: kernels::HashKind>(rk: &RoundKeys, x: &[Block], t: &[Block], out: &mut [Block]) {
+            // SAFETY: as above; the public API checked the lengths.
+            unsafe { kernels::hash::<$lanes, $n, H>(rk, x, t, out) }
+        }
+        $(#[$feature])?
+        unsafe fn roofline_tf(iters: u64) -> Block {
+            // SAFETY: as above.
+            unsafe { kernels::roofline::<$lanes>(iters) }
+        }
+        // SAFETY (every wrapper below): this table is only returned by `Backend::kernels`
+        // after `Backend::is_supported` detected the features the attribute names.
+        fn hash<H: kernels::HashKind>(rk: &RoundKeys, x: &[Block], t: &[Block], out: &mut [Block]) {
+            unsafe { hash_tf::<H>(rk, x, t, out) }
+        }
+        Kernels {
+            ecb: |rk, b| unsafe { ecb_tf(rk, b) },
+            expand: |k, o| unsafe { expand_tf(k, o) },
+            multi_key: |k, b| unsafe { multi_key_tf(k, b) },
+            prp: hash::<Prp>,
+            cr: hash::<Cr>,
+            ccr: hash::<Ccr>,
+            tccr: hash::<Tccr>,
+            roofline: |n| unsafe { roofline_tf(n) },
+        }
+    }};
+}
+
+static PORTABLE: Kernels = backend_kernels!(lanes::Soft, 8);
+#[cfg(target_arch = "x86_64")]
+static AESNI: Kernels = backend_kernels!(x86::Xmm, 8, #[target_feature(enable = "sse2,ssse3,aes")]);
+#[cfg(target_arch = "x86_64")]
+static VAES256: Kernels =
+    backend_kernels!(x86::Ymm, 8, #[target_feature(enable = "sse2,ssse3,aes,avx2,vaes")]);
+#[cfg(target_arch = "x86_64")]
+static VAES512: Kernels = backend_kernels!(x86::Zmm, 8, #[target_feature(enable = "sse2,ssse3,aes,avx2,vaes,avx512f,avx512bw")]);
+
+impl Backend {
+    /// Every backend, slowest first.
+    pub const ALL: [Backend; 4] = [
+        Backend::Portable,
+        Backend::Aesni,
+        Backend::Vaes256,
+        Backend::Vaes512,
+    ];
+
+    /// The name used on the command line and in `TESSERA_AES_BACKEND`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Backend::Portable => "portable",
+            Backend::Aesni => "aesni",
+            Backend::Vaes256 => "vaes256",
+            Backend::Vaes512 => "vaes512",
+        }
+    }
+
+    /// The CPU features this backend needs, as `is_x86_feature_detected!` names them.
+    pub const fn required_features(self) -> &'static [&'static str] {
+        match self {
+            Backend::Portable => &[],
+            Backend::Aesni => &["sse2", "ssse3", "aes"],
+            Backend::Vaes256 => &["sse2", "ssse3", "aes", "avx2", "vaes"],
+            Backend::Vaes512 => &[
+                "sse2", "ssse3", "aes", "avx2", "vaes", "avx512f", "avx512bw",
+            ],
+        }
+    }
+
+    /// Whether this CPU can run the backend.
+    pub fn is_supported(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let has = |f: &str| match f {
+                "sse2" => std::arch::is_x86_feature_detected!("sse2"),
+                "ssse3" => std::arch::is_x86_feature_detected!("ssse3"),
+                "aes" => std::arch::is_x86_feature_detected!("aes"),
+                "avx2" => std::arch::is_x86_feature_detected!("avx2"),
+                "vaes" => std::arch::is_x86_feature_detected!("vaes"),
+                "avx512f" => std::arch::is_x86_feature_detected!("avx512f"),
+                "avx512bw" => std::arch::is_x86_feature_detected!("avx512bw"),
+                _ => false,
+            };
+            self.required_features().iter().all(|f| has(f))
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self == Backend::Portable
+        }
+    }
+
+    /// The backends this CPU supports, slowest first.
+    pub fn available() -> Vec<Backend> {
+        Backend::ALL
+            .into_iter()
+            .filter(|b| b.is_supported())
+            .collect()
+    }
+
+    /// The fastest backend this CPU supports.
+    pub fn best() -> Backend {
+        Backend::ALL
+            .into_iter()
+            .rev()
+            .find(|b| b.is_supported())
+            .unwrap_or(Backend::Portable)
+    }
+
+    /// The backend that `TESSERA_AES_BACKEND` forces, if set; an error if it names no backend or
+    /// one this CPU lacks.
+    pub fn from_env() -> Result<Option<Backend>, Error> {
+        match std::env::var(BACKEND_ENV) {
+            Ok(v) if v.is_empty() => Ok(None),
+            Ok(v) => {
+                let b: Backend = v.parse()?;
+                b.kernels()?;
+                Ok(Some(b))
+            }
+            Err(std::env::VarError::NotPresent) => Ok(None),
+            Err(std::env::VarError::NotUnicode(_)) => Err(Error::UnknownBackend(format!(
+                "{BACKEND_ENV} is not valid UTF-8"
+            ))),
+        }
+    }
+
+    /// The backend every default constructor uses, fixed at first use: `TESSERA_AES_BACKEND` if
+    /// it is set and valid, else [`Backend::best`]. An invalid setting is reported on stderr once
+    /// and ignored; programs that want it to be fatal call [`Backend::from_env`] at start-up, as
+    /// the `tessera` command does.
+    pub fn active() -> Backend {
+        static ACTIVE: OnceLock<Backend> = OnceLock::new();
+        *ACTIVE.get_or_init(|| match Backend::from_env() {
+            Ok(Some(b)) => b,
+            Ok(None) => Backend::best(),
+            Err(e) => {
+                eprintln!("tessera: ignoring {BACKEND_ENV}: {e}");
+                Backend::best()
+            }
+        })
+    }
+
+    /// The kernel table, if this CPU supports the backend.
+    pub(crate) fn kernels(self) -> Result<&'static Kernels, Error> {
+        if !self.is_supported() {
+            return Err(Error::UnsupportedBackend {
+                backend: self.name(),
+                needs: self.required_features().join(","),
+            });
+        }
+        Ok(match self {
+            Backend::Portable => &PORTABLE,
+            #[cfg(target_arch = "x86_64")]
+            Backend::Aesni => &AESNI,
+            #[cfg(target_arch = "x86_64")]
+            Backend::Vaes256 => &VAES256,
+            #[cfg(target_arch = "x86_64")]
+            Backend::Vaes512 => &VAES512,
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => &PORTABLE,
+        })
+    }
+
+    /// The backend's AES roofline: runs `iters` rounds of [`ROOFLINE_CHAINS`] independent
+    /// register-only `aesenc` chains and returns how many AES *blocks* (10 rounds each) that
+    /// work amounts to, with a value depending on the result so it cannot be elided.
+    pub fn roofline(self, iters: u64) -> Result<(u64, Block), Error> {
+        let k = self.kernels()?;
+        let lanes = match self {
+            Backend::Portable | Backend::Aesni => 1,
+            Backend::Vaes256 => 2,
+            Backend::Vaes512 => 4,
+        };
+        Ok((
+            iters * (ROOFLINE_CHAINS * lanes) as u64 / 10,
+            (k.roofline)(iters),
+        ))
+    }
+}
+
+/// Number of independent chains in [`Backend::roofline`].
+pub const ROOFLINE_CHAINS: usize = kernels::ROOFLINE_CHAINS;
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Backend {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        Backend::ALL
+            .into_iter()
+            .find(|b| b.name() == s)
+            .ok_or_else(|| {
+                Error::UnknownBackend(format!(
+                    "{s:?} is not one of portable, aesni, vaes256, vaes512"
+                ))
+            })
+    }
+}
+
+/// A handle on one backend's batched operations that take many keys.
+#[derive(Clone, Copy)]
+pub struct Aes {
+    backend: Backend,
+    kernels: &'static Kernels,
+}
+
+impl fmt::Debug for Aes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Aes({})", self.backend)
+    }
+}
+
+impl Default for Aes {
+    fn default() -> Self {
+        Aes::new()
+    }
+}
+
+impl Aes {
+    /// The handle on [`Backend::active`].
+    pub fn new() -> Self {
+        let backend = Backend::active();
+        // The active backend passed detection, so this cannot fail; fall back to portable
+        // rather than panic all the same.
+        let kernels = backend.kernels().unwrap_or(&PORTABLE);
+        Aes { backend, kernels }
+    }
+
+    /// The handle on a given backend; an error if this CPU lacks it.
+    pub fn with_backend(backend: Backend) -> Result<Self, Error> {
+        Ok(Aes {
+            backend,
+            kernels: backend.kernels()?,
+        })
+    }
+
+    /// The backend behind this handle.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Expands one key.
+    pub fn expand_key(&self, key: Block) -> RoundKeys {
+        let mut out = [RoundKeys::default()];
+        (self.kernels.expand)(&[key], &mut out);
+        out[0]
+    }
+
+    /// Expands every key in `keys` into `out`, batched across keys (VASA §2.1).
+    ///
+    /// # Panics
+    /// If `out.len() != keys.len()`.
+    pub fn expand_keys(&self, keys: &[Block], out: &mut [RoundKeys]) {
+        assert_eq!(keys.len(), out.len(), "expand_keys: one output per key");
+        (self.kernels.expand)(keys, out);
+    }
+
+    /// Encrypts `blocks` under many keys at once, key expansion included: with
+    /// `m = blocks.len() / keys.len()`, block `i` is encrypted under `keys[i / m]`. This is the
+    /// primitive the MI, CIRC and PRF-based garbling schemes need (VASA §4.3.1).
+    ///
+    /// # Panics
+    /// If `keys` is empty while `blocks` is not, or `blocks.len()` is not a multiple of
+    /// `keys.len()`.
+    pub fn encrypt_multi_key(&self, keys: &[Block], blocks: &mut [Block]) {
+        if blocks.is_empty() {
+            return;
+        }
+        assert!(
+            !keys.is_empty() && blocks.len() % keys.len() == 0,
+            "encrypt_multi_key: {} blocks cannot be split evenly over {} keys",
+            blocks.len(),
+            keys.len()
+        );
+        (self.kernels.multi_key)(keys, blocks);
+    }
+}
+
+/// AES-128 under one expanded key, encrypting any number of blocks in batches.
+#[derive(Clone)]
+pub struct FixedKeyAes {
+    rk: RoundKeys,
+    aes: Aes,
+}
+
+impl fmt::Debug for FixedKeyAes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The key may be secret (the PRG seed): never print it.
+        write!(f, "FixedKeyAes({})", self.aes.backend)
+    }
+}
+
+impl FixedKeyAes {
+    /// Expands `key` for [`Backend::active`].
+    pub fn new(key: Block) -> Self {
+        Self::with_aes(Aes::new(), key)
+    }
+
+    /// Expands `key` for a given backend; an error if this CPU lacks it.
+    pub fn with_backend(key: Block, backend: Backend) -> Result<Self, Error> {
+        Ok(Self::with_aes(Aes::with_backend(backend)?, key))
+    }
+
+    /// Expands `key` with the backend of `aes`.
+    pub fn with_aes(aes: Aes, key: Block) -> Self {
+        FixedKeyAes {
+            rk: aes.expand_key(key),
+            aes,
+        }
+    }
+
+    /// The backend in use.
+    pub fn backend(&self) -> Backend {
+        self.aes.backend
+    }
+
+    /// The expanded key.
+    pub fn round_keys(&self) -> &RoundKeys {
+        &self.rk
+    }
+
+    /// Encrypts every block in place (ECB). Throughput needs batches: ≥ 8 blocks on AES-NI,
+    /// ≥ 32 on VAES.
+    pub fn encrypt_blocks(&self, blocks: &mut [Block]) {
+        (self.aes.kernels.ecb)(&self.rk, blocks);
+    }
+
+    /// Encrypts one block (a batch of one: slow; prefer [`Self::encrypt_blocks`]).
+    pub fn encrypt_block(&self, block: Block) -> Block {
+        let mut b = [block];
+        self.encrypt_blocks(&mut b);
+        b[0]
+    }
+
+    pub(crate) fn kernels(&self) -> &'static Kernels {
+        self.aes.kernels
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,212 @@
+//! [`Lanes`] for x86-64: `__m128i` (AES-NI, one block), `__m256i` (VAES-256, two blocks) and
+//! `__m512i` (VAES-512, four blocks). These are the only places the AES kernels touch
+//! intrinsics.
+//!
+//! # Safety
+//! Each method is `#[inline(always)]` and only ever inlined into a `#[target_feature]` entry
+//! point of its backend (see `backend_kernels!` in `super`), which is only reachable after
+//! run-time detection confirmed the features: `aes,sse2,ssse3` for [`Xmm`], plus
+//! `avx2,vaes` for [`Ymm`] and `avx512f,avx512bw,vaes` for [`Zmm`]. Pointer methods rely on the
+//! caller for `BLOCKS` valid blocks (strided: at `p + k·stride`).
+
+use super::lanes::Lanes;
+use crate::Block;
+use core::arch::x86_64::*;
+
+/// pshufb mask that copies RotWord(w3) (bytes 13, 14, 15, 12) into all four words.
+const ROT_LAST_WORD: [u8; 16] = [
+    13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12,
+];
+/// Reduction constants for doubling: 0x87 into the low half, the carry bit into the high half.
+const DOUBLE_FOLD: Block = Block::from_halves(1, 0x87);
+/// Selects the high half of each block (for σ).
+const HIGH_HALF: Block = Block::from_halves(u64::MAX, 0);
+
+/// One block in an SSE register (AES-NI).
+#[derive(Clone, Copy)]
+pub(crate) struct Xmm(__m128i);
+/// Two blocks in an AVX2 register (VAES-256).
+#[derive(Clone, Copy)]
+pub(crate) struct Ymm(__m256i);
+/// Four blocks in an AVX-512 register (VAES-512).
+#[derive(Clone, Copy)]
+pub(crate) struct Zmm(__m512i);
+
+/// The lane-wise integer ops shared by the three register widths, named per width.
+macro_rules! lane_ops {
+    ($ty:ident, $blocks:literal, $splat:expr, $xor:ident, $and:ident, $sub:ident, $zero:ident,
+     $slli64:ident, $srli64:ident, $shuf32:ident, $bslli:ident, $pshufb:ident,
+     $aesenc:ident, $aesenclast:ident, $load:expr, $store:expr, $load_strided:expr, $store_strided:expr) => {
+        impl Lanes for $ty {
+            const BLOCKS: usize = $blocks;
+            type Single = Xmm;
+
+            #[inline(always)]
+            unsafe fn load(p: *const Block) -> Self {
+                // SAFETY: module contract.
+                $ty(unsafe { $load(p) })
+            }
+            #[inline(always)]
+            unsafe fn store(self, p: *mut Block) {
+                // SAFETY: module contract.
+                unsafe { $store(p, self.0) }
+            }
+            #[inline(always)]
+            unsafe fn load_strided(p: *const Block, stride: usize) -> Self {
+                // SAFETY: module contract.
+                $ty(unsafe { $load_strided(p, stride) })
+            }
+            #[inline(always)]
+            unsafe fn store_strided(self, p: *mut Block, stride: usize) {
+                // SAFETY: module contract.
+                unsafe { $store_strided(p, stride, self.0) }
+            }
+            #[inline(always)]
+            unsafe fn splat(b: Block) -> Self {
+                // SAFETY: module contract.
+                $ty(unsafe { $splat(b) })
+            }
+            #[inline(always)]
+            unsafe fn xor(self, o: Self) -> Self {
+                // SAFETY: module contract.
+                $ty(unsafe { $xor(self.0, o.0) })
+            }
+            #[inline(always)]
+            unsafe fn aesenc(self, rk: Self) -> Self {
+                // SAFETY: module contract.
+                $ty(unsafe { $aesenc(self.0, rk.0) })
+            }
+            #[inline(always)]
+            unsafe fn aesenclast(self, rk: Self) -> Self {
+                // SAFETY: module contract.
+                $ty(unsafe { $aesenclast(self.0, rk.0) })
+            }
+            #[inline(always)]
+            unsafe fn gf_double(self) -> Self {
+                // SAFETY: module contract.
+                unsafe {
+                    // Bit 63 of each half, then swapped: the low half learns bit 127 (fold
+                    // 0x87 in), the high half learns bit 63 (carry into bit 64).
+                    let carries = $shuf32::<0x4E>($srli64::<63>(self.0));
+                    let masks = $sub($zero(), carries);
+                    let fold = $and(masks, Self::splat(DOUBLE_FOLD).0);
+                    $ty($xor($slli64::<1>(self.0), fold))
+                }
+            }
+            #[inline(always)]
+            unsafe fn sigma(self) -> Self {
+                // SAFETY: module contract.
+                unsafe {
+                    // (hi ‖ lo) → swap = (lo ‖ hi); ⊕ (hi ‖ 0) = (hi ⊕ lo ‖ hi).
+                    let swapped = $shuf32::<0x4E>(self.0);
+                    $ty($xor(swapped, $and(self.0, Self::splat(HIGH_HALF).0)))
+                }
+            }
+            #[inline(always)]
+            unsafe fn rot_last_word(self) -> Self {
+                // SAFETY: module contract.
+                unsafe {
+                    $ty($pshufb(
+                        self.0,
+                        Self::splat(Block::from_bytes(ROT_LAST_WORD)).0,
+                    ))
+                }
+            }
+            #[inline(always)]
+            unsafe fn prefix_xor_words(self) -> Self {
+                // SAFETY: module contract.
+                unsafe {
+                    let x = $xor(self.0, $bslli::<4>(self.0));
+                    $ty($xor(x, $bslli::<8>(x)))
+                }
+            }
+        }
+    };
+}
+
+#[inline(always)]
+unsafe fn load128(p: *const Block) -> __m128i {
+    // SAFETY: the caller guarantees one valid block; `Block` is 16-byte aligned.
+    unsafe { _mm_load_si128(p.cast()) }
+}
+#[inline(always)]
+unsafe fn store128(p: *mut Block, v: __m128i) {
+    // SAFETY: the caller guarantees one valid block; `Block` is 16-byte aligned.
+    unsafe { _mm_store_si128(p.cast(), v) }
+}
+
+lane_ops!(
+    Xmm,
+    1,
+    |b: Block| load128(&b),
+    _mm_xor_si128,
+    _mm_and_si128,
+    _mm_sub_epi64,
+    _mm_setzero_si128,
+    _mm_slli_epi64,
+    _mm_srli_epi64,
+    _mm_shuffle_epi32,
+    _mm_bslli_si128,
+    _mm_shuffle_epi8,
+    _mm_aesenc_si128,
+    _mm_aesenclast_si128,
+    load128,
+    store128,
+    |p, _stride| load128(p),
+    |p, _stride, v| store128(p, v)
+);
+
+lane_ops!(
+    Ymm,
+    2,
+    |b: Block| _mm256_broadcastsi128_si256(load128(&b)),
+    _mm256_xor_si256,
+    _mm256_and_si256,
+    _mm256_sub_epi64,
+    _mm256_setzero_si256,
+    _mm256_slli_epi64,
+    _mm256_srli_epi64,
+    _mm256_shuffle_epi32,
+    _mm256_bslli_epi128,
+    _mm256_shuffle_epi8,
+    _mm256_aesenc_epi128,
+    _mm256_aesenclast_epi128,
+    |p: *const Block| _mm256_loadu_si256(p.cast()),
+    |p: *mut Block, v| _mm256_storeu_si256(p.cast(), v),
+    |p: *const Block, stride: usize| _mm256_set_m128i(load128(p.add(stride)), load128(p)),
+    |p: *mut Block, stride: usize, v| {
+        store128(p, _mm256_castsi256_si128(v));
+        store128(p.add(stride), _mm256_extracti128_si256::<1>(v));
+    }
+);
+
+lane_ops!(
+    Zmm,
+    4,
+    |b: Block| _mm512_broadcast_i32x4(load128(&b)),
+    _mm512_xor_si512,
+    _mm512_and_si512,
+    _mm512_sub_epi64,
+    _mm512_setzero_si512,
+    _mm512_slli_epi64,
+    _mm512_srli_epi64,
+    _mm512_shuffle_epi32,
+    _mm512_bslli_epi128,
+    _mm512_shuffle_epi8,
+    _mm512_aesenc_epi128,
+    _mm512_aesenclast_epi128,
+    |p: *const Block| _mm512_loadu_si512(p.cast()),
+    |p: *mut Block, v| _mm512_storeu_si512(p.cast(), v),
+    |p: *const Block, stride: usize| {
+        let v = _mm512_castsi128_si512(load128(p));
+        let v = _mm512_inserti32x4::<1>(v, load128(p.add(stride)));
+        let v = _mm512_inserti32x4::<2>(v, load128(p.add(2 * stride)));
+        _mm512_inserti32x4::<3>(v, load128(p.add(3 * stride)))
+    },
+    |p: *mut Block, stride: usize, v| {
+        store128(p, _mm512_castsi512_si128(v));
+        store128(p.add(stride), _mm512_extracti32x4_epi32::<1>(v));
+        store128(p.add(2 * stride), _mm512_extracti32x4_epi32::<2>(v));
+        store128(p.add(3 * stride), _mm512_extracti32x4_epi32::<3>(v));
+    }
+);

@@ -1,0 +1,145 @@
+//! Multiplication in GF(2^128) = GF(2)[x] / (x^128 + x^7 + x^2 + x + 1), with bit `i` of a
+//! [`Block`] the coefficient of x^i (the convention of [`Block::gf_double`]). Used by the KOS
+//! consistency check (Keller, Orsini, Scholl, CRYPTO 2015). A PCLMULQDQ version and a portable
+//! constant-time one, which agree bit for bit.
+
+use crate::Block;
+
+/// Which implementation [`mul`] uses, fixed at first call.
+fn has_pclmul() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("pclmulqdq")
+            && std::arch::is_x86_feature_detected!("sse2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// The product a·b in GF(2^128).
+pub fn mul(a: Block, b: Block) -> Block {
+    let (lo, hi) = if has_pclmul() {
+        clmul_pclmul(a, b)
+    } else {
+        clmul_portable(a, b)
+    };
+    reduce(lo, hi)
+}
+
+/// The product a·b with the portable implementation (for tests and non-x86 machines).
+pub fn mul_portable(a: Block, b: Block) -> Block {
+    let (lo, hi) = clmul_portable(a, b);
+    reduce(lo, hi)
+}
+
+/// Σ a_k·b_k in GF(2^128), reducing once at the end.
+///
+/// # Panics
+/// If the slices differ in length.
+pub fn inner_product(a: &[Block], b: &[Block]) -> Block {
+    assert_eq!(a.len(), b.len(), "inner_product: lengths differ");
+    let pclmul = has_pclmul();
+    let (mut lo, mut hi) = (0u128, 0u128);
+    for (&x, &y) in a.iter().zip(b) {
+        let (l, h) = if pclmul {
+            clmul_pclmul(x, y)
+        } else {
+            clmul_portable(x, y)
+        };
+        lo ^= l;
+        hi ^= h;
+    }
+    reduce(lo, hi)
+}
+
+/// Reduces hi·x^128 + lo modulo x^128 + x^7 + x^2 + x + 1, branch-free.
+#[inline(always)]
+fn reduce(lo: u128, hi: u128) -> Block {
+    // x^128 ≡ x^7 + x^2 + x + 1: fold hi in, and the ≤ 7 bits that overflow once more.
+    let folded = hi ^ (hi << 1) ^ (hi << 2) ^ (hi << 7);
+    let overflow = (hi >> 127) ^ (hi >> 126) ^ (hi >> 121);
+    Block::new(lo ^ folded ^ overflow ^ (overflow << 1) ^ (overflow << 2) ^ (overflow << 7))
+}
+
+/// Carry-less 128×128 → 256-bit product, constant-time shift-and-add with masks.
+fn clmul_portable(a: Block, b: Block) -> (u128, u128) {
+    let (a, b) = (a.as_u128(), b.as_u128());
+    let (mut lo, mut hi) = (0u128, 0u128);
+    for i in 0..128 {
+        let mask = 0u128.wrapping_sub((b >> i) & 1);
+        lo ^= (a << i) & mask;
+        // a >> (128 - i) without the out-of-range shift at i = 0.
+        hi ^= ((a >> 1) >> (127 - i)) & mask & 0u128.wrapping_sub((i != 0) as u128);
+    }
+    (lo, hi)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn clmul_pclmul(a: Block, b: Block) -> (u128, u128) {
+    #[target_feature(enable = "sse2,pclmulqdq")]
+    fn karatsuba(a: Block, b: Block) -> (u128, u128) {
+        use core::arch::x86_64::*;
+        let to_u128 = |v: __m128i| {
+            let mut out = Block::ZERO;
+            // SAFETY: `out` is a 16-byte aligned, writable block.
+            unsafe { _mm_store_si128((&mut out as *mut Block).cast(), v) };
+            out.as_u128()
+        };
+        // SAFETY: both blocks are 16-byte aligned and readable.
+        let (x, y) = unsafe {
+            (
+                _mm_load_si128((&a as *const Block).cast()),
+                _mm_load_si128((&b as *const Block).cast()),
+            )
+        };
+        let lo = _mm_clmulepi64_si128::<0x00>(x, y);
+        let hi = _mm_clmulepi64_si128::<0x11>(x, y);
+        let mid = _mm_xor_si128(
+            _mm_clmulepi64_si128::<0x10>(x, y),
+            _mm_clmulepi64_si128::<0x01>(x, y),
+        );
+        let (lo, hi, mid) = (to_u128(lo), to_u128(hi), to_u128(mid));
+        (lo ^ (mid << 64), hi ^ (mid >> 64))
+    }
+    // SAFETY: only called when `has_pclmul` detected the features.
+    unsafe { karatsuba(a, b) }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn clmul_pclmul(a: Block, b: Block) -> (u128, u128) {
+    clmul_portable(a, b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn reduction_of_x128() {
+        let x = Block::new(2);
+        let x127 = Block::new(1 << 127);
+        assert_eq!(mul(x127, x), Block::new(0x87));
+        assert_eq!(mul_portable(x127, x), Block::new(0x87));
+        // x^127 · x^127 = x^254 = x^126 · x^128 ≡ x^126 (x^7 + x^2 + x + 1).
+        let x126 = Block::new(1 << 126);
+        let expect = mul_portable(x126, Block::new(0x87));
+        assert_eq!(mul(x127, x127), expect);
+    }
+
+    proptest! {
+        #[test]
+        fn pclmul_equals_portable_and_field_laws_hold(a in any::<u128>(), b in any::<u128>(), c in any::<u128>()) {
+            let (a, b, c) = (Block::new(a), Block::new(b), Block::new(c));
+            prop_assert_eq!(mul(a, b), mul_portable(a, b));
+            prop_assert_eq!(mul(a, b), mul(b, a));
+            prop_assert_eq!(mul(a, b ^ c), mul(a, b) ^ mul(a, c));
+            prop_assert_eq!(mul(mul(a, b), c), mul(a, mul(b, c)));
+            prop_assert_eq!(mul(a, Block::new(1)), a);
+            prop_assert_eq!(mul(a, Block::new(2)), a.gf_double());
+            prop_assert_eq!(inner_product(&[a, b], &[b, c]), mul(a, b) ^ mul(b, c));
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! Tessera's primitives, the layer every protocol is built on: [`Block`], batched AES-128 with
+//! run-time backend dispatch ([`aes`]), correlation-robust hashes over a fixed-key permutation
+//! ([`hash`]), an AES-CTR PRG ([`prg`]), bit-matrix transposition ([`transpose`]) and
+//! multiplication in GF(2^128) ([`gf128`]).
+//!
+//! Every hot function takes slices: batching independent AES calls is what keeps the pipelined
+//! AES units busy (VASA, seed `000_43950d4e73a4a867.txt`, §2.1 and §4.2). `unsafe` code lives
+//! only in the backend modules that use intrinsics (`aes::x86`, `transpose::x86`, `gf128`).
+
+#![deny(missing_docs)]
+
+pub mod aes;
+mod block;
+mod error;
+pub mod gf128;
+pub mod hash;
+pub mod prg;
+pub mod transpose;
+
+pub use aes::{Aes, Backend, FixedKeyAes, RoundKeys};
+pub use block::Block;
+pub use error::Error;
+pub use hash::FixedKeyHash;
+pub use prg::Prg;
