@@ -1,1 +1,51 @@
-fn main() {}
+//! `tessera`: the command line of the Tessera MPC framework.
+
+mod bench;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Tessera: fast secure multi-party computation.
+#[derive(Parser)]
+#[command(name = "tessera", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Measure the hot paths; one JSON object per line with --json.
+    Bench {
+        #[command(subcommand)]
+        what: bench::BenchCommand,
+    },
+}
+
+/// Everything the command line reports as a one-line error.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// From the primitives.
+    #[error(transparent)]
+    Core(#[from] tessera_core::Error),
+    /// Writing the output failed.
+    #[error("writing output: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // A bad TESSERA_AES_BACKEND is fatal here, not silently ignored.
+    let result = tessera_core::Backend::from_env()
+        .map_err(CliError::from)
+        .and_then(|_| match cli.command {
+            Command::Bench { what } => bench::run(what),
+        });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tessera: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -64,7 +64,13 @@ unsafe fn encrypt<L: Lanes, const N: usize>(rk: &RoundKeys, s: &mut [L; N]) {
 #[inline(always)]
 unsafe fn load_n<L: Lanes, const N: usize>(p: *const Block) -> [L; N] {
     // SAFETY: the caller guarantees `N × L::BLOCKS` blocks at `p`.
-    core::array::from_fn(|j| unsafe { L::load(p.add(j * L::BLOCKS)) })
+    unsafe {
+        let mut s = [L::load(p); N];
+        for (j, x) in s.iter_mut().enumerate().skip(1) {
+            *x = L::load(p.add(j * L::BLOCKS));
+        }
+        s
+    }
 }
 
 /// Stores `N` registers to consecutive blocks at `p`.
@@ -115,24 +121,46 @@ pub(crate) unsafe fn ecb<L: Lanes, const N: usize>(rk: &RoundKeys, blocks: &mut 
 
 /// How a correlation-robust hash turns an input batch into an output batch around the fixed-key
 /// permutation π (see [`crate::hash`] for the definitions and their sources).
+///
+/// Each kind stages the value it must XOR back in the output memory rather than in registers:
+/// the batch in flight then needs only `N` registers plus a round key, with no spills on the
+/// 16-register SSE file, and the final XOR takes its operand from L1.
 pub(crate) trait HashKind {
     /// Whether the hash reads a tweak per input.
     const TWEAKED: bool;
-    /// The hash of `x` (with tweaks `t`, ignored if untweaked) for one batch.
+    /// Writes the hash of the `N × L::BLOCKS` inputs at `x` (tweaks at `t`, read only if
+    /// tweaked) to `out`.
     ///
     /// # Safety
-    /// `L`'s CPU features are present.
-    unsafe fn apply<L: Lanes, const N: usize>(rk: &RoundKeys, x: [L; N], t: [L; N]) -> [L; N];
+    /// `L`'s CPU features are present and the three pointers are valid for the batch.
+    unsafe fn apply<L: Lanes, const N: usize>(
+        rk: &RoundKeys,
+        x: *const Block,
+        t: *const Block,
+        out: *mut Block,
+    );
 }
 
-/// Computes π(k) ⊕ k for a batch of prepared inputs `k`.
+/// `p`, hidden from the optimiser: a value staged in memory through `p` is then reloaded rather
+/// than forwarded from the store, which would keep it live in registers across the AES rounds
+/// and spill the batch.
 #[inline(always)]
-unsafe fn mmo<L: Lanes, const N: usize>(rk: &RoundKeys, k: [L; N]) -> [L; N] {
-    let mut y = k;
-    // SAFETY: the caller guarantees `L`'s features.
+fn opaque(p: *mut Block) -> *const Block {
+    core::hint::black_box(p)
+}
+
+/// out = π(k) ⊕ k for the prepared inputs `k`: k goes to `out`, comes back as the XOR operand.
+#[inline(always)]
+unsafe fn mmo<L: Lanes, const N: usize>(rk: &RoundKeys, mut k: [L; N], out: *mut Block) {
+    // SAFETY: the caller guarantees `L`'s features and the batch at `out`.
     unsafe {
-        encrypt(rk, &mut y);
-        core::array::from_fn(|j| y[j].xor(k[j]))
+        store_n(&k, out);
+        encrypt(rk, &mut k);
+        let staged = opaque(out);
+        for (j, y) in k.iter_mut().enumerate() {
+            *y = y.xor(L::load(staged.add(j * L::BLOCKS)));
+        }
+        store_n(&k, out);
     }
 }
 
@@ -148,41 +176,81 @@ pub(crate) struct Tccr;
 impl HashKind for Prp {
     const TWEAKED: bool = true;
     #[inline(always)]
-    unsafe fn apply<L: Lanes, const N: usize>(rk: &RoundKeys, x: [L; N], t: [L; N]) -> [L; N] {
-        // SAFETY: the caller guarantees `L`'s features.
-        unsafe { mmo(rk, core::array::from_fn(|j| x[j].gf_double().xor(t[j]))) }
+    unsafe fn apply<L: Lanes, const N: usize>(
+        rk: &RoundKeys,
+        x: *const Block,
+        t: *const Block,
+        out: *mut Block,
+    ) {
+        // SAFETY: the caller guarantees `L`'s features and the batch.
+        unsafe {
+            let mut k = load_n::<L, N>(x);
+            for (j, v) in k.iter_mut().enumerate() {
+                *v = v.gf_double().xor(L::load(t.add(j * L::BLOCKS)));
+            }
+            mmo(rk, k, out)
+        }
     }
 }
 
 impl HashKind for Cr {
     const TWEAKED: bool = false;
     #[inline(always)]
-    unsafe fn apply<L: Lanes, const N: usize>(rk: &RoundKeys, x: [L; N], _t: [L; N]) -> [L; N] {
-        // SAFETY: the caller guarantees `L`'s features.
-        unsafe { mmo(rk, x) }
+    unsafe fn apply<L: Lanes, const N: usize>(
+        rk: &RoundKeys,
+        x: *const Block,
+        _t: *const Block,
+        out: *mut Block,
+    ) {
+        // SAFETY: the caller guarantees `L`'s features and the batch.
+        unsafe { mmo(rk, load_n::<L, N>(x), out) }
     }
 }
 
 impl HashKind for Ccr {
     const TWEAKED: bool = false;
     #[inline(always)]
-    unsafe fn apply<L: Lanes, const N: usize>(rk: &RoundKeys, x: [L; N], _t: [L; N]) -> [L; N] {
-        // SAFETY: the caller guarantees `L`'s features.
-        unsafe { mmo(rk, core::array::from_fn(|j| x[j].sigma())) }
+    unsafe fn apply<L: Lanes, const N: usize>(
+        rk: &RoundKeys,
+        x: *const Block,
+        _t: *const Block,
+        out: *mut Block,
+    ) {
+        // SAFETY: the caller guarantees `L`'s features and the batch.
+        unsafe {
+            let mut k = load_n::<L, N>(x);
+            for v in k.iter_mut() {
+                *v = v.sigma();
+            }
+            mmo(rk, k, out)
+        }
     }
 }
 
 impl HashKind for Tccr {
     const TWEAKED: bool = true;
     #[inline(always)]
-    unsafe fn apply<L: Lanes, const N: usize>(rk: &RoundKeys, x: [L; N], t: [L; N]) -> [L; N] {
-        // SAFETY: the caller guarantees `L`'s features.
+    unsafe fn apply<L: Lanes, const N: usize>(
+        rk: &RoundKeys,
+        x: *const Block,
+        t: *const Block,
+        out: *mut Block,
+    ) {
+        // SAFETY: the caller guarantees `L`'s features and the batch.
         unsafe {
-            let mut y = x;
+            // y = π(x) is staged in `out`; then out = π(y ⊕ i) ⊕ y.
+            let mut y = load_n::<L, N>(x);
             encrypt(rk, &mut y);
-            let mut z: [L; N] = core::array::from_fn(|j| y[j].xor(t[j]));
-            encrypt(rk, &mut z);
-            core::array::from_fn(|j| z[j].xor(y[j]))
+            store_n(&y, out);
+            for (j, v) in y.iter_mut().enumerate() {
+                *v = v.xor(L::load(t.add(j * L::BLOCKS)));
+            }
+            encrypt(rk, &mut y);
+            let staged = opaque(out);
+            for (j, v) in y.iter_mut().enumerate() {
+                *v = v.xor(L::load(staged.add(j * L::BLOCKS)));
+            }
+            store_n(&y, out);
         }
     }
 }
@@ -199,15 +267,15 @@ impl<H: HashKind> Chunked for Hash<'_, H> {
     #[inline(always)]
     unsafe fn chunk<L: Lanes, const N: usize>(&mut self, start: usize) {
         // SAFETY: `drive` keeps the chunk in bounds; tweaks are only read when the hash is
-        // tweaked, and then the caller passed as many as inputs.
+        // tweaked, and then the caller passed as many as inputs. `out` and `x` may not
+        // overlap (distinct borrows), and each batch reads its inputs before writing `out`.
         unsafe {
-            let x = load_n::<L, N>(self.x.add(start));
             let t = if H::TWEAKED {
-                load_n::<L, N>(self.tweaks.add(start))
+                self.tweaks.add(start)
             } else {
-                x
+                self.tweaks
             };
-            store_n(&H::apply(self.rk, x, t), self.out.add(start));
+            H::apply::<L, N>(self.rk, self.x.add(start), t, self.out.add(start));
         }
     }
 }
@@ -276,39 +344,49 @@ pub(crate) unsafe fn expand<L: Lanes, const N: usize>(keys: &[Block], out: &mut 
     unsafe { drive::<_, L, N>(&mut k, keys.len()) }
 }
 
-struct MultiKey {
+struct MultiKey<const M: usize> {
     keys: *const Block,
     blocks: *mut Block,
-    per_key: usize,
+    /// Blocks per key in memory (the stride); `M` of them are encrypted per call, from `offset`.
+    stride: usize,
+    offset: usize,
 }
 
-impl Chunked for MultiKey {
+impl<const M: usize> Chunked for MultiKey<M> {
+    /// Expands `N` registers of keys and encrypts `M` blocks under each, round by round: round
+    /// key r + 1 is computed while round r's `aesenc`s are in flight, and nothing leaves the
+    /// registers.
     #[inline(always)]
     unsafe fn chunk<L: Lanes, const N: usize>(&mut self, start: usize) {
-        let m = self.per_key;
-        // SAFETY: `drive` keeps the keys in bounds and key i owns blocks m i .. m (i + 1).
+        let m = self.stride;
+        // SAFETY: `drive` keeps the keys in bounds; key i owns blocks m i .. m (i + 1), of
+        // which this call touches offset .. offset + M ≤ m.
         unsafe {
             let mut k = load_n::<L, N>(self.keys.add(start));
-            let mut rks = [k; 11];
-            for (r, rk) in rks.iter_mut().enumerate().skip(1) {
-                for x in k.iter_mut() {
-                    *x = x.next_round_key(RCON[r - 1]);
+            let p = self.blocks.add(start * m + self.offset);
+            let mut s = [[k[0]; N]; M];
+            for (b, sb) in s.iter_mut().enumerate() {
+                for (j, x) in sb.iter_mut().enumerate() {
+                    *x = L::load_strided(p.add(j * L::BLOCKS * m + b), m).xor(k[j]);
                 }
-                *rk = k;
             }
-            for b in 0..m {
-                let p = self.blocks.add(start * m + b);
-                let mut s: [L; N] = core::array::from_fn(|j| {
-                    L::load_strided(p.add(j * L::BLOCKS * m), m).xor(rks[0][j])
-                });
-                for rk in &rks[1..10] {
-                    for (x, k) in s.iter_mut().zip(rk) {
-                        *x = x.aesenc(*k);
+            for (r, &rcon) in RCON.iter().enumerate() {
+                for x in k.iter_mut() {
+                    *x = x.next_round_key(rcon);
+                }
+                for sb in s.iter_mut() {
+                    for (x, key) in sb.iter_mut().zip(&k) {
+                        *x = if r < 9 {
+                            x.aesenc(*key)
+                        } else {
+                            x.aesenclast(*key)
+                        };
                     }
                 }
-                for (j, x) in s.iter().enumerate() {
-                    x.aesenclast(rks[10][j])
-                        .store_strided(p.add(j * L::BLOCKS * m), m);
+            }
+            for (b, sb) in s.iter().enumerate() {
+                for (j, x) in sb.iter().enumerate() {
+                    x.store_strided(p.add(j * L::BLOCKS * m + b), m);
                 }
             }
         }
@@ -316,21 +394,63 @@ impl Chunked for MultiKey {
 }
 
 /// Encrypts block `i` of `blocks` under key `i / m` with `m = blocks.len() / keys.len()`, key
-/// expansion included and batched.
+/// expansion included and batched. `m` up to 4 is handled in one pass with all state in
+/// registers; larger `m` in passes of up to 4 blocks per key, each expanding the keys again.
 ///
 /// # Safety
 /// `L`'s CPU features are present, `keys` is not empty and `blocks.len()` is a multiple of
 /// `keys.len()`.
 #[inline(always)]
 pub(crate) unsafe fn multi_key<L: Lanes, const N: usize>(keys: &[Block], blocks: &mut [Block]) {
-    let per_key = blocks.len() / keys.len();
-    let mut k = MultiKey {
-        keys: keys.as_ptr(),
-        blocks: blocks.as_mut_ptr(),
-        per_key,
-    };
-    // SAFETY: the caller guarantees the lengths.
-    unsafe { drive::<_, L, N>(&mut k, keys.len()) }
+    let stride = blocks.len() / keys.len();
+    let (k, p) = (keys.as_ptr(), blocks.as_mut_ptr());
+    let mut offset = 0;
+    while offset < stride {
+        let pass = (stride - offset).min(4);
+        // SAFETY: the caller guarantees the lengths; each pass stays inside a key's blocks.
+        // Batches shrink as blocks per key grow, to keep keys and states in registers.
+        unsafe {
+            match pass {
+                1 => drive::<_, L, 6>(
+                    &mut MultiKey::<1> {
+                        keys: k,
+                        blocks: p,
+                        stride,
+                        offset,
+                    },
+                    keys.len(),
+                ),
+                2 => drive::<_, L, 4>(
+                    &mut MultiKey::<2> {
+                        keys: k,
+                        blocks: p,
+                        stride,
+                        offset,
+                    },
+                    keys.len(),
+                ),
+                3 => drive::<_, L, 3>(
+                    &mut MultiKey::<3> {
+                        keys: k,
+                        blocks: p,
+                        stride,
+                        offset,
+                    },
+                    keys.len(),
+                ),
+                _ => drive::<_, L, 2>(
+                    &mut MultiKey::<4> {
+                        keys: k,
+                        blocks: p,
+                        stride,
+                        offset,
+                    },
+                    keys.len(),
+                ),
+            }
+        }
+        offset += pass;
+    }
 }
 
 /// Independent `aesenc` chains held in registers: the backend's AES roofline.
@@ -348,7 +468,10 @@ pub(crate) unsafe fn roofline<L: Lanes>(iters: u64) -> Block {
         let rk = L::splat(core::hint::black_box(Block::new(
             0x0f0e_0d0c_0b0a_0908_0706_0504_0302_0100,
         )));
-        let mut s: [L; ROOFLINE_CHAINS] = core::array::from_fn(|j| L::splat(Block::new(j as u128)));
+        let mut s = [rk; ROOFLINE_CHAINS];
+        for (j, x) in s.iter_mut().enumerate() {
+            *x = L::splat(Block::new(j as u128));
+        }
         for _ in 0..iters {
             for x in s.iter_mut() {
                 *x = x.aesenc(rk);

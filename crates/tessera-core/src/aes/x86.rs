@@ -34,8 +34,8 @@ pub(crate) struct Zmm(__m512i);
 
 /// The lane-wise integer ops shared by the three register widths, named per width.
 macro_rules! lane_ops {
-    ($ty:ident, $blocks:literal, $splat:expr, $xor:ident, $and:ident, $sub:ident, $zero:ident,
-     $slli64:ident, $srli64:ident, $shuf32:ident, $bslli:ident, $pshufb:ident,
+    ($ty:ident, $blocks:literal, $splat:expr, $xor:ident, $and:ident, $srai32:ident,
+     $slli64:ident, $shuf32:ident, $bslli:ident, $pshufb:ident,
      $aesenc:ident, $aesenclast:ident, $load:expr, $store:expr, $load_strided:expr, $store_strided:expr) => {
         impl Lanes for $ty {
             const BLOCKS: usize = $blocks;
@@ -85,10 +85,9 @@ macro_rules! lane_ops {
             unsafe fn gf_double(self) -> Self {
                 // SAFETY: module contract.
                 unsafe {
-                    // Bit 63 of each half, then swapped: the low half learns bit 127 (fold
-                    // 0x87 in), the high half learns bit 63 (carry into bit 64).
-                    let carries = $shuf32::<0x4E>($srli64::<63>(self.0));
-                    let masks = $sub($zero(), carries);
+                    // Sign masks of the 32-bit words; word 3 (bit 127) goes to the low half
+                    // (fold 0x87 in), word 1 (bit 63) to the high half (carry into bit 64).
+                    let masks = $shuf32::<0x5F>($srai32::<31>(self.0));
                     let fold = $and(masks, Self::splat(DOUBLE_FOLD).0);
                     $ty($xor($slli64::<1>(self.0), fold))
                 }
@@ -141,10 +140,8 @@ lane_ops!(
     |b: Block| load128(&b),
     _mm_xor_si128,
     _mm_and_si128,
-    _mm_sub_epi64,
-    _mm_setzero_si128,
+    _mm_srai_epi32,
     _mm_slli_epi64,
-    _mm_srli_epi64,
     _mm_shuffle_epi32,
     _mm_bslli_si128,
     _mm_shuffle_epi8,
@@ -162,10 +159,8 @@ lane_ops!(
     |b: Block| _mm256_broadcastsi128_si256(load128(&b)),
     _mm256_xor_si256,
     _mm256_and_si256,
-    _mm256_sub_epi64,
-    _mm256_setzero_si256,
+    _mm256_srai_epi32,
     _mm256_slli_epi64,
-    _mm256_srli_epi64,
     _mm256_shuffle_epi32,
     _mm256_bslli_epi128,
     _mm256_shuffle_epi8,
@@ -186,10 +181,8 @@ lane_ops!(
     |b: Block| _mm512_broadcast_i32x4(load128(&b)),
     _mm512_xor_si512,
     _mm512_and_si512,
-    _mm512_sub_epi64,
-    _mm512_setzero_si512,
+    _mm512_srai_epi32,
     _mm512_slli_epi64,
-    _mm512_srli_epi64,
     _mm512_shuffle_epi32,
     _mm512_bslli_epi128,
     _mm512_shuffle_epi8,

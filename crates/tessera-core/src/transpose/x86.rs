@@ -202,6 +202,12 @@ unsafe fn tiles_avx512(
     unsafe { tile_kernel::<V512>(input, rows, cols, out, covered) }
 }
 
+/// Input rows per strip: the strip's output (128 rows × `STRIP_ROWS / 8` bytes) is staged in
+/// 8 KiB, then written out a cache line per output row. Writing each tile's 2-8 bytes straight
+/// into rows that lie `rows / 8` bytes apart would thrash the cache when that stride is a
+/// multiple of 4 KiB (the m × 128 direction).
+const STRIP_ROWS: usize = 512;
+
 #[inline(always)]
 unsafe fn tile_kernel<V: ByteVec>(
     input: &[u8],
@@ -212,31 +218,56 @@ unsafe fn tile_kernel<V: ByteVec>(
 ) {
     let (in_stride, out_stride) = (cols / 8, rows / 8);
     let (src, dst) = (input.as_ptr(), out.as_mut_ptr());
-    for r0 in (0..covered.0).step_by(V::ROWS) {
+    let mut stage = [0u8; 128 * STRIP_ROWS / 8];
+    // Short output rows (the 128 × m direction) are written in place.
+    let staged = rows > STRIP_ROWS;
+    for strip in (0..covered.0).step_by(STRIP_ROWS) {
+        let strip_rows = STRIP_ROWS.min(covered.0 - strip);
+        let stage_stride = if staged { strip_rows / 8 } else { out_stride };
         for cb in (0..covered.1 / 8).step_by(16) {
-            // SAFETY: rows r0..r0 + ROWS and column bytes cb..cb + 16 are inside `covered`;
-            // output rows 8 cb .. 8 (cb + 16) at bytes r0 / 8 .. (r0 + ROWS) / 8 likewise.
-            unsafe {
-                let mut x: [V; 16] = core::array::from_fn(|i| {
-                    V::load_rows(src.add((r0 + i) * in_stride + cb), in_stride)
-                });
-                for _ in 0..4 {
-                    x = core::array::from_fn(|k| {
-                        if k % 2 == 0 {
-                            x[k / 2].unpacklo(x[k / 2 + 8])
-                        } else {
-                            x[k / 2].unpackhi(x[k / 2 + 8])
-                        }
-                    });
-                }
-                for (c, &column) in x.iter().enumerate() {
-                    let mut v = column;
-                    for b in (0..8).rev() {
-                        let bits = v.movemask().to_le_bytes();
-                        let at = dst.add((8 * (cb + c) + b) * out_stride + r0 / 8);
-                        core::ptr::copy_nonoverlapping(bits.as_ptr(), at, V::ROWS / 8);
-                        v = v.shl1();
+            for r0 in (strip..strip + strip_rows).step_by(V::ROWS) {
+                // SAFETY: rows r0..r0 + ROWS and column bytes cb..cb + 16 lie inside
+                // `covered`; the staged bytes lie inside `stage`.
+                unsafe {
+                    let row = src.add(r0 * in_stride + cb);
+                    let mut x = [V::load_rows(row, in_stride); 16];
+                    for (i, v) in x.iter_mut().enumerate().skip(1) {
+                        *v = V::load_rows(row.add(i * in_stride), in_stride);
                     }
+                    for _ in 0..4 {
+                        let y = x;
+                        for j in 0..8 {
+                            x[2 * j] = y[j].unpacklo(y[j + 8]);
+                            x[2 * j + 1] = y[j].unpackhi(y[j + 8]);
+                        }
+                    }
+                    let at = if staged {
+                        stage.as_mut_ptr().add((r0 - strip) / 8)
+                    } else {
+                        dst.add(8 * cb * out_stride + r0 / 8)
+                    };
+                    for (c, &column) in x.iter().enumerate() {
+                        let mut v = column;
+                        for b in (0..8).rev() {
+                            let bits = v.movemask().to_le_bytes();
+                            core::ptr::copy_nonoverlapping(
+                                bits.as_ptr(),
+                                at.add((8 * c + b) * stage_stride),
+                                V::ROWS / 8,
+                            );
+                            v = v.shl1();
+                        }
+                    }
+                }
+            }
+            for k in (0..128).filter(|_| staged) {
+                // SAFETY: output row 8 cb + k has bytes strip / 8 .. (strip + strip_rows) / 8.
+                unsafe {
+                    core::ptr::copy_nonoverlapping(
+                        stage.as_ptr().add(k * stage_stride),
+                        dst.add((8 * cb + k) * out_stride + strip / 8),
+                        stage_stride,
+                    );
                 }
             }
         }

@@ -1,0 +1,81 @@
+//! `tessera bench ...`: benchmarks that print a readable table or, with `--json`, one JSON
+//! object per line. Every figure is the median of several timed samples, and every line carries
+//! a ratio to a bound measured in the same run.
+
+mod aes;
+
+use crate::CliError;
+use clap::{Args, Subcommand};
+use std::time::{Duration, Instant};
+
+/// What to benchmark.
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Batched AES, hashes, PRG and transposition on every backend this CPU has.
+    Aes(aes::AesArgs),
+}
+
+/// Options every benchmark takes.
+#[derive(Args, Clone, Copy)]
+pub struct CommonArgs {
+    /// One JSON object per line instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Timed samples per measurement; the median is reported.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub samples: u32,
+    /// Target duration of one sample in milliseconds.
+    #[arg(long, default_value_t = 30)]
+    pub sample_ms: u64,
+}
+
+/// Runs a benchmark subcommand.
+pub fn run(cmd: BenchCommand) -> Result<(), CliError> {
+    match cmd {
+        BenchCommand::Aes(args) => aes::run(&args),
+    }
+}
+
+/// Times `op` (which does `units` units of work per call): calibrates a repetition count to
+/// about `sample_ms`, then returns the median rate in units per second over `samples` samples.
+pub fn measure(common: &CommonArgs, units: f64, mut op: impl FnMut()) -> f64 {
+    let target = Duration::from_millis(common.sample_ms.max(1));
+    let mut reps = 1u64;
+    loop {
+        let t = Instant::now();
+        for _ in 0..reps {
+            op();
+        }
+        let e = t.elapsed();
+        if e >= target / 4 || reps >= 1 << 40 {
+            let scale = target.as_secs_f64() / e.as_secs_f64().max(1e-9);
+            reps = ((reps as f64 * scale).ceil() as u64).max(1);
+            break;
+        }
+        reps *= 4;
+    }
+    let mut rates: Vec<f64> = (0..common.samples)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..reps {
+                op();
+            }
+            units * reps as f64 / t.elapsed().as_secs_f64()
+        })
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    rates[rates.len() / 2]
+}
+
+/// The CPU's model name, for reports.
+pub fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
