@@ -355,7 +355,7 @@ impl Aes {
             return;
         }
         assert!(
-            !keys.is_empty() && blocks.len() % keys.len() == 0,
+            !keys.is_empty() && blocks.len().is_multiple_of(keys.len()),
             "encrypt_multi_key: {} blocks cannot be split evenly over {} keys",
             blocks.len(),
             keys.len()

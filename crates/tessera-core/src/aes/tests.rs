@@ -184,3 +184,23 @@ proptest! {
         }
     }
 }
+
+/// CI runs these tests under QEMU with `TESSERA_AES_BACKEND=vaes256`: make sure that backend is
+/// really the one in use, rather than silently falling back.
+#[test]
+fn forced_backend_is_the_active_one() {
+    match std::env::var(BACKEND_ENV) {
+        Ok(v) if !v.is_empty() => {
+            let forced: Backend = v.parse().unwrap();
+            assert!(
+                forced.is_supported(),
+                "{BACKEND_ENV}={v}, but this CPU lacks it"
+            );
+            assert_eq!(Backend::from_env(), Ok(Some(forced)));
+            assert_eq!(Backend::active(), forced);
+            assert_eq!(FixedKeyAes::new(Block::ZERO).backend(), forced);
+            println!("active AES backend (forced): {forced}");
+        }
+        _ => println!("active AES backend (detected): {}", Backend::active()),
+    }
+}

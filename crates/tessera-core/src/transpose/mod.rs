@@ -87,7 +87,7 @@ impl fmt::Display for TransposeBackend {
 
 /// Checks that both dimensions are multiples of 8 and both buffers hold `rows × cols` bits.
 fn check_shape(input: &[u8], rows: usize, cols: usize, out: &[u8]) -> Result<(), Error> {
-    if rows % 8 != 0 || cols % 8 != 0 {
+    if !rows.is_multiple_of(8) || !cols.is_multiple_of(8) {
         return Err(Error::Shape(format!(
             "{rows} × {cols}: both dimensions must be multiples of 8"
         )));
