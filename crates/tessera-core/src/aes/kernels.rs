@@ -401,7 +401,7 @@ impl<const M: usize> Chunked for MultiKey<M> {
 /// `L`'s CPU features are present, `keys` is not empty and `blocks.len()` is a multiple of
 /// `keys.len()`.
 #[inline(always)]
-pub(crate) unsafe fn multi_key<L: Lanes, const N: usize>(keys: &[Block], blocks: &mut [Block]) {
+pub(crate) unsafe fn multi_key<L: Lanes>(keys: &[Block], blocks: &mut [Block]) {
     let stride = blocks.len() / keys.len();
     let (k, p) = (keys.as_ptr(), blocks.as_mut_ptr());
     let mut offset = 0;
@@ -411,45 +411,39 @@ pub(crate) unsafe fn multi_key<L: Lanes, const N: usize>(keys: &[Block], blocks:
         // Batches shrink as blocks per key grow, to keep keys and states in registers.
         unsafe {
             match pass {
-                1 => drive::<_, L, 6>(
-                    &mut MultiKey::<1> {
-                        keys: k,
-                        blocks: p,
-                        stride,
-                        offset,
-                    },
-                    keys.len(),
-                ),
-                2 => drive::<_, L, 4>(
-                    &mut MultiKey::<2> {
-                        keys: k,
-                        blocks: p,
-                        stride,
-                        offset,
-                    },
-                    keys.len(),
-                ),
-                3 => drive::<_, L, 3>(
-                    &mut MultiKey::<3> {
-                        keys: k,
-                        blocks: p,
-                        stride,
-                        offset,
-                    },
-                    keys.len(),
-                ),
-                _ => drive::<_, L, 2>(
-                    &mut MultiKey::<4> {
-                        keys: k,
-                        blocks: p,
-                        stride,
-                        offset,
-                    },
-                    keys.len(),
-                ),
+                1 => multi_key_pass::<L, 6, 1>(k, p, keys.len(), stride, offset),
+                2 => multi_key_pass::<L, 4, 2>(k, p, keys.len(), stride, offset),
+                3 => multi_key_pass::<L, 3, 3>(k, p, keys.len(), stride, offset),
+                _ => multi_key_pass::<L, 2, 4>(k, p, keys.len(), stride, offset),
             }
         }
         offset += pass;
+    }
+}
+
+/// One pass of [`multi_key`]: `M` blocks per key, `N` registers of keys per batch.
+///
+/// # Safety
+/// As [`multi_key`], with `offset + M ≤ stride`.
+#[inline(always)]
+unsafe fn multi_key_pass<L: Lanes, const N: usize, const M: usize>(
+    keys: *const Block,
+    blocks: *mut Block,
+    n_keys: usize,
+    stride: usize,
+    offset: usize,
+) {
+    // SAFETY: the caller guarantees the lengths.
+    unsafe {
+        drive::<_, L, N>(
+            &mut MultiKey::<M> {
+                keys,
+                blocks,
+                stride,
+                offset,
+            },
+            n_keys,
+        )
     }
 }
 

@@ -82,7 +82,7 @@ macro_rules! backend_kernels {
         $(#[$feature])?
         unsafe fn multi_key_tf(keys: &[Block], b: &mut [Block]) {
             // SAFETY: as above; the public API checked the lengths.
-            unsafe { kernels::multi_key::<$lanes, $n>(keys, b) }
+            unsafe { kernels::multi_key::<$lanes>(keys, b) }
         }
         $(#[$feature])?
         unsafe fn hash_tf<H: kernels::HashKind>(rk: &RoundKeys, x: &[Block], t: &[Block], out: &mut [Block]) {
