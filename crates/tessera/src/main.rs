@@ -1,6 +1,7 @@
 //! `tessera`: the command line of the Tessera MPC framework.
 
 mod bench;
+mod circuit;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -20,6 +21,11 @@ enum Command {
         #[command(subcommand)]
         what: bench::BenchCommand,
     },
+    /// Inspect and evaluate Boolean circuits (Bristol Fashion or old Bristol files).
+    Circuit {
+        #[command(subcommand)]
+        what: circuit::CircuitCommand,
+    },
 }
 
 /// Everything the command line reports as a one-line error.
@@ -28,6 +34,9 @@ pub enum CliError {
     /// From the primitives.
     #[error(transparent)]
     Core(#[from] tessera_core::Error),
+    /// From the circuit layer.
+    #[error(transparent)]
+    Circuit(#[from] tessera_circuit::Error),
     /// Writing the output failed.
     #[error("writing output: {0}")]
     Io(#[from] std::io::Error),
@@ -40,6 +49,7 @@ fn main() -> ExitCode {
         .map_err(CliError::from)
         .and_then(|_| match cli.command {
             Command::Bench { what } => bench::run(what),
+            Command::Circuit { what } => circuit::run(what),
         });
     match result {
         Ok(()) => ExitCode::SUCCESS,

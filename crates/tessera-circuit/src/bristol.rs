@@ -1,0 +1,335 @@
+//! Bristol circuit files: Bristol Fashion and the older Bristol format (Archer, Atapoor, Smart
+//! et al., "Bristol Fashion MPC circuits"; Tillich and Smart, the original format).
+//!
+//! Fashion: `gates wires`, then `n w1 .. wn` (input values and their widths), then
+//! `m v1 .. vm` (output values), then one gate per line: `2 1 a b out XOR|AND`,
+//! `1 1 a out INV|EQW`, `1 1 c out EQ` (c a constant 0 or 1). The old format's second line is
+//! `n1 n2 n3`: party 1's input bits, party 2's, and the output bits; gates are XOR, AND, INV.
+//! Blank lines are ignored. [`parse`] tells the two apart: in Fashion the third non-blank line
+//! holds only numbers, in the old format it is already a gate.
+
+use crate::{Circuit, Error, Gate, GateKind};
+use std::fmt::Write as _;
+
+/// Which file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Bristol Fashion.
+    Fashion,
+    /// The older Bristol format.
+    Old,
+}
+
+fn err(line: usize, message: impl Into<String>) -> Error {
+    Error::Parse {
+        line,
+        message: message.into(),
+    }
+}
+
+fn number(tok: &str, line: usize, what: &str) -> Result<u32, Error> {
+    tok.parse::<u32>().map_err(|_| {
+        err(
+            line,
+            format!("{what}: expected a non-negative integer, got {tok:?}"),
+        )
+    })
+}
+
+/// A header line of numbers only.
+fn numbers(toks: &[&str], line: usize, what: &str) -> Result<Vec<u32>, Error> {
+    toks.iter().map(|t| number(t, line, what)).collect()
+}
+
+/// A Fashion value list `n w1 .. wn`.
+fn value_list(toks: &[&str], line: usize, what: &str) -> Result<Vec<u32>, Error> {
+    let v = numbers(toks, line, what)?;
+    match v.split_first() {
+        Some((&n, widths)) if n as usize == widths.len() => Ok(widths.to_vec()),
+        Some((&n, widths)) => Err(err(
+            line,
+            format!("{what}: says {n} values but lists {} widths", widths.len()),
+        )),
+        None => Err(err(line, format!("{what}: empty line"))),
+    }
+}
+
+/// Reads a circuit in either format; see the module documentation.
+pub fn parse(text: &str) -> Result<(Circuit, Format), Error> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.split_whitespace().collect::<Vec<_>>()));
+    let mut next = || lines.by_ref().find(|(_, toks)| !toks.is_empty());
+    let (l1, head) = next().ok_or_else(|| err(0, "empty file"))?;
+    let head = numbers(&head, l1, "header (gates wires)")?;
+    let [num_gates, num_wires] = head[..] else {
+        return Err(err(
+            l1,
+            format!("header must be `gates wires`, got {} numbers", head.len()),
+        ));
+    };
+    let (l2, second) = next().ok_or_else(|| err(l1, "missing the input line"))?;
+    let (l3, third) = next().ok_or_else(|| err(l2, "missing the output line or gates"))?;
+    let third_is_numbers = third.iter().all(|t| t.bytes().all(|b| b.is_ascii_digit()));
+    let (format, inputs, outputs, mut pending) = if third_is_numbers {
+        (
+            Format::Fashion,
+            value_list(&second, l2, "inputs")?,
+            value_list(&third, l3, "outputs")?,
+            None,
+        )
+    } else {
+        let v = numbers(&second, l2, "input/output counts (n1 n2 n3)")?;
+        let [n1, n2, n3] = v[..] else {
+            return Err(err(
+                l2,
+                format!(
+                    "old-format counts must be `n1 n2 n3`, got {} numbers",
+                    v.len()
+                ),
+            ));
+        };
+        (Format::Old, vec![n1, n2], vec![n3], Some((l3, third)))
+    };
+    if num_gates as usize > text.len() {
+        return Err(err(
+            l1,
+            format!("header claims {num_gates} gates, more than the file could hold"),
+        ));
+    }
+    let mut gates = Vec::with_capacity(num_gates as usize);
+    let mut gate_lines = Vec::with_capacity(num_gates as usize);
+    while let Some((line, toks)) = pending.take().or_else(&mut next) {
+        if gates.len() == num_gates as usize {
+            return Err(err(
+                line,
+                format!("more gates than the {num_gates} the header declares"),
+            ));
+        }
+        gates.push(parse_gate(&toks, line)?);
+        gate_lines.push(line);
+    }
+    if gates.len() != num_gates as usize {
+        return Err(err(
+            0,
+            format!(
+                "header declares {num_gates} gates, file has {}",
+                gates.len()
+            ),
+        ));
+    }
+    let circuit = Circuit {
+        num_wires,
+        inputs,
+        outputs,
+        gates,
+    };
+    circuit.validate().map_err(|(gate, msg)| match gate {
+        Some(i) => err(gate_lines[i], msg),
+        None => err(l1, msg),
+    })?;
+    Ok((circuit, format))
+}
+
+fn parse_gate(toks: &[&str], line: usize) -> Result<Gate, Error> {
+    let op = *toks.last().unwrap_or(&"");
+    let kind = match op {
+        "XOR" => GateKind::Xor,
+        "AND" => GateKind::And,
+        "INV" | "NOT" => GateKind::Inv,
+        "EQW" => GateKind::Eqw,
+        "EQ" => GateKind::Eq,
+        other => {
+            return Err(err(
+                line,
+                format!("unsupported gate {other:?} (XOR, AND, INV, EQ, EQW are)"),
+            ));
+        }
+    };
+    let arity = if matches!(kind, GateKind::Xor | GateKind::And) {
+        2
+    } else {
+        1
+    };
+    let expect = 2 + arity + 1 + 1;
+    if toks.len() != expect {
+        return Err(err(
+            line,
+            format!(
+                "{op} gate needs {expect} fields (`{arity} 1 inputs.. output {op}`), got {}",
+                toks.len()
+            ),
+        ));
+    }
+    let (nin, nout) = (
+        number(toks[0], line, "input count")?,
+        number(toks[1], line, "output count")?,
+    );
+    if nin as usize != arity || nout != 1 {
+        return Err(err(
+            line,
+            format!("{op} gate must be `{arity} 1 ...`, got `{nin} {nout} ...`"),
+        ));
+    }
+    let a = number(toks[2], line, "input wire")?;
+    let b = if arity == 2 {
+        number(toks[3], line, "input wire")?
+    } else {
+        0
+    };
+    let out = number(toks[2 + arity], line, "output wire")?;
+    Ok(Gate { kind, a, b, out })
+}
+
+/// Writes `c` in `format`. The old format takes at most two input values (parties), one output
+/// value and only XOR, AND and INV gates.
+pub fn write(c: &Circuit, format: Format) -> Result<String, Error> {
+    c.check()?;
+    let mut s = String::new();
+    let _ = writeln!(s, "{} {}", c.gates.len(), c.num_wires);
+    let list = |v: &[u32]| v.iter().map(|w| format!(" {w}")).collect::<String>();
+    match format {
+        Format::Fashion => {
+            let _ = writeln!(s, "{}{}", c.inputs.len(), list(&c.inputs));
+            let _ = writeln!(s, "{}{}", c.outputs.len(), list(&c.outputs));
+        }
+        Format::Old => {
+            if c.inputs.len() > 2 || c.outputs.len() != 1 {
+                return Err(Error::Invalid(
+                    "the old Bristol format holds two input values and one output value".into(),
+                ));
+            }
+            if c.gates
+                .iter()
+                .any(|g| matches!(g.kind, GateKind::Eq | GateKind::Eqw))
+            {
+                return Err(Error::Invalid(
+                    "the old Bristol format has no EQ/EQW gates".into(),
+                ));
+            }
+            let n = |k: usize| c.inputs.get(k).copied().unwrap_or(0);
+            let _ = writeln!(s, "{} {} {}", n(0), n(1), c.outputs[0]);
+        }
+    }
+    s.push('\n');
+    for g in &c.gates {
+        let _ = match g.kind {
+            GateKind::Xor => writeln!(s, "2 1 {} {} {} XOR", g.a, g.b, g.out),
+            GateKind::And => writeln!(s, "2 1 {} {} {} AND", g.a, g.b, g.out),
+            GateKind::Inv => writeln!(s, "1 1 {} {} INV", g.a, g.out),
+            GateKind::Eqw => writeln!(s, "1 1 {} {} EQW", g.a, g.out),
+            GateKind::Eq => writeln!(s, "1 1 {} {} EQ", g.a, g.out),
+        };
+    }
+    Ok(s)
+}
+
+/// Reads a circuit file.
+pub fn read_file(path: &std::path::Path) -> Result<(Circuit, Format), Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    parse(&text).map_err(|e| match e {
+        Error::Parse { line, message } => Error::Parse {
+            line,
+            message: format!("{}: {message}", path.display()),
+        },
+        other => other,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HALF_ADDER: &str = "2 4\n2 1 1\n2 1 1\n\n2 1 0 1 2 XOR\n2 1 0 1 3 AND\n";
+
+    #[test]
+    fn reads_both_formats() {
+        let (c, f) = parse(HALF_ADDER).unwrap();
+        assert_eq!(
+            (f, c.inputs.clone(), c.outputs.clone(), c.gates.len()),
+            (Format::Fashion, vec![1, 1], vec![1, 1], 2)
+        );
+        let (c, f) = parse("2 4\n1 1 2\n2 1 0 1 2 XOR\n2 1 0 1 3 AND\n").unwrap();
+        assert_eq!((f, c.inputs, c.outputs), (Format::Old, vec![1, 1], vec![2]));
+    }
+
+    #[test]
+    fn malformed_files_name_the_line() {
+        let cases = [
+            ("", 0, "empty"),
+            (
+                "2 4\n2 1 1\n2 1 1\n\n2 1 0 1 2 XOR\n2 1 0 9 3 AND\n",
+                6,
+                "wire 9",
+            ),
+            (
+                "2 4\n2 1 1\n2 1 1\n2 1 0 1 2 XOR\n2 1 0 3 3 AND\n",
+                5,
+                "before any gate writes it",
+            ),
+            (
+                "2 4\n2 1 1\n2 1 1\n2 1 0 1 2 XOR\n2 1 0 1 2 AND\n",
+                5,
+                "already",
+            ),
+            (
+                "2 4\n2 1 1\n2 1 1\n2 1 0 1 2 XOR\n2 1 0 1 3 NAND\n",
+                5,
+                "unsupported gate",
+            ),
+            (
+                "2 4\n2 1 1\n2 1 1\n2 1 0 1 2 XOR\n1 1 0 1 3 AND\n",
+                5,
+                "must be `2 1",
+            ),
+            ("2 4\n2 1 1\n2 1 1\n2 1 0 x 2 XOR\n", 4, "\"x\""),
+            (
+                "3 4\n2 1 1\n2 1 1\n2 1 0 1 2 XOR\n2 1 0 1 3 AND\n",
+                0,
+                "declares 3",
+            ),
+            (
+                "1 4\n2 1 1\n2 1 1\n2 1 0 1 2 XOR\n2 1 0 1 3 AND\n",
+                5,
+                "more gates",
+            ),
+            ("2 4\n3 1 1\n2 1 1\n2 1 0 1 2 XOR\n", 2, "says 3 values"),
+            (
+                "2 4\n2 1 1\n2 1 1\n1 1 5 2 EQ\n2 1 0 1 3 AND\n",
+                4,
+                "constant",
+            ),
+            ("99999999999 4\n", 1, "integer"),
+        ];
+        for (text, line, what) in cases {
+            match parse(text) {
+                Err(Error::Parse { line: l, message }) => {
+                    assert_eq!(l, line, "{text:?}: {message}");
+                    assert!(message.contains(what), "{text:?}: {message}");
+                }
+                other => panic!("{text:?} gave {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn write_then_read_is_identity() {
+        let (fashion, _) = parse(HALF_ADDER).unwrap();
+        // The old format has one output value.
+        let old = Circuit {
+            outputs: vec![2],
+            ..fashion.clone()
+        };
+        assert!(write(&fashion, Format::Old).is_err());
+        for (c, f) in [(fashion, Format::Fashion), (old, Format::Old)] {
+            let text = write(&c, f).unwrap();
+            let (back, got) = parse(&text).unwrap();
+            assert_eq!(got, f);
+            assert_eq!(back.gates, c.gates);
+        }
+    }
+}

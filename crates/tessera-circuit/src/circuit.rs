@@ -1,0 +1,150 @@
+//! The circuit representation: plain data, a flat list of gates in topological order.
+
+use crate::Error;
+
+/// A wire index.
+pub type Wire = u32;
+
+/// What a gate computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GateKind {
+    /// out = a ⊕ b (free with free-XOR).
+    Xor,
+    /// out = a ∧ b (the gate garbling pays for).
+    And,
+    /// out = ¬a.
+    Inv,
+    /// out = a (Bristol Fashion `EQW`).
+    Eqw,
+    /// out = a constant: the constant is `a` (0 or 1) (Bristol Fashion `EQ`).
+    Eq,
+}
+
+/// One gate. `b` is unused (0) for one-input gates; for [`GateKind::Eq`], `a` is the constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Gate {
+    /// The operation.
+    pub kind: GateKind,
+    /// First input wire (or constant for `Eq`).
+    pub a: Wire,
+    /// Second input wire (binary gates only).
+    pub b: Wire,
+    /// The wire written.
+    pub out: Wire,
+}
+
+impl Gate {
+    /// The input wires this gate reads.
+    pub fn inputs(&self) -> &'static [usize] {
+        match self.kind {
+            GateKind::Xor | GateKind::And => &[0, 1],
+            GateKind::Inv | GateKind::Eqw => &[0],
+            GateKind::Eq => &[],
+        }
+    }
+
+    /// Input wire `k` of [`Gate::inputs`].
+    pub fn input(&self, k: usize) -> Wire {
+        if k == 0 { self.a } else { self.b }
+    }
+}
+
+/// A Boolean circuit in Bristol Fashion's layout: input values occupy wires `0..` in order, the
+/// output values are the last wires, and gates are listed so that every wire is written before
+/// it is read and written once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Circuit {
+    /// Total number of wires.
+    pub num_wires: u32,
+    /// Width in bits of each input value (value 0 is the garbler's in 2PC, value 1 the
+    /// evaluator's).
+    pub inputs: Vec<u32>,
+    /// Width in bits of each output value.
+    pub outputs: Vec<u32>,
+    /// The gates in evaluation order.
+    pub gates: Vec<Gate>,
+}
+
+impl Circuit {
+    /// Number of input wires.
+    pub fn num_input_wires(&self) -> u32 {
+        self.inputs.iter().sum()
+    }
+
+    /// Number of output wires.
+    pub fn num_output_wires(&self) -> u32 {
+        self.outputs.iter().sum()
+    }
+
+    /// The first wire of input value `v`.
+    pub fn input_start(&self, v: usize) -> u32 {
+        self.inputs[..v].iter().sum()
+    }
+
+    /// The first output wire (outputs are the last wires, value after value).
+    pub fn output_start(&self) -> u32 {
+        self.num_wires - self.num_output_wires()
+    }
+
+    /// Checks the invariants: wires in range, each written once, read only after being written,
+    /// every output written, constants 0 or 1. Returns the index of the first offending gate
+    /// with the reason.
+    pub fn validate(&self) -> Result<(), (Option<usize>, String)> {
+        let n = self.num_wires as usize;
+        let num_in = self.num_input_wires() as usize;
+        if num_in > n || self.num_output_wires() as usize > n {
+            return Err((
+                None,
+                format!(
+                    "{num_in} input and {} output wires but only {n} wires",
+                    self.num_output_wires()
+                ),
+            ));
+        }
+        let mut written = vec![false; n];
+        written[..num_in].fill(true);
+        for (i, g) in self.gates.iter().enumerate() {
+            for &k in g.inputs() {
+                let w = g.input(k) as usize;
+                if w >= n {
+                    return Err((
+                        Some(i),
+                        format!("reads wire {w}, but the circuit has {n} wires"),
+                    ));
+                }
+                if !written[w] {
+                    return Err((Some(i), format!("reads wire {w} before any gate writes it")));
+                }
+            }
+            if g.kind == GateKind::Eq && g.a > 1 {
+                return Err((Some(i), format!("EQ constant must be 0 or 1, got {}", g.a)));
+            }
+            let o = g.out as usize;
+            if o >= n {
+                return Err((
+                    Some(i),
+                    format!("writes wire {o}, but the circuit has {n} wires"),
+                ));
+            }
+            if written[o] {
+                return Err((
+                    Some(i),
+                    format!("writes wire {o}, which is already an input or written"),
+                ));
+            }
+            written[o] = true;
+        }
+        if let Some(w) = (self.output_start() as usize..n).find(|&w| !written[w]) {
+            return Err((None, format!("output wire {w} is never written")));
+        }
+        Ok(())
+    }
+
+    /// [`Circuit::validate`] as an [`Error::Invalid`].
+    pub fn check(&self) -> Result<(), Error> {
+        self.validate().map_err(|(gate, msg)| match gate {
+            Some(i) => Error::Invalid(format!("gate {i}: {msg}")),
+            None => Error::Invalid(msg),
+        })
+    }
+}

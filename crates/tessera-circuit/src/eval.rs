@@ -1,0 +1,88 @@
+//! Plaintext evaluation, the reference every protocol is tested against, and the hex convention
+//! of `tessera circuit eval`: bit k of a value is bit (k mod 8) of byte (k div 8) of its hex
+//! string, least significant bit first.
+
+use crate::{Circuit, Error, GateKind};
+
+/// Evaluates `c` on one bit vector per input value; returns one bit vector per output value.
+pub fn evaluate(c: &Circuit, inputs: &[Vec<bool>]) -> Result<Vec<Vec<bool>>, Error> {
+    if inputs.len() != c.inputs.len() {
+        return Err(Error::Input(format!(
+            "the circuit takes {} input values, got {}",
+            c.inputs.len(),
+            inputs.len()
+        )));
+    }
+    let mut wires = vec![false; c.num_wires as usize];
+    let mut at = 0;
+    for (v, (bits, &width)) in inputs.iter().zip(&c.inputs).enumerate() {
+        if bits.len() != width as usize {
+            return Err(Error::Input(format!(
+                "input value {v} has {width} bits, got {}",
+                bits.len()
+            )));
+        }
+        wires[at..at + bits.len()].copy_from_slice(bits);
+        at += bits.len();
+    }
+    for g in &c.gates {
+        let (a, b) = (g.a as usize, g.b as usize);
+        wires[g.out as usize] = match g.kind {
+            GateKind::Xor => wires[a] ^ wires[b],
+            GateKind::And => wires[a] & wires[b],
+            GateKind::Inv => !wires[a],
+            GateKind::Eqw => wires[a],
+            GateKind::Eq => g.a == 1,
+        };
+    }
+    let mut at = c.output_start() as usize;
+    Ok(c.outputs
+        .iter()
+        .map(|&w| {
+            let v = wires[at..at + w as usize].to_vec();
+            at += w as usize;
+            v
+        })
+        .collect())
+}
+
+/// Bits of a hex string, LSB first within each byte; `width` bits are taken and the string must
+/// hold exactly `ceil(width / 8)` bytes.
+pub fn bits_from_hex(hex: &str, width: u32) -> Result<Vec<bool>, Error> {
+    let hex = hex.trim();
+    let bytes = width.div_ceil(8) as usize;
+    if hex.len() != 2 * bytes {
+        return Err(Error::Input(format!(
+            "a {width}-bit value needs {} hex digits, got {}",
+            2 * bytes,
+            hex.len()
+        )));
+    }
+    let mut bits = Vec::with_capacity(width as usize);
+    for k in 0..bytes {
+        let byte = u8::from_str_radix(hex.get(2 * k..2 * k + 2).unwrap_or("zz"), 16)
+            .map_err(|_| Error::Input(format!("{hex:?}: not hex at digit {}", 2 * k)))?;
+        bits.extend((0..8).map(|i| (byte >> i) & 1 == 1));
+    }
+    if bits[width as usize..].iter().any(|&b| b) {
+        return Err(Error::Input(format!(
+            "{hex:?} has bits set beyond its {width} bits"
+        )));
+    }
+    bits.truncate(width as usize);
+    Ok(bits)
+}
+
+/// The hex string of a bit vector, LSB first within each byte.
+pub fn bits_to_hex(bits: &[bool]) -> String {
+    bits.chunks(8)
+        .map(|c| {
+            format!(
+                "{:02x}",
+                c.iter()
+                    .enumerate()
+                    .fold(0u8, |acc, (i, &b)| acc | (u8::from(b) << i))
+            )
+        })
+        .collect()
+}

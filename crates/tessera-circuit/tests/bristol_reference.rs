@@ -1,0 +1,205 @@
+//! The project's reader and evaluator against the third-party Bristol circuits in
+//! `../shared/circuits/bristol` (read in place, never copied; skipped with a message if absent).
+
+use std::path::PathBuf;
+use tessera_circuit::analysis::{and_depth, gate_counts};
+use tessera_circuit::bristol::{Format, read_file};
+use tessera_circuit::eval::{bits_from_hex, bits_to_hex, evaluate};
+use tessera_circuit::{Circuit, analysis};
+use tessera_core::{Backend, Block, FixedKeyAes, Prg};
+
+fn dir() -> Option<PathBuf> {
+    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/circuits/bristol");
+    if d.is_dir() {
+        Some(d)
+    } else {
+        println!("SKIPPED: {} not found", d.display());
+        None
+    }
+}
+
+fn load(name: &str) -> Option<(Circuit, Format)> {
+    let d = dir()?;
+    Some(read_file(&d.join(name)).unwrap())
+}
+
+/// Bits of a byte string with each byte's bits most significant first, reversed over the
+/// whole string: the order of the Bristol AES and SHA files (wire 0 is the last bit).
+fn reversed_bits(bytes: &[u8]) -> Vec<bool> {
+    let mut bits: Vec<bool> = bytes
+        .iter()
+        .flat_map(|b| (0..8).rev().map(move |i| (b >> i) & 1 == 1))
+        .collect();
+    bits.reverse();
+    bits
+}
+
+fn from_reversed_bits(bits: &[bool]) -> Vec<u8> {
+    let mut b = bits.to_vec();
+    b.reverse();
+    b.chunks(8)
+        .map(|c| c.iter().fold(0u8, |acc, &x| (acc << 1) | u8::from(x)))
+        .collect()
+}
+
+#[test]
+fn every_file_parses_with_the_published_gate_counts() {
+    // Counts from shared/circuits/bristol/SOURCE.txt.
+    let expect = [
+        (
+            "bristol_format/AES-non-expanded.txt",
+            Format::Old,
+            6800,
+            25124,
+            1692,
+        ),
+        ("bristol_format/adder_32bit.txt", Format::Old, 127, 61, 187),
+        ("bristol_format/sha-1.txt", Format::Old, 37300, 24166, 45135),
+        (
+            "bristol_format/sha-256.txt",
+            Format::Old,
+            22272,
+            91780,
+            2194,
+        ),
+        (
+            "bristol_fashion/aes_128.txt",
+            Format::Fashion,
+            6400,
+            28176,
+            2087,
+        ),
+        (
+            "bristol_fashion/aes_192.txt",
+            Format::Fashion,
+            7168,
+            32080,
+            2317,
+        ),
+        (
+            "bristol_fashion/aes_256.txt",
+            Format::Fashion,
+            8832,
+            39008,
+            2826,
+        ),
+        (
+            "bristol_fashion/sha256.txt",
+            Format::Fashion,
+            22573,
+            110644,
+            1856,
+        ),
+    ];
+    for (name, format, and, xor, inv) in expect {
+        let Some((c, f)) = load(name) else { return };
+        let n = gate_counts(&c);
+        assert_eq!((f, n.and, n.xor, n.inv), (format, and, xor, inv), "{name}");
+        assert!(and_depth(&c) > 0);
+        assert_eq!(analysis::and_gates_per_layer(&c).iter().sum::<usize>(), and);
+    }
+}
+
+#[test]
+fn bristol_aes128_is_fips197_aes() {
+    let Some((c, _)) = load("bristol_fashion/aes_128.txt") else {
+        return;
+    };
+    let key = Block::from_hex("000102030405060708090a0b0c0d0e0f").unwrap();
+    let pt = Block::from_hex("00112233445566778899aabbccddeeff").unwrap();
+    let out = evaluate(
+        &c,
+        &[
+            reversed_bits(&key.to_bytes()),
+            reversed_bits(&pt.to_bytes()),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        from_reversed_bits(&out[0]),
+        hex_bytes("69c4e0d86a7b0430d8cdb78070b4c55a")
+    );
+    // And on random keys and blocks against the core's AES.
+    let mut prg = Prg::with_backend(Block::new(11), Backend::Portable).unwrap();
+    for _ in 0..8 {
+        let (k, p) = (prg.random_block(), prg.random_block());
+        let expect = FixedKeyAes::with_backend(k, Backend::Portable)
+            .unwrap()
+            .encrypt_block(p);
+        let out = evaluate(
+            &c,
+            &[reversed_bits(&k.to_bytes()), reversed_bits(&p.to_bytes())],
+        )
+        .unwrap();
+        assert_eq!(from_reversed_bits(&out[0]), expect.to_bytes());
+    }
+}
+
+fn hex_bytes(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn bristol_adder_adds() {
+    let Some((c, _)) = load("bristol_format/adder_32bit.txt") else {
+        return;
+    };
+    let mut prg = Prg::with_backend(Block::new(5), Backend::Portable).unwrap();
+    for _ in 0..50 {
+        let (a, b) = (rand_u32(&mut prg), rand_u32(&mut prg));
+        let bits = |v: u64, n: usize| (0..n).map(|i| (v >> i) & 1 == 1).collect::<Vec<_>>();
+        let out = evaluate(&c, &[bits(a as u64, 32), bits(b as u64, 32)]).unwrap();
+        let sum = out[0]
+            .iter()
+            .enumerate()
+            .fold(0u64, |acc, (i, &x)| acc | (u64::from(x) << i));
+        assert_eq!(sum, a as u64 + b as u64, "{a} + {b}");
+    }
+}
+
+fn rand_u32(prg: &mut Prg) -> u32 {
+    prg.random_block().low() as u32
+}
+
+#[test]
+fn bristol_sha256_compresses_abc_to_its_digest() {
+    let Some((c, _)) = load("bristol_fashion/sha256.txt") else {
+        return;
+    };
+    // One padded block of "abc" and the SHA-256 IV (FIPS 180-4 §5.3.3).
+    let mut block = [0u8; 64];
+    block[..3].copy_from_slice(b"abc");
+    block[3] = 0x80;
+    block[63] = 24;
+    let iv: Vec<u8> = [
+        0x6a09e667u32,
+        0xbb67ae85,
+        0x3c6ef372,
+        0xa54ff53a,
+        0x510e527f,
+        0x9b05688c,
+        0x1f83d9ab,
+        0x5be0cd19,
+    ]
+    .iter()
+    .flat_map(|w| w.to_be_bytes())
+    .collect();
+    let out = evaluate(&c, &[reversed_bits(&block), reversed_bits(&iv)]).unwrap();
+    assert_eq!(
+        from_reversed_bits(&out[0]),
+        hex_bytes("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    );
+}
+
+#[test]
+fn hex_convention_round_trips() {
+    let bits = bits_from_hex("0180", 16).unwrap();
+    assert!(bits[0] && bits[15] && bits.iter().filter(|&&b| b).count() == 2);
+    assert_eq!(bits_to_hex(&bits), "0180");
+    assert!(bits_from_hex("01", 4).is_ok());
+    assert!(bits_from_hex("11", 4).is_err());
+    assert!(bits_from_hex("0", 4).is_err());
+}

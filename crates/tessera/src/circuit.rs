@@ -1,0 +1,85 @@
+//! `tessera circuit info|eval`: what a circuit file holds, and its plaintext evaluation.
+
+use crate::CliError;
+use clap::Subcommand;
+use serde_json::json;
+use std::path::PathBuf;
+use tessera_circuit::analysis::{and_depth, and_gates_per_layer, gate_counts, max_live_wires};
+use tessera_circuit::bristol::{Format, read_file};
+use tessera_circuit::eval::{bits_from_hex, bits_to_hex, evaluate};
+
+/// Circuit subcommands.
+#[derive(Subcommand)]
+pub enum CircuitCommand {
+    /// Gate counts, AND-depth, wires, inputs and outputs.
+    Info {
+        /// A Bristol Fashion or old-format Bristol file.
+        file: PathBuf,
+        /// One JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Evaluates the circuit in plaintext and prints each output value as hex. Bit k of a value
+    /// is bit (k mod 8) of byte (k div 8) of its hex string (least significant bit first).
+    Eval {
+        /// A Bristol Fashion or old-format Bristol file.
+        file: PathBuf,
+        /// One hex value per input value, in order.
+        #[arg(long = "input")]
+        inputs: Vec<String>,
+    },
+}
+
+/// Runs a circuit subcommand.
+pub fn run(cmd: CircuitCommand) -> Result<(), CliError> {
+    match cmd {
+        CircuitCommand::Info { file, json } => {
+            let (c, format) = read_file(&file)?;
+            let n = gate_counts(&c);
+            let info = json!({
+                "file": file.display().to_string(),
+                "format": match format { Format::Fashion => "bristol-fashion", Format::Old => "bristol" },
+                "and_gates": n.and,
+                "xor_gates": n.xor,
+                "inv_gates": n.inv,
+                "eq_gates": n.eq,
+                "and_depth": and_depth(&c),
+                "max_and_layer_width": and_gates_per_layer(&c).into_iter().max().unwrap_or(0),
+                "wires": c.num_wires,
+                "max_live_wires": max_live_wires(&c),
+                "inputs": c.inputs,
+                "outputs": c.outputs,
+            });
+            if json {
+                println!("{info}");
+            } else if let Some(map) = info.as_object() {
+                for (k, v) in map {
+                    println!("{k:<20} {v}");
+                }
+            }
+            Ok(())
+        }
+        CircuitCommand::Eval { file, inputs } => {
+            let (c, _) = read_file(&file)?;
+            if inputs.len() != c.inputs.len() {
+                return Err(tessera_circuit::Error::Input(format!(
+                    "{} takes {} input values (widths {:?}), got {} --input",
+                    file.display(),
+                    c.inputs.len(),
+                    c.inputs,
+                    inputs.len()
+                ))
+                .into());
+            }
+            let bits = inputs
+                .iter()
+                .zip(&c.inputs)
+                .map(|(h, &w)| bits_from_hex(h, w))
+                .collect::<Result<Vec<_>, _>>()?;
+            for out in evaluate(&c, &bits)? {
+                println!("{}", bits_to_hex(&out));
+            }
+            Ok(())
+        }
+    }
+}
