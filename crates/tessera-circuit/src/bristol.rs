@@ -98,6 +98,26 @@ pub fn parse(text: &str) -> Result<(Circuit, Format), Error> {
             format!("header claims {num_gates} gates, more than the file could hold"),
         ));
     }
+    // Every wire is an input or a gate's output: bound the wire table before allocating it.
+    let total = |v: &[u32]| v.iter().map(|&w| u64::from(w)).sum::<u64>();
+    let defined = total(&inputs) + u64::from(num_gates);
+    if u64::from(num_wires) > defined {
+        return Err(err(
+            l1,
+            format!(
+                "header declares {num_wires} wires, but inputs and gates define at most {defined}"
+            ),
+        ));
+    }
+    if total(&outputs) > u64::from(num_wires) {
+        return Err(err(
+            l1,
+            format!(
+                "{} output wires but only {num_wires} wires",
+                total(&outputs)
+            ),
+        ));
+    }
     let mut gates = Vec::with_capacity(num_gates as usize);
     let mut gate_lines = Vec::with_capacity(num_gates as usize);
     while let Some((line, toks)) = pending.take().or_else(&mut next) {
@@ -304,6 +324,17 @@ mod tests {
                 "constant",
             ),
             ("99999999999 4\n", 1, "integer"),
+            (
+                "1 4294967295\n2 1 1\n1 1\n2 1 0 1 2 XOR\n",
+                1,
+                "define at most 3",
+            ),
+            (
+                "1 3\n2 4294967295 4294967295\n1 1\n2 1 0 1 2 XOR\n",
+                1,
+                "define at most",
+            ),
+            ("1 3\n2 1 1\n1 9\n2 1 0 1 2 XOR\n", 1, "output wires"),
         ];
         for (text, line, what) in cases {
             match parse(text) {
@@ -312,6 +343,37 @@ mod tests {
                     assert!(message.contains(what), "{text:?}: {message}");
                 }
                 other => panic!("{text:?} gave {other:?}"),
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Mangled files (tokens replaced, dropped or duplicated, text cut short) give an error
+        /// or a valid circuit, never a panic.
+        #[test]
+        fn mangled_files_never_panic(
+            edits in proptest::collection::vec((0usize..64, 0u8..4, proptest::prelude::any::<u32>()), 1..6),
+            cut in 0usize..200,
+        ) {
+            let text = "4 8\n2 2 2\n1 2\n\n2 1 0 1 4 AND\n2 1 4 2 5 XOR\n2 1 5 3 6 AND\n1 1 0 7 INV\n";
+            let mut toks: Vec<String> = text.split(' ').map(str::to_string).collect();
+            for (at, op, v) in edits {
+                let i = at % toks.len();
+                match op {
+                    0 => toks[i] = v.to_string(),
+                    1 => { toks.remove(i); if toks.is_empty() { toks.push(String::new()); } }
+                    2 => { let t = toks[i].clone(); toks.insert(i, t); }
+                    _ => toks[i] = ["XOR\n", "EQ", "\n", "-1", "AND"][v as usize % 5].to_string(),
+                }
+            }
+            let mangled = toks.join(" ");
+            let cut = cut.min(mangled.len());
+            for t in [&mangled[..], mangled.get(..cut).unwrap_or("")] {
+                if let Ok((c, _)) = parse(t) {
+                    proptest::prop_assert!(c.validate().is_ok());
+                    let inputs: Vec<Vec<bool>> = c.inputs.iter().map(|&w| vec![true; w as usize]).collect();
+                    proptest::prop_assert!(crate::eval::evaluate(&c, &inputs).is_ok());
+                }
             }
         }
     }
