@@ -109,6 +109,12 @@ pub fn parse(text: &str) -> Result<(Circuit, Format), Error> {
             ),
         ));
     }
+    if total(&inputs) > u64::from(num_wires) {
+        return Err(err(
+            l2,
+            format!("{} input wires but only {num_wires} wires", total(&inputs)),
+        ));
+    }
     if total(&outputs) > u64::from(num_wires) {
         return Err(err(
             l1,
@@ -313,7 +319,7 @@ mod tests {
                 "declares 3",
             ),
             (
-                "1 4\n2 1 1\n2 1 1\n2 1 0 1 2 XOR\n2 1 0 1 3 AND\n",
+                "1 3\n2 1 1\n2 1 1\n2 1 0 1 2 XOR\n2 1 0 1 3 AND\n",
                 5,
                 "more gates",
             ),
@@ -331,8 +337,8 @@ mod tests {
             ),
             (
                 "1 3\n2 4294967295 4294967295\n1 1\n2 1 0 1 2 XOR\n",
-                1,
-                "define at most",
+                2,
+                "input wires but only 3",
             ),
             ("1 3\n2 1 1\n1 9\n2 1 0 1 2 XOR\n", 1, "output wires"),
         ];

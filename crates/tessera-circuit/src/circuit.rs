@@ -91,14 +91,12 @@ impl Circuit {
     /// with the reason.
     pub fn validate(&self) -> Result<(), (Option<usize>, String)> {
         let n = self.num_wires as usize;
-        let num_in = self.num_input_wires() as usize;
-        if num_in > n || self.num_output_wires() as usize > n {
+        let total = |v: &[u32]| v.iter().map(|&w| w as usize).sum::<usize>();
+        let (num_in, num_out) = (total(&self.inputs), total(&self.outputs));
+        if num_in > n || num_out > n {
             return Err((
                 None,
-                format!(
-                    "{num_in} input and {} output wires but only {n} wires",
-                    self.num_output_wires()
-                ),
+                format!("{num_in} input and {num_out} output wires but only {n} wires"),
             ));
         }
         let mut written = vec![false; n];
@@ -134,7 +132,7 @@ impl Circuit {
             }
             written[o] = true;
         }
-        if let Some(w) = (self.output_start() as usize..n).find(|&w| !written[w]) {
+        if let Some(w) = (n - num_out..n).find(|&w| !written[w]) {
             return Err((None, format!("output wire {w} is never written")));
         }
         Ok(())
