@@ -53,20 +53,10 @@ impl Prg {
         Ok(Self::from_seed_block(os_random_block()?))
     }
 
-    /// Writes the next keystream blocks into `out` (counter blocks, then one batched
-    /// encryption in place).
-    fn generate(&mut self, out: &mut [Block]) {
-        for b in out.iter_mut() {
-            *b = Block::new(self.counter);
-            self.counter = self.counter.wrapping_add(1);
-        }
-        self.aes.encrypt_blocks(out);
-    }
-
     /// Fills `out` with pseudo-random blocks.
     pub fn fill_blocks(&mut self, out: &mut [Block]) {
         if self.used == BUFFER_BYTES {
-            self.generate(out);
+            generate(&self.aes, &mut self.counter, out);
         } else {
             self.fill_bytes(bytemuck::cast_slice_mut(out));
         }
@@ -85,6 +75,17 @@ impl Prg {
         self.fill_blocks(&mut v);
         v
     }
+}
+
+/// Writes the keystream blocks `counter, counter + 1, ...` into `out` (counter blocks, then one
+/// batched encryption in place) and advances the counter. A free function, so the PRG can
+/// refill its own buffer without copying it.
+fn generate(aes: &FixedKeyAes, counter: &mut u128, out: &mut [Block]) {
+    for b in out.iter_mut() {
+        *b = Block::new(*counter);
+        *counter = counter.wrapping_add(1);
+    }
+    aes.encrypt_blocks(out);
 }
 
 /// One block of operating-system randomness.
@@ -119,14 +120,12 @@ impl RngCore for Prg {
         dest = &mut dest[take..];
         let mut batch = [Block::ZERO; BUFFER_BLOCKS];
         while dest.len() >= BUFFER_BYTES {
-            self.generate(&mut batch);
+            generate(&self.aes, &mut self.counter, &mut batch);
             dest[..BUFFER_BYTES].copy_from_slice(bytemuck::cast_slice(&batch));
             dest = &mut dest[BUFFER_BYTES..];
         }
         if !dest.is_empty() {
-            let mut buffer = self.buffer;
-            self.generate(&mut buffer);
-            self.buffer = buffer;
+            generate(&self.aes, &mut self.counter, &mut self.buffer);
             dest.copy_from_slice(&bytemuck::cast_slice::<Block, u8>(&self.buffer)[..dest.len()]);
             self.used = dest.len();
         }

@@ -164,17 +164,22 @@ unsafe fn mmo<L: Lanes, const N: usize>(rk: &RoundKeys, mut k: [L; N], out: *mut
     }
 }
 
-/// H(x, i) = π(2x ⊕ i) ⊕ 2x.
-pub(crate) struct Prp;
-/// H(x) = π(x) ⊕ x.
-pub(crate) struct Cr;
-/// H(x) = π(σ(x)) ⊕ σ(x).
-pub(crate) struct Ccr;
-/// H(x, i) = π(π(x) ⊕ i) ⊕ π(x).
-pub(crate) struct Tccr;
+/// A hash of the form H(x, i) = π(k) ⊕ k with k = `prepare(x, i)` a linear map.
+pub(crate) trait MmoInput {
+    /// Whether `prepare` reads the tweak.
+    const TWEAKED: bool;
+    /// k for one register of inputs; `t` points at its tweaks (read only if tweaked).
+    ///
+    /// # Safety
+    /// `L`'s CPU features are present; `t` is valid for `L::BLOCKS` blocks if tweaked.
+    unsafe fn prepare<L: Lanes>(x: L, t: *const Block) -> L;
+}
 
-impl HashKind for Prp {
-    const TWEAKED: bool = true;
+/// The [`HashKind`] of an [`MmoInput`].
+pub(crate) struct Mmo<P>(core::marker::PhantomData<P>);
+
+impl<P: MmoInput> HashKind for Mmo<P> {
+    const TWEAKED: bool = P::TWEAKED;
     #[inline(always)]
     unsafe fn apply<L: Lanes, const N: usize>(
         rk: &RoundKeys,
@@ -186,44 +191,45 @@ impl HashKind for Prp {
         unsafe {
             let mut k = load_n::<L, N>(x);
             for (j, v) in k.iter_mut().enumerate() {
-                *v = v.gf_double().xor(L::load(t.add(j * L::BLOCKS)));
+                *v = P::prepare(*v, t.wrapping_add(j * L::BLOCKS));
             }
             mmo(rk, k, out)
         }
     }
 }
 
-impl HashKind for Cr {
-    const TWEAKED: bool = false;
+/// H(x, i) = π(2x ⊕ i) ⊕ 2x: k = 2x ⊕ i.
+pub(crate) struct Prp;
+/// H(x) = π(x) ⊕ x: k = x.
+pub(crate) struct Cr;
+/// H(x) = π(σ(x)) ⊕ σ(x): k = σ(x).
+pub(crate) struct Ccr;
+/// H(x, i) = π(π(x) ⊕ i) ⊕ π(x).
+pub(crate) struct Tccr;
+
+impl MmoInput for Prp {
+    const TWEAKED: bool = true;
     #[inline(always)]
-    unsafe fn apply<L: Lanes, const N: usize>(
-        rk: &RoundKeys,
-        x: *const Block,
-        _t: *const Block,
-        out: *mut Block,
-    ) {
-        // SAFETY: the caller guarantees `L`'s features and the batch.
-        unsafe { mmo(rk, load_n::<L, N>(x), out) }
+    unsafe fn prepare<L: Lanes>(x: L, t: *const Block) -> L {
+        // SAFETY: the caller guarantees `L`'s features and the tweaks.
+        unsafe { x.gf_double().xor(L::load(t)) }
     }
 }
 
-impl HashKind for Ccr {
+impl MmoInput for Cr {
     const TWEAKED: bool = false;
     #[inline(always)]
-    unsafe fn apply<L: Lanes, const N: usize>(
-        rk: &RoundKeys,
-        x: *const Block,
-        _t: *const Block,
-        out: *mut Block,
-    ) {
-        // SAFETY: the caller guarantees `L`'s features and the batch.
-        unsafe {
-            let mut k = load_n::<L, N>(x);
-            for v in k.iter_mut() {
-                *v = v.sigma();
-            }
-            mmo(rk, k, out)
-        }
+    unsafe fn prepare<L: Lanes>(x: L, _t: *const Block) -> L {
+        x
+    }
+}
+
+impl MmoInput for Ccr {
+    const TWEAKED: bool = false;
+    #[inline(always)]
+    unsafe fn prepare<L: Lanes>(x: L, _t: *const Block) -> L {
+        // SAFETY: the caller guarantees `L`'s features.
+        unsafe { x.sigma() }
     }
 }
 

@@ -18,7 +18,7 @@ use crate::{Block, Error};
 use bytemuck::{Pod, Zeroable};
 use core::fmt;
 use core::str::FromStr;
-use kernels::{Ccr, Cr, Prp, Tccr};
+use kernels::{Ccr, Cr, Mmo, Prp, Tccr};
 use std::sync::OnceLock;
 
 /// The eleven round keys of an expanded AES-128 key (FIPS-197 §5.2).
@@ -103,9 +103,9 @@ macro_rules! backend_kernels {
             ecb: |rk, b| unsafe { ecb_tf(rk, b) },
             expand: |k, o| unsafe { expand_tf(k, o) },
             multi_key: |k, b| unsafe { multi_key_tf(k, b) },
-            prp: hash::<Prp>,
-            cr: hash::<Cr>,
-            ccr: hash::<Ccr>,
+            prp: hash::<Mmo<Prp>>,
+            cr: hash::<Mmo<Cr>>,
+            ccr: hash::<Mmo<Ccr>>,
             tccr: hash::<Tccr>,
             roofline: |n| unsafe { roofline_tf(n) },
         }
@@ -245,18 +245,27 @@ impl Backend {
         })
     }
 
+    /// Blocks one register of this backend holds (one AES instruction processes that many).
+    pub const fn blocks_per_register(self) -> usize {
+        match self {
+            Backend::Portable | Backend::Aesni => 1,
+            Backend::Vaes256 => 2,
+            Backend::Vaes512 => 4,
+        }
+    }
+
+    /// Blocks the kernels keep in flight: batches of 8 registers.
+    pub const fn blocks_in_flight(self) -> usize {
+        8 * self.blocks_per_register()
+    }
+
     /// The backend's AES roofline: runs `iters` rounds of [`ROOFLINE_CHAINS`] independent
     /// register-only `aesenc` chains and returns how many AES *blocks* (10 rounds each) that
     /// work amounts to, with a value depending on the result so it cannot be elided.
     pub fn roofline(self, iters: u64) -> Result<(u64, Block), Error> {
         let k = self.kernels()?;
-        let lanes = match self {
-            Backend::Portable | Backend::Aesni => 1,
-            Backend::Vaes256 => 2,
-            Backend::Vaes512 => 4,
-        };
         Ok((
-            iters * (ROOFLINE_CHAINS * lanes) as u64 / 10,
+            iters * (ROOFLINE_CHAINS * self.blocks_per_register()) as u64 / 10,
             (k.roofline)(iters),
         ))
     }

@@ -260,14 +260,16 @@ unsafe fn tile_kernel<V: ByteVec>(
                     }
                 }
             }
-            for k in (0..128).filter(|_| staged) {
-                // SAFETY: output row 8 cb + k has bytes strip / 8 .. (strip + strip_rows) / 8.
-                unsafe {
-                    core::ptr::copy_nonoverlapping(
-                        stage.as_ptr().add(k * stage_stride),
-                        dst.add((8 * cb + k) * out_stride + strip / 8),
-                        stage_stride,
-                    );
+            if staged {
+                for k in 0..128 {
+                    // SAFETY: output row 8 cb + k has bytes strip / 8 .. (strip + strip_rows) / 8.
+                    unsafe {
+                        core::ptr::copy_nonoverlapping(
+                            stage.as_ptr().add(k * stage_stride),
+                            dst.add((8 * cb + k) * out_stride + strip / 8),
+                            stage_stride,
+                        );
+                    }
                 }
             }
         }

@@ -111,7 +111,7 @@ fn bench_backend(c: &CommonArgs, backend: Backend, report: &mut Report) -> Resul
     });
     let name = backend.name();
     let line = |bench: &str, batch: usize, rate: f64| json!({"bench": bench, "backend": name, "batch": batch, "blocks_per_sec": rate.round(), "efficiency": rate / roofline});
-    report.line(line("roofline", kernels_in_flight(backend), roofline))?;
+    report.line(line("roofline", backend.blocks_in_flight(), roofline))?;
 
     let key = Block::new(0x2b7e_1516_28ae_d2a6_abf7_1588_09cf_4f3c);
     let aes = FixedKeyAes::with_backend(key, backend)?;
@@ -183,15 +183,6 @@ fn bench_backend(c: &CommonArgs, backend: Backend, report: &mut Report) -> Resul
         ))?;
     }
     Ok(())
-}
-
-/// Blocks the backend's kernels keep in flight (8 registers).
-fn kernels_in_flight(backend: Backend) -> usize {
-    match backend {
-        Backend::Portable | Backend::Aesni => 8,
-        Backend::Vaes256 => 16,
-        Backend::Vaes512 => 32,
-    }
 }
 
 /// Transposition of a 128 × `cols` bit matrix and back, against the copy bandwidth of the same
