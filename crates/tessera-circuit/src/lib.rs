@@ -9,8 +9,11 @@
 
 pub mod analysis;
 pub mod bristol;
+pub mod builder;
 mod circuit;
 pub mod eval;
+pub mod library;
+pub mod simd;
 
 pub use circuit::{Circuit, Gate, GateKind, Wire};
 

@@ -3,18 +3,43 @@
 use crate::CliError;
 use clap::Subcommand;
 use serde_json::json;
-use std::path::PathBuf;
+use tessera_circuit::Circuit;
 use tessera_circuit::analysis::{and_depth, and_gates_per_layer, gate_counts, max_live_wires};
 use tessera_circuit::bristol::{Format, read_file};
 use tessera_circuit::eval::{bits_from_hex, bits_to_hex, evaluate};
+use tessera_circuit::library::{NAMES, builtin};
+
+/// Where a circuit came from.
+pub enum Source {
+    /// A built-in circuit of `tessera_circuit::library`.
+    Builtin,
+    /// A file in one of the Bristol formats.
+    File(Format),
+}
+
+/// The circuit `spec` names: a built-in name (see `tessera_circuit::library`), else a file.
+pub fn load(spec: &str) -> Result<(Circuit, Source), CliError> {
+    if let Some(c) = builtin(spec) {
+        return Ok((c?, Source::Builtin));
+    }
+    let path = std::path::Path::new(spec);
+    if !path.exists() {
+        return Err(CliError::Usage(format!(
+            "{spec}: neither a built-in circuit ({NAMES}) nor a file"
+        )));
+    }
+    let (c, f) = read_file(path)?;
+    Ok((c, Source::File(f)))
+}
 
 /// Circuit subcommands.
 #[derive(Subcommand)]
 pub enum CircuitCommand {
     /// Gate counts, AND-depth, wires, inputs and outputs.
     Info {
-        /// A Bristol Fashion or old-format Bristol file.
-        file: PathBuf,
+        /// A built-in circuit (aes128, sha256, sha1, add<n>, sub<n>, mul<n>, lt<n>, lts<n>,
+        /// eq<n>) or a Bristol Fashion or old-format Bristol file.
+        circuit: String,
         /// One JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -22,8 +47,9 @@ pub enum CircuitCommand {
     /// Evaluates the circuit in plaintext and prints each output value as hex. Bit k of a value
     /// is bit (k mod 8) of byte (k div 8) of its hex string (least significant bit first).
     Eval {
-        /// A Bristol Fashion or old-format Bristol file.
-        file: PathBuf,
+        /// A built-in circuit (aes128, sha256, sha1, add<n>, sub<n>, mul<n>, lt<n>, lts<n>,
+        /// eq<n>) or a Bristol Fashion or old-format Bristol file.
+        circuit: String,
         /// One hex value per input value, in order.
         #[arg(long = "input")]
         inputs: Vec<String>,
@@ -33,12 +59,16 @@ pub enum CircuitCommand {
 /// Runs a circuit subcommand.
 pub fn run(cmd: CircuitCommand) -> Result<(), CliError> {
     match cmd {
-        CircuitCommand::Info { file, json } => {
-            let (c, format) = read_file(&file)?;
+        CircuitCommand::Info { circuit, json } => {
+            let (c, source) = load(&circuit)?;
             let n = gate_counts(&c);
             let info = json!({
-                "file": file.display().to_string(),
-                "format": match format { Format::Fashion => "bristol-fashion", Format::Old => "bristol" },
+                "circuit": circuit,
+                "format": match source {
+                    Source::Builtin => "builtin",
+                    Source::File(Format::Fashion) => "bristol-fashion",
+                    Source::File(Format::Old) => "bristol",
+                },
                 "and_gates": n.and,
                 "xor_gates": n.xor,
                 "inv_gates": n.inv,
@@ -59,12 +89,12 @@ pub fn run(cmd: CircuitCommand) -> Result<(), CliError> {
             }
             Ok(())
         }
-        CircuitCommand::Eval { file, inputs } => {
-            let (c, _) = read_file(&file)?;
+        CircuitCommand::Eval { circuit, inputs } => {
+            let (c, _) = load(&circuit)?;
             if inputs.len() != c.inputs.len() {
                 return Err(tessera_circuit::Error::Input(format!(
                     "{} takes {} input values (widths {:?}), got {} --input",
-                    file.display(),
+                    circuit,
                     c.inputs.len(),
                     c.inputs,
                     inputs.len()

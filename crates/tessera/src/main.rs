@@ -21,7 +21,7 @@ enum Command {
         #[command(subcommand)]
         what: bench::BenchCommand,
     },
-    /// Inspect and evaluate Boolean circuits (Bristol Fashion or old Bristol files).
+    /// Inspect and evaluate Boolean circuits (built-in ones, Bristol Fashion or old Bristol files).
     Circuit {
         #[command(subcommand)]
         what: circuit::CircuitCommand,
@@ -37,6 +37,9 @@ pub enum CliError {
     /// From the circuit layer.
     #[error(transparent)]
     Circuit(#[from] tessera_circuit::Error),
+    /// A command line that names something that does not exist.
+    #[error("{0}")]
+    Usage(String),
     /// Writing the output failed.
     #[error("writing output: {0}")]
     Io(#[from] std::io::Error),

@@ -50,6 +50,25 @@ fn circuit_info_and_eval_on_a_half_adder() {
 }
 
 #[test]
+fn builtin_circuits_by_name() {
+    let (ok, out, err) = tessera(&[
+        "circuit",
+        "eval",
+        "aes128",
+        "--input",
+        "000102030405060708090a0b0c0d0e0f",
+        "--input",
+        "00112233445566778899aabbccddeeff",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(out, "69c4e0d86a7b0430d8cdb78070b4c55a\n");
+    let (ok, out, _) = tessera(&["circuit", "info", "--json", "aes128"]);
+    assert!(ok && out.contains("\"and_gates\":6400"), "{out}");
+    let (ok, _, err) = tessera(&["circuit", "info", "no-such-circuit"]);
+    assert!(!ok && err.contains("neither a built-in circuit"), "{err}");
+}
+
+#[test]
 fn unknown_or_unsupported_backend_is_a_clear_error() {
     let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
         .args(["bench", "aes"])

@@ -1,0 +1,108 @@
+//! AES-128 (FIPS-197) with its key expansion, on the 32-AND Boyar-Peralta-Calik S-box shared
+//! with the portable AES backend ([`tessera_core::aes::sbox`]): 200 S-boxes (160 in the
+//! rounds, 40 in the key schedule), so 6400 AND gates.
+
+use crate::builder::{Bit, Builder};
+use crate::{Circuit, Error};
+use tessera_core::aes::sbox::sbox;
+
+/// AES-128 encryption of one block. Inputs: the key, then the plaintext; output: the
+/// ciphertext; all in FIPS-197 byte order (byte j of a value is bits 8j..8j+8, least
+/// significant first).
+pub fn aes128() -> Result<Circuit, Error> {
+    let mut g = Builder::new();
+    let key = g.input(128);
+    let pt = g.input(128);
+    let ct = encrypt(&mut g, &key, &pt);
+    g.finish(&[ct])
+}
+
+type Byte = [Bit; 8];
+
+fn bytes(bits: &[Bit]) -> Vec<Byte> {
+    bits.chunks(8)
+        .map(|c| std::array::from_fn(|i| c[i]))
+        .collect()
+}
+
+fn xor_byte(g: &mut Builder, a: Byte, b: Byte) -> Byte {
+    std::array::from_fn(|i| g.xor(a[i], b[i]))
+}
+
+/// Multiplication by x in GF(2^8) modulo x^8 + x^4 + x^3 + x + 1 (three XORs).
+fn xtime(g: &mut Builder, a: Byte) -> Byte {
+    let h = a[7];
+    [
+        h,
+        g.xor(a[0], h),
+        a[1],
+        g.xor(a[2], h),
+        g.xor(a[3], h),
+        a[4],
+        a[5],
+        a[6],
+    ]
+}
+
+/// The eleven round keys (FIPS-197 §5.2), each as 16 bytes.
+fn expand_key(g: &mut Builder, key: &[Bit]) -> Vec<Vec<Byte>> {
+    let mut w: Vec<[Byte; 4]> = bytes(key)
+        .chunks(4)
+        .map(|c| [c[0], c[1], c[2], c[3]])
+        .collect();
+    let mut rcon = 1u8;
+    for i in 4..44 {
+        let mut t = w[i - 1];
+        if i % 4 == 0 {
+            t = [t[1], t[2], t[3], t[0]].map(|b| sbox(g, b));
+            t[0] = xor_byte(
+                g,
+                t[0],
+                std::array::from_fn(|k| Bit::Const((rcon >> k) & 1 == 1)),
+            );
+            rcon = (rcon << 1) ^ if rcon & 0x80 != 0 { 0x1b } else { 0 };
+        }
+        let prev = w[i - 4];
+        w.push(std::array::from_fn(|j| xor_byte(g, prev[j], t[j])));
+    }
+    w.chunks(4).map(|c| c.concat()).collect()
+}
+
+/// AES-128 of `pt` under `key` (bit vectors of 128 bits), as a circuit.
+pub(crate) fn encrypt(g: &mut Builder, key: &[Bit], pt: &[Bit]) -> Vec<Bit> {
+    let round_keys = expand_key(g, key);
+    let add_round_key = |g: &mut Builder, s: &[Byte], k: &[Byte]| -> Vec<Byte> {
+        s.iter().zip(k).map(|(&a, &b)| xor_byte(g, a, b)).collect()
+    };
+    let mut s = add_round_key(g, &bytes(pt), &round_keys[0]);
+    for (round, rk) in round_keys.iter().enumerate().skip(1) {
+        let sub: Vec<Byte> = s.iter().map(|&b| sbox(g, b)).collect();
+        // ShiftRows: byte r + 4c takes row r of column c + r.
+        let shifted: Vec<Byte> = (0..16)
+            .map(|j| sub[j % 4 + 4 * ((j / 4 + j % 4) % 4)])
+            .collect();
+        s = if round == 10 {
+            shifted
+        } else {
+            // MixColumns: b_i = a_i ⊕ t ⊕ 2(a_i ⊕ a_{i+1}), t = a_0 ⊕ a_1 ⊕ a_2 ⊕ a_3.
+            shifted
+                .chunks(4)
+                .flat_map(|a| {
+                    let t01 = xor_byte(g, a[0], a[1]);
+                    let t23 = xor_byte(g, a[2], a[3]);
+                    let t = xor_byte(g, t01, t23);
+                    (0..4)
+                        .map(|i| {
+                            let d = xor_byte(g, a[i], a[(i + 1) % 4]);
+                            let d2 = xtime(g, d);
+                            let at = xor_byte(g, a[i], t);
+                            xor_byte(g, at, d2)
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        };
+        s = add_round_key(g, &s, rk);
+    }
+    s.concat()
+}

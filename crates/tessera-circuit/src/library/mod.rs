@@ -1,0 +1,73 @@
+//! Circuits built with [`crate::builder`], by name: what `tessera circuit info|eval` and the
+//! garbling benchmark accept besides a file.
+//!
+//! | name | inputs (value 0 ; value 1) | output | AND gates |
+//! |---|---|---|---|
+//! | `aes128` | key 128 ; plaintext 128 | ciphertext 128 | 6400 |
+//! | `sha256` | message block 512 ; chaining value 256 | new chaining value 256 | 22 573 |
+//! | `sha1` | message block 512 ; chaining value 160 | new chaining value 160 | 11 215 |
+//! | `add<n>`, `sub<n>` | a n ; b n | a ± b mod 2^n | n − 1 |
+//! | `mul<n>` | a n ; b n | a · b mod 2^n | about n² |
+//! | `lt<n>`, `lts<n>` | a n ; b n | a < b, unsigned / signed (1 bit) | n |
+//! | `eq<n>` | a n ; b n | a = b (1 bit) | n − 1 |
+//!
+//! Integers are least significant bit first; `n` is 1 to 4096. The byte-oriented circuits take
+//! and give bytes in their standard's order, bit k of a value being bit (k mod 8) of byte
+//! (k div 8): the hex strings of `tessera circuit eval` are then the standard's own hex.
+
+mod aes;
+mod sha;
+
+pub use aes::aes128;
+pub use sha::{sha1_compress, sha256_compress};
+
+use crate::builder::{Builder, Signedness};
+use crate::{Circuit, Error};
+
+/// The names [`builtin`] knows, for help texts (`<n>`: a width).
+pub const NAMES: &str = "aes128, sha256, sha1, add<n>, sub<n>, mul<n>, lt<n>, lts<n>, eq<n>";
+
+/// The built-in circuit called `name`, or `None` if there is none by that name.
+pub fn builtin(name: &str) -> Option<Result<Circuit, Error>> {
+    match name {
+        "aes128" => return Some(aes128()),
+        "sha256" => return Some(sha256_compress()),
+        "sha1" => return Some(sha1_compress()),
+        _ => {}
+    }
+    let split = name.find(|c: char| c.is_ascii_digit())?;
+    let (op, width) = name.split_at(split);
+    let n: u32 = width.parse().ok().filter(|n| (1..=4096).contains(n))?;
+    let mut g = Builder::new();
+    let (a, b) = (g.input(n), g.input(n));
+    let out = match op {
+        "add" => g.add(&a, &b),
+        "sub" => g.sub(&a, &b),
+        "mul" => g.mul(&a, &b),
+        "lt" => vec![g.lt(&a, &b, Signedness::Unsigned)],
+        "lts" => vec![g.lt(&a, &b, Signedness::Signed)],
+        "eq" => vec![g.eq(&a, &b)],
+        _ => return None,
+    };
+    Some(g.finish(&[out]))
+}
+
+/// A byte string's bits as circuit bits (byte j bit k at 8j + k) grouped into big-endian
+/// 32-bit words, each least significant bit first.
+fn be_words(bytes: &[crate::builder::Bit]) -> Vec<Vec<crate::builder::Bit>> {
+    bytes
+        .chunks(32)
+        .map(|w| (0..32).map(|i| w[8 * (3 - i / 8) + i % 8]).collect())
+        .collect()
+}
+
+/// The inverse of [`be_words`].
+fn from_be_words(words: &[Vec<crate::builder::Bit>]) -> Vec<crate::builder::Bit> {
+    words
+        .iter()
+        .flat_map(|w| (0..32).map(move |j| w[8 * (3 - j / 8) + j % 8]))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

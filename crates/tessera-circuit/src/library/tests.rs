@@ -1,0 +1,211 @@
+//! The circuit library against plaintext implementations (the core's AES, RustCrypto's SHA
+//! compression functions, Rust integers) and published vectors.
+
+use super::*;
+use crate::analysis::gate_counts;
+use crate::eval::{bits_from_hex, bits_to_hex, evaluate};
+use crate::simd::simd;
+use proptest::prelude::*;
+use sha2::digest::generic_array::GenericArray;
+use tessera_core::{Backend, Block, FixedKeyAes};
+
+fn byte_bits(bytes: &[u8]) -> Vec<bool> {
+    bytes
+        .iter()
+        .flat_map(|b| (0..8).map(move |i| (b >> i) & 1 == 1))
+        .collect()
+}
+
+fn bits_bytes(bits: &[bool]) -> Vec<u8> {
+    bits.chunks(8)
+        .map(|c| c.iter().rev().fold(0u8, |acc, &x| (acc << 1) | u8::from(x)))
+        .collect()
+}
+
+fn eval_bytes(c: &Circuit, inputs: &[&[u8]]) -> Vec<u8> {
+    let bits: Vec<Vec<bool>> = inputs.iter().map(|b| byte_bits(b)).collect();
+    bits_bytes(&evaluate(c, &bits).unwrap()[0])
+}
+
+fn be_bytes<const N: usize>(words: &[u32; N]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_be_bytes()).collect()
+}
+
+const SHA256_IV: [u32; 8] = [
+    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+];
+const SHA1_IV: [u32; 5] = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0];
+
+fn abc_block() -> [u8; 64] {
+    let mut block = [0u8; 64];
+    block[..3].copy_from_slice(b"abc");
+    block[3] = 0x80;
+    block[63] = 24;
+    block
+}
+
+#[test]
+fn aes128_is_fips197_with_6400_and_gates() {
+    let c = builtin("aes128").unwrap().unwrap();
+    assert_eq!(gate_counts(&c).and, 6400);
+    let out = evaluate(
+        &c,
+        &[
+            bits_from_hex("000102030405060708090a0b0c0d0e0f", 128).unwrap(),
+            bits_from_hex("00112233445566778899aabbccddeeff", 128).unwrap(),
+        ],
+    )
+    .unwrap();
+    assert_eq!(bits_to_hex(&out[0]), "69c4e0d86a7b0430d8cdb78070b4c55a");
+}
+
+#[test]
+fn sha_compressions_give_the_abc_digests() {
+    let c = sha256_compress().unwrap();
+    assert_eq!(
+        eval_bytes(&c, &[&abc_block(), &be_bytes(&SHA256_IV)]),
+        bits_bytes(
+            &bits_from_hex(
+                "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+                256
+            )
+            .unwrap()
+        )
+    );
+    let c = sha1_compress().unwrap();
+    assert_eq!(
+        eval_bytes(&c, &[&abc_block(), &be_bytes(&SHA1_IV)]),
+        bits_bytes(&bits_from_hex("a9993e364706816aba3e25717850c26c9cd0d89d", 160).unwrap())
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(8))]
+    #[test]
+    fn aes128_matches_the_core(key in any::<u128>(), pt in any::<u128>()) {
+        let c = aes128().unwrap();
+        let (k, p) = (Block::new(key), Block::new(pt));
+        let expect = FixedKeyAes::with_backend(k, Backend::Portable).unwrap().encrypt_block(p);
+        prop_assert_eq!(eval_bytes(&c, &[&k.to_bytes(), &p.to_bytes()]), expect.to_bytes().to_vec());
+    }
+
+    #[test]
+    fn sha_compressions_match_rustcrypto(block in proptest::collection::vec(any::<u8>(), 64), h in any::<[u32; 8]>()) {
+        let mut state = h;
+        sha2::compress256(&mut state, &[GenericArray::clone_from_slice(&block)]);
+        prop_assert_eq!(eval_bytes(&sha256_compress().unwrap(), &[&block, &be_bytes(&h)]), be_bytes(&state));
+        let mut state: [u32; 5] = std::array::from_fn(|i| h[i]);
+        let h1 = state;
+        sha1::compress(&mut state, &[GenericArray::clone_from_slice(&block)]);
+        prop_assert_eq!(eval_bytes(&sha1_compress().unwrap(), &[&block, &be_bytes(&h1)]), be_bytes(&state));
+    }
+
+    #[test]
+    fn arithmetic_builtins_match_rust(n in 1u32..=64, a in any::<u64>(), b in any::<u64>()) {
+        let m = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+        let (a, b) = (a & m, b & m);
+        let s = |v: u64| ((v << (64 - n)) as i64) >> (64 - n);
+        let expect = [
+            ("add", a.wrapping_add(b) & m),
+            ("sub", a.wrapping_sub(b) & m),
+            ("mul", a.wrapping_mul(b) & m),
+            ("lt", u64::from(a < b)),
+            ("lts", u64::from(s(a) < s(b))),
+            ("eq", u64::from(a == b)),
+        ];
+        let bits = |v: u64| (0..n).map(|i| (v >> i) & 1 == 1).collect::<Vec<_>>();
+        for (op, want) in expect {
+            let c = builtin(&format!("{op}{n}")).unwrap().unwrap();
+            let out = evaluate(&c, &[bits(a), bits(b)]).unwrap();
+            let got = out[0].iter().enumerate().fold(0u64, |acc, (i, &x)| acc | (u64::from(x) << i));
+            prop_assert_eq!(got, want, "{}{}", op, n);
+        }
+    }
+}
+
+#[test]
+fn unknown_names_are_none() {
+    for name in ["aes", "add0", "add4097", "foo12", "12", "", "addx"] {
+        assert!(builtin(name).is_none(), "{name}");
+    }
+}
+
+#[test]
+fn simd_copies_compute_independently() {
+    let c = builtin("add8").unwrap().unwrap();
+    let k = 5;
+    let wide = simd(&c, k).unwrap();
+    assert_eq!(gate_counts(&wide).and, k * gate_counts(&c).and);
+    let a: Vec<u8> = (0..k as u8).map(|i| 37 * i + 200).collect();
+    let b: Vec<u8> = (0..k as u8).map(|i| 91 * i + 3).collect();
+    let out = eval_bytes(&wide, &[&a, &b]);
+    for i in 0..k {
+        assert_eq!(out[i], a[i].wrapping_add(b[i]), "copy {i}");
+    }
+    assert!(simd(&c, 0).is_err());
+}
+
+/// The Bristol files in ../shared order bits in reverse (wire 0 is the last bit, bytes most
+/// significant bit first): these convert to and from it.
+mod bristol_files {
+    use super::*;
+    use crate::bristol::read_file;
+    use std::path::PathBuf;
+
+    fn load(name: &str) -> Option<Circuit> {
+        let d = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/circuits/bristol")
+            .join(name);
+        if d.is_file() {
+            Some(read_file(&d).unwrap().0)
+        } else {
+            println!("SKIPPED: {} not found", d.display());
+            None
+        }
+    }
+
+    fn reversed(bytes: &[u8]) -> Vec<bool> {
+        let mut bits: Vec<bool> = bytes
+            .iter()
+            .flat_map(|b| (0..8).rev().map(move |i| (b >> i) & 1 == 1))
+            .collect();
+        bits.reverse();
+        bits
+    }
+
+    fn unreversed(bits: &[bool]) -> Vec<u8> {
+        let mut b = bits.to_vec();
+        b.reverse();
+        b.chunks(8)
+            .map(|c| c.iter().fold(0u8, |acc, &x| (acc << 1) | u8::from(x)))
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(6))]
+        #[test]
+        fn library_agrees_with_the_bristol_files(x in proptest::collection::vec(any::<u8>(), 64), y in proptest::collection::vec(any::<u8>(), 32)) {
+            if let Some(theirs) = load("bristol_fashion/aes_128.txt") {
+                let out = evaluate(&theirs, &[reversed(&x[..16]), reversed(&y[..16])]).unwrap();
+                prop_assert_eq!(unreversed(&out[0]), eval_bytes(&aes128().unwrap(), &[&x[..16], &y[..16]]));
+            }
+            if let Some(theirs) = load("bristol_fashion/sha256.txt") {
+                let out = evaluate(&theirs, &[reversed(&x), reversed(&y)]).unwrap();
+                prop_assert_eq!(unreversed(&out[0]), eval_bytes(&sha256_compress().unwrap(), &[&x, &y]));
+            }
+            if let Some(theirs) = load("bristol_format/sha-1.txt") {
+                // 512 input bits, the SHA-1 IV built in; this file orders bits most
+                // significant first in every byte, without the reversal of the others.
+                let msb_first = |v: &[bool]| { let mut v = v.to_vec(); v.reverse(); v };
+                let out = evaluate(&theirs, &[msb_first(&reversed(&x)), vec![]]).unwrap();
+                prop_assert_eq!(unreversed(&msb_first(&out[0])), eval_bytes(&sha1_compress().unwrap(), &[&x, &be_bytes(&SHA1_IV)]));
+            }
+            if let Some(theirs) = load("bristol_format/adder_32bit.txt") {
+                let bits = |b: &[u8]| byte_bits(b);
+                let out = evaluate(&theirs, &[bits(&x[..4]), bits(&y[..4])]).unwrap();
+                let ours = evaluate(&builtin("add33").unwrap().unwrap(), &[bits(&[x[0], x[1], x[2], x[3], 0]).into_iter().take(33).collect(), bits(&[y[0], y[1], y[2], y[3], 0]).into_iter().take(33).collect()]).unwrap();
+                prop_assert_eq!(&out[0], &ours[0]);
+            }
+        }
+    }
+}
