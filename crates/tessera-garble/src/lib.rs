@@ -1,0 +1,51 @@
+//! Garbled circuits on Tessera's batched AES: a [`Plan`] orders a circuit's gates into batches
+//! of independent AND gates and places wire labels in slots reused by liveness; a [`Garbler`]
+//! and an [`Evaluator`] run the plan with a garbling [`Scheme`] — today [`HalfGates`] (Zahur,
+//! Rosulek, Evans, EUROCRYPT 2015) over the fixed-key tweakable hash (VASA §4.3.1, "PRP").
+//!
+//! The garbler writes each batch's tables to a [`TableSink`] as soon as they exist and the
+//! evaluator reads them from a [`TableSource`] in the same order, so neither needs the whole
+//! garbled circuit in memory. Batching follows VASA §4.1 (seed `000_43950d4e73a4a867.txt`):
+//! dynamic batching with regular early execution, or static AND-depth layering ([`Batching`]).
+//!
+//! Tables come from the other party: a truncated stream is an [`Error`], and a tampered one
+//! yields wrong labels (so a wrong or undecodable output), never a panic.
+
+#![deny(missing_docs)]
+
+mod encoding;
+mod engine;
+mod plan;
+mod scheme;
+mod tables;
+
+pub use encoding::{Delta, InputEncoding, decode, decoding_bits, encode};
+pub use engine::{Evaluator, Garbler};
+pub use plan::{Batching, Plan, PlanStats};
+pub use scheme::{HalfGates, Scheme};
+pub use tables::{TableReader, TableSink, TableSource};
+
+/// What garbling and evaluation can report.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// The circuit is not valid.
+    #[error(transparent)]
+    Circuit(#[from] tessera_circuit::Error),
+    /// Input labels or bits that do not fit the circuit.
+    #[error("inputs: {0}")]
+    Inputs(String),
+    /// The garbled tables ended early.
+    #[error("garbled tables end after {available} blocks, but block {needed} is needed")]
+    Truncated {
+        /// Blocks read so far plus the ones the current batch needs.
+        needed: usize,
+        /// Blocks the stream held.
+        available: usize,
+    },
+    /// More table blocks than the circuit uses.
+    #[error("{0} garbled-table blocks left over after the last gate")]
+    TrailingTables(usize),
+    /// The sink or source failed (a channel in two-party use).
+    #[error("garbled-table stream: {0}")]
+    Stream(String),
+}
