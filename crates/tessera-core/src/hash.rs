@@ -10,6 +10,7 @@
 //!
 //! 2x is doubling in GF(2^128) ([`Block::gf_double`]).
 
+use crate::aes::kernels::HalfGatesIo;
 use crate::aes::{Aes, Backend, FixedKeyAes};
 use crate::{Block, Error};
 
@@ -92,6 +93,73 @@ impl FixedKeyHash {
     }
 }
 
+impl FixedKeyHash {
+    /// Half-gates garbling (Zahur, Rosulek, Evans, EUROCRYPT 2015, Fig. 2) of n AND gates with
+    /// the tweakable hash H, fused into one register-oriented kernel (VASA §4.2.1): gate k has
+    /// input zero-labels `a0[k]`, `b0[k]` and tweaks j = `tweaks[k]`, j' = j ⊕ 1; with
+    /// pa, pb their colour bits,
+    /// T_G = H(A0, j) ⊕ H(A0 ⊕ Δ, j) ⊕ pb·Δ, T_E = H(B0, j') ⊕ H(B0 ⊕ Δ, j') ⊕ A0,
+    /// out0 = H(A0, j) ⊕ pa·T_G ⊕ H(B0, j') ⊕ pb·(T_E ⊕ A0).
+    /// Writes `out0[k]` and `table[2k] = T_G`, `table[2k + 1] = T_E`. Four AES calls per gate;
+    /// selection by masks, no branch on a label bit.
+    ///
+    /// # Panics
+    /// If the slices' lengths do not match n (2n for `table`).
+    pub fn half_gates_garble(
+        &self,
+        delta: Block,
+        a0: &[Block],
+        b0: &[Block],
+        tweaks: &[Block],
+        out0: &mut [Block],
+        table: &mut [Block],
+    ) {
+        let n = a0.len();
+        assert!(
+            b0.len() == n && tweaks.len() == n && out0.len() == n && table.len() == 2 * n,
+            "half-gates garbling: lengths differ"
+        );
+        let io = HalfGatesIo {
+            a: a0,
+            b: b0,
+            tweaks,
+            table: table.as_mut_ptr(),
+            out: out0.as_mut_ptr(),
+        };
+        (self.aes.kernels().half_gates_garble)(self.aes.round_keys(), delta, &io);
+    }
+
+    /// Half-gates evaluation of n AND gates from the active labels `a[k]`, `b[k]` (colour bits
+    /// sa, sb) and the garbler's `table`: `out[k] = H(A, j) ⊕ sa·T_G ⊕ H(B, j') ⊕ sb·(T_E ⊕ A)`.
+    /// Two AES calls per gate.
+    ///
+    /// # Panics
+    /// If the slices' lengths do not match n (2n for `table`).
+    pub fn half_gates_eval(
+        &self,
+        a: &[Block],
+        b: &[Block],
+        tweaks: &[Block],
+        table: &[Block],
+        out: &mut [Block],
+    ) {
+        let n = a.len();
+        assert!(
+            b.len() == n && tweaks.len() == n && out.len() == n && table.len() == 2 * n,
+            "half-gates evaluation: lengths differ"
+        );
+        let io = HalfGatesIo {
+            a,
+            b,
+            tweaks,
+            // Only read by the evaluation kernel.
+            table: table.as_ptr().cast_mut(),
+            out: out.as_mut_ptr(),
+        };
+        (self.aes.kernels().half_gates_eval)(self.aes.round_keys(), &io);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +202,45 @@ mod tests {
                 for k in 0..x.len() {
                     let y = pi(&reference, x[k]);
                     prop_assert_eq!(out[k], pi(&reference, y ^ t[k]) ^ y, "tccr {}", backend);
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        #[test]
+        fn fused_half_gates_match_their_definition_on_every_backend(
+            labels in proptest::collection::vec((any::<u128>(), any::<u128>(), any::<u32>(), any::<bool>(), any::<bool>()), 0..40),
+            delta in any::<u128>(),
+        ) {
+            let d = Block::new(delta).with_lsb(true);
+            let n = labels.len();
+            let a0: Vec<Block> = labels.iter().map(|l| Block::new(l.0)).collect();
+            let b0: Vec<Block> = labels.iter().map(|l| Block::new(l.1)).collect();
+            let t: Vec<Block> = labels.iter().map(|l| Block::new(2 * u128::from(l.2))).collect();
+            let reference = FixedKeyHash::with_backend(DEFAULT_FIXED_KEY, Backend::Portable).unwrap();
+            let h = |x: Block, i: Block| { let x2 = x.gf_double() ^ i; pi(&reference, x2) ^ x.gf_double() };
+            for backend in Backend::available() {
+                let hash = FixedKeyHash::with_backend(DEFAULT_FIXED_KEY, backend).unwrap();
+                let (mut out0, mut table) = (vec![Block::ZERO; n], vec![Block::ZERO; 2 * n]);
+                hash.half_gates_garble(d, &a0, &b0, &t, &mut out0, &mut table);
+                for k in 0..n {
+                    let (j0, j1) = (t[k], t[k] ^ Block::new(1));
+                    let (pa, pb) = (Block::mask(a0[k].lsb()), Block::mask(b0[k].lsb()));
+                    let tg = h(a0[k], j0) ^ h(a0[k] ^ d, j0) ^ (pb & d);
+                    let te = h(b0[k], j1) ^ h(b0[k] ^ d, j1) ^ a0[k];
+                    let w = h(a0[k], j0) ^ (pa & tg) ^ h(b0[k], j1) ^ (pb & (te ^ a0[k]));
+                    prop_assert_eq!((table[2 * k], table[2 * k + 1], out0[k]), (tg, te, w), "{} gate {}", backend, k);
+                }
+                // Evaluating on the labels of bits (x, y) gives the label of x ∧ y.
+                let pick = |z: Block, bit: bool| z ^ (Block::mask(bit) & d);
+                let a: Vec<Block> = (0..n).map(|k| pick(a0[k], labels[k].3)).collect();
+                let b: Vec<Block> = (0..n).map(|k| pick(b0[k], labels[k].4)).collect();
+                let mut out = vec![Block::ZERO; n];
+                hash.half_gates_eval(&a, &b, &t, &table, &mut out);
+                for k in 0..n {
+                    prop_assert_eq!(out[k], pick(out0[k], labels[k].3 & labels[k].4), "{} gate {}", backend, k);
                 }
             }
         }

@@ -21,16 +21,22 @@ struct Gathered {
 
 impl Gathered {
     fn load(&mut self, labels: &[Block], gates: &[AndGate], table_blocks: usize) {
-        self.a.clear();
-        self.b.clear();
-        self.ids.clear();
-        for g in gates {
-            self.a.push(labels[g.a as usize]);
-            self.b.push(labels[g.b as usize]);
-            self.ids.push(g.id);
+        let n = gates.len();
+        self.a.resize(n, Block::ZERO);
+        self.b.resize(n, Block::ZERO);
+        self.ids.resize(n, 0);
+        self.out.resize(n, Block::ZERO);
+        self.table.resize(n * table_blocks, Block::ZERO);
+        let dst = self
+            .a
+            .iter_mut()
+            .zip(self.b.iter_mut())
+            .zip(self.ids.iter_mut());
+        for (((a, b), id), g) in dst.zip(gates) {
+            *a = labels[g.a as usize];
+            *b = labels[g.b as usize];
+            *id = g.id;
         }
-        self.out.resize(gates.len(), Block::ZERO);
-        self.table.resize(gates.len() * table_blocks, Block::ZERO);
     }
 
     fn store(&self, labels: &mut [Block], gates: &[AndGate]) {

@@ -40,13 +40,12 @@ pub trait Scheme {
 /// Half-gates (Zahur, Rosulek, Evans, "Two halves make a whole", EUROCRYPT 2015, Fig. 2) with
 /// the fixed-key tweakable hash H(x, i) = π(2x ⊕ i) ⊕ 2x (VASA §4.3.1 "PRP"): 4 AES calls per
 /// AND gate to garble, 2 to evaluate, 2 table blocks, no key schedule. Gate g uses tweaks 2g
-/// and 2g + 1.
+/// and 2g + 1. The batch runs in the core's fused register-oriented kernels
+/// ([`FixedKeyHash::half_gates_garble`], [`FixedKeyHash::half_gates_eval`]).
 #[derive(Clone, Debug)]
 pub struct HalfGates {
     hash: FixedKeyHash,
-    x: Vec<Block>,
     tweaks: Vec<Block>,
-    h: Vec<Block>,
 }
 
 impl Default for HalfGates {
@@ -60,26 +59,17 @@ impl HalfGates {
     pub fn new(hash: FixedKeyHash) -> Self {
         HalfGates {
             hash,
-            x: Vec::new(),
             tweaks: Vec::new(),
-            h: Vec::new(),
         }
     }
 
-    fn scratch(&mut self, n: usize) {
-        if self.x.len() < n {
-            self.x.resize(n, Block::ZERO);
-            self.tweaks.resize(n, Block::ZERO);
-            self.h.resize(n, Block::ZERO);
-        }
+    /// The hash and the first tweak (2g) of every gate.
+    fn prepare(&mut self, ids: &[u32]) -> (&FixedKeyHash, &[Block]) {
+        self.tweaks.clear();
+        self.tweaks
+            .extend(ids.iter().map(|&id| Block::new(2 * u128::from(id))));
+        (&self.hash, &self.tweaks)
     }
-}
-
-/// The two tweaks of gate `id`.
-#[inline(always)]
-fn tweaks(id: u32) -> (Block, Block) {
-    let j = 2 * u128::from(id);
-    (Block::new(j), Block::new(j + 1))
 }
 
 impl Scheme for HalfGates {
@@ -95,31 +85,8 @@ impl Scheme for HalfGates {
         out0: &mut [Block],
         table: &mut [Block],
     ) {
-        let n = a0.len();
-        assert!(b0.len() == n && ids.len() == n && out0.len() == n && table.len() == 2 * n);
-        self.scratch(4 * n);
-        let d = delta.block();
-        let (x, t) = (&mut self.x[..4 * n], &mut self.tweaks[..4 * n]);
-        for k in 0..n {
-            let (j0, j1) = tweaks(ids[k]);
-            x[4 * k..4 * k + 4].copy_from_slice(&[a0[k], a0[k] ^ d, b0[k], b0[k] ^ d]);
-            t[4 * k..4 * k + 4].copy_from_slice(&[j0, j0, j1, j1]);
-        }
-        let h = &mut self.h[..4 * n];
-        self.hash.tweakable(x, t, h);
-        for k in 0..n {
-            let (ha0, ha1, hb0, hb1) = (h[4 * k], h[4 * k + 1], h[4 * k + 2], h[4 * k + 3]);
-            let (pa, pb) = (Block::mask(a0[k].lsb()), Block::mask(b0[k].lsb()));
-            // Garbler's half: a ∧ pb, with pa selecting the row.
-            let tg = ha0 ^ ha1 ^ (pb & d);
-            let wg = ha0 ^ (pa & tg);
-            // Evaluator's half: a ∧ (b ⊕ pb), the evaluator knowing b ⊕ pb.
-            let te = hb0 ^ hb1 ^ a0[k];
-            let we = hb0 ^ (pb & (te ^ a0[k]));
-            out0[k] = wg ^ we;
-            table[2 * k] = tg;
-            table[2 * k + 1] = te;
-        }
+        let (hash, tweaks) = self.prepare(ids);
+        hash.half_gates_garble(delta.block(), a0, b0, tweaks, out0, table);
     }
 
     fn eval_and(
@@ -130,24 +97,7 @@ impl Scheme for HalfGates {
         table: &[Block],
         out: &mut [Block],
     ) {
-        let n = a.len();
-        assert!(b.len() == n && ids.len() == n && out.len() == n && table.len() == 2 * n);
-        self.scratch(2 * n);
-        let (x, t) = (&mut self.x[..2 * n], &mut self.tweaks[..2 * n]);
-        for k in 0..n {
-            let (j0, j1) = tweaks(ids[k]);
-            x[2 * k] = a[k];
-            x[2 * k + 1] = b[k];
-            t[2 * k] = j0;
-            t[2 * k + 1] = j1;
-        }
-        let h = &mut self.h[..2 * n];
-        self.hash.tweakable(x, t, h);
-        for k in 0..n {
-            let (sa, sb) = (Block::mask(a[k].lsb()), Block::mask(b[k].lsb()));
-            let wg = h[2 * k] ^ (sa & table[2 * k]);
-            let we = h[2 * k + 1] ^ (sb & (table[2 * k + 1] ^ a[k]));
-            out[k] = wg ^ we;
-        }
+        let (hash, tweaks) = self.prepare(ids);
+        hash.half_gates_eval(a, b, tweaks, table, out);
     }
 }

@@ -40,6 +40,9 @@ pub enum CliError {
     /// A command line that names something that does not exist.
     #[error("{0}")]
     Usage(String),
+    /// From garbling.
+    #[error(transparent)]
+    Garble(#[from] tessera_garble::Error),
     /// Writing the output failed.
     #[error("writing output: {0}")]
     Io(#[from] std::io::Error),

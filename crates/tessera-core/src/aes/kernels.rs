@@ -483,3 +483,143 @@ pub(crate) unsafe fn roofline<L: Lanes>(iters: u64) -> Block {
         out[0]
     }
 }
+
+/// Runs `group::<L, M>` over `n` gates, each taking `R` registers in flight (a group of
+/// `M / R × L::BLOCKS` gates), then the tail with one-block registers: `8 / R` gates, then 1.
+macro_rules! drive_gates {
+    ($n:expr, $L:ty, $R:expr, $group:ident, $($arg:expr),*) => {{
+        let n = $n;
+        let mut k = 0;
+        // SAFETY (all three loops): each group stays below `n`, the length the caller checked.
+        while k + 8 / $R * <$L>::BLOCKS <= n {
+            unsafe { $group::<$L, 8>(k, $($arg),*) };
+            k += 8 / $R * <$L>::BLOCKS;
+        }
+        while k + 8 / $R <= n {
+            unsafe { $group::<<$L as Lanes>::Single, 8>(k, $($arg),*) };
+            k += 8 / $R;
+        }
+        while k < n {
+            unsafe { $group::<<$L as Lanes>::Single, { $R }>(k, $($arg),*) };
+            k += 1;
+        }
+    }};
+}
+
+/// Input and output of a half-gates batch of n gates (see
+/// [`crate::hash::FixedKeyHash::half_gates_garble`]): `table` holds 2n blocks, `out` n.
+pub(crate) struct HalfGatesIo<'a> {
+    pub(crate) a: &'a [Block],
+    pub(crate) b: &'a [Block],
+    pub(crate) tweaks: &'a [Block],
+    pub(crate) table: *mut Block,
+    pub(crate) out: *mut Block,
+}
+
+/// Garbles `M / 4 × L::BLOCKS` AND gates from gate `k`: 4 hashes each, all `M` registers in
+/// the AES pipeline at once, the half-gates combination done in registers (VASA §4.2.1,
+/// Listing 1, on the garbler's side).
+///
+/// # Safety
+/// `L`'s features are present and the gates are in bounds of every slice.
+#[inline(always)]
+unsafe fn garble_group<L: Lanes, const M: usize>(
+    k: usize,
+    rk: &RoundKeys,
+    delta: Block,
+    io: &HalfGatesIo<'_>,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let (d, d2) = (L::splat(delta), L::splat(delta.gf_double()));
+        let one = L::splat(Block::new(1));
+        let mut s = [d; M];
+        for g in 0..M / 4 {
+            let at = k + g * L::BLOCKS;
+            let a2 = L::load(io.a.as_ptr().add(at)).gf_double();
+            let b2 = L::load(io.b.as_ptr().add(at)).gf_double();
+            let t = L::load(io.tweaks.as_ptr().add(at));
+            let t1 = t.xor(one);
+            s[4 * g] = a2.xor(t);
+            s[4 * g + 1] = a2.xor(d2).xor(t);
+            s[4 * g + 2] = b2.xor(t1);
+            s[4 * g + 3] = b2.xor(d2).xor(t1);
+        }
+        encrypt(rk, &mut s);
+        for g in 0..M / 4 {
+            let at = k + g * L::BLOCKS;
+            let a = L::load(io.a.as_ptr().add(at));
+            let b = L::load(io.b.as_ptr().add(at));
+            let (a2, b2) = (a.gf_double(), b.gf_double());
+            // H(x, i) = π(2x ⊕ i) ⊕ 2x for x = A0, A1, B0, B1.
+            let ha0 = s[4 * g].xor(a2);
+            let ha1 = s[4 * g + 1].xor(a2).xor(d2);
+            let hb0 = s[4 * g + 2].xor(b2);
+            let hb1 = s[4 * g + 3].xor(b2).xor(d2);
+            let (pa, pb) = (a.lsb_mask(), b.lsb_mask());
+            let tg = ha0.xor(ha1).xor(pb.and(d));
+            let wg = ha0.xor(pa.and(tg));
+            let te = hb0.xor(hb1).xor(a);
+            let we = hb0.xor(pb.and(te.xor(a)));
+            wg.xor(we).store(io.out.add(at));
+            tg.store_strided(io.table.add(2 * at), 2);
+            te.store_strided(io.table.add(2 * at + 1), 2);
+        }
+    }
+}
+
+/// Evaluates `M / 2 × L::BLOCKS` AND gates from gate `k`: 2 hashes each.
+///
+/// # Safety
+/// As [`garble_group`].
+#[inline(always)]
+unsafe fn eval_group<L: Lanes, const M: usize>(k: usize, rk: &RoundKeys, io: &HalfGatesIo<'_>) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let one = L::splat(Block::new(1));
+        let mut s = [one; M];
+        for g in 0..M / 2 {
+            let at = k + g * L::BLOCKS;
+            let t = L::load(io.tweaks.as_ptr().add(at));
+            s[2 * g] = L::load(io.a.as_ptr().add(at)).gf_double().xor(t);
+            s[2 * g + 1] = L::load(io.b.as_ptr().add(at)).gf_double().xor(t.xor(one));
+        }
+        encrypt(rk, &mut s);
+        let table = io.table as *const Block;
+        for g in 0..M / 2 {
+            let at = k + g * L::BLOCKS;
+            let a = L::load(io.a.as_ptr().add(at));
+            let b = L::load(io.b.as_ptr().add(at));
+            let ha = s[2 * g].xor(a.gf_double());
+            let hb = s[2 * g + 1].xor(b.gf_double());
+            let tg = L::load_strided(table.add(2 * at), 2);
+            let te = L::load_strided(table.add(2 * at + 1), 2);
+            let wg = ha.xor(a.lsb_mask().and(tg));
+            let we = hb.xor(b.lsb_mask().and(te.xor(a)));
+            wg.xor(we).store(io.out.add(at));
+        }
+    }
+}
+
+/// Half-gates garbling of `io.a.len()` AND gates with the PRP hash, fused.
+///
+/// # Safety
+/// `L`'s features are present; the caller checked that every slice has the gate count's length
+/// (the table twice it).
+#[inline(always)]
+pub(crate) unsafe fn half_gates_garble<L: Lanes>(
+    rk: &RoundKeys,
+    delta: Block,
+    io: &HalfGatesIo<'_>,
+) {
+    drive_gates!(io.a.len(), L, 4, garble_group, rk, delta, io)
+}
+
+/// Half-gates evaluation of `io.a.len()` AND gates, fused.
+///
+/// # Safety
+/// As [`half_gates_garble`].
+#[inline(always)]
+pub(crate) unsafe fn half_gates_eval<L: Lanes>(rk: &RoundKeys, io: &HalfGatesIo<'_>) {
+    drive_gates!(io.a.len(), L, 2, eval_group, rk, io)
+}

@@ -37,6 +37,11 @@ pub(crate) trait Lanes: Copy {
     unsafe fn aesenc(self, rk: Self) -> Self;
     /// The last AES round (the `aesenclast` instruction).
     unsafe fn aesenclast(self, rk: Self) -> Self;
+    /// Lane-wise AND.
+    unsafe fn and(self, o: Self) -> Self;
+    /// All ones in each block whose least significant bit is 1, zero elsewhere
+    /// ([`Block::mask`] of [`Block::lsb`]): branch-free label selection.
+    unsafe fn lsb_mask(self) -> Self;
     /// Doubling in GF(2^128), as [`Block::gf_double`].
     unsafe fn gf_double(self) -> Self;
     /// The orthomorphism σ, as [`Block::sigma`].
@@ -111,6 +116,14 @@ impl Lanes for Soft {
     #[inline(always)]
     unsafe fn aesenclast(self, rk: Self) -> Self {
         Soft(soft::aesenclast(self.0, rk.0))
+    }
+    #[inline(always)]
+    unsafe fn and(self, o: Self) -> Self {
+        Soft(self.0 & o.0)
+    }
+    #[inline(always)]
+    unsafe fn lsb_mask(self) -> Self {
+        Soft(Block::mask(self.0.lsb()))
     }
     #[inline(always)]
     unsafe fn gf_double(self) -> Self {

@@ -7,7 +7,7 @@
 //! `portable` (constant-time, bitsliced S-box), `aesni`, `vaes256` (AVX2 + VAES) and `vaes512`
 //! (AVX-512F/BW + VAES). `TESSERA_AES_BACKEND=portable|aesni|vaes256|vaes512` forces one.
 
-mod kernels;
+pub(crate) mod kernels;
 mod lanes;
 pub mod sbox;
 mod soft;
@@ -62,6 +62,8 @@ pub(crate) struct Kernels {
     pub(crate) ccr: HashFn,
     pub(crate) tccr: HashFn,
     pub(crate) roofline: fn(u64) -> Block,
+    pub(crate) half_gates_garble: fn(&RoundKeys, Block, &kernels::HalfGatesIo<'_>),
+    pub(crate) half_gates_eval: fn(&RoundKeys, &kernels::HalfGatesIo<'_>),
 }
 
 /// Builds a [`Kernels`] table for a register type `$lanes` with batches of `$n` registers. With
@@ -90,6 +92,16 @@ macro_rules! backend_kernels {
             unsafe { kernels::hash::<$lanes, $n, H>(rk, x, t, out) }
         }
         $(#[$feature])?
+        unsafe fn hg_garble_tf(rk: &RoundKeys, delta: Block, io: &kernels::HalfGatesIo<'_>) {
+            // SAFETY: as above; the public API checked the lengths.
+            unsafe { kernels::half_gates_garble::<$lanes>(rk, delta, io) }
+        }
+        $(#[$feature])?
+        unsafe fn hg_eval_tf(rk: &RoundKeys, io: &kernels::HalfGatesIo<'_>) {
+            // SAFETY: as above; the public API checked the lengths.
+            unsafe { kernels::half_gates_eval::<$lanes>(rk, io) }
+        }
+        $(#[$feature])?
         unsafe fn roofline_tf(iters: u64) -> Block {
             // SAFETY: as above.
             unsafe { kernels::roofline::<$lanes>(iters) }
@@ -108,6 +120,8 @@ macro_rules! backend_kernels {
             ccr: hash::<Mmo<Ccr>>,
             tccr: hash::<Tccr>,
             roofline: |n| unsafe { roofline_tf(n) },
+            half_gates_garble: |rk, d, io| unsafe { hg_garble_tf(rk, d, io) },
+            half_gates_eval: |rk, io| unsafe { hg_eval_tf(rk, io) },
         }
     }};
 }

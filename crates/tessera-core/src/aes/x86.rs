@@ -34,7 +34,7 @@ pub(crate) struct Zmm(__m512i);
 
 /// The lane-wise integer ops shared by the three register widths, named per width.
 macro_rules! lane_ops {
-    ($ty:ident, $blocks:literal, $splat:expr, $xor:ident, $and:ident, $srai32:ident,
+    ($ty:ident, $blocks:literal, $splat:expr, $xor:ident, $and:ident, $slli32:ident, $srai32:ident,
      $slli64:ident, $shuf32:ident, $bslli:ident, $pshufb:ident,
      $aesenc:ident, $aesenclast:ident, $load:expr, $store:expr, $load_strided:expr, $store_strided:expr) => {
         impl Lanes for $ty {
@@ -80,6 +80,19 @@ macro_rules! lane_ops {
             unsafe fn aesenclast(self, rk: Self) -> Self {
                 // SAFETY: module contract.
                 $ty(unsafe { $aesenclast(self.0, rk.0) })
+            }
+            #[inline(always)]
+            unsafe fn and(self, o: Self) -> Self {
+                // SAFETY: module contract.
+                $ty(unsafe { $and(self.0, o.0) })
+            }
+            #[inline(always)]
+            unsafe fn lsb_mask(self) -> Self {
+                // SAFETY: module contract.
+                unsafe {
+                    // Word 0 into every word, its bit 0 to the sign, then spread.
+                    $ty($srai32::<31>($slli32::<31>($shuf32::<0>(self.0))))
+                }
             }
             #[inline(always)]
             unsafe fn gf_double(self) -> Self {
@@ -140,6 +153,7 @@ lane_ops!(
     |b: Block| load128(&b),
     _mm_xor_si128,
     _mm_and_si128,
+    _mm_slli_epi32,
     _mm_srai_epi32,
     _mm_slli_epi64,
     _mm_shuffle_epi32,
@@ -159,6 +173,7 @@ lane_ops!(
     |b: Block| _mm256_broadcastsi128_si256(load128(&b)),
     _mm256_xor_si256,
     _mm256_and_si256,
+    _mm256_slli_epi32,
     _mm256_srai_epi32,
     _mm256_slli_epi64,
     _mm256_shuffle_epi32,
@@ -181,6 +196,7 @@ lane_ops!(
     |b: Block| _mm512_broadcast_i32x4(load128(&b)),
     _mm512_xor_si512,
     _mm512_and_si512,
+    _mm512_slli_epi32,
     _mm512_srai_epi32,
     _mm512_slli_epi64,
     _mm512_shuffle_epi32,

@@ -3,6 +3,7 @@
 //! a ratio to a bound measured in the same run.
 
 mod aes;
+mod garble;
 
 use crate::CliError;
 use clap::{Args, Subcommand};
@@ -13,6 +14,8 @@ use std::time::{Duration, Instant};
 pub enum BenchCommand {
     /// Batched AES, hashes, PRG and transposition on every backend this CPU has.
     Aes(aes::AesArgs),
+    /// Half-gates garbling and evaluation in AND gates per second, against the AES roofline.
+    Garble(garble::GarbleArgs),
 }
 
 /// Options every benchmark takes.
@@ -33,6 +36,7 @@ pub struct CommonArgs {
 pub fn run(cmd: BenchCommand) -> Result<(), CliError> {
     match cmd {
         BenchCommand::Aes(args) => aes::run(&args),
+        BenchCommand::Garble(args) => garble::run(&args),
     }
 }
 
