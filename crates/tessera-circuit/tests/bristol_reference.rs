@@ -203,3 +203,68 @@ fn hex_convention_round_trips() {
     assert!(bits_from_hex("11", 4).is_err());
     assert!(bits_from_hex("0", 4).is_err());
 }
+
+/// Bits of bytes, least significant first in each byte (the project's convention).
+fn lsb_first(bytes: &[u8]) -> Vec<bool> {
+    bytes
+        .iter()
+        .flat_map(|b| (0..8).map(move |i| (b >> i) & 1 == 1))
+        .collect()
+}
+
+/// The library's circuits against the files on random inputs.
+#[test]
+fn library_agrees_with_the_bristol_files() {
+    use tessera_circuit::library::{aes128, builtin, sha1_compress, sha256_compress};
+    let mut prg = Prg::with_backend(Block::new(21), Backend::Portable).unwrap();
+    let ours = |c: &Circuit, inputs: &[&[u8]]| {
+        let bits: Vec<Vec<bool>> = inputs.iter().map(|b| lsb_first(b)).collect();
+        evaluate(c, &bits).unwrap().remove(0)
+    };
+    for _ in 0..4 {
+        let x: Vec<u8> = (0..4).flat_map(|_| prg.random_block().to_bytes()).collect();
+        let y: Vec<u8> = (0..2).flat_map(|_| prg.random_block().to_bytes()).collect();
+        if let Some((theirs, _)) = load("bristol_fashion/aes_128.txt") {
+            let out =
+                evaluate(&theirs, &[reversed_bits(&x[..16]), reversed_bits(&y[..16])]).unwrap();
+            assert_eq!(
+                lsb_first(&from_reversed_bits(&out[0])),
+                ours(&aes128().unwrap(), &[&x[..16], &y[..16]])
+            );
+        }
+        if let Some((theirs, _)) = load("bristol_fashion/sha256.txt") {
+            let out = evaluate(&theirs, &[reversed_bits(&x), reversed_bits(&y)]).unwrap();
+            assert_eq!(
+                lsb_first(&from_reversed_bits(&out[0])),
+                ours(&sha256_compress().unwrap(), &[&x, &y])
+            );
+        }
+        if let Some((theirs, _)) = load("bristol_format/sha-1.txt") {
+            // 512 input bits with the SHA-1 IV built in; this file orders bits most significant
+            // first in every byte, without the reversal of the others.
+            let msb_first = |v: Vec<bool>| v.into_iter().rev().collect::<Vec<_>>();
+            let out = evaluate(&theirs, &[msb_first(reversed_bits(&x)), vec![]]).unwrap();
+            let iv: Vec<u8> = [
+                0x67452301u32,
+                0xefcdab89,
+                0x98badcfe,
+                0x10325476,
+                0xc3d2e1f0,
+            ]
+            .iter()
+            .flat_map(|w| w.to_be_bytes())
+            .collect();
+            assert_eq!(
+                lsb_first(&from_reversed_bits(&msb_first(out[0].clone()))),
+                ours(&sha1_compress().unwrap(), &[&x, &iv])
+            );
+        }
+        if let Some((theirs, _)) = load("bristol_format/adder_32bit.txt") {
+            let out = evaluate(&theirs, &[lsb_first(&x[..4]), lsb_first(&y[..4])]).unwrap();
+            let widen = |b: &[u8]| lsb_first(&[b[0], b[1], b[2], b[3], 0])[..33].to_vec();
+            let sum =
+                evaluate(&builtin("add33").unwrap().unwrap(), &[widen(&x), widen(&y)]).unwrap();
+            assert_eq!(out[0], sum[0]);
+        }
+    }
+}
