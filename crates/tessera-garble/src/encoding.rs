@@ -50,6 +50,9 @@ impl InputEncoding {
     }
 
     /// The labels for input bits `bits` on the wires starting at `first_wire`.
+    ///
+    /// # Panics
+    /// If the wires run past the encoding's input wires (the garbler's own bookkeeping).
     pub fn encode(&self, first_wire: usize, bits: &[bool]) -> Vec<Block> {
         encode(
             &self.zero_labels[first_wire..first_wire + bits.len()],

@@ -57,7 +57,8 @@ fn check_inputs(plan: &Plan, inputs: &[Block]) -> Result<(), Error> {
     Ok(())
 }
 
-/// Runs the free steps of `plan` with `free` and hands each AND batch to `and`.
+/// Runs `plan` from the input labels: free gates in place (`inv_offset` is what an inverter XORs in,
+/// `const_one` the label of a constant 1) and each AND chunk through `and`. Returns the output labels.
 fn run<F>(
     plan: &Plan,
     labels: &mut Vec<Block>,
