@@ -114,18 +114,7 @@ impl FixedKeyHash {
         out0: &mut [Block],
         table: &mut [Block],
     ) {
-        let n = a0.len();
-        assert!(
-            b0.len() == n && tweaks.len() == n && out0.len() == n && table.len() == 2 * n,
-            "half-gates garbling: lengths differ"
-        );
-        let io = HalfGatesIo {
-            a: a0,
-            b: b0,
-            tweaks,
-            table: table.as_mut_ptr(),
-            out: out0.as_mut_ptr(),
-        };
+        let io = HalfGatesIo::new(a0, b0, tweaks, table.len(), table.as_mut_ptr(), out0);
         (self.aes.kernels().half_gates_garble)(self.aes.round_keys(), delta, &io);
     }
 
@@ -143,19 +132,8 @@ impl FixedKeyHash {
         table: &[Block],
         out: &mut [Block],
     ) {
-        let n = a.len();
-        assert!(
-            b.len() == n && tweaks.len() == n && out.len() == n && table.len() == 2 * n,
-            "half-gates evaluation: lengths differ"
-        );
-        let io = HalfGatesIo {
-            a,
-            b,
-            tweaks,
-            // Only read by the evaluation kernel.
-            table: table.as_ptr().cast_mut(),
-            out: out.as_mut_ptr(),
-        };
+        // The evaluation kernel only reads the table.
+        let io = HalfGatesIo::new(a, b, tweaks, table.len(), table.as_ptr().cast_mut(), out);
         (self.aes.kernels().half_gates_eval)(self.aes.round_keys(), &io);
     }
 }

@@ -8,6 +8,9 @@
 use tessera_circuit::analysis::and_depths;
 use tessera_circuit::{Circuit, GateKind};
 
+/// The queue length of [`Batching::DYNAMIC`]: 1024 gates, 4096 hashes to garble.
+pub const DYNAMIC_MAX: usize = 1024;
+
 /// How AND gates are grouped into batches for the hash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Batching {
@@ -24,16 +27,18 @@ pub enum Batching {
 }
 
 impl Batching {
-    /// Dynamic batching with a queue of 1024 gates.
-    pub const DYNAMIC: Batching = Batching::Dynamic { max: 1024 };
+    /// Dynamic batching with a queue of [`DYNAMIC_MAX`] gates.
+    pub const DYNAMIC: Batching = Batching::Dynamic { max: DYNAMIC_MAX };
 
     /// The strategy a circuit gets by default: layering where dynamic batching would leave the
     /// AES pipeline short of independent calls (mean batch below 32 AND gates, so below 128
     /// hashes), dynamic batching otherwise, since it keeps labels in cache and memory small.
     /// The threshold comes from `tessera bench garble` on the library's circuits.
     pub fn default_for(circuit: &Circuit) -> Batching {
-        let stats = Plan::new(circuit, Batching::DYNAMIC).stats();
-        if stats.and_gates > 0 && stats.mean_batch() < 32.0 {
+        // The batch sizes only: no need to place labels.
+        let (items, ands) = dynamic_order(circuit, DYNAMIC_MAX);
+        let batches = count_batches(&items);
+        if !ands.is_empty() && (ands.len() as f64) < 32.0 * batches as f64 {
             Batching::Layered
         } else {
             Batching::DYNAMIC
@@ -128,22 +133,20 @@ impl Plan {
             Batching::Dynamic { max } => dynamic_order(circuit, max.max(1)),
             Batching::Layered => layered_order(circuit),
         };
-        let batches = items.iter().filter(|i| matches!(i, Item::Batch(_))).count();
+        let batches = count_batches(&items);
         // Each chunk reads all its inputs before writing, so chunks are the unit of slot reuse.
-        let items: Vec<Item> = items
-            .into_iter()
-            .flat_map(|item| match item {
-                Item::Free(i) => vec![Item::Free(i)],
-                Item::Batch(r) => r
-                    .clone()
-                    .step_by(CHUNK)
-                    .map(|s| Item::Batch(s..(s + CHUNK).min(r.end)))
-                    .collect(),
-            })
-            .collect();
-        let mut plan = assign_slots(circuit, batching, &items, &and_order);
-        plan.batches = batches;
-        plan
+        let mut chunked = Vec::with_capacity(items.len());
+        for item in items {
+            match item {
+                Item::Free(i) => chunked.push(Item::Free(i)),
+                Item::Batch(r) => chunked.extend(
+                    r.clone()
+                        .step_by(CHUNK)
+                        .map(|s| Item::Batch(s..(s + CHUNK).min(r.end))),
+                ),
+            }
+        }
+        assign_slots(circuit, batching, batches, &chunked, &and_order)
     }
 
     /// The strategy it was compiled for.
@@ -170,6 +173,10 @@ impl Plan {
     pub fn num_outputs(&self) -> usize {
         self.output_slots.len()
     }
+}
+
+fn count_batches(items: &[Item]) -> usize {
+    items.iter().filter(|i| matches!(i, Item::Batch(_))).count()
 }
 
 fn dynamic_order(c: &Circuit, max: usize) -> (Vec<Item>, Vec<usize>) {
@@ -234,7 +241,13 @@ fn layered_order(c: &Circuit) -> (Vec<Item>, Vec<usize>) {
 /// Places labels in slots: a wire's slot is freed after the last item that reads it (never for
 /// outputs) and reused by later writes. Within an item all reads happen before any write, so
 /// an item may write into a slot it frees.
-fn assign_slots(c: &Circuit, batching: Batching, items: &[Item], and_order: &[usize]) -> Plan {
+fn assign_slots(
+    c: &Circuit,
+    batching: Batching,
+    batches: usize,
+    items: &[Item],
+    and_order: &[usize],
+) -> Plan {
     let n = c.num_wires as usize;
     let gate_reads = |i: usize| {
         let g = &c.gates[i];
@@ -331,7 +344,7 @@ fn assign_slots(c: &Circuit, batching: Batching, items: &[Item], and_order: &[us
         .map(|w| slots.slot_of[w])
         .collect();
     Plan {
-        batches: 0,
+        batches,
         steps,
         ands,
         input_slots,

@@ -516,6 +516,35 @@ pub(crate) struct HalfGatesIo<'a> {
     pub(crate) out: *mut Block,
 }
 
+impl<'a> HalfGatesIo<'a> {
+    /// The batch of n = `a.len()` gates, after checking every length against n (2n for the
+    /// table of `table_len` blocks at `table`).
+    ///
+    /// # Panics
+    /// If a length differs.
+    pub(crate) fn new(
+        a: &'a [Block],
+        b: &'a [Block],
+        tweaks: &'a [Block],
+        table_len: usize,
+        table: *mut Block,
+        out: &'a mut [Block],
+    ) -> Self {
+        let n = a.len();
+        assert!(
+            b.len() == n && tweaks.len() == n && out.len() == n && table_len == 2 * n,
+            "half-gates batch: lengths differ"
+        );
+        HalfGatesIo {
+            a,
+            b,
+            tweaks,
+            table,
+            out: out.as_mut_ptr(),
+        }
+    }
+}
+
 /// Garbles `M / 4 × L::BLOCKS` AND gates from gate `k`: 4 hashes each, all `M` registers in
 /// the AES pipeline at once, the half-gates combination done in registers (VASA §4.2.1,
 /// Listing 1, on the garbler's side).
