@@ -1,0 +1,75 @@
+//! What crossed the wire, and how long each named phase of a run took (MOTION2NX App. B:
+//! run statistics as JSON).
+
+use crate::Channel;
+use serde::Serialize;
+use std::time::Instant;
+
+/// Traffic counters of one channel end. Bytes include the 5-byte frame headers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Stats {
+    /// Bytes this party sent.
+    pub bytes_sent: u64,
+    /// Bytes this party received.
+    pub bytes_received: u64,
+    /// Messages this party sent.
+    pub messages_sent: u64,
+    /// Messages this party received.
+    pub messages_received: u64,
+    /// Communication rounds as this party sees them: how many times it started sending after
+    /// it had received (its first send counts as one).
+    pub rounds: u64,
+}
+
+impl Stats {
+    /// The traffic between an `earlier` reading and this one.
+    pub fn since(&self, earlier: &Stats) -> Stats {
+        Stats {
+            bytes_sent: self.bytes_sent - earlier.bytes_sent,
+            bytes_received: self.bytes_received - earlier.bytes_received,
+            messages_sent: self.messages_sent - earlier.messages_sent,
+            messages_received: self.messages_received - earlier.messages_received,
+            rounds: self.rounds - earlier.rounds,
+        }
+    }
+}
+
+/// One named phase of a run: its wall-clock time and its traffic.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Phase {
+    /// What the phase did ("base-ot", "garble", ...).
+    pub name: String,
+    /// Wall-clock milliseconds.
+    pub ms: f64,
+    /// Traffic during the phase.
+    #[serde(flatten)]
+    pub traffic: Stats,
+}
+
+/// Times a phase on a channel: [`PhaseTimer::start`] before, [`PhaseTimer::stop`] after.
+#[derive(Clone, Debug)]
+pub struct PhaseTimer {
+    name: String,
+    start: Instant,
+    at: Stats,
+}
+
+impl PhaseTimer {
+    /// Starts timing phase `name` on `channel`.
+    pub fn start<C: Channel + ?Sized>(name: &str, channel: &C) -> Self {
+        PhaseTimer {
+            name: name.to_owned(),
+            start: Instant::now(),
+            at: channel.stats(),
+        }
+    }
+
+    /// Ends the phase.
+    pub fn stop<C: Channel + ?Sized>(self, channel: &C) -> Phase {
+        Phase {
+            name: self.name,
+            ms: self.start.elapsed().as_secs_f64() * 1e3,
+            traffic: channel.stats().since(&self.at),
+        }
+    }
+}
