@@ -1,0 +1,58 @@
+//! Oblivious transfer for Tessera (VASA §2.2 and §4.3.2, seed `000_43950d4e73a4a867.txt`).
+//!
+//! - [`base`]: the Chou-Orlandi "simplest" OT (LATINCRYPT 2015) over Ristretto255, 128 of
+//!   which seed the extension.
+//! - [`extension`]: IKNP OT extension (Ishai, Kilian, Nissim, Petrank, CRYPTO 2003) with the
+//!   optimisations of Asharov, Lindell, Schneider, Zohner (CCS 2013) for semi-honest
+//!   security, and KOS (Keller, Orsini, Scholl, CRYPTO 2015) with its consistency check for
+//!   security against a malicious receiver. Three flavours: chosen-message OT, correlated OT
+//!   with the sender's global offset Δ, and random OT.
+//!
+//! The receiver's choice matrix is built from the core's AES-CTR PRG, transposed with the
+//! core's bit-matrix transposition and hashed with the core's batched TCCR hash (Guo, Katz,
+//! Wang, Yu, S&P 2020), all in batches of thousands of OTs.
+//!
+//! A party that detects its peer misbehaving (an invalid curve point, a failed consistency
+//! check, a commitment that does not open) tells the peer with an abort message and returns
+//! an [`Error`].
+
+#![deny(missing_docs)]
+
+pub mod base;
+pub mod extension;
+
+pub use extension::{OtReceiver, OtSender, Security};
+
+/// What oblivious transfer can report.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// The channel failed or the peer sent something malformed.
+    #[error(transparent)]
+    Net(#[from] tessera_net::Error),
+    /// From the primitives.
+    #[error(transparent)]
+    Core(#[from] tessera_core::Error),
+    /// The peer sent bytes that are not a valid Ristretto255 point, or the identity.
+    #[error("base OT: {what} {index} from the peer is not a valid non-identity Ristretto255 point")]
+    BadPoint {
+        /// Which message.
+        what: &'static str,
+        /// Which point in it.
+        index: usize,
+    },
+    /// The KOS consistency check failed: the receiver did not use one choice vector.
+    #[error("KOS consistency check failed: the receiver's messages are inconsistent (cheating)")]
+    CheckFailed,
+    /// The receiver's coin-toss commitment does not open.
+    #[error("KOS coin toss: the receiver's seed does not match its commitment")]
+    BadCommitment,
+    /// A request the protocol cannot serve.
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// Tells the peer why this party stops, then returns the error.
+pub(crate) fn abort<C: tessera_net::Channel + ?Sized>(channel: &mut C, error: Error) -> Error {
+    channel.abort(&error.to_string());
+    error
+}
