@@ -1,0 +1,486 @@
+//! Semi-honest Yao two-party computation (Yao, FOCS 1986; Lindell and Pinkas, J. Cryptology
+//! 2009) on Tessera's batched half-gates garbling.
+//!
+//! Roles: the garbler holds the circuit's input value 0, the evaluator value 1. A session is
+//! set up once ([`YaoGarbler::setup`], [`YaoEvaluator::setup`]): the parties exchange a
+//! fingerprint of what they are about to run (protocol version, scheme, who learns the output,
+//! SHA-256 of the circuit), so different circuits or versions stop both sides with a clear
+//! message, and then run the 128 base OTs of the IKNP extension. Each execution then:
+//!
+//! 1. evaluator inputs by correlated OT (IKNP with ALSZ's optimisations, VASA §4.3.2): the OT
+//!    sender's global offset is the free-XOR Δ, so the sender's q_j *is* the zero-label of
+//!    evaluator input wire j and the receiver's output is the label of its bit;
+//! 2. the garbler sends the labels of its own input bits;
+//! 3. the garbler garbles batch by batch and streams each batch's tables as one message while
+//!    the evaluator evaluates them: neither side holds the whole garbled circuit;
+//! 4. outputs: the garbler sends the output decoding bits (the evaluator learns the output),
+//!    and/or the evaluator sends its output labels' colour bits (the garbler learns it).
+//!
+//! Security is semi-honest (passive): a malicious garbler could garble another function. A
+//! malformed or missing message still ends in an error, never a panic or a hang, and the party
+//! that stops tells its peer why.
+
+use crate::Error;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use tessera_circuit::{Circuit, GateKind};
+use tessera_core::{Block, Prg};
+use tessera_garble::{
+    Batching, Delta, Evaluator, Garbler, HalfGates, Plan, Scheme, TableSink, TableSource, decode,
+    decoding_bits, encode,
+};
+use tessera_net::{Channel, Phase, PhaseTimer, Tag};
+use tessera_ot::{OtReceiver, OtSender, Security};
+
+/// The version of this protocol's messages; parties of different versions refuse each other.
+pub const PROTOCOL_VERSION: u8 = 1;
+
+const HELLO: Tag = Tag::new(0x30, "yao fingerprint");
+const GARBLER_LABELS: Tag = Tag::new(0x31, "yao garbler input labels");
+const TABLES: Tag = Tag::new(0x32, "yao garbled tables");
+const DECODING: Tag = Tag::new(0x33, "yao output decoding bits");
+const COLOURS: Tag = Tag::new(0x34, "yao evaluator output colours");
+
+/// Who learns the circuit's output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputTo {
+    /// Only the evaluator.
+    Evaluator,
+    /// Only the garbler.
+    Garbler,
+    /// Both parties.
+    Both,
+}
+
+impl OutputTo {
+    fn evaluator_learns(self) -> bool {
+        matches!(self, OutputTo::Evaluator | OutputTo::Both)
+    }
+    fn garbler_learns(self) -> bool {
+        matches!(self, OutputTo::Garbler | OutputTo::Both)
+    }
+    /// The mode's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputTo::Evaluator => "evaluator",
+            OutputTo::Garbler => "garbler",
+            OutputTo::Both => "both",
+        }
+    }
+}
+
+/// The result of one execution.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    /// The output bits, one vector per output value, if this party learns them.
+    pub output: Option<Vec<Vec<bool>>>,
+    /// Time and traffic of each phase.
+    pub phases: Vec<Phase>,
+}
+
+/// SHA-256 of everything both parties must agree on: version, scheme, output mode, circuit.
+pub fn fingerprint(circuit: &Circuit, outputs: OutputTo) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"tessera/yao");
+    h.update([PROTOCOL_VERSION]);
+    h.update(HalfGates::NAME.as_bytes());
+    h.update(outputs.name().as_bytes());
+    h.update(circuit.num_wires.to_le_bytes());
+    for list in [&circuit.inputs, &circuit.outputs] {
+        h.update((list.len() as u64).to_le_bytes());
+        for w in list {
+            h.update(w.to_le_bytes());
+        }
+    }
+    let mut gates = Vec::with_capacity(13 * circuit.gates.len());
+    for g in &circuit.gates {
+        gates.push(match g.kind {
+            GateKind::Xor => 0u8,
+            GateKind::And => 1,
+            GateKind::Inv => 2,
+            GateKind::Eqw => 3,
+            GateKind::Eq => 4,
+        });
+        for w in [g.a, g.b, g.out] {
+            gates.extend_from_slice(&w.to_le_bytes());
+        }
+    }
+    h.update(&gates);
+    h.finalize().into()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+const ROLE_GARBLER: u8 = 0;
+const ROLE_EVALUATOR: u8 = 1;
+
+/// Sends our fingerprint and checks the peer's: same version, opposite role, same fingerprint.
+fn hello<C: Channel + ?Sized>(
+    channel: &mut C,
+    role: u8,
+    circuit: &Circuit,
+    outputs: OutputTo,
+) -> Result<(), Error> {
+    let ours = fingerprint(circuit, outputs);
+    let mut msg = vec![PROTOCOL_VERSION, role];
+    msg.extend_from_slice(&ours);
+    channel.send(HELLO, &msg)?;
+    let mut theirs = [0u8; 34];
+    channel.recv_into(HELLO, &mut theirs)?;
+    let problem = if theirs[0] != PROTOCOL_VERSION {
+        Some(format!(
+            "the peer speaks Yao protocol version {}, this party version {PROTOCOL_VERSION}",
+            theirs[0]
+        ))
+    } else if theirs[1] == role {
+        Some(format!(
+            "both parties are the {}",
+            if role == ROLE_GARBLER {
+                "garbler"
+            } else {
+                "evaluator"
+            }
+        ))
+    } else if theirs[2..] != ours {
+        Some(format!(
+            "circuit fingerprint {} here, {} at the peer: a different circuit, output mode or version",
+            &hex(&ours)[..16],
+            &hex(&theirs[2..])[..16]
+        ))
+    } else {
+        None
+    };
+    match problem {
+        Some(p) => {
+            channel.abort(&p);
+            Err(Error::Mismatch(p))
+        }
+        None => Ok(()),
+    }
+}
+
+/// Checks that the circuit has the two input values of a two-party run.
+fn check_circuit(circuit: &Circuit) -> Result<(), Error> {
+    circuit.check()?;
+    if circuit.inputs.len() != 2 {
+        return Err(Error::Input(format!(
+            "a two-party circuit has two input values (garbler's, evaluator's); this one has {}",
+            circuit.inputs.len()
+        )));
+    }
+    Ok(())
+}
+
+fn check_input(what: &str, bits: &[bool], width: u32) -> Result<(), Error> {
+    if bits.len() == width as usize {
+        Ok(())
+    } else {
+        Err(Error::Input(format!(
+            "the {what}'s input has {} bits, the circuit's value has {width}",
+            bits.len()
+        )))
+    }
+}
+
+/// Splits output bits into the circuit's output values.
+fn split_outputs(circuit: &Circuit, bits: &[bool]) -> Vec<Vec<bool>> {
+    let mut at = 0;
+    circuit
+        .outputs
+        .iter()
+        .map(|&w| {
+            let v = bits[at..at + w as usize].to_vec();
+            at += w as usize;
+            v
+        })
+        .collect()
+}
+
+fn pack(bits: &[bool]) -> Vec<u8> {
+    bits.chunks(8)
+        .map(|c| {
+            c.iter()
+                .enumerate()
+                .fold(0u8, |a, (k, &b)| a | (u8::from(b) << k))
+        })
+        .collect()
+}
+
+fn unpack(bytes: &[u8], n: usize) -> Vec<bool> {
+    (0..n).map(|k| (bytes[k / 8] >> (k % 8)) & 1 == 1).collect()
+}
+
+/// Runs `f`; on error, tells the peer why before returning it.
+fn telling_peer<C: Channel + ?Sized, T>(
+    channel: &mut C,
+    f: impl FnOnce(&mut C) -> Result<T, Error>,
+) -> Result<T, Error> {
+    f(channel).inspect_err(|e| {
+        if !matches!(e, Error::Net(tessera_net::Error::PeerAborted(_))) {
+            channel.abort(&e.to_string());
+        }
+    })
+}
+
+/// Streams garbled tables as messages, one per batch.
+struct ChannelSink<'a, C: ?Sized>(&'a mut C);
+
+impl<C: Channel + ?Sized> TableSink for ChannelSink<'_, C> {
+    fn put(&mut self, blocks: &[Block]) -> Result<(), tessera_garble::Error> {
+        self.0
+            .send_blocks(TABLES, blocks)
+            .map_err(|e| tessera_garble::Error::Stream(e.to_string()))
+    }
+}
+
+/// Receives garbled tables batch by batch; each message must be exactly one batch.
+struct ChannelSource<'a, C: ?Sized> {
+    channel: &'a mut C,
+    buffer: &'a mut Vec<Block>,
+}
+
+impl<C: Channel + ?Sized> TableSource for ChannelSource<'_, C> {
+    fn take(&mut self, n: usize) -> Result<&[Block], tessera_garble::Error> {
+        self.buffer.resize(n, Block::ZERO);
+        self.channel
+            .recv_blocks(TABLES, self.buffer)
+            .map_err(|e| tessera_garble::Error::Stream(e.to_string()))?;
+        Ok(self.buffer)
+    }
+
+    fn finish(&mut self) -> Result<(), tessera_garble::Error> {
+        // Extra tables would arrive where the next message is expected and be refused there.
+        Ok(())
+    }
+}
+
+/// The plan both parties compile: the default batching for the circuit.
+fn plan(circuit: &Circuit) -> Plan {
+    Plan::new(circuit, Batching::default_for(circuit))
+}
+
+/// The garbler's side of a Yao session.
+pub struct YaoGarbler {
+    circuit: Circuit,
+    plan: Plan,
+    outputs: OutputTo,
+    ot: OtSender,
+    garbler: Garbler<HalfGates>,
+    prg: Prg,
+    setup: Vec<Phase>,
+}
+
+impl std::fmt::Debug for YaoGarbler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("YaoGarbler")
+            .field("outputs", &self.outputs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl YaoGarbler {
+    /// Agrees on the computation with the peer and runs the base OTs.
+    pub fn setup<C: Channel + ?Sized>(
+        channel: &mut C,
+        circuit: Circuit,
+        outputs: OutputTo,
+        mut prg: Prg,
+    ) -> Result<Self, Error> {
+        telling_peer(channel, |channel| {
+            check_circuit(&circuit)?;
+            let timer = PhaseTimer::start("fingerprint", channel);
+            hello(channel, ROLE_GARBLER, &circuit, outputs)?;
+            let hello_phase = timer.stop(channel);
+            let timer = PhaseTimer::start("base-ot", channel);
+            let ot_prg = Prg::from_seed_block(prg.random_block());
+            let ot = OtSender::setup(channel, Security::SemiHonest, ot_prg)?;
+            channel.flush()?;
+            let base = timer.stop(channel);
+            Ok(YaoGarbler {
+                plan: plan(&circuit),
+                circuit,
+                outputs,
+                ot,
+                garbler: Garbler::new(HalfGates::default()),
+                prg,
+                setup: vec![hello_phase, base],
+            })
+        })
+    }
+
+    /// The set-up phases' times and traffic.
+    pub fn setup_phases(&self) -> &[Phase] {
+        &self.setup
+    }
+
+    /// One execution with the garbler's input bits (the circuit's input value 0).
+    pub fn run<C: Channel + ?Sized>(
+        &mut self,
+        channel: &mut C,
+        input: &[bool],
+    ) -> Result<Outcome, Error> {
+        telling_peer(channel, |channel| self.run_inner(channel, input))
+    }
+
+    fn run_inner<C: Channel + ?Sized>(
+        &mut self,
+        channel: &mut C,
+        input: &[bool],
+    ) -> Result<Outcome, Error> {
+        let (g, e) = (
+            self.circuit.inputs[0] as usize,
+            self.circuit.inputs[1] as usize,
+        );
+        check_input("garbler", input, self.circuit.inputs[0])?;
+        let mut phases = Vec::new();
+        let delta = Delta::new(self.ot.delta());
+
+        let timer = PhaseTimer::start("input-ot", channel);
+        let mut zero = vec![Block::ZERO; g + e];
+        self.prg.fill_blocks(&mut zero[..g]);
+        self.ot.correlated(channel, &mut zero[g..])?;
+        phases.push(timer.stop(channel));
+
+        let timer = PhaseTimer::start("garble", channel);
+        channel.send_blocks(GARBLER_LABELS, &encode(&zero[..g], delta, input))?;
+        let out_zero =
+            self.garbler
+                .garble(&self.plan, delta, &zero, &mut ChannelSink(&mut *channel))?;
+        phases.push(timer.stop(channel));
+
+        let timer = PhaseTimer::start("output", channel);
+        let decoding = decoding_bits(&out_zero);
+        if self.outputs.evaluator_learns() {
+            channel.send(DECODING, &pack(&decoding))?;
+        }
+        channel.flush()?;
+        let output = if self.outputs.garbler_learns() {
+            let n = decoding.len();
+            let mut colours = vec![0u8; n.div_ceil(8)];
+            channel.recv_into(COLOURS, &mut colours)?;
+            let bits: Vec<bool> = unpack(&colours, n)
+                .iter()
+                .zip(&decoding)
+                .map(|(&c, &d)| c ^ d)
+                .collect();
+            Some(split_outputs(&self.circuit, &bits))
+        } else {
+            None
+        };
+        phases.push(timer.stop(channel));
+        Ok(Outcome { output, phases })
+    }
+}
+
+/// The evaluator's side of a Yao session.
+pub struct YaoEvaluator {
+    circuit: Circuit,
+    plan: Plan,
+    outputs: OutputTo,
+    ot: OtReceiver,
+    evaluator: Evaluator<HalfGates>,
+    buffer: Vec<Block>,
+    setup: Vec<Phase>,
+}
+
+impl std::fmt::Debug for YaoEvaluator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("YaoEvaluator")
+            .field("outputs", &self.outputs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl YaoEvaluator {
+    /// Agrees on the computation with the peer and runs the base OTs.
+    pub fn setup<C: Channel + ?Sized>(
+        channel: &mut C,
+        circuit: Circuit,
+        outputs: OutputTo,
+        prg: Prg,
+    ) -> Result<Self, Error> {
+        telling_peer(channel, |channel| {
+            check_circuit(&circuit)?;
+            let timer = PhaseTimer::start("fingerprint", channel);
+            hello(channel, ROLE_EVALUATOR, &circuit, outputs)?;
+            let hello_phase = timer.stop(channel);
+            let timer = PhaseTimer::start("base-ot", channel);
+            let ot = OtReceiver::setup(channel, Security::SemiHonest, prg)?;
+            channel.flush()?;
+            let base = timer.stop(channel);
+            Ok(YaoEvaluator {
+                plan: plan(&circuit),
+                circuit,
+                outputs,
+                ot,
+                evaluator: Evaluator::new(HalfGates::default()),
+                buffer: Vec::new(),
+                setup: vec![hello_phase, base],
+            })
+        })
+    }
+
+    /// The set-up phases' times and traffic.
+    pub fn setup_phases(&self) -> &[Phase] {
+        &self.setup
+    }
+
+    /// One execution with the evaluator's input bits (the circuit's input value 1).
+    pub fn run<C: Channel + ?Sized>(
+        &mut self,
+        channel: &mut C,
+        input: &[bool],
+    ) -> Result<Outcome, Error> {
+        telling_peer(channel, |channel| self.run_inner(channel, input))
+    }
+
+    fn run_inner<C: Channel + ?Sized>(
+        &mut self,
+        channel: &mut C,
+        input: &[bool],
+    ) -> Result<Outcome, Error> {
+        let (g, e) = (
+            self.circuit.inputs[0] as usize,
+            self.circuit.inputs[1] as usize,
+        );
+        check_input("evaluator", input, self.circuit.inputs[1])?;
+        let mut phases = Vec::new();
+
+        let timer = PhaseTimer::start("input-ot", channel);
+        let mut labels = vec![Block::ZERO; g + e];
+        self.ot.correlated(channel, input, &mut labels[g..])?;
+        phases.push(timer.stop(channel));
+
+        let timer = PhaseTimer::start("evaluate", channel);
+        channel.recv_blocks(GARBLER_LABELS, &mut labels[..g])?;
+        let out = self.evaluator.evaluate(
+            &self.plan,
+            &labels,
+            &mut ChannelSource {
+                channel: &mut *channel,
+                buffer: &mut self.buffer,
+            },
+        )?;
+        phases.push(timer.stop(channel));
+
+        let timer = PhaseTimer::start("output", channel);
+        let output = if self.outputs.evaluator_learns() {
+            let mut packed = vec![0u8; out.len().div_ceil(8)];
+            channel.recv_into(DECODING, &mut packed)?;
+            let bits = decode(&out, &unpack(&packed, out.len()));
+            Some(split_outputs(&self.circuit, &bits))
+        } else {
+            None
+        };
+        if self.outputs.garbler_learns() {
+            let colours: Vec<bool> = out.iter().map(|l| l.lsb()).collect();
+            channel.send(COLOURS, &pack(&colours))?;
+        }
+        channel.flush()?;
+        phases.push(timer.stop(channel));
+        Ok(Outcome { output, phases })
+    }
+}
