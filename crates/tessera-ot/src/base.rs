@@ -45,20 +45,31 @@ fn decode_point(bytes: &[u8], what: &'static str, index: usize) -> Result<Ristre
         .ok_or(Error::BadPoint { what, index })
 }
 
-/// The key derivation H(sid, i, A, B, P).
-fn derive(session: &[u8; 16], index: usize, a: &[u8; 32], b: &[u8], p: &RistrettoPoint) -> Block {
+/// The key derivation H(sid, i, A, B, 2P): the shared point enters doubled, because dalek
+/// compresses 2P for a whole batch with one field inversion.
+fn derive(
+    session: &[u8; 16],
+    index: usize,
+    a: &[u8; 32],
+    b: &[u8],
+    p2: &CompressedRistretto,
+) -> Block {
     let digest = Sha256::new()
         .chain_update(b"tessera/base-ot/chou-orlandi/v1")
         .chain_update(session)
         .chain_update((index as u64).to_le_bytes())
         .chain_update(a)
         .chain_update(b)
-        .chain_update(p.compress().as_bytes())
+        .chain_update(p2.as_bytes())
         .finalize();
     let mut key = [0u8; 16];
     key.copy_from_slice(&digest[..16]);
     Block::from_bytes(key)
 }
+
+/// Receiver points per message: the sender starts on the first batch while the receiver
+/// computes the next.
+const POINTS_PER_MESSAGE: usize = 32;
 
 /// Random OT, sender side: `n` pairs of random keys (k0_i, k1_i), of which the receiver gets
 /// the one it chose.
@@ -74,19 +85,33 @@ pub fn send_random<C: Channel + ?Sized>(
     prg.fill_bytes(&mut session);
     channel.send(SENDER_POINT, &a_bytes)?;
     channel.send(SESSION, &session)?;
-    let mut points = vec![0u8; 32 * n];
-    channel.recv_into(RECEIVER_POINTS, &mut points)?;
+    channel.flush()?;
     let a_times_a = big_a * a;
-    let mut keys = Vec::with_capacity(n);
-    for (i, b) in points.chunks_exact(32).enumerate() {
-        let big_b = decode_point(b, "receiver point B", i).map_err(|e| abort(channel, e))?;
-        let ab = big_b * a;
-        keys.push((
-            derive(&session, i, &a_bytes, b, &ab),
-            derive(&session, i, &a_bytes, b, &(ab - a_times_a)),
-        ));
+    let mut points = vec![0u8; 32 * n];
+    let mut shared = Vec::with_capacity(2 * n);
+    for (batch, bytes) in points.chunks_mut(32 * POINTS_PER_MESSAGE).enumerate() {
+        channel.recv_into(RECEIVER_POINTS, bytes)?;
+        for (k, b) in bytes.chunks_exact(32).enumerate() {
+            let index = batch * POINTS_PER_MESSAGE + k;
+            let big_b =
+                decode_point(b, "receiver point B", index).map_err(|e| abort(channel, e))?;
+            let ab = big_b * a;
+            shared.push(ab);
+            shared.push(ab - a_times_a);
+        }
     }
-    Ok(keys)
+    let doubled = RistrettoPoint::double_and_compress_batch(&shared);
+    Ok(points
+        .chunks_exact(32)
+        .zip(doubled.chunks_exact(2))
+        .enumerate()
+        .map(|(i, (b, p))| {
+            (
+                derive(&session, i, &a_bytes, b, &p[0]),
+                derive(&session, i, &a_bytes, b, &p[1]),
+            )
+        })
+        .collect())
 }
 
 /// Random OT, receiver side: the key k_{c_i} for each choice c_i.
@@ -100,23 +125,29 @@ pub fn receive_random<C: Channel + ?Sized>(
     let big_a = decode_point(&a_bytes, "sender point A", 0).map_err(|e| abort(channel, e))?;
     let mut session = [0u8; 16];
     channel.recv_into(SESSION, &mut session)?;
-    let table_a = RistrettoBasepointTable::create(&big_a);
     let mut points = Vec::with_capacity(32 * choices.len());
-    let mut shared = Vec::with_capacity(choices.len());
-    for &c in choices {
-        let b = random_scalar(prg);
-        let addend = RistrettoPoint::conditional_select(
-            &RistrettoPoint::identity(),
-            &big_a,
-            subtle::Choice::from(c as u8),
-        );
-        let big_b = RISTRETTO_BASEPOINT_TABLE * &b + addend;
-        points.extend_from_slice(big_b.compress().as_bytes());
-        shared.push(&table_a * &b);
+    let mut scalars = Vec::with_capacity(choices.len());
+    for batch in choices.chunks(POINTS_PER_MESSAGE) {
+        let first = points.len();
+        for &c in batch {
+            let b = random_scalar(prg);
+            let addend = RistrettoPoint::conditional_select(
+                &RistrettoPoint::identity(),
+                &big_a,
+                subtle::Choice::from(c as u8),
+            );
+            let big_b = RISTRETTO_BASEPOINT_TABLE * &b + addend;
+            points.extend_from_slice(big_b.compress().as_bytes());
+            scalars.push(b);
+        }
+        channel.send(RECEIVER_POINTS, &points[first..])?;
+        channel.flush()?;
     }
-    channel.send(RECEIVER_POINTS, &points)?;
-    channel.flush()?;
-    Ok(shared
+    // b_i·A for every i, from a table for A (constant time in b_i), while the sender works.
+    let table_a = RistrettoBasepointTable::create(&big_a);
+    let shared: Vec<RistrettoPoint> = scalars.iter().map(|b| &table_a * b).collect();
+    let doubled = RistrettoPoint::double_and_compress_batch(&shared);
+    Ok(doubled
         .iter()
         .zip(points.chunks_exact(32))
         .enumerate()

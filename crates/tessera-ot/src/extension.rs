@@ -35,9 +35,10 @@ use tessera_core::{Block, FixedKeyHash, Prg, gf128};
 use tessera_net::{Channel, Tag};
 
 const MATRIX: Tag = Tag::new(0x20, "ot-extension matrix u");
-const COMMIT: Tag = Tag::new(0x21, "kos seed commitment");
-const SEED: Tag = Tag::new(0x22, "kos sender seed");
-const PROOF: Tag = Tag::new(0x23, "kos receiver seed and check values");
+const COMMIT: Tag = Tag::new(0x21, "kos sender seed commitment");
+const SEED: Tag = Tag::new(0x22, "kos receiver seed");
+const PROOF: Tag = Tag::new(0x23, "kos check values");
+const OPEN: Tag = Tag::new(0x25, "kos sender seed opening");
 const MESSAGES: Tag = Tag::new(0x24, "ot masked messages");
 
 /// Rows per matrix message (a multiple of 128).
@@ -272,9 +273,10 @@ impl OtSender {
         let total = self.security.rows(n);
         let s = &mut self.scratch;
         s.rows.resize(total, Block::ZERO);
-        let mut commitment = [0u8; 32];
+        let seed = self.prg.random_block();
         if self.security == Security::Malicious {
-            channel.recv_into(COMMIT, &mut commitment)?;
+            channel.send(COMMIT, &Sha256::digest(seed.to_bytes()))?;
+            channel.flush()?;
         }
         for start in (0..total).step_by(CHUNK) {
             let rows = CHUNK.min(total - start);
@@ -301,33 +303,34 @@ impl OtSender {
             )?;
         }
         if self.security == Security::Malicious {
-            self.check(channel, total, &commitment)?;
+            self.check(channel, total, seed)?;
         }
         let first = self.next_index;
         self.next_index += n as u64;
         Ok(first)
     }
 
-    /// The sender's half of the KOS consistency check over the batch's `total` rows.
+    /// The sender's half of the KOS consistency check over the batch's `total` rows, with its
+    /// committed coin-toss seed.
     fn check<C: Channel + ?Sized>(
         &mut self,
         channel: &mut C,
         total: usize,
-        commitment: &[u8; 32],
+        seed: Block,
     ) -> Result<(), Error> {
-        let seed = self.prg.random_block();
-        channel.send_blocks(SEED, &[seed])?;
-        let mut proof = [Block::ZERO; 3];
-        channel.recv_blocks(PROOF, &mut proof)?;
-        let [their_seed, x, t] = proof;
-        if Sha256::digest(their_seed.to_bytes()).as_slice() != commitment {
-            return Err(abort(channel, Error::BadCommitment));
-        }
+        let mut theirs = [Block::ZERO];
+        channel.recv_blocks(SEED, &mut theirs)?;
+        channel.send_blocks(OPEN, &[seed])?;
+        channel.flush()?;
+        // Σ χ_j q_j while the receiver computes its half.
         let q = weighted_sum(
-            seed ^ their_seed,
+            seed ^ theirs[0],
             &self.scratch.rows[..total],
             &mut self.scratch.column,
         );
+        let mut proof = [Block::ZERO; 2];
+        channel.recv_blocks(PROOF, &mut proof)?;
+        let [x, t] = proof;
         if q != t ^ gf128::mul(x, self.delta) {
             return Err(abort(channel, Error::CheckFailed));
         }
@@ -350,8 +353,8 @@ fn weighted_sum(seed: Block, rows: &[Block], buffer: &mut [Block]) -> Block {
 trait Tamper {
     /// Changes the matrix message u of the chunk starting at row `start`.
     fn matrix(&mut self, _start: usize, _u: &mut [Block]) {}
-    /// Changes the KOS proof (seed, x, t).
-    fn proof(&mut self, _proof: &mut [Block; 3]) {}
+    /// Changes the KOS check values (x, t).
+    fn proof(&mut self, _proof: &mut [Block; 2]) {}
 }
 
 impl Tamper for () {}
@@ -518,10 +521,6 @@ impl OtReceiver {
     ) -> Result<u64, Error> {
         let total = self.security.rows(choices.len());
         self.pack(choices, total);
-        let seed = self.prg.random_block();
-        if self.security == Security::Malicious {
-            channel.send(COMMIT, &Sha256::digest(seed.to_bytes()))?;
-        }
         let s = &mut self.scratch;
         s.rows.resize(total, Block::ZERO);
         for start in (0..total).step_by(CHUNK) {
@@ -547,9 +546,18 @@ impl OtReceiver {
             )?;
         }
         if self.security == Security::Malicious {
+            // The sender's commitment was sent before the matrix, so it is here by now, and
+            // it binds the sender before it sees our seed.
+            let mut commitment = [0u8; 32];
+            channel.recv_into(COMMIT, &mut commitment)?;
+            let seed = self.prg.random_block();
+            channel.send_blocks(SEED, &[seed])?;
             channel.flush()?;
             let mut theirs = [Block::ZERO];
-            channel.recv_blocks(SEED, &mut theirs)?;
+            channel.recv_blocks(OPEN, &mut theirs)?;
+            if Sha256::digest(theirs[0].to_bytes()).as_slice() != commitment {
+                return Err(abort(channel, Error::BadCommitment));
+            }
             let t = weighted_sum(seed ^ theirs[0], &s.rows, &mut s.hashed);
             let mut chi = Prg::from_seed_block(seed ^ theirs[0]);
             let mut x = Block::ZERO;
@@ -560,7 +568,7 @@ impl OtReceiver {
                     x ^= Block::mask((packed.as_u128() >> bit) & 1 == 1) & w;
                 }
             }
-            let mut proof = [seed, x, t];
+            let mut proof = [x, t];
             tamper.proof(&mut proof);
             channel.send_blocks(PROOF, &proof)?;
         }

@@ -43,8 +43,8 @@ pub enum Error {
     /// The KOS consistency check failed: the receiver did not use one choice vector.
     #[error("KOS consistency check failed: the receiver's messages are inconsistent (cheating)")]
     CheckFailed,
-    /// The receiver's coin-toss commitment does not open.
-    #[error("KOS coin toss: the receiver's seed does not match its commitment")]
+    /// The sender's coin-toss commitment does not open.
+    #[error("KOS coin toss: the sender's seed does not match its commitment")]
     BadCommitment,
     /// A request the protocol cannot serve.
     #[error("{0}")]

@@ -257,9 +257,19 @@ impl<C: Channel + ?Sized> TableSource for ChannelSource<'_, C> {
     }
 }
 
-/// The plan both parties compile: the default batching for the circuit.
-fn plan(circuit: &Circuit) -> Plan {
-    Plan::new(circuit, Batching::default_for(circuit))
+/// Runs `base_ot` while another thread compiles the plan both parties use (the default
+/// batching for the circuit): the base OTs spend much of their time waiting for the peer.
+fn with_plan<T: Send>(
+    circuit: &Circuit,
+    base_ot: impl FnOnce() -> Result<T, Error>,
+) -> Result<(T, Plan), Error> {
+    std::thread::scope(|scope| {
+        let plan = scope.spawn(|| Plan::new(circuit, Batching::default_for(circuit)));
+        let ot = base_ot();
+        // A panic in the planner is a bug in this crate, not the peer's doing.
+        let plan = plan.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        Ok((ot?, plan))
+    })
 }
 
 /// The garbler's side of a Yao session.
@@ -294,13 +304,16 @@ impl YaoGarbler {
             let timer = PhaseTimer::start("fingerprint", channel);
             hello(channel, ROLE_GARBLER, &circuit, outputs)?;
             let hello_phase = timer.stop(channel);
-            let timer = PhaseTimer::start("base-ot", channel);
+            let timer = PhaseTimer::start("base-ot+plan", channel);
             let ot_prg = Prg::from_seed_block(prg.random_block());
-            let ot = OtSender::setup(channel, Security::SemiHonest, ot_prg)?;
-            channel.flush()?;
+            let (ot, plan) = with_plan(&circuit, || {
+                let ot = OtSender::setup(&mut *channel, Security::SemiHonest, ot_prg)?;
+                channel.flush()?;
+                Ok(ot)
+            })?;
             let base = timer.stop(channel);
             Ok(YaoGarbler {
-                plan: plan(&circuit),
+                plan,
                 circuit,
                 outputs,
                 ot,
@@ -407,12 +420,15 @@ impl YaoEvaluator {
             let timer = PhaseTimer::start("fingerprint", channel);
             hello(channel, ROLE_EVALUATOR, &circuit, outputs)?;
             let hello_phase = timer.stop(channel);
-            let timer = PhaseTimer::start("base-ot", channel);
-            let ot = OtReceiver::setup(channel, Security::SemiHonest, prg)?;
-            channel.flush()?;
+            let timer = PhaseTimer::start("base-ot+plan", channel);
+            let (ot, plan) = with_plan(&circuit, || {
+                let ot = OtReceiver::setup(&mut *channel, Security::SemiHonest, prg)?;
+                channel.flush()?;
+                Ok(ot)
+            })?;
             let base = timer.stop(channel);
             Ok(YaoEvaluator {
-                plan: plan(&circuit),
+                plan,
                 circuit,
                 outputs,
                 ot,

@@ -2,6 +2,7 @@
 
 mod bench;
 mod circuit;
+mod twoparty;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -16,6 +17,13 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// AES-128 as a two-party computation in one process: garbler's random key, evaluator's
+    /// random plaintext; prints the ciphertext, checked against plain AES, with time and bytes.
+    Demo(twoparty::DemoArgs),
+    /// One party of a semi-honest Yao computation over TCP or TLS.
+    Run(Box<twoparty::RunArgs>),
+    /// Writes a TLS key and self-signed certificate (key.pem, cert.pem) for `run --tls-dir`.
+    Keygen(twoparty::KeygenArgs),
     /// Measure the hot paths; one JSON object per line with --json.
     Bench {
         #[command(subcommand)]
@@ -43,6 +51,15 @@ pub enum CliError {
     /// From garbling.
     #[error(transparent)]
     Garble(#[from] tessera_garble::Error),
+    /// From the channel layer.
+    #[error(transparent)]
+    Net(#[from] tessera_net::Error),
+    /// From oblivious transfer.
+    #[error(transparent)]
+    Ot(#[from] tessera_ot::Error),
+    /// From a two-party protocol.
+    #[error(transparent)]
+    Protocol(#[from] tessera_protocols::Error),
     /// Writing the output failed.
     #[error("writing output: {0}")]
     Io(#[from] std::io::Error),
@@ -54,6 +71,9 @@ fn main() -> ExitCode {
     let result = tessera_core::Backend::from_env()
         .map_err(CliError::from)
         .and_then(|_| match cli.command {
+            Command::Demo(args) => twoparty::demo(&args),
+            Command::Run(args) => twoparty::run(&args),
+            Command::Keygen(args) => twoparty::keygen(&args),
             Command::Bench { what } => bench::run(what),
             Command::Circuit { what } => circuit::run(what),
         });

@@ -4,6 +4,8 @@
 
 mod aes;
 mod garble;
+mod ot;
+mod yao;
 
 use crate::CliError;
 use clap::{Args, Subcommand};
@@ -16,6 +18,11 @@ pub enum BenchCommand {
     Aes(aes::AesArgs),
     /// Half-gates garbling and evaluation in AND gates per second, against the AES roofline.
     Garble(garble::GarbleArgs),
+    /// OT extension (IKNP, KOS) in OTs per second over loopback TCP.
+    Ot(ot::OtArgs),
+    /// Yao AES-128 (or another circuit) between two threads over loopback TCP: setup, first
+    /// execution and amortised time per execution.
+    Yao(yao::YaoArgs),
 }
 
 /// Options every benchmark takes.
@@ -37,6 +44,8 @@ pub fn run(cmd: BenchCommand) -> Result<(), CliError> {
     match cmd {
         BenchCommand::Aes(args) => aes::run(&args),
         BenchCommand::Garble(args) => garble::run(&args),
+        BenchCommand::Ot(args) => ot::run(&args),
+        BenchCommand::Yao(args) => yao::run(&args),
     }
 }
 

@@ -1,0 +1,224 @@
+//! `tessera bench ot`: OT extension throughput, both parties in one process over loopback TCP
+//! (one thread each), against the loopback bandwidth measured in the same run.
+
+use super::{CommonArgs, cpu_model};
+use crate::CliError;
+use clap::{Args, ValueEnum};
+use serde_json::json;
+use std::net::TcpStream;
+use std::thread;
+use std::time::{Duration, Instant};
+use tessera_core::{Backend, Block, Prg};
+use tessera_net::{Channel, Framed, Tag, tcp};
+use tessera_ot::{OtReceiver, OtSender, Security};
+
+/// Options of `tessera bench ot`.
+#[derive(Args)]
+pub struct OtArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// The extension protocol.
+    #[arg(long, value_enum, default_value_t = ProtocolArg::All)]
+    protocol: ProtocolArg,
+    /// The OT flavour: chosen-message, correlated or random.
+    #[arg(long, value_enum, default_value_t = FlavourArg::All)]
+    flavour: FlavourArg,
+    /// OTs per timed sample.
+    #[arg(long, default_value_t = 1 << 24, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
+    count: u64,
+}
+
+/// `--protocol`.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum ProtocolArg {
+    Iknp,
+    Kos,
+    All,
+}
+
+/// `--flavour`.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+enum FlavourArg {
+    Ot,
+    Cot,
+    Rot,
+    All,
+}
+
+impl FlavourArg {
+    fn name(self) -> &'static str {
+        match self {
+            FlavourArg::Ot => "ot",
+            FlavourArg::Cot => "cot",
+            FlavourArg::Rot => "rot",
+            FlavourArg::All => "all",
+        }
+    }
+}
+
+const GO: Tag = Tag::new(0x70, "bench start");
+const DONE: Tag = Tag::new(0x71, "bench done");
+
+/// A connected loopback pair: (the listening end, the connecting end).
+fn loopback() -> Result<(Framed<TcpStream>, Framed<TcpStream>), CliError> {
+    let timeout = Duration::from_secs(120);
+    let listener = tcp::listen("127.0.0.1:0")?;
+    let addr = listener.local_addr()?.to_string();
+    let server = thread::spawn(move || tcp::accept(&listener, timeout));
+    let client = tcp::connect(&addr, timeout)?;
+    let server = server
+        .join()
+        .map_err(|_| CliError::Usage("accept thread panicked".into()))??;
+    Ok((server, client))
+}
+
+/// Bytes per second one framed TCP stream carries over loopback: the bound for OT extension,
+/// whose cost is mostly the matrix and the masked messages on the wire.
+fn loopback_bandwidth() -> Result<f64, CliError> {
+    let (mut a, mut b) = loopback()?;
+    let message = vec![0x5au8; 1 << 20];
+    let rounds = 256;
+    let reader = thread::spawn(move || -> Result<(), tessera_net::Error> {
+        let mut buf = vec![0u8; 1 << 20];
+        for _ in 0..rounds {
+            b.recv_into(GO, &mut buf)?;
+        }
+        b.send(DONE, &[])?;
+        b.flush()
+    });
+    let t = Instant::now();
+    for _ in 0..rounds {
+        a.send(GO, &message)?;
+    }
+    a.flush()?;
+    a.recv_bounded(DONE, 0)?;
+    let rate = (rounds << 20) as f64 / t.elapsed().as_secs_f64();
+    reader
+        .join()
+        .map_err(|_| CliError::Usage("reader panicked".into()))??;
+    Ok(rate)
+}
+
+/// One protocol × flavour: setup, then `samples` timed runs of `count` OTs.
+fn measure(
+    security: Security,
+    flavour: FlavourArg,
+    count: usize,
+    samples: u32,
+) -> Result<serde_json::Value, CliError> {
+    let (mut s_ch, mut r_ch) = loopback()?;
+    let receiver = thread::spawn(move || -> Result<(), CliError> {
+        let mut r = OtReceiver::setup(&mut r_ch, security, Prg::from_os()?)?;
+        let mut prg = Prg::from_os()?;
+        let choices: Vec<bool> = (0..count).map(|_| prg.random_block().lsb()).collect();
+        let mut out = vec![Block::ZERO; count];
+        for _ in 0..samples {
+            r_ch.recv_bounded(GO, 0)?;
+            match flavour {
+                FlavourArg::Cot => r.correlated(&mut r_ch, &choices, &mut out)?,
+                FlavourArg::Rot => r.random(&mut r_ch, &choices, &mut out)?,
+                _ => r.receive(&mut r_ch, &choices, &mut out)?,
+            }
+            r_ch.send(DONE, &[])?;
+            r_ch.flush()?;
+        }
+        Ok(())
+    });
+    let t = Instant::now();
+    let mut s = OtSender::setup(&mut s_ch, security, Prg::from_os()?)?;
+    let setup_ms = t.elapsed().as_secs_f64() * 1e3;
+    let mut prg = Prg::from_os()?;
+    let messages: Vec<(Block, Block)> = match flavour {
+        FlavourArg::Ot => (0..count)
+            .map(|_| (prg.random_block(), prg.random_block()))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut cot = vec![Block::ZERO; if flavour == FlavourArg::Cot { count } else { 0 }];
+    let mut rot =
+        vec![(Block::ZERO, Block::ZERO); if flavour == FlavourArg::Rot { count } else { 0 }];
+    let mut rates = Vec::new();
+    let before = s_ch.stats();
+    for _ in 0..samples {
+        s_ch.send(GO, &[])?;
+        s_ch.flush()?;
+        let t = Instant::now();
+        match flavour {
+            FlavourArg::Cot => s.correlated(&mut s_ch, &mut cot)?,
+            FlavourArg::Rot => s.random(&mut s_ch, &mut rot)?,
+            _ => s.send(&mut s_ch, &messages)?,
+        }
+        s_ch.recv_bounded(DONE, 0)?;
+        rates.push(count as f64 / t.elapsed().as_secs_f64());
+    }
+    let traffic = s_ch.stats().since(&before);
+    receiver
+        .join()
+        .map_err(|_| CliError::Usage("receiver thread panicked".into()))??;
+    rates.sort_by(f64::total_cmp);
+    let per_run = |v: u64| v / u64::from(samples);
+    Ok(json!({
+        "protocol": security.name(),
+        "flavour": flavour.name(),
+        "count": count,
+        "ots_per_sec": rates[rates.len() / 2],
+        "setup_ms": setup_ms,
+        "bytes_sent": per_run(traffic.bytes_sent),
+        "bytes_received": per_run(traffic.bytes_received),
+        "rounds": per_run(traffic.rounds),
+        "samples": samples,
+    }))
+}
+
+/// Runs `tessera bench ot`.
+pub fn run(args: &OtArgs) -> Result<(), CliError> {
+    let bandwidth = loopback_bandwidth()?;
+    let protocols: &[Security] = match args.protocol {
+        ProtocolArg::Iknp => &[Security::SemiHonest],
+        ProtocolArg::Kos => &[Security::Malicious],
+        ProtocolArg::All => &[Security::SemiHonest, Security::Malicious],
+    };
+    let flavours: &[FlavourArg] = match args.flavour {
+        FlavourArg::All => &[FlavourArg::Ot, FlavourArg::Cot, FlavourArg::Rot],
+        f => std::slice::from_ref(match f {
+            FlavourArg::Ot => &FlavourArg::Ot,
+            FlavourArg::Cot => &FlavourArg::Cot,
+            _ => &FlavourArg::Rot,
+        }),
+    };
+    if !args.common.json {
+        println!(
+            "{:<6} {:<4} {:>10} {:>10} {:>10} {:>14} {:>8}",
+            "proto", "kind", "count", "M OT/s", "setup ms", "bytes sent", "link"
+        );
+    }
+    for &security in protocols {
+        for &flavour in flavours {
+            let mut v = measure(security, flavour, args.count as usize, args.common.samples)?;
+            let rate = v["ots_per_sec"].as_f64().unwrap_or(0.0);
+            let wire = (v["bytes_sent"].as_u64().unwrap_or(0)
+                + v["bytes_received"].as_u64().unwrap_or(0)) as f64;
+            // Fraction of the loopback bandwidth the OTs' traffic uses.
+            let link = wire / args.count as f64 * rate / bandwidth;
+            v["loopback_bytes_per_sec"] = json!(bandwidth);
+            v["link_utilisation"] = json!(link);
+            v["backend"] = json!(Backend::active().name());
+            v["cpu"] = json!(cpu_model());
+            if args.common.json {
+                println!("{v}");
+            } else {
+                println!(
+                    "{:<6} {:<4} {:>10} {:>10.2} {:>10.2} {:>14} {:>8.2}",
+                    security.name(),
+                    flavour.name(),
+                    args.count,
+                    rate / 1e6,
+                    v["setup_ms"].as_f64().unwrap_or(0.0),
+                    v["bytes_sent"],
+                    link
+                );
+            }
+        }
+    }
+    Ok(())
+}
