@@ -270,6 +270,16 @@ impl OtSender {
     /// Extends one batch of `n` OTs into `scratch.rows` (checked, for KOS) and returns the
     /// index of its first OT.
     fn extend<C: Channel + ?Sized>(&mut self, channel: &mut C, n: usize) -> Result<u64, Error> {
+        self.extend_tampered(channel, n, &mut ())
+    }
+
+    /// [`OtSender::extend`], with `tamper` applied to the seed opening before it goes out.
+    fn extend_tampered<C: Channel + ?Sized>(
+        &mut self,
+        channel: &mut C,
+        n: usize,
+        tamper: &mut impl Tamper,
+    ) -> Result<u64, Error> {
         let total = self.security.rows(n);
         let s = &mut self.scratch;
         s.rows.resize(total, Block::ZERO);
@@ -303,7 +313,7 @@ impl OtSender {
             )?;
         }
         if self.security == Security::Malicious {
-            self.check(channel, total, seed)?;
+            self.check(channel, total, seed, tamper)?;
         }
         let first = self.next_index;
         self.next_index += n as u64;
@@ -317,10 +327,13 @@ impl OtSender {
         channel: &mut C,
         total: usize,
         seed: Block,
+        tamper: &mut impl Tamper,
     ) -> Result<(), Error> {
         let mut theirs = [Block::ZERO];
         channel.recv_blocks(SEED, &mut theirs)?;
-        channel.send_blocks(OPEN, &[seed])?;
+        let mut opening = seed;
+        tamper.opening(&mut opening);
+        channel.send_blocks(OPEN, &[opening])?;
         channel.flush()?;
         // Σ χ_j q_j while the receiver computes its half.
         let q = weighted_sum(
@@ -348,9 +361,11 @@ fn weighted_sum(seed: Block, rows: &[Block], buffer: &mut [Block]) -> Block {
     })
 }
 
-/// What a cheating receiver does to its messages before sending them; honest receivers use
-/// `()`, which changes nothing. The tests drive the KOS check with it.
+/// What a cheating party does to its messages before sending them; honest parties use `()`,
+/// which changes nothing. The tests drive the KOS check and coin toss with it.
 trait Tamper {
+    /// Changes the sender's seed opening.
+    fn opening(&mut self, _seed: &mut Block) {}
     /// Changes the matrix message u of the chunk starting at row `start`.
     fn matrix(&mut self, _start: usize, _u: &mut [Block]) {}
     /// Changes the KOS check values (x, t).

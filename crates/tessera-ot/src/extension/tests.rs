@@ -119,3 +119,34 @@ fn iknp_has_no_check_to_fail() {
     let (r, s) = run(Security::SemiHonest, 1000, tamper);
     assert!(r.is_ok() && s.is_ok());
 }
+
+/// Opens a different seed than the one committed to.
+struct BadOpening;
+
+impl Tamper for BadOpening {
+    fn opening(&mut self, seed: &mut Block) {
+        *seed ^= Block::new(1);
+    }
+}
+
+/// A KOS sender that opens another seed than it committed to (to bias χ) is caught by the
+/// receiver, which tells it why.
+#[test]
+fn a_sender_that_changes_its_seed_is_caught() {
+    let (mut a, mut b) = memory_pair(None);
+    let receiver = thread::spawn(move || {
+        let mut r = OtReceiver::setup(&mut b, Security::Malicious, Prg::from_seed_block(Block::new(5)))?;
+        let mut out = vec![Block::ZERO; 500];
+        r.correlated(&mut b, &[false; 500], &mut out)
+    });
+    let mut s = OtSender::setup(&mut a, Security::Malicious, Prg::from_seed_block(Block::new(6))).unwrap();
+    s.scratch.rows.clear();
+    let sent = s.extend_tampered(&mut a, 500, &mut BadOpening);
+    assert_eq!(receiver.join().unwrap().unwrap_err(), Error::BadCommitment);
+    match sent {
+        Err(Error::Net(tessera_net::Error::PeerAborted(why))) => {
+            assert_eq!(why, Error::BadCommitment.to_string())
+        }
+        other => panic!("the sender was not told: {other:?}"),
+    }
+}

@@ -9,7 +9,8 @@ use std::net::TcpStream;
 use std::thread;
 use std::time::{Duration, Instant};
 use tessera_core::{Backend, Block, Prg};
-use tessera_net::{Channel, Framed, Tag, tcp};
+use crate::twoparty::phases_json;
+use tessera_net::{Channel, Framed, PhaseTimer, Tag, tcp};
 use tessera_ot::{OtReceiver, OtSender, Security};
 
 /// Options of `tessera bench ot`.
@@ -124,9 +125,9 @@ fn measure(
         }
         Ok(())
     });
-    let t = Instant::now();
+    let timer = PhaseTimer::start("base-ot", &s_ch);
     let mut s = OtSender::setup(&mut s_ch, security, Prg::from_os()?)?;
-    let setup_ms = t.elapsed().as_secs_f64() * 1e3;
+    let setup = timer.stop(&s_ch);
     let mut prg = Prg::from_os()?;
     let messages: Vec<(Block, Block)> = match flavour {
         FlavourArg::Ot => (0..count)
@@ -138,7 +139,7 @@ fn measure(
     let mut rot =
         vec![(Block::ZERO, Block::ZERO); if flavour == FlavourArg::Rot { count } else { 0 }];
     let mut rates = Vec::new();
-    let before = s_ch.stats();
+    let timer = PhaseTimer::start("extension", &s_ch);
     for _ in 0..samples {
         s_ch.send(GO, &[])?;
         s_ch.flush()?;
@@ -151,7 +152,8 @@ fn measure(
         s_ch.recv_bounded(DONE, 0)?;
         rates.push(count as f64 / t.elapsed().as_secs_f64());
     }
-    let traffic = s_ch.stats().since(&before);
+    let extension = timer.stop(&s_ch);
+    let traffic = extension.traffic;
     receiver
         .join()
         .map_err(|_| CliError::Usage("receiver thread panicked".into()))??;
@@ -162,11 +164,12 @@ fn measure(
         "flavour": flavour.name(),
         "count": count,
         "ots_per_sec": rates[rates.len() / 2],
-        "setup_ms": setup_ms,
+        "setup_ms": setup.ms,
         "bytes_sent": per_run(traffic.bytes_sent),
         "bytes_received": per_run(traffic.bytes_received),
         "rounds": per_run(traffic.rounds),
         "samples": samples,
+        "phases": phases_json(&[setup, extension]),
     }))
 }
 
