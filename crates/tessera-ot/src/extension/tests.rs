@@ -135,11 +135,20 @@ impl Tamper for BadOpening {
 fn a_sender_that_changes_its_seed_is_caught() {
     let (mut a, mut b) = memory_pair(None);
     let receiver = thread::spawn(move || {
-        let mut r = OtReceiver::setup(&mut b, Security::Malicious, Prg::from_seed_block(Block::new(5)))?;
+        let mut r = OtReceiver::setup(
+            &mut b,
+            Security::Malicious,
+            Prg::from_seed_block(Block::new(5)),
+        )?;
         let mut out = vec![Block::ZERO; 500];
         r.correlated(&mut b, &[false; 500], &mut out)
     });
-    let mut s = OtSender::setup(&mut a, Security::Malicious, Prg::from_seed_block(Block::new(6))).unwrap();
+    let mut s = OtSender::setup(
+        &mut a,
+        Security::Malicious,
+        Prg::from_seed_block(Block::new(6)),
+    )
+    .unwrap();
     s.scratch.rows.clear();
     let sent = s.extend_tampered(&mut a, 500, &mut BadOpening);
     assert_eq!(receiver.join().unwrap().unwrap_err(), Error::BadCommitment);

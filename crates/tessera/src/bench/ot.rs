@@ -3,13 +3,13 @@
 
 use super::{CommonArgs, cpu_model};
 use crate::CliError;
+use crate::twoparty::phases_json;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 use std::net::TcpStream;
 use std::thread;
 use std::time::{Duration, Instant};
 use tessera_core::{Backend, Block, Prg};
-use crate::twoparty::phases_json;
 use tessera_net::{Channel, Framed, PhaseTimer, Tag, tcp};
 use tessera_ot::{OtReceiver, OtSender, Security};
 

@@ -14,8 +14,10 @@ use std::time::{Duration, Instant};
 use tessera_circuit::eval::evaluate;
 use tessera_core::{Backend, Prg};
 use tessera_garble::{Batching, Evaluator, Garbler, HalfGates, InputEncoding, Plan, TableReader};
-use tessera_net::{Channel, tcp};
+use tessera_net::{Channel, Tag, tcp};
 use tessera_protocols::yao::{OutputTo, YaoEvaluator, YaoGarbler};
+
+const READY: Tag = Tag::new(0x72, "bench evaluator ready");
 
 /// Options of `tessera bench yao`.
 #[derive(Args)]
@@ -80,6 +82,9 @@ pub fn run(args: &YaoArgs) -> Result<(), CliError> {
     let evaluator = thread::spawn(move || -> Result<_, CliError> {
         let mut ch = tcp::connect(&addr, timeout)?;
         let mut e = YaoEvaluator::setup(&mut ch, e_circuit, OutputTo::Both, Prg::from_os()?)?;
+        // Set-up ends when both parties are ready, so the first execution is timed alone.
+        ch.send(READY, &[])?;
+        ch.flush()?;
         let mut outputs = Vec::new();
         let mut phases = Vec::new();
         for x in &evaluator_inputs {
@@ -92,6 +97,7 @@ pub fn run(args: &YaoArgs) -> Result<(), CliError> {
     let mut ch = tcp::accept(&listener, timeout)?;
     let t = Instant::now();
     let mut g = YaoGarbler::setup(&mut ch, circuit.clone(), OutputTo::Both, Prg::from_os()?)?;
+    ch.recv_bounded(READY, 0)?;
     let setup_ms = t.elapsed().as_secs_f64() * 1e3;
     let after_setup = ch.stats();
     let mut times = Vec::with_capacity(n);
