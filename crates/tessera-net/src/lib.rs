@@ -93,47 +93,33 @@ pub trait Channel {
     }
 }
 
-impl<C: Channel + ?Sized> Channel for &mut C {
-    fn send(&mut self, tag: Tag, payload: &[u8]) -> Result<(), Error> {
-        (**self).send(tag, payload)
-    }
-    fn recv_into(&mut self, tag: Tag, out: &mut [u8]) -> Result<(), Error> {
-        (**self).recv_into(tag, out)
-    }
-    fn recv_bounded(&mut self, tag: Tag, max: usize) -> Result<Vec<u8>, Error> {
-        (**self).recv_bounded(tag, max)
-    }
-    fn flush(&mut self) -> Result<(), Error> {
-        (**self).flush()
-    }
-    fn abort(&mut self, reason: &str) {
-        (**self).abort(reason)
-    }
-    fn stats(&self) -> Stats {
-        (**self).stats()
-    }
+/// Forwards every required [`Channel`] method through a pointer type.
+macro_rules! forward_channel {
+    ($($pointer:ty),*) => {$(
+        impl<C: Channel + ?Sized> Channel for $pointer {
+            fn send(&mut self, tag: Tag, payload: &[u8]) -> Result<(), Error> {
+                (**self).send(tag, payload)
+            }
+            fn recv_into(&mut self, tag: Tag, out: &mut [u8]) -> Result<(), Error> {
+                (**self).recv_into(tag, out)
+            }
+            fn recv_bounded(&mut self, tag: Tag, max: usize) -> Result<Vec<u8>, Error> {
+                (**self).recv_bounded(tag, max)
+            }
+            fn flush(&mut self) -> Result<(), Error> {
+                (**self).flush()
+            }
+            fn abort(&mut self, reason: &str) {
+                (**self).abort(reason)
+            }
+            fn stats(&self) -> Stats {
+                (**self).stats()
+            }
+        }
+    )*};
 }
 
-impl<C: Channel + ?Sized> Channel for Box<C> {
-    fn send(&mut self, tag: Tag, payload: &[u8]) -> Result<(), Error> {
-        (**self).send(tag, payload)
-    }
-    fn recv_into(&mut self, tag: Tag, out: &mut [u8]) -> Result<(), Error> {
-        (**self).recv_into(tag, out)
-    }
-    fn recv_bounded(&mut self, tag: Tag, max: usize) -> Result<Vec<u8>, Error> {
-        (**self).recv_bounded(tag, max)
-    }
-    fn flush(&mut self) -> Result<(), Error> {
-        (**self).flush()
-    }
-    fn abort(&mut self, reason: &str) {
-        (**self).abort(reason)
-    }
-    fn stats(&self) -> Stats {
-        (**self).stats()
-    }
-}
+forward_channel!(&mut C, Box<C>);
 
 /// What a channel can report.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]

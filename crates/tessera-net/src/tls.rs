@@ -95,8 +95,14 @@ impl TlsConfig {
     }
 }
 
-fn provider() -> Arc<CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
+/// The ring provider, and a verifier that accepts only the peer's pinned certificate.
+fn pinned(config: &TlsConfig) -> (Arc<CryptoProvider>, Arc<Pinned>) {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier = Arc::new(Pinned {
+        cert: config.peer.clone(),
+        provider: provider.clone(),
+    });
+    (provider, verifier)
 }
 
 fn tls_error(e: rustls::Error) -> Error {
@@ -120,40 +126,44 @@ impl Pinned {
             ))
         }
     }
+}
 
-    fn tls12(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn tls13(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
-    }
-
-    fn schemes(&self) -> Vec<SignatureScheme> {
-        self.provider
-            .signature_verification_algorithms
-            .supported_schemes()
-    }
+/// The handshake-signature methods both verifier traits share: checked with the pinned
+/// certificate's key by the provider's algorithms.
+macro_rules! signature_checks {
+    () => {
+        fn verify_tls12_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, rustls::Error> {
+            verify_tls12_signature(
+                message,
+                cert,
+                dss,
+                &self.provider.signature_verification_algorithms,
+            )
+        }
+        fn verify_tls13_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, rustls::Error> {
+            verify_tls13_signature(
+                message,
+                cert,
+                dss,
+                &self.provider.signature_verification_algorithms,
+            )
+        }
+        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+            self.provider
+                .signature_verification_algorithms
+                .supported_schemes()
+        }
+    };
 }
 
 impl ServerCertVerifier for Pinned {
@@ -168,25 +178,7 @@ impl ServerCertVerifier for Pinned {
         self.check(end_entity)
             .map(|()| ServerCertVerified::assertion())
     }
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.tls12(message, cert, dss)
-    }
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.tls13(message, cert, dss)
-    }
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.schemes()
-    }
+    signature_checks!();
 }
 
 impl ClientCertVerifier for Pinned {
@@ -202,25 +194,7 @@ impl ClientCertVerifier for Pinned {
         self.check(end_entity)
             .map(|()| ClientCertVerified::assertion())
     }
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.tls12(message, cert, dss)
-    }
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.tls13(message, cert, dss)
-    }
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.schemes()
-    }
+    signature_checks!();
 }
 
 /// A TLS stream, either end.
@@ -273,11 +247,7 @@ pub fn client(
     config: &TlsConfig,
     timeout: Duration,
 ) -> Result<Framed<TlsStream>, Error> {
-    let provider = provider();
-    let verifier = Arc::new(Pinned {
-        cert: config.peer.clone(),
-        provider: provider.clone(),
-    });
+    let (provider, verifier) = pinned(config);
     let tls = ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(tls_error)?
@@ -300,11 +270,7 @@ pub fn server(
     config: &TlsConfig,
     timeout: Duration,
 ) -> Result<Framed<TlsStream>, Error> {
-    let provider = provider();
-    let verifier = Arc::new(Pinned {
-        cert: config.peer.clone(),
-        provider: provider.clone(),
-    });
+    let (provider, verifier) = pinned(config);
     let tls = ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(tls_error)?

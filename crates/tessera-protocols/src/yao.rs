@@ -257,18 +257,34 @@ impl<C: Channel + ?Sized> TableSource for ChannelSource<'_, C> {
     }
 }
 
-/// Runs `base_ot` while another thread compiles the plan both parties use (the default
-/// batching for the circuit): the base OTs spend much of their time waiting for the peer.
-fn with_plan<T: Send>(
+/// A session's set-up, the same for both roles: checks the circuit, exchanges fingerprints,
+/// then runs `base_ot` while another thread compiles the plan both parties use (the default
+/// batching for the circuit; the base OTs spend much of their time waiting for the peer).
+/// Returns the OT state, the plan and the two phases.
+fn set_up<C: Channel + ?Sized, T: Send>(
+    channel: &mut C,
     circuit: &Circuit,
-    base_ot: impl FnOnce() -> Result<T, Error>,
-) -> Result<(T, Plan), Error> {
-    std::thread::scope(|scope| {
-        let plan = scope.spawn(|| Plan::new(circuit, Batching::default_for(circuit)));
-        let ot = base_ot();
-        // A panic in the planner is a bug in this crate, not the peer's doing.
-        let plan = plan.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-        Ok((ot?, plan))
+    outputs: OutputTo,
+    role: u8,
+    base_ot: impl FnOnce(&mut C) -> Result<T, tessera_ot::Error>,
+) -> Result<(T, Plan, Vec<Phase>), Error> {
+    telling_peer(channel, |channel| {
+        check_circuit(circuit)?;
+        let timer = PhaseTimer::start("fingerprint", channel);
+        hello(channel, role, circuit, outputs)?;
+        let hello_phase = timer.stop(channel);
+        let timer = PhaseTimer::start("base-ot+plan", channel);
+        let (ot, plan) = std::thread::scope(|scope| {
+            let plan = scope.spawn(|| Plan::new(circuit, Batching::default_for(circuit)));
+            let ot = base_ot(&mut *channel).map_err(Error::from).and_then(|ot| {
+                channel.flush()?;
+                Ok(ot)
+            });
+            // A panic in the planner is a bug in this crate, not the peer's doing.
+            let plan = plan.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            ot.map(|ot| (ot, plan))
+        })?;
+        Ok((ot, plan, vec![hello_phase, timer.stop(channel)]))
     })
 }
 
@@ -299,28 +315,18 @@ impl YaoGarbler {
         outputs: OutputTo,
         mut prg: Prg,
     ) -> Result<Self, Error> {
-        telling_peer(channel, |channel| {
-            check_circuit(&circuit)?;
-            let timer = PhaseTimer::start("fingerprint", channel);
-            hello(channel, ROLE_GARBLER, &circuit, outputs)?;
-            let hello_phase = timer.stop(channel);
-            let timer = PhaseTimer::start("base-ot+plan", channel);
-            let ot_prg = Prg::from_seed_block(prg.random_block());
-            let (ot, plan) = with_plan(&circuit, || {
-                let ot = OtSender::setup(&mut *channel, Security::SemiHonest, ot_prg)?;
-                channel.flush()?;
-                Ok(ot)
-            })?;
-            let base = timer.stop(channel);
-            Ok(YaoGarbler {
-                plan,
-                circuit,
-                outputs,
-                ot,
-                garbler: Garbler::new(HalfGates::default()),
-                prg,
-                setup: vec![hello_phase, base],
-            })
+        let ot_prg = Prg::from_seed_block(prg.random_block());
+        let (ot, plan, setup) = set_up(channel, &circuit, outputs, ROLE_GARBLER, |ch| {
+            OtSender::setup(ch, Security::SemiHonest, ot_prg)
+        })?;
+        Ok(YaoGarbler {
+            plan,
+            circuit,
+            outputs,
+            ot,
+            garbler: Garbler::new(HalfGates::default()),
+            prg,
+            setup,
         })
     }
 
@@ -415,27 +421,17 @@ impl YaoEvaluator {
         outputs: OutputTo,
         prg: Prg,
     ) -> Result<Self, Error> {
-        telling_peer(channel, |channel| {
-            check_circuit(&circuit)?;
-            let timer = PhaseTimer::start("fingerprint", channel);
-            hello(channel, ROLE_EVALUATOR, &circuit, outputs)?;
-            let hello_phase = timer.stop(channel);
-            let timer = PhaseTimer::start("base-ot+plan", channel);
-            let (ot, plan) = with_plan(&circuit, || {
-                let ot = OtReceiver::setup(&mut *channel, Security::SemiHonest, prg)?;
-                channel.flush()?;
-                Ok(ot)
-            })?;
-            let base = timer.stop(channel);
-            Ok(YaoEvaluator {
-                plan,
-                circuit,
-                outputs,
-                ot,
-                evaluator: Evaluator::new(HalfGates::default()),
-                buffer: Vec::new(),
-                setup: vec![hello_phase, base],
-            })
+        let (ot, plan, setup) = set_up(channel, &circuit, outputs, ROLE_EVALUATOR, |ch| {
+            OtReceiver::setup(ch, Security::SemiHonest, prg)
+        })?;
+        Ok(YaoEvaluator {
+            plan,
+            circuit,
+            outputs,
+            ot,
+            evaluator: Evaluator::new(HalfGates::default()),
+            buffer: Vec::new(),
+            setup,
         })
     }
 

@@ -1,6 +1,7 @@
 //! The command line as a user runs it.
 
-use std::process::Command;
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command, Stdio};
 
 fn tessera(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
@@ -90,101 +91,108 @@ fn demo_checks_its_ciphertext() {
     assert!(v["garbler"]["bytes_sent"].as_u64().unwrap() > 6400 * 32);
 }
 
+/// A garbler process listening on a free port: the process, its address and its stderr.
+fn spawn_garbler(
+    circuit: &str,
+    input: &str,
+    extra: &[String],
+) -> (
+    std::process::Child,
+    String,
+    BufReader<std::process::ChildStderr>,
+) {
+    let mut garbler = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args([
+            "run",
+            "--role",
+            "garbler",
+            "--listen",
+            "127.0.0.1:0",
+            "--timeout",
+            "10",
+        ])
+        .args(["--circuit", circuit, "--input", input])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(garbler.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    assert!(line.contains("listening on"), "{line}");
+    let addr = line.trim().rsplit(' ').next().unwrap().to_owned();
+    (garbler, addr, stderr)
+}
+
+/// The evaluator process's (success, stdout, stderr), and then the garbler's (success, stderr).
+fn run_evaluator(
+    garbler: (
+        std::process::Child,
+        String,
+        BufReader<std::process::ChildStderr>,
+    ),
+    circuit: &str,
+    input: &str,
+    extra: &[String],
+) -> ((bool, String, String), (bool, String)) {
+    let (mut child, addr, mut stderr) = garbler;
+    let mut args = vec![
+        "run",
+        "--role",
+        "evaluator",
+        "--connect",
+        &addr,
+        "--timeout",
+        "10",
+    ];
+    args.extend(["--circuit", circuit, "--input", input]);
+    args.extend(extra.iter().map(String::as_str));
+    let evaluator = tessera(&args);
+    let status = child.wait().unwrap();
+    let mut g_err = String::new();
+    stderr.read_to_string(&mut g_err).unwrap();
+    (evaluator, (status.success(), g_err))
+}
+
 /// Two processes, one per party, over TCP and over TLS with pinned certificates: the
 /// evaluator prints the FIPS-197 ciphertext; a wrong certificate is refused.
 #[test]
 fn two_processes_compute_aes128() {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
     let dir = tempfile::tempdir().unwrap();
-    let (g_dir, e_dir, x_dir) = (
-        dir.path().join("g"),
-        dir.path().join("e"),
-        dir.path().join("x"),
-    );
-    for d in [&g_dir, &e_dir, &x_dir] {
-        let (ok, out, err) = tessera(&["keygen", "--out", d.to_str().unwrap()]);
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    for d in ["g", "e", "x"] {
+        let (ok, out, err) = tessera(&["keygen", "--out", &path(d)]);
         assert!(ok && out.contains("cert.pem"), "{err}");
     }
-    let cert = |d: &std::path::Path| d.join("cert.pem").to_str().unwrap().to_owned();
-    let tls_g = [
-        "--tls-dir".to_owned(),
-        g_dir.to_str().unwrap().to_owned(),
-        "--peer-cert".to_owned(),
-        cert(&e_dir),
-    ];
-    let tls_e = [
-        "--tls-dir".to_owned(),
-        e_dir.to_str().unwrap().to_owned(),
-        "--peer-cert".to_owned(),
-        cert(&g_dir),
-    ];
-    // The evaluator pins x's certificate instead of the garbler's.
-    let tls_wrong = [
-        "--tls-dir".to_owned(),
-        e_dir.to_str().unwrap().to_owned(),
-        "--peer-cert".to_owned(),
-        cert(&x_dir),
-    ];
-    let none: [String; 0] = [];
+    let tls = |own: &str, peer: &str| {
+        vec![
+            "--tls-dir".to_owned(),
+            path(own),
+            "--peer-cert".to_owned(),
+            path(&format!("{peer}/cert.pem")),
+        ]
+    };
+    // Last case: the evaluator pins x's certificate instead of the garbler's.
     for (g_extra, e_extra, should_work) in [
-        (&none[..], &none[..], true),
-        (&tls_g[..], &tls_e[..], true),
-        (&tls_g[..], &tls_wrong[..], false),
+        (vec![], vec![], true),
+        (tls("g", "e"), tls("e", "g"), true),
+        (tls("g", "e"), tls("e", "x"), false),
     ] {
-        let mut garbler = Command::new(env!("CARGO_BIN_EXE_tessera"))
-            .args([
-                "run",
-                "--role",
-                "garbler",
-                "--listen",
-                "127.0.0.1:0",
-                "--circuit",
-                "aes128",
-                "--input",
-                "000102030405060708090a0b0c0d0e0f",
-                "--timeout",
-                "10",
-            ])
-            .args(g_extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(garbler.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let addr = line.trim().rsplit(' ').next().unwrap().to_owned();
-        assert!(line.contains("listening on"), "{line}");
-        let (ok, out, err) = tessera(
-            &[
-                &[
-                    "run",
-                    "--role",
-                    "evaluator",
-                    "--connect",
-                    &addr,
-                    "--circuit",
-                    "aes128",
-                    "--input",
-                    "00112233445566778899aabbccddeeff",
-                    "--timeout",
-                    "10",
-                ][..],
-                &e_extra.iter().map(String::as_str).collect::<Vec<_>>()[..],
-            ]
-            .concat(),
+        let garbler = spawn_garbler("aes128", "000102030405060708090a0b0c0d0e0f", &g_extra);
+        let ((ok, out, err), (g_ok, g_err)) = run_evaluator(
+            garbler,
+            "aes128",
+            "00112233445566778899aabbccddeeff",
+            &e_extra,
         );
-        let g_status = garbler.wait().unwrap();
-        let mut g_err = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut g_err).unwrap();
         if should_work {
             assert!(ok, "{err}");
             assert_eq!(out.trim(), "69c4e0d86a7b0430d8cdb78070b4c55a");
-            assert!(g_status.success(), "{g_err}");
+            assert!(g_ok, "{g_err}");
         } else {
             assert!(
-                !ok && !g_status.success(),
+                !ok && !g_ok,
                 "a wrong certificate was accepted: {out} {err}"
             );
             assert!(err.contains("pinned") || err.contains("TLS"), "{err}");
@@ -195,46 +203,9 @@ fn two_processes_compute_aes128() {
 /// Mismatched circuits stop both processes with the reason.
 #[test]
 fn two_processes_with_different_circuits_both_fail_clearly() {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
-    let mut garbler = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args([
-            "run",
-            "--role",
-            "garbler",
-            "--listen",
-            "127.0.0.1:0",
-            "--circuit",
-            "add8",
-            "--input",
-            "05",
-            "--timeout",
-            "10",
-        ])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(garbler.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let addr = line.trim().rsplit(' ').next().unwrap().to_owned();
-    let (ok, _, err) = tessera(&[
-        "run",
-        "--role",
-        "evaluator",
-        "--connect",
-        &addr,
-        "--circuit",
-        "add16",
-        "--input",
-        "0500",
-        "--timeout",
-        "10",
-    ]);
-    let status = garbler.wait().unwrap();
-    let mut g_err = String::new();
-    std::io::Read::read_to_string(&mut stderr, &mut g_err).unwrap();
-    assert!(!ok && !status.success());
+    let garbler = spawn_garbler("add8", "05", &[]);
+    let ((ok, _, err), (g_ok, g_err)) = run_evaluator(garbler, "add16", "0500", &[]);
+    assert!(!ok && !g_ok);
     assert!(err.contains("fingerprint"), "{err}");
     assert!(g_err.contains("fingerprint"), "{g_err}");
 }
