@@ -59,11 +59,6 @@ impl<S: Transport> Framed<S> {
         }
     }
 
-    /// The underlying stream.
-    pub fn get_ref(&self) -> &S {
-        &self.io
-    }
-
     fn check(&self) -> Result<(), Error> {
         match &self.failed {
             Some(e) => Err(Error::Poisoned(e.clone())),

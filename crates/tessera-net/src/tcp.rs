@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 const POLL: Duration = Duration::from_millis(20);
 
 /// Sets up a connected stream: no Nagle delay, reads and writes time out.
-pub fn configure(stream: &TcpStream, timeout: Duration) -> Result<(), Error> {
+fn configure(stream: &TcpStream, timeout: Duration) -> Result<(), Error> {
     let io = |e: io::Error| Error::Io(format!("setting up the TCP stream: {e}"));
     stream.set_nodelay(true).map_err(io)?;
     stream.set_read_timeout(Some(timeout)).map_err(io)?;

@@ -90,8 +90,12 @@ struct Scratch {
     column: Vec<Block>,
     /// Hash tweaks.
     tweaks: Vec<Block>,
-    /// Hash outputs.
+    /// H(row_j, j) for one chunk.
     hashed: Vec<Block>,
+    /// H(row_j ⊕ Δ, j) for one chunk (the sender's second message).
+    hashed_delta: Vec<Block>,
+    /// One chunk of masked message pairs, interleaved.
+    masked: Vec<Block>,
 }
 
 impl Scratch {
@@ -102,22 +106,37 @@ impl Scratch {
             column: vec![Block::ZERO; CHUNK],
             tweaks: vec![Block::ZERO; CHUNK],
             hashed: vec![Block::ZERO; CHUNK],
+            hashed_delta: vec![Block::ZERO; CHUNK],
+            masked: vec![Block::ZERO; 2 * CHUNK],
         }
     }
 
-    /// Hashes `rows` (each XORed with `offset`) under tweaks `first_index..`, into
-    /// `self.hashed[..rows.len()]`; `rows.len() <= CHUNK`.
-    fn hash(&mut self, hash: &FixedKeyHash, rows: &[Block], offset: Block, first_index: u64) {
-        let n = rows.len();
-        for (k, (x, t)) in self.column[..n]
-            .iter_mut()
-            .zip(&mut self.tweaks[..n])
-            .enumerate()
-        {
-            *x = rows[k] ^ offset;
-            *t = Block::new(u128::from(first_index + k as u64));
+    /// Hashes the `len ≤ CHUNK` rows from `start` under tweaks `first_index + start ..`: into
+    /// `hashed[..len]`, and with `delta` XORed in into `hashed_delta[..len]`.
+    fn hash_chunk(
+        &mut self,
+        hash: &FixedKeyHash,
+        start: usize,
+        len: usize,
+        first_index: u64,
+        delta: Option<Block>,
+    ) {
+        let first = first_index + start as u64;
+        for (k, t) in self.tweaks[..len].iter_mut().enumerate() {
+            *t = Block::new(u128::from(first + k as u64));
         }
-        hash.tccr(&self.column[..n], &self.tweaks[..n], &mut self.hashed[..n]);
+        let rows = &self.rows[start..start + len];
+        hash.tccr(rows, &self.tweaks[..len], &mut self.hashed[..len]);
+        if let Some(delta) = delta {
+            for (x, &r) in self.column[..len].iter_mut().zip(rows) {
+                *x = r ^ delta;
+            }
+            hash.tccr(
+                &self.column[..len],
+                &self.tweaks[..len],
+                &mut self.hashed_delta[..len],
+            );
+        }
     }
 }
 
@@ -199,7 +218,8 @@ impl OtSender {
         Ok(())
     }
 
-    /// Random OT: `out[j]` = (x0_j, x1_j), of which the receiver gets the one it chose.
+    /// Random OT: `out[j]` = (x0_j, x1_j), of which the receiver gets the one it chose:
+    /// x0_j = H(q_j, j), x1_j = H(q_j ⊕ Δ, j).
     pub fn random<C: Channel + ?Sized>(
         &mut self,
         channel: &mut C,
@@ -207,64 +227,43 @@ impl OtSender {
     ) -> Result<(), Error> {
         for part in out.chunks_mut(BATCH) {
             let first = self.extend(channel, part.len())?;
-            self.each_hashed_chunk(part.len(), first, |k, x0, x1| {
-                for (o, (&a, &b)) in part[k..].iter_mut().zip(x0.iter().zip(x1)) {
-                    *o = (a, b);
+            for (c, chunk) in part.chunks_mut(CHUNK).enumerate() {
+                let s = &mut self.scratch;
+                s.hash_chunk(&self.hash, c * CHUNK, chunk.len(), first, Some(self.delta));
+                for (o, (&x0, &x1)) in chunk.iter_mut().zip(s.hashed.iter().zip(&s.hashed_delta)) {
+                    *o = (x0, x1);
                 }
-            });
+            }
         }
         Ok(())
     }
 
-    /// Chosen-message OT: the receiver gets `messages[j].0` or `.1` as it chose.
+    /// Chosen-message OT: the receiver gets `messages[j].0` or `.1` as it chose. Each
+    /// chunk goes out as one message of interleaved pairs (m0 ⊕ x0, m1 ⊕ x1).
     pub fn send<C: Channel + ?Sized>(
         &mut self,
         channel: &mut C,
         messages: &[(Block, Block)],
     ) -> Result<(), Error> {
-        let mut masked = vec![Block::ZERO; 2 * CHUNK.min(messages.len())];
         for part in messages.chunks(BATCH) {
             let first = self.extend(channel, part.len())?;
-            let mut sent = Ok(());
-            self.each_hashed_chunk(part.len(), first, |k, x0, x1| {
-                let n = x0.len();
-                for (j, pair) in masked[..2 * n].chunks_exact_mut(2).enumerate() {
-                    let (m0, m1) = part[k + j];
-                    pair[0] = m0 ^ x0[j];
-                    pair[1] = m1 ^ x1[j];
+            for (c, chunk) in part.chunks(CHUNK).enumerate() {
+                let s = &mut self.scratch;
+                s.hash_chunk(&self.hash, c * CHUNK, chunk.len(), first, Some(self.delta));
+                let masked = &mut s.masked[..2 * chunk.len()];
+                for ((pair, &(m0, m1)), (&x0, &x1)) in masked
+                    .chunks_exact_mut(2)
+                    .zip(chunk)
+                    .zip(s.hashed.iter().zip(&s.hashed_delta))
+                {
+                    pair[0] = m0 ^ x0;
+                    pair[1] = m1 ^ x1;
                 }
-                if sent.is_ok() {
-                    sent = channel.send_blocks(MESSAGES, &masked[..2 * n]);
-                }
-            });
-            sent?;
+                channel.send_blocks(MESSAGES, masked)?;
+            }
         }
         channel.flush()?;
         Ok(())
-    }
-
-    /// Calls `f(offset, x0, x1)` for each chunk of the batch's first `n` rows with the random
-    /// OT pair H(q_j, j), H(q_j ⊕ Δ, j).
-    fn each_hashed_chunk(
-        &mut self,
-        n: usize,
-        first_index: u64,
-        mut f: impl FnMut(usize, &[Block], &[Block]),
-    ) {
-        let mut x0 = vec![Block::ZERO; CHUNK.min(n)];
-        let rows = std::mem::take(&mut self.scratch.rows);
-        for (c, part) in rows[..n].chunks(CHUNK).enumerate() {
-            let first = first_index + (c * CHUNK) as u64;
-            self.scratch.hash(&self.hash, part, Block::ZERO, first);
-            x0[..part.len()].copy_from_slice(&self.scratch.hashed[..part.len()]);
-            self.scratch.hash(&self.hash, part, self.delta, first);
-            f(
-                c * CHUNK,
-                &x0[..part.len()],
-                &self.scratch.hashed[..part.len()],
-            );
-        }
-        self.scratch.rows = rows;
     }
 
     /// Extends one batch of `n` OTs into `scratch.rows` (checked, for KOS) and returns the
@@ -283,11 +282,16 @@ impl OtSender {
         let total = self.security.rows(n);
         let s = &mut self.scratch;
         s.rows.resize(total, Block::ZERO);
-        let seed = self.prg.random_block();
-        if self.security == Security::Malicious {
-            channel.send(COMMIT, &Sha256::digest(seed.to_bytes()))?;
-            channel.flush()?;
-        }
+        // KOS: commit to this batch's coin-toss seed before the matrix arrives.
+        let seed = match self.security {
+            Security::Malicious => {
+                let seed = self.prg.random_block();
+                channel.send(COMMIT, &Sha256::digest(seed.to_bytes()))?;
+                channel.flush()?;
+                Some(seed)
+            }
+            Security::SemiHonest => None,
+        };
         for start in (0..total).step_by(CHUNK) {
             let rows = CHUNK.min(total - start);
             let width = rows / KAPPA;
@@ -312,7 +316,7 @@ impl OtSender {
                 &mut s.rows[start..start + rows],
             )?;
         }
-        if self.security == Security::Malicious {
+        if let Some(seed) = seed {
             self.check(channel, total, seed, tamper)?;
         }
         let first = self.next_index;
@@ -439,7 +443,7 @@ impl OtReceiver {
         Ok(())
     }
 
-    /// Random OT: `out[j]` = the sender's x_{choices[j]}.
+    /// Random OT: `out[j]` = the sender's x_{choices[j]} = H(t_j, j).
     pub fn random<C: Channel + ?Sized>(
         &mut self,
         channel: &mut C,
@@ -449,18 +453,11 @@ impl OtReceiver {
         check_len("random OT", out.len(), choices.len())?;
         for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
             let first = self.extend(channel, c)?;
-            let rows = std::mem::take(&mut self.scratch.rows);
             for (k, chunk) in part.chunks_mut(CHUNK).enumerate() {
-                let n = chunk.len();
-                self.scratch.hash(
-                    &self.hash,
-                    &rows[k * CHUNK..k * CHUNK + n],
-                    Block::ZERO,
-                    first + (k * CHUNK) as u64,
-                );
-                chunk.copy_from_slice(&self.scratch.hashed[..n]);
+                let s = &mut self.scratch;
+                s.hash_chunk(&self.hash, k * CHUNK, chunk.len(), first, None);
+                chunk.copy_from_slice(&s.hashed[..chunk.len()]);
             }
-            self.scratch.rows = rows;
         }
         Ok(())
     }
@@ -473,27 +470,22 @@ impl OtReceiver {
         out: &mut [Block],
     ) -> Result<(), Error> {
         check_len("chosen-message OT", out.len(), choices.len())?;
-        let mut masked = vec![Block::ZERO; 2 * CHUNK.min(choices.len())];
         for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
             let first = self.extend(channel, c)?;
-            let rows = std::mem::take(&mut self.scratch.rows);
-            for (k, chunk) in part.chunks_mut(CHUNK).enumerate() {
-                let n = chunk.len();
-                let masked = &mut masked[..2 * n];
+            for (k, (chunk, bits)) in part.chunks_mut(CHUNK).zip(c.chunks(CHUNK)).enumerate() {
+                let s = &mut self.scratch;
+                s.hash_chunk(&self.hash, k * CHUNK, chunk.len(), first, None);
+                let masked = &mut s.masked[..2 * chunk.len()];
                 channel.recv_blocks(MESSAGES, masked)?;
-                self.scratch.hash(
-                    &self.hash,
-                    &rows[k * CHUNK..k * CHUNK + n],
-                    Block::ZERO,
-                    first + (k * CHUNK) as u64,
-                );
-                for (j, (o, pair)) in chunk.iter_mut().zip(masked.chunks_exact(2)).enumerate() {
-                    let bit = c[k * CHUNK + j];
-                    *o =
-                        self.scratch.hashed[j] ^ pair[0] ^ (Block::mask(bit) & (pair[0] ^ pair[1]));
+                for ((o, pair), (&h, &bit)) in chunk
+                    .iter_mut()
+                    .zip(masked.chunks_exact(2))
+                    .zip(s.hashed.iter().zip(bits))
+                {
+                    // Branch-free selection of the chosen pair element.
+                    *o = h ^ pair[0] ^ (Block::mask(bit) & (pair[0] ^ pair[1]));
                 }
             }
-            self.scratch.rows = rows;
         }
         Ok(())
     }
@@ -573,14 +565,17 @@ impl OtReceiver {
             if Sha256::digest(theirs[0].to_bytes()).as_slice() != commitment {
                 return Err(abort(channel, Error::BadCommitment));
             }
-            let t = weighted_sum(seed ^ theirs[0], &s.rows, &mut s.hashed);
+            // x = Σ r_j·χ_j and t = Σ χ_j·t_j in one pass over χ.
             let mut chi = Prg::from_seed_block(seed ^ theirs[0]);
-            let mut x = Block::ZERO;
-            for packed in &self.choices {
-                let weights = &mut s.tweaks[..KAPPA];
+            let (mut x, mut t) = (Block::ZERO, Block::ZERO);
+            for (rows, packed) in s.rows.chunks(CHUNK).zip(self.choices.chunks(CHUNK / KAPPA)) {
+                let weights = &mut s.hashed[..rows.len()];
                 chi.fill_blocks(weights);
-                for (bit, &w) in weights.iter().enumerate() {
-                    x ^= Block::mask((packed.as_u128() >> bit) & 1 == 1) & w;
+                t ^= gf128::inner_product(weights, rows);
+                for (w, &r) in weights.chunks_exact(KAPPA).zip(packed) {
+                    for (bit, &w) in w.iter().enumerate() {
+                        x ^= Block::mask((r.as_u128() >> bit) & 1 == 1) & w;
+                    }
                 }
             }
             let mut proof = [x, t];

@@ -34,7 +34,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
         .ok_or_else(|| CliError::Usage("aes128 is missing from the library".into()))??;
     let mut prg = Prg::from_os()?;
     let (key, plain) = (prg.random_block(), prg.random_block());
-    let (key_hex, plain_hex) = (hex(&key.to_bytes()), hex(&plain.to_bytes()));
+    let (key_hex, plain_hex) = (key.to_string(), plain.to_string());
     let key_bits = bits_from_hex(&key_hex, 128)?;
     let plain_bits = bits_from_hex(&plain_hex, 128)?;
     let (mut g_ch, mut e_ch) = memory_pair(None);
@@ -58,7 +58,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
         .output
         .ok_or_else(|| CliError::Usage("the evaluator learned no output".into()))?;
     let cipher = bits_to_hex(&output[0]);
-    let expected = hex(&FixedKeyAes::new(key).encrypt_block(plain).to_bytes());
+    let expected = FixedKeyAes::new(key).encrypt_block(plain).to_string();
     let correct = cipher == expected;
     let e_stats = e_ch.stats();
     if args.json {
@@ -106,10 +106,6 @@ pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
             "2PC gave {cipher}, plain AES {expected}"
         )))
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `--role`.

@@ -9,7 +9,9 @@ mod yao;
 
 use crate::CliError;
 use clap::{Args, Subcommand};
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
+use tessera_net::{Framed, tcp};
 
 /// What to benchmark.
 #[derive(Subcommand)]
@@ -91,4 +93,18 @@ pub fn cpu_model() -> String {
                 .map(|m| m.trim().to_string())
         })
         .unwrap_or_else(|| "unknown".into())
+}
+
+/// A connected pair of framed TCP channels over loopback, (listening end, connecting end),
+/// for the two-party benchmarks; reads time out after two minutes.
+pub fn loopback() -> Result<(Framed<TcpStream>, Framed<TcpStream>), CliError> {
+    let timeout = Duration::from_secs(120);
+    let listener = tcp::listen("127.0.0.1:0")?;
+    let addr = listener.local_addr()?.to_string();
+    let server = std::thread::spawn(move || tcp::accept(&listener, timeout));
+    let client = tcp::connect(&addr, timeout)?;
+    let server = server
+        .join()
+        .map_err(|_| CliError::Usage("accept thread panicked".into()))??;
+    Ok((server, client))
 }

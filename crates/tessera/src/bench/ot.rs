@@ -1,16 +1,15 @@
 //! `tessera bench ot`: OT extension throughput, both parties in one process over loopback TCP
 //! (one thread each), against the loopback bandwidth measured in the same run.
 
-use super::{CommonArgs, cpu_model};
+use super::{CommonArgs, cpu_model, loopback};
 use crate::CliError;
 use crate::twoparty::phases_json;
 use clap::{Args, ValueEnum};
 use serde_json::json;
-use std::net::TcpStream;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tessera_core::{Backend, Block, Prg};
-use tessera_net::{Channel, Framed, PhaseTimer, Tag, tcp};
+use tessera_net::{Channel, PhaseTimer, Tag};
 use tessera_ot::{OtReceiver, OtSender, Security};
 
 /// Options of `tessera bench ot`.
@@ -60,19 +59,6 @@ impl FlavourArg {
 const GO: Tag = Tag::new(0x70, "bench start");
 const DONE: Tag = Tag::new(0x71, "bench done");
 
-/// A connected loopback pair: (the listening end, the connecting end).
-fn loopback() -> Result<(Framed<TcpStream>, Framed<TcpStream>), CliError> {
-    let timeout = Duration::from_secs(120);
-    let listener = tcp::listen("127.0.0.1:0")?;
-    let addr = listener.local_addr()?.to_string();
-    let server = thread::spawn(move || tcp::accept(&listener, timeout));
-    let client = tcp::connect(&addr, timeout)?;
-    let server = server
-        .join()
-        .map_err(|_| CliError::Usage("accept thread panicked".into()))??;
-    Ok((server, client))
-}
-
 /// Bytes per second one framed TCP stream carries over loopback: the bound for OT extension,
 /// whose cost is mostly the matrix and the masked messages on the wire.
 fn loopback_bandwidth() -> Result<f64, CliError> {
@@ -101,7 +87,7 @@ fn loopback_bandwidth() -> Result<f64, CliError> {
 }
 
 /// One protocol × flavour: setup, then `samples` timed runs of `count` OTs.
-fn measure(
+fn measure_extension(
     security: Security,
     flavour: FlavourArg,
     count: usize,
@@ -181,13 +167,9 @@ pub fn run(args: &OtArgs) -> Result<(), CliError> {
         ProtocolArg::Kos => &[Security::Malicious],
         ProtocolArg::All => &[Security::SemiHonest, Security::Malicious],
     };
-    let flavours: &[FlavourArg] = match args.flavour {
-        FlavourArg::All => &[FlavourArg::Ot, FlavourArg::Cot, FlavourArg::Rot],
-        f => std::slice::from_ref(match f {
-            FlavourArg::Ot => &FlavourArg::Ot,
-            FlavourArg::Cot => &FlavourArg::Cot,
-            _ => &FlavourArg::Rot,
-        }),
+    let flavours = match args.flavour {
+        FlavourArg::All => vec![FlavourArg::Ot, FlavourArg::Cot, FlavourArg::Rot],
+        f => vec![f],
     };
     if !args.common.json {
         println!(
@@ -196,8 +178,9 @@ pub fn run(args: &OtArgs) -> Result<(), CliError> {
         );
     }
     for &security in protocols {
-        for &flavour in flavours {
-            let mut v = measure(security, flavour, args.count as usize, args.common.samples)?;
+        for &flavour in &flavours {
+            let mut v =
+                measure_extension(security, flavour, args.count as usize, args.common.samples)?;
             let rate = v["ots_per_sec"].as_f64().unwrap_or(0.0);
             let wire = (v["bytes_sent"].as_u64().unwrap_or(0)
                 + v["bytes_received"].as_u64().unwrap_or(0)) as f64;

@@ -3,18 +3,18 @@
 //! execution and amortised time per execution, against the time the same circuit takes to
 //! garble and evaluate in one thread without a network (measured in the same run).
 
-use super::cpu_model;
+use super::{CommonArgs, cpu_model, loopback, measure};
 use crate::CliError;
 use crate::circuit::load;
 use crate::twoparty::phases_json;
 use clap::Args;
 use serde_json::json;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tessera_circuit::eval::evaluate;
 use tessera_core::{Backend, Prg};
 use tessera_garble::{Batching, Evaluator, Garbler, HalfGates, InputEncoding, Plan, TableReader};
-use tessera_net::{Channel, Tag, tcp};
+use tessera_net::{Channel, Tag};
 use tessera_protocols::yao::{OutputTo, YaoEvaluator, YaoGarbler};
 
 const READY: Tag = Tag::new(0x72, "bench evaluator ready");
@@ -33,7 +33,8 @@ pub struct YaoArgs {
     json: bool,
 }
 
-/// Garbling plus evaluation in one thread, in milliseconds (median of 9).
+/// Garbling plus evaluation in one thread, in milliseconds (the median of 5 samples of
+/// [`measure`]).
 fn local_ms(circuit: &tessera_circuit::Circuit) -> Result<f64, CliError> {
     let plan = Plan::new(circuit, Batching::default_for(circuit));
     let mut prg = Prg::from_os()?;
@@ -43,18 +44,24 @@ fn local_ms(circuit: &tessera_circuit::Circuit) -> Result<f64, CliError> {
         Evaluator::new(HalfGates::default()),
     );
     let mut tables = Vec::new();
-    let mut times: Vec<f64> = (0..9)
-        .map(|_| {
-            tables.clear();
-            let t = Instant::now();
-            let out = g.garble(&plan, encoding.delta, &encoding.zero_labels, &mut tables);
-            let ev = e.evaluate(&plan, &encoding.zero_labels, &mut TableReader::new(&tables));
-            let ms = t.elapsed().as_secs_f64() * 1e3;
-            out.and(ev).map(|_| ms)
-        })
-        .collect::<Result<_, _>>()?;
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
+    let mut failure = None;
+    let common = CommonArgs {
+        json: true,
+        samples: 5,
+        sample_ms: 30,
+    };
+    let per_sec = measure(&common, 1.0, || {
+        tables.clear();
+        let out = g.garble(&plan, encoding.delta, &encoding.zero_labels, &mut tables);
+        let ev = e.evaluate(&plan, &encoding.zero_labels, &mut TableReader::new(&tables));
+        if let Err(err) = out.and(ev) {
+            failure = Some(err);
+        }
+    });
+    match failure {
+        Some(err) => Err(err.into()),
+        None => Ok(1e3 / per_sec),
+    }
 }
 
 /// Runs `tessera bench yao`.
@@ -74,27 +81,24 @@ pub fn run(args: &YaoArgs) -> Result<(), CliError> {
         .collect();
     let bound_ms = local_ms(&circuit)?;
 
-    let timeout = Duration::from_secs(60);
-    let listener = tcp::listen("127.0.0.1:0")?;
-    let addr = listener.local_addr()?.to_string();
+    let (mut ch, mut e_ch) = loopback()?;
     let evaluator_inputs: Vec<Vec<bool>> = inputs.iter().map(|i| i.1.clone()).collect();
     let e_circuit = circuit.clone();
     let evaluator = thread::spawn(move || -> Result<_, CliError> {
-        let mut ch = tcp::connect(&addr, timeout)?;
-        let mut e = YaoEvaluator::setup(&mut ch, e_circuit, OutputTo::Both, Prg::from_os()?)?;
+        let ch = &mut e_ch;
+        let mut e = YaoEvaluator::setup(ch, e_circuit, OutputTo::Both, Prg::from_os()?)?;
         // Set-up ends when both parties are ready, so the first execution is timed alone.
         ch.send(READY, &[])?;
         ch.flush()?;
         let mut outputs = Vec::new();
         let mut phases = Vec::new();
         for x in &evaluator_inputs {
-            let o = e.run(&mut ch, x)?;
+            let o = e.run(ch, x)?;
             outputs.push(o.output);
             phases = o.phases;
         }
         Ok((outputs, phases))
     });
-    let mut ch = tcp::accept(&listener, timeout)?;
     let t = Instant::now();
     let mut g = YaoGarbler::setup(&mut ch, circuit.clone(), OutputTo::Both, Prg::from_os()?)?;
     ch.recv_bounded(READY, 0)?;
