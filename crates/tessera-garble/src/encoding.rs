@@ -2,6 +2,7 @@
 //! w has a zero-label L_w and one-label L_w ⊕ Δ; Δ's least significant bit is 1, so the two
 //! labels of a wire differ in their last bit (the "colour" the evaluator selects rows by).
 
+use crate::scheme::Scheme;
 use tessera_core::{Block, Prg};
 
 /// The garbler's global free-XOR offset Δ (least significant bit 1). Secret.
@@ -31,22 +32,23 @@ impl Delta {
     }
 }
 
-/// The garbler's secret input encoding: Δ and the zero-label of every input wire.
-#[derive(Clone, Debug)]
-pub struct InputEncoding {
-    /// The free-XOR offset.
-    pub delta: Delta,
-    /// Zero-labels of the circuit's input wires, in wire order.
-    pub zero_labels: Vec<Block>,
+/// The garbler's secret input encoding: the circuit's secret and what it knows of every input
+/// wire.
+pub struct InputEncoding<S: Scheme> {
+    /// The scheme's secret for this circuit (Δ for free-XOR schemes).
+    pub secret: S::Secret,
+    /// The input wires, in wire order.
+    pub wires: Vec<S::Wire>,
 }
 
-impl InputEncoding {
-    /// Fresh random labels for `num_input_wires` wires.
+impl<S: Scheme> InputEncoding<S> {
+    /// A fresh secret and fresh labels for `num_input_wires` wires.
     pub fn random(prg: &mut Prg, num_input_wires: usize) -> Self {
-        let delta = Delta::random(prg);
-        let mut zero_labels = vec![Block::ZERO; num_input_wires];
-        prg.fill_blocks(&mut zero_labels);
-        InputEncoding { delta, zero_labels }
+        let secret = S::random_secret(prg);
+        let wires = (0..num_input_wires)
+            .map(|_| S::random_wire(&secret, prg))
+            .collect();
+        InputEncoding { secret, wires }
     }
 
     /// The labels for input bits `bits` on the wires starting at `first_wire`.
@@ -54,11 +56,11 @@ impl InputEncoding {
     /// # Panics
     /// If the wires run past the encoding's input wires (the garbler's own bookkeeping).
     pub fn encode(&self, first_wire: usize, bits: &[bool]) -> Vec<Block> {
-        encode(
-            &self.zero_labels[first_wire..first_wire + bits.len()],
-            self.delta,
-            bits,
-        )
+        self.wires[first_wire..first_wire + bits.len()]
+            .iter()
+            .zip(bits)
+            .map(|(w, &b)| S::encode(&self.secret, w, b))
+            .collect()
     }
 }
 
@@ -70,9 +72,9 @@ pub fn encode(zero: &[Block], delta: Delta, bits: &[bool]) -> Vec<Block> {
         .collect()
 }
 
-/// The output decoding information: the colour bit of each output zero-label.
-pub fn decoding_bits(output_zero_labels: &[Block]) -> Vec<bool> {
-    output_zero_labels.iter().map(|l| l.lsb()).collect()
+/// The output decoding information: the colour of each output wire's label for 0.
+pub fn decoding_bits<S: Scheme>(outputs: &[S::Wire]) -> Vec<bool> {
+    outputs.iter().map(S::decoding_bit).collect()
 }
 
 /// Output bits from the evaluator's output labels and the garbler's decoding bits.

@@ -1,31 +1,30 @@
-//! Running a [`Plan`]: free gates in place, AND batches gathered, hashed through the scheme in
+//! Running a [`Plan`]: free gates in place, batches gathered, hashed through the scheme in
 //! cache-sized chunks, and scattered (VASA §4.2.1 steps 1-5: gather inputs, prepare, AES,
 //! finish, store).
 
 use crate::Error;
-use crate::encoding::Delta;
-use crate::plan::{AndGate, Plan, Step};
+use crate::plan::{BatchGate, Plan, Step};
 use crate::scheme::Scheme;
 use crate::tables::{TableSink, TableSource};
 use tessera_core::Block;
 
 /// Buffers for one chunk, reused across chunks and runs.
 #[derive(Clone, Debug, Default)]
-struct Gathered {
-    a: Vec<Block>,
-    b: Vec<Block>,
+struct Gathered<T> {
+    a: Vec<T>,
+    b: Vec<T>,
     ids: Vec<u32>,
-    out: Vec<Block>,
+    out: Vec<T>,
     table: Vec<Block>,
 }
 
-impl Gathered {
-    fn load(&mut self, labels: &[Block], gates: &[AndGate], table_blocks: usize) {
+impl<T: Copy + Default> Gathered<T> {
+    fn load(&mut self, labels: &[T], gates: &[BatchGate], table_blocks: usize) {
         let n = gates.len();
-        self.a.resize(n, Block::ZERO);
-        self.b.resize(n, Block::ZERO);
+        self.a.resize(n, T::default());
+        self.b.resize(n, T::default());
         self.ids.resize(n, 0);
-        self.out.resize(n, Block::ZERO);
+        self.out.resize(n, T::default());
         self.table.resize(n * table_blocks, Block::ZERO);
         let dst = self
             .a
@@ -39,52 +38,68 @@ impl Gathered {
         }
     }
 
-    fn store(&self, labels: &mut [Block], gates: &[AndGate]) {
+    fn store(&self, labels: &mut [T], gates: &[BatchGate]) {
         for (g, &l) in gates.iter().zip(&self.out) {
             labels[g.out as usize] = l;
         }
     }
 }
 
-fn check_inputs(plan: &Plan, inputs: &[Block]) -> Result<(), Error> {
-    if inputs.len() != plan.num_inputs() {
+/// One party's side of a run: what it keeps per wire and how it treats each kind of step.
+trait Party {
+    type Label: Copy + Default;
+    fn xor(a: Self::Label, b: Self::Label) -> Self::Label;
+    fn not(&self, a: Self::Label) -> Self::Label;
+    fn constant(&mut self, value: bool) -> Self::Label;
+    /// Gates `gates` (all XOR if `xor`, else all AND) through the scheme.
+    fn batch(
+        &mut self,
+        labels: &mut [Self::Label],
+        xor: bool,
+        gates: &[BatchGate],
+    ) -> Result<(), Error>;
+}
+
+fn check<S: Scheme>(plan: &Plan, inputs: usize) -> Result<(), Error> {
+    if plan.xor_gates() != S::XOR_GATES {
+        return Err(Error::WrongPlan {
+            scheme: S::NAME,
+            plan: plan.xor_gates(),
+        });
+    }
+    if inputs != plan.num_inputs() {
         return Err(Error::Inputs(format!(
             "the circuit has {} input wires, got {} labels",
             plan.num_inputs(),
-            inputs.len()
+            inputs
         )));
     }
     Ok(())
 }
 
-/// Runs `plan` from the input labels: free gates in place (`inv_offset` is what an inverter XORs in,
-/// `const_one` the label of a constant 1) and each AND chunk through `and`. Returns the output labels.
-fn run<F>(
+/// Runs `plan` from the input labels; returns the output labels.
+fn run<P: Party>(
     plan: &Plan,
-    labels: &mut Vec<Block>,
-    inputs: &[Block],
-    inv_offset: Block,
-    const_one: Block,
-    mut and: F,
-) -> Result<Vec<Block>, Error>
-where
-    F: FnMut(&mut [Block], &[AndGate]) -> Result<(), Error>,
-{
-    check_inputs(plan, inputs)?;
+    labels: &mut Vec<P::Label>,
+    inputs: &[P::Label],
+    party: &mut P,
+) -> Result<Vec<P::Label>, Error> {
     labels.clear();
-    labels.resize(plan.num_slots, Block::ZERO);
+    labels.resize(plan.num_slots, P::Label::default());
     for (&s, &l) in plan.input_slots.iter().zip(inputs) {
         labels[s as usize] = l;
     }
     for step in &plan.steps {
         match *step {
             Step::Xor { a, b, out } => {
-                labels[out as usize] = labels[a as usize] ^ labels[b as usize]
+                labels[out as usize] = P::xor(labels[a as usize], labels[b as usize])
             }
-            Step::Inv { a, out } => labels[out as usize] = labels[a as usize] ^ inv_offset,
+            Step::Inv { a, out } => labels[out as usize] = party.not(labels[a as usize]),
             Step::Copy { a, out } => labels[out as usize] = labels[a as usize],
-            Step::Const { value, out } => labels[out as usize] = Block::mask(value) & const_one,
-            Step::And { start, end } => and(labels, &plan.ands[start as usize..end as usize])?,
+            Step::Const { value, out } => labels[out as usize] = party.constant(value),
+            Step::Batch { xor, start, end } => {
+                party.batch(labels, xor, &plan.batched[start as usize..end as usize])?
+            }
         }
     }
     Ok(plan
@@ -96,10 +111,51 @@ where
 
 /// Garbles circuits with scheme `S`.
 #[derive(Clone, Debug)]
-pub struct Garbler<S> {
+pub struct Garbler<S: Scheme> {
     scheme: S,
-    labels: Vec<Block>,
-    buf: Gathered,
+    labels: Vec<S::Wire>,
+    buf: Gathered<S::Wire>,
+}
+
+struct Garbling<'a, S: Scheme, K> {
+    scheme: &'a mut S,
+    secret: &'a mut S::Secret,
+    buf: &'a mut Gathered<S::Wire>,
+    sink: &'a mut K,
+}
+
+impl<S: Scheme, K: TableSink> Party for Garbling<'_, S, K> {
+    type Label = S::Wire;
+    fn xor(a: S::Wire, b: S::Wire) -> S::Wire {
+        S::free_xor(a, b)
+    }
+    fn not(&self, a: S::Wire) -> S::Wire {
+        S::not(self.secret, a)
+    }
+    fn constant(&mut self, value: bool) -> S::Wire {
+        S::constant(self.secret, value)
+    }
+    fn batch(
+        &mut self,
+        labels: &mut [S::Wire],
+        xor: bool,
+        gates: &[BatchGate],
+    ) -> Result<(), Error> {
+        let buf = &mut *self.buf;
+        buf.load(labels, gates, S::table_blocks(xor));
+        self.scheme.garble(
+            xor,
+            self.secret,
+            &buf.a,
+            &buf.b,
+            &buf.ids,
+            &mut buf.out,
+            &mut buf.table,
+        );
+        self.sink.put(&buf.table)?;
+        buf.store(labels, gates);
+        Ok(())
+    }
 }
 
 impl<S: Scheme> Garbler<S> {
@@ -112,39 +168,23 @@ impl<S: Scheme> Garbler<S> {
         }
     }
 
-    /// Garbles `plan` with input zero-labels `inputs` (one per input wire) and offset `delta`,
-    /// writing the tables to `sink`. Returns the output wires' zero-labels.
+    /// Garbles `plan` with the input wires `inputs` (one per input wire) and the circuit's
+    /// `secret`, writing the tables to `sink`. Returns the output wires.
     pub fn garble(
         &mut self,
         plan: &Plan,
-        delta: Delta,
-        inputs: &[Block],
+        secret: &mut S::Secret,
+        inputs: &[S::Wire],
         sink: &mut impl TableSink,
-    ) -> Result<Vec<Block>, Error> {
-        let (scheme, buf) = (&mut self.scheme, &mut self.buf);
-        // An inverter flips the meaning of the labels; a constant 1 has zero-label Δ, so the
-        // evaluator's label for it, like for 0, is the public zero block.
-        run(
-            plan,
-            &mut self.labels,
-            inputs,
-            delta.block(),
-            delta.block(),
-            |labels, gates| {
-                buf.load(labels, gates, S::TABLE_BLOCKS);
-                scheme.garble_and(
-                    delta,
-                    &buf.a,
-                    &buf.b,
-                    &buf.ids,
-                    &mut buf.out,
-                    &mut buf.table,
-                );
-                sink.put(&buf.table)?;
-                buf.store(labels, gates);
-                Ok(())
-            },
-        )
+    ) -> Result<Vec<S::Wire>, Error> {
+        check::<S>(plan, inputs.len())?;
+        let mut party = Garbling {
+            scheme: &mut self.scheme,
+            secret,
+            buf: &mut self.buf,
+            sink,
+        };
+        run(plan, &mut self.labels, inputs, &mut party)
     }
 }
 
@@ -153,7 +193,35 @@ impl<S: Scheme> Garbler<S> {
 pub struct Evaluator<S> {
     scheme: S,
     labels: Vec<Block>,
-    buf: Gathered,
+    buf: Gathered<Block>,
+}
+
+struct Evaluating<'a, S, R> {
+    scheme: &'a mut S,
+    buf: &'a mut Gathered<Block>,
+    source: &'a mut R,
+}
+
+impl<S: Scheme, R: TableSource> Party for Evaluating<'_, S, R> {
+    type Label = Block;
+    fn xor(a: Block, b: Block) -> Block {
+        a ^ b
+    }
+    fn not(&self, a: Block) -> Block {
+        a
+    }
+    fn constant(&mut self, _value: bool) -> Block {
+        Block::ZERO
+    }
+    fn batch(&mut self, labels: &mut [Block], xor: bool, gates: &[BatchGate]) -> Result<(), Error> {
+        let buf = &mut *self.buf;
+        buf.load(labels, gates, 0);
+        let table = self.source.take(gates.len() * S::table_blocks(xor))?;
+        self.scheme
+            .evaluate(xor, &buf.a, &buf.b, &buf.ids, table, &mut buf.out);
+        buf.store(labels, gates);
+        Ok(())
+    }
 }
 
 impl<S: Scheme> Evaluator<S> {
@@ -174,21 +242,13 @@ impl<S: Scheme> Evaluator<S> {
         inputs: &[Block],
         source: &mut impl TableSource,
     ) -> Result<Vec<Block>, Error> {
-        let (scheme, buf) = (&mut self.scheme, &mut self.buf);
-        let out = run(
-            plan,
-            &mut self.labels,
-            inputs,
-            Block::ZERO,
-            Block::ZERO,
-            |labels, gates| {
-                buf.load(labels, gates, 0);
-                let table = source.take(gates.len() * S::TABLE_BLOCKS)?;
-                scheme.eval_and(&buf.a, &buf.b, &buf.ids, table, &mut buf.out);
-                buf.store(labels, gates);
-                Ok(())
-            },
-        )?;
+        check::<S>(plan, inputs.len())?;
+        let mut party = Evaluating {
+            scheme: &mut self.scheme,
+            buf: &mut self.buf,
+            source,
+        };
+        let out = run(plan, &mut self.labels, inputs, &mut party)?;
         source.finish()?;
         Ok(out)
     }

@@ -1,7 +1,8 @@
 //! Garbled circuits on Tessera's batched AES: a [`Plan`] orders a circuit's gates into batches
 //! of independent AND gates and places wire labels in slots reused by liveness; a [`Garbler`]
-//! and an [`Evaluator`] run the plan with a garbling [`Scheme`] — today [`HalfGates`] (Zahur,
-//! Rosulek, Evans, EUROCRYPT 2015) over the fixed-key tweakable hash (VASA §4.3.1, "PRP").
+//! and an [`Evaluator`] run the plan with a garbling [`Scheme`]: half-gates (Zahur, Rosulek,
+//! Evans, EUROCRYPT 2015) with the PRP, MI or CIRC hash, or the PRF-based scheme of Gueron,
+//! Lindell, Nof, Pinkas (CCS 2015), the four of VASA §4.3.1.
 //!
 //! The garbler writes each batch's tables to a [`TableSink`] as soon as they exist and the
 //! evaluator reads them from a [`TableSource`] in the same order, so neither needs the whole
@@ -21,8 +22,11 @@ mod tables;
 
 pub use encoding::{Delta, InputEncoding, decode, decoding_bits, encode};
 pub use engine::{Evaluator, Garbler};
-pub use plan::{Batching, Plan, PlanStats};
-pub use scheme::{HalfGates, Scheme};
+pub use plan::{Batching, Plan, PlanStats, XorGates};
+pub use scheme::{
+    Circ, CircHash, GateCost, HalfGates, HalfGatesHash, Mi, MiHash, Prf, PrfSecret, PrfWire, Prp,
+    PrpHash, Scheme, SchemeCost, SchemeKind,
+};
 pub use tables::{TableReader, TableSink, TableSource};
 
 /// What garbling and evaluation can report.
@@ -45,6 +49,14 @@ pub enum Error {
     /// More table blocks than the circuit uses.
     #[error("{0} garbled-table blocks left over after the last gate")]
     TrailingTables(usize),
+    /// A plan compiled for another kind of XOR gates than the scheme garbles.
+    #[error("scheme {scheme} cannot run a plan compiled for {plan:?} XOR gates")]
+    WrongPlan {
+        /// The scheme's name.
+        scheme: &'static str,
+        /// What the plan was compiled for.
+        plan: XorGates,
+    },
     /// The sink or source failed (a channel in two-party use).
     #[error("garbled-table stream: {0}")]
     Stream(String),

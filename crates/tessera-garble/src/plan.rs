@@ -4,12 +4,31 @@
 //! evaluator, so both process the AND gates, and so read and write the tables, in one order.
 //! Labels live in slots, not one per wire: a slot is released after the last step that reads its
 //! wire and reused, so memory follows the live wires, not the circuit's size.
+//!
+//! For free-XOR schemes only AND gates are batched. Schemes without free XOR (the PRF-based
+//! scheme of Gueron, Lindell, Nof, Pinkas) need AES for XOR gates too: their plans batch XOR
+//! gates in a second queue that shares the gate index with the AND queue (VASA §4.3.1).
 
-use tessera_circuit::analysis::and_depths;
 use tessera_circuit::{Circuit, GateKind};
 
 /// The queue length of [`Batching::DYNAMIC`]: 1024 gates, 4096 hashes to garble.
 pub const DYNAMIC_MAX: usize = 1024;
+
+/// Whether XOR gates are free (free-XOR schemes) or garbled in batches like AND gates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XorGates {
+    /// XOR gates cost nothing: the engine XORs labels in place.
+    Free,
+    /// XOR gates are hashed and write tables: batched in their own queue.
+    Garbled,
+}
+
+impl XorGates {
+    /// Whether gates of `kind` go through the scheme in batches.
+    fn batched(self, kind: GateKind) -> bool {
+        kind == GateKind::And || (self == XorGates::Garbled && kind == GateKind::Xor)
+    }
+}
 
 /// How AND gates are grouped into batches for the hash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,7 +55,7 @@ impl Batching {
     /// The threshold comes from `tessera bench garble` on the library's circuits.
     pub fn default_for(circuit: &Circuit) -> Batching {
         // The batch sizes only: no need to place labels.
-        let (items, ands) = dynamic_order(circuit, DYNAMIC_MAX);
+        let (items, ands) = dynamic_order(circuit, DYNAMIC_MAX, XorGates::Free);
         let batches = count_batches(&items);
         if !ands.is_empty() && (ands.len() as f64) < 32.0 * batches as f64 {
             Batching::Layered
@@ -72,15 +91,15 @@ pub(crate) enum Step {
     Copy { a: Slot, out: Slot },
     /// out = a public constant.
     Const { value: bool, out: Slot },
-    /// AND gates `ands[start..end]` (at most [`CHUNK`]), independent of each other; all are
-    /// read before any is written.
-    And { start: u32, end: u32 },
+    /// Gates `batched[start..end]` (at most [`CHUNK`]), all AND or all XOR, independent of
+    /// each other; all are read before any is written.
+    Batch { xor: bool, start: u32, end: u32 },
 }
 
-/// One AND gate of a batch: input and output slots and the gate's index in the circuit (its
+/// One gate of a batch: input and output slots and the gate's index in the circuit (its
 /// hash tweak, so every strategy produces the same labels).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct AndGate {
+pub(crate) struct BatchGate {
     pub a: Slot,
     pub b: Slot,
     pub out: Slot,
@@ -91,12 +110,14 @@ pub(crate) struct AndGate {
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub(crate) steps: Vec<Step>,
-    pub(crate) ands: Vec<AndGate>,
+    pub(crate) batched: Vec<BatchGate>,
     pub(crate) input_slots: Vec<Slot>,
     pub(crate) output_slots: Vec<Slot>,
     pub(crate) num_slots: usize,
     batching: Batching,
+    xor: XorGates,
     batches: usize,
+    and_gates: usize,
     xor_gates: usize,
 }
 
@@ -107,14 +128,14 @@ pub struct PlanStats {
     pub and_gates: usize,
     /// XOR gates.
     pub xor_gates: usize,
-    /// Number of AND batches.
+    /// Number of batches (AND and, for garbled XOR, XOR batches).
     pub batches: usize,
     /// Label slots (the most labels alive at once).
     pub slots: usize,
 }
 
 impl PlanStats {
-    /// AND gates per batch on average.
+    /// AND gates per batch on average (free-XOR plans).
     pub fn mean_batch(&self) -> f64 {
         self.and_gates as f64 / self.batches.max(1) as f64
     }
@@ -127,11 +148,18 @@ enum Item {
 }
 
 impl Plan {
-    /// Compiles `circuit` (which must be valid; see [`Circuit::check`]) for `batching`.
+    /// Compiles `circuit` (which must be valid; see [`Circuit::check`]) for `batching` and a
+    /// free-XOR scheme.
     pub fn new(circuit: &Circuit, batching: Batching) -> Plan {
-        let (items, and_order) = match batching {
-            Batching::Dynamic { max } => dynamic_order(circuit, max.max(1)),
-            Batching::Layered => layered_order(circuit),
+        Plan::with_xor(circuit, batching, XorGates::Free)
+    }
+
+    /// Compiles `circuit` for `batching`, with XOR gates free or garbled in batches (a scheme's
+    /// [`crate::Scheme::XOR_GATES`]).
+    pub fn with_xor(circuit: &Circuit, batching: Batching, xor: XorGates) -> Plan {
+        let (items, order) = match batching {
+            Batching::Dynamic { max } => dynamic_order(circuit, max.max(1), xor),
+            Batching::Layered => layered_order(circuit, xor),
         };
         let batches = count_batches(&items);
         // Each chunk reads all its inputs before writing, so chunks are the unit of slot reuse.
@@ -146,7 +174,7 @@ impl Plan {
                 ),
             }
         }
-        assign_slots(circuit, batching, batches, &chunked, &and_order)
+        assign_slots(circuit, (batching, xor), batches, &chunked, &order)
     }
 
     /// The strategy it was compiled for.
@@ -154,10 +182,15 @@ impl Plan {
         self.batching
     }
 
+    /// Whether it garbles XOR gates.
+    pub fn xor_gates(&self) -> XorGates {
+        self.xor
+    }
+
     /// Its sizes.
     pub fn stats(&self) -> PlanStats {
         PlanStats {
-            and_gates: self.ands.len(),
+            and_gates: self.and_gates,
             xor_gates: self.xor_gates,
             batches: self.batches,
             slots: self.num_slots,
@@ -179,63 +212,96 @@ fn count_batches(items: &[Item]) -> usize {
     items.iter().filter(|i| matches!(i, Item::Batch(_))).count()
 }
 
-fn dynamic_order(c: &Circuit, max: usize) -> (Vec<Item>, Vec<usize>) {
-    let mut items = Vec::new();
-    let mut ands = Vec::new();
-    // queued[w]: wire w is the output of a queued, not yet executed AND gate.
-    let mut queued = vec![false; c.num_wires as usize];
-    let mut start = 0;
-    let flush = |items: &mut Vec<Item>, ands: &[usize], start: &mut usize, queued: &mut [bool]| {
-        if ands.len() > *start {
-            for &g in &ands[*start..] {
+/// The two queues of dynamic batching: AND gates and (garbled) XOR gates, executed together.
+struct Queues {
+    /// Gate indices of each queue since the last flush.
+    queue: [Vec<usize>; 2],
+    /// Batched gate indices in execution order (what batches index).
+    order: Vec<usize>,
+}
+
+impl Queues {
+    fn flush(&mut self, c: &Circuit, items: &mut Vec<Item>, queued: &mut [bool]) {
+        for q in &mut self.queue {
+            if q.is_empty() {
+                continue;
+            }
+            for &g in q.iter() {
                 queued[c.gates[g].out as usize] = false;
             }
-            items.push(Item::Batch(*start..ands.len()));
-            *start = ands.len();
+            let start = self.order.len();
+            self.order.append(q);
+            items.push(Item::Batch(start..self.order.len()));
         }
+    }
+}
+
+fn dynamic_order(c: &Circuit, max: usize, xor: XorGates) -> (Vec<Item>, Vec<usize>) {
+    let mut items = Vec::new();
+    let mut q = Queues {
+        queue: [Vec::new(), Vec::new()],
+        order: Vec::new(),
     };
+    // queued[w]: wire w is the output of a queued, not yet executed gate.
+    let mut queued = vec![false; c.num_wires as usize];
     for (i, g) in c.gates.iter().enumerate() {
         if g.inputs().iter().any(|&k| queued[g.input(k) as usize]) {
-            flush(&mut items, &ands, &mut start, &mut queued);
+            q.flush(c, &mut items, &mut queued);
         }
-        if g.kind == GateKind::And {
-            ands.push(i);
+        if xor.batched(g.kind) {
+            let which = usize::from(g.kind == GateKind::Xor);
+            q.queue[which].push(i);
             queued[g.out as usize] = true;
-            if ands.len() - start >= max {
-                flush(&mut items, &ands, &mut start, &mut queued);
+            if q.queue[which].len() >= max {
+                q.flush(c, &mut items, &mut queued);
             }
         } else {
             items.push(Item::Free(i));
         }
     }
-    flush(&mut items, &ands, &mut start, &mut queued);
-    (items, ands)
+    q.flush(c, &mut items, &mut queued);
+    (items, q.order)
 }
 
-fn layered_order(c: &Circuit) -> (Vec<Item>, Vec<usize>) {
-    let depth = and_depths(c);
-    let levels = depth.iter().copied().max().unwrap_or(0) as usize;
-    // Free gates of level L, then AND gates of level L + 1, for each L.
+fn layered_order(c: &Circuit, xor: XorGates) -> (Vec<Item>, Vec<usize>) {
+    // depth: batched gates on the longest path from the inputs, the gate included.
+    let mut wire_depth = vec![0usize; c.num_wires as usize];
+    let depth: Vec<usize> = c
+        .gates
+        .iter()
+        .map(|g| {
+            let d = g
+                .inputs()
+                .iter()
+                .map(|&k| wire_depth[g.input(k) as usize])
+                .max()
+                .unwrap_or(0)
+                + usize::from(xor.batched(g.kind));
+            wire_depth[g.out as usize] = d;
+            d
+        })
+        .collect();
+    let levels = depth.iter().copied().max().unwrap_or(0);
+    // Free gates of level L, then the AND and XOR batches of level L + 1, for each L.
     let mut free: Vec<Vec<usize>> = vec![Vec::new(); levels + 1];
-    let mut and: Vec<Vec<usize>> = vec![Vec::new(); levels + 1];
+    let mut batched: Vec<[Vec<usize>; 2]> = vec![[Vec::new(), Vec::new()]; levels + 1];
     for (i, g) in c.gates.iter().enumerate() {
-        let d = depth[i] as usize;
-        if g.kind == GateKind::And {
-            and[d - 1].push(i);
+        if xor.batched(g.kind) {
+            batched[depth[i] - 1][usize::from(g.kind == GateKind::Xor)].push(i);
         } else {
-            free[d].push(i);
+            free[depth[i]].push(i);
         }
     }
     let mut items = Vec::new();
-    let mut ands = Vec::new();
-    for (f, a) in free.into_iter().zip(and) {
+    let mut order = Vec::new();
+    for (f, level) in free.into_iter().zip(batched) {
         items.extend(f.into_iter().map(Item::Free));
-        if !a.is_empty() {
-            items.push(Item::Batch(ands.len()..ands.len() + a.len()));
-            ands.extend(a);
+        for b in level.into_iter().filter(|b| !b.is_empty()) {
+            items.push(Item::Batch(order.len()..order.len() + b.len()));
+            order.extend(b);
         }
     }
-    (items, ands)
+    (items, order)
 }
 
 /// Places labels in slots: a wire's slot is freed after the last item that reads it (never for
@@ -243,10 +309,10 @@ fn layered_order(c: &Circuit) -> (Vec<Item>, Vec<usize>) {
 /// an item may write into a slot it frees.
 fn assign_slots(
     c: &Circuit,
-    batching: Batching,
+    (batching, xor): (Batching, XorGates),
     batches: usize,
     items: &[Item],
-    and_order: &[usize],
+    order: &[usize],
 ) -> Plan {
     let n = c.num_wires as usize;
     let gate_reads = |i: usize| {
@@ -258,7 +324,7 @@ fn assign_slots(
     for (pos, item) in items.iter().enumerate() {
         match item {
             Item::Free(i) => gate_reads(*i).for_each(|w| last[w] = pos + 1),
-            Item::Batch(r) => and_order[r.clone()]
+            Item::Batch(r) => order[r.clone()]
                 .iter()
                 .for_each(|&i| gate_reads(i).for_each(|w| last[w] = pos + 1)),
         }
@@ -277,13 +343,13 @@ fn assign_slots(
         .for_each(|w| slots.release(w));
 
     let mut steps = Vec::with_capacity(items.len());
-    let mut ands = Vec::with_capacity(and_order.len());
-    let mut xor_gates = 0;
+    let mut batched = Vec::with_capacity(order.len());
+    let (mut and_gates, mut xor_gates) = (0, 0);
     for (pos, item) in items.iter().enumerate() {
         let pos = pos + 1;
         let gates: &[usize] = match item {
             Item::Free(i) => std::slice::from_ref(i),
-            Item::Batch(r) => &and_order[r.clone()],
+            Item::Batch(r) => &order[r.clone()],
         };
         // Read, then release what is read for the last time, then write.
         let read: Vec<(Slot, Slot)> = gates
@@ -304,21 +370,21 @@ fn assign_slots(
                 }
             }
         }
-        let start = ands.len() as u32;
+        let start = batched.len() as u32;
         for (&i, &(a, b)) in gates.iter().zip(&read) {
             let g = &c.gates[i];
             let out = slots.write(g.out as usize);
+            and_gates += usize::from(g.kind == GateKind::And);
+            xor_gates += usize::from(g.kind == GateKind::Xor);
             match g.kind {
-                GateKind::And => ands.push(AndGate {
+                kind if xor.batched(kind) => batched.push(BatchGate {
                     a,
                     b,
                     out,
                     id: i as u32,
                 }),
-                GateKind::Xor => {
-                    xor_gates += 1;
-                    steps.push(Step::Xor { a, b, out });
-                }
+                // AND gates are always batched: this arm sees free XOR gates only.
+                GateKind::Xor | GateKind::And => steps.push(Step::Xor { a, b, out }),
                 GateKind::Inv => steps.push(Step::Inv { a, out }),
                 GateKind::Eqw => steps.push(Step::Copy { a, out }),
                 GateKind::Eq => steps.push(Step::Const {
@@ -328,9 +394,10 @@ fn assign_slots(
             }
         }
         if let Item::Batch(_) = item {
-            steps.push(Step::And {
+            steps.push(Step::Batch {
+                xor: c.gates[gates[0]].kind == GateKind::Xor,
                 start,
-                end: ands.len() as u32,
+                end: batched.len() as u32,
             });
         }
         for &i in gates {
@@ -346,11 +413,13 @@ fn assign_slots(
     Plan {
         batches,
         steps,
-        ands,
+        batched,
         input_slots,
         output_slots,
         num_slots: slots.count,
         batching,
+        xor,
+        and_gates,
         xor_gates,
     }
 }

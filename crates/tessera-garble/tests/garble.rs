@@ -1,14 +1,16 @@
-//! Garble, evaluate and decode against plaintext evaluation, for every batching strategy and
-//! AES backend; identical labels across strategies; tampered and truncated tables.
+//! Garble, evaluate and decode against plaintext evaluation, for every scheme, batching
+//! strategy and AES backend; identical labels across backends (and, for the deterministic
+//! schemes, across strategies); tampered and truncated tables.
 
 use proptest::prelude::*;
 use tessera_circuit::eval::{bits_from_hex, bits_to_hex, evaluate};
 use tessera_circuit::library::builtin;
 use tessera_circuit::{Circuit, Gate, GateKind};
-use tessera_core::{Backend, Block, FixedKeyHash, Prg};
+use tessera_core::hash::DEFAULT_FIXED_KEY;
+use tessera_core::{Aes, Backend, Block, FixedKeyHash, Prg};
 use tessera_garble::{
-    Batching, Error, Evaluator, Garbler, HalfGates, InputEncoding, Plan, TableReader, decode,
-    decoding_bits,
+    Batching, Circ, Error, Evaluator, Garbler, InputEncoding, Mi, Plan, Prf, Prp, Scheme,
+    TableReader, XorGates, decode, decoding_bits,
 };
 
 const STRATEGIES: [Batching; 4] = [
@@ -18,42 +20,141 @@ const STRATEGIES: [Batching; 4] = [
     Batching::Layered,
 ];
 
+/// A scheme under test, built on a given backend.
+trait TestScheme: Scheme<Wire: PartialEq> + Sized {
+    /// Whether its labels depend only on the gates, not on the order they are garbled in (the
+    /// PRF-based scheme draws its permutation bits in garbling order).
+    const ORDER_FREE: bool;
+    fn on(backend: Backend) -> Self;
+}
+
+impl TestScheme for Prp {
+    const ORDER_FREE: bool = true;
+    fn on(backend: Backend) -> Self {
+        Prp::new(FixedKeyHash::with_backend(DEFAULT_FIXED_KEY, backend).unwrap())
+    }
+}
+
+impl TestScheme for Mi {
+    const ORDER_FREE: bool = true;
+    fn on(backend: Backend) -> Self {
+        Mi::new(
+            Aes::with_backend(backend).unwrap(),
+            Block::new(0x5eed_0ff5e7),
+        )
+    }
+}
+
+impl TestScheme for Circ {
+    const ORDER_FREE: bool = true;
+    fn on(backend: Backend) -> Self {
+        Circ::new(Aes::with_backend(backend).unwrap())
+    }
+}
+
+impl TestScheme for Prf {
+    const ORDER_FREE: bool = false;
+    fn on(backend: Backend) -> Self {
+        Prf::new(Aes::with_backend(backend).unwrap())
+    }
+}
+
+/// Runs `$body` once per scheme with `$S` bound to the scheme's type.
+macro_rules! for_each_scheme {
+    ($S:ident => $body:block) => {{
+        {
+            type $S = Prp;
+            $body
+        }
+        {
+            type $S = Mi;
+            $body
+        }
+        {
+            type $S = Circ;
+            $body
+        }
+        {
+            type $S = Prf;
+            $body
+        }
+    }};
+}
+
 /// Everything one garbled run produced.
-struct Run {
-    out_zero: Vec<Block>,
+struct Run<S: Scheme> {
+    out_wires: Vec<S::Wire>,
     out_active: Vec<Block>,
     decoded: Vec<bool>,
     tables: Vec<Block>,
-    encoding: InputEncoding,
+    encoding: InputEncoding<S>,
 }
 
-fn garble_run(
+fn plan<S: Scheme>(c: &Circuit, batching: Batching) -> Plan {
+    Plan::with_xor(c, batching, S::XOR_GATES)
+}
+
+fn garble_run<S: TestScheme>(
     c: &Circuit,
     batching: Batching,
     backend: Backend,
     inputs: &[Vec<bool>],
     seed: u128,
-) -> Run {
-    let plan = Plan::new(c, batching);
-    let hash = FixedKeyHash::with_backend(tessera_core::hash::DEFAULT_FIXED_KEY, backend).unwrap();
+) -> Run<S> {
+    let plan = plan::<S>(c, batching);
     let mut prg = Prg::from_seed_block(Block::new(seed));
-    let encoding = InputEncoding::random(&mut prg, plan.num_inputs());
+    let mut encoding = InputEncoding::<S>::random(&mut prg, plan.num_inputs());
     let mut tables = Vec::new();
-    let out_zero = Garbler::new(HalfGates::new(hash.clone()))
-        .garble(&plan, encoding.delta, &encoding.zero_labels, &mut tables)
+    let wires = encoding.wires.clone();
+    let out_wires = Garbler::new(S::on(backend))
+        .garble(&plan, &mut encoding.secret, &wires, &mut tables)
         .unwrap();
     let bits: Vec<bool> = inputs.concat();
     let active = encoding.encode(0, &bits);
-    let out_active = Evaluator::new(HalfGates::new(hash))
+    let out_active = Evaluator::new(S::on(backend))
         .evaluate(&plan, &active, &mut TableReader::new(&tables))
         .unwrap();
-    let decoded = decode(&out_active, &decoding_bits(&out_zero));
+    let decoded = decode(&out_active, &decoding_bits::<S>(&out_wires));
     Run {
-        out_zero,
+        out_wires,
         out_active,
         decoded,
         tables,
         encoding,
+    }
+}
+
+/// Garbles `c` with every strategy and backend, checks the output against plaintext and the
+/// labels against the reference run (portable backend, dynamic batching).
+fn check_all<S: TestScheme>(c: &Circuit, inputs: &[Vec<bool>], seed: u128, backends: &[Backend]) {
+    let expect = plaintext(c, inputs);
+    let name = S::NAME;
+    for batching in STRATEGIES {
+        let reference = garble_run::<S>(c, batching, Backend::Portable, inputs, seed);
+        assert_eq!(reference.decoded, expect, "{name} {batching:?}");
+        for &backend in backends {
+            let run = garble_run::<S>(c, batching, backend, inputs, seed);
+            assert_eq!(run.decoded, expect, "{name} {backend} {batching:?}");
+            assert_eq!(
+                run.out_wires, reference.out_wires,
+                "{name} {backend} {batching:?}"
+            );
+            assert_eq!(
+                run.out_active, reference.out_active,
+                "{name} {backend} {batching:?}"
+            );
+            assert_eq!(
+                run.tables, reference.tables,
+                "{name} {backend} {batching:?}"
+            );
+        }
+        if S::ORDER_FREE {
+            let dynamic = garble_run::<S>(c, Batching::DYNAMIC, Backend::Portable, inputs, seed);
+            assert_eq!(
+                reference.out_wires, dynamic.out_wires,
+                "{name} {batching:?}"
+            );
+        }
     }
 }
 
@@ -72,14 +173,16 @@ fn aes128_garbled_gives_the_fips197_ciphertext() {
         bits_from_hex("000102030405060708090a0b0c0d0e0f", 128).unwrap(),
         bits_from_hex("00112233445566778899aabbccddeeff", 128).unwrap(),
     ];
-    for batching in STRATEGIES {
-        let run = garble_run(&c, batching, Backend::active(), &inputs, 1);
-        assert_eq!(
-            bits_to_hex(&run.decoded),
-            "69c4e0d86a7b0430d8cdb78070b4c55a",
-            "{batching:?}"
-        );
-    }
+    for_each_scheme!(S => {
+        for batching in STRATEGIES {
+            let run = garble_run::<S>(&c, batching, Backend::active(), &inputs, 1);
+            assert_eq!(
+                bits_to_hex(&run.decoded),
+                "69c4e0d86a7b0430d8cdb78070b4c55a",
+                "{} {batching:?}", S::NAME
+            );
+        }
+    });
 }
 
 #[test]
@@ -96,19 +199,22 @@ fn sha256_garbled_gives_the_abc_digest() {
         256,
     )
     .unwrap();
-    for batching in [Batching::DYNAMIC, Batching::Layered] {
-        let run = garble_run(
-            &c,
-            batching,
-            Backend::active(),
-            &[block.clone(), iv.clone()],
-            2,
-        );
-        assert_eq!(
-            bits_to_hex(&run.decoded),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
-    }
+    for_each_scheme!(S => {
+        for batching in [Batching::DYNAMIC, Batching::Layered] {
+            let run = garble_run::<S>(
+                &c,
+                batching,
+                Backend::active(),
+                &[block.clone(), iv.clone()],
+                2,
+            );
+            assert_eq!(
+                bits_to_hex(&run.decoded),
+                "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+                "{}", S::NAME
+            );
+        }
+    });
 }
 
 #[test]
@@ -118,23 +224,12 @@ fn library_circuits_on_random_inputs_every_strategy_and_backend() {
         "aes128", "sha1", "add64", "sub17", "mul32", "lt40", "lts40", "eq64",
     ] {
         let c = builtin(name).unwrap().unwrap();
-        for trial in 0..3 {
+        for trial in 0..2 {
             let inputs: Vec<Vec<bool>> =
                 c.inputs.iter().map(|&w| random_bits(&mut prg, w)).collect();
-            let expect = plaintext(&c, &inputs);
-            let reference = garble_run(&c, Batching::DYNAMIC, Backend::Portable, &inputs, trial);
-            assert_eq!(reference.decoded, expect, "{name}");
-            for backend in Backend::available() {
-                for batching in STRATEGIES {
-                    let run = garble_run(&c, batching, backend, &inputs, trial);
-                    assert_eq!(run.decoded, expect, "{name} {backend} {batching:?}");
-                    assert_eq!(
-                        run.out_zero, reference.out_zero,
-                        "{name} {backend} {batching:?}"
-                    );
-                    assert_eq!(run.out_active, reference.out_active);
-                }
-            }
+            for_each_scheme!(S => {
+                check_all::<S>(&c, &inputs, trial, &Backend::available());
+            });
         }
     }
 }
@@ -183,42 +278,43 @@ fn random_circuit() -> impl Strategy<Value = (Circuit, u64)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+    #![proptest_config(ProptestConfig::with_cases(32))]
     #[test]
-    fn random_circuits_garble_correctly_with_identical_labels((c, seed) in random_circuit()) {
+    fn random_circuits_garble_correctly_with_every_scheme((c, seed) in random_circuit()) {
         c.check().unwrap();
         let mut prg = Prg::from_seed_block(Block::new(u128::from(seed)));
         let inputs: Vec<Vec<bool>> = c.inputs.iter().map(|&w| random_bits(&mut prg, w)).collect();
-        let expect = plaintext(&c, &inputs);
-        let reference = garble_run(&c, Batching::DYNAMIC, Backend::active(), &inputs, u128::from(seed));
-        prop_assert_eq!(&reference.decoded, &expect);
+        for_each_scheme!(S => {
+            check_all::<S>(&c, &inputs, u128::from(seed), &[Backend::active()]);
+        });
         for batching in STRATEGIES {
-            let run = garble_run(&c, batching, Backend::active(), &inputs, u128::from(seed));
-            prop_assert_eq!(&run.decoded, &expect, "{:?}", batching);
-            prop_assert_eq!(&run.out_zero, &reference.out_zero);
-            prop_assert_eq!(&run.out_active, &reference.out_active);
-            let stats = Plan::new(&c, batching).stats();
-            prop_assert!(stats.slots <= c.num_wires as usize);
+            for xor in [XorGates::Free, XorGates::Garbled] {
+                let stats = Plan::with_xor(&c, batching, xor).stats();
+                prop_assert!(stats.slots <= c.num_wires as usize);
+            }
         }
     }
 
     #[test]
     fn garbage_tables_never_panic((c, seed) in random_circuit(), junk in any::<u128>(), cut in any::<usize>()) {
-        let plan = Plan::new(&c, Batching::Layered);
-        let mut prg = Prg::from_seed_block(Block::new(u128::from(seed)));
-        let labels: Vec<Block> = (0..plan.num_inputs()).map(|_| prg.random_block()).collect();
-        let n = plan.stats().and_gates * 2;
-        let mut tables: Vec<Block> = (0..n).map(|i| Block::new(junk.rotate_left(i as u32))).collect();
-        let mut eval = Evaluator::new(HalfGates::default());
-        prop_assert!(eval.evaluate(&plan, &labels, &mut TableReader::new(&tables)).is_ok());
-        if n > 0 {
-            let keep = cut % n;
-            let r = eval.evaluate(&plan, &labels, &mut TableReader::new(&tables[..keep]));
-            let is_truncated = matches!(r, Err(Error::Truncated { .. }));
-            prop_assert!(is_truncated);
-        }
-        tables.push(Block::ZERO);
-        prop_assert_eq!(eval.evaluate(&plan, &labels, &mut TableReader::new(&tables)), Err(Error::TrailingTables(1)));
+        for_each_scheme!(S => {
+            let plan = plan::<S>(&c, Batching::Layered);
+            let mut prg = Prg::from_seed_block(Block::new(u128::from(seed)));
+            let labels: Vec<Block> = (0..plan.num_inputs()).map(|_| prg.random_block()).collect();
+            let stats = plan.stats();
+            let n = stats.and_gates * S::AND_BLOCKS + stats.xor_gates * S::XOR_BLOCKS;
+            let mut tables: Vec<Block> = (0..n).map(|i| Block::new(junk.rotate_left(i as u32))).collect();
+            let mut eval = Evaluator::new(S::on(Backend::active()));
+            prop_assert!(eval.evaluate(&plan, &labels, &mut TableReader::new(&tables)).is_ok());
+            if n > 0 {
+                let keep = cut % n;
+                let r = eval.evaluate(&plan, &labels, &mut TableReader::new(&tables[..keep]));
+                let is_truncated = matches!(r, Err(Error::Truncated { .. }));
+                prop_assert!(is_truncated);
+            }
+            tables.push(Block::ZERO);
+            prop_assert_eq!(eval.evaluate(&plan, &labels, &mut TableReader::new(&tables)), Err(Error::TrailingTables(1)));
+        });
     }
 }
 
@@ -227,32 +323,60 @@ fn tampered_tables_give_invalid_output_labels() {
     let c = builtin("aes128").unwrap().unwrap();
     let mut prg = Prg::from_seed_block(Block::new(9));
     let inputs: Vec<Vec<bool>> = c.inputs.iter().map(|&w| random_bits(&mut prg, w)).collect();
-    let run = garble_run(&c, Batching::DYNAMIC, Backend::active(), &inputs, 4);
-    let plan = Plan::new(&c, Batching::DYNAMIC);
-    let active = run.encoding.encode(0, &inputs.concat());
-    let delta = run.encoding.delta.block();
-    let valid = |labels: &[Block]| {
-        labels
-            .iter()
-            .zip(&run.out_zero)
-            .filter(|(l, z)| **l == **z || **l == **z ^ delta)
-            .count()
-    };
-    assert_eq!(valid(&run.out_active), 128);
-    // Flip one bit in every table block of the last AND layers' gates: the output labels
-    // that depend on them are no longer either of their wire's labels.
-    let mut tampered = run.tables.clone();
-    let n = tampered.len();
-    for t in &mut tampered[n - 2 * 512..] {
-        *t ^= Block::new(1 << 77);
-    }
-    let out = Evaluator::new(HalfGates::default())
-        .evaluate(&plan, &active, &mut TableReader::new(&tampered))
-        .unwrap();
+    for_each_scheme!(S => {
+        let run = garble_run::<S>(&c, Batching::DYNAMIC, Backend::active(), &inputs, 4);
+        let plan = plan::<S>(&c, Batching::DYNAMIC);
+        let active = run.encoding.encode(0, &inputs.concat());
+        let secret = &run.encoding.secret;
+        let valid = |labels: &[Block]| {
+            labels
+                .iter()
+                .zip(&run.out_wires)
+                .filter(|(l, w)| [false, true].iter().any(|&b| S::encode(secret, w, b) == **l))
+                .count()
+        };
+        assert_eq!(valid(&run.out_active), 128, "{}", S::NAME);
+        // Flip one bit in every table block of the last 512 gates: the output labels that
+        // depend on them are no longer either of their wire's labels.
+        let mut tampered = run.tables.clone();
+        let n = tampered.len();
+        for t in &mut tampered[n - 2 * 512..] {
+            *t ^= Block::new(1 << 77);
+        }
+        let out = Evaluator::new(S::on(Backend::active()))
+            .evaluate(&plan, &active, &mut TableReader::new(&tampered))
+            .unwrap();
+        assert!(
+            valid(&out) < 64,
+            "{}: tampering went unnoticed in {} of 128 outputs",
+            S::NAME,
+            valid(&out)
+        );
+    });
+}
+
+#[test]
+fn a_plan_for_the_other_kind_of_xor_gates_is_refused() {
+    let c = builtin("add8").unwrap().unwrap();
+    let free = Plan::new(&c, Batching::DYNAMIC);
+    let r = Evaluator::new(Prf::on(Backend::active())).evaluate(
+        &free,
+        &[Block::ZERO; 16],
+        &mut TableReader::new(&[]),
+    );
     assert!(
-        valid(&out) < 64,
-        "tampering went unnoticed in {} of 128 outputs",
-        valid(&out)
+        matches!(r, Err(Error::WrongPlan { scheme: "prf", .. })),
+        "{r:?}"
+    );
+    let garbled = Plan::with_xor(&c, Batching::DYNAMIC, XorGates::Garbled);
+    let r = Evaluator::new(Prp::default()).evaluate(
+        &garbled,
+        &[Block::ZERO; 16],
+        &mut TableReader::new(&[]),
+    );
+    assert!(
+        matches!(r, Err(Error::WrongPlan { scheme: "prp", .. })),
+        "{r:?}"
     );
 }
 
@@ -260,7 +384,7 @@ fn tampered_tables_give_invalid_output_labels() {
 fn wrong_number_of_input_labels_is_an_error() {
     let c = builtin("add8").unwrap().unwrap();
     let plan = Plan::new(&c, Batching::DYNAMIC);
-    let r = Evaluator::new(HalfGates::default()).evaluate(
+    let r = Evaluator::new(Prp::default()).evaluate(
         &plan,
         &[Block::ZERO; 3],
         &mut TableReader::new(&[]),
@@ -291,11 +415,13 @@ fn wide_layers_split_into_chunks_keep_labels_apart() {
     let mut prg = Prg::from_seed_block(Block::new(12));
     let inputs: Vec<Vec<bool>> = c.inputs.iter().map(|&w| random_bits(&mut prg, w)).collect();
     let expect = plaintext(&c, &inputs);
-    for batching in STRATEGIES {
-        assert_eq!(
-            garble_run(&c, batching, Backend::active(), &inputs, 5).decoded,
-            expect,
-            "{batching:?}"
-        );
-    }
+    for_each_scheme!(S => {
+        for batching in STRATEGIES {
+            assert_eq!(
+                garble_run::<S>(&c, batching, Backend::active(), &inputs, 5).decoded,
+                expect,
+                "{} {batching:?}", S::NAME
+            );
+        }
+    });
 }

@@ -1,15 +1,19 @@
 //! Semi-honest Yao two-party computation (Yao, FOCS 1986; Lindell and Pinkas, J. Cryptology
-//! 2009) on Tessera's batched half-gates garbling.
+//! 2009) on Tessera's batched garbling, with any of its schemes ([`SchemeKind`]).
 //!
 //! Roles: the garbler holds the circuit's input value 0, the evaluator value 1. A session is
 //! set up once ([`YaoGarbler::setup`], [`YaoEvaluator::setup`]): the parties exchange a
 //! fingerprint of what they are about to run (protocol version, scheme, who learns the output,
-//! SHA-256 of the circuit), so different circuits or versions stop both sides with a clear
-//! message, and then run the 128 base OTs of the IKNP extension. Each execution then:
+//! SHA-256 of the circuit), so different circuits, schemes or versions stop both sides with a
+//! clear message, and then run the 128 base OTs of the IKNP extension. The garbler's
+//! fingerprint message also carries a fresh public random block, the MI scheme's key offset.
+//! Each execution then:
 //!
-//! 1. evaluator inputs by correlated OT (IKNP with ALSZ's optimisations, VASA §4.3.2): the OT
-//!    sender's global offset is the free-XOR Δ, so the sender's q_j *is* the zero-label of
-//!    evaluator input wire j and the receiver's output is the label of its bit;
+//! 1. evaluator inputs by OT (IKNP with ALSZ's optimisations, VASA §4.3.2). For the free-XOR
+//!    schemes it is correlated OT whose global offset is the free-XOR Δ, so the sender's q_j
+//!    *is* the zero-label of evaluator input wire j and the receiver's output is the label of
+//!    its bit; the PRF-based scheme, whose labels are independent, sends both labels by
+//!    chosen-message OT;
 //! 2. the garbler sends the labels of its own input bits;
 //! 3. the garbler garbles batch by batch and streams each batch's tables as one message while
 //!    the evaluator evaluates them: neither side holds the whole garbled circuit;
@@ -24,16 +28,16 @@ use crate::Error;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use tessera_circuit::{Circuit, GateKind};
-use tessera_core::{Block, Prg};
+use tessera_core::{Aes, Block, Prg};
 use tessera_garble::{
-    Batching, Delta, Evaluator, Garbler, HalfGates, Plan, Scheme, TableSink, TableSource, decode,
-    decoding_bits, encode,
+    Batching, Circ, Delta, Evaluator, Garbler, InputEncoding, Mi, Plan, Prf, Prp, Scheme,
+    SchemeKind, TableSink, TableSource, decode, decoding_bits,
 };
 use tessera_net::{Channel, Phase, PhaseTimer, Tag};
 use tessera_ot::{OtReceiver, OtSender, Security};
 
 /// The version of this protocol's messages; parties of different versions refuse each other.
-pub const PROTOCOL_VERSION: u8 = 1;
+pub const PROTOCOL_VERSION: u8 = 2;
 
 const HELLO: Tag = Tag::new(0x30, "yao fingerprint");
 const GARBLER_LABELS: Tag = Tag::new(0x31, "yao garbler input labels");
@@ -80,11 +84,11 @@ pub struct Outcome {
 }
 
 /// SHA-256 of everything both parties must agree on: version, scheme, output mode, circuit.
-pub fn fingerprint(circuit: &Circuit, outputs: OutputTo) -> [u8; 32] {
+pub fn fingerprint(circuit: &Circuit, scheme: SchemeKind, outputs: OutputTo) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(b"tessera/yao");
     h.update([PROTOCOL_VERSION]);
-    h.update(HalfGates::NAME.as_bytes());
+    h.update(scheme.name().as_bytes());
     h.update(outputs.name().as_bytes());
     h.update(circuit.num_wires.to_le_bytes());
     for list in [&circuit.inputs, &circuit.outputs] {
@@ -117,38 +121,62 @@ fn hex(bytes: &[u8]) -> String {
 const ROLE_GARBLER: u8 = 0;
 const ROLE_EVALUATOR: u8 = 1;
 
-/// Sends our fingerprint and checks the peer's: same version, opposite role, same fingerprint.
+/// What a session agrees on.
+#[derive(Clone, Copy)]
+struct Agreement<'a> {
+    circuit: &'a Circuit,
+    scheme: SchemeKind,
+    outputs: OutputTo,
+}
+
+/// The scheme's one-byte code in the fingerprint message.
+fn scheme_code(s: SchemeKind) -> u8 {
+    SchemeKind::ALL.iter().position(|&k| k == s).unwrap_or(0) as u8
+}
+
+/// Sends our fingerprint (and `session`, the garbler's public random block) and checks the
+/// peer's: same version, opposite role, same scheme, same fingerprint. Returns the garbler's
+/// session block.
 fn hello<C: Channel + ?Sized>(
     channel: &mut C,
     role: u8,
-    circuit: &Circuit,
-    outputs: OutputTo,
-) -> Result<(), Error> {
-    let ours = fingerprint(circuit, outputs);
-    let mut msg = vec![PROTOCOL_VERSION, role];
+    agreed: Agreement<'_>,
+    session: Block,
+) -> Result<Block, Error> {
+    let ours = fingerprint(agreed.circuit, agreed.scheme, agreed.outputs);
+    let mut msg = vec![PROTOCOL_VERSION, role, scheme_code(agreed.scheme)];
     msg.extend_from_slice(&ours);
+    msg.extend_from_slice(&session.to_bytes());
     channel.send(HELLO, &msg)?;
-    let mut theirs = [0u8; 34];
+    let mut theirs = [0u8; 3 + 32 + 16];
     channel.recv_into(HELLO, &mut theirs)?;
+    let role_name = |r: u8| {
+        if r == ROLE_GARBLER {
+            "garbler"
+        } else {
+            "evaluator"
+        }
+    };
     let problem = if theirs[0] != PROTOCOL_VERSION {
         Some(format!(
             "the peer speaks Yao protocol version {}, this party version {PROTOCOL_VERSION}",
             theirs[0]
         ))
     } else if theirs[1] == role {
+        Some(format!("both parties are the {}", role_name(role)))
+    } else if theirs[2] != scheme_code(agreed.scheme) {
+        let peer = SchemeKind::ALL
+            .get(usize::from(theirs[2]))
+            .map_or("an unknown scheme", |k| k.name());
         Some(format!(
-            "both parties are the {}",
-            if role == ROLE_GARBLER {
-                "garbler"
-            } else {
-                "evaluator"
-            }
+            "garbling scheme {} here, {peer} at the peer",
+            agreed.scheme
         ))
-    } else if theirs[2..] != ours {
+    } else if theirs[3..35] != ours {
         Some(format!(
             "circuit fingerprint {} here, {} at the peer: a different circuit, output mode or version",
             &hex(&ours)[..16],
-            &hex(&theirs[2..])[..16]
+            &hex(&theirs[3..35])[..16]
         ))
     } else {
         None
@@ -158,7 +186,12 @@ fn hello<C: Channel + ?Sized>(
             channel.abort(&p);
             Err(Error::Mismatch(p))
         }
-        None => Ok(()),
+        None if role == ROLE_GARBLER => Ok(session),
+        None => {
+            let mut bytes = [0u8; 16];
+            bytes.copy_from_slice(&theirs[35..]);
+            Ok(Block::from_bytes(bytes))
+        }
     }
 }
 
@@ -263,19 +296,23 @@ impl<C: Channel + ?Sized> TableSource for ChannelSource<'_, C> {
 /// Returns the OT state, the plan and the two phases.
 fn set_up<C: Channel + ?Sized, T: Send>(
     channel: &mut C,
-    circuit: &Circuit,
-    outputs: OutputTo,
+    agreed: Agreement<'_>,
     role: u8,
+    session: Block,
     base_ot: impl FnOnce(&mut C) -> Result<T, tessera_ot::Error>,
-) -> Result<(T, Plan, Vec<Phase>), Error> {
+) -> Result<(T, Plan, Block, Vec<Phase>), Error> {
+    let circuit = agreed.circuit;
     telling_peer(channel, |channel| {
         check_circuit(circuit)?;
         let timer = PhaseTimer::start("fingerprint", channel);
-        hello(channel, role, circuit, outputs)?;
+        let session = hello(channel, role, agreed, session)?;
         let hello_phase = timer.stop(channel);
         let timer = PhaseTimer::start("base-ot+plan", channel);
         let (ot, plan) = std::thread::scope(|scope| {
-            let plan = scope.spawn(|| Plan::new(circuit, Batching::default_for(circuit)));
+            let plan = scope.spawn(|| {
+                let batching = Batching::default_for(circuit);
+                Plan::with_xor(circuit, batching, agreed.scheme.xor_gates())
+            });
             let ot = base_ot(&mut *channel).map_err(Error::from).and_then(|ot| {
                 channel.flush()?;
                 Ok(ot)
@@ -284,8 +321,168 @@ fn set_up<C: Channel + ?Sized, T: Send>(
             let plan = plan.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
             ot.map(|ot| (ot, plan))
         })?;
-        Ok((ot, plan, vec![hello_phase, timer.stop(channel)]))
+        Ok((ot, plan, session, vec![hello_phase, timer.stop(channel)]))
     })
+}
+
+/// How a scheme is built for a session and how its input labels travel.
+trait YaoScheme: Scheme + Sized {
+    /// The scheme, given the session's public random block.
+    fn build(session: Block) -> Self;
+    /// The circuit's secret and its input wires (`g` of the garbler's, then `e` of the
+    /// evaluator's), the evaluator's labels sent by OT.
+    fn send_inputs<C: Channel + ?Sized>(
+        ot: &mut OtSender,
+        channel: &mut C,
+        prg: &mut Prg,
+        g: usize,
+        e: usize,
+    ) -> Result<(Self::Secret, Vec<Self::Wire>), Error>;
+    /// The labels of the evaluator's input `bits`, by OT.
+    fn receive_inputs<C: Channel + ?Sized>(
+        ot: &mut OtReceiver,
+        channel: &mut C,
+        bits: &[bool],
+        out: &mut [Block],
+    ) -> Result<(), Error>;
+}
+
+/// Free-XOR inputs: Δ is the OT's offset; the evaluator's zero-labels come from correlated OT.
+macro_rules! free_xor_inputs {
+    () => {
+        fn send_inputs<C: Channel + ?Sized>(
+            ot: &mut OtSender,
+            channel: &mut C,
+            prg: &mut Prg,
+            g: usize,
+            e: usize,
+        ) -> Result<(Delta, Vec<Block>), Error> {
+            let mut zero = vec![Block::ZERO; g + e];
+            prg.fill_blocks(&mut zero[..g]);
+            ot.correlated(channel, &mut zero[g..])?;
+            Ok((Delta::new(ot.delta()), zero))
+        }
+
+        fn receive_inputs<C: Channel + ?Sized>(
+            ot: &mut OtReceiver,
+            channel: &mut C,
+            bits: &[bool],
+            out: &mut [Block],
+        ) -> Result<(), Error> {
+            Ok(ot.correlated(channel, bits, out)?)
+        }
+    };
+}
+
+impl YaoScheme for Prp {
+    fn build(_session: Block) -> Self {
+        Prp::default()
+    }
+    free_xor_inputs!();
+}
+
+impl YaoScheme for Mi {
+    fn build(session: Block) -> Self {
+        Mi::new(Aes::new(), session)
+    }
+    free_xor_inputs!();
+}
+
+impl YaoScheme for Circ {
+    fn build(_session: Block) -> Self {
+        Circ::new(Aes::new())
+    }
+    free_xor_inputs!();
+}
+
+impl YaoScheme for Prf {
+    fn build(_session: Block) -> Self {
+        Prf::new(Aes::new())
+    }
+
+    fn send_inputs<C: Channel + ?Sized>(
+        ot: &mut OtSender,
+        channel: &mut C,
+        prg: &mut Prg,
+        g: usize,
+        e: usize,
+    ) -> Result<(Self::Secret, Vec<Self::Wire>), Error> {
+        let enc = InputEncoding::<Prf>::random(prg, g + e);
+        let pairs: Vec<(Block, Block)> = enc.wires[g..]
+            .iter()
+            .map(|w| {
+                let l = |b| Prf::encode(&enc.secret, w, b);
+                (l(false), l(true))
+            })
+            .collect();
+        ot.send(channel, &pairs)?;
+        Ok((enc.secret, enc.wires))
+    }
+
+    fn receive_inputs<C: Channel + ?Sized>(
+        ot: &mut OtReceiver,
+        channel: &mut C,
+        bits: &[bool],
+        out: &mut [Block],
+    ) -> Result<(), Error> {
+        Ok(ot.receive(channel, bits, out)?)
+    }
+}
+
+/// One value per scheme: `$T<Prp>`, ... (the engines of a session chosen at run time).
+macro_rules! per_scheme {
+    ($(#[$m:meta])* $name:ident, $T:ident) => {
+        $(#[$m])*
+        enum $name {
+            Prp($T<Prp>),
+            Mi($T<Mi>),
+            Circ($T<Circ>),
+            Prf($T<Prf>),
+        }
+
+        impl $name {
+            fn new(scheme: SchemeKind, session: Block) -> Self {
+                match scheme {
+                    SchemeKind::Prp => $name::Prp($T::new(Prp::build(session))),
+                    SchemeKind::Mi => $name::Mi($T::new(Mi::build(session))),
+                    SchemeKind::Circ => $name::Circ($T::new(Circ::build(session))),
+                    SchemeKind::Prf => $name::Prf($T::new(Prf::build(session))),
+                }
+            }
+        }
+    };
+}
+
+/// Calls `$f(engine, $args...)` on whichever scheme's engine `$e` holds.
+macro_rules! dispatch {
+    ($name:ident, $e:expr, $f:ident($($arg:expr),*)) => {
+        match $e {
+            $name::Prp(x) => $f(x, $($arg),*),
+            $name::Mi(x) => $f(x, $($arg),*),
+            $name::Circ(x) => $f(x, $($arg),*),
+            $name::Prf(x) => $f(x, $($arg),*),
+        }
+    };
+}
+
+per_scheme!(
+    /// The garbling engine of the session's scheme.
+    GarblerEngine,
+    Garbler
+);
+per_scheme!(
+    /// The evaluation engine of the session's scheme.
+    EvaluatorEngine,
+    Evaluator
+);
+
+/// What a garbler's execution reads besides its engine.
+struct GarblerSession<'a> {
+    circuit: &'a Circuit,
+    plan: &'a Plan,
+    outputs: OutputTo,
+    ot: &'a mut OtSender,
+    prg: &'a mut Prg,
 }
 
 /// The garbler's side of a Yao session.
@@ -294,7 +491,7 @@ pub struct YaoGarbler {
     plan: Plan,
     outputs: OutputTo,
     ot: OtSender,
-    garbler: Garbler<HalfGates>,
+    engine: GarblerEngine,
     prg: Prg,
     setup: Vec<Phase>,
 }
@@ -308,15 +505,22 @@ impl std::fmt::Debug for YaoGarbler {
 }
 
 impl YaoGarbler {
-    /// Agrees on the computation with the peer and runs the base OTs.
+    /// Agrees on the computation and garbling scheme with the peer and runs the base OTs.
     pub fn setup<C: Channel + ?Sized>(
         channel: &mut C,
         circuit: Circuit,
+        scheme: SchemeKind,
         outputs: OutputTo,
         mut prg: Prg,
     ) -> Result<Self, Error> {
         let ot_prg = Prg::from_seed_block(prg.random_block());
-        let (ot, plan, setup) = set_up(channel, &circuit, outputs, ROLE_GARBLER, |ch| {
+        let agreed = Agreement {
+            circuit: &circuit,
+            scheme,
+            outputs,
+        };
+        let session = prg.random_block();
+        let (ot, plan, session, setup) = set_up(channel, agreed, ROLE_GARBLER, session, |ch| {
             OtSender::setup(ch, Security::SemiHonest, ot_prg)
         })?;
         Ok(YaoGarbler {
@@ -324,7 +528,7 @@ impl YaoGarbler {
             circuit,
             outputs,
             ot,
-            garbler: Garbler::new(HalfGates::default()),
+            engine: GarblerEngine::new(scheme, session),
             prg,
             setup,
         })
@@ -341,57 +545,77 @@ impl YaoGarbler {
         channel: &mut C,
         input: &[bool],
     ) -> Result<Outcome, Error> {
-        telling_peer(channel, |channel| self.run_inner(channel, input))
-    }
-
-    fn run_inner<C: Channel + ?Sized>(
-        &mut self,
-        channel: &mut C,
-        input: &[bool],
-    ) -> Result<Outcome, Error> {
-        let (g, e) = (
-            self.circuit.inputs[0] as usize,
-            self.circuit.inputs[1] as usize,
-        );
-        check_input("garbler", input, self.circuit.inputs[0])?;
-        let mut phases = Vec::new();
-        let delta = Delta::new(self.ot.delta());
-
-        let timer = PhaseTimer::start("input-ot", channel);
-        let mut zero = vec![Block::ZERO; g + e];
-        self.prg.fill_blocks(&mut zero[..g]);
-        self.ot.correlated(channel, &mut zero[g..])?;
-        phases.push(timer.stop(channel));
-
-        let timer = PhaseTimer::start("garble", channel);
-        channel.send_blocks(GARBLER_LABELS, &encode(&zero[..g], delta, input))?;
-        let out_zero =
-            self.garbler
-                .garble(&self.plan, delta, &zero, &mut ChannelSink(&mut *channel))?;
-        phases.push(timer.stop(channel));
-
-        let timer = PhaseTimer::start("output", channel);
-        let decoding = decoding_bits(&out_zero);
-        if self.outputs.evaluator_learns() {
-            channel.send(DECODING, &pack(&decoding))?;
-        }
-        channel.flush()?;
-        let output = if self.outputs.garbler_learns() {
-            let n = decoding.len();
-            let mut colours = vec![0u8; n.div_ceil(8)];
-            channel.recv_into(COLOURS, &mut colours)?;
-            let bits: Vec<bool> = unpack(&colours, n)
-                .iter()
-                .zip(&decoding)
-                .map(|(&c, &d)| c ^ d)
-                .collect();
-            Some(split_outputs(&self.circuit, &bits))
-        } else {
-            None
+        let mut session = GarblerSession {
+            circuit: &self.circuit,
+            plan: &self.plan,
+            outputs: self.outputs,
+            ot: &mut self.ot,
+            prg: &mut self.prg,
         };
-        phases.push(timer.stop(channel));
-        Ok(Outcome { output, phases })
+        telling_peer(channel, |channel| {
+            dispatch!(
+                GarblerEngine,
+                &mut self.engine,
+                garble_once(&mut session, channel, input)
+            )
+        })
     }
+}
+
+fn garble_once<S: YaoScheme, C: Channel + ?Sized>(
+    garbler: &mut Garbler<S>,
+    s: &mut GarblerSession<'_>,
+    channel: &mut C,
+    input: &[bool],
+) -> Result<Outcome, Error> {
+    let (g, e) = (s.circuit.inputs[0] as usize, s.circuit.inputs[1] as usize);
+    check_input("garbler", input, s.circuit.inputs[0])?;
+    let mut phases = Vec::new();
+
+    let timer = PhaseTimer::start("input-ot", channel);
+    let (mut secret, wires) = S::send_inputs(s.ot, channel, s.prg, g, e)?;
+    phases.push(timer.stop(channel));
+
+    let timer = PhaseTimer::start("garble", channel);
+    let own: Vec<Block> = wires[..g]
+        .iter()
+        .zip(input)
+        .map(|(w, &b)| S::encode(&secret, w, b))
+        .collect();
+    channel.send_blocks(GARBLER_LABELS, &own)?;
+    let out = garbler.garble(s.plan, &mut secret, &wires, &mut ChannelSink(&mut *channel))?;
+    phases.push(timer.stop(channel));
+
+    let timer = PhaseTimer::start("output", channel);
+    let decoding = decoding_bits::<S>(&out);
+    if s.outputs.evaluator_learns() {
+        channel.send(DECODING, &pack(&decoding))?;
+    }
+    channel.flush()?;
+    let output = if s.outputs.garbler_learns() {
+        let n = decoding.len();
+        let mut colours = vec![0u8; n.div_ceil(8)];
+        channel.recv_into(COLOURS, &mut colours)?;
+        let bits: Vec<bool> = unpack(&colours, n)
+            .iter()
+            .zip(&decoding)
+            .map(|(&c, &d)| c ^ d)
+            .collect();
+        Some(split_outputs(s.circuit, &bits))
+    } else {
+        None
+    };
+    phases.push(timer.stop(channel));
+    Ok(Outcome { output, phases })
+}
+
+/// What an evaluator's execution reads besides its engine.
+struct EvaluatorSession<'a> {
+    circuit: &'a Circuit,
+    plan: &'a Plan,
+    outputs: OutputTo,
+    ot: &'a mut OtReceiver,
+    buffer: &'a mut Vec<Block>,
 }
 
 /// The evaluator's side of a Yao session.
@@ -400,7 +624,7 @@ pub struct YaoEvaluator {
     plan: Plan,
     outputs: OutputTo,
     ot: OtReceiver,
-    evaluator: Evaluator<HalfGates>,
+    engine: EvaluatorEngine,
     buffer: Vec<Block>,
     setup: Vec<Phase>,
 }
@@ -414,22 +638,29 @@ impl std::fmt::Debug for YaoEvaluator {
 }
 
 impl YaoEvaluator {
-    /// Agrees on the computation with the peer and runs the base OTs.
+    /// Agrees on the computation and garbling scheme with the peer and runs the base OTs.
     pub fn setup<C: Channel + ?Sized>(
         channel: &mut C,
         circuit: Circuit,
+        scheme: SchemeKind,
         outputs: OutputTo,
         prg: Prg,
     ) -> Result<Self, Error> {
-        let (ot, plan, setup) = set_up(channel, &circuit, outputs, ROLE_EVALUATOR, |ch| {
-            OtReceiver::setup(ch, Security::SemiHonest, prg)
-        })?;
+        let agreed = Agreement {
+            circuit: &circuit,
+            scheme,
+            outputs,
+        };
+        let (ot, plan, session, setup) =
+            set_up(channel, agreed, ROLE_EVALUATOR, Block::ZERO, |ch| {
+                OtReceiver::setup(ch, Security::SemiHonest, prg)
+            })?;
         Ok(YaoEvaluator {
             plan,
             circuit,
             outputs,
             ot,
-            evaluator: Evaluator::new(HalfGates::default()),
+            engine: EvaluatorEngine::new(scheme, session),
             buffer: Vec::new(),
             setup,
         })
@@ -446,53 +677,64 @@ impl YaoEvaluator {
         channel: &mut C,
         input: &[bool],
     ) -> Result<Outcome, Error> {
-        telling_peer(channel, |channel| self.run_inner(channel, input))
-    }
-
-    fn run_inner<C: Channel + ?Sized>(
-        &mut self,
-        channel: &mut C,
-        input: &[bool],
-    ) -> Result<Outcome, Error> {
-        let (g, e) = (
-            self.circuit.inputs[0] as usize,
-            self.circuit.inputs[1] as usize,
-        );
-        check_input("evaluator", input, self.circuit.inputs[1])?;
-        let mut phases = Vec::new();
-
-        let timer = PhaseTimer::start("input-ot", channel);
-        let mut labels = vec![Block::ZERO; g + e];
-        self.ot.correlated(channel, input, &mut labels[g..])?;
-        phases.push(timer.stop(channel));
-
-        let timer = PhaseTimer::start("evaluate", channel);
-        channel.recv_blocks(GARBLER_LABELS, &mut labels[..g])?;
-        let out = self.evaluator.evaluate(
-            &self.plan,
-            &labels,
-            &mut ChannelSource {
-                channel: &mut *channel,
-                buffer: &mut self.buffer,
-            },
-        )?;
-        phases.push(timer.stop(channel));
-
-        let timer = PhaseTimer::start("output", channel);
-        let output = if self.outputs.evaluator_learns() {
-            let mut packed = vec![0u8; out.len().div_ceil(8)];
-            channel.recv_into(DECODING, &mut packed)?;
-            let bits = decode(&out, &unpack(&packed, out.len()));
-            Some(split_outputs(&self.circuit, &bits))
-        } else {
-            None
+        let mut session = EvaluatorSession {
+            circuit: &self.circuit,
+            plan: &self.plan,
+            outputs: self.outputs,
+            ot: &mut self.ot,
+            buffer: &mut self.buffer,
         };
-        if self.outputs.garbler_learns() {
-            let colours: Vec<bool> = out.iter().map(|l| l.lsb()).collect();
-            channel.send(COLOURS, &pack(&colours))?;
-        }
-        channel.flush()?;
-        phases.push(timer.stop(channel));
-        Ok(Outcome { output, phases })
+        telling_peer(channel, |channel| {
+            dispatch!(
+                EvaluatorEngine,
+                &mut self.engine,
+                evaluate_once(&mut session, channel, input)
+            )
+        })
     }
+}
+
+fn evaluate_once<S: YaoScheme, C: Channel + ?Sized>(
+    evaluator: &mut Evaluator<S>,
+    s: &mut EvaluatorSession<'_>,
+    channel: &mut C,
+    input: &[bool],
+) -> Result<Outcome, Error> {
+    let (g, e) = (s.circuit.inputs[0] as usize, s.circuit.inputs[1] as usize);
+    check_input("evaluator", input, s.circuit.inputs[1])?;
+    let mut phases = Vec::new();
+
+    let timer = PhaseTimer::start("input-ot", channel);
+    let mut labels = vec![Block::ZERO; g + e];
+    S::receive_inputs(s.ot, channel, input, &mut labels[g..])?;
+    phases.push(timer.stop(channel));
+
+    let timer = PhaseTimer::start("evaluate", channel);
+    channel.recv_blocks(GARBLER_LABELS, &mut labels[..g])?;
+    let out = evaluator.evaluate(
+        s.plan,
+        &labels,
+        &mut ChannelSource {
+            channel: &mut *channel,
+            buffer: &mut *s.buffer,
+        },
+    )?;
+    phases.push(timer.stop(channel));
+
+    let timer = PhaseTimer::start("output", channel);
+    let output = if s.outputs.evaluator_learns() {
+        let mut packed = vec![0u8; out.len().div_ceil(8)];
+        channel.recv_into(DECODING, &mut packed)?;
+        let bits = decode(&out, &unpack(&packed, out.len()));
+        Some(split_outputs(s.circuit, &bits))
+    } else {
+        None
+    };
+    if s.outputs.garbler_learns() {
+        let colours: Vec<bool> = out.iter().map(|l| l.lsb()).collect();
+        channel.send(COLOURS, &pack(&colours))?;
+    }
+    channel.flush()?;
+    phases.push(timer.stop(channel));
+    Ok(Outcome { output, phases })
 }

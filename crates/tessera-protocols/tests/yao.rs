@@ -8,6 +8,7 @@ use tessera_circuit::Circuit;
 use tessera_circuit::eval::{bits_from_hex, bits_to_hex, evaluate};
 use tessera_circuit::library::builtin;
 use tessera_core::{Block, Prg};
+use tessera_garble::SchemeKind;
 use tessera_net::{Channel, Stats, Tag, memory_pair, tcp, tls};
 use tessera_protocols::Error;
 use tessera_protocols::yao::{OutputTo, YaoEvaluator, YaoGarbler};
@@ -29,11 +30,12 @@ fn session<C: Channel + Send + 'static>(
     evaluator_circuit: Circuit,
     outputs: OutputTo,
     runs: Vec<(Vec<bool>, Vec<bool>)>,
+    scheme: SchemeKind,
 ) -> Both {
     let evaluator_runs: Vec<Vec<bool>> = runs.iter().map(|r| r.1.clone()).collect();
     let evaluator = thread::spawn(move || {
         let ch = &mut evaluator_channel;
-        let mut e = YaoEvaluator::setup(ch, evaluator_circuit, outputs, Prg::from_os()?)?;
+        let mut e = YaoEvaluator::setup(ch, evaluator_circuit, scheme, outputs, Prg::from_os()?)?;
         evaluator_runs
             .iter()
             .map(|x| e.run(ch, x).map(|o| o.output))
@@ -42,7 +44,7 @@ fn session<C: Channel + Send + 'static>(
     let mut garbler_channel = garbler_channel;
     let ch = &mut garbler_channel;
     let garbler = (|| {
-        let mut g = YaoGarbler::setup(ch, garbler_circuit, outputs, Prg::from_os()?)?;
+        let mut g = YaoGarbler::setup(ch, garbler_circuit, scheme, outputs, Prg::from_os()?)?;
         runs.iter()
             .map(|(x, _)| g.run(ch, x).map(|o| o.output))
             .collect::<Result<Vec<_>, _>>()
@@ -77,6 +79,7 @@ fn aes128_fips_vector_in_every_output_mode() {
             circuit("aes128"),
             outputs,
             vec![fips_inputs()],
+            SchemeKind::Prp,
         );
         let (g, e) = (g.unwrap(), e.unwrap());
         for (learns, got) in [
@@ -106,17 +109,31 @@ fn random_inputs_equal_plaintext() {
                 )
             })
             .collect();
-        let (a, b) = memory_pair(None);
-        let (g, e) = session(a, b, c.clone(), c.clone(), OutputTo::Both, runs.clone());
-        let (g, e) = (g.unwrap(), e.unwrap());
-        for (k, (x, y)) in runs.iter().enumerate() {
-            let expect = evaluate(&c, &[x.clone(), y.clone()]).unwrap();
-            assert_eq!(g[k].as_ref().unwrap(), &expect, "{name} run {k} (garbler)");
-            assert_eq!(
-                e[k].as_ref().unwrap(),
-                &expect,
-                "{name} run {k} (evaluator)"
+        for scheme in SchemeKind::ALL {
+            let (a, b) = memory_pair(None);
+            let (g, e) = session(
+                a,
+                b,
+                c.clone(),
+                c.clone(),
+                OutputTo::Both,
+                runs.clone(),
+                scheme,
             );
+            let (g, e) = (g.unwrap(), e.unwrap());
+            for (k, (x, y)) in runs.iter().enumerate() {
+                let expect = evaluate(&c, &[x.clone(), y.clone()]).unwrap();
+                assert_eq!(
+                    g[k].as_ref().unwrap(),
+                    &expect,
+                    "{scheme} {name} run {k} (garbler)"
+                );
+                assert_eq!(
+                    e[k].as_ref().unwrap(),
+                    &expect,
+                    "{scheme} {name} run {k} (evaluator)"
+                );
+            }
         }
     }
 }
@@ -137,6 +154,7 @@ fn aes128_over_tcp() {
         let mut e = YaoEvaluator::setup(
             &mut b,
             circuit("aes128"),
+            SchemeKind::Prp,
             OutputTo::Evaluator,
             Prg::from_os().unwrap(),
         )
@@ -147,6 +165,7 @@ fn aes128_over_tcp() {
     let mut g = YaoGarbler::setup(
         &mut a,
         circuit("aes128"),
+        SchemeKind::Prp,
         OutputTo::Evaluator,
         Prg::from_os().unwrap(),
     )
@@ -177,6 +196,7 @@ fn aes128_over_tls() {
         circuit("aes128"),
         OutputTo::Both,
         vec![fips_inputs()],
+        SchemeKind::Prp,
     );
     assert_eq!(
         bits_to_hex(&g.unwrap()[0].as_ref().unwrap()[0]),
@@ -207,9 +227,11 @@ fn different_circuits_or_modes_stop_both_sides() {
     for (cg, ce, og, oe) in cases {
         let (mut a, mut b) = memory_pair(None);
         let evaluator = thread::spawn(move || {
-            YaoEvaluator::setup(&mut b, ce, oe, Prg::from_os().unwrap()).map(|_| ())
+            YaoEvaluator::setup(&mut b, ce, SchemeKind::Prp, oe, Prg::from_os().unwrap())
+                .map(|_| ())
         });
-        let g = YaoGarbler::setup(&mut a, cg, og, Prg::from_os().unwrap()).map(|_| ());
+        let g =
+            YaoGarbler::setup(&mut a, cg, SchemeKind::Prp, og, Prg::from_os().unwrap()).map(|_| ());
         let e = evaluator.join().unwrap();
         for r in [g, e] {
             match r {
@@ -224,6 +246,7 @@ fn different_circuits_or_modes_stop_both_sides() {
         YaoGarbler::setup(
             &mut b,
             circuit("add8"),
+            SchemeKind::Prp,
             OutputTo::Both,
             Prg::from_os().unwrap(),
         )
@@ -232,6 +255,7 @@ fn different_circuits_or_modes_stop_both_sides() {
     let g = YaoGarbler::setup(
         &mut a,
         circuit("add8"),
+        SchemeKind::Prp,
         OutputTo::Both,
         Prg::from_os().unwrap(),
     )
@@ -241,6 +265,39 @@ fn different_circuits_or_modes_stop_both_sides() {
             matches!(r, Err(Error::Mismatch(ref m)) if m.contains("both parties are the garbler")),
             "{r:?}"
         );
+    }
+}
+
+#[test]
+fn different_schemes_stop_both_sides_naming_them() {
+    let (mut a, mut b) = memory_pair(None);
+    let evaluator = thread::spawn(move || {
+        YaoEvaluator::setup(
+            &mut b,
+            circuit("add8"),
+            SchemeKind::Mi,
+            OutputTo::Both,
+            Prg::from_os().unwrap(),
+        )
+        .map(|_| ())
+    });
+    let g = YaoGarbler::setup(
+        &mut a,
+        circuit("add8"),
+        SchemeKind::Prf,
+        OutputTo::Both,
+        Prg::from_os().unwrap(),
+    )
+    .map(|_| ());
+    let e = evaluator.join().unwrap();
+    for (r, here, there) in [(g, "prf", "mi"), (e, "mi", "prf")] {
+        match r {
+            Err(Error::Mismatch(m)) => assert!(
+                m.contains(&format!("garbling scheme {here} here, {there} at the peer")),
+                "{m}"
+            ),
+            other => panic!("{other:?}"),
+        }
     }
 }
 
@@ -370,12 +427,24 @@ fn misbehave(garbler_misbehaves: bool, target: u8, misdeed: Misdeed) -> Result<(
     let (honest, _bad) = if garbler_misbehaves {
         let mut ch = wrap(a);
         let bad = thread::spawn(move || {
-            let mut g = YaoGarbler::setup(&mut ch, c2, OutputTo::Evaluator, Prg::from_os()?)?;
+            let mut g = YaoGarbler::setup(
+                &mut ch,
+                c2,
+                SchemeKind::Prp,
+                OutputTo::Evaluator,
+                Prg::from_os()?,
+            )?;
             g.run(&mut ch, &x2).map(|_| ())
         });
         let mut ch = b;
         let honest = (|| {
-            let mut e = YaoEvaluator::setup(&mut ch, c, OutputTo::Evaluator, Prg::from_os()?)?;
+            let mut e = YaoEvaluator::setup(
+                &mut ch,
+                c,
+                SchemeKind::Prp,
+                OutputTo::Evaluator,
+                Prg::from_os()?,
+            )?;
             let out = e.run(&mut ch, &y)?.output.unwrap();
             if bits_to_hex(&out[0]) == FIPS_CIPHER {
                 Ok(())
@@ -387,12 +456,24 @@ fn misbehave(garbler_misbehaves: bool, target: u8, misdeed: Misdeed) -> Result<(
     } else {
         let mut ch = wrap(b);
         let bad = thread::spawn(move || {
-            let mut e = YaoEvaluator::setup(&mut ch, c2, OutputTo::Garbler, Prg::from_os()?)?;
+            let mut e = YaoEvaluator::setup(
+                &mut ch,
+                c2,
+                SchemeKind::Prp,
+                OutputTo::Garbler,
+                Prg::from_os()?,
+            )?;
             e.run(&mut ch, &y).map(|_| ())
         });
         let mut ch = a;
         let honest = (|| {
-            let mut g = YaoGarbler::setup(&mut ch, c, OutputTo::Garbler, Prg::from_os()?)?;
+            let mut g = YaoGarbler::setup(
+                &mut ch,
+                c,
+                SchemeKind::Prp,
+                OutputTo::Garbler,
+                Prg::from_os()?,
+            )?;
             let out = g.run(&mut ch, &x)?.output.unwrap();
             if bits_to_hex(&out[0]) == FIPS_CIPHER {
                 Ok(())

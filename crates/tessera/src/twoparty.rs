@@ -10,12 +10,16 @@ use std::time::{Duration, Instant};
 use tessera_circuit::eval::{bits_from_hex, bits_to_hex};
 use tessera_circuit::library::builtin;
 use tessera_core::{FixedKeyAes, Prg};
+use tessera_garble::SchemeKind;
 use tessera_net::{Channel, Phase, memory_pair, tcp, tls};
 use tessera_protocols::yao::{OutputTo, YaoEvaluator, YaoGarbler};
 
 /// Options of `tessera demo`.
 #[derive(Args)]
 pub struct DemoArgs {
+    /// Garbling scheme: prp, mi, circ or prf.
+    #[arg(long, default_value = "prp")]
+    scheme: SchemeKind,
     /// One JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -38,15 +42,28 @@ pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
     let key_bits = bits_from_hex(&key_hex, 128)?;
     let plain_bits = bits_from_hex(&plain_hex, 128)?;
     let (mut g_ch, mut e_ch) = memory_pair(None);
+    let scheme = args.scheme;
     let start = Instant::now();
     let g_circuit = circuit.clone();
     let garbler = std::thread::spawn(move || -> Result<_, CliError> {
-        let mut g = YaoGarbler::setup(&mut g_ch, g_circuit, OutputTo::Evaluator, Prg::from_os()?)?;
+        let mut g = YaoGarbler::setup(
+            &mut g_ch,
+            g_circuit,
+            scheme,
+            OutputTo::Evaluator,
+            Prg::from_os()?,
+        )?;
         let setup = g.setup_phases().to_vec();
         let run = g.run(&mut g_ch, &key_bits)?;
         Ok((setup, run.phases, g_ch.stats()))
     });
-    let mut e = YaoEvaluator::setup(&mut e_ch, circuit, OutputTo::Evaluator, Prg::from_os()?)?;
+    let mut e = YaoEvaluator::setup(
+        &mut e_ch,
+        circuit,
+        scheme,
+        OutputTo::Evaluator,
+        Prg::from_os()?,
+    )?;
     let setup_ms = start.elapsed().as_secs_f64() * 1e3;
     let run_start = Instant::now();
     let outcome = e.run(&mut e_ch, &plain_bits)?;
@@ -65,6 +82,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
         println!(
             "{}",
             json!({
+                "scheme": scheme.name(),
                 "circuit": "aes128",
                 "key": key_hex,
                 "plaintext": plain_hex,
@@ -84,7 +102,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
         );
     } else {
         println!(
-            "AES-128 as two-party computation (semi-honest Yao, half-gates, IKNP OT), in one process"
+            "AES-128 as two-party computation (semi-honest Yao, {scheme} garbling, IKNP OT), in one process"
         );
         println!("garbler's key          {key_hex}");
         println!("evaluator's plaintext  {plain_hex}");
@@ -147,6 +165,9 @@ pub struct RunArgs {
     /// key or the plaintext in FIPS-197 byte order).
     #[arg(long)]
     input: String,
+    /// Garbling scheme (prp, mi, circ, prf); both parties must name the same.
+    #[arg(long, default_value = "prp")]
+    scheme: SchemeKind,
     /// Who learns the output.
     #[arg(long, value_enum, default_value_t = OutputArg::Evaluator)]
     output: OutputArg,
@@ -209,12 +230,14 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let start = Instant::now();
     let (setup, outcome) = match args.role {
         Role::Garbler => {
-            let mut g = YaoGarbler::setup(&mut channel, circuit, outputs, Prg::from_os()?)?;
+            let mut g =
+                YaoGarbler::setup(&mut channel, circuit, args.scheme, outputs, Prg::from_os()?)?;
             let out = g.run(&mut channel, &bits)?;
             (g.setup_phases().to_vec(), out)
         }
         Role::Evaluator => {
-            let mut e = YaoEvaluator::setup(&mut channel, circuit, outputs, Prg::from_os()?)?;
+            let mut e =
+                YaoEvaluator::setup(&mut channel, circuit, args.scheme, outputs, Prg::from_os()?)?;
             let out = e.run(&mut channel, &bits)?;
             (e.setup_phases().to_vec(), out)
         }

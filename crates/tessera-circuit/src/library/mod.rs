@@ -16,7 +16,9 @@
 //! (k div 8): the hex strings of `tessera circuit eval` are then the standard's own hex.
 
 mod aes;
+pub mod psi;
 mod sha;
+pub mod vasa;
 
 pub use aes::aes128;
 pub use sha::{sha1_compress, sha256_compress};

@@ -1,7 +1,9 @@
-//! `tessera bench garble`: half-gates garbling and evaluation speed in AND gates per second,
-//! with `garble_efficiency` and `eval_efficiency`: the rate over the in-run AES roofline
-//! (blocks/s of the active backend) divided by 4, resp. 2, the AES calls an AND gate costs.
+//! `tessera bench garble`: garbling and evaluation speed in AND gates per second, per scheme,
+//! with `garble_efficiency` and `eval_efficiency`: the time the scheme's AES work
+//! ([`tessera_garble::SchemeKind::cost`]) takes at the in-run AES roofline (blocks/s of the
+//! active backend) over the time measured.
 
+use super::local::{BenchScheme, LocalRun, parse_schemes, with_scheme};
 use super::{CommonArgs, cpu_model, measure};
 use crate::CliError;
 use crate::circuit::load;
@@ -10,8 +12,8 @@ use serde_json::json;
 use std::hint::black_box;
 use tessera_circuit::Circuit;
 use tessera_circuit::builder::Builder;
-use tessera_core::{Backend, Block, FixedKeyHash, Prg};
-use tessera_garble::{Batching, Evaluator, Garbler, HalfGates, InputEncoding, Plan, TableReader};
+use tessera_core::Backend;
+use tessera_garble::{Batching, SchemeKind};
 
 /// Options of `tessera bench garble`.
 #[derive(Args)]
@@ -28,6 +30,9 @@ pub struct GarbleArgs {
     /// AND gates of `random-and`.
     #[arg(long, default_value_t = 1 << 14)]
     gates: u32,
+    /// Garbling schemes, comma-separated (prp, mi, circ, prf), or `all`.
+    #[arg(long, default_value = "prp", value_parser = parse_schemes)]
+    scheme: std::vec::Vec<SchemeKind>,
     /// Batching strategy; `all` measures each, `default` the one the engine picks.
     #[arg(long, value_enum, default_value_t = BatchingArg::All)]
     batching: BatchingArg,
@@ -88,20 +93,110 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
         );
     });
     let default = Batching::default_for(&circuit);
-    for batching in strategies {
-        let plan = Plan::new(&circuit, batching);
-        let stats = plan.stats();
-        let mut prg = Prg::from_seed_block(Block::new(0x6a2b1e));
-        let enc = InputEncoding::random(&mut prg, plan.num_inputs());
-        let bits: Vec<bool> = (0..plan.num_inputs()).map(|i| i % 3 == 0).collect();
-        let active = enc.encode(0, &bits);
-        let mut garbler = Garbler::new(HalfGates::new(FixedKeyHash::default()));
-        let mut evaluator = Evaluator::new(HalfGates::new(FixedKeyHash::default()));
-        let mut tables: Vec<Block> = Vec::new();
-        garbler.garble(&plan, enc.delta, &enc.zero_labels, &mut tables)?;
-        let and = stats.and_gates as f64;
-        let mut failure = None;
-        let timing = |op: &mut dyn FnMut()| match args.repeat {
+    for &scheme in &args.scheme {
+        for &batching in &strategies {
+            let m = Measurement {
+                circuit: &circuit,
+                batching,
+                backend,
+                roofline,
+            };
+            let line = with_scheme!(scheme, S => measure_scheme::<S>(args, &m))?;
+            let stats = line.stats;
+            let (garble_rate, eval_rate) = (line.garble_rate, line.eval_rate);
+            let (garble_eff, eval_eff) = line.efficiency(scheme, roofline);
+            let json = json!({
+                "bench": "garble",
+                "circuit": args.circuit,
+                "scheme": scheme.name(),
+                "backend": backend.name(),
+                "batching": batching.name(),
+                "default_batching": batching == default,
+                "and_gates": stats.and_gates,
+                "xor_gates": stats.xor_gates,
+                "batches": stats.batches,
+                "mean_batch": stats.mean_batch(),
+                "label_slots": stats.slots,
+                "wires": circuit.num_wires,
+                "garble_and_per_sec": garble_rate.round(),
+                "eval_and_per_sec": eval_rate.round(),
+                "roofline_blocks_per_sec": roofline.round(),
+                "garble_efficiency": garble_eff,
+                "eval_efficiency": eval_eff,
+                "peak_rss_bytes": peak_rss_bytes(),
+                "cpu": cpu_model(),
+            });
+            if c.json {
+                println!("{json}");
+            } else {
+                println!(
+                    "{:<12} {:<5} {:<8} {:>8} AND  garble {:>7.1} M AND/s ({:.3})  evaluate {:>7.1} M AND/s ({:.3})  mean batch {:.1}  slots {}",
+                    args.circuit,
+                    scheme.name(),
+                    batching.name(),
+                    stats.and_gates,
+                    garble_rate / 1e6,
+                    garble_eff,
+                    eval_rate / 1e6,
+                    eval_eff,
+                    stats.mean_batch(),
+                    stats.slots
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What one measurement needs.
+struct Measurement<'a> {
+    circuit: &'a Circuit,
+    batching: Batching,
+    backend: Backend,
+    roofline: f64,
+}
+
+/// Rates of one scheme on one plan.
+struct Rates {
+    stats: tessera_garble::PlanStats,
+    garble_rate: f64,
+    eval_rate: f64,
+}
+
+impl Rates {
+    /// Time of the scheme's AES work at the roofline over the time measured, for garbling and
+    /// for evaluation.
+    fn efficiency(&self, scheme: SchemeKind, roofline: f64) -> (f64, f64) {
+        let and = self.stats.and_gates as f64;
+        let (g, e) = scheme
+            .cost()
+            .circuit(self.stats.and_gates, self.stats.xor_gates);
+        // Measured seconds per circuit: and / rate.
+        (
+            (g / roofline) / (and / self.garble_rate),
+            (e / roofline) / (and / self.eval_rate),
+        )
+    }
+}
+
+fn measure_scheme<S: BenchScheme>(
+    args: &GarbleArgs,
+    m: &Measurement<'_>,
+) -> Result<Rates, CliError> {
+    let bits: Vec<bool> = (0..m.circuit.num_input_wires())
+        .map(|i| i % 3 == 0)
+        .collect();
+    let mut local = LocalRun::<S>::new(m.circuit, m.batching, m.backend, &bits)?;
+    let stats = local.plan().stats();
+    let and = stats.and_gates as f64;
+    let mut failure = None;
+    let mut timing = |op: &mut dyn FnMut() -> Result<(), CliError>| {
+        let mut op = || {
+            if let Err(e) = op() {
+                failure = Some(e);
+            }
+        };
+        match args.repeat {
             Some(r) => {
                 let t = std::time::Instant::now();
                 for _ in 0..r {
@@ -109,59 +204,18 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
                 }
                 and * r as f64 / t.elapsed().as_secs_f64()
             }
-            None => measure(c, and, op),
-        };
-        let garble_rate = timing(&mut || {
-            tables.clear();
-            if let Err(e) = garbler.garble(&plan, enc.delta, &enc.zero_labels, &mut tables) {
-                failure = Some(e);
-            }
-        });
-        let eval_rate = timing(&mut || {
-            if let Err(e) = evaluator.evaluate(&plan, &active, &mut TableReader::new(&tables)) {
-                failure = Some(e);
-            }
-        });
-        if let Some(e) = failure {
-            return Err(e.into());
+            None => measure(&args.common, and, op),
         }
-        let line = json!({
-            "bench": "garble",
-            "circuit": args.circuit,
-            "scheme": "prp",
-            "backend": backend.name(),
-            "batching": batching.name(),
-            "default_batching": batching == default,
-            "and_gates": stats.and_gates,
-            "xor_gates": stats.xor_gates,
-            "batches": stats.batches,
-            "mean_batch": stats.mean_batch(),
-            "label_slots": stats.slots,
-            "wires": circuit.num_wires,
-            "garble_and_per_sec": garble_rate.round(),
-            "eval_and_per_sec": eval_rate.round(),
-            "roofline_blocks_per_sec": roofline.round(),
-            "garble_efficiency": garble_rate / (roofline / 4.0),
-            "eval_efficiency": eval_rate / (roofline / 2.0),
-            "peak_rss_bytes": peak_rss_bytes(),
-            "cpu": cpu_model(),
-        });
-        if c.json {
-            println!("{line}");
-        } else {
-            println!(
-                "{:<12} {:<8} {:>8} AND  garble {:>7.1} M AND/s ({:.3})  evaluate {:>7.1} M AND/s ({:.3})  mean batch {:.1}  slots {}",
-                args.circuit,
-                batching.name(),
-                stats.and_gates,
-                garble_rate / 1e6,
-                garble_rate / (roofline / 4.0),
-                eval_rate / 1e6,
-                eval_rate / (roofline / 2.0),
-                stats.mean_batch(),
-                stats.slots
-            );
-        }
+    };
+    let garble_rate = timing(&mut || local.garble().map(drop));
+    let eval_rate = timing(&mut || local.evaluate().map(drop));
+    let _ = m.roofline;
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(Rates {
+            stats,
+            garble_rate,
+            eval_rate,
+        }),
     }
-    Ok(())
 }

@@ -4,7 +4,9 @@
 
 mod aes;
 mod garble;
+mod local;
 mod ot;
+mod vasa;
 mod yao;
 
 use crate::CliError;
@@ -18,10 +20,13 @@ use tessera_net::{Framed, tcp};
 pub enum BenchCommand {
     /// Batched AES, hashes, PRG and transposition on every backend this CPU has.
     Aes(aes::AesArgs),
-    /// Half-gates garbling and evaluation in AND gates per second, against the AES roofline.
+    /// Garbling and evaluation in AND gates per second per scheme, against the AES roofline.
     Garble(garble::GarbleArgs),
     /// OT extension (IKNP, KOS) in OTs per second over loopback TCP.
     Ot(ot::OtArgs),
+    /// VASA Table 8: AES ×65, SHA-1 ×63, SCS-PSI and Phasing-PSI, garbling and evaluation
+    /// time per scheme and backend, with geometric means.
+    Vasa(vasa::VasaArgs),
     /// Yao AES-128 (or another circuit) between two threads over loopback TCP: setup, first
     /// execution and amortised time per execution.
     Yao(yao::YaoArgs),
@@ -47,6 +52,7 @@ pub fn run(cmd: BenchCommand) -> Result<(), CliError> {
         BenchCommand::Aes(args) => aes::run(&args),
         BenchCommand::Garble(args) => garble::run(&args),
         BenchCommand::Ot(args) => ot::run(&args),
+        BenchCommand::Vasa(args) => vasa::run(&args),
         BenchCommand::Yao(args) => yao::run(&args),
     }
 }

@@ -3,6 +3,7 @@
 //! execution and amortised time per execution, against the time the same circuit takes to
 //! garble and evaluate in one thread without a network (measured in the same run).
 
+use super::local::{BenchScheme, LocalRun, with_scheme};
 use super::{CommonArgs, cpu_model, loopback, measure};
 use crate::CliError;
 use crate::circuit::load;
@@ -13,7 +14,7 @@ use std::thread;
 use std::time::Instant;
 use tessera_circuit::eval::evaluate;
 use tessera_core::{Backend, Prg};
-use tessera_garble::{Batching, Evaluator, Garbler, HalfGates, InputEncoding, Plan, TableReader};
+use tessera_garble::{Batching, SchemeKind};
 use tessera_net::{Channel, Tag};
 use tessera_protocols::yao::{OutputTo, YaoEvaluator, YaoGarbler};
 
@@ -25,6 +26,9 @@ pub struct YaoArgs {
     /// A built-in circuit or a Bristol file with two input values.
     #[arg(long, default_value = "aes128")]
     circuit: String,
+    /// Garbling scheme: prp, mi, circ or prf.
+    #[arg(long, default_value = "prp")]
+    scheme: SchemeKind,
     /// Executions in the session (the first is reported apart).
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
@@ -35,15 +39,14 @@ pub struct YaoArgs {
 
 /// Garbling plus evaluation in one thread, in milliseconds (the median of 5 samples of
 /// [`measure`]).
-fn local_ms(circuit: &tessera_circuit::Circuit) -> Result<f64, CliError> {
-    let plan = Plan::new(circuit, Batching::default_for(circuit));
-    let mut prg = Prg::from_os()?;
-    let encoding = InputEncoding::random(&mut prg, plan.num_inputs());
-    let (mut g, mut e) = (
-        Garbler::new(HalfGates::default()),
-        Evaluator::new(HalfGates::default()),
-    );
-    let mut tables = Vec::new();
+fn local_ms<S: BenchScheme>(circuit: &tessera_circuit::Circuit) -> Result<f64, CliError> {
+    let bits = vec![false; circuit.num_input_wires() as usize];
+    let mut local = LocalRun::<S>::new(
+        circuit,
+        Batching::default_for(circuit),
+        Backend::active(),
+        &bits,
+    )?;
     let mut failure = None;
     let common = CommonArgs {
         json: true,
@@ -51,15 +54,12 @@ fn local_ms(circuit: &tessera_circuit::Circuit) -> Result<f64, CliError> {
         sample_ms: 30,
     };
     let per_sec = measure(&common, 1.0, || {
-        tables.clear();
-        let out = g.garble(&plan, encoding.delta, &encoding.zero_labels, &mut tables);
-        let ev = e.evaluate(&plan, &encoding.zero_labels, &mut TableReader::new(&tables));
-        if let Err(err) = out.and(ev) {
+        if let Err(err) = local.garble().and_then(|_| local.evaluate()) {
             failure = Some(err);
         }
     });
     match failure {
-        Some(err) => Err(err.into()),
+        Some(err) => Err(err),
         None => Ok(1e3 / per_sec),
     }
 }
@@ -79,14 +79,15 @@ pub fn run(args: &YaoArgs) -> Result<(), CliError> {
     let inputs: Vec<(Vec<bool>, Vec<bool>)> = (0..n)
         .map(|_| (bits(circuit.inputs[0]), bits(circuit.inputs[1])))
         .collect();
-    let bound_ms = local_ms(&circuit)?;
+    let scheme = args.scheme;
+    let bound_ms = with_scheme!(scheme, S => local_ms::<S>(&circuit))?;
 
     let (mut ch, mut e_ch) = loopback()?;
     let evaluator_inputs: Vec<Vec<bool>> = inputs.iter().map(|i| i.1.clone()).collect();
     let e_circuit = circuit.clone();
     let evaluator = thread::spawn(move || -> Result<_, CliError> {
         let ch = &mut e_ch;
-        let mut e = YaoEvaluator::setup(ch, e_circuit, OutputTo::Both, Prg::from_os()?)?;
+        let mut e = YaoEvaluator::setup(ch, e_circuit, scheme, OutputTo::Both, Prg::from_os()?)?;
         // Set-up ends when both parties are ready, so the first execution is timed alone.
         ch.send(READY, &[])?;
         ch.flush()?;
@@ -100,7 +101,13 @@ pub fn run(args: &YaoArgs) -> Result<(), CliError> {
         Ok((outputs, phases))
     });
     let t = Instant::now();
-    let mut g = YaoGarbler::setup(&mut ch, circuit.clone(), OutputTo::Both, Prg::from_os()?)?;
+    let mut g = YaoGarbler::setup(
+        &mut ch,
+        circuit.clone(),
+        scheme,
+        OutputTo::Both,
+        Prg::from_os()?,
+    )?;
     ch.recv_bounded(READY, 0)?;
     let setup_ms = t.elapsed().as_secs_f64() * 1e3;
     let after_setup = ch.stats();
@@ -135,6 +142,7 @@ pub fn run(args: &YaoArgs) -> Result<(), CliError> {
     let per_run = |v: u64| v / n as u64;
     let report = json!({
         "circuit": args.circuit,
+        "scheme": scheme.name(),
         "repeat": n,
         "setup_ms": setup_ms,
         "first_ms": first_ms,
@@ -155,7 +163,7 @@ pub fn run(args: &YaoArgs) -> Result<(), CliError> {
         println!("{report}");
     } else {
         println!(
-            "{}: setup {setup_ms:.2} ms, first execution {first_ms:.3} ms, amortised {amortised_ms:.3} ms over {n} (local garble+evaluate {bound_ms:.3} ms); garbler sends {} bytes, receives {} per execution; outputs checked against plaintext",
+            "{} ({scheme}): setup {setup_ms:.2} ms, first execution {first_ms:.3} ms, amortised {amortised_ms:.3} ms over {n} (local garble+evaluate {bound_ms:.3} ms); garbler sends {} bytes, receives {} per execution; outputs checked against plaintext",
             args.circuit,
             per_run(traffic.bytes_sent),
             per_run(traffic.bytes_received)

@@ -1,0 +1,49 @@
+//! Scratch for the many-key AES call of the MI, CIRC and PRF-based schemes: a scheme writes one
+//! key and `m` blocks per key for a batch of gates, the core's register-oriented kernel expands
+//! the keys and encrypts in one pass (round key r + 1 computed while round r is in flight), and
+//! the scheme combines the results.
+
+use tessera_core::{Aes, Block};
+
+/// Keys and blocks for one [`Aes::encrypt_multi_key`] call, reused across batches.
+#[derive(Clone, Debug)]
+pub(crate) struct MultiKeyBatch {
+    aes: Aes,
+    pub(crate) keys: Vec<Block>,
+    pub(crate) blocks: Vec<Block>,
+}
+
+impl MultiKeyBatch {
+    /// Batches on `aes`'s backend.
+    pub(crate) fn new(aes: Aes) -> Self {
+        MultiKeyBatch {
+            aes,
+            keys: Vec::new(),
+            blocks: Vec::new(),
+        }
+    }
+
+    /// Room for `keys` keys with `per_key` blocks each (contents unspecified until written).
+    pub(crate) fn resize(&mut self, keys: usize, per_key: usize) {
+        self.keys.resize(keys, Block::ZERO);
+        self.blocks.resize(keys * per_key, Block::ZERO);
+    }
+
+    /// Encrypts block i under key i / per_key, in place.
+    pub(crate) fn encrypt(&mut self) {
+        self.aes.encrypt_multi_key(&self.keys, &mut self.blocks);
+    }
+
+    /// Encrypts the first `n` blocks under the first `n` keys (one block per key).
+    pub(crate) fn encrypt_prefix(&mut self, n: usize) {
+        self.aes
+            .encrypt_multi_key(&self.keys[..n], &mut self.blocks[..n]);
+    }
+}
+
+/// A gate's index and a small counter as one AES input block: the index in the low 64 bits,
+/// `slot` in the high 64 (distinct inputs for the same key within a gate).
+#[inline(always)]
+pub(crate) fn tweak(id: u32, slot: u64) -> Block {
+    Block::from_halves(slot, u64::from(id))
+}

@@ -1,0 +1,334 @@
+//! The PRF-based garbling of Gueron, Lindell, Nof, Pinkas ("Fast garbling of circuits under
+//! standard assumptions", CCS 2015), as VASA §4.3.1 batches it: secure if AES is a PRF, with
+//! labels as AES keys and no global offset, so XOR gates are not free.
+//!
+//! Every wire has two independent labels; the least significant bit of a label is its colour,
+//! and colour = value ⊕ π for the wire's secret permutation bit π. As an AES key a label is used
+//! with its colour bit cleared (F_L below). For a gate g with input labels A_s, B_t indexed by
+//! colour:
+//!
+//! * **AND** (two table blocks): K_st = F_{A_s}(g ‖ 2s+t) ⊕ F_{B_t}(g ‖ 2s+t), eight AES calls
+//!   under four keys. With (s*, t*) the colours of the 1-labels, T1 = K_{¬s*,0} ⊕ K_{¬s*,1} and
+//!   T2 = K_{0,¬t*} ⊕ K_{1,¬t*} make R_st = K_st ⊕ t·T1 ⊕ s·T2 equal on the three rows whose
+//!   output is 0; R on the fourth row is the 1-label. The output permutation bit is fresh
+//!   randomness, and the output colour of each row travels, masked by a bit of R, in the two low
+//!   bits of T1 and T2 (so AND output labels have 126 key bits). The evaluator computes one
+//!   K_st: two AES calls under two keys.
+//! * **XOR** (one table block): X_s = F_{A_s}(g ‖ s) and Δ = X_0 ⊕ X_1 become the output's
+//!   offset; the second input is translated to it with T = F_{B_1}(g ‖ 2) ⊕ B_0 ⊕ Δ, three AES
+//!   calls under three keys. The evaluator computes X_s, and F_{B_1}(g ‖ 2) only when it holds
+//!   B_1: one or two AES calls.
+//!
+//! All selection on the garbler's secret bits is by masks.
+
+use super::Scheme;
+use super::multi_key::{MultiKeyBatch, tweak};
+use crate::plan::XorGates;
+use tessera_core::{Aes, Block, Prg};
+
+/// Clears a label's colour bit: the label as an AES key.
+const KEY: Block = Block::new(!1);
+/// Clears the two low bits that carry AND gates' output colours.
+const LOW2: Block = Block::new(!3);
+
+/// `x` where `m` is all ones, `y` where it is zero.
+#[inline(always)]
+fn select(m: Block, x: Block, y: Block) -> Block {
+    y ^ (m & (x ^ y))
+}
+
+/// The garbler's labels of one wire: `0[v]` encodes value v. Their colours differ; the colour
+/// of `0[0]` is the wire's permutation bit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PrfWire(pub [Block; 2]);
+
+impl PrfWire {
+    /// The permutation bit π (colour of the 0-label).
+    fn pi(self) -> bool {
+        self.0[0].lsb()
+    }
+
+    /// The labels indexed by colour instead of value (a swap when π = 1, by masking).
+    fn by_colour(self) -> [Block; 2] {
+        let d = Block::mask(self.pi()) & (self.0[0] ^ self.0[1]);
+        [self.0[0] ^ d, self.0[1] ^ d]
+    }
+
+    /// The wire whose colour-indexed labels are `c` and whose permutation bit is `pi`.
+    fn from_colour(c: [Block; 2], pi: bool) -> Self {
+        let d = Block::mask(pi) & (c[0] ^ c[1]);
+        PrfWire([c[0] ^ d, c[1] ^ d])
+    }
+}
+
+/// The garbler's secret: the generator of permutation bits and of constants' hidden labels.
+#[derive(Clone, Debug)]
+pub struct PrfSecret {
+    prg: Prg,
+    /// The current 128 permutation bits.
+    bits: Block,
+}
+
+impl PrfSecret {
+    /// A secret drawing from `prg`.
+    pub fn new(prg: Prg) -> Self {
+        PrfSecret {
+            prg,
+            bits: Block::ZERO,
+        }
+    }
+}
+
+/// The PRF-based scheme; see the module documentation.
+#[derive(Clone, Debug)]
+pub struct Prf {
+    batch: MultiKeyBatch,
+}
+
+impl Prf {
+    /// The scheme on `aes`'s backend.
+    pub fn new(aes: Aes) -> Self {
+        Prf {
+            batch: MultiKeyBatch::new(aes),
+        }
+    }
+
+    fn garble_and(
+        &mut self,
+        secret: &mut PrfSecret,
+        a: &[PrfWire],
+        b: &[PrfWire],
+        ids: &[u32],
+        out: &mut [PrfWire],
+        table: &mut [Block],
+    ) {
+        let batch = &mut self.batch;
+        batch.resize(4 * ids.len(), 2);
+        let io = batch
+            .keys
+            .chunks_exact_mut(4)
+            .zip(batch.blocks.chunks_exact_mut(8));
+        for ((k, blk), ((a, b), &id)) in io.zip(a.iter().zip(b).zip(ids)) {
+            let (ka, kb) = (a.by_colour(), b.by_colour());
+            k.copy_from_slice(&[ka[0] & KEY, ka[1] & KEY, kb[0] & KEY, kb[1] & KEY]);
+            // A_s encrypts rows 2s and 2s + 1; B_t rows t and 2 + t.
+            for (x, row) in blk.iter_mut().zip([0, 1, 2, 3, 0, 2, 1, 3]) {
+                *x = tweak(id, row);
+            }
+        }
+        batch.encrypt();
+        let gates = a.iter().zip(b).zip(batch.blocks.chunks_exact(8));
+        let outs = out.iter_mut().zip(table.chunks_exact_mut(2));
+        for (i, (((a, b), f), (o, t))) in gates.zip(outs).enumerate() {
+            if i % 128 == 0 {
+                secret.refill_bits();
+            }
+            let pc = secret.bit(i % 128);
+            let k = [f[0] ^ f[4], f[1] ^ f[6], f[2] ^ f[5], f[3] ^ f[7]];
+            let (pa, pb) = (a.pi(), b.pi());
+            let (ma, mb) = (Block::mask(pa), Block::mask(pb));
+            // The colours of the 1-labels are ¬pa, ¬pb: T1 pairs the rows with s = pa, T2
+            // those with t = pb.
+            let t1 = select(ma, k[2] ^ k[3], k[0] ^ k[1]) & LOW2;
+            let t2 = select(mb, k[1] ^ k[3], k[0] ^ k[2]) & LOW2;
+            let r = [k[0], k[1] ^ t1, k[2] ^ t2, k[3] ^ t1 ^ t2];
+            let row =
+                |ms: Block, mt: Block| select(ms, select(mt, r[3], r[2]), select(mt, r[1], r[0]));
+            let c0 = row(ma, mb);
+            let c1 = row(!ma, !mb);
+            *o = PrfWire([(c0 & LOW2).with_lsb(pc), (c1 & LOW2).with_lsb(!pc)]);
+            // Row (s, t) outputs v = (s ⊕ pa)(t ⊕ pb), colour v ⊕ pc; its bit is masked by the
+            // colour bit of R_st (which is that of K_st).
+            let colour = |s: bool, t: bool| {
+                let v = (s ^ pa) & (t ^ pb);
+                u128::from(k[2 * usize::from(s) + usize::from(t)].lsb() ^ v ^ pc)
+            };
+            t[0] = t1 | Block::new(colour(false, false) | colour(false, true) << 1);
+            t[1] = t2 | Block::new(colour(true, false) | colour(true, true) << 1);
+        }
+    }
+
+    fn evaluate_and(
+        &mut self,
+        a: &[Block],
+        b: &[Block],
+        ids: &[u32],
+        table: &[Block],
+        out: &mut [Block],
+    ) {
+        let batch = &mut self.batch;
+        batch.resize(2 * ids.len(), 1);
+        let io = batch
+            .keys
+            .chunks_exact_mut(2)
+            .zip(batch.blocks.chunks_exact_mut(2));
+        for ((k, blk), ((&a, &b), &id)) in io.zip(a.iter().zip(b).zip(ids)) {
+            k.copy_from_slice(&[a & KEY, b & KEY]);
+            let row = tweak(id, 2 * u64::from(a.lsb()) + u64::from(b.lsb()));
+            blk.copy_from_slice(&[row, row]);
+        }
+        batch.encrypt();
+        let gates = a.iter().zip(b).zip(batch.blocks.chunks_exact(2));
+        for (((&a, &b), f), (o, t)) in gates.zip(out.iter_mut().zip(table.chunks_exact(2))) {
+            let (s, tt) = (a.lsb(), b.lsb());
+            let r = f[0] ^ f[1] ^ (Block::mask(tt) & t[0] & LOW2) ^ (Block::mask(s) & t[1] & LOW2);
+            let colours = (t[0].low() & 3) | (t[1].low() & 3) << 2;
+            let bit = (colours >> (2 * u32::from(s) + u32::from(tt))) & 1 == 1;
+            *o = (r & LOW2).with_lsb(r.lsb() ^ bit);
+        }
+    }
+
+    fn garble_xor(
+        &mut self,
+        a: &[PrfWire],
+        b: &[PrfWire],
+        ids: &[u32],
+        out: &mut [PrfWire],
+        table: &mut [Block],
+    ) {
+        let batch = &mut self.batch;
+        batch.resize(3 * ids.len(), 1);
+        let io = batch
+            .keys
+            .chunks_exact_mut(3)
+            .zip(batch.blocks.chunks_exact_mut(3));
+        for ((k, blk), ((a, b), &id)) in io.zip(a.iter().zip(b).zip(ids)) {
+            let (ka, kb) = (a.by_colour(), b.by_colour());
+            k.copy_from_slice(&[ka[0] & KEY, ka[1] & KEY, kb[1] & KEY]);
+            blk.copy_from_slice(&[tweak(id, 0), tweak(id, 1), tweak(id, 2)]);
+        }
+        batch.encrypt();
+        let gates = a.iter().zip(b).zip(batch.blocks.chunks_exact(3));
+        for (((a, b), f), (o, t)) in gates.zip(out.iter_mut().zip(table.iter_mut())) {
+            let b0 = b.by_colour()[0] & KEY;
+            let delta = f[0] ^ f[1];
+            *t = f[2] ^ b0 ^ delta;
+            let base = f[0] ^ b0;
+            let colour = [base.with_lsb(false), (base ^ delta).with_lsb(true)];
+            *o = PrfWire::from_colour(colour, a.pi() ^ b.pi());
+        }
+    }
+
+    fn evaluate_xor(
+        &mut self,
+        a: &[Block],
+        b: &[Block],
+        ids: &[u32],
+        table: &[Block],
+        out: &mut [Block],
+    ) {
+        let n = ids.len();
+        let batch = &mut self.batch;
+        batch.resize(2 * n, 1);
+        // Keys 0..n: the first inputs; then, packed without branching, the second inputs of
+        // the gates whose second label has colour 1 (only those need F_{B_1}).
+        let mut packed = n;
+        for (k, ((&a, &b), &id)) in a.iter().zip(b).zip(ids).enumerate() {
+            batch.keys[k] = a & KEY;
+            batch.blocks[k] = tweak(id, u64::from(a.lsb()));
+            batch.keys[packed] = b & KEY;
+            batch.blocks[packed] = tweak(id, 2);
+            packed += usize::from(b.lsb());
+        }
+        batch.encrypt_prefix(packed);
+        let mut next = n;
+        for (k, ((&a, &b), &t)) in a.iter().zip(b).zip(table).enumerate() {
+            let m = Block::mask(b.lsb());
+            let r = batch.blocks[k] ^ select(m, t ^ batch.blocks[next], b & KEY);
+            out[k] = r.with_lsb(a.lsb() ^ b.lsb());
+            next += usize::from(b.lsb());
+        }
+    }
+}
+
+impl PrfSecret {
+    /// Draws 128 fresh permutation bits.
+    fn refill_bits(&mut self) {
+        self.bits = self.prg.random_block();
+    }
+
+    /// Permutation bit `i` of the current 128.
+    fn bit(&self, i: usize) -> bool {
+        (self.bits.as_u128() >> i) & 1 == 1
+    }
+}
+
+impl Scheme for Prf {
+    const NAME: &'static str = "prf";
+    const AND_BLOCKS: usize = 2;
+    const XOR_BLOCKS: usize = 1;
+    const XOR_GATES: XorGates = XorGates::Garbled;
+    type Wire = PrfWire;
+    type Secret = PrfSecret;
+
+    fn random_secret(prg: &mut Prg) -> PrfSecret {
+        PrfSecret::new(Prg::from_seed_block(prg.random_block()))
+    }
+
+    fn random_wire(_secret: &PrfSecret, prg: &mut Prg) -> PrfWire {
+        let l0 = prg.random_block();
+        PrfWire([l0, prg.random_block().with_lsb(!l0.lsb())])
+    }
+
+    fn encode(_secret: &PrfSecret, w: &PrfWire, bit: bool) -> Block {
+        select(Block::mask(bit), w.0[1], w.0[0])
+    }
+
+    fn decoding_bit(w: &PrfWire) -> bool {
+        w.pi()
+    }
+
+    /// Not a garbling: this scheme has no free XOR, and its plans ([`XorGates::Garbled`])
+    /// contain no free XOR step, so the engine never calls this. It XORs the label pairs.
+    fn free_xor(a: PrfWire, b: PrfWire) -> PrfWire {
+        PrfWire([a.0[0] ^ b.0[0], a.0[1] ^ b.0[1]])
+    }
+
+    fn not(_secret: &PrfSecret, a: PrfWire) -> PrfWire {
+        PrfWire([a.0[1], a.0[0]])
+    }
+
+    fn constant(secret: &mut PrfSecret, value: bool) -> PrfWire {
+        // The evaluator holds the zero block (colour 0); the other label is secret, so gates
+        // reading the constant reveal nothing about their other labels.
+        let hidden = secret.prg.random_block().with_lsb(true);
+        if value {
+            PrfWire([hidden, Block::ZERO])
+        } else {
+            PrfWire([Block::ZERO, hidden])
+        }
+    }
+
+    fn garble(
+        &mut self,
+        xor: bool,
+        secret: &mut PrfSecret,
+        a: &[PrfWire],
+        b: &[PrfWire],
+        ids: &[u32],
+        out: &mut [PrfWire],
+        table: &mut [Block],
+    ) {
+        if xor {
+            self.garble_xor(a, b, ids, out, table);
+        } else {
+            self.garble_and(secret, a, b, ids, out, table);
+        }
+    }
+
+    fn evaluate(
+        &mut self,
+        xor: bool,
+        a: &[Block],
+        b: &[Block],
+        ids: &[u32],
+        table: &[Block],
+        out: &mut [Block],
+    ) {
+        if xor {
+            self.evaluate_xor(a, b, ids, table, out);
+        } else {
+            self.evaluate_and(a, b, ids, table, out);
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! Garbling and evaluating in one process, for the benchmarks: a scheme built on a chosen AES
+//! backend, its input encoding, and the tables of the last garbling.
+
+use crate::CliError;
+use tessera_circuit::Circuit;
+use tessera_core::hash::DEFAULT_FIXED_KEY;
+use tessera_core::{Aes, Backend, Block, FixedKeyHash, Prg};
+use tessera_garble::{
+    Batching, Circ, Evaluator, Garbler, InputEncoding, Mi, Plan, Prf, Prp, Scheme, SchemeKind,
+    TableReader,
+};
+
+/// A scheme the benchmarks can build on any backend.
+pub trait BenchScheme: Scheme + Clone {
+    /// The scheme on `backend`.
+    fn on(backend: Backend) -> Result<Self, CliError>;
+}
+
+impl BenchScheme for Prp {
+    fn on(backend: Backend) -> Result<Self, CliError> {
+        Ok(Prp::new(FixedKeyHash::with_backend(
+            DEFAULT_FIXED_KEY,
+            backend,
+        )?))
+    }
+}
+
+impl BenchScheme for Mi {
+    fn on(backend: Backend) -> Result<Self, CliError> {
+        Ok(Mi::new(
+            Aes::with_backend(backend)?,
+            Prg::from_os()?.random_block(),
+        ))
+    }
+}
+
+impl BenchScheme for Circ {
+    fn on(backend: Backend) -> Result<Self, CliError> {
+        Ok(Circ::new(Aes::with_backend(backend)?))
+    }
+}
+
+impl BenchScheme for Prf {
+    fn on(backend: Backend) -> Result<Self, CliError> {
+        Ok(Prf::new(Aes::with_backend(backend)?))
+    }
+}
+
+/// Evaluates `$body` with `$S` the scheme type of `$kind`.
+macro_rules! with_scheme {
+    ($kind:expr, $S:ident => $body:expr) => {
+        match $kind {
+            tessera_garble::SchemeKind::Prp => {
+                type $S = tessera_garble::Prp;
+                $body
+            }
+            tessera_garble::SchemeKind::Mi => {
+                type $S = tessera_garble::Mi;
+                $body
+            }
+            tessera_garble::SchemeKind::Circ => {
+                type $S = tessera_garble::Circ;
+                $body
+            }
+            tessera_garble::SchemeKind::Prf => {
+                type $S = tessera_garble::Prf;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_scheme;
+
+/// One scheme's garbler and evaluator on one plan, with fixed inputs.
+pub struct LocalRun<S: Scheme> {
+    plan: Plan,
+    garbler: Garbler<S>,
+    evaluator: Evaluator<S>,
+    encoding: InputEncoding<S>,
+    inputs: Vec<S::Wire>,
+    active: Vec<Block>,
+    tables: Vec<Block>,
+}
+
+impl<S: BenchScheme> LocalRun<S> {
+    /// Compiles `circuit` for `batching` and the scheme on `backend`, with input bits
+    /// `bits` (all input values concatenated), and garbles once.
+    pub fn new(
+        circuit: &Circuit,
+        batching: Batching,
+        backend: Backend,
+        bits: &[bool],
+    ) -> Result<Self, CliError> {
+        let plan = Plan::with_xor(circuit, batching, S::XOR_GATES);
+        let mut prg = Prg::from_os()?;
+        let encoding = InputEncoding::<S>::random(&mut prg, plan.num_inputs());
+        let active = encoding.encode(0, bits);
+        // One instance for both parties: they must agree on its parameters (MI's key offset).
+        let scheme = S::on(backend)?;
+        let mut run = LocalRun {
+            plan,
+            garbler: Garbler::new(scheme.clone()),
+            evaluator: Evaluator::new(scheme),
+            inputs: encoding.wires.clone(),
+            encoding,
+            active,
+            tables: Vec::new(),
+        };
+        run.garble()?;
+        Ok(run)
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Garbles the circuit again, keeping its tables; returns the output wires.
+    pub fn garble(&mut self) -> Result<Vec<S::Wire>, CliError> {
+        self.tables.clear();
+        Ok(self.garbler.garble(
+            &self.plan,
+            &mut self.encoding.secret,
+            &self.inputs,
+            &mut self.tables,
+        )?)
+    }
+
+    /// Evaluates the last garbling; returns the output labels.
+    pub fn evaluate(&mut self) -> Result<Vec<Block>, CliError> {
+        Ok(self.evaluator.evaluate(
+            &self.plan,
+            &self.active,
+            &mut TableReader::new(&self.tables),
+        )?)
+    }
+
+    /// Garbles and evaluates once and decodes the output bits.
+    pub fn output(&mut self) -> Result<Vec<bool>, CliError> {
+        let wires = self.garble()?;
+        let labels = self.evaluate()?;
+        Ok(tessera_garble::decode(
+            &labels,
+            &tessera_garble::decoding_bits::<S>(&wires),
+        ))
+    }
+}
+
+/// The scheme names `--scheme` accepts, `all` included.
+pub fn parse_schemes(s: &str) -> Result<Vec<SchemeKind>, String> {
+    if s == "all" {
+        Ok(SchemeKind::ALL.to_vec())
+    } else {
+        s.split(',').map(str::parse).collect()
+    }
+}
