@@ -34,6 +34,12 @@ pub fn gate_counts(c: &Circuit) -> GateCounts {
 /// The AND-depth of every gate's output: the number of AND gates on the longest path from an
 /// input to it (an AND gate at depth d reads only wires of depth < d).
 pub fn and_depths(c: &Circuit) -> Vec<u32> {
+    depths(c, |k| k == GateKind::And)
+}
+
+/// The depth of every gate's output counting only the gates for which `counts` holds (AND
+/// gates for [`and_depths`]; AND and XOR gates for a garbling scheme without free XOR).
+pub fn depths(c: &Circuit, counts: impl Fn(GateKind) -> bool) -> Vec<u32> {
     let mut wire_depth = vec![0u32; c.num_wires as usize];
     c.gates
         .iter()
@@ -44,7 +50,7 @@ pub fn and_depths(c: &Circuit) -> Vec<u32> {
                 .map(|&k| wire_depth[g.input(k) as usize])
                 .max()
                 .unwrap_or(0)
-                + u32::from(g.kind == GateKind::And);
+                + u32::from(counts(g.kind));
             wire_depth[g.out as usize] = d;
             d
         })

@@ -9,6 +9,7 @@
 //! scheme of Gueron, Lindell, Nof, Pinkas) need AES for XOR gates too: their plans batch XOR
 //! gates in a second queue that shares the gate index with the AND queue (VASA §4.3.1).
 
+use tessera_circuit::analysis::depths;
 use tessera_circuit::{Circuit, GateKind};
 
 /// The queue length of [`Batching::DYNAMIC`]: 1024 gates, 4096 hashes to garble.
@@ -265,21 +266,9 @@ fn dynamic_order(c: &Circuit, max: usize, xor: XorGates) -> (Vec<Item>, Vec<usiz
 
 fn layered_order(c: &Circuit, xor: XorGates) -> (Vec<Item>, Vec<usize>) {
     // depth: batched gates on the longest path from the inputs, the gate included.
-    let mut wire_depth = vec![0usize; c.num_wires as usize];
-    let depth: Vec<usize> = c
-        .gates
-        .iter()
-        .map(|g| {
-            let d = g
-                .inputs()
-                .iter()
-                .map(|&k| wire_depth[g.input(k) as usize])
-                .max()
-                .unwrap_or(0)
-                + usize::from(xor.batched(g.kind));
-            wire_depth[g.out as usize] = d;
-            d
-        })
+    let depth: Vec<usize> = depths(c, |k| xor.batched(k))
+        .into_iter()
+        .map(|d| d as usize)
         .collect();
     let levels = depth.iter().copied().max().unwrap_or(0);
     // Free gates of level L, then the AND and XOR batches of level L + 1, for each L.

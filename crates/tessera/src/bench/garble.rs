@@ -4,12 +4,11 @@
 //! active backend) over the time measured.
 
 use super::local::{BenchScheme, LocalRun, parse_schemes, with_scheme};
-use super::{CommonArgs, cpu_model, measure};
+use super::{CommonArgs, cpu_model, measure, roofline_rate};
 use crate::CliError;
 use crate::circuit::load;
 use clap::{Args, ValueEnum};
 use serde_json::json;
-use std::hint::black_box;
 use tessera_circuit::Circuit;
 use tessera_circuit::builder::Builder;
 use tessera_core::Backend;
@@ -83,15 +82,7 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
         BatchingArg::Layered => vec![Batching::Layered],
     };
     let backend = Backend::active();
-    let (per_call, _) = backend.roofline(1 << 12)?;
-    let roofline = measure(c, per_call as f64, || {
-        black_box(
-            backend
-                .roofline(1 << 12)
-                .map(|(_, b)| b)
-                .unwrap_or_default(),
-        );
-    });
+    let roofline = roofline_rate(c, backend)?;
     let default = Batching::default_for(&circuit);
     for &scheme in &args.scheme {
         for &batching in &strategies {

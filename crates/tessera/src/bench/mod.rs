@@ -88,6 +88,20 @@ pub fn measure(common: &CommonArgs, units: f64, mut op: impl FnMut()) -> f64 {
     rates[rates.len() / 2]
 }
 
+/// The backend's AES roofline in blocks per second ([`tessera_core::Backend::roofline`]), the
+/// median of `common`'s samples.
+pub fn roofline_rate(common: &CommonArgs, backend: tessera_core::Backend) -> Result<f64, CliError> {
+    let (per_call, _) = backend.roofline(1 << 12)?;
+    Ok(measure(common, per_call as f64, || {
+        std::hint::black_box(
+            backend
+                .roofline(1 << 12)
+                .map(|(_, b)| b)
+                .unwrap_or_default(),
+        );
+    }))
+}
+
 /// The CPU's model name, for reports.
 pub fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")

@@ -7,11 +7,10 @@
 //! its plaintext evaluation before timing.
 
 use super::local::{BenchScheme, LocalRun, parse_schemes, with_scheme};
-use super::{CommonArgs, cpu_model, measure};
+use super::{CommonArgs, cpu_model, measure, roofline_rate};
 use crate::CliError;
 use clap::Args;
 use serde_json::json;
-use std::hint::black_box;
 use tessera_circuit::eval::evaluate;
 use tessera_circuit::library::vasa::{self, Benchmark};
 use tessera_core::{Backend, Prg};
@@ -161,15 +160,7 @@ pub fn run(args: &VasaArgs) -> Result<(), CliError> {
         );
     }
     for &backend in &backends {
-        let (per_call, _) = backend.roofline(1 << 12)?;
-        let roofline = measure(c, per_call as f64, || {
-            black_box(
-                backend
-                    .roofline(1 << 12)
-                    .map(|(_, b)| b)
-                    .unwrap_or_default(),
-            );
-        });
+        let roofline = roofline_rate(c, backend)?;
         for &scheme in &args.scheme {
             let mut logs = (0.0, 0.0);
             for (b, expect) in &benchmarks {
