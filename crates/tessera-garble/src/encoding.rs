@@ -64,14 +64,6 @@ impl<S: Scheme> InputEncoding<S> {
     }
 }
 
-/// The label of each bit: `zero[k] ⊕ bits[k]·Δ`, selected by masking, not branching.
-pub fn encode(zero: &[Block], delta: Delta, bits: &[bool]) -> Vec<Block> {
-    zero.iter()
-        .zip(bits)
-        .map(|(&z, &b)| z ^ (Block::mask(b) & delta.0))
-        .collect()
-}
-
 /// The output decoding information: the colour of each output wire's label for 0.
 pub fn decoding_bits<S: Scheme>(outputs: &[S::Wire]) -> Vec<bool> {
     outputs.iter().map(S::decoding_bit).collect()

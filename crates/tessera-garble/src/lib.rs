@@ -20,7 +20,7 @@ mod plan;
 mod scheme;
 mod tables;
 
-pub use encoding::{Delta, InputEncoding, decode, decoding_bits, encode};
+pub use encoding::{Delta, InputEncoding, decode, decoding_bits};
 pub use engine::{Evaluator, Garbler};
 pub use plan::{Batching, Plan, PlanStats, XorGates};
 pub use scheme::{

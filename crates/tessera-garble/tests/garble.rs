@@ -6,8 +6,7 @@ use proptest::prelude::*;
 use tessera_circuit::eval::{bits_from_hex, bits_to_hex, evaluate};
 use tessera_circuit::library::builtin;
 use tessera_circuit::{Circuit, Gate, GateKind};
-use tessera_core::hash::DEFAULT_FIXED_KEY;
-use tessera_core::{Aes, Backend, Block, FixedKeyHash, Prg};
+use tessera_core::{Backend, Block, Prg};
 use tessera_garble::{
     Batching, Circ, Error, Evaluator, Garbler, InputEncoding, Mi, Plan, Prf, Prp, Scheme,
     TableReader, XorGates, decode, decoding_bits,
@@ -20,43 +19,28 @@ const STRATEGIES: [Batching; 4] = [
     Batching::Layered,
 ];
 
-/// A scheme under test, built on a given backend.
+/// A scheme under test.
 trait TestScheme: Scheme<Wire: PartialEq> + Sized {
     /// Whether its labels depend only on the gates, not on the order they are garbled in (the
     /// PRF-based scheme draws its permutation bits in garbling order).
     const ORDER_FREE: bool;
-    fn on(backend: Backend) -> Self;
+    /// The scheme on `backend`, with a fixed session block (MI's key offset).
+    fn on(backend: Backend) -> Self {
+        Self::with_backend(backend, Block::new(0x5eed_0ff5e7)).unwrap()
+    }
 }
 
 impl TestScheme for Prp {
     const ORDER_FREE: bool = true;
-    fn on(backend: Backend) -> Self {
-        Prp::new(FixedKeyHash::with_backend(DEFAULT_FIXED_KEY, backend).unwrap())
-    }
 }
-
 impl TestScheme for Mi {
     const ORDER_FREE: bool = true;
-    fn on(backend: Backend) -> Self {
-        Mi::new(
-            Aes::with_backend(backend).unwrap(),
-            Block::new(0x5eed_0ff5e7),
-        )
-    }
 }
-
 impl TestScheme for Circ {
     const ORDER_FREE: bool = true;
-    fn on(backend: Backend) -> Self {
-        Circ::new(Aes::with_backend(backend).unwrap())
-    }
 }
-
 impl TestScheme for Prf {
     const ORDER_FREE: bool = false;
-    fn on(backend: Backend) -> Self {
-        Prf::new(Aes::with_backend(backend).unwrap())
-    }
 }
 
 /// Runs `$body` once per scheme with `$S` bound to the scheme's type.

@@ -28,10 +28,10 @@ use crate::Error;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use tessera_circuit::{Circuit, GateKind};
-use tessera_core::{Aes, Block, Prg};
+use tessera_core::{Backend, Block, Prg};
 use tessera_garble::{
-    Batching, Circ, Delta, Evaluator, Garbler, InputEncoding, Mi, Plan, Prf, Prp, Scheme,
-    SchemeKind, TableSink, TableSource, decode, decoding_bits,
+    Batching, Circ, Delta, Evaluator, Garbler, HalfGates, HalfGatesHash, InputEncoding, Mi, Plan,
+    Prf, Prp, Scheme, SchemeKind, TableSink, TableSource, decode, decoding_bits,
 };
 use tessera_net::{Channel, Phase, PhaseTimer, Tag};
 use tessera_ot::{OtReceiver, OtSender, Security};
@@ -325,19 +325,17 @@ fn set_up<C: Channel + ?Sized, T: Send>(
     })
 }
 
-/// How a scheme is built for a session and how its input labels travel.
+/// How a scheme's input labels travel.
 trait YaoScheme: Scheme + Sized {
-    /// The scheme, given the session's public random block.
-    fn build(session: Block) -> Self;
-    /// The circuit's secret and its input wires (`g` of the garbler's, then `e` of the
-    /// evaluator's), the evaluator's labels sent by OT.
+    /// The circuit's input encoding (`g` wires of the garbler's, then `e` of the evaluator's),
+    /// the evaluator's labels sent by OT.
     fn send_inputs<C: Channel + ?Sized>(
         ot: &mut OtSender,
         channel: &mut C,
         prg: &mut Prg,
         g: usize,
         e: usize,
-    ) -> Result<(Self::Secret, Vec<Self::Wire>), Error>;
+    ) -> Result<InputEncoding<Self>, Error>;
     /// The labels of the evaluator's input `bits`, by OT.
     fn receive_inputs<C: Channel + ?Sized>(
         ot: &mut OtReceiver,
@@ -348,65 +346,42 @@ trait YaoScheme: Scheme + Sized {
 }
 
 /// Free-XOR inputs: Δ is the OT's offset; the evaluator's zero-labels come from correlated OT.
-macro_rules! free_xor_inputs {
-    () => {
-        fn send_inputs<C: Channel + ?Sized>(
-            ot: &mut OtSender,
-            channel: &mut C,
-            prg: &mut Prg,
-            g: usize,
-            e: usize,
-        ) -> Result<(Delta, Vec<Block>), Error> {
-            let mut zero = vec![Block::ZERO; g + e];
-            prg.fill_blocks(&mut zero[..g]);
-            ot.correlated(channel, &mut zero[g..])?;
-            Ok((Delta::new(ot.delta()), zero))
-        }
-
-        fn receive_inputs<C: Channel + ?Sized>(
-            ot: &mut OtReceiver,
-            channel: &mut C,
-            bits: &[bool],
-            out: &mut [Block],
-        ) -> Result<(), Error> {
-            Ok(ot.correlated(channel, bits, out)?)
-        }
-    };
-}
-
-impl YaoScheme for Prp {
-    fn build(_session: Block) -> Self {
-        Prp::default()
-    }
-    free_xor_inputs!();
-}
-
-impl YaoScheme for Mi {
-    fn build(session: Block) -> Self {
-        Mi::new(Aes::new(), session)
-    }
-    free_xor_inputs!();
-}
-
-impl YaoScheme for Circ {
-    fn build(_session: Block) -> Self {
-        Circ::new(Aes::new())
-    }
-    free_xor_inputs!();
-}
-
-impl YaoScheme for Prf {
-    fn build(_session: Block) -> Self {
-        Prf::new(Aes::new())
-    }
-
+impl<H: HalfGatesHash> YaoScheme for HalfGates<H> {
     fn send_inputs<C: Channel + ?Sized>(
         ot: &mut OtSender,
         channel: &mut C,
         prg: &mut Prg,
         g: usize,
         e: usize,
-    ) -> Result<(Self::Secret, Vec<Self::Wire>), Error> {
+    ) -> Result<InputEncoding<Self>, Error> {
+        let mut wires = vec![Block::ZERO; g + e];
+        prg.fill_blocks(&mut wires[..g]);
+        ot.correlated(channel, &mut wires[g..])?;
+        Ok(InputEncoding {
+            secret: Delta::new(ot.delta()),
+            wires,
+        })
+    }
+
+    fn receive_inputs<C: Channel + ?Sized>(
+        ot: &mut OtReceiver,
+        channel: &mut C,
+        bits: &[bool],
+        out: &mut [Block],
+    ) -> Result<(), Error> {
+        Ok(ot.correlated(channel, bits, out)?)
+    }
+}
+
+/// Independent labels: both of each evaluator wire by chosen-message OT.
+impl YaoScheme for Prf {
+    fn send_inputs<C: Channel + ?Sized>(
+        ot: &mut OtSender,
+        channel: &mut C,
+        prg: &mut Prg,
+        g: usize,
+        e: usize,
+    ) -> Result<InputEncoding<Self>, Error> {
         let enc = InputEncoding::<Prf>::random(prg, g + e);
         let pairs: Vec<(Block, Block)> = enc.wires[g..]
             .iter()
@@ -416,7 +391,7 @@ impl YaoScheme for Prf {
             })
             .collect();
         ot.send(channel, &pairs)?;
-        Ok((enc.secret, enc.wires))
+        Ok(enc)
     }
 
     fn receive_inputs<C: Channel + ?Sized>(
@@ -441,13 +416,14 @@ macro_rules! per_scheme {
         }
 
         impl $name {
-            fn new(scheme: SchemeKind, session: Block) -> Self {
-                match scheme {
-                    SchemeKind::Prp => $name::Prp($T::new(Prp::build(session))),
-                    SchemeKind::Mi => $name::Mi($T::new(Mi::build(session))),
-                    SchemeKind::Circ => $name::Circ($T::new(Circ::build(session))),
-                    SchemeKind::Prf => $name::Prf($T::new(Prf::build(session))),
-                }
+            fn new(scheme: SchemeKind, session: Block) -> Result<Self, Error> {
+                let b = Backend::active();
+                Ok(match scheme {
+                    SchemeKind::Prp => $name::Prp($T::new(Prp::with_backend(b, session)?)),
+                    SchemeKind::Mi => $name::Mi($T::new(Mi::with_backend(b, session)?)),
+                    SchemeKind::Circ => $name::Circ($T::new(Circ::with_backend(b, session)?)),
+                    SchemeKind::Prf => $name::Prf($T::new(Prf::with_backend(b, session)?)),
+                })
             }
         }
     };
@@ -528,7 +504,7 @@ impl YaoGarbler {
             circuit,
             outputs,
             ot,
-            engine: GarblerEngine::new(scheme, session),
+            engine: GarblerEngine::new(scheme, session)?,
             prg,
             setup,
         })
@@ -573,17 +549,13 @@ fn garble_once<S: YaoScheme, C: Channel + ?Sized>(
     let mut phases = Vec::new();
 
     let timer = PhaseTimer::start("input-ot", channel);
-    let (mut secret, wires) = S::send_inputs(s.ot, channel, s.prg, g, e)?;
+    let mut enc = S::send_inputs(s.ot, channel, s.prg, g, e)?;
     phases.push(timer.stop(channel));
 
     let timer = PhaseTimer::start("garble", channel);
-    let own: Vec<Block> = wires[..g]
-        .iter()
-        .zip(input)
-        .map(|(w, &b)| S::encode(&secret, w, b))
-        .collect();
-    channel.send_blocks(GARBLER_LABELS, &own)?;
-    let out = garbler.garble(s.plan, &mut secret, &wires, &mut ChannelSink(&mut *channel))?;
+    channel.send_blocks(GARBLER_LABELS, &enc.encode(0, input))?;
+    let sink = &mut ChannelSink(&mut *channel);
+    let out = garbler.garble(s.plan, &mut enc.secret, &enc.wires, sink)?;
     phases.push(timer.stop(channel));
 
     let timer = PhaseTimer::start("output", channel);
@@ -660,7 +632,7 @@ impl YaoEvaluator {
             circuit,
             outputs,
             ot,
-            engine: EvaluatorEngine::new(scheme, session),
+            engine: EvaluatorEngine::new(scheme, session)?,
             buffer: Vec::new(),
             setup,
         })

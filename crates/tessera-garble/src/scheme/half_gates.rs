@@ -13,12 +13,18 @@ use super::Scheme;
 use super::multi_key::{MultiKeyBatch, tweak};
 use crate::encoding::Delta;
 use crate::plan::XorGates;
-use tessera_core::{Aes, Block, FixedKeyHash, Prg};
+use tessera_core::{Aes, Backend, Block, FixedKeyHash, Prg};
 
 /// How a half-gates scheme computes its hashes H(x, j) for a batch of AND gates.
 pub trait HalfGatesHash {
     /// Name as on the command line.
     const NAME: &'static str;
+
+    /// The hash on `backend`, with the session's public random block (see
+    /// [`Scheme::with_backend`]).
+    fn with_backend(backend: Backend, session: Block) -> Result<Self, tessera_core::Error>
+    where
+        Self: Sized;
 
     /// Garbles the AND gates k = 0..n: writes `out0[k]` and `table[2k]` = T_G,
     /// `table[2k + 1]` = T_E (see the module documentation).
@@ -70,6 +76,10 @@ impl<H: HalfGatesHash> Scheme for HalfGates<H> {
     const XOR_GATES: XorGates = XorGates::Free;
     type Wire = Block;
     type Secret = Delta;
+
+    fn with_backend(backend: Backend, session: Block) -> Result<Self, tessera_core::Error> {
+        Ok(HalfGates::with_hash(H::with_backend(backend, session)?))
+    }
 
     fn random_secret(prg: &mut Prg) -> Delta {
         Delta::random(prg)
@@ -202,6 +212,13 @@ impl PrpHash {
 impl HalfGatesHash for PrpHash {
     const NAME: &'static str = "prp";
 
+    fn with_backend(backend: Backend, _session: Block) -> Result<Self, tessera_core::Error> {
+        Ok(PrpHash::new(FixedKeyHash::with_backend(
+            tessera_core::hash::DEFAULT_FIXED_KEY,
+            backend,
+        )?))
+    }
+
     fn garble(
         &mut self,
         delta: Block,
@@ -261,27 +278,35 @@ impl MiHash {
         }
     }
 
-    /// Keys S ⊕ 2g and S ⊕ (2g + 1) for every gate.
-    fn keys(&mut self, ids: &[u32], per_key: usize) {
-        self.batch.resize(2 * ids.len(), per_key);
-        for (k, &id) in self.batch.keys.chunks_exact_mut(2).zip(ids) {
+    /// Hashes the `N` inputs of every gate: the first `N / 2` with tweak 2g, the others with
+    /// 2g + 1, as blocks of `out` (out = AES_{S ⊕ j}(σ(x)) ⊕ σ(x)).
+    fn hash<const N: usize>(
+        &mut self,
+        ids: &[u32],
+        inputs: impl ExactSizeIterator<Item = [Block; N]> + Clone,
+    ) -> &[Block] {
+        let offset = self.offset;
+        let gates = ids.iter().zip(inputs.clone());
+        let h = self.batch.run(gates, 2, N / 2, |(&id, x), k, blk| {
             let j = Block::new(2 * u128::from(id));
-            k[0] = self.offset ^ j;
-            k[1] = self.offset ^ j ^ Block::new(1);
+            k.copy_from_slice(&[offset ^ j, offset ^ j ^ Block::new(1)]);
+            for (b, x) in blk.iter_mut().zip(x) {
+                *b = x.sigma();
+            }
+        });
+        for (h, x) in h.iter_mut().zip(inputs.flatten()) {
+            *h ^= x.sigma();
         }
-    }
-
-    /// blocks[i] ← AES(σ(x)) ⊕ σ(x), where blocks held σ(x) before encryption.
-    fn finish(&mut self, sigma: impl Iterator<Item = Block>) {
-        self.batch.encrypt();
-        for (h, s) in self.batch.blocks.iter_mut().zip(sigma) {
-            *h ^= s;
-        }
+        h
     }
 }
 
 impl HalfGatesHash for MiHash {
     const NAME: &'static str = "mi";
+
+    fn with_backend(backend: Backend, session: Block) -> Result<Self, tessera_core::Error> {
+        Ok(MiHash::new(Aes::with_backend(backend)?, session))
+    }
 
     fn garble(
         &mut self,
@@ -292,18 +317,12 @@ impl HalfGatesHash for MiHash {
         out0: &mut [Block],
         table: &mut [Block],
     ) {
-        self.keys(ids, 2);
-        let inputs = |(&a, &b): (&Block, &Block)| [a, a ^ delta, b, b ^ delta].map(Block::sigma);
-        for (blk, x) in self
-            .batch
-            .blocks
-            .chunks_exact_mut(4)
-            .zip(a0.iter().zip(b0).map(inputs))
-        {
-            blk.copy_from_slice(&x);
-        }
-        self.finish(a0.iter().zip(b0).flat_map(inputs));
-        combine_garble(delta, a0, b0, &self.batch.blocks, out0, table);
+        let inputs = a0
+            .iter()
+            .zip(b0)
+            .map(|(&a, &b)| [a, a ^ delta, b, b ^ delta]);
+        let h = self.hash(ids, inputs);
+        combine_garble(delta, a0, b0, h, out0, table);
     }
 
     fn evaluate(
@@ -314,18 +333,8 @@ impl HalfGatesHash for MiHash {
         table: &[Block],
         out: &mut [Block],
     ) {
-        self.keys(ids, 1);
-        let inputs = |(&a, &b): (&Block, &Block)| [a.sigma(), b.sigma()];
-        for (blk, x) in self
-            .batch
-            .blocks
-            .chunks_exact_mut(2)
-            .zip(a.iter().zip(b).map(inputs))
-        {
-            blk.copy_from_slice(&x);
-        }
-        self.finish(a.iter().zip(b).flat_map(inputs));
-        combine_eval(a, b, &self.batch.blocks, table, out);
+        let h = self.hash(ids, a.iter().zip(b).map(|(&a, &b)| [a, b]));
+        combine_eval(a, b, h, table, out);
     }
 }
 
@@ -358,6 +367,10 @@ impl CircHash {
 impl HalfGatesHash for CircHash {
     const NAME: &'static str = "circ";
 
+    fn with_backend(backend: Backend, _session: Block) -> Result<Self, tessera_core::Error> {
+        Ok(CircHash::new(Aes::with_backend(backend)?))
+    }
+
     fn garble(
         &mut self,
         delta: Block,
@@ -367,20 +380,13 @@ impl HalfGatesHash for CircHash {
         out0: &mut [Block],
         table: &mut [Block],
     ) {
-        let batch = &mut self.batch;
-        batch.resize(4 * ids.len(), 1);
         let gates = a0.iter().zip(b0).zip(ids);
-        let io = batch
-            .keys
-            .chunks_exact_mut(4)
-            .zip(batch.blocks.chunks_exact_mut(4));
-        for ((k, blk), ((&a, &b), &id)) in io.zip(gates) {
+        let h = self.batch.run(gates, 4, 1, |((&a, &b), &id), k, blk| {
             k.copy_from_slice(&[a, a ^ delta, b, b ^ delta]);
             let (j, j1) = (tweak(id, 0), tweak(id, 1));
             blk.copy_from_slice(&[j, j, j1, j1]);
-        }
-        batch.encrypt();
-        combine_garble(delta, a0, b0, &batch.blocks, out0, table);
+        });
+        combine_garble(delta, a0, b0, h, out0, table);
     }
 
     fn evaluate(
@@ -391,19 +397,12 @@ impl HalfGatesHash for CircHash {
         table: &[Block],
         out: &mut [Block],
     ) {
-        let batch = &mut self.batch;
-        batch.resize(2 * ids.len(), 1);
         let gates = a.iter().zip(b).zip(ids);
-        let io = batch
-            .keys
-            .chunks_exact_mut(2)
-            .zip(batch.blocks.chunks_exact_mut(2));
-        for ((k, blk), ((&a, &b), &id)) in io.zip(gates) {
+        let h = self.batch.run(gates, 2, 1, |((&a, &b), &id), k, blk| {
             k.copy_from_slice(&[a, b]);
             blk.copy_from_slice(&[tweak(id, 0), tweak(id, 1)]);
-        }
-        batch.encrypt();
-        combine_eval(a, b, &batch.blocks, table, out);
+        });
+        combine_eval(a, b, h, table, out);
     }
 }
 

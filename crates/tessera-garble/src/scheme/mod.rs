@@ -20,7 +20,7 @@ pub use half_gates::{Circ, CircHash, HalfGates, HalfGatesHash, Mi, MiHash, Prp, 
 pub use prf::{Prf, PrfSecret, PrfWire};
 
 use crate::plan::XorGates;
-use tessera_core::{Block, Prg};
+use tessera_core::{Backend, Block, Prg};
 
 /// A garbling scheme for circuits of AND, XOR, NOT and constant gates.
 ///
@@ -43,6 +43,11 @@ pub trait Scheme {
     /// The garbler's secret for one garbled circuit.
     type Secret;
 
+    /// The scheme on `backend`. `session` is a public random block both parties share (the MI
+    /// hash's key offset; the other schemes ignore it).
+    fn with_backend(backend: Backend, session: Block) -> Result<Self, tessera_core::Error>
+    where
+        Self: Sized;
     /// A fresh secret.
     fn random_secret(prg: &mut Prg) -> Self::Secret;
     /// Fresh labels for an input wire.

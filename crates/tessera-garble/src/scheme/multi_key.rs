@@ -29,9 +29,26 @@ impl MultiKeyBatch {
         self.blocks.resize(keys * per_key, Block::ZERO);
     }
 
-    /// Encrypts block i under key i / per_key, in place.
-    pub(crate) fn encrypt(&mut self) {
+    /// One batch for `gates`: `fill(gate, keys, blocks)` writes each gate's `keys_per_gate`
+    /// keys and their `per_key` blocks each; then block i is encrypted under key i / per_key.
+    /// Returns the encrypted blocks, gate after gate.
+    pub(crate) fn run<G>(
+        &mut self,
+        gates: impl ExactSizeIterator<Item = G>,
+        keys_per_gate: usize,
+        per_key: usize,
+        mut fill: impl FnMut(G, &mut [Block], &mut [Block]),
+    ) -> &mut [Block] {
+        self.resize(gates.len() * keys_per_gate, per_key);
+        let io = self
+            .keys
+            .chunks_exact_mut(keys_per_gate)
+            .zip(self.blocks.chunks_exact_mut(keys_per_gate * per_key));
+        for ((k, b), g) in io.zip(gates) {
+            fill(g, k, b);
+        }
         self.aes.encrypt_multi_key(&self.keys, &mut self.blocks);
+        &mut self.blocks
     }
 
     /// Encrypts the first `n` blocks under the first `n` keys (one block per key).

@@ -24,7 +24,7 @@
 use super::Scheme;
 use super::multi_key::{MultiKeyBatch, tweak};
 use crate::plan::XorGates;
-use tessera_core::{Aes, Block, Prg};
+use tessera_core::{Aes, Backend, Block, Prg};
 
 /// Clears a label's colour bit: the label as an AES key.
 const KEY: Block = Block::new(!1);
@@ -102,22 +102,16 @@ impl Prf {
         out: &mut [PrfWire],
         table: &mut [Block],
     ) {
-        let batch = &mut self.batch;
-        batch.resize(4 * ids.len(), 2);
-        let io = batch
-            .keys
-            .chunks_exact_mut(4)
-            .zip(batch.blocks.chunks_exact_mut(8));
-        for ((k, blk), ((a, b), &id)) in io.zip(a.iter().zip(b).zip(ids)) {
+        let gates = a.iter().zip(b).zip(ids);
+        let f = self.batch.run(gates, 4, 2, |((a, b), &id), k, blk| {
             let (ka, kb) = (a.by_colour(), b.by_colour());
             k.copy_from_slice(&[ka[0] & KEY, ka[1] & KEY, kb[0] & KEY, kb[1] & KEY]);
             // A_s encrypts rows 2s and 2s + 1; B_t rows t and 2 + t.
             for (x, row) in blk.iter_mut().zip([0, 1, 2, 3, 0, 2, 1, 3]) {
                 *x = tweak(id, row);
             }
-        }
-        batch.encrypt();
-        let gates = a.iter().zip(b).zip(batch.blocks.chunks_exact(8));
+        });
+        let gates = a.iter().zip(b).zip(f.chunks_exact(8));
         let outs = out.iter_mut().zip(table.chunks_exact_mut(2));
         for (i, (((a, b), f), (o, t))) in gates.zip(outs).enumerate() {
             if i % 128 == 0 {
@@ -156,19 +150,13 @@ impl Prf {
         table: &[Block],
         out: &mut [Block],
     ) {
-        let batch = &mut self.batch;
-        batch.resize(2 * ids.len(), 1);
-        let io = batch
-            .keys
-            .chunks_exact_mut(2)
-            .zip(batch.blocks.chunks_exact_mut(2));
-        for ((k, blk), ((&a, &b), &id)) in io.zip(a.iter().zip(b).zip(ids)) {
+        let gates = a.iter().zip(b).zip(ids);
+        let f = self.batch.run(gates, 2, 1, |((&a, &b), &id), k, blk| {
             k.copy_from_slice(&[a & KEY, b & KEY]);
             let row = tweak(id, 2 * u64::from(a.lsb()) + u64::from(b.lsb()));
             blk.copy_from_slice(&[row, row]);
-        }
-        batch.encrypt();
-        let gates = a.iter().zip(b).zip(batch.blocks.chunks_exact(2));
+        });
+        let gates = a.iter().zip(b).zip(f.chunks_exact(2));
         for (((&a, &b), f), (o, t)) in gates.zip(out.iter_mut().zip(table.chunks_exact(2))) {
             let (s, tt) = (a.lsb(), b.lsb());
             let r = f[0] ^ f[1] ^ (Block::mask(tt) & t[0] & LOW2) ^ (Block::mask(s) & t[1] & LOW2);
@@ -186,19 +174,13 @@ impl Prf {
         out: &mut [PrfWire],
         table: &mut [Block],
     ) {
-        let batch = &mut self.batch;
-        batch.resize(3 * ids.len(), 1);
-        let io = batch
-            .keys
-            .chunks_exact_mut(3)
-            .zip(batch.blocks.chunks_exact_mut(3));
-        for ((k, blk), ((a, b), &id)) in io.zip(a.iter().zip(b).zip(ids)) {
+        let gates = a.iter().zip(b).zip(ids);
+        let f = self.batch.run(gates, 3, 1, |((a, b), &id), k, blk| {
             let (ka, kb) = (a.by_colour(), b.by_colour());
             k.copy_from_slice(&[ka[0] & KEY, ka[1] & KEY, kb[1] & KEY]);
             blk.copy_from_slice(&[tweak(id, 0), tweak(id, 1), tweak(id, 2)]);
-        }
-        batch.encrypt();
-        let gates = a.iter().zip(b).zip(batch.blocks.chunks_exact(3));
+        });
+        let gates = a.iter().zip(b).zip(f.chunks_exact(3));
         for (((a, b), f), (o, t)) in gates.zip(out.iter_mut().zip(table.iter_mut())) {
             let b0 = b.by_colour()[0] & KEY;
             let delta = f[0] ^ f[1];
@@ -260,6 +242,10 @@ impl Scheme for Prf {
     const XOR_GATES: XorGates = XorGates::Garbled;
     type Wire = PrfWire;
     type Secret = PrfSecret;
+
+    fn with_backend(backend: Backend, _session: Block) -> Result<Self, tessera_core::Error> {
+        Ok(Prf::new(Aes::with_backend(backend)?))
+    }
 
     fn random_secret(prg: &mut Prg) -> PrfSecret {
         PrfSecret::new(Prg::from_seed_block(prg.random_block()))

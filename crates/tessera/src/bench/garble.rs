@@ -3,7 +3,7 @@
 //! ([`tessera_garble::SchemeKind::cost`]) takes at the in-run AES roofline (blocks/s of the
 //! active backend) over the time measured.
 
-use super::local::{BenchScheme, LocalRun, parse_schemes, with_scheme};
+use super::local::{LocalRun, parse_schemes, with_scheme};
 use super::{CommonArgs, cpu_model, measure, roofline_rate};
 use crate::CliError;
 use crate::circuit::load;
@@ -12,7 +12,7 @@ use serde_json::json;
 use tessera_circuit::Circuit;
 use tessera_circuit::builder::Builder;
 use tessera_core::Backend;
-use tessera_garble::{Batching, SchemeKind};
+use tessera_garble::{Batching, Scheme, SchemeKind};
 
 /// Options of `tessera bench garble`.
 #[derive(Args)]
@@ -86,13 +86,8 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
     let default = Batching::default_for(&circuit);
     for &scheme in &args.scheme {
         for &batching in &strategies {
-            let m = Measurement {
-                circuit: &circuit,
-                batching,
-                backend,
-                roofline,
-            };
-            let line = with_scheme!(scheme, S => measure_scheme::<S>(args, &m))?;
+            let line =
+                with_scheme!(scheme, S => measure_scheme::<S>(args, &circuit, batching, backend))?;
             let stats = line.stats;
             let (garble_rate, eval_rate) = (line.garble_rate, line.eval_rate);
             let (garble_eff, eval_eff) = line.efficiency(scheme, roofline);
@@ -139,14 +134,6 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-/// What one measurement needs.
-struct Measurement<'a> {
-    circuit: &'a Circuit,
-    batching: Batching,
-    backend: Backend,
-    roofline: f64,
-}
-
 /// Rates of one scheme on one plan.
 struct Rates {
     stats: tessera_garble::PlanStats,
@@ -170,14 +157,14 @@ impl Rates {
     }
 }
 
-fn measure_scheme<S: BenchScheme>(
+fn measure_scheme<S: Scheme + Clone>(
     args: &GarbleArgs,
-    m: &Measurement<'_>,
+    circuit: &Circuit,
+    batching: Batching,
+    backend: Backend,
 ) -> Result<Rates, CliError> {
-    let bits: Vec<bool> = (0..m.circuit.num_input_wires())
-        .map(|i| i % 3 == 0)
-        .collect();
-    let mut local = LocalRun::<S>::new(m.circuit, m.batching, m.backend, &bits)?;
+    let bits: Vec<bool> = (0..circuit.num_input_wires()).map(|i| i % 3 == 0).collect();
+    let mut local = LocalRun::<S>::new(circuit, batching, backend, &bits)?;
     let stats = local.plan().stats();
     let and = stats.and_gates as f64;
     let mut failure = None;
@@ -200,7 +187,6 @@ fn measure_scheme<S: BenchScheme>(
     };
     let garble_rate = timing(&mut || local.garble().map(drop));
     let eval_rate = timing(&mut || local.evaluate().map(drop));
-    let _ = m.roofline;
     match failure {
         Some(e) => Err(e),
         None => Ok(Rates {

@@ -3,48 +3,10 @@
 
 use crate::CliError;
 use tessera_circuit::Circuit;
-use tessera_core::hash::DEFAULT_FIXED_KEY;
-use tessera_core::{Aes, Backend, Block, FixedKeyHash, Prg};
+use tessera_core::{Backend, Block, Prg};
 use tessera_garble::{
-    Batching, Circ, Evaluator, Garbler, InputEncoding, Mi, Plan, Prf, Prp, Scheme, SchemeKind,
-    TableReader,
+    Batching, Evaluator, Garbler, InputEncoding, Plan, Scheme, SchemeKind, TableReader,
 };
-
-/// A scheme the benchmarks can build on any backend.
-pub trait BenchScheme: Scheme + Clone {
-    /// The scheme on `backend`.
-    fn on(backend: Backend) -> Result<Self, CliError>;
-}
-
-impl BenchScheme for Prp {
-    fn on(backend: Backend) -> Result<Self, CliError> {
-        Ok(Prp::new(FixedKeyHash::with_backend(
-            DEFAULT_FIXED_KEY,
-            backend,
-        )?))
-    }
-}
-
-impl BenchScheme for Mi {
-    fn on(backend: Backend) -> Result<Self, CliError> {
-        Ok(Mi::new(
-            Aes::with_backend(backend)?,
-            Prg::from_os()?.random_block(),
-        ))
-    }
-}
-
-impl BenchScheme for Circ {
-    fn on(backend: Backend) -> Result<Self, CliError> {
-        Ok(Circ::new(Aes::with_backend(backend)?))
-    }
-}
-
-impl BenchScheme for Prf {
-    fn on(backend: Backend) -> Result<Self, CliError> {
-        Ok(Prf::new(Aes::with_backend(backend)?))
-    }
-}
 
 /// Evaluates `$body` with `$S` the scheme type of `$kind`.
 macro_rules! with_scheme {
@@ -82,7 +44,7 @@ pub struct LocalRun<S: Scheme> {
     tables: Vec<Block>,
 }
 
-impl<S: BenchScheme> LocalRun<S> {
+impl<S: Scheme + Clone> LocalRun<S> {
     /// Compiles `circuit` for `batching` and the scheme on `backend`, with input bits
     /// `bits` (all input values concatenated), and garbles once.
     pub fn new(
@@ -96,7 +58,7 @@ impl<S: BenchScheme> LocalRun<S> {
         let encoding = InputEncoding::<S>::random(&mut prg, plan.num_inputs());
         let active = encoding.encode(0, bits);
         // One instance for both parties: they must agree on its parameters (MI's key offset).
-        let scheme = S::on(backend)?;
+        let scheme = S::with_backend(backend, prg.random_block())?;
         let mut run = LocalRun {
             plan,
             garbler: Garbler::new(scheme.clone()),

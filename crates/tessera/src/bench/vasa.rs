@@ -6,7 +6,7 @@
 //! paper's VAES figure for the same cell. Every circuit's garbled output is checked against
 //! its plaintext evaluation before timing.
 
-use super::local::{BenchScheme, LocalRun, parse_schemes, with_scheme};
+use super::local::{LocalRun, parse_schemes, with_scheme};
 use super::{CommonArgs, cpu_model, measure, roofline_rate};
 use crate::CliError;
 use clap::Args;
@@ -14,7 +14,7 @@ use serde_json::json;
 use tessera_circuit::eval::evaluate;
 use tessera_circuit::library::vasa::{self, Benchmark};
 use tessera_core::{Backend, Prg};
-use tessera_garble::{Batching, SchemeKind};
+use tessera_garble::{Batching, Scheme, SchemeKind};
 
 /// Options of `tessera bench vasa`.
 #[derive(Args)]
@@ -72,7 +72,7 @@ struct Cell {
     xor_gates: usize,
 }
 
-fn measure_cell<S: BenchScheme>(
+fn measure_cell<S: Scheme + Clone>(
     common: &CommonArgs,
     b: &Benchmark,
     backend: Backend,

@@ -3,7 +3,7 @@
 //! execution and amortised time per execution, against the time the same circuit takes to
 //! garble and evaluate in one thread without a network (measured in the same run).
 
-use super::local::{BenchScheme, LocalRun, with_scheme};
+use super::local::{LocalRun, with_scheme};
 use super::{CommonArgs, cpu_model, loopback, measure};
 use crate::CliError;
 use crate::circuit::load;
@@ -14,7 +14,7 @@ use std::thread;
 use std::time::Instant;
 use tessera_circuit::eval::evaluate;
 use tessera_core::{Backend, Prg};
-use tessera_garble::{Batching, SchemeKind};
+use tessera_garble::{Batching, Scheme, SchemeKind};
 use tessera_net::{Channel, Tag};
 use tessera_protocols::yao::{OutputTo, YaoEvaluator, YaoGarbler};
 
@@ -39,7 +39,7 @@ pub struct YaoArgs {
 
 /// Garbling plus evaluation in one thread, in milliseconds (the median of 5 samples of
 /// [`measure`]).
-fn local_ms<S: BenchScheme>(circuit: &tessera_circuit::Circuit) -> Result<f64, CliError> {
+fn local_ms<S: Scheme + Clone>(circuit: &tessera_circuit::Circuit) -> Result<f64, CliError> {
     let bits = vec![false; circuit.num_input_wires() as usize];
     let mut local = LocalRun::<S>::new(
         circuit,
