@@ -30,6 +30,11 @@ impl Delta {
     pub fn block(self) -> Block {
         self.0
     }
+
+    /// The label of `bit` on a wire whose 0-label is `zero`: zero ⊕ bit·Δ, selected by a mask.
+    pub fn label(self, zero: Block, bit: bool) -> Block {
+        zero ^ (Block::mask(bit) & self.0)
+    }
 }
 
 /// The garbler's secret input encoding: the circuit's secret and what it knows of every input

@@ -25,7 +25,7 @@ impl<T: Copy + Default> Gathered<T> {
         self.b.resize(n, T::default());
         self.ids.resize(n, 0);
         self.out.resize(n, T::default());
-        self.table.resize(n * table_blocks, Block::ZERO);
+        self.table.resize(table_blocks, Block::ZERO);
         let dst = self
             .a
             .iter_mut()
@@ -142,7 +142,7 @@ impl<S: Scheme, K: TableSink> Party for Garbling<'_, S, K> {
         gates: &[BatchGate],
     ) -> Result<(), Error> {
         let buf = &mut *self.buf;
-        buf.load(labels, gates, S::table_blocks(xor));
+        buf.load(labels, gates, S::table_blocks(xor, gates.len()));
         self.scheme.garble(
             xor,
             self.secret,
@@ -216,7 +216,7 @@ impl<S: Scheme, R: TableSource> Party for Evaluating<'_, S, R> {
     fn batch(&mut self, labels: &mut [Block], xor: bool, gates: &[BatchGate]) -> Result<(), Error> {
         let buf = &mut *self.buf;
         buf.load(labels, gates, 0);
-        let table = self.source.take(gates.len() * S::table_blocks(xor))?;
+        let table = self.source.take(S::table_blocks(xor, gates.len()))?;
         self.scheme
             .evaluate(xor, &buf.a, &buf.b, &buf.ids, table, &mut buf.out);
         buf.store(labels, gates);

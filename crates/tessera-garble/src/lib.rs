@@ -2,7 +2,8 @@
 //! of independent AND gates and places wire labels in slots reused by liveness; a [`Garbler`]
 //! and an [`Evaluator`] run the plan with a garbling [`Scheme`]: half-gates (Zahur, Rosulek,
 //! Evans, EUROCRYPT 2015) with the PRP, MI or CIRC hash, or the PRF-based scheme of Gueron,
-//! Lindell, Nof, Pinkas (CCS 2015), the four of VASA §4.3.1.
+//! Lindell, Nof, Pinkas (CCS 2015), the four of VASA §4.3.1, and three-halves garbling
+//! (Rosulek, Roy, CRYPTO 2021).
 //!
 //! The garbler writes each batch's tables to a [`TableSink`] as soon as they exist and the
 //! evaluator reads them from a [`TableSource`] in the same order, so neither needs the whole
@@ -25,7 +26,7 @@ pub use engine::{Evaluator, Garbler};
 pub use plan::{Batching, Plan, PlanStats, XorGates};
 pub use scheme::{
     Circ, CircHash, GateCost, HalfGates, HalfGatesHash, Mi, MiHash, Prf, PrfSecret, PrfWire, Prp,
-    PrpHash, Scheme, SchemeCost, SchemeKind,
+    PrpHash, Scheme, SchemeCost, SchemeKind, ThreeHalves, ThreeHalvesSecret,
 };
 pub use tables::{TableReader, TableSink, TableSource};
 

@@ -9,7 +9,7 @@ use tessera_circuit::{Circuit, Gate, GateKind};
 use tessera_core::{Backend, Block, Prg};
 use tessera_garble::{
     Batching, Circ, Error, Evaluator, Garbler, InputEncoding, Mi, Plan, Prf, Prp, Scheme,
-    TableReader, XorGates, decode, decoding_bits,
+    TableReader, ThreeHalves, XorGates, decode, decoding_bits,
 };
 
 const STRATEGIES: [Batching; 4] = [
@@ -22,7 +22,8 @@ const STRATEGIES: [Batching; 4] = [
 /// A scheme under test.
 trait TestScheme: Scheme<Wire: PartialEq> + Sized {
     /// Whether its labels depend only on the gates, not on the order they are garbled in (the
-    /// PRF-based scheme draws its permutation bits in garbling order).
+    /// PRF-based scheme draws its permutation bits, three-halves its dicing coins, in garbling
+    /// order).
     const ORDER_FREE: bool;
     /// The scheme on `backend`, with a fixed session block (MI's key offset).
     fn on(backend: Backend) -> Self {
@@ -40,6 +41,9 @@ impl TestScheme for Circ {
     const ORDER_FREE: bool = true;
 }
 impl TestScheme for Prf {
+    const ORDER_FREE: bool = false;
+}
+impl TestScheme for ThreeHalves {
     const ORDER_FREE: bool = false;
 }
 
@@ -60,6 +64,10 @@ macro_rules! for_each_scheme {
         }
         {
             type $S = Prf;
+            $body
+        }
+        {
+            type $S = ThreeHalves;
             $body
         }
     }};
@@ -285,8 +293,7 @@ proptest! {
             let plan = plan::<S>(&c, Batching::Layered);
             let mut prg = Prg::from_seed_block(Block::new(u128::from(seed)));
             let labels: Vec<Block> = (0..plan.num_inputs()).map(|_| prg.random_block()).collect();
-            let stats = plan.stats();
-            let n = stats.and_gates * S::AND_BLOCKS + stats.xor_gates * S::XOR_BLOCKS;
+            let n = plan.table_blocks::<S>();
             let mut tables: Vec<Block> = (0..n).map(|i| Block::new(junk.rotate_left(i as u32))).collect();
             let mut eval = Evaluator::new(S::on(Backend::active()));
             prop_assert!(eval.evaluate(&plan, &labels, &mut TableReader::new(&tables)).is_ok());

@@ -31,7 +31,8 @@ use tessera_circuit::{Circuit, GateKind};
 use tessera_core::{Backend, Block, Prg};
 use tessera_garble::{
     Batching, Circ, Delta, Evaluator, Garbler, HalfGates, HalfGatesHash, InputEncoding, Mi, Plan,
-    Prf, Prp, Scheme, SchemeKind, TableSink, TableSource, decode, decoding_bits,
+    Prf, Prp, Scheme, SchemeKind, TableSink, TableSource, ThreeHalves, ThreeHalvesSecret, decode,
+    decoding_bits,
 };
 use tessera_net::{Channel, Phase, PhaseTimer, Tag};
 use tessera_ot::{OtReceiver, OtSender, Security};
@@ -346,6 +347,20 @@ trait YaoScheme: Scheme + Sized {
 }
 
 /// Free-XOR inputs: Δ is the OT's offset; the evaluator's zero-labels come from correlated OT.
+/// Returns Δ and the `g + e` zero-labels.
+fn correlated_inputs<C: Channel + ?Sized>(
+    ot: &mut OtSender,
+    channel: &mut C,
+    prg: &mut Prg,
+    g: usize,
+    e: usize,
+) -> Result<(Delta, Vec<Block>), Error> {
+    let mut wires = vec![Block::ZERO; g + e];
+    prg.fill_blocks(&mut wires[..g]);
+    ot.correlated(channel, &mut wires[g..])?;
+    Ok((Delta::new(ot.delta()), wires))
+}
+
 impl<H: HalfGatesHash> YaoScheme for HalfGates<H> {
     fn send_inputs<C: Channel + ?Sized>(
         ot: &mut OtSender,
@@ -354,11 +369,33 @@ impl<H: HalfGatesHash> YaoScheme for HalfGates<H> {
         g: usize,
         e: usize,
     ) -> Result<InputEncoding<Self>, Error> {
-        let mut wires = vec![Block::ZERO; g + e];
-        prg.fill_blocks(&mut wires[..g]);
-        ot.correlated(channel, &mut wires[g..])?;
+        let (secret, wires) = correlated_inputs(ot, channel, prg, g, e)?;
+        Ok(InputEncoding { secret, wires })
+    }
+
+    fn receive_inputs<C: Channel + ?Sized>(
+        ot: &mut OtReceiver,
+        channel: &mut C,
+        bits: &[bool],
+        out: &mut [Block],
+    ) -> Result<(), Error> {
+        Ok(ot.correlated(channel, bits, out)?)
+    }
+}
+
+/// As half-gates, with the dicing coins drawn from the garbler's PRG.
+impl YaoScheme for ThreeHalves {
+    fn send_inputs<C: Channel + ?Sized>(
+        ot: &mut OtSender,
+        channel: &mut C,
+        prg: &mut Prg,
+        g: usize,
+        e: usize,
+    ) -> Result<InputEncoding<Self>, Error> {
+        let (delta, wires) = correlated_inputs(ot, channel, prg, g, e)?;
+        let coins = Prg::from_seed_block(prg.random_block());
         Ok(InputEncoding {
-            secret: Delta::new(ot.delta()),
+            secret: ThreeHalvesSecret::new(delta, coins),
             wires,
         })
     }
@@ -413,6 +450,7 @@ macro_rules! per_scheme {
             Mi($T<Mi>),
             Circ($T<Circ>),
             Prf($T<Prf>),
+            ThreeHalves($T<ThreeHalves>),
         }
 
         impl $name {
@@ -423,6 +461,9 @@ macro_rules! per_scheme {
                     SchemeKind::Mi => $name::Mi($T::new(Mi::with_backend(b, session)?)),
                     SchemeKind::Circ => $name::Circ($T::new(Circ::with_backend(b, session)?)),
                     SchemeKind::Prf => $name::Prf($T::new(Prf::with_backend(b, session)?)),
+                    SchemeKind::ThreeHalves => {
+                        $name::ThreeHalves($T::new(ThreeHalves::with_backend(b, session)?))
+                    }
                 })
             }
         }
@@ -437,6 +478,7 @@ macro_rules! dispatch {
             $name::Mi(x) => $f(x, $($arg),*),
             $name::Circ(x) => $f(x, $($arg),*),
             $name::Prf(x) => $f(x, $($arg),*),
+            $name::ThreeHalves(x) => $f(x, $($arg),*),
         }
     };
 }

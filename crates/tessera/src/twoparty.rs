@@ -165,7 +165,7 @@ pub struct RunArgs {
     /// key or the plaintext in FIPS-197 byte order).
     #[arg(long)]
     input: String,
-    /// Garbling scheme (prp, mi, circ, prf); both parties must name the same.
+    /// Garbling scheme (prp, mi, circ, prf, 3h); both parties must name the same.
     #[arg(long, default_value = "prp")]
     scheme: SchemeKind,
     /// Who learns the output.

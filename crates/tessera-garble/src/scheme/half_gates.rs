@@ -71,8 +71,6 @@ pub type Circ = HalfGates<CircHash>;
 
 impl<H: HalfGatesHash> Scheme for HalfGates<H> {
     const NAME: &'static str = H::NAME;
-    const AND_BLOCKS: usize = 2;
-    const XOR_BLOCKS: usize = 0;
     const XOR_GATES: XorGates = XorGates::Free;
     type Wire = Block;
     type Secret = Delta;
@@ -90,7 +88,7 @@ impl<H: HalfGatesHash> Scheme for HalfGates<H> {
     }
 
     fn encode(secret: &Delta, w: &Block, bit: bool) -> Block {
-        *w ^ (Block::mask(bit) & secret.block())
+        secret.label(*w, bit)
     }
 
     fn decoding_bit(w: &Block) -> bool {
@@ -109,7 +107,11 @@ impl<H: HalfGatesHash> Scheme for HalfGates<H> {
     fn constant(secret: &mut Delta, value: bool) -> Block {
         // The evaluator holds the zero block for either constant: it is the 0-label of a
         // constant 0 and the 1-label of a constant 1.
-        Block::mask(value) & secret.block()
+        secret.label(Block::ZERO, value)
+    }
+
+    fn table_blocks(xor: bool, gates: usize) -> usize {
+        if xor { 0 } else { 2 * gates }
     }
 
     fn garble(

@@ -9,15 +9,19 @@
 //! | [`Mi`] | `mi` | 2, 4 / 2, 2 / 2 key schedules | free | half-gates, multi-instance hash (Guo et al., CRYPTO 2020) |
 //! | [`Circ`] | `circ` | 2, 4 / 2, 4 / 2 key schedules | free | half-gates, labels as AES keys |
 //! | [`Prf`] | `prf` | 2, 8 / 2 with 4 / 2 keys | 1 block, 3 / 1-2 AES | Gueron, Lindell, Nof, Pinkas (CCS 2015) |
+//! | [`ThreeHalves`] | `3h` | 1.5 + 5 bits, 6 / 3, no key schedule | free | Rosulek, Roy (CRYPTO 2021) |
 //!
-//! VASA §4.3.1 (seed `000_43950d4e73a4a867.txt`) names and measures these four.
+//! VASA §4.3.1 (seed `000_43950d4e73a4a867.txt`) names and measures the first four.
 
 mod half_gates;
 mod multi_key;
 mod prf;
+mod random_bits;
+mod three_halves;
 
 pub use half_gates::{Circ, CircHash, HalfGates, HalfGatesHash, Mi, MiHash, Prp, PrpHash};
 pub use prf::{Prf, PrfSecret, PrfWire};
+pub use three_halves::{ThreeHalves, ThreeHalvesSecret};
 
 use crate::plan::XorGates;
 use tessera_core::{Backend, Block, Prg};
@@ -31,10 +35,6 @@ use tessera_core::{Backend, Block, Prg};
 pub trait Scheme {
     /// Name as on the command line.
     const NAME: &'static str;
-    /// Table blocks per AND gate.
-    const AND_BLOCKS: usize;
-    /// Table blocks per XOR gate (0 for free-XOR schemes).
-    const XOR_BLOCKS: usize;
     /// Whether the plan must batch XOR gates for this scheme.
     const XOR_GATES: XorGates;
 
@@ -65,9 +65,10 @@ pub trait Scheme {
     /// A public constant, whose evaluator label is [`Block::ZERO`].
     fn constant(secret: &mut Self::Secret, value: bool) -> Self::Wire;
 
-    /// Garbles gates k = 0..n of one kind (AND, or XOR when [`Scheme::XOR_BLOCKS`] > 0):
+    /// Garbles gates k = 0..n of one kind (AND, or XOR when [`Scheme::XOR_GATES`] is
+    /// [`XorGates::Garbled`]):
     /// `a[k]`, `b[k]` are the input wires, `ids[k]` the gate's unique index. Writes the output
-    /// wires to `out` and `n × blocks-per-gate` table blocks to `table`.
+    /// wires to `out` and [`Scheme::table_blocks`]`(xor, n)` table blocks to `table`.
     #[allow(clippy::too_many_arguments)]
     fn garble(
         &mut self,
@@ -92,14 +93,8 @@ pub trait Scheme {
         out: &mut [Block],
     );
 
-    /// Table blocks per gate of a batch.
-    fn table_blocks(xor: bool) -> usize {
-        if xor {
-            Self::XOR_BLOCKS
-        } else {
-            Self::AND_BLOCKS
-        }
-    }
+    /// Table blocks of a batch of `gates` gates of one kind (XOR if `xor`).
+    fn table_blocks(xor: bool, gates: usize) -> usize;
 }
 
 /// The schemes by name, for choosing one at run time (`--scheme`).
@@ -113,15 +108,18 @@ pub enum SchemeKind {
     Circ,
     /// [`Prf`].
     Prf,
+    /// [`ThreeHalves`].
+    ThreeHalves,
 }
 
 impl SchemeKind {
-    /// Every scheme, in the order of VASA's tables.
-    pub const ALL: [SchemeKind; 4] = [
+    /// Every scheme: VASA's four in the order of its tables, then three-halves.
+    pub const ALL: [SchemeKind; 5] = [
         SchemeKind::Prp,
         SchemeKind::Mi,
         SchemeKind::Circ,
         SchemeKind::Prf,
+        SchemeKind::ThreeHalves,
     ];
 
     /// The name on the command line ([`Scheme::NAME`]).
@@ -131,6 +129,7 @@ impl SchemeKind {
             SchemeKind::Mi => Mi::NAME,
             SchemeKind::Circ => Circ::NAME,
             SchemeKind::Prf => Prf::NAME,
+            SchemeKind::ThreeHalves => ThreeHalves::NAME,
         }
     }
 
@@ -141,6 +140,7 @@ impl SchemeKind {
             SchemeKind::Mi => Mi::XOR_GATES,
             SchemeKind::Circ => Circ::XOR_GATES,
             SchemeKind::Prf => Prf::XOR_GATES,
+            SchemeKind::ThreeHalves => ThreeHalves::XOR_GATES,
         }
     }
 }
@@ -157,7 +157,7 @@ impl std::str::FromStr for SchemeKind {
         SchemeKind::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| format!("{s:?} is not a garbling scheme (prp, mi, circ, prf)"))
+            .ok_or_else(|| format!("{s:?} is not a garbling scheme (prp, mi, circ, prf, 3h)"))
     }
 }
 
@@ -220,6 +220,9 @@ impl SchemeKind {
                 GateCost::new(3.0, 3.0),
                 GateCost::new(1.5, 1.5),
             ),
+            SchemeKind::ThreeHalves => {
+                (GateCost::new(6.0, 0.0), GateCost::new(3.0, 0.0), free, free)
+            }
         };
         SchemeCost {
             and_garble,

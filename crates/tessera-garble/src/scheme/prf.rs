@@ -23,6 +23,7 @@
 
 use super::Scheme;
 use super::multi_key::{MultiKeyBatch, tweak};
+use super::random_bits::RandomBits;
 use crate::plan::XorGates;
 use tessera_core::{Aes, Backend, Block, Prg};
 
@@ -64,17 +65,14 @@ impl PrfWire {
 /// The garbler's secret: the generator of permutation bits and of constants' hidden labels.
 #[derive(Clone, Debug)]
 pub struct PrfSecret {
-    prg: Prg,
-    /// The current 128 permutation bits.
-    bits: Block,
+    bits: RandomBits,
 }
 
 impl PrfSecret {
     /// A secret drawing from `prg`.
     pub fn new(prg: Prg) -> Self {
         PrfSecret {
-            prg,
-            bits: Block::ZERO,
+            bits: RandomBits::new(prg),
         }
     }
 }
@@ -113,11 +111,8 @@ impl Prf {
         });
         let gates = a.iter().zip(b).zip(f.chunks_exact(8));
         let outs = out.iter_mut().zip(table.chunks_exact_mut(2));
-        for (i, (((a, b), f), (o, t))) in gates.zip(outs).enumerate() {
-            if i % 128 == 0 {
-                secret.refill_bits();
-            }
-            let pc = secret.bit(i % 128);
+        for (((a, b), f), (o, t)) in gates.zip(outs) {
+            let pc = secret.bits.bit();
             let k = [f[0] ^ f[4], f[1] ^ f[6], f[2] ^ f[5], f[3] ^ f[7]];
             let (pa, pb) = (a.pi(), b.pi());
             let (ma, mb) = (Block::mask(pa), Block::mask(pb));
@@ -223,22 +218,8 @@ impl Prf {
     }
 }
 
-impl PrfSecret {
-    /// Draws 128 fresh permutation bits.
-    fn refill_bits(&mut self) {
-        self.bits = self.prg.random_block();
-    }
-
-    /// Permutation bit `i` of the current 128.
-    fn bit(&self, i: usize) -> bool {
-        (self.bits.as_u128() >> i) & 1 == 1
-    }
-}
-
 impl Scheme for Prf {
     const NAME: &'static str = "prf";
-    const AND_BLOCKS: usize = 2;
-    const XOR_BLOCKS: usize = 1;
     const XOR_GATES: XorGates = XorGates::Garbled;
     type Wire = PrfWire;
     type Secret = PrfSecret;
@@ -277,12 +258,16 @@ impl Scheme for Prf {
     fn constant(secret: &mut PrfSecret, value: bool) -> PrfWire {
         // The evaluator holds the zero block (colour 0); the other label is secret, so gates
         // reading the constant reveal nothing about their other labels.
-        let hidden = secret.prg.random_block().with_lsb(true);
+        let hidden = secret.bits.block().with_lsb(true);
         if value {
             PrfWire([hidden, Block::ZERO])
         } else {
             PrfWire([Block::ZERO, hidden])
         }
+    }
+
+    fn table_blocks(xor: bool, gates: usize) -> usize {
+        if xor { gates } else { 2 * gates }
     }
 
     fn garble(

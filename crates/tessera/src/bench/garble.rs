@@ -29,7 +29,7 @@ pub struct GarbleArgs {
     /// AND gates of `random-and`.
     #[arg(long, default_value_t = 1 << 14)]
     gates: u32,
-    /// Garbling schemes, comma-separated (prp, mi, circ, prf), or `all`.
+    /// Garbling schemes, comma-separated (prp, mi, circ, prf, 3h), or `all`.
     #[arg(long, default_value = "prp", value_parser = parse_schemes)]
     scheme: std::vec::Vec<SchemeKind>,
     /// Batching strategy; `all` measures each, `default` the one the engine picks.

@@ -28,6 +28,10 @@ macro_rules! with_scheme {
                 type $S = tessera_garble::Prf;
                 $body
             }
+            tessera_garble::SchemeKind::ThreeHalves => {
+                type $S = tessera_garble::ThreeHalves;
+                $body
+            }
         }
     };
 }

@@ -21,7 +21,7 @@ use tessera_garble::{Batching, Scheme, SchemeKind};
 pub struct VasaArgs {
     #[command(flatten)]
     common: CommonArgs,
-    /// Garbling schemes, comma-separated (prp, mi, circ, prf), or `all`.
+    /// Garbling schemes, comma-separated (prp, mi, circ, prf, 3h), or `all`.
     #[arg(long, default_value = "all", value_parser = parse_schemes)]
     scheme: std::vec::Vec<SchemeKind>,
     /// AES backends, comma-separated, or `hardware` (every one this CPU has but portable).
@@ -61,7 +61,7 @@ fn paper(circuit: &str, scheme: SchemeKind) -> Option<(f64, f64)> {
     PAPER_VAES_MS
         .iter()
         .find(|(c, _, _)| *c == circuit)
-        .map(|(_, g, e)| (g[k], e[k]))
+        .and_then(|(_, g, e)| Some((*g.get(k)?, *e.get(k)?)))
 }
 
 /// One cell of the table.
@@ -70,6 +70,7 @@ struct Cell {
     eval_ms: f64,
     and_gates: usize,
     xor_gates: usize,
+    table_bytes: usize,
 }
 
 fn measure_cell<S: Scheme + Clone>(
@@ -111,6 +112,7 @@ fn measure_cell<S: Scheme + Clone>(
             eval_ms: 1e3 / eval,
             and_gates: stats.and_gates,
             xor_gates: stats.xor_gates,
+            table_bytes: 16 * local.plan().table_blocks::<S>(),
         }),
     }
 }
@@ -145,12 +147,13 @@ pub fn run(args: &VasaArgs) -> Result<(), CliError> {
     }
     if !c.json {
         println!(
-            "{:<12} {:<5} {:<8} {:>9} {:>9} {:>10} {:>10} {:>7} {:>7} {:>9} {:>9}",
+            "{:<12} {:<5} {:<8} {:>9} {:>9} {:>9} {:>10} {:>10} {:>7} {:>7} {:>9} {:>9}",
             "circuit",
             "scheme",
             "backend",
             "AND",
             "XOR",
+            "table MB",
             "garble ms",
             "eval ms",
             "g/roof",
@@ -179,6 +182,7 @@ pub fn run(args: &VasaArgs) -> Result<(), CliError> {
                     "eval_ms": cell.eval_ms,
                     "and_gates": cell.and_gates,
                     "xor_gates": cell.xor_gates,
+                    "table_bytes": cell.table_bytes,
                     "garble_roofline_ms": g_roof,
                     "eval_roofline_ms": e_roof,
                     "garble_roofline_ratio": cell.garble_ms / g_roof,
@@ -192,12 +196,13 @@ pub fn run(args: &VasaArgs) -> Result<(), CliError> {
                     println!("{line}");
                 } else {
                     println!(
-                        "{:<12} {:<5} {:<8} {:>9} {:>9} {:>10.1} {:>10.1} {:>7.2} {:>7.2} {:>9.1} {:>9.1}",
+                        "{:<12} {:<5} {:<8} {:>9} {:>9} {:>9.2} {:>10.1} {:>10.1} {:>7.2} {:>7.2} {:>9.1} {:>9.1}",
                         b.name,
                         scheme.name(),
                         backend.name(),
                         cell.and_gates,
                         cell.xor_gates,
+                        cell.table_bytes as f64 / 1e6,
                         cell.garble_ms,
                         cell.eval_ms,
                         cell.garble_ms / g_roof,
@@ -224,10 +229,11 @@ pub fn run(args: &VasaArgs) -> Result<(), CliError> {
                 );
             } else {
                 println!(
-                    "{:<12} {:<5} {:<8} {:>9} {:>9} {:>10.1} {:>10.1}",
+                    "{:<12} {:<5} {:<8} {:>9} {:>9} {:>9} {:>10.1} {:>10.1}",
                     "geomean",
                     scheme.name(),
                     backend.name(),
+                    "",
                     "",
                     "",
                     g_mean,
