@@ -10,7 +10,7 @@
 //!
 //! 2x is doubling in GF(2^128) ([`Block::gf_double`]).
 
-use crate::aes::kernels::HalfGatesIo;
+use crate::aes::kernels::{GateKeys, HalfGatesIo};
 use crate::aes::{Aes, Backend, FixedKeyAes};
 use crate::{Block, Error};
 
@@ -93,20 +93,53 @@ impl FixedKeyHash {
     }
 }
 
+/// The tweakable hash H(x, j) of the fused half-gates kernels (VASA §4.3.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GateHash {
+    /// H(x, j) = π(2x ⊕ j) ⊕ 2x over the fixed-key permutation π ("PRP"): no key schedule.
+    Prp,
+    /// H(x, j) = AES_{S ⊕ j}(σ(x)) ⊕ σ(x) for a public random offset S ("MI"; Guo, Katz, Wang,
+    /// Weng, Yu, CRYPTO 2020): one key schedule per tweak.
+    Mi(Block),
+    /// H(x, j) = AES_x(j), the label as key ("CIRC"): one key schedule per label.
+    Circ,
+}
+
+impl GateHash {
+    /// Its place in the kernel tables.
+    fn index(self) -> usize {
+        match self {
+            GateHash::Prp => 0,
+            GateHash::Mi(_) => 1,
+            GateHash::Circ => 2,
+        }
+    }
+
+    fn offset(self) -> Block {
+        match self {
+            GateHash::Mi(s) => s,
+            _ => Block::ZERO,
+        }
+    }
+}
+
 impl FixedKeyHash {
     /// Half-gates garbling (Zahur, Rosulek, Evans, EUROCRYPT 2015, Fig. 2) of n AND gates with
-    /// the tweakable hash H, fused into one register-oriented kernel (VASA §4.2.1): gate k has
-    /// input zero-labels `a0[k]`, `b0[k]` and tweaks j = `tweaks[k]`, j' = j ⊕ 1; with
-    /// pa, pb their colour bits,
+    /// the tweakable hash `hash` (π is this hash's permutation), fused into one
+    /// register-oriented kernel (VASA §4.2.1): gate k has input zero-labels `a0[k]`, `b0[k]`
+    /// and tweaks j = `tweaks[k]`, j' = j ⊕ 1; with pa, pb their colour bits,
     /// T_G = H(A0, j) ⊕ H(A0 ⊕ Δ, j) ⊕ pb·Δ, T_E = H(B0, j') ⊕ H(B0 ⊕ Δ, j') ⊕ A0,
     /// out0 = H(A0, j) ⊕ pa·T_G ⊕ H(B0, j') ⊕ pb·(T_E ⊕ A0).
-    /// Writes `out0[k]` and `table[2k] = T_G`, `table[2k + 1] = T_E`. Four AES calls per gate;
-    /// selection by masks, no branch on a label bit.
+    /// Writes `out0[k]` and `table[2k] = T_G`, `table[2k + 1] = T_E`. Four hashes per gate, key
+    /// schedules (MI, CIRC) expanded round by round beside the rounds; selection by masks, no
+    /// branch on a label bit.
     ///
     /// # Panics
     /// If the slices' lengths do not match n (2n for `table`).
+    #[allow(clippy::too_many_arguments)]
     pub fn half_gates_garble(
         &self,
+        hash: GateHash,
         delta: Block,
         a0: &[Block],
         b0: &[Block],
@@ -115,17 +148,22 @@ impl FixedKeyHash {
         table: &mut [Block],
     ) {
         let io = HalfGatesIo::new(a0, b0, tweaks, table.len(), table.as_mut_ptr(), out0);
-        (self.aes.kernels().half_gates_garble)(self.aes.round_keys(), delta, &io);
+        let keys = GateKeys {
+            rk: self.aes.round_keys(),
+            offset: hash.offset(),
+        };
+        (self.aes.kernels().half_gates_garble[hash.index()])(&keys, delta, &io);
     }
 
     /// Half-gates evaluation of n AND gates from the active labels `a[k]`, `b[k]` (colour bits
     /// sa, sb) and the garbler's `table`: `out[k] = H(A, j) ⊕ sa·T_G ⊕ H(B, j') ⊕ sb·(T_E ⊕ A)`.
-    /// Two AES calls per gate.
+    /// Two hashes per gate.
     ///
     /// # Panics
     /// If the slices' lengths do not match n (2n for `table`).
     pub fn half_gates_eval(
         &self,
+        hash: GateHash,
         a: &[Block],
         b: &[Block],
         tweaks: &[Block],
@@ -134,7 +172,11 @@ impl FixedKeyHash {
     ) {
         // The evaluation kernel only reads the table.
         let io = HalfGatesIo::new(a, b, tweaks, table.len(), table.as_ptr().cast_mut(), out);
-        (self.aes.kernels().half_gates_eval)(self.aes.round_keys(), &io);
+        let keys = GateKeys {
+            rk: self.aes.round_keys(),
+            offset: hash.offset(),
+        };
+        (self.aes.kernels().half_gates_eval[hash.index()])(&keys, &io);
     }
 }
 
@@ -191,6 +233,7 @@ mod tests {
         fn fused_half_gates_match_their_definition_on_every_backend(
             labels in proptest::collection::vec((any::<u128>(), any::<u128>(), any::<u32>(), any::<bool>(), any::<bool>()), 0..40),
             delta in any::<u128>(),
+            offset in any::<u128>(),
         ) {
             let d = Block::new(delta).with_lsb(true);
             let n = labels.len();
@@ -198,27 +241,37 @@ mod tests {
             let b0: Vec<Block> = labels.iter().map(|l| Block::new(l.1)).collect();
             let t: Vec<Block> = labels.iter().map(|l| Block::new(2 * u128::from(l.2))).collect();
             let reference = FixedKeyHash::with_backend(DEFAULT_FIXED_KEY, Backend::Portable).unwrap();
-            let h = |x: Block, i: Block| { let x2 = x.gf_double() ^ i; pi(&reference, x2) ^ x.gf_double() };
-            for backend in Backend::available() {
-                let hash = FixedKeyHash::with_backend(DEFAULT_FIXED_KEY, backend).unwrap();
-                let (mut out0, mut table) = (vec![Block::ZERO; n], vec![Block::ZERO; 2 * n]);
-                hash.half_gates_garble(d, &a0, &b0, &t, &mut out0, &mut table);
-                for k in 0..n {
-                    let (j0, j1) = (t[k], t[k] ^ Block::new(1));
-                    let (pa, pb) = (Block::mask(a0[k].lsb()), Block::mask(b0[k].lsb()));
-                    let tg = h(a0[k], j0) ^ h(a0[k] ^ d, j0) ^ (pb & d);
-                    let te = h(b0[k], j1) ^ h(b0[k] ^ d, j1) ^ a0[k];
-                    let w = h(a0[k], j0) ^ (pa & tg) ^ h(b0[k], j1) ^ (pb & (te ^ a0[k]));
-                    prop_assert_eq!((table[2 * k], table[2 * k + 1], out0[k]), (tg, te, w), "{} gate {}", backend, k);
-                }
-                // Evaluating on the labels of bits (x, y) gives the label of x ∧ y.
-                let pick = |z: Block, bit: bool| z ^ (Block::mask(bit) & d);
-                let a: Vec<Block> = (0..n).map(|k| pick(a0[k], labels[k].3)).collect();
-                let b: Vec<Block> = (0..n).map(|k| pick(b0[k], labels[k].4)).collect();
-                let mut out = vec![Block::ZERO; n];
-                hash.half_gates_eval(&a, &b, &t, &table, &mut out);
-                for k in 0..n {
-                    prop_assert_eq!(out[k], pick(out0[k], labels[k].3 & labels[k].4), "{} gate {}", backend, k);
+            let aes = |key: Block, x: Block| {
+                FixedKeyAes::with_aes(Aes::with_backend(Backend::Portable).unwrap(), key).encrypt_block(x)
+            };
+            let s = Block::new(offset);
+            for gate_hash in [GateHash::Prp, GateHash::Mi(s), GateHash::Circ] {
+                let h = |x: Block, j: Block| match gate_hash {
+                    GateHash::Prp => pi(&reference, x.gf_double() ^ j) ^ x.gf_double(),
+                    GateHash::Mi(s) => aes(s ^ j, x.sigma()) ^ x.sigma(),
+                    GateHash::Circ => aes(x, j),
+                };
+                for backend in Backend::available() {
+                    let hash = FixedKeyHash::with_backend(DEFAULT_FIXED_KEY, backend).unwrap();
+                    let (mut out0, mut table) = (vec![Block::ZERO; n], vec![Block::ZERO; 2 * n]);
+                    hash.half_gates_garble(gate_hash, d, &a0, &b0, &t, &mut out0, &mut table);
+                    for k in 0..n {
+                        let (j0, j1) = (t[k], t[k] ^ Block::new(1));
+                        let (pa, pb) = (Block::mask(a0[k].lsb()), Block::mask(b0[k].lsb()));
+                        let tg = h(a0[k], j0) ^ h(a0[k] ^ d, j0) ^ (pb & d);
+                        let te = h(b0[k], j1) ^ h(b0[k] ^ d, j1) ^ a0[k];
+                        let w = h(a0[k], j0) ^ (pa & tg) ^ h(b0[k], j1) ^ (pb & (te ^ a0[k]));
+                        prop_assert_eq!((table[2 * k], table[2 * k + 1], out0[k]), (tg, te, w), "{:?} {} gate {}", gate_hash, backend, k);
+                    }
+                    // Evaluating on the labels of bits (x, y) gives the label of x ∧ y.
+                    let pick = |z: Block, bit: bool| z ^ (Block::mask(bit) & d);
+                    let a: Vec<Block> = (0..n).map(|k| pick(a0[k], labels[k].3)).collect();
+                    let b: Vec<Block> = (0..n).map(|k| pick(b0[k], labels[k].4)).collect();
+                    let mut out = vec![Block::ZERO; n];
+                    hash.half_gates_eval(gate_hash, &a, &b, &t, &table, &mut out);
+                    for k in 0..n {
+                        prop_assert_eq!(out[k], pick(out0[k], labels[k].3 & labels[k].4), "{:?} {} gate {}", gate_hash, backend, k);
+                    }
                 }
             }
         }

@@ -20,5 +20,5 @@ pub mod transpose;
 pub use aes::{Aes, Backend, FixedKeyAes, RoundKeys};
 pub use block::Block;
 pub use error::Error;
-pub use hash::FixedKeyHash;
+pub use hash::{FixedKeyHash, GateHash};
 pub use prg::Prg;

@@ -101,6 +101,7 @@ fn garble_run<S: TestScheme>(
     let out_wires = Garbler::new(S::on(backend))
         .garble(&plan, &mut encoding.secret, &wires, &mut tables)
         .unwrap();
+    assert_eq!(tables.len(), plan.table_blocks::<S>(), "{}", S::NAME);
     let bits: Vec<bool> = inputs.concat();
     let active = encoding.encode(0, &bits);
     let out_active = Evaluator::new(S::on(backend))
@@ -306,6 +307,26 @@ proptest! {
             tables.push(Block::ZERO);
             prop_assert_eq!(eval.evaluate(&plan, &labels, &mut TableReader::new(&tables)), Err(Error::TrailingTables(1)));
         });
+    }
+}
+
+#[test]
+fn three_halves_tables_are_three_quarters_of_half_gates() {
+    // 1.5 blocks + 5 bits per AND gate against 2 blocks, plus at most a block per batch.
+    let c = builtin("aes128").unwrap().unwrap();
+    for batching in [Batching::DYNAMIC, Batching::Layered] {
+        let (th, hg) = (
+            plan::<ThreeHalves>(&c, batching).table_blocks::<ThreeHalves>(),
+            plan::<Prp>(&c, batching).table_blocks::<Prp>(),
+        );
+        let stats = plan::<ThreeHalves>(&c, batching).stats();
+        let (batches, ands) = (stats.batches, stats.and_gates);
+        assert_eq!(hg, 2 * ands);
+        assert!(th * 128 >= ands * (3 * 64 + 5), "{batching:?}: {th} blocks");
+        assert!(
+            th * 128 <= ands * (3 * 64 + 5) + batches * 128,
+            "{batching:?}: {th} blocks"
+        );
     }
 }
 

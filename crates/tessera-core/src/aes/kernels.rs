@@ -484,23 +484,181 @@ pub(crate) unsafe fn roofline<L: Lanes>(iters: u64) -> Block {
     }
 }
 
-/// Runs `group::<L, M>` over `n` gates, each taking `R` registers in flight (a group of
-/// `M / R × L::BLOCKS` gates), then the tail with one-block registers: `8 / R` gates, then 1.
+/// The keys of a fused half-gates batch: the fixed-key permutation's round keys (PRP) and the
+/// public key offset S (MI). Each hash reads only its own.
+pub(crate) struct GateKeys<'a> {
+    pub(crate) rk: &'a RoundKeys,
+    pub(crate) offset: Block,
+}
+
+/// A tweakable hash H(x, j) computed in registers for a group of gates (VASA §4.3.1). Gate g's
+/// inputs w < W/2 take tweak j = `t[g]`, the others j ⊕ 1.
+pub(crate) trait GateHash {
+    /// The hashes of `x`.
+    ///
+    /// # Safety
+    /// `L`'s CPU features are present.
+    unsafe fn hash<L: Lanes, const G: usize, const W: usize>(
+        keys: &GateKeys<'_>,
+        x: &[[L; W]; G],
+        t: &[L; G],
+    ) -> [[L; W]; G];
+}
+
+/// Gate g's tweak for input w of W: j, or j ⊕ 1 for the second half.
+#[inline(always)]
+unsafe fn tweak_of<L: Lanes, const W: usize>(t: L, w: usize) -> L {
+    // SAFETY: the caller guarantees `L`'s features.
+    unsafe {
+        if w < W / 2 {
+            t
+        } else {
+            t.xor(L::splat(Block::new(1)))
+        }
+    }
+}
+
+/// H(x, j) = π(2x ⊕ j) ⊕ 2x over the fixed-key permutation π: no key schedule.
+pub(crate) struct PrpGate;
+
+impl GateHash for PrpGate {
+    #[inline(always)]
+    unsafe fn hash<L: Lanes, const G: usize, const W: usize>(
+        keys: &GateKeys<'_>,
+        x: &[[L; W]; G],
+        t: &[L; G],
+    ) -> [[L; W]; G] {
+        // SAFETY: the caller guarantees `L`'s features.
+        unsafe {
+            let mut s = *x;
+            for (sg, &tg) in s.iter_mut().zip(t) {
+                for (w, v) in sg.iter_mut().enumerate() {
+                    *v = v.gf_double().xor(tweak_of::<L, W>(tg, w));
+                }
+            }
+            let rk = &keys.rk.0;
+            let k = L::splat(rk[0]);
+            s.iter_mut().flatten().for_each(|v| *v = v.xor(k));
+            for r in rk.iter().take(10).skip(1) {
+                let k = L::splat(*r);
+                s.iter_mut().flatten().for_each(|v| *v = v.aesenc(k));
+            }
+            let k = L::splat(rk[10]);
+            s.iter_mut().flatten().for_each(|v| *v = v.aesenclast(k));
+            for (sg, xg) in s.iter_mut().zip(x) {
+                for (v, u) in sg.iter_mut().zip(xg) {
+                    *v = v.xor(u.gf_double());
+                }
+            }
+            s
+        }
+    }
+}
+
+/// Encrypts state w of gate g under key `k[g][w / (W / K)]`, expanding the `K` keys of every
+/// gate round by round alongside the rounds (round key r + 1 computed while round r runs).
+#[inline(always)]
+unsafe fn encrypt_keyed<L: Lanes, const G: usize, const W: usize, const K: usize>(
+    mut k: [[L; K]; G],
+    s: &mut [[L; W]; G],
+) {
+    // SAFETY: the caller guarantees `L`'s features.
+    unsafe {
+        for (sg, kg) in s.iter_mut().zip(&k) {
+            for (w, v) in sg.iter_mut().enumerate() {
+                *v = v.xor(kg[w / (W / K)]);
+            }
+        }
+        for (r, &rcon) in RCON.iter().enumerate() {
+            k.iter_mut()
+                .flatten()
+                .for_each(|v| *v = v.next_round_key(rcon));
+            for (sg, kg) in s.iter_mut().zip(&k) {
+                for (w, v) in sg.iter_mut().enumerate() {
+                    let key = kg[w / (W / K)];
+                    *v = if r < 9 {
+                        v.aesenc(key)
+                    } else {
+                        v.aesenclast(key)
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// H(x, j) = AES_{S ⊕ j}(σ(x)) ⊕ σ(x) (Guo, Katz, Wang, Weng, Yu, CRYPTO 2020): two key
+/// schedules per gate, shared by the gate's inputs with the same tweak.
+pub(crate) struct MiGate;
+
+impl GateHash for MiGate {
+    #[inline(always)]
+    unsafe fn hash<L: Lanes, const G: usize, const W: usize>(
+        keys: &GateKeys<'_>,
+        x: &[[L; W]; G],
+        t: &[L; G],
+    ) -> [[L; W]; G] {
+        // SAFETY: the caller guarantees `L`'s features.
+        unsafe {
+            let offset = L::splat(keys.offset);
+            let mut k = [[offset; 2]; G];
+            for (kg, &tg) in k.iter_mut().zip(t) {
+                *kg = [offset.xor(tg), offset.xor(tweak_of::<L, 2>(tg, 1))];
+            }
+            let mut s = *x;
+            s.iter_mut().flatten().for_each(|v| *v = v.sigma());
+            encrypt_keyed::<L, G, W, 2>(k, &mut s);
+            for (sg, xg) in s.iter_mut().zip(x) {
+                for (v, u) in sg.iter_mut().zip(xg) {
+                    *v = v.xor(u.sigma());
+                }
+            }
+            s
+        }
+    }
+}
+
+/// H(x, j) = AES_x(j): every label is a key (circular security).
+pub(crate) struct CircGate;
+
+impl GateHash for CircGate {
+    #[inline(always)]
+    unsafe fn hash<L: Lanes, const G: usize, const W: usize>(
+        _keys: &GateKeys<'_>,
+        x: &[[L; W]; G],
+        t: &[L; G],
+    ) -> [[L; W]; G] {
+        // SAFETY: the caller guarantees `L`'s features.
+        unsafe {
+            let mut s = *x;
+            for (sg, &tg) in s.iter_mut().zip(t) {
+                for (w, v) in sg.iter_mut().enumerate() {
+                    *v = tweak_of::<L, W>(tg, w);
+                }
+            }
+            encrypt_keyed::<L, G, W, W>(*x, &mut s);
+            s
+        }
+    }
+}
+
+/// Runs `group::<L, H, G>` over `n` gates in groups of `G × L::BLOCKS`, then the tail with
+/// one-block registers: `G` gates at a time, then one.
 macro_rules! drive_gates {
-    ($n:expr, $L:ty, $R:expr, $group:ident, $($arg:expr),*) => {{
+    ($n:expr, $L:ty, $H:ty, $G:expr, $group:ident, $($arg:expr),*) => {{
         let n = $n;
         let mut k = 0;
         // SAFETY (all three loops): each group stays below `n`, the length the caller checked.
-        while k + 8 / $R * <$L>::BLOCKS <= n {
-            unsafe { $group::<$L, 8>(k, $($arg),*) };
-            k += 8 / $R * <$L>::BLOCKS;
+        while k + $G * <$L>::BLOCKS <= n {
+            unsafe { $group::<$L, $H, { $G }>(k, $($arg),*) };
+            k += $G * <$L>::BLOCKS;
         }
-        while k + 8 / $R <= n {
-            unsafe { $group::<<$L as Lanes>::Single, 8>(k, $($arg),*) };
-            k += 8 / $R;
+        while k + $G <= n {
+            unsafe { $group::<<$L as Lanes>::Single, $H, { $G }>(k, $($arg),*) };
+            k += $G;
         }
         while k < n {
-            unsafe { $group::<<$L as Lanes>::Single, { $R }>(k, $($arg),*) };
+            unsafe { $group::<<$L as Lanes>::Single, $H, 1>(k, $($arg),*) };
             k += 1;
         }
     }};
@@ -545,51 +703,40 @@ impl<'a> HalfGatesIo<'a> {
     }
 }
 
-/// Garbles `M / 4 × L::BLOCKS` AND gates from gate `k`: 4 hashes each, all `M` registers in
-/// the AES pipeline at once, the half-gates combination done in registers (VASA §4.2.1,
-/// Listing 1, on the garbler's side).
+/// Garbles `G × L::BLOCKS` AND gates from gate `k`: 4 hashes each, all in the AES pipeline at
+/// once, the half-gates combination done in registers (VASA §4.2.1, Listing 1, on the
+/// garbler's side).
 ///
 /// # Safety
 /// `L`'s features are present and the gates are in bounds of every slice.
 #[inline(always)]
-unsafe fn garble_group<L: Lanes, const M: usize>(
+unsafe fn garble_group<L: Lanes, H: GateHash, const G: usize>(
     k: usize,
-    rk: &RoundKeys,
+    keys: &GateKeys<'_>,
     delta: Block,
     io: &HalfGatesIo<'_>,
 ) {
     // SAFETY: the caller's contract.
     unsafe {
-        let (d, d2) = (L::splat(delta), L::splat(delta.gf_double()));
-        let one = L::splat(Block::new(1));
-        let mut s = [d; M];
-        for g in 0..M / 4 {
-            let at = k + g * L::BLOCKS;
-            let a2 = L::load(io.a.as_ptr().add(at)).gf_double();
-            let b2 = L::load(io.b.as_ptr().add(at)).gf_double();
-            let t = L::load(io.tweaks.as_ptr().add(at));
-            let t1 = t.xor(one);
-            s[4 * g] = a2.xor(t);
-            s[4 * g + 1] = a2.xor(d2).xor(t);
-            s[4 * g + 2] = b2.xor(t1);
-            s[4 * g + 3] = b2.xor(d2).xor(t1);
-        }
-        encrypt(rk, &mut s);
-        for g in 0..M / 4 {
+        let d = L::splat(delta);
+        let mut x = [[d; 4]; G];
+        let mut t = [d; G];
+        for (g, (xg, tg)) in x.iter_mut().zip(t.iter_mut()).enumerate() {
             let at = k + g * L::BLOCKS;
             let a = L::load(io.a.as_ptr().add(at));
             let b = L::load(io.b.as_ptr().add(at));
-            let (a2, b2) = (a.gf_double(), b.gf_double());
-            // H(x, i) = π(2x ⊕ i) ⊕ 2x for x = A0, A1, B0, B1.
-            let ha0 = s[4 * g].xor(a2);
-            let ha1 = s[4 * g + 1].xor(a2).xor(d2);
-            let hb0 = s[4 * g + 2].xor(b2);
-            let hb1 = s[4 * g + 3].xor(b2).xor(d2);
+            *xg = [a, a.xor(d), b, b.xor(d)];
+            *tg = L::load(io.tweaks.as_ptr().add(at));
+        }
+        let h = H::hash::<L, G, 4>(keys, &x, &t);
+        for (g, (hg, xg)) in h.iter().zip(&x).enumerate() {
+            let at = k + g * L::BLOCKS;
+            let (a, b) = (xg[0], xg[2]);
             let (pa, pb) = (a.lsb_mask(), b.lsb_mask());
-            let tg = ha0.xor(ha1).xor(pb.and(d));
-            let wg = ha0.xor(pa.and(tg));
-            let te = hb0.xor(hb1).xor(a);
-            let we = hb0.xor(pb.and(te.xor(a)));
+            let tg = hg[0].xor(hg[1]).xor(pb.and(d));
+            let wg = hg[0].xor(pa.and(tg));
+            let te = hg[2].xor(hg[3]).xor(a);
+            let we = hg[2].xor(pb.and(te.xor(a)));
             wg.xor(we).store(io.out.add(at));
             tg.store_strided(io.table.add(2 * at), 2);
             te.store_strided(io.table.add(2 * at + 1), 2);
@@ -597,58 +744,66 @@ unsafe fn garble_group<L: Lanes, const M: usize>(
     }
 }
 
-/// Evaluates `M / 2 × L::BLOCKS` AND gates from gate `k`: 2 hashes each.
+/// Evaluates `G × L::BLOCKS` AND gates from gate `k`: 2 hashes each.
 ///
 /// # Safety
 /// As [`garble_group`].
 #[inline(always)]
-unsafe fn eval_group<L: Lanes, const M: usize>(k: usize, rk: &RoundKeys, io: &HalfGatesIo<'_>) {
+unsafe fn eval_group<L: Lanes, H: GateHash, const G: usize>(
+    k: usize,
+    keys: &GateKeys<'_>,
+    io: &HalfGatesIo<'_>,
+) {
     // SAFETY: the caller's contract.
     unsafe {
-        let one = L::splat(Block::new(1));
-        let mut s = [one; M];
-        for g in 0..M / 2 {
+        let zero = L::splat(Block::ZERO);
+        let mut x = [[zero; 2]; G];
+        let mut t = [zero; G];
+        for (g, (xg, tg)) in x.iter_mut().zip(t.iter_mut()).enumerate() {
             let at = k + g * L::BLOCKS;
-            let t = L::load(io.tweaks.as_ptr().add(at));
-            s[2 * g] = L::load(io.a.as_ptr().add(at)).gf_double().xor(t);
-            s[2 * g + 1] = L::load(io.b.as_ptr().add(at)).gf_double().xor(t.xor(one));
+            *xg = [
+                L::load(io.a.as_ptr().add(at)),
+                L::load(io.b.as_ptr().add(at)),
+            ];
+            *tg = L::load(io.tweaks.as_ptr().add(at));
         }
-        encrypt(rk, &mut s);
+        let h = H::hash::<L, G, 2>(keys, &x, &t);
         let table = io.table as *const Block;
-        for g in 0..M / 2 {
+        for (g, (hg, xg)) in h.iter().zip(&x).enumerate() {
             let at = k + g * L::BLOCKS;
-            let a = L::load(io.a.as_ptr().add(at));
-            let b = L::load(io.b.as_ptr().add(at));
-            let ha = s[2 * g].xor(a.gf_double());
-            let hb = s[2 * g + 1].xor(b.gf_double());
+            let (a, b) = (xg[0], xg[1]);
             let tg = L::load_strided(table.add(2 * at), 2);
             let te = L::load_strided(table.add(2 * at + 1), 2);
-            let wg = ha.xor(a.lsb_mask().and(tg));
-            let we = hb.xor(b.lsb_mask().and(te.xor(a)));
+            let wg = hg[0].xor(a.lsb_mask().and(tg));
+            let we = hg[1].xor(b.lsb_mask().and(te.xor(a)));
             wg.xor(we).store(io.out.add(at));
         }
     }
 }
 
-/// Half-gates garbling of `io.a.len()` AND gates with the PRP hash, fused.
+/// Half-gates garbling of `io.a.len()` AND gates with hash `H`, fused, `G` gates per register
+/// group.
 ///
 /// # Safety
 /// `L`'s features are present; the caller checked that every slice has the gate count's length
 /// (the table twice it).
 #[inline(always)]
-pub(crate) unsafe fn half_gates_garble<L: Lanes>(
-    rk: &RoundKeys,
+pub(crate) unsafe fn half_gates_garble<L: Lanes, H: GateHash, const G: usize>(
+    keys: &GateKeys<'_>,
     delta: Block,
     io: &HalfGatesIo<'_>,
 ) {
-    drive_gates!(io.a.len(), L, 4, garble_group, rk, delta, io)
+    drive_gates!(io.a.len(), L, H, G, garble_group, keys, delta, io)
 }
 
-/// Half-gates evaluation of `io.a.len()` AND gates, fused.
+/// Half-gates evaluation of `io.a.len()` AND gates with hash `H`, fused.
 ///
 /// # Safety
 /// As [`half_gates_garble`].
 #[inline(always)]
-pub(crate) unsafe fn half_gates_eval<L: Lanes>(rk: &RoundKeys, io: &HalfGatesIo<'_>) {
-    drive_gates!(io.a.len(), L, 2, eval_group, rk, io)
+pub(crate) unsafe fn half_gates_eval<L: Lanes, H: GateHash, const G: usize>(
+    keys: &GateKeys<'_>,
+    io: &HalfGatesIo<'_>,
+) {
+    drive_gates!(io.a.len(), L, H, G, eval_group, keys, io)
 }

@@ -62,9 +62,16 @@ pub(crate) struct Kernels {
     pub(crate) ccr: HashFn,
     pub(crate) tccr: HashFn,
     pub(crate) roofline: fn(u64) -> Block,
-    pub(crate) half_gates_garble: fn(&RoundKeys, Block, &kernels::HalfGatesIo<'_>),
-    pub(crate) half_gates_eval: fn(&RoundKeys, &kernels::HalfGatesIo<'_>),
+    /// Fused half-gates garbling, by [`crate::hash::GateHash::index`].
+    pub(crate) half_gates_garble: [HalfGatesGarbleFn; 3],
+    /// Fused half-gates evaluation, by [`crate::hash::GateHash::index`].
+    pub(crate) half_gates_eval: [HalfGatesEvalFn; 3],
 }
+
+/// A fused half-gates garbling kernel: keys, Δ, the batch.
+type HalfGatesGarbleFn = fn(&kernels::GateKeys<'_>, Block, &kernels::HalfGatesIo<'_>);
+/// A fused half-gates evaluation kernel: keys, the batch.
+type HalfGatesEvalFn = fn(&kernels::GateKeys<'_>, &kernels::HalfGatesIo<'_>);
 
 /// Builds a [`Kernels`] table for a register type `$lanes` with batches of `$n` registers. With
 /// a `#[target_feature]` attribute, the kernels are compiled for those features, and the table
@@ -92,14 +99,21 @@ macro_rules! backend_kernels {
             unsafe { kernels::hash::<$lanes, $n, H>(rk, x, t, out) }
         }
         $(#[$feature])?
-        unsafe fn hg_garble_tf(rk: &RoundKeys, delta: Block, io: &kernels::HalfGatesIo<'_>) {
+        unsafe fn hg_garble_tf<H: kernels::GateHash, const G: usize>(
+            keys: &kernels::GateKeys<'_>,
+            delta: Block,
+            io: &kernels::HalfGatesIo<'_>,
+        ) {
             // SAFETY: as above; the public API checked the lengths.
-            unsafe { kernels::half_gates_garble::<$lanes>(rk, delta, io) }
+            unsafe { kernels::half_gates_garble::<$lanes, H, G>(keys, delta, io) }
         }
         $(#[$feature])?
-        unsafe fn hg_eval_tf(rk: &RoundKeys, io: &kernels::HalfGatesIo<'_>) {
+        unsafe fn hg_eval_tf<H: kernels::GateHash, const G: usize>(
+            keys: &kernels::GateKeys<'_>,
+            io: &kernels::HalfGatesIo<'_>,
+        ) {
             // SAFETY: as above; the public API checked the lengths.
-            unsafe { kernels::half_gates_eval::<$lanes>(rk, io) }
+            unsafe { kernels::half_gates_eval::<$lanes, H, G>(keys, io) }
         }
         $(#[$feature])?
         unsafe fn roofline_tf(iters: u64) -> Block {
@@ -111,6 +125,19 @@ macro_rules! backend_kernels {
         fn hash<H: kernels::HashKind>(rk: &RoundKeys, x: &[Block], t: &[Block], out: &mut [Block]) {
             unsafe { hash_tf::<H>(rk, x, t, out) }
         }
+        fn hg_garble<H: kernels::GateHash, const G: usize>(
+            keys: &kernels::GateKeys<'_>,
+            delta: Block,
+            io: &kernels::HalfGatesIo<'_>,
+        ) {
+            unsafe { hg_garble_tf::<H, G>(keys, delta, io) }
+        }
+        fn hg_eval<H: kernels::GateHash, const G: usize>(
+            keys: &kernels::GateKeys<'_>,
+            io: &kernels::HalfGatesIo<'_>,
+        ) {
+            unsafe { hg_eval_tf::<H, G>(keys, io) }
+        }
         Kernels {
             ecb: |rk, b| unsafe { ecb_tf(rk, b) },
             expand: |k, o| unsafe { expand_tf(k, o) },
@@ -120,8 +147,17 @@ macro_rules! backend_kernels {
             ccr: hash::<Mmo<Ccr>>,
             tccr: hash::<Tccr>,
             roofline: |n| unsafe { roofline_tf(n) },
-            half_gates_garble: |rk, d, io| unsafe { hg_garble_tf(rk, d, io) },
-            half_gates_eval: |rk, io| unsafe { hg_eval_tf(rk, io) },
+            // Gates per register group: as many as keep states and keys in registers.
+            half_gates_garble: [
+                hg_garble::<kernels::PrpGate, 2>,
+                hg_garble::<kernels::MiGate, 2>,
+                hg_garble::<kernels::CircGate, 1>,
+            ],
+            half_gates_eval: [
+                hg_eval::<kernels::PrpGate, 4>,
+                hg_eval::<kernels::MiGate, 3>,
+                hg_eval::<kernels::CircGate, 3>,
+            ],
         }
     }};
 }

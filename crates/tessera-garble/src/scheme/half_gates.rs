@@ -7,58 +7,92 @@
 //!
 //! with pa, pb the colours of A0, B0 and selection by masks, never a branch on a label bit
 //! (VASA §5.2 measured such branches mispredicting). Four hashes per AND gate to garble, two to
-//! evaluate, two table blocks; XOR gates are free.
+//! evaluate, two table blocks; XOR gates are free. All three hashes run in the core's fused
+//! register-oriented kernels ([`FixedKeyHash::half_gates_garble`]): inputs prepared, keys
+//! expanded, AES rounds and the combination above without leaving the registers (VASA §4.2.1).
 
 use super::Scheme;
-use super::multi_key::{MultiKeyBatch, tweak};
 use crate::encoding::Delta;
 use crate::plan::XorGates;
-use tessera_core::{Aes, Backend, Block, FixedKeyHash, Prg};
+use std::marker::PhantomData;
+use tessera_core::{Backend, Block, FixedKeyHash, GateHash, Prg};
 
-/// How a half-gates scheme computes its hashes H(x, j) for a batch of AND gates.
+/// A half-gates hash instantiation: its name and the core's [`GateHash`].
 pub trait HalfGatesHash {
     /// Name as on the command line.
     const NAME: &'static str;
+    /// The hash, for the session's public random block (see [`Scheme::with_backend`]).
+    fn gate_hash(session: Block) -> GateHash;
+}
 
-    /// The hash on `backend`, with the session's public random block (see
-    /// [`Scheme::with_backend`]).
-    fn with_backend(backend: Backend, session: Block) -> Result<Self, tessera_core::Error>
-    where
-        Self: Sized;
+/// H(x, j) = π(2x ⊕ j) ⊕ 2x over a fixed-key permutation π (VASA §4.3.1 "PRP"; Bellare,
+/// Hoang, Keelveedhi, Rogaway, S&P 2013): no key schedule.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PrpHash;
 
-    /// Garbles the AND gates k = 0..n: writes `out0[k]` and `table[2k]` = T_G,
-    /// `table[2k + 1]` = T_E (see the module documentation).
-    fn garble(
-        &mut self,
-        delta: Block,
-        a0: &[Block],
-        b0: &[Block],
-        ids: &[u32],
-        out0: &mut [Block],
-        table: &mut [Block],
-    );
+impl HalfGatesHash for PrpHash {
+    const NAME: &'static str = "prp";
+    fn gate_hash(_session: Block) -> GateHash {
+        GateHash::Prp
+    }
+}
 
-    /// Evaluates the AND gates k = 0..n from the active labels and the tables.
-    fn evaluate(
-        &mut self,
-        a: &[Block],
-        b: &[Block],
-        ids: &[u32],
-        table: &[Block],
-        out: &mut [Block],
-    );
+/// The multi-instance hash of Guo, Katz, Wang, Weng, Yu ("Better concrete security for
+/// half-gates garbling (in the multi-instance setting)", CRYPTO 2020), as EMP-toolkit garbles
+/// with it: H(x, j) = AES_{S ⊕ j}(σ(x)) ⊕ σ(x), the label as AES input and the tweak, offset by
+/// the session's public random block S, as AES key. Two key schedules per AND gate to garble
+/// (two blocks each) and two to evaluate.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MiHash;
+
+impl HalfGatesHash for MiHash {
+    const NAME: &'static str = "mi";
+    fn gate_hash(session: Block) -> GateHash {
+        GateHash::Mi(session)
+    }
+}
+
+/// H(x, j) = AES_x(j): the label is the AES key and the tweak the plaintext, which needs AES to
+/// be secure under keys that encrypt functions of themselves (the circular-security assumption
+/// of VASA §4.3.1 "CIRC"). Four key schedules per AND gate to garble, two to evaluate, one block
+/// each.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CircHash;
+
+impl HalfGatesHash for CircHash {
+    const NAME: &'static str = "circ";
+    fn gate_hash(_session: Block) -> GateHash {
+        GateHash::Circ
+    }
 }
 
 /// The half-gates scheme over hash `H`.
 #[derive(Clone, Debug)]
 pub struct HalfGates<H> {
-    hash: H,
+    hash: FixedKeyHash,
+    gate_hash: GateHash,
+    tweaks: Vec<Block>,
+    kind: PhantomData<H>,
 }
 
-impl<H> HalfGates<H> {
-    /// Half-gates over `hash`.
-    pub fn with_hash(hash: H) -> Self {
-        HalfGates { hash }
+impl<H: HalfGatesHash> HalfGates<H> {
+    /// Half-gates over `hash`'s backend (and permutation, for PRP), with the session's public
+    /// random block `session` (MI's key offset).
+    pub fn new(hash: FixedKeyHash, session: Block) -> Self {
+        HalfGates {
+            hash,
+            gate_hash: H::gate_hash(session),
+            tweaks: Vec::new(),
+            kind: PhantomData,
+        }
+    }
+
+    /// The kernels, the hash and the first tweak (2g) of every gate.
+    fn prepare(&mut self, ids: &[u32]) -> (&FixedKeyHash, GateHash, &[Block]) {
+        self.tweaks.clear();
+        self.tweaks
+            .extend(ids.iter().map(|&id| Block::new(2 * u128::from(id))));
+        (&self.hash, self.gate_hash, &self.tweaks)
     }
 }
 
@@ -69,6 +103,12 @@ pub type Mi = HalfGates<MiHash>;
 /// Half-gates with labels as AES keys ("CIRC").
 pub type Circ = HalfGates<CircHash>;
 
+impl Default for Prp {
+    fn default() -> Self {
+        Prp::new(FixedKeyHash::default(), Block::ZERO)
+    }
+}
+
 impl<H: HalfGatesHash> Scheme for HalfGates<H> {
     const NAME: &'static str = H::NAME;
     const XOR_GATES: XorGates = XorGates::Free;
@@ -76,7 +116,8 @@ impl<H: HalfGatesHash> Scheme for HalfGates<H> {
     type Secret = Delta;
 
     fn with_backend(backend: Backend, session: Block) -> Result<Self, tessera_core::Error> {
-        Ok(HalfGates::with_hash(H::with_backend(backend, session)?))
+        let hash = FixedKeyHash::with_backend(tessera_core::hash::DEFAULT_FIXED_KEY, backend)?;
+        Ok(HalfGates::new(hash, session))
     }
 
     fn random_secret(prg: &mut Prg) -> Delta {
@@ -130,7 +171,8 @@ impl<H: HalfGatesHash> Scheme for HalfGates<H> {
                 *o = x ^ y;
             }
         } else {
-            self.hash.garble(secret.block(), a, b, ids, out, table);
+            let (hash, gate_hash, tweaks) = self.prepare(ids);
+            hash.half_gates_garble(gate_hash, secret.block(), a, b, tweaks, out, table);
         }
     }
 
@@ -148,269 +190,8 @@ impl<H: HalfGatesHash> Scheme for HalfGates<H> {
                 *o = x ^ y;
             }
         } else {
-            self.hash.evaluate(a, b, ids, table, out);
+            let (hash, gate_hash, tweaks) = self.prepare(ids);
+            hash.half_gates_eval(gate_hash, a, b, tweaks, table, out);
         }
-    }
-}
-
-/// The half-gates combination on the garbler's side, from the four hashes of each gate in
-/// `h` (H(A0, j), H(A1, j), H(B0, j'), H(B1, j')).
-fn combine_garble(
-    delta: Block,
-    a0: &[Block],
-    b0: &[Block],
-    h: &[Block],
-    out0: &mut [Block],
-    table: &mut [Block],
-) {
-    let gates = a0.iter().zip(b0).zip(h.chunks_exact(4));
-    for (((&a, &b), h), (o, t)) in gates.zip(out0.iter_mut().zip(table.chunks_exact_mut(2))) {
-        let (pa, pb) = (Block::mask(a.lsb()), Block::mask(b.lsb()));
-        let tg = h[0] ^ h[1] ^ (pb & delta);
-        let te = h[2] ^ h[3] ^ a;
-        *o = h[0] ^ (pa & tg) ^ h[2] ^ (pb & (te ^ a));
-        t[0] = tg;
-        t[1] = te;
-    }
-}
-
-/// The half-gates combination on the evaluator's side, from the two hashes of each gate in `h`
-/// (H(A, j), H(B, j')).
-fn combine_eval(a: &[Block], b: &[Block], h: &[Block], table: &[Block], out: &mut [Block]) {
-    let gates = a.iter().zip(b).zip(h.chunks_exact(2));
-    for (((&a, &b), h), (o, t)) in gates.zip(out.iter_mut().zip(table.chunks_exact(2))) {
-        let (sa, sb) = (Block::mask(a.lsb()), Block::mask(b.lsb()));
-        *o = h[0] ^ (sa & t[0]) ^ h[1] ^ (sb & (t[1] ^ a));
-    }
-}
-
-/// H(x, j) = π(2x ⊕ j) ⊕ 2x over a fixed-key permutation π (VASA §4.3.1 "PRP"; Bellare,
-/// Hoang, Keelveedhi, Rogaway, S&P 2013): no key schedule; the batch runs in the core's fused
-/// register-oriented kernels ([`FixedKeyHash::half_gates_garble`]).
-#[derive(Clone, Debug, Default)]
-pub struct PrpHash {
-    hash: FixedKeyHash,
-    tweaks: Vec<Block>,
-}
-
-impl PrpHash {
-    /// The hash over `hash`'s permutation (and so its AES backend).
-    pub fn new(hash: FixedKeyHash) -> Self {
-        PrpHash {
-            hash,
-            tweaks: Vec::new(),
-        }
-    }
-
-    /// The hash and the first tweak (2g) of every gate.
-    fn prepare(&mut self, ids: &[u32]) -> (&FixedKeyHash, &[Block]) {
-        self.tweaks.clear();
-        self.tweaks
-            .extend(ids.iter().map(|&id| Block::new(2 * u128::from(id))));
-        (&self.hash, &self.tweaks)
-    }
-}
-
-impl HalfGatesHash for PrpHash {
-    const NAME: &'static str = "prp";
-
-    fn with_backend(backend: Backend, _session: Block) -> Result<Self, tessera_core::Error> {
-        Ok(PrpHash::new(FixedKeyHash::with_backend(
-            tessera_core::hash::DEFAULT_FIXED_KEY,
-            backend,
-        )?))
-    }
-
-    fn garble(
-        &mut self,
-        delta: Block,
-        a0: &[Block],
-        b0: &[Block],
-        ids: &[u32],
-        out0: &mut [Block],
-        table: &mut [Block],
-    ) {
-        let (hash, tweaks) = self.prepare(ids);
-        hash.half_gates_garble(delta, a0, b0, tweaks, out0, table);
-    }
-
-    fn evaluate(
-        &mut self,
-        a: &[Block],
-        b: &[Block],
-        ids: &[u32],
-        table: &[Block],
-        out: &mut [Block],
-    ) {
-        let (hash, tweaks) = self.prepare(ids);
-        hash.half_gates_eval(a, b, tweaks, table, out);
-    }
-}
-
-impl Prp {
-    /// PRP half-gates over `hash`'s permutation.
-    pub fn new(hash: FixedKeyHash) -> Self {
-        HalfGates::with_hash(PrpHash::new(hash))
-    }
-}
-
-impl Default for Prp {
-    fn default() -> Self {
-        Prp::new(FixedKeyHash::default())
-    }
-}
-
-/// The multi-instance hash of Guo, Katz, Wang, Weng, Yu ("Better concrete security for
-/// half-gates garbling (in the multi-instance setting)", CRYPTO 2020), as EMP-toolkit garbles
-/// with it: H(x, j) = AES_{S ⊕ j}(σ(x)) ⊕ σ(x), the label as AES input and the tweak, offset by
-/// a random public S per circuit, as AES key. Two key schedules per AND gate to garble (two
-/// blocks each) and two to evaluate.
-#[derive(Clone, Debug)]
-pub struct MiHash {
-    offset: Block,
-    batch: MultiKeyBatch,
-}
-
-impl MiHash {
-    /// The hash with key offset `offset` (both parties must use the same), on `aes`'s backend.
-    pub fn new(aes: Aes, offset: Block) -> Self {
-        MiHash {
-            offset,
-            batch: MultiKeyBatch::new(aes),
-        }
-    }
-
-    /// Hashes the `N` inputs of every gate: the first `N / 2` with tweak 2g, the others with
-    /// 2g + 1, as blocks of `out` (out = AES_{S ⊕ j}(σ(x)) ⊕ σ(x)).
-    fn hash<const N: usize>(
-        &mut self,
-        ids: &[u32],
-        inputs: impl ExactSizeIterator<Item = [Block; N]> + Clone,
-    ) -> &[Block] {
-        let offset = self.offset;
-        let gates = ids.iter().zip(inputs.clone());
-        let h = self.batch.run(gates, 2, N / 2, |(&id, x), k, blk| {
-            let j = Block::new(2 * u128::from(id));
-            k.copy_from_slice(&[offset ^ j, offset ^ j ^ Block::new(1)]);
-            for (b, x) in blk.iter_mut().zip(x) {
-                *b = x.sigma();
-            }
-        });
-        for (h, x) in h.iter_mut().zip(inputs.flatten()) {
-            *h ^= x.sigma();
-        }
-        h
-    }
-}
-
-impl HalfGatesHash for MiHash {
-    const NAME: &'static str = "mi";
-
-    fn with_backend(backend: Backend, session: Block) -> Result<Self, tessera_core::Error> {
-        Ok(MiHash::new(Aes::with_backend(backend)?, session))
-    }
-
-    fn garble(
-        &mut self,
-        delta: Block,
-        a0: &[Block],
-        b0: &[Block],
-        ids: &[u32],
-        out0: &mut [Block],
-        table: &mut [Block],
-    ) {
-        let inputs = a0
-            .iter()
-            .zip(b0)
-            .map(|(&a, &b)| [a, a ^ delta, b, b ^ delta]);
-        let h = self.hash(ids, inputs);
-        combine_garble(delta, a0, b0, h, out0, table);
-    }
-
-    fn evaluate(
-        &mut self,
-        a: &[Block],
-        b: &[Block],
-        ids: &[u32],
-        table: &[Block],
-        out: &mut [Block],
-    ) {
-        let h = self.hash(ids, a.iter().zip(b).map(|(&a, &b)| [a, b]));
-        combine_eval(a, b, h, table, out);
-    }
-}
-
-impl Mi {
-    /// MI half-gates with key offset `offset` on `aes`'s backend.
-    pub fn new(aes: Aes, offset: Block) -> Self {
-        HalfGates::with_hash(MiHash::new(aes, offset))
-    }
-}
-
-/// H(x, j) = AES_x(j): the label is the AES key and the tweak (gate index g in the low 64 bits,
-/// 0 for the first input's half gate and 1 for the second's in the high 64) the plaintext, which needs AES to
-/// be secure under keys that encrypt functions of themselves (the circular-security assumption
-/// of VASA §4.3.1 "CIRC"). Four key schedules per AND gate to garble, two to evaluate, one block
-/// each.
-#[derive(Clone, Debug)]
-pub struct CircHash {
-    batch: MultiKeyBatch,
-}
-
-impl CircHash {
-    /// The hash on `aes`'s backend.
-    pub fn new(aes: Aes) -> Self {
-        CircHash {
-            batch: MultiKeyBatch::new(aes),
-        }
-    }
-}
-
-impl HalfGatesHash for CircHash {
-    const NAME: &'static str = "circ";
-
-    fn with_backend(backend: Backend, _session: Block) -> Result<Self, tessera_core::Error> {
-        Ok(CircHash::new(Aes::with_backend(backend)?))
-    }
-
-    fn garble(
-        &mut self,
-        delta: Block,
-        a0: &[Block],
-        b0: &[Block],
-        ids: &[u32],
-        out0: &mut [Block],
-        table: &mut [Block],
-    ) {
-        let gates = a0.iter().zip(b0).zip(ids);
-        let h = self.batch.run(gates, 4, 1, |((&a, &b), &id), k, blk| {
-            k.copy_from_slice(&[a, a ^ delta, b, b ^ delta]);
-            let (j, j1) = (tweak(id, 0), tweak(id, 1));
-            blk.copy_from_slice(&[j, j, j1, j1]);
-        });
-        combine_garble(delta, a0, b0, h, out0, table);
-    }
-
-    fn evaluate(
-        &mut self,
-        a: &[Block],
-        b: &[Block],
-        ids: &[u32],
-        table: &[Block],
-        out: &mut [Block],
-    ) {
-        let gates = a.iter().zip(b).zip(ids);
-        let h = self.batch.run(gates, 2, 1, |((&a, &b), &id), k, blk| {
-            k.copy_from_slice(&[a, b]);
-            blk.copy_from_slice(&[tweak(id, 0), tweak(id, 1)]);
-        });
-        combine_eval(a, b, h, table, out);
-    }
-}
-
-impl Circ {
-    /// CIRC half-gates on `aes`'s backend.
-    pub fn new(aes: Aes) -> Self {
-        HalfGates::with_hash(CircHash::new(aes))
     }
 }
