@@ -491,18 +491,37 @@ pub(crate) struct GateKeys<'a> {
     pub(crate) offset: Block,
 }
 
-/// A tweakable hash H(x, j) computed in registers for a group of gates (VASA §4.3.1). Gate g's
+/// A tweakable hash H(x, j) = E(p(x), j) [⊕ p(x)] computed in registers for a group of gates
+/// (VASA §4.3.1), with p a linear map (so p(x ⊕ Δ) = p(x) ⊕ p(Δ) costs one XOR). Gate g's
 /// inputs w < W/2 take tweak j = `t[g]`, the others j ⊕ 1.
 pub(crate) trait GateHash {
-    /// The hashes of `x`.
+    /// Whether the hash XORs p(x) into the AES output.
+    const FEED_FORWARD: bool;
+    /// The linear map p.
     ///
     /// # Safety
     /// `L`'s CPU features are present.
-    unsafe fn hash<L: Lanes, const G: usize, const W: usize>(
+    unsafe fn prepare<L: Lanes>(x: L) -> L;
+    /// E(p[g][w], j) for every input, without the feed-forward.
+    ///
+    /// # Safety
+    /// `L`'s CPU features are present.
+    unsafe fn encrypt<L: Lanes, const G: usize, const W: usize>(
         keys: &GateKeys<'_>,
-        x: &[[L; W]; G],
+        p: &[[L; W]; G],
         t: &[L; G],
     ) -> [[L; W]; G];
+}
+
+/// Applies `f` to every register of a gate group, in loops the compiler unrolls and inlines
+/// (an iterator adapter here can end up an out-of-line call that spills the batch).
+#[inline(always)]
+fn each<L: Copy, const G: usize, const W: usize>(s: &mut [[L; W]; G], f: impl Fn(L) -> L) {
+    for sg in s.iter_mut() {
+        for v in sg.iter_mut() {
+            *v = f(*v);
+        }
+    }
 }
 
 /// Gate g's tweak for input w of W: j, or j ⊕ 1 for the second half.
@@ -522,34 +541,36 @@ unsafe fn tweak_of<L: Lanes, const W: usize>(t: L, w: usize) -> L {
 pub(crate) struct PrpGate;
 
 impl GateHash for PrpGate {
+    const FEED_FORWARD: bool = true;
+
     #[inline(always)]
-    unsafe fn hash<L: Lanes, const G: usize, const W: usize>(
+    unsafe fn prepare<L: Lanes>(x: L) -> L {
+        // SAFETY: the caller guarantees `L`'s features.
+        unsafe { x.gf_double() }
+    }
+
+    #[inline(always)]
+    unsafe fn encrypt<L: Lanes, const G: usize, const W: usize>(
         keys: &GateKeys<'_>,
-        x: &[[L; W]; G],
+        p: &[[L; W]; G],
         t: &[L; G],
     ) -> [[L; W]; G] {
         // SAFETY: the caller guarantees `L`'s features.
         unsafe {
-            let mut s = *x;
+            let mut s = *p;
+            let rk = &keys.rk.0;
+            let k0 = L::splat(rk[0]);
             for (sg, &tg) in s.iter_mut().zip(t) {
                 for (w, v) in sg.iter_mut().enumerate() {
-                    *v = v.gf_double().xor(tweak_of::<L, W>(tg, w));
+                    *v = v.xor(tweak_of::<L, W>(tg, w)).xor(k0);
                 }
             }
-            let rk = &keys.rk.0;
-            let k = L::splat(rk[0]);
-            s.iter_mut().flatten().for_each(|v| *v = v.xor(k));
             for r in rk.iter().take(10).skip(1) {
                 let k = L::splat(*r);
-                s.iter_mut().flatten().for_each(|v| *v = v.aesenc(k));
+                each(&mut s, |v| v.aesenc(k));
             }
             let k = L::splat(rk[10]);
-            s.iter_mut().flatten().for_each(|v| *v = v.aesenclast(k));
-            for (sg, xg) in s.iter_mut().zip(x) {
-                for (v, u) in sg.iter_mut().zip(xg) {
-                    *v = v.xor(u.gf_double());
-                }
-            }
+            each(&mut s, |v| v.aesenclast(k));
             s
         }
     }
@@ -570,9 +591,7 @@ unsafe fn encrypt_keyed<L: Lanes, const G: usize, const W: usize, const K: usize
             }
         }
         for (r, &rcon) in RCON.iter().enumerate() {
-            k.iter_mut()
-                .flatten()
-                .for_each(|v| *v = v.next_round_key(rcon));
+            each(&mut k, |v| v.next_round_key(rcon));
             for (sg, kg) in s.iter_mut().zip(&k) {
                 for (w, v) in sg.iter_mut().enumerate() {
                     let key = kg[w / (W / K)];
@@ -592,10 +611,18 @@ unsafe fn encrypt_keyed<L: Lanes, const G: usize, const W: usize, const K: usize
 pub(crate) struct MiGate;
 
 impl GateHash for MiGate {
+    const FEED_FORWARD: bool = true;
+
     #[inline(always)]
-    unsafe fn hash<L: Lanes, const G: usize, const W: usize>(
+    unsafe fn prepare<L: Lanes>(x: L) -> L {
+        // SAFETY: the caller guarantees `L`'s features.
+        unsafe { x.sigma() }
+    }
+
+    #[inline(always)]
+    unsafe fn encrypt<L: Lanes, const G: usize, const W: usize>(
         keys: &GateKeys<'_>,
-        x: &[[L; W]; G],
+        p: &[[L; W]; G],
         t: &[L; G],
     ) -> [[L; W]; G] {
         // SAFETY: the caller guarantees `L`'s features.
@@ -605,14 +632,8 @@ impl GateHash for MiGate {
             for (kg, &tg) in k.iter_mut().zip(t) {
                 *kg = [offset.xor(tg), offset.xor(tweak_of::<L, 2>(tg, 1))];
             }
-            let mut s = *x;
-            s.iter_mut().flatten().for_each(|v| *v = v.sigma());
+            let mut s = *p;
             encrypt_keyed::<L, G, W, 2>(k, &mut s);
-            for (sg, xg) in s.iter_mut().zip(x) {
-                for (v, u) in sg.iter_mut().zip(xg) {
-                    *v = v.xor(u.sigma());
-                }
-            }
             s
         }
     }
@@ -622,21 +643,28 @@ impl GateHash for MiGate {
 pub(crate) struct CircGate;
 
 impl GateHash for CircGate {
+    const FEED_FORWARD: bool = false;
+
     #[inline(always)]
-    unsafe fn hash<L: Lanes, const G: usize, const W: usize>(
+    unsafe fn prepare<L: Lanes>(x: L) -> L {
+        x
+    }
+
+    #[inline(always)]
+    unsafe fn encrypt<L: Lanes, const G: usize, const W: usize>(
         _keys: &GateKeys<'_>,
-        x: &[[L; W]; G],
+        p: &[[L; W]; G],
         t: &[L; G],
     ) -> [[L; W]; G] {
         // SAFETY: the caller guarantees `L`'s features.
         unsafe {
-            let mut s = *x;
+            let mut s = *p;
             for (sg, &tg) in s.iter_mut().zip(t) {
                 for (w, v) in sg.iter_mut().enumerate() {
                     *v = tweak_of::<L, W>(tg, w);
                 }
             }
-            encrypt_keyed::<L, G, W, W>(*x, &mut s);
+            encrypt_keyed::<L, G, W, W>(*p, &mut s);
             s
         }
     }
@@ -705,7 +733,8 @@ impl<'a> HalfGatesIo<'a> {
 
 /// Garbles `G × L::BLOCKS` AND gates from gate `k`: 4 hashes each, all in the AES pipeline at
 /// once, the half-gates combination done in registers (VASA §4.2.1, Listing 1, on the
-/// garbler's side).
+/// garbler's side). The labels are reloaded from L1 after the rounds rather than held in
+/// registers through them.
 ///
 /// # Safety
 /// `L`'s features are present and the gates are in bounds of every slice.
@@ -719,19 +748,33 @@ unsafe fn garble_group<L: Lanes, H: GateHash, const G: usize>(
     // SAFETY: the caller's contract.
     unsafe {
         let d = L::splat(delta);
-        let mut x = [[d; 4]; G];
+        let pd = H::prepare(d);
+        let mut p = [[d; 4]; G];
         let mut t = [d; G];
-        for (g, (xg, tg)) in x.iter_mut().zip(t.iter_mut()).enumerate() {
+        for (g, (pg, tg)) in p.iter_mut().zip(t.iter_mut()).enumerate() {
             let at = k + g * L::BLOCKS;
-            let a = L::load(io.a.as_ptr().add(at));
-            let b = L::load(io.b.as_ptr().add(at));
-            *xg = [a, a.xor(d), b, b.xor(d)];
+            let pa = H::prepare(L::load(io.a.as_ptr().add(at)));
+            let pb = H::prepare(L::load(io.b.as_ptr().add(at)));
+            *pg = [pa, pa.xor(pd), pb, pb.xor(pd)];
             *tg = L::load(io.tweaks.as_ptr().add(at));
         }
-        let h = H::hash::<L, G, 4>(keys, &x, &t);
-        for (g, (hg, xg)) in h.iter().zip(&x).enumerate() {
+        let mut h = H::encrypt::<L, G, 4>(keys, &p, &t);
+        let (ap, bp) = (
+            opaque(io.a.as_ptr().cast_mut()),
+            opaque(io.b.as_ptr().cast_mut()),
+        );
+        for (g, hg) in h.iter_mut().enumerate() {
             let at = k + g * L::BLOCKS;
-            let (a, b) = (xg[0], xg[2]);
+            let (a, b) = (L::load(ap.add(at)), L::load(bp.add(at)));
+            if H::FEED_FORWARD {
+                let (pa, pb) = (H::prepare(a), H::prepare(b));
+                *hg = [
+                    hg[0].xor(pa),
+                    hg[1].xor(pa).xor(pd),
+                    hg[2].xor(pb),
+                    hg[3].xor(pb).xor(pd),
+                ];
+            }
             let (pa, pb) = (a.lsb_mask(), b.lsb_mask());
             let tg = hg[0].xor(hg[1]).xor(pb.and(d));
             let wg = hg[0].xor(pa.and(tg));
@@ -757,21 +800,28 @@ unsafe fn eval_group<L: Lanes, H: GateHash, const G: usize>(
     // SAFETY: the caller's contract.
     unsafe {
         let zero = L::splat(Block::ZERO);
-        let mut x = [[zero; 2]; G];
+        let mut p = [[zero; 2]; G];
         let mut t = [zero; G];
-        for (g, (xg, tg)) in x.iter_mut().zip(t.iter_mut()).enumerate() {
+        for (g, (pg, tg)) in p.iter_mut().zip(t.iter_mut()).enumerate() {
             let at = k + g * L::BLOCKS;
-            *xg = [
-                L::load(io.a.as_ptr().add(at)),
-                L::load(io.b.as_ptr().add(at)),
+            *pg = [
+                H::prepare(L::load(io.a.as_ptr().add(at))),
+                H::prepare(L::load(io.b.as_ptr().add(at))),
             ];
             *tg = L::load(io.tweaks.as_ptr().add(at));
         }
-        let h = H::hash::<L, G, 2>(keys, &x, &t);
+        let mut h = H::encrypt::<L, G, 2>(keys, &p, &t);
         let table = io.table as *const Block;
-        for (g, (hg, xg)) in h.iter().zip(&x).enumerate() {
+        let (ap, bp) = (
+            opaque(io.a.as_ptr().cast_mut()),
+            opaque(io.b.as_ptr().cast_mut()),
+        );
+        for (g, hg) in h.iter_mut().enumerate() {
             let at = k + g * L::BLOCKS;
-            let (a, b) = (xg[0], xg[1]);
+            let (a, b) = (L::load(ap.add(at)), L::load(bp.add(at)));
+            if H::FEED_FORWARD {
+                *hg = [hg[0].xor(H::prepare(a)), hg[1].xor(H::prepare(b))];
+            }
             let tg = L::load_strided(table.add(2 * at), 2);
             let te = L::load_strided(table.add(2 * at + 1), 2);
             let wg = hg[0].xor(a.lsb_mask().and(tg));

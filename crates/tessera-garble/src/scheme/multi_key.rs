@@ -1,4 +1,4 @@
-//! Scratch for the many-key AES call of the MI, CIRC and PRF-based schemes: a scheme writes one
+//! Scratch for the many-key AES call of the PRF-based scheme: a scheme writes one
 //! key and `m` blocks per key for a batch of gates, the core's register-oriented kernel expands
 //! the keys and encrypts in one pass (round key r + 1 computed while round r is in flight), and
 //! the scheme combines the results.
