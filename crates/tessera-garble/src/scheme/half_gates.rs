@@ -166,10 +166,7 @@ impl<H: HalfGatesHash> Scheme for HalfGates<H> {
         table: &mut [Block],
     ) {
         if xor {
-            // Free-XOR plans never batch XOR gates; should one do, XOR is still correct.
-            for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-                *o = x ^ y;
-            }
+            super::xor_batch(a, b, out);
         } else {
             let (hash, gate_hash, tweaks) = self.prepare(ids);
             hash.half_gates_garble(gate_hash, secret.block(), a, b, tweaks, out, table);
@@ -186,9 +183,7 @@ impl<H: HalfGatesHash> Scheme for HalfGates<H> {
         out: &mut [Block],
     ) {
         if xor {
-            for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-                *o = x ^ y;
-            }
+            super::xor_batch(a, b, out);
         } else {
             let (hash, gate_hash, tweaks) = self.prepare(ids);
             hash.half_gates_eval(gate_hash, a, b, tweaks, table, out);

@@ -97,6 +97,14 @@ pub trait Scheme {
     fn table_blocks(xor: bool, gates: usize) -> usize;
 }
 
+/// out = a ⊕ b gate by gate: what a free-XOR scheme does should a plan ever batch XOR gates
+/// (free-XOR plans never do; the engine's plan check refuses the other kind).
+fn xor_batch(a: &[Block], b: &[Block], out: &mut [Block]) {
+    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+        *o = x ^ y;
+    }
+}
+
 /// The schemes by name, for choosing one at run time (`--scheme`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SchemeKind {

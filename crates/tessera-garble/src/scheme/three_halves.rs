@@ -309,10 +309,7 @@ impl Scheme for ThreeHalves {
         table: &mut [Block],
     ) {
         if xor {
-            // Free-XOR plans never batch XOR gates; should one do, XOR is still correct.
-            for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-                *o = x ^ y;
-            }
+            super::xor_batch(a, b, out);
             return;
         }
         let delta = secret.delta.block();
@@ -373,9 +370,7 @@ impl Scheme for ThreeHalves {
         out: &mut [Block],
     ) {
         if xor {
-            for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-                *o = x ^ y;
-            }
+            super::xor_batch(a, b, out);
             return;
         }
         self.hash(a.iter().zip(b).zip(ids), 3, |((&a, &b), &id), x, tw| {
