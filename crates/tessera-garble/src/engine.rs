@@ -60,6 +60,24 @@ trait Party {
     ) -> Result<(), Error>;
 }
 
+/// Table blocks of one batch of `gates` gates, XOR gates if `xor`.
+fn batch_table_blocks<S: Scheme>(xor: bool, gates: usize) -> usize {
+    if xor {
+        S::xor_table_blocks(gates)
+    } else {
+        S::and_table_blocks(gates)
+    }
+}
+
+/// Table blocks a garbling of `plan` with scheme `S` writes.
+pub fn table_blocks<S: Scheme>(plan: &Plan) -> usize {
+    let batch = |s: &Step| match *s {
+        Step::Batch { xor, start, end } => batch_table_blocks::<S>(xor, (end - start) as usize),
+        _ => 0,
+    };
+    plan.steps.iter().map(batch).sum()
+}
+
 fn check<S: Scheme>(plan: &Plan, inputs: usize) -> Result<(), Error> {
     if plan.xor_gates() != S::XOR_GATES {
         return Err(Error::WrongPlan {
@@ -142,9 +160,10 @@ impl<S: Scheme, K: TableSink> Party for Garbling<'_, S, K> {
         gates: &[BatchGate],
     ) -> Result<(), Error> {
         let buf = &mut *self.buf;
-        buf.load(labels, gates, S::table_blocks(xor, gates.len()));
-        self.scheme.garble(
-            xor,
+        buf.load(labels, gates, batch_table_blocks::<S>(xor, gates.len()));
+        let garble = if xor { S::garble_xor } else { S::garble_and };
+        garble(
+            self.scheme,
             self.secret,
             &buf.a,
             &buf.b,
@@ -216,9 +235,15 @@ impl<S: Scheme, R: TableSource> Party for Evaluating<'_, S, R> {
     fn batch(&mut self, labels: &mut [Block], xor: bool, gates: &[BatchGate]) -> Result<(), Error> {
         let buf = &mut *self.buf;
         buf.load(labels, gates, 0);
-        let table = self.source.take(S::table_blocks(xor, gates.len()))?;
-        self.scheme
-            .evaluate(xor, &buf.a, &buf.b, &buf.ids, table, &mut buf.out);
+        let table = self
+            .source
+            .take(batch_table_blocks::<S>(xor, gates.len()))?;
+        let evaluate = if xor {
+            S::evaluate_xor
+        } else {
+            S::evaluate_and
+        };
+        evaluate(self.scheme, &buf.a, &buf.b, &buf.ids, table, &mut buf.out);
         buf.store(labels, gates);
         Ok(())
     }

@@ -15,18 +15,20 @@
 
 #![deny(missing_docs)]
 
+mod delta;
 mod encoding;
 mod engine;
 mod plan;
 mod scheme;
 mod tables;
 
-pub use encoding::{Delta, InputEncoding, decode, decoding_bits};
-pub use engine::{Evaluator, Garbler};
+pub use delta::Delta;
+pub use encoding::{InputEncoding, decode, decoding_bits};
+pub use engine::{Evaluator, Garbler, table_blocks};
 pub use plan::{Batching, Plan, PlanStats, XorGates};
 pub use scheme::{
     Circ, CircHash, GateCost, HalfGates, HalfGatesHash, Mi, MiHash, Prf, PrfSecret, PrfWire, Prp,
-    PrpHash, Scheme, SchemeCost, SchemeKind, ThreeHalves, ThreeHalvesSecret,
+    PrpHash, Scheme, SchemeCost, SchemeKind, SchemeVisitor, ThreeHalves, ThreeHalvesSecret,
 };
 pub use tables::{TableReader, TableSink, TableSource};
 

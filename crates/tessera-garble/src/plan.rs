@@ -9,7 +9,6 @@
 //! scheme of Gueron, Lindell, Nof, Pinkas) need AES for XOR gates too: their plans batch XOR
 //! gates in a second queue that shares the gate index with the AND queue (VASA §4.3.1).
 
-use crate::scheme::Scheme;
 use tessera_circuit::analysis::depths;
 use tessera_circuit::{Circuit, GateKind};
 
@@ -157,7 +156,7 @@ impl Plan {
     }
 
     /// Compiles `circuit` for `batching`, with XOR gates free or garbled in batches (a scheme's
-    /// [`crate::Scheme::XOR_GATES`]).
+    /// `Scheme::XOR_GATES`).
     pub fn with_xor(circuit: &Circuit, batching: Batching, xor: XorGates) -> Plan {
         let (items, order) = match batching {
             Batching::Dynamic { max } => dynamic_order(circuit, max.max(1), xor),
@@ -207,15 +206,6 @@ impl Plan {
     /// Number of output wires.
     pub fn num_outputs(&self) -> usize {
         self.output_slots.len()
-    }
-
-    /// Table blocks a garbling of this plan with scheme `S` writes.
-    pub fn table_blocks<S: Scheme>(&self) -> usize {
-        let batch = |s: &Step| match *s {
-            Step::Batch { xor, start, end } => S::table_blocks(xor, (end - start) as usize),
-            _ => 0,
-        };
-        self.steps.iter().map(batch).sum()
     }
 }
 

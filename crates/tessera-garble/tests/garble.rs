@@ -8,8 +8,8 @@ use tessera_circuit::library::builtin;
 use tessera_circuit::{Circuit, Gate, GateKind};
 use tessera_core::{Backend, Block, Prg};
 use tessera_garble::{
-    Batching, Circ, Error, Evaluator, Garbler, InputEncoding, Mi, Plan, Prf, Prp, Scheme,
-    TableReader, ThreeHalves, XorGates, decode, decoding_bits,
+    Batching, Error, Evaluator, Garbler, InputEncoding, Plan, Prf, Prp, Scheme, SchemeKind,
+    SchemeVisitor, TableReader, ThreeHalves, XorGates, decode, decoding_bits, table_blocks,
 };
 
 const STRATEGIES: [Batching; 4] = [
@@ -19,58 +19,27 @@ const STRATEGIES: [Batching; 4] = [
     Batching::Layered,
 ];
 
-/// A scheme under test.
-trait TestScheme: Scheme<Wire: PartialEq> + Sized {
-    /// Whether its labels depend only on the gates, not on the order they are garbled in (the
-    /// PRF-based scheme draws its permutation bits, three-halves its dicing coins, in garbling
-    /// order).
-    const ORDER_FREE: bool;
-    /// The scheme on `backend`, with a fixed session block (MI's key offset).
-    fn on(backend: Backend) -> Self {
-        Self::with_backend(backend, Block::new(0x5eed_0ff5e7)).unwrap()
+/// The scheme on `backend`, with a fixed session block (MI's key offset).
+fn on<S: Scheme>(backend: Backend) -> S {
+    S::with_backend(backend, Block::new(0x5eed_0ff5e7)).unwrap()
+}
+
+/// A test body run once for every scheme in the registry ([`SchemeKind::ALL`]).
+trait PerScheme {
+    fn run<S: Scheme>(&self);
+}
+
+fn for_each_scheme(test: &impl PerScheme) {
+    struct Visit<'a, T>(&'a T);
+    impl<T: PerScheme> SchemeVisitor for Visit<'_, T> {
+        type Output = ();
+        fn visit<S: Scheme>(self) {
+            self.0.run::<S>()
+        }
     }
-}
-
-impl TestScheme for Prp {
-    const ORDER_FREE: bool = true;
-}
-impl TestScheme for Mi {
-    const ORDER_FREE: bool = true;
-}
-impl TestScheme for Circ {
-    const ORDER_FREE: bool = true;
-}
-impl TestScheme for Prf {
-    const ORDER_FREE: bool = false;
-}
-impl TestScheme for ThreeHalves {
-    const ORDER_FREE: bool = false;
-}
-
-/// Runs `$body` once per scheme with `$S` bound to the scheme's type.
-macro_rules! for_each_scheme {
-    ($S:ident => $body:block) => {{
-        {
-            type $S = Prp;
-            $body
-        }
-        {
-            type $S = Mi;
-            $body
-        }
-        {
-            type $S = Circ;
-            $body
-        }
-        {
-            type $S = Prf;
-            $body
-        }
-        {
-            type $S = ThreeHalves;
-            $body
-        }
-    }};
+    for kind in SchemeKind::ALL {
+        kind.visit(Visit(test));
+    }
 }
 
 /// Everything one garbled run produced.
@@ -86,7 +55,7 @@ fn plan<S: Scheme>(c: &Circuit, batching: Batching) -> Plan {
     Plan::with_xor(c, batching, S::XOR_GATES)
 }
 
-fn garble_run<S: TestScheme>(
+fn garble_run<S: Scheme>(
     c: &Circuit,
     batching: Batching,
     backend: Backend,
@@ -98,13 +67,13 @@ fn garble_run<S: TestScheme>(
     let mut encoding = InputEncoding::<S>::random(&mut prg, plan.num_inputs());
     let mut tables = Vec::new();
     let wires = encoding.wires.clone();
-    let out_wires = Garbler::new(S::on(backend))
+    let out_wires = Garbler::new(on::<S>(backend))
         .garble(&plan, &mut encoding.secret, &wires, &mut tables)
         .unwrap();
-    assert_eq!(tables.len(), plan.table_blocks::<S>(), "{}", S::NAME);
+    assert_eq!(tables.len(), table_blocks::<S>(&plan), "{}", S::NAME);
     let bits: Vec<bool> = inputs.concat();
     let active = encoding.encode(0, &bits);
-    let out_active = Evaluator::new(S::on(backend))
+    let out_active = Evaluator::new(on::<S>(backend))
         .evaluate(&plan, &active, &mut TableReader::new(&tables))
         .unwrap();
     let decoded = decode(&out_active, &decoding_bits::<S>(&out_wires));
@@ -119,7 +88,7 @@ fn garble_run<S: TestScheme>(
 
 /// Garbles `c` with every strategy and backend, checks the output against plaintext and the
 /// labels against the reference run (portable backend, dynamic batching).
-fn check_all<S: TestScheme>(c: &Circuit, inputs: &[Vec<bool>], seed: u128, backends: &[Backend]) {
+fn check_all<S: Scheme>(c: &Circuit, inputs: &[Vec<bool>], seed: u128, backends: &[Backend]) {
     let expect = plaintext(c, inputs);
     let name = S::NAME;
     for batching in STRATEGIES {
@@ -141,13 +110,27 @@ fn check_all<S: TestScheme>(c: &Circuit, inputs: &[Vec<bool>], seed: u128, backe
                 "{name} {backend} {batching:?}"
             );
         }
-        if S::ORDER_FREE {
+        if !S::DRAWS_PER_GATE {
             let dynamic = garble_run::<S>(c, Batching::DYNAMIC, Backend::Portable, inputs, seed);
             assert_eq!(
                 reference.out_wires, dynamic.out_wires,
                 "{name} {batching:?}"
             );
         }
+    }
+}
+
+/// [`check_all`] for every scheme.
+struct CheckAll<'a> {
+    circuit: &'a Circuit,
+    inputs: &'a [Vec<bool>],
+    seed: u128,
+    backends: &'a [Backend],
+}
+
+impl PerScheme for CheckAll<'_> {
+    fn run<S: Scheme>(&self) {
+        check_all::<S>(self.circuit, self.inputs, self.seed, self.backends);
     }
 }
 
@@ -166,16 +149,21 @@ fn aes128_garbled_gives_the_fips197_ciphertext() {
         bits_from_hex("000102030405060708090a0b0c0d0e0f", 128).unwrap(),
         bits_from_hex("00112233445566778899aabbccddeeff", 128).unwrap(),
     ];
-    for_each_scheme!(S => {
-        for batching in STRATEGIES {
-            let run = garble_run::<S>(&c, batching, Backend::active(), &inputs, 1);
-            assert_eq!(
-                bits_to_hex(&run.decoded),
-                "69c4e0d86a7b0430d8cdb78070b4c55a",
-                "{} {batching:?}", S::NAME
-            );
+    struct Fips(Circuit, [Vec<bool>; 2]);
+    impl PerScheme for Fips {
+        fn run<S: Scheme>(&self) {
+            for batching in STRATEGIES {
+                let run = garble_run::<S>(&self.0, batching, Backend::active(), &self.1, 1);
+                assert_eq!(
+                    bits_to_hex(&run.decoded),
+                    "69c4e0d86a7b0430d8cdb78070b4c55a",
+                    "{} {batching:?}",
+                    S::NAME
+                );
+            }
         }
-    });
+    }
+    for_each_scheme(&Fips(c, inputs));
 }
 
 #[test]
@@ -192,22 +180,21 @@ fn sha256_garbled_gives_the_abc_digest() {
         256,
     )
     .unwrap();
-    for_each_scheme!(S => {
-        for batching in [Batching::DYNAMIC, Batching::Layered] {
-            let run = garble_run::<S>(
-                &c,
-                batching,
-                Backend::active(),
-                &[block.clone(), iv.clone()],
-                2,
-            );
-            assert_eq!(
-                bits_to_hex(&run.decoded),
-                "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
-                "{}", S::NAME
-            );
+    struct Abc(Circuit, [Vec<bool>; 2]);
+    impl PerScheme for Abc {
+        fn run<S: Scheme>(&self) {
+            for batching in [Batching::DYNAMIC, Batching::Layered] {
+                let run = garble_run::<S>(&self.0, batching, Backend::active(), &self.1, 2);
+                assert_eq!(
+                    bits_to_hex(&run.decoded),
+                    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+                    "{}",
+                    S::NAME
+                );
+            }
         }
-    });
+    }
+    for_each_scheme(&Abc(c, [block, iv]));
 }
 
 #[test]
@@ -220,8 +207,11 @@ fn library_circuits_on_random_inputs_every_strategy_and_backend() {
         for trial in 0..2 {
             let inputs: Vec<Vec<bool>> =
                 c.inputs.iter().map(|&w| random_bits(&mut prg, w)).collect();
-            for_each_scheme!(S => {
-                check_all::<S>(&c, &inputs, trial, &Backend::available());
+            for_each_scheme(&CheckAll {
+                circuit: &c,
+                inputs: &inputs,
+                seed: trial,
+                backends: &Backend::available(),
             });
         }
     }
@@ -232,6 +222,8 @@ fn library_circuits_on_random_inputs_every_strategy_and_backend() {
 fn random_circuit() -> impl Strategy<Value = (Circuit, u64)> {
     (1u32..12, 0u32..12, 1usize..200, any::<u64>()).prop_flat_map(|(w0, w1, g, seed)| {
         let num_in = w0 + w1;
+        // At least one gate per two input wires (the circuit shape rule).
+        let g = g.max(num_in.div_ceil(2) as usize);
         proptest::collection::vec((0u8..10, any::<u32>(), any::<u32>()), g).prop_flat_map(
             move |spec| {
                 let gates: Vec<Gate> = spec
@@ -277,8 +269,11 @@ proptest! {
         c.check().unwrap();
         let mut prg = Prg::from_seed_block(Block::new(u128::from(seed)));
         let inputs: Vec<Vec<bool>> = c.inputs.iter().map(|&w| random_bits(&mut prg, w)).collect();
-        for_each_scheme!(S => {
-            check_all::<S>(&c, &inputs, u128::from(seed), &[Backend::active()]);
+        for_each_scheme(&CheckAll {
+            circuit: &c,
+            inputs: &inputs,
+            seed: u128::from(seed),
+            backends: &[Backend::active()],
         });
         for batching in STRATEGIES {
             for xor in [XorGates::Free, XorGates::Garbled] {
@@ -290,23 +285,42 @@ proptest! {
 
     #[test]
     fn garbage_tables_never_panic((c, seed) in random_circuit(), junk in any::<u128>(), cut in any::<usize>()) {
-        for_each_scheme!(S => {
-            let plan = plan::<S>(&c, Batching::Layered);
-            let mut prg = Prg::from_seed_block(Block::new(u128::from(seed)));
-            let labels: Vec<Block> = (0..plan.num_inputs()).map(|_| prg.random_block()).collect();
-            let n = plan.table_blocks::<S>();
-            let mut tables: Vec<Block> = (0..n).map(|i| Block::new(junk.rotate_left(i as u32))).collect();
-            let mut eval = Evaluator::new(S::on(Backend::active()));
-            prop_assert!(eval.evaluate(&plan, &labels, &mut TableReader::new(&tables)).is_ok());
-            if n > 0 {
-                let keep = cut % n;
-                let r = eval.evaluate(&plan, &labels, &mut TableReader::new(&tables[..keep]));
-                let is_truncated = matches!(r, Err(Error::Truncated { .. }));
-                prop_assert!(is_truncated);
-            }
-            tables.push(Block::ZERO);
-            prop_assert_eq!(eval.evaluate(&plan, &labels, &mut TableReader::new(&tables)), Err(Error::TrailingTables(1)));
-        });
+        for_each_scheme(&GarbageTables { circuit: &c, seed, junk, cut });
+    }
+}
+
+/// Random tables, cut short or with a block too many: an error or wrong labels, never a panic.
+struct GarbageTables<'a> {
+    circuit: &'a Circuit,
+    seed: u64,
+    junk: u128,
+    cut: usize,
+}
+
+impl PerScheme for GarbageTables<'_> {
+    fn run<S: Scheme>(&self) {
+        let plan = plan::<S>(self.circuit, Batching::Layered);
+        let mut prg = Prg::from_seed_block(Block::new(u128::from(self.seed)));
+        let labels: Vec<Block> = (0..plan.num_inputs()).map(|_| prg.random_block()).collect();
+        let n = table_blocks::<S>(&plan);
+        let mut tables: Vec<Block> = (0..n)
+            .map(|i| Block::new(self.junk.rotate_left(i as u32)))
+            .collect();
+        let mut eval = Evaluator::new(on::<S>(Backend::active()));
+        assert!(
+            eval.evaluate(&plan, &labels, &mut TableReader::new(&tables))
+                .is_ok()
+        );
+        if n > 0 {
+            let keep = self.cut % n;
+            let r = eval.evaluate(&plan, &labels, &mut TableReader::new(&tables[..keep]));
+            assert!(matches!(r, Err(Error::Truncated { .. })), "{r:?}");
+        }
+        tables.push(Block::ZERO);
+        assert_eq!(
+            eval.evaluate(&plan, &labels, &mut TableReader::new(&tables)),
+            Err(Error::TrailingTables(1))
+        );
     }
 }
 
@@ -316,8 +330,8 @@ fn three_halves_tables_are_three_quarters_of_half_gates() {
     let c = builtin("aes128").unwrap().unwrap();
     for batching in [Batching::DYNAMIC, Batching::Layered] {
         let (th, hg) = (
-            plan::<ThreeHalves>(&c, batching).table_blocks::<ThreeHalves>(),
-            plan::<Prp>(&c, batching).table_blocks::<Prp>(),
+            table_blocks::<ThreeHalves>(&plan::<ThreeHalves>(&c, batching)),
+            table_blocks::<Prp>(&plan::<Prp>(&c, batching)),
         );
         let stats = plan::<ThreeHalves>(&c, batching).stats();
         let (batches, ands) = (stats.batches, stats.and_gates);
@@ -335,43 +349,51 @@ fn tampered_tables_give_invalid_output_labels() {
     let c = builtin("aes128").unwrap().unwrap();
     let mut prg = Prg::from_seed_block(Block::new(9));
     let inputs: Vec<Vec<bool>> = c.inputs.iter().map(|&w| random_bits(&mut prg, w)).collect();
-    for_each_scheme!(S => {
-        let run = garble_run::<S>(&c, Batching::DYNAMIC, Backend::active(), &inputs, 4);
-        let plan = plan::<S>(&c, Batching::DYNAMIC);
-        let active = run.encoding.encode(0, &inputs.concat());
-        let secret = &run.encoding.secret;
-        let valid = |labels: &[Block]| {
-            labels
-                .iter()
-                .zip(&run.out_wires)
-                .filter(|(l, w)| [false, true].iter().any(|&b| S::encode(secret, w, b) == **l))
-                .count()
-        };
-        assert_eq!(valid(&run.out_active), 128, "{}", S::NAME);
-        // Flip one bit in every table block of the last 512 gates: the output labels that
-        // depend on them are no longer either of their wire's labels.
-        let mut tampered = run.tables.clone();
-        let n = tampered.len();
-        for t in &mut tampered[n - 2 * 512..] {
-            *t ^= Block::new(1 << 77);
+    struct Tamper(Circuit, Vec<Vec<bool>>);
+    impl PerScheme for Tamper {
+        fn run<S: Scheme>(&self) {
+            let run = garble_run::<S>(&self.0, Batching::DYNAMIC, Backend::active(), &self.1, 4);
+            let plan = plan::<S>(&self.0, Batching::DYNAMIC);
+            let active = run.encoding.encode(0, &self.1.concat());
+            let secret = &run.encoding.secret;
+            let valid = |labels: &[Block]| {
+                labels
+                    .iter()
+                    .zip(&run.out_wires)
+                    .filter(|(l, w)| {
+                        [false, true]
+                            .iter()
+                            .any(|&b| S::encode(secret, w, b) == **l)
+                    })
+                    .count()
+            };
+            assert_eq!(valid(&run.out_active), 128, "{}", S::NAME);
+            // Flip one bit in every table block of the last 512 gates: the output labels that
+            // depend on them are no longer either of their wire's labels.
+            let mut tampered = run.tables.clone();
+            let n = tampered.len();
+            for t in &mut tampered[n - 2 * 512..] {
+                *t ^= Block::new(1 << 77);
+            }
+            let out = Evaluator::new(on::<S>(Backend::active()))
+                .evaluate(&plan, &active, &mut TableReader::new(&tampered))
+                .unwrap();
+            assert!(
+                valid(&out) < 64,
+                "{}: tampering went unnoticed in {} of 128 outputs",
+                S::NAME,
+                valid(&out)
+            );
         }
-        let out = Evaluator::new(S::on(Backend::active()))
-            .evaluate(&plan, &active, &mut TableReader::new(&tampered))
-            .unwrap();
-        assert!(
-            valid(&out) < 64,
-            "{}: tampering went unnoticed in {} of 128 outputs",
-            S::NAME,
-            valid(&out)
-        );
-    });
+    }
+    for_each_scheme(&Tamper(c, inputs));
 }
 
 #[test]
 fn a_plan_for_the_other_kind_of_xor_gates_is_refused() {
     let c = builtin("add8").unwrap().unwrap();
     let free = Plan::new(&c, Batching::DYNAMIC);
-    let r = Evaluator::new(Prf::on(Backend::active())).evaluate(
+    let r = Evaluator::new(on::<Prf>(Backend::active())).evaluate(
         &free,
         &[Block::ZERO; 16],
         &mut TableReader::new(&[]),
@@ -427,13 +449,18 @@ fn wide_layers_split_into_chunks_keep_labels_apart() {
     let mut prg = Prg::from_seed_block(Block::new(12));
     let inputs: Vec<Vec<bool>> = c.inputs.iter().map(|&w| random_bits(&mut prg, w)).collect();
     let expect = plaintext(&c, &inputs);
-    for_each_scheme!(S => {
-        for batching in STRATEGIES {
-            assert_eq!(
-                garble_run::<S>(&c, batching, Backend::active(), &inputs, 5).decoded,
-                expect,
-                "{} {batching:?}", S::NAME
-            );
+    struct Wide(Circuit, Vec<Vec<bool>>, Vec<bool>);
+    impl PerScheme for Wide {
+        fn run<S: Scheme>(&self) {
+            for batching in STRATEGIES {
+                assert_eq!(
+                    garble_run::<S>(&self.0, batching, Backend::active(), &self.1, 5).decoded,
+                    self.2,
+                    "{} {batching:?}",
+                    S::NAME
+                );
+            }
         }
-    });
+    }
+    for_each_scheme(&Wide(c, inputs, expect));
 }

@@ -130,11 +130,6 @@ struct Agreement<'a> {
     outputs: OutputTo,
 }
 
-/// The scheme's one-byte code in the fingerprint message.
-fn scheme_code(s: SchemeKind) -> u8 {
-    SchemeKind::ALL.iter().position(|&k| k == s).unwrap_or(0) as u8
-}
-
 /// Sends our fingerprint (and `session`, the garbler's public random block) and checks the
 /// peer's: same version, opposite role, same scheme, same fingerprint. Returns the garbler's
 /// session block.
@@ -145,7 +140,7 @@ fn hello<C: Channel + ?Sized>(
     session: Block,
 ) -> Result<Block, Error> {
     let ours = fingerprint(agreed.circuit, agreed.scheme, agreed.outputs);
-    let mut msg = vec![PROTOCOL_VERSION, role, scheme_code(agreed.scheme)];
+    let mut msg = vec![PROTOCOL_VERSION, role, agreed.scheme.code()];
     msg.extend_from_slice(&ours);
     msg.extend_from_slice(&session.to_bytes());
     channel.send(HELLO, &msg)?;
@@ -165,10 +160,8 @@ fn hello<C: Channel + ?Sized>(
         ))
     } else if theirs[1] == role {
         Some(format!("both parties are the {}", role_name(role)))
-    } else if theirs[2] != scheme_code(agreed.scheme) {
-        let peer = SchemeKind::ALL
-            .get(usize::from(theirs[2]))
-            .map_or("an unknown scheme", |k| k.name());
+    } else if theirs[2] != agreed.scheme.code() {
+        let peer = SchemeKind::from_code(theirs[2]).map_or("an unknown scheme", SchemeKind::name);
         Some(format!(
             "garbling scheme {} here, {peer} at the peer",
             agreed.scheme

@@ -2,6 +2,7 @@
 
 mod bench;
 mod circuit;
+mod schemes;
 mod twoparty;
 
 use clap::{Parser, Subcommand};

@@ -17,8 +17,8 @@ use tessera_protocols::yao::{OutputTo, YaoEvaluator, YaoGarbler};
 /// Options of `tessera demo`.
 #[derive(Args)]
 pub struct DemoArgs {
-    /// Garbling scheme: prp, mi, circ or prf.
-    #[arg(long, default_value = "prp")]
+    /// Garbling scheme.
+    #[arg(long, default_value = "prp", value_parser = crate::schemes::one())]
     scheme: SchemeKind,
     /// One JSON object instead of text.
     #[arg(long)]
@@ -165,8 +165,8 @@ pub struct RunArgs {
     /// key or the plaintext in FIPS-197 byte order).
     #[arg(long)]
     input: String,
-    /// Garbling scheme (prp, mi, circ, prf, 3h); both parties must name the same.
-    #[arg(long, default_value = "prp")]
+    /// Garbling scheme; both parties must name the same.
+    #[arg(long, default_value = "prp", value_parser = crate::schemes::one())]
     scheme: SchemeKind,
     /// Who learns the output.
     #[arg(long, value_enum, default_value_t = OutputArg::Evaluator)]

@@ -11,16 +11,24 @@
 //! register-oriented kernels ([`FixedKeyHash::half_gates_garble`]): inputs prepared, keys
 //! expanded, AES rounds and the combination above without leaving the registers (VASA §4.2.1).
 
-use super::Scheme;
-use crate::encoding::Delta;
+use super::{GateCost, Scheme, SchemeCost};
+use crate::delta::Delta;
 use crate::plan::XorGates;
 use std::marker::PhantomData;
 use tessera_core::{Backend, Block, FixedKeyHash, GateHash, Prg};
 
-/// A half-gates hash instantiation: its name and the core's [`GateHash`].
-pub trait HalfGatesHash {
+/// A half-gates hash instantiation: its registry constants (see [`Scheme`]) and the core's
+/// [`GateHash`].
+pub trait HalfGatesHash: Clone + Send + 'static {
     /// Name as on the command line.
     const NAME: &'static str;
+    /// The scheme's byte on the wire ([`Scheme::CODE`]).
+    const CODE: u8;
+    /// One line for help texts.
+    const SUMMARY: &'static str;
+    /// Key schedules per AND gate, to garble and to evaluate (each gate also costs four AES
+    /// calls to garble and two to evaluate).
+    const KEY_SCHEDULES: (f64, f64);
     /// The hash, for the session's public random block (see [`Scheme::with_backend`]).
     fn gate_hash(session: Block) -> GateHash;
 }
@@ -32,6 +40,9 @@ pub struct PrpHash;
 
 impl HalfGatesHash for PrpHash {
     const NAME: &'static str = "prp";
+    const CODE: u8 = 1;
+    const SUMMARY: &'static str = "half-gates, fixed-key tweakable hash H(x, j) = π(2x ⊕ j) ⊕ 2x";
+    const KEY_SCHEDULES: (f64, f64) = (0.0, 0.0);
     fn gate_hash(_session: Block) -> GateHash {
         GateHash::Prp
     }
@@ -47,6 +58,10 @@ pub struct MiHash;
 
 impl HalfGatesHash for MiHash {
     const NAME: &'static str = "mi";
+    const CODE: u8 = 2;
+    const SUMMARY: &'static str =
+        "half-gates, multi-instance hash keyed by the gate index (EMP-toolkit's default)";
+    const KEY_SCHEDULES: (f64, f64) = (2.0, 2.0);
     fn gate_hash(session: Block) -> GateHash {
         GateHash::Mi(session)
     }
@@ -61,6 +76,9 @@ pub struct CircHash;
 
 impl HalfGatesHash for CircHash {
     const NAME: &'static str = "circ";
+    const CODE: u8 = 3;
+    const SUMMARY: &'static str = "half-gates, labels as AES keys (circular security)";
+    const KEY_SCHEDULES: (f64, f64) = (4.0, 2.0);
     fn gate_hash(_session: Block) -> GateHash {
         GateHash::Circ
     }
@@ -111,7 +129,14 @@ impl Default for Prp {
 
 impl<H: HalfGatesHash> Scheme for HalfGates<H> {
     const NAME: &'static str = H::NAME;
+    const CODE: u8 = H::CODE;
+    const SUMMARY: &'static str = H::SUMMARY;
     const XOR_GATES: XorGates = XorGates::Free;
+    const COST: SchemeCost = SchemeCost::free_xor(
+        GateCost::new(4.0, H::KEY_SCHEDULES.0),
+        GateCost::new(2.0, H::KEY_SCHEDULES.1),
+    );
+    const DRAWS_PER_GATE: bool = false;
     type Wire = Block;
     type Secret = Delta;
 
@@ -151,13 +176,12 @@ impl<H: HalfGatesHash> Scheme for HalfGates<H> {
         secret.label(Block::ZERO, value)
     }
 
-    fn table_blocks(xor: bool, gates: usize) -> usize {
-        if xor { 0 } else { 2 * gates }
+    fn and_table_blocks(gates: usize) -> usize {
+        2 * gates
     }
 
-    fn garble(
+    fn garble_and(
         &mut self,
-        xor: bool,
         secret: &mut Delta,
         a: &[Block],
         b: &[Block],
@@ -165,28 +189,19 @@ impl<H: HalfGatesHash> Scheme for HalfGates<H> {
         out: &mut [Block],
         table: &mut [Block],
     ) {
-        if xor {
-            super::xor_batch(a, b, out);
-        } else {
-            let (hash, gate_hash, tweaks) = self.prepare(ids);
-            hash.half_gates_garble(gate_hash, secret.block(), a, b, tweaks, out, table);
-        }
+        let (hash, gate_hash, tweaks) = self.prepare(ids);
+        hash.half_gates_garble(gate_hash, secret.block(), a, b, tweaks, out, table);
     }
 
-    fn evaluate(
+    fn evaluate_and(
         &mut self,
-        xor: bool,
         a: &[Block],
         b: &[Block],
         ids: &[u32],
         table: &[Block],
         out: &mut [Block],
     ) {
-        if xor {
-            super::xor_batch(a, b, out);
-        } else {
-            let (hash, gate_hash, tweaks) = self.prepare(ids);
-            hash.half_gates_eval(gate_hash, a, b, tweaks, table, out);
-        }
+        let (hash, gate_hash, tweaks) = self.prepare(ids);
+        hash.half_gates_eval(gate_hash, a, b, tweaks, table, out);
     }
 }

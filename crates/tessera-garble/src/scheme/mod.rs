@@ -8,7 +8,7 @@
 //! | [`Prp`] | `prp` | 2, 4 / 2, no key schedule | free | half-gates, fixed-key tweakable hash |
 //! | [`Mi`] | `mi` | 2, 4 / 2, 2 / 2 key schedules | free | half-gates, multi-instance hash (Guo et al., CRYPTO 2020) |
 //! | [`Circ`] | `circ` | 2, 4 / 2, 4 / 2 key schedules | free | half-gates, labels as AES keys |
-//! | [`Prf`] | `prf` | 2, 8 / 2 with 4 / 2 keys | 1 block, 3 / 1-2 AES | Gueron, Lindell, Nof, Pinkas (CCS 2015) |
+//! | [`Prf`] | `prf` | 2, 8 / 2 with 4 / 2 keys | 1 block, 3 / 2 AES | Gueron, Lindell, Nof, Pinkas (CCS 2015) |
 //! | [`ThreeHalves`] | `3h` | 1.5 + 5 bits, 6 / 3, no key schedule | free | Rosulek, Roy (CRYPTO 2021) |
 //!
 //! VASA §4.3.1 (seed `000_43950d4e73a4a867.txt`) names and measures the first four.
@@ -32,22 +32,33 @@ use tessera_core::{Backend, Block, Prg};
 /// labels for the PRF-based scheme) and a per-circuit [`Scheme::Secret`] (Δ, or the source of
 /// its random permutation bits); the evaluator keeps one label ([`Block`]) per wire whose least
 /// significant bit is the wire's colour, so decoding is the same for every scheme.
-pub trait Scheme {
+///
+/// A scheme is listed once, in [`SchemeKind`]; everything that chooses a scheme at run time
+/// goes through [`SchemeKind::visit`].
+pub trait Scheme: Clone + Send + 'static {
     /// Name as on the command line.
     const NAME: &'static str;
+    /// The scheme's byte on the wire (in Yao's fingerprint message). An explicit constant, so
+    /// that listing the schemes in another order never changes the protocol.
+    const CODE: u8;
+    /// One line for help texts.
+    const SUMMARY: &'static str;
     /// Whether the plan must batch XOR gates for this scheme.
     const XOR_GATES: XorGates;
+    /// The AES work per gate (VASA §4.3.1), to set measured times against the AES roofline.
+    const COST: SchemeCost;
+    /// Whether garbling draws fresh randomness gate by gate (permutation bits, dicing coins), so
+    /// that the labels depend on the order the gates are garbled in, not only on the gates.
+    const DRAWS_PER_GATE: bool;
 
     /// What the garbler knows of one wire.
-    type Wire: Copy + Default + std::fmt::Debug;
+    type Wire: Copy + Default + PartialEq + std::fmt::Debug;
     /// The garbler's secret for one garbled circuit.
     type Secret;
 
     /// The scheme on `backend`. `session` is a public random block both parties share (the MI
     /// hash's key offset; the other schemes ignore it).
-    fn with_backend(backend: Backend, session: Block) -> Result<Self, tessera_core::Error>
-    where
-        Self: Sized;
+    fn with_backend(backend: Backend, session: Block) -> Result<Self, tessera_core::Error>;
     /// A fresh secret.
     fn random_secret(prg: &mut Prg) -> Self::Secret;
     /// Fresh labels for an input wire.
@@ -57,22 +68,23 @@ pub trait Scheme {
     /// The colour of `w`'s label for 0: an output label's colour XOR this is the bit.
     fn decoding_bit(w: &Self::Wire) -> bool;
 
-    /// out = a ⊕ b without cryptography. Called only for plans with [`XorGates::Free`], that
-    /// is, only when [`Scheme::XOR_GATES`] says so.
+    /// out = a ⊕ b without cryptography, for the free XOR gates of plans with
+    /// [`XorGates::Free`] (only schemes whose [`Scheme::XOR_GATES`] says so get those).
     fn free_xor(a: Self::Wire, b: Self::Wire) -> Self::Wire;
     /// out = ¬a (the evaluator's label is unchanged).
     fn not(secret: &Self::Secret, a: Self::Wire) -> Self::Wire;
     /// A public constant, whose evaluator label is [`Block::ZERO`].
     fn constant(secret: &mut Self::Secret, value: bool) -> Self::Wire;
 
-    /// Garbles gates k = 0..n of one kind (AND, or XOR when [`Scheme::XOR_GATES`] is
-    /// [`XorGates::Garbled`]):
-    /// `a[k]`, `b[k]` are the input wires, `ids[k]` the gate's unique index. Writes the output
-    /// wires to `out` and [`Scheme::table_blocks`]`(xor, n)` table blocks to `table`.
+    /// Table blocks of a batch of `gates` AND gates.
+    fn and_table_blocks(gates: usize) -> usize;
+
+    /// Garbles AND gates k = 0..n: `a[k]`, `b[k]` are the input wires, `ids[k]` the gate's
+    /// unique index. Writes the output wires to `out` and
+    /// [`Scheme::and_table_blocks`]`(n)` table blocks to `table`.
     #[allow(clippy::too_many_arguments)]
-    fn garble(
+    fn garble_and(
         &mut self,
-        xor: bool,
         secret: &mut Self::Secret,
         a: &[Self::Wire],
         b: &[Self::Wire],
@@ -81,11 +93,10 @@ pub trait Scheme {
         table: &mut [Block],
     );
 
-    /// Evaluates gates k = 0..n of one kind from the active input labels and the tables the
-    /// garbler wrote for the same gates; writes the active output labels to `out`.
-    fn evaluate(
+    /// Evaluates AND gates k = 0..n from the active input labels and the tables the garbler
+    /// wrote for the same gates; writes the active output labels to `out`.
+    fn evaluate_and(
         &mut self,
-        xor: bool,
         a: &[Block],
         b: &[Block],
         ids: &[u32],
@@ -93,19 +104,55 @@ pub trait Scheme {
         out: &mut [Block],
     );
 
-    /// Table blocks of a batch of `gates` gates of one kind (XOR if `xor`).
-    fn table_blocks(xor: bool, gates: usize) -> usize;
-}
+    /// Table blocks of a batch of `gates` XOR gates: none for free-XOR schemes.
+    fn xor_table_blocks(_gates: usize) -> usize {
+        0
+    }
 
-/// out = a ⊕ b gate by gate: what a free-XOR scheme does should a plan ever batch XOR gates
-/// (free-XOR plans never do; the engine's plan check refuses the other kind).
-fn xor_batch(a: &[Block], b: &[Block], out: &mut [Block]) {
-    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-        *o = x ^ y;
+    /// Garbles a batch of XOR gates, as [`Scheme::garble_and`]. Schemes with
+    /// [`XorGates::Garbled`] override it; free-XOR plans never batch XOR gates, and the
+    /// default XORs the wires.
+    #[allow(clippy::too_many_arguments)]
+    fn garble_xor(
+        &mut self,
+        _secret: &mut Self::Secret,
+        a: &[Self::Wire],
+        b: &[Self::Wire],
+        _ids: &[u32],
+        out: &mut [Self::Wire],
+        _table: &mut [Block],
+    ) {
+        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+            *o = Self::free_xor(x, y);
+        }
+    }
+
+    /// Evaluates a batch of XOR gates, as [`Scheme::evaluate_and`]; the default XORs the labels.
+    fn evaluate_xor(
+        &mut self,
+        a: &[Block],
+        b: &[Block],
+        _ids: &[u32],
+        _table: &[Block],
+        out: &mut [Block],
+    ) {
+        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+            *o = x ^ y;
+        }
     }
 }
 
-/// The schemes by name, for choosing one at run time (`--scheme`).
+/// A computation over a scheme's type, for a scheme chosen at run time ([`SchemeKind::visit`]).
+pub trait SchemeVisitor {
+    /// What the computation returns.
+    type Output;
+    /// Runs the computation with scheme `S`.
+    fn visit<S: Scheme>(self) -> Self::Output;
+}
+
+/// The registry of garbling schemes: each variant names one [`Scheme`] type. Parsing, help
+/// texts, Yao's dispatch, benchmarks and tests derive from [`SchemeKind::ALL`] and
+/// [`SchemeKind::visit`], the one place that maps a variant to its type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SchemeKind {
     /// [`Prp`].
@@ -130,25 +177,73 @@ impl SchemeKind {
         SchemeKind::ThreeHalves,
     ];
 
-    /// The name on the command line ([`Scheme::NAME`]).
-    pub const fn name(self) -> &'static str {
+    /// Runs `v` with this scheme's type.
+    pub fn visit<V: SchemeVisitor>(self, v: V) -> V::Output {
         match self {
-            SchemeKind::Prp => Prp::NAME,
-            SchemeKind::Mi => Mi::NAME,
-            SchemeKind::Circ => Circ::NAME,
-            SchemeKind::Prf => Prf::NAME,
-            SchemeKind::ThreeHalves => ThreeHalves::NAME,
+            SchemeKind::Prp => v.visit::<Prp>(),
+            SchemeKind::Mi => v.visit::<Mi>(),
+            SchemeKind::Circ => v.visit::<Circ>(),
+            SchemeKind::Prf => v.visit::<Prf>(),
+            SchemeKind::ThreeHalves => v.visit::<ThreeHalves>(),
         }
     }
 
+    /// The name on the command line ([`Scheme::NAME`]).
+    pub fn name(self) -> &'static str {
+        self.visit(Consts).name
+    }
+
+    /// The byte on the wire ([`Scheme::CODE`]).
+    pub fn code(self) -> u8 {
+        self.visit(Consts).code
+    }
+
+    /// The scheme whose [`Scheme::CODE`] is `code`.
+    pub fn from_code(code: u8) -> Option<SchemeKind> {
+        SchemeKind::ALL.into_iter().find(|k| k.code() == code)
+    }
+
+    /// One line for help texts ([`Scheme::SUMMARY`]).
+    pub fn summary(self) -> &'static str {
+        self.visit(Consts).summary
+    }
+
     /// The scheme's [`Scheme::XOR_GATES`].
-    pub const fn xor_gates(self) -> XorGates {
-        match self {
-            SchemeKind::Prp => Prp::XOR_GATES,
-            SchemeKind::Mi => Mi::XOR_GATES,
-            SchemeKind::Circ => Circ::XOR_GATES,
-            SchemeKind::Prf => Prf::XOR_GATES,
-            SchemeKind::ThreeHalves => ThreeHalves::XOR_GATES,
+    pub fn xor_gates(self) -> XorGates {
+        self.visit(Consts).xor_gates
+    }
+
+    /// The scheme's AES work per gate ([`Scheme::COST`]).
+    pub fn cost(self) -> SchemeCost {
+        self.visit(Consts).cost
+    }
+
+    /// The names of all schemes, comma-separated, for messages.
+    pub fn names() -> String {
+        SchemeKind::ALL.map(SchemeKind::name).join(", ")
+    }
+}
+
+/// A scheme's constants, read through the visitor.
+struct Consts;
+
+struct SchemeConsts {
+    name: &'static str,
+    code: u8,
+    summary: &'static str,
+    xor_gates: XorGates,
+    cost: SchemeCost,
+}
+
+impl SchemeVisitor for Consts {
+    type Output = SchemeConsts;
+    fn visit<S: Scheme>(self) -> SchemeConsts {
+        SchemeConsts {
+            name: S::NAME,
+            code: S::CODE,
+            summary: S::SUMMARY,
+            xor_gates: S::XOR_GATES,
+            cost: S::COST,
         }
     }
 }
@@ -165,7 +260,7 @@ impl std::str::FromStr for SchemeKind {
         SchemeKind::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| format!("{s:?} is not a garbling scheme (prp, mi, circ, prf, 3h)"))
+            .ok_or_else(|| format!("{s:?} is not a garbling scheme ({})", SchemeKind::names()))
     }
 }
 
@@ -179,7 +274,11 @@ pub struct GateCost {
 }
 
 impl GateCost {
-    const fn new(aes: f64, key_schedules: f64) -> Self {
+    /// A gate with no AES work (a free XOR).
+    pub const FREE: GateCost = GateCost::new(0.0, 0.0);
+
+    /// `aes` encryptions and `key_schedules` key expansions.
+    pub const fn new(aes: f64, key_schedules: f64) -> Self {
         GateCost { aes, key_schedules }
     }
 
@@ -199,11 +298,21 @@ pub struct SchemeCost {
     pub and_eval: GateCost,
     /// Garbling an XOR gate.
     pub xor_garble: GateCost,
-    /// Evaluating an XOR gate (on average over the colour of the second input).
+    /// Evaluating an XOR gate.
     pub xor_eval: GateCost,
 }
 
 impl SchemeCost {
+    /// A free-XOR scheme's cost: AND gates only.
+    pub const fn free_xor(and_garble: GateCost, and_eval: GateCost) -> Self {
+        SchemeCost {
+            and_garble,
+            and_eval,
+            xor_garble: GateCost::FREE,
+            xor_eval: GateCost::FREE,
+        }
+    }
+
     /// AES-equivalents to garble and to evaluate a circuit of `and` AND and `xor` XOR gates.
     pub fn circuit(&self, and: usize, xor: usize) -> (f64, f64) {
         let (and, xor) = (and as f64, xor as f64);
@@ -214,29 +323,24 @@ impl SchemeCost {
     }
 }
 
-impl SchemeKind {
-    /// The scheme's AES work per gate.
-    pub const fn cost(self) -> SchemeCost {
-        let free = GateCost::new(0.0, 0.0);
-        let (and_garble, and_eval, xor_garble, xor_eval) = match self {
-            SchemeKind::Prp => (GateCost::new(4.0, 0.0), GateCost::new(2.0, 0.0), free, free),
-            SchemeKind::Mi => (GateCost::new(4.0, 2.0), GateCost::new(2.0, 2.0), free, free),
-            SchemeKind::Circ => (GateCost::new(4.0, 4.0), GateCost::new(2.0, 2.0), free, free),
-            SchemeKind::Prf => (
-                GateCost::new(8.0, 4.0),
-                GateCost::new(2.0, 2.0),
-                GateCost::new(3.0, 3.0),
-                GateCost::new(1.5, 1.5),
-            ),
-            SchemeKind::ThreeHalves => {
-                (GateCost::new(6.0, 0.0), GateCost::new(3.0, 0.0), free, free)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Names and wire codes are unique, and every code maps back to its scheme.
+    #[test]
+    fn the_registry_is_consistent() {
+        for (i, a) in SchemeKind::ALL.iter().enumerate() {
+            assert_eq!(SchemeKind::from_code(a.code()), Some(*a));
+            assert_eq!(a.name().parse::<SchemeKind>(), Ok(*a));
+            assert!(!a.summary().is_empty());
+            for b in &SchemeKind::ALL[i + 1..] {
+                assert_ne!(a.code(), b.code(), "{a} and {b}");
+                assert_ne!(a.name(), b.name());
             }
-        };
-        SchemeCost {
-            and_garble,
-            and_eval,
-            xor_garble,
-            xor_eval,
         }
+        assert_eq!(SchemeKind::from_code(0), None);
+        let err = "nope".parse::<SchemeKind>().unwrap_err();
+        assert!(err.contains(&SchemeKind::names()), "{err}");
     }
 }

@@ -9,8 +9,10 @@ use tessera_core::{Aes, Block};
 #[derive(Clone, Debug)]
 pub(crate) struct MultiKeyBatch {
     aes: Aes,
-    pub(crate) keys: Vec<Block>,
-    pub(crate) blocks: Vec<Block>,
+    keys: Vec<Block>,
+    blocks: Vec<Block>,
+    /// Blocks encrypted so far (the AES work, which must not depend on secrets).
+    encrypted: u64,
 }
 
 impl MultiKeyBatch {
@@ -20,13 +22,8 @@ impl MultiKeyBatch {
             aes,
             keys: Vec::new(),
             blocks: Vec::new(),
+            encrypted: 0,
         }
-    }
-
-    /// Room for `keys` keys with `per_key` blocks each (contents unspecified until written).
-    pub(crate) fn resize(&mut self, keys: usize, per_key: usize) {
-        self.keys.resize(keys, Block::ZERO);
-        self.blocks.resize(keys * per_key, Block::ZERO);
     }
 
     /// One batch for `gates`: `fill(gate, keys, blocks)` writes each gate's `keys_per_gate`
@@ -39,7 +36,9 @@ impl MultiKeyBatch {
         per_key: usize,
         mut fill: impl FnMut(G, &mut [Block], &mut [Block]),
     ) -> &mut [Block] {
-        self.resize(gates.len() * keys_per_gate, per_key);
+        let keys = gates.len() * keys_per_gate;
+        self.keys.resize(keys, Block::ZERO);
+        self.blocks.resize(keys * per_key, Block::ZERO);
         let io = self
             .keys
             .chunks_exact_mut(keys_per_gate)
@@ -48,13 +47,14 @@ impl MultiKeyBatch {
             fill(g, k, b);
         }
         self.aes.encrypt_multi_key(&self.keys, &mut self.blocks);
+        self.encrypted += self.blocks.len() as u64;
         &mut self.blocks
     }
 
-    /// Encrypts the first `n` blocks under the first `n` keys (one block per key).
-    pub(crate) fn encrypt_prefix(&mut self, n: usize) {
-        self.aes
-            .encrypt_multi_key(&self.keys[..n], &mut self.blocks[..n]);
+    /// Blocks encrypted so far.
+    #[cfg(test)]
+    pub(crate) fn encrypted(&self) -> u64 {
+        self.encrypted
     }
 }
 

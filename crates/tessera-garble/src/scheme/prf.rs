@@ -16,14 +16,16 @@
 //!   K_st: two AES calls under two keys.
 //! * **XOR** (one table block): X_s = F_{A_s}(g ‖ s) and Δ = X_0 ⊕ X_1 become the output's
 //!   offset; the second input is translated to it with T = F_{B_1}(g ‖ 2) ⊕ B_0 ⊕ Δ, three AES
-//!   calls under three keys. The evaluator computes X_s, and F_{B_1}(g ‖ 2) only when it holds
-//!   B_1: one or two AES calls.
+//!   calls under three keys. The evaluator computes X_s and F_{B_t}(g ‖ 2) for the label B_t it
+//!   holds, and keeps the latter only if t = 1: two AES calls under two keys, whatever its
+//!   colours (computing F_{B_1} only when holding B_1, as the paper counts it, would let a timing
+//!   observer learn the colour, and with the garbler's permutation bits the value).
 //!
-//! All selection on the garbler's secret bits is by masks.
+//! All selection on the garbler's secret bits and on the evaluator's colours is by masks.
 
-use super::Scheme;
 use super::multi_key::{MultiKeyBatch, tweak};
 use super::random_bits::RandomBits;
+use super::{GateCost, Scheme, SchemeCost};
 use crate::plan::XorGates;
 use tessera_core::{Aes, Backend, Block, Prg};
 
@@ -89,6 +91,73 @@ impl Prf {
         Prf {
             batch: MultiKeyBatch::new(aes),
         }
+    }
+}
+
+impl Scheme for Prf {
+    const NAME: &'static str = "prf";
+    const CODE: u8 = 4;
+    const SUMMARY: &'static str =
+        "PRF-based garbling, no free XOR, secure if AES is a PRF (Gueron, Lindell, Nof, Pinkas)";
+    const XOR_GATES: XorGates = XorGates::Garbled;
+    const COST: SchemeCost = SchemeCost {
+        and_garble: GateCost::new(8.0, 4.0),
+        and_eval: GateCost::new(2.0, 2.0),
+        xor_garble: GateCost::new(3.0, 3.0),
+        xor_eval: GateCost::new(2.0, 2.0),
+    };
+    const DRAWS_PER_GATE: bool = true;
+    type Wire = PrfWire;
+    type Secret = PrfSecret;
+
+    fn with_backend(backend: Backend, _session: Block) -> Result<Self, tessera_core::Error> {
+        Ok(Prf::new(Aes::with_backend(backend)?))
+    }
+
+    fn random_secret(prg: &mut Prg) -> PrfSecret {
+        PrfSecret::new(Prg::from_seed_block(prg.random_block()))
+    }
+
+    fn random_wire(_secret: &PrfSecret, prg: &mut Prg) -> PrfWire {
+        let l0 = prg.random_block();
+        PrfWire([l0, prg.random_block().with_lsb(!l0.lsb())])
+    }
+
+    fn encode(_secret: &PrfSecret, w: &PrfWire, bit: bool) -> Block {
+        select(Block::mask(bit), w.0[1], w.0[0])
+    }
+
+    fn decoding_bit(w: &PrfWire) -> bool {
+        w.pi()
+    }
+
+    /// Not a garbling: this scheme has no free XOR, and its plans ([`XorGates::Garbled`])
+    /// contain no free XOR step, so the engine never calls this. It XORs the label pairs.
+    fn free_xor(a: PrfWire, b: PrfWire) -> PrfWire {
+        PrfWire([a.0[0] ^ b.0[0], a.0[1] ^ b.0[1]])
+    }
+
+    fn not(_secret: &PrfSecret, a: PrfWire) -> PrfWire {
+        PrfWire([a.0[1], a.0[0]])
+    }
+
+    fn constant(secret: &mut PrfSecret, value: bool) -> PrfWire {
+        // The evaluator holds the zero block (colour 0); the other label is secret, so gates
+        // reading the constant reveal nothing about their other labels.
+        let hidden = secret.bits.block().with_lsb(true);
+        if value {
+            PrfWire([hidden, Block::ZERO])
+        } else {
+            PrfWire([Block::ZERO, hidden])
+        }
+    }
+
+    fn and_table_blocks(gates: usize) -> usize {
+        2 * gates
+    }
+
+    fn xor_table_blocks(gates: usize) -> usize {
+        gates
     }
 
     fn garble_and(
@@ -163,6 +232,7 @@ impl Prf {
 
     fn garble_xor(
         &mut self,
+        _secret: &mut PrfSecret,
         a: &[PrfWire],
         b: &[PrfWire],
         ids: &[u32],
@@ -194,112 +264,46 @@ impl Prf {
         table: &[Block],
         out: &mut [Block],
     ) {
-        let n = ids.len();
-        let batch = &mut self.batch;
-        batch.resize(2 * n, 1);
-        // Keys 0..n: the first inputs; then, packed without branching, the second inputs of
-        // the gates whose second label has colour 1 (only those need F_{B_1}).
-        let mut packed = n;
-        for (k, ((&a, &b), &id)) in a.iter().zip(b).zip(ids).enumerate() {
-            batch.keys[k] = a & KEY;
-            batch.blocks[k] = tweak(id, u64::from(a.lsb()));
-            batch.keys[packed] = b & KEY;
-            batch.blocks[packed] = tweak(id, 2);
-            packed += usize::from(b.lsb());
-        }
-        batch.encrypt_prefix(packed);
-        let mut next = n;
-        for (k, ((&a, &b), &t)) in a.iter().zip(b).zip(table).enumerate() {
+        // Both AES calls for every gate: the count does not depend on the colours.
+        let gates = a.iter().zip(b).zip(ids);
+        let f = self.batch.run(gates, 2, 1, |((&a, &b), &id), k, blk| {
+            k.copy_from_slice(&[a & KEY, b & KEY]);
+            blk.copy_from_slice(&[tweak(id, u64::from(a.lsb())), tweak(id, 2)]);
+        });
+        let gates = a.iter().zip(b).zip(f.chunks_exact(2));
+        for (((&a, &b), f), (o, &t)) in gates.zip(out.iter_mut().zip(table)) {
             let m = Block::mask(b.lsb());
-            let r = batch.blocks[k] ^ select(m, t ^ batch.blocks[next], b & KEY);
-            out[k] = r.with_lsb(a.lsb() ^ b.lsb());
-            next += usize::from(b.lsb());
+            let r = f[0] ^ select(m, t ^ f[1], b & KEY);
+            *o = r.with_lsb(a.lsb() ^ b.lsb());
         }
     }
 }
 
-impl Scheme for Prf {
-    const NAME: &'static str = "prf";
-    const XOR_GATES: XorGates = XorGates::Garbled;
-    type Wire = PrfWire;
-    type Secret = PrfSecret;
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    fn with_backend(backend: Backend, _session: Block) -> Result<Self, tessera_core::Error> {
-        Ok(Prf::new(Aes::with_backend(backend)?))
-    }
-
-    fn random_secret(prg: &mut Prg) -> PrfSecret {
-        PrfSecret::new(Prg::from_seed_block(prg.random_block()))
-    }
-
-    fn random_wire(_secret: &PrfSecret, prg: &mut Prg) -> PrfWire {
-        let l0 = prg.random_block();
-        PrfWire([l0, prg.random_block().with_lsb(!l0.lsb())])
-    }
-
-    fn encode(_secret: &PrfSecret, w: &PrfWire, bit: bool) -> Block {
-        select(Block::mask(bit), w.0[1], w.0[0])
-    }
-
-    fn decoding_bit(w: &PrfWire) -> bool {
-        w.pi()
-    }
-
-    /// Not a garbling: this scheme has no free XOR, and its plans ([`XorGates::Garbled`])
-    /// contain no free XOR step, so the engine never calls this. It XORs the label pairs.
-    fn free_xor(a: PrfWire, b: PrfWire) -> PrfWire {
-        PrfWire([a.0[0] ^ b.0[0], a.0[1] ^ b.0[1]])
-    }
-
-    fn not(_secret: &PrfSecret, a: PrfWire) -> PrfWire {
-        PrfWire([a.0[1], a.0[0]])
-    }
-
-    fn constant(secret: &mut PrfSecret, value: bool) -> PrfWire {
-        // The evaluator holds the zero block (colour 0); the other label is secret, so gates
-        // reading the constant reveal nothing about their other labels.
-        let hidden = secret.bits.block().with_lsb(true);
-        if value {
-            PrfWire([hidden, Block::ZERO])
-        } else {
-            PrfWire([Block::ZERO, hidden])
+    /// The evaluator's AES work on XOR gates does not depend on its labels' colours: a timing
+    /// observer who knows the permutation bits (the garbler) would learn the values otherwise.
+    #[test]
+    fn xor_evaluation_work_does_not_depend_on_colours() {
+        let n = 64;
+        let ids: Vec<u32> = (0..n as u32).collect();
+        let table = vec![Block::new(7); n];
+        let mut work = Vec::new();
+        for colours in [0u128, 1] {
+            let mut prf = Prf::new(Aes::with_backend(Backend::Portable).unwrap());
+            let a: Vec<Block> = (0..n as u128)
+                .map(|k| Block::new(k << 8 | colours))
+                .collect();
+            let b: Vec<Block> = (0..n as u128)
+                .map(|k| Block::new(k << 9 | colours))
+                .collect();
+            let mut out = vec![Block::ZERO; n];
+            prf.evaluate_xor(&a, &b, &ids, &table, &mut out);
+            work.push(prf.batch.encrypted());
         }
-    }
-
-    fn table_blocks(xor: bool, gates: usize) -> usize {
-        if xor { gates } else { 2 * gates }
-    }
-
-    fn garble(
-        &mut self,
-        xor: bool,
-        secret: &mut PrfSecret,
-        a: &[PrfWire],
-        b: &[PrfWire],
-        ids: &[u32],
-        out: &mut [PrfWire],
-        table: &mut [Block],
-    ) {
-        if xor {
-            self.garble_xor(a, b, ids, out, table);
-        } else {
-            self.garble_and(secret, a, b, ids, out, table);
-        }
-    }
-
-    fn evaluate(
-        &mut self,
-        xor: bool,
-        a: &[Block],
-        b: &[Block],
-        ids: &[u32],
-        table: &[Block],
-        out: &mut [Block],
-    ) {
-        if xor {
-            self.evaluate_xor(a, b, ids, table, out);
-        } else {
-            self.evaluate_and(a, b, ids, table, out);
-        }
+        assert_eq!(work[0], work[1], "AES blocks for colours 0 and 1");
+        assert_eq!(work[0], 2 * n as u64);
     }
 }

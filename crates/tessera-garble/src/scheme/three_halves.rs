@@ -41,9 +41,9 @@
 //! 5n control bits packed into 64-bit words, two words per block: 1.5κ + 5 bits a gate plus
 //! less than a block per batch.
 
-use super::Scheme;
 use super::random_bits::RandomBits;
-use crate::encoding::Delta;
+use super::{GateCost, Scheme, SchemeCost};
+use crate::delta::Delta;
 use crate::plan::XorGates;
 use tessera_core::{Backend, Block, FixedKeyHash, Prg};
 
@@ -254,7 +254,12 @@ fn tweaks(id: u32) -> [Block; 3] {
 
 impl Scheme for ThreeHalves {
     const NAME: &'static str = "3h";
+    const CODE: u8 = 5;
+    const SUMMARY: &'static str =
+        "three-halves garbling: AND tables of 1.5 blocks plus 5 bits, free XOR (Rosulek, Roy)";
     const XOR_GATES: XorGates = XorGates::Free;
+    const COST: SchemeCost = SchemeCost::free_xor(GateCost::new(6.0, 0.0), GateCost::new(3.0, 0.0));
+    const DRAWS_PER_GATE: bool = true;
     type Wire = Block;
     type Secret = ThreeHalvesSecret;
 
@@ -294,13 +299,12 @@ impl Scheme for ThreeHalves {
         secret.delta.label(Block::ZERO, value)
     }
 
-    fn table_blocks(xor: bool, gates: usize) -> usize {
-        if xor { 0 } else { words(gates).div_ceil(2) }
+    fn and_table_blocks(gates: usize) -> usize {
+        words(gates).div_ceil(2)
     }
 
-    fn garble(
+    fn garble_and(
         &mut self,
-        xor: bool,
         secret: &mut ThreeHalvesSecret,
         a: &[Block],
         b: &[Block],
@@ -308,10 +312,6 @@ impl Scheme for ThreeHalves {
         out: &mut [Block],
         table: &mut [Block],
     ) {
-        if xor {
-            super::xor_batch(a, b, out);
-            return;
-        }
         let delta = secret.delta.block();
         // The colour-0 labels: A = A0 ⊕ pa·Δ.
         let zero = |l: Block| l ^ (Block::mask(l.lsb()) & delta);
@@ -323,7 +323,7 @@ impl Scheme for ThreeHalves {
         });
         let n = ids.len();
         self.words.clear();
-        self.words.resize(2 * Self::table_blocks(false, n), 0);
+        self.words.resize(2 * Self::and_table_blocks(n), 0);
         let (halves, bits) = self.words.split_at_mut(3 * n);
         let (dl, dr) = (delta.low(), delta.high());
         let gates = a.iter().zip(b).zip(self.h.chunks_exact(6));
@@ -360,19 +360,14 @@ impl Scheme for ThreeHalves {
         }
     }
 
-    fn evaluate(
+    fn evaluate_and(
         &mut self,
-        xor: bool,
         a: &[Block],
         b: &[Block],
         ids: &[u32],
         table: &[Block],
         out: &mut [Block],
     ) {
-        if xor {
-            super::xor_batch(a, b, out);
-            return;
-        }
         self.hash(a.iter().zip(b).zip(ids), 3, |((&a, &b), &id), x, tw| {
             x.copy_from_slice(&[a, b, a ^ b]);
             tw.copy_from_slice(&tweaks(id));
@@ -491,7 +486,7 @@ mod tests {
         for k in 0..n {
             assert_eq!(get_bits(&w[3 * n..], k), z(k));
         }
-        assert_eq!(ThreeHalves::table_blocks(false, 128), 197);
-        assert_eq!(ThreeHalves::table_blocks(false, 1), 2);
+        assert_eq!(ThreeHalves::and_table_blocks(128), 197);
+        assert_eq!(ThreeHalves::and_table_blocks(1), 2);
     }
 }

@@ -3,7 +3,7 @@
 //! ([`tessera_garble::SchemeKind::cost`]) takes at the in-run AES roofline (blocks/s of the
 //! active backend) over the time measured.
 
-use super::local::{LocalRun, parse_schemes, with_scheme};
+use super::local::LocalRun;
 use super::{CommonArgs, cpu_model, measure, roofline_rate};
 use crate::CliError;
 use crate::circuit::load;
@@ -12,7 +12,7 @@ use serde_json::json;
 use tessera_circuit::Circuit;
 use tessera_circuit::builder::Builder;
 use tessera_core::Backend;
-use tessera_garble::{Batching, Scheme, SchemeKind};
+use tessera_garble::{Batching, Scheme, SchemeKind, SchemeVisitor};
 
 /// Options of `tessera bench garble`.
 #[derive(Args)]
@@ -29,8 +29,7 @@ pub struct GarbleArgs {
     /// AND gates of `random-and`.
     #[arg(long, default_value_t = 1 << 14)]
     gates: u32,
-    /// Garbling schemes, comma-separated (prp, mi, circ, prf, 3h), or `all`.
-    #[arg(long, default_value = "prp", value_parser = parse_schemes)]
+    #[arg(long, default_value = "prp", value_parser = crate::schemes::list, help = crate::schemes::list_help())]
     scheme: std::vec::Vec<SchemeKind>,
     /// Batching strategy; `all` measures each, `default` the one the engine picks.
     #[arg(long, value_enum, default_value_t = BatchingArg::All)]
@@ -86,8 +85,12 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
     let default = Batching::default_for(&circuit);
     for &scheme in &args.scheme {
         for &batching in &strategies {
-            let line =
-                with_scheme!(scheme, S => measure_scheme::<S>(args, &circuit, batching, backend))?;
+            let line = scheme.visit(MeasureScheme {
+                args,
+                circuit: &circuit,
+                batching,
+                backend,
+            })?;
             let stats = line.stats;
             let (garble_rate, eval_rate) = (line.garble_rate, line.eval_rate);
             let (garble_eff, eval_eff) = line.efficiency(scheme, roofline);
@@ -157,12 +160,28 @@ impl Rates {
     }
 }
 
-fn measure_scheme<S: Scheme + Clone>(
-    args: &GarbleArgs,
-    circuit: &Circuit,
+/// Garbling and evaluation rates of one scheme on one plan.
+struct MeasureScheme<'a> {
+    args: &'a GarbleArgs,
+    circuit: &'a Circuit,
     batching: Batching,
     backend: Backend,
-) -> Result<Rates, CliError> {
+}
+
+impl SchemeVisitor for MeasureScheme<'_> {
+    type Output = Result<Rates, CliError>;
+    fn visit<S: Scheme>(self) -> Result<Rates, CliError> {
+        measure_scheme::<S>(self)
+    }
+}
+
+fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Rates, CliError> {
+    let MeasureScheme {
+        args,
+        circuit,
+        batching,
+        backend,
+    } = m;
     let bits: Vec<bool> = (0..circuit.num_input_wires()).map(|i| i % 3 == 0).collect();
     let mut local = LocalRun::<S>::new(circuit, batching, backend, &bits)?;
     let stats = local.plan().stats();

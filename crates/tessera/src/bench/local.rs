@@ -4,38 +4,7 @@
 use crate::CliError;
 use tessera_circuit::Circuit;
 use tessera_core::{Backend, Block, Prg};
-use tessera_garble::{
-    Batching, Evaluator, Garbler, InputEncoding, Plan, Scheme, SchemeKind, TableReader,
-};
-
-/// Evaluates `$body` with `$S` the scheme type of `$kind`.
-macro_rules! with_scheme {
-    ($kind:expr, $S:ident => $body:expr) => {
-        match $kind {
-            tessera_garble::SchemeKind::Prp => {
-                type $S = tessera_garble::Prp;
-                $body
-            }
-            tessera_garble::SchemeKind::Mi => {
-                type $S = tessera_garble::Mi;
-                $body
-            }
-            tessera_garble::SchemeKind::Circ => {
-                type $S = tessera_garble::Circ;
-                $body
-            }
-            tessera_garble::SchemeKind::Prf => {
-                type $S = tessera_garble::Prf;
-                $body
-            }
-            tessera_garble::SchemeKind::ThreeHalves => {
-                type $S = tessera_garble::ThreeHalves;
-                $body
-            }
-        }
-    };
-}
-pub(crate) use with_scheme;
+use tessera_garble::{Batching, Evaluator, Garbler, InputEncoding, Plan, Scheme, TableReader};
 
 /// One scheme's garbler and evaluator on one plan, with fixed inputs.
 pub struct LocalRun<S: Scheme> {
@@ -48,7 +17,7 @@ pub struct LocalRun<S: Scheme> {
     tables: Vec<Block>,
 }
 
-impl<S: Scheme + Clone> LocalRun<S> {
+impl<S: Scheme> LocalRun<S> {
     /// Compiles `circuit` for `batching` and the scheme on `backend`, with input bits
     /// `bits` (all input values concatenated), and garbles once.
     pub fn new(
@@ -109,14 +78,5 @@ impl<S: Scheme + Clone> LocalRun<S> {
             &labels,
             &tessera_garble::decoding_bits::<S>(&wires),
         ))
-    }
-}
-
-/// The scheme names `--scheme` accepts, `all` included.
-pub fn parse_schemes(s: &str) -> Result<Vec<SchemeKind>, String> {
-    if s == "all" {
-        Ok(SchemeKind::ALL.to_vec())
-    } else {
-        s.split(',').map(str::parse).collect()
     }
 }

@@ -6,7 +6,7 @@
 //! paper's VAES figure for the same cell. Every circuit's garbled output is checked against
 //! its plaintext evaluation before timing.
 
-use super::local::{LocalRun, parse_schemes, with_scheme};
+use super::local::LocalRun;
 use super::{CommonArgs, cpu_model, measure, roofline_rate};
 use crate::CliError;
 use clap::Args;
@@ -14,15 +14,14 @@ use serde_json::json;
 use tessera_circuit::eval::evaluate;
 use tessera_circuit::library::vasa::{self, Benchmark};
 use tessera_core::{Backend, Prg};
-use tessera_garble::{Batching, Scheme, SchemeKind};
+use tessera_garble::{Batching, Scheme, SchemeKind, SchemeVisitor, table_blocks};
 
 /// Options of `tessera bench vasa`.
 #[derive(Args)]
 pub struct VasaArgs {
     #[command(flatten)]
     common: CommonArgs,
-    /// Garbling schemes, comma-separated (prp, mi, circ, prf, 3h), or `all`.
-    #[arg(long, default_value = "all", value_parser = parse_schemes)]
+    #[arg(long, default_value = "all", value_parser = crate::schemes::list, help = crate::schemes::list_help())]
     scheme: std::vec::Vec<SchemeKind>,
     /// AES backends, comma-separated, or `hardware` (every one this CPU has but portable).
     #[arg(long, default_value = "hardware")]
@@ -32,36 +31,31 @@ pub struct VasaArgs {
     circuit: String,
 }
 
-/// VASA Table 8, VAES rows: (garbling, evaluation) ms per circuit, schemes PRP, MI, CIRC, PRF.
-const PAPER_VAES_MS: [(&str, [f64; 4], [f64; 4]); 4] = [
-    (
-        "aes128x65",
-        [16.6, 19.0, 20.8, 66.2],
-        [8.6, 11.7, 10.2, 25.1],
-    ),
-    (
-        "sha1x63",
-        [69.8, 79.3, 87.9, 378.3],
-        [38.2, 51.5, 52.3, 151.3],
-    ),
-    (
-        "scs-psi",
-        [63.9, 74.2, 79.7, 192.7],
-        [33.1, 43.5, 41.9, 78.0],
-    ),
-    (
-        "phasing-psi",
-        [25.3, 26.1, 30.7, 59.6],
-        [25.0, 28.4, 31.1, 41.0],
-    ),
+/// VASA Table 8, VAES rows: (circuit, scheme, garbling ms, evaluation ms).
+const PAPER_VAES_MS: [(&str, &str, f64, f64); 16] = [
+    ("aes128x65", "prp", 16.6, 8.6),
+    ("aes128x65", "mi", 19.0, 11.7),
+    ("aes128x65", "circ", 20.8, 10.2),
+    ("aes128x65", "prf", 66.2, 25.1),
+    ("sha1x63", "prp", 69.8, 38.2),
+    ("sha1x63", "mi", 79.3, 51.5),
+    ("sha1x63", "circ", 87.9, 52.3),
+    ("sha1x63", "prf", 378.3, 151.3),
+    ("scs-psi", "prp", 63.9, 33.1),
+    ("scs-psi", "mi", 74.2, 43.5),
+    ("scs-psi", "circ", 79.7, 41.9),
+    ("scs-psi", "prf", 192.7, 78.0),
+    ("phasing-psi", "prp", 25.3, 25.0),
+    ("phasing-psi", "mi", 26.1, 28.4),
+    ("phasing-psi", "circ", 30.7, 31.1),
+    ("phasing-psi", "prf", 59.6, 41.0),
 ];
 
 fn paper(circuit: &str, scheme: SchemeKind) -> Option<(f64, f64)> {
-    let k = SchemeKind::ALL.iter().position(|&s| s == scheme)?;
     PAPER_VAES_MS
         .iter()
-        .find(|(c, _, _)| *c == circuit)
-        .and_then(|(_, g, e)| Some((*g.get(k)?, *e.get(k)?)))
+        .find(|(c, s, _, _)| *c == circuit && *s == scheme.name())
+        .map(|&(_, _, g, e)| (g, e))
 }
 
 /// One cell of the table.
@@ -73,12 +67,28 @@ struct Cell {
     table_bytes: usize,
 }
 
-fn measure_cell<S: Scheme + Clone>(
-    common: &CommonArgs,
-    b: &Benchmark,
+/// One cell: a benchmark circuit with one scheme on one backend.
+struct MeasureCell<'a> {
+    common: &'a CommonArgs,
+    benchmark: &'a Benchmark,
     backend: Backend,
-    expect: &[bool],
-) -> Result<Cell, CliError> {
+    expect: &'a [bool],
+}
+
+impl SchemeVisitor for MeasureCell<'_> {
+    type Output = Result<Cell, CliError>;
+    fn visit<S: Scheme>(self) -> Result<Cell, CliError> {
+        measure_cell::<S>(self)
+    }
+}
+
+fn measure_cell<S: Scheme>(m: MeasureCell<'_>) -> Result<Cell, CliError> {
+    let MeasureCell {
+        common,
+        benchmark: b,
+        backend,
+        expect,
+    } = m;
     let bits = b.inputs.concat();
     let mut local = LocalRun::<S>::new(
         &b.circuit,
@@ -112,7 +122,7 @@ fn measure_cell<S: Scheme + Clone>(
             eval_ms: 1e3 / eval,
             and_gates: stats.and_gates,
             xor_gates: stats.xor_gates,
-            table_bytes: 16 * local.plan().table_blocks::<S>(),
+            table_bytes: 16 * table_blocks::<S>(local.plan()),
         }),
     }
 }
@@ -167,7 +177,12 @@ pub fn run(args: &VasaArgs) -> Result<(), CliError> {
         for &scheme in &args.scheme {
             let mut logs = (0.0, 0.0);
             for (b, expect) in &benchmarks {
-                let cell = with_scheme!(scheme, S => measure_cell::<S>(c, b, backend, expect))?;
+                let cell = scheme.visit(MeasureCell {
+                    common: c,
+                    benchmark: b,
+                    backend,
+                    expect,
+                })?;
                 let (g_work, e_work) = scheme.cost().circuit(cell.and_gates, cell.xor_gates);
                 let (g_roof, e_roof) = (g_work / roofline * 1e3, e_work / roofline * 1e3);
                 let (pg, pe) = paper(b.name, scheme).unzip();

@@ -3,7 +3,7 @@
 //! execution and amortised time per execution, against the time the same circuit takes to
 //! garble and evaluate in one thread without a network (measured in the same run).
 
-use super::local::{LocalRun, with_scheme};
+use super::local::LocalRun;
 use super::{CommonArgs, cpu_model, loopback, measure};
 use crate::CliError;
 use crate::circuit::load;
@@ -14,7 +14,7 @@ use std::thread;
 use std::time::Instant;
 use tessera_circuit::eval::evaluate;
 use tessera_core::{Backend, Prg};
-use tessera_garble::{Batching, Scheme, SchemeKind};
+use tessera_garble::{Batching, Scheme, SchemeKind, SchemeVisitor};
 use tessera_net::{Channel, Tag};
 use tessera_protocols::yao::{OutputTo, YaoEvaluator, YaoGarbler};
 
@@ -26,8 +26,8 @@ pub struct YaoArgs {
     /// A built-in circuit or a Bristol file with two input values.
     #[arg(long, default_value = "aes128")]
     circuit: String,
-    /// Garbling scheme: prp, mi, circ or prf.
-    #[arg(long, default_value = "prp")]
+    /// Garbling scheme.
+    #[arg(long, default_value = "prp", value_parser = crate::schemes::one())]
     scheme: SchemeKind,
     /// Executions in the session (the first is reported apart).
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
@@ -39,7 +39,16 @@ pub struct YaoArgs {
 
 /// Garbling plus evaluation in one thread, in milliseconds (the median of 5 samples of
 /// [`measure`]).
-fn local_ms<S: Scheme + Clone>(circuit: &tessera_circuit::Circuit) -> Result<f64, CliError> {
+struct LocalMs<'a>(&'a tessera_circuit::Circuit);
+
+impl SchemeVisitor for LocalMs<'_> {
+    type Output = Result<f64, CliError>;
+    fn visit<S: Scheme>(self) -> Result<f64, CliError> {
+        local_ms::<S>(self.0)
+    }
+}
+
+fn local_ms<S: Scheme>(circuit: &tessera_circuit::Circuit) -> Result<f64, CliError> {
     let bits = vec![false; circuit.num_input_wires() as usize];
     let mut local = LocalRun::<S>::new(
         circuit,
@@ -80,7 +89,7 @@ pub fn run(args: &YaoArgs) -> Result<(), CliError> {
         .map(|_| (bits(circuit.inputs[0]), bits(circuit.inputs[1])))
         .collect();
     let scheme = args.scheme;
-    let bound_ms = with_scheme!(scheme, S => local_ms::<S>(&circuit))?;
+    let bound_ms = scheme.visit(LocalMs(&circuit))?;
 
     let (mut ch, mut e_ch) = loopback()?;
     let evaluator_inputs: Vec<Vec<bool>> = inputs.iter().map(|i| i.1.clone()).collect();
