@@ -8,8 +8,15 @@
 //! Blank lines are ignored. [`parse`] tells the two apart: in Fashion the third non-blank line
 //! holds only numbers, in the old format it is already a gate.
 
+use crate::circuit::{ShapeError, check_shape};
 use crate::{Circuit, Error, Gate, GateKind};
 use std::fmt::Write as _;
+use std::io::{BufRead, Read};
+
+/// The largest circuit file read, in bytes (1 GiB: some 80 million gates).
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
+/// The longest line accepted, in bytes (a header line lists the input and output widths).
+pub const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// Which file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,13 +34,18 @@ fn err(line: usize, message: impl Into<String>) -> Error {
     }
 }
 
+/// A decimal number of ASCII digits only (no sign, no spaces), as the formats write them.
 fn number(tok: &str, line: usize, what: &str) -> Result<u32, Error> {
-    tok.parse::<u32>().map_err(|_| {
-        err(
-            line,
-            format!("{what}: expected a non-negative integer, got {tok:?}"),
-        )
-    })
+    let digits = !tok.is_empty() && tok.bytes().all(|b| b.is_ascii_digit());
+    digits
+        .then(|| tok.parse::<u32>().ok())
+        .flatten()
+        .ok_or_else(|| {
+            err(
+                line,
+                format!("{what}: expected a non-negative integer, got {tok:?}"),
+            )
+        })
 }
 
 /// A header line of numbers only.
@@ -54,14 +66,82 @@ fn value_list(toks: &[&str], line: usize, what: &str) -> Result<Vec<u32>, Error>
     }
 }
 
-/// Reads a circuit in either format; see the module documentation.
+/// The non-blank lines of a circuit file, read one at a time: a line longer than
+/// [`MAX_LINE_BYTES`], a file longer than [`MAX_FILE_BYTES`] or text that is not UTF-8 is an
+/// error naming the line.
+struct Lines<R> {
+    reader: R,
+    buf: Vec<u8>,
+    number: usize,
+    bytes: u64,
+}
+
+impl<R: BufRead> Lines<R> {
+    fn new(reader: R) -> Self {
+        Lines {
+            reader,
+            buf: Vec::new(),
+            number: 0,
+            bytes: 0,
+        }
+    }
+
+    /// The next non-blank line: its number and its text.
+    fn next(&mut self) -> Result<Option<(usize, &str)>, Error> {
+        let cap = MAX_LINE_BYTES as u64 + 1;
+        loop {
+            self.buf.clear();
+            self.number += 1;
+            let line = self.number;
+            let n = (&mut self.reader)
+                .take(cap)
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|e| err(line, format!("reading: {e}")))?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.bytes += n as u64;
+            if self.bytes > MAX_FILE_BYTES {
+                return Err(err(
+                    line,
+                    format!("the file is larger than the limit of {MAX_FILE_BYTES} bytes"),
+                ));
+            }
+            if n as u64 == cap && self.buf.last() != Some(&b'\n') {
+                return Err(err(
+                    line,
+                    format!("longer than the limit of {MAX_LINE_BYTES} bytes"),
+                ));
+            }
+            if !self.buf.iter().all(u8::is_ascii_whitespace) {
+                break;
+            }
+        }
+        let line = self.number;
+        let text = std::str::from_utf8(&self.buf).map_err(|_| err(line, "not UTF-8 text"))?;
+        Ok(Some((line, text)))
+    }
+
+    /// The next non-blank line split into tokens.
+    fn tokens(&mut self) -> Result<Option<(usize, Vec<&str>)>, Error> {
+        Ok(self
+            .next()?
+            .map(|(line, text)| (line, text.split_whitespace().collect())))
+    }
+}
+
+/// Reads a circuit in either format from text; see the module documentation.
 pub fn parse(text: &str) -> Result<(Circuit, Format), Error> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l.split_whitespace().collect::<Vec<_>>()));
-    let mut next = || lines.by_ref().find(|(_, toks)| !toks.is_empty());
-    let (l1, head) = next().ok_or_else(|| err(0, "empty file"))?;
+    parse_reader(text.as_bytes(), text.len() as u64)
+}
+
+/// Reads a circuit in either format from `reader`, line by line. `size_hint` is the number of
+/// bytes the reader holds if known (a file's length), which bounds what is reserved for the
+/// gates before they are read; nothing else is allocated before the lines that need it are
+/// read, so memory follows what the input supplies.
+pub fn parse_reader(reader: impl BufRead, size_hint: u64) -> Result<(Circuit, Format), Error> {
+    let mut lines = Lines::new(reader);
+    let (l1, head) = lines.tokens()?.ok_or_else(|| err(0, "empty file"))?;
     let head = numbers(&head, l1, "header (gates wires)")?;
     let [num_gates, num_wires] = head[..] else {
         return Err(err(
@@ -69,15 +149,22 @@ pub fn parse(text: &str) -> Result<(Circuit, Format), Error> {
             format!("header must be `gates wires`, got {} numbers", head.len()),
         ));
     };
-    let (l2, second) = next().ok_or_else(|| err(l1, "missing the input line"))?;
-    let (l3, third) = next().ok_or_else(|| err(l2, "missing the output line or gates"))?;
+    let (l2, second) = lines
+        .tokens()?
+        .map(|(l, t)| (l, t.iter().map(|t| t.to_string()).collect::<Vec<_>>()))
+        .ok_or_else(|| err(l1, "missing the input line"))?;
+    let second: Vec<&str> = second.iter().map(String::as_str).collect();
+    let (l3, third) = lines
+        .tokens()?
+        .ok_or_else(|| err(l2, "missing the output line or gates"))?;
     let third_is_numbers = third.iter().all(|t| t.bytes().all(|b| b.is_ascii_digit()));
-    let (format, inputs, outputs, mut pending) = if third_is_numbers {
+    let mut gates = Vec::new();
+    let mut gate_lines = Vec::new();
+    let (format, inputs, outputs) = if third_is_numbers {
         (
             Format::Fashion,
             value_list(&second, l2, "inputs")?,
             value_list(&third, l3, "outputs")?,
-            None,
         )
     } else {
         let v = numbers(&second, l2, "input/output counts (n1 n2 n3)")?;
@@ -90,43 +177,21 @@ pub fn parse(text: &str) -> Result<(Circuit, Format), Error> {
                 ),
             ));
         };
-        (Format::Old, vec![n1, n2], vec![n3], Some((l3, third)))
+        // The third line is already the first gate.
+        gates.push(parse_gate(&third, l3)?);
+        gate_lines.push(l3);
+        (Format::Old, vec![n1, n2], vec![n3])
     };
-    if num_gates as usize > text.len() {
-        return Err(err(
-            l1,
-            format!("header claims {num_gates} gates, more than the file could hold"),
-        ));
-    }
-    // Every wire is an input or a gate's output: bound the wire table before allocating it.
-    let total = |v: &[u32]| v.iter().map(|&w| u64::from(w)).sum::<u64>();
-    let defined = total(&inputs) + u64::from(num_gates);
-    if u64::from(num_wires) > defined {
-        return Err(err(
-            l1,
-            format!(
-                "header declares {num_wires} wires, but inputs and gates define at most {defined}"
-            ),
-        ));
-    }
-    if total(&inputs) > u64::from(num_wires) {
-        return Err(err(
-            l2,
-            format!("{} input wires but only {num_wires} wires", total(&inputs)),
-        ));
-    }
-    if total(&outputs) > u64::from(num_wires) {
-        return Err(err(
-            l1,
-            format!(
-                "{} output wires but only {num_wires} wires",
-                total(&outputs)
-            ),
-        ));
-    }
-    let mut gates = Vec::with_capacity(num_gates as usize);
-    let mut gate_lines = Vec::with_capacity(num_gates as usize);
-    while let Some((line, toks)) = pending.take().or_else(&mut next) {
+    // The shape bounds every wire table by the gate count, which the gate lines must back.
+    check_shape(num_wires, &inputs, &outputs, u64::from(num_gates)).map_err(|e| match e {
+        ShapeError::Inputs { .. } => err(l2, e.message()),
+        _ => err(l1, e.message()),
+    })?;
+    // A gate line has at least 11 bytes ("1 1 0 2 EQ" and its newline).
+    let backed = usize::try_from(size_hint / 8).unwrap_or(usize::MAX);
+    gates.reserve((num_gates as usize).min(backed));
+    gate_lines.reserve((num_gates as usize).min(backed));
+    while let Some((line, toks)) = lines.tokens()? {
         if gates.len() == num_gates as usize {
             return Err(err(
                 line,
@@ -251,13 +316,24 @@ pub fn write(c: &Circuit, format: Format) -> Result<String, Error> {
     Ok(s)
 }
 
-/// Reads a circuit file.
+/// Reads a circuit file, streaming it line by line (see [`parse_reader`]); a file larger than
+/// [`MAX_FILE_BYTES`] is refused.
 pub fn read_file(path: &std::path::Path) -> Result<(Circuit, Format), Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
+    let io = |e: std::io::Error| Error::Io {
         path: path.display().to_string(),
         message: e.to_string(),
-    })?;
-    parse(&text).map_err(|e| match e {
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
+    if size > MAX_FILE_BYTES {
+        return Err(Error::Io {
+            path: path.display().to_string(),
+            message: format!(
+                "{size} bytes, more than the limit of {MAX_FILE_BYTES} for circuit files"
+            ),
+        });
+    }
+    parse_reader(std::io::BufReader::new(file), size).map_err(|e| match e {
         Error::Parse { line, message } => Error::Parse {
             line,
             message: format!("{}: {message}", path.display()),
@@ -319,7 +395,7 @@ mod tests {
                 "declares 3",
             ),
             (
-                "1 3\n2 1 1\n2 1 1\n2 1 0 1 2 XOR\n2 1 0 1 3 AND\n",
+                "1 3\n2 1 1\n1 1\n2 1 0 1 2 XOR\n2 1 0 1 2 AND\n",
                 5,
                 "more gates",
             ),
@@ -338,9 +414,23 @@ mod tests {
             (
                 "1 3\n2 4294967295 4294967295\n1 1\n2 1 0 1 2 XOR\n",
                 2,
-                "input wires but only 3",
+                "can read at most 2",
             ),
-            ("1 3\n2 1 1\n1 9\n2 1 0 1 2 XOR\n", 1, "output wires"),
+            (
+                "1 3\n2 1 1\n1 9\n2 1 0 1 2 XOR\n",
+                1,
+                "output wires overlap",
+            ),
+            // Inputs of 4 Gi wires behind one gate: refused before any wire table exists.
+            (
+                "1 4294967295\n2 2147483648 2147483646\n1 1\n\n2 1 0 1 4294967294 XOR\n",
+                2,
+                "can read at most 2",
+            ),
+            // Numbers are digits only: no sign.
+            ("2 4\n2 1 +1\n2 1 1\n2 1 0 1 2 XOR\n", 2, "\"+1\""),
+            ("1 3\n2 1 1\n1 1\n2 1 0 +1 2 XOR\n", 4, "\"+1\""),
+            ("+1 3\n2 1 1\n1 1\n2 1 0 1 2 XOR\n", 1, "\"+1\""),
         ];
         for (text, line, what) in cases {
             match parse(text) {
@@ -350,6 +440,24 @@ mod tests {
                 }
                 other => panic!("{text:?} gave {other:?}"),
             }
+        }
+    }
+
+    /// An endless line (as `/dev/zero` gives) stops at the line limit, and bytes that are not
+    /// UTF-8 are named, without reading further.
+    #[test]
+    fn endless_or_binary_input_is_refused_early() {
+        let zeros = std::io::repeat(0).take(64 * MAX_LINE_BYTES as u64);
+        match parse_reader(std::io::BufReader::new(zeros), 0) {
+            Err(Error::Parse { line: 1, message }) => {
+                assert!(message.contains("longer than the limit"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let binary: &[u8] = b"1 3\n2 1 1\n1 1\n2 1 0 1 2 \xff\xfe\n";
+        match parse_reader(binary, binary.len() as u64) {
+            Err(Error::Parse { line: 4, message }) => assert!(message.contains("UTF-8")),
+            other => panic!("{other:?}"),
         }
     }
 

@@ -5,6 +5,89 @@ use crate::Error;
 /// A wire index.
 pub type Wire = u32;
 
+/// Why a circuit's declared shape (wires, input and output widths, gate count) is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShapeError {
+    /// More wires than the inputs and gates can define (each wire is one or the other).
+    Wires {
+        /// Declared wires.
+        wires: u64,
+        /// Input wires plus gates.
+        defined: u64,
+    },
+    /// More input wires than the gates can read (two each).
+    Inputs {
+        /// Declared input wires.
+        inputs: u64,
+        /// Gates.
+        gates: u64,
+    },
+    /// Input and output wires overlap (outputs must be written by gates).
+    Overlap {
+        /// Input wires.
+        inputs: u64,
+        /// Output wires.
+        outputs: u64,
+        /// Declared wires.
+        wires: u64,
+    },
+}
+
+impl ShapeError {
+    /// The reason, for an error message.
+    pub fn message(self) -> String {
+        match self {
+            ShapeError::Wires { wires, defined } => {
+                format!("declares {wires} wires, but inputs and gates define at most {defined}")
+            }
+            ShapeError::Inputs { inputs, gates } => format!(
+                "declares {inputs} input wires, but its {gates} gates can read at most {} of them",
+                2 * gates
+            ),
+            ShapeError::Overlap {
+                inputs,
+                outputs,
+                wires,
+            } => format!(
+                "{inputs} input and {outputs} output wires overlap in {wires} wires \
+                 (outputs must be written by gates)"
+            ),
+        }
+    }
+}
+
+/// The shape rules that bound everything a circuit's analyses allocate by its gate count,
+/// which a file can only declare by listing the gates: every wire is an input or a gate's
+/// output (wires ≤ inputs + gates), every input wire could be read (inputs ≤ 2 · gates), and
+/// outputs are gates' outputs, apart from the inputs (inputs + outputs ≤ wires). Hence
+/// wires ≤ 3 · gates. Checked before anything is allocated for the wires.
+pub fn check_shape(
+    wires: u32,
+    inputs: &[u32],
+    outputs: &[u32],
+    gates: u64,
+) -> Result<(), ShapeError> {
+    let total = |v: &[u32]| v.iter().map(|&w| u64::from(w)).sum::<u64>();
+    let (wires, ins, outs) = (u64::from(wires), total(inputs), total(outputs));
+    if wires > ins + gates {
+        return Err(ShapeError::Wires {
+            wires,
+            defined: ins + gates,
+        });
+    }
+    if ins > 2 * gates {
+        return Err(ShapeError::Inputs { inputs: ins, gates });
+    }
+    if ins + outs > wires {
+        return Err(ShapeError::Overlap {
+            inputs: ins,
+            outputs: outs,
+            wires,
+        });
+    }
+    Ok(())
+}
+
 /// What a gate computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum GateKind {
@@ -86,19 +169,21 @@ impl Circuit {
         self.num_wires - self.num_output_wires()
     }
 
-    /// Checks the invariants: wires in range, each written once, read only after being written,
-    /// every output written, constants 0 or 1. Returns the index of the first offending gate
-    /// with the reason.
+    /// Checks the invariants: the shape rules of [`check_shape`], wires in range, each written
+    /// once, read only after being written, every output written by a gate, constants 0 or 1.
+    /// Returns the index of the first offending gate with the reason. Nothing is allocated
+    /// before the shape is known to be bounded by the gate count.
     pub fn validate(&self) -> Result<(), (Option<usize>, String)> {
+        check_shape(
+            self.num_wires,
+            &self.inputs,
+            &self.outputs,
+            self.gates.len() as u64,
+        )
+        .map_err(|e| (None, e.message()))?;
         let n = self.num_wires as usize;
         let total = |v: &[u32]| v.iter().map(|&w| w as usize).sum::<usize>();
         let (num_in, num_out) = (total(&self.inputs), total(&self.outputs));
-        if num_in > n || num_out > n {
-            return Err((
-                None,
-                format!("{num_in} input and {num_out} output wires but only {n} wires"),
-            ));
-        }
         let mut written = vec![false; n];
         written[..num_in].fill(true);
         for (i, g) in self.gates.iter().enumerate() {

@@ -58,10 +58,13 @@ pub fn bits_from_hex(hex: &str, width: u32) -> Result<Vec<bool>, Error> {
             hex.len()
         )));
     }
+    if let Some(at) = hex.bytes().position(|b| !b.is_ascii_hexdigit()) {
+        return Err(Error::Input(format!("{hex:?}: not hex at digit {at}")));
+    }
     let mut bits = Vec::with_capacity(width as usize);
-    for k in 0..bytes {
-        let byte = u8::from_str_radix(hex.get(2 * k..2 * k + 2).unwrap_or("zz"), 16)
-            .map_err(|_| Error::Input(format!("{hex:?}: not hex at digit {}", 2 * k)))?;
+    for pair in hex.as_bytes().chunks_exact(2) {
+        let digit = |d: u8| (d as char).to_digit(16).unwrap_or(0) as u8;
+        let byte = digit(pair[0]) << 4 | digit(pair[1]);
         bits.extend((0..8).map(|i| (byte >> i) & 1 == 1));
     }
     if bits[width as usize..].iter().any(|&b| b) {

@@ -204,6 +204,21 @@ fn hex_convention_round_trips() {
     assert!(bits_from_hex("0", 4).is_err());
 }
 
+/// Hex digits only: a sign (which `u8::from_str_radix` would take), a space or a non-ASCII
+/// character is refused with the digit's position.
+#[test]
+fn hex_values_are_digits_only() {
+    for (text, at) in [("+f+f", 0), ("0+0f", 1), ("0f +", 2), ("é00", 0)] {
+        match bits_from_hex(text, 16) {
+            Err(tessera_circuit::Error::Input(m)) => {
+                assert!(m.contains(&format!("digit {at}")), "{text}: {m}")
+            }
+            other => panic!("{text} gave {other:?}"),
+        }
+    }
+    assert_eq!(bits_to_hex(&bits_from_hex("AbCd", 16).unwrap()), "abcd");
+}
+
 /// Bits of bytes, least significant first in each byte (the project's convention).
 fn lsb_first(bytes: &[u8]) -> Vec<bool> {
     bytes

@@ -209,3 +209,38 @@ fn two_processes_with_different_circuits_both_fail_clearly() {
     assert!(err.contains("fingerprint"), "{err}");
     assert!(g_err.contains("fingerprint"), "{g_err}");
 }
+
+/// Defect 1: a 5-line file that declares 4 Gi input wires behind one gate is refused at the
+/// line that declares them, before any wire table is allocated (it grew past 3 GB before).
+/// Defect 2: an endless file is refused at its first line, not read to the end.
+/// Defect 5: hex inputs take digits only, no sign.
+#[test]
+fn hostile_circuit_files_and_inputs_are_refused_early() {
+    let dir = tempfile::tempdir().unwrap();
+    let bomb = dir.path().join("bomb.txt");
+    std::fs::write(
+        &bomb,
+        "1 4294967295\n2 2147483648 2147483646\n1 1\n\n2 1 0 1 4294967294 XOR\n",
+    )
+    .unwrap();
+    let bomb = bomb.to_str().unwrap();
+    for args in [
+        vec!["circuit", "info", bomb],
+        vec!["circuit", "eval", bomb, "--input", "00", "--input", "00"],
+    ] {
+        let (ok, _, err) = tessera(&args);
+        assert!(
+            !ok && err.contains("line 2") && err.contains("can read at most 2"),
+            "{args:?}: {err}"
+        );
+    }
+    let start = std::time::Instant::now();
+    let (ok, _, err) = tessera(&["circuit", "info", "/dev/zero"]);
+    assert!(
+        !ok && err.contains("line 1") && err.contains("longer than the limit"),
+        "{err}"
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(10));
+    let (ok, _, err) = tessera(&["circuit", "eval", "add8", "--input", "+f", "--input", "01"]);
+    assert!(!ok && err.contains("not hex at digit 0"), "{err}");
+}
