@@ -45,19 +45,12 @@ impl<T: Copy + Default> Gathered<T> {
     }
 }
 
-/// One party's side of a run: what it keeps per wire and how it treats each kind of step.
+/// One party's side of a run: what it keeps per wire and how it treats the free steps.
 trait Party {
     type Label: Copy + Default;
     fn xor(a: Self::Label, b: Self::Label) -> Self::Label;
     fn not(&self, a: Self::Label) -> Self::Label;
     fn constant(&mut self, value: bool) -> Self::Label;
-    /// Gates `gates` (all XOR if `xor`, else all AND) through the scheme.
-    fn batch(
-        &mut self,
-        labels: &mut [Self::Label],
-        xor: bool,
-        gates: &[BatchGate],
-    ) -> Result<(), Error>;
 }
 
 /// Table blocks of one batch of `gates` gates, XOR gates if `xor`.
@@ -95,19 +88,25 @@ fn check<S: Scheme>(plan: &Plan, inputs: usize) -> Result<(), Error> {
     Ok(())
 }
 
-/// Runs `plan` from the input labels; returns the output labels.
-fn run<P: Party>(
-    plan: &Plan,
-    labels: &mut Vec<P::Label>,
-    inputs: &[P::Label],
-    party: &mut P,
-) -> Result<Vec<P::Label>, Error> {
+/// Places the input labels in their slots.
+fn load_inputs<L: Copy + Default>(plan: &Plan, labels: &mut Vec<L>, inputs: &[L]) {
     labels.clear();
-    labels.resize(plan.num_slots, P::Label::default());
+    labels.resize(plan.num_slots, L::default());
     for (&s, &l) in plan.input_slots.iter().zip(inputs) {
         labels[s as usize] = l;
     }
-    for step in &plan.steps {
+}
+
+/// Runs the free steps of `plan` from step `at` until the next batch; returns that batch
+/// (all XOR if the flag says so, else all AND) and moves `at` past it, or `None` at the end.
+fn advance<'p, P: Party>(
+    plan: &'p Plan,
+    labels: &mut [P::Label],
+    party: &mut P,
+    at: &mut usize,
+) -> Option<(bool, &'p [BatchGate])> {
+    while let Some(step) = plan.steps.get(*at) {
+        *at += 1;
         match *step {
             Step::Xor { a, b, out } => {
                 labels[out as usize] = P::xor(labels[a as usize], labels[b as usize])
@@ -116,15 +115,18 @@ fn run<P: Party>(
             Step::Copy { a, out } => labels[out as usize] = labels[a as usize],
             Step::Const { value, out } => labels[out as usize] = party.constant(value),
             Step::Batch { xor, start, end } => {
-                party.batch(labels, xor, &plan.batched[start as usize..end as usize])?
+                return Some((xor, &plan.batched[start as usize..end as usize]));
             }
         }
     }
-    Ok(plan
-        .output_slots
+    None
+}
+
+fn outputs<L: Copy>(plan: &Plan, labels: &[L]) -> Vec<L> {
+    plan.output_slots
         .iter()
         .map(|&s| labels[s as usize])
-        .collect())
+        .collect()
 }
 
 /// Garbles circuits with scheme `S`.
@@ -135,14 +137,11 @@ pub struct Garbler<S: Scheme> {
     buf: Gathered<S::Wire>,
 }
 
-struct Garbling<'a, S: Scheme, K> {
-    scheme: &'a mut S,
+struct Garbling<'a, S: Scheme> {
     secret: &'a mut S::Secret,
-    buf: &'a mut Gathered<S::Wire>,
-    sink: &'a mut K,
 }
 
-impl<S: Scheme, K: TableSink> Party for Garbling<'_, S, K> {
+impl<S: Scheme> Party for Garbling<'_, S> {
     type Label = S::Wire;
     fn xor(a: S::Wire, b: S::Wire) -> S::Wire {
         S::free_xor(a, b)
@@ -152,28 +151,6 @@ impl<S: Scheme, K: TableSink> Party for Garbling<'_, S, K> {
     }
     fn constant(&mut self, value: bool) -> S::Wire {
         S::constant(self.secret, value)
-    }
-    fn batch(
-        &mut self,
-        labels: &mut [S::Wire],
-        xor: bool,
-        gates: &[BatchGate],
-    ) -> Result<(), Error> {
-        let buf = &mut *self.buf;
-        buf.load(labels, gates, batch_table_blocks::<S>(xor, gates.len()));
-        let garble = if xor { S::garble_xor } else { S::garble_and };
-        garble(
-            self.scheme,
-            self.secret,
-            &buf.a,
-            &buf.b,
-            &buf.ids,
-            &mut buf.out,
-            &mut buf.table,
-        );
-        self.sink.put(&buf.table)?;
-        buf.store(labels, gates);
-        Ok(())
     }
 }
 
@@ -188,7 +165,8 @@ impl<S: Scheme> Garbler<S> {
     }
 
     /// Garbles `plan` with the input wires `inputs` (one per input wire) and the circuit's
-    /// `secret`, writing the tables to `sink`. Returns the output wires.
+    /// `secret`, writing each batch's tables to `sink` as soon as they exist. Returns the
+    /// output wires.
     pub fn garble(
         &mut self,
         plan: &Plan,
@@ -197,13 +175,30 @@ impl<S: Scheme> Garbler<S> {
         sink: &mut impl TableSink,
     ) -> Result<Vec<S::Wire>, Error> {
         check::<S>(plan, inputs.len())?;
-        let mut party = Garbling {
-            scheme: &mut self.scheme,
-            secret,
-            buf: &mut self.buf,
-            sink,
-        };
-        run(plan, &mut self.labels, inputs, &mut party)
+        load_inputs(plan, &mut self.labels, inputs);
+        let mut party = Garbling::<S> { secret };
+        let mut at = 0;
+        while let Some((xor, gates)) = advance(plan, &mut self.labels, &mut party, &mut at) {
+            let buf = &mut self.buf;
+            buf.load(
+                &self.labels,
+                gates,
+                batch_table_blocks::<S>(xor, gates.len()),
+            );
+            let garble = if xor { S::garble_xor } else { S::garble_and };
+            garble(
+                &mut self.scheme,
+                party.secret,
+                &buf.a,
+                &buf.b,
+                &buf.ids,
+                &mut buf.out,
+                &mut buf.table,
+            );
+            sink.put(&buf.table)?;
+            buf.store(&mut self.labels, gates);
+        }
+        Ok(outputs(plan, &self.labels))
     }
 }
 
@@ -215,13 +210,10 @@ pub struct Evaluator<S> {
     buf: Gathered<Block>,
 }
 
-struct Evaluating<'a, S, R> {
-    scheme: &'a mut S,
-    buf: &'a mut Gathered<Block>,
-    source: &'a mut R,
-}
+/// The evaluator's free steps: XOR labels, keep them through NOT, zero for constants.
+struct Evaluating;
 
-impl<S: Scheme, R: TableSource> Party for Evaluating<'_, S, R> {
+impl Party for Evaluating {
     type Label = Block;
     fn xor(a: Block, b: Block) -> Block {
         a ^ b
@@ -232,21 +224,17 @@ impl<S: Scheme, R: TableSource> Party for Evaluating<'_, S, R> {
     fn constant(&mut self, _value: bool) -> Block {
         Block::ZERO
     }
-    fn batch(&mut self, labels: &mut [Block], xor: bool, gates: &[BatchGate]) -> Result<(), Error> {
-        let buf = &mut *self.buf;
-        buf.load(labels, gates, 0);
-        let table = self
-            .source
-            .take(batch_table_blocks::<S>(xor, gates.len()))?;
-        let evaluate = if xor {
-            S::evaluate_xor
-        } else {
-            S::evaluate_and
-        };
-        evaluate(self.scheme, &buf.a, &buf.b, &buf.ids, table, &mut buf.out);
-        buf.store(labels, gates);
-        Ok(())
-    }
+}
+
+/// Where an evaluation stands: the next step of its plan, and the batch waiting for its
+/// tables. Made by [`Evaluator::start`], moved on by [`Evaluator::next_tables`] and
+/// [`Evaluator::feed`], so an evaluation can wait for each batch's tables (from a peer, one
+/// message at a time).
+#[derive(Debug)]
+pub struct Evaluation<'p> {
+    plan: &'p Plan,
+    at: usize,
+    pending: Option<(bool, &'p [BatchGate])>,
 }
 
 impl<S: Scheme> Evaluator<S> {
@@ -259,6 +247,65 @@ impl<S: Scheme> Evaluator<S> {
         }
     }
 
+    /// Starts evaluating `plan` on the active input labels `inputs`.
+    pub fn start<'p>(&mut self, plan: &'p Plan, inputs: &[Block]) -> Result<Evaluation<'p>, Error> {
+        check::<S>(plan, inputs.len())?;
+        load_inputs(plan, &mut self.labels, inputs);
+        Ok(Evaluation {
+            plan,
+            at: 0,
+            pending: None,
+        })
+    }
+
+    /// Runs the free steps up to the next batch and returns how many table blocks it needs,
+    /// or `None` when the circuit is done.
+    pub fn next_tables(&mut self, ev: &mut Evaluation<'_>) -> Option<usize> {
+        if ev.pending.is_none() {
+            ev.pending = advance(ev.plan, &mut self.labels, &mut Evaluating, &mut ev.at);
+        }
+        ev.pending
+            .map(|(xor, gates)| batch_table_blocks::<S>(xor, gates.len()))
+    }
+
+    /// Evaluates the waiting batch with its tables (as many blocks as
+    /// [`Evaluator::next_tables`] said).
+    pub fn feed(&mut self, ev: &mut Evaluation<'_>, table: &[Block]) -> Result<(), Error> {
+        let (xor, gates) = ev
+            .pending
+            .take()
+            .ok_or_else(|| Error::Inputs("tables fed with no batch waiting".into()))?;
+        let need = batch_table_blocks::<S>(xor, gates.len());
+        if table.len() != need {
+            return Err(Error::Truncated {
+                needed: need,
+                available: table.len(),
+            });
+        }
+        let buf = &mut self.buf;
+        buf.load(&self.labels, gates, 0);
+        let evaluate = if xor {
+            S::evaluate_xor
+        } else {
+            S::evaluate_and
+        };
+        evaluate(
+            &mut self.scheme,
+            &buf.a,
+            &buf.b,
+            &buf.ids,
+            table,
+            &mut buf.out,
+        );
+        buf.store(&mut self.labels, gates);
+        Ok(())
+    }
+
+    /// The active output labels of a finished evaluation.
+    pub fn outputs(&self, ev: &Evaluation<'_>) -> Vec<Block> {
+        outputs(ev.plan, &self.labels)
+    }
+
     /// Evaluates `plan` on the active input labels `inputs`, reading tables from `source`
     /// (which must then be exhausted). Returns the active output labels.
     pub fn evaluate(
@@ -267,14 +314,12 @@ impl<S: Scheme> Evaluator<S> {
         inputs: &[Block],
         source: &mut impl TableSource,
     ) -> Result<Vec<Block>, Error> {
-        check::<S>(plan, inputs.len())?;
-        let mut party = Evaluating {
-            scheme: &mut self.scheme,
-            buf: &mut self.buf,
-            source,
-        };
-        let out = run(plan, &mut self.labels, inputs, &mut party)?;
+        let mut ev = self.start(plan, inputs)?;
+        while let Some(n) = self.next_tables(&mut ev) {
+            let table = source.take(n)?;
+            self.feed(&mut ev, table)?;
+        }
         source.finish()?;
-        Ok(out)
+        Ok(self.outputs(&ev))
     }
 }

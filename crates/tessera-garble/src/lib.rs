@@ -24,11 +24,12 @@ mod tables;
 
 pub use delta::Delta;
 pub use encoding::{InputEncoding, decode, decoding_bits};
-pub use engine::{Evaluator, Garbler, table_blocks};
+pub use engine::{Evaluation, Evaluator, Garbler, table_blocks};
 pub use plan::{Batching, Plan, PlanStats, XorGates};
 pub use scheme::{
-    Circ, CircHash, GateCost, HalfGates, HalfGatesHash, Mi, MiHash, Prf, PrfSecret, PrfWire, Prp,
-    PrpHash, Scheme, SchemeCost, SchemeKind, SchemeVisitor, ThreeHalves, ThreeHalvesSecret,
+    Circ, CircHash, GateCost, HalfGates, HalfGatesHash, Mi, MiHash, Offset, Prf, PrfSecret,
+    PrfWire, Prp, PrpHash, Scheme, SchemeCost, SchemeKind, SchemeVisitor, ThreeHalves,
+    ThreeHalvesSecret,
 };
 pub use tables::{TableReader, TableSink, TableSource};
 

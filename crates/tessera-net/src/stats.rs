@@ -1,11 +1,12 @@
 //! What crossed the wire, and how long each named phase of a run took (MOTION2NX App. B:
 //! run statistics as JSON).
 
-use crate::Channel;
+use crate::{Channel, Network};
 use serde::Serialize;
 use std::time::Instant;
 
-/// Traffic counters of one channel end. Bytes include the 5-byte frame headers.
+/// Traffic counters of one link, or of all of a party's links. Bytes include the 7-byte frame
+/// headers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Stats {
     /// Bytes this party sent.
@@ -46,7 +47,25 @@ pub struct Phase {
     pub traffic: Stats,
 }
 
-/// Times a phase on a channel: [`PhaseTimer::start`] before, [`PhaseTimer::stop`] after.
+/// Whatever counts traffic: a channel to one peer, or a whole network.
+pub trait Traffic {
+    /// What has crossed the wire so far.
+    fn traffic(&self) -> Stats;
+}
+
+impl<C: Channel + ?Sized> Traffic for C {
+    fn traffic(&self) -> Stats {
+        self.stats()
+    }
+}
+
+impl Traffic for Network {
+    fn traffic(&self) -> Stats {
+        self.stats()
+    }
+}
+
+/// Times a phase: [`PhaseTimer::start`] before, [`PhaseTimer::stop`] after.
 #[derive(Clone, Debug)]
 pub struct PhaseTimer {
     name: String,
@@ -55,21 +74,21 @@ pub struct PhaseTimer {
 }
 
 impl PhaseTimer {
-    /// Starts timing phase `name` on `channel`.
-    pub fn start<C: Channel + ?Sized>(name: &str, channel: &C) -> Self {
+    /// Starts timing phase `name` on a channel or network.
+    pub fn start<T: Traffic + ?Sized>(name: &str, on: &T) -> Self {
         PhaseTimer {
             name: name.to_owned(),
             start: Instant::now(),
-            at: channel.stats(),
+            at: on.traffic(),
         }
     }
 
     /// Ends the phase.
-    pub fn stop<C: Channel + ?Sized>(self, channel: &C) -> Phase {
+    pub fn stop<T: Traffic + ?Sized>(self, on: &T) -> Phase {
         Phase {
             name: self.name,
             ms: self.start.elapsed().as_secs_f64() * 1e3,
-            traffic: channel.stats().since(&self.at),
+            traffic: on.traffic().since(&self.at),
         }
     }
 }

@@ -1,4 +1,7 @@
-//! OT extension: IKNP with the ALSZ optimisations, and KOS.
+//! OT extension: IKNP with the ALSZ optimisations, and KOS, as roles without I/O (one batch of
+//! extension each: [`ExtendSender`], [`ExtendReceiver`]; chosen messages: [`MaskedSender`],
+//! [`MaskedReceiver`]) and the providers that drive them ([`ExtensionSender`],
+//! [`ExtensionReceiver`]), which implement the OT traits of [`crate::traits`].
 //!
 //! Setup: 128 base OTs with the roles reversed. The extension sender draws Δ (its choice bits
 //! s_i = bit i of Δ, bit 0 forced to 1 so that Δ can serve as a free-XOR offset) and learns
@@ -8,41 +11,51 @@
 //! Extending m OTs with choice vector r (IKNP §4; ALSZ §3.1: only one matrix is sent): the
 //! receiver sets column t^i = G(k_i^0) and sends u^i = t^i ⊕ G(k_i^1) ⊕ r; the sender computes
 //! q^i = G(k_i^{s_i}) ⊕ s_i·u^i = t^i ⊕ s_i·r. Transposed into rows: q_j = t_j ⊕ r_j·Δ.
-//! That is a correlated OT with global offset Δ ([`OtSender::correlated`]): the sender holds
-//! q_j and q_j ⊕ Δ, the receiver the one it chose. Hashing both ends with a tweakable
-//! circular-correlation-robust hash (TCCR, Guo-Katz-Wang-Yu S&P 2020, tweak = the OT's
-//! index) gives random OT ([`OtSender::random`]; ALSZ's R-OT, no further message), and
-//! masking two chosen messages with the random ones gives chosen-message OT
-//! ([`OtSender::send`], two blocks per OT).
+//! That is a correlated OT with global offset Δ: the sender holds q_j and q_j ⊕ Δ, the receiver
+//! the one it chose. Hashing both ends with a tweakable circular-correlation-robust hash (TCCR,
+//! Guo-Katz-Wang-Yu S&P 2020, tweak = the OT's index) gives random OT (ALSZ's R-OT, no further
+//! message), and masking two chosen messages with the random ones gives chosen-message OT
+//! (two blocks per OT).
 //!
 //! KOS (Keller, Orsini, Scholl, CRYPTO 2015, §3 and Fig. 7): the receiver extends
 //! `KOS_EXTRA` more rows with random choice bits, and after the matrix both run the
-//! consistency check: for random χ_j ∈ GF(2^128) from a coin toss (the receiver commits to its
-//! seed before the sender reveals its own), the receiver sends x = Σ r_j·χ_j and
-//! t = Σ t_j·χ_j, and the sender checks Σ q_j·χ_j = t ⊕ x·Δ. A receiver that used different
-//! choice vectors in different columns fails except with probability 2^-(number of affected
-//! columns with s_i = 1); the extra random rows keep x and t from revealing r. The extra rows
-//! are then dropped. Nothing is hashed or sent before the check passes.
+//! consistency check: for random χ_j ∈ GF(2^128) from a coin toss (the sender commits to its
+//! seed before the matrix, the receiver then reveals its own, the sender opens), the receiver
+//! sends x = Σ r_j·χ_j and t = Σ t_j·χ_j, and the sender checks Σ q_j·χ_j = t ⊕ x·Δ. A receiver
+//! that used different choice vectors in different columns fails except with probability
+//! 2^-(number of affected columns with s_i = 1); the extra random rows keep x and t from
+//! revealing r. The extra rows are then dropped. Nothing is hashed or sent before the check
+//! passes.
 //!
 //! The matrix goes out in messages of `CHUNK` rows (256 KiB), so the sender works on one
 //! chunk while the next is in flight; requests are processed in batches of `BATCH` OTs, so
 //! memory stays bounded however many OTs are asked for.
 
-use crate::{Error, abort, base};
+use crate::Error;
+use crate::base;
+use crate::traits::{CotReceiver, CotSender, OtReceiver, OtSender, RotReceiver, RotSender};
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 use tessera_core::transpose::transpose_128xm_to_blocks;
 use tessera_core::{Block, FixedKeyHash, Prg, gf128};
-use tessera_net::{Channel, Tag};
+use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
+use tessera_net::{Channel, DecodeError, Kind, Space, Spaces};
 
-const MATRIX: Tag = Tag::new(0x20, "ot-extension matrix u");
-const COMMIT: Tag = Tag::new(0x21, "kos sender seed commitment");
-const SEED: Tag = Tag::new(0x22, "kos receiver seed");
-const PROOF: Tag = Tag::new(0x23, "kos check values");
-const OPEN: Tag = Tag::new(0x25, "kos sender seed opening");
-const MESSAGES: Tag = Tag::new(0x24, "ot masked messages");
+/// The receiver's matrix u, one chunk of rows.
+pub const MATRIX: Kind = Kind::new(0x20, "ot-extension matrix u");
+/// The sender's commitment to its coin-toss seed (KOS).
+pub const COMMIT: Kind = Kind::new(0x21, "kos sender seed commitment");
+/// The receiver's coin-toss seed (KOS).
+pub const SEED: Kind = Kind::new(0x22, "kos receiver seed");
+/// The receiver's check values x and t (KOS).
+pub const PROOF: Kind = Kind::new(0x23, "kos check values");
+/// The sender's masked chosen messages, one chunk.
+pub const MESSAGES: Kind = Kind::new(0x24, "ot masked messages");
+/// The sender's seed opening (KOS).
+pub const OPEN: Kind = Kind::new(0x25, "kos sender seed opening");
 
 /// Rows per matrix message (a multiple of 128).
-const CHUNK: usize = 1 << 14;
+pub const CHUNK: usize = 1 << 14;
 /// OTs per extension batch: per KOS check, and per hashing pass.
 const BATCH: usize = 1 << 20;
 /// Extra rows KOS extends and drops: κ + s = 128 + 64, rounded up to whole 128-row tiles.
@@ -70,7 +83,7 @@ impl Security {
     }
 
     /// Rows extended for `n` OTs: whole 128-row tiles, plus KOS's extra rows.
-    fn rows(self, n: usize) -> usize {
+    pub fn rows(self, n: usize) -> usize {
         n.next_multiple_of(KAPPA)
             + match self {
                 Security::SemiHonest => 0,
@@ -79,280 +92,133 @@ impl Security {
     }
 }
 
-/// Buffers both sides reuse from batch to batch.
-#[derive(Default)]
-struct Scratch {
-    /// The current batch's rows (q_j or t_j), padded.
-    rows: Vec<Block>,
-    /// One chunk's 128 columns, `CHUNK / 128` blocks each.
-    matrix: Vec<Block>,
-    /// One PRG column, or hash inputs.
-    column: Vec<Block>,
-    /// Hash tweaks.
-    tweaks: Vec<Block>,
-    /// H(row_j, j) for one chunk.
-    hashed: Vec<Block>,
-    /// H(row_j ⊕ Δ, j) for one chunk (the sender's second message).
-    hashed_delta: Vec<Block>,
-    /// One chunk of masked message pairs, interleaved.
-    masked: Vec<Block>,
+/// A chunk of the matrix u: `rows` rows as 128 columns of `rows / 128` blocks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Matrix<'a>(pub Cow<'a, [Block]>);
+/// The sender's commitment: SHA-256 of its seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Commit(pub [u8; 32]);
+/// The receiver's coin-toss seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Seed(pub Block);
+/// The sender's seed opening.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Open(pub Block);
+/// The receiver's check values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Proof {
+    /// x = Σ r_j·χ_j.
+    pub x: Block,
+    /// t = Σ t_j·χ_j.
+    pub t: Block,
 }
+/// A chunk of masked chosen messages: (m0 ⊕ x0, m1 ⊕ x1) per OT, interleaved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Masked<'a>(pub Cow<'a, [Block]>);
 
-impl Scratch {
-    fn new() -> Self {
-        Scratch {
-            rows: Vec::new(),
-            matrix: vec![Block::ZERO; CHUNK],
-            column: vec![Block::ZERO; CHUNK],
-            tweaks: vec![Block::ZERO; CHUNK],
-            hashed: vec![Block::ZERO; CHUNK],
-            hashed_delta: vec![Block::ZERO; CHUNK],
-            masked: vec![Block::ZERO; 2 * CHUNK],
-        }
-    }
-
-    /// Hashes the `len ≤ CHUNK` rows from `start` under tweaks `first_index + start ..`: into
-    /// `hashed[..len]`, and with `delta` XORed in into `hashed_delta[..len]`.
-    fn hash_chunk(
-        &mut self,
-        hash: &FixedKeyHash,
-        start: usize,
-        len: usize,
-        first_index: u64,
-        delta: Option<Block>,
-    ) {
-        let first = first_index + start as u64;
-        for (k, t) in self.tweaks[..len].iter_mut().enumerate() {
-            *t = Block::new(u128::from(first + k as u64));
-        }
-        let rows = &self.rows[start..start + len];
-        hash.tccr(rows, &self.tweaks[..len], &mut self.hashed[..len]);
-        if let Some(delta) = delta {
-            for (x, &r) in self.column[..len].iter_mut().zip(rows) {
-                *x = r ^ delta;
+macro_rules! blocks_message {
+    ($($t:ident => $kind:expr),*) => {$(
+        impl Encode for $t<'_> {
+            const KIND: Kind = $kind;
+            fn encode<'a>(&'a self, _scratch: &'a mut Vec<u8>) -> &'a [u8] {
+                bytemuck::cast_slice(&self.0)
             }
-            hash.tccr(
-                &self.column[..len],
-                &self.tweaks[..len],
-                &mut self.hashed_delta[..len],
-            );
         }
+    )*};
+}
+blocks_message!(Matrix => MATRIX, Masked => MESSAGES);
+
+macro_rules! block_message {
+    ($($t:ident => $kind:expr),*) => {$(
+        impl Encode for $t {
+            const KIND: Kind = $kind;
+            fn encode<'a>(&'a self, scratch: &'a mut Vec<u8>) -> &'a [u8] {
+                scratch.clear();
+                scratch.extend_from_slice(&self.0.to_bytes());
+                scratch
+            }
+        }
+    )*};
+}
+block_message!(Seed => SEED, Open => OPEN);
+
+impl Encode for Commit {
+    const KIND: Kind = COMMIT;
+    fn encode<'a>(&'a self, _scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        &self.0
     }
 }
 
-fn check_len(what: &str, got: usize, want: usize) -> Result<(), Error> {
-    if got == want {
-        Ok(())
-    } else {
-        Err(Error::Usage(format!(
-            "{what}: {got} outputs for {want} OTs"
-        )))
+impl Encode for Proof {
+    const KIND: Kind = PROOF;
+    fn encode<'a>(&'a self, scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        scratch.clear();
+        scratch.extend_from_slice(&self.x.to_bytes());
+        scratch.extend_from_slice(&self.t.to_bytes());
+        scratch
     }
 }
 
-/// The sender of OT extension: holds Δ.
-pub struct OtSender {
-    security: Security,
-    delta: Block,
-    /// G(k_i^{s_i}) for each column i.
-    columns: Vec<Prg>,
-    hash: FixedKeyHash,
-    prg: Prg,
-    next_index: u64,
-    scratch: Scratch,
+/// What the extension sender receives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToSender<'a> {
+    /// A chunk of the matrix.
+    Matrix(Matrix<'a>),
+    /// The receiver's seed.
+    Seed(Seed),
+    /// The receiver's check values.
+    Proof(Proof),
 }
 
-impl std::fmt::Debug for OtSender {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OtSender")
-            .field("security", &self.security)
-            .field("next_index", &self.next_index)
-            .finish_non_exhaustive()
-    }
-}
-
-impl OtSender {
-    /// Runs the base OTs (as their receiver) with the peer's [`OtReceiver::setup`].
-    pub fn setup<C: Channel + ?Sized>(
-        channel: &mut C,
-        security: Security,
-        mut prg: Prg,
-    ) -> Result<Self, Error> {
-        let delta = prg.random_block().with_lsb(true);
-        let bits: Vec<bool> = (0..KAPPA)
-            .map(|i| (delta.as_u128() >> i) & 1 == 1)
-            .collect();
-        let seeds = base::receive_random(channel, &bits, &mut prg)?;
-        Ok(OtSender {
-            security,
-            delta,
-            columns: seeds.into_iter().map(Prg::from_seed_block).collect(),
-            hash: FixedKeyHash::default(),
-            prg,
-            next_index: 0,
-            scratch: Scratch::new(),
+impl<'a> Decode<'a> for ToSender<'a> {
+    fn decode(kind: u8, bytes: &'a [u8]) -> Result<Self, DecodeError> {
+        Ok(match kind {
+            k if k == MATRIX.id => ToSender::Matrix(Matrix(role::blocks(bytes)?)),
+            k if k == SEED.id => ToSender::Seed(Seed(role::block(bytes)?)),
+            k if k == PROOF.id => {
+                let b = role::array::<32>(bytes)?;
+                ToSender::Proof(Proof {
+                    x: role::block(&b[..16])?,
+                    t: role::block(&b[16..])?,
+                })
+            }
+            k => {
+                return Err(DecodeError(format!(
+                    "kind {k:#04x} is not an OT-extension sender's message"
+                )));
+            }
         })
     }
+}
 
-    /// The global offset Δ of the correlated OTs (least significant bit 1). Secret.
-    pub fn delta(&self) -> Block {
-        self.delta
-    }
+/// What the extension receiver receives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToReceiver<'a> {
+    /// The sender's commitment.
+    Commit(Commit),
+    /// The sender's opening.
+    Open(Open),
+    /// A chunk of masked messages.
+    Masked(Masked<'a>),
+}
 
-    /// Which protocol this extension runs.
-    pub fn security(&self) -> Security {
-        self.security
-    }
-
-    /// Correlated OT: `out[j]` = q_j, where the receiver gets q_j if it chose 0 and q_j ⊕ Δ
-    /// if it chose 1.
-    pub fn correlated<C: Channel + ?Sized>(
-        &mut self,
-        channel: &mut C,
-        out: &mut [Block],
-    ) -> Result<(), Error> {
-        for part in out.chunks_mut(BATCH) {
-            self.extend(channel, part.len())?;
-            part.copy_from_slice(&self.scratch.rows[..part.len()]);
-        }
-        Ok(())
-    }
-
-    /// Random OT: `out[j]` = (x0_j, x1_j), of which the receiver gets the one it chose:
-    /// x0_j = H(q_j, j), x1_j = H(q_j ⊕ Δ, j).
-    pub fn random<C: Channel + ?Sized>(
-        &mut self,
-        channel: &mut C,
-        out: &mut [(Block, Block)],
-    ) -> Result<(), Error> {
-        for part in out.chunks_mut(BATCH) {
-            let first = self.extend(channel, part.len())?;
-            for (c, chunk) in part.chunks_mut(CHUNK).enumerate() {
-                let s = &mut self.scratch;
-                s.hash_chunk(&self.hash, c * CHUNK, chunk.len(), first, Some(self.delta));
-                for (o, (&x0, &x1)) in chunk.iter_mut().zip(s.hashed.iter().zip(&s.hashed_delta)) {
-                    *o = (x0, x1);
-                }
+impl<'a> Decode<'a> for ToReceiver<'a> {
+    fn decode(kind: u8, bytes: &'a [u8]) -> Result<Self, DecodeError> {
+        Ok(match kind {
+            k if k == COMMIT.id => ToReceiver::Commit(Commit(role::array(bytes)?)),
+            k if k == OPEN.id => ToReceiver::Open(Open(role::block(bytes)?)),
+            k if k == MESSAGES.id => ToReceiver::Masked(Masked(role::blocks(bytes)?)),
+            k => {
+                return Err(DecodeError(format!(
+                    "kind {k:#04x} is not an OT-extension receiver's message"
+                )));
             }
-        }
-        Ok(())
+        })
     }
+}
 
-    /// Chosen-message OT: the receiver gets `messages[j].0` or `.1` as it chose. Each
-    /// chunk goes out as one message of interleaved pairs (m0 ⊕ x0, m1 ⊕ x1).
-    pub fn send<C: Channel + ?Sized>(
-        &mut self,
-        channel: &mut C,
-        messages: &[(Block, Block)],
-    ) -> Result<(), Error> {
-        for part in messages.chunks(BATCH) {
-            let first = self.extend(channel, part.len())?;
-            for (c, chunk) in part.chunks(CHUNK).enumerate() {
-                let s = &mut self.scratch;
-                s.hash_chunk(&self.hash, c * CHUNK, chunk.len(), first, Some(self.delta));
-                let masked = &mut s.masked[..2 * chunk.len()];
-                for ((pair, &(m0, m1)), (&x0, &x1)) in masked
-                    .chunks_exact_mut(2)
-                    .zip(chunk)
-                    .zip(s.hashed.iter().zip(&s.hashed_delta))
-                {
-                    pair[0] = m0 ^ x0;
-                    pair[1] = m1 ^ x1;
-                }
-                channel.send_blocks(MESSAGES, masked)?;
-            }
-        }
-        channel.flush()?;
-        Ok(())
-    }
-
-    /// Extends one batch of `n` OTs into `scratch.rows` (checked, for KOS) and returns the
-    /// index of its first OT.
-    fn extend<C: Channel + ?Sized>(&mut self, channel: &mut C, n: usize) -> Result<u64, Error> {
-        self.extend_tampered(channel, n, &mut ())
-    }
-
-    /// [`OtSender::extend`], with `tamper` applied to the seed opening before it goes out.
-    fn extend_tampered<C: Channel + ?Sized>(
-        &mut self,
-        channel: &mut C,
-        n: usize,
-        tamper: &mut impl Tamper,
-    ) -> Result<u64, Error> {
-        let total = self.security.rows(n);
-        let s = &mut self.scratch;
-        s.rows.resize(total, Block::ZERO);
-        // KOS: commit to this batch's coin-toss seed before the matrix arrives.
-        let seed = match self.security {
-            Security::Malicious => {
-                let seed = self.prg.random_block();
-                channel.send(COMMIT, &Sha256::digest(seed.to_bytes()))?;
-                channel.flush()?;
-                Some(seed)
-            }
-            Security::SemiHonest => None,
-        };
-        for start in (0..total).step_by(CHUNK) {
-            let rows = CHUNK.min(total - start);
-            let width = rows / KAPPA;
-            let matrix = &mut s.matrix[..rows];
-            channel.recv_blocks(MATRIX, matrix)?;
-            for (i, (column, prg)) in matrix
-                .chunks_exact_mut(width)
-                .zip(&mut self.columns)
-                .enumerate()
-            {
-                // q^i = G(k_i^{s_i}) ⊕ s_i·u^i, selected by a mask.
-                let s_i = Block::mask((self.delta.as_u128() >> i) & 1 == 1);
-                let pad = &mut s.column[..width];
-                prg.fill_blocks(pad);
-                for (q, &g) in column.iter_mut().zip(pad.iter()) {
-                    *q = g ^ (s_i & *q);
-                }
-            }
-            transpose_128xm_to_blocks(
-                bytemuck::cast_slice(matrix),
-                rows,
-                &mut s.rows[start..start + rows],
-            )?;
-        }
-        if let Some(seed) = seed {
-            self.check(channel, total, seed, tamper)?;
-        }
-        let first = self.next_index;
-        self.next_index += n as u64;
-        Ok(first)
-    }
-
-    /// The sender's half of the KOS consistency check over the batch's `total` rows, with its
-    /// committed coin-toss seed.
-    fn check<C: Channel + ?Sized>(
-        &mut self,
-        channel: &mut C,
-        total: usize,
-        seed: Block,
-        tamper: &mut impl Tamper,
-    ) -> Result<(), Error> {
-        let mut theirs = [Block::ZERO];
-        channel.recv_blocks(SEED, &mut theirs)?;
-        let mut opening = seed;
-        tamper.opening(&mut opening);
-        channel.send_blocks(OPEN, &[opening])?;
-        channel.flush()?;
-        // Σ χ_j q_j while the receiver computes its half.
-        let q = weighted_sum(
-            seed ^ theirs[0],
-            &self.scratch.rows[..total],
-            &mut self.scratch.column,
-        );
-        let mut proof = [Block::ZERO; 2];
-        channel.recv_blocks(PROOF, &mut proof)?;
-        let [x, t] = proof;
-        if q != t ^ gf128::mul(x, self.delta) {
-            return Err(abort(channel, Error::CheckFailed));
-        }
-        Ok(())
-    }
+fn out_of_turn(what: &str) -> Error {
+    Error::Usage(format!("OT extension: {what} out of turn"))
 }
 
 /// Σ χ_j·rows_j in GF(2^128) with χ the PRG stream of `seed`, chunk by chunk in `buffer`.
@@ -365,133 +231,212 @@ fn weighted_sum(seed: Block, rows: &[Block], buffer: &mut [Block]) -> Block {
     })
 }
 
-/// What a cheating party does to its messages before sending them; honest parties use `()`,
-/// which changes nothing. The tests drive the KOS check and coin toss with it.
-trait Tamper {
-    /// Changes the sender's seed opening.
-    fn opening(&mut self, _seed: &mut Block) {}
-    /// Changes the matrix message u of the chunk starting at row `start`.
-    fn matrix(&mut self, _start: usize, _u: &mut [Block]) {}
-    /// Changes the KOS check values (x, t).
-    fn proof(&mut self, _proof: &mut [Block; 2]) {}
-}
-
-impl Tamper for () {}
-
-/// The receiver of OT extension: holds the choice bits.
-pub struct OtReceiver {
+/// The extension sender's state across batches: Δ, the column PRGs, the next OT index.
+pub struct SenderCore {
     security: Security,
-    /// (G(k_i^0), G(k_i^1)) for each column i.
-    columns: Vec<(Prg, Prg)>,
-    hash: FixedKeyHash,
+    delta: Block,
+    /// G(k_i^{s_i}) for each column i.
+    columns: Vec<Prg>,
     prg: Prg,
     next_index: u64,
-    scratch: Scratch,
-    /// The current batch's choice vector r, packed 128 rows per block, padded with random
-    /// bits.
-    choices: Vec<Block>,
+    /// The current batch's rows q_j, padded.
+    rows: Vec<Block>,
+    /// One PRG column, or check weights.
+    pad: Vec<Block>,
 }
 
-impl std::fmt::Debug for OtReceiver {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OtReceiver")
-            .field("security", &self.security)
-            .field("next_index", &self.next_index)
-            .finish_non_exhaustive()
+impl SenderCore {
+    /// The sender's choice bits for the base OTs (those of Δ) and the core once their keys
+    /// are known: `delta` (least significant bit forced to 1) and the keys k_i^{s_i}.
+    pub fn new(security: Security, delta: Block, seeds: Vec<Block>, prg: Prg) -> Self {
+        SenderCore {
+            security,
+            delta: delta.with_lsb(true),
+            columns: seeds.into_iter().map(Prg::from_seed_block).collect(),
+            prg,
+            next_index: 0,
+            rows: Vec::new(),
+            pad: vec![Block::ZERO; CHUNK],
+        }
+    }
+
+    /// The bits of Δ: the sender's choices for the base OTs.
+    pub fn base_choices(delta: Block) -> Vec<bool> {
+        let delta = delta.with_lsb(true);
+        (0..KAPPA)
+            .map(|i| (delta.as_u128() >> i) & 1 == 1)
+            .collect()
+    }
+
+    /// One batch of `n` OTs (rows in [`SenderCore::rows`] afterwards).
+    pub fn extend(&mut self, n: usize) -> ExtendSender<'_> {
+        ExtendSender {
+            total: self.security.rows(n),
+            core: self,
+            n,
+            done: 0,
+            seed: None,
+            check: None,
+        }
+    }
+
+    /// The rows of the last batch: q_j for its OTs (padding after them).
+    pub fn rows(&self) -> &[Block] {
+        &self.rows
     }
 }
 
-impl OtReceiver {
-    /// Runs the base OTs (as their sender) with the peer's [`OtSender::setup`].
-    pub fn setup<C: Channel + ?Sized>(
-        channel: &mut C,
-        security: Security,
-        mut prg: Prg,
-    ) -> Result<Self, Error> {
-        let seeds = base::send_random(channel, KAPPA, &mut prg)?;
-        Ok(OtReceiver {
+/// One batch of extension, sender side: processes the matrix chunk by chunk and, for KOS, runs
+/// the coin toss and the check. Its output is the index of the batch's first OT.
+pub struct ExtendSender<'a> {
+    core: &'a mut SenderCore,
+    n: usize,
+    total: usize,
+    /// Rows processed so far.
+    done: usize,
+    /// KOS: this batch's committed seed.
+    seed: Option<Block>,
+    /// KOS: Σ χ_j q_j, once the coin toss is over.
+    check: Option<Block>,
+}
+
+impl ExtendSender<'_> {
+    fn expect_matrix(&self) -> Next<u64> {
+        Next::exact(MATRIX, 16 * CHUNK.min(self.total - self.done))
+    }
+
+    fn finish(&mut self) -> Next<u64> {
+        let first = self.core.next_index;
+        self.core.next_index += self.n as u64;
+        Next::Done(first)
+    }
+}
+
+impl Role for ExtendSender<'_> {
+    type Incoming<'m> = ToSender<'m>;
+    type Output = u64;
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<ToSender<'_>>,
+        out: &mut O,
+    ) -> Result<Next<u64>, Error> {
+        let core = &mut *self.core;
+        match incoming {
+            None => {
+                core.rows.resize(self.total, Block::ZERO);
+                if core.security == Security::Malicious {
+                    // Commit to this batch's coin-toss seed before the matrix arrives.
+                    let seed = core.prg.random_block();
+                    out.post(&Commit(Sha256::digest(seed.to_bytes()).into()))?;
+                    self.seed = Some(seed);
+                }
+                Ok(self.expect_matrix())
+            }
+            Some(ToSender::Matrix(Matrix(u))) if self.done < self.total => {
+                let rows = CHUNK.min(self.total - self.done);
+                let width = rows / KAPPA;
+                let q = &mut core.rows[self.done..self.done + rows];
+                // The columns go into the row buffer, then are transposed in place of a copy.
+                let mut columns = std::mem::take(&mut core.pad);
+                columns.resize(rows.max(CHUNK), Block::ZERO);
+                for (i, ((column, u), prg)) in columns[..rows]
+                    .chunks_exact_mut(width)
+                    .zip(u.chunks_exact(width))
+                    .zip(&mut core.columns)
+                    .enumerate()
+                {
+                    // q^i = G(k_i^{s_i}) ⊕ s_i·u^i, selected by a mask.
+                    let s_i = Block::mask((core.delta.as_u128() >> i) & 1 == 1);
+                    prg.fill_blocks(column);
+                    for (q, &u) in column.iter_mut().zip(u.iter()) {
+                        *q ^= s_i & u;
+                    }
+                }
+                transpose_128xm_to_blocks(bytemuck::cast_slice(&columns[..rows]), rows, q)?;
+                core.pad = columns;
+                self.done += rows;
+                Ok(if self.done < self.total {
+                    self.expect_matrix()
+                } else if core.security == Security::Malicious {
+                    Next::exact(SEED, 16)
+                } else {
+                    self.finish()
+                })
+            }
+            Some(ToSender::Seed(Seed(theirs))) if self.done == self.total => {
+                let seed = self.seed.ok_or_else(|| out_of_turn("a KOS seed"))?;
+                out.post(&Open(seed))?;
+                out.flush()?;
+                // Σ χ_j q_j while the receiver computes its half.
+                self.check = Some(weighted_sum(seed ^ theirs, &core.rows, &mut core.pad));
+                Ok(Next::exact(PROOF, 32))
+            }
+            Some(ToSender::Proof(Proof { x, t })) => {
+                let q = self.check.ok_or_else(|| out_of_turn("a KOS proof"))?;
+                if q != t ^ gf128::mul(x, core.delta) {
+                    return Err(Error::CheckFailed);
+                }
+                Ok(self.finish())
+            }
+            Some(_) => Err(out_of_turn("a message")),
+        }
+    }
+}
+
+/// The extension receiver's state across batches: the column PRG pairs, the next OT index.
+pub struct ReceiverCore {
+    security: Security,
+    /// (G(k_i^0), G(k_i^1)) for each column i.
+    columns: Vec<(Prg, Prg)>,
+    prg: Prg,
+    next_index: u64,
+    /// The current batch's rows t_j, padded.
+    rows: Vec<Block>,
+    /// The current batch's choice vector r, packed 128 rows per block, padded with random
+    /// bits.
+    choices: Vec<Block>,
+    /// One chunk of columns t^i, and of u^i.
+    t: Vec<Block>,
+    u: Vec<Block>,
+}
+
+impl ReceiverCore {
+    /// The core once the base OTs gave the key pairs (k_i^0, k_i^1).
+    pub fn new(security: Security, seeds: Vec<(Block, Block)>, prg: Prg) -> Self {
+        ReceiverCore {
             security,
             columns: seeds
                 .into_iter()
                 .map(|(k0, k1)| (Prg::from_seed_block(k0), Prg::from_seed_block(k1)))
                 .collect(),
-            hash: FixedKeyHash::default(),
             prg,
             next_index: 0,
-            scratch: Scratch::new(),
+            rows: Vec::new(),
             choices: Vec::new(),
-        })
-    }
-
-    /// Which protocol this extension runs.
-    pub fn security(&self) -> Security {
-        self.security
-    }
-
-    /// Correlated OT: `out[j]` = q_j ⊕ choices[j]·Δ.
-    pub fn correlated<C: Channel + ?Sized>(
-        &mut self,
-        channel: &mut C,
-        choices: &[bool],
-        out: &mut [Block],
-    ) -> Result<(), Error> {
-        check_len("correlated OT", out.len(), choices.len())?;
-        for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
-            self.extend(channel, c)?;
-            part.copy_from_slice(&self.scratch.rows[..part.len()]);
+            t: vec![Block::ZERO; CHUNK],
+            u: vec![Block::ZERO; CHUNK],
         }
-        Ok(())
     }
 
-    /// Random OT: `out[j]` = the sender's x_{choices[j]} = H(t_j, j).
-    pub fn random<C: Channel + ?Sized>(
-        &mut self,
-        channel: &mut C,
-        choices: &[bool],
-        out: &mut [Block],
-    ) -> Result<(), Error> {
-        check_len("random OT", out.len(), choices.len())?;
-        for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
-            let first = self.extend(channel, c)?;
-            for (k, chunk) in part.chunks_mut(CHUNK).enumerate() {
-                let s = &mut self.scratch;
-                s.hash_chunk(&self.hash, k * CHUNK, chunk.len(), first, None);
-                chunk.copy_from_slice(&s.hashed[..chunk.len()]);
-            }
+    /// One batch with these choices (rows in [`ReceiverCore::rows`] afterwards).
+    pub fn extend<'a>(&'a mut self, choices: &'a [bool]) -> ExtendReceiver<'a> {
+        ExtendReceiver {
+            core: self,
+            choices,
+            commitment: None,
+            seed: Block::ZERO,
         }
-        Ok(())
     }
 
-    /// Chosen-message OT: `out[j]` = the sender's `messages[j]` component `choices[j]`.
-    pub fn receive<C: Channel + ?Sized>(
-        &mut self,
-        channel: &mut C,
-        choices: &[bool],
-        out: &mut [Block],
-    ) -> Result<(), Error> {
-        check_len("chosen-message OT", out.len(), choices.len())?;
-        for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
-            let first = self.extend(channel, c)?;
-            for (k, (chunk, bits)) in part.chunks_mut(CHUNK).zip(c.chunks(CHUNK)).enumerate() {
-                let s = &mut self.scratch;
-                s.hash_chunk(&self.hash, k * CHUNK, chunk.len(), first, None);
-                let masked = &mut s.masked[..2 * chunk.len()];
-                channel.recv_blocks(MESSAGES, masked)?;
-                for ((o, pair), (&h, &bit)) in chunk
-                    .iter_mut()
-                    .zip(masked.chunks_exact(2))
-                    .zip(s.hashed.iter().zip(bits))
-                {
-                    // Branch-free selection of the chosen pair element.
-                    *o = h ^ pair[0] ^ (Block::mask(bit) & (pair[0] ^ pair[1]));
-                }
-            }
-        }
-        Ok(())
+    /// The rows of the last batch: t_j = q_j ⊕ r_j·Δ for its OTs.
+    pub fn rows(&self) -> &[Block] {
+        &self.rows
     }
 
-    /// Packs `choices` into `self.choices` (bit j of the vector is bit j % 128 of block
-    /// j / 128), padding with random bits up to `total` rows.
+    /// Packs `choices` (bit j of the vector is bit j % 128 of block j / 128), padding with
+    /// random bits up to `total` rows.
     fn pack(&mut self, choices: &[bool], total: usize) {
         self.choices.resize(total / KAPPA, Block::ZERO);
         self.prg.fill_blocks(&mut self.choices);
@@ -508,84 +453,472 @@ impl OtReceiver {
             *block = Block::new((block.as_u128() & keep) | packed);
         }
     }
+}
 
-    /// Extends one batch with these choices into `scratch.rows` (and runs the KOS check) and
-    /// returns the index of its first OT.
-    fn extend<C: Channel + ?Sized>(
-        &mut self,
-        channel: &mut C,
-        choices: &[bool],
-    ) -> Result<u64, Error> {
-        self.extend_tampered(channel, choices, &mut ())
+/// One batch of extension, receiver side: sends the matrix chunk by chunk and, for KOS, runs
+/// the coin toss and sends the check values. Its output is the index of the batch's first OT.
+pub struct ExtendReceiver<'a> {
+    core: &'a mut ReceiverCore,
+    choices: &'a [bool],
+    commitment: Option<[u8; 32]>,
+    seed: Block,
+}
+
+impl ExtendReceiver<'_> {
+    fn finish(&mut self) -> Next<u64> {
+        let first = self.core.next_index;
+        self.core.next_index += self.choices.len() as u64;
+        Next::Done(first)
     }
+}
 
-    /// [`OtReceiver::extend`], with `tamper` applied to the messages before they go out.
-    fn extend_tampered<C: Channel + ?Sized>(
+impl Role for ExtendReceiver<'_> {
+    type Incoming<'m> = ToReceiver<'m>;
+    type Output = u64;
+    type Error = Error;
+
+    fn step<O: Outbox>(
         &mut self,
-        channel: &mut C,
-        choices: &[bool],
-        tamper: &mut impl Tamper,
-    ) -> Result<u64, Error> {
-        let total = self.security.rows(choices.len());
-        self.pack(choices, total);
-        let s = &mut self.scratch;
-        s.rows.resize(total, Block::ZERO);
-        for start in (0..total).step_by(CHUNK) {
-            let rows = CHUNK.min(total - start);
-            let width = rows / KAPPA;
-            let r = &self.choices[start / KAPPA..start / KAPPA + width];
-            // t^i = G(k_i^0) into `matrix`; u^i = t^i ⊕ G(k_i^1) ⊕ r into `column`.
-            for (i, (g0, g1)) in self.columns.iter_mut().enumerate() {
-                let t = &mut s.matrix[i * width..(i + 1) * width];
-                g0.fill_blocks(t);
-                let u = &mut s.column[i * width..(i + 1) * width];
-                g1.fill_blocks(u);
-                for ((u, &t), &r) in u.iter_mut().zip(t.iter()).zip(r) {
-                    *u ^= t ^ r;
+        incoming: Option<ToReceiver<'_>>,
+        out: &mut O,
+    ) -> Result<Next<u64>, Error> {
+        let core = &mut *self.core;
+        match incoming {
+            None => {
+                let total = core.security.rows(self.choices.len());
+                core.pack(self.choices, total);
+                core.rows.resize(total, Block::ZERO);
+                for start in (0..total).step_by(CHUNK) {
+                    let rows = CHUNK.min(total - start);
+                    let width = rows / KAPPA;
+                    let r = &core.choices[start / KAPPA..start / KAPPA + width];
+                    // t^i = G(k_i^0); u^i = t^i ⊕ G(k_i^1) ⊕ r.
+                    for (i, (g0, g1)) in core.columns.iter_mut().enumerate() {
+                        let t = &mut core.t[i * width..(i + 1) * width];
+                        g0.fill_blocks(t);
+                        let u = &mut core.u[i * width..(i + 1) * width];
+                        g1.fill_blocks(u);
+                        for ((u, &t), &r) in u.iter_mut().zip(t.iter()).zip(r) {
+                            *u ^= t ^ r;
+                        }
+                    }
+                    out.post(&Matrix(Cow::Borrowed(&core.u[..rows])))?;
+                    transpose_128xm_to_blocks(
+                        bytemuck::cast_slice(&core.t[..rows]),
+                        rows,
+                        &mut core.rows[start..start + rows],
+                    )?;
                 }
+                Ok(if core.security == Security::Malicious {
+                    // The sender's commitment was sent before the matrix: it binds the sender
+                    // before it sees this party's seed.
+                    Next::exact(COMMIT, 32)
+                } else {
+                    self.finish()
+                })
             }
-            tamper.matrix(start, &mut s.column[..rows]);
-            channel.send_blocks(MATRIX, &s.column[..rows])?;
-            transpose_128xm_to_blocks(
-                bytemuck::cast_slice(&s.matrix[..rows]),
-                rows,
-                &mut s.rows[start..start + rows],
-            )?;
-        }
-        if self.security == Security::Malicious {
-            // The sender's commitment was sent before the matrix, so it is here by now, and
-            // it binds the sender before it sees our seed.
-            let mut commitment = [0u8; 32];
-            channel.recv_into(COMMIT, &mut commitment)?;
-            let seed = self.prg.random_block();
-            channel.send_blocks(SEED, &[seed])?;
-            channel.flush()?;
-            let mut theirs = [Block::ZERO];
-            channel.recv_blocks(OPEN, &mut theirs)?;
-            if Sha256::digest(theirs[0].to_bytes()).as_slice() != commitment {
-                return Err(abort(channel, Error::BadCommitment));
+            Some(ToReceiver::Commit(Commit(c))) if self.commitment.is_none() => {
+                self.commitment = Some(c);
+                self.seed = core.prg.random_block();
+                out.post(&Seed(self.seed))?;
+                Ok(Next::exact(OPEN, 16))
             }
-            // x = Σ r_j·χ_j and t = Σ χ_j·t_j in one pass over χ.
-            let mut chi = Prg::from_seed_block(seed ^ theirs[0]);
-            let (mut x, mut t) = (Block::ZERO, Block::ZERO);
-            for (rows, packed) in s.rows.chunks(CHUNK).zip(self.choices.chunks(CHUNK / KAPPA)) {
-                let weights = &mut s.hashed[..rows.len()];
-                chi.fill_blocks(weights);
-                t ^= gf128::inner_product(weights, rows);
-                for (w, &r) in weights.chunks_exact(KAPPA).zip(packed) {
-                    for (bit, &w) in w.iter().enumerate() {
-                        x ^= Block::mask((r.as_u128() >> bit) & 1 == 1) & w;
+            Some(ToReceiver::Open(Open(theirs))) => {
+                let commitment = self
+                    .commitment
+                    .ok_or_else(|| out_of_turn("a KOS opening"))?;
+                if Sha256::digest(theirs.to_bytes()).as_slice() != commitment {
+                    return Err(Error::BadCommitment);
+                }
+                // x = Σ r_j·χ_j and t = Σ χ_j·t_j in one pass over χ.
+                let mut chi = Prg::from_seed_block(self.seed ^ theirs);
+                let (mut x, mut t) = (Block::ZERO, Block::ZERO);
+                for (rows, packed) in core
+                    .rows
+                    .chunks(CHUNK)
+                    .zip(core.choices.chunks(CHUNK / KAPPA))
+                {
+                    let weights = &mut core.t[..rows.len()];
+                    chi.fill_blocks(weights);
+                    t ^= gf128::inner_product(weights, rows);
+                    for (w, &r) in weights.chunks_exact(KAPPA).zip(packed) {
+                        for (bit, &w) in w.iter().enumerate() {
+                            x ^= Block::mask((r.as_u128() >> bit) & 1 == 1) & w;
+                        }
                     }
                 }
+                out.post(&Proof { x, t })?;
+                Ok(self.finish())
             }
-            let mut proof = [x, t];
-            tamper.proof(&mut proof);
-            channel.send_blocks(PROOF, &proof)?;
+            Some(_) => Err(out_of_turn("a message")),
         }
-        channel.flush()?;
-        let first = self.next_index;
-        self.next_index += choices.len() as u64;
-        Ok(first)
+    }
+}
+
+/// Hashes rows into random-OT keys: H(row_j, j) and, for the sender, H(row_j ⊕ Δ, j), with
+/// the TCCR hash and the OT's index as tweak, one chunk at a time.
+struct Hasher {
+    hash: FixedKeyHash,
+    tweaks: Vec<Block>,
+    shifted: Vec<Block>,
+    h0: Vec<Block>,
+    h1: Vec<Block>,
+}
+
+impl Hasher {
+    fn new() -> Self {
+        Hasher {
+            hash: FixedKeyHash::default(),
+            tweaks: vec![Block::ZERO; CHUNK],
+            shifted: vec![Block::ZERO; CHUNK],
+            h0: vec![Block::ZERO; CHUNK],
+            h1: vec![Block::ZERO; CHUNK],
+        }
+    }
+
+    /// Hashes `rows` (at most a chunk) whose first OT has index `first`: into `h0`, and with
+    /// `delta` XORed in into `h1`.
+    fn hash(&mut self, rows: &[Block], first: u64, delta: Option<Block>) -> (&[Block], &[Block]) {
+        let n = rows.len();
+        for (k, t) in self.tweaks[..n].iter_mut().enumerate() {
+            *t = Block::new(u128::from(first + k as u64));
+        }
+        self.hash.tccr(rows, &self.tweaks[..n], &mut self.h0[..n]);
+        if let Some(delta) = delta {
+            for (x, &r) in self.shifted[..n].iter_mut().zip(rows) {
+                *x = r ^ delta;
+            }
+            self.hash
+                .tccr(&self.shifted[..n], &self.tweaks[..n], &mut self.h1[..n]);
+        }
+        (&self.h0[..n], &self.h1[..n])
+    }
+}
+
+/// Chosen-message OT, sender side, after an extension: posts the masked messages chunk by
+/// chunk.
+pub struct MaskedSender<'a> {
+    rows: &'a [Block],
+    delta: Block,
+    first: u64,
+    messages: &'a [(Block, Block)],
+    hasher: &'a mut Hasher,
+    masked: Vec<Block>,
+}
+
+impl Role for MaskedSender<'_> {
+    type Incoming<'m> = ToSender<'m>;
+    type Output = ();
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<ToSender<'_>>,
+        out: &mut O,
+    ) -> Result<Next<()>, Error> {
+        if incoming.is_some() {
+            return Err(out_of_turn("a message"));
+        }
+        for (c, chunk) in self.messages.chunks(CHUNK).enumerate() {
+            let rows = &self.rows[c * CHUNK..c * CHUNK + chunk.len()];
+            let (h0, h1) =
+                self.hasher
+                    .hash(rows, self.first + (c * CHUNK) as u64, Some(self.delta));
+            self.masked.resize(2 * chunk.len(), Block::ZERO);
+            for ((pair, &(m0, m1)), (&x0, &x1)) in self
+                .masked
+                .chunks_exact_mut(2)
+                .zip(chunk)
+                .zip(h0.iter().zip(h1))
+            {
+                pair[0] = m0 ^ x0;
+                pair[1] = m1 ^ x1;
+            }
+            out.post(&Masked(Cow::Borrowed(&self.masked)))?;
+        }
+        Ok(Next::Done(()))
+    }
+}
+
+/// Chosen-message OT, receiver side, after an extension: unmasks the chosen messages chunk by
+/// chunk into `out`.
+pub struct MaskedReceiver<'a> {
+    rows: &'a [Block],
+    first: u64,
+    choices: &'a [bool],
+    out: &'a mut [Block],
+    hasher: &'a mut Hasher,
+    done: usize,
+}
+
+impl MaskedReceiver<'_> {
+    fn expect(&self) -> Next<()> {
+        if self.done == self.out.len() {
+            Next::Done(())
+        } else {
+            Next::exact(MESSAGES, 32 * CHUNK.min(self.out.len() - self.done))
+        }
+    }
+}
+
+impl Role for MaskedReceiver<'_> {
+    type Incoming<'m> = ToReceiver<'m>;
+    type Output = ();
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<ToReceiver<'_>>,
+        _out: &mut O,
+    ) -> Result<Next<()>, Error> {
+        match incoming {
+            None => Ok(self.expect()),
+            Some(ToReceiver::Masked(Masked(masked))) => {
+                let n = masked.len() / 2;
+                let at = self.done;
+                let (h, _) = self
+                    .hasher
+                    .hash(&self.rows[at..at + n], self.first + at as u64, None);
+                for ((o, pair), (&h, &bit)) in self.out[at..at + n]
+                    .iter_mut()
+                    .zip(masked.chunks_exact(2))
+                    .zip(h.iter().zip(&self.choices[at..at + n]))
+                {
+                    // Branch-free selection of the chosen pair element.
+                    *o = h ^ pair[0] ^ (Block::mask(bit) & (pair[0] ^ pair[1]));
+                }
+                self.done += n;
+                Ok(self.expect())
+            }
+            Some(_) => Err(out_of_turn("a message")),
+        }
+    }
+}
+
+fn check_len(what: &str, got: usize, want: usize) -> Result<(), Error> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "{what}: {got} outputs for {want} OTs"
+        )))
+    }
+}
+
+/// The sender of IKNP or KOS extension over a channel: holds Δ, its core and the protocol
+/// instance's space. Implements the sender side of every OT trait.
+pub struct ExtensionSender {
+    core: SenderCore,
+    space: Space,
+    hasher: Hasher,
+}
+
+impl std::fmt::Debug for ExtensionSender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExtensionSender")
+            .field("security", &self.core.security)
+            .field("next_index", &self.core.next_index)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ExtensionSender {
+    /// Runs the base OTs (as their receiver) with the peer's [`ExtensionReceiver::setup`],
+    /// taking two spaces from `spaces` (base OT, extension) as the peer does.
+    pub fn setup<C: Channel + ?Sized>(
+        channel: &mut C,
+        spaces: &mut Spaces,
+        security: Security,
+        mut prg: Prg,
+    ) -> Result<Self, Error> {
+        let (base_space, space) = (spaces.allocate()?, spaces.allocate()?);
+        let delta = prg.random_block();
+        let choices = SenderCore::base_choices(delta);
+        let base_prg = Prg::from_seed_block(prg.random_block());
+        let seeds = base::receive_random(channel, base_space, &choices, base_prg)?;
+        Ok(ExtensionSender {
+            core: SenderCore::new(security, delta, seeds, prg),
+            space,
+            hasher: Hasher::new(),
+        })
+    }
+
+    /// Which protocol this extension runs.
+    pub fn security(&self) -> Security {
+        self.core.security
+    }
+
+    /// Extends one batch of `n` OTs; returns the index of its first.
+    fn extend(&mut self, channel: &mut dyn Channel, n: usize) -> Result<u64, Error> {
+        role::drive(&mut self.core.extend(n), channel, self.space)
+    }
+}
+
+impl CotSender for ExtensionSender {
+    fn delta(&self) -> Block {
+        self.core.delta
+    }
+
+    fn send_correlated(
+        &mut self,
+        channel: &mut dyn Channel,
+        out: &mut [Block],
+    ) -> Result<(), Error> {
+        for part in out.chunks_mut(BATCH) {
+            self.extend(channel, part.len())?;
+            part.copy_from_slice(&self.core.rows[..part.len()]);
+        }
+        Ok(())
+    }
+}
+
+impl RotSender for ExtensionSender {
+    fn send_random(
+        &mut self,
+        channel: &mut dyn Channel,
+        out: &mut [(Block, Block)],
+    ) -> Result<(), Error> {
+        for part in out.chunks_mut(BATCH) {
+            let first = self.extend(channel, part.len())?;
+            for (c, chunk) in part.chunks_mut(CHUNK).enumerate() {
+                let rows = &self.core.rows[c * CHUNK..c * CHUNK + chunk.len()];
+                let (h0, h1) =
+                    self.hasher
+                        .hash(rows, first + (c * CHUNK) as u64, Some(self.core.delta));
+                for (o, (&x0, &x1)) in chunk.iter_mut().zip(h0.iter().zip(h1)) {
+                    *o = (x0, x1);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl OtSender for ExtensionSender {
+    fn send_chosen(
+        &mut self,
+        channel: &mut dyn Channel,
+        messages: &[(Block, Block)],
+    ) -> Result<(), Error> {
+        for part in messages.chunks(BATCH) {
+            let first = self.extend(channel, part.len())?;
+            let mut masked = MaskedSender {
+                rows: &self.core.rows,
+                delta: self.core.delta,
+                first,
+                messages: part,
+                hasher: &mut self.hasher,
+                masked: Vec::new(),
+            };
+            role::drive(&mut masked, channel, self.space)?;
+        }
+        Ok(())
+    }
+}
+
+/// The receiver of IKNP or KOS extension over a channel: holds its core and the protocol
+/// instance's space. Implements the receiver side of every OT trait.
+pub struct ExtensionReceiver {
+    core: ReceiverCore,
+    space: Space,
+    hasher: Hasher,
+}
+
+impl std::fmt::Debug for ExtensionReceiver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExtensionReceiver")
+            .field("security", &self.core.security)
+            .field("next_index", &self.core.next_index)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ExtensionReceiver {
+    /// Runs the base OTs (as their sender) with the peer's [`ExtensionSender::setup`], taking
+    /// two spaces from `spaces` (base OT, extension) as the peer does.
+    pub fn setup<C: Channel + ?Sized>(
+        channel: &mut C,
+        spaces: &mut Spaces,
+        security: Security,
+        mut prg: Prg,
+    ) -> Result<Self, Error> {
+        let (base_space, space) = (spaces.allocate()?, spaces.allocate()?);
+        let base_prg = Prg::from_seed_block(prg.random_block());
+        let seeds = base::send_random(channel, base_space, KAPPA, base_prg)?;
+        Ok(ExtensionReceiver {
+            core: ReceiverCore::new(security, seeds, prg),
+            space,
+            hasher: Hasher::new(),
+        })
+    }
+
+    /// Which protocol this extension runs.
+    pub fn security(&self) -> Security {
+        self.core.security
+    }
+
+    fn extend(&mut self, channel: &mut dyn Channel, choices: &[bool]) -> Result<u64, Error> {
+        role::drive(&mut self.core.extend(choices), channel, self.space)
+    }
+}
+
+impl CotReceiver for ExtensionReceiver {
+    fn receive_correlated(
+        &mut self,
+        channel: &mut dyn Channel,
+        choices: &[bool],
+        out: &mut [Block],
+    ) -> Result<(), Error> {
+        check_len("correlated OT", out.len(), choices.len())?;
+        for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
+            self.extend(channel, c)?;
+            part.copy_from_slice(&self.core.rows[..part.len()]);
+        }
+        Ok(())
+    }
+}
+
+impl RotReceiver for ExtensionReceiver {
+    fn receive_random(
+        &mut self,
+        channel: &mut dyn Channel,
+        choices: &[bool],
+        out: &mut [Block],
+    ) -> Result<(), Error> {
+        check_len("random OT", out.len(), choices.len())?;
+        for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
+            let first = self.extend(channel, c)?;
+            for (k, chunk) in part.chunks_mut(CHUNK).enumerate() {
+                let rows = &self.core.rows[k * CHUNK..k * CHUNK + chunk.len()];
+                let (h, _) = self.hasher.hash(rows, first + (k * CHUNK) as u64, None);
+                chunk.copy_from_slice(h);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl OtReceiver for ExtensionReceiver {
+    fn receive_chosen(
+        &mut self,
+        channel: &mut dyn Channel,
+        choices: &[bool],
+        out: &mut [Block],
+    ) -> Result<(), Error> {
+        check_len("chosen-message OT", out.len(), choices.len())?;
+        for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
+            let first = self.extend(channel, c)?;
+            let mut masked = MaskedReceiver {
+                rows: &self.core.rows,
+                first,
+                choices: c,
+                out: part,
+                hasher: &mut self.hasher,
+                done: 0,
+            };
+            role::drive(&mut masked, channel, self.space)?;
+        }
+        Ok(())
     }
 }
 

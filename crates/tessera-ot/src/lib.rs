@@ -1,32 +1,37 @@
 //! Oblivious transfer for Tessera (VASA §2.2 and §4.3.2, seed `000_43950d4e73a4a867.txt`).
 //!
+//! - [`traits`]: the flavours every provider offers, sender and receiver: correlated OT with a
+//!   global offset Δ, random OT, chosen-message OT.
 //! - [`base`]: the Chou-Orlandi "simplest" OT (LATINCRYPT 2015) over Ristretto255, 128 of
 //!   which seed the extension.
 //! - [`extension`]: IKNP OT extension (Ishai, Kilian, Nissim, Petrank, CRYPTO 2003) with the
 //!   optimisations of Asharov, Lindell, Schneider, Zohner (CCS 2013) for semi-honest
 //!   security, and KOS (Keller, Orsini, Scholl, CRYPTO 2015) with its consistency check for
-//!   security against a malicious receiver. Three flavours: chosen-message OT, correlated OT
-//!   with the sender's global offset Δ, and random OT.
+//!   security against a malicious receiver.
+//!
+//! Every protocol is a set of roles without I/O (typed messages in, typed messages out,
+//! [`tessera_net::role`]) and a thin driver; tests step the roles directly and cheat by
+//! editing a message. A party that detects misbehaviour (an invalid curve point, a failed
+//! consistency check, a commitment that does not open) returns an [`Error`]; telling the peer
+//! is the session's job, in one place.
 //!
 //! The receiver's choice matrix is built from the core's AES-CTR PRG, transposed with the
 //! core's bit-matrix transposition and hashed with the core's batched TCCR hash (Guo, Katz,
 //! Wang, Yu, S&P 2020), all in batches of thousands of OTs.
-//!
-//! A party that detects its peer misbehaving (an invalid curve point, a failed consistency
-//! check, a commitment that does not open) tells the peer with an abort message and returns
-//! an [`Error`].
 
 #![deny(missing_docs)]
 
 pub mod base;
 pub mod extension;
+pub mod traits;
 
-pub use extension::{OtReceiver, OtSender, Security};
+pub use extension::{ExtensionReceiver, ExtensionSender, Security};
+pub use traits::{CotReceiver, CotSender, OtReceiver, OtSender, RotReceiver, RotSender};
 
 /// What oblivious transfer can report.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum Error {
-    /// The channel failed or the peer sent something malformed.
+    /// The network failed or the peer sent something malformed.
     #[error(transparent)]
     Net(#[from] tessera_net::Error),
     /// From the primitives.
@@ -46,13 +51,7 @@ pub enum Error {
     /// The sender's coin-toss commitment does not open.
     #[error("KOS coin toss: the sender's seed does not match its commitment")]
     BadCommitment,
-    /// A request the protocol cannot serve.
+    /// A request the protocol cannot serve (this party's own mistake).
     #[error("{0}")]
     Usage(String),
-}
-
-/// Tells the peer why this party stops, then returns the error.
-pub(crate) fn abort<C: tessera_net::Channel + ?Sized>(channel: &mut C, error: Error) -> Error {
-    channel.abort(&error.to_string());
-    error
 }

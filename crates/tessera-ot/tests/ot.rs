@@ -1,10 +1,15 @@
-//! Every OT flavour against its definition, for both extensions, several sizes and several
-//! calls on one setup, over memory and TCP.
+//! Every OT flavour against its definition, through the traits, for both extensions, several
+//! sizes and several calls on one setup, over the in-memory and the TCP network.
 
 use std::thread;
+use std::time::Duration;
 use tessera_core::{Block, Prg};
-use tessera_net::{Channel, memory_pair, tcp};
-use tessera_ot::{OtReceiver, OtSender, Security, base};
+use tessera_net::tcp::{Mesh, listen, mesh};
+use tessera_net::{Channel, NetConfig, Network, Spaces, memory};
+use tessera_ot::{
+    CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, OtReceiver, OtSender, RotReceiver,
+    RotSender, Security,
+};
 
 fn choices(seed: u128, n: usize) -> Vec<bool> {
     let mut prg = Prg::from_seed_block(Block::new(seed));
@@ -21,33 +26,55 @@ fn messages(seed: u128, n: usize) -> Vec<(Block, Block)> {
 /// Sizes around the 128-row tiles and the 16384-row chunks.
 const SIZES: [usize; 6] = [1, 127, 128, 1000, 16384 + 5, 40000];
 
-fn run_all<C: Channel + Send + 'static>(security: Security, mut a: C, mut b: C) {
-    let receiver = thread::spawn(move || {
-        let mut r = OtReceiver::setup(&mut b, security, Prg::from_os().unwrap()).unwrap();
-        let mut results = Vec::new();
-        for (k, &n) in SIZES.iter().enumerate() {
+type Received = Vec<(Vec<Block>, Vec<Block>, Vec<Block>)>;
+
+fn receive_all(r: &mut ExtensionReceiver, ch: &mut dyn Channel) -> Received {
+    SIZES
+        .iter()
+        .enumerate()
+        .map(|(k, &n)| {
             let c = choices(k as u128, n);
             let mut cot = vec![Block::ZERO; n];
-            r.correlated(&mut b, &c, &mut cot).unwrap();
+            r.receive_correlated(ch, &c, &mut cot).unwrap();
             let mut rot = vec![Block::ZERO; n];
-            r.random(&mut b, &c, &mut rot).unwrap();
+            r.receive_random(ch, &c, &mut rot).unwrap();
             let mut ot = vec![Block::ZERO; n];
-            r.receive(&mut b, &c, &mut ot).unwrap();
-            results.push((cot, rot, ot));
-        }
-        results
+            r.receive_chosen(ch, &c, &mut ot).unwrap();
+            (cot, rot, ot)
+        })
+        .collect()
+}
+
+fn run_all(security: Security, mut a: Network, mut b: Network) {
+    let receiver = thread::spawn(move || {
+        let ch = &mut b.peer(0);
+        let mut r = ExtensionReceiver::setup(
+            ch,
+            &mut Spaces::default(),
+            security,
+            Prg::from_os().unwrap(),
+        )
+        .unwrap();
+        receive_all(&mut r, ch)
     });
-    let mut s = OtSender::setup(&mut a, security, Prg::from_os().unwrap()).unwrap();
+    let ch = &mut a.peer(1);
+    let mut s = ExtensionSender::setup(
+        ch,
+        &mut Spaces::default(),
+        security,
+        Prg::from_os().unwrap(),
+    )
+    .unwrap();
     let delta = s.delta();
     assert!(delta.lsb());
     let mut sent = Vec::new();
     for (k, &n) in SIZES.iter().enumerate() {
         let mut cot = vec![Block::ZERO; n];
-        s.correlated(&mut a, &mut cot).unwrap();
+        s.send_correlated(ch, &mut cot).unwrap();
         let mut rot = vec![(Block::ZERO, Block::ZERO); n];
-        s.random(&mut a, &mut rot).unwrap();
+        s.send_random(ch, &mut rot).unwrap();
         let m = messages(100 + k as u128, n);
-        s.send(&mut a, &m).unwrap();
+        s.send_chosen(ch, &m).unwrap();
         sent.push((cot, rot, m));
     }
     let got = receiver.join().unwrap();
@@ -65,56 +92,49 @@ fn run_all<C: Channel + Send + 'static>(security: Security, mut a: C, mut b: C) 
             assert_ne!(rot_r[j], if c[j] { x0 } else { x1 }, "rot other {ctx}");
             assert_eq!(ot_r[j], if c[j] { m[j].1 } else { m[j].0 }, "ot {ctx}");
         }
-        // Random OT outputs are hashed: not the correlated ones, and no two alike.
+        // Random OT outputs are hashed: not the correlated ones.
         assert!(rot_s.iter().zip(cot_s).all(|(&(x0, _), &q)| x0 != q));
     }
 }
 
 #[test]
-fn iknp_over_memory() {
-    let (a, b) = memory_pair(None);
-    run_all(Security::SemiHonest, a, b);
-}
-
-#[test]
-fn kos_over_memory() {
-    let (a, b) = memory_pair(None);
-    run_all(Security::Malicious, a, b);
+fn iknp_and_kos_over_memory() {
+    for security in [Security::SemiHonest, Security::Malicious] {
+        let (a, b) = memory::pair().unwrap();
+        run_all(security, a, b);
+    }
 }
 
 #[test]
 fn iknp_and_kos_over_tcp() {
     for security in [Security::SemiHonest, Security::Malicious] {
-        let listener = tcp::listen("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap().to_string();
-        let server =
-            thread::spawn(move || tcp::accept(&listener, tessera_net::DEFAULT_TIMEOUT).unwrap());
-        let client = tcp::connect(&addr, tessera_net::DEFAULT_TIMEOUT).unwrap();
-        run_all(security, client, server.join().unwrap());
-    }
-}
-
-#[test]
-fn base_ot_delivers_the_chosen_message_only() {
-    let (mut a, mut b) = memory_pair(None);
-    let c = choices(7, 200);
-    let c2 = c.clone();
-    let m = messages(8, 200);
-    let receiver = thread::spawn(move || {
-        let mut prg = Prg::from_os().unwrap();
-        let random = base::receive_random(&mut b, &c2, &mut prg).unwrap();
-        let chosen = base::receive(&mut b, &c2, &mut prg).unwrap();
-        (random, chosen)
-    });
-    let mut prg = Prg::from_os().unwrap();
-    let keys = base::send_random(&mut a, 200, &mut prg).unwrap();
-    base::send(&mut a, &m, &mut prg).unwrap();
-    let (random, chosen) = receiver.join().unwrap();
-    for j in 0..200 {
-        let (k0, k1) = keys[j];
-        assert_ne!(k0, k1);
-        assert_eq!(random[j], if c[j] { k1 } else { k0 });
-        assert_eq!(chosen[j], if c[j] { m[j].1 } else { m[j].0 });
+        let listener = listen("127.0.0.1:0").unwrap();
+        let addr = [listener.local_addr().unwrap().to_string()];
+        let setup = Duration::from_secs(10);
+        let (a, b) = thread::scope(|s| {
+            let a = s.spawn(|| {
+                let m = Mesh {
+                    me: 0,
+                    parties: 2,
+                    listener: Some(&listener),
+                    lower: &[],
+                    tls: None,
+                    setup,
+                };
+                mesh(m, NetConfig::default()).unwrap()
+            });
+            let m = Mesh {
+                me: 1,
+                parties: 2,
+                listener: None,
+                lower: &addr,
+                tls: None,
+                setup,
+            };
+            let b = mesh(m, NetConfig::default()).unwrap();
+            (a.join().unwrap(), b)
+        });
+        run_all(security, a, b);
     }
 }
 
@@ -123,56 +143,28 @@ fn base_ot_delivers_the_chosen_message_only() {
 /// nothing to tell the choices by.
 #[test]
 fn the_senders_view_does_not_show_the_choices() {
+    use tessera_net::role::{Next, Outbox, Recorder, Role};
     for bit in [false, true] {
-        let (mut a, mut b) = memory_pair(None);
-        let receiver = thread::spawn(move || {
-            let mut r =
-                OtReceiver::setup(&mut b, Security::SemiHonest, Prg::from_os().unwrap()).unwrap();
-            let mut out = vec![Block::ZERO; 8192];
-            r.correlated(&mut b, &vec![bit; 8192], &mut out).unwrap();
-        });
-        // Play the sender by hand: run the base OTs, then read the raw matrix.
-        let mut prg = Prg::from_os().unwrap();
-        base::receive_random(&mut a, &[false; 128], &mut prg).unwrap();
-        let mut u = vec![Block::ZERO; 8192];
-        a.recv_blocks(tessera_net::Tag::new(0x20, "ot-extension matrix u"), &mut u)
-            .unwrap();
-        receiver.join().unwrap();
-        let ones: u32 = u.iter().map(|b| b.as_u128().count_ones()).sum();
-        let total = 8192.0 * 128.0;
-        let fraction = f64::from(ones) / total;
+        let keys: Vec<(Block, Block)> = {
+            let mut p = Prg::from_os().unwrap();
+            (0..128)
+                .map(|_| (p.random_block(), p.random_block()))
+                .collect()
+        };
+        let mut core = tessera_ot::extension::ReceiverCore::new(
+            Security::SemiHonest,
+            keys,
+            Prg::from_os().unwrap(),
+        );
+        let choices = vec![bit; 8192];
+        let mut out = Recorder::default();
+        let next = core.extend(&choices).step(None, &mut out).unwrap();
+        assert!(matches!(next, Next::Done(_)));
+        out.flush().unwrap();
+        let (_, u) = out.take().unwrap();
+        let ones: u32 = u.iter().map(|b| b.count_ones()).sum();
+        let fraction = f64::from(ones) / (u.len() * 8) as f64;
         // 2^20 bits: the standard deviation of the fraction is 0.0005.
         assert!((fraction - 0.5).abs() < 0.005, "choices {bit}: {fraction}");
     }
-}
-
-/// Malformed base-OT points are refused with the index, and the peer is told.
-#[test]
-fn invalid_points_are_refused() {
-    let (mut a, mut b) = memory_pair(None);
-    let peer = thread::spawn(move || {
-        let mut point = [0u8; 32];
-        b.recv_into(tessera_net::Tag::new(0x10, "A"), &mut point)
-            .unwrap();
-        let mut session = [0u8; 16];
-        b.recv_into(tessera_net::Tag::new(0x12, "sid"), &mut session)
-            .unwrap();
-        // Two valid points (A itself), then garbage.
-        let mut points = [point, point, [0xee; 32]].concat();
-        points.extend_from_slice(&[0u8; 32 * 5]);
-        b.send(tessera_net::Tag::new(0x11, "B"), &points).unwrap();
-        b.recv_bounded(tessera_net::Tag::new(0x13, "x"), 0)
-            .unwrap_err()
-    });
-    let e = base::send_random(&mut a, 8, &mut Prg::from_os().unwrap()).unwrap_err();
-    assert_eq!(
-        e,
-        tessera_ot::Error::BadPoint {
-            what: "receiver point B",
-            index: 2
-        }
-    );
-    assert!(
-        matches!(peer.join().unwrap(), tessera_net::Error::PeerAborted(m) if m.contains("index") || m.contains("point"))
-    );
 }

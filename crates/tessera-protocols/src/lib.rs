@@ -1,14 +1,18 @@
-//! Tessera's two-party protocols, built from garbling, OT and channels. Today: semi-honest
-//! Yao ([`yao`]).
+//! Tessera's protocols, built from garbling, OT and networks: the [`session`] every protocol
+//! runs on (network, PRG, backend, OT providers per peer, message spaces, phases, the one abort
+//! path), and semi-honest Yao ([`yao`]).
 
 #![deny(missing_docs)]
 
+pub mod session;
 pub mod yao;
+
+pub use session::{Session, SessionConfig};
 
 /// What a protocol run can report.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum Error {
-    /// The channel failed or the peer sent something malformed.
+    /// The network failed or a peer sent something malformed.
     #[error(transparent)]
     Net(#[from] tessera_net::Error),
     /// Oblivious transfer failed.
@@ -23,10 +27,26 @@ pub enum Error {
     /// From the primitives.
     #[error(transparent)]
     Core(#[from] tessera_core::Error),
-    /// The two parties are not set up to run the same computation.
+    /// The parties are not set up to run the same computation.
     #[error("the parties disagree: {0}")]
     Mismatch(String),
-    /// This party's own input does not fit the circuit.
+    /// This party's own input or request does not fit.
     #[error("input: {0}")]
     Input(String),
+}
+
+impl Error {
+    /// What the peers are told when this error stops a party ([`Session::run`]), or `None`
+    /// when they must not be: a peer's own abort is never echoed back, nor is a failure that
+    /// only repeats an earlier one (whose text may hold a peer's words).
+    pub fn reason_for_peers(&self) -> Option<String> {
+        let net = match self {
+            Error::Net(e) | Error::Ot(tessera_ot::Error::Net(e)) => Some(e),
+            _ => None,
+        };
+        match net {
+            Some(tessera_net::Error::PeerAborted { .. } | tessera_net::Error::Poisoned(_)) => None,
+            _ => Some(self.to_string()),
+        }
+    }
 }

@@ -1,50 +1,58 @@
 //! Semi-honest Yao two-party computation (Yao, FOCS 1986; Lindell and Pinkas, J. Cryptology
-//! 2009) on Tessera's batched garbling, with any of its schemes ([`SchemeKind`]).
+//! 2009) on Tessera's batched garbling, with any scheme of the registry ([`SchemeKind`]), on a
+//! [`Session`].
 //!
-//! Roles: the garbler holds the circuit's input value 0, the evaluator value 1. A session is
-//! set up once ([`YaoGarbler::setup`], [`YaoEvaluator::setup`]): the parties exchange a
-//! fingerprint of what they are about to run (protocol version, scheme, who learns the output,
-//! SHA-256 of the circuit), so different circuits, schemes or versions stop both sides with a
-//! clear message, and then run the 128 base OTs of the IKNP extension. The garbler's
-//! fingerprint message also carries a fresh public random block, the MI scheme's key offset.
-//! Each execution then:
+//! Roles: the garbler holds the circuit's input value 0, the evaluator value 1. Set-up
+//! ([`Yao::setup`]): the parties exchange a hello with the protocol version, their roles, the
+//! scheme's wire code and SHA-256 of what they are about to run (version, scheme, who learns
+//! the output, circuit), so different circuits, schemes or versions stop both sides with a
+//! clear message; the garbler's hello also carries a fresh public random block, the MI
+//! scheme's key offset. The OT providers with the peer are set up by the session (the 128
+//! base OTs) while another thread compiles the plan. Each execution ([`Yao::run`]) then:
 //!
-//! 1. evaluator inputs by OT (IKNP with ALSZ's optimisations, VASA §4.3.2). For the free-XOR
-//!    schemes it is correlated OT whose global offset is the free-XOR Δ, so the sender's q_j
-//!    *is* the zero-label of evaluator input wire j and the receiver's output is the label of
-//!    its bit; the PRF-based scheme, whose labels are independent, sends both labels by
-//!    chosen-message OT;
+//! 1. evaluator inputs by OT (VASA §4.3.2). For the free-XOR schemes it is correlated OT whose
+//!    global offset is the free-XOR Δ, so the sender's q_j *is* the zero-label of evaluator
+//!    input wire j and the receiver's output is the label of its bit; the PRF-based scheme,
+//!    whose labels are independent, sends both labels by chosen-message OT;
 //! 2. the garbler sends the labels of its own input bits;
 //! 3. the garbler garbles batch by batch and streams each batch's tables as one message while
 //!    the evaluator evaluates them: neither side holds the whole garbled circuit;
 //! 4. outputs: the garbler sends the output decoding bits (the evaluator learns the output),
 //!    and/or the evaluator sends its output labels' colour bits (the garbler learns it).
 //!
+//! Steps 2-4 are two roles without I/O (`GarbleCore`, `EvaluateCore`, their messages
+//! [`ToGarbler`] and [`ToEvaluator`]); one driver, generic over the party's side, runs both.
+//!
 //! Security is semi-honest (passive): a malicious garbler could garble another function. A
-//! malformed or missing message still ends in an error, never a panic or a hang, and the party
-//! that stops tells its peer why.
+//! malformed or missing message still ends in an error, never a panic or a hang, and the
+//! session tells the peer why.
 
-use crate::Error;
+use crate::{Error, Session};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 use tessera_circuit::{Circuit, GateKind};
-use tessera_core::{Backend, Block, Prg};
+use tessera_core::{Block, Prg};
 use tessera_garble::{
-    Batching, Circ, Delta, Evaluator, Garbler, HalfGates, HalfGatesHash, InputEncoding, Mi, Plan,
-    Prf, Prp, Scheme, SchemeKind, TableSink, TableSource, ThreeHalves, ThreeHalvesSecret, decode,
-    decoding_bits,
+    Batching, Evaluation, Evaluator, Garbler, InputEncoding, Plan, Scheme, SchemeKind,
+    SchemeVisitor, TableSink, XorGates, decode, decoding_bits,
 };
-use tessera_net::{Channel, Phase, PhaseTimer, Tag};
-use tessera_ot::{OtReceiver, OtSender, Security};
+use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
+use tessera_net::{DecodeError, Kind, Phase, Space};
 
 /// The version of this protocol's messages; parties of different versions refuse each other.
-pub const PROTOCOL_VERSION: u8 = 2;
+pub const PROTOCOL_VERSION: u8 = 3;
 
-const HELLO: Tag = Tag::new(0x30, "yao fingerprint");
-const GARBLER_LABELS: Tag = Tag::new(0x31, "yao garbler input labels");
-const TABLES: Tag = Tag::new(0x32, "yao garbled tables");
-const DECODING: Tag = Tag::new(0x33, "yao output decoding bits");
-const COLOURS: Tag = Tag::new(0x34, "yao evaluator output colours");
+/// The hello: version, role, scheme, fingerprint, the garbler's public random block.
+pub const HELLO: Kind = Kind::new(0x30, "yao hello");
+/// The garbler's input labels.
+pub const LABELS: Kind = Kind::new(0x31, "yao garbler input labels");
+/// One batch of garbled tables.
+pub const TABLES: Kind = Kind::new(0x32, "yao garbled tables");
+/// The output decoding bits.
+pub const DECODING: Kind = Kind::new(0x33, "yao output decoding bits");
+/// The evaluator's output colour bits.
+pub const COLOURS: Kind = Kind::new(0x34, "yao evaluator output colours");
 
 /// Who learns the circuit's output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -75,6 +83,32 @@ impl OutputTo {
     }
 }
 
+/// A party's role in Yao.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum YaoRole {
+    /// Holds input value 0, garbles, sends the OT.
+    Garbler,
+    /// Holds input value 1, evaluates, receives the OT.
+    Evaluator,
+}
+
+impl YaoRole {
+    fn code(self) -> u8 {
+        match self {
+            YaoRole::Garbler => 0,
+            YaoRole::Evaluator => 1,
+        }
+    }
+    /// The role's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            YaoRole::Garbler => "garbler",
+            YaoRole::Evaluator => "evaluator",
+        }
+    }
+}
+
 /// The result of one execution.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
@@ -88,8 +122,7 @@ pub struct Outcome {
 pub fn fingerprint(circuit: &Circuit, scheme: SchemeKind, outputs: OutputTo) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(b"tessera/yao");
-    h.update([PROTOCOL_VERSION]);
-    h.update(scheme.name().as_bytes());
+    h.update([PROTOCOL_VERSION, scheme.code()]);
     h.update(outputs.name().as_bytes());
     h.update(circuit.num_wires.to_le_bytes());
     for list in [&circuit.inputs, &circuit.outputs] {
@@ -119,97 +152,117 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-const ROLE_GARBLER: u8 = 0;
-const ROLE_EVALUATOR: u8 = 1;
+/// The hello each party sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hello {
+    /// [`PROTOCOL_VERSION`].
+    pub version: u8,
+    /// The sender's role code.
+    pub role: u8,
+    /// The scheme's wire code ([`Scheme::CODE`]).
+    pub scheme: u8,
+    /// [`fingerprint`].
+    pub fingerprint: [u8; 32],
+    /// The garbler's public random block (zero from the evaluator).
+    pub session: Block,
+}
 
-/// What a session agrees on.
-#[derive(Clone, Copy)]
-struct Agreement<'a> {
-    circuit: &'a Circuit,
+const HELLO_LEN: usize = 3 + 32 + 16;
+
+impl Encode for Hello {
+    const KIND: Kind = HELLO;
+    fn encode<'a>(&'a self, scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        scratch.clear();
+        scratch.extend_from_slice(&[self.version, self.role, self.scheme]);
+        scratch.extend_from_slice(&self.fingerprint);
+        scratch.extend_from_slice(&self.session.to_bytes());
+        scratch
+    }
+}
+
+impl Decode<'_> for Hello {
+    fn decode(kind: u8, bytes: &[u8]) -> Result<Self, DecodeError> {
+        if kind != HELLO.id {
+            return Err(DecodeError(format!("kind {kind:#04x} is not a yao hello")));
+        }
+        let b = role::array::<HELLO_LEN>(bytes)?;
+        Ok(Hello {
+            version: b[0],
+            role: b[1],
+            scheme: b[2],
+            fingerprint: b[3..35].try_into().unwrap_or_default(),
+            session: role::block(&b[35..])?,
+        })
+    }
+}
+
+/// Both parties' hello: sends this party's, checks the peer's; outputs the garbler's random
+/// block.
+struct HelloRole {
+    ours: Hello,
     scheme: SchemeKind,
-    outputs: OutputTo,
 }
 
-/// Sends our fingerprint (and `session`, the garbler's public random block) and checks the
-/// peer's: same version, opposite role, same scheme, same fingerprint. Returns the garbler's
-/// session block.
-fn hello<C: Channel + ?Sized>(
-    channel: &mut C,
-    role: u8,
-    agreed: Agreement<'_>,
-    session: Block,
-) -> Result<Block, Error> {
-    let ours = fingerprint(agreed.circuit, agreed.scheme, agreed.outputs);
-    let mut msg = vec![PROTOCOL_VERSION, role, agreed.scheme.code()];
-    msg.extend_from_slice(&ours);
-    msg.extend_from_slice(&session.to_bytes());
-    channel.send(HELLO, &msg)?;
-    let mut theirs = [0u8; 3 + 32 + 16];
-    channel.recv_into(HELLO, &mut theirs)?;
-    let role_name = |r: u8| {
-        if r == ROLE_GARBLER {
-            "garbler"
+impl Role for HelloRole {
+    type Incoming<'a> = Hello;
+    type Output = Block;
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<Hello>,
+        out: &mut O,
+    ) -> Result<Next<Block>, Error> {
+        let Some(theirs) = incoming else {
+            out.post(&self.ours)?;
+            return Ok(Next::exact(HELLO, HELLO_LEN));
+        };
+        let ours = self.ours;
+        let role_name = |r: u8| if r == 0 { "garbler" } else { "evaluator" };
+        let problem = if theirs.version != PROTOCOL_VERSION {
+            Some(format!(
+                "the peer speaks Yao protocol version {}, this party version {PROTOCOL_VERSION}",
+                theirs.version
+            ))
+        } else if theirs.role == ours.role {
+            Some(format!("both parties are the {}", role_name(ours.role)))
+        } else if theirs.scheme != ours.scheme {
+            let peer =
+                SchemeKind::from_code(theirs.scheme).map_or("an unknown scheme", SchemeKind::name);
+            Some(format!(
+                "garbling scheme {} here, {peer} at the peer",
+                self.scheme
+            ))
+        } else if theirs.fingerprint != ours.fingerprint {
+            Some(format!(
+                "circuit fingerprint {} here, {} at the peer: a different circuit, output mode or version",
+                &hex(&ours.fingerprint)[..16],
+                &hex(&theirs.fingerprint)[..16]
+            ))
         } else {
-            "evaluator"
-        }
-    };
-    let problem = if theirs[0] != PROTOCOL_VERSION {
-        Some(format!(
-            "the peer speaks Yao protocol version {}, this party version {PROTOCOL_VERSION}",
-            theirs[0]
-        ))
-    } else if theirs[1] == role {
-        Some(format!("both parties are the {}", role_name(role)))
-    } else if theirs[2] != agreed.scheme.code() {
-        let peer = SchemeKind::from_code(theirs[2]).map_or("an unknown scheme", SchemeKind::name);
-        Some(format!(
-            "garbling scheme {} here, {peer} at the peer",
-            agreed.scheme
-        ))
-    } else if theirs[3..35] != ours {
-        Some(format!(
-            "circuit fingerprint {} here, {} at the peer: a different circuit, output mode or version",
-            &hex(&ours)[..16],
-            &hex(&theirs[3..35])[..16]
-        ))
-    } else {
-        None
-    };
-    match problem {
-        Some(p) => {
-            channel.abort(&p);
-            Err(Error::Mismatch(p))
-        }
-        None if role == ROLE_GARBLER => Ok(session),
-        None => {
-            let mut bytes = [0u8; 16];
-            bytes.copy_from_slice(&theirs[35..]);
-            Ok(Block::from_bytes(bytes))
+            None
+        };
+        match problem {
+            Some(p) => Err(Error::Mismatch(p)),
+            None if ours.role == YaoRole::Garbler.code() => Ok(Next::Done(ours.session)),
+            None => Ok(Next::Done(theirs.session)),
         }
     }
 }
 
-/// Checks that the circuit has the two input values of a two-party run.
-fn check_circuit(circuit: &Circuit) -> Result<(), Error> {
-    circuit.check()?;
-    if circuit.inputs.len() != 2 {
-        return Err(Error::Input(format!(
-            "a two-party circuit has two input values (garbler's, evaluator's); this one has {}",
-            circuit.inputs.len()
-        )));
-    }
-    Ok(())
+/// Bits packed eight to a byte, least significant first.
+fn pack(bits: &[bool]) -> Vec<u8> {
+    bits.chunks(8)
+        .map(|c| {
+            c.iter()
+                .enumerate()
+                .fold(0u8, |a, (k, &b)| a | (u8::from(b) << k))
+        })
+        .collect()
 }
 
-fn check_input(what: &str, bits: &[bool], width: u32) -> Result<(), Error> {
-    if bits.len() == width as usize {
-        Ok(())
-    } else {
-        Err(Error::Input(format!(
-            "the {what}'s input has {} bits, the circuit's value has {width}",
-            bits.len()
-        )))
-    }
+fn unpack(bytes: &[u8], n: usize) -> Vec<bool> {
+    (0..n).map(|k| (bytes[k / 8] >> (k % 8)) & 1 == 1).collect()
 }
 
 /// Splits output bits into the circuit's output values.
@@ -226,450 +279,555 @@ fn split_outputs(circuit: &Circuit, bits: &[bool]) -> Vec<Vec<bool>> {
         .collect()
 }
 
-fn pack(bits: &[bool]) -> Vec<u8> {
-    bits.chunks(8)
-        .map(|c| {
-            c.iter()
-                .enumerate()
-                .fold(0u8, |a, (k, &b)| a | (u8::from(b) << k))
-        })
-        .collect()
+/// A payload of blocks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Blocks<'a, const K: u8>(pub Cow<'a, [Block]>);
+/// A payload of packed bits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bits<'a, const K: u8>(pub Cow<'a, [u8]>);
+
+fn kind(id: u8) -> Kind {
+    [HELLO, LABELS, TABLES, DECODING, COLOURS]
+        .into_iter()
+        .find(|k| k.id == id)
+        .unwrap_or(Kind::new(id, "yao message"))
 }
 
-fn unpack(bytes: &[u8], n: usize) -> Vec<bool> {
-    (0..n).map(|k| (bytes[k / 8] >> (k % 8)) & 1 == 1).collect()
+impl<const K: u8> Encode for Blocks<'_, K> {
+    const KIND: Kind = match K {
+        0x31 => LABELS,
+        _ => TABLES,
+    };
+    fn encode<'a>(&'a self, _scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        bytemuck::cast_slice(&self.0)
+    }
 }
 
-/// Runs `f`; on error, tells the peer why before returning it.
-fn telling_peer<C: Channel + ?Sized, T>(
-    channel: &mut C,
-    f: impl FnOnce(&mut C) -> Result<T, Error>,
-) -> Result<T, Error> {
-    f(channel).inspect_err(|e| {
-        if !matches!(e, Error::Net(tessera_net::Error::PeerAborted(_))) {
-            channel.abort(&e.to_string());
+impl<const K: u8> Encode for Bits<'_, K> {
+    const KIND: Kind = match K {
+        0x33 => DECODING,
+        _ => COLOURS,
+    };
+    fn encode<'a>(&'a self, _scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        &self.0
+    }
+}
+
+/// What the garbler receives during an execution.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToGarbler<'a> {
+    /// The evaluator's output colours.
+    Colours(Bits<'a, 0x34>),
+}
+
+impl<'a> Decode<'a> for ToGarbler<'a> {
+    fn decode(id: u8, bytes: &'a [u8]) -> Result<Self, DecodeError> {
+        match id {
+            0x34 => Ok(ToGarbler::Colours(Bits(Cow::Borrowed(bytes)))),
+            _ => Err(DecodeError(format!(
+                "'{}' is not for the garbler",
+                kind(id).name
+            ))),
         }
-    })
+    }
 }
 
-/// Streams garbled tables as messages, one per batch.
-struct ChannelSink<'a, C: ?Sized>(&'a mut C);
+/// What the evaluator receives during an execution.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToEvaluator<'a> {
+    /// The garbler's input labels.
+    Labels(Blocks<'a, 0x31>),
+    /// One batch of tables.
+    Tables(Blocks<'a, 0x32>),
+    /// The decoding bits.
+    Decoding(Bits<'a, 0x33>),
+}
 
-impl<C: Channel + ?Sized> TableSink for ChannelSink<'_, C> {
+impl<'a> Decode<'a> for ToEvaluator<'a> {
+    fn decode(id: u8, bytes: &'a [u8]) -> Result<Self, DecodeError> {
+        Ok(match id {
+            0x31 => ToEvaluator::Labels(Blocks(role::blocks(bytes)?)),
+            0x32 => ToEvaluator::Tables(Blocks(role::blocks(bytes)?)),
+            0x33 => ToEvaluator::Decoding(Bits(Cow::Borrowed(bytes))),
+            _ => {
+                return Err(DecodeError(format!(
+                    "'{}' is not for the evaluator",
+                    kind(id).name
+                )));
+            }
+        })
+    }
+}
+
+/// What both parties' executions read: the circuit, its plan, the output mode.
+struct Shape {
+    circuit: Circuit,
+    plan: Plan,
+    outputs: OutputTo,
+}
+
+impl Shape {
+    fn widths(&self) -> (usize, usize) {
+        (
+            self.circuit.inputs[0] as usize,
+            self.circuit.inputs[1] as usize,
+        )
+    }
+}
+
+/// Posts each batch's tables; keeps a network error whole (the engine's stream error would
+/// turn it into text, and a peer's abort must stay recognisable).
+struct PostTables<'o, O> {
+    out: &'o mut O,
+    failed: Option<tessera_net::Error>,
+}
+
+impl<O: Outbox> TableSink for PostTables<'_, O> {
     fn put(&mut self, blocks: &[Block]) -> Result<(), tessera_garble::Error> {
-        self.0
-            .send_blocks(TABLES, blocks)
-            .map_err(|e| tessera_garble::Error::Stream(e.to_string()))
+        self.out
+            .post(&Blocks::<0x32>(Cow::Borrowed(blocks)))
+            .map_err(|e| {
+                let text = e.to_string();
+                self.failed = Some(e);
+                tessera_garble::Error::Stream(text)
+            })
     }
 }
 
-/// Receives garbled tables batch by batch; each message must be exactly one batch.
-struct ChannelSource<'a, C: ?Sized> {
-    channel: &'a mut C,
-    buffer: &'a mut Vec<Block>,
+/// The garbler's side: its engine, its PRG, and this execution's input encoding.
+struct GarblerSide<S: Scheme> {
+    garbler: Garbler<S>,
+    prg: Prg,
+    encoding: Option<InputEncoding<S>>,
 }
 
-impl<C: Channel + ?Sized> TableSource for ChannelSource<'_, C> {
-    fn take(&mut self, n: usize) -> Result<&[Block], tessera_garble::Error> {
-        self.buffer.resize(n, Block::ZERO);
-        self.channel
-            .recv_blocks(TABLES, self.buffer)
-            .map_err(|e| tessera_garble::Error::Stream(e.to_string()))?;
-        Ok(self.buffer)
+/// The garbler's execution after the input OT: labels, streamed tables, outputs.
+struct GarbleCore<'a, S: Scheme> {
+    side: &'a mut GarblerSide<S>,
+    shape: &'a Shape,
+    input: &'a [bool],
+    decoding: Vec<bool>,
+}
+
+impl<S: Scheme> Role for GarbleCore<'_, S> {
+    type Incoming<'m> = ToGarbler<'m>;
+    type Output = Option<Vec<bool>>;
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<ToGarbler<'_>>,
+        out: &mut O,
+    ) -> Result<Next<Self::Output>, Error> {
+        let shape = self.shape;
+        if let Some(ToGarbler::Colours(Bits(colours))) = incoming {
+            let n = self.decoding.len();
+            let bits = unpack(&colours, n)
+                .iter()
+                .zip(&self.decoding)
+                .map(|(&c, &d)| c ^ d)
+                .collect();
+            return Ok(Next::Done(Some(bits)));
+        }
+        let enc = self
+            .side
+            .encoding
+            .as_mut()
+            .ok_or_else(|| Error::Input("garbling before the input OT".into()))?;
+        out.post(&Blocks::<0x31>(Cow::Owned(enc.encode(0, self.input))))?;
+        let mut sink = PostTables { out, failed: None };
+        let garbled = self
+            .side
+            .garbler
+            .garble(&shape.plan, &mut enc.secret, &enc.wires, &mut sink);
+        let out_wires = match (garbled, sink.failed) {
+            (_, Some(e)) => return Err(e.into()),
+            (r, None) => r?,
+        };
+        self.decoding = decoding_bits::<S>(&out_wires);
+        if shape.outputs.evaluator_learns() {
+            out.post(&Bits::<0x33>(Cow::Owned(pack(&self.decoding))))?;
+        }
+        Ok(if shape.outputs.garbler_learns() {
+            Next::exact(COLOURS, self.decoding.len().div_ceil(8))
+        } else {
+            Next::Done(None)
+        })
+    }
+}
+
+/// The evaluator's side: its engine and its input labels.
+struct EvaluatorSide<S: Scheme> {
+    evaluator: Evaluator<S>,
+    labels: Vec<Block>,
+}
+
+/// The evaluator's execution after the input OT: labels, tables batch by batch, outputs.
+struct EvaluateCore<'a, S: Scheme> {
+    evaluator: &'a mut Evaluator<S>,
+    labels: &'a mut Vec<Block>,
+    shape: &'a Shape,
+    evaluation: Option<Evaluation<'a>>,
+    out_labels: Vec<Block>,
+}
+
+impl<S: Scheme> EvaluateCore<'_, S> {
+    /// The next batch's tables, or the outputs once the circuit is done.
+    fn next<O: Outbox>(&mut self, out: &mut O) -> Result<Next<Option<Vec<bool>>>, Error> {
+        let ev = self
+            .evaluation
+            .as_mut()
+            .ok_or_else(|| Error::Input("evaluating before the labels".into()))?;
+        if let Some(n) = self.evaluator.next_tables(ev) {
+            return Ok(Next::exact(TABLES, 16 * n));
+        }
+        self.out_labels = self.evaluator.outputs(ev);
+        if self.shape.outputs.evaluator_learns() {
+            return Ok(Next::exact(DECODING, self.out_labels.len().div_ceil(8)));
+        }
+        self.send_colours(out)?;
+        Ok(Next::Done(None))
     }
 
-    fn finish(&mut self) -> Result<(), tessera_garble::Error> {
-        // Extra tables would arrive where the next message is expected and be refused there.
+    fn send_colours<O: Outbox>(&self, out: &mut O) -> Result<(), Error> {
+        if self.shape.outputs.garbler_learns() {
+            let colours: Vec<bool> = self.out_labels.iter().map(|l| l.lsb()).collect();
+            out.post(&Bits::<0x34>(Cow::Owned(pack(&colours))))?;
+        }
         Ok(())
     }
 }
 
-/// A session's set-up, the same for both roles: checks the circuit, exchanges fingerprints,
-/// then runs `base_ot` while another thread compiles the plan both parties use (the default
-/// batching for the circuit; the base OTs spend much of their time waiting for the peer).
-/// Returns the OT state, the plan and the two phases.
-fn set_up<C: Channel + ?Sized, T: Send>(
-    channel: &mut C,
-    agreed: Agreement<'_>,
-    role: u8,
-    session: Block,
-    base_ot: impl FnOnce(&mut C) -> Result<T, tessera_ot::Error>,
-) -> Result<(T, Plan, Block, Vec<Phase>), Error> {
-    let circuit = agreed.circuit;
-    telling_peer(channel, |channel| {
-        check_circuit(circuit)?;
-        let timer = PhaseTimer::start("fingerprint", channel);
-        let session = hello(channel, role, agreed, session)?;
-        let hello_phase = timer.stop(channel);
-        let timer = PhaseTimer::start("base-ot+plan", channel);
-        let (ot, plan) = std::thread::scope(|scope| {
-            let plan = scope.spawn(|| {
-                let batching = Batching::default_for(circuit);
-                Plan::with_xor(circuit, batching, agreed.scheme.xor_gates())
-            });
-            let ot = base_ot(&mut *channel).map_err(Error::from).and_then(|ot| {
-                channel.flush()?;
-                Ok(ot)
-            });
-            // A panic in the planner is a bug in this crate, not the peer's doing.
-            let plan = plan.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-            ot.map(|ot| (ot, plan))
-        })?;
-        Ok((ot, plan, session, vec![hello_phase, timer.stop(channel)]))
-    })
-}
+impl<'a, S: Scheme> Role for EvaluateCore<'a, S> {
+    type Incoming<'m> = ToEvaluator<'m>;
+    type Output = Option<Vec<bool>>;
+    type Error = Error;
 
-/// How a scheme's input labels travel.
-trait YaoScheme: Scheme + Sized {
-    /// The circuit's input encoding (`g` wires of the garbler's, then `e` of the evaluator's),
-    /// the evaluator's labels sent by OT.
-    fn send_inputs<C: Channel + ?Sized>(
-        ot: &mut OtSender,
-        channel: &mut C,
-        prg: &mut Prg,
-        g: usize,
-        e: usize,
-    ) -> Result<InputEncoding<Self>, Error>;
-    /// The labels of the evaluator's input `bits`, by OT.
-    fn receive_inputs<C: Channel + ?Sized>(
-        ot: &mut OtReceiver,
-        channel: &mut C,
-        bits: &[bool],
-        out: &mut [Block],
-    ) -> Result<(), Error>;
-}
-
-/// Free-XOR inputs: Δ is the OT's offset; the evaluator's zero-labels come from correlated OT.
-/// Returns Δ and the `g + e` zero-labels.
-fn correlated_inputs<C: Channel + ?Sized>(
-    ot: &mut OtSender,
-    channel: &mut C,
-    prg: &mut Prg,
-    g: usize,
-    e: usize,
-) -> Result<(Delta, Vec<Block>), Error> {
-    let mut wires = vec![Block::ZERO; g + e];
-    prg.fill_blocks(&mut wires[..g]);
-    ot.correlated(channel, &mut wires[g..])?;
-    Ok((Delta::new(ot.delta()), wires))
-}
-
-impl<H: HalfGatesHash> YaoScheme for HalfGates<H> {
-    fn send_inputs<C: Channel + ?Sized>(
-        ot: &mut OtSender,
-        channel: &mut C,
-        prg: &mut Prg,
-        g: usize,
-        e: usize,
-    ) -> Result<InputEncoding<Self>, Error> {
-        let (secret, wires) = correlated_inputs(ot, channel, prg, g, e)?;
-        Ok(InputEncoding { secret, wires })
-    }
-
-    fn receive_inputs<C: Channel + ?Sized>(
-        ot: &mut OtReceiver,
-        channel: &mut C,
-        bits: &[bool],
-        out: &mut [Block],
-    ) -> Result<(), Error> {
-        Ok(ot.correlated(channel, bits, out)?)
-    }
-}
-
-/// As half-gates, with the dicing coins drawn from the garbler's PRG.
-impl YaoScheme for ThreeHalves {
-    fn send_inputs<C: Channel + ?Sized>(
-        ot: &mut OtSender,
-        channel: &mut C,
-        prg: &mut Prg,
-        g: usize,
-        e: usize,
-    ) -> Result<InputEncoding<Self>, Error> {
-        let (delta, wires) = correlated_inputs(ot, channel, prg, g, e)?;
-        let coins = Prg::from_seed_block(prg.random_block());
-        Ok(InputEncoding {
-            secret: ThreeHalvesSecret::new(delta, coins),
-            wires,
-        })
-    }
-
-    fn receive_inputs<C: Channel + ?Sized>(
-        ot: &mut OtReceiver,
-        channel: &mut C,
-        bits: &[bool],
-        out: &mut [Block],
-    ) -> Result<(), Error> {
-        Ok(ot.correlated(channel, bits, out)?)
-    }
-}
-
-/// Independent labels: both of each evaluator wire by chosen-message OT.
-impl YaoScheme for Prf {
-    fn send_inputs<C: Channel + ?Sized>(
-        ot: &mut OtSender,
-        channel: &mut C,
-        prg: &mut Prg,
-        g: usize,
-        e: usize,
-    ) -> Result<InputEncoding<Self>, Error> {
-        let enc = InputEncoding::<Prf>::random(prg, g + e);
-        let pairs: Vec<(Block, Block)> = enc.wires[g..]
-            .iter()
-            .map(|w| {
-                let l = |b| Prf::encode(&enc.secret, w, b);
-                (l(false), l(true))
-            })
-            .collect();
-        ot.send(channel, &pairs)?;
-        Ok(enc)
-    }
-
-    fn receive_inputs<C: Channel + ?Sized>(
-        ot: &mut OtReceiver,
-        channel: &mut C,
-        bits: &[bool],
-        out: &mut [Block],
-    ) -> Result<(), Error> {
-        Ok(ot.receive(channel, bits, out)?)
-    }
-}
-
-/// One value per scheme: `$T<Prp>`, ... (the engines of a session chosen at run time).
-macro_rules! per_scheme {
-    ($(#[$m:meta])* $name:ident, $T:ident) => {
-        $(#[$m])*
-        enum $name {
-            Prp($T<Prp>),
-            Mi($T<Mi>),
-            Circ($T<Circ>),
-            Prf($T<Prf>),
-            ThreeHalves($T<ThreeHalves>),
-        }
-
-        impl $name {
-            fn new(scheme: SchemeKind, session: Block) -> Result<Self, Error> {
-                let b = Backend::active();
-                Ok(match scheme {
-                    SchemeKind::Prp => $name::Prp($T::new(Prp::with_backend(b, session)?)),
-                    SchemeKind::Mi => $name::Mi($T::new(Mi::with_backend(b, session)?)),
-                    SchemeKind::Circ => $name::Circ($T::new(Circ::with_backend(b, session)?)),
-                    SchemeKind::Prf => $name::Prf($T::new(Prf::with_backend(b, session)?)),
-                    SchemeKind::ThreeHalves => {
-                        $name::ThreeHalves($T::new(ThreeHalves::with_backend(b, session)?))
-                    }
-                })
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<ToEvaluator<'_>>,
+        out: &mut O,
+    ) -> Result<Next<Self::Output>, Error> {
+        match incoming {
+            None => Ok(Next::exact(LABELS, 16 * self.shape.widths().0)),
+            Some(ToEvaluator::Labels(Blocks(l))) if self.evaluation.is_none() => {
+                self.labels[..l.len()].copy_from_slice(&l);
+                let shape: &'a Shape = self.shape;
+                // The labels are read when the evaluation starts.
+                let labels: &[Block] = self.labels;
+                self.evaluation = Some(self.evaluator.start(&shape.plan, labels)?);
+                self.next(out)
             }
+            Some(ToEvaluator::Tables(Blocks(t))) => {
+                let ev = self
+                    .evaluation
+                    .as_mut()
+                    .ok_or_else(|| Error::Input("tables before the labels".into()))?;
+                self.evaluator.feed(ev, &t)?;
+                self.next(out)
+            }
+            Some(ToEvaluator::Decoding(Bits(d)))
+                if !self.out_labels.is_empty() || self.shape.circuit.outputs.is_empty() =>
+            {
+                let bits = decode(&self.out_labels, &unpack(&d, self.out_labels.len()));
+                self.send_colours(out)?;
+                Ok(Next::Done(Some(bits)))
+            }
+            Some(_) => Err(Error::Input("a Yao message out of turn".into())),
         }
-    };
+    }
 }
 
-/// Calls `$f(engine, $args...)` on whichever scheme's engine `$e` holds.
-macro_rules! dispatch {
-    ($name:ident, $e:expr, $f:ident($($arg:expr),*)) => {
-        match $e {
-            $name::Prp(x) => $f(x, $($arg),*),
-            $name::Mi(x) => $f(x, $($arg),*),
-            $name::Circ(x) => $f(x, $($arg),*),
-            $name::Prf(x) => $f(x, $($arg),*),
-            $name::ThreeHalves(x) => $f(x, $($arg),*),
+/// What distinguishes the garbler's side of an execution from the evaluator's: its half of
+/// the input OT and its core. [`Execution`] drives either.
+trait Side: Send + 'static {
+    /// The party's core for one execution.
+    type Core<'a>: Role<Output = Option<Vec<bool>>, Error = Error>
+    where
+        Self: 'a;
+    /// The name of the core's phase.
+    const WORK: &'static str;
+    /// This side's half of the OT for the evaluator's inputs.
+    fn input_ot(
+        &mut self,
+        session: &mut Session,
+        peer: usize,
+        shape: &Shape,
+        input: &[bool],
+    ) -> Result<(), Error>;
+    /// The core, once the input OT is done.
+    fn core<'a>(&'a mut self, shape: &'a Shape, input: &'a [bool]) -> Self::Core<'a>;
+}
+
+impl<S: Scheme> Side for GarblerSide<S> {
+    type Core<'a> = GarbleCore<'a, S>;
+    const WORK: &'static str = "garble";
+
+    fn input_ot(
+        &mut self,
+        session: &mut Session,
+        peer: usize,
+        shape: &Shape,
+        _input: &[bool],
+    ) -> Result<(), Error> {
+        let (g, e) = shape.widths();
+        let prg = &mut self.prg;
+        self.encoding = Some(session.with_ot_sender(peer, |ot, ch| {
+            match S::with_offset(ot.delta(), prg) {
+                // Free XOR: Δ is the OT's offset, and the OT gives the evaluator's zero-labels.
+                Some(offset) => {
+                    let mut zero = vec![Block::ZERO; e];
+                    ot.send_correlated(ch, &mut zero)?;
+                    let wires = (0..g)
+                        .map(|_| S::random_wire(&offset.secret, prg))
+                        .chain(zero.into_iter().map(offset.wire))
+                        .collect();
+                    Ok(InputEncoding {
+                        secret: offset.secret,
+                        wires,
+                    })
+                }
+                // Independent labels: both of each evaluator wire by chosen-message OT.
+                None => {
+                    let enc = InputEncoding::<S>::random(prg, g + e);
+                    let pairs: Vec<(Block, Block)> = enc.wires[g..]
+                        .iter()
+                        .map(|w| {
+                            (
+                                S::encode(&enc.secret, w, false),
+                                S::encode(&enc.secret, w, true),
+                            )
+                        })
+                        .collect();
+                    ot.send_chosen(ch, &pairs)?;
+                    Ok(enc)
+                }
+            }
+        })?);
+        Ok(())
+    }
+
+    fn core<'a>(&'a mut self, shape: &'a Shape, input: &'a [bool]) -> GarbleCore<'a, S> {
+        GarbleCore {
+            side: self,
+            shape,
+            input,
+            decoding: Vec::new(),
         }
-    };
+    }
 }
 
-per_scheme!(
-    /// The garbling engine of the session's scheme.
-    GarblerEngine,
-    Garbler
-);
-per_scheme!(
-    /// The evaluation engine of the session's scheme.
-    EvaluatorEngine,
-    Evaluator
-);
+impl<S: Scheme> Side for EvaluatorSide<S> {
+    type Core<'a> = EvaluateCore<'a, S>;
+    const WORK: &'static str = "evaluate";
 
-/// What a garbler's execution reads besides its engine.
-struct GarblerSession<'a> {
-    circuit: &'a Circuit,
-    plan: &'a Plan,
-    outputs: OutputTo,
-    ot: &'a mut OtSender,
-    prg: &'a mut Prg,
+    fn input_ot(
+        &mut self,
+        session: &mut Session,
+        peer: usize,
+        shape: &Shape,
+        input: &[bool],
+    ) -> Result<(), Error> {
+        let (g, e) = shape.widths();
+        self.labels.resize(g + e, Block::ZERO);
+        let mine = &mut self.labels[g..];
+        session.with_ot_receiver(peer, |ot, ch| {
+            if S::XOR_GATES == XorGates::Free {
+                ot.receive_correlated(ch, input, mine)?;
+            } else {
+                ot.receive_chosen(ch, input, mine)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn core<'a>(&'a mut self, shape: &'a Shape, _input: &'a [bool]) -> EvaluateCore<'a, S> {
+        EvaluateCore {
+            evaluator: &mut self.evaluator,
+            labels: &mut self.labels,
+            shape,
+            evaluation: None,
+            out_labels: Vec::new(),
+        }
+    }
 }
 
-/// The garbler's side of a Yao session.
-pub struct YaoGarbler {
-    circuit: Circuit,
-    plan: Plan,
-    outputs: OutputTo,
-    ot: OtSender,
-    engine: GarblerEngine,
+/// One party's executions: its side, the shape both parties share, the Yao space.
+struct Execution<P: Side> {
+    side: P,
+    shape: Shape,
+    peer: usize,
+    space: Space,
+}
+
+/// An execution of either side, for a scheme chosen at run time.
+trait Executes: Send {
+    fn execute(
+        &mut self,
+        session: &mut Session,
+        input: &[bool],
+    ) -> Result<Option<Vec<bool>>, Error>;
+    fn circuit(&self) -> &Circuit;
+}
+
+impl<P: Side> Executes for Execution<P> {
+    /// The one driver for both sides: the input OT, then the side's core over the channel.
+    fn execute(
+        &mut self,
+        session: &mut Session,
+        input: &[bool],
+    ) -> Result<Option<Vec<bool>>, Error> {
+        let (peer, space, shape) = (self.peer, self.space, &self.shape);
+        let side = &mut self.side;
+        session.phase("input-ot", |s| side.input_ot(s, peer, shape, input))?;
+        session.phase(P::WORK, |s| {
+            role::drive(&mut side.core(shape, input), &mut s.channel(peer), space)
+        })
+    }
+
+    fn circuit(&self) -> &Circuit {
+        &self.shape.circuit
+    }
+}
+
+/// Builds a party's execution for scheme `S`.
+struct Build {
+    role: YaoRole,
+    shape: Shape,
+    peer: usize,
+    space: Space,
+    session_block: Block,
     prg: Prg,
-    setup: Vec<Phase>,
+    backend: tessera_core::Backend,
 }
 
-impl std::fmt::Debug for YaoGarbler {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("YaoGarbler")
-            .field("outputs", &self.outputs)
-            .finish_non_exhaustive()
-    }
-}
-
-impl YaoGarbler {
-    /// Agrees on the computation and garbling scheme with the peer and runs the base OTs.
-    pub fn setup<C: Channel + ?Sized>(
-        channel: &mut C,
-        circuit: Circuit,
-        scheme: SchemeKind,
-        outputs: OutputTo,
-        mut prg: Prg,
-    ) -> Result<Self, Error> {
-        let ot_prg = Prg::from_seed_block(prg.random_block());
-        let agreed = Agreement {
-            circuit: &circuit,
-            scheme,
-            outputs,
-        };
-        let session = prg.random_block();
-        let (ot, plan, session, setup) = set_up(channel, agreed, ROLE_GARBLER, session, |ch| {
-            OtSender::setup(ch, Security::SemiHonest, ot_prg)
-        })?;
-        Ok(YaoGarbler {
-            plan,
-            circuit,
-            outputs,
-            ot,
-            engine: GarblerEngine::new(scheme, session)?,
-            prg,
-            setup,
-        })
-    }
-
-    /// The set-up phases' times and traffic.
-    pub fn setup_phases(&self) -> &[Phase] {
-        &self.setup
-    }
-
-    /// One execution with the garbler's input bits (the circuit's input value 0).
-    pub fn run<C: Channel + ?Sized>(
-        &mut self,
-        channel: &mut C,
-        input: &[bool],
-    ) -> Result<Outcome, Error> {
-        let mut session = GarblerSession {
-            circuit: &self.circuit,
-            plan: &self.plan,
-            outputs: self.outputs,
-            ot: &mut self.ot,
-            prg: &mut self.prg,
-        };
-        telling_peer(channel, |channel| {
-            dispatch!(
-                GarblerEngine,
-                &mut self.engine,
-                garble_once(&mut session, channel, input)
-            )
+impl SchemeVisitor for Build {
+    type Output = Result<Box<dyn Executes>, Error>;
+    fn visit<S: Scheme>(self) -> Self::Output {
+        let scheme = S::with_backend(self.backend, self.session_block)?;
+        let (shape, peer, space) = (self.shape, self.peer, self.space);
+        Ok(match self.role {
+            YaoRole::Garbler => Box::new(Execution {
+                side: GarblerSide {
+                    garbler: Garbler::new(scheme),
+                    prg: self.prg,
+                    encoding: None,
+                },
+                shape,
+                peer,
+                space,
+            }),
+            YaoRole::Evaluator => Box::new(Execution {
+                side: EvaluatorSide {
+                    evaluator: Evaluator::new(scheme),
+                    labels: Vec::new(),
+                },
+                shape,
+                peer,
+                space,
+            }),
         })
     }
 }
 
-fn garble_once<S: YaoScheme, C: Channel + ?Sized>(
-    garbler: &mut Garbler<S>,
-    s: &mut GarblerSession<'_>,
-    channel: &mut C,
-    input: &[bool],
-) -> Result<Outcome, Error> {
-    let (g, e) = (s.circuit.inputs[0] as usize, s.circuit.inputs[1] as usize);
-    check_input("garbler", input, s.circuit.inputs[0])?;
-    let mut phases = Vec::new();
-
-    let timer = PhaseTimer::start("input-ot", channel);
-    let mut enc = S::send_inputs(s.ot, channel, s.prg, g, e)?;
-    phases.push(timer.stop(channel));
-
-    let timer = PhaseTimer::start("garble", channel);
-    channel.send_blocks(GARBLER_LABELS, &enc.encode(0, input))?;
-    let sink = &mut ChannelSink(&mut *channel);
-    let out = garbler.garble(s.plan, &mut enc.secret, &enc.wires, sink)?;
-    phases.push(timer.stop(channel));
-
-    let timer = PhaseTimer::start("output", channel);
-    let decoding = decoding_bits::<S>(&out);
-    if s.outputs.evaluator_learns() {
-        channel.send(DECODING, &pack(&decoding))?;
-    }
-    channel.flush()?;
-    let output = if s.outputs.garbler_learns() {
-        let n = decoding.len();
-        let mut colours = vec![0u8; n.div_ceil(8)];
-        channel.recv_into(COLOURS, &mut colours)?;
-        let bits: Vec<bool> = unpack(&colours, n)
-            .iter()
-            .zip(&decoding)
-            .map(|(&c, &d)| c ^ d)
-            .collect();
-        Some(split_outputs(s.circuit, &bits))
-    } else {
-        None
-    };
-    phases.push(timer.stop(channel));
-    Ok(Outcome { output, phases })
-}
-
-/// What an evaluator's execution reads besides its engine.
-struct EvaluatorSession<'a> {
-    circuit: &'a Circuit,
-    plan: &'a Plan,
-    outputs: OutputTo,
-    ot: &'a mut OtReceiver,
-    buffer: &'a mut Vec<Block>,
-}
-
-/// The evaluator's side of a Yao session.
-pub struct YaoEvaluator {
-    circuit: Circuit,
-    plan: Plan,
-    outputs: OutputTo,
-    ot: OtReceiver,
-    engine: EvaluatorEngine,
-    buffer: Vec<Block>,
+/// A Yao session with one peer, either role.
+pub struct Yao {
+    role: YaoRole,
+    execution: Box<dyn Executes>,
     setup: Vec<Phase>,
 }
 
-impl std::fmt::Debug for YaoEvaluator {
+impl std::fmt::Debug for Yao {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("YaoEvaluator")
-            .field("outputs", &self.outputs)
+        f.debug_struct("Yao")
+            .field("role", &self.role)
             .finish_non_exhaustive()
     }
 }
 
-impl YaoEvaluator {
-    /// Agrees on the computation and garbling scheme with the peer and runs the base OTs.
-    pub fn setup<C: Channel + ?Sized>(
-        channel: &mut C,
+/// Checks that the circuit has the two input values of a two-party run.
+fn check_circuit(circuit: &Circuit) -> Result<(), Error> {
+    circuit.check()?;
+    if circuit.inputs.len() != 2 {
+        return Err(Error::Input(format!(
+            "a two-party circuit has two input values (garbler's, evaluator's); this one has {}",
+            circuit.inputs.len()
+        )));
+    }
+    Ok(())
+}
+
+impl Yao {
+    /// Agrees with `peer` on the computation and the garbling scheme, sets up the OT
+    /// providers and compiles the plan. A failure stops both parties, the peer told why.
+    pub fn setup(
+        session: &mut Session,
+        peer: usize,
+        role: YaoRole,
         circuit: Circuit,
         scheme: SchemeKind,
         outputs: OutputTo,
-        prg: Prg,
-    ) -> Result<Self, Error> {
-        let agreed = Agreement {
-            circuit: &circuit,
-            scheme,
-            outputs,
-        };
-        let (ot, plan, session, setup) =
-            set_up(channel, agreed, ROLE_EVALUATOR, Block::ZERO, |ch| {
-                OtReceiver::setup(ch, Security::SemiHonest, prg)
+    ) -> Result<Yao, Error> {
+        session.run(|s| {
+            check_circuit(&circuit)?;
+            let random = s.random_block();
+            let ours = Hello {
+                version: PROTOCOL_VERSION,
+                role: role.code(),
+                scheme: scheme.code(),
+                fingerprint: fingerprint(&circuit, scheme, outputs),
+                session: if role == YaoRole::Garbler {
+                    random
+                } else {
+                    Block::ZERO
+                },
+            };
+            let space = s.space(peer)?;
+            let session_block = s.phase("hello", |s| {
+                role::drive(&mut HelloRole { ours, scheme }, &mut s.channel(peer), space)
             })?;
-        Ok(YaoEvaluator {
-            plan,
-            circuit,
-            outputs,
-            ot,
-            engine: EvaluatorEngine::new(scheme, session)?,
-            buffer: Vec::new(),
-            setup,
+            // The base OTs spend much of their time waiting for the peer: compile meanwhile.
+            let plan = s.phase("base-ot+plan", |s| {
+                std::thread::scope(|scope| {
+                    let plan = scope.spawn(|| {
+                        Plan::with_xor(
+                            &circuit,
+                            Batching::default_for(&circuit),
+                            scheme.xor_gates(),
+                        )
+                    });
+                    let ot = match role {
+                        YaoRole::Garbler => {
+                            s.with_ot_sender(peer, |_, ch| Ok(tessera_net::Channel::flush(ch)?))
+                        }
+                        YaoRole::Evaluator => {
+                            s.with_ot_receiver(peer, |_, ch| Ok(tessera_net::Channel::flush(ch)?))
+                        }
+                    };
+                    // A panic in the planner is a bug in this crate, not the peer's doing.
+                    let plan = plan.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+                    ot.map(|()| plan)
+                })
+            })?;
+            let build = Build {
+                role,
+                shape: Shape {
+                    circuit,
+                    plan,
+                    outputs,
+                },
+                peer,
+                space,
+                session_block,
+                prg: s.fork_prg(),
+                backend: s.backend(),
+            };
+            let execution = scheme.visit(build)?;
+            Ok(Yao {
+                role,
+                execution,
+                setup: s.take_phases(),
+            })
         })
     }
 
@@ -678,70 +836,27 @@ impl YaoEvaluator {
         &self.setup
     }
 
-    /// One execution with the evaluator's input bits (the circuit's input value 1).
-    pub fn run<C: Channel + ?Sized>(
-        &mut self,
-        channel: &mut C,
-        input: &[bool],
-    ) -> Result<Outcome, Error> {
-        let mut session = EvaluatorSession {
-            circuit: &self.circuit,
-            plan: &self.plan,
-            outputs: self.outputs,
-            ot: &mut self.ot,
-            buffer: &mut self.buffer,
-        };
-        telling_peer(channel, |channel| {
-            dispatch!(
-                EvaluatorEngine,
-                &mut self.engine,
-                evaluate_once(&mut session, channel, input)
-            )
+    /// One execution with this party's input bits (value 0 for the garbler, 1 for the
+    /// evaluator). A failure stops both parties, the peer told why.
+    pub fn run(&mut self, session: &mut Session, input: &[bool]) -> Result<Outcome, Error> {
+        let value = usize::from(self.role == YaoRole::Evaluator);
+        let width = self.execution.circuit().inputs[value];
+        let execution = &mut self.execution;
+        let role = self.role;
+        session.run(|s| {
+            if input.len() != width as usize {
+                return Err(Error::Input(format!(
+                    "the {}'s input has {} bits, the circuit's value has {width}",
+                    role.name(),
+                    input.len()
+                )));
+            }
+            let bits = execution.execute(s, input)?;
+            let output = bits.map(|b| split_outputs(execution.circuit(), &b));
+            Ok(Outcome {
+                output,
+                phases: s.take_phases(),
+            })
         })
     }
-}
-
-fn evaluate_once<S: YaoScheme, C: Channel + ?Sized>(
-    evaluator: &mut Evaluator<S>,
-    s: &mut EvaluatorSession<'_>,
-    channel: &mut C,
-    input: &[bool],
-) -> Result<Outcome, Error> {
-    let (g, e) = (s.circuit.inputs[0] as usize, s.circuit.inputs[1] as usize);
-    check_input("evaluator", input, s.circuit.inputs[1])?;
-    let mut phases = Vec::new();
-
-    let timer = PhaseTimer::start("input-ot", channel);
-    let mut labels = vec![Block::ZERO; g + e];
-    S::receive_inputs(s.ot, channel, input, &mut labels[g..])?;
-    phases.push(timer.stop(channel));
-
-    let timer = PhaseTimer::start("evaluate", channel);
-    channel.recv_blocks(GARBLER_LABELS, &mut labels[..g])?;
-    let out = evaluator.evaluate(
-        s.plan,
-        &labels,
-        &mut ChannelSource {
-            channel: &mut *channel,
-            buffer: &mut *s.buffer,
-        },
-    )?;
-    phases.push(timer.stop(channel));
-
-    let timer = PhaseTimer::start("output", channel);
-    let output = if s.outputs.evaluator_learns() {
-        let mut packed = vec![0u8; out.len().div_ceil(8)];
-        channel.recv_into(DECODING, &mut packed)?;
-        let bits = decode(&out, &unpack(&packed, out.len()));
-        Some(split_outputs(s.circuit, &bits))
-    } else {
-        None
-    };
-    if s.outputs.garbler_learns() {
-        let colours: Vec<bool> = out.iter().map(|l| l.lsb()).collect();
-        channel.send(COLOURS, &pack(&colours))?;
-    }
-    channel.flush()?;
-    phases.push(timer.stop(channel));
-    Ok(Outcome { output, phases })
 }

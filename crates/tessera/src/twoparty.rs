@@ -11,8 +11,10 @@ use tessera_circuit::eval::{bits_from_hex, bits_to_hex};
 use tessera_circuit::library::builtin;
 use tessera_core::{FixedKeyAes, Prg};
 use tessera_garble::SchemeKind;
-use tessera_net::{Channel, Phase, memory_pair, tcp, tls};
-use tessera_protocols::yao::{OutputTo, YaoEvaluator, YaoGarbler};
+use tessera_net::tcp::{Mesh, mesh};
+use tessera_net::{NetConfig, Network, Phase, memory, tcp, tls};
+use tessera_protocols::yao::{OutputTo, Yao, YaoRole};
+use tessera_protocols::{Session, SessionConfig};
 
 /// Options of `tessera demo`.
 #[derive(Args)]
@@ -41,32 +43,35 @@ pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
     let (key_hex, plain_hex) = (key.to_string(), plain.to_string());
     let key_bits = bits_from_hex(&key_hex, 128)?;
     let plain_bits = bits_from_hex(&plain_hex, 128)?;
-    let (mut g_ch, mut e_ch) = memory_pair(None);
+    let (g_net, e_net) = memory::pair()?;
     let scheme = args.scheme;
     let start = Instant::now();
     let g_circuit = circuit.clone();
     let garbler = std::thread::spawn(move || -> Result<_, CliError> {
-        let mut g = YaoGarbler::setup(
-            &mut g_ch,
+        let mut s = Session::new(g_net, SessionConfig::default())?;
+        let mut g = Yao::setup(
+            &mut s,
+            1,
+            YaoRole::Garbler,
             g_circuit,
             scheme,
             OutputTo::Evaluator,
-            Prg::from_os()?,
         )?;
-        let setup = g.setup_phases().to_vec();
-        let run = g.run(&mut g_ch, &key_bits)?;
-        Ok((setup, run.phases, g_ch.stats()))
+        let run = g.run(&mut s, &key_bits)?;
+        Ok((g.setup_phases().to_vec(), run.phases, s.network().stats()))
     });
-    let mut e = YaoEvaluator::setup(
-        &mut e_ch,
+    let mut e_session = Session::new(e_net, SessionConfig::default())?;
+    let mut e = Yao::setup(
+        &mut e_session,
+        0,
+        YaoRole::Evaluator,
         circuit,
         scheme,
         OutputTo::Evaluator,
-        Prg::from_os()?,
     )?;
     let setup_ms = start.elapsed().as_secs_f64() * 1e3;
     let run_start = Instant::now();
-    let outcome = e.run(&mut e_ch, &plain_bits)?;
+    let outcome = e.run(&mut e_session, &plain_bits)?;
     let run_ms = run_start.elapsed().as_secs_f64() * 1e3;
     let (g_setup, g_run, g_stats) = garbler
         .join()
@@ -77,7 +82,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
     let cipher = bits_to_hex(&output[0]);
     let expected = FixedKeyAes::new(key).encrypt_block(plain).to_string();
     let correct = cipher == expected;
-    let e_stats = e_ch.stats();
+    let e_stats = e_session.network().stats();
     if args.json {
         println!(
             "{}",
@@ -177,36 +182,50 @@ pub struct RunArgs {
     /// The peer's certificate, pinned.
     #[arg(long, requires = "tls_dir")]
     peer_cert: Option<PathBuf>,
-    /// Seconds to wait for the peer (to connect, and for each message).
+    /// Seconds to wait for the peer: to connect, and for each message or for it to take
+    /// this party's data (values too large for the clock wait forever).
     #[arg(long, default_value_t = 30)]
     timeout: u64,
+    /// Seconds the whole run may take, however the peer trickles its data (default: no
+    /// bound).
+    #[arg(long)]
+    deadline: Option<u64>,
     /// One JSON object instead of text.
     #[arg(long)]
     json: bool,
 }
 
-/// Opens the channel `args` describes.
-fn open(args: &RunArgs) -> Result<Box<dyn Channel + Send>, CliError> {
+/// The network `args` describes: the listening party is party 0, the connecting one party 1.
+fn open(args: &RunArgs) -> Result<Network, CliError> {
     let timeout = Duration::from_secs(args.timeout.max(1));
+    let config = NetConfig {
+        timeout,
+        deadline: args.deadline.map(Duration::from_secs),
+    };
+    let me = usize::from(args.listen.is_none());
     let tls = match (&args.tls_dir, &args.peer_cert) {
-        (Some(dir), Some(peer)) => Some(tls::TlsConfig::load(dir, peer)?),
+        (Some(dir), Some(peer)) => Some(tls::TlsConfig::load(dir, &[(1 - me, peer.as_path())])?),
         _ => None,
     };
-    if let Some(addr) = &args.listen {
-        let listener = tcp::listen(addr)?;
-        let local = listener.local_addr()?;
-        eprintln!("tessera: listening on {local}");
-        Ok(match &tls {
-            Some(cfg) => Box::new(tls::accept(&listener, cfg, timeout)?),
-            None => Box::new(tcp::accept(&listener, timeout)?),
-        })
-    } else {
-        let addr = args.connect.as_deref().unwrap_or_default();
-        Ok(match &tls {
-            Some(cfg) => Box::new(tls::connect(addr, cfg, timeout)?),
-            None => Box::new(tcp::connect(addr, timeout)?),
-        })
-    }
+    let setup = config.deadline.map_or(timeout, |d| d.min(timeout));
+    let listener = match &args.listen {
+        Some(addr) => {
+            let l = tcp::listen(addr)?;
+            eprintln!("tessera: listening on {}", l.local_addr()?);
+            Some(l)
+        }
+        None => None,
+    };
+    let lower: Vec<String> = args.connect.iter().cloned().collect();
+    let m = Mesh {
+        me,
+        parties: 2,
+        listener: listener.as_ref(),
+        lower: &lower,
+        tls: tls.as_ref(),
+        setup,
+    };
+    Ok(mesh(m, config)?)
 }
 
 /// One party of a Yao run.
@@ -226,27 +245,22 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         OutputArg::Garbler => OutputTo::Garbler,
         OutputArg::Both => OutputTo::Both,
     };
-    let mut channel = open(args)?;
+    let network = open(args)?;
+    let peer = 1 - network.id();
+    let mut session = Session::new(network, SessionConfig::default())?;
     let start = Instant::now();
-    let (setup, outcome) = match args.role {
-        Role::Garbler => {
-            let mut g =
-                YaoGarbler::setup(&mut channel, circuit, args.scheme, outputs, Prg::from_os()?)?;
-            let out = g.run(&mut channel, &bits)?;
-            (g.setup_phases().to_vec(), out)
-        }
-        Role::Evaluator => {
-            let mut e =
-                YaoEvaluator::setup(&mut channel, circuit, args.scheme, outputs, Prg::from_os()?)?;
-            let out = e.run(&mut channel, &bits)?;
-            (e.setup_phases().to_vec(), out)
-        }
+    let role = match args.role {
+        Role::Garbler => YaoRole::Garbler,
+        Role::Evaluator => YaoRole::Evaluator,
     };
+    let mut yao = Yao::setup(&mut session, peer, role, circuit, args.scheme, outputs)?;
+    let outcome = yao.run(&mut session, &bits)?;
+    let setup = yao.setup_phases().to_vec();
     let total_ms = start.elapsed().as_secs_f64() * 1e3;
     let output: Option<Vec<String>> = outcome
         .output
         .map(|values| values.iter().map(|v| bits_to_hex(v)).collect());
-    let stats = channel.stats();
+    let stats = session.network().stats();
     if args.json {
         println!(
             "{}",
@@ -276,14 +290,17 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
 /// Options of `tessera keygen`.
 #[derive(Args)]
 pub struct KeygenArgs {
-    /// Directory to write key.pem and cert.pem to (created if missing).
+    /// Directory to write key.pem (mode 0600) and cert.pem to (created if missing).
     #[arg(long)]
     out: PathBuf,
+    /// Replace existing key.pem and cert.pem (a link there is removed, not followed).
+    #[arg(long)]
+    force: bool,
 }
 
 /// Writes a key and self-signed certificate for TLS runs.
 pub fn keygen(args: &KeygenArgs) -> Result<(), CliError> {
-    let cert = tls::keygen(&args.out)?;
+    let cert = tls::keygen(&args.out, args.force)?;
     println!("{}", cert.display());
     Ok(())
 }

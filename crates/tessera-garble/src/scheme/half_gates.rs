@@ -11,7 +11,7 @@
 //! register-oriented kernels ([`FixedKeyHash::half_gates_garble`]): inputs prepared, keys
 //! expanded, AES rounds and the combination above without leaving the registers (VASA §4.2.1).
 
-use super::{GateCost, Scheme, SchemeCost};
+use super::{GateCost, Offset, Scheme, SchemeCost};
 use crate::delta::Delta;
 use crate::plan::XorGates;
 use std::marker::PhantomData;
@@ -147,6 +147,13 @@ impl<H: HalfGatesHash> Scheme for HalfGates<H> {
 
     fn random_secret(prg: &mut Prg) -> Delta {
         Delta::random(prg)
+    }
+
+    fn with_offset(delta: Block, _prg: &mut Prg) -> Option<Offset<Self>> {
+        Some(Offset {
+            secret: Delta::new(delta),
+            wire: |zero| zero,
+        })
     }
 
     fn random_wire(_secret: &Delta, prg: &mut Prg) -> Block {

@@ -52,15 +52,19 @@ pub trait Scheme: Clone + Send + 'static {
     const DRAWS_PER_GATE: bool;
 
     /// What the garbler knows of one wire.
-    type Wire: Copy + Default + PartialEq + std::fmt::Debug;
+    type Wire: Copy + Default + PartialEq + std::fmt::Debug + Send;
     /// The garbler's secret for one garbled circuit.
-    type Secret;
+    type Secret: Send;
 
     /// The scheme on `backend`. `session` is a public random block both parties share (the MI
     /// hash's key offset; the other schemes ignore it).
     fn with_backend(backend: Backend, session: Block) -> Result<Self, tessera_core::Error>;
     /// A fresh secret.
     fn random_secret(prg: &mut Prg) -> Self::Secret;
+    /// For schemes whose labels share a global offset (free XOR): the secret for an offset Δ
+    /// made elsewhere (a correlated OT's, so the OT hands out zero-labels directly), with what
+    /// else it needs drawn from `prg`. `None` for schemes without one.
+    fn with_offset(delta: Block, prg: &mut Prg) -> Option<Offset<Self>>;
     /// Fresh labels for an input wire.
     fn random_wire(secret: &Self::Secret, prg: &mut Prg) -> Self::Wire;
     /// The label that encodes `bit` on wire `w`, selected without branching on `bit`.
@@ -140,6 +144,15 @@ pub trait Scheme: Clone + Send + 'static {
             *o = x ^ y;
         }
     }
+}
+
+/// A free-XOR scheme's secret for a global offset made elsewhere, and how a wire is made from
+/// its zero-label ([`Scheme::with_offset`]).
+pub struct Offset<S: Scheme> {
+    /// The secret holding the offset.
+    pub secret: S::Secret,
+    /// The wire whose zero-label is the argument.
+    pub wire: fn(Block) -> S::Wire,
 }
 
 /// A computation over a scheme's type, for a scheme chosen at run time ([`SchemeKind::visit`]).

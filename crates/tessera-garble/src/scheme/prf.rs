@@ -25,7 +25,7 @@
 
 use super::multi_key::{MultiKeyBatch, tweak};
 use super::random_bits::RandomBits;
-use super::{GateCost, Scheme, SchemeCost};
+use super::{GateCost, Offset, Scheme, SchemeCost};
 use crate::plan::XorGates;
 use tessera_core::{Aes, Backend, Block, Prg};
 
@@ -116,6 +116,11 @@ impl Scheme for Prf {
 
     fn random_secret(prg: &mut Prg) -> PrfSecret {
         PrfSecret::new(Prg::from_seed_block(prg.random_block()))
+    }
+
+    /// Labels are independent: no global offset.
+    fn with_offset(_delta: Block, _prg: &mut Prg) -> Option<Offset<Self>> {
+        None
     }
 
     fn random_wire(_secret: &PrfSecret, prg: &mut Prg) -> PrfWire {

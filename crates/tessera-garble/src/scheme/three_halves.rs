@@ -42,7 +42,7 @@
 //! less than a block per batch.
 
 use super::random_bits::RandomBits;
-use super::{GateCost, Scheme, SchemeCost};
+use super::{GateCost, Offset, Scheme, SchemeCost};
 use crate::delta::Delta;
 use crate::plan::XorGates;
 use tessera_core::{Backend, Block, FixedKeyHash, Prg};
@@ -273,6 +273,14 @@ impl Scheme for ThreeHalves {
     fn random_secret(prg: &mut Prg) -> ThreeHalvesSecret {
         let delta = Delta::random(prg);
         ThreeHalvesSecret::new(delta, Prg::from_seed_block(prg.random_block()))
+    }
+
+    fn with_offset(delta: Block, prg: &mut Prg) -> Option<Offset<Self>> {
+        let coins = Prg::from_seed_block(prg.random_block());
+        Some(Offset {
+            secret: ThreeHalvesSecret::new(Delta::new(delta), coins),
+            wire: |zero| zero,
+        })
     }
 
     fn random_wire(_secret: &ThreeHalvesSecret, prg: &mut Prg) -> Block {

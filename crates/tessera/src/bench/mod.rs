@@ -11,9 +11,9 @@ mod yao;
 
 use crate::CliError;
 use clap::{Args, Subcommand};
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
-use tessera_net::{Framed, tcp};
+use tessera_net::tcp::{Mesh, listen, mesh};
+use tessera_net::{NetConfig, Network};
 
 /// What to benchmark.
 #[derive(Subcommand)]
@@ -115,16 +115,53 @@ pub fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-/// A connected pair of framed TCP channels over loopback, (listening end, connecting end),
-/// for the two-party benchmarks; reads time out after two minutes.
-pub fn loopback() -> Result<(Framed<TcpStream>, Framed<TcpStream>), CliError> {
-    let timeout = Duration::from_secs(120);
-    let listener = tcp::listen("127.0.0.1:0")?;
-    let addr = listener.local_addr()?.to_string();
-    let server = std::thread::spawn(move || tcp::accept(&listener, timeout));
-    let client = tcp::connect(&addr, timeout)?;
-    let server = server
-        .join()
-        .map_err(|_| CliError::Usage("accept thread panicked".into()))??;
-    Ok((server, client))
+/// An n-party TCP mesh over loopback, all parties in this process (one thread each while it
+/// is built); reads time out after two minutes.
+pub fn loopback_mesh(
+    n: usize,
+    tls: Option<&[tessera_net::tls::TlsConfig]>,
+) -> Result<Vec<Network>, CliError> {
+    let config = NetConfig::with_timeout(Duration::from_secs(120));
+    let listeners = (0..n)
+        .map(|_| listen("127.0.0.1:0"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let addrs = listeners
+        .iter()
+        .map(|l| l.local_addr().map(|a| a.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|me| {
+                let (listener, addrs) = (&listeners[me], &addrs);
+                s.spawn(move || {
+                    let m = Mesh {
+                        me,
+                        parties: n,
+                        listener: Some(listener),
+                        lower: &addrs[..me],
+                        tls: tls.map(|t| &t[me]),
+                        setup: Duration::from_secs(30),
+                    };
+                    mesh(m, config)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|_| CliError::Usage("a mesh thread panicked".into()))?
+                    .map_err(CliError::from)
+            })
+            .collect()
+    })
+}
+
+/// A two-party TCP mesh over loopback: (party 0, party 1).
+pub fn loopback() -> Result<(Network, Network), CliError> {
+    let mut nets = loopback_mesh(2, None)?;
+    let b = nets.pop();
+    let a = nets.pop();
+    a.zip(b)
+        .ok_or_else(|| CliError::Usage("a mesh of two has two parties".into()))
 }

@@ -9,8 +9,11 @@ use serde_json::json;
 use std::thread;
 use std::time::Instant;
 use tessera_core::{Backend, Block, Prg};
-use tessera_net::{Channel, PhaseTimer, Tag};
-use tessera_ot::{OtReceiver, OtSender, Security};
+use tessera_net::{Channel, Kind, PhaseTimer, Space, Spaces};
+use tessera_ot::{
+    CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, OtReceiver, OtSender, RotReceiver,
+    RotSender, Security,
+};
 
 /// Options of `tessera bench ot`.
 #[derive(Args)]
@@ -56,29 +59,31 @@ impl FlavourArg {
     }
 }
 
-const GO: Tag = Tag::new(0x70, "bench start");
-const DONE: Tag = Tag::new(0x71, "bench done");
+/// The benchmark's own messages, in a space of their own (the extension takes 1 and 2).
+const BENCH: Space = Space::new(1000);
+const GO: Kind = Kind::new(0x70, "bench start");
+const DONE: Kind = Kind::new(0x71, "bench done");
 
-/// Bytes per second one framed TCP stream carries over loopback: the bound for OT extension,
-/// whose cost is mostly the matrix and the masked messages on the wire.
-fn loopback_bandwidth() -> Result<f64, CliError> {
+/// Bytes per second one framed TCP stream carries over loopback, one way: the bound for OT
+/// extension, whose cost is mostly the matrix and the masked messages on the wire.
+pub fn loopback_bandwidth() -> Result<f64, CliError> {
     let (mut a, mut b) = loopback()?;
     let message = vec![0x5au8; 1 << 20];
     let rounds = 256;
     let reader = thread::spawn(move || -> Result<(), tessera_net::Error> {
         let mut buf = vec![0u8; 1 << 20];
         for _ in 0..rounds {
-            b.recv_into(GO, &mut buf)?;
+            b.recv_into(0, BENCH.tag(GO), &mut buf)?;
         }
-        b.send(DONE, &[])?;
+        b.send(0, BENCH.tag(DONE), &[])?;
         b.flush()
     });
     let t = Instant::now();
     for _ in 0..rounds {
-        a.send(GO, &message)?;
+        a.send(1, BENCH.tag(GO), &message)?;
     }
     a.flush()?;
-    a.recv_bounded(DONE, 0)?;
+    a.peer(1).recv_bounded(BENCH.tag(DONE), 0)?;
     let rate = (rounds << 20) as f64 / t.elapsed().as_secs_f64();
     reader
         .join()
@@ -93,27 +98,30 @@ fn measure_extension(
     count: usize,
     samples: u32,
 ) -> Result<serde_json::Value, CliError> {
-    let (mut s_ch, mut r_ch) = loopback()?;
+    let (mut s_net, mut r_net) = loopback()?;
     let receiver = thread::spawn(move || -> Result<(), CliError> {
-        let mut r = OtReceiver::setup(&mut r_ch, security, Prg::from_os()?)?;
+        let ch = &mut r_net.peer(0);
+        let mut r =
+            ExtensionReceiver::setup(ch, &mut Spaces::default(), security, Prg::from_os()?)?;
         let mut prg = Prg::from_os()?;
         let choices: Vec<bool> = (0..count).map(|_| prg.random_block().lsb()).collect();
         let mut out = vec![Block::ZERO; count];
         for _ in 0..samples {
-            r_ch.recv_bounded(GO, 0)?;
+            ch.recv_bounded(BENCH.tag(GO), 0)?;
             match flavour {
-                FlavourArg::Cot => r.correlated(&mut r_ch, &choices, &mut out)?,
-                FlavourArg::Rot => r.random(&mut r_ch, &choices, &mut out)?,
-                _ => r.receive(&mut r_ch, &choices, &mut out)?,
+                FlavourArg::Cot => r.receive_correlated(ch, &choices, &mut out)?,
+                FlavourArg::Rot => r.receive_random(ch, &choices, &mut out)?,
+                _ => r.receive_chosen(ch, &choices, &mut out)?,
             }
-            r_ch.send(DONE, &[])?;
-            r_ch.flush()?;
+            ch.send(BENCH.tag(DONE), &[])?;
+            ch.flush()?;
         }
         Ok(())
     });
-    let timer = PhaseTimer::start("base-ot", &s_ch);
-    let mut s = OtSender::setup(&mut s_ch, security, Prg::from_os()?)?;
-    let setup = timer.stop(&s_ch);
+    let s_ch = &mut s_net.peer(1);
+    let timer = PhaseTimer::start("base-ot", s_ch);
+    let mut s = ExtensionSender::setup(s_ch, &mut Spaces::default(), security, Prg::from_os()?)?;
+    let setup = timer.stop(s_ch);
     let mut prg = Prg::from_os()?;
     let messages: Vec<(Block, Block)> = match flavour {
         FlavourArg::Ot => (0..count)
@@ -125,20 +133,20 @@ fn measure_extension(
     let mut rot =
         vec![(Block::ZERO, Block::ZERO); if flavour == FlavourArg::Rot { count } else { 0 }];
     let mut rates = Vec::new();
-    let timer = PhaseTimer::start("extension", &s_ch);
+    let timer = PhaseTimer::start("extension", s_ch);
     for _ in 0..samples {
-        s_ch.send(GO, &[])?;
+        s_ch.send(BENCH.tag(GO), &[])?;
         s_ch.flush()?;
         let t = Instant::now();
         match flavour {
-            FlavourArg::Cot => s.correlated(&mut s_ch, &mut cot)?,
-            FlavourArg::Rot => s.random(&mut s_ch, &mut rot)?,
-            _ => s.send(&mut s_ch, &messages)?,
+            FlavourArg::Cot => s.send_correlated(s_ch, &mut cot)?,
+            FlavourArg::Rot => s.send_random(s_ch, &mut rot)?,
+            _ => s.send_chosen(s_ch, &messages)?,
         }
-        s_ch.recv_bounded(DONE, 0)?;
+        s_ch.recv_bounded(BENCH.tag(DONE), 0)?;
         rates.push(count as f64 / t.elapsed().as_secs_f64());
     }
-    let extension = timer.stop(&s_ch);
+    let extension = timer.stop(s_ch);
     let traffic = extension.traffic;
     receiver
         .join()

@@ -15,10 +15,13 @@ use std::time::Instant;
 use tessera_circuit::eval::evaluate;
 use tessera_core::{Backend, Prg};
 use tessera_garble::{Batching, Scheme, SchemeKind, SchemeVisitor};
-use tessera_net::{Channel, Tag};
-use tessera_protocols::yao::{OutputTo, YaoEvaluator, YaoGarbler};
+use tessera_net::{Channel, Kind, Space};
+use tessera_protocols::yao::{OutputTo, Yao, YaoRole};
+use tessera_protocols::{Session, SessionConfig};
 
-const READY: Tag = Tag::new(0x72, "bench evaluator ready");
+/// The benchmark's own message, in a space of its own.
+const BENCH: Space = Space::new(1000);
+const READY: Kind = Kind::new(0x72, "bench evaluator ready");
 
 /// Options of `tessera bench yao`.
 #[derive(Args)]
@@ -91,46 +94,55 @@ pub fn run(args: &YaoArgs) -> Result<(), CliError> {
     let scheme = args.scheme;
     let bound_ms = scheme.visit(LocalMs(&circuit))?;
 
-    let (mut ch, mut e_ch) = loopback()?;
+    let (g_net, e_net) = loopback()?;
     let evaluator_inputs: Vec<Vec<bool>> = inputs.iter().map(|i| i.1.clone()).collect();
     let e_circuit = circuit.clone();
     let evaluator = thread::spawn(move || -> Result<_, CliError> {
-        let ch = &mut e_ch;
-        let mut e = YaoEvaluator::setup(ch, e_circuit, scheme, OutputTo::Both, Prg::from_os()?)?;
+        let mut s = Session::new(e_net, SessionConfig::default())?;
+        let mut e = Yao::setup(
+            &mut s,
+            0,
+            YaoRole::Evaluator,
+            e_circuit,
+            scheme,
+            OutputTo::Both,
+        )?;
         // Set-up ends when both parties are ready, so the first execution is timed alone.
-        ch.send(READY, &[])?;
-        ch.flush()?;
+        s.network().send(0, BENCH.tag(READY), &[])?;
+        s.network().flush()?;
         let mut outputs = Vec::new();
         let mut phases = Vec::new();
         for x in &evaluator_inputs {
-            let o = e.run(ch, x)?;
+            let o = e.run(&mut s, x)?;
             outputs.push(o.output);
             phases = o.phases;
         }
         Ok((outputs, phases))
     });
     let t = Instant::now();
-    let mut g = YaoGarbler::setup(
-        &mut ch,
+    let mut s = Session::new(g_net, SessionConfig::default())?;
+    let mut g = Yao::setup(
+        &mut s,
+        1,
+        YaoRole::Garbler,
         circuit.clone(),
         scheme,
         OutputTo::Both,
-        Prg::from_os()?,
     )?;
-    ch.recv_bounded(READY, 0)?;
+    s.network().peer(1).recv_bounded(BENCH.tag(READY), 0)?;
     let setup_ms = t.elapsed().as_secs_f64() * 1e3;
-    let after_setup = ch.stats();
+    let after_setup = s.network().stats();
     let mut times = Vec::with_capacity(n);
     let mut outputs = Vec::with_capacity(n);
     let mut last_phases = Vec::new();
     for (x, _) in &inputs {
         let t = Instant::now();
-        let o = g.run(&mut ch, x)?;
+        let o = g.run(&mut s, x)?;
         times.push(t.elapsed().as_secs_f64() * 1e3);
         outputs.push(o.output);
         last_phases = o.phases;
     }
-    let traffic = ch.stats().since(&after_setup);
+    let traffic = s.network().stats().since(&after_setup);
     let (e_outputs, e_phases) = evaluator
         .join()
         .map_err(|_| CliError::Usage("the evaluator thread panicked".into()))??;

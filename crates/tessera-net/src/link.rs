@@ -1,0 +1,392 @@
+//! One connection to one peer: a non-blocking socket (TCP, or a Unix socket pair for the
+//! in-memory mesh), optionally under TLS, with the bytes received but not yet consumed and the
+//! bytes queued but not yet sent. The network's event loop drives it; nothing here blocks.
+
+use crate::Stats;
+use crate::wire::{ABORT_TAG, HEADER, MAX_ABORT_REASON, MAX_SHOWN_REASON, escape, parse_header};
+use std::io::{self, IoSlice, Read, Write};
+
+/// Bytes read from a socket at a time into the receive buffer.
+const READ_CHUNK: usize = 1 << 16;
+/// Payloads at least this long go to the socket straight from the caller when nothing is
+/// queued before them.
+const DIRECT: usize = 1 << 14;
+
+/// A connected non-blocking socket.
+pub(crate) enum Socket {
+    /// TCP.
+    Tcp(mio::net::TcpStream),
+    /// One end of a Unix socket pair (the in-memory mesh).
+    #[cfg(unix)]
+    Unix(mio::net::UnixStream),
+}
+
+impl Socket {
+    pub(crate) fn source(&mut self) -> &mut dyn mio::event::Source {
+        match self {
+            Socket::Tcp(s) => s,
+            #[cfg(unix)]
+            Socket::Unix(s) => s,
+        }
+    }
+
+    fn shutdown_write(&self) {
+        // Best effort: the peer may be gone.
+        let _ = match self {
+            Socket::Tcp(s) => s.shutdown(std::net::Shutdown::Write),
+            #[cfg(unix)]
+            Socket::Unix(s) => s.shutdown(std::net::Shutdown::Write),
+        };
+    }
+}
+
+impl Read for Socket {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Socket::Tcp(s) => s.read(buf),
+            #[cfg(unix)]
+            Socket::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Socket {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Socket::Tcp(s) => s.write(buf),
+            #[cfg(unix)]
+            Socket::Unix(s) => s.write(buf),
+        }
+    }
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Socket::Tcp(s) => s.write_vectored(bufs),
+            #[cfg(unix)]
+            Socket::Unix(s) => s.write_vectored(bufs),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// What one attempt to read into the receive buffer gave.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Fill {
+    /// Bytes arrived.
+    Got,
+    /// The peer closed its end.
+    Eof,
+    /// Nothing to read now.
+    Blocked,
+    /// The buffer holds as much unread data as this party accepts from a peer.
+    Full,
+}
+
+/// One peer's connection.
+pub(crate) struct Link {
+    socket: Socket,
+    tls: Option<Box<rustls::Connection>>,
+    /// Received, not consumed: `inbuf[ipos..iend]`, starting at stream offset `consumed`.
+    inbuf: Vec<u8>,
+    ipos: usize,
+    iend: usize,
+    consumed: u64,
+    /// Stream offset of the next frame header not yet looked at.
+    next_header: u64,
+    /// Queued, not sent: `outbuf[opos..]`.
+    outbuf: Vec<u8>,
+    opos: usize,
+    /// An abort message found in the received data (its reason escaped).
+    pub(crate) abort: Option<String>,
+    /// The peer closed its end.
+    pub(crate) eof: bool,
+    /// A transport error seen while serving other links, reported when this link is used.
+    pub(crate) broken: Option<String>,
+    /// Readiness as the poller reported it, cleared when an operation would block.
+    pub(crate) readable: bool,
+    pub(crate) writable: bool,
+    pub(crate) stats: Stats,
+    /// Whether the last operation was a receive (a send then starts a new round).
+    receiving: bool,
+}
+
+impl Link {
+    pub(crate) fn new(socket: Socket, tls: Option<Box<rustls::Connection>>) -> Self {
+        Link {
+            socket,
+            tls,
+            inbuf: Vec::new(),
+            ipos: 0,
+            iend: 0,
+            consumed: 0,
+            next_header: 0,
+            outbuf: Vec::new(),
+            opos: 0,
+            abort: None,
+            eof: false,
+            broken: None,
+            readable: true,
+            writable: true,
+            stats: Stats::default(),
+            receiving: true,
+        }
+    }
+
+    pub(crate) fn source(&mut self) -> &mut dyn mio::event::Source {
+        self.socket.source()
+    }
+
+    /// Received bytes not yet consumed.
+    pub(crate) fn unread(&self) -> usize {
+        self.iend - self.ipos
+    }
+
+    /// Whether bytes are queued for the peer (TLS records included).
+    pub(crate) fn has_unsent(&self) -> bool {
+        self.opos < self.outbuf.len() || self.tls.as_ref().is_some_and(|t| t.wants_write())
+    }
+
+    pub(crate) fn unsent(&self) -> usize {
+        self.outbuf.len() - self.opos
+    }
+
+    /// Decrypted (or plain) bytes from the peer into `buf`: `Ok(0)` at the end of the stream.
+    fn read_plain(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let Some(tls) = self.tls.as_mut() else {
+            return self.socket.read(buf);
+        };
+        loop {
+            match tls.reader().read(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+            match tls.read_tls(&mut self.socket)? {
+                0 => {
+                    // The TCP stream ended: a clean close_notify reads as 0, a cut as an error.
+                    return match tls.reader().read(buf) {
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
+                        other => other,
+                    };
+                }
+                _ => {
+                    tls.process_new_packets()
+                        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                }
+            }
+        }
+    }
+
+    /// Reads what the socket has into the receive buffer, keeping at most `cap` unread bytes.
+    pub(crate) fn fill(&mut self, cap: usize) -> io::Result<Fill> {
+        if self.unread() >= cap {
+            return Ok(Fill::Full);
+        }
+        if self.ipos == self.iend {
+            self.ipos = 0;
+            self.iend = 0;
+        } else if self.inbuf.len() - self.iend < READ_CHUNK && self.ipos > 0 {
+            self.inbuf.copy_within(self.ipos..self.iend, 0);
+            self.iend -= self.ipos;
+            self.ipos = 0;
+        }
+        if self.inbuf.len() - self.iend < READ_CHUNK {
+            self.inbuf.resize(self.iend + READ_CHUNK, 0);
+        }
+        let end = self.inbuf.len().min(self.iend + (cap - self.unread()));
+        let mut buf = std::mem::take(&mut self.inbuf);
+        let r = self.read_plain(&mut buf[self.iend..end]);
+        self.inbuf = buf;
+        match r {
+            Ok(0) => {
+                self.eof = true;
+                Ok(Fill::Eof)
+            }
+            Ok(n) => {
+                self.iend += n;
+                Ok(Fill::Got)
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.readable = false;
+                Ok(Fill::Blocked)
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(Fill::Got),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Reads straight into `out` (past the receive buffer, which must be empty): `Ok(None)` if
+    /// nothing can be read now, `Ok(Some(0))` at the end of the stream.
+    pub(crate) fn read_direct(&mut self, out: &mut [u8]) -> io::Result<Option<usize>> {
+        debug_assert_eq!(self.unread(), 0);
+        loop {
+            return match self.read_plain(out) {
+                Ok(n) => {
+                    self.consumed += n as u64;
+                    if n == 0 {
+                        self.eof = true;
+                    }
+                    Ok(Some(n))
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.readable = false;
+                    Ok(None)
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => Err(e),
+            };
+        }
+    }
+
+    /// Moves up to `out.len()` buffered bytes into `out`; returns how many.
+    pub(crate) fn take(&mut self, out: &mut [u8]) -> usize {
+        let n = self.unread().min(out.len());
+        out[..n].copy_from_slice(&self.inbuf[self.ipos..self.ipos + n]);
+        self.ipos += n;
+        self.consumed += n as u64;
+        n
+    }
+
+    /// The next `HEADER` buffered bytes, consumed, and the frame they start recorded so that
+    /// scanning skips it. The caller checks that they are buffered.
+    pub(crate) fn take_header(&mut self) -> [u8; HEADER] {
+        let mut h = [0u8; HEADER];
+        self.take(&mut h);
+        let (_, len) = parse_header(&h);
+        self.next_header = self.next_header.max(self.consumed + len as u64);
+        h
+    }
+
+    /// Looks through the buffered frames that are not yet consumed for an abort message, so a
+    /// peer's abort is seen while this party waits for another peer.
+    pub(crate) fn scan_for_abort(&mut self) {
+        let buffered_end = self.consumed + self.unread() as u64;
+        while self.abort.is_none() {
+            let start = self.next_header.max(self.consumed);
+            if start + HEADER as u64 > buffered_end {
+                return;
+            }
+            let off = self.ipos + (start - self.consumed) as usize;
+            let (tag, len) = parse_header(&self.inbuf[off..off + HEADER]);
+            if tag == ABORT_TAG {
+                let want = len.min(MAX_ABORT_REASON);
+                let have = (buffered_end - start) as usize - HEADER;
+                if have >= want || self.eof {
+                    let reason = &self.inbuf[off + HEADER..off + HEADER + have.min(want)];
+                    self.abort = Some(escape(reason, MAX_SHOWN_REASON));
+                }
+                return;
+            }
+            self.next_header = start + (HEADER + len) as u64;
+        }
+    }
+
+    /// Reads and drops what the peer sent (after this party closed): `Ok(true)` while bytes
+    /// arrive.
+    pub(crate) fn discard(&mut self) -> io::Result<bool> {
+        self.ipos = self.iend;
+        let got = self.fill(usize::MAX)? == Fill::Got;
+        self.ipos = self.iend;
+        Ok(got)
+    }
+
+    /// Counts a message sent; the first send after a receive starts a round.
+    pub(crate) fn count_sent(&mut self, bytes: usize) -> bool {
+        self.stats.bytes_sent += bytes as u64;
+        self.stats.messages_sent += 1;
+        let new_round = self.receiving;
+        if new_round {
+            self.receiving = false;
+            self.stats.rounds += 1;
+        }
+        new_round
+    }
+
+    /// Counts a message received.
+    pub(crate) fn count_received(&mut self, bytes: usize) {
+        self.stats.bytes_received += bytes as u64;
+        self.stats.messages_received += 1;
+        self.receiving = true;
+    }
+
+    /// Queues a frame; a large payload with nothing queued before it goes to the socket
+    /// directly, and only what the socket does not take is copied.
+    pub(crate) fn queue(&mut self, header: &[u8], payload: &[u8]) -> io::Result<()> {
+        if self.tls.is_none() && !self.has_unsent() && payload.len() >= DIRECT && self.writable {
+            let parts = [IoSlice::new(header), IoSlice::new(payload)];
+            let sent = match self.socket.write_vectored(&parts) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.writable = false;
+                    0
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
+                Err(e) => return Err(e),
+            };
+            if sent < header.len() {
+                self.outbuf.extend_from_slice(&header[sent..]);
+                self.outbuf.extend_from_slice(payload);
+            } else {
+                self.outbuf
+                    .extend_from_slice(&payload[sent - header.len()..]);
+            }
+            return Ok(());
+        }
+        self.outbuf.extend_from_slice(header);
+        self.outbuf.extend_from_slice(payload);
+        Ok(())
+    }
+
+    /// Sends as much of the queue as the socket takes now.
+    pub(crate) fn push(&mut self) -> io::Result<()> {
+        loop {
+            if let Some(tls) = self.tls.as_mut() {
+                while tls.wants_write() {
+                    match tls.write_tls(&mut self.socket) {
+                        Ok(_) => {}
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                            self.writable = false;
+                            return Ok(());
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+            if self.opos == self.outbuf.len() {
+                self.outbuf.clear();
+                self.opos = 0;
+                return Ok(());
+            }
+            let pending = &self.outbuf[self.opos..];
+            let n = match self.tls.as_mut() {
+                Some(tls) => tls.writer().write(pending)?,
+                None => match self.socket.write(pending) {
+                    Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                    Ok(n) => n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        self.writable = false;
+                        return Ok(());
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
+                    Err(e) => return Err(e),
+                },
+            };
+            self.opos += n;
+            if self.opos > (1 << 20) && self.opos * 2 > self.outbuf.len() {
+                self.outbuf.drain(..self.opos);
+                self.opos = 0;
+            }
+        }
+    }
+
+    /// Ends this party's direction: TLS close_notify, then a write shutdown, best effort.
+    pub(crate) fn close(&mut self) {
+        if let Some(tls) = self.tls.as_mut() {
+            tls.send_close_notify();
+        }
+        let _ = self.push();
+        self.socket.shutdown_write();
+    }
+}

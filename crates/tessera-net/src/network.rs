@@ -1,0 +1,691 @@
+//! A party's connections to all other parties, driven by one event loop on the calling thread:
+//! sockets are non-blocking, a send queues (and writes what the socket takes), and every wait,
+//! for a message from one peer or for queued data to leave, serves all links meanwhile:
+//! it reads what any peer sent (up to [`MAX_UNREAD`] bytes each) and writes what any queue
+//! holds. So a write to one peer never blocks a read from another, and parties that all send
+//! to all at once do not deadlock (MOTION2NX App. B: asynchronous message-based
+//! communication, seed `003_09f17a858ba9cc5b.txt`). An abort message that arrives from any
+//! peer while this party waits for another ends the wait.
+
+use crate::link::{Fill, Link};
+use crate::wire::{
+    ABORT, ABORT_TAG, Frame, HEADER, Len, MAX_ABORT_REASON, MAX_SHOWN_REASON, RawTag, Space, Tag,
+    escape, header, parse_header,
+};
+use crate::{Channel, Error, Stats};
+use std::io;
+use std::time::{Duration, Instant};
+
+/// The most bytes received from one peer and not yet consumed that this party buffers; past
+/// it, the peer's data waits in the transport (a peer cannot make this party hold more).
+pub const MAX_UNREAD: usize = 1 << 28;
+/// A send waits once this many bytes are queued for one peer, until half have left: memory
+/// follows what is in flight, not what a protocol produces.
+const SEND_HIGH_WATER: usize = 8 << 20;
+/// Queued bytes that make a send write to the socket at once.
+const WRITE_CHUNK: usize = 1 << 16;
+
+/// How long the network waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NetConfig {
+    /// The longest a wait for one peer may go without progress: nothing received while
+    /// waiting for a message (read timeout), nothing taken while waiting to send (write
+    /// timeout).
+    pub timeout: Duration,
+    /// A bound on the whole run from the network's creation, which a peer that trickles data
+    /// cannot extend; `None` for none.
+    pub deadline: Option<Duration>,
+}
+
+impl Default for NetConfig {
+    fn default() -> Self {
+        NetConfig {
+            timeout: crate::DEFAULT_TIMEOUT,
+            deadline: None,
+        }
+    }
+}
+
+impl NetConfig {
+    /// Waits of at most `timeout`, no deadline.
+    pub fn with_timeout(timeout: Duration) -> Self {
+        NetConfig {
+            timeout,
+            deadline: None,
+        }
+    }
+}
+
+/// `now + d`, or `None` (never) where that is past what [`Instant`] can hold.
+pub(crate) fn after(d: Duration) -> Option<Instant> {
+    Instant::now().checked_add(d)
+}
+
+/// What a wait is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dir {
+    Read,
+    Write,
+}
+
+/// A party's links to parties 0..n (none to itself); see the module documentation.
+pub struct Network {
+    me: usize,
+    links: Vec<Option<Link>>,
+    poll: mio::Poll,
+    events: mio::Events,
+    config: NetConfig,
+    deadline: Option<Instant>,
+    /// The first error: after one, a stream may be mid-message, so the network stops.
+    failed: Option<String>,
+    aborted: bool,
+    rounds: u64,
+    receiving: bool,
+}
+
+impl std::fmt::Debug for Network {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Network")
+            .field("me", &self.me)
+            .field("parties", &self.links.len())
+            .field("failed", &self.failed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Network {
+    /// A network over connected links (`links[me]` is `None`).
+    pub(crate) fn new(
+        me: usize,
+        links: Vec<Option<Link>>,
+        config: NetConfig,
+    ) -> Result<Self, Error> {
+        let setup = |e: io::Error| Error::Usage(format!("setting up the event loop: {e}"));
+        let poll = mio::Poll::new().map_err(setup)?;
+        let mut links = links;
+        for (j, link) in links.iter_mut().enumerate() {
+            if let Some(link) = link {
+                poll.registry()
+                    .register(
+                        link.source(),
+                        mio::Token(j),
+                        mio::Interest::READABLE | mio::Interest::WRITABLE,
+                    )
+                    .map_err(setup)?;
+            }
+        }
+        Ok(Network {
+            me,
+            links,
+            poll,
+            events: mio::Events::with_capacity(64),
+            config,
+            deadline: config.deadline.and_then(after),
+            failed: None,
+            aborted: false,
+            rounds: 0,
+            receiving: true,
+        })
+    }
+
+    /// This party's id.
+    pub fn id(&self) -> usize {
+        self.me
+    }
+
+    /// The number of parties, this one included.
+    pub fn parties(&self) -> usize {
+        self.links.len()
+    }
+
+    /// The other parties' ids.
+    pub fn peers(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.links.len()).filter(move |&j| j != self.me)
+    }
+
+    /// The waits' bounds.
+    pub fn config(&self) -> NetConfig {
+        self.config
+    }
+
+    /// The two-party channel to peer `j`: messages to and from `j` only.
+    pub fn peer(&mut self, j: usize) -> PeerChannel<'_> {
+        PeerChannel { net: self, peer: j }
+    }
+
+    /// What has crossed all links so far; `rounds` counts the times this party started
+    /// sending after it had received from anyone.
+    pub fn stats(&self) -> Stats {
+        let mut total = self
+            .links
+            .iter()
+            .flatten()
+            .fold(Stats::default(), |acc, l| {
+                let s = l.stats;
+                Stats {
+                    bytes_sent: acc.bytes_sent + s.bytes_sent,
+                    bytes_received: acc.bytes_received + s.bytes_received,
+                    messages_sent: acc.messages_sent + s.messages_sent,
+                    messages_received: acc.messages_received + s.messages_received,
+                    rounds: 0,
+                }
+            });
+        total.rounds = self.rounds;
+        total
+    }
+
+    /// What has crossed the link to peer `j` (nothing for an id that is not a peer).
+    pub fn peer_stats(&self, j: usize) -> Stats {
+        self.links
+            .get(j)
+            .and_then(Option::as_ref)
+            .map_or_else(Stats::default, |l| l.stats)
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        match &self.failed {
+            Some(e) => Err(Error::Poisoned(e.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Records `result`'s error, if any, so later calls fail fast. A link that failed may be
+    /// the echo of an abort another peer sent to all (the peer this party waited for stopped
+    /// because of it), so the abort, the root cause, is reported where there is one.
+    fn track<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
+        let result = result.map_err(|e| match e {
+            Error::Closed { .. }
+            | Error::Io { .. }
+            | Error::ReadTimeout { .. }
+            | Error::WriteTimeout { .. } => self.abort_seen().unwrap_or(e),
+            e => e,
+        });
+        if let Err(e) = &result {
+            self.failed.get_or_insert_with(|| e.to_string());
+        }
+        result
+    }
+
+    /// Reads, without waiting, what every peer has sent and returns an abort found in it.
+    fn abort_seen(&mut self) -> Option<Error> {
+        for link in self.links.iter_mut().flatten() {
+            while link.broken.is_none() && !link.eof {
+                match link.fill(MAX_UNREAD) {
+                    Ok(Fill::Got) => {}
+                    Ok(_) => break,
+                    Err(e) => link.broken = Some(e.to_string()),
+                }
+            }
+            link.scan_for_abort();
+        }
+        self.links.iter().enumerate().find_map(|(k, l)| {
+            let reason = l.as_ref()?.abort.clone()?;
+            Some(Error::PeerAborted { party: k, reason })
+        })
+    }
+
+    fn link(&mut self, j: usize) -> Result<&mut Link, Error> {
+        let me = self.me;
+        let parties = self.links.len();
+        let link = self
+            .links
+            .get_mut(j)
+            .and_then(Option::as_mut)
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "party {j} is not a peer of party {me} in a network of {parties}"
+                ))
+            })?;
+        match &link.broken {
+            Some(e) => Err(Error::Io {
+                party: j,
+                message: e.clone(),
+            }),
+            None => Ok(link),
+        }
+    }
+
+    /// Queues one message to peer `to`.
+    pub fn send(&mut self, to: usize, tag: Tag, payload: &[u8]) -> Result<(), Error> {
+        self.check()?;
+        let r = self.send_raw(to, tag.into(), payload);
+        self.track(r)
+    }
+
+    /// Queues one message to every peer.
+    pub fn broadcast(&mut self, tag: Tag, payload: &[u8]) -> Result<(), Error> {
+        for j in 0..self.links.len() {
+            if j != self.me {
+                self.send(j, tag, payload)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn send_raw(&mut self, to: usize, tag: RawTag, payload: &[u8]) -> Result<(), Error> {
+        let len = u32::try_from(payload.len()).map_err(|_| {
+            Error::Usage(format!("a message of {} bytes is too long", payload.len()))
+        })?;
+        let link = self.link(to)?;
+        let new_round = link.count_sent(HEADER + payload.len());
+        let io = |e: io::Error| Error::Io {
+            party: to,
+            message: e.to_string(),
+        };
+        link.queue(&header(tag, len), payload).map_err(io)?;
+        if link.unsent() >= WRITE_CHUNK && link.writable {
+            link.push().map_err(io)?;
+        }
+        let backlog = link.unsent();
+        if new_round && self.receiving {
+            self.rounds += 1;
+            self.receiving = false;
+        }
+        if backlog > SEND_HIGH_WATER {
+            self.drain(to, SEND_HIGH_WATER / 2)?;
+        }
+        Ok(())
+    }
+
+    /// Waits until at most `below` bytes are queued for `to`.
+    fn drain(&mut self, to: usize, below: usize) -> Result<(), Error> {
+        let mut progress = Instant::now();
+        loop {
+            let link = self.link(to)?;
+            let before = link.unsent();
+            if link.writable {
+                link.push().map_err(|e| Error::Io {
+                    party: to,
+                    message: e.to_string(),
+                })?;
+            }
+            if link.unsent() < before {
+                progress = Instant::now();
+            }
+            if link.unsent() <= below && (below > 0 || !link.has_unsent()) {
+                return Ok(());
+            }
+            self.wait(to, Dir::Write, progress)?;
+        }
+    }
+
+    /// Sends everything queued to every peer, serving incoming data meanwhile.
+    pub fn flush(&mut self) -> Result<(), Error> {
+        self.check()?;
+        let me = self.me;
+        let r = (0..self.links.len())
+            .filter(|&j| j != me)
+            .try_for_each(|j| self.drain(j, 0));
+        self.track(r)
+    }
+
+    /// Receives one message from `from` that must be tagged `tag` and fit `len`, into `frame`.
+    pub fn recv_frame(
+        &mut self,
+        from: usize,
+        tag: Tag,
+        len: Len,
+        frame: &mut Frame,
+    ) -> Result<(), Error> {
+        self.check()?;
+        let r = self.recv_header(from, tag, len).and_then(|n| {
+            let out = frame.prepare(n);
+            self.recv_payload(from, out)
+        });
+        self.track(r)
+    }
+
+    /// Receives one message from `from` that must be tagged `tag` and fill `out` exactly.
+    pub fn recv_into(&mut self, from: usize, tag: Tag, out: &mut [u8]) -> Result<(), Error> {
+        self.check()?;
+        let r = self
+            .recv_header(from, tag, Len::Exact(out.len()))
+            .and_then(|_| self.recv_payload(from, out));
+        self.track(r)
+    }
+
+    /// Reads and checks the next header from `from`; returns the payload length.
+    fn recv_header(&mut self, from: usize, tag: Tag, len: Len) -> Result<usize, Error> {
+        self.push_all();
+        self.buffer(from, HEADER)?;
+        let link = self.link(from)?;
+        let h = link.take_header();
+        link.count_received(HEADER);
+        self.receiving = true;
+        let (got, n) = parse_header(&h);
+        if got == ABORT_TAG {
+            let want = n.min(MAX_ABORT_REASON);
+            // The reason may be cut off by a hang-up; show what arrived.
+            let _ = self.buffer(from, want);
+            let link = self.link(from)?;
+            let mut reason = vec![0u8; want.min(link.unread())];
+            link.take(&mut reason);
+            return Err(Error::PeerAborted {
+                party: from,
+                reason: escape(&reason, MAX_SHOWN_REASON),
+            });
+        }
+        if got != RawTag::from(tag) {
+            return Err(Error::UnexpectedMessage {
+                party: from,
+                expected: tag.kind.name,
+                expected_tag: tag.into(),
+                got,
+            });
+        }
+        match len {
+            Len::Exact(e) if n != e => Err(Error::WrongLength {
+                party: from,
+                name: tag.kind.name,
+                got: n,
+                expected: e,
+            }),
+            Len::AtMost(max) if n > max => Err(Error::Oversized {
+                party: from,
+                name: tag.kind.name,
+                got: n,
+                max,
+            }),
+            _ => Ok(n),
+        }
+    }
+
+    /// Fills `out` with the next bytes from `from`: buffered ones first, then straight from
+    /// the transport for large payloads.
+    fn recv_payload(&mut self, from: usize, out: &mut [u8]) -> Result<(), Error> {
+        let mut got = self.link(from)?.take(out);
+        let mut progress = Instant::now();
+        while got < out.len() {
+            let left = out.len() - got;
+            let link = self.link(from)?;
+            let io = |e: io::Error| Error::Io {
+                party: from,
+                message: e.to_string(),
+            };
+            if left < (1 << 16) {
+                match link.fill(MAX_UNREAD).map_err(io)? {
+                    Fill::Got | Fill::Full => {}
+                    Fill::Eof => {
+                        return Err(Error::Closed {
+                            party: from,
+                            mid_message: true,
+                        });
+                    }
+                    Fill::Blocked => self.wait(from, Dir::Read, progress)?,
+                }
+                let n = self.link(from)?.take(&mut out[got..]);
+                if n > 0 {
+                    progress = Instant::now();
+                }
+                got += n;
+                continue;
+            }
+            match link.read_direct(&mut out[got..]).map_err(io)? {
+                Some(0) => {
+                    return Err(Error::Closed {
+                        party: from,
+                        mid_message: true,
+                    });
+                }
+                Some(n) => {
+                    got += n;
+                    progress = Instant::now();
+                }
+                None => self.wait(from, Dir::Read, progress)?,
+            }
+        }
+        let link = self.link(from)?;
+        link.stats.bytes_received += out.len() as u64;
+        Ok(())
+    }
+
+    /// Waits until `n` bytes from `from` are buffered.
+    fn buffer(&mut self, from: usize, n: usize) -> Result<(), Error> {
+        let mut progress = Instant::now();
+        loop {
+            let link = self.link(from)?;
+            if link.unread() >= n {
+                return Ok(());
+            }
+            let before = link.unread();
+            let fill = link.fill(MAX_UNREAD.max(n)).map_err(|e| Error::Io {
+                party: from,
+                message: e.to_string(),
+            })?;
+            match fill {
+                Fill::Eof => {
+                    return Err(Error::Closed {
+                        party: from,
+                        mid_message: before > 0,
+                    });
+                }
+                Fill::Blocked => self.wait(from, Dir::Read, progress)?,
+                Fill::Got | Fill::Full => progress = Instant::now(),
+            }
+        }
+    }
+
+    /// Writes what every queue holds, as far as the sockets take it now.
+    fn push_all(&mut self) {
+        for link in self.links.iter_mut().flatten() {
+            if link.broken.is_none()
+                && link.writable
+                && link.has_unsent()
+                && let Err(e) = link.push()
+            {
+                link.broken = Some(e.to_string());
+            }
+        }
+    }
+
+    /// Serves every link without blocking (writes queued data; reads, up to the cap, what
+    /// peers other than the one being read sent, and looks for abort messages in it), then
+    /// sleeps until a socket is ready or the wait's bound passes. `progress` is when the wait
+    /// for `focus` last moved.
+    fn wait(&mut self, focus: usize, dir: Dir, progress: Instant) -> Result<(), Error> {
+        self.push_all();
+        for (k, slot) in self.links.iter_mut().enumerate() {
+            let Some(link) = slot else { continue };
+            if link.broken.is_some() || link.eof || (k == focus && dir == Dir::Read) {
+                continue;
+            }
+            while link.readable {
+                match link.fill(MAX_UNREAD) {
+                    Ok(Fill::Got) => {}
+                    Ok(_) => break,
+                    Err(e) => {
+                        link.broken = Some(e.to_string());
+                        break;
+                    }
+                }
+            }
+            link.scan_for_abort();
+            if let Some(reason) = link.abort.clone() {
+                return Err(Error::PeerAborted { party: k, reason });
+            }
+        }
+        let link = self.link(focus)?;
+        if match dir {
+            Dir::Read => link.readable,
+            Dir::Write => link.writable,
+        } {
+            return Ok(());
+        }
+        let now = Instant::now();
+        let limit = progress.checked_add(self.config.timeout);
+        let (until, deadline_first) = match (limit, self.deadline) {
+            (Some(l), Some(d)) if d < l => (Some(d), true),
+            (None, Some(d)) => (Some(d), true),
+            (l, _) => (l, false),
+        };
+        if let Some(until) = until.filter(|&u| u <= now) {
+            let _ = until;
+            return Err(if deadline_first {
+                Error::Deadline {
+                    after: self.config.deadline.unwrap_or_default(),
+                }
+            } else if dir == Dir::Read {
+                Error::ReadTimeout {
+                    party: focus,
+                    after: self.config.timeout,
+                }
+            } else {
+                Error::WriteTimeout {
+                    party: focus,
+                    after: self.config.timeout,
+                }
+            });
+        }
+        // Sleep at most a minute at a time; the loop comes back here.
+        let sleep = until.map_or(Duration::from_secs(60), |u| {
+            (u - now).min(Duration::from_secs(60))
+        });
+        match self.poll.poll(&mut self.events, Some(sleep)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err(Error::Usage(format!("waiting for the network: {e}")));
+            }
+        }
+        for event in self.events.iter() {
+            if let Some(Some(link)) = self.links.get_mut(event.token().0) {
+                if event.is_readable() || event.is_read_closed() || event.is_error() {
+                    link.readable = true;
+                }
+                if event.is_writable() || event.is_write_closed() || event.is_error() {
+                    link.writable = true;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Tells every peer, once, that this party stops and why (at most
+    /// [`MAX_ABORT_REASON`] bytes of `reason`), then closes the links. Best effort: a link may
+    /// be what failed. Later calls do nothing; the network fails from then on.
+    pub fn abort(&mut self, reason: &str) {
+        if self.aborted {
+            return;
+        }
+        self.aborted = true;
+        let bytes = &reason.as_bytes()[..reason.len().min(MAX_ABORT_REASON)];
+        let control = Space::CONTROL.tag(ABORT);
+        for j in 0..self.links.len() {
+            if j != self.me {
+                let _ = self.send_raw(j, control.into(), bytes);
+            }
+        }
+        self.failed
+            .get_or_insert_with(|| format!("this party aborted: {reason}"));
+        self.close(Duration::from_secs(1).min(self.config.timeout), true);
+    }
+
+    /// Sends what is queued (for at most `grace`) and ends this party's direction of every
+    /// link; with `linger`, reads until the peers close theirs (for at most `grace`), so that an
+    /// abort this party sent last is not lost to a reset caused by data it left unread.
+    fn close(&mut self, grace: Duration, linger: bool) {
+        let until = after(grace);
+        let left = || {
+            until.map_or(Duration::from_secs(60), |u| {
+                u.saturating_duration_since(Instant::now())
+            })
+        };
+        loop {
+            self.push_all();
+            let pending = self
+                .links
+                .iter()
+                .flatten()
+                .any(|l| l.broken.is_none() && l.has_unsent());
+            if !pending || left().is_zero() {
+                break;
+            }
+            let _ = self.poll.poll(&mut self.events, Some(left()));
+            for event in self.events.iter() {
+                if let Some(Some(link)) = self.links.get_mut(event.token().0) {
+                    link.writable = true;
+                }
+            }
+        }
+        for link in self.links.iter_mut().flatten() {
+            link.close();
+        }
+        if !linger {
+            return;
+        }
+        loop {
+            let mut open = false;
+            for link in self.links.iter_mut().flatten() {
+                while link.broken.is_none() && !link.eof {
+                    match link.discard() {
+                        Ok(true) => {}
+                        Ok(false) => break,
+                        Err(e) => link.broken = Some(e.to_string()),
+                    }
+                }
+                open |= link.broken.is_none() && !link.eof;
+            }
+            if !open || left().is_zero() {
+                return;
+            }
+            let _ = self.poll.poll(&mut self.events, Some(left()));
+            for event in self.events.iter() {
+                if let Some(Some(link)) = self.links.get_mut(event.token().0) {
+                    link.readable = true;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Network {
+    fn drop(&mut self) {
+        if !self.aborted {
+            // Deliver what is still queued; a network that failed was (or should have been)
+            // aborted by its owner.
+            let grace = if self.failed.is_none() {
+                self.config.timeout
+            } else {
+                Duration::ZERO
+            };
+            self.close(grace.min(Duration::from_secs(10)), false);
+        }
+    }
+}
+
+/// The two-party [`Channel`] between this party and one peer of a [`Network`].
+#[derive(Debug)]
+pub struct PeerChannel<'a> {
+    net: &'a mut Network,
+    peer: usize,
+}
+
+impl PeerChannel<'_> {
+    /// The network the channel belongs to.
+    pub fn network(&mut self) -> &mut Network {
+        self.net
+    }
+}
+
+impl Channel for PeerChannel<'_> {
+    fn peer(&self) -> usize {
+        self.peer
+    }
+    fn send(&mut self, tag: Tag, payload: &[u8]) -> Result<(), Error> {
+        self.net.send(self.peer, tag, payload)
+    }
+    fn recv_frame(&mut self, tag: Tag, len: Len, frame: &mut Frame) -> Result<(), Error> {
+        self.net.recv_frame(self.peer, tag, len, frame)
+    }
+    fn recv_into(&mut self, tag: Tag, out: &mut [u8]) -> Result<(), Error> {
+        self.net.recv_into(self.peer, tag, out)
+    }
+    fn flush(&mut self) -> Result<(), Error> {
+        self.net.check()?;
+        let r = self.net.drain(self.peer, 0);
+        self.net.track(r)
+    }
+    fn stats(&self) -> Stats {
+        self.net.peer_stats(self.peer)
+    }
+}

@@ -1,0 +1,77 @@
+//! The OT flavours every provider offers, sender and receiver, so that protocols take any
+//! implementation (IKNP and KOS today; SoftSpoken and Ferret to come): correlated OT with a
+//! global offset Δ, random OT, and chosen-message OT. Every call draws the next OTs of the
+//! provider's stream, any number of them: a provider may extend on demand or hand out OTs it
+//! made in large batches ahead of use.
+
+use crate::Error;
+use tessera_core::Block;
+use tessera_net::Channel;
+
+/// Correlated OT with a global offset Δ, sender side.
+pub trait CotSender {
+    /// The global offset Δ (least significant bit 1, so it can serve as a free-XOR offset).
+    /// Secret.
+    fn delta(&self) -> Block;
+    /// The next `out.len()` OTs: `out[j]` = q_j; the receiver gets q_j if it chose 0 and
+    /// q_j ⊕ Δ if it chose 1.
+    fn send_correlated(
+        &mut self,
+        channel: &mut dyn Channel,
+        out: &mut [Block],
+    ) -> Result<(), Error>;
+}
+
+/// Correlated OT with a global offset Δ, receiver side.
+pub trait CotReceiver {
+    /// The next `choices.len()` OTs: `out[j]` = q_j ⊕ choices[j]·Δ.
+    fn receive_correlated(
+        &mut self,
+        channel: &mut dyn Channel,
+        choices: &[bool],
+        out: &mut [Block],
+    ) -> Result<(), Error>;
+}
+
+/// Random OT, sender side.
+pub trait RotSender {
+    /// The next `out.len()` OTs: two random messages each, of which the receiver gets the one
+    /// it chose.
+    fn send_random(
+        &mut self,
+        channel: &mut dyn Channel,
+        out: &mut [(Block, Block)],
+    ) -> Result<(), Error>;
+}
+
+/// Random OT, receiver side.
+pub trait RotReceiver {
+    /// The next `choices.len()` OTs: `out[j]` = the sender's message `choices[j]`.
+    fn receive_random(
+        &mut self,
+        channel: &mut dyn Channel,
+        choices: &[bool],
+        out: &mut [Block],
+    ) -> Result<(), Error>;
+}
+
+/// Chosen-message OT, sender side.
+pub trait OtSender {
+    /// The receiver gets `messages[j].0` or `.1`, as it chose.
+    fn send_chosen(
+        &mut self,
+        channel: &mut dyn Channel,
+        messages: &[(Block, Block)],
+    ) -> Result<(), Error>;
+}
+
+/// Chosen-message OT, receiver side.
+pub trait OtReceiver {
+    /// `out[j]` = the sender's `messages[j]` component `choices[j]`.
+    fn receive_chosen(
+        &mut self,
+        channel: &mut dyn Channel,
+        choices: &[bool],
+        out: &mut [Block],
+    ) -> Result<(), Error>;
+}

@@ -1,0 +1,201 @@
+//! A party's session: its network, its PRG, the AES backend, the OT providers per peer, the
+//! message spaces protocol instances are given, the phases it timed, and the one place that
+//! tells the peers when this party stops ([`Session::run`]).
+
+use crate::Error;
+use tessera_core::{Backend, Block, Prg};
+use tessera_net::{Network, PeerChannel, Phase, PhaseTimer, Space, Spaces};
+use tessera_ot::{
+    CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, OtReceiver, OtSender, RotReceiver,
+    RotSender, Security,
+};
+
+/// An OT provider's sender side: every flavour.
+pub trait OtSending: CotSender + RotSender + OtSender + Send {}
+impl<T: CotSender + RotSender + OtSender + Send> OtSending for T {}
+
+/// An OT provider's receiver side: every flavour.
+pub trait OtReceiving: CotReceiver + RotReceiver + OtReceiver + Send {}
+impl<T: CotReceiver + RotReceiver + OtReceiver + Send> OtReceiving for T {}
+
+/// What a session is set up with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionConfig {
+    /// The OT extension the providers run: IKNP (semi-honest) or KOS.
+    pub ot: Security,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig {
+            ot: Security::SemiHonest,
+        }
+    }
+}
+
+/// The OT providers with one peer, set up when first used.
+#[derive(Default)]
+struct PeerOt {
+    sender: Option<Box<dyn OtSending>>,
+    receiver: Option<Box<dyn OtReceiving>>,
+}
+
+/// One party's session; see the module documentation.
+pub struct Session {
+    network: Network,
+    prg: Prg,
+    backend: Backend,
+    config: SessionConfig,
+    /// Spaces per link: both ends of a link hand them out in the same order.
+    spaces: Vec<Spaces>,
+    ot: Vec<PeerOt>,
+    phases: Vec<Phase>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("network", &self.network)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// A session over `network`, with randomness from the operating system and the AES
+    /// backend picked for this CPU.
+    pub fn new(network: Network, config: SessionConfig) -> Result<Self, Error> {
+        Self::with_prg(network, config, Prg::from_os()?)
+    }
+
+    /// A session whose randomness comes from `prg` (tests that replay a run).
+    pub fn with_prg(network: Network, config: SessionConfig, prg: Prg) -> Result<Self, Error> {
+        let n = network.parties();
+        Ok(Session {
+            network,
+            prg,
+            backend: Backend::active(),
+            config,
+            spaces: (0..n).map(|_| Spaces::default()).collect(),
+            ot: (0..n).map(|_| PeerOt::default()).collect(),
+            phases: Vec::new(),
+        })
+    }
+
+    /// This party's id.
+    pub fn id(&self) -> usize {
+        self.network.id()
+    }
+
+    /// The number of parties.
+    pub fn parties(&self) -> usize {
+        self.network.parties()
+    }
+
+    /// The AES backend.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The network.
+    pub fn network(&mut self) -> &mut Network {
+        &mut self.network
+    }
+
+    /// The channel to peer `j`.
+    pub fn channel(&mut self, j: usize) -> PeerChannel<'_> {
+        self.network.peer(j)
+    }
+
+    /// A fresh random block from the session's PRG.
+    pub fn random_block(&mut self) -> Block {
+        self.prg.random_block()
+    }
+
+    /// A PRG seeded from the session's, for one protocol instance.
+    pub fn fork_prg(&mut self) -> Prg {
+        Prg::from_seed_block(self.prg.random_block())
+    }
+
+    /// A new protocol instance's space on the link to peer `j` (the peer must ask for one at
+    /// the same point of the same protocol).
+    pub fn space(&mut self, j: usize) -> Result<Space, Error> {
+        self.link_spaces(j)?.allocate().map_err(Error::from)
+    }
+
+    fn link_spaces(&mut self, j: usize) -> Result<&mut Spaces, Error> {
+        let me = self.id();
+        self.spaces
+            .get_mut(j)
+            .filter(|_| j != me)
+            .ok_or_else(|| Error::Input(format!("party {j} is not a peer of party {me}")))
+    }
+
+    /// Runs `f` with this party's OT sender to peer `j` (set up with the peer's
+    /// [`Session::with_ot_receiver`] on first use) and the channel to `j`.
+    pub fn with_ot_sender<T>(
+        &mut self,
+        j: usize,
+        f: impl FnOnce(&mut dyn OtSending, &mut PeerChannel<'_>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let security = self.config.ot;
+        let prg = self.fork_prg();
+        self.link_spaces(j)?;
+        let (spaces, peer) = (&mut self.spaces[j], &mut self.ot[j]);
+        let mut channel = self.network.peer(j);
+        if peer.sender.is_none() {
+            let s = ExtensionSender::setup(&mut channel, spaces, security, prg)?;
+            peer.sender = Some(Box::new(s));
+        }
+        match peer.sender.as_deref_mut() {
+            Some(s) => f(s, &mut channel),
+            None => Err(Error::Input("no OT sender".into())),
+        }
+    }
+
+    /// Runs `f` with this party's OT receiver from peer `j` (set up with the peer's
+    /// [`Session::with_ot_sender`] on first use) and the channel to `j`.
+    pub fn with_ot_receiver<T>(
+        &mut self,
+        j: usize,
+        f: impl FnOnce(&mut dyn OtReceiving, &mut PeerChannel<'_>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let security = self.config.ot;
+        let prg = self.fork_prg();
+        self.link_spaces(j)?;
+        let (spaces, peer) = (&mut self.spaces[j], &mut self.ot[j]);
+        let mut channel = self.network.peer(j);
+        if peer.receiver.is_none() {
+            let r = ExtensionReceiver::setup(&mut channel, spaces, security, prg)?;
+            peer.receiver = Some(Box::new(r));
+        }
+        match peer.receiver.as_deref_mut() {
+            Some(r) => f(r, &mut channel),
+            None => Err(Error::Input("no OT receiver".into())),
+        }
+    }
+
+    /// Times `f` as the phase `name`, recorded in [`Session::phases`].
+    pub fn phase<T>(&mut self, name: &str, f: impl FnOnce(&mut Session) -> T) -> T {
+        let timer = PhaseTimer::start(name, &self.network);
+        let out = f(self);
+        let phase = timer.stop(&self.network);
+        self.phases.push(phase);
+        out
+    }
+
+    /// The phases timed so far, and forgets them.
+    pub fn take_phases(&mut self) -> Vec<Phase> {
+        std::mem::take(&mut self.phases)
+    }
+
+    /// Runs `f`; if it fails, tells every peer why, once: the one place a session aborts. A
+    /// failure that is itself a peer's abort is not echoed back.
+    pub fn run<T>(&mut self, f: impl FnOnce(&mut Session) -> Result<T, Error>) -> Result<T, Error> {
+        f(self).inspect_err(|e| {
+            if let Some(reason) = e.reason_for_peers() {
+                self.network.abort(&reason);
+            }
+        })
+    }
+}
