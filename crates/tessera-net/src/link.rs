@@ -186,13 +186,19 @@ impl Link {
         if self.ipos == self.iend {
             self.ipos = 0;
             self.iend = 0;
-        } else if self.inbuf.len() - self.iend < READ_CHUNK && self.ipos > 0 {
-            self.inbuf.copy_within(self.ipos..self.iend, 0);
-            self.iend -= self.ipos;
-            self.ipos = 0;
         }
         if self.inbuf.len() - self.iend < READ_CHUNK {
-            self.inbuf.resize(self.iend + READ_CHUNK, 0);
+            if self.ipos >= self.unread() {
+                // The consumed prefix outweighs the live bytes: moving them is cheap.
+                self.inbuf.copy_within(self.ipos..self.iend, 0);
+                self.iend -= self.ipos;
+                self.ipos = 0;
+            }
+            if self.inbuf.len() - self.iend < READ_CHUNK {
+                // Grow geometrically, so filling a large backlog costs linear time.
+                let len = (self.iend + READ_CHUNK).max(2 * self.inbuf.len());
+                self.inbuf.resize(len, 0);
+            }
         }
         let end = self.inbuf.len().min(self.iend + (cap - self.unread()));
         let mut buf = std::mem::take(&mut self.inbuf);

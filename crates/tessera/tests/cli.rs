@@ -244,3 +244,233 @@ fn hostile_circuit_files_and_inputs_are_refused_early() {
     let (ok, _, err) = tessera(&["circuit", "eval", "add8", "--input", "+f", "--input", "01"]);
     assert!(!ok && err.contains("not hex at digit 0"), "{err}");
 }
+
+/// A raw TCP peer playing party 0 of a two-party mesh: it answers the mesh hello, then does
+/// `then` with the connection. Returns the address to `--connect` to.
+fn hostile_peer(
+    then: impl FnOnce(std::net::TcpStream) + Send + 'static,
+) -> (String, std::thread::JoinHandle<()>) {
+    use std::io::Write;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let handle = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut hello = [0u8; 7 + 15];
+        s.read_exact(&mut hello).unwrap();
+        let mut reply = vec![0, 0, 1, 15, 0, 0, 0];
+        reply.extend_from_slice(b"tessera\0");
+        reply.extend_from_slice(&[1, 2, 0, 0, 0, 1, 0]);
+        s.write_all(&reply).unwrap();
+        then(s);
+    });
+    (addr, handle)
+}
+
+fn evaluator_of(addr: &str, extra: &[&str]) -> (bool, String, String) {
+    let mut args = vec!["run", "--role", "evaluator", "--connect", addr];
+    args.extend(["--circuit", "add8", "--input", "05"]);
+    args.extend(extra);
+    tessera(&args)
+}
+
+/// Defect 4: a peer's abort reason is shown escaped and bounded: no escape sequences, no line
+/// of the peer's making, no NUL bytes reach the terminal.
+#[test]
+fn a_hostile_abort_reason_is_escaped() {
+    use std::io::Write;
+    let (addr, peer) = hostile_peer(|mut s| {
+        let mut reason = b"\x1b[2J\x1b[H\ntessera: result 42\n".to_vec();
+        reason.extend_from_slice(&[0u8; 4096]);
+        let mut frame = vec![0, 0, 0xff];
+        frame.extend_from_slice(&(reason.len() as u32).to_le_bytes());
+        frame.extend_from_slice(&reason);
+        s.write_all(&frame).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    });
+    let (ok, out, err) = evaluator_of(&addr, &["--timeout", "5"]);
+    peer.join().unwrap();
+    assert!(!ok && out.is_empty());
+    assert!(err.contains("party 0 aborted: \\x1b[2J"), "{err}");
+    assert!(!err.contains('\x1b') && !err.contains('\0'), "{err:?}");
+    assert!(
+        err.lines().all(|l| !l.starts_with("tessera: result")),
+        "{err}"
+    );
+    assert!(err.len() < 1000, "{} bytes of error", err.len());
+}
+
+/// Defect 6: a listener nobody connects to says so, naming the party; a peer that trickles a
+/// byte every half second cannot keep a run alive past `--deadline`.
+#[test]
+fn nobody_connecting_and_trickling_are_named_and_bounded() {
+    let start = std::time::Instant::now();
+    let (ok, _, err) = tessera(&[
+        "run",
+        "--role",
+        "garbler",
+        "--listen",
+        "127.0.0.1:0",
+        "--timeout",
+        "1",
+        "--circuit",
+        "add8",
+        "--input",
+        "05",
+    ]);
+    assert!(!ok && err.contains("party 1 never connected"), "{err}");
+    assert!(!err.contains("read timeout"), "{err}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+
+    use std::io::Write;
+    let (addr, peer) = hostile_peer(|mut s| {
+        // A Yao hello that promises 51 bytes, then sends one every 500 ms.
+        let _ = s.write_all(&[1, 0, 0x30, 51, 0, 0, 0]);
+        for _ in 0..20 {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            if s.write_all(&[3]).is_err() {
+                return;
+            }
+        }
+    });
+    let start = std::time::Instant::now();
+    let (ok, _, err) = evaluator_of(&addr, &["--timeout", "3", "--deadline", "2"]);
+    assert!(!ok && err.contains("deadline"), "{err}");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    peer.join().unwrap();
+}
+
+/// Defect 3: a timeout too long for the clock runs (it used to overflow `Instant + timeout`
+/// and panic in connect and accept).
+#[test]
+fn a_huge_timeout_does_not_panic() {
+    let huge = "18446744073709551615";
+    let mut garbler = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args([
+            "run",
+            "--role",
+            "garbler",
+            "--listen",
+            "127.0.0.1:0",
+            "--timeout",
+            huge,
+        ])
+        .args(["--circuit", "add8", "--input", "05"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(garbler.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let addr = line.trim().rsplit(' ').next().unwrap().to_owned();
+    let (ok, out, err) = evaluator_of(&addr, &["--timeout", huge]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "0a");
+    assert!(garbler.wait().unwrap().success());
+}
+
+/// Defect 7: keygen creates the key new at 0600, refuses to overwrite it unless `--force`,
+/// never writes through a link; a key open to others is refused when used. Defect 2: a
+/// certificate path such as /dev/zero is refused by its size.
+#[test]
+fn keygen_and_key_loading_are_careful() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("k");
+    let out_s = out.to_str().unwrap();
+    let (ok, _, err) = tessera(&["keygen", "--out", out_s]);
+    assert!(ok, "{err}");
+    let key = out.join("key.pem");
+    let mode = std::fs::metadata(&key).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let (ok, _, err) = tessera(&["keygen", "--out", out_s]);
+    assert!(!ok && err.contains("already exists"), "{err}");
+    let target = dir.path().join("precious");
+    std::fs::write(&target, "do not overwrite").unwrap();
+    std::fs::remove_file(&key).unwrap();
+    std::os::unix::fs::symlink(&target, &key).unwrap();
+    let (ok, _, _) = tessera(&["keygen", "--out", out_s]);
+    assert!(!ok);
+    let (ok, _, err) = tessera(&["keygen", "--out", out_s, "--force"]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "do not overwrite"
+    );
+    let cert = out.join("cert.pem");
+    let cert_s = cert.to_str().unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (ok, _, err) = evaluator_of(
+        "127.0.0.1:1",
+        &["--tls-dir", out_s, "--peer-cert", cert_s, "--timeout", "1"],
+    );
+    assert!(
+        !ok && err.contains("key.pem") && err.contains("chmod 600"),
+        "{err}"
+    );
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (ok, _, err) = evaluator_of(
+        "127.0.0.1:1",
+        &[
+            "--tls-dir",
+            out_s,
+            "--peer-cert",
+            "/dev/zero",
+            "--timeout",
+            "1",
+        ],
+    );
+    assert!(
+        !ok && err.contains("/dev/zero") && err.contains("limit"),
+        "{err}"
+    );
+}
+
+/// The README's command reference names every option the command line has.
+#[test]
+fn the_readme_names_every_option() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    for cmd in [
+        vec!["demo"],
+        vec!["run"],
+        vec!["keygen"],
+        vec!["circuit", "info"],
+        vec!["circuit", "eval"],
+        vec!["bench", "aes"],
+        vec!["bench", "garble"],
+        vec!["bench", "net"],
+        vec!["bench", "ot"],
+        vec!["bench", "vasa"],
+        vec!["bench", "yao"],
+    ] {
+        let mut args = cmd.clone();
+        args.push("--help");
+        let (ok, help, err) = tessera(&args);
+        assert!(ok, "{cmd:?}: {err}");
+        let options: Vec<String> = help
+            .split_whitespace()
+            .filter_map(|w| w.strip_prefix("--"))
+            .map(|w| {
+                let name: String = w
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                    .collect();
+                format!("--{name}")
+            })
+            .filter(|w| w.len() > 2 && w != "--help" && w != "--version")
+            .collect();
+        for option in &options {
+            assert!(
+                readme.contains(option.as_str()),
+                "README.md does not mention `{option}` of `tessera {}`",
+                cmd.join(" ")
+            );
+        }
+        let sub = format!("tessera {}", cmd.join(" "));
+        assert!(readme.contains(&sub), "README.md does not mention `{sub}`");
+    }
+}

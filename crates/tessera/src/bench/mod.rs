@@ -5,6 +5,7 @@
 mod aes;
 mod garble;
 mod local;
+mod net;
 mod ot;
 mod vasa;
 mod yao;
@@ -22,6 +23,9 @@ pub enum BenchCommand {
     Aes(aes::AesArgs),
     /// Garbling and evaluation in AND gates per second per scheme, against the AES roofline.
     Garble(garble::GarbleArgs),
+    /// All parties of a loopback TCP or TLS mesh sending to all others at once: aggregate
+    /// throughput against one loopback stream's bandwidth.
+    Net(net::NetArgs),
     /// OT extension (IKNP, KOS) in OTs per second over loopback TCP.
     Ot(ot::OtArgs),
     /// VASA Table 8: AES ×65, SHA-1 ×63, SCS-PSI and Phasing-PSI, garbling and evaluation
@@ -51,6 +55,7 @@ pub fn run(cmd: BenchCommand) -> Result<(), CliError> {
     match cmd {
         BenchCommand::Aes(args) => aes::run(&args),
         BenchCommand::Garble(args) => garble::run(&args),
+        BenchCommand::Net(args) => net::run(&args),
         BenchCommand::Ot(args) => ot::run(&args),
         BenchCommand::Vasa(args) => vasa::run(&args),
         BenchCommand::Yao(args) => yao::run(&args),
@@ -113,6 +118,39 @@ pub fn cpu_model() -> String {
                 .map(|m| m.trim().to_string())
         })
         .unwrap_or_else(|| "unknown".into())
+}
+
+/// The benchmarks' own messages, in a space of their own.
+pub const BENCH: tessera_net::Space = tessera_net::Space::new(1000);
+const GO: tessera_net::Kind = tessera_net::Kind::new(0x70, "bench start");
+const DONE: tessera_net::Kind = tessera_net::Kind::new(0x71, "bench done");
+
+/// Bytes per second one framed TCP stream carries over loopback, one way: the bound for
+/// protocols whose cost is what crosses the wire.
+pub fn loopback_bandwidth() -> Result<f64, CliError> {
+    use tessera_net::Channel;
+    let (mut a, mut b) = loopback()?;
+    let message = vec![0x5au8; 1 << 20];
+    let rounds = 256;
+    let reader = std::thread::spawn(move || -> Result<(), tessera_net::Error> {
+        let mut buf = vec![0u8; 1 << 20];
+        for _ in 0..rounds {
+            b.recv_into(0, BENCH.tag(GO), &mut buf)?;
+        }
+        b.send(0, BENCH.tag(DONE), &[])?;
+        b.flush()
+    });
+    let t = Instant::now();
+    for _ in 0..rounds {
+        a.send(1, BENCH.tag(GO), &message)?;
+    }
+    a.flush()?;
+    a.peer(1).recv_bounded(BENCH.tag(DONE), 0)?;
+    let rate = (rounds << 20) as f64 / t.elapsed().as_secs_f64();
+    reader
+        .join()
+        .map_err(|_| CliError::Usage("reader panicked".into()))??;
+    Ok(rate)
 }
 
 /// An n-party TCP mesh over loopback, all parties in this process (one thread each while it

@@ -1,7 +1,7 @@
 //! `tessera bench ot`: OT extension throughput, both parties in one process over loopback TCP
 //! (one thread each), against the loopback bandwidth measured in the same run.
 
-use super::{CommonArgs, cpu_model, loopback};
+use super::{BENCH, CommonArgs, cpu_model, loopback, loopback_bandwidth};
 use crate::CliError;
 use crate::twoparty::phases_json;
 use clap::{Args, ValueEnum};
@@ -9,7 +9,7 @@ use serde_json::json;
 use std::thread;
 use std::time::Instant;
 use tessera_core::{Backend, Block, Prg};
-use tessera_net::{Channel, Kind, PhaseTimer, Space, Spaces};
+use tessera_net::{Channel, Kind, PhaseTimer, Spaces};
 use tessera_ot::{
     CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, OtReceiver, OtSender, RotReceiver,
     RotSender, Security,
@@ -59,37 +59,8 @@ impl FlavourArg {
     }
 }
 
-/// The benchmark's own messages, in a space of their own (the extension takes 1 and 2).
-const BENCH: Space = Space::new(1000);
 const GO: Kind = Kind::new(0x70, "bench start");
 const DONE: Kind = Kind::new(0x71, "bench done");
-
-/// Bytes per second one framed TCP stream carries over loopback, one way: the bound for OT
-/// extension, whose cost is mostly the matrix and the masked messages on the wire.
-pub fn loopback_bandwidth() -> Result<f64, CliError> {
-    let (mut a, mut b) = loopback()?;
-    let message = vec![0x5au8; 1 << 20];
-    let rounds = 256;
-    let reader = thread::spawn(move || -> Result<(), tessera_net::Error> {
-        let mut buf = vec![0u8; 1 << 20];
-        for _ in 0..rounds {
-            b.recv_into(0, BENCH.tag(GO), &mut buf)?;
-        }
-        b.send(0, BENCH.tag(DONE), &[])?;
-        b.flush()
-    });
-    let t = Instant::now();
-    for _ in 0..rounds {
-        a.send(1, BENCH.tag(GO), &message)?;
-    }
-    a.flush()?;
-    a.peer(1).recv_bounded(BENCH.tag(DONE), 0)?;
-    let rate = (rounds << 20) as f64 / t.elapsed().as_secs_f64();
-    reader
-        .join()
-        .map_err(|_| CliError::Usage("reader panicked".into()))??;
-    Ok(rate)
-}
 
 /// One protocol × flavour: setup, then `samples` timed runs of `count` OTs.
 fn measure_extension(

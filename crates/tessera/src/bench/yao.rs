@@ -3,6 +3,7 @@
 //! execution and amortised time per execution, against the time the same circuit takes to
 //! garble and evaluate in one thread without a network (measured in the same run).
 
+use super::BENCH;
 use super::local::LocalRun;
 use super::{CommonArgs, cpu_model, loopback, measure};
 use crate::CliError;
@@ -15,12 +16,10 @@ use std::time::Instant;
 use tessera_circuit::eval::evaluate;
 use tessera_core::{Backend, Prg};
 use tessera_garble::{Batching, Scheme, SchemeKind, SchemeVisitor};
-use tessera_net::{Channel, Kind, Space};
+use tessera_net::{Channel, Kind};
 use tessera_protocols::yao::{OutputTo, Yao, YaoRole};
 use tessera_protocols::{Session, SessionConfig};
 
-/// The benchmark's own message, in a space of its own.
-const BENCH: Space = Space::new(1000);
 const READY: Kind = Kind::new(0x72, "bench evaluator ready");
 
 /// Options of `tessera bench yao`.
