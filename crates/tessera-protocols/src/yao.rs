@@ -468,7 +468,8 @@ struct EvaluateCore<'a, S: Scheme> {
     labels: &'a mut Vec<Block>,
     shape: &'a Shape,
     evaluation: Option<Evaluation<'a>>,
-    out_labels: Vec<Block>,
+    /// The output labels, once every batch is evaluated.
+    out_labels: Option<Vec<Block>>,
 }
 
 impl<S: Scheme> EvaluateCore<'_, S> {
@@ -481,17 +482,19 @@ impl<S: Scheme> EvaluateCore<'_, S> {
         if let Some(n) = self.evaluator.next_tables(ev) {
             return Ok(Next::exact(TABLES, 16 * n));
         }
-        self.out_labels = self.evaluator.outputs(ev);
+        let labels = self.evaluator.outputs(ev);
+        let n = labels.len();
+        self.out_labels = Some(labels);
         if self.shape.outputs.evaluator_learns() {
-            return Ok(Next::exact(DECODING, self.out_labels.len().div_ceil(8)));
+            return Ok(Next::exact(DECODING, n.div_ceil(8)));
         }
         self.send_colours(out)?;
         Ok(Next::Done(None))
     }
 
     fn send_colours<O: Outbox>(&self, out: &mut O) -> Result<(), Error> {
-        if self.shape.outputs.garbler_learns() {
-            let colours: Vec<bool> = self.out_labels.iter().map(|l| l.lsb()).collect();
+        if let (true, Some(labels)) = (self.shape.outputs.garbler_learns(), &self.out_labels) {
+            let colours: Vec<bool> = labels.iter().map(|l| l.lsb()).collect();
             out.post(&Bits::<0x34>(Cow::Owned(pack(&colours))))?;
         }
         Ok(())
@@ -526,10 +529,9 @@ impl<'a, S: Scheme> Role for EvaluateCore<'a, S> {
                 self.evaluator.feed(ev, &t)?;
                 self.next(out)
             }
-            Some(ToEvaluator::Decoding(Bits(d)))
-                if !self.out_labels.is_empty() || self.shape.circuit.outputs.is_empty() =>
-            {
-                let bits = decode(&self.out_labels, &unpack(&d, self.out_labels.len()));
+            Some(ToEvaluator::Decoding(Bits(d))) if self.out_labels.is_some() => {
+                let labels = self.out_labels.as_deref().unwrap_or_default();
+                let bits = decode(labels, &unpack(&d, labels.len()));
                 self.send_colours(out)?;
                 Ok(Next::Done(Some(bits)))
             }
@@ -647,7 +649,7 @@ impl<S: Scheme> Side for EvaluatorSide<S> {
             labels: &mut self.labels,
             shape,
             evaluation: None,
-            out_labels: Vec::new(),
+            out_labels: None,
         }
     }
 }

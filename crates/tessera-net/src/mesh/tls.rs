@@ -105,10 +105,19 @@ fn check_private(_path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
+/// The first certificate in PEM text.
+pub fn parse_certificate(pem: &[u8]) -> Result<CertificateDer<'static>, String> {
+    CertificateDer::from_pem_slice(pem).map_err(|e| format!("not a PEM certificate: {e}"))
+}
+
+/// The first private key in PEM text.
+pub fn parse_private_key(pem: &[u8]) -> Result<PrivateKeyDer<'static>, String> {
+    PrivateKeyDer::from_pem_slice(pem).map_err(|e| format!("not a PEM private key: {e}"))
+}
+
 fn load_cert(path: &Path) -> Result<CertificateDer<'static>, Error> {
     let bytes = read_capped(path, MAX_KEY_FILE_BYTES)?;
-    CertificateDer::from_pem_slice(&bytes)
-        .map_err(|e| file_error(path, format!("not a PEM certificate: {e}")))
+    parse_certificate(&bytes).map_err(|e| file_error(path, e))
 }
 
 /// One party's TLS settings: its key and certificate, and the pinned certificate of each peer
@@ -138,8 +147,7 @@ impl TlsConfig {
         let key_path = dir.join(KEY_FILE);
         check_private(&key_path)?;
         let bytes = read_capped(&key_path, MAX_KEY_FILE_BYTES)?;
-        let key = PrivateKeyDer::from_pem_slice(&bytes)
-            .map_err(|e| file_error(&key_path, format!("not a PEM private key: {e}")))?;
+        let key = parse_private_key(&bytes).map_err(|e| file_error(&key_path, e))?;
         Ok(TlsConfig {
             cert: load_cert(&dir.join(CERT_FILE))?,
             key,
