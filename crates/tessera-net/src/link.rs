@@ -316,32 +316,35 @@ impl Link {
         self.receiving = true;
     }
 
-    /// Queues a frame; a large payload with nothing queued before it goes to the socket
-    /// directly, and only what the socket does not take is copied.
-    pub(crate) fn queue(&mut self, header: &[u8], payload: &[u8]) -> io::Result<()> {
-        if self.tls.is_none() && !self.has_unsent() && payload.len() >= DIRECT && self.writable {
-            let parts = [IoSlice::new(header), IoSlice::new(payload)];
-            let sent = match self.socket.write_vectored(&parts) {
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.writable = false;
-                    0
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
-                Err(e) => return Err(e),
-            };
-            if sent < header.len() {
-                self.outbuf.extend_from_slice(&header[sent..]);
-                self.outbuf.extend_from_slice(payload);
-            } else {
-                self.outbuf
-                    .extend_from_slice(&payload[sent - header.len()..]);
-            }
-            return Ok(());
-        }
+    /// Queues a frame.
+    pub(crate) fn queue(&mut self, header: &[u8], payload: &[u8]) {
         self.outbuf.extend_from_slice(header);
         self.outbuf.extend_from_slice(payload);
-        Ok(())
+    }
+
+    /// Whether a payload of `len` bytes goes to the socket straight from the caller's buffer
+    /// (large payloads on plain sockets: no copy) instead of through the queue.
+    pub(crate) fn writes_direct(&self, len: usize) -> bool {
+        self.tls.is_none() && len >= DIRECT
+    }
+
+    /// Writes what the socket takes now of `header` and then `payload` (the queue must be
+    /// empty); returns how many bytes it took.
+    pub(crate) fn write_now(&mut self, header: &[u8], payload: &[u8]) -> io::Result<usize> {
+        debug_assert!(!self.has_unsent());
+        let parts = [IoSlice::new(header), IoSlice::new(payload)];
+        loop {
+            return match self.socket.write_vectored(&parts) {
+                Ok(0) => Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.writable = false;
+                    Ok(0)
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => Err(e),
+            };
+        }
     }
 
     /// Sends as much of the queue as the socket takes now.

@@ -266,25 +266,57 @@ impl Network {
         let len = u32::try_from(payload.len()).map_err(|_| {
             Error::Usage(format!("a message of {} bytes is too long", payload.len()))
         })?;
-        let link = self.link(to)?;
-        let new_round = link.count_sent(HEADER + payload.len());
-        let io = |e: io::Error| Error::Io {
-            party: to,
-            message: e.to_string(),
-        };
-        link.queue(&header(tag, len), payload).map_err(io)?;
-        if link.unsent() >= WRITE_CHUNK && link.writable {
-            link.push().map_err(io)?;
-        }
-        let backlog = link.unsent();
+        let new_round = self.link(to)?.count_sent(HEADER + payload.len());
         if new_round && self.receiving {
             self.rounds += 1;
             self.receiving = false;
         }
-        if backlog > SEND_HIGH_WATER {
+        let header = header(tag, len);
+        let link = self.link(to)?;
+        if link.writes_direct(payload.len()) {
+            return self.write_direct(to, &header, payload);
+        }
+        let io = |e: io::Error| Error::Io {
+            party: to,
+            message: e.to_string(),
+        };
+        link.queue(&header, payload);
+        if link.unsent() >= WRITE_CHUNK && link.writable {
+            link.push().map_err(io)?;
+        }
+        if link.unsent() > SEND_HIGH_WATER {
             self.drain(to, SEND_HIGH_WATER / 2)?;
         }
         Ok(())
+    }
+
+    /// Writes a frame to `to` straight from the caller's buffers, after what is queued before
+    /// it; while the socket is full it serves every link, as any wait does.
+    fn write_direct(&mut self, to: usize, header: &[u8], payload: &[u8]) -> Result<(), Error> {
+        self.drain(to, 0)?;
+        let total = header.len() + payload.len();
+        let (mut written, mut progress) = (0, Instant::now());
+        loop {
+            let link = self.link(to)?;
+            if link.writable {
+                let (h, p) = match header.get(written..) {
+                    Some(h) => (h, payload),
+                    None => (&[][..], &payload[written - header.len()..]),
+                };
+                let n = link.write_now(h, p).map_err(|e| Error::Io {
+                    party: to,
+                    message: e.to_string(),
+                })?;
+                if n > 0 {
+                    written += n;
+                    progress = Instant::now();
+                }
+                if written == total {
+                    return Ok(());
+                }
+            }
+            self.wait(to, Dir::Write, progress)?;
+        }
     }
 
     /// Waits until at most `below` bytes are queued for `to`.
