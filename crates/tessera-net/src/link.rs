@@ -210,6 +210,7 @@ impl Link {
                 Ok(Fill::Eof)
             }
             Ok(n) => {
+                self.note_short_read(n, end - self.iend);
                 self.iend += n;
                 Ok(Fill::Got)
             }
@@ -233,6 +234,7 @@ impl Link {
                     if n == 0 {
                         self.eof = true;
                     }
+                    self.note_short_read(n, out.len());
                     Ok(Some(n))
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -242,6 +244,16 @@ impl Link {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => Err(e),
             };
+        }
+    }
+
+    /// A stream socket that gave fewer bytes than asked for is drained (epoll(7): "if you call
+    /// read(2) ... and read(2) returns a lower number of bytes, you can be sure of having
+    /// exhausted the read I/O space"), so the next wait goes straight to the poller instead of
+    /// a read that would block. Not under TLS, whose reads go through rustls' buffers.
+    fn note_short_read(&mut self, got: usize, asked: usize) {
+        if self.tls.is_none() && got < asked {
+            self.readable = false;
         }
     }
 
@@ -336,7 +348,11 @@ impl Link {
         loop {
             return match self.socket.write_vectored(&parts) {
                 Ok(0) => Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => Ok(n),
+                Ok(n) => {
+                    // A short write filled the socket's buffer (as a short read drains it).
+                    self.writable = n == header.len() + payload.len();
+                    Ok(n)
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.writable = false;
                     Ok(0)
@@ -373,6 +389,12 @@ impl Link {
                 Some(tls) => tls.writer().write(pending)?,
                 None => match self.socket.write(pending) {
                     Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                    Ok(n) if n < pending.len() => {
+                        // A short write filled the socket's buffer: wait for the poller.
+                        self.opos += n;
+                        self.writable = false;
+                        return Ok(());
+                    }
                     Ok(n) => n,
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                         self.writable = false;

@@ -430,6 +430,10 @@ impl Network {
         while got < out.len() {
             let left = out.len() - got;
             let link = self.link(from)?;
+            if !link.readable && link.unread() == 0 {
+                self.wait(from, Dir::Read, progress)?;
+                continue;
+            }
             let io = |e: io::Error| Error::Io {
                 party: from,
                 message: e.to_string(),
@@ -478,6 +482,10 @@ impl Network {
             let link = self.link(from)?;
             if link.unread() >= n {
                 return Ok(());
+            }
+            if !link.readable {
+                self.wait(from, Dir::Read, progress)?;
+                continue;
             }
             let before = link.unread();
             let fill = link.fill(MAX_UNREAD.max(n)).map_err(|e| Error::Io {
