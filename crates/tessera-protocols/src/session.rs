@@ -138,19 +138,15 @@ impl Session {
         j: usize,
         f: impl FnOnce(&mut dyn OtSending, &mut PeerChannel<'_>) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let security = self.config.ot;
-        let prg = self.fork_prg();
-        self.link_spaces(j)?;
-        let (spaces, peer) = (&mut self.spaces[j], &mut self.ot[j]);
-        let mut channel = self.network.peer(j);
-        if peer.sender.is_none() {
-            let s = ExtensionSender::setup(&mut channel, spaces, security, prg)?;
-            peer.sender = Some(Box::new(s));
-        }
-        match peer.sender.as_deref_mut() {
-            Some(s) => f(s, &mut channel),
-            None => Err(Error::Input("no OT sender".into())),
-        }
+        self.with_provider(
+            j,
+            |p| &mut p.sender,
+            |ch, spaces, security, prg| {
+                let s = ExtensionSender::setup(ch, spaces, security, prg)?;
+                Ok(Box::new(s))
+            },
+            |p, ch| f(p, ch),
+        )
     }
 
     /// Runs `f` with this party's OT receiver from peer `j` (set up with the peer's
@@ -160,18 +156,37 @@ impl Session {
         j: usize,
         f: impl FnOnce(&mut dyn OtReceiving, &mut PeerChannel<'_>) -> Result<T, Error>,
     ) -> Result<T, Error> {
+        self.with_provider(
+            j,
+            |p| &mut p.receiver,
+            |ch, spaces, security, prg| {
+                let r = ExtensionReceiver::setup(ch, spaces, security, prg)?;
+                Ok(Box::new(r))
+            },
+            |p, ch| f(p, ch),
+        )
+    }
+
+    /// Runs `f` with the provider in `slot` of peer `j`'s OT pair, made by `setup` (which
+    /// takes its spaces from the link's allocator) on first use.
+    fn with_provider<P: ?Sized, T>(
+        &mut self,
+        j: usize,
+        slot: fn(&mut PeerOt) -> &mut Option<Box<P>>,
+        setup: impl FnOnce(&mut PeerChannel<'_>, &mut Spaces, Security, Prg) -> Result<Box<P>, Error>,
+        f: impl FnOnce(&mut P, &mut PeerChannel<'_>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
         let security = self.config.ot;
         let prg = self.fork_prg();
         self.link_spaces(j)?;
-        let (spaces, peer) = (&mut self.spaces[j], &mut self.ot[j]);
+        let (spaces, provider) = (&mut self.spaces[j], slot(&mut self.ot[j]));
         let mut channel = self.network.peer(j);
-        if peer.receiver.is_none() {
-            let r = ExtensionReceiver::setup(&mut channel, spaces, security, prg)?;
-            peer.receiver = Some(Box::new(r));
+        if provider.is_none() {
+            *provider = Some(setup(&mut channel, spaces, security, prg)?);
         }
-        match peer.receiver.as_deref_mut() {
-            Some(r) => f(r, &mut channel),
-            None => Err(Error::Input("no OT receiver".into())),
+        match provider.as_deref_mut() {
+            Some(p) => f(p, &mut channel),
+            None => Err(Error::Input(format!("no OT provider with party {j}"))),
         }
     }
 
