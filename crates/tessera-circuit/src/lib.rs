@@ -15,7 +15,7 @@ pub mod eval;
 pub mod library;
 pub mod simd;
 
-pub use circuit::{Circuit, Gate, GateKind, Wire};
+pub use circuit::{Circuit, Gate, GateKind, ShapeError, Wire, check_shape};
 
 /// Everything `tessera-circuit` can report.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]

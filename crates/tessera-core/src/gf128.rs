@@ -1,4 +1,4 @@
-//! Multiplication in GF(2^128) = GF(2)[x] / (x^128 + x^7 + x^2 + x + 1), with bit `i` of a
+//! Multiplication in GF(2^128) = GF(2)\[x\] / (x^128 + x^7 + x^2 + x + 1), with bit `i` of a
 //! [`Block`] the coefficient of x^i (the convention of [`Block::gf_double`]). Used by the KOS
 //! consistency check (Keller, Orsini, Scholl, CRYPTO 2015). A PCLMULQDQ version and a portable
 //! constant-time one, which agree bit for bit.

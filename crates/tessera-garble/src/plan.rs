@@ -47,7 +47,7 @@ pub enum Batching {
 }
 
 impl Batching {
-    /// Dynamic batching with a queue of [`DYNAMIC_MAX`] gates.
+    /// Dynamic batching with a queue of 1024 gates (`DYNAMIC_MAX`).
     pub const DYNAMIC: Batching = Batching::Dynamic { max: DYNAMIC_MAX };
 
     /// The strategy a circuit gets by default: layering where dynamic batching would leave the

@@ -24,7 +24,7 @@ pub trait CotSender {
 
 /// Correlated OT with a global offset Δ, receiver side.
 pub trait CotReceiver {
-    /// The next `choices.len()` OTs: `out[j]` = q_j ⊕ choices[j]·Δ.
+    /// The next `choices.len()` OTs: `out[j]` = q_j ⊕ `choices[j]`·Δ.
     fn receive_correlated(
         &mut self,
         channel: &mut dyn Channel,

@@ -190,7 +190,7 @@ impl Session {
         }
     }
 
-    /// Times `f` as the phase `name`, recorded in [`Session::phases`].
+    /// Times `f` as the phase `name`, kept until [`Session::take_phases`].
     pub fn phase<T>(&mut self, name: &str, f: impl FnOnce(&mut Session) -> T) -> T {
         let timer = PhaseTimer::start(name, &self.network);
         let out = f(self);
