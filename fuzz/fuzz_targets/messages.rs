@@ -31,6 +31,7 @@ fuzz_target!(|data: &[u8]| {
             Ok(extension::ToSender::Matrix(m)) => same(&m, payload),
             Ok(extension::ToSender::Seed(s)) => same(&s, payload),
             Ok(extension::ToSender::Proof(p)) => same(&p, payload),
+            Ok(extension::ToSender::Flips(f)) => same(&f, payload),
             Err(_) => {}
         },
         3 => match extension::ToReceiver::decode(*kind, payload) {

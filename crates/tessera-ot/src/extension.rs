@@ -53,6 +53,8 @@ pub const PROOF: Kind = Kind::new(0x23, "kos check values");
 pub const MESSAGES: Kind = Kind::new(0x24, "ot masked messages");
 /// The sender's seed opening (KOS).
 pub const OPEN: Kind = Kind::new(0x25, "kos sender seed opening");
+/// The receiver's flip bits for OTs made ahead of use: chosen bit ⊕ random bit.
+pub const FLIPS: Kind = Kind::new(0x26, "ot flip bits");
 
 /// Rows per matrix message (a multiple of 128).
 pub const CHUNK: usize = 1 << 14;
@@ -112,6 +114,18 @@ pub struct Proof {
     /// t = Σ t_j·χ_j.
     pub t: Block,
 }
+/// Flip bits d_j = c_j ⊕ r_j for OTs made ahead with random choices r_j, packed eight to a
+/// byte, least significant first (Beaver's derandomisation: the sender adds d_j·Δ).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Flips<'a>(pub Cow<'a, [u8]>);
+
+impl Encode for Flips<'_> {
+    const KIND: Kind = FLIPS;
+    fn encode<'a>(&'a self, _scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        &self.0
+    }
+}
+
 /// A chunk of masked chosen messages: (m0 ⊕ x0, m1 ⊕ x1) per OT, interleaved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Masked<'a>(pub Cow<'a, [Block]>);
@@ -168,6 +182,8 @@ pub enum ToSender<'a> {
     Seed(Seed),
     /// The receiver's check values.
     Proof(Proof),
+    /// The receiver's flip bits.
+    Flips(Flips<'a>),
 }
 
 impl<'a> Decode<'a> for ToSender<'a> {
@@ -175,6 +191,7 @@ impl<'a> Decode<'a> for ToSender<'a> {
         Ok(match kind {
             k if k == MATRIX.id => ToSender::Matrix(Matrix(role::blocks(bytes)?)),
             k if k == SEED.id => ToSender::Seed(Seed(role::block(bytes)?)),
+            k if k == FLIPS.id => ToSender::Flips(Flips(Cow::Borrowed(bytes))),
             k if k == PROOF.id => {
                 let b = role::array::<32>(bytes)?;
                 ToSender::Proof(Proof {
@@ -555,6 +572,65 @@ impl Role for ExtendReceiver<'_> {
     }
 }
 
+/// Drawing `n` OTs made ahead, sender side: waits for the flip bits and adds d_j·Δ to each
+/// stock row into `out`.
+struct AdjustSender<'a> {
+    stock: &'a [Block],
+    delta: Block,
+    out: &'a mut [Block],
+}
+
+impl Role for AdjustSender<'_> {
+    type Incoming<'m> = ToSender<'m>;
+    type Output = ();
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<ToSender<'_>>,
+        _out: &mut O,
+    ) -> Result<Next<()>, Error> {
+        match incoming {
+            None => Ok(Next::exact(FLIPS, self.out.len().div_ceil(8))),
+            Some(ToSender::Flips(Flips(d))) => {
+                for (j, (o, &q)) in self.out.iter_mut().zip(self.stock).enumerate() {
+                    *o = q ^ (Block::mask((d[j / 8] >> (j % 8)) & 1 == 1) & self.delta);
+                }
+                Ok(Next::Done(()))
+            }
+            Some(_) => Err(out_of_turn("a message")),
+        }
+    }
+}
+
+/// Drawing OTs made ahead, receiver side: posts the flip bits chosen ⊕ random.
+struct AdjustReceiver<'a> {
+    random: &'a [bool],
+    chosen: &'a [bool],
+}
+
+impl Role for AdjustReceiver<'_> {
+    type Incoming<'m> = ToReceiver<'m>;
+    type Output = ();
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<ToReceiver<'_>>,
+        out: &mut O,
+    ) -> Result<Next<()>, Error> {
+        if incoming.is_some() {
+            return Err(out_of_turn("a message"));
+        }
+        let mut flips = vec![0u8; self.chosen.len().div_ceil(8)];
+        for (j, (&c, &r)) in self.chosen.iter().zip(self.random).enumerate() {
+            flips[j / 8] |= u8::from(c ^ r) << (j % 8);
+        }
+        out.post(&Flips(Cow::Owned(flips)))?;
+        Ok(Next::Done(()))
+    }
+}
+
 /// Hashes rows into random-OT keys: H(row_j, j) and, for the sender, H(row_j ⊕ Δ, j), with
 /// the TCCR hash and the OT's index as tweak, one chunk at a time.
 struct Hasher {
@@ -711,6 +787,9 @@ pub struct ExtensionSender {
     core: SenderCore,
     space: Space,
     hasher: Hasher,
+    /// Rows q_j of OTs made ahead of use, and how many are used.
+    stock: Vec<Block>,
+    used: usize,
 }
 
 impl std::fmt::Debug for ExtensionSender {
@@ -740,6 +819,8 @@ impl ExtensionSender {
             core: SenderCore::new(security, delta, seeds, prg),
             space,
             hasher: Hasher::new(),
+            stock: Vec::new(),
+            used: 0,
         })
     }
 
@@ -764,9 +845,33 @@ impl CotSender for ExtensionSender {
         channel: &mut dyn Channel,
         out: &mut [Block],
     ) -> Result<(), Error> {
-        for part in out.chunks_mut(BATCH) {
+        // OTs made ahead first, adjusted to the receiver's choices; then fresh ones.
+        let k = out.len().min(self.stock.len() - self.used);
+        let (ahead, fresh) = out.split_at_mut(k);
+        if k > 0 {
+            let mut adjust = AdjustSender {
+                stock: &self.stock[self.used..self.used + k],
+                delta: self.core.delta,
+                out: ahead,
+            };
+            role::drive(&mut adjust, channel, self.space)?;
+            self.used += k;
+        }
+        for part in fresh.chunks_mut(BATCH) {
             self.extend(channel, part.len())?;
             part.copy_from_slice(&self.core.rows[..part.len()]);
+        }
+        Ok(())
+    }
+
+    fn prepare(&mut self, channel: &mut dyn Channel, n: usize) -> Result<(), Error> {
+        self.stock.drain(..self.used);
+        self.used = 0;
+        self.stock.reserve(n);
+        for part in (0..n).step_by(BATCH) {
+            let len = BATCH.min(n - part);
+            self.extend(channel, len)?;
+            self.stock.extend_from_slice(&self.core.rows[..len]);
         }
         Ok(())
     }
@@ -822,6 +927,11 @@ pub struct ExtensionReceiver {
     core: ReceiverCore,
     space: Space,
     hasher: Hasher,
+    prg: Prg,
+    /// Rows t_j and random choices r_j of OTs made ahead of use, and how many are used.
+    stock: Vec<Block>,
+    stock_choices: Vec<bool>,
+    used: usize,
 }
 
 impl std::fmt::Debug for ExtensionReceiver {
@@ -845,10 +955,15 @@ impl ExtensionReceiver {
         let (base_space, space) = (spaces.allocate()?, spaces.allocate()?);
         let base_prg = Prg::from_seed_block(prg.random_block());
         let seeds = base::send_random(channel, base_space, KAPPA, base_prg)?;
+        let own = Prg::from_seed_block(prg.random_block());
         Ok(ExtensionReceiver {
             core: ReceiverCore::new(security, seeds, prg),
             space,
             hasher: Hasher::new(),
+            prg: own,
+            stock: Vec::new(),
+            stock_choices: Vec::new(),
+            used: 0,
         })
     }
 
@@ -870,9 +985,40 @@ impl CotReceiver for ExtensionReceiver {
         out: &mut [Block],
     ) -> Result<(), Error> {
         check_len("correlated OT", out.len(), choices.len())?;
-        for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
+        // OTs made ahead first: their rows stay, the sender adjusts to the flip bits.
+        let k = out.len().min(self.stock.len() - self.used);
+        let (ahead, fresh) = out.split_at_mut(k);
+        if k > 0 {
+            let range = self.used..self.used + k;
+            let mut adjust = AdjustReceiver {
+                random: &self.stock_choices[range.clone()],
+                chosen: &choices[..k],
+            };
+            role::drive(&mut adjust, channel, self.space)?;
+            ahead.copy_from_slice(&self.stock[range]);
+            self.used += k;
+        }
+        for (part, c) in fresh.chunks_mut(BATCH).zip(choices[k..].chunks(BATCH)) {
             self.extend(channel, c)?;
             part.copy_from_slice(&self.core.rows[..part.len()]);
+        }
+        Ok(())
+    }
+
+    fn prepare(&mut self, channel: &mut dyn Channel, n: usize) -> Result<(), Error> {
+        self.stock.drain(..self.used);
+        self.stock_choices.drain(..self.used);
+        self.used = 0;
+        let mut random = Vec::with_capacity(BATCH.min(n));
+        for part in (0..n).step_by(BATCH) {
+            let len = BATCH.min(n - part);
+            random.clear();
+            let mut bits = vec![Block::ZERO; len.div_ceil(128)];
+            self.prg.fill_blocks(&mut bits);
+            random.extend((0..len).map(|j| (bits[j / 128].as_u128() >> (j % 128)) & 1 == 1));
+            self.extend(channel, &random)?;
+            self.stock.extend_from_slice(&self.core.rows[..len]);
+            self.stock_choices.extend_from_slice(&random);
         }
         Ok(())
     }

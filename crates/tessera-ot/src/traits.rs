@@ -2,7 +2,7 @@
 //! implementation (IKNP and KOS today; SoftSpoken and Ferret to come): correlated OT with a
 //! global offset Δ, random OT, and chosen-message OT. Every call draws the next OTs of the
 //! provider's stream, any number of them: a provider may extend on demand or hand out OTs it
-//! made in large batches ahead of use.
+//! made in large batches ahead of use ([`CotSender::prepare`]).
 
 use crate::Error;
 use tessera_core::Block;
@@ -20,6 +20,9 @@ pub trait CotSender {
         channel: &mut dyn Channel,
         out: &mut [Block],
     ) -> Result<(), Error>;
+    /// Makes `n` correlated OTs ahead of use (with the peer's [`CotReceiver::prepare`]), for an
+    /// offline phase: the next correlated draws take them first, whatever their sizes.
+    fn prepare(&mut self, channel: &mut dyn Channel, n: usize) -> Result<(), Error>;
 }
 
 /// Correlated OT with a global offset Δ, receiver side.
@@ -31,6 +34,9 @@ pub trait CotReceiver {
         choices: &[bool],
         out: &mut [Block],
     ) -> Result<(), Error>;
+    /// Makes `n` correlated OTs ahead of use, with choices not yet known (with the peer's
+    /// [`CotSender::prepare`]): the next correlated draws take them first.
+    fn prepare(&mut self, channel: &mut dyn Channel, n: usize) -> Result<(), Error>;
 }
 
 /// Random OT, sender side.

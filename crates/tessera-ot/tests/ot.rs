@@ -168,3 +168,66 @@ fn the_senders_view_does_not_show_the_choices() {
         assert!((fraction - 0.5).abs() < 0.005, "choices {bit}: {fraction}");
     }
 }
+
+/// OTs made ahead of use: draws of any size take them first (adjusted to the choices by flip
+/// bits), then fresh ones; a second `prepare` after part of the stock is used keeps the rest.
+#[test]
+fn correlated_ots_made_ahead_serve_later_draws() {
+    const DRAWS: [usize; 5] = [1, 127, 3000, 4000, 500];
+    for security in [Security::SemiHonest, Security::Malicious] {
+        let (mut a, mut b) = memory::pair().unwrap();
+        let receiver = thread::spawn(move || {
+            let ch = &mut b.peer(0);
+            let mut r = ExtensionReceiver::setup(
+                ch,
+                &mut Spaces::default(),
+                security,
+                Prg::from_os().unwrap(),
+            )
+            .unwrap();
+            r.prepare(ch, 5000).unwrap();
+            let mut got = Vec::new();
+            for (k, &n) in DRAWS.iter().enumerate() {
+                if k == 3 {
+                    r.prepare(ch, 1000).unwrap();
+                }
+                let mut out = vec![Block::ZERO; n];
+                r.receive_correlated(ch, &choices(k as u128 + 50, n), &mut out)
+                    .unwrap();
+                got.push(out);
+            }
+            got
+        });
+        let ch = &mut a.peer(1);
+        let mut s = ExtensionSender::setup(
+            ch,
+            &mut Spaces::default(),
+            security,
+            Prg::from_os().unwrap(),
+        )
+        .unwrap();
+        s.prepare(ch, 5000).unwrap();
+        let mut sent = Vec::new();
+        for (k, &n) in DRAWS.iter().enumerate() {
+            if k == 3 {
+                s.prepare(ch, 1000).unwrap();
+            }
+            let mut out = vec![Block::ZERO; n];
+            s.send_correlated(ch, &mut out).unwrap();
+            sent.push(out);
+        }
+        let got = receiver.join().unwrap();
+        let delta = s.delta();
+        for (k, (q, t)) in sent.iter().zip(&got).enumerate() {
+            let c = choices(k as u128 + 50, DRAWS[k]);
+            for j in 0..DRAWS[k] {
+                assert_eq!(
+                    t[j],
+                    q[j] ^ (Block::mask(c[j]) & delta),
+                    "{} draw {k} j={j}",
+                    security.name()
+                );
+            }
+        }
+    }
+}
