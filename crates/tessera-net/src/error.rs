@@ -175,13 +175,6 @@ fn parties(list: &[usize]) -> String {
     }
 }
 
-impl Error {
-    /// Whether the error came from a peer's abort message (which must not be echoed back).
-    pub fn is_peer_abort(&self) -> bool {
-        matches!(self, Error::PeerAborted { .. })
-    }
-}
-
 /// Why a message's content is invalid, found while decoding it; the driver that received it
 /// turns it into [`Error::Malformed`] with the peer and the message named.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -2,12 +2,16 @@
 //! in-memory mesh), optionally under TLS, with the bytes received but not yet consumed and the
 //! bytes queued but not yet sent. The network's event loop drives it; nothing here blocks.
 
-use crate::Stats;
 use crate::wire::{ABORT_TAG, HEADER, MAX_ABORT_REASON, MAX_SHOWN_REASON, escape, parse_header};
+use crate::{MAX_UNREAD, Stats};
 use std::io::{self, IoSlice, Read, Write};
 
 /// Bytes read from a socket at a time into the receive buffer.
 const READ_CHUNK: usize = 1 << 16;
+/// Send-queue capacity kept once the queue is empty; a larger backlog's memory is given back.
+/// (The receive buffer keeps its size, at most `MAX_UNREAD`: giving it back made every burst
+/// grow and zero it again, which halved `bench net`.)
+const KEEP: usize = 1 << 20;
 /// Payloads at least this long go to the socket straight from the caller when nothing is
 /// queued before them.
 const DIRECT: usize = 1 << 14;
@@ -300,6 +304,19 @@ impl Link {
         }
     }
 
+    /// Reads what the peer sent while the socket has some (up to [`MAX_UNREAD`] unread
+    /// bytes), then looks for an abort message in it; a transport error marks the link broken.
+    pub(crate) fn read_available(&mut self) {
+        while self.readable && self.broken.is_none() && !self.eof {
+            match self.fill(MAX_UNREAD) {
+                Ok(Fill::Got) => {}
+                Ok(_) => break,
+                Err(e) => self.broken = Some(e.to_string()),
+            }
+        }
+        self.scan_for_abort();
+    }
+
     /// Reads and drops what the peer sent (after this party closed): `Ok(true)` while bytes
     /// arrive.
     pub(crate) fn discard(&mut self) -> io::Result<bool> {
@@ -381,6 +398,7 @@ impl Link {
             }
             if self.opos == self.outbuf.len() {
                 self.outbuf.clear();
+                self.outbuf.shrink_to(KEEP);
                 self.opos = 0;
                 return Ok(());
             }

@@ -61,6 +61,14 @@ pub(crate) fn after(d: Duration) -> Option<Instant> {
     Instant::now().checked_add(d)
 }
 
+/// A transport error on the link to `party`.
+fn io_error(party: usize) -> impl Fn(io::Error) -> Error {
+    move |e| Error::Io {
+        party,
+        message: e.to_string(),
+    }
+}
+
 /// What a wait is for.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Dir {
@@ -143,11 +151,6 @@ impl Network {
         (0..self.links.len()).filter(move |&j| j != self.me)
     }
 
-    /// The waits' bounds.
-    pub fn config(&self) -> NetConfig {
-        self.config
-    }
-
     /// The two-party channel to peer `j`: messages to and from `j` only.
     pub fn peer(&mut self, j: usize) -> PeerChannel<'_> {
         PeerChannel { net: self, peer: j }
@@ -156,22 +159,11 @@ impl Network {
     /// What has crossed all links so far; `rounds` counts the times this party started
     /// sending after it had received from anyone.
     pub fn stats(&self) -> Stats {
-        let mut total = self
-            .links
-            .iter()
-            .flatten()
-            .fold(Stats::default(), |acc, l| {
-                let s = l.stats;
-                Stats {
-                    bytes_sent: acc.bytes_sent + s.bytes_sent,
-                    bytes_received: acc.bytes_received + s.bytes_received,
-                    messages_sent: acc.messages_sent + s.messages_sent,
-                    messages_received: acc.messages_received + s.messages_received,
-                    rounds: 0,
-                }
-            });
-        total.rounds = self.rounds;
-        total
+        let total = self.links.iter().flatten().map(|l| l.stats).sum::<Stats>();
+        Stats {
+            rounds: self.rounds,
+            ..total
+        }
     }
 
     /// What has crossed the link to peer `j` (nothing for an id that is not a peer).
@@ -209,14 +201,9 @@ impl Network {
     /// Reads, without waiting, what every peer has sent and returns an abort found in it.
     fn abort_seen(&mut self) -> Option<Error> {
         for link in self.links.iter_mut().flatten() {
-            while link.broken.is_none() && !link.eof {
-                match link.fill(MAX_UNREAD) {
-                    Ok(Fill::Got) => {}
-                    Ok(_) => break,
-                    Err(e) => link.broken = Some(e.to_string()),
-                }
-            }
-            link.scan_for_abort();
+            // No poll has run since the failure: try every link.
+            link.readable = true;
+            link.read_available();
         }
         self.links.iter().enumerate().find_map(|(k, l)| {
             let reason = l.as_ref()?.abort.clone()?;
@@ -276,13 +263,9 @@ impl Network {
         if link.writes_direct(payload.len()) {
             return self.write_direct(to, &header, payload);
         }
-        let io = |e: io::Error| Error::Io {
-            party: to,
-            message: e.to_string(),
-        };
         link.queue(&header, payload);
         if link.unsent() >= WRITE_CHUNK && link.writable {
-            link.push().map_err(io)?;
+            link.push().map_err(io_error(to))?;
         }
         if link.unsent() > SEND_HIGH_WATER {
             self.drain(to, SEND_HIGH_WATER / 2)?;
@@ -303,10 +286,7 @@ impl Network {
                     Some(h) => (h, payload),
                     None => (&[][..], &payload[written - header.len()..]),
                 };
-                let n = link.write_now(h, p).map_err(|e| Error::Io {
-                    party: to,
-                    message: e.to_string(),
-                })?;
+                let n = link.write_now(h, p).map_err(io_error(to))?;
                 if n > 0 {
                     written += n;
                     progress = Instant::now();
@@ -326,10 +306,7 @@ impl Network {
             let link = self.link(to)?;
             let before = link.unsent();
             if link.writable {
-                link.push().map_err(|e| Error::Io {
-                    party: to,
-                    message: e.to_string(),
-                })?;
+                link.push().map_err(io_error(to))?;
             }
             if link.unsent() < before {
                 progress = Instant::now();
@@ -434,12 +411,8 @@ impl Network {
                 self.wait(from, Dir::Read, progress)?;
                 continue;
             }
-            let io = |e: io::Error| Error::Io {
-                party: from,
-                message: e.to_string(),
-            };
             if left < (1 << 16) {
-                match link.fill(MAX_UNREAD).map_err(io)? {
+                match link.fill(MAX_UNREAD).map_err(io_error(from))? {
                     Fill::Got | Fill::Full => {}
                     Fill::Eof => {
                         return Err(Error::Closed {
@@ -456,7 +429,7 @@ impl Network {
                 got += n;
                 continue;
             }
-            match link.read_direct(&mut out[got..]).map_err(io)? {
+            match link.read_direct(&mut out[got..]).map_err(io_error(from))? {
                 Some(0) => {
                     return Err(Error::Closed {
                         party: from,
@@ -488,10 +461,7 @@ impl Network {
                 continue;
             }
             let before = link.unread();
-            let fill = link.fill(MAX_UNREAD.max(n)).map_err(|e| Error::Io {
-                party: from,
-                message: e.to_string(),
-            })?;
+            let fill = link.fill(MAX_UNREAD.max(n)).map_err(io_error(from))?;
             match fill {
                 Fill::Eof => {
                     return Err(Error::Closed {
@@ -526,20 +496,10 @@ impl Network {
         self.push_all();
         for (k, slot) in self.links.iter_mut().enumerate() {
             let Some(link) = slot else { continue };
-            if link.broken.is_some() || link.eof || (k == focus && dir == Dir::Read) {
+            if k == focus && dir == Dir::Read {
                 continue;
             }
-            while link.readable {
-                match link.fill(MAX_UNREAD) {
-                    Ok(Fill::Got) => {}
-                    Ok(_) => break,
-                    Err(e) => {
-                        link.broken = Some(e.to_string());
-                        break;
-                    }
-                }
-            }
-            link.scan_for_abort();
+            link.read_available();
             if let Some(reason) = link.abort.clone() {
                 return Err(Error::PeerAborted { party: k, reason });
             }
@@ -558,8 +518,7 @@ impl Network {
             (None, Some(d)) => (Some(d), true),
             (l, _) => (l, false),
         };
-        if let Some(until) = until.filter(|&u| u <= now) {
-            let _ = until;
+        if until.is_some_and(|u| u <= now) {
             return Err(if deadline_first {
                 Error::Deadline {
                     after: self.config.deadline.unwrap_or_default(),
@@ -580,7 +539,13 @@ impl Network {
         let sleep = until.map_or(Duration::from_secs(60), |u| {
             (u - now).min(Duration::from_secs(60))
         });
-        match self.poll.poll(&mut self.events, Some(sleep)) {
+        self.poll(sleep)
+    }
+
+    /// Sleeps until a socket is ready or `timeout` passes, and marks the links the poller
+    /// reports ready.
+    fn poll(&mut self, timeout: Duration) -> Result<(), Error> {
+        match self.poll.poll(&mut self.events, Some(timeout)) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => {
@@ -637,14 +602,8 @@ impl Network {
                 .iter()
                 .flatten()
                 .any(|l| l.broken.is_none() && l.has_unsent());
-            if !pending || left().is_zero() {
+            if !pending || left().is_zero() || self.poll(left()).is_err() {
                 break;
-            }
-            let _ = self.poll.poll(&mut self.events, Some(left()));
-            for event in self.events.iter() {
-                if let Some(Some(link)) = self.links.get_mut(event.token().0) {
-                    link.writable = true;
-                }
             }
         }
         for link in self.links.iter_mut().flatten() {
@@ -665,14 +624,8 @@ impl Network {
                 }
                 open |= link.broken.is_none() && !link.eof;
             }
-            if !open || left().is_zero() {
+            if !open || left().is_zero() || self.poll(left()).is_err() {
                 return;
-            }
-            let _ = self.poll.poll(&mut self.events, Some(left()));
-            for event in self.events.iter() {
-                if let Some(Some(link)) = self.links.get_mut(event.token().0) {
-                    link.readable = true;
-                }
             }
         }
     }
@@ -698,13 +651,6 @@ impl Drop for Network {
 pub struct PeerChannel<'a> {
     net: &'a mut Network,
     peer: usize,
-}
-
-impl PeerChannel<'_> {
-    /// The network the channel belongs to.
-    pub fn network(&mut self) -> &mut Network {
-        self.net
-    }
 }
 
 impl Channel for PeerChannel<'_> {

@@ -42,6 +42,20 @@ pub fn array<const N: usize>(bytes: &[u8]) -> Result<[u8; N], DecodeError> {
         .map_err(|_| DecodeError(format!("{} bytes, expected {N}", bytes.len())))
 }
 
+/// Bits packed eight to a byte, least significant first (the payload of bit messages).
+pub fn pack_bits(bits: impl ExactSizeIterator<Item = bool>) -> Vec<u8> {
+    let mut bytes = vec![0u8; bits.len().div_ceil(8)];
+    for (k, b) in bits.enumerate() {
+        bytes[k / 8] |= u8::from(b) << (k % 8);
+    }
+    bytes
+}
+
+/// Bit `k` of bits packed by [`pack_bits`] (the caller checks the length).
+pub fn packed_bit(bytes: &[u8], k: usize) -> bool {
+    (bytes[k / 8] >> (k % 8)) & 1 == 1
+}
+
 /// A payload of exactly one block.
 pub fn block(bytes: &[u8]) -> Result<Block, DecodeError> {
     array::<16>(bytes).map(Block::from_bytes)
@@ -95,14 +109,6 @@ impl<T> Next<T> {
         Next::Expect(Expect {
             kind,
             len: Len::Exact(len),
-        })
-    }
-
-    /// Waits for a message of kind `kind` of at most `max` bytes.
-    pub fn at_most(kind: Kind, max: usize) -> Self {
-        Next::Expect(Expect {
-            kind,
-            len: Len::AtMost(max),
         })
     }
 }

@@ -22,6 +22,19 @@ pub struct Stats {
     pub rounds: u64,
 }
 
+impl std::iter::Sum for Stats {
+    /// Adds the counters up (rounds too, which only a caller knows how to combine).
+    fn sum<I: Iterator<Item = Stats>>(iter: I) -> Stats {
+        iter.fold(Stats::default(), |a, s| Stats {
+            bytes_sent: a.bytes_sent + s.bytes_sent,
+            bytes_received: a.bytes_received + s.bytes_received,
+            messages_sent: a.messages_sent + s.messages_sent,
+            messages_received: a.messages_received + s.messages_received,
+            rounds: a.rounds + s.rounds,
+        })
+    }
+}
+
 impl Stats {
     /// The traffic between an `earlier` reading and this one.
     pub fn since(&self, earlier: &Stats) -> Stats {

@@ -186,13 +186,6 @@ impl Frame {
         &bytemuck::cast_slice(&self.storage)[..self.len]
     }
 
-    /// The payload as blocks, if its length is a whole number of blocks.
-    pub fn blocks(&self) -> Option<&[Block]> {
-        self.len
-            .is_multiple_of(16)
-            .then(|| &self.storage[..self.len / 16])
-    }
-
     /// Room for a payload of `len` bytes (contents unspecified until written).
     pub(crate) fn prepare(&mut self, len: usize) -> &mut [u8] {
         self.storage.resize(len.div_ceil(16), Block::ZERO);

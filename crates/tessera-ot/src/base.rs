@@ -17,7 +17,7 @@
 //! UC-simulatable (Genç, Iovino, Rial, ePrint 2017/370); Tessera's actively secure extension
 //! (KOS) protects the OT *sender* of the extension, who is the base OT's receiver.
 
-use crate::Error;
+use crate::{Error, out_of_turn};
 use curve25519_dalek::constants::RISTRETTO_BASEPOINT_TABLE;
 use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoBasepointTable, RistrettoPoint};
 use curve25519_dalek::scalar::Scalar;
@@ -170,10 +170,6 @@ fn derive(
     let mut key = [0u8; 16];
     key.copy_from_slice(&digest[..16]);
     Block::from_bytes(key)
-}
-
-fn unexpected(what: &'static str) -> Error {
-    Error::Usage(format!("base OT: {what} out of turn"))
 }
 
 /// The sender of `n` base OTs: random OT (two keys per OT), or chosen-message OT when given
@@ -370,7 +366,7 @@ impl Role for BaseReceiver<'_> {
                     .map(|((&k, pair), &c)| k ^ pair[0] ^ (Block::mask(c) & (pair[0] ^ pair[1])))
                     .collect(),
             )),
-            Some(ToReceiver::Ciphertexts(_)) => Err(unexpected("ciphertexts")),
+            Some(ToReceiver::Ciphertexts(_)) => Err(out_of_turn("base OT", "ciphertexts")),
         }
     }
 }

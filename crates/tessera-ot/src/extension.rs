@@ -31,9 +31,9 @@
 //! chunk while the next is in flight; requests are processed in batches of `BATCH` OTs, so
 //! memory stays bounded however many OTs are asked for.
 
-use crate::Error;
 use crate::base;
 use crate::traits::{CotReceiver, CotSender, OtReceiver, OtSender, RotReceiver, RotSender};
+use crate::{Error, out_of_turn};
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use tessera_core::transpose::transpose_128xm_to_blocks;
@@ -234,10 +234,6 @@ impl<'a> Decode<'a> for ToReceiver<'a> {
     }
 }
 
-fn out_of_turn(what: &str) -> Error {
-    Error::Usage(format!("OT extension: {what} out of turn"))
-}
-
 /// Σ χ_j·rows_j in GF(2^128) with χ the PRG stream of `seed`, chunk by chunk in `buffer`.
 fn weighted_sum(seed: Block, rows: &[Block], buffer: &mut [Block]) -> Block {
     let mut chi = Prg::from_seed_block(seed);
@@ -383,7 +379,9 @@ impl Role for ExtendSender<'_> {
                 })
             }
             Some(ToSender::Seed(Seed(theirs))) if self.done == self.total => {
-                let seed = self.seed.ok_or_else(|| out_of_turn("a KOS seed"))?;
+                let seed = self
+                    .seed
+                    .ok_or_else(|| out_of_turn("OT extension", "a KOS seed"))?;
                 out.post(&Open(seed))?;
                 out.flush()?;
                 // Σ χ_j q_j while the receiver computes its half.
@@ -391,13 +389,15 @@ impl Role for ExtendSender<'_> {
                 Ok(Next::exact(PROOF, 32))
             }
             Some(ToSender::Proof(Proof { x, t })) => {
-                let q = self.check.ok_or_else(|| out_of_turn("a KOS proof"))?;
+                let q = self
+                    .check
+                    .ok_or_else(|| out_of_turn("OT extension", "a KOS proof"))?;
                 if q != t ^ gf128::mul(x, core.delta) {
                     return Err(Error::CheckFailed);
                 }
                 Ok(self.finish())
             }
-            Some(_) => Err(out_of_turn("a message")),
+            Some(_) => Err(out_of_turn("OT extension", "a message")),
         }
     }
 }
@@ -543,7 +543,7 @@ impl Role for ExtendReceiver<'_> {
             Some(ToReceiver::Open(Open(theirs))) => {
                 let commitment = self
                     .commitment
-                    .ok_or_else(|| out_of_turn("a KOS opening"))?;
+                    .ok_or_else(|| out_of_turn("OT extension", "a KOS opening"))?;
                 if Sha256::digest(theirs.to_bytes()).as_slice() != commitment {
                     return Err(Error::BadCommitment);
                 }
@@ -567,7 +567,7 @@ impl Role for ExtendReceiver<'_> {
                 out.post(&Proof { x, t })?;
                 Ok(self.finish())
             }
-            Some(_) => Err(out_of_turn("a message")),
+            Some(_) => Err(out_of_turn("OT extension", "a message")),
         }
     }
 }
@@ -594,11 +594,11 @@ impl Role for AdjustSender<'_> {
             None => Ok(Next::exact(FLIPS, self.out.len().div_ceil(8))),
             Some(ToSender::Flips(Flips(d))) => {
                 for (j, (o, &q)) in self.out.iter_mut().zip(self.stock).enumerate() {
-                    *o = q ^ (Block::mask((d[j / 8] >> (j % 8)) & 1 == 1) & self.delta);
+                    *o = q ^ (Block::mask(role::packed_bit(&d, j)) & self.delta);
                 }
                 Ok(Next::Done(()))
             }
-            Some(_) => Err(out_of_turn("a message")),
+            Some(_) => Err(out_of_turn("OT extension", "a message")),
         }
     }
 }
@@ -620,12 +620,9 @@ impl Role for AdjustReceiver<'_> {
         out: &mut O,
     ) -> Result<Next<()>, Error> {
         if incoming.is_some() {
-            return Err(out_of_turn("a message"));
+            return Err(out_of_turn("OT extension", "a message"));
         }
-        let mut flips = vec![0u8; self.chosen.len().div_ceil(8)];
-        for (j, (&c, &r)) in self.chosen.iter().zip(self.random).enumerate() {
-            flips[j / 8] |= u8::from(c ^ r) << (j % 8);
-        }
+        let flips = role::pack_bits(self.chosen.iter().zip(self.random).map(|(&c, &r)| c ^ r));
         out.post(&Flips(Cow::Owned(flips)))?;
         Ok(Next::Done(()))
     }
@@ -693,7 +690,7 @@ impl Role for MaskedSender<'_> {
         out: &mut O,
     ) -> Result<Next<()>, Error> {
         if incoming.is_some() {
-            return Err(out_of_turn("a message"));
+            return Err(out_of_turn("OT extension", "a message"));
         }
         for (c, chunk) in self.messages.chunks(CHUNK).enumerate() {
             let rows = &self.rows[c * CHUNK..c * CHUNK + chunk.len()];
@@ -766,7 +763,7 @@ impl Role for MaskedReceiver<'_> {
                 self.done += n;
                 Ok(self.expect())
             }
-            Some(_) => Err(out_of_turn("a message")),
+            Some(_) => Err(out_of_turn("OT extension", "a message")),
         }
     }
 }
@@ -822,11 +819,6 @@ impl ExtensionSender {
             stock: Vec::new(),
             used: 0,
         })
-    }
-
-    /// Which protocol this extension runs.
-    pub fn security(&self) -> Security {
-        self.core.security
     }
 
     /// Extends one batch of `n` OTs; returns the index of its first.
@@ -965,11 +957,6 @@ impl ExtensionReceiver {
             stock_choices: Vec::new(),
             used: 0,
         })
-    }
-
-    /// Which protocol this extension runs.
-    pub fn security(&self) -> Security {
-        self.core.security
     }
 
     fn extend(&mut self, channel: &mut dyn Channel, choices: &[bool]) -> Result<u64, Error> {

@@ -28,6 +28,11 @@ pub mod traits;
 pub use extension::{ExtensionReceiver, ExtensionSender, Security};
 pub use traits::{CotReceiver, CotSender, OtReceiver, OtSender, RotReceiver, RotSender};
 
+/// A message a role did not expect at this point of `protocol`.
+pub(crate) fn out_of_turn(protocol: &str, what: &str) -> Error {
+    Error::Usage(format!("{protocol}: {what} out of turn"))
+}
+
 /// What oblivious transfer can report.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
 pub enum Error {

@@ -65,15 +65,10 @@ impl Session {
     /// A session over `network`, with randomness from the operating system and the AES
     /// backend picked for this CPU.
     pub fn new(network: Network, config: SessionConfig) -> Result<Self, Error> {
-        Self::with_prg(network, config, Prg::from_os()?)
-    }
-
-    /// A session whose randomness comes from `prg` (tests that replay a run).
-    pub fn with_prg(network: Network, config: SessionConfig, prg: Prg) -> Result<Self, Error> {
         let n = network.parties();
         Ok(Session {
             network,
-            prg,
+            prg: Prg::from_os()?,
             backend: Backend::active(),
             config,
             spaces: (0..n).map(|_| Spaces::default()).collect(),

@@ -250,21 +250,6 @@ impl Role for HelloRole {
     }
 }
 
-/// Bits packed eight to a byte, least significant first.
-fn pack(bits: &[bool]) -> Vec<u8> {
-    bits.chunks(8)
-        .map(|c| {
-            c.iter()
-                .enumerate()
-                .fold(0u8, |a, (k, &b)| a | (u8::from(b) << k))
-        })
-        .collect()
-}
-
-fn unpack(bytes: &[u8], n: usize) -> Vec<bool> {
-    (0..n).map(|k| (bytes[k / 8] >> (k % 8)) & 1 == 1).collect()
-}
-
 /// Splits output bits into the circuit's output values.
 fn split_outputs(circuit: &Circuit, bits: &[bool]) -> Vec<Vec<bool>> {
     let mut at = 0;
@@ -422,10 +407,9 @@ impl<S: Scheme> Role for GarbleCore<'_, S> {
         let shape = self.shape;
         if let Some(ToGarbler::Colours(Bits(colours))) = incoming {
             let n = self.decoding.len();
-            let bits = unpack(&colours, n)
-                .iter()
+            let bits = (0..n)
                 .zip(&self.decoding)
-                .map(|(&c, &d)| c ^ d)
+                .map(|(k, &d)| role::packed_bit(&colours, k) ^ d)
                 .collect();
             return Ok(Next::Done(Some(bits)));
         }
@@ -446,7 +430,9 @@ impl<S: Scheme> Role for GarbleCore<'_, S> {
         };
         self.decoding = decoding_bits::<S>(&out_wires);
         if shape.outputs.evaluator_learns() {
-            out.post(&Bits::<0x33>(Cow::Owned(pack(&self.decoding))))?;
+            out.post(&Bits::<0x33>(Cow::Owned(role::pack_bits(
+                self.decoding.iter().copied(),
+            ))))?;
         }
         Ok(if shape.outputs.garbler_learns() {
             Next::exact(COLOURS, self.decoding.len().div_ceil(8))
@@ -494,8 +480,8 @@ impl<S: Scheme> EvaluateCore<'_, S> {
 
     fn send_colours<O: Outbox>(&self, out: &mut O) -> Result<(), Error> {
         if let (true, Some(labels)) = (self.shape.outputs.garbler_learns(), &self.out_labels) {
-            let colours: Vec<bool> = labels.iter().map(|l| l.lsb()).collect();
-            out.post(&Bits::<0x34>(Cow::Owned(pack(&colours))))?;
+            let colours = role::pack_bits(labels.iter().map(|l| l.lsb()));
+            out.post(&Bits::<0x34>(Cow::Owned(colours)))?;
         }
         Ok(())
     }
@@ -531,13 +517,21 @@ impl<'a, S: Scheme> Role for EvaluateCore<'a, S> {
             }
             Some(ToEvaluator::Decoding(Bits(d))) if self.out_labels.is_some() => {
                 let labels = self.out_labels.as_deref().unwrap_or_default();
-                let bits = decode(labels, &unpack(&d, labels.len()));
+                let decoding: Vec<bool> =
+                    (0..labels.len()).map(|k| role::packed_bit(&d, k)).collect();
+                let bits = decode(labels, &decoding);
                 self.send_colours(out)?;
                 Ok(Next::Done(Some(bits)))
             }
             Some(_) => Err(Error::Input("a Yao message out of turn".into())),
         }
     }
+}
+
+/// Whether the evaluator's input labels travel by correlated OT (free-XOR schemes, whose global
+/// offset is the OT's Δ) or by chosen-message OT (independent labels): both sides ask this.
+fn by_correlated_ot<S: Scheme>() -> bool {
+    S::XOR_GATES == XorGates::Free
 }
 
 /// What distinguishes the garbler's side of an execution from the evaluator's: its half of
@@ -575,35 +569,38 @@ impl<S: Scheme> Side for GarblerSide<S> {
         let (g, e) = shape.widths();
         let prg = &mut self.prg;
         self.encoding = Some(session.with_ot_sender(peer, |ot, ch| {
-            match S::with_offset(ot.delta(), prg) {
+            if by_correlated_ot::<S>() {
                 // Free XOR: Δ is the OT's offset, and the OT gives the evaluator's zero-labels.
-                Some(offset) => {
-                    let mut zero = vec![Block::ZERO; e];
-                    ot.send_correlated(ch, &mut zero)?;
-                    let wires = (0..g)
-                        .map(|_| S::random_wire(&offset.secret, prg))
-                        .chain(zero.into_iter().map(offset.wire))
-                        .collect();
-                    Ok(InputEncoding {
-                        secret: offset.secret,
-                        wires,
-                    })
-                }
+                let offset = S::with_offset(ot.delta(), prg).ok_or_else(|| {
+                    Error::Input(format!(
+                        "scheme {} has free XOR but no global offset",
+                        S::NAME
+                    ))
+                })?;
+                let mut zero = vec![Block::ZERO; e];
+                ot.send_correlated(ch, &mut zero)?;
+                let wires = (0..g)
+                    .map(|_| S::random_wire(&offset.secret, prg))
+                    .chain(zero.into_iter().map(offset.wire))
+                    .collect();
+                Ok(InputEncoding {
+                    secret: offset.secret,
+                    wires,
+                })
+            } else {
                 // Independent labels: both of each evaluator wire by chosen-message OT.
-                None => {
-                    let enc = InputEncoding::<S>::random(prg, g + e);
-                    let pairs: Vec<(Block, Block)> = enc.wires[g..]
-                        .iter()
-                        .map(|w| {
-                            (
-                                S::encode(&enc.secret, w, false),
-                                S::encode(&enc.secret, w, true),
-                            )
-                        })
-                        .collect();
-                    ot.send_chosen(ch, &pairs)?;
-                    Ok(enc)
-                }
+                let enc = InputEncoding::<S>::random(prg, g + e);
+                let pairs: Vec<(Block, Block)> = enc.wires[g..]
+                    .iter()
+                    .map(|w| {
+                        (
+                            S::encode(&enc.secret, w, false),
+                            S::encode(&enc.secret, w, true),
+                        )
+                    })
+                    .collect();
+                ot.send_chosen(ch, &pairs)?;
+                Ok(enc)
             }
         })?);
         Ok(())
@@ -634,7 +631,7 @@ impl<S: Scheme> Side for EvaluatorSide<S> {
         self.labels.resize(g + e, Block::ZERO);
         let mine = &mut self.labels[g..];
         session.with_ot_receiver(peer, |ot, ch| {
-            if S::XOR_GATES == XorGates::Free {
+            if by_correlated_ot::<S>() {
                 ot.receive_correlated(ch, input, mine)?;
             } else {
                 ot.receive_chosen(ch, input, mine)?;

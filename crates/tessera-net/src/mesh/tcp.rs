@@ -213,6 +213,18 @@ where
     Ok(Box::new(rustls::StreamOwned::new(conn, sock)))
 }
 
+/// The first of `addrs` that accepts a connection within `timeout` each, or the last failure.
+fn connect_any(addrs: &[SocketAddr], timeout: Duration) -> io::Result<TcpStream> {
+    let mut last = io::Error::from(io::ErrorKind::AddrNotAvailable);
+    for a in addrs {
+        match TcpStream::connect_timeout(a, timeout) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
 /// Connects to party `j` (retrying while it does not listen yet), runs the handshake and the
 /// hello.
 fn connect_one(
@@ -230,12 +242,7 @@ fn connect_one(
     };
     let addrs = resolve(addr).map_err(fail)?;
     let sock = loop {
-        let attempt = addrs
-            .iter()
-            .map(|a| TcpStream::connect_timeout(a, left(deadline).min(Duration::from_secs(5))))
-            .find(Result::is_ok)
-            .unwrap_or_else(|| TcpStream::connect(&addrs[..]));
-        match attempt {
+        match connect_any(&addrs, left(deadline).min(Duration::from_secs(5))) {
             Ok(s) => break s,
             Err(e) if passed(deadline) => return Err(fail(e.to_string())),
             Err(_) => std::thread::sleep(POLL),
