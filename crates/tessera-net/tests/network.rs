@@ -15,36 +15,9 @@ const A: Kind = Kind::new(1, "a");
 const B: Kind = Kind::new(2, "b");
 const SHORT: Duration = Duration::from_millis(300);
 
-/// Builds an n-party TCP mesh on loopback, every party in its own thread; `tls[i]` is party
-/// i's configuration.
+/// An n-party TCP mesh on loopback; `tls[i]` is party i's configuration.
 fn tcp_mesh(n: usize, tls: Option<Vec<TlsConfig>>, config: NetConfig) -> Vec<Network> {
-    let listeners: Vec<_> = (0..n).map(|_| listen("127.0.0.1:0").unwrap()).collect();
-    let addrs: Vec<String> = listeners
-        .iter()
-        .map(|l| l.local_addr().unwrap().to_string())
-        .collect();
-    thread::scope(|s| {
-        let handles: Vec<_> = (0..n)
-            .map(|me| {
-                let (listener, addrs, tls) = (&listeners[me], &addrs, &tls);
-                s.spawn(move || {
-                    mesh(
-                        Mesh {
-                            me,
-                            parties: n,
-                            listener: Some(listener),
-                            lower: &addrs[..me],
-                            tls: tls.as_ref().map(|t| &t[me]),
-                            setup: Duration::from_secs(10),
-                        },
-                        config,
-                    )
-                    .unwrap()
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    })
+    tessera_net::tcp::loopback(n, tls.as_deref(), Duration::from_secs(10), config).unwrap()
 }
 
 /// Keys for `n` parties in `dir`, and each party's configuration pinning all the others.

@@ -4,7 +4,6 @@
 use std::thread;
 use std::time::Duration;
 use tessera_core::{Block, Prg};
-use tessera_net::tcp::{Mesh, listen, mesh};
 use tessera_net::{Channel, NetConfig, Network, Spaces, memory};
 use tessera_ot::{
     CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, OtReceiver, OtSender, RotReceiver,
@@ -108,32 +107,10 @@ fn iknp_and_kos_over_memory() {
 #[test]
 fn iknp_and_kos_over_tcp() {
     for security in [Security::SemiHonest, Security::Malicious] {
-        let listener = listen("127.0.0.1:0").unwrap();
-        let addr = [listener.local_addr().unwrap().to_string()];
-        let setup = Duration::from_secs(10);
-        let (a, b) = thread::scope(|s| {
-            let a = s.spawn(|| {
-                let m = Mesh {
-                    me: 0,
-                    parties: 2,
-                    listener: Some(&listener),
-                    lower: &[],
-                    tls: None,
-                    setup,
-                };
-                mesh(m, NetConfig::default()).unwrap()
-            });
-            let m = Mesh {
-                me: 1,
-                parties: 2,
-                listener: None,
-                lower: &addr,
-                tls: None,
-                setup,
-            };
-            let b = mesh(m, NetConfig::default()).unwrap();
-            (a.join().unwrap(), b)
-        });
+        let mut nets =
+            tessera_net::tcp::loopback(2, None, Duration::from_secs(10), NetConfig::default())
+                .unwrap();
+        let (b, a) = (nets.pop().unwrap(), nets.pop().unwrap());
         run_all(security, a, b);
     }
 }

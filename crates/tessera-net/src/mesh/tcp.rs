@@ -60,6 +60,47 @@ pub struct Mesh<'a> {
     pub setup: Duration,
 }
 
+/// All `n` parties of a mesh in this process over loopback TCP (ports picked by the system),
+/// built on one thread per party; `tls[i]` is party i's configuration. For tests and
+/// benchmarks.
+pub fn loopback(
+    n: usize,
+    tls: Option<&[TlsConfig]>,
+    setup: Duration,
+    config: NetConfig,
+) -> Result<Vec<Network>, Error> {
+    let listeners = (0..n)
+        .map(|_| listen("127.0.0.1:0"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let addrs = listeners
+        .iter()
+        .map(|l| l.local_addr().map(|a| a.to_string()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Error::Usage(format!("a listener's address: {e}")))?;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|me| {
+                let (listener, addrs) = (&listeners[me], &addrs);
+                s.spawn(move || {
+                    let m = Mesh {
+                        me,
+                        parties: n,
+                        listener: Some(listener),
+                        lower: &addrs[..me],
+                        tls: tls.map(|t| &t[me]),
+                        setup,
+                    };
+                    mesh(m, config)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
 /// A socket after set-up, with its TLS state.
 type Connected = (Socket, Option<Box<rustls::Connection>>);
 

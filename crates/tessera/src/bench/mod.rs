@@ -13,7 +13,7 @@ mod yao;
 use crate::CliError;
 use clap::{Args, Subcommand};
 use std::time::{Duration, Instant};
-use tessera_net::tcp::{Mesh, listen, mesh};
+use tessera_net::tcp;
 use tessera_net::{NetConfig, Network};
 
 /// What to benchmark.
@@ -153,46 +153,14 @@ pub fn loopback_bandwidth() -> Result<f64, CliError> {
     Ok(rate)
 }
 
-/// An n-party TCP mesh over loopback, all parties in this process (one thread each while it
-/// is built); reads time out after two minutes.
+/// An n-party TCP (or TLS) mesh over loopback, all parties in this process; reads time out
+/// after two minutes.
 pub fn loopback_mesh(
     n: usize,
     tls: Option<&[tessera_net::tls::TlsConfig]>,
 ) -> Result<Vec<Network>, CliError> {
     let config = NetConfig::with_timeout(Duration::from_secs(120));
-    let listeners = (0..n)
-        .map(|_| listen("127.0.0.1:0"))
-        .collect::<Result<Vec<_>, _>>()?;
-    let addrs = listeners
-        .iter()
-        .map(|l| l.local_addr().map(|a| a.to_string()))
-        .collect::<Result<Vec<_>, _>>()?;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..n)
-            .map(|me| {
-                let (listener, addrs) = (&listeners[me], &addrs);
-                s.spawn(move || {
-                    let m = Mesh {
-                        me,
-                        parties: n,
-                        listener: Some(listener),
-                        lower: &addrs[..me],
-                        tls: tls.map(|t| &t[me]),
-                        setup: Duration::from_secs(30),
-                    };
-                    mesh(m, config)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .map_err(|_| CliError::Usage("a mesh thread panicked".into()))?
-                    .map_err(CliError::from)
-            })
-            .collect()
-    })
+    Ok(tcp::loopback(n, tls, Duration::from_secs(30), config)?)
 }
 
 /// A two-party TCP mesh over loopback: (party 0, party 1).
