@@ -32,6 +32,7 @@ fuzz_target!(|data: &[u8]| {
             Ok(extension::ToSender::Seed(s)) => same(&s, payload),
             Ok(extension::ToSender::Proof(p)) => same(&p, payload),
             Ok(extension::ToSender::Flips(f)) => same(&f, payload),
+            Ok(extension::ToSender::Tree(t)) => same(&t, payload),
             Err(_) => {}
         },
         3 => match extension::ToReceiver::decode(*kind, payload) {

@@ -1,23 +1,27 @@
-//! OT extension: IKNP with the ALSZ optimisations, and KOS, as roles without I/O (one batch of
-//! extension each: [`ExtendSender`], [`ExtendReceiver`]; chosen messages: [`MaskedSender`],
-//! [`MaskedReceiver`]) and the providers that drive them ([`ExtensionSender`],
-//! [`ExtensionReceiver`]), which implement the OT traits of [`crate::traits`].
+//! OT extension: SoftSpoken (Roy, CRYPTO 2022) for any k from 1 to [`MAX_K`], of which IKNP
+//! with the ALSZ optimisations is k = 1, semi-honest or with the KOS check, as roles without
+//! I/O (setup: [`SetupSender`], [`SetupReceiver`]; one batch of extension each:
+//! [`ExtendSender`], [`ExtendReceiver`]; chosen messages: [`MaskedSender`], [`MaskedReceiver`])
+//! and the providers that drive them ([`ExtensionSender`], [`ExtensionReceiver`]), which
+//! implement the OT traits of [`crate::traits`].
 //!
-//! Setup: 128 base OTs with the roles reversed. The extension sender draws Δ (its choice bits
-//! s_i = bit i of Δ, bit 0 forced to 1 so that Δ can serve as a free-XOR offset) and learns
-//! k_i^{s_i}; the extension receiver learns both seeds k_i^0, k_i^1. Each seed keys an AES-CTR
-//! PRG G.
+//! Setup: 127 base OTs with the roles reversed, then one message. The extension sender draws Δ
+//! (bit 0 forced to 1 so that Δ can serve as a free-XOR offset) and, group by group of k
+//! columns, learns every GGM leaf of the receiver's tree but the one its bits of Δ name
+//! ([`vole`]).
 //!
-//! Extending m OTs with choice vector r (IKNP §4; ALSZ §3.1: only one matrix is sent): the
-//! receiver sets column t^i = G(k_i^0) and sends u^i = t^i ⊕ G(k_i^1) ⊕ r; the sender computes
-//! q^i = G(k_i^{s_i}) ⊕ s_i·u^i = t^i ⊕ s_i·r. Transposed into rows: q_j = t_j ⊕ r_j·Δ.
-//! That is a correlated OT with global offset Δ: the sender holds q_j and q_j ⊕ Δ, the receiver
-//! the one it chose. Hashing both ends with a tweakable circular-correlation-robust hash (TCCR,
+//! Extending m OTs with choice vector r (IKNP §4; ALSZ §3.1; Roy §4): the receiver computes
+//! its 128 columns t^i from the leaves' streams and sends one correction column per group
+//! (128/k bits per OT); the sender computes q^i = t^i ⊕ Δ_i·r. Transposed into rows:
+//! q_j = t_j ⊕ r_j·Δ. That is a correlated OT with global offset Δ: the sender holds q_j and
+//! q_j ⊕ Δ, the receiver the one it chose. Column 0 is fixed so that q_j's least significant
+//! bit is 0 and t_j's is r_j: random correlated OT needs no choice vector beside the blocks. Hashing both ends with a tweakable circular-correlation-robust hash (TCCR,
 //! Guo-Katz-Wang-Yu S&P 2020, tweak = the OT's index) gives random OT (ALSZ's R-OT, no further
 //! message), and masking two chosen messages with the random ones gives chosen-message OT
 //! (two blocks per OT).
 //!
-//! KOS (Keller, Orsini, Scholl, CRYPTO 2015, §3 and Fig. 7): the receiver extends
+//! KOS (Keller, Orsini, Scholl, CRYPTO 2015, §3 and Fig. 7; for SoftSpoken, Roy §5, whose
+//! proof covers this check for every k): the receiver extends
 //! `KOS_EXTRA` more rows with random choice bits, and after the matrix both run the
 //! consistency check: for random χ_j ∈ GF(2^128) from a coin toss (the sender commits to its
 //! seed before the matrix, the receiver then reveals its own, the sender opens), the receiver
@@ -25,14 +29,21 @@
 //! that used different choice vectors in different columns fails except with probability
 //! 2^-(number of affected columns with s_i = 1); the extra random rows keep x and t from
 //! revealing r. The extra rows are then dropped. Nothing is hashed or sent before the check
-//! passes.
+//! passes. With groups of k columns a cheating receiver must guess k bits of Δ per group it
+//! cheats in, so the check's soundness is as for KOS.
 //!
 //! The matrix goes out in messages of `CHUNK` rows (256 KiB), so the sender works on one
 //! chunk while the next is in flight; requests are processed in batches of `BATCH` OTs, so
 //! memory stays bounded however many OTs are asked for.
 
+mod vole;
+
+pub use vole::{MAX_K, ReceiverColumns, SenderColumns};
+
 use crate::base;
-use crate::traits::{CotReceiver, CotSender, OtReceiver, OtSender, RotReceiver, RotSender};
+use crate::traits::{
+    CotReceiver, CotSender, OtReceiver, OtSender, RcotReceiver, RcotSender, RotReceiver, RotSender,
+};
 use crate::{Error, out_of_turn};
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
@@ -55,8 +66,10 @@ pub const MESSAGES: Kind = Kind::new(0x24, "ot masked messages");
 pub const OPEN: Kind = Kind::new(0x25, "kos sender seed opening");
 /// The receiver's flip bits for OTs made ahead of use: chosen bit ⊕ random bit.
 pub const FLIPS: Kind = Kind::new(0x26, "ot flip bits");
+/// The receiver's GGM level sums, masked with the base OT keys (setup).
+pub const TREE: Kind = Kind::new(0x27, "softspoken tree sums");
 
-/// Rows per matrix message (a multiple of 128).
+/// Rows per matrix chunk (a multiple of 128).
 pub const CHUNK: usize = 1 << 14;
 /// OTs per extension batch: per KOS check, and per hashing pass.
 const BATCH: usize = 1 << 20;
@@ -76,14 +89,6 @@ pub enum Security {
 }
 
 impl Security {
-    /// The protocol's name: `iknp` or `kos`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Security::SemiHonest => "iknp",
-            Security::Malicious => "kos",
-        }
-    }
-
     /// Rows extended for `n` OTs: whole 128-row tiles, plus KOS's extra rows.
     pub fn rows(self, n: usize) -> usize {
         n.next_multiple_of(KAPPA)
@@ -94,9 +99,66 @@ impl Security {
     }
 }
 
-/// A chunk of the matrix u: `rows` rows as 128 columns of `rows / 128` blocks.
+/// Which extension: SoftSpoken with groups of `k` columns (k = 1 is IKNP) and its security
+/// (the KOS check or none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Protocol {
+    k: u8,
+    security: Security,
+}
+
+impl Protocol {
+    /// IKNP with the ALSZ optimisations: SoftSpoken with k = 1, semi-honest.
+    pub const IKNP: Protocol = Protocol {
+        k: 1,
+        security: Security::SemiHonest,
+    };
+    /// KOS: IKNP with the consistency check.
+    pub const KOS: Protocol = Protocol {
+        k: 1,
+        security: Security::Malicious,
+    };
+    /// SoftSpoken's default k, measured with `tessera bench ot --protocol softspoken`: the
+    /// fastest correlated OT over loopback on the machines this was measured on.
+    pub const DEFAULT_K: usize = 3;
+
+    /// SoftSpoken with groups of `k` columns, 1 ≤ k ≤ [`MAX_K`].
+    pub fn softspoken(k: usize, security: Security) -> Result<Self, Error> {
+        match u8::try_from(k) {
+            Ok(k) if (1..=MAX_K).contains(&usize::from(k)) => Ok(Protocol { k, security }),
+            _ => Err(Error::Usage(format!(
+                "SoftSpoken's k must be between 1 and {MAX_K}, not {k}"
+            ))),
+        }
+    }
+
+    /// Columns per group.
+    pub fn k(self) -> usize {
+        usize::from(self.k)
+    }
+
+    /// The security it gives.
+    pub fn security(self) -> Security {
+        self.security
+    }
+
+    /// `iknp`, `kos`, `softspoken-k4` or `softspoken-k4-malicious`.
+    pub fn name(self) -> String {
+        match (self.k, self.security) {
+            (1, Security::SemiHonest) => "iknp".into(),
+            (1, Security::Malicious) => "kos".into(),
+            (k, Security::SemiHonest) => format!("softspoken-k{k}"),
+            (k, Security::Malicious) => format!("softspoken-k{k}-malicious"),
+        }
+    }
+}
+
+/// A chunk of the matrix: one correction column per group, `rows / 128` blocks each.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Matrix<'a>(pub Cow<'a, [Block]>);
+/// The receiver's tree message: per base OT, both level sums masked with its keys.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tree<'a>(pub Cow<'a, [Block]>);
 /// The sender's commitment: SHA-256 of its seed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Commit(pub [u8; 32]);
@@ -140,7 +202,7 @@ macro_rules! blocks_message {
         }
     )*};
 }
-blocks_message!(Matrix => MATRIX, Masked => MESSAGES);
+blocks_message!(Matrix => MATRIX, Masked => MESSAGES, Tree => TREE);
 
 macro_rules! block_message {
     ($($t:ident => $kind:expr),*) => {$(
@@ -184,6 +246,8 @@ pub enum ToSender<'a> {
     Proof(Proof),
     /// The receiver's flip bits.
     Flips(Flips<'a>),
+    /// The receiver's tree message.
+    Tree(Tree<'a>),
 }
 
 impl<'a> Decode<'a> for ToSender<'a> {
@@ -192,6 +256,7 @@ impl<'a> Decode<'a> for ToSender<'a> {
             k if k == MATRIX.id => ToSender::Matrix(Matrix(role::blocks(bytes)?)),
             k if k == SEED.id => ToSender::Seed(Seed(role::block(bytes)?)),
             k if k == FLIPS.id => ToSender::Flips(Flips(Cow::Borrowed(bytes))),
+            k if k == TREE.id => ToSender::Tree(Tree(role::blocks(bytes)?)),
             k if k == PROOF.id => {
                 let b = role::array::<32>(bytes)?;
                 ToSender::Proof(Proof {
@@ -244,41 +309,42 @@ fn weighted_sum(seed: Block, rows: &[Block], buffer: &mut [Block]) -> Block {
     })
 }
 
-/// The extension sender's state across batches: Δ, the column PRGs, the next OT index.
+/// The extension sender's state across batches: Δ, its columns' leaves, the next OT index
+/// and row block.
 pub struct SenderCore {
     security: Security,
     delta: Block,
-    /// G(k_i^{s_i}) for each column i.
-    columns: Vec<Prg>,
+    columns: SenderColumns,
     prg: Prg,
     next_index: u64,
+    next_block: u64,
     /// The current batch's rows q_j, padded.
     rows: Vec<Block>,
-    /// One PRG column, or check weights.
+    /// One chunk of columns, or check weights.
     pad: Vec<Block>,
 }
 
 impl SenderCore {
-    /// The sender's choice bits for the base OTs (those of Δ) and the core once their keys
-    /// are known: `delta` (least significant bit forced to 1) and the keys k_i^{s_i}.
-    pub fn new(security: Security, delta: Block, seeds: Vec<Block>, prg: Prg) -> Self {
-        SenderCore {
-            security,
-            delta: delta.with_lsb(true),
-            columns: seeds.into_iter().map(Prg::from_seed_block).collect(),
+    /// The core once the base OT keys (chosen by [`SenderColumns::base_choices`] for `delta`)
+    /// and the receiver's tree message are known. Δ's least significant bit is taken as 1.
+    pub fn new(
+        protocol: Protocol,
+        delta: Block,
+        keys: &[Block],
+        tree: &[Block],
+        prg: Prg,
+    ) -> Result<Self, Error> {
+        let delta = delta.with_lsb(true);
+        Ok(SenderCore {
+            security: protocol.security,
+            delta,
+            columns: SenderColumns::setup(protocol.k(), delta, keys, tree)?,
             prg,
             next_index: 0,
+            next_block: 0,
             rows: Vec::new(),
             pad: vec![Block::ZERO; CHUNK],
-        }
-    }
-
-    /// The bits of Δ: the sender's choices for the base OTs.
-    pub fn base_choices(delta: Block) -> Vec<bool> {
-        let delta = delta.with_lsb(true);
-        (0..KAPPA)
-            .map(|i| (delta.as_u128() >> i) & 1 == 1)
-            .collect()
+        })
     }
 
     /// One batch of `n` OTs (rows in [`SenderCore::rows`] afterwards).
@@ -315,7 +381,8 @@ pub struct ExtendSender<'a> {
 
 impl ExtendSender<'_> {
     fn expect_matrix(&self) -> Next<u64> {
-        Next::exact(MATRIX, 16 * CHUNK.min(self.total - self.done))
+        let width = CHUNK.min(self.total - self.done) / KAPPA;
+        Next::exact(MATRIX, 16 * width * self.core.columns.corrections())
     }
 
     fn finish(&mut self) -> Next<u64> {
@@ -349,26 +416,11 @@ impl Role for ExtendSender<'_> {
             }
             Some(ToSender::Matrix(Matrix(u))) if self.done < self.total => {
                 let rows = CHUNK.min(self.total - self.done);
-                let width = rows / KAPPA;
                 let q = &mut core.rows[self.done..self.done + rows];
-                // The columns go into the row buffer, then are transposed in place of a copy.
-                let mut columns = std::mem::take(&mut core.pad);
-                columns.resize(rows.max(CHUNK), Block::ZERO);
-                for (i, ((column, u), prg)) in columns[..rows]
-                    .chunks_exact_mut(width)
-                    .zip(u.chunks_exact(width))
-                    .zip(&mut core.columns)
-                    .enumerate()
-                {
-                    // q^i = G(k_i^{s_i}) ⊕ s_i·u^i, selected by a mask.
-                    let s_i = Block::mask((core.delta.as_u128() >> i) & 1 == 1);
-                    prg.fill_blocks(column);
-                    for (q, &u) in column.iter_mut().zip(u.iter()) {
-                        *q ^= s_i & u;
-                    }
-                }
-                transpose_128xm_to_blocks(bytemuck::cast_slice(&columns[..rows]), rows, q)?;
-                core.pad = columns;
+                core.columns
+                    .chunk(core.next_block, &u, &mut core.pad[..rows]);
+                core.next_block += (rows / KAPPA) as u64;
+                transpose_128xm_to_blocks(bytemuck::cast_slice(&core.pad[..rows]), rows, q)?;
                 self.done += rows;
                 Ok(if self.done < self.total {
                     self.expect_matrix()
@@ -402,52 +454,71 @@ impl Role for ExtendSender<'_> {
     }
 }
 
-/// The extension receiver's state across batches: the column PRG pairs, the next OT index.
+/// The extension receiver's state across batches: its columns' leaves, the next OT index and
+/// row block.
 pub struct ReceiverCore {
     security: Security,
-    /// (G(k_i^0), G(k_i^1)) for each column i.
-    columns: Vec<(Prg, Prg)>,
+    columns: ReceiverColumns,
     prg: Prg,
     next_index: u64,
+    next_block: u64,
     /// The current batch's rows t_j, padded.
     rows: Vec<Block>,
     /// The current batch's choice vector r, packed 128 rows per block, padded with random
     /// bits.
     choices: Vec<Block>,
-    /// One chunk of columns t^i, and of u^i.
+    /// One chunk of columns t^i, and of corrections.
     t: Vec<Block>,
     u: Vec<Block>,
 }
 
 impl ReceiverCore {
-    /// The core once the base OTs gave the key pairs (k_i^0, k_i^1).
-    pub fn new(security: Security, seeds: Vec<(Block, Block)>, prg: Prg) -> Self {
-        ReceiverCore {
-            security,
-            columns: seeds
-                .into_iter()
-                .map(|(k0, k1)| (Prg::from_seed_block(k0), Prg::from_seed_block(k1)))
-                .collect(),
+    /// The core once the base OTs gave the key pairs, and the tree message for the sender.
+    pub fn new(
+        protocol: Protocol,
+        pairs: &[(Block, Block)],
+        mut prg: Prg,
+    ) -> Result<(Self, Vec<Block>), Error> {
+        let (columns, tree) = ReceiverColumns::setup(protocol.k(), pairs, &mut prg)?;
+        let u = vec![Block::ZERO; CHUNK / KAPPA * columns.corrections()];
+        let core = ReceiverCore {
+            security: protocol.security,
+            columns,
             prg,
             next_index: 0,
+            next_block: 0,
             rows: Vec::new(),
             choices: Vec::new(),
             t: vec![Block::ZERO; CHUNK],
-            u: vec![Block::ZERO; CHUNK],
-        }
+            u,
+        };
+        Ok((core, tree))
     }
 
     /// One batch with these choices (rows in [`ReceiverCore::rows`] afterwards).
     pub fn extend<'a>(&'a mut self, choices: &'a [bool]) -> ExtendReceiver<'a> {
         ExtendReceiver {
             core: self,
+            n: choices.len(),
             choices,
             commitment: None,
             seed: Block::ZERO,
         }
     }
 
-    /// The rows of the last batch: t_j = q_j ⊕ r_j·Δ for its OTs.
+    /// One batch of `n` OTs with random choices: each row's least significant bit.
+    pub fn extend_random(&mut self, n: usize) -> ExtendReceiver<'_> {
+        ExtendReceiver {
+            core: self,
+            n,
+            choices: &[],
+            commitment: None,
+            seed: Block::ZERO,
+        }
+    }
+
+    /// The rows of the last batch: t_j = q_j ⊕ r_j·Δ for its OTs, r_j the least significant
+    /// bit.
     pub fn rows(&self) -> &[Block] {
         &self.rows
     }
@@ -476,6 +547,8 @@ impl ReceiverCore {
 /// the coin toss and sends the check values. Its output is the index of the batch's first OT.
 pub struct ExtendReceiver<'a> {
     core: &'a mut ReceiverCore,
+    n: usize,
+    /// The chosen bits of the first OTs; the rest are random.
     choices: &'a [bool],
     commitment: Option<[u8; 32]>,
     seed: Block,
@@ -484,7 +557,7 @@ pub struct ExtendReceiver<'a> {
 impl ExtendReceiver<'_> {
     fn finish(&mut self) -> Next<u64> {
         let first = self.core.next_index;
-        self.core.next_index += self.choices.len() as u64;
+        self.core.next_index += self.n as u64;
         Next::Done(first)
     }
 }
@@ -502,24 +575,18 @@ impl Role for ExtendReceiver<'_> {
         let core = &mut *self.core;
         match incoming {
             None => {
-                let total = core.security.rows(self.choices.len());
+                let total = core.security.rows(self.n);
                 core.pack(self.choices, total);
                 core.rows.resize(total, Block::ZERO);
                 for start in (0..total).step_by(CHUNK) {
                     let rows = CHUNK.min(total - start);
                     let width = rows / KAPPA;
                     let r = &core.choices[start / KAPPA..start / KAPPA + width];
-                    // t^i = G(k_i^0); u^i = t^i ⊕ G(k_i^1) ⊕ r.
-                    for (i, (g0, g1)) in core.columns.iter_mut().enumerate() {
-                        let t = &mut core.t[i * width..(i + 1) * width];
-                        g0.fill_blocks(t);
-                        let u = &mut core.u[i * width..(i + 1) * width];
-                        g1.fill_blocks(u);
-                        for ((u, &t), &r) in u.iter_mut().zip(t.iter()).zip(r) {
-                            *u ^= t ^ r;
-                        }
-                    }
-                    out.post(&Matrix(Cow::Borrowed(&core.u[..rows])))?;
+                    let u = &mut core.u[..width * core.columns.corrections()];
+                    core.columns
+                        .chunk(core.next_block, r, &mut core.t[..rows], u);
+                    core.next_block += width as u64;
+                    out.post(&Matrix(Cow::Borrowed(u)))?;
                     transpose_128xm_to_blocks(
                         bytemuck::cast_slice(&core.t[..rows]),
                         rows,
@@ -572,6 +639,67 @@ impl Role for ExtendReceiver<'_> {
     }
 }
 
+/// Setup after the base OTs, sender side: waits for the receiver's tree message and builds
+/// the core.
+pub struct SetupSender<'a> {
+    /// The protocol.
+    pub protocol: Protocol,
+    /// Δ (its least significant bit is taken as 1).
+    pub delta: Block,
+    /// The base OT keys, chosen by [`SenderColumns::base_choices`].
+    pub keys: &'a [Block],
+    /// The core's PRG, taken when the core is built.
+    pub prg: Option<Prg>,
+}
+
+impl Role for SetupSender<'_> {
+    type Incoming<'m> = ToSender<'m>;
+    type Output = SenderCore;
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<ToSender<'_>>,
+        _out: &mut O,
+    ) -> Result<Next<SenderCore>, Error> {
+        match (incoming, self.prg.take()) {
+            (None, prg) => {
+                self.prg = prg;
+                Ok(Next::exact(TREE, 32 * self.keys.len()))
+            }
+            (Some(ToSender::Tree(Tree(tree))), Some(prg)) => Ok(Next::Done(SenderCore::new(
+                self.protocol,
+                self.delta,
+                self.keys,
+                &tree,
+                prg,
+            )?)),
+            _ => Err(out_of_turn("OT extension setup", "a message")),
+        }
+    }
+}
+
+/// Setup after the base OTs, receiver side: posts the tree message.
+pub struct SetupReceiver<'a>(pub &'a [Block]);
+
+impl Role for SetupReceiver<'_> {
+    type Incoming<'m> = ToReceiver<'m>;
+    type Output = ();
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<ToReceiver<'_>>,
+        out: &mut O,
+    ) -> Result<Next<()>, Error> {
+        if incoming.is_some() {
+            return Err(out_of_turn("OT extension setup", "a message"));
+        }
+        out.post(&Tree(Cow::Borrowed(self.0)))?;
+        Ok(Next::Done(()))
+    }
+}
+
 /// Drawing `n` OTs made ahead, sender side: waits for the flip bits and adds d_j·Δ to each
 /// stock row into `out`.
 struct AdjustSender<'a> {
@@ -603,9 +731,10 @@ impl Role for AdjustSender<'_> {
     }
 }
 
-/// Drawing OTs made ahead, receiver side: posts the flip bits chosen ⊕ random.
+/// Drawing OTs made ahead, receiver side: posts the flip bits chosen ⊕ random (the random
+/// bits are the stock rows' least significant bits).
 struct AdjustReceiver<'a> {
-    random: &'a [bool],
+    stock: &'a [Block],
     chosen: &'a [bool],
 }
 
@@ -622,7 +751,12 @@ impl Role for AdjustReceiver<'_> {
         if incoming.is_some() {
             return Err(out_of_turn("OT extension", "a message"));
         }
-        let flips = role::pack_bits(self.chosen.iter().zip(self.random).map(|(&c, &r)| c ^ r));
+        let flips = role::pack_bits(
+            self.chosen
+                .iter()
+                .zip(self.stock)
+                .map(|(&c, r)| c ^ r.lsb()),
+        );
         out.post(&Flips(Cow::Owned(flips)))?;
         Ok(Next::Done(()))
     }
@@ -778,8 +912,8 @@ fn check_len(what: &str, got: usize, want: usize) -> Result<(), Error> {
     }
 }
 
-/// The sender of IKNP or KOS extension over a channel: holds Δ, its core and the protocol
-/// instance's space. Implements the sender side of every OT trait.
+/// The sender of an extension over a channel: holds Δ, its core and the protocol instance's
+/// space. Implements the sender side of every OT trait.
 pub struct ExtensionSender {
     core: SenderCore,
     space: Space,
@@ -799,21 +933,28 @@ impl std::fmt::Debug for ExtensionSender {
 }
 
 impl ExtensionSender {
-    /// Runs the base OTs (as their receiver) with the peer's [`ExtensionReceiver::setup`],
-    /// taking two spaces from `spaces` (base OT, extension) as the peer does.
+    /// Runs the base OTs (as their receiver) and the setup with the peer's
+    /// [`ExtensionReceiver::setup`], taking two spaces from `spaces` (base OT, extension) as
+    /// the peer does.
     pub fn setup<C: Channel + ?Sized>(
         channel: &mut C,
         spaces: &mut Spaces,
-        security: Security,
+        protocol: Protocol,
         mut prg: Prg,
     ) -> Result<Self, Error> {
         let (base_space, space) = (spaces.allocate()?, spaces.allocate()?);
-        let delta = prg.random_block();
-        let choices = SenderCore::base_choices(delta);
+        let delta = prg.random_block().with_lsb(true);
+        let choices = SenderColumns::base_choices(protocol.k(), delta);
         let base_prg = Prg::from_seed_block(prg.random_block());
-        let seeds = base::receive_random(channel, base_space, &choices, base_prg)?;
+        let keys = base::receive_random(channel, base_space, &choices, base_prg)?;
+        let mut setup = SetupSender {
+            protocol,
+            delta,
+            keys: &keys,
+            prg: Some(prg),
+        };
         Ok(ExtensionSender {
-            core: SenderCore::new(security, delta, seeds, prg),
+            core: role::drive(&mut setup, channel, space)?,
             space,
             hasher: Hasher::new(),
             stock: Vec::new(),
@@ -825,13 +966,36 @@ impl ExtensionSender {
     fn extend(&mut self, channel: &mut dyn Channel, n: usize) -> Result<u64, Error> {
         role::drive(&mut self.core.extend(n), channel, self.space)
     }
+
+    /// Fills `out` with OTs made ahead, as they are, then fresh ones: random correlated OTs.
+    fn draw(&mut self, channel: &mut dyn Channel, out: &mut [Block]) -> Result<(), Error> {
+        let k = out.len().min(self.stock.len() - self.used);
+        let (ahead, fresh) = out.split_at_mut(k);
+        ahead.copy_from_slice(&self.stock[self.used..self.used + k]);
+        self.used += k;
+        for part in fresh.chunks_mut(BATCH) {
+            self.extend(channel, part.len())?;
+            part.copy_from_slice(&self.core.rows[..part.len()]);
+        }
+        Ok(())
+    }
 }
 
-impl CotSender for ExtensionSender {
+impl RcotSender for ExtensionSender {
     fn delta(&self) -> Block {
         self.core.delta
     }
 
+    fn send_random_correlated(
+        &mut self,
+        channel: &mut dyn Channel,
+        out: &mut [Block],
+    ) -> Result<(), Error> {
+        self.draw(channel, out)
+    }
+}
+
+impl CotSender for ExtensionSender {
     fn send_correlated(
         &mut self,
         channel: &mut dyn Channel,
@@ -849,11 +1013,7 @@ impl CotSender for ExtensionSender {
             role::drive(&mut adjust, channel, self.space)?;
             self.used += k;
         }
-        for part in fresh.chunks_mut(BATCH) {
-            self.extend(channel, part.len())?;
-            part.copy_from_slice(&self.core.rows[..part.len()]);
-        }
-        Ok(())
+        self.draw(channel, fresh)
     }
 
     fn prepare(&mut self, channel: &mut dyn Channel, n: usize) -> Result<(), Error> {
@@ -913,16 +1073,15 @@ impl OtSender for ExtensionSender {
     }
 }
 
-/// The receiver of IKNP or KOS extension over a channel: holds its core and the protocol
-/// instance's space. Implements the receiver side of every OT trait.
+/// The receiver of an extension over a channel: holds its core and the protocol instance's
+/// space. Implements the receiver side of every OT trait.
 pub struct ExtensionReceiver {
     core: ReceiverCore,
     space: Space,
     hasher: Hasher,
-    prg: Prg,
-    /// Rows t_j and random choices r_j of OTs made ahead of use, and how many are used.
+    /// Rows t_j of OTs made ahead of use (random choices in their least significant bits),
+    /// and how many are used.
     stock: Vec<Block>,
-    stock_choices: Vec<bool>,
     used: usize,
 }
 
@@ -936,31 +1095,53 @@ impl std::fmt::Debug for ExtensionReceiver {
 }
 
 impl ExtensionReceiver {
-    /// Runs the base OTs (as their sender) with the peer's [`ExtensionSender::setup`], taking
-    /// two spaces from `spaces` (base OT, extension) as the peer does.
+    /// Runs the base OTs (as their sender) and the setup with the peer's
+    /// [`ExtensionSender::setup`], taking two spaces from `spaces` (base OT, extension) as the
+    /// peer does.
     pub fn setup<C: Channel + ?Sized>(
         channel: &mut C,
         spaces: &mut Spaces,
-        security: Security,
+        protocol: Protocol,
         mut prg: Prg,
     ) -> Result<Self, Error> {
         let (base_space, space) = (spaces.allocate()?, spaces.allocate()?);
         let base_prg = Prg::from_seed_block(prg.random_block());
-        let seeds = base::send_random(channel, base_space, KAPPA, base_prg)?;
-        let own = Prg::from_seed_block(prg.random_block());
+        let pairs = base::send_random(channel, base_space, KAPPA - 1, base_prg)?;
+        let (core, tree) = ReceiverCore::new(protocol, &pairs, prg)?;
+        role::drive(&mut SetupReceiver(&tree), channel, space)?;
         Ok(ExtensionReceiver {
-            core: ReceiverCore::new(security, seeds, prg),
+            core,
             space,
             hasher: Hasher::new(),
-            prg: own,
             stock: Vec::new(),
-            stock_choices: Vec::new(),
             used: 0,
         })
     }
 
     fn extend(&mut self, channel: &mut dyn Channel, choices: &[bool]) -> Result<u64, Error> {
         role::drive(&mut self.core.extend(choices), channel, self.space)
+    }
+
+    fn extend_random(&mut self, channel: &mut dyn Channel, n: usize) -> Result<u64, Error> {
+        role::drive(&mut self.core.extend_random(n), channel, self.space)
+    }
+}
+
+impl RcotReceiver for ExtensionReceiver {
+    fn receive_random_correlated(
+        &mut self,
+        channel: &mut dyn Channel,
+        out: &mut [Block],
+    ) -> Result<(), Error> {
+        let k = out.len().min(self.stock.len() - self.used);
+        let (ahead, fresh) = out.split_at_mut(k);
+        ahead.copy_from_slice(&self.stock[self.used..self.used + k]);
+        self.used += k;
+        for part in fresh.chunks_mut(BATCH) {
+            self.extend_random(channel, part.len())?;
+            part.copy_from_slice(&self.core.rows[..part.len()]);
+        }
+        Ok(())
     }
 }
 
@@ -978,7 +1159,7 @@ impl CotReceiver for ExtensionReceiver {
         if k > 0 {
             let range = self.used..self.used + k;
             let mut adjust = AdjustReceiver {
-                random: &self.stock_choices[range.clone()],
+                stock: &self.stock[range.clone()],
                 chosen: &choices[..k],
             };
             role::drive(&mut adjust, channel, self.space)?;
@@ -994,18 +1175,12 @@ impl CotReceiver for ExtensionReceiver {
 
     fn prepare(&mut self, channel: &mut dyn Channel, n: usize) -> Result<(), Error> {
         self.stock.drain(..self.used);
-        self.stock_choices.drain(..self.used);
         self.used = 0;
-        let mut random = Vec::with_capacity(BATCH.min(n));
+        self.stock.reserve(n);
         for part in (0..n).step_by(BATCH) {
             let len = BATCH.min(n - part);
-            random.clear();
-            let mut bits = vec![Block::ZERO; len.div_ceil(128)];
-            self.prg.fill_blocks(&mut bits);
-            random.extend((0..len).map(|j| (bits[j / 128].as_u128() >> (j % 128)) & 1 == 1));
-            self.extend(channel, &random)?;
+            self.extend_random(channel, len)?;
             self.stock.extend_from_slice(&self.core.rows[..len]);
-            self.stock_choices.extend_from_slice(&random);
         }
         Ok(())
     }

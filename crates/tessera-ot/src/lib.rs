@@ -4,10 +4,12 @@
 //!   global offset Δ, random OT, chosen-message OT.
 //! - [`base`]: the Chou-Orlandi "simplest" OT (LATINCRYPT 2015) over Ristretto255, 128 of
 //!   which seed the extension.
-//! - [`extension`]: IKNP OT extension (Ishai, Kilian, Nissim, Petrank, CRYPTO 2003) with the
-//!   optimisations of Asharov, Lindell, Schneider, Zohner (CCS 2013) for semi-honest
-//!   security, and KOS (Keller, Orsini, Scholl, CRYPTO 2015) with its consistency check for
-//!   security against a malicious receiver.
+//! - [`extension`]: SoftSpoken OT extension (Roy, CRYPTO 2022) with k bits per group, of which
+//!   IKNP (Ishai, Kilian, Nissim, Petrank, CRYPTO 2003) with the optimisations of Asharov,
+//!   Lindell, Schneider, Zohner (CCS 2013) is k = 1, for semi-honest security, and with the
+//!   KOS consistency check (Keller, Orsini, Scholl, CRYPTO 2015) for security against a
+//!   malicious receiver.
+//! - [`ggm`]: GGM trees as puncturable PRFs, batched across trees.
 //!
 //! Every protocol is a set of roles without I/O (typed messages in, typed messages out,
 //! [`tessera_net::role`]) and a thin driver; tests step the roles directly and cheat by
@@ -23,10 +25,13 @@
 
 pub mod base;
 pub mod extension;
+pub mod ggm;
 pub mod traits;
 
-pub use extension::{ExtensionReceiver, ExtensionSender, Security};
-pub use traits::{CotReceiver, CotSender, OtReceiver, OtSender, RotReceiver, RotSender};
+pub use extension::{ExtensionReceiver, ExtensionSender, Protocol, Security};
+pub use traits::{
+    CotReceiver, CotSender, OtReceiver, OtSender, RcotReceiver, RcotSender, RotReceiver, RotSender,
+};
 
 /// A message a role did not expect at this point of `protocol`.
 pub(crate) fn out_of_turn(protocol: &str, what: &str) -> Error {

@@ -1,6 +1,6 @@
 //! The OT flavours every provider offers, sender and receiver, so that protocols take any
-//! implementation (IKNP and KOS today; SoftSpoken and Ferret to come): correlated OT with a
-//! global offset Δ, random OT, and chosen-message OT. Every call draws the next OTs of the
+//! implementation (IKNP, KOS and SoftSpoken; Ferret to come): random correlated OT and
+//! correlated OT with a global offset Δ, random OT, and chosen-message OT. Every call draws the next OTs of the
 //! provider's stream, any number of them: a provider may extend on demand or hand out OTs it
 //! made in large batches ahead of use ([`CotSender::prepare`]).
 
@@ -8,11 +8,35 @@ use crate::Error;
 use tessera_core::Block;
 use tessera_net::Channel;
 
-/// Correlated OT with a global offset Δ, sender side.
-pub trait CotSender {
+/// Random correlated OT with a global offset Δ, sender side: the receiver's choices are
+/// random, and nothing beyond the OTs' own traffic is sent.
+pub trait RcotSender {
     /// The global offset Δ (least significant bit 1, so it can serve as a free-XOR offset).
     /// Secret.
     fn delta(&self) -> Block;
+    /// The next `out.len()` OTs: `out[j]` = q_j with least significant bit 0; the receiver
+    /// gets q_j ⊕ b_j·Δ for a random bit b_j, which is therefore its block's least
+    /// significant bit.
+    fn send_random_correlated(
+        &mut self,
+        channel: &mut dyn Channel,
+        out: &mut [Block],
+    ) -> Result<(), Error>;
+}
+
+/// Random correlated OT, receiver side.
+pub trait RcotReceiver {
+    /// The next `out.len()` OTs: `out[j]` = q_j ⊕ b_j·Δ, with the random choice b_j as its
+    /// least significant bit.
+    fn receive_random_correlated(
+        &mut self,
+        channel: &mut dyn Channel,
+        out: &mut [Block],
+    ) -> Result<(), Error>;
+}
+
+/// Correlated OT with a global offset Δ ([`RcotSender::delta`]), sender side.
+pub trait CotSender: RcotSender {
     /// The next `out.len()` OTs: `out[j]` = q_j; the receiver gets q_j if it chose 0 and
     /// q_j ⊕ Δ if it chose 1.
     fn send_correlated(

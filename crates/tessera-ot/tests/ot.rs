@@ -1,14 +1,27 @@
-//! Every OT flavour against its definition, through the traits, for both extensions, several
-//! sizes and several calls on one setup, over the in-memory and the TCP network.
+//! Every OT flavour against its definition, through the traits, for IKNP, KOS and SoftSpoken
+//! with several k, several sizes and several calls on one setup, over the in-memory and the TCP
+//! network.
 
 use std::thread;
 use std::time::Duration;
 use tessera_core::{Block, Prg};
 use tessera_net::{Channel, NetConfig, Network, Spaces, memory};
 use tessera_ot::{
-    CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, OtReceiver, OtSender, RotReceiver,
-    RotSender, Security,
+    CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, OtReceiver, OtSender, Protocol,
+    RcotReceiver, RcotSender, RotReceiver, RotSender, Security,
 };
+
+/// IKNP, KOS and SoftSpoken with a k that divides 127 columns unevenly, semi-honest and
+/// malicious, and the largest k.
+fn protocols() -> Vec<Protocol> {
+    vec![
+        Protocol::IKNP,
+        Protocol::KOS,
+        Protocol::softspoken(3, Security::SemiHonest).unwrap(),
+        Protocol::softspoken(4, Security::Malicious).unwrap(),
+        Protocol::softspoken(8, Security::SemiHonest).unwrap(),
+    ]
+}
 
 fn choices(seed: u128, n: usize) -> Vec<bool> {
     let mut prg = Prg::from_seed_block(Block::new(seed));
@@ -25,7 +38,7 @@ fn messages(seed: u128, n: usize) -> Vec<(Block, Block)> {
 /// Sizes around the 128-row tiles and the 16384-row chunks.
 const SIZES: [usize; 6] = [1, 127, 128, 1000, 16384 + 5, 40000];
 
-type Received = Vec<(Vec<Block>, Vec<Block>, Vec<Block>)>;
+type Received = Vec<(Vec<Block>, Vec<Block>, Vec<Block>, Vec<Block>)>;
 
 fn receive_all(r: &mut ExtensionReceiver, ch: &mut dyn Channel) -> Received {
     SIZES
@@ -39,18 +52,20 @@ fn receive_all(r: &mut ExtensionReceiver, ch: &mut dyn Channel) -> Received {
             r.receive_random(ch, &c, &mut rot).unwrap();
             let mut ot = vec![Block::ZERO; n];
             r.receive_chosen(ch, &c, &mut ot).unwrap();
-            (cot, rot, ot)
+            let mut rcot = vec![Block::ZERO; n];
+            r.receive_random_correlated(ch, &mut rcot).unwrap();
+            (cot, rot, ot, rcot)
         })
         .collect()
 }
 
-fn run_all(security: Security, mut a: Network, mut b: Network) {
+fn run_all(protocol: Protocol, mut a: Network, mut b: Network) {
     let receiver = thread::spawn(move || {
         let ch = &mut b.peer(0);
         let mut r = ExtensionReceiver::setup(
             ch,
             &mut Spaces::default(),
-            security,
+            protocol,
             Prg::from_os().unwrap(),
         )
         .unwrap();
@@ -60,7 +75,7 @@ fn run_all(security: Security, mut a: Network, mut b: Network) {
     let mut s = ExtensionSender::setup(
         ch,
         &mut Spaces::default(),
-        security,
+        protocol,
         Prg::from_os().unwrap(),
     )
     .unwrap();
@@ -74,13 +89,20 @@ fn run_all(security: Security, mut a: Network, mut b: Network) {
         s.send_random(ch, &mut rot).unwrap();
         let m = messages(100 + k as u128, n);
         s.send_chosen(ch, &m).unwrap();
-        sent.push((cot, rot, m));
+        let mut rcot = vec![Block::ZERO; n];
+        s.send_random_correlated(ch, &mut rcot).unwrap();
+        sent.push((cot, rot, m, rcot));
     }
     let got = receiver.join().unwrap();
-    for (k, ((cot_s, rot_s, m), (cot_r, rot_r, ot_r))) in sent.iter().zip(&got).enumerate() {
+    for (k, ((cot_s, rot_s, m, rcot_s), (cot_r, rot_r, ot_r, rcot_r))) in
+        sent.iter().zip(&got).enumerate()
+    {
         let c = choices(k as u128, SIZES[k]);
         for j in 0..SIZES[k] {
-            let ctx = format!("{} n={} j={j}", security.name(), SIZES[k]);
+            let ctx = format!("{} n={} j={j}", protocol.name(), SIZES[k]);
+            let (q, t) = (rcot_s[j], rcot_r[j]);
+            assert!(!q.lsb(), "rcot {ctx}");
+            assert_eq!(t, q ^ (Block::mask(t.lsb()) & delta), "rcot {ctx}");
             assert_eq!(
                 cot_r[j],
                 cot_s[j] ^ (Block::mask(c[j]) & delta),
@@ -97,43 +119,45 @@ fn run_all(security: Security, mut a: Network, mut b: Network) {
 }
 
 #[test]
-fn iknp_and_kos_over_memory() {
-    for security in [Security::SemiHonest, Security::Malicious] {
+fn every_extension_over_memory() {
+    for protocol in protocols() {
         let (a, b) = memory::pair().unwrap();
-        run_all(security, a, b);
+        run_all(protocol, a, b);
     }
 }
 
 #[test]
-fn iknp_and_kos_over_tcp() {
-    for security in [Security::SemiHonest, Security::Malicious] {
+fn kos_and_softspoken_over_tcp() {
+    for protocol in [
+        Protocol::KOS,
+        Protocol::softspoken(4, Security::SemiHonest).unwrap(),
+    ] {
         let mut nets =
             tessera_net::tcp::loopback(2, None, Duration::from_secs(10), NetConfig::default())
                 .unwrap();
         let (b, a) = (nets.pop().unwrap(), nets.pop().unwrap());
-        run_all(security, a, b);
+        run_all(protocol, a, b);
     }
 }
 
-/// What the sender sees of the receiver is the matrix u, one-time padded column by column:
-/// its bits are balanced whatever the choices (all zero or all one here), so the sender has
-/// nothing to tell the choices by.
+/// What the sender sees of the receiver is the tree message and the corrections, one-time
+/// padded: their bits are balanced whatever the choices (all zero or all one here), so the
+/// sender has nothing to tell the choices by.
 #[test]
 fn the_senders_view_does_not_show_the_choices() {
     use tessera_net::role::{Next, Outbox, Recorder, Role};
-    for bit in [false, true] {
+    for (bit, k) in [(false, 1), (true, 1), (false, 4), (true, 8)] {
         let keys: Vec<(Block, Block)> = {
             let mut p = Prg::from_os().unwrap();
-            (0..128)
+            (0..127)
                 .map(|_| (p.random_block(), p.random_block()))
                 .collect()
         };
-        let mut core = tessera_ot::extension::ReceiverCore::new(
-            Security::SemiHonest,
-            keys,
-            Prg::from_os().unwrap(),
-        );
-        let choices = vec![bit; 8192];
+        let protocol = Protocol::softspoken(k, Security::SemiHonest).unwrap();
+        let (mut core, _) =
+            tessera_ot::extension::ReceiverCore::new(protocol, &keys, Prg::from_os().unwrap())
+                .unwrap();
+        let choices = vec![bit; 8192 * k];
         let mut out = Recorder::default();
         let next = core.extend(&choices).step(None, &mut out).unwrap();
         assert!(matches!(next, Next::Done(_)));
@@ -151,14 +175,14 @@ fn the_senders_view_does_not_show_the_choices() {
 #[test]
 fn correlated_ots_made_ahead_serve_later_draws() {
     const DRAWS: [usize; 5] = [1, 127, 3000, 4000, 500];
-    for security in [Security::SemiHonest, Security::Malicious] {
+    for protocol in protocols() {
         let (mut a, mut b) = memory::pair().unwrap();
         let receiver = thread::spawn(move || {
             let ch = &mut b.peer(0);
             let mut r = ExtensionReceiver::setup(
                 ch,
                 &mut Spaces::default(),
-                security,
+                protocol,
                 Prg::from_os().unwrap(),
             )
             .unwrap();
@@ -179,7 +203,7 @@ fn correlated_ots_made_ahead_serve_later_draws() {
         let mut s = ExtensionSender::setup(
             ch,
             &mut Spaces::default(),
-            security,
+            protocol,
             Prg::from_os().unwrap(),
         )
         .unwrap();
@@ -202,7 +226,7 @@ fn correlated_ots_made_ahead_serve_later_draws() {
                     t[j],
                     q[j] ^ (Block::mask(c[j]) & delta),
                     "{} draw {k} j={j}",
-                    security.name()
+                    protocol.name()
                 );
             }
         }

@@ -6,8 +6,8 @@ use crate::Error;
 use tessera_core::{Backend, Block, Prg};
 use tessera_net::{Network, PeerChannel, Phase, PhaseTimer, Space, Spaces};
 use tessera_ot::{
-    CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, OtReceiver, OtSender, RotReceiver,
-    RotSender, Security,
+    CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, OtReceiver, OtSender, Protocol,
+    RcotReceiver, RotReceiver, RotSender,
 };
 
 /// An OT provider's sender side: every flavour.
@@ -15,21 +15,20 @@ pub trait OtSending: CotSender + RotSender + OtSender + Send {}
 impl<T: CotSender + RotSender + OtSender + Send> OtSending for T {}
 
 /// An OT provider's receiver side: every flavour.
-pub trait OtReceiving: CotReceiver + RotReceiver + OtReceiver + Send {}
-impl<T: CotReceiver + RotReceiver + OtReceiver + Send> OtReceiving for T {}
+pub trait OtReceiving: RcotReceiver + CotReceiver + RotReceiver + OtReceiver + Send {}
+impl<T: RcotReceiver + CotReceiver + RotReceiver + OtReceiver + Send> OtReceiving for T {}
 
 /// What a session is set up with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SessionConfig {
-    /// The OT extension the providers run: IKNP (semi-honest) or KOS.
-    pub ot: Security,
+    /// The OT extension the providers run: SoftSpoken with some k (IKNP is k = 1), semi-honest
+    /// or with the KOS check.
+    pub ot: Protocol,
 }
 
 impl Default for SessionConfig {
     fn default() -> Self {
-        SessionConfig {
-            ot: Security::SemiHonest,
-        }
+        SessionConfig { ot: Protocol::IKNP }
     }
 }
 
@@ -136,8 +135,8 @@ impl Session {
         self.with_provider(
             j,
             |p| &mut p.sender,
-            |ch, spaces, security, prg| {
-                let s = ExtensionSender::setup(ch, spaces, security, prg)?;
+            |ch, spaces, protocol, prg| {
+                let s = ExtensionSender::setup(ch, spaces, protocol, prg)?;
                 Ok(Box::new(s))
             },
             |p, ch| f(p, ch),
@@ -154,8 +153,8 @@ impl Session {
         self.with_provider(
             j,
             |p| &mut p.receiver,
-            |ch, spaces, security, prg| {
-                let r = ExtensionReceiver::setup(ch, spaces, security, prg)?;
+            |ch, spaces, protocol, prg| {
+                let r = ExtensionReceiver::setup(ch, spaces, protocol, prg)?;
                 Ok(Box::new(r))
             },
             |p, ch| f(p, ch),
@@ -168,16 +167,16 @@ impl Session {
         &mut self,
         j: usize,
         slot: fn(&mut PeerOt) -> &mut Option<Box<P>>,
-        setup: impl FnOnce(&mut PeerChannel<'_>, &mut Spaces, Security, Prg) -> Result<Box<P>, Error>,
+        setup: impl FnOnce(&mut PeerChannel<'_>, &mut Spaces, Protocol, Prg) -> Result<Box<P>, Error>,
         f: impl FnOnce(&mut P, &mut PeerChannel<'_>) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let security = self.config.ot;
+        let protocol = self.config.ot;
         let prg = self.fork_prg();
         self.link_spaces(j)?;
         let (spaces, provider) = (&mut self.spaces[j], slot(&mut self.ot[j]));
         let mut channel = self.network.peer(j);
         if provider.is_none() {
-            *provider = Some(setup(&mut channel, spaces, security, prg)?);
+            *provider = Some(setup(&mut channel, spaces, protocol, prg)?);
         }
         match provider.as_deref_mut() {
             Some(p) => f(p, &mut channel),

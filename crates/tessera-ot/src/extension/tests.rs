@@ -1,6 +1,7 @@
 //! The extension and base-OT cores stepped against each other with no channel: honest runs
-//! give correlated rows; every cheat KOS and base OT detect, made by editing a message value
-//! on the way, is caught; IKNP, semi-honest by design, checks nothing.
+//! give correlated rows for every k; every cheat the KOS check and base OT detect, made by
+//! editing a message value on the way, is caught, for IKNP's k = 1 and SoftSpoken's larger k;
+//! the semi-honest variants check nothing.
 
 use super::*;
 use crate::base::{self, BaseReceiver, BaseSender, Hello};
@@ -10,23 +11,41 @@ fn prg(seed: u128) -> Prg {
     Prg::from_seed_block(Block::new(seed))
 }
 
-/// Cores after base OTs run in the clear (the base OT has its own tests below).
-fn cores(security: Security) -> (SenderCore, ReceiverCore) {
+/// Every k in both securities, some of which do not divide the 127 grouped columns.
+fn protocols() -> Vec<Protocol> {
+    [1, 2, 3, 4, 5, 8]
+        .into_iter()
+        .flat_map(|k| {
+            [Security::SemiHonest, Security::Malicious].map(|s| Protocol::softspoken(k, s).unwrap())
+        })
+        .collect()
+}
+
+/// Cores after base OTs run in the clear (the base OT has its own tests below) and the setup
+/// roles stepped against each other.
+fn cores(protocol: Protocol) -> (SenderCore, ReceiverCore) {
     let delta = prg(1).random_block();
-    let choices = SenderCore::base_choices(delta);
+    let choices = SenderColumns::base_choices(protocol.k(), delta.with_lsb(true));
     let mut keys = prg(2);
-    let pairs: Vec<(Block, Block)> = (0..KAPPA)
+    let pairs: Vec<(Block, Block)> = choices
+        .iter()
         .map(|_| (keys.random_block(), keys.random_block()))
         .collect();
-    let chosen = pairs
+    let chosen: Vec<Block> = pairs
         .iter()
         .zip(&choices)
         .map(|(&(k0, k1), &c)| if c { k1 } else { k0 })
         .collect();
-    (
-        SenderCore::new(security, delta, chosen, prg(3)),
-        ReceiverCore::new(security, pairs, prg(4)),
-    )
+    let (receiver, tree) = ReceiverCore::new(protocol, &pairs, prg(4)).unwrap();
+    let mut setup = SetupSender {
+        protocol,
+        delta,
+        keys: &chosen,
+        prg: Some(prg(3)),
+    };
+    let (s, r) = run_pair(&mut setup, &mut SetupReceiver(&tree), honest);
+    assert!(matches!(r, Some(Ok(()))));
+    (s.unwrap().unwrap(), receiver)
 }
 
 type Edit = fn(Side, Kind, &mut Vec<u8>);
@@ -41,8 +60,8 @@ type Batch = (
 );
 
 /// One batch of `n` OTs with `edit` applied to every message on the way.
-fn batch(security: Security, n: usize, edit: Edit) -> Batch {
-    let (mut s, mut r) = cores(security);
+fn batch(protocol: Protocol, n: usize, edit: Edit) -> Batch {
+    let (mut s, mut r) = cores(protocol);
     let choices: Vec<bool> = (0..n).map(|j| j % 3 == 0).collect();
     let (a, b) = run_pair(&mut s.extend(n), &mut r.extend(&choices), edit);
     (a, b, s, r, choices)
@@ -50,32 +69,58 @@ fn batch(security: Security, n: usize, edit: Edit) -> Batch {
 
 fn honest(_: Side, _: Kind, _: &mut Vec<u8>) {}
 
+/// Rows q_j ⊕ r_j·Δ = t_j, with q_j's least significant bit 0 and t_j's the choice.
+fn assert_correlated(s: &SenderCore, r: &ReceiverCore, choices: &[bool], context: &str) {
+    for (j, &c) in choices.iter().enumerate() {
+        let (q, t) = (s.rows()[j], r.rows()[j]);
+        assert_eq!(t, q ^ (Block::mask(c) & s.delta), "{context} j={j}");
+        assert!(!q.lsb(), "{context} j={j}");
+    }
+}
+
 #[test]
 fn honest_batches_give_correlated_rows() {
-    for security in [Security::SemiHonest, Security::Malicious] {
+    for protocol in protocols() {
         for n in [1, 127, 1000, CHUNK + 5] {
-            let (a, b, s, r, choices) = batch(security, n, honest);
+            let (a, b, s, r, choices) = batch(protocol, n, honest);
             assert_eq!(a.unwrap().unwrap(), 0);
             assert_eq!(b.unwrap().unwrap(), 0);
-            for (j, &c) in choices.iter().enumerate() {
-                let expect = s.rows()[j] ^ (Block::mask(c) & s.delta);
-                assert_eq!(r.rows()[j], expect, "{} n={n} j={j}", security.name());
-            }
+            assert_correlated(&s, &r, &choices, &format!("{} n={n}", protocol.name()));
         }
     }
 }
 
-/// Flips bit 5 of u in columns 0..64 of the first chunk: the receiver used another choice bit
-/// in those columns. Column 0 is among them and s_0 = 1 (Δ's colour bit), so detection is
-/// certain.
+/// Random choices come out as the receiver's least significant bits, balanced; a second batch
+/// goes on with the next OT indices and fresh streams.
+#[test]
+fn random_choice_batches_carry_the_choice_in_the_low_bit() {
+    for protocol in protocols() {
+        let (mut s, mut r) = cores(protocol);
+        for (batch, n) in [3000, 700].into_iter().enumerate() {
+            let (a, b) = run_pair(&mut s.extend(n), &mut r.extend_random(n), honest);
+            let first = [0, 3000][batch];
+            assert_eq!(a.unwrap().unwrap(), first);
+            assert_eq!(b.unwrap().unwrap(), first);
+            let choices: Vec<bool> = r.rows()[..n].iter().map(|t| t.lsb()).collect();
+            let ones = choices.iter().filter(|&&c| c).count();
+            assert!(ones > n / 3 && ones < 2 * n / 3, "{ones} of {n}");
+            assert_correlated(&s, &r, &choices, &protocol.name());
+        }
+    }
+}
+
+/// Flips bit 5 of the corrections of the first 64 groups in the first chunk: the receiver used
+/// another choice bit in those groups. The sender's rows then miss Δ's bits in those groups,
+/// which are not all zero, so detection is certain.
 fn flip_columns(side: Side, kind: Kind, bytes: &mut Vec<u8>) {
     if side == Side::Second && kind == MATRIX {
         let Ok(ToSender::Matrix(Matrix(u))) = ToSender::decode(kind.id, bytes) else {
             panic!("not a matrix")
         };
         let mut u = u.into_owned();
-        let width = u.len() / KAPPA;
-        for i in 0..64 {
+        let width = 1000usize.div_ceil(KAPPA);
+        let groups = u.len() / width;
+        for i in 0..64.min(groups) {
             u[i * width] ^= Block::new(1 << 5);
         }
         *bytes = Matrix(Cow::Owned(u)).encode(&mut Vec::new()).to_vec();
@@ -83,12 +128,41 @@ fn flip_columns(side: Side, kind: Kind, bytes: &mut Vec<u8>) {
 }
 
 #[test]
-fn inconsistent_columns_are_caught_by_kos_only() {
-    let (a, b, ..) = batch(Security::Malicious, 1000, flip_columns);
-    assert!(matches!(a, Some(Err(Error::CheckFailed))), "{a:?}");
-    assert!(matches!(b, Some(Ok(_))), "{b:?}");
-    let (a, b, ..) = batch(Security::SemiHonest, 1000, flip_columns);
-    assert!(matches!((a, b), (Some(Ok(_)), Some(Ok(_)))));
+fn inconsistent_columns_are_caught_by_the_malicious_variants_only() {
+    for protocol in protocols() {
+        let (a, b, ..) = batch(protocol, 1000, flip_columns);
+        if protocol.security() == Security::Malicious {
+            assert!(matches!(a, Some(Err(Error::CheckFailed))), "{a:?}");
+            assert!(matches!(b, Some(Ok(_))), "{b:?}");
+        } else {
+            assert!(matches!((a, b), (Some(Ok(_)), Some(Ok(_)))));
+        }
+    }
+}
+
+/// The tree message must hold two sums per base OT.
+#[test]
+fn a_short_tree_message_is_refused() {
+    fn cut(side: Side, kind: Kind, bytes: &mut Vec<u8>) {
+        if side == Side::Second && kind == TREE {
+            bytes.truncate(bytes.len() - 32);
+        }
+    }
+    let delta = Block::new(3);
+    let keys = vec![Block::ZERO; KAPPA - 1];
+    let mut setup = SetupSender {
+        protocol: Protocol::IKNP,
+        delta,
+        keys: &keys,
+        prg: Some(prg(1)),
+    };
+    let tree = vec![Block::ZERO; 2 * (KAPPA - 1)];
+    let (a, _) = run_pair(&mut setup, &mut SetupReceiver(&tree), cut);
+    assert!(
+        matches!(a, Some(Err(Error::Net(_)))),
+        "{:?}",
+        a.map(|r| r.err())
+    );
 }
 
 #[test]
@@ -112,8 +186,13 @@ fn an_edited_check_value_is_caught() {
         }
     }
     for edit in [edit_x as Edit, edit_t] {
-        let (a, ..) = batch(Security::Malicious, 300, edit);
-        assert!(matches!(a, Some(Err(Error::CheckFailed))), "{a:?}");
+        for protocol in [
+            Protocol::KOS,
+            Protocol::softspoken(4, Security::Malicious).unwrap(),
+        ] {
+            let (a, ..) = batch(protocol, 300, edit);
+            assert!(matches!(a, Some(Err(Error::CheckFailed))), "{a:?}");
+        }
     }
 }
 
@@ -128,7 +207,7 @@ fn a_sender_that_changes_its_seed_is_caught() {
             *bytes = Open(seed ^ Block::new(1)).encode(&mut Vec::new()).to_vec();
         }
     }
-    let (_, b, ..) = batch(Security::Malicious, 500, reopen);
+    let (_, b, ..) = batch(Protocol::KOS, 500, reopen);
     assert!(matches!(b, Some(Err(Error::BadCommitment))), "{b:?}");
 }
 
@@ -140,7 +219,11 @@ fn a_short_matrix_is_refused() {
             bytes.truncate(bytes.len() - 16);
         }
     }
-    let (a, ..) = batch(Security::SemiHonest, 1000, cut);
+    let (a, ..) = batch(
+        Protocol::softspoken(3, Security::SemiHonest).unwrap(),
+        1000,
+        cut,
+    );
     assert!(matches!(a, Some(Err(Error::Net(_)))), "{a:?}");
 }
 

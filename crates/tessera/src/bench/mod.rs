@@ -26,7 +26,7 @@ pub enum BenchCommand {
     /// All parties of a loopback TCP or TLS mesh sending to all others at once: aggregate
     /// throughput against one loopback stream's bandwidth.
     Net(net::NetArgs),
-    /// OT extension (IKNP, KOS) in OTs per second over loopback TCP.
+    /// OT extension (IKNP, KOS, SoftSpoken) in OTs per second over loopback TCP.
     Ot(ot::OtArgs),
     /// VASA Table 8: AES ×65, SHA-1 ×63, SCS-PSI and Phasing-PSI, garbling and evaluation
     /// time per scheme and backend, with geometric means.

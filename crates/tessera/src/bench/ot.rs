@@ -10,9 +10,10 @@ use std::thread;
 use std::time::Instant;
 use tessera_core::{Backend, Block, Prg};
 use tessera_net::{Channel, Kind, PhaseTimer, Spaces};
+use tessera_ot::extension::MAX_K;
 use tessera_ot::{
-    CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, OtReceiver, OtSender, RotReceiver,
-    RotSender, Security,
+    CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, OtReceiver, OtSender, Protocol,
+    RcotReceiver, RcotSender, RotReceiver, RotSender, Security,
 };
 
 /// Options of `tessera bench ot`.
@@ -23,7 +24,10 @@ pub struct OtArgs {
     /// The extension protocol.
     #[arg(long, value_enum, default_value_t = ProtocolArg::All)]
     protocol: ProtocolArg,
-    /// The OT flavour: chosen-message, correlated or random.
+    /// SoftSpoken's k: correction bits per OT 128/k, local work about 2^k/k hashes per OT.
+    #[arg(long, default_value_t = Protocol::DEFAULT_K as u8, value_parser = clap::value_parser!(u8).range(1..=MAX_K as i64))]
+    k: u8,
+    /// The OT flavour: chosen-message, correlated, random correlated (random choices) or random.
     #[arg(long, value_enum, default_value_t = FlavourArg::All)]
     flavour: FlavourArg,
     /// OTs per timed sample.
@@ -36,6 +40,8 @@ pub struct OtArgs {
 enum ProtocolArg {
     Iknp,
     Kos,
+    Softspoken,
+    SoftspokenMalicious,
     All,
 }
 
@@ -44,6 +50,7 @@ enum ProtocolArg {
 enum FlavourArg {
     Ot,
     Cot,
+    Rcot,
     Rot,
     All,
 }
@@ -53,6 +60,7 @@ impl FlavourArg {
         match self {
             FlavourArg::Ot => "ot",
             FlavourArg::Cot => "cot",
+            FlavourArg::Rcot => "rcot",
             FlavourArg::Rot => "rot",
             FlavourArg::All => "all",
         }
@@ -64,7 +72,7 @@ const DONE: Kind = Kind::new(0x71, "bench done");
 
 /// One protocol × flavour: setup, then `samples` timed runs of `count` OTs.
 fn measure_extension(
-    security: Security,
+    protocol: Protocol,
     flavour: FlavourArg,
     count: usize,
     samples: u32,
@@ -73,7 +81,7 @@ fn measure_extension(
     let receiver = thread::spawn(move || -> Result<(), CliError> {
         let ch = &mut r_net.peer(0);
         let mut r =
-            ExtensionReceiver::setup(ch, &mut Spaces::default(), security, Prg::from_os()?)?;
+            ExtensionReceiver::setup(ch, &mut Spaces::default(), protocol, Prg::from_os()?)?;
         let mut prg = Prg::from_os()?;
         let choices: Vec<bool> = (0..count).map(|_| prg.random_block().lsb()).collect();
         let mut out = vec![Block::ZERO; count];
@@ -81,6 +89,7 @@ fn measure_extension(
             ch.recv_bounded(BENCH.tag(GO), 0)?;
             match flavour {
                 FlavourArg::Cot => r.receive_correlated(ch, &choices, &mut out)?,
+                FlavourArg::Rcot => r.receive_random_correlated(ch, &mut out)?,
                 FlavourArg::Rot => r.receive_random(ch, &choices, &mut out)?,
                 _ => r.receive_chosen(ch, &choices, &mut out)?,
             }
@@ -91,7 +100,7 @@ fn measure_extension(
     });
     let s_ch = &mut s_net.peer(1);
     let timer = PhaseTimer::start("base-ot", s_ch);
-    let mut s = ExtensionSender::setup(s_ch, &mut Spaces::default(), security, Prg::from_os()?)?;
+    let mut s = ExtensionSender::setup(s_ch, &mut Spaces::default(), protocol, Prg::from_os()?)?;
     let setup = timer.stop(s_ch);
     let mut prg = Prg::from_os()?;
     let messages: Vec<(Block, Block)> = match flavour {
@@ -100,7 +109,8 @@ fn measure_extension(
             .collect(),
         _ => Vec::new(),
     };
-    let mut cot = vec![Block::ZERO; if flavour == FlavourArg::Cot { count } else { 0 }];
+    let correlated = matches!(flavour, FlavourArg::Cot | FlavourArg::Rcot);
+    let mut cot = vec![Block::ZERO; if correlated { count } else { 0 }];
     let mut rot =
         vec![(Block::ZERO, Block::ZERO); if flavour == FlavourArg::Rot { count } else { 0 }];
     let mut rates = Vec::new();
@@ -111,6 +121,7 @@ fn measure_extension(
         let t = Instant::now();
         match flavour {
             FlavourArg::Cot => s.send_correlated(s_ch, &mut cot)?,
+            FlavourArg::Rcot => s.send_random_correlated(s_ch, &mut cot)?,
             FlavourArg::Rot => s.send_random(s_ch, &mut rot)?,
             _ => s.send_chosen(s_ch, &messages)?,
         }
@@ -125,7 +136,7 @@ fn measure_extension(
     rates.sort_by(f64::total_cmp);
     let per_run = |v: u64| v / u64::from(samples);
     Ok(json!({
-        "protocol": security.name(),
+        "protocol": protocol.name(),
         "flavour": flavour.name(),
         "count": count,
         "ots_per_sec": rates[rates.len() / 2],
@@ -141,25 +152,39 @@ fn measure_extension(
 /// Runs `tessera bench ot`.
 pub fn run(args: &OtArgs) -> Result<(), CliError> {
     let bandwidth = loopback_bandwidth()?;
-    let protocols: &[Security] = match args.protocol {
-        ProtocolArg::Iknp => &[Security::SemiHonest],
-        ProtocolArg::Kos => &[Security::Malicious],
-        ProtocolArg::All => &[Security::SemiHonest, Security::Malicious],
+    let k = usize::from(args.k);
+    let softspoken = |s| Protocol::softspoken(k, s);
+    let protocols = match args.protocol {
+        ProtocolArg::Iknp => vec![Protocol::IKNP],
+        ProtocolArg::Kos => vec![Protocol::KOS],
+        ProtocolArg::Softspoken => vec![softspoken(Security::SemiHonest)?],
+        ProtocolArg::SoftspokenMalicious => vec![softspoken(Security::Malicious)?],
+        ProtocolArg::All => vec![
+            Protocol::IKNP,
+            Protocol::KOS,
+            softspoken(Security::SemiHonest)?,
+            softspoken(Security::Malicious)?,
+        ],
     };
     let flavours = match args.flavour {
-        FlavourArg::All => vec![FlavourArg::Ot, FlavourArg::Cot, FlavourArg::Rot],
+        FlavourArg::All => vec![
+            FlavourArg::Ot,
+            FlavourArg::Cot,
+            FlavourArg::Rcot,
+            FlavourArg::Rot,
+        ],
         f => vec![f],
     };
     if !args.common.json {
         println!(
-            "{:<6} {:<4} {:>10} {:>10} {:>10} {:>14} {:>8}",
+            "{:<24} {:<5} {:>10} {:>10} {:>10} {:>14} {:>8}",
             "proto", "kind", "count", "M OT/s", "setup ms", "bytes sent", "link"
         );
     }
-    for &security in protocols {
+    for &protocol in &protocols {
         for &flavour in &flavours {
             let mut v =
-                measure_extension(security, flavour, args.count as usize, args.common.samples)?;
+                measure_extension(protocol, flavour, args.count as usize, args.common.samples)?;
             let rate = v["ots_per_sec"].as_f64().unwrap_or(0.0);
             let wire = (v["bytes_sent"].as_u64().unwrap_or(0)
                 + v["bytes_received"].as_u64().unwrap_or(0)) as f64;
@@ -173,8 +198,8 @@ pub fn run(args: &OtArgs) -> Result<(), CliError> {
                 println!("{v}");
             } else {
                 println!(
-                    "{:<6} {:<4} {:>10} {:>10.2} {:>10.2} {:>14} {:>8.2}",
-                    security.name(),
+                    "{:<24} {:<5} {:>10} {:>10.2} {:>10.2} {:>14} {:>8.2}",
+                    protocol.name(),
                     flavour.name(),
                     args.count,
                     rate / 1e6,

@@ -1,0 +1,336 @@
+//! SoftSpoken's small-field VOLE (Roy, CRYPTO 2022, §3 and §4): the matrix columns of OT
+//! extension for any k, with IKNP as k = 1.
+//!
+//! Column 0 is fixed: Δ's bit 0 is 1, the sender's column is q^0 = 0 and the receiver's is
+//! t^0 = r, so every row's least significant bit is 0 for the sender and the choice bit for
+//! the receiver (a random correlated OT carries its choice in that bit). Columns 1..128 are
+//! split into groups of k (the last one smaller where k does not divide 127). For a group with
+//! bits x ∈ F_2^k of Δ:
+//!
+//! - Setup (a (2^k − 1)-out-of-2^k OT): the receiver of the extension expands a GGM tree of
+//!   depth k from a random root into leaves L_0..L_{2^k−1}; for each level it sends both sums
+//!   of children masked with the two keys of one base OT, in which the sender chose the side
+//!   off the path to x. The sender rebuilds every leaf but L_x ([`crate::ggm`]).
+//! - Per row block j, each leaf gives a stream block G_y = H(L_y ⊕ j) (the correlation-robust
+//!   MMO hash over a fixed-key permutation of its own). The receiver computes u = Σ_y G_y and
+//!   v_b = Σ_{y: bit b of y} G_y, and sends the correction c = u ⊕ r; its columns are the v_b.
+//!   The sender, holding M_y = L_{x⊕y} for y ≠ 0, computes w_b = Σ_{y: bit b of y} G(M_y)
+//!   = v_b ⊕ x_b·u and adds x_b·c: w_b = v_b ⊕ x_b·r. Hence q_j = t_j ⊕ r_j·Δ row by row,
+//!   the IKNP correlation, for 128/k bits sent per OT and about 2^k/k hashes.
+//!
+//! Both sides sum the 2^k streams into the k columns by halving (Roy §5.2): at each level the
+//! odd entries add into the next column and pairs fold together, 2·2^k block XORs in all.
+//! Secrets never index memory: the sender's relabelling by x is a sequence of masked swaps.
+
+use super::KAPPA;
+use crate::ggm::Ggm;
+use crate::{Error, out_of_turn};
+use tessera_core::{Block, FixedKeyHash, Prg};
+
+/// The largest k: 2^8 streams per group.
+pub const MAX_K: usize = 8;
+
+/// The fixed key of the leaves' stream hash: the 32 hex digits of π after [`crate::ggm::TREE_KEY`].
+const STREAM_KEY: Block = Block::new(0x4528_21e6_38d0_1377_be54_66cf_34e9_0c6c);
+
+/// Blocks per hash call across a group's leaves (inputs and outputs: 64 KiB in all).
+const PIECE_BLOCKS: usize = 2048;
+
+/// The columns 1..128 in groups: (first column, bits) for each.
+pub(crate) fn groups(k: usize) -> Vec<(usize, usize)> {
+    (1..KAPPA)
+        .step_by(k)
+        .map(|first| (first, k.min(KAPPA - first)))
+        .collect()
+}
+
+/// Scratch for one piece of a group: the hash inputs and the streams.
+#[derive(Debug)]
+struct Streams {
+    hash: FixedKeyHash,
+    inputs: Vec<Block>,
+    streams: Vec<Block>,
+}
+
+impl Streams {
+    fn new() -> Self {
+        Streams {
+            hash: FixedKeyHash::new(STREAM_KEY),
+            inputs: vec![Block::ZERO; PIECE_BLOCKS],
+            streams: vec![Block::ZERO; PIECE_BLOCKS],
+        }
+    }
+
+    /// The streams of a group of `bits` columns whose 2^bits leaves are `leaves` followed by
+    /// zero ones (the sender lacks the last), for the row blocks of piece `at`, folded by
+    /// halving from the top bit down: `finish(w, sums, total)` gets, for row block w of the
+    /// piece, `sums[b]` = Σ_{y: bit b of y} G_y and `total` = Σ_y G_y. The streams are laid
+    /// out row block by row block, so that each fold runs on one contiguous run of at most 2^8
+    /// blocks, unrolled for its size.
+    fn fold(
+        &mut self,
+        leaves: &[Block],
+        bits: usize,
+        at: Piece,
+        finish: impl FnMut(usize, &[Block], Block),
+    ) {
+        let (n, p) = (leaves.len(), at.len);
+        let (inputs, streams) = (&mut self.inputs[..n * p], &mut self.streams[..n * p]);
+        for (w, row) in inputs.chunks_exact_mut(n).enumerate() {
+            let counter = Block::from(at.counter + w as u64);
+            for (x, &leaf) in row.iter_mut().zip(leaves) {
+                *x = leaf ^ counter;
+            }
+        }
+        self.hash.cr(inputs, streams);
+        macro_rules! sized {
+            ($($bits:literal),*) => {
+                match (bits, n == 1 << bits) {
+                    $(
+                        ($bits, true) => fold_rows::<{ 1 << $bits }, $bits>(streams, finish),
+                        ($bits, false) => fold_rows::<{ (1 << $bits) - 1 }, $bits>(streams, finish),
+                    )*
+                    _ => {}
+                }
+            };
+        }
+        sized!(1, 2, 3, 4, 5, 6, 7, 8);
+    }
+}
+
+/// [`Streams::fold`] for runs of `LEN` streams (2^BITS, or one fewer with the last zero).
+#[inline(always)]
+fn fold_rows<const LEN: usize, const BITS: usize>(
+    streams: &mut [Block],
+    mut finish: impl FnMut(usize, &[Block], Block),
+) {
+    let (rows, _) = streams.as_chunks_mut::<LEN>();
+    let mut sums = [Block::ZERO; BITS];
+    for (w, a) in rows.iter_mut().enumerate() {
+        let mut live = 1usize << BITS;
+        for b in (0..BITS).rev() {
+            let half = live / 2;
+            let mut acc = Block::ZERO;
+            for y in half..live.min(LEN) {
+                acc ^= a[y];
+                a[y - half] ^= a[y];
+            }
+            sums[b] = acc;
+            live = half;
+        }
+        finish(w, &sums, a[0]);
+    }
+}
+
+/// Where a piece goes: its first block in the chunk's columns, its length, and the row block
+/// counter of its first block.
+#[derive(Clone, Copy, Debug)]
+struct Piece {
+    start: usize,
+    len: usize,
+    counter: u64,
+}
+
+/// The pieces of a group with `leaves` leaves over a chunk of `width` blocks from row block
+/// `counter` on.
+fn pieces(leaves: usize, width: usize, counter: u64) -> impl Iterator<Item = Piece> {
+    let p = (PIECE_BLOCKS / leaves).clamp(1, width.max(1));
+    (0..width).step_by(p).map(move |start| Piece {
+        start,
+        len: p.min(width - start),
+        counter: counter + start as u64,
+    })
+}
+
+/// The extension receiver's side: every leaf of every group.
+#[derive(Debug)]
+pub struct ReceiverColumns {
+    groups: Vec<(usize, usize)>,
+    /// Group g's 2^bits leaves.
+    leaves: Vec<Vec<Block>>,
+    streams: Streams,
+}
+
+impl ReceiverColumns {
+    /// Expands a random tree per group and masks its level sums with the base OTs' key pairs
+    /// (one per group level, in order): the columns and the tree message for the sender.
+    pub fn setup(
+        k: usize,
+        pairs: &[(Block, Block)],
+        prg: &mut Prg,
+    ) -> Result<(Self, Vec<Block>), Error> {
+        let groups = groups(k);
+        check_base("receiver", pairs.len(), KAPPA - 1)?;
+        let mut ggm = Ggm::default();
+        let mut leaves = Vec::with_capacity(groups.len());
+        let mut tree = Vec::with_capacity(2 * (KAPPA - 1));
+        let mut keys = pairs.iter();
+        for &(_, bits) in &groups {
+            let mut l = vec![Block::ZERO; 1 << bits];
+            let mut sums = vec![[Block::ZERO; 2]; bits];
+            ggm.expand(&[prg.random_block()], bits, &mut l, &mut sums);
+            for (sum, &(k0, k1)) in sums.iter().zip(keys.by_ref()) {
+                tree.extend_from_slice(&[sum[0] ^ k0, sum[1] ^ k1]);
+            }
+            leaves.push(l);
+        }
+        Ok((
+            ReceiverColumns {
+                groups,
+                leaves,
+                streams: Streams::new(),
+            },
+            tree,
+        ))
+    }
+
+    /// The number of correction columns per chunk: one per group.
+    pub fn corrections(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// One chunk of `width` row blocks from block `counter` on, with the choices `r` (packed,
+    /// `width` blocks): the 128 columns t into `t` (column-major) and one correction column
+    /// per group into `correction`.
+    pub fn chunk(&mut self, counter: u64, r: &[Block], t: &mut [Block], correction: &mut [Block]) {
+        let width = r.len();
+        t[..width].copy_from_slice(r);
+        for ((&(first, bits), leaves), c) in self
+            .groups
+            .iter()
+            .zip(&self.leaves)
+            .zip(correction.chunks_exact_mut(width))
+        {
+            let columns = &mut t[first * width..(first + bits) * width];
+            for at in pieces(leaves.len(), width, counter) {
+                // Column b of the group gets v_b = Σ_{y: bit b of y} G_y; the correction u ⊕ r.
+                self.streams.fold(leaves, bits, at, |w, sums, u| {
+                    let j = at.start + w;
+                    for (b, &v) in sums.iter().enumerate() {
+                        columns[b * width + j] = v;
+                    }
+                    c[j] = u ^ r[j];
+                });
+            }
+        }
+    }
+}
+
+/// The extension sender's side: Δ's bits per group and the leaves relabelled by them.
+#[derive(Debug)]
+pub struct SenderColumns {
+    groups: Vec<(usize, usize)>,
+    /// Group g's bits of Δ as masks, one per column.
+    masks: Vec<Vec<Block>>,
+    /// Group g's leaves M_y = L_{x⊕¬y} for y < 2^k − 1 (the last, L_x, is the punctured one).
+    leaves: Vec<Vec<Block>>,
+    streams: Streams,
+}
+
+/// Bits `first..first + bits` of `delta`, as a number.
+fn bits_of(delta: Block, first: usize, bits: usize) -> u64 {
+    ((delta.as_u128() >> first) as u64) & ((1 << bits) - 1)
+}
+
+impl SenderColumns {
+    /// The sender's choices for the base OTs, group by group and level by level: the side off
+    /// the path to its bits of Δ (Δ's bit 0 taken as 1).
+    pub fn base_choices(k: usize, delta: Block) -> Vec<bool> {
+        groups(k)
+            .into_iter()
+            .flat_map(|(first, bits)| {
+                let x = bits_of(delta, first, bits);
+                (1..=bits).map(move |i| (x >> (bits - i)) & 1 == 0)
+            })
+            .collect()
+    }
+
+    /// Rebuilds every leaf but the one at Δ's bits, group by group, from the base OT keys
+    /// (chosen by [`SenderColumns::base_choices`]) and the receiver's tree message.
+    pub fn setup(k: usize, delta: Block, keys: &[Block], tree: &[Block]) -> Result<Self, Error> {
+        let groups = groups(k);
+        check_base("sender", keys.len(), KAPPA - 1)?;
+        if tree.len() != 2 * keys.len() {
+            return Err(out_of_turn(
+                "SoftSpoken",
+                "a tree message of the wrong size",
+            ));
+        }
+        let choices = Self::base_choices(k, delta);
+        let mut ggm = Ggm::default();
+        let (mut leaves, mut masks) = (Vec::new(), Vec::new());
+        let mut level = 0;
+        for &(first, bits) in &groups {
+            let x = bits_of(delta, first, bits);
+            let known: Vec<Block> = (level..level + bits)
+                .map(|j| {
+                    let side = Block::mask(choices[j]);
+                    keys[j] ^ (tree[2 * j + 1] & side) ^ (tree[2 * j] & !side)
+                })
+                .collect();
+            level += bits;
+            let mut l = vec![Block::ZERO; 1 << bits];
+            ggm.puncture(&[x], &known, bits, &mut l);
+            // M_y = L_{x ⊕ ¬y}: one masked swap per bit of x ⊕ ¬0.
+            for b in 0..bits {
+                let swap = Block::mask((x >> b) & 1 == 0);
+                for z in (0..1usize << bits).filter(|z| z & (1 << b) == 0) {
+                    let t = (l[z] ^ l[z | 1 << b]) & swap;
+                    l[z] ^= t;
+                    l[z | 1 << b] ^= t;
+                }
+            }
+            l.pop();
+            leaves.push(l);
+            masks.push((0..bits).map(|b| Block::mask((x >> b) & 1 == 1)).collect());
+        }
+        Ok(SenderColumns {
+            groups,
+            masks,
+            leaves,
+            streams: Streams::new(),
+        })
+    }
+
+    /// The number of correction columns per chunk: one per group.
+    pub fn corrections(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// One chunk of `width` row blocks from block `counter` on: the 128 columns q into `q`
+    /// (column-major) from the receiver's corrections.
+    ///
+    /// With z = x ⊕ ¬y, w_b = Σ_{z ≠ x: bit b of x ⊕ z} G(L_z) = Σ_{y: bit b of y is 0} G(M_y)
+    /// = Σ_y G(M_y) ⊕ Σ_{y: bit b of y} G(M_y), then w_b ⊕ x_b·c = t_b ⊕ x_b·r.
+    pub fn chunk(&mut self, counter: u64, correction: &[Block], q: &mut [Block]) {
+        let width = correction.len() / self.groups.len();
+        q[..width].fill(Block::ZERO);
+        for (((&(first, bits), leaves), masks), c) in self
+            .groups
+            .iter()
+            .zip(&self.leaves)
+            .zip(&self.masks)
+            .zip(correction.chunks_exact(width))
+        {
+            let columns = &mut q[first * width..(first + bits) * width];
+            for at in pieces(leaves.len(), width, counter) {
+                self.streams.fold(leaves, bits, at, |w, sums, total| {
+                    let j = at.start + w;
+                    for (b, (&sum, &x_b)) in sums.iter().zip(masks).enumerate() {
+                        columns[b * width + j] = sum ^ total ^ (x_b & c[j]);
+                    }
+                });
+            }
+        }
+    }
+}
+
+fn check_base(side: &str, got: usize, want: usize) -> Result<(), Error> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "SoftSpoken {side}: {got} base OTs for {want} columns"
+        )))
+    }
+}
