@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use tessera_net::role::{Decode, Encode};
-use tessera_ot::{base, extension};
+use tessera_ot::{base, extension, triples};
 use tessera_protocols::yao;
 
 fn same<M: Encode>(m: &M, bytes: &[u8]) {
@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
     let [role, kind, payload @ ..] = data else {
         return;
     };
-    match role % 7 {
+    match role % 8 {
         0 => {
             if let Ok(base::ToSender::Points(p)) = base::ToSender::decode(*kind, payload) {
                 same(&p, payload);
@@ -48,6 +48,11 @@ fuzz_target!(|data: &[u8]| {
         }
         5 => {
             if let Ok(yao::ToGarbler::Colours(c)) = yao::ToGarbler::decode(*kind, payload) {
+                same(&c, payload);
+            }
+        }
+        6 => {
+            if let Ok(c) = triples::Corrections::decode(*kind, payload) {
                 same(&c, payload);
             }
         }

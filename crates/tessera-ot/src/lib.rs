@@ -27,6 +27,7 @@ pub mod base;
 pub mod extension;
 pub mod ggm;
 pub mod traits;
+pub mod triples;
 
 pub use extension::{ExtensionReceiver, ExtensionSender, Protocol, Security};
 pub use traits::{

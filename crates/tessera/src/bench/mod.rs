@@ -7,6 +7,7 @@ mod garble;
 mod local;
 mod net;
 mod ot;
+mod triples;
 mod vasa;
 mod yao;
 
@@ -28,6 +29,9 @@ pub enum BenchCommand {
     Net(net::NetArgs),
     /// OT extension (IKNP, KOS, SoftSpoken) in OTs per second over loopback TCP.
     Ot(ot::OtArgs),
+    /// Multiplication triples (Boolean, arithmetic over Z_2^ℓ, matrix) per second between two
+    /// parties over loopback TCP.
+    Triples(triples::TriplesArgs),
     /// VASA Table 8: AES ×65, SHA-1 ×63, SCS-PSI and Phasing-PSI, garbling and evaluation
     /// time per scheme and backend, with geometric means.
     Vasa(vasa::VasaArgs),
@@ -57,6 +61,7 @@ pub fn run(cmd: BenchCommand) -> Result<(), CliError> {
         BenchCommand::Garble(args) => garble::run(&args),
         BenchCommand::Net(args) => net::run(&args),
         BenchCommand::Ot(args) => ot::run(&args),
+        BenchCommand::Triples(args) => triples::run(&args),
         BenchCommand::Vasa(args) => vasa::run(&args),
         BenchCommand::Yao(args) => yao::run(&args),
     }

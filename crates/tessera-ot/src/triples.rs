@@ -1,0 +1,585 @@
+//! Multiplication triples between two parties from random correlated OT, vectorised: Boolean
+//! AND triples, arithmetic triples over Z_2^ℓ for ℓ ∈ {8, 16, 32, 64}, and matrix triples
+//! A·B = C for the linear layers of neural networks. Semi-honest (the setup phase of GMW and
+//! ABY2.0: Demmler, Schneider, Zohner, NDSS 2015, §III-C and §IV-C; Patra, Schneider, Suresh,
+//! Yalame, USENIX Security 2021, §3).
+//!
+//! Each party is the OT sender in one direction and the receiver in the other, so a party's
+//! triple shares are its own random a (and A), the choice bits of the OTs it receives as b (and
+//! B), and c made of its own product plus one share of each cross product.
+//!
+//! - Boolean (ALSZ, CCS 2013, §5.1 "R-OT for AND triples"): one random OT per direction per
+//!   triple. The sender's messages are the low bits of H(q_j) and H(q_j ⊕ Δ); their XOR is its
+//!   bit of a and the first is its share of the cross product; the receiver's message is its
+//!   share. Two random OTs per triple, nothing sent beyond the OTs.
+//! - Arithmetic and matrix (Gilboa, CRYPTO 1999; the correlated-OT form of Demmler et al.
+//!   §IV-C2): for a product x·y with x ∈ Z_2^ℓ^m held by the sender and y ∈ Z_2^ℓ by the
+//!   receiver, one OT per bit y_i of y. With x0 = H(q) and x1 = H(q ⊕ Δ) read as m elements of
+//!   Z_2^(ℓ−i), the sender sends τ = x0 + x − x1 and keeps −2^i·x0; the receiver, with z = H(t),
+//!   keeps 2^i·(z + y_i·τ). Summed over i the shares add up to x·y. τ is sent in whole bytes of
+//!   its ℓ − i bits. Matrix triples take x as a column of A and y as an entry of B, and sum
+//!   the products into the columns of C.
+//!
+//! H is the core's TCCR hash (Guo, Katz, Wang, Yu, S&P 2020, §7) tweaked by the OT's index in
+//! this generator and the output block's number. The receiver's y is random (the OT's choice
+//! bits, in its blocks' low bits): triples need no derandomisation.
+
+use crate::traits::{RcotReceiver, RcotSender};
+use crate::{Error, out_of_turn};
+use std::borrow::Cow;
+use tessera_core::{Block, FixedKeyHash, Prg};
+use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
+use tessera_net::{Channel, DecodeError, Kind, Space, Spaces};
+
+/// The sender's corrections τ for a batch of products.
+pub const CORRECTIONS: Kind = Kind::new(0x30, "gilboa corrections");
+
+/// OTs per batch: memory is bounded by one batch's rows and hashes.
+const BATCH_OTS: usize = 1 << 16;
+
+/// An element of Z_2^ℓ for ℓ = 8, 16, 32 or 64, computed on as a `u64` modulo 2^ℓ.
+pub trait Ring: Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 'static {
+    /// ℓ.
+    const BITS: usize;
+    /// The value modulo 2^ℓ.
+    fn from_u64(v: u64) -> Self;
+    /// The value, zero-extended.
+    fn to_u64(self) -> u64;
+}
+
+macro_rules! ring {
+    ($($t:ty),*) => {$(
+        impl Ring for $t {
+            const BITS: usize = <$t>::BITS as usize;
+            fn from_u64(v: u64) -> Self {
+                v as $t
+            }
+            fn to_u64(self) -> u64 {
+                u64::from(self)
+            }
+        }
+    )*};
+}
+ring!(u8, u16, u32, u64);
+
+/// The sender's corrections for one batch: bytes, τ by τ.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Corrections<'a>(pub Cow<'a, [u8]>);
+
+impl Encode for Corrections<'_> {
+    const KIND: Kind = CORRECTIONS;
+    fn encode<'a>(&'a self, _scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        &self.0
+    }
+}
+
+impl<'a> Decode<'a> for Corrections<'a> {
+    fn decode(kind: u8, bytes: &'a [u8]) -> Result<Self, DecodeError> {
+        if kind == CORRECTIONS.id {
+            Ok(Corrections(Cow::Borrowed(bytes)))
+        } else {
+            Err(DecodeError(format!(
+                "kind {kind:#04x} is not a triple generator's message"
+            )))
+        }
+    }
+}
+
+/// Boolean triples, one party's shares, packed 128 to a block (triple j is bit j % 128 of
+/// block j / 128): a ∧ b = c across the two parties.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoolTriples {
+    /// How many.
+    pub len: usize,
+    /// Shares of a.
+    pub a: Vec<Block>,
+    /// Shares of b.
+    pub b: Vec<Block>,
+    /// Shares of c.
+    pub c: Vec<Block>,
+}
+
+/// Arithmetic triples over Z_2^ℓ, one party's shares: a·b = c across the two parties.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArithTriples<R> {
+    /// Shares of a.
+    pub a: Vec<R>,
+    /// Shares of b.
+    pub b: Vec<R>,
+    /// Shares of c.
+    pub c: Vec<R>,
+}
+
+/// A matrix triple over Z_2^ℓ, one party's shares, row-major: A (rows × inner) times
+/// B (inner × cols) = C (rows × cols) across the two parties.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatrixTriple<R> {
+    /// (rows, inner, cols).
+    pub shape: (usize, usize, usize),
+    /// Shares of A.
+    pub a: Vec<R>,
+    /// Shares of B.
+    pub b: Vec<R>,
+    /// Shares of C.
+    pub c: Vec<R>,
+}
+
+/// Bytes of τ for bit i of an ℓ-bit multiplier: the ℓ − i bits that matter.
+fn tau_bytes(bits: usize, i: usize) -> usize {
+    (bits - i).div_ceil(8)
+}
+
+/// Correction bytes per product of vectors of `m` elements.
+fn product_bytes(bits: usize, m: usize) -> usize {
+    m * (0..bits).map(|i| tau_bytes(bits, i)).sum::<usize>()
+}
+
+/// Hash blocks per OT for `m` elements of `bits` bits.
+fn hash_blocks(bits: usize, m: usize) -> usize {
+    (m * bits).div_ceil(128)
+}
+
+/// Element `e` of `bits` bits from hash blocks (little-endian words).
+fn element(h: &[Block], bits: usize, e: usize) -> u64 {
+    let at = e * bits;
+    let word = if (at / 64).is_multiple_of(2) {
+        h[at / 128].low()
+    } else {
+        h[at / 128].high()
+    };
+    let shifted = word >> (at % 64);
+    if bits == 64 {
+        shifted
+    } else {
+        shifted & ((1 << bits) - 1)
+    }
+}
+
+/// The low bits of `blocks`, packed 128 to a block (zero beyond the last).
+fn pack_low_bits(blocks: impl Iterator<Item = Block>, out: &mut [Block]) {
+    out.fill(Block::ZERO);
+    for (j, x) in blocks.enumerate() {
+        out[j / 128] ^= Block::new(u128::from(x.lsb()) << (j % 128));
+    }
+}
+
+/// Scratch space of the triple roles, kept across batches: TCCR hashing of OT rows with
+/// tweaks (OT index, block number) and the corrections.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    hash: FixedKeyHash,
+    inputs: Vec<Block>,
+    tweaks: Vec<Block>,
+    h0: Vec<Block>,
+    h1: Vec<Block>,
+    tau: Vec<u8>,
+}
+
+/// `out[j * per + k]` = H(rows[j] ⊕ offset, (first + j, k)) for k < per, with `inputs` and
+/// `tweaks` as scratch.
+fn hash_rows(
+    hash: &FixedKeyHash,
+    (inputs, tweaks): (&mut Vec<Block>, &mut Vec<Block>),
+    rows: &[Block],
+    (offset, first, per): (Block, u64, usize),
+    out: &mut Vec<Block>,
+) {
+    let n = rows.len() * per;
+    inputs.resize(n, Block::ZERO);
+    tweaks.resize(n, Block::ZERO);
+    out.resize(n, Block::ZERO);
+    for (j, ((x, t), &r)) in inputs
+        .chunks_exact_mut(per)
+        .zip(tweaks.chunks_exact_mut(per))
+        .zip(rows)
+        .enumerate()
+    {
+        x.fill(r ^ offset);
+        for (k, t) in t.iter_mut().enumerate() {
+            *t = Block::from_halves(first + j as u64, k as u64);
+        }
+    }
+    hash.tccr(inputs, tweaks, out);
+}
+
+impl Scratch {
+    /// Hashes `rows` into `h0`, and with `delta` XORed in into `h1` when given.
+    fn hash(&mut self, rows: &[Block], delta: Option<Block>, first: u64, per: usize) {
+        let io = (&mut self.inputs, &mut self.tweaks);
+        hash_rows(
+            &self.hash,
+            io,
+            rows,
+            (Block::ZERO, first, per),
+            &mut self.h0,
+        );
+        if let Some(delta) = delta {
+            let io = (&mut self.inputs, &mut self.tweaks);
+            hash_rows(&self.hash, io, rows, (delta, first, per), &mut self.h1);
+        }
+    }
+}
+
+/// Gilboa's multiplication, sender side, for one batch: `x` holds one vector of `m`
+/// elements per product, `rows` the `ℓ` random correlated OTs per product (product-major).
+/// Posts τ and adds the sender's shares into `out` (one vector per product).
+pub struct GilboaSender<'a, R: Ring> {
+    /// The sender's vectors, product-major.
+    pub x: &'a [R],
+    /// Elements per vector.
+    pub m: usize,
+    /// The OTs' rows q.
+    pub rows: &'a [Block],
+    /// Δ.
+    pub delta: Block,
+    /// The index of the first OT, for the hash tweaks.
+    pub first: u64,
+    /// Where the shares are added.
+    pub out: &'a mut [R],
+    /// Scratch space.
+    pub scratch: &'a mut Scratch,
+}
+
+impl<R: Ring> Role for GilboaSender<'_, R> {
+    type Incoming<'m> = Corrections<'m>;
+    type Output = ();
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<Corrections<'_>>,
+        out: &mut O,
+    ) -> Result<Next<()>, Error> {
+        if incoming.is_some() {
+            return Err(out_of_turn("Gilboa multiplication", "a message"));
+        }
+        let (bits, m) = (R::BITS, self.m);
+        let per = hash_blocks(bits, m);
+        let scratch = &mut *self.scratch;
+        scratch.hash(self.rows, Some(self.delta), self.first, per);
+        let (h0, h1, tau) = (&scratch.h0, &scratch.h1, &mut scratch.tau);
+        tau.clear();
+        for (p, (x, share)) in self
+            .x
+            .chunks_exact(m)
+            .zip(self.out.chunks_exact_mut(m))
+            .enumerate()
+        {
+            for i in 0..bits {
+                let ot = p * bits + i;
+                let (x0, x1) = (&h0[ot * per..][..per], &h1[ot * per..][..per]);
+                let nbytes = tau_bytes(bits, i);
+                for (e, (&x_e, s)) in x.iter().zip(share.iter_mut()).enumerate() {
+                    let (a, b) = (element(x0, bits, e), element(x1, bits, e));
+                    let t = a.wrapping_add(x_e.to_u64()).wrapping_sub(b);
+                    tau.extend_from_slice(&t.to_le_bytes()[..nbytes]);
+                    *s = R::from_u64(s.to_u64().wrapping_sub(a << i));
+                }
+            }
+        }
+        out.post(&Corrections(Cow::Borrowed(tau)))?;
+        Ok(Next::Done(()))
+    }
+}
+
+/// Gilboa's multiplication, receiver side, for one batch: `rows` the `ℓ` random correlated
+/// OTs per product, whose choice bits make the multipliers y. Adds the receiver's shares into
+/// `out` (one vector of `m` elements per product).
+pub struct GilboaReceiver<'a, R: Ring> {
+    /// Elements per vector.
+    pub m: usize,
+    /// The OTs' rows t (choice bits in the low bits).
+    pub rows: &'a [Block],
+    /// The index of the first OT, for the hash tweaks.
+    pub first: u64,
+    /// Where the shares are added.
+    pub out: &'a mut [R],
+    /// Scratch space.
+    pub scratch: &'a mut Scratch,
+}
+
+impl<R: Ring> Role for GilboaReceiver<'_, R> {
+    type Incoming<'m> = Corrections<'m>;
+    type Output = ();
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<Corrections<'_>>,
+        _out: &mut O,
+    ) -> Result<Next<()>, Error> {
+        let (bits, m) = (R::BITS, self.m);
+        let products = self.out.len() / m;
+        let Some(Corrections(tau)) = incoming else {
+            return Ok(Next::exact(CORRECTIONS, products * product_bytes(bits, m)));
+        };
+        let per = hash_blocks(bits, m);
+        self.scratch.hash(self.rows, None, self.first, per);
+        let h = &self.scratch.h0;
+        let mut at = 0;
+        for (p, share) in self.out.chunks_exact_mut(m).enumerate() {
+            for i in 0..bits {
+                let ot = p * bits + i;
+                let z = &h[ot * per..][..per];
+                let chosen = 0u64.wrapping_sub(u64::from(self.rows[ot].lsb()));
+                let nbytes = tau_bytes(bits, i);
+                for (e, s) in share.iter_mut().enumerate() {
+                    let mut t = [0u8; 8];
+                    t[..nbytes].copy_from_slice(&tau[at..at + nbytes]);
+                    at += nbytes;
+                    let w = element(z, bits, e).wrapping_add(u64::from_le_bytes(t) & chosen);
+                    *s = R::from_u64(s.to_u64().wrapping_add(w << i));
+                }
+            }
+        }
+        Ok(Next::Done(()))
+    }
+}
+
+/// Makes triples with one peer from this party's random correlated OT sender to it and
+/// receiver from it, and the channel to it. Both parties call the same methods in the same
+/// order; the one with `sender_first` set runs its sender side first in every exchange, the
+/// other its receiver side.
+#[derive(Debug)]
+pub struct TripleGenerator {
+    space: Space,
+    sender_first: bool,
+    prg: Prg,
+    scratch: Scratch,
+    rows: Vec<Block>,
+    /// OTs drawn so far as sender and as receiver: the hash tweaks.
+    sent: u64,
+    received: u64,
+}
+
+/// The two OT directions with one peer and the channel to it.
+pub struct Links<'a> {
+    /// The channel to the peer.
+    pub channel: &'a mut dyn Channel,
+    /// This party's random correlated OT sender to the peer.
+    pub sender: &'a mut dyn RcotSender,
+    /// This party's random correlated OT receiver from the peer.
+    pub receiver: &'a mut dyn RcotReceiver,
+}
+
+impl TripleGenerator {
+    /// A generator whose messages go in a space from `spaces` (the peer takes its own at the
+    /// same point); `sender_first` must differ between the two parties.
+    pub fn new(spaces: &mut Spaces, sender_first: bool, prg: Prg) -> Result<Self, Error> {
+        Ok(TripleGenerator {
+            space: spaces.allocate()?,
+            sender_first,
+            prg,
+            scratch: Scratch::default(),
+            rows: Vec::new(),
+            sent: 0,
+            received: 0,
+        })
+    }
+
+    /// Runs `part` as the sender (`true`) and as the receiver (`false`), in this party's order.
+    fn both(
+        &mut self,
+        links: &mut Links<'_>,
+        mut part: impl FnMut(&mut Self, &mut Links<'_>, bool) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        part(self, links, self.sender_first)?;
+        part(self, links, !self.sender_first)
+    }
+
+    /// `n` Boolean triples: two random OTs each, nothing else sent.
+    pub fn boolean(&mut self, links: &mut Links<'_>, n: usize) -> Result<BoolTriples, Error> {
+        let words = n.div_ceil(128);
+        let mut t = BoolTriples {
+            len: n,
+            a: vec![Block::ZERO; words],
+            b: vec![Block::ZERO; words],
+            c: vec![Block::ZERO; words],
+        };
+        let mut rows = std::mem::take(&mut self.rows);
+        rows.resize(BATCH_OTS.min(n), Block::ZERO);
+        // Per batch: the sender's cross-product shares u, the receiver's v.
+        let words = rows.len() / 128 + 1;
+        let (mut u, mut v) = (vec![Block::ZERO; words], vec![Block::ZERO; words]);
+        for start in (0..n).step_by(BATCH_OTS) {
+            let len = BATCH_OTS.min(n - start);
+            let at = start / 128..(start + len).div_ceil(128);
+            let rows = &mut rows[..len];
+            self.both(links, |g, l, sending| {
+                let s = &mut g.scratch;
+                if sending {
+                    // a = H(q) ⊕ H(q ⊕ Δ), u = H(q).
+                    l.sender.send_random_correlated(l.channel, rows)?;
+                    s.hash(rows, Some(l.sender.delta()), g.sent, 1);
+                    g.sent += len as u64;
+                    let a = s.h0.iter().zip(&s.h1).map(|(x, y)| *x ^ *y);
+                    pack_low_bits(a, &mut t.a[at.clone()]);
+                    pack_low_bits(s.h0.iter().copied(), &mut u);
+                } else {
+                    // b = the choice bit, v = H(t).
+                    l.receiver.receive_random_correlated(l.channel, rows)?;
+                    s.hash(rows, None, g.received, 1);
+                    g.received += len as u64;
+                    pack_low_bits(rows.iter().copied(), &mut t.b[at.clone()]);
+                    pack_low_bits(s.h0.iter().copied(), &mut v);
+                }
+                Ok(())
+            })?;
+            for (((c, &a), &b), (&u, &v)) in t.c[at.clone()]
+                .iter_mut()
+                .zip(&t.a[at.clone()])
+                .zip(&t.b[at.clone()])
+                .zip(u.iter().zip(&v))
+            {
+                *c = (a & b) ^ u ^ v;
+            }
+        }
+        self.rows = rows;
+        Ok(t)
+    }
+
+    /// One batch of products of vectors of `m` elements: this party's vectors `x` (as the
+    /// sender) times the peer's random multipliers, and the peer's vectors times this party's
+    /// random multipliers, which it returns; shares of both products are added into `out`.
+    fn products<R: Ring>(
+        &mut self,
+        links: &mut Links<'_>,
+        x: &[R],
+        m: usize,
+        out: &mut [R],
+    ) -> Result<Vec<R>, Error> {
+        let products = x.len() / m;
+        let ots = products * R::BITS;
+        let mut rows = std::mem::take(&mut self.rows);
+        rows.resize(ots, Block::ZERO);
+        let mut multipliers = Vec::new();
+        let space = self.space;
+        self.both(links, |g, l, sending| {
+            if sending {
+                l.sender.send_random_correlated(l.channel, &mut rows)?;
+                let mut role = GilboaSender {
+                    x,
+                    m,
+                    rows: &rows,
+                    delta: l.sender.delta(),
+                    first: g.sent,
+                    out: &mut *out,
+                    scratch: &mut g.scratch,
+                };
+                role::drive(&mut role, l.channel, space)?;
+                g.sent += ots as u64;
+            } else {
+                l.receiver.receive_random_correlated(l.channel, &mut rows)?;
+                let mut role = GilboaReceiver {
+                    m,
+                    rows: &rows,
+                    first: g.received,
+                    out: &mut *out,
+                    scratch: &mut g.scratch,
+                };
+                role::drive(&mut role, l.channel, space)?;
+                g.received += ots as u64;
+                multipliers = rows
+                    .chunks_exact(R::BITS)
+                    .map(|bits| {
+                        let y = bits
+                            .iter()
+                            .enumerate()
+                            .fold(0, |y, (i, t)| y | (u64::from(t.lsb()) << i));
+                        R::from_u64(y)
+                    })
+                    .collect();
+            }
+            Ok(())
+        })?;
+        self.rows = rows;
+        Ok(multipliers)
+    }
+
+    /// `n` arithmetic triples over Z_2^ℓ: ℓ random OTs per triple in each direction and
+    /// ℓ(ℓ+8)/16 bytes of corrections or so.
+    pub fn arithmetic<R: Ring>(
+        &mut self,
+        links: &mut Links<'_>,
+        n: usize,
+    ) -> Result<ArithTriples<R>, Error> {
+        let mut t = ArithTriples {
+            a: self.random(n),
+            b: Vec::with_capacity(n),
+            c: vec![R::default(); n],
+        };
+        let per = BATCH_OTS / R::BITS;
+        for start in (0..n).step_by(per) {
+            let end = n.min(start + per);
+            let b = self.products(links, &t.a[start..end], 1, &mut t.c[start..end])?;
+            t.b.extend_from_slice(&b);
+        }
+        for ((c, &a), &b) in t.c.iter_mut().zip(&t.a).zip(&t.b) {
+            *c = R::from_u64(c.to_u64().wrapping_add(a.to_u64().wrapping_mul(b.to_u64())));
+        }
+        Ok(t)
+    }
+
+    /// A matrix triple of `shape` (rows, inner, cols): inner·cols products of columns of A
+    /// (rows elements) by entries of B, ℓ random OTs each in each direction.
+    pub fn matrix<R: Ring>(
+        &mut self,
+        links: &mut Links<'_>,
+        shape: (usize, usize, usize),
+    ) -> Result<MatrixTriple<R>, Error> {
+        let (rows, inner, cols) = shape;
+        let a = self.random(rows * inner);
+        let mut b = vec![R::default(); inner * cols];
+        let mut c = vec![R::default(); rows * cols];
+        // Product (p, q): column p of A times B[p][q], into column q of C.
+        let column: Vec<R> = (0..inner)
+            .flat_map(|p| (0..rows).map(move |r| (r, p)))
+            .map(|(r, p)| a[r * inner + p])
+            .collect();
+        let per = (BATCH_OTS / R::BITS).max(1);
+        let all: Vec<(usize, usize)> = (0..inner)
+            .flat_map(|p| (0..cols).map(move |q| (p, q)))
+            .collect();
+        for batch in all.chunks(per) {
+            let x: Vec<R> = batch
+                .iter()
+                .flat_map(|&(p, _)| column[p * rows..(p + 1) * rows].iter().copied())
+                .collect();
+            let mut shares = vec![R::default(); x.len()];
+            let y = self.products(links, &x, rows, &mut shares)?;
+            for ((&(p, q), share), y) in batch.iter().zip(shares.chunks_exact(rows)).zip(y) {
+                b[p * cols + q] = y;
+                for (r, &s) in share.iter().enumerate() {
+                    let cell = &mut c[r * cols + q];
+                    *cell = R::from_u64(cell.to_u64().wrapping_add(s.to_u64()));
+                }
+            }
+        }
+        // This party's own product A·B.
+        for r in 0..rows {
+            for p in 0..inner {
+                let a = a[r * inner + p].to_u64();
+                for q in 0..cols {
+                    let cell = &mut c[r * cols + q];
+                    let v = a.wrapping_mul(b[p * cols + q].to_u64());
+                    *cell = R::from_u64(cell.to_u64().wrapping_add(v));
+                }
+            }
+        }
+        Ok(MatrixTriple { shape, a, b, c })
+    }
+
+    fn random<R: Ring>(&mut self, n: usize) -> Vec<R> {
+        let mut blocks = vec![Block::ZERO; n.div_ceil(2)];
+        self.prg.fill_blocks(&mut blocks);
+        blocks
+            .iter()
+            .flat_map(|b| [b.low(), b.high()])
+            .take(n)
+            .map(R::from_u64)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,180 @@
+//! Triples checked by opening them: both parties' generators over an in-memory pair, with the
+//! IKNP and SoftSpoken providers, for sizes that are and are not multiples of 128 and of the
+//! batch; and Gilboa's roles stepped against each other with an edited correction.
+
+use super::*;
+use crate::{ExtensionReceiver, ExtensionSender, Protocol, Security};
+use std::thread;
+use tessera_net::memory;
+use tessera_net::role::{Side, run_pair};
+
+/// Runs `f` as both parties (party 0 sender-first) with fresh providers both ways; returns both
+/// results.
+fn pair<T: Send + 'static>(
+    protocol: Protocol,
+    f: impl Fn(&mut TripleGenerator, &mut Links<'_>) -> T + Send + Sync + Copy + 'static,
+) -> (T, T) {
+    let (mut a, mut b) = memory::pair().unwrap();
+    let party = move |net: &mut tessera_net::Network, me: usize| {
+        let ch = &mut net.peer(1 - me);
+        let mut spaces = Spaces::default();
+        let prg = |s: u128| Prg::from_seed_block(Block::new(s + 10 * me as u128));
+        // Party 0 sets up its sender first, party 1 its receiver first: the same order.
+        let (mut s, mut r) = if me == 0 {
+            let s = ExtensionSender::setup(ch, &mut spaces, protocol, prg(1)).unwrap();
+            (
+                s,
+                ExtensionReceiver::setup(ch, &mut spaces, protocol, prg(2)).unwrap(),
+            )
+        } else {
+            let r = ExtensionReceiver::setup(ch, &mut spaces, protocol, prg(2)).unwrap();
+            (
+                ExtensionSender::setup(ch, &mut spaces, protocol, prg(1)).unwrap(),
+                r,
+            )
+        };
+        let mut g = TripleGenerator::new(&mut spaces, me == 0, prg(3)).unwrap();
+        let mut links = Links {
+            channel: ch,
+            sender: &mut s,
+            receiver: &mut r,
+        };
+        f(&mut g, &mut links)
+    };
+    let other = thread::spawn(move || party(&mut b, 1));
+    let mine = party(&mut a, 0);
+    (mine, other.join().unwrap())
+}
+
+fn bit(v: &[Block], j: usize) -> bool {
+    (v[j / 128].as_u128() >> (j % 128)) & 1 == 1
+}
+
+#[test]
+fn boolean_triples_open_to_products() {
+    for protocol in [
+        Protocol::IKNP,
+        Protocol::softspoken(4, Security::SemiHonest).unwrap(),
+    ] {
+        for n in [1, 128, 1000, BATCH_OTS + 300] {
+            let (x, y) = pair(protocol, move |g, l| g.boolean(l, n).unwrap());
+            let mut ones = [0; 2];
+            for j in 0..n {
+                let a = bit(&x.a, j) ^ bit(&y.a, j);
+                let b = bit(&x.b, j) ^ bit(&y.b, j);
+                assert_eq!(bit(&x.c, j) ^ bit(&y.c, j), a & b, "n={n} j={j}");
+                ones[0] += usize::from(a);
+                ones[1] += usize::from(b);
+            }
+            if n >= 1000 {
+                assert!(ones.iter().all(|&o| o > n / 3 && o < 2 * n / 3), "{ones:?}");
+            }
+        }
+    }
+}
+
+fn check_arithmetic<R: Ring>(n: usize) {
+    let (x, y) = pair(
+        Protocol::softspoken(2, Security::SemiHonest).unwrap(),
+        move |g, l| g.arithmetic::<R>(l, n).unwrap(),
+    );
+    let add = |p: R, q: R| p.to_u64().wrapping_add(q.to_u64());
+    let mut distinct = std::collections::HashSet::new();
+    for j in 0..n {
+        let (a, b) = (add(x.a[j], y.a[j]), add(x.b[j], y.b[j]));
+        let c = R::from_u64(add(x.c[j], y.c[j]));
+        assert_eq!(c, R::from_u64(a.wrapping_mul(b)), "ℓ={} j={j}", R::BITS);
+        distinct.insert(R::from_u64(b).to_u64());
+    }
+    assert!(
+        distinct.len() > n.min(1 << R::BITS.min(16)) / 2,
+        "b is not random"
+    );
+}
+
+#[test]
+fn arithmetic_triples_open_to_products_for_every_width() {
+    check_arithmetic::<u8>(1000);
+    check_arithmetic::<u16>(700);
+    check_arithmetic::<u32>(3000);
+    check_arithmetic::<u64>(BATCH_OTS / 64 + 5);
+}
+
+fn check_matrix<R: Ring>(shape: (usize, usize, usize)) {
+    let (x, y) = pair(Protocol::IKNP, move |g, l| g.matrix::<R>(l, shape).unwrap());
+    let (rows, inner, cols) = shape;
+    let add = |p: R, q: R| p.to_u64().wrapping_add(q.to_u64());
+    for r in 0..rows {
+        for q in 0..cols {
+            let want = (0..inner).fold(0u64, |acc, p| {
+                let a = add(x.a[r * inner + p], y.a[r * inner + p]);
+                let b = add(x.b[p * cols + q], y.b[p * cols + q]);
+                acc.wrapping_add(a.wrapping_mul(b))
+            });
+            let got = add(x.c[r * cols + q], y.c[r * cols + q]);
+            assert_eq!(R::from_u64(got), R::from_u64(want), "{shape:?} ({r}, {q})");
+        }
+    }
+}
+
+#[test]
+fn matrix_triples_open_to_matrix_products() {
+    check_matrix::<u32>((3, 5, 2));
+    check_matrix::<u64>((16, 40, 3));
+    check_matrix::<u8>((1, 1, 1));
+    check_matrix::<u16>((7, 300, 5));
+}
+
+/// Gilboa's roles on made-up correlated rows: the shares add up to x·y; a correction edited
+/// on the way gives a wrong product (semi-honest: nothing detects it, and opening shows it).
+#[test]
+fn gilboa_roles_multiply_and_an_edit_shows() {
+    let mut prg = Prg::from_seed_block(Block::new(99));
+    let delta = prg.random_block().with_lsb(true);
+    let (m, products) = (3, 4);
+    let q: Vec<Block> = (0..products * 32)
+        .map(|_| prg.random_block().with_lsb(false))
+        .collect();
+    let t: Vec<Block> = q
+        .iter()
+        .map(|&q| q ^ (Block::mask(prg.random_block().lsb()) & delta))
+        .collect();
+    let x: Vec<u32> = (0..products * m)
+        .map(|_| prg.random_block().low() as u32)
+        .collect();
+    let (mut s_scratch, mut r_scratch) = (Scratch::default(), Scratch::default());
+    for edit in [false, true] {
+        let (mut s_out, mut r_out) = (vec![0u32; x.len()], vec![0u32; x.len()]);
+        let mut sender = GilboaSender {
+            x: &x,
+            m,
+            rows: &q,
+            delta,
+            first: 7,
+            out: &mut s_out,
+            scratch: &mut s_scratch,
+        };
+        let mut receiver = GilboaReceiver {
+            m,
+            rows: &t,
+            first: 7,
+            out: &mut r_out,
+            scratch: &mut r_scratch,
+        };
+        let (a, b) = run_pair(&mut sender, &mut receiver, |side, kind, bytes| {
+            if edit && side == Side::First && kind == CORRECTIONS {
+                bytes[0] ^= 1;
+            }
+        });
+        assert!(matches!((a, b), (Some(Ok(())), Some(Ok(())))));
+        let mut right = true;
+        for p in 0..products {
+            let y = (0..32).fold(0u32, |y, i| y | (u32::from(t[p * 32 + i].lsb()) << i));
+            for e in 0..m {
+                let k = p * m + e;
+                right &= s_out[k].wrapping_add(r_out[k]) == x[k].wrapping_mul(y);
+            }
+        }
+        assert_eq!(right, !edit || !t[0].lsb(), "edit {edit}");
+    }
+}

@@ -1,0 +1,241 @@
+//! `tessera bench triples`: Boolean, arithmetic and matrix triples between two threads over
+//! loopback TCP, each party both OT sender and receiver, against the loopback bandwidth
+//! measured in the same run.
+
+use super::{BENCH, CommonArgs, cpu_model, loopback, loopback_bandwidth};
+use crate::CliError;
+use clap::{Args, ValueEnum};
+use serde_json::json;
+use std::thread;
+use std::time::Instant;
+use tessera_core::{Backend, Prg};
+use tessera_net::{Channel, Kind, Network, PhaseTimer, Spaces};
+use tessera_ot::extension::MAX_K;
+use tessera_ot::triples::{Links, Ring, TripleGenerator};
+use tessera_ot::{ExtensionReceiver, ExtensionSender, Protocol, Security};
+
+/// Options of `tessera bench triples`.
+#[derive(Args)]
+pub struct TriplesArgs {
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Which triples.
+    #[arg(long, value_enum, default_value_t = KindArg::All)]
+    kind: KindArg,
+    /// Triples per timed sample (matrix: matrix triples per sample).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
+    count: Option<u64>,
+    /// The matrix shape ROWSxINNERxCOLS: A is ROWS×INNER, B is INNER×COLS.
+    #[arg(long, default_value = "128x784x1", value_parser = parse_shape)]
+    shape: (usize, usize, usize),
+    /// SoftSpoken's k for the random correlated OTs underneath (1 is IKNP).
+    #[arg(long, default_value_t = Protocol::DEFAULT_K as u8, value_parser = clap::value_parser!(u8).range(1..=MAX_K as i64))]
+    k: u8,
+}
+
+fn parse_shape(s: &str) -> Result<(usize, usize, usize), String> {
+    let dims: Vec<usize> = s
+        .split('x')
+        .map(|d| d.parse::<usize>().map_err(|e| format!("{d:?}: {e}")))
+        .collect::<Result<_, _>>()?;
+    match dims[..] {
+        [r, i, c] if r * i * c > 0 && r * i * c <= 1 << 26 => Ok((r, i, c)),
+        _ => Err(format!(
+            "{s:?} is not ROWSxINNERxCOLS with 1 to 2^26 entries in all"
+        )),
+    }
+}
+
+/// `--kind`.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+enum KindArg {
+    Bool,
+    Arith8,
+    Arith16,
+    Arith32,
+    Arith64,
+    Matrix,
+    All,
+}
+
+impl KindArg {
+    fn name(self) -> &'static str {
+        match self {
+            KindArg::Bool => "bool",
+            KindArg::Arith8 => "arith8",
+            KindArg::Arith16 => "arith16",
+            KindArg::Arith32 => "arith32",
+            KindArg::Arith64 => "arith64",
+            KindArg::Matrix => "matrix",
+            KindArg::All => "all",
+        }
+    }
+
+    fn default_count(self) -> u64 {
+        match self {
+            KindArg::Bool => 1 << 24,
+            KindArg::Arith8 | KindArg::Arith16 => 1 << 20,
+            KindArg::Arith32 | KindArg::Arith64 => 1 << 18,
+            _ => 4,
+        }
+    }
+}
+
+const GO: Kind = Kind::new(0x72, "bench start");
+
+/// One sample's work: `count` triples of `kind`.
+fn make(
+    g: &mut TripleGenerator,
+    links: &mut Links<'_>,
+    kind: KindArg,
+    count: usize,
+    shape: (usize, usize, usize),
+) -> Result<(), CliError> {
+    fn arith<R: Ring>(
+        g: &mut TripleGenerator,
+        l: &mut Links<'_>,
+        n: usize,
+    ) -> Result<(), CliError> {
+        g.arithmetic::<R>(l, n)?;
+        Ok(())
+    }
+    match kind {
+        KindArg::Bool => {
+            g.boolean(links, count)?;
+        }
+        KindArg::Arith8 => arith::<u8>(g, links, count)?,
+        KindArg::Arith16 => arith::<u16>(g, links, count)?,
+        KindArg::Arith32 => arith::<u32>(g, links, count)?,
+        KindArg::Arith64 => arith::<u64>(g, links, count)?,
+        _ => {
+            for _ in 0..count {
+                g.matrix::<u64>(links, shape)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One party: OT set-up both ways (party 0 sender first), then `samples` timed rounds.
+fn party(
+    net: &mut Network,
+    me: usize,
+    protocol: Protocol,
+    kind: KindArg,
+    count: usize,
+    shape: (usize, usize, usize),
+    samples: u32,
+) -> Result<Vec<f64>, CliError> {
+    let ch = &mut net.peer(1 - me);
+    let mut spaces = Spaces::default();
+    let (mut s, mut r) = if me == 0 {
+        let s = ExtensionSender::setup(ch, &mut spaces, protocol, Prg::from_os()?)?;
+        let r = ExtensionReceiver::setup(ch, &mut spaces, protocol, Prg::from_os()?)?;
+        (s, r)
+    } else {
+        let r = ExtensionReceiver::setup(ch, &mut spaces, protocol, Prg::from_os()?)?;
+        let s = ExtensionSender::setup(ch, &mut spaces, protocol, Prg::from_os()?)?;
+        (s, r)
+    };
+    let mut g = TripleGenerator::new(&mut spaces, me == 0, Prg::from_os()?)?;
+    let mut rates = Vec::new();
+    for _ in 0..samples {
+        // Both start together: party 0 says go, party 1 waits for it.
+        if me == 0 {
+            ch.send(BENCH.tag(GO), &[])?;
+            ch.flush()?;
+        } else {
+            ch.recv_bounded(BENCH.tag(GO), 0)?;
+        }
+        let t = Instant::now();
+        let mut links = Links {
+            channel: ch,
+            sender: &mut s,
+            receiver: &mut r,
+        };
+        make(&mut g, &mut links, kind, count, shape)?;
+        rates.push(count as f64 / t.elapsed().as_secs_f64());
+    }
+    Ok(rates)
+}
+
+fn measure_triples(
+    protocol: Protocol,
+    kind: KindArg,
+    count: usize,
+    shape: (usize, usize, usize),
+    samples: u32,
+) -> Result<serde_json::Value, CliError> {
+    let (mut a, mut b) = loopback()?;
+    let other = thread::spawn(move || party(&mut b, 1, protocol, kind, count, shape, samples));
+    let timer = PhaseTimer::start("triples", &a);
+    let mut rates = party(&mut a, 0, protocol, kind, count, shape, samples)?;
+    let phase = timer.stop(&a);
+    other
+        .join()
+        .map_err(|_| CliError::Usage("party 1's thread panicked".into()))??;
+    rates.sort_by(f64::total_cmp);
+    let rate = rates[rates.len() / 2];
+    let per_sample = |v: u64| v / u64::from(samples);
+    Ok(json!({
+        "kind": kind.name(),
+        "ot": protocol.name(),
+        "count": count,
+        "shape": if kind == KindArg::Matrix { json!([shape.0, shape.1, shape.2]) } else { json!(null) },
+        "triples_per_sec": rate,
+        "bytes_sent": per_sample(phase.traffic.bytes_sent),
+        "bytes_received": per_sample(phase.traffic.bytes_received),
+        "samples": samples,
+    }))
+}
+
+/// Runs `tessera bench triples`.
+pub fn run(args: &TriplesArgs) -> Result<(), CliError> {
+    let bandwidth = loopback_bandwidth()?;
+    let protocol = Protocol::softspoken(usize::from(args.k), Security::SemiHonest)?;
+    let kinds = match args.kind {
+        KindArg::All => vec![
+            KindArg::Bool,
+            KindArg::Arith8,
+            KindArg::Arith16,
+            KindArg::Arith32,
+            KindArg::Arith64,
+            KindArg::Matrix,
+        ],
+        k => vec![k],
+    };
+    if !args.common.json {
+        println!(
+            "{:<8} {:<14} {:>10} {:>14} {:>16} {:>8}",
+            "kind", "ot", "count", "triples/s", "bytes/triple", "link"
+        );
+    }
+    for kind in kinds {
+        let count = args.count.unwrap_or(kind.default_count()) as usize;
+        let mut v = measure_triples(protocol, kind, count, args.shape, args.common.samples)?;
+        let rate = v["triples_per_sec"].as_f64().unwrap_or(0.0);
+        let wire = (v["bytes_sent"].as_u64().unwrap_or(0)
+            + v["bytes_received"].as_u64().unwrap_or(0)) as f64;
+        // Both directions' traffic, per triple, at the measured rate, over the bandwidth.
+        let link = wire / count as f64 * rate / bandwidth;
+        v["bytes_per_triple"] = json!(wire / count as f64);
+        v["loopback_bytes_per_sec"] = json!(bandwidth);
+        v["link_utilisation"] = json!(link);
+        v["backend"] = json!(Backend::active().name());
+        v["cpu"] = json!(cpu_model());
+        if args.common.json {
+            println!("{v}");
+        } else {
+            println!(
+                "{:<8} {:<14} {:>10} {:>14.0} {:>16.1} {:>8.2}",
+                kind.name(),
+                protocol.name(),
+                count,
+                rate,
+                wire / count as f64,
+                link
+            );
+        }
+    }
+    Ok(())
+}
