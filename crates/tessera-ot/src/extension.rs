@@ -20,8 +20,8 @@
 //! message), and masking two chosen messages with the random ones gives chosen-message OT
 //! (two blocks per OT).
 //!
-//! KOS (Keller, Orsini, Scholl, CRYPTO 2015, §3 and Fig. 7; for SoftSpoken, Roy §5, whose
-//! proof covers this check for every k): the receiver extends
+//! KOS (Keller, Orsini, Scholl, CRYPTO 2015, §3 and Fig. 7; Roy §5 treats consistency checks
+//! for SoftSpoken): the receiver extends
 //! `KOS_EXTRA` more rows with random choice bits, and after the matrix both run the
 //! consistency check: for random χ_j ∈ GF(2^128) from a coin toss (the sender commits to its
 //! seed before the matrix, the receiver then reveals its own, the sender opens), the receiver
@@ -118,8 +118,9 @@ impl Protocol {
         k: 1,
         security: Security::Malicious,
     };
-    /// SoftSpoken's default k, measured with `tessera bench ot --protocol softspoken`: the
-    /// fastest correlated OT over loopback on the machines this was measured on.
+    /// SoftSpoken's default k. With `tessera bench ot --protocol softspoken --flavour cot` on
+    /// a 2-core Zen 3 guest, k = 2 and k = 3 were equally fast and k ≥ 4 slower; 3 sends a third
+    /// less than 2.
     pub const DEFAULT_K: usize = 3;
 
     /// SoftSpoken with groups of `k` columns, 1 ≤ k ≤ [`MAX_K`].
@@ -902,13 +903,45 @@ impl Role for MaskedReceiver<'_> {
     }
 }
 
-fn check_len(what: &str, got: usize, want: usize) -> Result<(), Error> {
+/// An error unless `got` equals `want`: "`what`: `got` `unit` for `want`".
+fn check_len(what: &str, unit: &str, got: usize, want: usize) -> Result<(), Error> {
     if got == want {
         Ok(())
     } else {
-        Err(Error::Usage(format!(
-            "{what}: {got} outputs for {want} OTs"
-        )))
+        Err(Error::Usage(format!("{what}: {got} {unit} for {want}")))
+    }
+}
+
+/// Rows of OTs made ahead of use (random choices, in the receiver's low bits) and how many
+/// are drawn: the same on both sides.
+#[derive(Default)]
+struct Stock {
+    rows: Vec<Block>,
+    used: usize,
+}
+
+impl Stock {
+    /// The next rows, at most `n`, marked drawn.
+    fn draw(&mut self, n: usize) -> &[Block] {
+        let k = n.min(self.rows.len() - self.used);
+        self.used += k;
+        &self.rows[self.used - k..self.used]
+    }
+
+    /// Drops the drawn rows and appends `n` more, batch by batch: `extend(len, rows)` runs
+    /// one batch of `len` OTs and appends its rows.
+    fn refill(
+        &mut self,
+        n: usize,
+        mut extend: impl FnMut(usize, &mut Vec<Block>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        self.rows.drain(..self.used);
+        self.used = 0;
+        self.rows.reserve(n);
+        for part in (0..n).step_by(BATCH) {
+            extend(BATCH.min(n - part), &mut self.rows)?;
+        }
+        Ok(())
     }
 }
 
@@ -918,9 +951,8 @@ pub struct ExtensionSender {
     core: SenderCore,
     space: Space,
     hasher: Hasher,
-    /// Rows q_j of OTs made ahead of use, and how many are used.
-    stock: Vec<Block>,
-    used: usize,
+    /// Rows q_j of OTs made ahead of use.
+    stock: Stock,
 }
 
 impl std::fmt::Debug for ExtensionSender {
@@ -957,8 +989,7 @@ impl ExtensionSender {
             core: role::drive(&mut setup, channel, space)?,
             space,
             hasher: Hasher::new(),
-            stock: Vec::new(),
-            used: 0,
+            stock: Stock::default(),
         })
     }
 
@@ -969,10 +1000,9 @@ impl ExtensionSender {
 
     /// Fills `out` with OTs made ahead, as they are, then fresh ones: random correlated OTs.
     fn draw(&mut self, channel: &mut dyn Channel, out: &mut [Block]) -> Result<(), Error> {
-        let k = out.len().min(self.stock.len() - self.used);
-        let (ahead, fresh) = out.split_at_mut(k);
-        ahead.copy_from_slice(&self.stock[self.used..self.used + k]);
-        self.used += k;
+        let ahead = self.stock.draw(out.len());
+        let (made, fresh) = out.split_at_mut(ahead.len());
+        made.copy_from_slice(ahead);
         for part in fresh.chunks_mut(BATCH) {
             self.extend(channel, part.len())?;
             part.copy_from_slice(&self.core.rows[..part.len()]);
@@ -1002,30 +1032,26 @@ impl CotSender for ExtensionSender {
         out: &mut [Block],
     ) -> Result<(), Error> {
         // OTs made ahead first, adjusted to the receiver's choices; then fresh ones.
-        let k = out.len().min(self.stock.len() - self.used);
-        let (ahead, fresh) = out.split_at_mut(k);
-        if k > 0 {
+        let stock = self.stock.draw(out.len());
+        let (ahead, fresh) = out.split_at_mut(stock.len());
+        if !stock.is_empty() {
             let mut adjust = AdjustSender {
-                stock: &self.stock[self.used..self.used + k],
+                stock,
                 delta: self.core.delta,
                 out: ahead,
             };
             role::drive(&mut adjust, channel, self.space)?;
-            self.used += k;
         }
         self.draw(channel, fresh)
     }
 
     fn prepare(&mut self, channel: &mut dyn Channel, n: usize) -> Result<(), Error> {
-        self.stock.drain(..self.used);
-        self.used = 0;
-        self.stock.reserve(n);
-        for part in (0..n).step_by(BATCH) {
-            let len = BATCH.min(n - part);
-            self.extend(channel, len)?;
-            self.stock.extend_from_slice(&self.core.rows[..len]);
-        }
-        Ok(())
+        let (core, space) = (&mut self.core, self.space);
+        self.stock.refill(n, |len, rows| {
+            role::drive(&mut core.extend(len), channel, space)?;
+            rows.extend_from_slice(&core.rows[..len]);
+            Ok(())
+        })
     }
 }
 
@@ -1079,10 +1105,8 @@ pub struct ExtensionReceiver {
     core: ReceiverCore,
     space: Space,
     hasher: Hasher,
-    /// Rows t_j of OTs made ahead of use (random choices in their least significant bits),
-    /// and how many are used.
-    stock: Vec<Block>,
-    used: usize,
+    /// Rows t_j of OTs made ahead of use.
+    stock: Stock,
 }
 
 impl std::fmt::Debug for ExtensionReceiver {
@@ -1113,8 +1137,7 @@ impl ExtensionReceiver {
             core,
             space,
             hasher: Hasher::new(),
-            stock: Vec::new(),
-            used: 0,
+            stock: Stock::default(),
         })
     }
 
@@ -1127,16 +1150,40 @@ impl ExtensionReceiver {
     }
 }
 
+/// This party's extension sender to a peer and receiver from it, set up in an order both
+/// agree on: the party with `sender_first` sets up its sender first, the other its receiver.
+pub fn setup_both<C: Channel + ?Sized>(
+    channel: &mut C,
+    spaces: &mut Spaces,
+    protocol: Protocol,
+    sender_first: bool,
+    prg: &mut Prg,
+) -> Result<(ExtensionSender, ExtensionReceiver), Error> {
+    let (s_prg, r_prg) = (
+        Prg::from_seed_block(prg.random_block()),
+        Prg::from_seed_block(prg.random_block()),
+    );
+    if sender_first {
+        let s = ExtensionSender::setup(channel, spaces, protocol, s_prg)?;
+        Ok((
+            s,
+            ExtensionReceiver::setup(channel, spaces, protocol, r_prg)?,
+        ))
+    } else {
+        let r = ExtensionReceiver::setup(channel, spaces, protocol, r_prg)?;
+        Ok((ExtensionSender::setup(channel, spaces, protocol, s_prg)?, r))
+    }
+}
+
 impl RcotReceiver for ExtensionReceiver {
     fn receive_random_correlated(
         &mut self,
         channel: &mut dyn Channel,
         out: &mut [Block],
     ) -> Result<(), Error> {
-        let k = out.len().min(self.stock.len() - self.used);
-        let (ahead, fresh) = out.split_at_mut(k);
-        ahead.copy_from_slice(&self.stock[self.used..self.used + k]);
-        self.used += k;
+        let ahead = self.stock.draw(out.len());
+        let (made, fresh) = out.split_at_mut(ahead.len());
+        made.copy_from_slice(ahead);
         for part in fresh.chunks_mut(BATCH) {
             self.extend_random(channel, part.len())?;
             part.copy_from_slice(&self.core.rows[..part.len()]);
@@ -1152,19 +1199,18 @@ impl CotReceiver for ExtensionReceiver {
         choices: &[bool],
         out: &mut [Block],
     ) -> Result<(), Error> {
-        check_len("correlated OT", out.len(), choices.len())?;
+        check_len("correlated OT", "outputs", out.len(), choices.len())?;
         // OTs made ahead first: their rows stay, the sender adjusts to the flip bits.
-        let k = out.len().min(self.stock.len() - self.used);
+        let stock = self.stock.draw(out.len());
+        let k = stock.len();
         let (ahead, fresh) = out.split_at_mut(k);
         if k > 0 {
-            let range = self.used..self.used + k;
             let mut adjust = AdjustReceiver {
-                stock: &self.stock[range.clone()],
+                stock,
                 chosen: &choices[..k],
             };
             role::drive(&mut adjust, channel, self.space)?;
-            ahead.copy_from_slice(&self.stock[range]);
-            self.used += k;
+            ahead.copy_from_slice(stock);
         }
         for (part, c) in fresh.chunks_mut(BATCH).zip(choices[k..].chunks(BATCH)) {
             self.extend(channel, c)?;
@@ -1174,15 +1220,12 @@ impl CotReceiver for ExtensionReceiver {
     }
 
     fn prepare(&mut self, channel: &mut dyn Channel, n: usize) -> Result<(), Error> {
-        self.stock.drain(..self.used);
-        self.used = 0;
-        self.stock.reserve(n);
-        for part in (0..n).step_by(BATCH) {
-            let len = BATCH.min(n - part);
-            self.extend_random(channel, len)?;
-            self.stock.extend_from_slice(&self.core.rows[..len]);
-        }
-        Ok(())
+        let (core, space) = (&mut self.core, self.space);
+        self.stock.refill(n, |len, rows| {
+            role::drive(&mut core.extend_random(len), channel, space)?;
+            rows.extend_from_slice(&core.rows[..len]);
+            Ok(())
+        })
     }
 }
 
@@ -1193,7 +1236,7 @@ impl RotReceiver for ExtensionReceiver {
         choices: &[bool],
         out: &mut [Block],
     ) -> Result<(), Error> {
-        check_len("random OT", out.len(), choices.len())?;
+        check_len("random OT", "outputs", out.len(), choices.len())?;
         for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
             let first = self.extend(channel, c)?;
             for (k, chunk) in part.chunks_mut(CHUNK).enumerate() {
@@ -1213,7 +1256,7 @@ impl OtReceiver for ExtensionReceiver {
         choices: &[bool],
         out: &mut [Block],
     ) -> Result<(), Error> {
-        check_len("chosen-message OT", out.len(), choices.len())?;
+        check_len("chosen-message OT", "outputs", out.len(), choices.len())?;
         for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
             let first = self.extend(channel, c)?;
             let mut masked = MaskedReceiver {

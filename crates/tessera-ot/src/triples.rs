@@ -139,84 +139,75 @@ fn hash_blocks(bits: usize, m: usize) -> usize {
     (m * bits).div_ceil(128)
 }
 
-/// Element `e` of `bits` bits from hash blocks (little-endian words).
+/// Element `e` of `bits` bits (8, 16, 32 or 64: no element straddles a word) from hash
+/// blocks read as little-endian 64-bit words.
 fn element(h: &[Block], bits: usize, e: usize) -> u64 {
-    let at = e * bits;
-    let word = if (at / 64).is_multiple_of(2) {
-        h[at / 128].low()
-    } else {
-        h[at / 128].high()
-    };
-    let shifted = word >> (at % 64);
-    if bits == 64 {
-        shifted
-    } else {
-        shifted & ((1 << bits) - 1)
-    }
+    let words: &[u64] = bytemuck::cast_slice(h);
+    let word = words[e * bits / 64] >> (e * bits % 64);
+    word & (u64::MAX >> (64 - bits))
 }
 
-/// The low bits of `blocks`, packed 128 to a block (zero beyond the last).
-fn pack_low_bits(blocks: impl Iterator<Item = Block>, out: &mut [Block]) {
+/// The low bits of `blocks`, packed 128 to a block into `out` (zero beyond the last).
+fn pack_low_bits(blocks: &[Block], out: &mut [Block]) {
     out.fill(Block::ZERO);
-    for (j, x) in blocks.enumerate() {
-        out[j / 128] ^= Block::new(u128::from(x.lsb()) << (j % 128));
+    for (o, chunk) in out.iter_mut().zip(blocks.chunks(128)) {
+        let bits = chunk
+            .iter()
+            .enumerate()
+            .fold(0u128, |acc, (k, b)| acc | (u128::from(b.lsb()) << k));
+        *o = Block::new(bits);
     }
 }
 
-/// Scratch space of the triple roles, kept across batches: TCCR hashing of OT rows with
-/// tweaks (OT index, block number) and the corrections.
+/// Scratch space of the triple roles, kept across batches: the TCCR hashes of OT rows with
+/// tweaks (OT index, block number), and the corrections.
 #[derive(Debug, Default)]
 pub struct Scratch {
     hash: FixedKeyHash,
     inputs: Vec<Block>,
     tweaks: Vec<Block>,
-    h0: Vec<Block>,
-    h1: Vec<Block>,
+    /// H(rows) and H(rows ⊕ Δ).
+    h: [Vec<Block>; 2],
     tau: Vec<u8>,
 }
 
-/// `out[j * per + k]` = H(rows[j] ⊕ offset, (first + j, k)) for k < per, with `inputs` and
-/// `tweaks` as scratch.
-fn hash_rows(
-    hash: &FixedKeyHash,
-    (inputs, tweaks): (&mut Vec<Block>, &mut Vec<Block>),
-    rows: &[Block],
-    (offset, first, per): (Block, u64, usize),
-    out: &mut Vec<Block>,
-) {
-    let n = rows.len() * per;
-    inputs.resize(n, Block::ZERO);
-    tweaks.resize(n, Block::ZERO);
-    out.resize(n, Block::ZERO);
-    for (j, ((x, t), &r)) in inputs
-        .chunks_exact_mut(per)
-        .zip(tweaks.chunks_exact_mut(per))
-        .zip(rows)
-        .enumerate()
-    {
-        x.fill(r ^ offset);
-        for (k, t) in t.iter_mut().enumerate() {
-            *t = Block::from_halves(first + j as u64, k as u64);
+impl Scratch {
+    /// `h[which][j * per + k]` = H(rows[j] ⊕ offset, (first + j, k)) for k < per.
+    fn hash(&mut self, which: usize, rows: &[Block], offset: Block, first: u64, per: usize) {
+        let Scratch {
+            hash,
+            inputs,
+            tweaks,
+            h,
+            ..
+        } = self;
+        let n = rows.len() * per;
+        inputs.resize(n, Block::ZERO);
+        tweaks.resize(n, Block::ZERO);
+        h[which].resize(n, Block::ZERO);
+        for (j, ((x, t), &r)) in inputs
+            .chunks_exact_mut(per)
+            .zip(tweaks.chunks_exact_mut(per))
+            .zip(rows)
+            .enumerate()
+        {
+            x.fill(r ^ offset);
+            for (k, t) in t.iter_mut().enumerate() {
+                *t = Block::from_halves(first + j as u64, k as u64);
+            }
         }
+        hash.tccr(inputs, tweaks, &mut h[which]);
     }
-    hash.tccr(inputs, tweaks, out);
 }
 
-impl Scratch {
-    /// Hashes `rows` into `h0`, and with `delta` XORed in into `h1` when given.
-    fn hash(&mut self, rows: &[Block], delta: Option<Block>, first: u64, per: usize) {
-        let io = (&mut self.inputs, &mut self.tweaks);
-        hash_rows(
-            &self.hash,
-            io,
-            rows,
-            (Block::ZERO, first, per),
-            &mut self.h0,
-        );
-        if let Some(delta) = delta {
-            let io = (&mut self.inputs, &mut self.tweaks);
-            hash_rows(&self.hash, io, rows, (delta, first, per), &mut self.h1);
-        }
+/// An error unless a batch's vectors, rows and outputs agree in size.
+fn check_batch(what: &str, bits: usize, m: usize, rows: usize, out: usize) -> Result<(), Error> {
+    if m > 0 && out.is_multiple_of(m) && rows == out / m * bits {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "{what}: {rows} OTs and {out} outputs do not make products of {m} elements of {bits} bits"
+        )))
     }
 }
 
@@ -254,10 +245,17 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
             return Err(out_of_turn("Gilboa multiplication", "a message"));
         }
         let (bits, m) = (R::BITS, self.m);
+        check_batch("Gilboa sender", bits, m, self.rows.len(), self.out.len())?;
+        if self.x.len() != self.out.len() {
+            return Err(Error::Usage(
+                "Gilboa sender: one output per input element".into(),
+            ));
+        }
         let per = hash_blocks(bits, m);
         let scratch = &mut *self.scratch;
-        scratch.hash(self.rows, Some(self.delta), self.first, per);
-        let (h0, h1, tau) = (&scratch.h0, &scratch.h1, &mut scratch.tau);
+        scratch.hash(0, self.rows, Block::ZERO, self.first, per);
+        scratch.hash(1, self.rows, self.delta, self.first, per);
+        let ([h0, h1], tau) = (&scratch.h, &mut scratch.tau);
         tau.clear();
         for (p, (x, share)) in self
             .x
@@ -309,13 +307,15 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
         _out: &mut O,
     ) -> Result<Next<()>, Error> {
         let (bits, m) = (R::BITS, self.m);
+        check_batch("Gilboa receiver", bits, m, self.rows.len(), self.out.len())?;
         let products = self.out.len() / m;
         let Some(Corrections(tau)) = incoming else {
             return Ok(Next::exact(CORRECTIONS, products * product_bytes(bits, m)));
         };
         let per = hash_blocks(bits, m);
-        self.scratch.hash(self.rows, None, self.first, per);
-        let h = &self.scratch.h0;
+        self.scratch
+            .hash(0, self.rows, Block::ZERO, self.first, per);
+        let h = &self.scratch.h[0];
         let mut at = 0;
         for (p, share) in self.out.chunks_exact_mut(m).enumerate() {
             for i in 0..bits {
@@ -408,20 +408,23 @@ impl TripleGenerator {
             self.both(links, |g, l, sending| {
                 let s = &mut g.scratch;
                 if sending {
-                    // a = H(q) ⊕ H(q ⊕ Δ), u = H(q).
+                    // u = H(q), a = H(q) ⊕ H(q ⊕ Δ).
                     l.sender.send_random_correlated(l.channel, rows)?;
-                    s.hash(rows, Some(l.sender.delta()), g.sent, 1);
+                    s.hash(0, rows, Block::ZERO, g.sent, 1);
+                    s.hash(1, rows, l.sender.delta(), g.sent, 1);
                     g.sent += len as u64;
-                    let a = s.h0.iter().zip(&s.h1).map(|(x, y)| *x ^ *y);
-                    pack_low_bits(a, &mut t.a[at.clone()]);
-                    pack_low_bits(s.h0.iter().copied(), &mut u);
+                    pack_low_bits(&s.h[0], &mut u);
+                    pack_low_bits(&s.h[1], &mut t.a[at.clone()]);
+                    for (a, &u) in t.a[at.clone()].iter_mut().zip(&u) {
+                        *a ^= u;
+                    }
                 } else {
                     // b = the choice bit, v = H(t).
                     l.receiver.receive_random_correlated(l.channel, rows)?;
-                    s.hash(rows, None, g.received, 1);
+                    s.hash(0, rows, Block::ZERO, g.received, 1);
                     g.received += len as u64;
-                    pack_low_bits(rows.iter().copied(), &mut t.b[at.clone()]);
-                    pack_low_bits(s.h0.iter().copied(), &mut v);
+                    pack_low_bits(rows, &mut t.b[at.clone()]);
+                    pack_low_bits(&s.h[0], &mut v);
                 }
                 Ok(())
             })?;
@@ -497,7 +500,7 @@ impl TripleGenerator {
     }
 
     /// `n` arithmetic triples over Z_2^ℓ: ℓ random OTs per triple in each direction and
-    /// ℓ(ℓ+8)/16 bytes of corrections or so.
+    /// Σ_i ⌈(ℓ − i)/8⌉ bytes of corrections (288 for ℓ = 64).
     pub fn arithmetic<R: Ring>(
         &mut self,
         links: &mut Links<'_>,

@@ -39,6 +39,30 @@ fn messages(seed: u128, n: usize) -> Vec<(Block, Block)> {
 const SIZES: [usize; 6] = [1, 127, 128, 1000, 16384 + 5, 40000];
 
 type Received = Vec<(Vec<Block>, Vec<Block>, Vec<Block>, Vec<Block>)>;
+type Sent = Vec<(
+    Vec<Block>,
+    Vec<(Block, Block)>,
+    Vec<(Block, Block)>,
+    Vec<Block>,
+)>;
+
+fn send_all(s: &mut ExtensionSender, ch: &mut dyn Channel) -> Sent {
+    SIZES
+        .iter()
+        .enumerate()
+        .map(|(k, &n)| {
+            let mut cot = vec![Block::ZERO; n];
+            s.send_correlated(ch, &mut cot).unwrap();
+            let mut rot = vec![(Block::ZERO, Block::ZERO); n];
+            s.send_random(ch, &mut rot).unwrap();
+            let m = messages(100 + k as u128, n);
+            s.send_chosen(ch, &m).unwrap();
+            let mut rcot = vec![Block::ZERO; n];
+            s.send_random_correlated(ch, &mut rcot).unwrap();
+            (cot, rot, m, rcot)
+        })
+        .collect()
+}
 
 fn receive_all(r: &mut ExtensionReceiver, ch: &mut dyn Channel) -> Received {
     SIZES
@@ -59,41 +83,30 @@ fn receive_all(r: &mut ExtensionReceiver, ch: &mut dyn Channel) -> Received {
         .collect()
 }
 
-fn run_all(protocol: Protocol, mut a: Network, mut b: Network) {
+/// Sets up `protocol` between party 0 of `a` (sender) and party 1 of `b` (receiver, on its own
+/// thread), then runs `send` and `receive` on them; gives back both results and Δ.
+fn exchange<S, R: Send + 'static>(
+    protocol: Protocol,
+    (mut a, mut b): (Network, Network),
+    send: impl FnOnce(&mut ExtensionSender, &mut dyn Channel) -> S,
+    receive: impl FnOnce(&mut ExtensionReceiver, &mut dyn Channel) -> R + Send + 'static,
+) -> (S, R, Block) {
     let receiver = thread::spawn(move || {
         let ch = &mut b.peer(0);
-        let mut r = ExtensionReceiver::setup(
-            ch,
-            &mut Spaces::default(),
-            protocol,
-            Prg::from_os().unwrap(),
-        )
-        .unwrap();
-        receive_all(&mut r, ch)
+        let prg = Prg::from_os().unwrap();
+        let mut r = ExtensionReceiver::setup(ch, &mut Spaces::default(), protocol, prg).unwrap();
+        receive(&mut r, ch)
     });
     let ch = &mut a.peer(1);
-    let mut s = ExtensionSender::setup(
-        ch,
-        &mut Spaces::default(),
-        protocol,
-        Prg::from_os().unwrap(),
-    )
-    .unwrap();
-    let delta = s.delta();
+    let prg = Prg::from_os().unwrap();
+    let mut s = ExtensionSender::setup(ch, &mut Spaces::default(), protocol, prg).unwrap();
+    let sent = send(&mut s, ch);
+    (sent, receiver.join().unwrap(), s.delta())
+}
+
+fn run_all(protocol: Protocol, nets: (Network, Network)) {
+    let (sent, got, delta) = exchange(protocol, nets, send_all, receive_all);
     assert!(delta.lsb());
-    let mut sent = Vec::new();
-    for (k, &n) in SIZES.iter().enumerate() {
-        let mut cot = vec![Block::ZERO; n];
-        s.send_correlated(ch, &mut cot).unwrap();
-        let mut rot = vec![(Block::ZERO, Block::ZERO); n];
-        s.send_random(ch, &mut rot).unwrap();
-        let m = messages(100 + k as u128, n);
-        s.send_chosen(ch, &m).unwrap();
-        let mut rcot = vec![Block::ZERO; n];
-        s.send_random_correlated(ch, &mut rcot).unwrap();
-        sent.push((cot, rot, m, rcot));
-    }
-    let got = receiver.join().unwrap();
     for (k, ((cot_s, rot_s, m, rcot_s), (cot_r, rot_r, ot_r, rcot_r))) in
         sent.iter().zip(&got).enumerate()
     {
@@ -121,8 +134,7 @@ fn run_all(protocol: Protocol, mut a: Network, mut b: Network) {
 #[test]
 fn every_extension_over_memory() {
     for protocol in protocols() {
-        let (a, b) = memory::pair().unwrap();
-        run_all(protocol, a, b);
+        run_all(protocol, memory::pair().unwrap());
     }
 }
 
@@ -136,7 +148,7 @@ fn kos_and_softspoken_over_tcp() {
             tessera_net::tcp::loopback(2, None, Duration::from_secs(10), NetConfig::default())
                 .unwrap();
         let (b, a) = (nets.pop().unwrap(), nets.pop().unwrap());
-        run_all(protocol, a, b);
+        run_all(protocol, (a, b));
     }
 }
 
@@ -176,49 +188,38 @@ fn the_senders_view_does_not_show_the_choices() {
 fn correlated_ots_made_ahead_serve_later_draws() {
     const DRAWS: [usize; 5] = [1, 127, 3000, 4000, 500];
     for protocol in protocols() {
-        let (mut a, mut b) = memory::pair().unwrap();
-        let receiver = thread::spawn(move || {
-            let ch = &mut b.peer(0);
-            let mut r = ExtensionReceiver::setup(
-                ch,
-                &mut Spaces::default(),
-                protocol,
-                Prg::from_os().unwrap(),
-            )
-            .unwrap();
-            r.prepare(ch, 5000).unwrap();
-            let mut got = Vec::new();
-            for (k, &n) in DRAWS.iter().enumerate() {
-                if k == 3 {
-                    r.prepare(ch, 1000).unwrap();
-                }
-                let mut out = vec![Block::ZERO; n];
-                r.receive_correlated(ch, &choices(k as u128 + 50, n), &mut out)
-                    .unwrap();
-                got.push(out);
+        let draw = |k: usize, prepare: &mut dyn FnMut(usize)| {
+            if k == 0 {
+                prepare(5000);
+            } else if k == 3 {
+                prepare(1000);
             }
-            got
-        });
-        let ch = &mut a.peer(1);
-        let mut s = ExtensionSender::setup(
-            ch,
-            &mut Spaces::default(),
+        };
+        let (sent, got, delta) = exchange(
             protocol,
-            Prg::from_os().unwrap(),
-        )
-        .unwrap();
-        s.prepare(ch, 5000).unwrap();
-        let mut sent = Vec::new();
-        for (k, &n) in DRAWS.iter().enumerate() {
-            if k == 3 {
-                s.prepare(ch, 1000).unwrap();
-            }
-            let mut out = vec![Block::ZERO; n];
-            s.send_correlated(ch, &mut out).unwrap();
-            sent.push(out);
-        }
-        let got = receiver.join().unwrap();
-        let delta = s.delta();
+            memory::pair().unwrap(),
+            |s, ch| {
+                let mut sent = Vec::new();
+                for (k, &n) in DRAWS.iter().enumerate() {
+                    draw(k, &mut |m| s.prepare(ch, m).unwrap());
+                    let mut out = vec![Block::ZERO; n];
+                    s.send_correlated(ch, &mut out).unwrap();
+                    sent.push(out);
+                }
+                sent
+            },
+            move |r, ch| {
+                let mut got = Vec::new();
+                for (k, &n) in DRAWS.iter().enumerate() {
+                    draw(k, &mut |m| r.prepare(ch, m).unwrap());
+                    let mut out = vec![Block::ZERO; n];
+                    r.receive_correlated(ch, &choices(k as u128 + 50, n), &mut out)
+                        .unwrap();
+                    got.push(out);
+                }
+                got
+            },
+        );
         for (k, (q, t)) in sent.iter().zip(&got).enumerate() {
             let c = choices(k as u128 + 50, DRAWS[k]);
             for j in 0..DRAWS[k] {

@@ -22,9 +22,9 @@
 //! odd entries add into the next column and pairs fold together, 2·2^k block XORs in all.
 //! Secrets never index memory: the sender's relabelling by x is a sequence of masked swaps.
 
-use super::KAPPA;
+use super::{KAPPA, check_len};
+use crate::Error;
 use crate::ggm::Ggm;
-use crate::{Error, out_of_turn};
 use tessera_core::{Block, FixedKeyHash, Prg};
 
 /// The largest k: 2^8 streams per group.
@@ -131,6 +131,27 @@ struct Piece {
     counter: u64,
 }
 
+/// Folds every group's streams for a chunk of `width` row blocks from block `counter` on:
+/// `row(g, j, columns, sums, total)` gets group g's columns (column-major, `width` blocks
+/// each) and, for row block j, the sums of [`Streams::fold`].
+fn fold_groups(
+    streams: &mut Streams,
+    groups: &[(usize, usize)],
+    leaves: &[Vec<Block>],
+    (counter, width): (u64, usize),
+    columns: &mut [Block],
+    mut row: impl FnMut(usize, usize, &mut [Block], &[Block], Block),
+) {
+    for (g, (&(first, bits), leaves)) in groups.iter().zip(leaves).enumerate() {
+        let columns = &mut columns[first * width..(first + bits) * width];
+        for at in pieces(leaves.len(), width, counter) {
+            streams.fold(leaves, bits, at, |w, sums, total| {
+                row(g, at.start + w, columns, sums, total);
+            });
+        }
+    }
+}
+
 /// The pieces of a group with `leaves` leaves over a chunk of `width` blocks from row block
 /// `counter` on.
 fn pieces(leaves: usize, width: usize, counter: u64) -> impl Iterator<Item = Piece> {
@@ -160,7 +181,7 @@ impl ReceiverColumns {
         prg: &mut Prg,
     ) -> Result<(Self, Vec<Block>), Error> {
         let groups = groups(k);
-        check_base("receiver", pairs.len(), KAPPA - 1)?;
+        check_len("SoftSpoken receiver", "base OTs", pairs.len(), KAPPA - 1)?;
         let mut ggm = Ggm::default();
         let mut leaves = Vec::with_capacity(groups.len());
         let mut tree = Vec::with_capacity(2 * (KAPPA - 1));
@@ -195,24 +216,21 @@ impl ReceiverColumns {
     pub fn chunk(&mut self, counter: u64, r: &[Block], t: &mut [Block], correction: &mut [Block]) {
         let width = r.len();
         t[..width].copy_from_slice(r);
-        for ((&(first, bits), leaves), c) in self
-            .groups
-            .iter()
-            .zip(&self.leaves)
-            .zip(correction.chunks_exact_mut(width))
-        {
-            let columns = &mut t[first * width..(first + bits) * width];
-            for at in pieces(leaves.len(), width, counter) {
+        let at = (counter, width);
+        fold_groups(
+            &mut self.streams,
+            &self.groups,
+            &self.leaves,
+            at,
+            t,
+            |g, j, columns, sums, u| {
                 // Column b of the group gets v_b = Σ_{y: bit b of y} G_y; the correction u ⊕ r.
-                self.streams.fold(leaves, bits, at, |w, sums, u| {
-                    let j = at.start + w;
-                    for (b, &v) in sums.iter().enumerate() {
-                        columns[b * width + j] = v;
-                    }
-                    c[j] = u ^ r[j];
-                });
-            }
-        }
+                for (b, &v) in sums.iter().enumerate() {
+                    columns[b * width + j] = v;
+                }
+                correction[g * width + j] = u ^ r[j];
+            },
+        );
     }
 }
 
@@ -249,13 +267,13 @@ impl SenderColumns {
     /// (chosen by [`SenderColumns::base_choices`]) and the receiver's tree message.
     pub fn setup(k: usize, delta: Block, keys: &[Block], tree: &[Block]) -> Result<Self, Error> {
         let groups = groups(k);
-        check_base("sender", keys.len(), KAPPA - 1)?;
-        if tree.len() != 2 * keys.len() {
-            return Err(out_of_turn(
-                "SoftSpoken",
-                "a tree message of the wrong size",
-            ));
-        }
+        check_len("SoftSpoken sender", "base OTs", keys.len(), KAPPA - 1)?;
+        check_len(
+            "SoftSpoken sender",
+            "tree blocks",
+            tree.len(),
+            2 * keys.len(),
+        )?;
         let choices = Self::base_choices(k, delta);
         let mut ggm = Ggm::default();
         let (mut leaves, mut masks) = (Vec::new(), Vec::new());
@@ -305,32 +323,19 @@ impl SenderColumns {
     pub fn chunk(&mut self, counter: u64, correction: &[Block], q: &mut [Block]) {
         let width = correction.len() / self.groups.len();
         q[..width].fill(Block::ZERO);
-        for (((&(first, bits), leaves), masks), c) in self
-            .groups
-            .iter()
-            .zip(&self.leaves)
-            .zip(&self.masks)
-            .zip(correction.chunks_exact(width))
-        {
-            let columns = &mut q[first * width..(first + bits) * width];
-            for at in pieces(leaves.len(), width, counter) {
-                self.streams.fold(leaves, bits, at, |w, sums, total| {
-                    let j = at.start + w;
-                    for (b, (&sum, &x_b)) in sums.iter().zip(masks).enumerate() {
-                        columns[b * width + j] = sum ^ total ^ (x_b & c[j]);
-                    }
-                });
-            }
-        }
-    }
-}
-
-fn check_base(side: &str, got: usize, want: usize) -> Result<(), Error> {
-    if got == want {
-        Ok(())
-    } else {
-        Err(Error::Usage(format!(
-            "SoftSpoken {side}: {got} base OTs for {want} columns"
-        )))
+        let (at, masks) = ((counter, width), &self.masks);
+        fold_groups(
+            &mut self.streams,
+            &self.groups,
+            &self.leaves,
+            at,
+            q,
+            |g, j, columns, sums, total| {
+                let c = correction[g * width + j];
+                for (b, (&sum, &x_b)) in sums.iter().zip(&masks[g]).enumerate() {
+                    columns[b * width + j] = sum ^ total ^ (x_b & c);
+                }
+            },
+        );
     }
 }

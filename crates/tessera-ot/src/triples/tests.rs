@@ -3,7 +3,7 @@
 //! batch; and Gilboa's roles stepped against each other with an edited correction.
 
 use super::*;
-use crate::{ExtensionReceiver, ExtensionSender, Protocol, Security};
+use crate::{Protocol, Security};
 use std::thread;
 use tessera_net::memory;
 use tessera_net::role::{Side, run_pair};
@@ -19,20 +19,8 @@ fn pair<T: Send + 'static>(
         let ch = &mut net.peer(1 - me);
         let mut spaces = Spaces::default();
         let prg = |s: u128| Prg::from_seed_block(Block::new(s + 10 * me as u128));
-        // Party 0 sets up its sender first, party 1 its receiver first: the same order.
-        let (mut s, mut r) = if me == 0 {
-            let s = ExtensionSender::setup(ch, &mut spaces, protocol, prg(1)).unwrap();
-            (
-                s,
-                ExtensionReceiver::setup(ch, &mut spaces, protocol, prg(2)).unwrap(),
-            )
-        } else {
-            let r = ExtensionReceiver::setup(ch, &mut spaces, protocol, prg(2)).unwrap();
-            (
-                ExtensionSender::setup(ch, &mut spaces, protocol, prg(1)).unwrap(),
-                r,
-            )
-        };
+        let (mut s, mut r) =
+            crate::extension::setup_both(ch, &mut spaces, protocol, me == 0, &mut prg(1)).unwrap();
         let mut g = TripleGenerator::new(&mut spaces, me == 0, prg(3)).unwrap();
         let mut links = Links {
             channel: ch,

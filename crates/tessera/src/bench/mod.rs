@@ -67,6 +67,28 @@ pub fn run(cmd: BenchCommand) -> Result<(), CliError> {
     }
 }
 
+/// Adds to a two-party measurement `v` (its `bytes_sent` and `bytes_received` are per sample of
+/// `units`, done at `rate` units per second) the bytes per unit both ways, the fraction of the
+/// loopback `bandwidth` that traffic uses, the bandwidth, the AES backend and the CPU. Returns
+/// the bytes per unit and the fraction.
+pub fn annotate_link(
+    v: &mut serde_json::Value,
+    units: f64,
+    rate: f64,
+    bandwidth: f64,
+) -> (f64, f64) {
+    let wire =
+        (v["bytes_sent"].as_u64().unwrap_or(0) + v["bytes_received"].as_u64().unwrap_or(0)) as f64;
+    let per_unit = wire / units;
+    let link = per_unit * rate / bandwidth;
+    v["bytes_per_unit"] = serde_json::json!(per_unit);
+    v["loopback_bytes_per_sec"] = serde_json::json!(bandwidth);
+    v["link_utilisation"] = serde_json::json!(link);
+    v["backend"] = serde_json::json!(tessera_core::Backend::active().name());
+    v["cpu"] = serde_json::json!(cpu_model());
+    (per_unit, link)
+}
+
 /// Times `op` (which does `units` units of work per call): calibrates a repetition count to
 /// about `sample_ms`, then returns the median rate in units per second over `samples` samples.
 pub fn measure(common: &CommonArgs, units: f64, mut op: impl FnMut()) -> f64 {

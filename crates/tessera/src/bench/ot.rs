@@ -1,14 +1,14 @@
 //! `tessera bench ot`: OT extension throughput, both parties in one process over loopback TCP
 //! (one thread each), against the loopback bandwidth measured in the same run.
 
-use super::{BENCH, CommonArgs, cpu_model, loopback, loopback_bandwidth};
+use super::{BENCH, CommonArgs, annotate_link, loopback, loopback_bandwidth};
 use crate::CliError;
 use crate::twoparty::phases_json;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 use std::thread;
 use std::time::Instant;
-use tessera_core::{Backend, Block, Prg};
+use tessera_core::{Block, Prg};
 use tessera_net::{Channel, Kind, PhaseTimer, Spaces};
 use tessera_ot::extension::MAX_K;
 use tessera_ot::{
@@ -186,14 +186,7 @@ pub fn run(args: &OtArgs) -> Result<(), CliError> {
             let mut v =
                 measure_extension(protocol, flavour, args.count as usize, args.common.samples)?;
             let rate = v["ots_per_sec"].as_f64().unwrap_or(0.0);
-            let wire = (v["bytes_sent"].as_u64().unwrap_or(0)
-                + v["bytes_received"].as_u64().unwrap_or(0)) as f64;
-            // Fraction of the loopback bandwidth the OTs' traffic uses.
-            let link = wire / args.count as f64 * rate / bandwidth;
-            v["loopback_bytes_per_sec"] = json!(bandwidth);
-            v["link_utilisation"] = json!(link);
-            v["backend"] = json!(Backend::active().name());
-            v["cpu"] = json!(cpu_model());
+            let (_, link) = annotate_link(&mut v, args.count as f64, rate, bandwidth);
             if args.common.json {
                 println!("{v}");
             } else {

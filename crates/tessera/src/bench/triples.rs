@@ -2,17 +2,17 @@
 //! loopback TCP, each party both OT sender and receiver, against the loopback bandwidth
 //! measured in the same run.
 
-use super::{BENCH, CommonArgs, cpu_model, loopback, loopback_bandwidth};
+use super::{BENCH, CommonArgs, annotate_link, loopback, loopback_bandwidth};
 use crate::CliError;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 use std::thread;
 use std::time::Instant;
-use tessera_core::{Backend, Prg};
+use tessera_core::Prg;
 use tessera_net::{Channel, Kind, Network, PhaseTimer, Spaces};
-use tessera_ot::extension::MAX_K;
+use tessera_ot::extension::{MAX_K, setup_both};
 use tessera_ot::triples::{Links, Ring, TripleGenerator};
-use tessera_ot::{ExtensionReceiver, ExtensionSender, Protocol, Security};
+use tessera_ot::{Protocol, Security};
 
 /// Options of `tessera bench triples`.
 #[derive(Args)]
@@ -128,15 +128,7 @@ fn party(
 ) -> Result<Vec<f64>, CliError> {
     let ch = &mut net.peer(1 - me);
     let mut spaces = Spaces::default();
-    let (mut s, mut r) = if me == 0 {
-        let s = ExtensionSender::setup(ch, &mut spaces, protocol, Prg::from_os()?)?;
-        let r = ExtensionReceiver::setup(ch, &mut spaces, protocol, Prg::from_os()?)?;
-        (s, r)
-    } else {
-        let r = ExtensionReceiver::setup(ch, &mut spaces, protocol, Prg::from_os()?)?;
-        let s = ExtensionSender::setup(ch, &mut spaces, protocol, Prg::from_os()?)?;
-        (s, r)
-    };
+    let (mut s, mut r) = setup_both(ch, &mut spaces, protocol, me == 0, &mut Prg::from_os()?)?;
     let mut g = TripleGenerator::new(&mut spaces, me == 0, Prg::from_os()?)?;
     let mut rates = Vec::new();
     for _ in 0..samples {
@@ -214,15 +206,7 @@ pub fn run(args: &TriplesArgs) -> Result<(), CliError> {
         let count = args.count.unwrap_or(kind.default_count()) as usize;
         let mut v = measure_triples(protocol, kind, count, args.shape, args.common.samples)?;
         let rate = v["triples_per_sec"].as_f64().unwrap_or(0.0);
-        let wire = (v["bytes_sent"].as_u64().unwrap_or(0)
-            + v["bytes_received"].as_u64().unwrap_or(0)) as f64;
-        // Both directions' traffic, per triple, at the measured rate, over the bandwidth.
-        let link = wire / count as f64 * rate / bandwidth;
-        v["bytes_per_triple"] = json!(wire / count as f64);
-        v["loopback_bytes_per_sec"] = json!(bandwidth);
-        v["link_utilisation"] = json!(link);
-        v["backend"] = json!(Backend::active().name());
-        v["cpu"] = json!(cpu_model());
+        let (per_triple, link) = annotate_link(&mut v, count as f64, rate, bandwidth);
         if args.common.json {
             println!("{v}");
         } else {
@@ -232,7 +216,7 @@ pub fn run(args: &TriplesArgs) -> Result<(), CliError> {
                 protocol.name(),
                 count,
                 rate,
-                wire / count as f64,
+                per_triple,
                 link
             );
         }
