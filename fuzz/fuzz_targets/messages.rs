@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use tessera_net::role::{Decode, Encode};
-use tessera_ot::{base, extension, triples};
+use tessera_ot::{base, extension, ferret, triples};
 use tessera_protocols::yao;
 
 fn same<M: Encode>(m: &M, bytes: &[u8]) {
@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
     let [role, kind, payload @ ..] = data else {
         return;
     };
-    match role % 8 {
+    match role % 10 {
         0 => {
             if let Ok(base::ToSender::Points(p)) = base::ToSender::decode(*kind, payload) {
                 same(&p, payload);
@@ -56,11 +56,21 @@ fuzz_target!(|data: &[u8]| {
                 same(&c, payload);
             }
         }
-        _ => match yao::ToEvaluator::decode(*kind, payload) {
+        7 => match yao::ToEvaluator::decode(*kind, payload) {
             Ok(yao::ToEvaluator::Labels(l)) => same(&l, payload),
             Ok(yao::ToEvaluator::Tables(t)) => same(&t, payload),
             Ok(yao::ToEvaluator::Decoding(d)) => same(&d, payload),
             Err(_) => {}
         },
+        8 => match ferret::ToReceiver::decode(*kind, payload) {
+            Ok(ferret::ToReceiver::Trees(t)) => same(&t, payload),
+            Ok(ferret::ToReceiver::Digest(d)) => same(&d, payload),
+            Err(_) => {}
+        },
+        _ => {
+            if let Ok(ferret::ToSender::Choices(c)) = ferret::ToSender::decode(*kind, payload) {
+                same(&c, payload);
+            }
+        }
     }
 });

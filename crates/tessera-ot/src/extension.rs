@@ -701,12 +701,11 @@ impl Role for SetupReceiver<'_> {
     }
 }
 
-/// Drawing `n` OTs made ahead, sender side: waits for the flip bits and adds d_j·Δ to each
-/// stock row into `out`.
-struct AdjustSender<'a> {
-    stock: &'a [Block],
-    delta: Block,
-    out: &'a mut [Block],
+/// Drawing OTs made ahead, sender side: waits for the flip bits and adds d_j·Δ to each row
+/// in place.
+pub(crate) struct AdjustSender<'a> {
+    pub(crate) rows: &'a mut [Block],
+    pub(crate) delta: Block,
 }
 
 impl Role for AdjustSender<'_> {
@@ -720,10 +719,10 @@ impl Role for AdjustSender<'_> {
         _out: &mut O,
     ) -> Result<Next<()>, Error> {
         match incoming {
-            None => Ok(Next::exact(FLIPS, self.out.len().div_ceil(8))),
+            None => Ok(Next::exact(FLIPS, self.rows.len().div_ceil(8))),
             Some(ToSender::Flips(Flips(d))) => {
-                for (j, (o, &q)) in self.out.iter_mut().zip(self.stock).enumerate() {
-                    *o = q ^ (Block::mask(role::packed_bit(&d, j)) & self.delta);
+                for (j, q) in self.rows.iter_mut().enumerate() {
+                    *q ^= Block::mask(role::packed_bit(&d, j)) & self.delta;
                 }
                 Ok(Next::Done(()))
             }
@@ -734,9 +733,9 @@ impl Role for AdjustSender<'_> {
 
 /// Drawing OTs made ahead, receiver side: posts the flip bits chosen ⊕ random (the random
 /// bits are the stock rows' least significant bits).
-struct AdjustReceiver<'a> {
-    stock: &'a [Block],
-    chosen: &'a [bool],
+pub(crate) struct AdjustReceiver<'a> {
+    pub(crate) stock: &'a [Block],
+    pub(crate) chosen: &'a [bool],
 }
 
 impl Role for AdjustReceiver<'_> {
@@ -765,7 +764,7 @@ impl Role for AdjustReceiver<'_> {
 
 /// Hashes rows into random-OT keys: H(row_j, j) and, for the sender, H(row_j ⊕ Δ, j), with
 /// the TCCR hash and the OT's index as tweak, one chunk at a time.
-struct Hasher {
+pub(crate) struct Hasher {
     hash: FixedKeyHash,
     tweaks: Vec<Block>,
     shifted: Vec<Block>,
@@ -774,7 +773,7 @@ struct Hasher {
 }
 
 impl Hasher {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Hasher {
             hash: FixedKeyHash::default(),
             tweaks: vec![Block::ZERO; CHUNK],
@@ -803,7 +802,31 @@ impl Hasher {
     }
 }
 
-/// Chosen-message OT, sender side, after an extension: posts the masked messages chunk by
+/// Random OT, sender side, from correlated `rows` of OTs `first..`: (H(q_j, j), H(q_j ⊕ Δ, j)).
+pub(crate) fn hash_pairs(
+    hasher: &mut Hasher,
+    rows: &[Block],
+    first: u64,
+    delta: Block,
+    out: &mut [(Block, Block)],
+) {
+    for (c, (rows, chunk)) in rows.chunks(CHUNK).zip(out.chunks_mut(CHUNK)).enumerate() {
+        let (h0, h1) = hasher.hash(rows, first + (c * CHUNK) as u64, Some(delta));
+        for (o, (&x0, &x1)) in chunk.iter_mut().zip(h0.iter().zip(h1)) {
+            *o = (x0, x1);
+        }
+    }
+}
+
+/// Random OT, receiver side, from correlated `rows` of OTs `first..`: H(t_j, j).
+pub(crate) fn hash_rows(hasher: &mut Hasher, rows: &[Block], first: u64, out: &mut [Block]) {
+    for (c, (rows, chunk)) in rows.chunks(CHUNK).zip(out.chunks_mut(CHUNK)).enumerate() {
+        let (h, _) = hasher.hash(rows, first + (c * CHUNK) as u64, None);
+        chunk.copy_from_slice(h);
+    }
+}
+
+/// Chosen-message OT, sender side, after correlated OTs: posts the masked messages chunk by
 /// chunk.
 pub struct MaskedSender<'a> {
     rows: &'a [Block],
@@ -812,6 +835,27 @@ pub struct MaskedSender<'a> {
     messages: &'a [(Block, Block)],
     hasher: &'a mut Hasher,
     masked: Vec<Block>,
+}
+
+impl<'a> MaskedSender<'a> {
+    /// Masks `messages` with the hashes of the correlated `rows` (q_j, q_j ⊕ Δ) of OTs
+    /// `first..`.
+    pub(crate) fn new(
+        rows: &'a [Block],
+        delta: Block,
+        first: u64,
+        messages: &'a [(Block, Block)],
+        hasher: &'a mut Hasher,
+    ) -> Self {
+        MaskedSender {
+            rows,
+            delta,
+            first,
+            messages,
+            hasher,
+            masked: Vec::new(),
+        }
+    }
 }
 
 impl Role for MaskedSender<'_> {
@@ -848,8 +892,8 @@ impl Role for MaskedSender<'_> {
     }
 }
 
-/// Chosen-message OT, receiver side, after an extension: unmasks the chosen messages chunk by
-/// chunk into `out`.
+/// Chosen-message OT, receiver side, after correlated OTs: unmasks the chosen messages chunk
+/// by chunk into `out`.
 pub struct MaskedReceiver<'a> {
     rows: &'a [Block],
     first: u64,
@@ -859,7 +903,26 @@ pub struct MaskedReceiver<'a> {
     done: usize,
 }
 
-impl MaskedReceiver<'_> {
+impl<'a> MaskedReceiver<'a> {
+    /// Unmasks the messages `choices` selects with the hashes of the correlated `rows` of OTs
+    /// `first..`.
+    pub(crate) fn new(
+        rows: &'a [Block],
+        first: u64,
+        choices: &'a [bool],
+        out: &'a mut [Block],
+        hasher: &'a mut Hasher,
+    ) -> Self {
+        MaskedReceiver {
+            rows,
+            first,
+            choices,
+            out,
+            hasher,
+            done: 0,
+        }
+    }
+
     fn expect(&self) -> Next<()> {
         if self.done == self.out.len() {
             Next::Done(())
@@ -904,7 +967,7 @@ impl Role for MaskedReceiver<'_> {
 }
 
 /// An error unless `got` equals `want`: "`what`: `got` `unit` for `want`".
-fn check_len(what: &str, unit: &str, got: usize, want: usize) -> Result<(), Error> {
+pub(crate) fn check_len(what: &str, unit: &str, got: usize, want: usize) -> Result<(), Error> {
     if got == want {
         Ok(())
     } else {
@@ -915,14 +978,14 @@ fn check_len(what: &str, unit: &str, got: usize, want: usize) -> Result<(), Erro
 /// Rows of OTs made ahead of use (random choices, in the receiver's low bits) and how many
 /// are drawn: the same on both sides.
 #[derive(Default)]
-struct Stock {
+pub(crate) struct Stock {
     rows: Vec<Block>,
     used: usize,
 }
 
 impl Stock {
     /// The next rows, at most `n`, marked drawn.
-    fn draw(&mut self, n: usize) -> &[Block] {
+    pub(crate) fn draw(&mut self, n: usize) -> &[Block] {
         let k = n.min(self.rows.len() - self.used);
         self.used += k;
         &self.rows[self.used - k..self.used]
@@ -930,7 +993,7 @@ impl Stock {
 
     /// Drops the drawn rows and appends `n` more, batch by batch: `extend(len, rows)` runs
     /// one batch of `len` OTs and appends its rows.
-    fn refill(
+    pub(crate) fn refill(
         &mut self,
         n: usize,
         mut extend: impl FnMut(usize, &mut Vec<Block>) -> Result<(), Error>,
@@ -1035,10 +1098,10 @@ impl CotSender for ExtensionSender {
         let stock = self.stock.draw(out.len());
         let (ahead, fresh) = out.split_at_mut(stock.len());
         if !stock.is_empty() {
+            ahead.copy_from_slice(stock);
             let mut adjust = AdjustSender {
-                stock,
+                rows: ahead,
                 delta: self.core.delta,
-                out: ahead,
             };
             role::drive(&mut adjust, channel, self.space)?;
         }
@@ -1063,15 +1126,8 @@ impl RotSender for ExtensionSender {
     ) -> Result<(), Error> {
         for part in out.chunks_mut(BATCH) {
             let first = self.extend(channel, part.len())?;
-            for (c, chunk) in part.chunks_mut(CHUNK).enumerate() {
-                let rows = &self.core.rows[c * CHUNK..c * CHUNK + chunk.len()];
-                let (h0, h1) =
-                    self.hasher
-                        .hash(rows, first + (c * CHUNK) as u64, Some(self.core.delta));
-                for (o, (&x0, &x1)) in chunk.iter_mut().zip(h0.iter().zip(h1)) {
-                    *o = (x0, x1);
-                }
-            }
+            let rows = &self.core.rows[..part.len()];
+            hash_pairs(&mut self.hasher, rows, first, self.core.delta, part);
         }
         Ok(())
     }
@@ -1085,14 +1141,13 @@ impl OtSender for ExtensionSender {
     ) -> Result<(), Error> {
         for part in messages.chunks(BATCH) {
             let first = self.extend(channel, part.len())?;
-            let mut masked = MaskedSender {
-                rows: &self.core.rows,
-                delta: self.core.delta,
+            let mut masked = MaskedSender::new(
+                &self.core.rows,
+                self.core.delta,
                 first,
-                messages: part,
-                hasher: &mut self.hasher,
-                masked: Vec::new(),
-            };
+                part,
+                &mut self.hasher,
+            );
             role::drive(&mut masked, channel, self.space)?;
         }
         Ok(())
@@ -1239,11 +1294,7 @@ impl RotReceiver for ExtensionReceiver {
         check_len("random OT", "outputs", out.len(), choices.len())?;
         for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
             let first = self.extend(channel, c)?;
-            for (k, chunk) in part.chunks_mut(CHUNK).enumerate() {
-                let rows = &self.core.rows[k * CHUNK..k * CHUNK + chunk.len()];
-                let (h, _) = self.hasher.hash(rows, first + (k * CHUNK) as u64, None);
-                chunk.copy_from_slice(h);
-            }
+            hash_rows(&mut self.hasher, &self.core.rows[..part.len()], first, part);
         }
         Ok(())
     }
@@ -1259,14 +1310,7 @@ impl OtReceiver for ExtensionReceiver {
         check_len("chosen-message OT", "outputs", out.len(), choices.len())?;
         for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
             let first = self.extend(channel, c)?;
-            let mut masked = MaskedReceiver {
-                rows: &self.core.rows,
-                first,
-                choices: c,
-                out: part,
-                hasher: &mut self.hasher,
-                done: 0,
-            };
+            let mut masked = MaskedReceiver::new(&self.core.rows, first, c, part, &mut self.hasher);
             role::drive(&mut masked, channel, self.space)?;
         }
         Ok(())

@@ -9,6 +9,8 @@
 //!   Lindell, Schneider, Zohner (CCS 2013) is k = 1, for semi-honest security, and with the
 //!   KOS consistency check (Keller, Orsini, Scholl, CRYPTO 2015) for security against a
 //!   malicious receiver.
+//! - [`ferret`]: Ferret silent OT (Yang, Weng, Lan, Zhang, Wang, CCS 2020): random correlated
+//!   OT from GGM-tree multi-point COT and an LPN encoding, bootstrapped from SoftSpoken.
 //! - [`ggm`]: GGM trees as puncturable PRFs, batched across trees.
 //!
 //! Every protocol is a set of roles without I/O (typed messages in, typed messages out,
@@ -25,11 +27,13 @@
 
 pub mod base;
 pub mod extension;
+pub mod ferret;
 pub mod ggm;
 pub mod traits;
 pub mod triples;
 
 pub use extension::{ExtensionReceiver, ExtensionSender, Protocol, Security};
+pub use ferret::{FerretReceiver, FerretSender};
 pub use traits::{
     CotReceiver, CotSender, OtReceiver, OtSender, RcotReceiver, RcotSender, RotReceiver, RotSender,
 };
@@ -59,6 +63,9 @@ pub enum Error {
     /// The KOS consistency check failed: the receiver did not use one choice vector.
     #[error("KOS consistency check failed: the receiver's messages are inconsistent (cheating)")]
     CheckFailed,
+    /// The Ferret consistency check failed.
+    #[error("Ferret consistency check failed: the sender's trees are inconsistent (cheating)")]
+    FerretCheckFailed,
     /// The sender's coin-toss commitment does not open.
     #[error("KOS coin toss: the sender's seed does not match its commitment")]
     BadCommitment,

@@ -1,5 +1,5 @@
 //! The OT flavours every provider offers, sender and receiver, so that protocols take any
-//! implementation (IKNP, KOS and SoftSpoken; Ferret to come): random correlated OT and
+//! implementation (IKNP, KOS, SoftSpoken, Ferret): random correlated OT and
 //! correlated OT with a global offset Δ, random OT, and chosen-message OT. Every call draws the next OTs of the
 //! provider's stream, any number of them: a provider may extend on demand or hand out OTs it
 //! made in large batches ahead of use ([`CotSender::prepare`]).

@@ -1,25 +1,74 @@
-//! Every OT flavour against its definition, through the traits, for IKNP, KOS and SoftSpoken
-//! with several k, several sizes and several calls on one setup, over the in-memory and the TCP
-//! network.
+//! Every OT flavour against its definition, through the traits, for IKNP, KOS, SoftSpoken with
+//! several k and Ferret (across many bootstrapping iterations), several sizes and several calls
+//! on one setup, over the in-memory and the TCP network.
 
 use std::thread;
 use std::time::Duration;
 use tessera_core::{Block, Prg};
 use tessera_net::{Channel, NetConfig, Network, Spaces, memory};
+use tessera_ot::ferret::{LpnParams, Params};
 use tessera_ot::{
-    CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, OtReceiver, OtSender, Protocol,
-    RcotReceiver, RcotSender, RotReceiver, RotSender, Security,
+    CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, FerretReceiver, FerretSender,
+    OtReceiver, OtSender, Protocol, RcotReceiver, RotReceiver, RotSender, Security,
 };
 
+/// Every sender flavour.
+trait Sender: CotSender + RotSender + OtSender {}
+impl<T: CotSender + RotSender + OtSender> Sender for T {}
+/// Every receiver flavour.
+trait Receiver: RcotReceiver + CotReceiver + RotReceiver + OtReceiver {}
+impl<T: RcotReceiver + CotReceiver + RotReceiver + OtReceiver> Receiver for T {}
+
+/// Ferret with iterations of 2^14 OTs, so that the tests cross many of them.
+const FERRET_SMALL: Params = Params {
+    main: LpnParams {
+        t: 16,
+        depth: 10,
+        k: 2000,
+    },
+    setup: LpnParams {
+        t: 8,
+        depth: 9,
+        k: 1000,
+    },
+};
+
+/// An OT provider under test.
+#[derive(Clone, Copy, Debug)]
+enum Which {
+    Extension(Protocol),
+    Ferret(Params, Security),
+}
+
+impl Which {
+    fn sender(self, ch: &mut dyn Channel) -> Box<dyn Sender> {
+        let (spaces, prg) = (&mut Spaces::default(), Prg::from_os().unwrap());
+        match self {
+            Which::Extension(p) => Box::new(ExtensionSender::setup(ch, spaces, p, prg).unwrap()),
+            Which::Ferret(p, s) => Box::new(FerretSender::setup(ch, spaces, p, s, prg).unwrap()),
+        }
+    }
+
+    fn receiver(self, ch: &mut dyn Channel) -> Box<dyn Receiver> {
+        let (spaces, prg) = (&mut Spaces::default(), Prg::from_os().unwrap());
+        match self {
+            Which::Extension(p) => Box::new(ExtensionReceiver::setup(ch, spaces, p, prg).unwrap()),
+            Which::Ferret(p, s) => Box::new(FerretReceiver::setup(ch, spaces, p, s, prg).unwrap()),
+        }
+    }
+}
+
 /// IKNP, KOS and SoftSpoken with a k that divides 127 columns unevenly, semi-honest and
-/// malicious, and the largest k.
-fn protocols() -> Vec<Protocol> {
+/// malicious, and the largest k; Ferret semi-honest and malicious.
+fn protocols() -> Vec<Which> {
     vec![
-        Protocol::IKNP,
-        Protocol::KOS,
-        Protocol::softspoken(3, Security::SemiHonest).unwrap(),
-        Protocol::softspoken(4, Security::Malicious).unwrap(),
-        Protocol::softspoken(8, Security::SemiHonest).unwrap(),
+        Which::Extension(Protocol::IKNP),
+        Which::Extension(Protocol::KOS),
+        Which::Extension(Protocol::softspoken(3, Security::SemiHonest).unwrap()),
+        Which::Extension(Protocol::softspoken(4, Security::Malicious).unwrap()),
+        Which::Extension(Protocol::softspoken(8, Security::SemiHonest).unwrap()),
+        Which::Ferret(FERRET_SMALL, Security::SemiHonest),
+        Which::Ferret(FERRET_SMALL, Security::Malicious),
     ]
 }
 
@@ -46,7 +95,7 @@ type Sent = Vec<(
     Vec<Block>,
 )>;
 
-fn send_all(s: &mut ExtensionSender, ch: &mut dyn Channel) -> Sent {
+fn send_all(s: &mut dyn Sender, ch: &mut dyn Channel) -> Sent {
     SIZES
         .iter()
         .enumerate()
@@ -64,7 +113,7 @@ fn send_all(s: &mut ExtensionSender, ch: &mut dyn Channel) -> Sent {
         .collect()
 }
 
-fn receive_all(r: &mut ExtensionReceiver, ch: &mut dyn Channel) -> Received {
+fn receive_all(r: &mut dyn Receiver, ch: &mut dyn Channel) -> Received {
     SIZES
         .iter()
         .enumerate()
@@ -86,25 +135,23 @@ fn receive_all(r: &mut ExtensionReceiver, ch: &mut dyn Channel) -> Received {
 /// Sets up `protocol` between party 0 of `a` (sender) and party 1 of `b` (receiver, on its own
 /// thread), then runs `send` and `receive` on them; gives back both results and Δ.
 fn exchange<S, R: Send + 'static>(
-    protocol: Protocol,
+    protocol: Which,
     (mut a, mut b): (Network, Network),
-    send: impl FnOnce(&mut ExtensionSender, &mut dyn Channel) -> S,
-    receive: impl FnOnce(&mut ExtensionReceiver, &mut dyn Channel) -> R + Send + 'static,
+    send: impl FnOnce(&mut dyn Sender, &mut dyn Channel) -> S,
+    receive: impl FnOnce(&mut dyn Receiver, &mut dyn Channel) -> R + Send + 'static,
 ) -> (S, R, Block) {
     let receiver = thread::spawn(move || {
         let ch = &mut b.peer(0);
-        let prg = Prg::from_os().unwrap();
-        let mut r = ExtensionReceiver::setup(ch, &mut Spaces::default(), protocol, prg).unwrap();
-        receive(&mut r, ch)
+        let mut r = protocol.receiver(ch);
+        receive(r.as_mut(), ch)
     });
     let ch = &mut a.peer(1);
-    let prg = Prg::from_os().unwrap();
-    let mut s = ExtensionSender::setup(ch, &mut Spaces::default(), protocol, prg).unwrap();
-    let sent = send(&mut s, ch);
+    let mut s = protocol.sender(ch);
+    let sent = send(s.as_mut(), ch);
     (sent, receiver.join().unwrap(), s.delta())
 }
 
-fn run_all(protocol: Protocol, nets: (Network, Network)) {
+fn run_all(protocol: Which, nets: (Network, Network)) {
     let (sent, got, delta) = exchange(protocol, nets, send_all, receive_all);
     assert!(delta.lsb());
     for (k, ((cot_s, rot_s, m, rcot_s), (cot_r, rot_r, ot_r, rcot_r))) in
@@ -112,7 +159,7 @@ fn run_all(protocol: Protocol, nets: (Network, Network)) {
     {
         let c = choices(k as u128, SIZES[k]);
         for j in 0..SIZES[k] {
-            let ctx = format!("{} n={} j={j}", protocol.name(), SIZES[k]);
+            let ctx = format!("{protocol:?} n={} j={j}", SIZES[k]);
             let (q, t) = (rcot_s[j], rcot_r[j]);
             assert!(!q.lsb(), "rcot {ctx}");
             assert_eq!(t, q ^ (Block::mask(t.lsb()) & delta), "rcot {ctx}");
@@ -132,17 +179,18 @@ fn run_all(protocol: Protocol, nets: (Network, Network)) {
 }
 
 #[test]
-fn every_extension_over_memory() {
+fn every_provider_over_memory() {
     for protocol in protocols() {
         run_all(protocol, memory::pair().unwrap());
     }
 }
 
 #[test]
-fn kos_and_softspoken_over_tcp() {
+fn kos_softspoken_and_ferret_over_tcp() {
     for protocol in [
-        Protocol::KOS,
-        Protocol::softspoken(4, Security::SemiHonest).unwrap(),
+        Which::Extension(Protocol::KOS),
+        Which::Extension(Protocol::softspoken(4, Security::SemiHonest).unwrap()),
+        Which::Ferret(FERRET_SMALL, Security::Malicious),
     ] {
         let mut nets =
             tessera_net::tcp::loopback(2, None, Duration::from_secs(10), NetConfig::default())
@@ -226,10 +274,41 @@ fn correlated_ots_made_ahead_serve_later_draws() {
                 assert_eq!(
                     t[j],
                     q[j] ^ (Block::mask(c[j]) & delta),
-                    "{} draw {k} j={j}",
-                    protocol.name()
+                    "{protocol:?} draw {k} j={j}"
                 );
             }
         }
     }
+}
+
+/// Ferret with the paper's parameters: the set-up iteration and two main ones (10.8 million
+/// OTs each), random correlated OTs checked against their definition.
+#[test]
+fn ferret_with_the_papers_parameters() {
+    let security = Security::SemiHonest;
+    let params = Params::PAPER;
+    let n = params.setup.n() - params.main.reserve(security)
+        + params.yield_per_iteration(security)
+        + 1000;
+    let (sent, got, delta) = exchange(
+        Which::Ferret(params, security),
+        memory::pair().unwrap(),
+        move |s, ch| {
+            let mut out = vec![Block::ZERO; n];
+            s.send_random_correlated(ch, &mut out).unwrap();
+            out
+        },
+        move |r, ch| {
+            let mut out = vec![Block::ZERO; n];
+            r.receive_random_correlated(ch, &mut out).unwrap();
+            out
+        },
+    );
+    let mut ones = 0usize;
+    for (j, (&q, &t)) in sent.iter().zip(&got).enumerate() {
+        assert!(!q.lsb() && t == q ^ (Block::mask(t.lsb()) & delta), "j={j}");
+        ones += usize::from(t.lsb());
+    }
+    let fraction = ones as f64 / n as f64;
+    assert!((fraction - 0.5).abs() < 0.001, "choices: {fraction}");
 }

@@ -1,5 +1,5 @@
-//! `tessera bench ot`: OT extension throughput, both parties in one process over loopback TCP
-//! (one thread each), against the loopback bandwidth measured in the same run.
+//! `tessera bench ot`: OT extension and Ferret throughput, both parties in one process over
+//! loopback TCP (one thread each), against the loopback bandwidth measured in the same run.
 
 use super::{BENCH, CommonArgs, annotate_link, loopback, loopback_bandwidth};
 use crate::CliError;
@@ -11,9 +11,10 @@ use std::time::Instant;
 use tessera_core::{Block, Prg};
 use tessera_net::{Channel, Kind, PhaseTimer, Spaces};
 use tessera_ot::extension::MAX_K;
+use tessera_ot::ferret::Params;
 use tessera_ot::{
-    CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, OtReceiver, OtSender, Protocol,
-    RcotReceiver, RcotSender, RotReceiver, RotSender, Security,
+    CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, FerretReceiver, FerretSender,
+    OtReceiver, OtSender, Protocol, RcotReceiver, RotReceiver, RotSender, Security,
 };
 
 /// Options of `tessera bench ot`.
@@ -30,6 +31,10 @@ pub struct OtArgs {
     /// The OT flavour: chosen-message, correlated, random correlated (random choices) or random.
     #[arg(long, value_enum, default_value_t = FlavourArg::All)]
     flavour: FlavourArg,
+    /// Ferret's LPN parameters: the paper's (n = 10.8 M, k = 589,760) or EMP-OT's current
+    /// ferret_b12 (n = 6.2 M, k = 2^18), both estimated at 128-bit security.
+    #[arg(long, value_enum, default_value_t = LpnArg::EmpB12)]
+    lpn: LpnArg,
     /// OTs per timed sample.
     #[arg(long, default_value_t = 1 << 24, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
     count: u64,
@@ -42,7 +47,65 @@ enum ProtocolArg {
     Kos,
     Softspoken,
     SoftspokenMalicious,
+    Ferret,
+    FerretMalicious,
     All,
+}
+
+/// Every sender flavour.
+trait Sender: CotSender + RotSender + OtSender {}
+impl<T: CotSender + RotSender + OtSender> Sender for T {}
+/// Every receiver flavour.
+trait Receiver: RcotReceiver + CotReceiver + RotReceiver + OtReceiver {}
+impl<T: RcotReceiver + CotReceiver + RotReceiver + OtReceiver> Receiver for T {}
+
+/// A provider measured: an extension, or Ferret with the paper's parameters.
+#[derive(Clone, Copy)]
+enum Provider {
+    Extension(Protocol),
+    Ferret(Params, Security),
+}
+
+impl Provider {
+    fn name(self) -> String {
+        match self {
+            Provider::Extension(p) => p.name(),
+            Provider::Ferret(_, Security::SemiHonest) => "ferret".into(),
+            Provider::Ferret(_, Security::Malicious) => "ferret-malicious".into(),
+        }
+    }
+
+    fn sender(self, ch: &mut dyn Channel) -> Result<Box<dyn Sender>, CliError> {
+        let (spaces, prg) = (&mut Spaces::default(), Prg::from_os()?);
+        Ok(match self {
+            Provider::Extension(p) => Box::new(ExtensionSender::setup(ch, spaces, p, prg)?),
+            Provider::Ferret(p, s) => Box::new(FerretSender::setup(ch, spaces, p, s, prg)?),
+        })
+    }
+
+    fn receiver(self, ch: &mut dyn Channel) -> Result<Box<dyn Receiver>, CliError> {
+        let (spaces, prg) = (&mut Spaces::default(), Prg::from_os()?);
+        Ok(match self {
+            Provider::Extension(p) => Box::new(ExtensionReceiver::setup(ch, spaces, p, prg)?),
+            Provider::Ferret(p, s) => Box::new(FerretReceiver::setup(ch, spaces, p, s, prg)?),
+        })
+    }
+}
+
+/// `--lpn`.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum LpnArg {
+    Paper,
+    EmpB12,
+}
+
+impl LpnArg {
+    fn params(self) -> Params {
+        match self {
+            LpnArg::Paper => Params::PAPER,
+            LpnArg::EmpB12 => Params::EMP_B12,
+        }
+    }
 }
 
 /// `--flavour`.
@@ -71,8 +134,8 @@ const GO: Kind = Kind::new(0x70, "bench start");
 const DONE: Kind = Kind::new(0x71, "bench done");
 
 /// One protocol × flavour: setup, then `samples` timed runs of `count` OTs.
-fn measure_extension(
-    protocol: Protocol,
+fn measure(
+    protocol: Provider,
     flavour: FlavourArg,
     count: usize,
     samples: u32,
@@ -80,8 +143,7 @@ fn measure_extension(
     let (mut s_net, mut r_net) = loopback()?;
     let receiver = thread::spawn(move || -> Result<(), CliError> {
         let ch = &mut r_net.peer(0);
-        let mut r =
-            ExtensionReceiver::setup(ch, &mut Spaces::default(), protocol, Prg::from_os()?)?;
+        let mut r = protocol.receiver(ch)?;
         let mut prg = Prg::from_os()?;
         let choices: Vec<bool> = (0..count).map(|_| prg.random_block().lsb()).collect();
         let mut out = vec![Block::ZERO; count];
@@ -100,7 +162,7 @@ fn measure_extension(
     });
     let s_ch = &mut s_net.peer(1);
     let timer = PhaseTimer::start("base-ot", s_ch);
-    let mut s = ExtensionSender::setup(s_ch, &mut Spaces::default(), protocol, Prg::from_os()?)?;
+    let mut s = protocol.sender(s_ch)?;
     let setup = timer.stop(s_ch);
     let mut prg = Prg::from_os()?;
     let messages: Vec<(Block, Block)> = match flavour {
@@ -153,17 +215,22 @@ fn measure_extension(
 pub fn run(args: &OtArgs) -> Result<(), CliError> {
     let bandwidth = loopback_bandwidth()?;
     let k = usize::from(args.k);
-    let softspoken = |s| Protocol::softspoken(k, s);
+    let softspoken = |s| Protocol::softspoken(k, s).map(Provider::Extension);
+    let ferret = |s| Provider::Ferret(args.lpn.params(), s);
     let protocols = match args.protocol {
-        ProtocolArg::Iknp => vec![Protocol::IKNP],
-        ProtocolArg::Kos => vec![Protocol::KOS],
+        ProtocolArg::Iknp => vec![Provider::Extension(Protocol::IKNP)],
+        ProtocolArg::Kos => vec![Provider::Extension(Protocol::KOS)],
         ProtocolArg::Softspoken => vec![softspoken(Security::SemiHonest)?],
         ProtocolArg::SoftspokenMalicious => vec![softspoken(Security::Malicious)?],
+        ProtocolArg::Ferret => vec![ferret(Security::SemiHonest)],
+        ProtocolArg::FerretMalicious => vec![ferret(Security::Malicious)],
         ProtocolArg::All => vec![
-            Protocol::IKNP,
-            Protocol::KOS,
+            Provider::Extension(Protocol::IKNP),
+            Provider::Extension(Protocol::KOS),
             softspoken(Security::SemiHonest)?,
             softspoken(Security::Malicious)?,
+            ferret(Security::SemiHonest),
+            ferret(Security::Malicious),
         ],
     };
     let flavours = match args.flavour {
@@ -183,8 +250,7 @@ pub fn run(args: &OtArgs) -> Result<(), CliError> {
     }
     for &protocol in &protocols {
         for &flavour in &flavours {
-            let mut v =
-                measure_extension(protocol, flavour, args.count as usize, args.common.samples)?;
+            let mut v = measure(protocol, flavour, args.count as usize, args.common.samples)?;
             let rate = v["ots_per_sec"].as_f64().unwrap_or(0.0);
             let (_, link) = annotate_link(&mut v, args.count as f64, rate, bandwidth);
             if args.common.json {

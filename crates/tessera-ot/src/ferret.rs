@@ -1,0 +1,1044 @@
+//! Ferret silent OT (Yang, Weng, Lan, Zhang, Wang, "Ferret: Fast Extension for coRRElated
+//! oT with small communication", CCS 2020), semi-honest or with its consistency check, as roles
+//! without I/O ([`IterateSender`], [`IterateReceiver`]) and providers ([`FerretSender`],
+//! [`FerretReceiver`]) that implement every OT trait of [`crate::traits`].
+//!
+//! One iteration turns M = k + t·h (+128 with the check) random correlated OTs into n = t·2^h
+//! (§4-§6):
+//! - **MPCOT over regular noise** (§4, Fig. 6): the n positions form t bins of 2^h; per bin the
+//!   sender expands a GGM tree from a fresh root ([`crate::ggm`]), and for each level i sends
+//!   both level sums masked with the TCCR hash of one base COT, K_i^0 ⊕ H(q) and
+//!   K_i^1 ⊕ H(q ⊕ Δ), plus c = Δ ⊕ Σ_y v_y. The receiver opens the sum its random choice bit
+//!   r_i selects, which defines the punctured point's bit i as ¬r_i (so it sends nothing), rebuilds
+//!   every leaf but that point α and sets w_α = c ⊕ Σ_{y≠α} w_y = v_α ⊕ Δ (SPCOT, §4.1). Leaves
+//!   have their least significant bit cleared, so w's low bit is the noise bit e.
+//! - **LPN encoding** (§3, §6.1): both sides add A·x for the public local linear code of
+//!   [`lpn`] (10 ones per row), x being k more base COTs: z = v ⊕ A·q and z ⊕ (e ⊕ A·u)·Δ. The
+//!   outputs are correlated OTs whose choice bits e ⊕ A·u are pseudo-random under LPN with
+//!   regular noise (Δ's low bit is 1, so the receiver's low bit is its choice).
+//! - **Bootstrapping** (§6.2): the first M outputs of every iteration are the next iteration's
+//!   base COTs; the rest are handed out. The very first base COTs come from SoftSpoken OT
+//!   extension ([`crate::extension`], semi-honest or with the KOS check as the security asks),
+//!   for a smaller set-up iteration whose outputs seed the main ones.
+//! - **Consistency check** (§5, Fig. 7) against a malicious sender, which could otherwise send
+//!   level sums or c of different trees so that the receiver's outputs are wrong in a pattern of
+//!   its choosing: with χ_j ∈ GF(2^128) drawn from the hash of the transcript so far (Fiat-Shamir
+//!   per group of trees, as EMP-OT does), the sender computes V = Σ χ_j·v_j and the receiver
+//!   W = Σ χ_j·w_j and x* = Σ_j e_j·χ_j; 128 more base COTs turn x* into shares of x*·Δ after
+//!   the receiver sends x* ⊕ its random choices (one block); the sender sends H(V ⊕ y*) and the
+//!   receiver checks it equals H(W ⊕ z*). A failed check ends the iteration before any output
+//!   is handed out. The check leaks at most a few bits of the noise positions (selective
+//!   failure), which the paper's LPN parameters allow for.
+//!
+//! Memory is one iteration: n output blocks, M reserved blocks, and the scratch of one group
+//! of trees (about 2^15 leaves).
+//!
+//! **Parameters** ([`Params::PAPER`], Table 2 of the paper, regular noise): the main iteration
+//! n = 10,805,248 (t = 1,319 bins of 2^13), k = 589,760; the set-up iteration n = 649,728
+//! (t = 1,269 bins of 2^9), k = 36,288. The paper estimates 128-bit computational security for
+//! both against the known attacks on LPN with regular noise (§6.1, with s = 40 statistical
+//! security for the check). Later algebraic and ISD analyses of regular noise (Briaud and
+//! Øygarden, EUROCRYPT 2023; Liu, Wang, Yang, Yu, 2024) lowered such estimates by some bits;
+//! EMP-OT now uses larger t and k = 2^19 at h = 13. [`Params`] takes any t, h, k.
+
+pub mod lpn;
+
+use crate::extension::{self, ExtensionReceiver, ExtensionSender, Protocol, Security};
+use crate::ggm::{Ggm, eq_mask};
+use crate::traits::{
+    CotReceiver, CotSender, OtReceiver, OtSender, RcotReceiver, RcotSender, RotReceiver, RotSender,
+};
+use crate::{Error, out_of_turn};
+use lpn::Lpn;
+use sha2::{Digest as _, Sha256};
+use std::borrow::Cow;
+use subtle::ConstantTimeEq;
+use tessera_core::{Block, FixedKeyHash, Prg, gf128};
+use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
+use tessera_net::{Channel, DecodeError, Kind, Space, Spaces};
+
+/// A group of trees' masked level sums and c values.
+pub const TREES: Kind = Kind::new(0x28, "ferret tree sums");
+/// The receiver's check choices x* ⊕ r.
+pub const CHOICES: Kind = Kind::new(0x29, "ferret check choices");
+/// The sender's check digest.
+pub const DIGEST: Kind = Kind::new(0x2a, "ferret check digest");
+
+/// Base COTs the consistency check takes (x* has 128 bits).
+const CHECK_COTS: usize = 128;
+/// Leaves expanded per group of trees: one message, hashed, checked and LPN-encoded while in
+/// cache.
+const GROUP_LEAVES: usize = 1 << 15;
+/// The largest iteration: 2^27 outputs (2 GiB per party).
+const MAX_N: usize = 1 << 27;
+/// Outputs per chunk of the OT and ROT flavours (bounds their scratch).
+const BATCH: usize = 1 << 20;
+
+/// One iteration's LPN with regular noise: t bins of 2^`depth` positions (n = t·2^depth
+/// outputs) and a secret of k blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LpnParams {
+    /// Noise weight: bins, one GGM tree each.
+    pub t: usize,
+    /// log2 of the bin size: each tree's depth.
+    pub depth: usize,
+    /// The LPN secret's length.
+    pub k: usize,
+}
+
+impl LpnParams {
+    /// Outputs: n = t·2^depth.
+    pub const fn n(self) -> usize {
+        self.t << self.depth
+    }
+
+    /// Base COTs an iteration takes: the check's 128 (malicious only), k for the LPN secret
+    /// and `depth` per tree, laid out in that order.
+    pub const fn reserve(self, security: Security) -> usize {
+        let check = match security {
+            Security::SemiHonest => 0,
+            Security::Malicious => CHECK_COTS,
+        };
+        check + self.k + self.t * self.depth
+    }
+
+    /// Trees per group (per message).
+    fn trees_per_group(self) -> usize {
+        (GROUP_LEAVES >> self.depth).max(1)
+    }
+
+    /// The reserve's parts: check COTs, LPN secret, tree COTs.
+    fn split(self, security: Security, reserve: &[Block]) -> (&[Block], &[Block], &[Block]) {
+        let check = self.reserve(security) - self.k - self.t * self.depth;
+        let (c, rest) = reserve.split_at(check);
+        let (x, trees) = rest.split_at(self.k);
+        (c, x, trees)
+    }
+}
+
+/// Ferret's parameters: the main iterations' and the set-up iteration's, which turns base COTs
+/// from OT extension into the main iteration's reserve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Params {
+    /// Every iteration after the first.
+    pub main: LpnParams,
+    /// The first iteration.
+    pub setup: LpnParams,
+}
+
+impl Params {
+    /// Table 2 of the paper (regular noise): main n = 10,805,248, t = 1,319, k = 589,760;
+    /// set-up n = 649,728, t = 1,269, k = 36,288.
+    pub const PAPER: Params = Params {
+        main: LpnParams {
+            t: 1319,
+            depth: 13,
+            k: 589_760,
+        },
+        setup: LpnParams {
+            t: 1269,
+            depth: 9,
+            k: 36_288,
+        },
+    };
+
+    /// EMP-OT's current parameters (its `tuning.h`, 2026), chosen with the LPN estimator for
+    /// about 128-bit security against the published attacks on regular LPN, the hybrid attack
+    /// binding: main iterations as its `ferret_b12` (t = 1,520 bins of 2^12, k = 2^18:
+    /// n = 6,225,920), the set-up iteration as its `ferret_b10` (t = 850 bins of 2^10,
+    /// k = 2^16: n = 870,400). The secret (4 MiB) stays in cache where the paper's (9.4 MiB)
+    /// does not, so the LPN encoding's random reads are several times faster.
+    pub const EMP_B12: Params = Params {
+        main: LpnParams {
+            t: 1520,
+            depth: 12,
+            k: 1 << 18,
+        },
+        setup: LpnParams {
+            t: 850,
+            depth: 10,
+            k: 1 << 16,
+        },
+    };
+
+    /// An error unless every iteration yields more than it takes and fits in memory.
+    pub fn validate(self, security: Security) -> Result<(), Error> {
+        for (name, p) in [("main", self.main), ("set-up", self.setup)] {
+            if p.t == 0 || p.k == 0 || !(1..=20).contains(&p.depth) || p.n() > MAX_N {
+                return Err(Error::Usage(format!(
+                    "Ferret {name} parameters {p:?}: need t ≥ 1, k ≥ 1, depth 1..=20 and n ≤ 2^27"
+                )));
+            }
+        }
+        let m = self.main.reserve(security);
+        if self.main.n() <= m || self.setup.n() < m {
+            return Err(Error::Usage(format!(
+                "Ferret parameters {self:?}: an iteration must yield more than the {m} OTs the \
+                 next one takes"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Outputs handed out per main iteration.
+    pub fn yield_per_iteration(self, security: Security) -> usize {
+        self.main.n() - self.main.reserve(security)
+    }
+}
+
+/// A group of trees: per tree, 2·depth masked level sums (level 1 first, left then right)
+/// and c.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Trees<'a>(pub Cow<'a, [Block]>);
+/// The receiver's check choices x* ⊕ r.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Choices(pub Block);
+/// The sender's check digest H(V ⊕ y*).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Digest(pub [u8; 32]);
+
+impl Encode for Trees<'_> {
+    const KIND: Kind = TREES;
+    fn encode<'a>(&'a self, _scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        bytemuck::cast_slice(&self.0)
+    }
+}
+
+impl Encode for Choices {
+    const KIND: Kind = CHOICES;
+    fn encode<'a>(&'a self, scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        scratch.clear();
+        scratch.extend_from_slice(&self.0.to_bytes());
+        scratch
+    }
+}
+
+impl Encode for Digest {
+    const KIND: Kind = DIGEST;
+    fn encode<'a>(&'a self, _scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        &self.0
+    }
+}
+
+/// What the Ferret sender receives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToSender {
+    /// The check choices.
+    Choices(Choices),
+}
+
+impl Decode<'_> for ToSender {
+    fn decode(kind: u8, bytes: &[u8]) -> Result<Self, DecodeError> {
+        match kind {
+            k if k == CHOICES.id => Ok(ToSender::Choices(Choices(role::block(bytes)?))),
+            k => Err(DecodeError(format!(
+                "kind {k:#04x} is not a Ferret sender's message"
+            ))),
+        }
+    }
+}
+
+/// What the Ferret receiver receives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToReceiver<'a> {
+    /// A group of trees.
+    Trees(Trees<'a>),
+    /// The check digest.
+    Digest(Digest),
+}
+
+impl<'a> Decode<'a> for ToReceiver<'a> {
+    fn decode(kind: u8, bytes: &'a [u8]) -> Result<Self, DecodeError> {
+        Ok(match kind {
+            k if k == TREES.id => ToReceiver::Trees(Trees(role::blocks(bytes)?)),
+            k if k == DIGEST.id => ToReceiver::Digest(Digest(role::array(bytes)?)),
+            k => {
+                return Err(DecodeError(format!(
+                    "kind {k:#04x} is not a Ferret receiver's message"
+                )));
+            }
+        })
+    }
+}
+
+/// What both sides keep across iterations: parameters, the reserve, the output buffer and the
+/// scratch of one group of trees.
+struct State {
+    params: Params,
+    security: Security,
+    /// Iterations done; the first uses the set-up parameters.
+    iteration: u64,
+    /// The base COTs of the next iteration.
+    reserve: Vec<Block>,
+    /// The last iteration's outputs.
+    out: Vec<Block>,
+    ggm: Ggm,
+    lpn: [Lpn; 2],
+    hash: FixedKeyHash,
+    /// Per tree COT of a group: tweaks, the sender's q ⊕ Δ, hashes.
+    tweaks: Vec<Block>,
+    shifted: Vec<Block>,
+    hashed: [Vec<Block>; 2],
+    /// A group's message, and its check weights χ.
+    message: Vec<Block>,
+    chi: Vec<Block>,
+}
+
+impl State {
+    fn new(params: Params, security: Security, reserve: Vec<Block>) -> Self {
+        State {
+            params,
+            security,
+            iteration: 0,
+            reserve,
+            out: vec![Block::ZERO; params.main.n().max(params.setup.n())],
+            ggm: Ggm::default(),
+            lpn: [Lpn::new(params.setup.k), Lpn::new(params.main.k)],
+            hash: FixedKeyHash::default(),
+            tweaks: Vec::new(),
+            shifted: Vec::new(),
+            hashed: [Vec::new(), Vec::new()],
+            message: Vec::new(),
+            chi: Vec::new(),
+        }
+    }
+
+    /// This iteration's parameters.
+    fn current(&self) -> LpnParams {
+        if self.iteration == 0 {
+            self.params.setup
+        } else {
+            self.params.main
+        }
+    }
+
+    /// Blocks of a group's message.
+    fn message_len(p: LpnParams, trees: usize) -> usize {
+        trees * (2 * p.depth + 1)
+    }
+
+    /// The tweaks of tree COTs `first..first + n` of this iteration's reserve (top bit set:
+    /// apart from the output indices that the OT flavours use as tweaks).
+    fn set_tweaks(&mut self, first: usize, n: usize) {
+        self.tweaks.clear();
+        let high = (1 << 63) | self.iteration;
+        self.tweaks
+            .extend((first..first + n).map(|s| Block::from_halves(high, s as u64)));
+    }
+
+    /// The weights χ of a group's `len` leaves, from the transcript so far.
+    fn weights<'a>(chi: &'a mut Vec<Block>, transcript: &Sha256, len: usize) -> &'a [Block] {
+        let digest = transcript.clone().finalize();
+        let mut seed = [0u8; 16];
+        seed.copy_from_slice(&digest[..16]);
+        chi.resize(len, Block::ZERO);
+        Prg::from_seed_block(Block::from_bytes(seed)).fill_blocks(chi);
+        chi
+    }
+
+    /// Ends an iteration: its first M outputs become the next reserve; returns how many follow
+    /// them.
+    fn finish(&mut self) -> usize {
+        let n = self.current().n();
+        let m = self.params.main.reserve(self.security);
+        self.reserve.resize(m, Block::ZERO);
+        self.reserve.copy_from_slice(&self.out[..m]);
+        self.iteration += 1;
+        n - m
+    }
+}
+
+/// The 128 base COTs of the check as one GF(2^128) element: Σ_l X^l·b_l, X^l being the block
+/// with bit l set.
+fn pack(blocks: &[Block]) -> Block {
+    let powers: [Block; CHECK_COTS] = std::array::from_fn(|l| Block::new(1 << l));
+    gf128::inner_product(&powers, blocks)
+}
+
+/// The SHA-256 digest of a check value.
+fn digest(v: Block) -> [u8; 32] {
+    Sha256::digest(v.to_bytes()).into()
+}
+
+/// The Ferret sender's state across iterations: Δ and the shared state.
+pub struct SenderCore {
+    delta: Block,
+    prg: Prg,
+    state: State,
+    roots: Vec<Block>,
+    sums: Vec<[Block; 2]>,
+}
+
+impl SenderCore {
+    /// The core for `params` (validated), with Δ (least significant bit taken as 1) and the
+    /// set-up iteration's base COTs q_j.
+    pub fn new(
+        params: Params,
+        security: Security,
+        delta: Block,
+        reserve: Vec<Block>,
+        prg: Prg,
+    ) -> Result<Self, Error> {
+        params.validate(security)?;
+        extension::check_len(
+            "Ferret set-up",
+            "base COTs",
+            reserve.len(),
+            params.setup.reserve(security),
+        )?;
+        Ok(SenderCore {
+            delta: delta.with_lsb(true),
+            prg,
+            state: State::new(params, security, reserve),
+            roots: Vec::new(),
+            sums: Vec::new(),
+        })
+    }
+
+    /// One iteration; its output is the number of new OTs, in [`SenderCore::outputs`].
+    pub fn iterate(&mut self) -> IterateSender<'_> {
+        IterateSender {
+            core: self,
+            transcript: Sha256::new(),
+            check: Block::ZERO,
+            sent: false,
+        }
+    }
+
+    /// The last iteration's new OTs q_j (least significant bit 0).
+    pub fn outputs(&self) -> &[Block] {
+        let m = self.state.params.main.reserve(self.state.security);
+        let n = if self.state.iteration <= 1 {
+            self.state.params.setup.n()
+        } else {
+            self.state.params.main.n()
+        };
+        &self.state.out[m.min(n)..n]
+    }
+
+    /// Trees `first..first + trees` of this iteration: leaves into the output buffer, the
+    /// message into `state.message`.
+    fn group(&mut self, p: LpnParams, first: usize, trees: usize) {
+        let d = p.depth;
+        let delta = self.delta;
+        self.roots.resize(trees, Block::ZERO);
+        self.prg.fill_blocks(&mut self.roots);
+        self.sums.resize(trees * d, [Block::ZERO; 2]);
+        let state = &mut self.state;
+        state.set_tweaks(first * d, trees * d);
+        let leaves = &mut state.out[first << d..(first + trees) << d];
+        state.ggm.expand(&self.roots, d, leaves, &mut self.sums);
+        // q and q ⊕ Δ of the trees' base COTs, hashed.
+        let (_, _, tree_cots) = p.split(state.security, &state.reserve);
+        let q = &tree_cots[first * d..(first + trees) * d];
+        let [h0, h1] = &mut state.hashed;
+        h0.resize(q.len(), Block::ZERO);
+        h1.resize(q.len(), Block::ZERO);
+        state.hash.tccr(q, &state.tweaks, h0);
+        state.shifted.clear();
+        state.shifted.extend(q.iter().map(|&q| q ^ delta));
+        state.hash.tccr(&state.shifted, &state.tweaks, h1);
+        state
+            .message
+            .resize(State::message_len(p, trees), Block::ZERO);
+        for (((msg, tree), sums), (h0, h1)) in state
+            .message
+            .chunks_exact_mut(2 * d + 1)
+            .zip(leaves.chunks_exact_mut(1 << d))
+            .zip(self.sums.chunks_exact(d))
+            .zip(h0.chunks_exact(d).zip(h1.chunks_exact(d)))
+        {
+            for (i, (&[k0, k1], (&x0, &x1))) in sums.iter().zip(h0.iter().zip(h1)).enumerate() {
+                msg[2 * i] = k0 ^ x0;
+                msg[2 * i + 1] = k1 ^ x1;
+            }
+            let mut c = delta;
+            for leaf in tree.iter_mut() {
+                *leaf = leaf.with_lsb(false);
+                c ^= *leaf;
+            }
+            msg[2 * d] = c;
+        }
+    }
+}
+
+/// One Ferret iteration, sender side: posts the trees group by group (each checked and
+/// LPN-encoded while in cache) and, with the check, answers the receiver's choices with its
+/// digest. Its output is the number of new OTs.
+pub struct IterateSender<'a> {
+    core: &'a mut SenderCore,
+    transcript: Sha256,
+    /// V = Σ χ_j·v_j.
+    check: Block,
+    sent: bool,
+}
+
+impl Role for IterateSender<'_> {
+    type Incoming<'m> = ToSender;
+    type Output = usize;
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<ToSender>,
+        out: &mut O,
+    ) -> Result<Next<usize>, Error> {
+        let malicious = self.core.state.security == Security::Malicious;
+        match incoming {
+            None if !self.sent => {
+                let p = self.core.state.current();
+                let per = p.trees_per_group();
+                for first in (0..p.t).step_by(per) {
+                    let trees = per.min(p.t - first);
+                    self.core.group(p, first, trees);
+                    let state = &mut self.core.state;
+                    out.post(&Trees(Cow::Borrowed(&state.message)))?;
+                    let rows = first << p.depth..(first + trees) << p.depth;
+                    if malicious {
+                        self.transcript
+                            .update(bytemuck::cast_slice::<Block, u8>(&state.message));
+                        let chi = State::weights(&mut state.chi, &self.transcript, rows.len());
+                        self.check ^= gf128::inner_product(chi, &state.out[rows.clone()]);
+                    }
+                    let (_, x, _) = p.split(state.security, &state.reserve);
+                    state.lpn[usize::from(state.iteration > 0)].encode(
+                        x,
+                        rows.start as u64,
+                        &mut state.out[rows],
+                    );
+                }
+                self.sent = true;
+                out.flush()?;
+                Ok(if malicious {
+                    Next::exact(CHOICES, 16)
+                } else {
+                    Next::Done(self.core.state.finish())
+                })
+            }
+            Some(ToSender::Choices(Choices(x))) if self.sent && malicious => {
+                let state = &mut self.core.state;
+                let (check, _, _) = state.current().split(state.security, &state.reserve);
+                let delta = self.core.delta;
+                let y: Vec<Block> = check
+                    .iter()
+                    .enumerate()
+                    .map(|(l, &q)| q ^ (Block::mask((x.as_u128() >> l) & 1 == 1) & delta))
+                    .collect();
+                out.post(&Digest(digest(self.check ^ pack(&y))))?;
+                Ok(Next::Done(state.finish()))
+            }
+            _ => Err(out_of_turn("Ferret", "a message")),
+        }
+    }
+}
+
+/// The Ferret receiver's state across iterations.
+pub struct ReceiverCore {
+    state: State,
+    points: Vec<u64>,
+    known: Vec<Block>,
+}
+
+impl ReceiverCore {
+    /// The core for `params` (validated), with the set-up iteration's base COTs
+    /// t_j = q_j ⊕ r_j·Δ (r_j the least significant bit).
+    pub fn new(params: Params, security: Security, reserve: Vec<Block>) -> Result<Self, Error> {
+        params.validate(security)?;
+        extension::check_len(
+            "Ferret set-up",
+            "base COTs",
+            reserve.len(),
+            params.setup.reserve(security),
+        )?;
+        Ok(ReceiverCore {
+            state: State::new(params, security, reserve),
+            points: Vec::new(),
+            known: Vec::new(),
+        })
+    }
+
+    /// One iteration; its output is the number of new OTs, in [`ReceiverCore::outputs`].
+    pub fn iterate(&mut self) -> IterateReceiver<'_> {
+        IterateReceiver {
+            core: self,
+            next_tree: 0,
+            transcript: Sha256::new(),
+            check: Block::ZERO,
+            weight: Block::ZERO,
+        }
+    }
+
+    /// The last iteration's new OTs q_j ⊕ e_j·Δ, the choice e_j as least significant bit.
+    pub fn outputs(&self) -> &[Block] {
+        let m = self.state.params.main.reserve(self.state.security);
+        let n = if self.state.iteration <= 1 {
+            self.state.params.setup.n()
+        } else {
+            self.state.params.main.n()
+        };
+        &self.state.out[m.min(n)..n]
+    }
+
+    /// Rebuilds trees `first..` from their message: leaves into the output buffer.
+    fn group(&mut self, p: LpnParams, first: usize, message: &[Block]) {
+        let d = p.depth;
+        let trees = message.len() / (2 * d + 1);
+        let state = &mut self.state;
+        state.set_tweaks(first * d, trees * d);
+        let (_, _, tree_cots) = p.split(state.security, &state.reserve);
+        let t = &tree_cots[first * d..(first + trees) * d];
+        let h = &mut state.hashed[0];
+        h.resize(t.len(), Block::ZERO);
+        state.hash.tccr(t, &state.tweaks, h);
+        // The sum each random choice opens is off the path: the point's bit is its negation.
+        self.points.clear();
+        self.known.clear();
+        for (msg, (t, h)) in message
+            .chunks_exact(2 * d + 1)
+            .zip(t.chunks_exact(d).zip(h.chunks_exact(d)))
+        {
+            let mut point = 0u64;
+            for (i, (&t, &h)) in t.iter().zip(h).enumerate() {
+                let r = t.lsb();
+                let (m0, m1) = (msg[2 * i], msg[2 * i + 1]);
+                self.known.push(m0 ^ (Block::mask(r) & (m0 ^ m1)) ^ h);
+                point |= u64::from(!r) << (d - 1 - i);
+            }
+            self.points.push(point);
+        }
+        let leaves = &mut state.out[first << d..(first + trees) << d];
+        state.ggm.puncture(&self.points, &self.known, d, leaves);
+        for ((tree, msg), &point) in leaves
+            .chunks_exact_mut(1 << d)
+            .zip(message.chunks_exact(2 * d + 1))
+            .zip(&self.points)
+        {
+            let mut sum = msg[2 * d];
+            for leaf in tree.iter_mut() {
+                *leaf = leaf.with_lsb(false);
+                sum ^= *leaf;
+            }
+            for (y, leaf) in tree.iter_mut().enumerate() {
+                *leaf ^= eq_mask(y as u64, point) & sum;
+            }
+        }
+    }
+}
+
+/// One Ferret iteration, receiver side: rebuilds the trees group by group as they arrive
+/// (each checked and LPN-encoded while in cache) and, with the check, sends its choices and
+/// verifies the sender's digest. Its output is the number of new OTs.
+pub struct IterateReceiver<'a> {
+    core: &'a mut ReceiverCore,
+    next_tree: usize,
+    transcript: Sha256,
+    /// W = Σ χ_j·w_j.
+    check: Block,
+    /// x* = Σ_j e_j·χ_j.
+    weight: Block,
+}
+
+impl IterateReceiver<'_> {
+    fn expect_trees(&self, p: LpnParams) -> Next<usize> {
+        let trees = p.trees_per_group().min(p.t - self.next_tree);
+        Next::exact(TREES, 16 * State::message_len(p, trees))
+    }
+}
+
+impl Role for IterateReceiver<'_> {
+    type Incoming<'m> = ToReceiver<'m>;
+    type Output = usize;
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<ToReceiver<'_>>,
+        out: &mut O,
+    ) -> Result<Next<usize>, Error> {
+        let p = self.core.state.current();
+        let malicious = self.core.state.security == Security::Malicious;
+        match incoming {
+            None if self.next_tree == 0 => Ok(self.expect_trees(p)),
+            Some(ToReceiver::Trees(Trees(message))) if self.next_tree < p.t => {
+                let first = self.next_tree;
+                self.core.group(p, first, &message);
+                let trees = message.len() / (2 * p.depth + 1);
+                self.next_tree += trees;
+                let state = &mut self.core.state;
+                let rows = first << p.depth..self.next_tree << p.depth;
+                if malicious {
+                    self.transcript
+                        .update(bytemuck::cast_slice::<Block, u8>(&message));
+                    let chi = State::weights(&mut state.chi, &self.transcript, rows.len());
+                    let w = &state.out[rows.clone()];
+                    self.check ^= gf128::inner_product(chi, w);
+                    for (&c, w) in chi.iter().zip(w) {
+                        self.weight ^= Block::mask(w.lsb()) & c;
+                    }
+                }
+                let (_, x, _) = p.split(state.security, &state.reserve);
+                state.lpn[usize::from(state.iteration > 0)].encode(
+                    x,
+                    rows.start as u64,
+                    &mut state.out[rows],
+                );
+                if self.next_tree < p.t {
+                    Ok(self.expect_trees(p))
+                } else if malicious {
+                    let (check, _, _) = p.split(state.security, &state.reserve);
+                    let r = check
+                        .iter()
+                        .enumerate()
+                        .fold(0u128, |acc, (l, t)| acc | (u128::from(t.lsb()) << l));
+                    out.post(&Choices(self.weight ^ Block::new(r)))?;
+                    self.check ^= pack(check);
+                    Ok(Next::exact(DIGEST, 32))
+                } else {
+                    Ok(Next::Done(state.finish()))
+                }
+            }
+            Some(ToReceiver::Digest(Digest(theirs))) if self.next_tree == p.t && malicious => {
+                if bool::from(digest(self.check).ct_eq(&theirs)) {
+                    Ok(Next::Done(self.core.state.finish()))
+                } else {
+                    Err(Error::FerretCheckFailed)
+                }
+            }
+            _ => Err(out_of_turn("Ferret", "a message")),
+        }
+    }
+}
+
+/// An iterating core, sender or receiver.
+trait Core {
+    /// Runs one iteration with the peer; returns the number of new OTs.
+    fn run(&mut self, channel: &mut dyn Channel, space: Space) -> Result<usize, Error>;
+    /// The last iteration's new OTs.
+    fn new_ots(&self) -> &[Block];
+}
+
+impl Core for SenderCore {
+    fn run(&mut self, channel: &mut dyn Channel, space: Space) -> Result<usize, Error> {
+        role::drive(&mut self.iterate(), channel, space)
+    }
+    fn new_ots(&self) -> &[Block] {
+        self.outputs()
+    }
+}
+
+impl Core for ReceiverCore {
+    fn run(&mut self, channel: &mut dyn Channel, space: Space) -> Result<usize, Error> {
+        role::drive(&mut self.iterate(), channel, space)
+    }
+    fn new_ots(&self) -> &[Block] {
+        self.outputs()
+    }
+}
+
+/// What both providers keep: the core, the OTs of its last iteration not yet handed out, the
+/// OTs made ahead with `prepare`, and the index of the next OT handed out (the tweak of the
+/// hashed flavours).
+struct Provider<C> {
+    core: C,
+    space: Space,
+    next: usize,
+    made: usize,
+    index: u64,
+    stock: extension::Stock,
+    hasher: extension::Hasher,
+    scratch: Vec<Block>,
+}
+
+impl<C: Core> Provider<C> {
+    fn new(core: C, space: Space) -> Self {
+        Provider {
+            core,
+            space,
+            next: 0,
+            made: 0,
+            index: 0,
+            stock: extension::Stock::default(),
+            hasher: extension::Hasher::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Random correlated OTs from the iterations' outputs, iterating when they run out.
+    fn fresh(&mut self, channel: &mut dyn Channel, out: &mut [Block]) -> Result<(), Error> {
+        let mut done = 0;
+        while done < out.len() {
+            if self.next == self.made {
+                self.made = self.core.run(channel, self.space)?;
+                self.next = 0;
+            }
+            let take = (out.len() - done).min(self.made - self.next);
+            out[done..done + take].copy_from_slice(&self.core.new_ots()[self.next..][..take]);
+            self.next += take;
+            done += take;
+        }
+        Ok(())
+    }
+
+    /// The next random correlated OTs, made ahead first; returns the index of the first.
+    fn draw(&mut self, channel: &mut dyn Channel, out: &mut [Block]) -> Result<u64, Error> {
+        let ahead = self.stock.draw(out.len());
+        let (made, fresh) = out.split_at_mut(ahead.len());
+        made.copy_from_slice(ahead);
+        self.fresh(channel, fresh)?;
+        let first = self.index;
+        self.index += out.len() as u64;
+        Ok(first)
+    }
+
+    fn prepare(&mut self, channel: &mut dyn Channel, n: usize) -> Result<(), Error> {
+        let mut stock = std::mem::take(&mut self.stock);
+        let result = stock.refill(n, |len, rows| {
+            let at = rows.len();
+            rows.resize(at + len, Block::ZERO);
+            self.fresh(channel, &mut rows[at..])
+        });
+        self.stock = stock;
+        result
+    }
+}
+
+/// The Ferret sender over a channel (it holds Δ). Implements the sender side of every OT
+/// trait: correlated OT by one flip bit per OT from the receiver, random and chosen-message OT
+/// by hashing those with the TCCR hash (two more blocks per chosen OT).
+pub struct FerretSender(Provider<SenderCore>);
+
+impl std::fmt::Debug for FerretSender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = &self.0.core.state;
+        f.debug_struct("FerretSender")
+            .field("params", &state.params)
+            .field("security", &state.security)
+            .field("iteration", &state.iteration)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FerretSender {
+    /// Sets up with the peer's [`FerretReceiver::setup`]: SoftSpoken OT extension (taking two
+    /// spaces, as the peer does; with the KOS check for [`Security::Malicious`]) makes the
+    /// set-up iteration's base COTs; Ferret takes a third space.
+    pub fn setup(
+        channel: &mut dyn Channel,
+        spaces: &mut Spaces,
+        params: Params,
+        security: Security,
+        mut prg: Prg,
+    ) -> Result<Self, Error> {
+        params.validate(security)?;
+        let protocol = Protocol::softspoken(Protocol::DEFAULT_K, security)?;
+        let base_prg = Prg::from_seed_block(prg.random_block());
+        let mut base = ExtensionSender::setup(channel, spaces, protocol, base_prg)?;
+        let space = spaces.allocate()?;
+        let mut reserve = vec![Block::ZERO; params.setup.reserve(security)];
+        base.send_random_correlated(channel, &mut reserve)?;
+        let core = SenderCore::new(params, security, base.delta(), reserve, prg)?;
+        Ok(FerretSender(Provider::new(core, space)))
+    }
+
+    /// Correlated OTs into `out`, adjusted to the receiver's flip bits; returns the index of
+    /// the first.
+    fn correlated(&mut self, channel: &mut dyn Channel, out: &mut [Block]) -> Result<u64, Error> {
+        let p = &mut self.0;
+        let first = p.draw(channel, out)?;
+        let mut adjust = extension::AdjustSender {
+            rows: out,
+            delta: p.core.delta,
+        };
+        role::drive(&mut adjust, channel, p.space)?;
+        Ok(first)
+    }
+}
+
+impl RcotSender for FerretSender {
+    fn delta(&self) -> Block {
+        self.0.core.delta
+    }
+
+    fn send_random_correlated(
+        &mut self,
+        channel: &mut dyn Channel,
+        out: &mut [Block],
+    ) -> Result<(), Error> {
+        self.0.draw(channel, out).map(|_| ())
+    }
+}
+
+impl CotSender for FerretSender {
+    fn send_correlated(
+        &mut self,
+        channel: &mut dyn Channel,
+        out: &mut [Block],
+    ) -> Result<(), Error> {
+        self.correlated(channel, out).map(|_| ())
+    }
+
+    fn prepare(&mut self, channel: &mut dyn Channel, n: usize) -> Result<(), Error> {
+        self.0.prepare(channel, n)
+    }
+}
+
+impl RotSender for FerretSender {
+    fn send_random(
+        &mut self,
+        channel: &mut dyn Channel,
+        out: &mut [(Block, Block)],
+    ) -> Result<(), Error> {
+        let mut rows = std::mem::take(&mut self.0.scratch);
+        for part in out.chunks_mut(BATCH) {
+            rows.resize(part.len(), Block::ZERO);
+            let first = self.correlated(channel, &mut rows)?;
+            let delta = self.0.core.delta;
+            extension::hash_pairs(&mut self.0.hasher, &rows, first, delta, part);
+        }
+        self.0.scratch = rows;
+        Ok(())
+    }
+}
+
+impl OtSender for FerretSender {
+    fn send_chosen(
+        &mut self,
+        channel: &mut dyn Channel,
+        messages: &[(Block, Block)],
+    ) -> Result<(), Error> {
+        let mut rows = std::mem::take(&mut self.0.scratch);
+        for part in messages.chunks(BATCH) {
+            rows.resize(part.len(), Block::ZERO);
+            let first = self.correlated(channel, &mut rows)?;
+            let p = &mut self.0;
+            let mut masked =
+                extension::MaskedSender::new(&rows, p.core.delta, first, part, &mut p.hasher);
+            role::drive(&mut masked, channel, p.space)?;
+        }
+        self.0.scratch = rows;
+        Ok(())
+    }
+}
+
+/// The Ferret receiver over a channel. Implements the receiver side of every OT trait (see
+/// [`FerretSender`]).
+pub struct FerretReceiver(Provider<ReceiverCore>);
+
+impl std::fmt::Debug for FerretReceiver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = &self.0.core.state;
+        f.debug_struct("FerretReceiver")
+            .field("params", &state.params)
+            .field("security", &state.security)
+            .field("iteration", &state.iteration)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FerretReceiver {
+    /// Sets up with the peer's [`FerretSender::setup`].
+    pub fn setup(
+        channel: &mut dyn Channel,
+        spaces: &mut Spaces,
+        params: Params,
+        security: Security,
+        mut prg: Prg,
+    ) -> Result<Self, Error> {
+        params.validate(security)?;
+        let protocol = Protocol::softspoken(Protocol::DEFAULT_K, security)?;
+        let base_prg = Prg::from_seed_block(prg.random_block());
+        let mut base = ExtensionReceiver::setup(channel, spaces, protocol, base_prg)?;
+        let space = spaces.allocate()?;
+        let mut reserve = vec![Block::ZERO; params.setup.reserve(security)];
+        base.receive_random_correlated(channel, &mut reserve)?;
+        let core = ReceiverCore::new(params, security, reserve)?;
+        Ok(FerretReceiver(Provider::new(core, space)))
+    }
+
+    /// Correlated OTs with these choices into `out` (the sender adjusts to one flip bit
+    /// each); returns the index of the first.
+    fn correlated(
+        &mut self,
+        channel: &mut dyn Channel,
+        choices: &[bool],
+        out: &mut [Block],
+    ) -> Result<u64, Error> {
+        extension::check_len("correlated OT", "outputs", out.len(), choices.len())?;
+        let p = &mut self.0;
+        let first = p.draw(channel, out)?;
+        let mut adjust = extension::AdjustReceiver {
+            stock: out,
+            chosen: choices,
+        };
+        role::drive(&mut adjust, channel, p.space)?;
+        Ok(first)
+    }
+}
+
+impl RcotReceiver for FerretReceiver {
+    fn receive_random_correlated(
+        &mut self,
+        channel: &mut dyn Channel,
+        out: &mut [Block],
+    ) -> Result<(), Error> {
+        self.0.draw(channel, out).map(|_| ())
+    }
+}
+
+impl CotReceiver for FerretReceiver {
+    fn receive_correlated(
+        &mut self,
+        channel: &mut dyn Channel,
+        choices: &[bool],
+        out: &mut [Block],
+    ) -> Result<(), Error> {
+        self.correlated(channel, choices, out).map(|_| ())
+    }
+
+    fn prepare(&mut self, channel: &mut dyn Channel, n: usize) -> Result<(), Error> {
+        self.0.prepare(channel, n)
+    }
+}
+
+impl RotReceiver for FerretReceiver {
+    fn receive_random(
+        &mut self,
+        channel: &mut dyn Channel,
+        choices: &[bool],
+        out: &mut [Block],
+    ) -> Result<(), Error> {
+        extension::check_len("random OT", "outputs", out.len(), choices.len())?;
+        let mut rows = std::mem::take(&mut self.0.scratch);
+        for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
+            rows.resize(part.len(), Block::ZERO);
+            let first = self.correlated(channel, c, &mut rows)?;
+            extension::hash_rows(&mut self.0.hasher, &rows, first, part);
+        }
+        self.0.scratch = rows;
+        Ok(())
+    }
+}
+
+impl OtReceiver for FerretReceiver {
+    fn receive_chosen(
+        &mut self,
+        channel: &mut dyn Channel,
+        choices: &[bool],
+        out: &mut [Block],
+    ) -> Result<(), Error> {
+        extension::check_len("chosen-message OT", "outputs", out.len(), choices.len())?;
+        let mut rows = std::mem::take(&mut self.0.scratch);
+        for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
+            rows.resize(part.len(), Block::ZERO);
+            let first = self.correlated(channel, c, &mut rows)?;
+            let p = &mut self.0;
+            let mut masked = extension::MaskedReceiver::new(&rows, first, c, part, &mut p.hasher);
+            role::drive(&mut masked, channel, p.space)?;
+        }
+        self.0.scratch = rows;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;
