@@ -164,9 +164,16 @@ impl Params {
     /// An error unless every iteration yields more than it takes and fits in memory.
     pub fn validate(self, security: Security) -> Result<(), Error> {
         for (name, p) in [("main", self.main), ("set-up", self.setup)] {
-            if p.t == 0 || p.k == 0 || !(1..=20).contains(&p.depth) || p.n() > MAX_N {
+            let sizes = p.t.checked_shl(p.depth as u32).map(|n| n >> p.depth == p.t);
+            if p.t == 0
+                || !(1..=MAX_N).contains(&p.k)
+                || !(1..=20).contains(&p.depth)
+                || sizes != Some(true)
+                || p.n() > MAX_N
+            {
                 return Err(Error::Usage(format!(
-                    "Ferret {name} parameters {p:?}: need t ≥ 1, k ≥ 1, depth 1..=20 and n ≤ 2^27"
+                    "Ferret {name} parameters {p:?}: need t ≥ 1, 1 ≤ k ≤ 2^27, depth 1..=20 and \
+                     n ≤ 2^27"
                 )));
             }
         }

@@ -166,6 +166,12 @@ fn parameters_that_cannot_bootstrap_are_refused() {
     p.setup.t = 2;
     assert!(p.validate(Security::SemiHonest).is_err());
     let mut p = SMALL;
+    p.setup.k = 1 << 40;
+    assert!(p.validate(Security::SemiHonest).is_err());
+    let mut p = SMALL;
+    p.main.t = usize::MAX >> 3;
+    assert!(p.validate(Security::SemiHonest).is_err());
+    let mut p = SMALL;
     p.main.depth = 0;
     assert!(p.validate(Security::SemiHonest).is_err());
     assert!(SMALL.validate(Security::Malicious).is_ok());
