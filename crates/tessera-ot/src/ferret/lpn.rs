@@ -13,9 +13,10 @@ use tessera_core::{Block, FixedKeyAes};
 /// Ones per row of the matrix (Ferret's d).
 pub const D: usize = 10;
 
-/// The key of the index stream: the next 32 hex digits of π after the GGM tree key (public,
-/// nothing up the sleeve; the LPN assumption is over a random public matrix).
-pub const LPN_KEY: Block = Block::new(0x4528_21e6_38d0_1377_be54_66cf_34e9_0c6c);
+/// The key of the index stream: the 32 hex digits of π after SoftSpoken's stream key, itself
+/// after the GGM tree key (public, nothing up the sleeve, and a permutation of its own; the
+/// LPN assumption is over a random public matrix).
+pub const LPN_KEY: Block = Block::new(0xc0ac_29b7_c97c_50dd_3f84_d5b5_b547_0917);
 
 /// Rows whose indices are generated per batch.
 const ROWS: usize = 1 << 10;
