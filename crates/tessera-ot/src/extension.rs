@@ -350,6 +350,12 @@ impl SenderCore {
 
     /// One batch of `n` OTs (rows in [`SenderCore::rows`] afterwards).
     pub fn extend(&mut self, n: usize) -> ExtendSender<'_> {
+        self.extend_into(n, &mut [])
+    }
+
+    /// One batch of `out.len()` OTs, rows into `out` (semi-honest: whole chunks transposed
+    /// straight into it).
+    pub fn extend_into<'a>(&'a mut self, n: usize, out: &'a mut [Block]) -> ExtendSender<'a> {
         ExtendSender {
             total: self.security.rows(n),
             core: self,
@@ -357,6 +363,7 @@ impl SenderCore {
             done: 0,
             seed: None,
             check: None,
+            out,
         }
     }
 
@@ -378,6 +385,41 @@ pub struct ExtendSender<'a> {
     seed: Option<Block>,
     /// KOS: Σ χ_j q_j, once the coin toss is over.
     check: Option<Block>,
+    /// The caller's buffer for the rows, or empty.
+    out: &'a mut [Block],
+}
+
+/// Where chunk `start..start + rows` of a batch's rows goes: straight into the caller's `out`
+/// when a whole chunk fits there and no check needs the rows afterwards, else into the core's
+/// `rows` (from which [`copy_rest`] fills the rest of `out`).
+fn target<'a>(
+    security: Security,
+    out: &'a mut [Block],
+    rows: &'a mut [Block],
+    start: usize,
+    len: usize,
+) -> &'a mut [Block] {
+    if direct(security, out.len(), start) {
+        &mut out[start..start + len]
+    } else {
+        &mut rows[start..start + len]
+    }
+}
+
+/// Whether the chunk at `start` goes straight into a caller's buffer of `len` rows.
+fn direct(security: Security, len: usize, start: usize) -> bool {
+    security == Security::SemiHonest && start + CHUNK <= len
+}
+
+/// Copies into `out` the rows that [`target`] put in the core's `rows`.
+fn copy_rest(security: Security, out: &mut [Block], rows: &[Block]) {
+    let first = if security == Security::SemiHonest {
+        out.len() / CHUNK * CHUNK
+    } else {
+        0
+    };
+    let n = out.len();
+    out[first..].copy_from_slice(&rows[first..n]);
 }
 
 impl ExtendSender<'_> {
@@ -387,6 +429,7 @@ impl ExtendSender<'_> {
     }
 
     fn finish(&mut self) -> Next<u64> {
+        copy_rest(self.core.security, self.out, &self.core.rows);
         let first = self.core.next_index;
         self.core.next_index += self.n as u64;
         Next::Done(first)
@@ -417,7 +460,7 @@ impl Role for ExtendSender<'_> {
             }
             Some(ToSender::Matrix(Matrix(u))) if self.done < self.total => {
                 let rows = CHUNK.min(self.total - self.done);
-                let q = &mut core.rows[self.done..self.done + rows];
+                let q = target(core.security, self.out, &mut core.rows, self.done, rows);
                 core.columns
                     .chunk(core.next_block, &u, &mut core.pad[..rows]);
                 core.next_block += (rows / KAPPA) as u64;
@@ -498,23 +541,30 @@ impl ReceiverCore {
 
     /// One batch with these choices (rows in [`ReceiverCore::rows`] afterwards).
     pub fn extend<'a>(&'a mut self, choices: &'a [bool]) -> ExtendReceiver<'a> {
-        ExtendReceiver {
-            core: self,
-            n: choices.len(),
-            choices,
-            commitment: None,
-            seed: Block::ZERO,
-        }
+        self.extend_into(choices.len(), choices, &mut [])
     }
 
     /// One batch of `n` OTs with random choices: each row's least significant bit.
     pub fn extend_random(&mut self, n: usize) -> ExtendReceiver<'_> {
+        self.extend_into(n, &[], &mut [])
+    }
+
+    /// One batch of `n` OTs, the first `choices.len()` with these choices and the rest random,
+    /// rows into `out` if it is not empty (semi-honest: whole chunks transposed straight into
+    /// it).
+    pub fn extend_into<'a>(
+        &'a mut self,
+        n: usize,
+        choices: &'a [bool],
+        out: &'a mut [Block],
+    ) -> ExtendReceiver<'a> {
         ExtendReceiver {
             core: self,
             n,
-            choices: &[],
+            choices,
             commitment: None,
             seed: Block::ZERO,
+            out,
         }
     }
 
@@ -553,10 +603,13 @@ pub struct ExtendReceiver<'a> {
     choices: &'a [bool],
     commitment: Option<[u8; 32]>,
     seed: Block,
+    /// The caller's buffer for the rows, or empty.
+    out: &'a mut [Block],
 }
 
 impl ExtendReceiver<'_> {
     fn finish(&mut self) -> Next<u64> {
+        copy_rest(self.core.security, self.out, &self.core.rows);
         let first = self.core.next_index;
         self.core.next_index += self.n as u64;
         Next::Done(first)
@@ -591,7 +644,7 @@ impl Role for ExtendReceiver<'_> {
                     transpose_128xm_to_blocks(
                         bytemuck::cast_slice(&core.t[..rows]),
                         rows,
-                        &mut core.rows[start..start + rows],
+                        target(core.security, self.out, &mut core.rows, start, rows),
                     )?;
                 }
                 Ok(if core.security == Security::Malicious {
@@ -1067,8 +1120,8 @@ impl ExtensionSender {
         let (made, fresh) = out.split_at_mut(ahead.len());
         made.copy_from_slice(ahead);
         for part in fresh.chunks_mut(BATCH) {
-            self.extend(channel, part.len())?;
-            part.copy_from_slice(&self.core.rows[..part.len()]);
+            let mut extend = self.core.extend_into(part.len(), part);
+            role::drive(&mut extend, channel, self.space)?;
         }
         Ok(())
     }
@@ -1199,10 +1252,6 @@ impl ExtensionReceiver {
     fn extend(&mut self, channel: &mut dyn Channel, choices: &[bool]) -> Result<u64, Error> {
         role::drive(&mut self.core.extend(choices), channel, self.space)
     }
-
-    fn extend_random(&mut self, channel: &mut dyn Channel, n: usize) -> Result<u64, Error> {
-        role::drive(&mut self.core.extend_random(n), channel, self.space)
-    }
 }
 
 /// This party's extension sender to a peer and receiver from it, set up in an order both
@@ -1240,8 +1289,8 @@ impl RcotReceiver for ExtensionReceiver {
         let (made, fresh) = out.split_at_mut(ahead.len());
         made.copy_from_slice(ahead);
         for part in fresh.chunks_mut(BATCH) {
-            self.extend_random(channel, part.len())?;
-            part.copy_from_slice(&self.core.rows[..part.len()]);
+            let mut extend = self.core.extend_into(part.len(), &[], part);
+            role::drive(&mut extend, channel, self.space)?;
         }
         Ok(())
     }
@@ -1268,8 +1317,8 @@ impl CotReceiver for ExtensionReceiver {
             ahead.copy_from_slice(stock);
         }
         for (part, c) in fresh.chunks_mut(BATCH).zip(choices[k..].chunks(BATCH)) {
-            self.extend(channel, c)?;
-            part.copy_from_slice(&self.core.rows[..part.len()]);
+            let mut extend = self.core.extend_into(c.len(), c, part);
+            role::drive(&mut extend, channel, self.space)?;
         }
         Ok(())
     }

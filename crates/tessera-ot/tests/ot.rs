@@ -84,8 +84,9 @@ fn messages(seed: u128, n: usize) -> Vec<(Block, Block)> {
         .collect()
 }
 
-/// Sizes around the 128-row tiles and the 16384-row chunks.
-const SIZES: [usize; 6] = [1, 127, 128, 1000, 16384 + 5, 40000];
+/// Sizes around the 128-row tiles and the 16384-row chunks (whole chunks go straight into the
+/// caller's buffer).
+const SIZES: [usize; 7] = [1, 127, 128, 1000, 16384 + 5, 32768, 40000];
 
 type Received = Vec<(Vec<Block>, Vec<Block>, Vec<Block>, Vec<Block>)>;
 type Sent = Vec<(
