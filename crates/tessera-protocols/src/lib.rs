@@ -7,7 +7,7 @@
 pub mod session;
 pub mod yao;
 
-pub use session::{Session, SessionConfig};
+pub use session::{OtChoice, Session, SessionConfig};
 
 /// What a protocol run can report.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]

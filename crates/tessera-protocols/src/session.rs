@@ -5,9 +5,10 @@
 use crate::Error;
 use tessera_core::{Backend, Block, Prg};
 use tessera_net::{Network, PeerChannel, Phase, PhaseTimer, Space, Spaces};
+use tessera_ot::ferret::Params;
 use tessera_ot::{
-    CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, OtReceiver, OtSender, Protocol,
-    RcotReceiver, RotReceiver, RotSender,
+    CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, FerretReceiver, FerretSender,
+    OtReceiver, OtSender, Protocol, RcotReceiver, RotReceiver, RotSender, Security,
 };
 
 /// An OT provider's sender side: every flavour.
@@ -18,17 +19,27 @@ impl<T: CotSender + RotSender + OtSender + Send> OtSending for T {}
 pub trait OtReceiving: RcotReceiver + CotReceiver + RotReceiver + OtReceiver + Send {}
 impl<T: RcotReceiver + CotReceiver + RotReceiver + OtReceiver + Send> OtReceiving for T {}
 
+/// Which OT the providers run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OtChoice {
+    /// OT extension: SoftSpoken with some k (IKNP is k = 1), semi-honest or with the KOS check.
+    Extension(Protocol),
+    /// Ferret silent OT with these LPN parameters, bootstrapped from SoftSpoken.
+    Ferret(Params, Security),
+}
+
 /// What a session is set up with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SessionConfig {
-    /// The OT extension the providers run: SoftSpoken with some k (IKNP is k = 1), semi-honest
-    /// or with the KOS check.
-    pub ot: Protocol,
+    /// The OT the providers run.
+    pub ot: OtChoice,
 }
 
 impl Default for SessionConfig {
     fn default() -> Self {
-        SessionConfig { ot: Protocol::IKNP }
+        SessionConfig {
+            ot: OtChoice::Extension(Protocol::IKNP),
+        }
     }
 }
 
@@ -135,9 +146,11 @@ impl Session {
         self.with_provider(
             j,
             |p| &mut p.sender,
-            |ch, spaces, protocol, prg| {
-                let s = ExtensionSender::setup(ch, spaces, protocol, prg)?;
-                Ok(Box::new(s))
+            |ch, spaces, choice, prg| {
+                Ok(match choice {
+                    OtChoice::Extension(p) => Box::new(ExtensionSender::setup(ch, spaces, p, prg)?),
+                    OtChoice::Ferret(p, s) => Box::new(FerretSender::setup(ch, spaces, p, s, prg)?),
+                })
             },
             |p, ch| f(p, ch),
         )
@@ -153,12 +166,48 @@ impl Session {
         self.with_provider(
             j,
             |p| &mut p.receiver,
-            |ch, spaces, protocol, prg| {
-                let r = ExtensionReceiver::setup(ch, spaces, protocol, prg)?;
-                Ok(Box::new(r))
+            |ch, spaces, choice, prg| {
+                Ok(match choice {
+                    OtChoice::Extension(p) => {
+                        Box::new(ExtensionReceiver::setup(ch, spaces, p, prg)?)
+                    }
+                    OtChoice::Ferret(p, s) => {
+                        Box::new(FerretReceiver::setup(ch, spaces, p, s, prg)?)
+                    }
+                })
             },
             |p, ch| f(p, ch),
         )
+    }
+
+    /// Runs `f` with this party's OT sender to peer `j` and receiver from it, both set up on
+    /// first use in an order both ends agree on (the lower-numbered party's sender first), and
+    /// the channel to `j`: what a protocol needs whose parties are OT sender and receiver to
+    /// each other (GMW's and ABY2.0's triples, [`tessera_ot::triples`]).
+    pub fn with_ot_pair<T>(
+        &mut self,
+        j: usize,
+        f: impl FnOnce(
+            &mut dyn OtSending,
+            &mut dyn OtReceiving,
+            &mut PeerChannel<'_>,
+        ) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        if self.id() < j {
+            self.with_ot_sender(j, |_, _| Ok(()))?;
+            self.with_ot_receiver(j, |_, _| Ok(()))?;
+        } else {
+            self.with_ot_receiver(j, |_, _| Ok(()))?;
+            self.with_ot_sender(j, |_, _| Ok(()))?;
+        }
+        let mut channel = self.network.peer(j);
+        match &mut self.ot[j] {
+            PeerOt {
+                sender: Some(s),
+                receiver: Some(r),
+            } => f(s.as_mut(), r.as_mut(), &mut channel),
+            _ => Err(Error::Input(format!("no OT providers with party {j}"))),
+        }
     }
 
     /// Runs `f` with the provider in `slot` of peer `j`'s OT pair, made by `setup` (which
@@ -167,16 +216,16 @@ impl Session {
         &mut self,
         j: usize,
         slot: fn(&mut PeerOt) -> &mut Option<Box<P>>,
-        setup: impl FnOnce(&mut PeerChannel<'_>, &mut Spaces, Protocol, Prg) -> Result<Box<P>, Error>,
+        setup: impl FnOnce(&mut PeerChannel<'_>, &mut Spaces, OtChoice, Prg) -> Result<Box<P>, Error>,
         f: impl FnOnce(&mut P, &mut PeerChannel<'_>) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let protocol = self.config.ot;
+        let choice = self.config.ot;
         let prg = self.fork_prg();
         self.link_spaces(j)?;
         let (spaces, provider) = (&mut self.spaces[j], slot(&mut self.ot[j]));
         let mut channel = self.network.peer(j);
         if provider.is_none() {
-            *provider = Some(setup(&mut channel, spaces, protocol, prg)?);
+            *provider = Some(setup(&mut channel, spaces, choice, prg)?);
         }
         match provider.as_deref_mut() {
             Some(p) => f(p, &mut channel),

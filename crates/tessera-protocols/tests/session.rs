@@ -1,0 +1,75 @@
+//! The session lends both OT directions with a peer: set up once in an agreed order, then
+//! random correlated OTs each way, for OT extension and for Ferret.
+
+use std::thread;
+use tessera_core::Block;
+use tessera_net::memory;
+use tessera_ot::ferret::{LpnParams, Params};
+use tessera_ot::{Protocol, Security};
+use tessera_protocols::{OtChoice, Session, SessionConfig};
+
+/// Ferret with iterations of 2^14 OTs.
+const FERRET_SMALL: Params = Params {
+    main: LpnParams {
+        t: 16,
+        depth: 10,
+        k: 2000,
+    },
+    setup: LpnParams {
+        t: 8,
+        depth: 9,
+        k: 1000,
+    },
+};
+
+/// What a party saw: its Δ, the OTs it sent and those it received, per call.
+type Seen = (Block, Vec<(Vec<Block>, Vec<Block>)>);
+
+/// Two calls of `with_ot_pair`, each sending `n` random correlated OTs each way; party 0
+/// sends first, party 1 receives first.
+fn party(mut session: Session, peer: usize, n: usize) -> Seen {
+    let first = session.id() == 0;
+    let mut calls = Vec::new();
+    let mut delta = Block::ZERO;
+    for _ in 0..2 {
+        let seen = session
+            .with_ot_pair(peer, |s, r, ch| {
+                let (mut sent, mut got) = (vec![Block::ZERO; n], vec![Block::ZERO; n]);
+                if first {
+                    s.send_random_correlated(ch, &mut sent)?;
+                    r.receive_random_correlated(ch, &mut got)?;
+                } else {
+                    r.receive_random_correlated(ch, &mut got)?;
+                    s.send_random_correlated(ch, &mut sent)?;
+                }
+                delta = s.delta();
+                Ok((sent, got))
+            })
+            .unwrap();
+        calls.push(seen);
+    }
+    (delta, calls)
+}
+
+#[test]
+fn both_ot_directions_with_a_peer() {
+    for ot in [
+        OtChoice::Extension(Protocol::softspoken(3, Security::SemiHonest).unwrap()),
+        OtChoice::Ferret(FERRET_SMALL, Security::Malicious),
+    ] {
+        let (a, b) = memory::pair().unwrap();
+        let config = SessionConfig { ot };
+        let one = thread::spawn(move || party(Session::new(b, config).unwrap(), 0, 20000));
+        let zero = party(Session::new(a, config).unwrap(), 1, 20000);
+        let one = one.join().unwrap();
+        for ((delta, sender), (_, receiver)) in [(&zero, &one), (&one, &zero)] {
+            for ((sent, _), (_, got)) in sender.iter().zip(receiver) {
+                for (&q, &t) in sent.iter().zip(got) {
+                    assert!(!q.lsb(), "{ot:?}");
+                    assert_eq!(t, q ^ (Block::mask(t.lsb()) & *delta), "{ot:?}");
+                }
+            }
+        }
+        assert_ne!(zero.0, one.0);
+    }
+}
