@@ -291,6 +291,16 @@ struct State {
     chi: Vec<Block>,
 }
 
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ferret")
+            .field("params", &self.params)
+            .field("security", &self.security)
+            .field("iteration", &self.iteration)
+            .finish_non_exhaustive()
+    }
+}
+
 impl State {
     fn new(params: Params, security: Security, reserve: Vec<Block>) -> Self {
         State {
@@ -341,6 +351,17 @@ impl State {
         chi.resize(len, Block::ZERO);
         Prg::from_seed_block(Block::from_bytes(seed)).fill_blocks(chi);
         chi
+    }
+
+    /// The last iteration's outputs after the next reserve.
+    fn outputs(&self) -> &[Block] {
+        let m = self.params.main.reserve(self.security);
+        let n = if self.iteration <= 1 {
+            self.params.setup.n()
+        } else {
+            self.params.main.n()
+        };
+        &self.out[m.min(n)..n]
     }
 
     /// Ends an iteration: its first M outputs become the next reserve; returns how many follow
@@ -414,13 +435,7 @@ impl SenderCore {
 
     /// The last iteration's new OTs q_j (least significant bit 0).
     pub fn outputs(&self) -> &[Block] {
-        let m = self.state.params.main.reserve(self.state.security);
-        let n = if self.state.iteration <= 1 {
-            self.state.params.setup.n()
-        } else {
-            self.state.params.main.n()
-        };
-        &self.state.out[m.min(n)..n]
+        self.state.outputs()
     }
 
     /// Trees `first..first + trees` of this iteration: leaves into the output buffer, the
@@ -577,13 +592,7 @@ impl ReceiverCore {
 
     /// The last iteration's new OTs q_j ⊕ e_j·Δ, the choice e_j as least significant bit.
     pub fn outputs(&self) -> &[Block] {
-        let m = self.state.params.main.reserve(self.state.security);
-        let n = if self.state.iteration <= 1 {
-            self.state.params.setup.n()
-        } else {
-            self.state.params.main.n()
-        };
-        &self.state.out[m.min(n)..n]
+        self.state.outputs()
     }
 
     /// Rebuilds trees `first..` from their message: leaves into the output buffer.
@@ -816,12 +825,9 @@ pub struct FerretSender(Provider<SenderCore>);
 
 impl std::fmt::Debug for FerretSender {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let state = &self.0.core.state;
-        f.debug_struct("FerretSender")
-            .field("params", &state.params)
-            .field("security", &state.security)
-            .field("iteration", &state.iteration)
-            .finish_non_exhaustive()
+        f.debug_tuple("FerretSender")
+            .field(&self.0.core.state)
+            .finish()
     }
 }
 
@@ -933,12 +939,9 @@ pub struct FerretReceiver(Provider<ReceiverCore>);
 
 impl std::fmt::Debug for FerretReceiver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let state = &self.0.core.state;
-        f.debug_struct("FerretReceiver")
-            .field("params", &state.params)
-            .field("security", &state.security)
-            .field("iteration", &state.iteration)
-            .finish_non_exhaustive()
+        f.debug_tuple("FerretReceiver")
+            .field(&self.0.core.state)
+            .finish()
     }
 }
 
