@@ -300,13 +300,20 @@ impl<'a> Decode<'a> for ToReceiver<'a> {
     }
 }
 
-/// Σ χ_j·rows_j in GF(2^128) with χ the PRG stream of `seed`, chunk by chunk in `buffer`.
-fn weighted_sum(seed: Block, rows: &[Block], buffer: &mut [Block]) -> Block {
+/// Σ χ_j·row_j over a batch's `total` rows (in `out` and `rows`, as [`target`] put them) in
+/// GF(2^128), with χ the PRG stream of `seed`, chunk by chunk in `buffer` (a chunk long).
+fn weighted_sum(
+    seed: Block,
+    (out, rows): (&[Block], &[Block]),
+    total: usize,
+    buffer: &mut [Block],
+) -> Block {
     let mut chi = Prg::from_seed_block(seed);
-    rows.chunks(buffer.len()).fold(Block::ZERO, |acc, part| {
-        let weights = &mut buffer[..part.len()];
+    (0..total).step_by(CHUNK).fold(Block::ZERO, |acc, start| {
+        let len = CHUNK.min(total - start);
+        let weights = &mut buffer[..len];
         chi.fill_blocks(weights);
-        acc ^ gf128::inner_product(weights, part)
+        acc ^ gf128::inner_product(weights, placed(out, rows, start, len))
     })
 }
 
@@ -353,7 +360,7 @@ impl SenderCore {
         self.extend_into(n, &mut [])
     }
 
-    /// One batch of `out.len()` OTs, rows into `out` (semi-honest: whole chunks transposed
+    /// One batch of `n` OTs, rows into `out` if it is not empty (whole chunks transposed
     /// straight into it).
     pub fn extend_into<'a>(&'a mut self, n: usize, out: &'a mut [Block]) -> ExtendSender<'a> {
         ExtendSender {
@@ -389,36 +396,34 @@ pub struct ExtendSender<'a> {
     out: &'a mut [Block],
 }
 
-/// Where chunk `start..start + rows` of a batch's rows goes: straight into the caller's `out`
-/// when a whole chunk fits there and no check needs the rows afterwards, else into the core's
-/// `rows` (from which [`copy_rest`] fills the rest of `out`).
+/// Where chunk `start..start + len` of a batch's rows goes: straight into the caller's `out`
+/// when the whole chunk fits there, else into the core's `rows` (from which [`copy_rest`]
+/// fills the rest of `out` once the batch is over).
 fn target<'a>(
-    security: Security,
     out: &'a mut [Block],
     rows: &'a mut [Block],
     start: usize,
     len: usize,
 ) -> &'a mut [Block] {
-    if direct(security, out.len(), start) {
+    if start + CHUNK <= out.len() {
         &mut out[start..start + len]
     } else {
         &mut rows[start..start + len]
     }
 }
 
-/// Whether the chunk at `start` goes straight into a caller's buffer of `len` rows.
-fn direct(security: Security, len: usize, start: usize) -> bool {
-    security == Security::SemiHonest && start + CHUNK <= len
+/// The chunk that [`target`] placed.
+fn placed<'a>(out: &'a [Block], rows: &'a [Block], start: usize, len: usize) -> &'a [Block] {
+    if start + CHUNK <= out.len() {
+        &out[start..start + len]
+    } else {
+        &rows[start..start + len]
+    }
 }
 
 /// Copies into `out` the rows that [`target`] put in the core's `rows`.
-fn copy_rest(security: Security, out: &mut [Block], rows: &[Block]) {
-    let first = if security == Security::SemiHonest {
-        out.len() / CHUNK * CHUNK
-    } else {
-        0
-    };
-    let n = out.len();
+fn copy_rest(out: &mut [Block], rows: &[Block]) {
+    let (first, n) = (out.len() / CHUNK * CHUNK, out.len());
     out[first..].copy_from_slice(&rows[first..n]);
 }
 
@@ -429,7 +434,7 @@ impl ExtendSender<'_> {
     }
 
     fn finish(&mut self) -> Next<u64> {
-        copy_rest(self.core.security, self.out, &self.core.rows);
+        copy_rest(self.out, &self.core.rows);
         let first = self.core.next_index;
         self.core.next_index += self.n as u64;
         Next::Done(first)
@@ -460,7 +465,7 @@ impl Role for ExtendSender<'_> {
             }
             Some(ToSender::Matrix(Matrix(u))) if self.done < self.total => {
                 let rows = CHUNK.min(self.total - self.done);
-                let q = target(core.security, self.out, &mut core.rows, self.done, rows);
+                let q = target(self.out, &mut core.rows, self.done, rows);
                 core.columns
                     .chunk(core.next_block, &u, &mut core.pad[..rows]);
                 core.next_block += (rows / KAPPA) as u64;
@@ -481,7 +486,8 @@ impl Role for ExtendSender<'_> {
                 out.post(&Open(seed))?;
                 out.flush()?;
                 // Σ χ_j q_j while the receiver computes its half.
-                self.check = Some(weighted_sum(seed ^ theirs, &core.rows, &mut core.pad));
+                let rows = (&*self.out, &core.rows[..]);
+                self.check = Some(weighted_sum(seed ^ theirs, rows, self.total, &mut core.pad));
                 Ok(Next::exact(PROOF, 32))
             }
             Some(ToSender::Proof(Proof { x, t })) => {
@@ -550,8 +556,7 @@ impl ReceiverCore {
     }
 
     /// One batch of `n` OTs, the first `choices.len()` with these choices and the rest random,
-    /// rows into `out` if it is not empty (semi-honest: whole chunks transposed straight into
-    /// it).
+    /// rows into `out` if it is not empty (whole chunks transposed straight into it).
     pub fn extend_into<'a>(
         &'a mut self,
         n: usize,
@@ -609,7 +614,7 @@ pub struct ExtendReceiver<'a> {
 
 impl ExtendReceiver<'_> {
     fn finish(&mut self) -> Next<u64> {
-        copy_rest(self.core.security, self.out, &self.core.rows);
+        copy_rest(self.out, &self.core.rows);
         let first = self.core.next_index;
         self.core.next_index += self.n as u64;
         Next::Done(first)
@@ -644,7 +649,7 @@ impl Role for ExtendReceiver<'_> {
                     transpose_128xm_to_blocks(
                         bytemuck::cast_slice(&core.t[..rows]),
                         rows,
-                        target(core.security, self.out, &mut core.rows, start, rows),
+                        target(self.out, &mut core.rows, start, rows),
                     )?;
                 }
                 Ok(if core.security == Security::Malicious {
@@ -671,12 +676,11 @@ impl Role for ExtendReceiver<'_> {
                 // x = Σ r_j·χ_j and t = Σ χ_j·t_j in one pass over χ.
                 let mut chi = Prg::from_seed_block(self.seed ^ theirs);
                 let (mut x, mut t) = (Block::ZERO, Block::ZERO);
-                for (rows, packed) in core
-                    .rows
-                    .chunks(CHUNK)
-                    .zip(core.choices.chunks(CHUNK / KAPPA))
-                {
-                    let weights = &mut core.t[..rows.len()];
+                for start in (0..core.rows.len()).step_by(CHUNK) {
+                    let len = CHUNK.min(core.rows.len() - start);
+                    let rows = placed(self.out, &core.rows, start, len);
+                    let packed = &core.choices[start / KAPPA..(start + len) / KAPPA];
+                    let weights = &mut core.t[..len];
                     chi.fill_blocks(weights);
                     t ^= gf128::inner_product(weights, rows);
                     for (w, &r) in weights.chunks_exact(KAPPA).zip(packed) {
