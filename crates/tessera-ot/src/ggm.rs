@@ -34,13 +34,20 @@ pub(crate) fn eq_mask(a: u64, b: u64) -> Block {
 pub struct Ggm {
     hash: FixedKeyHash,
     inputs: Vec<Block>,
+    /// The children of a zero node, H(0) and H(1): what a punctured tree's path node expands
+    /// to.
+    zero_children: [Block; 2],
 }
 
 impl Default for Ggm {
     fn default() -> Self {
+        let hash = FixedKeyHash::new(TREE_KEY);
+        let mut zero_children = [Block::ZERO; 2];
+        hash.cr(&[Block::ZERO, Block::new(1)], &mut zero_children);
         Ggm {
-            hash: FixedKeyHash::new(TREE_KEY),
+            hash,
             inputs: Vec::new(),
+            zero_children,
         }
     }
 }
@@ -113,29 +120,37 @@ impl Ggm {
         assert!((1..=30).contains(&depth), "GGM depth {depth} out of range");
         assert_eq!(leaves.len(), points.len() << depth, "GGM leaves buffer");
         assert_eq!(known.len(), points.len() * depth, "GGM known sums");
-        leaves.fill(Block::ZERO);
+        // Each level overwrites the first 2^i nodes of every tree: only the roots need
+        // clearing.
+        for tree in leaves.chunks_exact_mut(1 << depth) {
+            tree[0] = Block::ZERO;
+        }
         for i in 1..=depth {
-            // The parents' level is right except at the path node (zero): its children come
-            // out wrong and are zeroed, then the sibling off the path is the known sum minus
-            // the other nodes on its side.
+            // The parents' level is right except at the path node, which is zero: its children
+            // come out as the constants H(0), H(1). Without them, the sums of each side are
+            // those of the other nodes; the sibling off the path is the known sum minus the
+            // others on its side, and the path node becomes zero again.
             self.expand_level(leaves, depth, i);
+            let [c0, c1] = self.zero_children;
             for ((tree, &point), known) in leaves
                 .chunks_exact_mut(1 << depth)
                 .zip(points)
                 .zip(known.chunks_exact(depth))
             {
                 let path = point >> (depth - i);
-                let sibling = path ^ 1;
-                let mut sums = [Block::ZERO; 2];
-                for (n, node) in tree[..1 << i].iter_mut().enumerate() {
-                    *node &= !eq_mask(n as u64 >> 1, path >> 1);
-                    sums[n & 1] ^= *node;
-                }
-                let side = Block::mask(sibling & 1 == 1);
-                let others = (sums[1] & side) ^ (sums[0] & !side);
-                let value = known[i - 1] ^ others;
-                for (n, node) in tree[..1 << i].iter_mut().enumerate() {
-                    *node ^= eq_mask(n as u64, sibling) & value;
+                let nodes = &mut tree[..1 << i];
+                let sums = nodes
+                    .chunks_exact(2)
+                    .fold([c0, c1], |[l, r], pair| [l ^ pair[0], r ^ pair[1]]);
+                // The new values of the path's parent's children, [left, right]: the sibling's
+                // and zero, in an order set by the path's last bit without a branch.
+                let right = Block::mask(path & 1 == 1);
+                let value = known[i - 1] ^ (sums[1] & !right) ^ (sums[0] & right);
+                let children = [value & right, value & !right];
+                for (p, pair) in nodes.chunks_exact_mut(2).enumerate() {
+                    let m = eq_mask(p as u64, path >> 1);
+                    pair[0] = (pair[0] & !m) ^ (children[0] & m);
+                    pair[1] = (pair[1] & !m) ^ (children[1] & m);
                 }
             }
         }
