@@ -72,7 +72,7 @@ pub const TREE: Kind = Kind::new(0x27, "softspoken tree sums");
 /// Rows per matrix chunk (a multiple of 128).
 pub const CHUNK: usize = 1 << 14;
 /// OTs per extension batch: per KOS check, and per hashing pass.
-const BATCH: usize = 1 << 20;
+pub(crate) const BATCH: usize = 1 << 20;
 /// Extra rows KOS extends and drops: κ + s = 128 + 64, rounded up to whole 128-row tiles.
 const KOS_EXTRA: usize = 256;
 /// Columns of the matrix: the computational security parameter κ.
@@ -842,10 +842,10 @@ impl Hasher {
 
     /// Hashes `rows` (at most a chunk) whose first OT has index `first`: into `h0`, and with
     /// `delta` XORed in into `h1`.
-    fn hash(&mut self, rows: &[Block], first: u64, delta: Option<Block>) -> (&[Block], &[Block]) {
+    fn hash(&mut self, rows: &[Block], first: u128, delta: Option<Block>) -> (&[Block], &[Block]) {
         let n = rows.len();
         for (k, t) in self.tweaks[..n].iter_mut().enumerate() {
-            *t = Block::new(u128::from(first + k as u64));
+            *t = Block::new(first + k as u128);
         }
         self.hash.tccr(rows, &self.tweaks[..n], &mut self.h0[..n]);
         if let Some(delta) = delta {
@@ -863,12 +863,12 @@ impl Hasher {
 pub(crate) fn hash_pairs(
     hasher: &mut Hasher,
     rows: &[Block],
-    first: u64,
+    first: u128,
     delta: Block,
     out: &mut [(Block, Block)],
 ) {
     for (c, (rows, chunk)) in rows.chunks(CHUNK).zip(out.chunks_mut(CHUNK)).enumerate() {
-        let (h0, h1) = hasher.hash(rows, first + (c * CHUNK) as u64, Some(delta));
+        let (h0, h1) = hasher.hash(rows, first + (c * CHUNK) as u128, Some(delta));
         for (o, (&x0, &x1)) in chunk.iter_mut().zip(h0.iter().zip(h1)) {
             *o = (x0, x1);
         }
@@ -876,9 +876,9 @@ pub(crate) fn hash_pairs(
 }
 
 /// Random OT, receiver side, from correlated `rows` of OTs `first..`: H(t_j, j).
-pub(crate) fn hash_rows(hasher: &mut Hasher, rows: &[Block], first: u64, out: &mut [Block]) {
+pub(crate) fn hash_rows(hasher: &mut Hasher, rows: &[Block], first: u128, out: &mut [Block]) {
     for (c, (rows, chunk)) in rows.chunks(CHUNK).zip(out.chunks_mut(CHUNK)).enumerate() {
-        let (h, _) = hasher.hash(rows, first + (c * CHUNK) as u64, None);
+        let (h, _) = hasher.hash(rows, first + (c * CHUNK) as u128, None);
         chunk.copy_from_slice(h);
     }
 }
@@ -930,9 +930,11 @@ impl Role for MaskedSender<'_> {
         }
         for (c, chunk) in self.messages.chunks(CHUNK).enumerate() {
             let rows = &self.rows[c * CHUNK..c * CHUNK + chunk.len()];
-            let (h0, h1) =
-                self.hasher
-                    .hash(rows, self.first + (c * CHUNK) as u64, Some(self.delta));
+            let (h0, h1) = self.hasher.hash(
+                rows,
+                u128::from(self.first) + (c * CHUNK) as u128,
+                Some(self.delta),
+            );
             self.masked.resize(2 * chunk.len(), Block::ZERO);
             for ((pair, &(m0, m1)), (&x0, &x1)) in self
                 .masked
@@ -1004,9 +1006,11 @@ impl Role for MaskedReceiver<'_> {
             Some(ToReceiver::Masked(Masked(masked))) => {
                 let n = masked.len() / 2;
                 let at = self.done;
-                let (h, _) = self
-                    .hasher
-                    .hash(&self.rows[at..at + n], self.first + at as u64, None);
+                let (h, _) = self.hasher.hash(
+                    &self.rows[at..at + n],
+                    u128::from(self.first) + at as u128,
+                    None,
+                );
                 for ((o, pair), (&h, &bit)) in self.out[at..at + n]
                     .iter_mut()
                     .zip(masked.chunks_exact(2))
@@ -1184,7 +1188,7 @@ impl RotSender for ExtensionSender {
         for part in out.chunks_mut(BATCH) {
             let first = self.extend(channel, part.len())?;
             let rows = &self.core.rows[..part.len()];
-            hash_pairs(&mut self.hasher, rows, first, self.core.delta, part);
+            hash_pairs(&mut self.hasher, rows, first.into(), self.core.delta, part);
         }
         Ok(())
     }
@@ -1347,7 +1351,12 @@ impl RotReceiver for ExtensionReceiver {
         check_len("random OT", "outputs", out.len(), choices.len())?;
         for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
             let first = self.extend(channel, c)?;
-            hash_rows(&mut self.hasher, &self.core.rows[..part.len()], first, part);
+            hash_rows(
+                &mut self.hasher,
+                &self.core.rows[..part.len()],
+                first.into(),
+                part,
+            );
         }
         Ok(())
     }

@@ -43,7 +43,7 @@
 
 pub mod lpn;
 
-use crate::extension::{self, ExtensionReceiver, ExtensionSender, Protocol, Security};
+use crate::extension::{self, BATCH, ExtensionReceiver, ExtensionSender, Protocol, Security};
 use crate::ggm::{Ggm, eq_mask};
 use crate::traits::{
     CotReceiver, CotSender, OtReceiver, OtSender, RcotReceiver, RcotSender, RotReceiver, RotSender,
@@ -53,7 +53,7 @@ use lpn::Lpn;
 use sha2::{Digest as _, Sha256};
 use std::borrow::Cow;
 use subtle::ConstantTimeEq;
-use tessera_core::{Block, FixedKeyHash, Prg, gf128};
+use tessera_core::{Block, Prg, gf128};
 use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
 use tessera_net::{Channel, DecodeError, Kind, Space, Spaces};
 
@@ -71,8 +71,6 @@ const CHECK_COTS: usize = 128;
 const GROUP_LEAVES: usize = 1 << 15;
 /// The largest iteration: 2^27 outputs (2 GiB per party).
 const MAX_N: usize = 1 << 27;
-/// Outputs per chunk of the OT and ROT flavours (bounds their scratch).
-const BATCH: usize = 1 << 20;
 
 /// One iteration's LPN with regular noise: t bins of 2^`depth` positions (n = t·2^depth
 /// outputs) and a secret of k blocks.
@@ -147,7 +145,8 @@ impl Params {
     /// binding: main iterations as its `ferret_b12` (t = 1,520 bins of 2^12, k = 2^18:
     /// n = 6,225,920), the set-up iteration as its `ferret_b10` (t = 850 bins of 2^10,
     /// k = 2^16: n = 870,400). The secret (4 MiB) stays in cache where the paper's (9.4 MiB)
-    /// does not, so the LPN encoding's random reads are several times faster.
+    /// does not: `tessera bench ot --protocol ferret --flavour rcot --lpn emp-b12|paper` gave
+    /// 29.4 and 12.5 M OT/s (medians of 5 alternating runs, 2-core Zen 3 guest).
     pub const EMP_B12: Params = Params {
         main: LpnParams {
             t: 1520,
@@ -280,12 +279,13 @@ struct State {
     /// The last iteration's outputs.
     out: Vec<Block>,
     ggm: Ggm,
+    /// The set-up and the main iterations' encoders.
     lpn: [Lpn; 2],
-    hash: FixedKeyHash,
-    /// Per tree COT of a group: tweaks, the sender's q ⊕ Δ, hashes.
-    tweaks: Vec<Block>,
-    shifted: Vec<Block>,
-    hashed: [Vec<Block>; 2],
+    /// The TCCR hash of the tree COTs, and its outputs for a group: the sender's pairs
+    /// (H(q), H(q ⊕ Δ)), the receiver's H(t).
+    hasher: extension::Hasher,
+    pairs: Vec<(Block, Block)>,
+    hashed: Vec<Block>,
     /// A group's message, and its check weights χ.
     message: Vec<Block>,
     chi: Vec<Block>,
@@ -311,10 +311,9 @@ impl State {
             out: vec![Block::ZERO; params.main.n().max(params.setup.n())],
             ggm: Ggm::default(),
             lpn: [Lpn::new(params.setup.k), Lpn::new(params.main.k)],
-            hash: FixedKeyHash::default(),
-            tweaks: Vec::new(),
-            shifted: Vec::new(),
-            hashed: [Vec::new(), Vec::new()],
+            hasher: extension::Hasher::new(),
+            pairs: Vec::new(),
+            hashed: Vec::new(),
             message: Vec::new(),
             chi: Vec::new(),
         }
@@ -334,13 +333,18 @@ impl State {
         trees * (2 * p.depth + 1)
     }
 
-    /// The tweaks of tree COTs `first..first + n` of this iteration's reserve (top bit set:
-    /// apart from the output indices that the OT flavours use as tweaks).
-    fn set_tweaks(&mut self, first: usize, n: usize) {
-        self.tweaks.clear();
-        let high = (1 << 63) | self.iteration;
-        self.tweaks
-            .extend((first..first + n).map(|s| Block::from_halves(high, s as u64)));
+    /// The hash tweak of tree COT `slot` of this iteration's reserve: the top bit set, apart
+    /// from the output indices that the OT flavours use as tweaks.
+    fn tweak(&self, slot: usize) -> u128 {
+        (1 << 127) | (u128::from(self.iteration) << 64) | slot as u128
+    }
+
+    /// y ← y ⊕ A·x on the output rows `rows` of this iteration (parameters `p`), x the
+    /// reserve's LPN part.
+    fn encode(&mut self, p: LpnParams, rows: std::ops::Range<usize>) {
+        let (_, x, _) = p.split(self.security, &self.reserve);
+        let lpn = &mut self.lpn[usize::from(self.iteration > 0)];
+        lpn.encode(x, rows.start as u64, &mut self.out[rows]);
     }
 
     /// The weights χ of a group's `len` leaves, from the transcript so far.
@@ -447,30 +451,25 @@ impl SenderCore {
         self.prg.fill_blocks(&mut self.roots);
         self.sums.resize(trees * d, [Block::ZERO; 2]);
         let state = &mut self.state;
-        state.set_tweaks(first * d, trees * d);
+        let tweak = state.tweak(first * d);
         let leaves = &mut state.out[first << d..(first + trees) << d];
         state.ggm.expand(&self.roots, d, leaves, &mut self.sums);
         // q and q ⊕ Δ of the trees' base COTs, hashed.
         let (_, _, tree_cots) = p.split(state.security, &state.reserve);
         let q = &tree_cots[first * d..(first + trees) * d];
-        let [h0, h1] = &mut state.hashed;
-        h0.resize(q.len(), Block::ZERO);
-        h1.resize(q.len(), Block::ZERO);
-        state.hash.tccr(q, &state.tweaks, h0);
-        state.shifted.clear();
-        state.shifted.extend(q.iter().map(|&q| q ^ delta));
-        state.hash.tccr(&state.shifted, &state.tweaks, h1);
+        state.pairs.resize(q.len(), (Block::ZERO, Block::ZERO));
+        extension::hash_pairs(&mut state.hasher, q, tweak, delta, &mut state.pairs);
         state
             .message
             .resize(State::message_len(p, trees), Block::ZERO);
-        for (((msg, tree), sums), (h0, h1)) in state
+        for (((msg, tree), sums), hashes) in state
             .message
             .chunks_exact_mut(2 * d + 1)
             .zip(leaves.chunks_exact_mut(1 << d))
             .zip(self.sums.chunks_exact(d))
-            .zip(h0.chunks_exact(d).zip(h1.chunks_exact(d)))
+            .zip(state.pairs.chunks_exact(d))
         {
-            for (i, (&[k0, k1], (&x0, &x1))) in sums.iter().zip(h0.iter().zip(h1)).enumerate() {
+            for (i, (&[k0, k1], &(x0, x1))) in sums.iter().zip(hashes).enumerate() {
                 msg[2 * i] = k0 ^ x0;
                 msg[2 * i + 1] = k1 ^ x1;
             }
@@ -522,12 +521,7 @@ impl Role for IterateSender<'_> {
                         let chi = State::weights(&mut state.chi, &self.transcript, rows.len());
                         self.check ^= gf128::inner_product(chi, &state.out[rows.clone()]);
                     }
-                    let (_, x, _) = p.split(state.security, &state.reserve);
-                    state.lpn[usize::from(state.iteration > 0)].encode(
-                        x,
-                        rows.start as u64,
-                        &mut state.out[rows],
-                    );
+                    state.encode(p, rows);
                 }
                 self.sent = true;
                 out.flush()?;
@@ -541,11 +535,9 @@ impl Role for IterateSender<'_> {
                 let state = &mut self.core.state;
                 let (check, _, _) = state.current().split(state.security, &state.reserve);
                 let delta = self.core.delta;
-                let y: Vec<Block> = check
-                    .iter()
-                    .enumerate()
-                    .map(|(l, &q)| q ^ (Block::mask((x.as_u128() >> l) & 1 == 1) & delta))
-                    .collect();
+                let y: [Block; CHECK_COTS] = std::array::from_fn(|l| {
+                    check[l] ^ (Block::mask((x.as_u128() >> l) & 1 == 1) & delta)
+                });
                 out.post(&Digest(digest(self.check ^ pack(&y))))?;
                 Ok(Next::Done(state.finish()))
             }
@@ -600,12 +592,12 @@ impl ReceiverCore {
         let d = p.depth;
         let trees = message.len() / (2 * d + 1);
         let state = &mut self.state;
-        state.set_tweaks(first * d, trees * d);
+        let tweak = state.tweak(first * d);
         let (_, _, tree_cots) = p.split(state.security, &state.reserve);
         let t = &tree_cots[first * d..(first + trees) * d];
-        let h = &mut state.hashed[0];
+        let h = &mut state.hashed;
         h.resize(t.len(), Block::ZERO);
-        state.hash.tccr(t, &state.tweaks, h);
+        extension::hash_rows(&mut state.hasher, t, tweak, h);
         // The sum each random choice opens is off the path: the point's bit is its negation.
         self.points.clear();
         self.known.clear();
@@ -692,12 +684,7 @@ impl Role for IterateReceiver<'_> {
                         self.weight ^= Block::mask(w.lsb()) & c;
                     }
                 }
-                let (_, x, _) = p.split(state.security, &state.reserve);
-                state.lpn[usize::from(state.iteration > 0)].encode(
-                    x,
-                    rows.start as u64,
-                    &mut state.out[rows],
-                );
+                state.encode(p, rows);
                 if self.next_tree < p.t {
                     Ok(self.expect_trees(p))
                 } else if malicious {
@@ -729,16 +716,16 @@ impl Role for IterateReceiver<'_> {
 trait Core {
     /// Runs one iteration with the peer; returns the number of new OTs.
     fn run(&mut self, channel: &mut dyn Channel, space: Space) -> Result<usize, Error>;
-    /// The last iteration's new OTs.
-    fn new_ots(&self) -> &[Block];
+    /// The state both sides keep.
+    fn state(&self) -> &State;
 }
 
 impl Core for SenderCore {
     fn run(&mut self, channel: &mut dyn Channel, space: Space) -> Result<usize, Error> {
         role::drive(&mut self.iterate(), channel, space)
     }
-    fn new_ots(&self) -> &[Block] {
-        self.outputs()
+    fn state(&self) -> &State {
+        &self.state
     }
 }
 
@@ -746,14 +733,21 @@ impl Core for ReceiverCore {
     fn run(&mut self, channel: &mut dyn Channel, space: Space) -> Result<usize, Error> {
         role::drive(&mut self.iterate(), channel, space)
     }
-    fn new_ots(&self) -> &[Block] {
-        self.outputs()
+    fn state(&self) -> &State {
+        &self.state
     }
 }
 
+/// The SoftSpoken extension whose random COTs seed the set-up iteration, once `params` are
+/// known to be usable (before any base OT is run).
+fn bootstrap(params: Params, security: Security) -> Result<Protocol, Error> {
+    params.validate(security)?;
+    Protocol::softspoken(Protocol::DEFAULT_K, security)
+}
+
 /// What both providers keep: the core, the OTs of its last iteration not yet handed out, the
-/// OTs made ahead with `prepare`, and the index of the next OT handed out (the tweak of the
-/// hashed flavours).
+/// OTs made ahead with `prepare`, the index of the next OT handed out (the tweak of the hashed
+/// flavours, which hash with the core's hasher) and the rows of a hashed batch.
 struct Provider<C> {
     core: C,
     space: Space,
@@ -761,8 +755,13 @@ struct Provider<C> {
     made: usize,
     index: u64,
     stock: extension::Stock,
-    hasher: extension::Hasher,
     scratch: Vec<Block>,
+}
+
+impl<C: Core> std::fmt::Debug for Provider<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.core.state().fmt(f)
+    }
 }
 
 impl<C: Core> Provider<C> {
@@ -774,7 +773,6 @@ impl<C: Core> Provider<C> {
             made: 0,
             index: 0,
             stock: extension::Stock::default(),
-            hasher: extension::Hasher::new(),
             scratch: Vec::new(),
         }
     }
@@ -788,7 +786,8 @@ impl<C: Core> Provider<C> {
                 self.next = 0;
             }
             let take = (out.len() - done).min(self.made - self.next);
-            out[done..done + take].copy_from_slice(&self.core.new_ots()[self.next..][..take]);
+            let new = &self.core.state().outputs()[self.next..][..take];
+            out[done..done + take].copy_from_slice(new);
             self.next += take;
             done += take;
         }
@@ -821,15 +820,8 @@ impl<C: Core> Provider<C> {
 /// The Ferret sender over a channel (it holds Δ). Implements the sender side of every OT
 /// trait: correlated OT by one flip bit per OT from the receiver, random and chosen-message OT
 /// by hashing those with the TCCR hash (two more blocks per chosen OT).
+#[derive(Debug)]
 pub struct FerretSender(Provider<SenderCore>);
-
-impl std::fmt::Debug for FerretSender {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("FerretSender")
-            .field(&self.0.core.state)
-            .finish()
-    }
-}
 
 impl FerretSender {
     /// Sets up with the peer's [`FerretReceiver::setup`]: SoftSpoken OT extension (taking two
@@ -842,8 +834,7 @@ impl FerretSender {
         security: Security,
         mut prg: Prg,
     ) -> Result<Self, Error> {
-        params.validate(security)?;
-        let protocol = Protocol::softspoken(Protocol::DEFAULT_K, security)?;
+        let protocol = bootstrap(params, security)?;
         let base_prg = Prg::from_seed_block(prg.random_block());
         let mut base = ExtensionSender::setup(channel, spaces, protocol, base_prg)?;
         let space = spaces.allocate()?;
@@ -906,7 +897,8 @@ impl RotSender for FerretSender {
             rows.resize(part.len(), Block::ZERO);
             let first = self.correlated(channel, &mut rows)?;
             let delta = self.0.core.delta;
-            extension::hash_pairs(&mut self.0.hasher, &rows, first, delta, part);
+            let hasher = &mut self.0.core.state.hasher;
+            extension::hash_pairs(hasher, &rows, first.into(), delta, part);
         }
         self.0.scratch = rows;
         Ok(())
@@ -924,8 +916,8 @@ impl OtSender for FerretSender {
             rows.resize(part.len(), Block::ZERO);
             let first = self.correlated(channel, &mut rows)?;
             let p = &mut self.0;
-            let mut masked =
-                extension::MaskedSender::new(&rows, p.core.delta, first, part, &mut p.hasher);
+            let (delta, hasher) = (p.core.delta, &mut p.core.state.hasher);
+            let mut masked = extension::MaskedSender::new(&rows, delta, first, part, hasher);
             role::drive(&mut masked, channel, p.space)?;
         }
         self.0.scratch = rows;
@@ -935,15 +927,8 @@ impl OtSender for FerretSender {
 
 /// The Ferret receiver over a channel. Implements the receiver side of every OT trait (see
 /// [`FerretSender`]).
+#[derive(Debug)]
 pub struct FerretReceiver(Provider<ReceiverCore>);
-
-impl std::fmt::Debug for FerretReceiver {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("FerretReceiver")
-            .field(&self.0.core.state)
-            .finish()
-    }
-}
 
 impl FerretReceiver {
     /// Sets up with the peer's [`FerretSender::setup`].
@@ -954,8 +939,7 @@ impl FerretReceiver {
         security: Security,
         mut prg: Prg,
     ) -> Result<Self, Error> {
-        params.validate(security)?;
-        let protocol = Protocol::softspoken(Protocol::DEFAULT_K, security)?;
+        let protocol = bootstrap(params, security)?;
         let base_prg = Prg::from_seed_block(prg.random_block());
         let mut base = ExtensionReceiver::setup(channel, spaces, protocol, base_prg)?;
         let space = spaces.allocate()?;
@@ -1022,7 +1006,7 @@ impl RotReceiver for FerretReceiver {
         for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
             rows.resize(part.len(), Block::ZERO);
             let first = self.correlated(channel, c, &mut rows)?;
-            extension::hash_rows(&mut self.0.hasher, &rows, first, part);
+            extension::hash_rows(&mut self.0.core.state.hasher, &rows, first.into(), part);
         }
         self.0.scratch = rows;
         Ok(())
@@ -1042,7 +1026,8 @@ impl OtReceiver for FerretReceiver {
             rows.resize(part.len(), Block::ZERO);
             let first = self.correlated(channel, c, &mut rows)?;
             let p = &mut self.0;
-            let mut masked = extension::MaskedReceiver::new(&rows, first, c, part, &mut p.hasher);
+            let mut masked =
+                extension::MaskedReceiver::new(&rows, first, c, part, &mut p.core.state.hasher);
             role::drive(&mut masked, channel, p.space)?;
         }
         self.0.scratch = rows;

@@ -11,6 +11,7 @@
 //!   malicious receiver.
 //! - [`ferret`]: Ferret silent OT (Yang, Weng, Lan, Zhang, Wang, CCS 2020): random correlated
 //!   OT from GGM-tree multi-point COT and an LPN encoding, bootstrapped from SoftSpoken.
+//! - [`choice`]: which provider a party runs ([`OtChoice`]), its sides as trait objects.
 //! - [`ggm`]: GGM trees as puncturable PRFs, batched across trees.
 //!
 //! Every protocol is a set of roles without I/O (typed messages in, typed messages out,
@@ -26,12 +27,14 @@
 #![deny(missing_docs)]
 
 pub mod base;
+pub mod choice;
 pub mod extension;
 pub mod ferret;
 pub mod ggm;
 pub mod traits;
 pub mod triples;
 
+pub use choice::{OtChoice, OtReceiving, OtSending};
 pub use extension::{ExtensionReceiver, ExtensionSender, Protocol, Security};
 pub use ferret::{FerretReceiver, FerretSender};
 pub use traits::{

@@ -7,17 +7,7 @@ use std::time::Duration;
 use tessera_core::{Block, Prg};
 use tessera_net::{Channel, NetConfig, Network, Spaces, memory};
 use tessera_ot::ferret::{LpnParams, Params};
-use tessera_ot::{
-    CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, FerretReceiver, FerretSender,
-    OtReceiver, OtSender, Protocol, RcotReceiver, RotReceiver, RotSender, Security,
-};
-
-/// Every sender flavour.
-trait Sender: CotSender + RotSender + OtSender {}
-impl<T: CotSender + RotSender + OtSender> Sender for T {}
-/// Every receiver flavour.
-trait Receiver: RcotReceiver + CotReceiver + RotReceiver + OtReceiver {}
-impl<T: RcotReceiver + CotReceiver + RotReceiver + OtReceiver> Receiver for T {}
+use tessera_ot::{OtChoice, OtReceiving, OtSending, Protocol, Security};
 
 /// Ferret with iterations of 2^14 OTs, so that the tests cross many of them.
 const FERRET_SMALL: Params = Params {
@@ -33,42 +23,17 @@ const FERRET_SMALL: Params = Params {
     },
 };
 
-/// An OT provider under test.
-#[derive(Clone, Copy, Debug)]
-enum Which {
-    Extension(Protocol),
-    Ferret(Params, Security),
-}
-
-impl Which {
-    fn sender(self, ch: &mut dyn Channel) -> Box<dyn Sender> {
-        let (spaces, prg) = (&mut Spaces::default(), Prg::from_os().unwrap());
-        match self {
-            Which::Extension(p) => Box::new(ExtensionSender::setup(ch, spaces, p, prg).unwrap()),
-            Which::Ferret(p, s) => Box::new(FerretSender::setup(ch, spaces, p, s, prg).unwrap()),
-        }
-    }
-
-    fn receiver(self, ch: &mut dyn Channel) -> Box<dyn Receiver> {
-        let (spaces, prg) = (&mut Spaces::default(), Prg::from_os().unwrap());
-        match self {
-            Which::Extension(p) => Box::new(ExtensionReceiver::setup(ch, spaces, p, prg).unwrap()),
-            Which::Ferret(p, s) => Box::new(FerretReceiver::setup(ch, spaces, p, s, prg).unwrap()),
-        }
-    }
-}
-
 /// IKNP, KOS and SoftSpoken with a k that divides 127 columns unevenly, semi-honest and
 /// malicious, and the largest k; Ferret semi-honest and malicious.
-fn protocols() -> Vec<Which> {
+fn protocols() -> Vec<OtChoice> {
     vec![
-        Which::Extension(Protocol::IKNP),
-        Which::Extension(Protocol::KOS),
-        Which::Extension(Protocol::softspoken(3, Security::SemiHonest).unwrap()),
-        Which::Extension(Protocol::softspoken(4, Security::Malicious).unwrap()),
-        Which::Extension(Protocol::softspoken(8, Security::SemiHonest).unwrap()),
-        Which::Ferret(FERRET_SMALL, Security::SemiHonest),
-        Which::Ferret(FERRET_SMALL, Security::Malicious),
+        OtChoice::Extension(Protocol::IKNP),
+        OtChoice::Extension(Protocol::KOS),
+        OtChoice::Extension(Protocol::softspoken(3, Security::SemiHonest).unwrap()),
+        OtChoice::Extension(Protocol::softspoken(4, Security::Malicious).unwrap()),
+        OtChoice::Extension(Protocol::softspoken(8, Security::SemiHonest).unwrap()),
+        OtChoice::Ferret(FERRET_SMALL, Security::SemiHonest),
+        OtChoice::Ferret(FERRET_SMALL, Security::Malicious),
     ]
 }
 
@@ -96,7 +61,7 @@ type Sent = Vec<(
     Vec<Block>,
 )>;
 
-fn send_all(s: &mut dyn Sender, ch: &mut dyn Channel) -> Sent {
+fn send_all(s: &mut dyn OtSending, ch: &mut dyn Channel) -> Sent {
     SIZES
         .iter()
         .enumerate()
@@ -114,7 +79,7 @@ fn send_all(s: &mut dyn Sender, ch: &mut dyn Channel) -> Sent {
         .collect()
 }
 
-fn receive_all(r: &mut dyn Receiver, ch: &mut dyn Channel) -> Received {
+fn receive_all(r: &mut dyn OtReceiving, ch: &mut dyn Channel) -> Received {
     SIZES
         .iter()
         .enumerate()
@@ -136,23 +101,27 @@ fn receive_all(r: &mut dyn Receiver, ch: &mut dyn Channel) -> Received {
 /// Sets up `protocol` between party 0 of `a` (sender) and party 1 of `b` (receiver, on its own
 /// thread), then runs `send` and `receive` on them; gives back both results and Δ.
 fn exchange<S, R: Send + 'static>(
-    protocol: Which,
+    protocol: OtChoice,
     (mut a, mut b): (Network, Network),
-    send: impl FnOnce(&mut dyn Sender, &mut dyn Channel) -> S,
-    receive: impl FnOnce(&mut dyn Receiver, &mut dyn Channel) -> R + Send + 'static,
+    send: impl FnOnce(&mut dyn OtSending, &mut dyn Channel) -> S,
+    receive: impl FnOnce(&mut dyn OtReceiving, &mut dyn Channel) -> R + Send + 'static,
 ) -> (S, R, Block) {
     let receiver = thread::spawn(move || {
         let ch = &mut b.peer(0);
-        let mut r = protocol.receiver(ch);
+        let mut r = protocol
+            .receiver(ch, &mut Spaces::default(), Prg::from_os().unwrap())
+            .unwrap();
         receive(r.as_mut(), ch)
     });
     let ch = &mut a.peer(1);
-    let mut s = protocol.sender(ch);
+    let mut s = protocol
+        .sender(ch, &mut Spaces::default(), Prg::from_os().unwrap())
+        .unwrap();
     let sent = send(s.as_mut(), ch);
     (sent, receiver.join().unwrap(), s.delta())
 }
 
-fn run_all(protocol: Which, nets: (Network, Network)) {
+fn run_all(protocol: OtChoice, nets: (Network, Network)) {
     let (sent, got, delta) = exchange(protocol, nets, send_all, receive_all);
     assert!(delta.lsb());
     for (k, ((cot_s, rot_s, m, rcot_s), (cot_r, rot_r, ot_r, rcot_r))) in
@@ -189,9 +158,9 @@ fn every_provider_over_memory() {
 #[test]
 fn kos_softspoken_and_ferret_over_tcp() {
     for protocol in [
-        Which::Extension(Protocol::KOS),
-        Which::Extension(Protocol::softspoken(4, Security::SemiHonest).unwrap()),
-        Which::Ferret(FERRET_SMALL, Security::Malicious),
+        OtChoice::Extension(Protocol::KOS),
+        OtChoice::Extension(Protocol::softspoken(4, Security::SemiHonest).unwrap()),
+        OtChoice::Ferret(FERRET_SMALL, Security::Malicious),
     ] {
         let mut nets =
             tessera_net::tcp::loopback(2, None, Duration::from_secs(10), NetConfig::default())
@@ -292,7 +261,7 @@ fn ferret_with_the_papers_parameters() {
         + params.yield_per_iteration(security)
         + 1000;
     let (sent, got, delta) = exchange(
-        Which::Ferret(params, security),
+        OtChoice::Ferret(params, security),
         memory::pair().unwrap(),
         move |s, ch| {
             let mut out = vec![Block::ZERO; n];

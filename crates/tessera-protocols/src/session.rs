@@ -5,28 +5,8 @@
 use crate::Error;
 use tessera_core::{Backend, Block, Prg};
 use tessera_net::{Network, PeerChannel, Phase, PhaseTimer, Space, Spaces};
-use tessera_ot::ferret::Params;
-use tessera_ot::{
-    CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, FerretReceiver, FerretSender,
-    OtReceiver, OtSender, Protocol, RcotReceiver, RotReceiver, RotSender, Security,
-};
-
-/// An OT provider's sender side: every flavour.
-pub trait OtSending: CotSender + RotSender + OtSender + Send {}
-impl<T: CotSender + RotSender + OtSender + Send> OtSending for T {}
-
-/// An OT provider's receiver side: every flavour.
-pub trait OtReceiving: RcotReceiver + CotReceiver + RotReceiver + OtReceiver + Send {}
-impl<T: RcotReceiver + CotReceiver + RotReceiver + OtReceiver + Send> OtReceiving for T {}
-
-/// Which OT the providers run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OtChoice {
-    /// OT extension: SoftSpoken with some k (IKNP is k = 1), semi-honest or with the KOS check.
-    Extension(Protocol),
-    /// Ferret silent OT with these LPN parameters, bootstrapped from SoftSpoken.
-    Ferret(Params, Security),
-}
+use tessera_ot::Protocol;
+pub use tessera_ot::{OtChoice, OtReceiving, OtSending};
 
 /// What a session is set up with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,12 +126,7 @@ impl Session {
         self.with_provider(
             j,
             |p| &mut p.sender,
-            |ch, spaces, choice, prg| {
-                Ok(match choice {
-                    OtChoice::Extension(p) => Box::new(ExtensionSender::setup(ch, spaces, p, prg)?),
-                    OtChoice::Ferret(p, s) => Box::new(FerretSender::setup(ch, spaces, p, s, prg)?),
-                })
-            },
+            |ch, spaces, choice, prg| Ok(choice.sender(ch, spaces, prg)?),
             |p, ch| f(p, ch),
         )
     }
@@ -166,16 +141,7 @@ impl Session {
         self.with_provider(
             j,
             |p| &mut p.receiver,
-            |ch, spaces, choice, prg| {
-                Ok(match choice {
-                    OtChoice::Extension(p) => {
-                        Box::new(ExtensionReceiver::setup(ch, spaces, p, prg)?)
-                    }
-                    OtChoice::Ferret(p, s) => {
-                        Box::new(FerretReceiver::setup(ch, spaces, p, s, prg)?)
-                    }
-                })
-            },
+            |ch, spaces, choice, prg| Ok(choice.receiver(ch, spaces, prg)?),
             |p, ch| f(p, ch),
         )
     }

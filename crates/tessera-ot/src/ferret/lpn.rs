@@ -55,11 +55,6 @@ impl Lpn {
         }
     }
 
-    /// The secret's length k.
-    pub fn k(&self) -> usize {
-        self.k as usize
-    }
-
     /// The index words of rows `first..first + rows` (rows ≤ `ROWS`), in `self.stream`: returns
     /// the offset of row `first`'s first word.
     fn words(&mut self, first: u64, rows: usize) -> (usize, &[u32]) {
@@ -71,17 +66,6 @@ impl Lpn {
         }
         self.aes.encrypt_blocks(blocks);
         ((start - 4 * b0) as usize, bytemuck::cast_slice(blocks))
-    }
-
-    /// The [`D`] column indices of row `row` (repeats included).
-    pub fn row(&mut self, row: u64) -> [usize; D] {
-        let k = self.k;
-        let (at, words) = self.words(row, 1);
-        let mut out = [0; D];
-        for (o, &w) in out.iter_mut().zip(&words[at..at + D]) {
-            *o = column(w, k);
-        }
-        out
     }
 
     /// y ← y ⊕ A·x for rows `first..first + y.len()` of A: `y[i] ^= Σ_j x[index_j(first + i)]`.

@@ -12,10 +12,7 @@ use tessera_core::{Block, Prg};
 use tessera_net::{Channel, Kind, PhaseTimer, Spaces};
 use tessera_ot::extension::MAX_K;
 use tessera_ot::ferret::Params;
-use tessera_ot::{
-    CotReceiver, CotSender, ExtensionReceiver, ExtensionSender, FerretReceiver, FerretSender,
-    OtReceiver, OtSender, Protocol, RcotReceiver, RotReceiver, RotSender, Security,
-};
+use tessera_ot::{OtChoice, Protocol, Security};
 
 /// Options of `tessera bench ot`.
 #[derive(Args)]
@@ -50,46 +47,6 @@ enum ProtocolArg {
     Ferret,
     FerretMalicious,
     All,
-}
-
-/// Every sender flavour.
-trait Sender: CotSender + RotSender + OtSender {}
-impl<T: CotSender + RotSender + OtSender> Sender for T {}
-/// Every receiver flavour.
-trait Receiver: RcotReceiver + CotReceiver + RotReceiver + OtReceiver {}
-impl<T: RcotReceiver + CotReceiver + RotReceiver + OtReceiver> Receiver for T {}
-
-/// A provider measured: an extension, or Ferret with the paper's parameters.
-#[derive(Clone, Copy)]
-enum Provider {
-    Extension(Protocol),
-    Ferret(Params, Security),
-}
-
-impl Provider {
-    fn name(self) -> String {
-        match self {
-            Provider::Extension(p) => p.name(),
-            Provider::Ferret(_, Security::SemiHonest) => "ferret".into(),
-            Provider::Ferret(_, Security::Malicious) => "ferret-malicious".into(),
-        }
-    }
-
-    fn sender(self, ch: &mut dyn Channel) -> Result<Box<dyn Sender>, CliError> {
-        let (spaces, prg) = (&mut Spaces::default(), Prg::from_os()?);
-        Ok(match self {
-            Provider::Extension(p) => Box::new(ExtensionSender::setup(ch, spaces, p, prg)?),
-            Provider::Ferret(p, s) => Box::new(FerretSender::setup(ch, spaces, p, s, prg)?),
-        })
-    }
-
-    fn receiver(self, ch: &mut dyn Channel) -> Result<Box<dyn Receiver>, CliError> {
-        let (spaces, prg) = (&mut Spaces::default(), Prg::from_os()?);
-        Ok(match self {
-            Provider::Extension(p) => Box::new(ExtensionReceiver::setup(ch, spaces, p, prg)?),
-            Provider::Ferret(p, s) => Box::new(FerretReceiver::setup(ch, spaces, p, s, prg)?),
-        })
-    }
 }
 
 /// `--lpn`.
@@ -135,7 +92,7 @@ const DONE: Kind = Kind::new(0x71, "bench done");
 
 /// One protocol × flavour: setup, then `samples` timed runs of `count` OTs.
 fn measure(
-    protocol: Provider,
+    protocol: OtChoice,
     flavour: FlavourArg,
     count: usize,
     samples: u32,
@@ -143,7 +100,7 @@ fn measure(
     let (mut s_net, mut r_net) = loopback()?;
     let receiver = thread::spawn(move || -> Result<(), CliError> {
         let ch = &mut r_net.peer(0);
-        let mut r = protocol.receiver(ch)?;
+        let mut r = protocol.receiver(ch, &mut Spaces::default(), Prg::from_os()?)?;
         let mut prg = Prg::from_os()?;
         let choices: Vec<bool> = (0..count).map(|_| prg.random_block().lsb()).collect();
         let mut out = vec![Block::ZERO; count];
@@ -162,7 +119,7 @@ fn measure(
     });
     let s_ch = &mut s_net.peer(1);
     let timer = PhaseTimer::start("base-ot", s_ch);
-    let mut s = protocol.sender(s_ch)?;
+    let mut s = protocol.sender(s_ch, &mut Spaces::default(), Prg::from_os()?)?;
     let setup = timer.stop(s_ch);
     let mut prg = Prg::from_os()?;
     let messages: Vec<(Block, Block)> = match flavour {
@@ -215,18 +172,18 @@ fn measure(
 pub fn run(args: &OtArgs) -> Result<(), CliError> {
     let bandwidth = loopback_bandwidth()?;
     let k = usize::from(args.k);
-    let softspoken = |s| Protocol::softspoken(k, s).map(Provider::Extension);
-    let ferret = |s| Provider::Ferret(args.lpn.params(), s);
+    let softspoken = |s| Protocol::softspoken(k, s).map(OtChoice::Extension);
+    let ferret = |s| OtChoice::Ferret(args.lpn.params(), s);
     let protocols = match args.protocol {
-        ProtocolArg::Iknp => vec![Provider::Extension(Protocol::IKNP)],
-        ProtocolArg::Kos => vec![Provider::Extension(Protocol::KOS)],
+        ProtocolArg::Iknp => vec![OtChoice::Extension(Protocol::IKNP)],
+        ProtocolArg::Kos => vec![OtChoice::Extension(Protocol::KOS)],
         ProtocolArg::Softspoken => vec![softspoken(Security::SemiHonest)?],
         ProtocolArg::SoftspokenMalicious => vec![softspoken(Security::Malicious)?],
         ProtocolArg::Ferret => vec![ferret(Security::SemiHonest)],
         ProtocolArg::FerretMalicious => vec![ferret(Security::Malicious)],
         ProtocolArg::All => vec![
-            Provider::Extension(Protocol::IKNP),
-            Provider::Extension(Protocol::KOS),
+            OtChoice::Extension(Protocol::IKNP),
+            OtChoice::Extension(Protocol::KOS),
             softspoken(Security::SemiHonest)?,
             softspoken(Security::Malicious)?,
             ferret(Security::SemiHonest),

@@ -1,0 +1,66 @@
+//! The one choice point for OT providers: which protocol a party runs with a peer
+//! ([`OtChoice`]), and its sender and receiver as trait objects offering every flavour.
+
+use crate::Error;
+use crate::extension::{ExtensionReceiver, ExtensionSender, Protocol, Security};
+use crate::ferret::{FerretReceiver, FerretSender, Params};
+use crate::traits::{
+    CotReceiver, CotSender, OtReceiver, OtSender, RcotReceiver, RotReceiver, RotSender,
+};
+use tessera_core::Prg;
+use tessera_net::{Channel, Spaces};
+
+/// An OT provider's sender side: every flavour.
+pub trait OtSending: CotSender + RotSender + OtSender + Send {}
+impl<T: CotSender + RotSender + OtSender + Send> OtSending for T {}
+
+/// An OT provider's receiver side: every flavour.
+pub trait OtReceiving: RcotReceiver + CotReceiver + RotReceiver + OtReceiver + Send {}
+impl<T: RcotReceiver + CotReceiver + RotReceiver + OtReceiver + Send> OtReceiving for T {}
+
+/// Which OT a party runs with a peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OtChoice {
+    /// OT extension: SoftSpoken with some k (IKNP is k = 1), semi-honest or with the KOS check.
+    Extension(Protocol),
+    /// Ferret silent OT with these LPN parameters, bootstrapped from SoftSpoken.
+    Ferret(Params, Security),
+}
+
+impl OtChoice {
+    /// The extension's name ([`Protocol::name`]), or `ferret` / `ferret-malicious`.
+    pub fn name(self) -> String {
+        match self {
+            OtChoice::Extension(p) => p.name(),
+            OtChoice::Ferret(_, Security::SemiHonest) => "ferret".into(),
+            OtChoice::Ferret(_, Security::Malicious) => "ferret-malicious".into(),
+        }
+    }
+
+    /// Sets up the sender with the peer's [`OtChoice::receiver`], taking its spaces from
+    /// `spaces` as the peer does.
+    pub fn sender(
+        self,
+        channel: &mut dyn Channel,
+        spaces: &mut Spaces,
+        prg: Prg,
+    ) -> Result<Box<dyn OtSending>, Error> {
+        Ok(match self {
+            OtChoice::Extension(p) => Box::new(ExtensionSender::setup(channel, spaces, p, prg)?),
+            OtChoice::Ferret(p, s) => Box::new(FerretSender::setup(channel, spaces, p, s, prg)?),
+        })
+    }
+
+    /// Sets up the receiver with the peer's [`OtChoice::sender`].
+    pub fn receiver(
+        self,
+        channel: &mut dyn Channel,
+        spaces: &mut Spaces,
+        prg: Prg,
+    ) -> Result<Box<dyn OtReceiving>, Error> {
+        Ok(match self {
+            OtChoice::Extension(p) => Box::new(ExtensionReceiver::setup(channel, spaces, p, prg)?),
+            OtChoice::Ferret(p, s) => Box::new(FerretReceiver::setup(channel, spaces, p, s, prg)?),
+        })
+    }
+}
