@@ -91,6 +91,17 @@ impl FixedKeyHash {
         );
         (self.aes.kernels().tccr)(self.aes.round_keys(), x, tweaks, out);
     }
+
+    /// `out[k] = π(π(y) ⊕ (first + k)) ⊕ π(y)` for y = `x[k] ⊕ offset`: [`Self::tccr`] with
+    /// tweaks counting up from `first` (modulo 2^128) and an offset XORed into every input,
+    /// neither taking a pass over memory (the random-OT hashes H(q_j, j) and H(q_j ⊕ Δ, j)).
+    ///
+    /// # Panics
+    /// If the slices differ in length.
+    pub fn tccr_counter(&self, x: &[Block], offset: Block, first: u128, out: &mut [Block]) {
+        assert_eq!(x.len(), out.len(), "tccr hash: lengths differ");
+        (self.aes.kernels().tccr_counter)(self.aes.round_keys(), x, offset, first, out);
+    }
 }
 
 /// The tweakable hash H(x, j) of the fused half-gates kernels (VASA §4.3.1).
@@ -222,6 +233,12 @@ mod tests {
                 for k in 0..x.len() {
                     let y = pi(&reference, x[k]);
                     prop_assert_eq!(out[k], pi(&reference, y ^ t[k]) ^ y, "tccr {}", backend);
+                }
+                let offset = Block::new(key.rotate_left(64));
+                h.tccr_counter(&x, offset, seed, &mut out);
+                for k in 0..x.len() {
+                    let y = pi(&reference, x[k] ^ offset);
+                    prop_assert_eq!(out[k], pi(&reference, y ^ t[k]) ^ y, "tccr counter {}", backend);
                 }
             }
         }

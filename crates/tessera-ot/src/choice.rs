@@ -18,6 +18,9 @@ impl<T: CotSender + RotSender + OtSender + Send> OtSending for T {}
 pub trait OtReceiving: RcotReceiver + CotReceiver + RotReceiver + OtReceiver + Send {}
 impl<T: RcotReceiver + CotReceiver + RotReceiver + OtReceiver + Send> OtReceiving for T {}
 
+/// A party's sender to a peer and receiver from it.
+pub type OtPair = (Box<dyn OtSending>, Box<dyn OtReceiving>);
+
 /// Which OT a party runs with a peer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OtChoice {
@@ -62,5 +65,27 @@ impl OtChoice {
             OtChoice::Extension(p) => Box::new(ExtensionReceiver::setup(channel, spaces, p, prg)?),
             OtChoice::Ferret(p, s) => Box::new(FerretReceiver::setup(channel, spaces, p, s, prg)?),
         })
+    }
+
+    /// This party's sender to a peer and receiver from it, set up in an order both agree on:
+    /// the party with `sender_first` sets up its sender first, the peer its receiver.
+    pub fn pair(
+        self,
+        channel: &mut dyn Channel,
+        spaces: &mut Spaces,
+        sender_first: bool,
+        prg: &mut Prg,
+    ) -> Result<OtPair, Error> {
+        let (s_prg, r_prg) = (
+            Prg::from_seed_block(prg.random_block()),
+            Prg::from_seed_block(prg.random_block()),
+        );
+        if sender_first {
+            let s = self.sender(channel, spaces, s_prg)?;
+            Ok((s, self.receiver(channel, spaces, r_prg)?))
+        } else {
+            let r = self.receiver(channel, spaces, r_prg)?;
+            Ok((self.sender(channel, spaces, s_prg)?, r))
+        }
     }
 }

@@ -42,7 +42,8 @@ pub use vole::{MAX_K, ReceiverColumns, SenderColumns};
 
 use crate::base;
 use crate::traits::{
-    CotReceiver, CotSender, OtReceiver, OtSender, RcotReceiver, RcotSender, RotReceiver, RotSender,
+    CotReceiver, CotSender, Flow, OtReceiver, OtSender, RcotReceiver, RcotSender, RotReceiver,
+    RotSender,
 };
 use crate::{Error, out_of_turn};
 use sha2::{Digest, Sha256};
@@ -823,8 +824,6 @@ impl Role for AdjustReceiver<'_> {
 /// the TCCR hash and the OT's index as tweak, one chunk at a time.
 pub(crate) struct Hasher {
     hash: FixedKeyHash,
-    tweaks: Vec<Block>,
-    shifted: Vec<Block>,
     h0: Vec<Block>,
     h1: Vec<Block>,
 }
@@ -833,8 +832,6 @@ impl Hasher {
     pub(crate) fn new() -> Self {
         Hasher {
             hash: FixedKeyHash::default(),
-            tweaks: vec![Block::ZERO; CHUNK],
-            shifted: vec![Block::ZERO; CHUNK],
             h0: vec![Block::ZERO; CHUNK],
             h1: vec![Block::ZERO; CHUNK],
         }
@@ -844,16 +841,11 @@ impl Hasher {
     /// `delta` XORed in into `h1`.
     fn hash(&mut self, rows: &[Block], first: u128, delta: Option<Block>) -> (&[Block], &[Block]) {
         let n = rows.len();
-        for (k, t) in self.tweaks[..n].iter_mut().enumerate() {
-            *t = Block::new(first + k as u128);
-        }
-        self.hash.tccr(rows, &self.tweaks[..n], &mut self.h0[..n]);
+        self.hash
+            .tccr_counter(rows, Block::ZERO, first, &mut self.h0[..n]);
         if let Some(delta) = delta {
-            for (x, &r) in self.shifted[..n].iter_mut().zip(rows) {
-                *x = r ^ delta;
-            }
             self.hash
-                .tccr(&self.shifted[..n], &self.tweaks[..n], &mut self.h1[..n]);
+                .tccr_counter(rows, delta, first, &mut self.h1[..n]);
         }
         (&self.h0[..n], &self.h1[..n])
     }
@@ -1262,32 +1254,15 @@ impl ExtensionReceiver {
     }
 }
 
-/// This party's extension sender to a peer and receiver from it, set up in an order both
-/// agree on: the party with `sender_first` sets up its sender first, the other its receiver.
-pub fn setup_both<C: Channel + ?Sized>(
-    channel: &mut C,
-    spaces: &mut Spaces,
-    protocol: Protocol,
-    sender_first: bool,
-    prg: &mut Prg,
-) -> Result<(ExtensionSender, ExtensionReceiver), Error> {
-    let (s_prg, r_prg) = (
-        Prg::from_seed_block(prg.random_block()),
-        Prg::from_seed_block(prg.random_block()),
-    );
-    if sender_first {
-        let s = ExtensionSender::setup(channel, spaces, protocol, s_prg)?;
-        Ok((
-            s,
-            ExtensionReceiver::setup(channel, spaces, protocol, r_prg)?,
-        ))
-    } else {
-        let r = ExtensionReceiver::setup(channel, spaces, protocol, r_prg)?;
-        Ok((ExtensionSender::setup(channel, spaces, protocol, s_prg)?, r))
-    }
-}
-
 impl RcotReceiver for ExtensionReceiver {
+    fn flow(&self) -> Flow {
+        match self.core.security {
+            // The corrections u are the only message.
+            Security::SemiHonest => Flow::ReceiverToSender,
+            Security::Malicious => Flow::Both,
+        }
+    }
+
     fn receive_random_correlated(
         &mut self,
         channel: &mut dyn Channel,

@@ -46,7 +46,8 @@ pub mod lpn;
 use crate::extension::{self, BATCH, ExtensionReceiver, ExtensionSender, Protocol, Security};
 use crate::ggm::{Ggm, eq_mask};
 use crate::traits::{
-    CotReceiver, CotSender, OtReceiver, OtSender, RcotReceiver, RcotSender, RotReceiver, RotSender,
+    CotReceiver, CotSender, Flow, OtReceiver, OtSender, RcotReceiver, RcotSender, RotReceiver,
+    RotSender,
 };
 use crate::{Error, out_of_turn};
 use lpn::Lpn;
@@ -970,6 +971,14 @@ impl FerretReceiver {
 }
 
 impl RcotReceiver for FerretReceiver {
+    fn flow(&self) -> Flow {
+        match self.0.core.state.security {
+            // The trees are the only message.
+            Security::SemiHonest => Flow::SenderToReceiver,
+            Security::Malicious => Flow::Both,
+        }
+    }
+
     fn receive_random_correlated(
         &mut self,
         channel: &mut dyn Channel,
@@ -1036,4 +1045,4 @@ impl OtReceiver for FerretReceiver {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -38,7 +38,8 @@ pub use choice::{OtChoice, OtReceiving, OtSending};
 pub use extension::{ExtensionReceiver, ExtensionSender, Protocol, Security};
 pub use ferret::{FerretReceiver, FerretSender};
 pub use traits::{
-    CotReceiver, CotSender, OtReceiver, OtSender, RcotReceiver, RcotSender, RotReceiver, RotSender,
+    CotReceiver, CotSender, Flow, OtReceiver, OtSender, RcotReceiver, RcotSender, RotReceiver,
+    RotSender,
 };
 
 /// A message a role did not expect at this point of `protocol`.

@@ -24,8 +24,28 @@ pub trait RcotSender {
     ) -> Result<(), Error>;
 }
 
+/// Which way a provider's messages go while it makes random correlated OTs. A party that runs
+/// a sender and a receiver toward the same peer (both parties running the same provider) orders
+/// the two by it, so that the directions overlap instead of taking turns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// Only from the receiver to the sender (semi-honest OT extension): both parties run their
+    /// receivers first, which never wait, then their senders.
+    ReceiverToSender,
+    /// Only from the sender to the receiver (semi-honest Ferret): both run their senders first.
+    SenderToReceiver,
+    /// Both ways (the malicious checks' round trips): the parties take opposite orders, so one
+    /// direction runs at a time.
+    Both,
+}
+
 /// Random correlated OT, receiver side.
 pub trait RcotReceiver {
+    /// How this provider's messages flow while it makes random correlated OTs.
+    fn flow(&self) -> Flow {
+        Flow::Both
+    }
+
     /// The next `out.len()` OTs: `out[j]` = q_j ⊕ b_j·Δ, with the random choice b_j as its
     /// least significant bit.
     fn receive_random_correlated(

@@ -6,7 +6,9 @@
 //!
 //! Each party is the OT sender in one direction and the receiver in the other, so a party's
 //! triple shares are its own random a (and A), the choice bits of the OTs it receives as b (and
-//! B), and c made of its own product plus one share of each cross product.
+//! B), and c made of its own product plus one share of each cross product. The two directions
+//! run at once where the OT provider's messages flow one way ([`Flow`]): both parties then draw
+//! their OTs in the same order, and both post their corrections before reading the peer's.
 //!
 //! - Boolean (ALSZ, CCS 2013, §5.1 "R-OT for AND triples"): one random OT per direction per
 //!   triple. The sender's messages are the low bits of H(q_j) and H(q_j ⊕ Δ); their XOR is its
@@ -20,13 +22,15 @@
 //!   its ℓ − i bits. Matrix triples take x as a column of A and y as an entry of B, and sum
 //!   the products into the columns of C.
 //!
-//! H is the core's TCCR hash (Guo, Katz, Wang, Yu, S&P 2020, §7) tweaked by the OT's index in
-//! this generator and the output block's number. The receiver's y is random (the OT's choice
-//! bits, in its blocks' low bits): triples need no derandomisation.
+//! H is the core's TCCR hash (Guo, Katz, Wang, Yu, S&P 2020, §7) tweaked by a counter of the
+//! blocks this generator has hashed in that direction, in a domain of its own ([`TWEAKS`]). The
+//! receiver's y is random (the OT's choice bits, in its blocks' low bits): triples need no
+//! derandomisation.
 
-use crate::traits::{RcotReceiver, RcotSender};
+use crate::traits::{Flow, RcotReceiver, RcotSender};
 use crate::{Error, out_of_turn};
 use std::borrow::Cow;
+use subtle::{Choice, ConditionallySelectable};
 use tessera_core::{Block, FixedKeyHash, Prg};
 use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
 use tessera_net::{Channel, DecodeError, Kind, Space, Spaces};
@@ -36,6 +40,11 @@ pub const CORRECTIONS: Kind = Kind::new(0x30, "gilboa corrections");
 
 /// OTs per batch: memory is bounded by one batch's rows and hashes.
 const BATCH_OTS: usize = 1 << 16;
+
+/// The first tweak of a generator's hashes in each direction: bit 126 set keeps them apart
+/// from the tweaks of the OT providers' own hashed flavours (the OT's index, below 2^64) and of
+/// Ferret's tree OTs (bit 127 set).
+pub const TWEAKS: u128 = 1 << 126;
 
 /// An element of Z_2^ℓ for ℓ = 8, 16, 32 or 64, computed on as a `u64` modulo 2^ℓ.
 pub trait Ring: Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 'static {
@@ -140,63 +149,70 @@ fn hash_blocks(bits: usize, m: usize) -> usize {
 }
 
 /// Element `e` of `bits` bits (8, 16, 32 or 64: no element straddles a word) from hash
-/// blocks read as little-endian 64-bit words.
-fn element(h: &[Block], bits: usize, e: usize) -> u64 {
-    let words: &[u64] = bytemuck::cast_slice(h);
-    let word = words[e * bits / 64] >> (e * bits % 64);
-    word & (u64::MAX >> (64 - bits))
+/// blocks read as little-endian 64-bit words, with whatever lies above it in its word: sums
+/// and products modulo 2^ℓ never look there.
+#[inline(always)]
+fn element(words: &[u64], bits: usize, e: usize) -> u64 {
+    words[e * bits / 64] >> (e * bits % 64)
+}
+
+/// The 8 bytes of `tau` at `at`, little-endian, zero past its end.
+#[inline(always)]
+fn read_word(tau: &[u8], at: usize) -> u64 {
+    match tau.get(at..at + 8) {
+        Some(w) => u64::from_le_bytes(w.try_into().unwrap_or_default()),
+        None => {
+            let mut w = [0u8; 8];
+            let rest = tau.get(at..).unwrap_or_default();
+            w[..rest.len()].copy_from_slice(rest);
+            u64::from_le_bytes(w)
+        }
+    }
 }
 
 /// The low bits of `blocks`, packed 128 to a block into `out` (zero beyond the last).
 fn pack_low_bits(blocks: &[Block], out: &mut [Block]) {
     out.fill(Block::ZERO);
     for (o, chunk) in out.iter_mut().zip(blocks.chunks(128)) {
-        let bits = chunk
-            .iter()
-            .enumerate()
-            .fold(0u128, |acc, (k, b)| acc | (u128::from(b.lsb()) << k));
-        *o = Block::new(bits);
+        let mut halves = [0u64; 2];
+        for (half, blocks) in halves.iter_mut().zip(chunk.chunks(64)) {
+            for (k, b) in blocks.iter().enumerate() {
+                *half |= (b.low() & 1) << k;
+            }
+        }
+        *o = Block::from_halves(halves[1], halves[0]);
     }
 }
 
-/// Scratch space of the triple roles, kept across batches: the TCCR hashes of OT rows with
-/// tweaks (OT index, block number), and the corrections.
+/// Scratch space of the triple roles, kept across batches: the TCCR hashes of OT rows, and the
+/// corrections.
 #[derive(Debug, Default)]
 pub struct Scratch {
     hash: FixedKeyHash,
+    /// Rows repeated for hashes of several blocks per OT.
     inputs: Vec<Block>,
-    tweaks: Vec<Block>,
     /// H(rows) and H(rows ⊕ Δ).
     h: [Vec<Block>; 2],
     tau: Vec<u8>,
 }
 
 impl Scratch {
-    /// `h[which][j * per + k]` = H(rows[j] ⊕ offset, (first + j, k)) for k < per.
-    fn hash(&mut self, which: usize, rows: &[Block], offset: Block, first: u64, per: usize) {
+    /// `h[which][j * per + k]` = H(rows[j] ⊕ offset, TWEAKS + first + j * per + k) for
+    /// k < per: `first` counts the blocks hashed before in this direction.
+    fn hash(&mut self, which: usize, rows: &[Block], offset: Block, first: u128, per: usize) {
         let Scratch {
-            hash,
-            inputs,
-            tweaks,
-            h,
-            ..
+            hash, inputs, h, ..
         } = self;
-        let n = rows.len() * per;
-        inputs.resize(n, Block::ZERO);
-        tweaks.resize(n, Block::ZERO);
-        h[which].resize(n, Block::ZERO);
-        for (j, ((x, t), &r)) in inputs
-            .chunks_exact_mut(per)
-            .zip(tweaks.chunks_exact_mut(per))
-            .zip(rows)
-            .enumerate()
-        {
-            x.fill(r ^ offset);
-            for (k, t) in t.iter_mut().enumerate() {
-                *t = Block::from_halves(first + j as u64, k as u64);
-            }
-        }
-        hash.tccr(inputs, tweaks, &mut h[which]);
+        let out = &mut h[which];
+        out.resize(rows.len() * per, Block::ZERO);
+        let x = if per == 1 {
+            rows
+        } else {
+            inputs.clear();
+            inputs.extend(rows.iter().flat_map(|&r| std::iter::repeat_n(r, per)));
+            inputs
+        };
+        hash.tccr_counter(x, offset, TWEAKS.wrapping_add(first), out);
     }
 }
 
@@ -223,8 +239,8 @@ pub struct GilboaSender<'a, R: Ring> {
     pub rows: &'a [Block],
     /// Δ.
     pub delta: Block,
-    /// The index of the first OT, for the hash tweaks.
-    pub first: u64,
+    /// The blocks hashed before in this direction, for the hash tweaks.
+    pub first: u128,
     /// Where the shares are added.
     pub out: &'a mut [R],
     /// Scratch space.
@@ -256,7 +272,13 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
         scratch.hash(0, self.rows, Block::ZERO, self.first, per);
         scratch.hash(1, self.rows, self.delta, self.first, per);
         let ([h0, h1], tau) = (&scratch.h, &mut scratch.tau);
+        let (h0, h1): (&[u64], &[u64]) = (bytemuck::cast_slice(h0), bytemuck::cast_slice(h1));
+        let words = 2 * per;
+        // Each τ is written as a whole word and the next overwrites what lies past its bytes.
+        let total = self.x.len() / m * product_bytes(bits, m);
         tau.clear();
+        tau.resize(total + 8, 0);
+        let mut at = 0;
         for (p, (x, share)) in self
             .x
             .chunks_exact(m)
@@ -265,16 +287,18 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
         {
             for i in 0..bits {
                 let ot = p * bits + i;
-                let (x0, x1) = (&h0[ot * per..][..per], &h1[ot * per..][..per]);
+                let (x0, x1) = (&h0[ot * words..][..words], &h1[ot * words..][..words]);
                 let nbytes = tau_bytes(bits, i);
                 for (e, (&x_e, s)) in x.iter().zip(share.iter_mut()).enumerate() {
                     let (a, b) = (element(x0, bits, e), element(x1, bits, e));
                     let t = a.wrapping_add(x_e.to_u64()).wrapping_sub(b);
-                    tau.extend_from_slice(&t.to_le_bytes()[..nbytes]);
+                    tau[at..at + 8].copy_from_slice(&t.to_le_bytes());
+                    at += nbytes;
                     *s = R::from_u64(s.to_u64().wrapping_sub(a << i));
                 }
             }
         }
+        tau.truncate(total);
         out.post(&Corrections(Cow::Borrowed(tau)))?;
         Ok(Next::Done(()))
     }
@@ -288,8 +312,8 @@ pub struct GilboaReceiver<'a, R: Ring> {
     pub m: usize,
     /// The OTs' rows t (choice bits in the low bits).
     pub rows: &'a [Block],
-    /// The index of the first OT, for the hash tweaks.
-    pub first: u64,
+    /// The blocks hashed before in this direction, for the hash tweaks.
+    pub first: u128,
     /// Where the shares are added.
     pub out: &'a mut [R],
     /// Scratch space.
@@ -315,19 +339,23 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
         let per = hash_blocks(bits, m);
         self.scratch
             .hash(0, self.rows, Block::ZERO, self.first, per);
-        let h = &self.scratch.h[0];
+        let h: &[u64] = bytemuck::cast_slice(&self.scratch.h[0]);
+        let words = 2 * per;
         let mut at = 0;
         for (p, share) in self.out.chunks_exact_mut(m).enumerate() {
             for i in 0..bits {
                 let ot = p * bits + i;
-                let z = &h[ot * per..][..per];
-                let chosen = 0u64.wrapping_sub(u64::from(self.rows[ot].lsb()));
+                let z = &h[ot * words..][..words];
+                // All ones if the secret choice bit is 1, behind `subtle`'s barrier: a plain
+                // mask let the compiler skip the read below by branching on the bit.
+                let bit = Choice::from(u8::from(self.rows[ot].lsb()));
+                let chosen = u64::conditional_select(&0, &u64::MAX, bit);
                 let nbytes = tau_bytes(bits, i);
                 for (e, s) in share.iter_mut().enumerate() {
-                    let mut t = [0u8; 8];
-                    t[..nbytes].copy_from_slice(&tau[at..at + nbytes]);
+                    // The bits of τ past its ℓ − i, like those past z's element, only reach
+                    // bits above ℓ once shifted.
+                    let w = element(z, bits, e).wrapping_add(read_word(&tau, at) & chosen);
                     at += nbytes;
-                    let w = element(z, bits, e).wrapping_add(u64::from_le_bytes(t) & chosen);
                     *s = R::from_u64(s.to_u64().wrapping_add(w << i));
                 }
             }
@@ -338,18 +366,19 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
 
 /// Makes triples with one peer from this party's random correlated OT sender to it and
 /// receiver from it, and the channel to it. Both parties call the same methods in the same
-/// order; the one with `sender_first` set runs its sender side first in every exchange, the
-/// other its receiver side.
+/// order.
 #[derive(Debug)]
 pub struct TripleGenerator {
     space: Space,
     sender_first: bool,
     prg: Prg,
     scratch: Scratch,
-    rows: Vec<Block>,
-    /// OTs drawn so far as sender and as receiver: the hash tweaks.
-    sent: u64,
-    received: u64,
+    /// A batch's OTs as the sender and as the receiver.
+    sent_rows: Vec<Block>,
+    received_rows: Vec<Block>,
+    /// Blocks hashed so far as the sender and as the receiver: the hash tweaks.
+    sent: u128,
+    received: u128,
 }
 
 /// The two OT directions with one peer and the channel to it.
@@ -364,27 +393,43 @@ pub struct Links<'a> {
 
 impl TripleGenerator {
     /// A generator whose messages go in a space from `spaces` (the peer takes its own at the
-    /// same point); `sender_first` must differ between the two parties.
+    /// same point). `sender_first` must differ between the two parties: the one with it set
+    /// draws its sender's OTs first where the provider's messages go both ways ([`Flow::Both`]).
     pub fn new(spaces: &mut Spaces, sender_first: bool, prg: Prg) -> Result<Self, Error> {
         Ok(TripleGenerator {
             space: spaces.allocate()?,
             sender_first,
             prg,
             scratch: Scratch::default(),
-            rows: Vec::new(),
+            sent_rows: Vec::new(),
+            received_rows: Vec::new(),
             sent: 0,
             received: 0,
         })
     }
 
-    /// Runs `part` as the sender (`true`) and as the receiver (`false`), in this party's order.
-    fn both(
-        &mut self,
-        links: &mut Links<'_>,
-        mut part: impl FnMut(&mut Self, &mut Links<'_>, bool) -> Result<(), Error>,
-    ) -> Result<(), Error> {
-        part(self, links, self.sender_first)?;
-        part(self, links, !self.sender_first)
+    /// `n` random correlated OTs in each direction into the row buffers, in the order the
+    /// provider's [`Flow`] allows.
+    fn draw(&mut self, links: &mut Links<'_>, n: usize) -> Result<(), Error> {
+        let sender_first = match links.receiver.flow() {
+            Flow::ReceiverToSender => false,
+            Flow::SenderToReceiver => true,
+            Flow::Both => self.sender_first,
+        };
+        let (sent, received) = (&mut self.sent_rows, &mut self.received_rows);
+        sent.resize(n, Block::ZERO);
+        received.resize(n, Block::ZERO);
+        if sender_first {
+            links.sender.send_random_correlated(links.channel, sent)?;
+            links
+                .receiver
+                .receive_random_correlated(links.channel, received)
+        } else {
+            links
+                .receiver
+                .receive_random_correlated(links.channel, received)?;
+            links.sender.send_random_correlated(links.channel, sent)
+        }
     }
 
     /// `n` Boolean triples: two random OTs each, nothing else sent.
@@ -396,38 +441,30 @@ impl TripleGenerator {
             b: vec![Block::ZERO; words],
             c: vec![Block::ZERO; words],
         };
-        let mut rows = std::mem::take(&mut self.rows);
-        rows.resize(BATCH_OTS.min(n), Block::ZERO);
         // Per batch: the sender's cross-product shares u, the receiver's v.
-        let words = rows.len() / 128 + 1;
+        let words = BATCH_OTS.min(n) / 128 + 1;
         let (mut u, mut v) = (vec![Block::ZERO; words], vec![Block::ZERO; words]);
         for start in (0..n).step_by(BATCH_OTS) {
             let len = BATCH_OTS.min(n - start);
             let at = start / 128..(start + len).div_ceil(128);
-            let rows = &mut rows[..len];
-            self.both(links, |g, l, sending| {
-                let s = &mut g.scratch;
-                if sending {
-                    // u = H(q), a = H(q) ⊕ H(q ⊕ Δ).
-                    l.sender.send_random_correlated(l.channel, rows)?;
-                    s.hash(0, rows, Block::ZERO, g.sent, 1);
-                    s.hash(1, rows, l.sender.delta(), g.sent, 1);
-                    g.sent += len as u64;
-                    pack_low_bits(&s.h[0], &mut u);
-                    pack_low_bits(&s.h[1], &mut t.a[at.clone()]);
-                    for (a, &u) in t.a[at.clone()].iter_mut().zip(&u) {
-                        *a ^= u;
-                    }
-                } else {
-                    // b = the choice bit, v = H(t).
-                    l.receiver.receive_random_correlated(l.channel, rows)?;
-                    s.hash(0, rows, Block::ZERO, g.received, 1);
-                    g.received += len as u64;
-                    pack_low_bits(rows, &mut t.b[at.clone()]);
-                    pack_low_bits(&s.h[0], &mut v);
-                }
-                Ok(())
-            })?;
+            self.draw(links, len)?;
+            let s = &mut self.scratch;
+            // As the sender: u = H(q), a = H(q) ⊕ H(q ⊕ Δ).
+            let rows = &self.sent_rows;
+            s.hash(0, rows, Block::ZERO, self.sent, 1);
+            s.hash(1, rows, links.sender.delta(), self.sent, 1);
+            self.sent += len as u128;
+            pack_low_bits(&s.h[0], &mut u);
+            pack_low_bits(&s.h[1], &mut t.a[at.clone()]);
+            for (a, &u) in t.a[at.clone()].iter_mut().zip(&u) {
+                *a ^= u;
+            }
+            // As the receiver: b = the choice bit, v = H(t).
+            let rows = &self.received_rows;
+            s.hash(0, rows, Block::ZERO, self.received, 1);
+            self.received += len as u128;
+            pack_low_bits(rows, &mut t.b[at.clone()]);
+            pack_low_bits(&s.h[0], &mut v);
             for (((c, &a), &b), (&u, &v)) in t.c[at.clone()]
                 .iter_mut()
                 .zip(&t.a[at.clone()])
@@ -437,13 +474,13 @@ impl TripleGenerator {
                 *c = (a & b) ^ u ^ v;
             }
         }
-        self.rows = rows;
         Ok(t)
     }
 
     /// One batch of products of vectors of `m` elements: this party's vectors `x` (as the
     /// sender) times the peer's random multipliers, and the peer's vectors times this party's
     /// random multipliers, which it returns; shares of both products are added into `out`.
+    /// Both parties post their corrections before reading the peer's.
     fn products<R: Ring>(
         &mut self,
         links: &mut Links<'_>,
@@ -451,52 +488,40 @@ impl TripleGenerator {
         m: usize,
         out: &mut [R],
     ) -> Result<Vec<R>, Error> {
-        let products = x.len() / m;
-        let ots = products * R::BITS;
-        let mut rows = std::mem::take(&mut self.rows);
-        rows.resize(ots, Block::ZERO);
-        let mut multipliers = Vec::new();
-        let space = self.space;
-        self.both(links, |g, l, sending| {
-            if sending {
-                l.sender.send_random_correlated(l.channel, &mut rows)?;
-                let mut role = GilboaSender {
-                    x,
-                    m,
-                    rows: &rows,
-                    delta: l.sender.delta(),
-                    first: g.sent,
-                    out: &mut *out,
-                    scratch: &mut g.scratch,
-                };
-                role::drive(&mut role, l.channel, space)?;
-                g.sent += ots as u64;
-            } else {
-                l.receiver.receive_random_correlated(l.channel, &mut rows)?;
-                let mut role = GilboaReceiver {
-                    m,
-                    rows: &rows,
-                    first: g.received,
-                    out: &mut *out,
-                    scratch: &mut g.scratch,
-                };
-                role::drive(&mut role, l.channel, space)?;
-                g.received += ots as u64;
-                multipliers = rows
-                    .chunks_exact(R::BITS)
-                    .map(|bits| {
-                        let y = bits
-                            .iter()
-                            .enumerate()
-                            .fold(0, |y, (i, t)| y | (u64::from(t.lsb()) << i));
-                        R::from_u64(y)
-                    })
-                    .collect();
-            }
-            Ok(())
-        })?;
-        self.rows = rows;
-        Ok(multipliers)
+        let ots = x.len() / m * R::BITS;
+        let hashed = (ots * hash_blocks(R::BITS, m)) as u128;
+        self.draw(links, ots)?;
+        let mut send = GilboaSender {
+            x,
+            m,
+            rows: &self.sent_rows,
+            delta: links.sender.delta(),
+            first: self.sent,
+            out: &mut *out,
+            scratch: &mut self.scratch,
+        };
+        role::drive(&mut send, links.channel, self.space)?;
+        self.sent += hashed;
+        let mut receive = GilboaReceiver {
+            m,
+            rows: &self.received_rows,
+            first: self.received,
+            out,
+            scratch: &mut self.scratch,
+        };
+        role::drive(&mut receive, links.channel, self.space)?;
+        self.received += hashed;
+        Ok(self
+            .received_rows
+            .chunks_exact(R::BITS)
+            .map(|bits| {
+                let y = bits
+                    .iter()
+                    .enumerate()
+                    .fold(0, |y, (i, t)| y | (u64::from(t.lsb()) << i));
+                R::from_u64(y)
+            })
+            .collect())
     }
 
     /// `n` arithmetic triples over Z_2^ℓ: ℓ random OTs per triple in each direction and

@@ -243,22 +243,93 @@ impl HashKind for Tccr {
         out: *mut Block,
     ) {
         // SAFETY: the caller guarantees `L`'s features and the batch.
+        unsafe { tccr_n(rk, load_n::<L, N>(x), t, out) }
+    }
+}
+
+/// out = π(π(y) ⊕ i) ⊕ π(y) for the loaded inputs `y` and the tweaks at `t`: π(y) is staged in
+/// `out`.
+///
+/// # Safety
+/// `L`'s CPU features are present; `t` and `out` are valid for the batch.
+#[inline(always)]
+unsafe fn tccr_n<L: Lanes, const N: usize>(
+    rk: &RoundKeys,
+    mut y: [L; N],
+    t: *const Block,
+    out: *mut Block,
+) {
+    // SAFETY: as the caller guarantees.
+    unsafe {
+        encrypt(rk, &mut y);
+        store_n(&y, out);
+        for (j, v) in y.iter_mut().enumerate() {
+            *v = v.xor(L::load(t.add(j * L::BLOCKS)));
+        }
+        encrypt(rk, &mut y);
+        let staged = opaque(out);
+        for (j, v) in y.iter_mut().enumerate() {
+            *v = v.xor(L::load(staged.add(j * L::BLOCKS)));
+        }
+        store_n(&y, out);
+    }
+}
+
+/// The most blocks one chunk of any backend holds (`N × L::BLOCKS` for N ≤ 8, 4 blocks per
+/// register).
+const MAX_CHUNK: usize = 32;
+
+struct TccrCounter<'a> {
+    rk: &'a RoundKeys,
+    x: *const Block,
+    offset: Block,
+    first: u128,
+    out: *mut Block,
+}
+
+impl Chunked for TccrCounter<'_> {
+    #[inline(always)]
+    unsafe fn chunk<L: Lanes, const N: usize>(&mut self, start: usize) {
+        let mut tweaks = [Block::ZERO; MAX_CHUNK];
+        let base = self.first.wrapping_add(start as u128);
+        for (k, t) in tweaks.iter_mut().take(N * L::BLOCKS).enumerate() {
+            *t = Block::new(base.wrapping_add(k as u128));
+        }
+        // SAFETY: `drive` keeps the chunk in bounds; the tweaks are N × L::BLOCKS ≤ MAX_CHUNK
+        // blocks on the stack; `x` and `out` may not overlap (distinct borrows).
         unsafe {
-            // y = π(x) is staged in `out`; then out = π(y ⊕ i) ⊕ y.
-            let mut y = load_n::<L, N>(x);
-            encrypt(rk, &mut y);
-            store_n(&y, out);
-            for (j, v) in y.iter_mut().enumerate() {
-                *v = v.xor(L::load(t.add(j * L::BLOCKS)));
+            let offset = L::splat(self.offset);
+            let mut y = load_n::<L, N>(self.x.add(start));
+            for v in y.iter_mut() {
+                *v = v.xor(offset);
             }
-            encrypt(rk, &mut y);
-            let staged = opaque(out);
-            for (j, v) in y.iter_mut().enumerate() {
-                *v = v.xor(L::load(staged.add(j * L::BLOCKS)));
-            }
-            store_n(&y, out);
+            tccr_n(self.rk, y, tweaks.as_ptr(), self.out.add(start));
         }
     }
+}
+
+/// `out[k] = TCCR(x[k] ⊕ offset, first + k)`: the tweaks count up from `first` (modulo 2^128)
+/// and the offset is XORed in on the way, so neither takes a pass over memory.
+///
+/// # Safety
+/// `L`'s CPU features are present, `N × L::BLOCKS ≤ 32` and `out.len() == x.len()`.
+#[inline(always)]
+pub(crate) unsafe fn tccr_counter<L: Lanes, const N: usize>(
+    rk: &RoundKeys,
+    x: &[Block],
+    offset: Block,
+    first: u128,
+    out: &mut [Block],
+) {
+    let mut k = TccrCounter {
+        rk,
+        x: x.as_ptr(),
+        offset,
+        first,
+        out: out.as_mut_ptr(),
+    };
+    // SAFETY: the caller guarantees the lengths.
+    unsafe { drive::<_, L, N>(&mut k, x.len()) }
 }
 
 struct Hash<'a, H> {

@@ -3,7 +3,7 @@ use proptest::prelude::*;
 use tessera_net::role::{Side, run_pair};
 
 /// Small parameters: iterations of 2^14 OTs, several per test.
-const SMALL: Params = Params {
+pub(crate) const SMALL: Params = Params {
     main: LpnParams {
         t: 16,
         depth: 10,

@@ -1,9 +1,10 @@
-//! Triples checked by opening them: both parties' generators over an in-memory pair, with the
-//! IKNP and SoftSpoken providers, for sizes that are and are not multiples of 128 and of the
-//! batch; and Gilboa's roles stepped against each other with an edited correction.
+//! Triples checked by opening them: both parties' generators over an in-memory pair, with
+//! providers of every [`Flow`] (IKNP and SoftSpoken one way, Ferret the other, KOS both), for
+//! sizes that are and are not multiples of 128 and of the batch; and Gilboa's roles stepped
+//! against each other with an edited correction.
 
 use super::*;
-use crate::{Protocol, Security};
+use crate::{OtChoice, Protocol, Security};
 use std::thread;
 use tessera_net::memory;
 use tessera_net::role::{Side, run_pair};
@@ -11,7 +12,7 @@ use tessera_net::role::{Side, run_pair};
 /// Runs `f` as both parties (party 0 sender-first) with fresh providers both ways; returns both
 /// results.
 fn pair<T: Send + 'static>(
-    protocol: Protocol,
+    protocol: OtChoice,
     f: impl Fn(&mut TripleGenerator, &mut Links<'_>) -> T + Send + Sync + Copy + 'static,
 ) -> (T, T) {
     let (mut a, mut b) = memory::pair().unwrap();
@@ -19,13 +20,14 @@ fn pair<T: Send + 'static>(
         let ch = &mut net.peer(1 - me);
         let mut spaces = Spaces::default();
         let prg = |s: u128| Prg::from_seed_block(Block::new(s + 10 * me as u128));
-        let (mut s, mut r) =
-            crate::extension::setup_both(ch, &mut spaces, protocol, me == 0, &mut prg(1)).unwrap();
+        let (mut s, mut r) = protocol
+            .pair(ch, &mut spaces, me == 0, &mut prg(1))
+            .unwrap();
         let mut g = TripleGenerator::new(&mut spaces, me == 0, prg(3)).unwrap();
         let mut links = Links {
             channel: ch,
-            sender: &mut s,
-            receiver: &mut r,
+            sender: s.as_mut(),
+            receiver: r.as_mut(),
         };
         f(&mut g, &mut links)
     };
@@ -34,16 +36,23 @@ fn pair<T: Send + 'static>(
     (mine, other.join().unwrap())
 }
 
+/// Providers of every flow: receiver to sender, sender to receiver, both ways.
+fn every_flow() -> [OtChoice; 4] {
+    [
+        OtChoice::Extension(Protocol::IKNP),
+        OtChoice::Extension(Protocol::softspoken(4, Security::SemiHonest).unwrap()),
+        OtChoice::Ferret(crate::ferret::tests::SMALL, Security::SemiHonest),
+        OtChoice::Extension(Protocol::KOS),
+    ]
+}
+
 fn bit(v: &[Block], j: usize) -> bool {
     (v[j / 128].as_u128() >> (j % 128)) & 1 == 1
 }
 
 #[test]
 fn boolean_triples_open_to_products() {
-    for protocol in [
-        Protocol::IKNP,
-        Protocol::softspoken(4, Security::SemiHonest).unwrap(),
-    ] {
+    for protocol in every_flow() {
         for n in [1, 128, 1000, BATCH_OTS + 300] {
             let (x, y) = pair(protocol, move |g, l| g.boolean(l, n).unwrap());
             let mut ones = [0; 2];
@@ -61,11 +70,8 @@ fn boolean_triples_open_to_products() {
     }
 }
 
-fn check_arithmetic<R: Ring>(n: usize) {
-    let (x, y) = pair(
-        Protocol::softspoken(2, Security::SemiHonest).unwrap(),
-        move |g, l| g.arithmetic::<R>(l, n).unwrap(),
-    );
+fn check_arithmetic<R: Ring>(protocol: OtChoice, n: usize) {
+    let (x, y) = pair(protocol, move |g, l| g.arithmetic::<R>(l, n).unwrap());
     let add = |p: R, q: R| p.to_u64().wrapping_add(q.to_u64());
     let mut distinct = std::collections::HashSet::new();
     for j in 0..n {
@@ -82,14 +88,19 @@ fn check_arithmetic<R: Ring>(n: usize) {
 
 #[test]
 fn arithmetic_triples_open_to_products_for_every_width() {
-    check_arithmetic::<u8>(1000);
-    check_arithmetic::<u16>(700);
-    check_arithmetic::<u32>(3000);
-    check_arithmetic::<u64>(BATCH_OTS / 64 + 5);
+    let softspoken = OtChoice::Extension(Protocol::softspoken(2, Security::SemiHonest).unwrap());
+    check_arithmetic::<u8>(softspoken, 1000);
+    check_arithmetic::<u16>(softspoken, 700);
+    check_arithmetic::<u32>(softspoken, 3000);
+    for protocol in every_flow() {
+        check_arithmetic::<u64>(protocol, BATCH_OTS / 64 + 5);
+    }
 }
 
 fn check_matrix<R: Ring>(shape: (usize, usize, usize)) {
-    let (x, y) = pair(Protocol::IKNP, move |g, l| g.matrix::<R>(l, shape).unwrap());
+    let (x, y) = pair(OtChoice::Extension(Protocol::IKNP), move |g, l| {
+        g.matrix::<R>(l, shape).unwrap()
+    });
     let (rows, inner, cols) = shape;
     let add = |p: R, q: R| p.to_u64().wrapping_add(q.to_u64());
     for r in 0..rows {

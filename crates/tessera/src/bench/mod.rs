@@ -7,6 +7,7 @@ mod garble;
 mod local;
 mod net;
 mod ot;
+mod ot_select;
 mod triples;
 mod vasa;
 mod yao;

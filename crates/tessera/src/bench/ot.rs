@@ -1,6 +1,7 @@
 //! `tessera bench ot`: OT extension and Ferret throughput, both parties in one process over
 //! loopback TCP (one thread each), against the loopback bandwidth measured in the same run.
 
+use super::ot_select::{OtSelect, ProtocolArg};
 use super::{BENCH, CommonArgs, annotate_link, loopback, loopback_bandwidth};
 use crate::CliError;
 use crate::twoparty::phases_json;
@@ -10,59 +11,21 @@ use std::thread;
 use std::time::Instant;
 use tessera_core::{Block, Prg};
 use tessera_net::{Channel, Kind, PhaseTimer, Spaces};
-use tessera_ot::extension::MAX_K;
-use tessera_ot::ferret::Params;
-use tessera_ot::{OtChoice, Protocol, Security};
+use tessera_ot::OtChoice;
 
 /// Options of `tessera bench ot`.
 #[derive(Args)]
 pub struct OtArgs {
     #[command(flatten)]
     common: CommonArgs,
-    /// The extension protocol.
-    #[arg(long, value_enum, default_value_t = ProtocolArg::All)]
-    protocol: ProtocolArg,
-    /// SoftSpoken's k: correction bits per OT 128/k, local work about 2^k/k hashes per OT.
-    #[arg(long, default_value_t = Protocol::DEFAULT_K as u8, value_parser = clap::value_parser!(u8).range(1..=MAX_K as i64))]
-    k: u8,
+    #[command(flatten)]
+    ot: OtSelect,
     /// The OT flavour: chosen-message, correlated, random correlated (random choices) or random.
     #[arg(long, value_enum, default_value_t = FlavourArg::All)]
     flavour: FlavourArg,
-    /// Ferret's LPN parameters: the paper's (n = 10.8 M, k = 589,760) or EMP-OT's current
-    /// ferret_b12 (n = 6.2 M, k = 2^18), both estimated at 128-bit security.
-    #[arg(long, value_enum, default_value_t = LpnArg::EmpB12)]
-    lpn: LpnArg,
     /// OTs per timed sample.
     #[arg(long, default_value_t = 1 << 24, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
     count: u64,
-}
-
-/// `--protocol`.
-#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
-enum ProtocolArg {
-    Iknp,
-    Kos,
-    Softspoken,
-    SoftspokenMalicious,
-    Ferret,
-    FerretMalicious,
-    All,
-}
-
-/// `--lpn`.
-#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
-enum LpnArg {
-    Paper,
-    EmpB12,
-}
-
-impl LpnArg {
-    fn params(self) -> Params {
-        match self {
-            LpnArg::Paper => Params::PAPER,
-            LpnArg::EmpB12 => Params::EMP_B12,
-        }
-    }
 }
 
 /// `--flavour`.
@@ -171,25 +134,7 @@ fn measure(
 /// Runs `tessera bench ot`.
 pub fn run(args: &OtArgs) -> Result<(), CliError> {
     let bandwidth = loopback_bandwidth()?;
-    let k = usize::from(args.k);
-    let softspoken = |s| Protocol::softspoken(k, s).map(OtChoice::Extension);
-    let ferret = |s| OtChoice::Ferret(args.lpn.params(), s);
-    let protocols = match args.protocol {
-        ProtocolArg::Iknp => vec![OtChoice::Extension(Protocol::IKNP)],
-        ProtocolArg::Kos => vec![OtChoice::Extension(Protocol::KOS)],
-        ProtocolArg::Softspoken => vec![softspoken(Security::SemiHonest)?],
-        ProtocolArg::SoftspokenMalicious => vec![softspoken(Security::Malicious)?],
-        ProtocolArg::Ferret => vec![ferret(Security::SemiHonest)],
-        ProtocolArg::FerretMalicious => vec![ferret(Security::Malicious)],
-        ProtocolArg::All => vec![
-            OtChoice::Extension(Protocol::IKNP),
-            OtChoice::Extension(Protocol::KOS),
-            softspoken(Security::SemiHonest)?,
-            softspoken(Security::Malicious)?,
-            ferret(Security::SemiHonest),
-            ferret(Security::Malicious),
-        ],
-    };
+    let protocols = args.ot.choices(ProtocolArg::All)?;
     let flavours = match args.flavour {
         FlavourArg::All => vec![
             FlavourArg::Ot,

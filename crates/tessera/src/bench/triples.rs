@@ -2,6 +2,7 @@
 //! loopback TCP, each party both OT sender and receiver, against the loopback bandwidth
 //! measured in the same run.
 
+use super::ot_select::{OtSelect, ProtocolArg};
 use super::{BENCH, CommonArgs, annotate_link, loopback, loopback_bandwidth};
 use crate::CliError;
 use clap::{Args, ValueEnum};
@@ -10,9 +11,8 @@ use std::thread;
 use std::time::Instant;
 use tessera_core::Prg;
 use tessera_net::{Channel, Kind, Network, PhaseTimer, Spaces};
-use tessera_ot::extension::{MAX_K, setup_both};
+use tessera_ot::OtChoice;
 use tessera_ot::triples::{Links, Ring, TripleGenerator};
-use tessera_ot::{Protocol, Security};
 
 /// Options of `tessera bench triples`.
 #[derive(Args)]
@@ -28,9 +28,8 @@ pub struct TriplesArgs {
     /// The matrix shape ROWSxINNERxCOLS: A is ROWS×INNER, B is INNER×COLS.
     #[arg(long, default_value = "128x784x1", value_parser = parse_shape)]
     shape: (usize, usize, usize),
-    /// SoftSpoken's k for the random correlated OTs underneath (1 is IKNP).
-    #[arg(long, default_value_t = Protocol::DEFAULT_K as u8, value_parser = clap::value_parser!(u8).range(1..=MAX_K as i64))]
-    k: u8,
+    #[command(flatten)]
+    ot: OtSelect,
 }
 
 fn parse_shape(s: &str) -> Result<(usize, usize, usize), String> {
@@ -120,7 +119,7 @@ fn make(
 fn party(
     net: &mut Network,
     me: usize,
-    protocol: Protocol,
+    protocol: OtChoice,
     kind: KindArg,
     count: usize,
     shape: (usize, usize, usize),
@@ -128,7 +127,7 @@ fn party(
 ) -> Result<Vec<f64>, CliError> {
     let ch = &mut net.peer(1 - me);
     let mut spaces = Spaces::default();
-    let (mut s, mut r) = setup_both(ch, &mut spaces, protocol, me == 0, &mut Prg::from_os()?)?;
+    let (mut s, mut r) = protocol.pair(ch, &mut spaces, me == 0, &mut Prg::from_os()?)?;
     let mut g = TripleGenerator::new(&mut spaces, me == 0, Prg::from_os()?)?;
     let mut rates = Vec::new();
     for _ in 0..samples {
@@ -142,8 +141,8 @@ fn party(
         let t = Instant::now();
         let mut links = Links {
             channel: ch,
-            sender: &mut s,
-            receiver: &mut r,
+            sender: s.as_mut(),
+            receiver: r.as_mut(),
         };
         make(&mut g, &mut links, kind, count, shape)?;
         rates.push(count as f64 / t.elapsed().as_secs_f64());
@@ -152,7 +151,7 @@ fn party(
 }
 
 fn measure_triples(
-    protocol: Protocol,
+    protocol: OtChoice,
     kind: KindArg,
     count: usize,
     shape: (usize, usize, usize),
@@ -184,7 +183,6 @@ fn measure_triples(
 /// Runs `tessera bench triples`.
 pub fn run(args: &TriplesArgs) -> Result<(), CliError> {
     let bandwidth = loopback_bandwidth()?;
-    let protocol = Protocol::softspoken(usize::from(args.k), Security::SemiHonest)?;
     let kinds = match args.kind {
         KindArg::All => vec![
             KindArg::Bool,
@@ -198,11 +196,15 @@ pub fn run(args: &TriplesArgs) -> Result<(), CliError> {
     };
     if !args.common.json {
         println!(
-            "{:<8} {:<14} {:>10} {:>14} {:>16} {:>8}",
+            "{:<8} {:<20} {:>10} {:>14} {:>16} {:>8}",
             "kind", "ot", "count", "triples/s", "bytes/triple", "link"
         );
     }
-    for kind in kinds {
+    let protocols = args.ot.choices(ProtocolArg::Softspoken)?;
+    for (protocol, kind) in protocols
+        .iter()
+        .flat_map(|&p| kinds.iter().map(move |&k| (p, k)))
+    {
         let count = args.count.unwrap_or(kind.default_count()) as usize;
         let mut v = measure_triples(protocol, kind, count, args.shape, args.common.samples)?;
         let rate = v["triples_per_sec"].as_f64().unwrap_or(0.0);
@@ -211,7 +213,7 @@ pub fn run(args: &TriplesArgs) -> Result<(), CliError> {
             println!("{v}");
         } else {
             println!(
-                "{:<8} {:<14} {:>10} {:>14.0} {:>16.1} {:>8.2}",
+                "{:<8} {:<20} {:>10} {:>14.0} {:>16.1} {:>8.2}",
                 kind.name(),
                 protocol.name(),
                 count,
