@@ -840,7 +840,7 @@ impl Hasher {
     /// Hashes `rows` (at most a chunk) whose first OT has index `first`: into `h0`, and with
     /// `delta` XORed in into `h1`.
     fn hash(&mut self, rows: &[Block], first: u128, delta: Option<Block>) -> (&[Block], &[Block]) {
-        let n = rows.len();
+        let (n, first) = (rows.len(), Block::new(first));
         self.hash
             .tccr_counter(rows, Block::ZERO, first, &mut self.h0[..n]);
         if let Some(delta) = delta {

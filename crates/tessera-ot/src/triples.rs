@@ -212,7 +212,7 @@ impl Scratch {
             inputs.extend(rows.iter().flat_map(|&r| std::iter::repeat_n(r, per)));
             inputs
         };
-        hash.tccr_counter(x, offset, TWEAKS.wrapping_add(first), out);
+        hash.tccr_counter(x, offset, Block::new(TWEAKS.wrapping_add(first)), out);
     }
 }
 

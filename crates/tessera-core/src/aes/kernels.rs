@@ -243,20 +243,23 @@ impl HashKind for Tccr {
         out: *mut Block,
     ) {
         // SAFETY: the caller guarantees `L`'s features and the batch.
-        unsafe { tccr_n(rk, load_n::<L, N>(x), t, out) }
+        unsafe {
+            let tweak = |j: usize| L::load(t.add(j * L::BLOCKS));
+            tccr_n(rk, load_n::<L, N>(x), tweak, out)
+        }
     }
 }
 
-/// out = π(π(y) ⊕ i) ⊕ π(y) for the loaded inputs `y` and the tweaks at `t`: π(y) is staged in
-/// `out`.
+/// out = π(π(y) ⊕ i_j) ⊕ π(y) for the loaded inputs `y` and the tweak registers `tweak(j)`:
+/// π(y) is staged in `out`.
 ///
 /// # Safety
-/// `L`'s CPU features are present; `t` and `out` are valid for the batch.
+/// `L`'s CPU features are present; `out` is valid for the batch, and `tweak` for `j < N`.
 #[inline(always)]
 unsafe fn tccr_n<L: Lanes, const N: usize>(
     rk: &RoundKeys,
     mut y: [L; N],
-    t: *const Block,
+    tweak: impl Fn(usize) -> L,
     out: *mut Block,
 ) {
     // SAFETY: as the caller guarantees.
@@ -264,7 +267,7 @@ unsafe fn tccr_n<L: Lanes, const N: usize>(
         encrypt(rk, &mut y);
         store_n(&y, out);
         for (j, v) in y.iter_mut().enumerate() {
-            *v = v.xor(L::load(t.add(j * L::BLOCKS)));
+            *v = v.xor(tweak(j));
         }
         encrypt(rk, &mut y);
         let staged = opaque(out);
@@ -275,57 +278,132 @@ unsafe fn tccr_n<L: Lanes, const N: usize>(
     }
 }
 
-/// The most blocks one chunk of any backend holds (`N × L::BLOCKS` for N ≤ 8, 4 blocks per
-/// register).
-const MAX_CHUNK: usize = 32;
+/// The counter kernels' per-call constants, written to memory once per call so that every
+/// chunk loads them whole (see [`Lanes::low64`]): `first` advanced by each lane's number (four
+/// lanes, the widest register's), and the offset in every lane.
+#[repr(C, align(64))]
+struct Counting {
+    /// `first` plus the lane number, lane by lane.
+    first: [Block; 4],
+    /// The offset in every lane.
+    offset: [Block; 4],
+}
+
+impl Counting {
+    fn new(first: Block, offset: Block) -> Self {
+        let lane = |k: u64| Block::from_halves(first.high(), first.low().wrapping_add(k));
+        Counting {
+            first: [lane(0), lane(1), lane(2), lane(3)],
+            offset: [offset; 4],
+        }
+    }
+
+    /// Register j of the counters `start..`: `first + start + j·BLOCKS` and the lanes after
+    /// it (low halves modulo 2^64).
+    ///
+    /// # Safety
+    /// `L`'s CPU features are present and `L::BLOCKS ≤ 4`.
+    #[inline(always)]
+    unsafe fn counter<L: Lanes>(&self, start: usize, j: usize) -> L {
+        // SAFETY: the array holds 4 ≥ L::BLOCKS blocks; the caller vouches for the features.
+        unsafe { L::load(self.first.as_ptr()).add64(L::low64((start + j * L::BLOCKS) as u64)) }
+    }
+
+    /// The offset in every lane.
+    ///
+    /// # Safety
+    /// As [`Counting::counter`].
+    #[inline(always)]
+    unsafe fn offset<L: Lanes>(&self) -> L {
+        // SAFETY: as `counter`.
+        unsafe { L::load(self.offset.as_ptr()) }
+    }
+}
 
 struct TccrCounter<'a> {
     rk: &'a RoundKeys,
     x: *const Block,
-    offset: Block,
-    first: u128,
+    counting: Counting,
     out: *mut Block,
 }
 
 impl Chunked for TccrCounter<'_> {
     #[inline(always)]
     unsafe fn chunk<L: Lanes, const N: usize>(&mut self, start: usize) {
-        let mut tweaks = [Block::ZERO; MAX_CHUNK];
-        let base = self.first.wrapping_add(start as u128);
-        for (k, t) in tweaks.iter_mut().take(N * L::BLOCKS).enumerate() {
-            *t = Block::new(base.wrapping_add(k as u128));
-        }
-        // SAFETY: `drive` keeps the chunk in bounds; the tweaks are N × L::BLOCKS ≤ MAX_CHUNK
-        // blocks on the stack; `x` and `out` may not overlap (distinct borrows).
+        // SAFETY: `drive` keeps the chunk in bounds; registers hold at most 4 blocks; `x` and
+        // `out` may not overlap (distinct borrows).
         unsafe {
-            let offset = L::splat(self.offset);
+            let offset = self.counting.offset::<L>();
             let mut y = load_n::<L, N>(self.x.add(start));
             for v in y.iter_mut() {
                 *v = v.xor(offset);
             }
-            tccr_n(self.rk, y, tweaks.as_ptr(), self.out.add(start));
+            let tweak = |j| self.counting.counter::<L>(start, j);
+            tccr_n(self.rk, y, tweak, self.out.add(start));
         }
     }
 }
 
-/// `out[k] = TCCR(x[k] ⊕ offset, first + k)`: the tweaks count up from `first` (modulo 2^128)
-/// and the offset is XORed in on the way, so neither takes a pass over memory.
+struct CrCounter<'a> {
+    rk: &'a RoundKeys,
+    counting: Counting,
+    out: *mut Block,
+}
+
+impl Chunked for CrCounter<'_> {
+    #[inline(always)]
+    unsafe fn chunk<L: Lanes, const N: usize>(&mut self, start: usize) {
+        // SAFETY: `drive` keeps the chunk in bounds; registers hold at most 4 blocks.
+        unsafe {
+            let offset = self.counting.offset::<L>();
+            let mut y = [offset; N];
+            for (j, v) in y.iter_mut().enumerate() {
+                *v = v.xor(self.counting.counter::<L>(start, j));
+            }
+            mmo(self.rk, y, self.out.add(start))
+        }
+    }
+}
+
+/// `out[k] = π(y) ⊕ y` for y = `offset ⊕ (first + k)`, the counter in `first`'s low 64 bits
+/// modulo 2^64: the MMO hash of a counter run, the inputs made in registers.
 ///
 /// # Safety
-/// `L`'s CPU features are present, `N × L::BLOCKS ≤ 32` and `out.len() == x.len()`.
+/// `L`'s CPU features are present and `L::BLOCKS ≤ 4`.
+#[inline(always)]
+pub(crate) unsafe fn cr_counter<L: Lanes, const N: usize>(
+    rk: &RoundKeys,
+    offset: Block,
+    first: Block,
+    out: &mut [Block],
+) {
+    let mut k = CrCounter {
+        rk,
+        counting: Counting::new(first, offset),
+        out: out.as_mut_ptr(),
+    };
+    // SAFETY: the kernel writes exactly `out`.
+    unsafe { drive::<_, L, N>(&mut k, out.len()) }
+}
+
+/// `out[k] = TCCR(x[k] ⊕ offset, first + k)`: the tweaks count up from `first` (in its low
+/// 64 bits, modulo 2^64) and the offset is XORed in on the way, so neither takes a pass over
+/// memory.
+///
+/// # Safety
+/// `L`'s CPU features are present, `L::BLOCKS ≤ 4` and `out.len() == x.len()`.
 #[inline(always)]
 pub(crate) unsafe fn tccr_counter<L: Lanes, const N: usize>(
     rk: &RoundKeys,
     x: &[Block],
     offset: Block,
-    first: u128,
+    first: Block,
     out: &mut [Block],
 ) {
     let mut k = TccrCounter {
         rk,
         x: x.as_ptr(),
-        offset,
-        first,
+        counting: Counting::new(first, offset),
         out: out.as_mut_ptr(),
     };
     // SAFETY: the caller guarantees the lengths.

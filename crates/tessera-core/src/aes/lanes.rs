@@ -39,6 +39,11 @@ pub(crate) trait Lanes: Copy {
     unsafe fn aesenclast(self, rk: Self) -> Self;
     /// Lane-wise AND.
     unsafe fn and(self, o: Self) -> Self;
+    /// Lane-wise addition of 64-bit words modulo 2^64 (no carry between a block's halves).
+    unsafe fn add64(self, o: Self) -> Self;
+    /// `v` as the low half of every block, the high half zero, built in registers (a value
+    /// stored in halves and reloaded whole would miss store forwarding).
+    unsafe fn low64(v: u64) -> Self;
     /// All ones in each block whose least significant bit is 1, zero elsewhere
     /// ([`Block::mask`] of [`Block::lsb`]): branch-free label selection.
     unsafe fn lsb_mask(self) -> Self;
@@ -120,6 +125,18 @@ impl Lanes for Soft {
     #[inline(always)]
     unsafe fn and(self, o: Self) -> Self {
         Soft(self.0 & o.0)
+    }
+    #[inline(always)]
+    unsafe fn add64(self, o: Self) -> Self {
+        let (a, b) = (self.0, o.0);
+        Soft(Block::from_halves(
+            a.high().wrapping_add(b.high()),
+            a.low().wrapping_add(b.low()),
+        ))
+    }
+    #[inline(always)]
+    unsafe fn low64(v: u64) -> Self {
+        Soft(Block::from(v))
     }
     #[inline(always)]
     unsafe fn lsb_mask(self) -> Self {

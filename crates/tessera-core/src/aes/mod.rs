@@ -61,7 +61,8 @@ pub(crate) struct Kernels {
     pub(crate) cr: HashFn,
     pub(crate) ccr: HashFn,
     pub(crate) tccr: HashFn,
-    pub(crate) tccr_counter: fn(&RoundKeys, &[Block], Block, u128, &mut [Block]),
+    pub(crate) tccr_counter: fn(&RoundKeys, &[Block], Block, Block, &mut [Block]),
+    pub(crate) cr_counter: fn(&RoundKeys, Block, Block, &mut [Block]),
     pub(crate) roofline: fn(u64) -> Block,
     /// Fused half-gates garbling, by [`crate::hash::GateHash::index`].
     pub(crate) half_gates_garble: [HalfGatesGarbleFn; 3],
@@ -100,10 +101,14 @@ macro_rules! backend_kernels {
             unsafe { kernels::hash::<$lanes, $n, H>(rk, x, t, out) }
         }
         $(#[$feature])?
-        unsafe fn tccr_counter_tf(rk: &RoundKeys, x: &[Block], offset: Block, first: u128, out: &mut [Block]) {
-            // SAFETY: as above; the public API checked the lengths, and N = 8 keeps a chunk
-            // within 32 blocks.
+        unsafe fn tccr_counter_tf(rk: &RoundKeys, x: &[Block], offset: Block, first: Block, out: &mut [Block]) {
+            // SAFETY: as above; the public API checked the lengths.
             unsafe { kernels::tccr_counter::<$lanes, $n>(rk, x, offset, first, out) }
+        }
+        $(#[$feature])?
+        unsafe fn cr_counter_tf(rk: &RoundKeys, offset: Block, first: Block, out: &mut [Block]) {
+            // SAFETY: as above.
+            unsafe { kernels::cr_counter::<$lanes, $n>(rk, offset, first, out) }
         }
         $(#[$feature])?
         unsafe fn hg_garble_tf<H: kernels::GateHash, const G: usize>(
@@ -154,6 +159,7 @@ macro_rules! backend_kernels {
             ccr: hash::<Mmo<Ccr>>,
             tccr: hash::<Tccr>,
             tccr_counter: |rk, x, o, f, out| unsafe { tccr_counter_tf(rk, x, o, f, out) },
+            cr_counter: |rk, o, f, out| unsafe { cr_counter_tf(rk, o, f, out) },
             roofline: |n| unsafe { roofline_tf(n) },
             // Gates per register group: as many as keep states and keys in registers.
             half_gates_garble: [

@@ -34,7 +34,8 @@ pub(crate) struct Zmm(__m512i);
 
 /// The lane-wise integer ops shared by the three register widths, named per width.
 macro_rules! lane_ops {
-    ($ty:ident, $blocks:literal, $splat:expr, $xor:ident, $and:ident, $slli32:ident, $srai32:ident,
+    ($ty:ident, $blocks:literal, $splat:expr, $xor:ident, $and:ident, $add64:ident, $low64:expr,
+     $slli32:ident, $srai32:ident,
      $slli64:ident, $shuf32:ident, $bslli:ident, $pshufb:ident,
      $aesenc:ident, $aesenclast:ident, $load:expr, $store:expr, $load_strided:expr, $store_strided:expr) => {
         impl Lanes for $ty {
@@ -85,6 +86,16 @@ macro_rules! lane_ops {
             unsafe fn and(self, o: Self) -> Self {
                 // SAFETY: module contract.
                 $ty(unsafe { $and(self.0, o.0) })
+            }
+            #[inline(always)]
+            unsafe fn add64(self, o: Self) -> Self {
+                // SAFETY: module contract.
+                $ty(unsafe { $add64(self.0, o.0) })
+            }
+            #[inline(always)]
+            unsafe fn low64(v: u64) -> Self {
+                // SAFETY: module contract.
+                $ty(unsafe { $low64(v as i64) })
             }
             #[inline(always)]
             unsafe fn lsb_mask(self) -> Self {
@@ -153,6 +164,8 @@ lane_ops!(
     |b: Block| load128(&b),
     _mm_xor_si128,
     _mm_and_si128,
+    _mm_add_epi64,
+    |v: i64| _mm_set_epi64x(0, v),
     _mm_slli_epi32,
     _mm_srai_epi32,
     _mm_slli_epi64,
@@ -173,6 +186,8 @@ lane_ops!(
     |b: Block| _mm256_broadcastsi128_si256(load128(&b)),
     _mm256_xor_si256,
     _mm256_and_si256,
+    _mm256_add_epi64,
+    |v: i64| _mm256_set_epi64x(0, v, 0, v),
     _mm256_slli_epi32,
     _mm256_srai_epi32,
     _mm256_slli_epi64,
@@ -196,6 +211,8 @@ lane_ops!(
     |b: Block| _mm512_broadcast_i32x4(load128(&b)),
     _mm512_xor_si512,
     _mm512_and_si512,
+    _mm512_add_epi64,
+    |v: i64| _mm512_set_epi64(0, v, 0, v, 0, v, 0, v),
     _mm512_slli_epi32,
     _mm512_srai_epi32,
     _mm512_slli_epi64,

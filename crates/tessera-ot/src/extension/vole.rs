@@ -33,7 +33,7 @@ pub const MAX_K: usize = 8;
 /// The fixed key of the leaves' stream hash: the 32 hex digits of π after [`crate::ggm::TREE_KEY`].
 const STREAM_KEY: Block = Block::new(0x4528_21e6_38d0_1377_be54_66cf_34e9_0c6c);
 
-/// Blocks per hash call across a group's leaves (inputs and outputs: 64 KiB in all).
+/// Stream blocks per piece across a group's leaves (32 KiB).
 const PIECE_BLOCKS: usize = 2048;
 
 /// The columns 1..128 in groups: (first column, bits) for each.
@@ -44,81 +44,57 @@ pub(crate) fn groups(k: usize) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// Scratch for one piece of a group: the hash inputs and the streams.
+/// Scratch for one piece of a group: the streams and their column sums.
 #[derive(Debug)]
 struct Streams {
     hash: FixedKeyHash,
-    inputs: Vec<Block>,
     streams: Vec<Block>,
+    sums: Vec<Block>,
 }
 
 impl Streams {
     fn new() -> Self {
         Streams {
             hash: FixedKeyHash::new(STREAM_KEY),
-            inputs: vec![Block::ZERO; PIECE_BLOCKS],
             streams: vec![Block::ZERO; PIECE_BLOCKS],
+            sums: vec![Block::ZERO; MAX_K * PIECE_BLOCKS],
         }
     }
 
     /// The streams of a group of `bits` columns whose 2^bits leaves are `leaves` followed by
     /// zero ones (the sender lacks the last), for the row blocks of piece `at`, folded by
-    /// halving from the top bit down: `finish(w, sums, total)` gets, for row block w of the
-    /// piece, `sums[b]` = Σ_{y: bit b of y} G_y and `total` = Σ_y G_y. The streams are laid
-    /// out row block by row block, so that each fold runs on one contiguous run of at most 2^8
-    /// blocks, unrolled for its size.
+    /// halving from the top bit down: `finish(sums, total)` gets `sums[b · len + w]` =
+    /// Σ_{y: bit b of y} G_y and `total[w]` = Σ_y G_y for row block w of the piece. Each
+    /// leaf's stream is one contiguous run over the piece's row blocks, so every step of the
+    /// fold is a vectorised XOR of whole runs.
     fn fold(
         &mut self,
         leaves: &[Block],
         bits: usize,
         at: Piece,
-        finish: impl FnMut(usize, &[Block], Block),
+        finish: impl FnOnce(&[Block], &[Block]),
     ) {
         let (n, p) = (leaves.len(), at.len);
-        let (inputs, streams) = (&mut self.inputs[..n * p], &mut self.streams[..n * p]);
-        for (w, row) in inputs.chunks_exact_mut(n).enumerate() {
-            let counter = Block::from(at.counter + w as u64);
-            for (x, &leaf) in row.iter_mut().zip(leaves) {
-                *x = leaf ^ counter;
-            }
+        let streams = &mut self.streams[..n * p];
+        for (run, &leaf) in streams.chunks_exact_mut(p).zip(leaves) {
+            self.hash.cr_counter(leaf, Block::from(at.counter), run);
         }
-        self.hash.cr(inputs, streams);
-        macro_rules! sized {
-            ($($bits:literal),*) => {
-                match (bits, n == 1 << bits) {
-                    $(
-                        ($bits, true) => fold_rows::<{ 1 << $bits }, $bits>(streams, finish),
-                        ($bits, false) => fold_rows::<{ (1 << $bits) - 1 }, $bits>(streams, finish),
-                    )*
-                    _ => {}
-                }
-            };
-        }
-        sized!(1, 2, 3, 4, 5, 6, 7, 8);
-    }
-}
-
-/// [`Streams::fold`] for runs of `LEN` streams (2^BITS, or one fewer with the last zero).
-#[inline(always)]
-fn fold_rows<const LEN: usize, const BITS: usize>(
-    streams: &mut [Block],
-    mut finish: impl FnMut(usize, &[Block], Block),
-) {
-    let (rows, _) = streams.as_chunks_mut::<LEN>();
-    let mut sums = [Block::ZERO; BITS];
-    for (w, a) in rows.iter_mut().enumerate() {
-        let mut live = 1usize << BITS;
-        for b in (0..BITS).rev() {
+        let sums = &mut self.sums[..bits * p];
+        let mut live = 1usize << bits;
+        for sum in sums.chunks_exact_mut(p).rev() {
             let half = live / 2;
-            let mut acc = Block::ZERO;
-            for y in half..live.min(LEN) {
-                acc ^= a[y];
-                a[y - half] ^= a[y];
+            sum.fill(Block::ZERO);
+            for y in half..live.min(n) {
+                let (low, high) = streams.split_at_mut(y * p);
+                let (into, from) = (&mut low[(y - half) * p..][..p], &high[..p]);
+                for ((s, i), &g) in sum.iter_mut().zip(into).zip(from) {
+                    *s ^= g;
+                    *i ^= g;
+                }
             }
-            sums[b] = acc;
             live = half;
         }
-        finish(w, &sums, a[0]);
+        finish(sums, &streams[..p]);
     }
 }
 
@@ -132,21 +108,21 @@ struct Piece {
 }
 
 /// Folds every group's streams for a chunk of `width` row blocks from block `counter` on:
-/// `row(g, j, columns, sums, total)` gets group g's columns (column-major, `width` blocks
-/// each) and, for row block j, the sums of [`Streams::fold`].
+/// `piece(g, at, columns, sums, total)` gets group g's columns (column-major, `width` blocks
+/// each) and, for the row blocks of piece `at`, the sums of [`Streams::fold`].
 fn fold_groups(
     streams: &mut Streams,
     groups: &[(usize, usize)],
     leaves: &[Vec<Block>],
     (counter, width): (u64, usize),
     columns: &mut [Block],
-    mut row: impl FnMut(usize, usize, &mut [Block], &[Block], Block),
+    mut piece: impl FnMut(usize, Piece, &mut [Block], &[Block], &[Block]),
 ) {
     for (g, (&(first, bits), leaves)) in groups.iter().zip(leaves).enumerate() {
         let columns = &mut columns[first * width..(first + bits) * width];
         for at in pieces(leaves.len(), width, counter) {
-            streams.fold(leaves, bits, at, |w, sums, total| {
-                row(g, at.start + w, columns, sums, total);
+            streams.fold(leaves, bits, at, |sums, total| {
+                piece(g, at, columns, sums, total);
             });
         }
     }
@@ -223,12 +199,16 @@ impl ReceiverColumns {
             &self.leaves,
             at,
             t,
-            |g, j, columns, sums, u| {
+            |g, at, columns, sums, u| {
                 // Column b of the group gets v_b = Σ_{y: bit b of y} G_y; the correction u ⊕ r.
-                for (b, &v) in sums.iter().enumerate() {
-                    columns[b * width + j] = v;
+                let rows = at.start..at.start + at.len;
+                for (b, v) in sums.chunks_exact(at.len).enumerate() {
+                    columns[b * width..][rows.clone()].copy_from_slice(v);
                 }
-                correction[g * width + j] = u ^ r[j];
+                let c = &mut correction[g * width..][rows.clone()];
+                for ((c, &u), &r) in c.iter_mut().zip(u).zip(&r[rows]) {
+                    *c = u ^ r;
+                }
             },
         );
     }
@@ -330,10 +310,14 @@ impl SenderColumns {
             &self.leaves,
             at,
             q,
-            |g, j, columns, sums, total| {
-                let c = correction[g * width + j];
-                for (b, (&sum, &x_b)) in sums.iter().zip(&masks[g]).enumerate() {
-                    columns[b * width + j] = sum ^ total ^ (x_b & c);
+            |g, at, columns, sums, total| {
+                let rows = at.start..at.start + at.len;
+                let c = &correction[g * width..][rows.clone()];
+                for (b, (sum, &x_b)) in sums.chunks_exact(at.len).zip(&masks[g]).enumerate() {
+                    let column = &mut columns[b * width..][rows.clone()];
+                    for (((q, &s), &t), &c) in column.iter_mut().zip(sum).zip(total).zip(c) {
+                        *q = s ^ t ^ (x_b & c);
+                    }
                 }
             },
         );
