@@ -69,6 +69,13 @@ impl Prg {
         b[0]
     }
 
+    /// Moves to keystream block `block`: the next draw starts there (the stream can be read in
+    /// any order, as a public code's rows are).
+    pub fn seek(&mut self, block: u128) {
+        self.counter = block;
+        self.used = BUFFER_BYTES;
+    }
+
     /// `n` pseudo-random blocks.
     pub fn random_blocks(&mut self, n: usize) -> Vec<Block> {
         let mut v = vec![Block::ZERO; n];
@@ -186,6 +193,18 @@ mod tests {
                 }
                 prop_assert_eq!(&parts, &whole, "backend {}", backend);
             }
+        }
+    }
+
+    #[test]
+    fn seek_reads_the_stream_from_any_block() {
+        let mut whole = Prg::from_seed_block(Block::new(7));
+        let stream = whole.random_blocks(200);
+        let mut prg = Prg::from_seed_block(Block::new(7));
+        prg.random_block();
+        for at in [150, 3, 0, 64, 130] {
+            prg.seek(at as u128);
+            assert_eq!(prg.random_blocks(50), &stream[at..at + 50], "at {at}");
         }
     }
 

@@ -17,6 +17,7 @@
 //! UC-simulatable (Genç, Iovino, Rial, ePrint 2017/370); Tessera's actively secure extension
 //! (KOS) protects the OT *sender* of the extension, who is the base OT's receiver.
 
+use crate::bits::bit_mask;
 use crate::{Error, out_of_turn};
 use curve25519_dalek::constants::RISTRETTO_BASEPOINT_TABLE;
 use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoBasepointTable, RistrettoPoint};
@@ -363,7 +364,7 @@ impl Role for BaseReceiver<'_> {
                     .iter()
                     .zip(cipher.chunks_exact(2))
                     .zip(self.choices)
-                    .map(|((&k, pair), &c)| k ^ pair[0] ^ (Block::mask(c) & (pair[0] ^ pair[1])))
+                    .map(|((&k, pair), &c)| k ^ pair[0] ^ (bit_mask(c) & (pair[0] ^ pair[1])))
                     .collect(),
             )),
             Some(ToReceiver::Ciphertexts(_)) => Err(out_of_turn("base OT", "ciphertexts")),

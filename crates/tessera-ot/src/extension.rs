@@ -41,6 +41,7 @@ mod vole;
 pub use vole::{MAX_K, ReceiverColumns, SenderColumns};
 
 use crate::base;
+use crate::bits::bit_mask;
 use crate::traits::{
     CotReceiver, CotSender, Flow, OtReceiver, OtSender, RcotReceiver, RcotSender, RotReceiver,
     RotSender,
@@ -686,7 +687,7 @@ impl Role for ExtendReceiver<'_> {
                     t ^= gf128::inner_product(weights, rows);
                     for (w, &r) in weights.chunks_exact(KAPPA).zip(packed) {
                         for (bit, &w) in w.iter().enumerate() {
-                            x ^= Block::mask((r.as_u128() >> bit) & 1 == 1) & w;
+                            x ^= bit_mask((r.as_u128() >> bit) & 1 == 1) & w;
                         }
                     }
                 }
@@ -867,12 +868,12 @@ pub(crate) fn hash_pairs(
     }
 }
 
-/// Random OT, receiver side, from correlated `rows` of OTs `first..`: H(t_j, j).
-pub(crate) fn hash_rows(hasher: &mut Hasher, rows: &[Block], first: u128, out: &mut [Block]) {
-    for (c, (rows, chunk)) in rows.chunks(CHUNK).zip(out.chunks_mut(CHUNK)).enumerate() {
-        let (h, _) = hasher.hash(rows, first + (c * CHUNK) as u128, None);
-        chunk.copy_from_slice(h);
-    }
+/// Random OT, receiver side, from correlated `rows` of OTs `first..`: H(t_j, j), straight
+/// into `out` (as long as `rows`).
+pub(crate) fn hash_rows(hasher: &Hasher, rows: &[Block], first: u128, out: &mut [Block]) {
+    hasher
+        .hash
+        .tccr_counter(rows, Block::ZERO, Block::new(first), out);
 }
 
 /// Chosen-message OT, sender side, after correlated OTs: posts the masked messages chunk by
@@ -1009,7 +1010,7 @@ impl Role for MaskedReceiver<'_> {
                     .zip(h.iter().zip(&self.choices[at..at + n]))
                 {
                     // Branch-free selection of the chosen pair element.
-                    *o = h ^ pair[0] ^ (Block::mask(bit) & (pair[0] ^ pair[1]));
+                    *o = h ^ pair[0] ^ (bit_mask(bit) & (pair[0] ^ pair[1]));
                 }
                 self.done += n;
                 Ok(self.expect())
@@ -1327,7 +1328,7 @@ impl RotReceiver for ExtensionReceiver {
         for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
             let first = self.extend(channel, c)?;
             hash_rows(
-                &mut self.hasher,
+                &self.hasher,
                 &self.core.rows[..part.len()],
                 first.into(),
                 part,

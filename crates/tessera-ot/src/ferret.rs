@@ -43,8 +43,9 @@
 
 pub mod lpn;
 
+use crate::bits::{bit_mask, eq_mask, low_bits};
 use crate::extension::{self, BATCH, ExtensionReceiver, ExtensionSender, Protocol, Security};
-use crate::ggm::{Ggm, eq_mask};
+use crate::ggm::Ggm;
 use crate::traits::{
     CotReceiver, CotSender, Flow, OtReceiver, OtSender, RcotReceiver, RcotSender, RotReceiver,
     RotSender,
@@ -158,6 +159,22 @@ impl Params {
             t: 850,
             depth: 10,
             k: 1 << 16,
+        },
+    };
+
+    /// Tiny parameters for tests that must cross many iterations quickly: iterations of 2^14
+    /// OTs (t = 16 bins of 2^10, k = 2,000; set-up t = 8 bins of 2^9, k = 1,000). Far from
+    /// any security level: never for use.
+    pub const INSECURE_SMALL: Params = Params {
+        main: LpnParams {
+            t: 16,
+            depth: 10,
+            k: 2000,
+        },
+        setup: LpnParams {
+            t: 8,
+            depth: 9,
+            k: 1000,
         },
     };
 
@@ -537,7 +554,7 @@ impl Role for IterateSender<'_> {
                 let (check, _, _) = state.current().split(state.security, &state.reserve);
                 let delta = self.core.delta;
                 let y: [Block; CHECK_COTS] = std::array::from_fn(|l| {
-                    check[l] ^ (Block::mask((x.as_u128() >> l) & 1 == 1) & delta)
+                    check[l] ^ (bit_mask((x.as_u128() >> l) & 1 == 1) & delta)
                 });
                 out.post(&Digest(digest(self.check ^ pack(&y))))?;
                 Ok(Next::Done(state.finish()))
@@ -598,7 +615,7 @@ impl ReceiverCore {
         let t = &tree_cots[first * d..(first + trees) * d];
         let h = &mut state.hashed;
         h.resize(t.len(), Block::ZERO);
-        extension::hash_rows(&mut state.hasher, t, tweak, h);
+        extension::hash_rows(&state.hasher, t, tweak, h);
         // The sum each random choice opens is off the path: the point's bit is its negation.
         self.points.clear();
         self.known.clear();
@@ -610,7 +627,7 @@ impl ReceiverCore {
             for (i, (&t, &h)) in t.iter().zip(h).enumerate() {
                 let r = t.lsb();
                 let (m0, m1) = (msg[2 * i], msg[2 * i + 1]);
-                self.known.push(m0 ^ (Block::mask(r) & (m0 ^ m1)) ^ h);
+                self.known.push(m0 ^ (bit_mask(r) & (m0 ^ m1)) ^ h);
                 point |= u64::from(!r) << (d - 1 - i);
             }
             self.points.push(point);
@@ -682,7 +699,7 @@ impl Role for IterateReceiver<'_> {
                     let w = &state.out[rows.clone()];
                     self.check ^= gf128::inner_product(chi, w);
                     for (&c, w) in chi.iter().zip(w) {
-                        self.weight ^= Block::mask(w.lsb()) & c;
+                        self.weight ^= bit_mask(w.lsb()) & c;
                     }
                 }
                 state.encode(p, rows);
@@ -690,11 +707,7 @@ impl Role for IterateReceiver<'_> {
                     Ok(self.expect_trees(p))
                 } else if malicious {
                     let (check, _, _) = p.split(state.security, &state.reserve);
-                    let r = check
-                        .iter()
-                        .enumerate()
-                        .fold(0u128, |acc, (l, t)| acc | (u128::from(t.lsb()) << l));
-                    out.post(&Choices(self.weight ^ Block::new(r)))?;
+                    out.post(&Choices(self.weight ^ Block::new(low_bits(check))))?;
                     self.check ^= pack(check);
                     Ok(Next::exact(DIGEST, 32))
                 } else {
@@ -1015,7 +1028,7 @@ impl RotReceiver for FerretReceiver {
         for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
             rows.resize(part.len(), Block::ZERO);
             let first = self.correlated(channel, c, &mut rows)?;
-            extension::hash_rows(&mut self.0.core.state.hasher, &rows, first.into(), part);
+            extension::hash_rows(&self.0.core.state.hasher, &rows, first.into(), part);
         }
         self.0.scratch = rows;
         Ok(())
@@ -1045,4 +1058,4 @@ impl OtReceiver for FerretReceiver {
 }
 
 #[cfg(test)]
-pub(crate) mod tests;
+mod tests;

@@ -16,18 +16,12 @@
 //! side off the path is sent through a 1-out-of-2 OT. Reconstruction is constant-time in the
 //! punctured point: every node is touched the same way, selected by masks.
 
-use subtle::{ConditionallySelectable, ConstantTimeEq};
+use crate::bits::{bit_mask, eq_mask};
 use tessera_core::{Block, FixedKeyHash};
 
 /// The fixed key of the tree permutation: the next 32 hex digits of π after those of the
 /// core's default hash key (nothing up the sleeve, and a permutation of its own).
 pub const TREE_KEY: Block = Block::new(0xa409_3822_299f_31d0_082e_fa98_ec4e_6c89);
-
-/// All ones where `a == b` and zero elsewhere, without a branch on either.
-pub(crate) fn eq_mask(a: u64, b: u64) -> Block {
-    let m = u64::conditional_select(&0, &u64::MAX, a.ct_eq(&b));
-    Block::from_halves(m, m)
-}
 
 /// Batched GGM expansion over the tree permutation, with its scratch space.
 #[derive(Debug)]
@@ -144,7 +138,7 @@ impl Ggm {
                     .fold([c0, c1], |[l, r], pair| [l ^ pair[0], r ^ pair[1]]);
                 // The new values of the path's parent's children, [left, right]: the sibling's
                 // and zero, in an order set by the path's last bit without a branch.
-                let right = Block::mask(path & 1 == 1);
+                let right = bit_mask(path & 1 == 1);
                 let value = known[i - 1] ^ (sums[1] & !right) ^ (sums[0] & right);
                 let children = [value & right, value & !right];
                 for (p, pair) in nodes.chunks_exact_mut(2).enumerate() {

@@ -27,6 +27,7 @@
 #![deny(missing_docs)]
 
 pub mod base;
+mod bits;
 pub mod choice;
 pub mod extension;
 pub mod ferret;

@@ -27,10 +27,10 @@
 //! receiver's y is random (the OT's choice bits, in its blocks' low bits): triples need no
 //! derandomisation.
 
+use crate::bits::{bit_mask, low_bits};
 use crate::traits::{Flow, RcotReceiver, RcotSender};
 use crate::{Error, out_of_turn};
 use std::borrow::Cow;
-use subtle::{Choice, ConditionallySelectable};
 use tessera_core::{Block, FixedKeyHash, Prg};
 use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
 use tessera_net::{Channel, DecodeError, Kind, Space, Spaces};
@@ -174,13 +174,7 @@ fn read_word(tau: &[u8], at: usize) -> u64 {
 fn pack_low_bits(blocks: &[Block], out: &mut [Block]) {
     out.fill(Block::ZERO);
     for (o, chunk) in out.iter_mut().zip(blocks.chunks(128)) {
-        let mut halves = [0u64; 2];
-        for (half, blocks) in halves.iter_mut().zip(chunk.chunks(64)) {
-            for (k, b) in blocks.iter().enumerate() {
-                *half |= (b.low() & 1) << k;
-            }
-        }
-        *o = Block::from_halves(halves[1], halves[0]);
+        *o = Block::new(low_bits(chunk));
     }
 }
 
@@ -346,10 +340,9 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
             for i in 0..bits {
                 let ot = p * bits + i;
                 let z = &h[ot * words..][..words];
-                // All ones if the secret choice bit is 1, behind `subtle`'s barrier: a plain
-                // mask let the compiler skip the read below by branching on the bit.
-                let bit = Choice::from(u8::from(self.rows[ot].lsb()));
-                let chosen = u64::conditional_select(&0, &u64::MAX, bit);
+                // A plain mask of the secret choice bit let the compiler skip the read below
+                // by branching on it.
+                let chosen = bit_mask(self.rows[ot].lsb()).low();
                 let nbytes = tau_bytes(bits, i);
                 for (e, s) in share.iter_mut().enumerate() {
                     // The bits of τ past its ℓ − i, like those past z's element, only reach
@@ -514,13 +507,7 @@ impl TripleGenerator {
         Ok(self
             .received_rows
             .chunks_exact(R::BITS)
-            .map(|bits| {
-                let y = bits
-                    .iter()
-                    .enumerate()
-                    .fold(0, |y, (i, t)| y | (u64::from(t.lsb()) << i));
-                R::from_u64(y)
-            })
+            .map(|bits| R::from_u64(low_bits(bits) as u64))
             .collect())
     }
 

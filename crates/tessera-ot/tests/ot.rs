@@ -6,22 +6,11 @@ use std::thread;
 use std::time::Duration;
 use tessera_core::{Block, Prg};
 use tessera_net::{Channel, NetConfig, Network, Spaces, memory};
-use tessera_ot::ferret::{LpnParams, Params};
+use tessera_ot::ferret::Params;
 use tessera_ot::{OtChoice, OtReceiving, OtSending, Protocol, Security};
 
 /// Ferret with iterations of 2^14 OTs, so that the tests cross many of them.
-const FERRET_SMALL: Params = Params {
-    main: LpnParams {
-        t: 16,
-        depth: 10,
-        k: 2000,
-    },
-    setup: LpnParams {
-        t: 8,
-        depth: 9,
-        k: 1000,
-    },
-};
+const FERRET_SMALL: Params = Params::INSECURE_SMALL;
 
 /// IKNP, KOS and SoftSpoken with a k that divides 127 columns unevenly, semi-honest and
 /// malicious, and the largest k; Ferret semi-honest and malicious.

@@ -4,23 +4,12 @@
 use std::thread;
 use tessera_core::Block;
 use tessera_net::memory;
-use tessera_ot::ferret::{LpnParams, Params};
+use tessera_ot::ferret::Params;
 use tessera_ot::{Protocol, Security};
 use tessera_protocols::{OtChoice, Session, SessionConfig};
 
 /// Ferret with iterations of 2^14 OTs.
-const FERRET_SMALL: Params = Params {
-    main: LpnParams {
-        t: 16,
-        depth: 10,
-        k: 2000,
-    },
-    setup: LpnParams {
-        t: 8,
-        depth: 9,
-        k: 1000,
-    },
-};
+const FERRET_SMALL: Params = Params::INSECURE_SMALL;
 
 /// What a party saw: its Δ, the OTs it sent and those it received, per call.
 type Seen = (Block, Vec<(Vec<Block>, Vec<Block>)>);

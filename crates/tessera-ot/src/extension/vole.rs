@@ -24,6 +24,7 @@
 
 use super::{KAPPA, check_len};
 use crate::Error;
+use crate::bits::bit_mask;
 use crate::ggm::Ggm;
 use tessera_core::{Block, FixedKeyHash, Prg};
 
@@ -44,12 +45,11 @@ pub(crate) fn groups(k: usize) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// Scratch for one piece of a group: the streams and their column sums.
+/// Scratch for one piece of a group: the streams.
 #[derive(Debug)]
 struct Streams {
     hash: FixedKeyHash,
     streams: Vec<Block>,
-    sums: Vec<Block>,
 }
 
 impl Streams {
@@ -57,32 +57,32 @@ impl Streams {
         Streams {
             hash: FixedKeyHash::new(STREAM_KEY),
             streams: vec![Block::ZERO; PIECE_BLOCKS],
-            sums: vec![Block::ZERO; MAX_K * PIECE_BLOCKS],
         }
     }
 
-    /// The streams of a group of `bits` columns whose 2^bits leaves are `leaves` followed by
-    /// zero ones (the sender lacks the last), for the row blocks of piece `at`, folded by
-    /// halving from the top bit down: `finish(sums, total)` gets `sums[b · len + w]` =
-    /// Σ_{y: bit b of y} G_y and `total[w]` = Σ_y G_y for row block w of the piece. Each
-    /// leaf's stream is one contiguous run over the piece's row blocks, so every step of the
-    /// fold is a vectorised XOR of whole runs.
+    /// The streams of a group whose 2^bits leaves are `leaves` followed by zero ones (the
+    /// sender lacks the last), for the row blocks of piece `at`, folded by halving from the
+    /// top bit down: writes Σ_{y: bit b of y} G_y into the piece's rows of column b of
+    /// `columns` (the group's, `width` blocks each) and returns Σ_y G_y. Each leaf's stream is
+    /// one contiguous run over the piece's row blocks, so every step of the fold is a
+    /// vectorised XOR of whole runs.
     fn fold(
         &mut self,
         leaves: &[Block],
-        bits: usize,
         at: Piece,
-        finish: impl FnOnce(&[Block], &[Block]),
-    ) {
+        columns: &mut [Block],
+        width: usize,
+    ) -> &[Block] {
         let (n, p) = (leaves.len(), at.len);
         let streams = &mut self.streams[..n * p];
         for (run, &leaf) in streams.chunks_exact_mut(p).zip(leaves) {
             self.hash.cr_counter(leaf, Block::from(at.counter), run);
         }
-        let sums = &mut self.sums[..bits * p];
+        let bits = columns.len() / width;
         let mut live = 1usize << bits;
-        for sum in sums.chunks_exact_mut(p).rev() {
+        for b in (0..bits).rev() {
             let half = live / 2;
+            let sum = &mut columns[b * width + at.start..][..p];
             sum.fill(Block::ZERO);
             for y in half..live.min(n) {
                 let (low, high) = streams.split_at_mut(y * p);
@@ -94,7 +94,7 @@ impl Streams {
             }
             live = half;
         }
-        finish(sums, &streams[..p]);
+        &streams[..p]
     }
 }
 
@@ -107,23 +107,23 @@ struct Piece {
     counter: u64,
 }
 
-/// Folds every group's streams for a chunk of `width` row blocks from block `counter` on:
-/// `piece(g, at, columns, sums, total)` gets group g's columns (column-major, `width` blocks
-/// each) and, for the row blocks of piece `at`, the sums of [`Streams::fold`].
+/// Folds every group's streams for a chunk of `width` row blocks from block `counter` on into
+/// `columns` (column-major, `width` blocks each: column b of a group gets Σ_{y: bit b of y}
+/// G_y); `piece(g, rows, columns, total)` then gets group g's columns, the piece's rows and
+/// its Σ_y G_y.
 fn fold_groups(
     streams: &mut Streams,
     groups: &[(usize, usize)],
     leaves: &[Vec<Block>],
     (counter, width): (u64, usize),
     columns: &mut [Block],
-    mut piece: impl FnMut(usize, Piece, &mut [Block], &[Block], &[Block]),
+    mut piece: impl FnMut(usize, std::ops::Range<usize>, &mut [Block], &[Block]),
 ) {
     for (g, (&(first, bits), leaves)) in groups.iter().zip(leaves).enumerate() {
         let columns = &mut columns[first * width..(first + bits) * width];
         for at in pieces(leaves.len(), width, counter) {
-            streams.fold(leaves, bits, at, |sums, total| {
-                piece(g, at, columns, sums, total);
-            });
+            let total = streams.fold(leaves, at, columns, width);
+            piece(g, at.start..at.start + at.len, columns, total);
         }
     }
 }
@@ -199,12 +199,9 @@ impl ReceiverColumns {
             &self.leaves,
             at,
             t,
-            |g, at, columns, sums, u| {
-                // Column b of the group gets v_b = Σ_{y: bit b of y} G_y; the correction u ⊕ r.
-                let rows = at.start..at.start + at.len;
-                for (b, v) in sums.chunks_exact(at.len).enumerate() {
-                    columns[b * width..][rows.clone()].copy_from_slice(v);
-                }
+            |g, rows, _, u| {
+                // Column b of the group holds v_b = Σ_{y: bit b of y} G_y; the correction is
+                // u ⊕ r.
                 let c = &mut correction[g * width..][rows.clone()];
                 for ((c, &u), &r) in c.iter_mut().zip(u).zip(&r[rows]) {
                     *c = u ^ r;
@@ -262,7 +259,7 @@ impl SenderColumns {
             let x = bits_of(delta, first, bits);
             let known: Vec<Block> = (level..level + bits)
                 .map(|j| {
-                    let side = Block::mask(choices[j]);
+                    let side = bit_mask(choices[j]);
                     keys[j] ^ (tree[2 * j + 1] & side) ^ (tree[2 * j] & !side)
                 })
                 .collect();
@@ -271,7 +268,7 @@ impl SenderColumns {
             ggm.puncture(&[x], &known, bits, &mut l);
             // M_y = L_{x ⊕ ¬y}: one masked swap per bit of x ⊕ ¬0.
             for b in 0..bits {
-                let swap = Block::mask((x >> b) & 1 == 0);
+                let swap = bit_mask((x >> b) & 1 == 0);
                 for z in (0..1usize << bits).filter(|z| z & (1 << b) == 0) {
                     let t = (l[z] ^ l[z | 1 << b]) & swap;
                     l[z] ^= t;
@@ -280,7 +277,7 @@ impl SenderColumns {
             }
             l.pop();
             leaves.push(l);
-            masks.push((0..bits).map(|b| Block::mask((x >> b) & 1 == 1)).collect());
+            masks.push((0..bits).map(|b| bit_mask((x >> b) & 1 == 1)).collect());
         }
         Ok(SenderColumns {
             groups,
@@ -310,13 +307,12 @@ impl SenderColumns {
             &self.leaves,
             at,
             q,
-            |g, at, columns, sums, total| {
-                let rows = at.start..at.start + at.len;
+            |g, rows, columns, total| {
                 let c = &correction[g * width..][rows.clone()];
-                for (b, (sum, &x_b)) in sums.chunks_exact(at.len).zip(&masks[g]).enumerate() {
+                for (b, &x_b) in masks[g].iter().enumerate() {
                     let column = &mut columns[b * width..][rows.clone()];
-                    for (((q, &s), &t), &c) in column.iter_mut().zip(sum).zip(total).zip(c) {
-                        *q = s ^ t ^ (x_b & c);
+                    for ((q, &t), &c) in column.iter_mut().zip(total).zip(c) {
+                        *q ^= t ^ (x_b & c);
                     }
                 }
             },

@@ -3,12 +3,13 @@
 //! vectors of blocks (128 GF(2) instances side by side).
 //!
 //! Row i's [`D`] column indices are the 32-bit words 10i..10i+9 of the AES-CTR stream under
-//! [`LPN_KEY`] (word w is lane w mod 4, least significant first, of block ⌊w/4⌋ = AES(⌊w/4⌋)),
+//! [`LPN_KEY`] (the core's [`Prg`] seeded with it: word w is lane w mod 4, least significant
+//! first, of block ⌊w/4⌋ = AES(⌊w/4⌋)),
 //! each mapped to [0, k) by Lemire's multiply-shift ⌊w·k / 2^32⌋ (no division; the bias is at
 //! most k/2^32 per index). An index drawn twice in a row cancels, as in the matrix product over
 //! GF(2). The rows are a function of i alone, so any range of rows can be encoded on its own.
 
-use tessera_core::{Block, FixedKeyAes};
+use tessera_core::{Block, Prg};
 
 /// Ones per row of the matrix (Ferret's d).
 pub const D: usize = 10;
@@ -29,7 +30,7 @@ fn column(word: u32, k: u64) -> usize {
 /// The encoder for a secret of length k, with its index scratch.
 pub struct Lpn {
     k: u64,
-    aes: FixedKeyAes,
+    indices: Prg,
     stream: Vec<Block>,
 }
 
@@ -50,7 +51,7 @@ impl Lpn {
         assert!(k > 0 && k < 1 << 32, "LPN secret length {k} out of range");
         Lpn {
             k: k as u64,
-            aes: FixedKeyAes::new(LPN_KEY),
+            indices: Prg::from_seed_block(LPN_KEY),
             stream: vec![Block::ZERO; (ROWS * D).div_ceil(4) + 2],
         }
     }
@@ -61,10 +62,8 @@ impl Lpn {
         let (start, end) = (first * D as u64, (first + rows as u64) * D as u64);
         let (b0, b1) = (start / 4, end.div_ceil(4));
         let blocks = &mut self.stream[..(b1 - b0) as usize];
-        for (j, b) in blocks.iter_mut().enumerate() {
-            *b = Block::new(u128::from(b0 + j as u64));
-        }
-        self.aes.encrypt_blocks(blocks);
+        self.indices.seek(b0.into());
+        self.indices.fill_blocks(blocks);
         ((start - 4 * b0) as usize, bytemuck::cast_slice(blocks))
     }
 

@@ -2,19 +2,8 @@ use super::*;
 use proptest::prelude::*;
 use tessera_net::role::{Side, run_pair};
 
-/// Small parameters: iterations of 2^14 OTs, several per test.
-pub(crate) const SMALL: Params = Params {
-    main: LpnParams {
-        t: 16,
-        depth: 10,
-        k: 2000,
-    },
-    setup: LpnParams {
-        t: 8,
-        depth: 9,
-        k: 1000,
-    },
-};
+/// Iterations of 2^14 OTs, several per test.
+const SMALL: Params = Params::INSECURE_SMALL;
 
 /// Base COTs as the extension would give them: Δ, q_j with low bit 0, t_j = q_j ⊕ r_j·Δ.
 fn base_cots(n: usize, seed: u128) -> (Block, Vec<Block>, Vec<Block>) {

@@ -41,7 +41,7 @@ fn every_flow() -> [OtChoice; 4] {
     [
         OtChoice::Extension(Protocol::IKNP),
         OtChoice::Extension(Protocol::softspoken(4, Security::SemiHonest).unwrap()),
-        OtChoice::Ferret(crate::ferret::tests::SMALL, Security::SemiHonest),
+        OtChoice::Ferret(crate::ferret::Params::INSECURE_SMALL, Security::SemiHonest),
         OtChoice::Extension(Protocol::KOS),
     ]
 }
