@@ -1,6 +1,7 @@
 //! Boolean circuits for garbling and GMW: a flat representation ([`Circuit`]), the Bristol
 //! Fashion and old Bristol file formats ([`bristol`]), analyses ([`analysis`]: gate counts,
-//! AND-depth, AND gates per layer, wire liveness) and a plaintext evaluator ([`eval`]).
+//! AND-depth, AND gates per layer, wire liveness), the layer order of the secret-sharing
+//! protocols ([`layered`]) and a plaintext evaluator ([`eval`]).
 //!
 //! Files are untrusted input: every malformed file yields an [`Error`] naming the line and what
 //! is wrong, never a panic.
@@ -12,6 +13,7 @@ pub mod bristol;
 pub mod builder;
 mod circuit;
 pub mod eval;
+pub mod layered;
 pub mod library;
 pub mod simd;
 

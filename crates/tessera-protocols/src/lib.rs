@@ -1,9 +1,11 @@
 //! Tessera's protocols, built from garbling, OT and networks: the [`session`] every protocol
 //! runs on (network, PRG, backend, OT providers per peer, message spaces, phases, the one abort
-//! path), and semi-honest Yao ([`yao`]).
+//! path), semi-honest Yao ([`yao`]) and Boolean circuits in GMW's and ABY2.0's secret sharings
+//! ([`boolean`]).
 
 #![deny(missing_docs)]
 
+pub mod boolean;
 pub mod session;
 pub mod yao;
 

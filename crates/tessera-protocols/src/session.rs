@@ -6,6 +6,7 @@ use crate::Error;
 use tessera_core::{Backend, Block, Prg};
 use tessera_net::{Network, PeerChannel, Phase, PhaseTimer, Space, Spaces};
 use tessera_ot::Protocol;
+use tessera_ot::triples::{Links, TripleGenerator};
 pub use tessera_ot::{OtChoice, OtReceiving, OtSending};
 
 /// What a session is set up with.
@@ -23,11 +24,12 @@ impl Default for SessionConfig {
     }
 }
 
-/// The OT providers with one peer, set up when first used.
+/// The OT providers with one peer and the triple generator on them, set up when first used.
 #[derive(Default)]
 struct PeerOt {
     sender: Option<Box<dyn OtSending>>,
     receiver: Option<Box<dyn OtReceiving>>,
+    triples: Option<TripleGenerator>,
 }
 
 /// One party's session; see the module documentation.
@@ -171,8 +173,41 @@ impl Session {
             PeerOt {
                 sender: Some(s),
                 receiver: Some(r),
+                ..
             } => f(s.as_mut(), r.as_mut(), &mut channel),
             _ => Err(Error::Input(format!("no OT providers with party {j}"))),
+        }
+    }
+
+    /// Runs `f` with the multiplication-triple generator with peer `j` (set up on first use,
+    /// on the OT providers of [`Session::with_ot_pair`]) and its links: what GMW's and ABY2.0's
+    /// setup phases draw their triples from.
+    pub fn with_triples<T>(
+        &mut self,
+        j: usize,
+        f: impl FnOnce(&mut TripleGenerator, &mut Links<'_>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        self.with_ot_pair(j, |_, _, _| Ok(()))?;
+        if self.ot[j].triples.is_none() {
+            let prg = self.fork_prg();
+            let first = self.id() < j;
+            self.ot[j].triples = Some(TripleGenerator::new(&mut self.spaces[j], first, prg)?);
+        }
+        let mut channel = self.network.peer(j);
+        match &mut self.ot[j] {
+            PeerOt {
+                sender: Some(sender),
+                receiver: Some(receiver),
+                triples: Some(g),
+            } => f(
+                g,
+                &mut Links {
+                    channel: &mut channel,
+                    sender: sender.as_mut(),
+                    receiver: receiver.as_mut(),
+                },
+            ),
+            _ => Err(Error::Input(format!("no triple generator with party {j}"))),
         }
     }
 

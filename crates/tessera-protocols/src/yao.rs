@@ -124,6 +124,12 @@ pub fn fingerprint(circuit: &Circuit, scheme: SchemeKind, outputs: OutputTo) -> 
     h.update(b"tessera/yao");
     h.update([PROTOCOL_VERSION, scheme.code()]);
     h.update(outputs.name().as_bytes());
+    hash_circuit(&mut h, circuit);
+    h.finalize().into()
+}
+
+/// Feeds everything that defines `circuit` (wires, input and output widths, gates) to `h`.
+pub(crate) fn hash_circuit(h: &mut Sha256, circuit: &Circuit) {
     h.update(circuit.num_wires.to_le_bytes());
     for list in [&circuit.inputs, &circuit.outputs] {
         h.update((list.len() as u64).to_le_bytes());
@@ -145,7 +151,6 @@ pub fn fingerprint(circuit: &Circuit, scheme: SchemeKind, outputs: OutputTo) -> 
         }
     }
     h.update(&gates);
-    h.finalize().into()
 }
 
 fn hex(bytes: &[u8]) -> String {

@@ -1,0 +1,336 @@
+//! The setup's cores: the hello, and per sharing the exchange that completes [`Prepared`] from
+//! the Boolean triples (B: the input masks; β: the masks of every wire and the Beaver products
+//! of the AND gates' masks).
+
+use super::bits::{self, words};
+use super::{
+    BoolCircuit, BoolSharing, HELLO, Incoming, MASKS, PRODUCTS, PROTOCOL_VERSION, Packed, Prepared,
+    read_bits,
+};
+use crate::Error;
+use tessera_circuit::GateKind;
+use tessera_core::Prg;
+use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
+use tessera_net::{DecodeError, Kind};
+use tessera_ot::triples::BoolTriples;
+
+const HELLO_LEN: usize = 3 + 32;
+
+/// Both parties' hello: sends this party's, checks the peer's.
+pub(super) struct Hello {
+    version: u8,
+    sharing: u8,
+    side: u8,
+    fingerprint: [u8; 32],
+}
+
+impl Hello {
+    pub(super) fn new(sharing: BoolSharing, side: usize, fingerprint: [u8; 32]) -> Self {
+        Hello {
+            version: PROTOCOL_VERSION,
+            sharing: sharing.code(),
+            side: side as u8,
+            fingerprint,
+        }
+    }
+}
+
+impl Encode for Hello {
+    const KIND: Kind = HELLO;
+    fn encode<'a>(&'a self, scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        scratch.clear();
+        scratch.extend_from_slice(&[self.version, self.sharing, self.side]);
+        scratch.extend_from_slice(&self.fingerprint);
+        scratch
+    }
+}
+
+impl Decode<'_> for Hello {
+    fn decode(_kind: u8, bytes: &[u8]) -> Result<Self, DecodeError> {
+        let b = role::array::<HELLO_LEN>(bytes)?;
+        let mut fingerprint = [0u8; 32];
+        fingerprint.copy_from_slice(&b[3..]);
+        Ok(Hello {
+            version: b[0],
+            sharing: b[1],
+            side: b[2],
+            fingerprint,
+        })
+    }
+}
+
+impl Role for Hello {
+    type Incoming<'a> = Hello;
+    type Output = ();
+    type Error = Error;
+
+    fn step<O: Outbox>(&mut self, incoming: Option<Hello>, out: &mut O) -> Result<Next<()>, Error> {
+        let Some(theirs) = incoming else {
+            out.post(self)?;
+            return Ok(Next::exact(HELLO, HELLO_LEN));
+        };
+        let name = |code: u8| {
+            BoolSharing::ALL
+                .into_iter()
+                .find(|s| s.code() == code)
+                .map_or("an unknown sharing", BoolSharing::name)
+        };
+        let problem = if theirs.version != self.version {
+            format!(
+                "the peer speaks Boolean circuit protocol version {}, this party version {}",
+                theirs.version, self.version
+            )
+        } else if theirs.sharing != self.sharing {
+            format!(
+                "sharing {} here, {} at the peer",
+                name(self.sharing),
+                name(theirs.sharing)
+            )
+        } else if theirs.side == self.side {
+            format!("both parties are on side {}", self.side)
+        } else if theirs.fingerprint != self.fingerprint {
+            "a different circuit, SIMD width or output mode at the peer (fingerprints differ)"
+                .into()
+        } else {
+            return Ok(Next::Done(()));
+        };
+        Err(Error::Mismatch(problem))
+    }
+}
+
+/// A triple vector (packed 128 to a block) laid out in the circuit's layer segments.
+fn segmented(c: &BoolCircuit, packed: &[tessera_core::Block]) -> Vec<u64> {
+    let flat: Vec<u64> = packed.iter().flat_map(|b| [b.low(), b.high()]).collect();
+    let mut out = vec![0u64; c.segments[c.layered.depth()]];
+    for l in 1..=c.layered.depth() {
+        let n = c.layered.ands(l).len() * c.simd;
+        let at = c.layered.ands_before(l) * c.simd;
+        bits::get(&flat, at, n, &mut out[c.segments[l - 1]..c.segments[l]]);
+    }
+    out
+}
+
+/// `simd` random bits.
+fn random_bits(prg: &mut Prg, simd: usize, out: &mut [u64]) {
+    for chunk in out.chunks_mut(2) {
+        let b = prg.random_block();
+        chunk[0] = b.low();
+        if let Some(high) = chunk.get_mut(1) {
+            *high = b.high();
+        }
+    }
+    if let Some(last) = out.last_mut() {
+        *last &= bits::tail_mask(simd);
+    }
+}
+
+/// The setup's exchange, for either sharing.
+pub(super) struct SetupRole<'c> {
+    c: &'c BoolCircuit,
+    side: usize,
+    prepared: Option<Prepared>,
+    /// The triples, segmented (β keeps them for the Beaver step).
+    triples: [Vec<u64>; 3],
+    /// β: this party's shares of the AND outputs' masks δz, segmented.
+    dz: Vec<u64>,
+    /// What this party posts: B its input masks; β its Beaver openings.
+    post: Vec<u64>,
+}
+
+impl<'c> SetupRole<'c> {
+    pub(super) fn new(
+        c: &'c BoolCircuit,
+        side: usize,
+        fingerprint: [u8; 32],
+        t: &BoolTriples,
+        mut prg: Prg,
+    ) -> Self {
+        let triples = [segmented(c, &t.a), segmented(c, &t.b), segmented(c, &t.c)];
+        let w = words(c.simd);
+        let mut prepared = Prepared {
+            fingerprint,
+            side,
+            and: Default::default(),
+            inputs: vec![0; c.circuit.num_input_wires() as usize * w],
+            outputs: Vec::new(),
+        };
+        let mut role = SetupRole {
+            c,
+            side,
+            prepared: None,
+            triples,
+            dz: Vec::new(),
+            post: Vec::new(),
+        };
+        // Both sharings: random masks on this party's own inputs.
+        let own = c.input_wires(side);
+        for &wire in &own {
+            random_bits(
+                &mut prg,
+                c.simd,
+                &mut prepared.inputs[wire * w..(wire + 1) * w],
+            );
+        }
+        match c.sharing {
+            BoolSharing::Gmw => {
+                prepared.and = std::mem::take(&mut role.triples);
+                role.post = vec![0u64; words(own.len() * c.simd)];
+                for (i, &wire) in own.iter().enumerate() {
+                    let mask = &prepared.inputs[wire * w..(wire + 1) * w];
+                    bits::put(&mut role.post, i * c.simd, mask, c.simd);
+                }
+            }
+            BoolSharing::Aby2 => role.masks(&mut prepared, &mut prg),
+        }
+        role.prepared = Some(prepared);
+        role
+    }
+
+    /// β: every wire's mask share, gate by gate in layer order; the AND gates' mask shares
+    /// into `prepared.and[0..2]`, fresh δz into `dz`, the output wires' into `outputs`, and the
+    /// Beaver openings of δx ∧ δy into `post`.
+    fn masks(&mut self, prepared: &mut Prepared, prg: &mut Prg) {
+        let c = self.c;
+        let (s, w) = (c.simd, words(c.simd));
+        let mut delta = vec![0u64; c.circuit.num_wires as usize * w];
+        delta[..prepared.inputs.len()].copy_from_slice(&prepared.inputs);
+        let total = c.segments[c.layered.depth()];
+        let mut and = [vec![0u64; total], vec![0u64; total], Vec::new()];
+        self.dz = vec![0u64; total];
+        let mut fresh = vec![0u64; w];
+        for d in 0..=c.layered.depth() {
+            if d > 0 {
+                let seg = c.segments[d - 1]..c.segments[d];
+                for (i, g) in c.layered.ands(d).iter().enumerate() {
+                    let (a, b, o) = (g.a as usize, g.b as usize, g.out as usize);
+                    bits::put(
+                        &mut and[0][seg.clone()],
+                        i * s,
+                        &delta[a * w..(a + 1) * w],
+                        s,
+                    );
+                    bits::put(
+                        &mut and[1][seg.clone()],
+                        i * s,
+                        &delta[b * w..(b + 1) * w],
+                        s,
+                    );
+                    random_bits(prg, s, &mut fresh);
+                    bits::put(&mut self.dz[seg.clone()], i * s, &fresh, s);
+                    delta[o * w..(o + 1) * w].copy_from_slice(&fresh);
+                }
+            }
+            free_gates(c.layered.free(d), &mut delta, w, false);
+        }
+        let out_start = c.circuit.output_start() as usize * w;
+        prepared.outputs = delta[out_start..].to_vec();
+        // Beaver: open δx ⊕ a and δy ⊕ b.
+        self.post = and[0]
+            .iter()
+            .zip(&self.triples[0])
+            .map(|(x, a)| x ^ a)
+            .chain(and[1].iter().zip(&self.triples[1]).map(|(y, b)| y ^ b))
+            .collect();
+        prepared.and = and;
+    }
+
+    /// Bits of the message each party posts: B the peer's input masks; β both openings.
+    fn message_bits(&self, side: usize) -> usize {
+        match self.c.sharing {
+            BoolSharing::Gmw => self.c.input_wires(side).len() * self.c.simd,
+            BoolSharing::Aby2 => 128 * self.c.segments[self.c.layered.depth()],
+        }
+    }
+
+    fn kind(&self) -> Kind {
+        match self.c.sharing {
+            BoolSharing::Gmw => MASKS,
+            BoolSharing::Aby2 => PRODUCTS,
+        }
+    }
+}
+
+/// Runs free gates on wire values of `w` words each. `constants`: whether this party applies
+/// INV and constants (B: party 0; β's public values: both; β's masks: neither, as INV keeps a
+/// mask and a constant's mask is zero).
+pub(super) fn free_gates(
+    gates: &[tessera_circuit::Gate],
+    v: &mut [u64],
+    w: usize,
+    constants: bool,
+) {
+    let flip = if constants { !0 } else { 0 };
+    for g in gates {
+        let (a, b, o) = (g.a as usize * w, g.b as usize * w, g.out as usize * w);
+        match g.kind {
+            GateKind::Xor => (0..w).for_each(|i| v[o + i] = v[a + i] ^ v[b + i]),
+            GateKind::Inv => (0..w).for_each(|i| v[o + i] = v[a + i] ^ flip),
+            GateKind::Eqw => (0..w).for_each(|i| v[o + i] = v[a + i]),
+            GateKind::Eq => v[o..o + w].fill(flip & 0u64.wrapping_sub(u64::from(g.a))),
+            // Free segments hold no AND gates (`Layered`).
+            GateKind::And => {}
+        }
+    }
+}
+
+impl Role for SetupRole<'_> {
+    type Incoming<'a> = Incoming<'a>;
+    type Output = Prepared;
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<Incoming<'_>>,
+        out: &mut O,
+    ) -> Result<Next<Prepared>, Error> {
+        let kind = self.kind();
+        let peer_bits = self.message_bits(1 - self.side);
+        let Some(msg) = incoming else {
+            let bits = self.message_bits(self.side);
+            match self.c.sharing {
+                BoolSharing::Gmw => out.post(&Packed::<0x41> {
+                    bits,
+                    words: &self.post,
+                })?,
+                BoolSharing::Aby2 => out.post(&Packed::<0x42> {
+                    bits,
+                    words: &self.post,
+                })?,
+            }
+            out.flush()?;
+            return Ok(Next::exact(kind, super::bytes_of(peer_bits)));
+        };
+        let mut theirs = vec![0u64; words(peer_bits)];
+        read_bits(1 - self.side, kind, msg.bytes, peer_bits, &mut theirs)?;
+        let Some(mut prepared) = self.prepared.take() else {
+            return Err(Error::Input("the setup has already finished".into()));
+        };
+        let (c, w) = (self.c, words(self.c.simd));
+        match c.sharing {
+            BoolSharing::Gmw => {
+                for (i, wire) in c.input_wires(1 - self.side).into_iter().enumerate() {
+                    bits::get(
+                        &theirs,
+                        i * c.simd,
+                        c.simd,
+                        &mut prepared.inputs[wire * w..(wire + 1) * w],
+                    );
+                }
+            }
+            BoolSharing::Aby2 => {
+                // δxy = c ⊕ d·b ⊕ e·a (⊕ d·e on side 0); the online phase needs δxy ⊕ δz.
+                let total = self.dz.len();
+                let [ta, tb, tc] = &self.triples;
+                let first = if self.side == 0 { !0 } else { 0 };
+                prepared.and[2] = (0..total)
+                    .map(|i| {
+                        let d = self.post[i] ^ theirs[i];
+                        let e = self.post[total + i] ^ theirs[total + i];
+                        tc[i] ^ (d & tb[i]) ^ (e & ta[i]) ^ (first & d & e) ^ self.dz[i]
+                    })
+                    .collect();
+            }
+        }
+        Ok(Next::Done(prepared))
+    }
+}
