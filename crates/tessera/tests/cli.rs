@@ -91,6 +91,37 @@ fn demo_checks_its_ciphertext() {
     assert!(v["garbler"]["bytes_sent"].as_u64().unwrap() > 6400 * 32);
 }
 
+/// `tessera bench mpc` runs each protocol, checks its outputs and reports one line each.
+#[test]
+fn bench_mpc_reports_every_protocol() {
+    let (ok, out, err) = tessera(&[
+        "bench",
+        "mpc",
+        "--circuit",
+        "add8",
+        "--simd",
+        "1,3",
+        "--samples",
+        "1",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 6, "{out}");
+    for v in &lines {
+        assert_eq!(v["outputs_checked"], true);
+        assert_eq!(v["and_depth"], 7.0, "{v}");
+    }
+    // B and β: one exchange per AND layer, plus β's inputs, plus the outputs.
+    assert_eq!(lines[2]["online_rounds"], 8.0, "{}", lines[2]);
+    assert_eq!(lines[4]["online_rounds"], 9.0, "{}", lines[4]);
+    let (ok, _, err) = tessera(&["bench", "mpc", "--protocol", "gmw"]);
+    assert!(!ok && err.contains("not one of y, b, beta"), "{err}");
+}
+
 /// A garbler process listening on a free port: the process, its address and its stderr.
 fn spawn_garbler(
     circuit: &str,
@@ -442,8 +473,10 @@ fn the_readme_names_every_option() {
         vec!["circuit", "eval"],
         vec!["bench", "aes"],
         vec!["bench", "garble"],
+        vec!["bench", "mpc"],
         vec!["bench", "net"],
         vec!["bench", "ot"],
+        vec!["bench", "triples"],
         vec!["bench", "vasa"],
         vec!["bench", "yao"],
     ] {

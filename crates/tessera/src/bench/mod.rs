@@ -5,6 +5,7 @@
 mod aes;
 mod garble;
 mod local;
+mod mpc;
 mod net;
 mod ot;
 mod ot_select;
@@ -28,6 +29,9 @@ pub enum BenchCommand {
     /// All parties of a loopback TCP or TLS mesh sending to all others at once: aggregate
     /// throughput against one loopback stream's bandwidth.
     Net(net::NetArgs),
+    /// A Boolean circuit in Yao, GMW and ABY2.0 between two parties over loopback TCP: setup
+    /// and online time, bytes and rounds, against AND-depth round trips.
+    Mpc(mpc::MpcArgs),
     /// OT extension (IKNP, KOS, SoftSpoken) in OTs per second over loopback TCP.
     Ot(ot::OtArgs),
     /// Multiplication triples (Boolean, arithmetic over Z_2^ℓ, matrix) per second between two
@@ -61,6 +65,7 @@ pub fn run(cmd: BenchCommand) -> Result<(), CliError> {
         BenchCommand::Aes(args) => aes::run(&args),
         BenchCommand::Garble(args) => garble::run(&args),
         BenchCommand::Net(args) => net::run(&args),
+        BenchCommand::Mpc(args) => mpc::run(&args),
         BenchCommand::Ot(args) => ot::run(&args),
         BenchCommand::Triples(args) => triples::run(&args),
         BenchCommand::Vasa(args) => vasa::run(&args),

@@ -1,0 +1,334 @@
+//! `tessera bench mpc`: a Boolean circuit in Yao (Y), GMW (B) and ABY2.0 (β) between two
+//! threads over loopback TCP, SIMD over several copies, with the output revealed to both and
+//! checked against plaintext. Reports the median setup and online times, bytes and rounds per
+//! phase, and the online time against the circuit's AND-depth times the round trip measured in
+//! the same run (the bound of B and β, one round per AND layer).
+//!
+//! Y's setup is its hello (the base OTs are set up once per session, in the warm-up); it
+//! garbles online, streaming the tables. B's and β's setup draws the triples by OT.
+
+use super::{BENCH, cpu_model, loopback};
+use crate::CliError;
+use crate::circuit::load;
+use serde_json::json;
+use std::thread;
+use std::time::Instant;
+use tessera_circuit::Circuit;
+use tessera_circuit::analysis::and_depth;
+use tessera_circuit::eval::evaluate;
+use tessera_core::{Backend, Prg};
+use tessera_garble::SchemeKind;
+use tessera_net::{Channel, Kind, Stats};
+use tessera_protocols::boolean::{BoolCircuit, BoolSharing, Outputs, Reveal};
+use tessera_protocols::yao::{OutputTo, Yao, YaoRole};
+use tessera_protocols::{Session, SessionConfig};
+
+const SYNC: Kind = Kind::new(0x73, "bench sync");
+/// Round trips timed for the bound.
+const PINGS: usize = 200;
+
+/// A protocol `tessera bench mpc` runs a Boolean circuit in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MpcProtocol {
+    /// Yao's garbled circuits (the half-gates "PRP" scheme).
+    Yao,
+    /// A secret sharing.
+    Shared(BoolSharing),
+}
+
+impl MpcProtocol {
+    /// The names, for help texts.
+    pub const NAMES: &'static str = "y, b, beta";
+
+    fn name(self) -> &'static str {
+        match self {
+            MpcProtocol::Yao => "y",
+            MpcProtocol::Shared(s) => s.name(),
+        }
+    }
+
+    fn parse(name: &str) -> Result<MpcProtocol, String> {
+        match name {
+            "y" => Ok(MpcProtocol::Yao),
+            _ => BoolSharing::from_name(name)
+                .map(MpcProtocol::Shared)
+                .ok_or_else(|| format!("{name}: not one of {}", Self::NAMES)),
+        }
+    }
+}
+
+/// Options of `tessera bench mpc`.
+#[derive(clap::Args)]
+pub struct MpcArgs {
+    /// A built-in circuit or a Bristol file with two input values.
+    #[arg(long, default_value = "aes128")]
+    circuit: String,
+    /// Protocols, comma-separated: y (Yao), b (GMW), beta (ABY2.0).
+    #[arg(long, value_delimiter = ',', default_value = "y,b,beta", value_parser = MpcProtocol::parse)]
+    protocol: Vec<MpcProtocol>,
+    /// SIMD widths (copies of the circuit evaluated at once), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1",
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    simd: Vec<u32>,
+    /// Timed executions after one warm-up; medians are reported.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    samples: u32,
+    /// One JSON object per line instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One timed execution at party 0.
+#[derive(Clone, Copy, Default)]
+struct Sample {
+    setup_ms: f64,
+    online_ms: f64,
+    setup: Stats,
+    online: Stats,
+}
+
+/// Both parties' inputs for `simd` copies: per side, per copy, the values it owns.
+type Inputs = [Vec<Vec<Vec<bool>>>; 2];
+
+fn random_inputs(c: &Circuit, simd: usize, prg: &mut Prg) -> Inputs {
+    let mut side = |s: usize| -> Vec<Vec<Vec<bool>>> {
+        (0..simd)
+            .map(|_| {
+                (0..c.inputs.len())
+                    .filter(|v| v % 2 == s)
+                    .map(|v| (0..c.inputs[v]).map(|_| prg.random_block().lsb()).collect())
+                    .collect()
+            })
+            .collect()
+    };
+    [side(0), side(1)]
+}
+
+fn plaintext(c: &Circuit, x: &Inputs) -> Result<Outputs, CliError> {
+    x[0].iter()
+        .zip(&x[1])
+        .map(|(a, b)| {
+            let (mut a, mut b) = (a.iter(), b.iter());
+            let all: Vec<Vec<bool>> = (0..c.inputs.len())
+                .filter_map(|v| if v % 2 == 0 { a.next() } else { b.next() }.cloned())
+                .collect();
+            Ok(evaluate(c, &all)?)
+        })
+        .collect()
+}
+
+/// Both parties wait for each other.
+fn sync(s: &mut Session, peer: usize) -> Result<(), CliError> {
+    let mut ch = s.channel(peer);
+    ch.send(BENCH.tag(SYNC), &[])?;
+    ch.flush()?;
+    ch.recv_bounded(BENCH.tag(SYNC), 0)?;
+    Ok(())
+}
+
+/// The median round trip over the session's link, in milliseconds.
+fn round_trip_ms(s: &mut Session, peer: usize, side: usize) -> Result<f64, CliError> {
+    let mut times = Vec::with_capacity(PINGS);
+    let mut ch = s.channel(peer);
+    for _ in 0..PINGS {
+        let t = Instant::now();
+        if side == 0 {
+            ch.send(BENCH.tag(SYNC), &[])?;
+            ch.flush()?;
+            ch.recv_bounded(BENCH.tag(SYNC), 0)?;
+        } else {
+            ch.recv_bounded(BENCH.tag(SYNC), 0)?;
+            ch.send(BENCH.tag(SYNC), &[])?;
+            ch.flush()?;
+        }
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[PINGS / 2])
+}
+
+/// One execution of `c` (already SIMD-widened for Y) between the two sides.
+fn execute(
+    s: &mut Session,
+    peer: usize,
+    side: usize,
+    protocol: MpcProtocol,
+    c: &Circuit,
+    simd: usize,
+    x: &[Vec<Vec<bool>>],
+) -> Result<(Sample, Option<Outputs>), CliError> {
+    sync(s, peer)?;
+    let (t, before) = (Instant::now(), s.network().stats());
+    let mut sample = Sample::default();
+    let outputs = match protocol {
+        MpcProtocol::Shared(sharing) => {
+            let bc = BoolCircuit::new(c.clone(), sharing, simd)?;
+            let prepared = bc.setup(s, peer, Reveal::Both)?;
+            sample.setup_ms = t.elapsed().as_secs_f64() * 1e3;
+            sample.setup = s.network().stats().since(&before);
+            sync(s, peer)?;
+            let (t, before) = (Instant::now(), s.network().stats());
+            let out = bc.online(s, peer, prepared, x, Reveal::Both)?;
+            sample.online_ms = t.elapsed().as_secs_f64() * 1e3;
+            sample.online = s.network().stats().since(&before);
+            out
+        }
+        MpcProtocol::Yao => {
+            let role = [YaoRole::Garbler, YaoRole::Evaluator][side];
+            let mut yao = Yao::setup(s, peer, role, c.clone(), SchemeKind::Prp, OutputTo::Both)?;
+            sample.setup_ms = t.elapsed().as_secs_f64() * 1e3;
+            sample.setup = s.network().stats().since(&before);
+            sync(s, peer)?;
+            // The widened circuit's value is the copies side by side.
+            let bits: Vec<bool> = x.iter().flat_map(|copy| copy[0].iter().copied()).collect();
+            let (t, before) = (Instant::now(), s.network().stats());
+            let out = yao.run(s, &bits)?.output;
+            sample.online_ms = t.elapsed().as_secs_f64() * 1e3;
+            sample.online = s.network().stats().since(&before);
+            out.map(|values| split_copies(&values, simd))
+        }
+    };
+    Ok((sample, outputs))
+}
+
+/// The outputs of a SIMD-widened circuit (each value `simd` copies side by side) per copy.
+fn split_copies(values: &[Vec<bool>], simd: usize) -> Outputs {
+    (0..simd)
+        .map(|k| {
+            values
+                .iter()
+                .map(|v| {
+                    let w = v.len() / simd;
+                    v[k * w..(k + 1) * w].to_vec()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// One party's whole run: the round trips, then the executions, each checked (the first is
+/// the warm-up, which sets up the base OTs).
+fn party(
+    net: tessera_net::Network,
+    protocol: MpcProtocol,
+    c: Circuit,
+    simd: usize,
+    runs: Vec<(Inputs, Outputs)>,
+) -> Result<(f64, Vec<Sample>), CliError> {
+    let side = net.id();
+    let peer = 1 - side;
+    let mut s = Session::new(net, SessionConfig::default())?;
+    let rtt = round_trip_ms(&mut s, peer, side)?;
+    let widened = match protocol {
+        MpcProtocol::Yao => tessera_circuit::simd::simd(&c, simd)?,
+        MpcProtocol::Shared(_) => c.clone(),
+    };
+    let mut samples = Vec::with_capacity(runs.len());
+    for (k, (x, expect)) in runs.iter().enumerate() {
+        let (sample, out) = execute(&mut s, peer, side, protocol, &widened, simd, &x[side])?;
+        if out.as_ref() != Some(expect) {
+            return Err(CliError::Usage(format!(
+                "{} execution {k}: the output differs from plaintext",
+                protocol.name()
+            )));
+        }
+        samples.push(sample);
+    }
+    Ok((rtt, samples))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Runs `tessera bench mpc`.
+pub fn run(args: &MpcArgs) -> Result<(), CliError> {
+    let (circuit, _) = load(&args.circuit)?;
+    if circuit.inputs.len() != 2 {
+        return Err(CliError::Usage(format!(
+            "{}: a two-party circuit needs two input values",
+            args.circuit
+        )));
+    }
+    let depth = and_depth(&circuit) as f64;
+    let mut prg = Prg::from_os()?;
+    for &protocol in &args.protocol {
+        for &simd in &args.simd {
+            let simd = simd as usize;
+            let runs = (0..=args.samples)
+                .map(|_| {
+                    let x = random_inputs(&circuit, simd, &mut prg);
+                    let expect = plaintext(&circuit, &x)?;
+                    Ok((x, expect))
+                })
+                .collect::<Result<Vec<_>, CliError>>()?;
+            let (n0, n1) = loopback()?;
+            let (c1, runs1) = (circuit.clone(), runs.clone());
+            let other = thread::spawn(move || party(n1, protocol, c1, simd, runs1));
+            let mine = party(n0, protocol, circuit.clone(), simd, runs);
+            let theirs = other
+                .join()
+                .map_err(|_| CliError::Usage("party 1 panicked".into()))?;
+            let (rtt, samples) = mine?;
+            theirs?;
+            report(args, protocol, simd, depth, rtt, &samples);
+        }
+    }
+    Ok(())
+}
+
+fn report(
+    args: &MpcArgs,
+    protocol: MpcProtocol,
+    simd: usize,
+    depth: f64,
+    rtt: f64,
+    samples: &[Sample],
+) {
+    let (first, samples) = (samples[0], &samples[1..]);
+    let pick = |f: fn(&Sample) -> f64| median(samples.iter().map(f).collect());
+    let (setup_ms, online_ms) = (pick(|s| s.setup_ms), pick(|s| s.online_ms));
+    let (setup_bytes, online_bytes) = (
+        pick(|s| (s.setup.bytes_sent + s.setup.bytes_received) as f64),
+        pick(|s| (s.online.bytes_sent + s.online.bytes_received) as f64),
+    );
+    let (setup_rounds, online_rounds) = (
+        pick(|s| s.setup.rounds as f64),
+        pick(|s| s.online.rounds as f64),
+    );
+    let bound = depth * rtt;
+    let v = json!({
+        "circuit": args.circuit,
+        "protocol": protocol.name(),
+        "simd": simd,
+        "samples": samples.len(),
+        "first_setup_ms": first.setup_ms,
+        "setup_ms": setup_ms,
+        "online_ms": online_ms,
+        "setup_bytes": setup_bytes,
+        "online_bytes": online_bytes,
+        "setup_rounds": setup_rounds,
+        "online_rounds": online_rounds,
+        "and_depth": depth,
+        "round_trip_ms": rtt,
+        "depth_round_trips_ms": bound,
+        "online_over_depth_round_trips": online_ms / bound.max(1e-9),
+        "outputs_checked": true,
+        "backend": Backend::active().name(),
+        "cpu": cpu_model(),
+    });
+    if args.json {
+        println!("{v}");
+    } else {
+        println!(
+            "{} {:>4} simd {simd:>4}: first setup (base OTs) {:8.2} ms, setup {setup_ms:8.2} ms {:>10} B {setup_rounds:>4} rounds | online {online_ms:8.3} ms {:>10} B {online_rounds:>5} rounds | depth {depth} x rtt {rtt:.4} ms = {bound:.3} ms, online/that {:.2}",
+            args.circuit,
+            protocol.name(),
+            first.setup_ms,
+            setup_bytes,
+            online_bytes,
+            online_ms / bound.max(1e-9)
+        );
+    }
+}
