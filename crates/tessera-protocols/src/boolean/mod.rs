@@ -27,6 +27,7 @@
 //! hello with SHA-256 of the circuit, sharing, SIMD width and output mode.
 
 mod bits;
+mod layers;
 mod online;
 mod setup;
 

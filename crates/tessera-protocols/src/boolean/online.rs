@@ -1,7 +1,7 @@
 //! The online phase's core: inputs, one exchange per AND layer, outputs.
 
 use super::bits::{self, words};
-use super::setup::free_gates;
+use super::layers::Layers;
 use super::{
     BoolCircuit, BoolSharing, INPUTS, Incoming, OPEN, OUTPUT, Outputs, Packed, Prepared, Reveal,
     bytes_of, read_bits,
@@ -20,12 +20,7 @@ pub(super) struct Online<'c> {
     v: Vec<u64>,
     /// The next AND layer to open.
     layer: usize,
-    /// Per layer scratch, sized for the widest layer: the gates' inputs x and y, this party's
-    /// opening and the peer's.
-    x: Vec<u64>,
-    y: Vec<u64>,
-    mine: Vec<u64>,
-    theirs: Vec<u64>,
+    layers: Layers,
 }
 
 impl<'c> Online<'c> {
@@ -70,10 +65,6 @@ impl<'c> Online<'c> {
                 }
             }
         }
-        let widest = (1..=c.layered.depth())
-            .map(|l| c.segments[l] - c.segments[l - 1])
-            .max()
-            .unwrap_or(0);
         Ok(Online {
             c,
             peer,
@@ -82,10 +73,7 @@ impl<'c> Online<'c> {
             prepared,
             v,
             layer: 1,
-            x: vec![0; widest],
-            y: vec![0; widest],
-            mine: vec![0; 2 * widest],
-            theirs: vec![0; 2 * widest],
+            layers: Layers::new(c),
         })
     }
 
@@ -107,92 +95,28 @@ impl<'c> Online<'c> {
     /// Runs the free gates before the next layer, then opens it or the outputs.
     fn advance<O: Outbox>(&mut self, out: &mut O) -> Result<Next<Option<Outputs>>, Error> {
         let c = self.c;
-        let (s, w) = (c.simd, words(c.simd));
-        let constants = c.sharing == BoolSharing::Aby2 || self.side == 0;
-        free_gates(c.layered.free(self.layer - 1), &mut self.v, w, constants);
+        Layers::free(c, self.side, self.layer - 1, &mut self.v);
         if self.layer > c.layered.depth() {
             return self.open_outputs(out);
         }
-        let l = self.layer;
-        let seg = c.segments[l - 1]..c.segments[l];
-        let n = seg.len();
-        let (x, y) = (&mut self.x[..n], &mut self.y[..n]);
-        x.fill(0);
-        y.fill(0);
-        for (i, g) in c.layered.ands(l).iter().enumerate() {
-            let (a, b) = (g.a as usize * w, g.b as usize * w);
-            bits::put(x, i * s, &self.v[a..a + w], s);
-            bits::put(y, i * s, &self.v[b..b + w], s);
-        }
-        let [p, q, r] = &self.prepared.and;
-        let (p, q, r) = (&p[seg.clone()], &q[seg.clone()], &r[seg]);
-        let count = match c.sharing {
-            // d = x ⊕ a, e = y ⊕ b.
-            BoolSharing::Gmw => {
-                let (d, e) = self.mine[..2 * n].split_at_mut(n);
-                for i in 0..n {
-                    d[i] = x[i] ^ p[i];
-                    e[i] = y[i] ^ q[i];
-                }
-                2 * n
-            }
-            // This party's share of Δz.
-            BoolSharing::Aby2 => {
-                let first = if self.side == 0 { !0 } else { 0 };
-                for i in 0..n {
-                    self.mine[i] = (first & x[i] & y[i]) ^ (x[i] & q[i]) ^ (y[i] & p[i]) ^ r[i];
-                }
-                n
-            }
-        };
+        let mine = self
+            .layers
+            .open(c, self.side, self.layer, &self.v, &self.prepared.and);
         out.post(&Packed::<{ OPEN.id }> {
-            bits: 64 * count,
-            words: &self.mine[..count],
+            bits: 64 * mine.len(),
+            words: mine,
         })?;
         out.flush()?;
-        Ok(Next::exact(OPEN, 8 * count))
+        Ok(Next::exact(OPEN, 8 * mine.len()))
     }
 
     /// Completes the open layer with the peer's opening.
     fn close_layer(&mut self, bytes: &[u8]) -> Result<(), Error> {
-        let c = self.c;
-        let (s, w, l) = (c.simd, words(c.simd), self.layer);
-        let seg = c.segments[l - 1]..c.segments[l];
-        let n = seg.len();
-        let count = match c.sharing {
-            BoolSharing::Gmw => 2 * n,
-            BoolSharing::Aby2 => n,
-        };
-        read_bits(
-            self.peer,
-            OPEN,
-            bytes,
-            64 * count,
-            &mut self.theirs[..count],
-        )?;
-        let z = &mut self.x[..n];
-        match c.sharing {
-            // z = c ⊕ d·b ⊕ e·a (⊕ d·e on side 0).
-            BoolSharing::Gmw => {
-                let [a, b, cc] = &self.prepared.and;
-                let (a, b, cc) = (&a[seg.clone()], &b[seg.clone()], &cc[seg]);
-                let first = if self.side == 0 { !0 } else { 0 };
-                for i in 0..n {
-                    let d = self.mine[i] ^ self.theirs[i];
-                    let e = self.mine[n + i] ^ self.theirs[n + i];
-                    z[i] = cc[i] ^ (d & b[i]) ^ (e & a[i]) ^ (first & d & e);
-                }
-            }
-            BoolSharing::Aby2 => {
-                for ((z, m), t) in z.iter_mut().zip(&self.mine).zip(&self.theirs) {
-                    *z = m ^ t;
-                }
-            }
-        }
-        for (i, g) in c.layered.ands(l).iter().enumerate() {
-            let o = g.out as usize * w;
-            bits::get(z, i * s, s, &mut self.v[o..o + w]);
-        }
+        let (c, l) = (self.c, self.layer);
+        let theirs = self.layers.theirs(c, l);
+        read_bits(self.peer, OPEN, bytes, 64 * theirs.len(), theirs)?;
+        self.layers
+            .close(c, self.side, l, &mut self.v, &self.prepared.and);
         self.layer += 1;
         Ok(())
     }
