@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 pub mod boolean;
+pub mod hybrid;
 pub mod session;
 pub mod yao;
 

@@ -48,6 +48,20 @@ pub(crate) fn get(src: &[u64], at: usize, n: usize, dst: &mut [u64]) {
     }
 }
 
+/// `simd` random bits.
+pub(crate) fn random(prg: &mut tessera_core::Prg, simd: usize, out: &mut [u64]) {
+    for chunk in out.chunks_mut(2) {
+        let b = prg.random_block();
+        chunk[0] = b.low();
+        if let Some(high) = chunk.get_mut(1) {
+            *high = b.high();
+        }
+    }
+    if let Some(last) = out.last_mut() {
+        *last &= tail_mask(simd);
+    }
+}
+
 /// Bit `i` of `v`.
 pub(crate) fn bit(v: &[u64], i: usize) -> bool {
     (v[i / 64] >> (i % 64)) & 1 == 1

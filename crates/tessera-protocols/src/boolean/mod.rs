@@ -26,8 +26,8 @@
 //! from the circuit; bits past a message's end must be zero. Both parties first exchange a
 //! hello with SHA-256 of the circuit, sharing, SIMD width and output mode.
 
-mod bits;
-mod layers;
+pub(crate) mod bits;
+pub(crate) mod layers;
 mod online;
 mod setup;
 
@@ -187,6 +187,11 @@ impl BoolCircuit {
     /// The SIMD width.
     pub fn simd(&self) -> usize {
         self.simd
+    }
+
+    /// The AND-depth: rounds of AND layers.
+    pub fn depth(&self) -> usize {
+        self.layered.depth()
     }
 
     /// The online rounds: one per AND layer, one for β's inputs, one for the outputs.

@@ -98,29 +98,51 @@ impl Role for Hello {
     }
 }
 
-/// A triple vector (packed 128 to a block) laid out in the circuit's layer segments.
-fn segmented(c: &BoolCircuit, packed: &[tessera_core::Block]) -> Vec<u64> {
-    let flat: Vec<u64> = packed.iter().flat_map(|b| [b.low(), b.high()]).collect();
-    let mut out = vec![0u64; c.segments[c.layered.depth()]];
-    for l in 1..=c.layered.depth() {
-        let n = c.layered.ands(l).len() * c.simd;
-        let at = c.layered.ands_before(l) * c.simd;
-        bits::get(&flat, at, n, &mut out[c.segments[l - 1]..c.segments[l]]);
+impl BoolCircuit {
+    /// Words of the per-AND vectors, all layer segments.
+    pub(crate) fn and_words(&self) -> usize {
+        self.segments[self.layered.depth()]
     }
-    out
-}
 
-/// `simd` random bits.
-fn random_bits(prg: &mut Prg, simd: usize, out: &mut [u64]) {
-    for chunk in out.chunks_mut(2) {
-        let b = prg.random_block();
-        chunk[0] = b.low();
-        if let Some(high) = chunk.get_mut(1) {
-            *high = b.high();
+    /// Bits of all AND gates in layer order, `simd` per gate, laid out in the layer segments.
+    pub(crate) fn segment_bits(&self, flat: &[u64]) -> Vec<u64> {
+        let mut out = vec![0u64; self.and_words()];
+        for l in 1..=self.layered.depth() {
+            let n = self.layered.ands(l).len() * self.simd;
+            let at = self.layered.ands_before(l) * self.simd;
+            bits::get(
+                flat,
+                at,
+                n,
+                &mut out[self.segments[l - 1]..self.segments[l]],
+            );
         }
+        out
     }
-    if let Some(last) = out.last_mut() {
-        *last &= bits::tail_mask(simd);
+
+    /// β: every wire's mask share, from the input wires' in `delta` (`words(simd)` words per
+    /// wire), gate by gate in layer order, fresh random at AND outputs. Returns the AND gates'
+    /// input masks δx and δy and their fresh output masks δz, segmented.
+    pub(crate) fn propagate_masks(&self, delta: &mut [u64], prg: &mut Prg) -> [Vec<u64>; 3] {
+        let (s, w) = (self.simd, words(self.simd));
+        let total = self.and_words();
+        let mut and = [vec![0u64; total], vec![0u64; total], vec![0u64; total]];
+        let mut fresh = vec![0u64; w];
+        for d in 0..=self.layered.depth() {
+            if d > 0 {
+                let seg = self.segments[d - 1]..self.segments[d];
+                for (i, g) in self.layered.ands(d).iter().enumerate() {
+                    let (a, b, o) = (g.a as usize * w, g.b as usize * w, g.out as usize * w);
+                    bits::put(&mut and[0][seg.clone()], i * s, &delta[a..a + w], s);
+                    bits::put(&mut and[1][seg.clone()], i * s, &delta[b..b + w], s);
+                    bits::random(prg, s, &mut fresh);
+                    bits::put(&mut and[2][seg.clone()], i * s, &fresh, s);
+                    delta[o..o + w].copy_from_slice(&fresh);
+                }
+            }
+            free_gates(self.layered.free(d), delta, w, false);
+        }
+        and
     }
 }
 
@@ -145,7 +167,10 @@ impl<'c> SetupRole<'c> {
         t: &BoolTriples,
         mut prg: Prg,
     ) -> Self {
-        let triples = [segmented(c, &t.a), segmented(c, &t.b), segmented(c, &t.c)];
+        let flat = |v: &[tessera_core::Block]| -> Vec<u64> {
+            v.iter().flat_map(|b| [b.low(), b.high()]).collect()
+        };
+        let triples = [&t.a, &t.b, &t.c].map(|v| c.segment_bits(&flat(v)));
         let w = words(c.simd);
         let mut prepared = Prepared {
             fingerprint,
@@ -165,7 +190,7 @@ impl<'c> SetupRole<'c> {
         // Both sharings: random masks on this party's own inputs.
         let own = c.input_wires(side);
         for &wire in &own {
-            random_bits(
+            bits::random(
                 &mut prg,
                 c.simd,
                 &mut prepared.inputs[wire * w..(wire + 1) * w],
@@ -186,42 +211,17 @@ impl<'c> SetupRole<'c> {
         role
     }
 
-    /// β: every wire's mask share, gate by gate in layer order; the AND gates' mask shares
-    /// into `prepared.and[0..2]`, fresh δz into `dz`, the output wires' into `outputs`, and the
-    /// Beaver openings of δx ∧ δy into `post`.
+    /// β: every wire's mask share; the AND gates' mask shares into `prepared.and[0..2]`, fresh
+    /// δz into `dz`, the output wires' into `outputs`, and the Beaver openings of δx ∧ δy into
+    /// `post`.
     fn masks(&mut self, prepared: &mut Prepared, prg: &mut Prg) {
         let c = self.c;
-        let (s, w) = (c.simd, words(c.simd));
+        let w = words(c.simd);
         let mut delta = vec![0u64; c.circuit.num_wires as usize * w];
         delta[..prepared.inputs.len()].copy_from_slice(&prepared.inputs);
-        let total = c.segments[c.layered.depth()];
-        let mut and = [vec![0u64; total], vec![0u64; total], Vec::new()];
-        self.dz = vec![0u64; total];
-        let mut fresh = vec![0u64; w];
-        for d in 0..=c.layered.depth() {
-            if d > 0 {
-                let seg = c.segments[d - 1]..c.segments[d];
-                for (i, g) in c.layered.ands(d).iter().enumerate() {
-                    let (a, b, o) = (g.a as usize, g.b as usize, g.out as usize);
-                    bits::put(
-                        &mut and[0][seg.clone()],
-                        i * s,
-                        &delta[a * w..(a + 1) * w],
-                        s,
-                    );
-                    bits::put(
-                        &mut and[1][seg.clone()],
-                        i * s,
-                        &delta[b * w..(b + 1) * w],
-                        s,
-                    );
-                    random_bits(prg, s, &mut fresh);
-                    bits::put(&mut self.dz[seg.clone()], i * s, &fresh, s);
-                    delta[o * w..(o + 1) * w].copy_from_slice(&fresh);
-                }
-            }
-            free_gates(c.layered.free(d), &mut delta, w, false);
-        }
+        let [x, y, dz] = c.propagate_masks(&mut delta, prg);
+        let and = [x, y, Vec::new()];
+        self.dz = dz;
         let out_start = c.circuit.output_start() as usize * w;
         prepared.outputs = delta[out_start..].to_vec();
         // Beaver: open δx ⊕ a and δy ⊕ b.

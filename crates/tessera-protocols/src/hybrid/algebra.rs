@@ -1,0 +1,325 @@
+//! The setup's arithmetic on shared random vectors: vectors known as shares (a party's random
+//! masks, its private values with the peer's share zero), sums, and products, which Beaver's
+//! method (Beaver, CRYPTO 1991) resolves with the triples of the fast-OT issue, all products
+//! of one depth in one exchange. ABY2.0's setup (mask products δx·δy, the arithmetic sharing
+//! of a Boolean mask, daBits) is a few such expressions per operation.
+
+use super::ring;
+use crate::Error;
+use crate::boolean::bits;
+use tessera_ot::triples::{ArithTriples, BoolTriples, Ring};
+
+/// What a vector holds: bits (XOR and AND), `width` wires of `n` copies, wire after wire in
+/// `words(n)` words each; or `n` elements of Z_2^`bits`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Field {
+    Bits { width: usize, n: usize },
+    Ring { bits: u32, n: usize },
+}
+
+impl Field {
+    /// Words of a vector of this field.
+    pub(crate) fn words(self) -> usize {
+        match self {
+            Field::Bits { width, n } => width * bits::words(n),
+            Field::Ring { n, .. } => n,
+        }
+    }
+}
+
+/// An entry of the setup's arithmetic.
+pub(crate) type Id = usize;
+
+#[derive(Debug)]
+enum Expr {
+    Known,
+    /// Σ c·v over Z_2^64 (bits: the XOR of the terms).
+    Sum(Vec<(u64, Id)>),
+    Product(Id, Id),
+}
+
+/// Triples from the OT, taken in order.
+#[derive(Debug, Default)]
+pub(crate) struct Pool {
+    bits: [Vec<u64>; 3],
+    bits_at: usize,
+    ring: [([Vec<u64>; 3], usize); 4],
+}
+
+impl Pool {
+    /// A pool of Boolean triples and arithmetic triples per ring size.
+    pub(crate) fn new(b: BoolTriples, rings: [[Vec<u64>; 3]; 4]) -> Pool {
+        let flat = |v: &[tessera_core::Block]| v.iter().flat_map(|b| [b.low(), b.high()]).collect();
+        Pool {
+            bits: [flat(&b.a), flat(&b.b), flat(&b.c)],
+            bits_at: 0,
+            ring: rings.map(|t| (t, 0)),
+        }
+    }
+
+    /// Arithmetic triples as `u64`s.
+    pub(crate) fn ring_of<R: Ring>(t: ArithTriples<R>) -> [Vec<u64>; 3] {
+        let up = |v: Vec<R>| v.into_iter().map(R::to_u64).collect();
+        [up(t.a), up(t.b), up(t.c)]
+    }
+
+    /// Triples for a vector of `field`, laid out as its vectors are.
+    pub(crate) fn take(&mut self, field: Field) -> Result<[Vec<u64>; 3], Error> {
+        let short = || Error::Input("the setup drew fewer triples than it uses".into());
+        match field {
+            Field::Bits { width, n } => {
+                let w = bits::words(n);
+                if self.bits_at + width * n > 64 * self.bits[0].len() {
+                    return Err(short());
+                }
+                let mut out = [
+                    vec![0u64; width * w],
+                    vec![0u64; width * w],
+                    vec![0u64; width * w],
+                ];
+                for (o, src) in out.iter_mut().zip(&self.bits) {
+                    for wire in 0..width {
+                        let at = self.bits_at + wire * n;
+                        bits::get(src, at, n, &mut o[wire * w..(wire + 1) * w]);
+                    }
+                }
+                self.bits_at += width * n;
+                Ok(out)
+            }
+            Field::Ring { bits, n } => {
+                let (t, at) = &mut self.ring[ring::index(bits)];
+                if *at + n > t[0].len() {
+                    return Err(short());
+                }
+                let out = [0, 1, 2].map(|k| t[k][*at..*at + n].to_vec());
+                *at += n;
+                Ok(out)
+            }
+        }
+    }
+}
+
+/// Triples the setup needs: Boolean (bits) and per ring size (elements).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Needs {
+    pub(crate) bits: usize,
+    pub(crate) ring: [usize; 4],
+}
+
+impl Needs {
+    pub(crate) fn add(&mut self, field: Field) {
+        match field {
+            Field::Bits { width, n } => self.bits += width * n,
+            Field::Ring { bits, n } => self.ring[ring::index(bits)] += n,
+        }
+    }
+}
+
+/// Sends this party's bytes to the peer and returns the peer's, of the same length.
+pub(crate) type Exchange<'a> = dyn FnMut(&[u8]) -> Result<Vec<u8>, Error> + 'a;
+
+/// The setup's vectors; see the module documentation.
+#[derive(Debug, Default)]
+pub(crate) struct Algebra {
+    fields: Vec<Field>,
+    exprs: Vec<Expr>,
+    values: Vec<Option<Vec<u64>>>,
+}
+
+impl Algebra {
+    fn push(&mut self, field: Field, expr: Expr, value: Option<Vec<u64>>) -> Id {
+        self.fields.push(field);
+        self.exprs.push(expr);
+        self.values.push(value);
+        self.values.len() - 1
+    }
+
+    /// A vector this party knows its share of.
+    pub(crate) fn known(&mut self, field: Field, v: Vec<u64>) -> Id {
+        debug_assert_eq!(v.len(), field.words());
+        self.push(field, Expr::Known, Some(v))
+    }
+
+    /// Σ c·v (bits: XOR, coefficients ignored).
+    pub(crate) fn sum(&mut self, terms: Vec<(u64, Id)>) -> Id {
+        let field = self.fields[terms[0].1];
+        self.push(field, Expr::Sum(terms), None)
+    }
+
+    /// The element-wise product (bits: AND).
+    pub(crate) fn product(&mut self, a: Id, b: Id) -> Id {
+        let field = self.fields[a];
+        self.push(field, Expr::Product(a, b), None)
+    }
+
+    /// The triples the products take.
+    pub(crate) fn needs(&self, into: &mut Needs) {
+        for (f, e) in self.fields.iter().zip(&self.exprs) {
+            if matches!(e, Expr::Product(..)) {
+                into.add(*f);
+            }
+        }
+    }
+
+    /// Computes every vector: sums locally, products by Beaver's method, one `exchange` of
+    /// openings per depth of products (the closure sends this party's bytes and returns the
+    /// peer's, of the same length).
+    pub(crate) fn resolve(
+        &mut self,
+        side: usize,
+        pool: &mut Pool,
+        exchange: &mut Exchange<'_>,
+    ) -> Result<(), Error> {
+        loop {
+            let mut batch = Vec::new();
+            for i in 0..self.values.len() {
+                if self.values[i].is_some() {
+                    continue;
+                }
+                match &self.exprs[i] {
+                    Expr::Known => {}
+                    Expr::Sum(terms) => {
+                        if terms.iter().all(|&(_, t)| self.values[t].is_some()) {
+                            let v = self.sum_of(self.fields[i], terms);
+                            self.values[i] = Some(v);
+                        }
+                    }
+                    &Expr::Product(a, b) => {
+                        if self.values[a].is_some() && self.values[b].is_some() {
+                            batch.push(i);
+                        }
+                    }
+                }
+            }
+            if batch.is_empty() {
+                return match self.values.iter().position(Option::is_none) {
+                    None => Ok(()),
+                    Some(i) => Err(Error::Input(format!("setup vector {i} depends on itself"))),
+                };
+            }
+            self.beaver(side, pool, &batch, exchange)?;
+        }
+    }
+
+    fn sum_of(&self, field: Field, terms: &[(u64, Id)]) -> Vec<u64> {
+        let mut out = vec![0u64; field.words()];
+        for &(c, t) in terms {
+            let v = self.values[t].as_deref().unwrap_or_default();
+            for (o, x) in out.iter_mut().zip(v) {
+                *o = match field {
+                    Field::Bits { .. } => *o ^ x,
+                    Field::Ring { .. } => o.wrapping_add(c.wrapping_mul(*x)),
+                };
+            }
+        }
+        out
+    }
+
+    /// One round of Beaver multiplications: open x − a and y − b of every product in `batch`.
+    fn beaver(
+        &mut self,
+        side: usize,
+        pool: &mut Pool,
+        batch: &[Id],
+        exchange: &mut Exchange<'_>,
+    ) -> Result<(), Error> {
+        let mut triples = Vec::with_capacity(batch.len());
+        let mut mine = Vec::new();
+        for &i in batch {
+            let Expr::Product(a, b) = self.exprs[i] else {
+                continue;
+            };
+            let field = self.fields[i];
+            let t = pool.take(field)?;
+            let (x, y) = (
+                self.values[a].as_deref().unwrap_or_default(),
+                self.values[b].as_deref().unwrap_or_default(),
+            );
+            let (d, e) = open(field, x, y, &t);
+            encode(field, &d, &mut mine);
+            encode(field, &e, &mut mine);
+            triples.push((d, e, t));
+        }
+        let theirs = exchange(&mine)?;
+        let mut at = 0;
+        for (&i, (mut d, mut e, [a, b, c])) in batch.iter().zip(triples) {
+            let field = self.fields[i];
+            for v in [&mut d, &mut e] {
+                let len = wire_bytes(field);
+                combine(field, v, &theirs[at..at + len]);
+                at += len;
+            }
+            let first = side == 0;
+            let z = (0..field.words())
+                .map(|k| match field {
+                    Field::Bits { .. } => {
+                        let de = if first { d[k] & e[k] } else { 0 };
+                        c[k] ^ (d[k] & b[k]) ^ (e[k] & a[k]) ^ de
+                    }
+                    Field::Ring { .. } => {
+                        let de = if first { d[k].wrapping_mul(e[k]) } else { 0 };
+                        c[k].wrapping_add(d[k].wrapping_mul(b[k]))
+                            .wrapping_add(e[k].wrapping_mul(a[k]))
+                            .wrapping_add(de)
+                    }
+                })
+                .collect();
+            self.values[i] = Some(z);
+        }
+        Ok(())
+    }
+
+    /// The vector `id` (after [`Algebra::resolve`]), taken out.
+    pub(crate) fn take(&mut self, id: Id) -> Vec<u64> {
+        self.values[id].take().unwrap_or_default()
+    }
+}
+
+/// Beaver's openings d = x − a, e = y − b (bits: XOR).
+fn open(field: Field, x: &[u64], y: &[u64], t: &[Vec<u64>; 3]) -> (Vec<u64>, Vec<u64>) {
+    let op = |u: &[u64], v: &[u64]| -> Vec<u64> {
+        u.iter()
+            .zip(v)
+            .map(|(u, v)| match field {
+                Field::Bits { .. } => u ^ v,
+                Field::Ring { .. } => u.wrapping_sub(*v),
+            })
+            .collect()
+    };
+    (op(x, &t[0]), op(y, &t[1]))
+}
+
+/// Bytes of a vector of `field` on the wire.
+pub(crate) fn wire_bytes(field: Field) -> usize {
+    match field {
+        Field::Bits { .. } => 8 * field.words(),
+        Field::Ring { bits, n } => n * ring::bytes_per(bits),
+    }
+}
+
+/// Appends a vector's wire bytes.
+pub(crate) fn encode(field: Field, v: &[u64], out: &mut Vec<u8>) {
+    match field {
+        Field::Bits { .. } => out.extend(v.iter().flat_map(|w| w.to_le_bytes())),
+        Field::Ring { bits, .. } => ring::put(v, bits, out),
+    }
+}
+
+/// Adds (XORs) the peer's opening, read from `bytes`, into `v`.
+pub(crate) fn combine(field: Field, v: &mut [u64], bytes: &[u8]) {
+    let mut theirs = vec![0u64; v.len()];
+    match field {
+        Field::Bits { .. } => {
+            for (t, b) in theirs.iter_mut().zip(bytes.chunks_exact(8)) {
+                *t = u64::from_le_bytes(b.try_into().unwrap_or_default());
+            }
+        }
+        Field::Ring { bits, .. } => ring::get(bytes, bits, &mut theirs),
+    }
+    for (x, t) in v.iter_mut().zip(theirs) {
+        *x = match field {
+            Field::Bits { .. } => *x ^ t,
+            Field::Ring { .. } => x.wrapping_add(t),
+        };
+    }
+}

@@ -1,0 +1,674 @@
+//! Hybrid programs over four of MOTION2NX's secret sharings (seed `003_09f17a858ba9cc5b.txt`,
+//! §2 and App. A.2), written once and run as a setup phase that needs no inputs, then an
+//! online phase:
+//!
+//! | sharing | a value x is held as | cost online |
+//! |---|---|---|
+//! | B (Boolean GMW) | x = x₀ ⊕ x₁ | AND: 2 bits per party, 1 round |
+//! | A (arithmetic GMW over Z_2^ℓ) | x = x₀ + x₁ | MUL: 2 elements per party, 1 round |
+//! | β (ABY2.0 Boolean) | public Δx = x ⊕ δx, δx = δ₀ ⊕ δ₁ | AND: 1 bit per party, 1 round |
+//! | α (ABY2.0 arithmetic) | public Δx = x + δx, δx = δ₀ + δ₁ | MUL: 1 element per party, 1 round |
+//!
+//! Values are SIMD vectors of `n` copies: Boolean values of `width` wires ([`Kind::Bits`]),
+//! arithmetic ones of elements of Z_2^ℓ, ℓ ∈ {8, 16, 32, 64} ([`Kind::Ring`]). A
+//! [`Program`] is plain data: the operations in order. [`Program::setup`] walks it once,
+//! drawing GMW's triples and ABY2.0's masks and mask products (the [`algebra`] of shared random
+//! vectors: ABY2.0 §3, MOTION2NX App. A.2); [`Program::online`] walks it again with the inputs,
+//! one exchange per interactive operation.
+//!
+//! Operations (their setup and online costs are stated at each [`Program`] method):
+//! XOR, AND, NOT, MUX and whole circuits ([`tessera_circuit`]) on B and β; ADD, SUB, NEG,
+//! multiplication by and addition of a public constant, MUL on A and α; the mixed products
+//! bit × number (B·A → A, β·α → α) and bit × bit → number (β·β → α); conversions among the
+//! four sharings ([`Program::convert`], routes in [`route`]).
+//!
+//! Every value a peer sends has the length the program fixes; a malformed or missing message
+//! ends both parties with an error naming it, within the network's timeout.
+
+mod algebra;
+mod online;
+mod prepare;
+pub mod ring;
+#[cfg(test)]
+mod tests;
+
+pub use crate::boolean::Reveal;
+use crate::boolean::{BoolCircuit, BoolSharing};
+use crate::{Error, Session};
+pub use prepare::Prepared;
+use sha2::{Digest, Sha256};
+use tessera_circuit::Circuit;
+use tessera_net::Kind as MessageKind;
+
+/// The program's hello: the fingerprint of its operations.
+pub const HELLO: MessageKind = MessageKind::new(0x50, "hybrid program hello");
+/// The setup's Beaver openings.
+pub const SETUP: MessageKind = MessageKind::new(0x51, "hybrid setup products");
+/// An online operation's message.
+pub const EXCHANGE: MessageKind = MessageKind::new(0x52, "hybrid operation");
+
+/// A secret sharing of MOTION2NX; Yao's (Y) lives in [`crate::yao`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Sharing {
+    /// Boolean GMW.
+    B,
+    /// Arithmetic GMW over Z_2^ℓ.
+    A,
+    /// ABY2.0's Boolean sharing.
+    Beta,
+    /// ABY2.0's arithmetic sharing.
+    Alpha,
+}
+
+impl Sharing {
+    /// Every sharing of hybrid programs.
+    pub const ALL: [Sharing; 4] = [Sharing::B, Sharing::A, Sharing::Beta, Sharing::Alpha];
+
+    /// Its name in MOTION2NX's notation and on the command line.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Sharing::B => "b",
+            Sharing::A => "a",
+            Sharing::Beta => "beta",
+            Sharing::Alpha => "alpha",
+        }
+    }
+
+    /// The sharing called `name`.
+    pub fn from_name(name: &str) -> Option<Sharing> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Whether it shares bits (B, β) rather than ring elements (A, α).
+    pub const fn is_boolean(self) -> bool {
+        matches!(self, Sharing::B | Sharing::Beta)
+    }
+
+    /// Whether it is one of ABY2.0's (masked values).
+    const fn is_masked(self) -> bool {
+        matches!(self, Sharing::Beta | Sharing::Alpha)
+    }
+}
+
+/// What a value holds per SIMD copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// `width` bits (wires), for B and β.
+    Bits(u32),
+    /// An element of Z_2^ℓ, ℓ ∈ {8, 16, 32, 64}, for A and α.
+    Ring(u32),
+}
+
+/// A value's type: sharing, kind and number of SIMD copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Type {
+    /// The sharing.
+    pub sharing: Sharing,
+    /// Bits or ring elements.
+    pub kind: Kind,
+    /// SIMD copies.
+    pub n: usize,
+}
+
+impl Type {
+    fn width(self) -> usize {
+        match self.kind {
+            Kind::Bits(w) => w as usize,
+            Kind::Ring(_) => 1,
+        }
+    }
+
+    fn ring_bits(self) -> u32 {
+        match self.kind {
+            Kind::Ring(b) => b,
+            Kind::Bits(w) => w,
+        }
+    }
+
+    fn field(self) -> algebra::Field {
+        match self.kind {
+            Kind::Bits(w) => algebra::Field::Bits {
+                width: w as usize,
+                n: self.n,
+            },
+            Kind::Ring(bits) => algebra::Field::Ring { bits, n: self.n },
+        }
+    }
+}
+
+/// A value of a program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Value(usize);
+
+/// An output of a program: [`Program::online`] returns outputs in this order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Output(usize);
+
+/// A plaintext vector: per SIMD copy its bits (Boolean values, wire `j` at index `j`), or
+/// elements of Z_2^ℓ.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Plain {
+    /// Per copy, `width` bits.
+    Bits(Vec<Vec<bool>>),
+    /// `n` elements, each below 2^ℓ.
+    Ring(Vec<u64>),
+}
+
+/// A primitive step between two sharings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Hop {
+    /// B → β: open x ⊕ δ with a fresh mask. 1 round.
+    BToBeta,
+    /// β → B: local.
+    BetaToB,
+    /// A → α: open x + δ. 1 round.
+    AToAlpha,
+    /// α → A: local.
+    AlphaToA,
+    /// B → A with daBits: open x ⊕ r per bit. 1 round.
+    BToA,
+    /// β → A with the arithmetic sharing of each mask bit from the setup: local.
+    BetaToA,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Op {
+    Input {
+        out: usize,
+        owner: usize,
+    },
+    Xor {
+        a: usize,
+        b: usize,
+        out: usize,
+    },
+    And {
+        a: usize,
+        b: usize,
+        out: usize,
+    },
+    Not {
+        a: usize,
+        out: usize,
+    },
+    Add {
+        a: usize,
+        b: usize,
+        out: usize,
+    },
+    Sub {
+        a: usize,
+        b: usize,
+        out: usize,
+    },
+    AddConst {
+        a: usize,
+        c: u64,
+        out: usize,
+    },
+    MulConst {
+        a: usize,
+        c: u64,
+        out: usize,
+    },
+    Mul {
+        a: usize,
+        b: usize,
+        out: usize,
+    },
+    BitMul {
+        bit: usize,
+        x: usize,
+        out: usize,
+    },
+    BitProduct {
+        a: usize,
+        b: usize,
+        out: usize,
+    },
+    Convert {
+        hop: Hop,
+        a: usize,
+        out: usize,
+    },
+    /// A's shares as two B values, each held by one party (the other's share zero).
+    Split {
+        a: usize,
+        out: [usize; 2],
+    },
+    Circuit {
+        circuit: usize,
+        inputs: Vec<usize>,
+        outputs: Vec<usize>,
+    },
+    /// Wires `start..start + len` of a Boolean value; `repeat`: wire `start` `len` times.
+    Wires {
+        a: usize,
+        start: usize,
+        len: usize,
+        repeat: bool,
+        out: usize,
+    },
+    Output {
+        a: usize,
+        reveal: Reveal,
+    },
+}
+
+/// A hybrid program; see the module documentation.
+#[derive(Clone, Debug, Default)]
+pub struct Program {
+    types: Vec<Type>,
+    ops: Vec<Op>,
+    circuits: Vec<BoolCircuit>,
+    outputs: Vec<usize>,
+}
+
+/// The route of a conversion: the sharings it passes through after the first.
+pub fn route(from: Sharing, to: Sharing) -> &'static [Sharing] {
+    use Sharing::*;
+    match (from, to) {
+        (B, Beta) => &[Beta],
+        (A, Beta) => &[B, Beta],
+        (Beta, B) => &[B],
+        (A, Alpha) => &[Alpha],
+        (Alpha, A) => &[A],
+        (B, A) | (Beta, A) => &[A],
+        (A, B) => &[B],
+        (B, Alpha) | (Beta, Alpha) => &[A, Alpha],
+        (Alpha, B) => &[A, B],
+        (Alpha, Beta) => &[A, B, Beta],
+        _ => &[],
+    }
+}
+
+fn bad(what: String) -> Error {
+    Error::Input(what)
+}
+
+impl Program {
+    /// An empty program.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn value(&mut self, t: Type) -> usize {
+        self.types.push(t);
+        self.types.len() - 1
+    }
+
+    fn ty(&self, v: Value) -> Result<Type, Error> {
+        self.types
+            .get(v.0)
+            .copied()
+            .ok_or_else(|| bad(format!("value {} is not of this program", v.0)))
+    }
+
+    /// The type of `v`.
+    pub fn type_of(&self, v: Value) -> Option<Type> {
+        self.types.get(v.0).copied()
+    }
+
+    /// An input of party `owner` (0: the lower-numbered of the two). Online B and A: the
+    /// owner sends the peer a random share; β and α: the owner, who alone knows the mask from
+    /// the setup, sends Δ. One message, owner to peer.
+    pub fn input(&mut self, owner: usize, t: Type) -> Result<Value, Error> {
+        if owner > 1 || t.n == 0 {
+            return Err(bad(format!("input of party {owner} with {} copies", t.n)));
+        }
+        match (t.sharing.is_boolean(), t.kind) {
+            (true, Kind::Bits(w)) if w > 0 => {}
+            (false, Kind::Ring(b)) if ring::RING_BITS.contains(&b) => {}
+            _ => {
+                return Err(bad(format!(
+                    "{:?} values cannot be {} shared",
+                    t.kind,
+                    t.sharing.name()
+                )));
+            }
+        }
+        let out = self.value(t);
+        self.ops.push(Op::Input { out, owner });
+        Ok(Value(out))
+    }
+
+    /// Checks that `a` and `b` have one type, Boolean or not as `boolean` says.
+    fn same(&self, a: Value, b: Value, boolean: bool) -> Result<Type, Error> {
+        let (ta, tb) = (self.ty(a)?, self.ty(b)?);
+        if ta != tb {
+            return Err(bad(format!("operands of types {ta:?} and {tb:?}")));
+        }
+        if ta.sharing.is_boolean() != boolean {
+            return Err(bad(format!(
+                "a {} operation on {} values",
+                if boolean { "Boolean" } else { "arithmetic" },
+                ta.sharing.name()
+            )));
+        }
+        Ok(ta)
+    }
+
+    fn binary(
+        &mut self,
+        a: Value,
+        b: Value,
+        boolean: bool,
+        op: fn(usize, usize, usize) -> Op,
+    ) -> Result<Value, Error> {
+        let t = self.same(a, b, boolean)?;
+        let out = self.value(t);
+        self.ops.push(op(a.0, b.0, out));
+        Ok(Value(out))
+    }
+
+    /// a ⊕ b on B or β: local.
+    pub fn xor(&mut self, a: Value, b: Value) -> Result<Value, Error> {
+        self.binary(a, b, true, |a, b, out| Op::Xor { a, b, out })
+    }
+
+    /// a ∧ b on B (one triple per bit; online 2 bits per party, 1 round) or β (setup: δa·δb
+    /// by Beaver; online 1 bit per party, 1 round).
+    pub fn and(&mut self, a: Value, b: Value) -> Result<Value, Error> {
+        self.binary(a, b, true, |a, b, out| Op::And { a, b, out })
+    }
+
+    /// ¬a on B or β: local.
+    pub fn not(&mut self, a: Value) -> Result<Value, Error> {
+        let t = self.same(a, a, true)?;
+        let out = self.value(t);
+        self.ops.push(Op::Not { a: a.0, out });
+        Ok(Value(out))
+    }
+
+    /// Wires `start..start + len` of a Boolean value: local.
+    pub fn wires(&mut self, a: Value, start: usize, len: usize) -> Result<Value, Error> {
+        self.wire_op(a, start, len, false)
+    }
+
+    /// Wire `at` of a Boolean value, `times` times: local.
+    pub fn repeat(&mut self, a: Value, at: usize, times: usize) -> Result<Value, Error> {
+        self.wire_op(a, at, times, true)
+    }
+
+    fn wire_op(
+        &mut self,
+        a: Value,
+        start: usize,
+        len: usize,
+        repeat: bool,
+    ) -> Result<Value, Error> {
+        let t = self.same(a, a, true)?;
+        let end = if repeat { start + 1 } else { start + len };
+        if len == 0 || end > t.width() || len > u32::MAX as usize {
+            return Err(bad(format!(
+                "wires {start}..{end} of a {}-wire value",
+                t.width()
+            )));
+        }
+        let out = self.value(Type {
+            kind: Kind::Bits(len as u32),
+            ..t
+        });
+        self.ops.push(Op::Wires {
+            a: a.0,
+            start,
+            len,
+            repeat,
+            out,
+        });
+        Ok(Value(out))
+    }
+
+    /// s ? a : b, as b ⊕ s·(a ⊕ b), with `s` one wire (repeated over the width): one AND.
+    pub fn mux(&mut self, s: Value, a: Value, b: Value) -> Result<Value, Error> {
+        let width = self.same(a, b, true)?.width();
+        let s = self.repeat(s, 0, width)?;
+        let d = self.xor(a, b)?;
+        let m = self.and(s, d)?;
+        self.xor(b, m)
+    }
+
+    /// a + b on A or α: local.
+    pub fn add(&mut self, a: Value, b: Value) -> Result<Value, Error> {
+        self.binary(a, b, false, |a, b, out| Op::Add { a, b, out })
+    }
+
+    /// a − b on A or α: local.
+    pub fn sub(&mut self, a: Value, b: Value) -> Result<Value, Error> {
+        self.binary(a, b, false, |a, b, out| Op::Sub { a, b, out })
+    }
+
+    /// −a on A or α: local.
+    pub fn neg(&mut self, a: Value) -> Result<Value, Error> {
+        self.mul_const(a, u64::MAX)
+    }
+
+    /// a + c for a public c on A or α: local.
+    pub fn add_const(&mut self, a: Value, c: u64) -> Result<Value, Error> {
+        let t = self.same(a, a, false)?;
+        let out = self.value(t);
+        self.ops.push(Op::AddConst { a: a.0, c, out });
+        Ok(Value(out))
+    }
+
+    /// c·a for a public c on A or α: local.
+    pub fn mul_const(&mut self, a: Value, c: u64) -> Result<Value, Error> {
+        let t = self.same(a, a, false)?;
+        let out = self.value(t);
+        self.ops.push(Op::MulConst { a: a.0, c, out });
+        Ok(Value(out))
+    }
+
+    /// a·b on A (one triple per element; online 2 elements per party, 1 round) or α (setup:
+    /// δa·δb by Beaver; online 1 element per party, 1 round).
+    pub fn mul(&mut self, a: Value, b: Value) -> Result<Value, Error> {
+        self.binary(a, b, false, |a, b, out| Op::Mul { a, b, out })
+    }
+
+    /// bit × number: B·A → A (setup: a daBit r and a random a with r·a; online the bit ⊕ r and
+    /// x − a, 1 round) or β·α → α (setup: the arithmetic sharing of the bit's mask and its
+    /// product with x's mask; online 1 element per party, 1 round). `bit` is one wire.
+    pub fn bit_mul(&mut self, bit: Value, x: Value) -> Result<Value, Error> {
+        let (tb, tx) = (self.ty(bit)?, self.ty(x)?);
+        let pair = matches!(
+            (tb.sharing, tx.sharing),
+            (Sharing::B, Sharing::A) | (Sharing::Beta, Sharing::Alpha)
+        );
+        if !pair || tb.kind != Kind::Bits(1) || tb.n != tx.n {
+            return Err(bad(format!(
+                "bit × number takes a one-wire B (β) bit and an A (α) number of as many copies, got {tb:?} and {tx:?}"
+            )));
+        }
+        let out = self.value(tx);
+        self.ops.push(Op::BitMul {
+            bit: bit.0,
+            x: x.0,
+            out,
+        });
+        Ok(Value(out))
+    }
+
+    /// bit × bit as an element of Z_2^`bits`: β·β → α (setup: both masks' arithmetic sharings
+    /// and their product; online 1 element per party, 1 round).
+    pub fn bit_product(&mut self, a: Value, b: Value, bits: u32) -> Result<Value, Error> {
+        let t = self.same(a, b, true)?;
+        if t.sharing != Sharing::Beta || t.kind != Kind::Bits(1) || !ring::RING_BITS.contains(&bits)
+        {
+            return Err(bad(format!(
+                "bit × bit takes two one-wire β bits and ℓ in 8, 16, 32, 64, got {t:?} and ℓ = {bits}"
+            )));
+        }
+        let out = self.value(Type {
+            sharing: Sharing::Alpha,
+            kind: Kind::Ring(bits),
+            n: t.n,
+        });
+        self.ops.push(Op::BitProduct {
+            a: a.0,
+            b: b.0,
+            out,
+        });
+        Ok(Value(out))
+    }
+
+    /// `a` in sharing `to`, along [`route`]. Boolean values of `w` wires become elements of
+    /// Z_2^w (w ∈ {8, 16, 32, 64}; [`Program::convert_to_ring`] picks ℓ), ring elements
+    /// become their ℓ bits (least significant first).
+    pub fn convert(&mut self, a: Value, to: Sharing) -> Result<Value, Error> {
+        let t = self.ty(a)?;
+        self.convert_to_ring(a, to, t.ring_bits())
+    }
+
+    /// [`Program::convert`], a Boolean value of w ≤ `bits` wires becoming Σ 2^j·x_j in
+    /// Z_2^`bits` (a single bit: 0 or 1).
+    pub fn convert_to_ring(&mut self, a: Value, to: Sharing, bits: u32) -> Result<Value, Error> {
+        let t = self.ty(a)?;
+        if t.sharing.is_boolean() && !to.is_boolean() {
+            let w = t.width() as u32;
+            if !ring::RING_BITS.contains(&bits) || w > bits {
+                return Err(bad(format!(
+                    "a {w}-wire value into Z_2^{bits}: ℓ must be 8, 16, 32 or 64 and at least the width"
+                )));
+            }
+        }
+        let mut at = a;
+        for &next in route(t.sharing, to) {
+            at = self.hop(at, next, bits)?;
+        }
+        Ok(at)
+    }
+
+    fn hop(&mut self, a: Value, to: Sharing, bits: u32) -> Result<Value, Error> {
+        use Sharing::*;
+        let t = self.ty(a)?;
+        let hop = match (t.sharing, to) {
+            (B, Beta) => Hop::BToBeta,
+            (Beta, B) => Hop::BetaToB,
+            (A, Alpha) => Hop::AToAlpha,
+            (Alpha, A) => Hop::AlphaToA,
+            (B, A) => Hop::BToA,
+            (Beta, A) => Hop::BetaToA,
+            (A, B) => return self.a_to_b(a),
+            _ => return Err(bad(format!("no hop {} → {}", t.sharing.name(), to.name()))),
+        };
+        let kind = match hop {
+            Hop::BToA | Hop::BetaToA => Kind::Ring(bits),
+            _ => t.kind,
+        };
+        let out = self.value(Type {
+            sharing: to,
+            kind,
+            n: t.n,
+        });
+        self.ops.push(Op::Convert { hop, a: a.0, out });
+        Ok(Value(out))
+    }
+
+    /// A → B: the two shares as B values, added by the library's adder.
+    fn a_to_b(&mut self, a: Value) -> Result<Value, Error> {
+        let t = self.ty(a)?;
+        let bits = t.ring_bits();
+        let half = Type {
+            sharing: Sharing::B,
+            kind: Kind::Bits(bits),
+            n: t.n,
+        };
+        let out = [self.value(half), self.value(half)];
+        self.ops.push(Op::Split { a: a.0, out });
+        let adder = tessera_circuit::library::builtin(&format!("add{bits}"))
+            .ok_or_else(|| bad(format!("no adder of {bits} bits")))??;
+        let sum = self.circuit(&adder, &[Value(out[0]), Value(out[1])])?;
+        Ok(sum[0])
+    }
+
+    /// A circuit of [`tessera_circuit`] on Boolean values of one sharing (B or β) and as many
+    /// copies, one per input value of its width; returns one value per output value. One
+    /// round per AND layer; the setup as for whole circuits ([`crate::boolean`]).
+    pub fn circuit(&mut self, c: &Circuit, inputs: &[Value]) -> Result<Vec<Value>, Error> {
+        let types: Vec<Type> = inputs
+            .iter()
+            .map(|&v| self.ty(v))
+            .collect::<Result<_, _>>()?;
+        let Some(&first) = types.first() else {
+            return Err(bad("a circuit needs inputs".into()));
+        };
+        let sharing = match first.sharing {
+            Sharing::B => BoolSharing::Gmw,
+            Sharing::Beta => BoolSharing::Aby2,
+            s => return Err(bad(format!("circuits run in B or β, not {}", s.name()))),
+        };
+        let widths: Vec<u32> = types.iter().map(|t| t.width() as u32).collect();
+        if c.inputs != widths
+            || types
+                .iter()
+                .any(|t| t.sharing != first.sharing || t.n != first.n)
+        {
+            return Err(bad(format!(
+                "a circuit with inputs of {:?} bits given values {types:?}",
+                c.inputs
+            )));
+        }
+        self.circuits
+            .push(BoolCircuit::new(c.clone(), sharing, first.n)?);
+        let outputs: Vec<usize> = c
+            .outputs
+            .iter()
+            .map(|&w| {
+                self.value(Type {
+                    kind: Kind::Bits(w),
+                    ..first
+                })
+            })
+            .collect();
+        self.ops.push(Op::Circuit {
+            circuit: self.circuits.len() - 1,
+            inputs: inputs.iter().map(|v| v.0).collect(),
+            outputs: outputs.clone(),
+        });
+        Ok(outputs.into_iter().map(Value).collect())
+    }
+
+    /// Opens `a` to `reveal`: the other party sends its share (B, A) or its mask share (β,
+    /// α). One message.
+    pub fn output(&mut self, a: Value, reveal: Reveal) -> Result<Output, Error> {
+        self.ty(a)?;
+        if let Reveal::To(p) = reveal
+            && p > 1
+        {
+            return Err(bad(format!("party {p} of two")));
+        }
+        self.ops.push(Op::Output { a: a.0, reveal });
+        self.outputs.push(a.0);
+        Ok(Output(self.outputs.len() - 1))
+    }
+
+    /// SHA-256 of the program: both parties must run the same.
+    pub fn fingerprint(&self) -> [u8; 32] {
+        let mut h = Sha256::new();
+        h.update(b"tessera/hybrid/1");
+        h.update(format!("{:?}{:?}", self.types, self.ops).as_bytes());
+        for c in &self.circuits {
+            h.update(c.fingerprint(Reveal::Both));
+        }
+        h.finalize().into()
+    }
+
+    /// The setup with `peer`: the hello, the triples from the session's OT, and the masks and
+    /// mask products of ABY2.0's values, resolved in as many exchanges as the products are
+    /// deep (at most 2).
+    pub fn setup(&self, session: &mut Session, peer: usize) -> Result<Prepared, Error> {
+        prepare::setup(self, session, peer)
+    }
+
+    /// The online phase with `peer` on this party's `inputs` (one per input value it owns),
+    /// with a setup of this program. Returns each output, if this party learns it.
+    pub fn online(
+        &self,
+        session: &mut Session,
+        peer: usize,
+        prepared: Prepared,
+        inputs: &[(Value, Plain)],
+    ) -> Result<Vec<Option<Plain>>, Error> {
+        online::run(self, session, peer, prepared, inputs)
+    }
+}

@@ -1,0 +1,388 @@
+//! The setup phase of a hybrid program: one walk over its operations that fixes the masks of
+//! ABY2.0 values (local randomness and linear functions of it) and states what each operation
+//! needs from the setup (GMW triples, products of masks, arithmetic sharings of Boolean
+//! masks, daBits) as vectors of the [`Algebra`]; then the triples are drawn by OT and the
+//! algebra resolved.
+
+use super::algebra::{Algebra, Field, Id, Needs, Pool};
+use super::{HELLO, Hop, Op, Program, SETUP, Sharing};
+use crate::boolean::bits::{self, words};
+use crate::{Error, Session};
+use tessera_core::Prg;
+use tessera_net::Channel;
+
+/// One party's setup of a program, for one online phase.
+#[derive(Debug)]
+pub struct Prepared {
+    pub(super) fingerprint: [u8; 32],
+    pub(super) side: usize,
+    /// Per operation, its vectors from the setup, in the order the online phase reads them.
+    pub(super) material: Vec<Vec<Vec<u64>>>,
+    /// Per value, this party's share of its mask (β, α; empty for B, A).
+    pub(super) masks: Vec<Vec<u64>>,
+}
+
+/// Where an operation's setup vector comes from.
+enum Slot {
+    /// A triple for a vector of this field: its three vectors.
+    Triple(Field),
+    /// A circuit's triples, one per AND gate and copy, laid out in its layer segments.
+    CircuitTriples(usize),
+    /// A vector of the algebra.
+    Vector(Id),
+}
+
+/// The walk's state.
+struct Walk<'p> {
+    p: &'p Program,
+    side: usize,
+    prg: Prg,
+    algebra: Algebra,
+    masks: Vec<Vec<u64>>,
+}
+
+/// Random shares of a vector of `field` (bits beyond each wire's `n` zero).
+fn random(prg: &mut Prg, field: Field) -> Vec<u64> {
+    let mut v = vec![0u64; field.words()];
+    match field {
+        Field::Bits { n, .. } => {
+            for wire in v.chunks_mut(words(n)) {
+                bits::random(prg, n, wire);
+            }
+        }
+        Field::Ring { .. } => {
+            for pair in v.chunks_mut(2) {
+                let b = prg.random_block();
+                pair[0] = b.low();
+                if let Some(h) = pair.get_mut(1) {
+                    *h = b.high();
+                }
+            }
+        }
+    }
+    v
+}
+
+/// The bits of a Boolean vector (`width` wires of `n` copies) as ring elements 0 or 1, wire
+/// after wire.
+pub(super) fn bits_as_ring(v: &[u64], width: usize, n: usize) -> Vec<u64> {
+    let w = words(n);
+    (0..width)
+        .flat_map(|j| (0..n).map(move |k| u64::from(bits::bit(&v[j * w..(j + 1) * w], k))))
+        .collect()
+}
+
+impl Walk<'_> {
+    fn field(&self, v: usize) -> Field {
+        self.p.types[v].field()
+    }
+
+    fn fresh(&mut self, v: usize) -> Vec<u64> {
+        let f = self.field(v);
+        random(&mut self.prg, f)
+    }
+
+    /// The arithmetic sharing in Z_2^`ring` of the Boolean vector with this party's share
+    /// `b` (`width` wires of `n`): b₀ + b₁ − 2·b₀b₁, the product of the two parties' private
+    /// bits by Beaver.
+    fn lift(&mut self, b: &[u64], width: usize, n: usize, ring: u32) -> Id {
+        let field = Field::Ring {
+            bits: ring,
+            n: width * n,
+        };
+        let mine = bits_as_ring(b, width, n);
+        let zero = vec![0u64; mine.len()];
+        let (p0, p1) = if self.side == 0 {
+            (mine, zero)
+        } else {
+            (zero, mine)
+        };
+        let (p0, p1) = (self.algebra.known(field, p0), self.algebra.known(field, p1));
+        let both = self.algebra.product(p0, p1);
+        self.algebra
+            .sum(vec![(1, p0), (1, p1), (2u64.wrapping_neg(), both)])
+    }
+
+    /// γ = δa·δb + δz (bits: ⊕) for a product whose output gets the fresh mask `dz`.
+    fn gamma(&mut self, field: Field, da: Vec<u64>, db: Vec<u64>, dz: Vec<u64>) -> Id {
+        let (a, b) = (self.algebra.known(field, da), self.algebra.known(field, db));
+        let ab = self.algebra.product(a, b);
+        let z = self.algebra.known(field, dz);
+        self.algebra.sum(vec![(1, ab), (1, z)])
+    }
+
+    /// Fixes the masks of `op`'s outputs and returns what `op` needs from the setup.
+    fn op(&mut self, op: &Op) -> Vec<Slot> {
+        let ty = |v: usize| self.p.types[v];
+        match *op {
+            Op::Input { out, owner } => {
+                if ty(out).sharing.is_masked() {
+                    self.masks[out] = if owner == self.side {
+                        self.fresh(out)
+                    } else {
+                        vec![0; self.field(out).words()]
+                    };
+                }
+                vec![]
+            }
+            Op::Xor { a, b, out } | Op::Add { a, b, out } | Op::Sub { a, b, out } => {
+                if ty(out).sharing.is_masked() {
+                    let sub = matches!(op, Op::Sub { .. });
+                    self.masks[out] = self.masks[a]
+                        .iter()
+                        .zip(&self.masks[b])
+                        .map(|(&x, &y)| match (ty(out).sharing, sub) {
+                            (Sharing::Beta, _) => x ^ y,
+                            (_, false) => x.wrapping_add(y),
+                            (_, true) => x.wrapping_sub(y),
+                        })
+                        .collect();
+                }
+                vec![]
+            }
+            Op::Not { a, out } | Op::AddConst { a, out, .. } => {
+                self.masks[out] = self.masks[a].clone();
+                vec![]
+            }
+            Op::MulConst { a, c, out } => {
+                self.masks[out] = self.masks[a].iter().map(|x| x.wrapping_mul(c)).collect();
+                vec![]
+            }
+            Op::Wires {
+                a,
+                start,
+                len,
+                repeat,
+                out,
+            } => {
+                if ty(out).sharing.is_masked() {
+                    let w = words(ty(a).n);
+                    let m = &self.masks[a];
+                    self.masks[out] = (0..len)
+                        .flat_map(|j| {
+                            let wire = if repeat { start } else { start + j };
+                            m[wire * w..(wire + 1) * w].iter().copied()
+                        })
+                        .collect();
+                }
+                vec![]
+            }
+            Op::And { a, b, out } | Op::Mul { a, b, out } => {
+                let field = self.field(out);
+                if !ty(out).sharing.is_masked() {
+                    return vec![Slot::Triple(field)];
+                }
+                let dz = self.fresh(out);
+                self.masks[out] = dz.clone();
+                let (da, db) = (self.masks[a].clone(), self.masks[b].clone());
+                vec![Slot::Vector(self.gamma(field, da, db, dz))]
+            }
+            Op::BitMul { bit, x, out } => {
+                let t = ty(x);
+                let ring = t.ring_bits();
+                if t.sharing == Sharing::A {
+                    // A daBit r (B share, A share), a random a and r·a.
+                    let r = random(&mut self.prg, Field::Bits { width: 1, n: t.n });
+                    let ra = self.lift(&r, 1, t.n, ring);
+                    let r = self.algebra.known(Field::Bits { width: 1, n: t.n }, r);
+                    let a = self.fresh(x);
+                    let a = self.algebra.known(t.field(), a);
+                    let product = self.algebra.product(ra, a);
+                    vec![
+                        Slot::Vector(r),
+                        Slot::Vector(ra),
+                        Slot::Vector(a),
+                        Slot::Vector(product),
+                    ]
+                } else {
+                    let mb = self.masks[bit].clone();
+                    let lifted = self.lift(&mb, 1, t.n, ring);
+                    let dx = self.algebra.known(t.field(), self.masks[x].clone());
+                    let product = self.algebra.product(lifted, dx);
+                    let dz = self.fresh(out);
+                    self.masks[out] = dz.clone();
+                    let dz = self.algebra.known(t.field(), dz);
+                    vec![
+                        Slot::Vector(lifted),
+                        Slot::Vector(product),
+                        Slot::Vector(dz),
+                    ]
+                }
+            }
+            Op::BitProduct { a, b, out } => {
+                let t = ty(out);
+                let (ma, mb) = (self.masks[a].clone(), self.masks[b].clone());
+                let la = self.lift(&ma, 1, t.n, t.ring_bits());
+                let lb = self.lift(&mb, 1, t.n, t.ring_bits());
+                let product = self.algebra.product(la, lb);
+                let dz = self.fresh(out);
+                self.masks[out] = dz.clone();
+                let dz = self.algebra.known(t.field(), dz);
+                vec![
+                    Slot::Vector(la),
+                    Slot::Vector(lb),
+                    Slot::Vector(product),
+                    Slot::Vector(dz),
+                ]
+            }
+            Op::Convert { hop, a, out } => match hop {
+                Hop::BToBeta | Hop::AToAlpha => {
+                    self.masks[out] = self.fresh(out);
+                    vec![]
+                }
+                Hop::BetaToB | Hop::AlphaToA => vec![],
+                Hop::BToA => {
+                    let (width, n) = (ty(a).width(), ty(a).n);
+                    let field = Field::Bits { width, n };
+                    let r = random(&mut self.prg, field);
+                    let ra = self.lift(&r, width, n, ty(out).ring_bits());
+                    let r = self.algebra.known(field, r);
+                    vec![Slot::Vector(r), Slot::Vector(ra)]
+                }
+                Hop::BetaToA => {
+                    let m = self.masks[a].clone();
+                    let (width, n) = (ty(a).width(), ty(a).n);
+                    vec![Slot::Vector(self.lift(&m, width, n, ty(out).ring_bits()))]
+                }
+            },
+            Op::Split { .. } | Op::Output { .. } => vec![],
+            Op::Circuit {
+                circuit,
+                ref inputs,
+                ref outputs,
+            } => {
+                if !ty(outputs[0]).sharing.is_masked() {
+                    return vec![Slot::CircuitTriples(circuit)];
+                }
+                let c = &self.p.circuits[circuit];
+                let w = words(c.simd());
+                let mut delta = vec![0u64; c.circuit().num_wires as usize * w];
+                let mut at = 0;
+                for &v in inputs {
+                    let m = &self.masks[v];
+                    delta[at..at + m.len()].copy_from_slice(m);
+                    at += m.len();
+                }
+                let [x, y, dz] = c.propagate_masks(&mut delta, &mut self.prg);
+                let mut at = c.circuit().output_start() as usize * w;
+                for &v in outputs {
+                    let len = self.field(v).words();
+                    self.masks[v] = delta[at..at + len].to_vec();
+                    at += len;
+                }
+                let field = Field::Bits {
+                    width: 1,
+                    n: 64 * c.and_words(),
+                };
+                let (xk, yk) = (
+                    self.algebra.known(field, x.clone()),
+                    self.algebra.known(field, y.clone()),
+                );
+                let gamma = self.gamma(field, x, y, dz);
+                vec![Slot::Vector(xk), Slot::Vector(yk), Slot::Vector(gamma)]
+            }
+        }
+    }
+}
+
+/// The triples of circuit `circuit` in B: one per AND gate and copy.
+fn circuit_field(p: &Program, circuit: usize) -> Field {
+    Field::Bits {
+        width: 1,
+        n: p.circuits[circuit].triples_needed(),
+    }
+}
+
+/// Both parties' hello: the program's fingerprint.
+fn hello(
+    session: &mut Session,
+    peer: usize,
+    space: tessera_net::Space,
+    fp: [u8; 32],
+) -> Result<(), Error> {
+    let mut ch = session.channel(peer);
+    ch.send(space.tag(HELLO), &fp)?;
+    ch.flush()?;
+    let mut theirs = [0u8; 32];
+    ch.recv_into(space.tag(HELLO), &mut theirs)?;
+    if theirs != fp {
+        return Err(Error::Mismatch(
+            "the peer runs another hybrid program (fingerprints differ)".into(),
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn setup(p: &Program, session: &mut Session, peer: usize) -> Result<Prepared, Error> {
+    let side = usize::from(session.id() > peer);
+    let space = session.space(peer)?;
+    let fingerprint = p.fingerprint();
+    hello(session, peer, space, fingerprint)?;
+    let mut walk = Walk {
+        p,
+        side,
+        prg: session.fork_prg(),
+        algebra: Algebra::default(),
+        masks: vec![Vec::new(); p.types.len()],
+    };
+    let slots: Vec<Vec<Slot>> = p.ops.iter().map(|op| walk.op(op)).collect();
+    let mut needs = Needs::default();
+    walk.algebra.needs(&mut needs);
+    for slot in slots.iter().flatten() {
+        match *slot {
+            Slot::Triple(f) => needs.add(f),
+            Slot::CircuitTriples(c) => needs.add(circuit_field(p, c)),
+            Slot::Vector(_) => {}
+        }
+    }
+    let mut pool = session.with_triples(peer, |g, links| {
+        let b = g.boolean(links, needs.bits)?;
+        let [n8, n16, n32, n64] = needs.ring;
+        Ok(Pool::new(
+            b,
+            [
+                Pool::ring_of(g.arithmetic::<u8>(links, n8)?),
+                Pool::ring_of(g.arithmetic::<u16>(links, n16)?),
+                Pool::ring_of(g.arithmetic::<u32>(links, n32)?),
+                Pool::ring_of(g.arithmetic::<u64>(links, n64)?),
+            ],
+        ))
+    })?;
+    // GMW's triples first, operation by operation, then the algebra's products.
+    let mut material: Vec<Vec<Vec<u64>>> = Vec::with_capacity(slots.len());
+    for ops in &slots {
+        let mut m = Vec::new();
+        for slot in ops {
+            match *slot {
+                Slot::Triple(f) => m.extend(pool.take(f)?),
+                Slot::CircuitTriples(c) => {
+                    let t = pool.take(circuit_field(p, c))?;
+                    m.extend(t.iter().map(|v| p.circuits[c].segment_bits(v)));
+                }
+                Slot::Vector(_) => {}
+            }
+        }
+        material.push(m);
+    }
+    walk.algebra.resolve(side, &mut pool, &mut |mine| {
+        let mut ch = session.channel(peer);
+        ch.send(space.tag(SETUP), mine)?;
+        ch.flush()?;
+        let mut theirs = vec![0u8; mine.len()];
+        ch.recv_into(space.tag(SETUP), &mut theirs)?;
+        Ok(theirs)
+    })?;
+    for (m, ops) in material.iter_mut().zip(&slots) {
+        for slot in ops {
+            if let Slot::Vector(id) = *slot {
+                m.push(walk.algebra.take(id));
+            }
+        }
+    }
+    Ok(Prepared {
+        fingerprint,
+        side,
+        material,
+        masks: walk.masks,
+    })
+}

@@ -1,0 +1,467 @@
+//! Hybrid programs between two sessions over memory, against plaintext: every operation of
+//! every sharing for every ring size (wrap-around included), all conversions among the four
+//! sharings round trip on random and edge values, the mixed products, and a program mixing
+//! all four.
+
+use super::*;
+use crate::SessionConfig;
+use std::thread;
+use tessera_core::{Block, Prg};
+use tessera_net::memory;
+
+type Outcome = Vec<Option<Plain>>;
+
+/// Runs `p` between two parties with their inputs; both results.
+fn run(p: &Program, inputs: [Vec<(Value, Plain)>; 2]) -> [Result<Outcome, Error>; 2] {
+    let (n0, n1) = memory::pair().unwrap();
+    let [i0, i1] = inputs;
+    let p1 = p.clone();
+    let other = thread::spawn(move || party(n1, &p1, &i1));
+    let mine = party(n0, p, &i0);
+    [mine, other.join().unwrap()]
+}
+
+fn party(net: tessera_net::Network, p: &Program, x: &[(Value, Plain)]) -> Result<Outcome, Error> {
+    let peer = 1 - net.id();
+    let mut s = Session::new(net, SessionConfig::default())?;
+    s.run(|s| {
+        let prepared = p.setup(s, peer)?;
+        p.online(s, peer, prepared, x)
+    })
+}
+
+fn both(p: &Program, inputs: [Vec<(Value, Plain)>; 2]) -> Outcome {
+    let [a, b] = run(p, inputs);
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a, b);
+    a
+}
+
+fn ring_values(prg: &mut Prg, bits: u32, n: usize) -> Vec<u64> {
+    let edges = [
+        0,
+        1,
+        ring::mask(bits),
+        1 << (bits - 1),
+        (1 << (bits - 1)) - 1,
+    ];
+    (0..n)
+        .map(|k| match edges.get(k) {
+            Some(&e) => e,
+            None => prg.random_block().low() & ring::mask(bits),
+        })
+        .collect()
+}
+
+fn bool_values(prg: &mut Prg, width: u32, n: usize) -> Vec<Vec<bool>> {
+    (0..n)
+        .map(|_| (0..width).map(|_| prg.random_block().lsb()).collect())
+        .collect()
+}
+
+fn ring(v: &Option<Plain>) -> &[u64] {
+    match v {
+        Some(Plain::Ring(v)) => v,
+        other => panic!("not a ring vector: {other:?}"),
+    }
+}
+
+fn bools(v: &Option<Plain>) -> &[Vec<bool>] {
+    match v {
+        Some(Plain::Bits(v)) => v,
+        other => panic!("not bits: {other:?}"),
+    }
+}
+
+#[test]
+fn arithmetic_operations_equal_plaintext_for_every_ring() {
+    let mut prg = Prg::from_seed_block(Block::new(1));
+    for bits in ring::RING_BITS {
+        for sharing in [Sharing::A, Sharing::Alpha] {
+            let n = 41;
+            let t = Type {
+                sharing,
+                kind: Kind::Ring(bits),
+                n,
+            };
+            let mut p = Program::new();
+            let (x, y) = (p.input(0, t).unwrap(), p.input(1, t).unwrap());
+            let c = prg.random_block().low();
+            let results = [
+                p.add(x, y).unwrap(),
+                p.sub(x, y).unwrap(),
+                p.neg(x).unwrap(),
+                p.add_const(x, c).unwrap(),
+                p.mul_const(y, c).unwrap(),
+                p.mul(x, y).unwrap(),
+            ];
+            let product = p.mul(results[0], results[5]).unwrap();
+            for &r in results.iter().chain([&product]) {
+                p.output(r, Reveal::Both).unwrap();
+            }
+            let (xv, yv) = (
+                ring_values(&mut prg, bits, n),
+                ring_values(&mut prg, bits, n),
+            );
+            let out = both(
+                &p,
+                [
+                    vec![(x, Plain::Ring(xv.clone()))],
+                    vec![(y, Plain::Ring(yv.clone()))],
+                ],
+            );
+            let m = ring::mask(bits);
+            let expect: [fn(u64, u64, u64) -> u64; 7] = [
+                |x, y, _| x.wrapping_add(y),
+                |x, y, _| x.wrapping_sub(y),
+                |x, _, _| x.wrapping_neg(),
+                |x, _, c| x.wrapping_add(c),
+                |_, y, c| y.wrapping_mul(c),
+                |x, y, _| x.wrapping_mul(y),
+                |x, y, _| x.wrapping_add(y).wrapping_mul(x.wrapping_mul(y)),
+            ];
+            for (k, f) in expect.iter().enumerate() {
+                let want: Vec<u64> = xv.iter().zip(&yv).map(|(&x, &y)| f(x, y, c) & m).collect();
+                assert_eq!(ring(&out[k]), want, "{sharing:?} Z_2^{bits} operation {k}");
+            }
+        }
+    }
+}
+
+#[test]
+fn boolean_operations_equal_plaintext() {
+    let mut prg = Prg::from_seed_block(Block::new(2));
+    for sharing in [Sharing::B, Sharing::Beta] {
+        for n in [1, 64, 70] {
+            let t = Type {
+                sharing,
+                kind: Kind::Bits(5),
+                n,
+            };
+            let mut p = Program::new();
+            let (x, y) = (p.input(0, t).unwrap(), p.input(1, t).unwrap());
+            let s = p
+                .input(
+                    1,
+                    Type {
+                        kind: Kind::Bits(1),
+                        ..t
+                    },
+                )
+                .unwrap();
+            let and = p.and(x, y).unwrap();
+            let results = [
+                p.xor(x, y).unwrap(),
+                and,
+                p.not(and).unwrap(),
+                p.mux(s, x, y).unwrap(),
+                p.wires(x, 1, 3).unwrap(),
+            ];
+            for r in results {
+                p.output(r, Reveal::Both).unwrap();
+            }
+            let (xv, yv, sv) = (
+                bool_values(&mut prg, 5, n),
+                bool_values(&mut prg, 5, n),
+                bool_values(&mut prg, 1, n),
+            );
+            let out = both(
+                &p,
+                [
+                    vec![(x, Plain::Bits(xv.clone()))],
+                    vec![(y, Plain::Bits(yv.clone())), (s, Plain::Bits(sv.clone()))],
+                ],
+            );
+            for k in 0..n {
+                let (a, b) = (&xv[k], &yv[k]);
+                let zip = |f: fn(bool, bool) -> bool| -> Vec<bool> {
+                    a.iter().zip(b).map(|(&a, &b)| f(a, b)).collect()
+                };
+                assert_eq!(bools(&out[0])[k], zip(|a, b| a ^ b), "{sharing:?} xor");
+                assert_eq!(bools(&out[1])[k], zip(|a, b| a & b), "{sharing:?} and");
+                assert_eq!(bools(&out[2])[k], zip(|a, b| !(a & b)), "{sharing:?} not");
+                let mux = if sv[k][0] { a.clone() } else { b.clone() };
+                assert_eq!(bools(&out[3])[k], mux, "{sharing:?} mux");
+                assert_eq!(bools(&out[4])[k], a[1..4].to_vec(), "{sharing:?} wires");
+            }
+        }
+    }
+}
+
+/// The bits of `x`, least significant first.
+fn bits_of(x: u64, width: u32) -> Vec<bool> {
+    (0..width).map(|j| (x >> j) & 1 == 1).collect()
+}
+
+fn plain_of(sharing: Sharing, bits: u32, v: &[u64]) -> Plain {
+    if sharing.is_boolean() {
+        Plain::Bits(v.iter().map(|&x| bits_of(x, bits)).collect())
+    } else {
+        Plain::Ring(v.to_vec())
+    }
+}
+
+#[test]
+fn every_conversion_round_trips_on_random_and_edge_values() {
+    let mut prg = Prg::from_seed_block(Block::new(3));
+    for bits in [8, 32, 64] {
+        for from in Sharing::ALL {
+            let n = 23;
+            let kind = if from.is_boolean() {
+                Kind::Bits(bits)
+            } else {
+                Kind::Ring(bits)
+            };
+            let mut p = Program::new();
+            let x = p
+                .input(
+                    0,
+                    Type {
+                        sharing: from,
+                        kind,
+                        n,
+                    },
+                )
+                .unwrap();
+            let mut outs = Vec::new();
+            for to in Sharing::ALL.into_iter().filter(|&s| s != from) {
+                let y = p.convert(x, to).unwrap();
+                let back = p.convert(y, from).unwrap();
+                outs.push((to, p.output(y, Reveal::To(1)).unwrap()));
+                p.output(back, Reveal::Both).unwrap();
+            }
+            let v = ring_values(&mut prg, bits, n);
+            let [o0, o1] = run(&p, [vec![(x, plain_of(from, bits, &v))], vec![]]);
+            let (o0, o1) = (o0.unwrap(), o1.unwrap());
+            for (k, (to, _)) in outs.iter().enumerate() {
+                assert_eq!(o0[2 * k], None);
+                assert_eq!(
+                    o1[2 * k],
+                    Some(plain_of(*to, bits, &v)),
+                    "{} → {} in Z_2^{bits}",
+                    from.name(),
+                    to.name()
+                );
+                assert_eq!(o0[2 * k + 1], Some(plain_of(from, bits, &v)));
+                assert_eq!(o1[2 * k + 1], o0[2 * k + 1]);
+            }
+        }
+    }
+}
+
+#[test]
+fn bits_become_numbers_of_a_wider_ring() {
+    let mut prg = Prg::from_seed_block(Block::new(4));
+    for from in [Sharing::B, Sharing::Beta] {
+        for to in [Sharing::A, Sharing::Alpha] {
+            let n = 19;
+            let mut p = Program::new();
+            let x = p
+                .input(
+                    1,
+                    Type {
+                        sharing: from,
+                        kind: Kind::Bits(3),
+                        n,
+                    },
+                )
+                .unwrap();
+            let y = p.convert_to_ring(x, to, 16).unwrap();
+            p.output(y, Reveal::Both).unwrap();
+            let v = bool_values(&mut prg, 3, n);
+            let out = both(&p, [vec![], vec![(x, Plain::Bits(v.clone()))]]);
+            let want: Vec<u64> = v
+                .iter()
+                .map(|b| b.iter().enumerate().map(|(j, &b)| u64::from(b) << j).sum())
+                .collect();
+            assert_eq!(ring(&out[0]), want, "{from:?} → {to:?}");
+        }
+    }
+}
+
+#[test]
+fn mixed_products_equal_plaintext() {
+    let mut prg = Prg::from_seed_block(Block::new(5));
+    for bits in ring::RING_BITS {
+        let n = 33;
+        let mut p = Program::new();
+        let t = |sharing, kind| Type { sharing, kind, n };
+        let bit_b = p.input(0, t(Sharing::B, Kind::Bits(1))).unwrap();
+        let num_a = p.input(1, t(Sharing::A, Kind::Ring(bits))).unwrap();
+        let bit_beta = p.input(1, t(Sharing::Beta, Kind::Bits(1))).unwrap();
+        let bit2_beta = p.input(0, t(Sharing::Beta, Kind::Bits(1))).unwrap();
+        let num_alpha = p.input(0, t(Sharing::Alpha, Kind::Ring(bits))).unwrap();
+        let r1 = p.bit_mul(bit_b, num_a).unwrap();
+        let r2 = p.bit_mul(bit_beta, num_alpha).unwrap();
+        let r3 = p.bit_product(bit_beta, bit2_beta, bits).unwrap();
+        for r in [r1, r2, r3] {
+            p.output(r, Reveal::Both).unwrap();
+        }
+        let (b1, b2, b3) = (
+            bool_values(&mut prg, 1, n),
+            bool_values(&mut prg, 1, n),
+            bool_values(&mut prg, 1, n),
+        );
+        let (x, y) = (
+            ring_values(&mut prg, bits, n),
+            ring_values(&mut prg, bits, n),
+        );
+        let out = both(
+            &p,
+            [
+                vec![
+                    (bit_b, Plain::Bits(b1.clone())),
+                    (bit2_beta, Plain::Bits(b3.clone())),
+                    (num_alpha, Plain::Ring(y.clone())),
+                ],
+                vec![
+                    (num_a, Plain::Ring(x.clone())),
+                    (bit_beta, Plain::Bits(b2.clone())),
+                ],
+            ],
+        );
+        let sel = |b: &[Vec<bool>], v: &[u64]| -> Vec<u64> {
+            b.iter()
+                .zip(v)
+                .map(|(b, &v)| if b[0] { v } else { 0 })
+                .collect()
+        };
+        assert_eq!(ring(&out[0]), sel(&b1, &x), "B·A in Z_2^{bits}");
+        assert_eq!(ring(&out[1]), sel(&b2, &y), "β·α in Z_2^{bits}");
+        let and: Vec<u64> = b2
+            .iter()
+            .zip(&b3)
+            .map(|(a, b)| u64::from(a[0] & b[0]))
+            .collect();
+        assert_eq!(ring(&out[2]), and, "β·β in Z_2^{bits}");
+    }
+}
+
+/// (x + y)·z in α, its bits in β, the comparison of the sum with a threshold in B by the
+/// library's comparator, and the selected number in A: every sharing in one program.
+#[test]
+fn a_program_mixing_all_four_sharings_equals_plaintext() {
+    let mut prg = Prg::from_seed_block(Block::new(6));
+    let n = 29;
+    let t = |sharing, kind| Type { sharing, kind, n };
+    let mut p = Program::new();
+    let x = p.input(0, t(Sharing::A, Kind::Ring(32))).unwrap();
+    let y = p.input(1, t(Sharing::Alpha, Kind::Ring(32))).unwrap();
+    let z = p.input(1, t(Sharing::Beta, Kind::Bits(32))).unwrap();
+    let xa = p.convert(x, Sharing::Alpha).unwrap();
+    let za = p.convert(z, Sharing::Alpha).unwrap();
+    let sum = p.add(xa, y).unwrap();
+    let prod = p.mul(sum, za).unwrap();
+    let prod_bits = p.convert(prod, Sharing::Beta).unwrap();
+    let sum_b = p.convert(sum, Sharing::B).unwrap();
+    let threshold = p.convert(z, Sharing::B).unwrap();
+    let lt = tessera_circuit::library::builtin("lt32").unwrap().unwrap();
+    let below = p.circuit(&lt, &[sum_b, threshold]).unwrap()[0];
+    let prod_a = p.convert(prod, Sharing::A).unwrap();
+    let chosen = p.bit_mul(below, prod_a).unwrap();
+    for v in [prod_bits, below, chosen] {
+        p.output(v, Reveal::To(0)).unwrap();
+    }
+    let (xv, yv, zv) = (
+        ring_values(&mut prg, 32, n),
+        ring_values(&mut prg, 32, n),
+        ring_values(&mut prg, 32, n),
+    );
+    let [o0, o1] = run(
+        &p,
+        [
+            vec![(x, Plain::Ring(xv.clone()))],
+            vec![
+                (y, Plain::Ring(yv.clone())),
+                (z, plain_of(Sharing::Beta, 32, &zv)),
+            ],
+        ],
+    );
+    let (o0, o1) = (o0.unwrap(), o1.unwrap());
+    assert_eq!(o1, vec![None, None, None]);
+    let m = ring::mask(32);
+    for k in 0..n {
+        let s = xv[k].wrapping_add(yv[k]) & m;
+        let prod = s.wrapping_mul(zv[k]) & m;
+        assert_eq!(bools(&o0[0])[k], bits_of(prod, 32), "product bits {k}");
+        assert_eq!(bools(&o0[1])[k], vec![s < zv[k]], "comparison {k}");
+        assert_eq!(
+            ring(&o0[2])[k],
+            if s < zv[k] { prod } else { 0 },
+            "selection {k}"
+        );
+    }
+}
+
+#[test]
+fn type_errors_are_refused_when_the_program_is_built() {
+    let mut p = Program::new();
+    let a = p
+        .input(
+            0,
+            Type {
+                sharing: Sharing::A,
+                kind: Kind::Ring(32),
+                n: 4,
+            },
+        )
+        .unwrap();
+    let b = p
+        .input(
+            0,
+            Type {
+                sharing: Sharing::B,
+                kind: Kind::Bits(32),
+                n: 4,
+            },
+        )
+        .unwrap();
+    assert!(p.add(a, b).is_err());
+    assert!(p.and(a, a).is_err());
+    assert!(p.mul(b, b).is_err());
+    assert!(p.bit_mul(b, a).is_err(), "the bit must be one wire");
+    assert!(p.wires(b, 30, 3).is_err());
+    assert!(
+        p.input(
+            2,
+            Type {
+                sharing: Sharing::A,
+                kind: Kind::Ring(32),
+                n: 1
+            }
+        )
+        .is_err()
+    );
+    assert!(
+        p.input(
+            0,
+            Type {
+                sharing: Sharing::A,
+                kind: Kind::Ring(12),
+                n: 1
+            }
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn a_peer_running_another_program_is_named() {
+    let t = Type {
+        sharing: Sharing::A,
+        kind: Kind::Ring(8),
+        n: 1,
+    };
+    let mut p = Program::new();
+    let x = p.input(0, t).unwrap();
+    let mut q = p.clone();
+    let y = p.mul(x, x).unwrap();
+    p.output(y, Reveal::Both).unwrap();
+    q.output(x, Reveal::Both).unwrap();
+    let (n0, n1) = memory::pair().unwrap();
+    let other = thread::spawn(move || party(n1, &q, &[]));
+    let mine = party(n0, &p, &[(x, Plain::Ring(vec![3]))]);
+    let e = mine.unwrap_err().to_string();
+    assert!(e.contains("another hybrid program"), "{e}");
+    assert!(other.join().unwrap().is_err());
+}
