@@ -47,9 +47,14 @@ pub const SETUP: MessageKind = MessageKind::new(0x51, "hybrid setup products");
 /// An online operation's message.
 pub const EXCHANGE: MessageKind = MessageKind::new(0x52, "hybrid operation");
 
-/// A secret sharing of MOTION2NX; Yao's (Y) lives in [`crate::yao`].
+/// A sharing of MOTION2NX.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Sharing {
+    /// Yao's garbled labels: party 0 (the garbler) holds each bit's zero-label K₀ and the
+    /// free-XOR offset Δ (its OT sender's), party 1 (the evaluator) K₀ ⊕ x·Δ. In programs Y
+    /// values are converted, XORed, inverted and opened; whole circuits run in Y through
+    /// [`crate::yao`].
+    Y,
     /// Boolean GMW.
     B,
     /// Arithmetic GMW over Z_2^ℓ.
@@ -61,12 +66,19 @@ pub enum Sharing {
 }
 
 impl Sharing {
-    /// Every sharing of hybrid programs.
-    pub const ALL: [Sharing; 4] = [Sharing::B, Sharing::A, Sharing::Beta, Sharing::Alpha];
+    /// Every sharing, in MOTION2NX's order.
+    pub const ALL: [Sharing; 5] = [
+        Sharing::Y,
+        Sharing::B,
+        Sharing::A,
+        Sharing::Beta,
+        Sharing::Alpha,
+    ];
 
     /// Its name in MOTION2NX's notation and on the command line.
     pub const fn name(self) -> &'static str {
         match self {
+            Sharing::Y => "y",
             Sharing::B => "b",
             Sharing::A => "a",
             Sharing::Beta => "beta",
@@ -79,9 +91,9 @@ impl Sharing {
         Self::ALL.into_iter().find(|s| s.name() == name)
     }
 
-    /// Whether it shares bits (B, β) rather than ring elements (A, α).
+    /// Whether it shares bits (Y, B, β) rather than ring elements (A, α).
     pub const fn is_boolean(self) -> bool {
-        matches!(self, Sharing::B | Sharing::Beta)
+        matches!(self, Sharing::Y | Sharing::B | Sharing::Beta)
     }
 
     /// Whether it is one of ABY2.0's (masked values).
@@ -169,6 +181,11 @@ enum Hop {
     BToA,
     /// β → A with the arithmetic sharing of each mask bit from the setup: local.
     BetaToA,
+    /// Y → B: the labels' permutation bits (least significant bits) are XOR shares: local.
+    YToB,
+    /// B → Y: the garbler sends labels of its shares; the evaluator's come from random
+    /// correlated OTs of the setup, derandomised by its share ⊕ choice bit. 1 round.
+    BToY,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -264,20 +281,33 @@ pub struct Program {
     outputs: Vec<usize>,
 }
 
-/// The route of a conversion: the sharings it passes through after the first.
+/// The route of a conversion: the sharings it passes through after the first. Direct hops:
+/// Y ↔ B, B ↔ β, A ↔ α, B → A, β → A and A → B; the others go through B and A.
+///
+/// | hop | setup | online |
+/// |---|---|---|
+/// | Y → B, β → B, α → A | none | local |
+/// | β → A | the arithmetic sharing of each mask bit (one Beaver product per bit) | local |
+/// | B → β, A → α | a fresh mask | 1 round, 1 bit (element) per party |
+/// | B → A | a daBit per bit (one Beaver product) | 1 round, 1 bit per bit and party |
+/// | B → Y | a random correlated OT per bit | 1 round: the evaluator 1 bit, the garbler 16 bytes per bit |
+/// | A → B | the triples of an ℓ-bit parallel-prefix adder | its AND-depth, log₂ ℓ + 1 rounds |
 pub fn route(from: Sharing, to: Sharing) -> &'static [Sharing] {
     use Sharing::*;
     match (from, to) {
+        (Y, B) | (Beta, B) | (A, B) => &[B],
+        (B, Y) => &[Y],
         (B, Beta) => &[Beta],
-        (A, Beta) => &[B, Beta],
-        (Beta, B) => &[B],
         (A, Alpha) => &[Alpha],
-        (Alpha, A) => &[A],
-        (B, A) | (Beta, A) => &[A],
-        (A, B) => &[B],
+        (Alpha, A) | (B, A) | (Beta, A) => &[A],
+        (Y, Beta) | (A, Beta) => &[B, Beta],
+        (Y, A) => &[B, A],
+        (Y, Alpha) => &[B, A, Alpha],
+        (Beta, Y) | (A, Y) => &[B, Y],
         (B, Alpha) | (Beta, Alpha) => &[A, Alpha],
         (Alpha, B) => &[A, B],
         (Alpha, Beta) => &[A, B, Beta],
+        (Alpha, Y) => &[A, B, Y],
         _ => &[],
     }
 }
@@ -369,6 +399,11 @@ impl Program {
     /// a ∧ b on B (one triple per bit; online 2 bits per party, 1 round) or β (setup: δa·δb
     /// by Beaver; online 1 bit per party, 1 round).
     pub fn and(&mut self, a: Value, b: Value) -> Result<Value, Error> {
+        if self.ty(a)?.sharing == Sharing::Y {
+            return Err(bad(
+                "AND on Y values: whole circuits run in Y through yao; convert to B or β".into(),
+            ));
+        }
         self.binary(a, b, true, |a, b, out| Op::And { a, b, out })
     }
 
@@ -548,6 +583,8 @@ impl Program {
             (Alpha, A) => Hop::AlphaToA,
             (B, A) => Hop::BToA,
             (Beta, A) => Hop::BetaToA,
+            (Y, B) => Hop::YToB,
+            (B, Y) => Hop::BToY,
             (A, B) => return self.a_to_b(a),
             _ => return Err(bad(format!("no hop {} → {}", t.sharing.name(), to.name()))),
         };

@@ -8,7 +8,7 @@ use super::{EXCHANGE, Hop, Kind, Op, Plain, Program, Reveal, Sharing, Type, Valu
 use crate::boolean::bits::{self, tail_mask, words};
 use crate::boolean::layers::Layers;
 use crate::{Error, Session};
-use tessera_core::Prg;
+use tessera_core::{Block, Prg};
 use tessera_net::{Channel, Space};
 
 /// The link to the peer for one online phase.
@@ -110,6 +110,87 @@ fn words_plain(t: Type, v: &[u64]) -> Plain {
     }
 }
 
+/// Words per wire of a value: labels take two per copy, bits `words(n)`.
+fn wire_words(t: Type) -> usize {
+    if t.sharing == Sharing::Y {
+        2 * t.n
+    } else {
+        words(t.n)
+    }
+}
+
+/// Words as bytes, little-endian.
+fn bits_bytes(v: &[u64]) -> Vec<u8> {
+    v.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// Bytes as little-endian words.
+fn read_words(bytes: &[u8]) -> Vec<u64> {
+    bytes
+        .chunks_exact(8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
+        .collect()
+}
+
+/// Y's labels, two words per block, wire `j` copy `k` at block `j·n + k`.
+struct Garbling {
+    delta: Block,
+    n: usize,
+}
+
+impl Garbling {
+    fn random_labels(&self, prg: &mut Prg, width: usize) -> Vec<u64> {
+        (0..width * self.n)
+            .flat_map(|_| {
+                let b = prg.random_block();
+                [b.low(), b.high()]
+            })
+            .collect()
+    }
+
+    /// K ⊕ x·Δ for each label K and bit x of `x` (bits of `width` wires, `words(n)` each),
+    /// without branching on x.
+    fn select(&self, labels: &[u64], x: &[u64]) -> Vec<u64> {
+        let w = words(self.n);
+        let (lo, hi) = (self.delta.low(), self.delta.high());
+        let mut out = labels.to_vec();
+        for (i, pair) in out.chunks_exact_mut(2).enumerate() {
+            let (j, k) = (i / self.n, i % self.n);
+            let m = 0u64.wrapping_sub(u64::from(bits::bit(&x[j * w..(j + 1) * w], k)));
+            pair[0] ^= lo & m;
+            pair[1] ^= hi & m;
+        }
+        out
+    }
+
+    /// K ⊕ Δ where `flip` is set, label by label.
+    fn flip(&self, labels: &[u64], flip: &[bool]) -> Vec<u64> {
+        let mut out = labels.to_vec();
+        for (pair, &f) in out.chunks_exact_mut(2).zip(flip) {
+            let m = 0u64.wrapping_sub(u64::from(f));
+            pair[0] ^= self.delta.low() & m;
+            pair[1] ^= self.delta.high() & m;
+        }
+        out
+    }
+
+    /// The labels' least significant bits as bits of `width` wires.
+    fn colours(&self, labels: &[u64], width: usize) -> Vec<u64> {
+        let w = words(self.n);
+        let mut out = vec![0u64; width * w];
+        for (i, pair) in labels.chunks_exact(2).enumerate() {
+            let (j, k) = (i / self.n, i % self.n);
+            out[j * w + k / 64] |= (pair[0] & 1) << (k % 64);
+        }
+        out
+    }
+
+    /// The evaluator's derandomisation e = x ⊕ c, c its OTs' random choices.
+    fn choices_xor(&self, ots: &[u64], x: &[u64], width: usize) -> Vec<u64> {
+        zip_map(&self.colours(ots, width), x, |c, x| c ^ x)
+    }
+}
+
 /// Zeroes the bits of each wire past its `n` copies.
 fn clear_tails(v: &mut [u64], n: usize) {
     let w = words(n);
@@ -145,6 +226,7 @@ pub(super) fn run(
         side,
         mut material,
         masks,
+        delta,
         ..
     } = prepared;
     let first = side == 0;
@@ -161,6 +243,37 @@ pub(super) fn run(
         let m = std::mem::take(&mut material[k]);
         let ty = |v: usize| p.types[v];
         match *op {
+            Op::Input { out, owner } if ty(out).sharing == Sharing::Y => {
+                let t = ty(out);
+                let x = if owner == side {
+                    let x = inputs.iter().find(|(v, _)| v.0 == out).ok_or_else(|| {
+                        Error::Input(format!("no plaintext for input value {out}"))
+                    })?;
+                    plain_words(t, &x.1)?
+                } else {
+                    Vec::new()
+                };
+                let g = Garbling { delta, n: t.n };
+                data[out] = match (owner, side) {
+                    // The garbler's input: it sends K₀ ⊕ x·Δ.
+                    (0, 0) => {
+                        let zero = g.random_labels(&mut prg, t.width());
+                        link.send(&bits_bytes(&g.select(&zero, &x)))?;
+                        zero
+                    }
+                    (0, _) => read_words(&link.recv(16 * t.width() * t.n)?),
+                    // The evaluator's: it derandomises a random correlated OT.
+                    (_, 1) => {
+                        let e = g.choices_xor(&m[0], &x, t.width());
+                        link.send(&bits_bytes(&e))?;
+                        m[0].clone()
+                    }
+                    _ => {
+                        let e = read_words(&link.recv(8 * t.width() * words(t.n))?);
+                        g.select(&m[0], &e)
+                    }
+                };
+            }
             Op::Input { out, owner } => {
                 let t = ty(out);
                 let field = t.field();
@@ -170,8 +283,8 @@ pub(super) fn run(
                     })?;
                     let x = plain_words(t, &x.1)?;
                     let (sent, kept) = match t.sharing {
-                        // The peer's share r; this party keeps x − r (x ⊕ r).
-                        Sharing::B | Sharing::A => {
+                        // The peer's share r; this party keeps x − r (x ⊕ r). (Y: above.)
+                        Sharing::B | Sharing::A | Sharing::Y => {
                             let mut r = vec![0u64; field.words()];
                             match field {
                                 Field::Bits { n, .. } => {
@@ -219,8 +332,15 @@ pub(super) fn run(
             Op::Not { a, out } => {
                 let t = ty(a);
                 let mut v = data[a].clone();
+                // Y: the garbler's zero-labels become the one-labels.
+                if t.sharing == Sharing::Y {
+                    if first {
+                        let g = Garbling { delta, n: t.n };
+                        let ones = vec![true; t.width() * t.n];
+                        v = g.flip(&v, &ones);
+                    }
                 // B: party 0 flips its share; β: both flip the public Δ.
-                if first || t.sharing == Sharing::Beta {
+                } else if first || t.sharing == Sharing::Beta {
                     v.iter_mut().for_each(|x| *x = !*x);
                     clear_tails(&mut v, t.n);
                 }
@@ -233,7 +353,7 @@ pub(super) fn run(
                 repeat,
                 out,
             } => {
-                let w = words(ty(a).n);
+                let w = wire_words(ty(a));
                 data[out] = (0..len)
                     .flat_map(|j| {
                         let wire = if repeat { start } else { start + j };
@@ -375,6 +495,23 @@ pub(super) fn run(
                     Hop::BetaToB => masks[a].clone(),
                     Hop::AlphaToA if first => zip_map(x, &masks[a], u64::wrapping_sub),
                     Hop::AlphaToA => masks[a].iter().map(|d| d.wrapping_neg()).collect(),
+                    Hop::YToB => Garbling { delta, n: ta.n }.colours(x, ta.width()),
+                    Hop::BToY => {
+                        let (g, width) = (Garbling { delta, n: ta.n }, ta.width());
+                        if first {
+                            // Send K₀' ⊕ x₀·Δ; the label of x₁ is q ⊕ e·Δ.
+                            let zero = g.random_labels(&mut prg, width);
+                            link.send(&bits_bytes(&g.select(&zero, x)))?;
+                            let e = read_words(&link.recv(8 * width * words(ta.n))?);
+                            let q = g.select(&m[0], &e);
+                            zip_map(&zero, &q, |a, b| a ^ b)
+                        } else {
+                            let e = g.choices_xor(&m[0], x, width);
+                            link.send(&bits_bytes(&e))?;
+                            let theirs = read_words(&link.recv(16 * width * ta.n)?);
+                            zip_map(&theirs, &m[0], |a, b| a ^ b)
+                        }
+                    }
                     Hop::BToA | Hop::BetaToA => {
                         // Per bit: [x] = c + (1 − 2c)·[r] with c public (B: x ⊕ r opened
                         // against a daBit; β: Δ against the lifted mask); Σ 2^j x_j.
@@ -455,6 +592,10 @@ pub(super) fn run(
             Op::Output { a, reveal } => {
                 let t = ty(a);
                 let f = t.field();
+                // Y opens as the B sharing of its labels' colours.
+                if t.sharing == Sharing::Y {
+                    data[a] = Garbling { delta, n: t.n }.colours(&data[a], t.width());
+                }
                 // B, A: the share; β, α: the mask share.
                 let share = if t.sharing.is_masked() {
                     &masks[a]
@@ -470,7 +611,7 @@ pub(super) fn run(
                     let mut theirs = vec![0u64; f.words()];
                     algebra::combine(f, &mut theirs, &link.recv(algebra::wire_bytes(f))?);
                     let x: Vec<u64> = match t.sharing {
-                        Sharing::B => zip_map(&data[a], &theirs, |x, y| x ^ y),
+                        Sharing::B | Sharing::Y => zip_map(&data[a], &theirs, |x, y| x ^ y),
                         Sharing::A => zip_map(&data[a], &theirs, u64::wrapping_add),
                         Sharing::Beta => (0..theirs.len())
                             .map(|i| data[a][i] ^ masks[a][i] ^ theirs[i])

@@ -8,7 +8,7 @@ use super::algebra::{Algebra, Field, Id, Needs, Pool};
 use super::{HELLO, Hop, Op, Program, SETUP, Sharing};
 use crate::boolean::bits::{self, words};
 use crate::{Error, Session};
-use tessera_core::Prg;
+use tessera_core::{Block, Prg};
 use tessera_net::Channel;
 
 /// One party's setup of a program, for one online phase.
@@ -18,8 +18,10 @@ pub struct Prepared {
     pub(super) side: usize,
     /// Per operation, its vectors from the setup, in the order the online phase reads them.
     pub(super) material: Vec<Vec<Vec<u64>>>,
-    /// Per value, this party's share of its mask (β, α; empty for B, A).
+    /// Per value, this party's share of its mask (β, α; empty for Y, B, A).
     pub(super) masks: Vec<Vec<u64>>,
+    /// Y: the garbler's free-XOR offset, its OT sender's Δ (zero at the evaluator).
+    pub(super) delta: Block,
 }
 
 /// Where an operation's setup vector comes from.
@@ -30,6 +32,9 @@ enum Slot {
     CircuitTriples(usize),
     /// A vector of the algebra.
     Vector(Id),
+    /// Y: this many random correlated OTs, the garbler sending (its q, lsb 0), the evaluator
+    /// receiving (q ⊕ c·Δ, its random choice c in the lsb); two words per block.
+    Cots(usize),
 }
 
 /// The walk's state.
@@ -115,6 +120,14 @@ impl Walk<'_> {
     fn op(&mut self, op: &Op) -> Vec<Slot> {
         let ty = |v: usize| self.p.types[v];
         match *op {
+            Op::Input { out, owner: 1 }
+            | Op::Convert {
+                hop: Hop::BToY,
+                out,
+                ..
+            } if ty(out).sharing == Sharing::Y => {
+                vec![Slot::Cots(ty(out).width() * ty(out).n)]
+            }
             Op::Input { out, owner } => {
                 if ty(out).sharing.is_masked() {
                     self.masks[out] = if owner == self.side {
@@ -230,7 +243,7 @@ impl Walk<'_> {
                     self.masks[out] = self.fresh(out);
                     vec![]
                 }
-                Hop::BetaToB | Hop::AlphaToA => vec![],
+                Hop::BetaToB | Hop::AlphaToA | Hop::YToB | Hop::BToY => vec![],
                 Hop::BToA => {
                     let (width, n) = (ty(a).width(), ty(a).n);
                     let field = Field::Bits { width, n };
@@ -313,6 +326,39 @@ fn hello(
     Ok(())
 }
 
+/// The random correlated OTs of Y's slots, all at once, and the garbler's Δ (if the program
+/// has Y values): as words, two per block.
+fn draw_cots(
+    p: &Program,
+    session: &mut Session,
+    peer: usize,
+    side: usize,
+    slots: &[Vec<Slot>],
+) -> Result<(Block, Vec<u64>), Error> {
+    if !p.types.iter().any(|t| t.sharing == Sharing::Y) {
+        return Ok((Block::ZERO, Vec::new()));
+    }
+    let count: usize = slots
+        .iter()
+        .flatten()
+        .map(|s| if let Slot::Cots(c) = s { *c } else { 0 })
+        .sum();
+    let mut blocks = vec![Block::ZERO; count];
+    let delta = session.with_ot_pair(peer, |sender, receiver, ch| {
+        if side == 0 {
+            sender.send_random_correlated(ch, &mut blocks)?;
+            Ok(sender.delta())
+        } else {
+            receiver.receive_random_correlated(ch, &mut blocks)?;
+            Ok(Block::ZERO)
+        }
+    })?;
+    Ok((
+        delta,
+        blocks.iter().flat_map(|b| [b.low(), b.high()]).collect(),
+    ))
+}
+
 pub(super) fn setup(p: &Program, session: &mut Session, peer: usize) -> Result<Prepared, Error> {
     let side = usize::from(session.id() > peer);
     let space = session.space(peer)?;
@@ -332,9 +378,10 @@ pub(super) fn setup(p: &Program, session: &mut Session, peer: usize) -> Result<P
         match *slot {
             Slot::Triple(f) => needs.add(f),
             Slot::CircuitTriples(c) => needs.add(circuit_field(p, c)),
-            Slot::Vector(_) => {}
+            Slot::Vector(_) | Slot::Cots(_) => {}
         }
     }
+    let mut cots = draw_cots(p, session, peer, side, &slots)?;
     let mut pool = session.with_triples(peer, |g, links| {
         let b = g.boolean(links, needs.bits)?;
         let [n8, n16, n32, n64] = needs.ring;
@@ -358,6 +405,10 @@ pub(super) fn setup(p: &Program, session: &mut Session, peer: usize) -> Result<P
                 Slot::CircuitTriples(c) => {
                     let t = pool.take(circuit_field(p, c))?;
                     m.extend(t.iter().map(|v| p.circuits[c].segment_bits(v)));
+                }
+                Slot::Cots(count) => {
+                    let rest = cots.1.split_off(2 * count);
+                    m.push(std::mem::replace(&mut cots.1, rest));
                 }
                 Slot::Vector(_) => {}
             }
@@ -384,5 +435,6 @@ pub(super) fn setup(p: &Program, session: &mut Session, peer: usize) -> Result<P
         side,
         material,
         masks: walk.masks,
+        delta: cots.0,
     })
 }

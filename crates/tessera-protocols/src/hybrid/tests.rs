@@ -338,9 +338,10 @@ fn mixed_products_equal_plaintext() {
 }
 
 /// (x + y)·z in α, its bits in β, the comparison of the sum with a threshold in B by the
-/// library's comparator, and the selected number in A: every sharing in one program.
+/// library's comparator, the selected number in A, and ¬u ⊕ (x + y) in Y: every sharing in
+/// one program.
 #[test]
-fn a_program_mixing_all_four_sharings_equals_plaintext() {
+fn a_program_mixing_all_five_sharings_equals_plaintext() {
     let mut prg = Prg::from_seed_block(Block::new(6));
     let n = 29;
     let t = |sharing, kind| Type { sharing, kind, n };
@@ -359,10 +360,15 @@ fn a_program_mixing_all_four_sharings_equals_plaintext() {
     let below = p.circuit(&lt, &[sum_b, threshold]).unwrap()[0];
     let prod_a = p.convert(prod, Sharing::A).unwrap();
     let chosen = p.bit_mul(below, prod_a).unwrap();
-    for v in [prod_bits, below, chosen] {
+    let u = p.input(1, t(Sharing::Y, Kind::Bits(32))).unwrap();
+    let not_u = p.not(u).unwrap();
+    let sum_y = p.convert(sum, Sharing::Y).unwrap();
+    let mixed = p.xor(not_u, sum_y).unwrap();
+    for v in [prod_bits, below, chosen, mixed] {
         p.output(v, Reveal::To(0)).unwrap();
     }
-    let (xv, yv, zv) = (
+    let (xv, yv, zv, uv) = (
+        ring_values(&mut prg, 32, n),
         ring_values(&mut prg, 32, n),
         ring_values(&mut prg, 32, n),
         ring_values(&mut prg, 32, n),
@@ -374,11 +380,12 @@ fn a_program_mixing_all_four_sharings_equals_plaintext() {
             vec![
                 (y, Plain::Ring(yv.clone())),
                 (z, plain_of(Sharing::Beta, 32, &zv)),
+                (u, plain_of(Sharing::Y, 32, &uv)),
             ],
         ],
     );
     let (o0, o1) = (o0.unwrap(), o1.unwrap());
-    assert_eq!(o1, vec![None, None, None]);
+    assert_eq!(o1, vec![None, None, None, None]);
     let m = ring::mask(32);
     for k in 0..n {
         let s = xv[k].wrapping_add(yv[k]) & m;
@@ -420,6 +427,8 @@ fn type_errors_are_refused_when_the_program_is_built() {
     assert!(p.and(a, a).is_err());
     assert!(p.mul(b, b).is_err());
     assert!(p.bit_mul(b, a).is_err(), "the bit must be one wire");
+    let y = p.convert(b, Sharing::Y).unwrap();
+    assert!(p.and(y, y).is_err(), "AND on Y runs through yao");
     assert!(p.wires(b, 30, 3).is_err());
     assert!(
         p.input(
