@@ -5,8 +5,10 @@
 //! |---|---|---|---|
 //! | `aes128` | key 128 ; plaintext 128 | ciphertext 128 | 6400 |
 //! | `sha256` | message block 512 ; chaining value 256 | new chaining value 256 | 22 573 |
+//! | `sha256-lowdepth` | as `sha256`, carry-save and parallel-prefix adders | as `sha256` | more, at a fraction of the depth |
 //! | `sha1` | message block 512 ; chaining value 160 | new chaining value 160 | 11 215 |
 //! | `add<n>`, `sub<n>` | a n ; b n | a ± b mod 2^n | n − 1 |
+//! | `addpp<n>` | a n ; b n | a + b mod 2^n, parallel prefix: AND-depth 1 + ⌈log₂(n − 1)⌉ | about (n/2)·log₂ n |
 //! | `mul<n>` | a n ; b n | a · b mod 2^n | about n² |
 //! | `lt<n>`, `lts<n>` | a n ; b n | a < b, unsigned / signed (1 bit) | n |
 //! | `eq<n>` | a n ; b n | a = b (1 bit) | n − 1 |
@@ -21,19 +23,21 @@ mod sha;
 pub mod vasa;
 
 pub use aes::aes128;
-pub use sha::{sha1_compress, sha256_compress};
+pub use sha::{Adders, sha1_compress, sha256_compress, sha256_compress_with};
 
 use crate::builder::{Builder, Signedness};
 use crate::{Circuit, Error};
 
 /// The names [`builtin`] knows, for help texts (`<n>`: a width).
-pub const NAMES: &str = "aes128, sha256, sha1, add<n>, sub<n>, mul<n>, lt<n>, lts<n>, eq<n>";
+pub const NAMES: &str =
+    "aes128, sha256, sha256-lowdepth, sha1, add<n>, addpp<n>, sub<n>, mul<n>, lt<n>, lts<n>, eq<n>";
 
 /// The built-in circuit called `name`, or `None` if there is none by that name.
 pub fn builtin(name: &str) -> Option<Result<Circuit, Error>> {
     match name {
         "aes128" => return Some(aes128()),
         "sha256" => return Some(sha256_compress()),
+        "sha256-lowdepth" => return Some(sha256_compress_with(Adders::LowDepth)),
         "sha1" => return Some(sha1_compress()),
         _ => {}
     }
@@ -44,6 +48,7 @@ pub fn builtin(name: &str) -> Option<Result<Circuit, Error>> {
     let (a, b) = (g.input(n), g.input(n));
     let out = match op {
         "add" => g.add(&a, &b),
+        "addpp" => g.add_prefix(&a, &b),
         "sub" => g.sub(&a, &b),
         "mul" => g.mul(&a, &b),
         "lt" => vec![g.lt(&a, &b, Signedness::Unsigned)],

@@ -61,17 +61,21 @@ fn aes128_is_fips197_with_6400_and_gates() {
 
 #[test]
 fn sha_compressions_give_the_abc_digests() {
-    let c = sha256_compress().unwrap();
-    assert_eq!(
-        eval_bytes(&c, &[&abc_block(), &be_bytes(&SHA256_IV)]),
-        bits_bytes(
-            &bits_from_hex(
-                "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
-                256
+    for c in [
+        sha256_compress().unwrap(),
+        sha256_compress_with(Adders::LowDepth).unwrap(),
+    ] {
+        assert_eq!(
+            eval_bytes(&c, &[&abc_block(), &be_bytes(&SHA256_IV)]),
+            bits_bytes(
+                &bits_from_hex(
+                    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+                    256
+                )
+                .unwrap()
             )
-            .unwrap()
-        )
-    );
+        );
+    }
     let c = sha1_compress().unwrap();
     assert_eq!(
         eval_bytes(&c, &[&abc_block(), &be_bytes(&SHA1_IV)]),
@@ -143,4 +147,46 @@ fn simd_copies_compute_independently() {
         assert_eq!(out[i], a[i].wrapping_add(b[i]), "copy {i}");
     }
     assert!(simd(&c, 0).is_err());
+}
+
+/// The low-depth SHA-256 cuts the AND-depth of the ripple-carry one (1607) to 518.
+#[test]
+fn low_depth_sha256_has_the_depth_it_states() {
+    use crate::analysis::and_depth;
+    assert_eq!(and_depth(&sha256_compress().unwrap()), 1607);
+    let c = builtin("sha256-lowdepth").unwrap().unwrap();
+    assert_eq!(and_depth(&c), 518);
+    assert_eq!(gate_counts(&c).and, 51720);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// The parallel-prefix adder and the carry-save sum equal ripple-carry addition, at
+    /// AND-depth 1 + ⌈log₂(n − 1)⌉ for the adder.
+    #[test]
+    fn prefix_and_carry_save_adders_add(n in 1usize..70, seed in any::<u64>()) {
+        use crate::analysis::and_depth;
+        use crate::builder::Builder;
+        let mut g = Builder::new();
+        let (a, b, c) = (g.input(n as u32), g.input(n as u32), g.input(n as u32));
+        let pp = g.add_prefix(&a, &b);
+        let ripple = g.add(&a, &b);
+        let many = g.add_many(&[&a, &b, &c]);
+        let ab = g.add(&a, &b);
+        let abc = g.add(&ab, &c);
+        let circuit = g.finish(&[pp, ripple, many, abc]).unwrap();
+        let mut prg = tessera_core::Prg::from_seed_block(Block::new(u128::from(seed)));
+        let x: Vec<Vec<bool>> = (0..3)
+            .map(|_| (0..n).map(|_| prg.random_block().lsb()).collect())
+            .collect();
+        let out = evaluate(&circuit, &x).unwrap();
+        prop_assert_eq!(&out[0], &out[1]);
+        prop_assert_eq!(&out[2], &out[3]);
+        let mut g = Builder::new();
+        let (a, b) = (g.input(n as u32), g.input(n as u32));
+        let pp = g.add_prefix(&a, &b);
+        let depth = and_depth(&g.finish(&[pp]).unwrap());
+        let levels = if n <= 2 { 0 } else { usize::BITS - (n - 2).leading_zeros() };
+        prop_assert_eq!(depth, u32::from(n > 1) + levels);
+    }
 }

@@ -601,7 +601,7 @@ impl Program {
         Ok(Value(out))
     }
 
-    /// A → B: the two shares as B values, added by the library's adder.
+    /// A → B: the two shares as B values, added by the library's parallel-prefix adder.
     fn a_to_b(&mut self, a: Value) -> Result<Value, Error> {
         let t = self.ty(a)?;
         let bits = t.ring_bits();
@@ -612,7 +612,7 @@ impl Program {
         };
         let out = [self.value(half), self.value(half)];
         self.ops.push(Op::Split { a: a.0, out });
-        let adder = tessera_circuit::library::builtin(&format!("add{bits}"))
+        let adder = tessera_circuit::library::builtin(&format!("addpp{bits}"))
             .ok_or_else(|| bad(format!("no adder of {bits} bits")))??;
         let sum = self.circuit(&adder, &[Value(out[0]), Value(out[1])])?;
         Ok(sum[0])
