@@ -2,6 +2,7 @@
 
 mod bench;
 mod circuit;
+mod mpc;
 mod schemes;
 mod twoparty;
 
@@ -23,6 +24,11 @@ enum Command {
     Demo(twoparty::DemoArgs),
     /// One party of a semi-honest Yao computation over TCP or TLS.
     Run(Box<twoparty::RunArgs>),
+    /// Secret-sharing and garbled-circuit protocols between two processes.
+    Mpc {
+        #[command(subcommand)]
+        what: mpc::MpcCommand,
+    },
     /// Writes a TLS key and self-signed certificate (key.pem, cert.pem) for `run --tls-dir`.
     Keygen(twoparty::KeygenArgs),
     /// Measure the hot paths; one JSON object per line with --json.
@@ -75,6 +81,7 @@ fn main() -> ExitCode {
             Command::Demo(args) => twoparty::demo(&args),
             Command::Run(args) => twoparty::run(&args),
             Command::Keygen(args) => twoparty::keygen(&args),
+            Command::Mpc { what } => mpc::run(what),
             Command::Bench { what } => bench::run(what),
             Command::Circuit { what } => circuit::run(what),
         });

@@ -157,12 +157,8 @@ pub struct RunArgs {
     /// This party's role.
     #[arg(long, value_enum)]
     role: Role,
-    /// Wait for the peer on this address (`127.0.0.1:0` picks a port, printed on stderr).
-    #[arg(long, conflicts_with = "connect", required_unless_present = "connect")]
-    listen: Option<String>,
-    /// Connect to the peer at this address.
-    #[arg(long)]
-    connect: Option<String>,
+    #[command(flatten)]
+    link: LinkArgs,
     /// A built-in circuit (aes128, add32, ...) or a Bristol file with two input values.
     #[arg(long)]
     circuit: String,
@@ -176,6 +172,20 @@ pub struct RunArgs {
     /// Who learns the output.
     #[arg(long, value_enum, default_value_t = OutputArg::Evaluator)]
     output: OutputArg,
+    /// One JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// How a party reaches its peer: `tessera run` and `tessera mpc run`.
+#[derive(Args)]
+pub struct LinkArgs {
+    /// Wait for the peer on this address (`127.0.0.1:0` picks a port, printed on stderr).
+    #[arg(long, conflicts_with = "connect", required_unless_present = "connect")]
+    listen: Option<String>,
+    /// Connect to the peer at this address.
+    #[arg(long)]
+    connect: Option<String>,
     /// Directory with this party's key.pem and cert.pem (from `tessera keygen`): use TLS.
     #[arg(long, requires = "peer_cert")]
     tls_dir: Option<PathBuf>,
@@ -190,13 +200,10 @@ pub struct RunArgs {
     /// bound).
     #[arg(long)]
     deadline: Option<u64>,
-    /// One JSON object instead of text.
-    #[arg(long)]
-    json: bool,
 }
 
 /// The network `args` describes: the listening party is party 0, the connecting one party 1.
-fn open(args: &RunArgs) -> Result<Network, CliError> {
+pub fn open(args: &LinkArgs) -> Result<Network, CliError> {
     let timeout = Duration::from_secs(args.timeout.max(1));
     let config = NetConfig {
         timeout,
@@ -245,7 +252,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         OutputArg::Garbler => OutputTo::Garbler,
         OutputArg::Both => OutputTo::Both,
     };
-    let network = open(args)?;
+    let network = open(&args.link)?;
     let peer = 1 - network.id();
     let mut session = Session::new(network, SessionConfig::default())?;
     let start = Instant::now();

@@ -91,6 +91,51 @@ fn demo_checks_its_ciphertext() {
     assert!(v["garbler"]["bytes_sent"].as_u64().unwrap() > 6400 * 32);
 }
 
+/// `tessera mpc run` in two processes: AES-128 on FIPS-197 in Y, B and β, each party printing
+/// the ciphertext; parties naming different protocols both stop with an error.
+#[test]
+fn mpc_run_between_two_processes() {
+    let key = "000102030405060708090a0b0c0d0e0f";
+    let plain = "00112233445566778899aabbccddeeff";
+    let party = |protocol: &str, role: &[&str], input: &str| {
+        Command::new(env!("CARGO_BIN_EXE_tessera"))
+            .args(["mpc", "run", "--protocol", protocol, "--timeout", "10"])
+            .args(role)
+            .args(["--circuit", "aes128", "--input", input])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    for (p0, p1) in [("y", "y"), ("b", "b"), ("beta", "beta"), ("b", "beta")] {
+        let mut listener = party(p0, &["--listen", "127.0.0.1:0"], key);
+        let mut stderr = BufReader::new(listener.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        let addr = line.trim().rsplit(' ').next().unwrap().to_owned();
+        let connector = party(p1, &["--connect", &addr], plain)
+            .wait_with_output()
+            .unwrap();
+        let listener = listener.wait_with_output().unwrap();
+        let (out0, out1) = (
+            String::from_utf8_lossy(&listener.stdout),
+            String::from_utf8_lossy(&connector.stdout),
+        );
+        if p0 == p1 {
+            assert!(
+                listener.status.success() && connector.status.success(),
+                "{p0}"
+            );
+            assert_eq!(out0, "69c4e0d86a7b0430d8cdb78070b4c55a\n", "{p0}");
+            assert_eq!(out1, out0, "{p0}");
+        } else {
+            assert!(!listener.status.success() && !connector.status.success());
+            let err = String::from_utf8_lossy(&connector.stderr);
+            assert!(err.contains("sharing"), "{err}");
+        }
+    }
+}
+
 /// `tessera bench mpc` runs each protocol, checks its outputs and reports one line each.
 #[test]
 fn bench_mpc_reports_every_protocol() {
@@ -469,6 +514,7 @@ fn the_readme_names_every_option() {
         vec!["demo"],
         vec!["run"],
         vec!["keygen"],
+        vec!["mpc", "run"],
         vec!["circuit", "info"],
         vec!["circuit", "eval"],
         vec!["bench", "aes"],

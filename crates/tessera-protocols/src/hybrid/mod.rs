@@ -24,6 +24,55 @@
 //!
 //! Every value a peer sends has the length the program fixes; a malformed or missing message
 //! ends both parties with an error naming it, within the network's timeout.
+//!
+//! # Example
+//!
+//! Party 0's and party 1's 32-bit numbers multiplied in α, the product's bits compared with
+//! party 1's threshold by a B circuit, the result opened to both; the setup runs before the
+//! inputs are known.
+//!
+//! ```
+//! use tessera_protocols::hybrid::{Kind, Plain, Program, Reveal, Sharing, Type};
+//! use tessera_protocols::{Error, Session, SessionConfig};
+//!
+//! fn program() -> Result<(Program, [tessera_protocols::hybrid::Value; 3]), Error> {
+//!     let mut p = Program::new();
+//!     let n = 4; // SIMD copies
+//!     let number = Type { sharing: Sharing::Alpha, kind: Kind::Ring(32), n };
+//!     let (x, y) = (p.input(0, number)?, p.input(1, number)?);
+//!     let bound = p.input(1, Type { sharing: Sharing::B, kind: Kind::Bits(32), n })?;
+//!     let product = p.mul(x, y)?; // one element per party online
+//!     let bits = p.convert(product, Sharing::B)?; // α → A (local) → B (prefix adder)
+//!     let lt = tessera_circuit::library::builtin("lt32").unwrap()?;
+//!     let below = p.circuit(&lt, &[bits, bound])?[0];
+//!     p.output(below, Reveal::Both)?;
+//!     Ok((p, [x, y, bound]))
+//! }
+//!
+//! let (net0, net1) = tessera_net::memory::pair()?;
+//! let party = |net: tessera_net::Network, inputs: Vec<(usize, Plain)>| {
+//!     std::thread::spawn(move || -> Result<_, Error> {
+//!         let (p, values) = program()?;
+//!         let peer = 1 - net.id();
+//!         let mut s = Session::new(net, SessionConfig::default())?;
+//!         let prepared = p.setup(&mut s, peer)?; // no inputs yet
+//!         let inputs: Vec<_> = inputs.into_iter().map(|(i, x)| (values[i], x)).collect();
+//!         p.online(&mut s, peer, prepared, &inputs)
+//!     })
+//! };
+//! let bits = |v: u64| Plain::Bits(vec![(0..32).map(|j| (v >> j) & 1 == 1).collect(); 4]);
+//! let p0 = party(net0, vec![(0, Plain::Ring(vec![3, 5, 7, 9]))]);
+//! let p1 = party(net1, vec![(1, Plain::Ring(vec![4, 4, 4, 4])), (2, bits(21))]);
+//! let out = p0.join().unwrap()?;
+//! assert_eq!(out, p1.join().unwrap()?);
+//! // 12 < 21, 20 < 21, 28 ≥ 21, 36 ≥ 21
+//! let below = |b: bool| vec![b];
+//! assert_eq!(
+//!     out[0],
+//!     Some(Plain::Bits(vec![below(true), below(true), below(false), below(false)]))
+//! );
+//! # Ok::<(), Error>(())
+//! ```
 
 mod algebra;
 mod online;

@@ -1,0 +1,148 @@
+//! `tessera mpc run`: one party of a two-input Boolean circuit in Yao (y), GMW (b) or ABY2.0
+//! (beta) over TCP or TLS. The listening party is party 0: it holds input value 0 (and garbles
+//! in Yao); the connecting party holds value 1. Setup and online phases are timed apart.
+
+use crate::CliError;
+use crate::circuit::load;
+use crate::twoparty::{LinkArgs, open, phases_json};
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::json;
+use tessera_circuit::eval::{bits_from_hex, bits_to_hex};
+use tessera_garble::SchemeKind;
+use tessera_protocols::boolean::{BoolCircuit, BoolSharing, Reveal};
+use tessera_protocols::yao::{OutputTo, Yao, YaoRole};
+use tessera_protocols::{Session, SessionConfig};
+
+/// `tessera mpc ...`.
+#[derive(Subcommand)]
+pub enum MpcCommand {
+    /// One party of a Boolean circuit in Yao, GMW or ABY2.0 over TCP or TLS.
+    Run(Box<MpcRunArgs>),
+}
+
+/// `--protocol`.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum ProtocolArg {
+    /// Yao's garbled circuits (half-gates).
+    Y,
+    /// Boolean GMW.
+    B,
+    /// ABY2.0's Boolean sharing.
+    Beta,
+}
+
+/// `--output`.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum Learner {
+    /// Both parties.
+    Both,
+    /// The listening party (party 0).
+    Listener,
+    /// The connecting party (party 1).
+    Connector,
+}
+
+/// Options of `tessera mpc run`.
+#[derive(Args)]
+pub struct MpcRunArgs {
+    /// The protocol; both parties must name the same.
+    #[arg(long, value_enum)]
+    protocol: ProtocolArg,
+    #[command(flatten)]
+    link: LinkArgs,
+    /// A built-in circuit (aes128, sha256, sha256-lowdepth, add32, ...) or a Bristol file with
+    /// two input values.
+    #[arg(long)]
+    circuit: String,
+    /// This party's input value in hex (the listener's is value 0, the connector's value 1;
+    /// bit k is bit k mod 8 of byte k div 8).
+    #[arg(long)]
+    input: String,
+    /// Who learns the output.
+    #[arg(long, value_enum, default_value_t = Learner::Both)]
+    output: Learner,
+    /// One JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `tessera mpc ...`.
+pub fn run(cmd: MpcCommand) -> Result<(), CliError> {
+    match cmd {
+        MpcCommand::Run(args) => run_party(&args),
+    }
+}
+
+fn run_party(args: &MpcRunArgs) -> Result<(), CliError> {
+    let (circuit, _) = load(&args.circuit)?;
+    if circuit.inputs.len() != 2 {
+        return Err(CliError::Usage(format!(
+            "{}: a two-party circuit needs two input values, this one has {}",
+            args.circuit,
+            circuit.inputs.len()
+        )));
+    }
+    let network = open(&args.link)?;
+    let me = network.id();
+    let peer = 1 - me;
+    let bits = bits_from_hex(&args.input, circuit.inputs[me])?;
+    let mut s = Session::new(network, SessionConfig::default())?;
+    let protocol = args.protocol;
+    let (output, phases) = s.run(|s| match protocol {
+        ProtocolArg::Y => {
+            let (role, to) = (
+                [YaoRole::Garbler, YaoRole::Evaluator][me],
+                match args.output {
+                    Learner::Both => OutputTo::Both,
+                    Learner::Listener => OutputTo::Garbler,
+                    Learner::Connector => OutputTo::Evaluator,
+                },
+            );
+            let mut yao = Yao::setup(s, peer, role, circuit, SchemeKind::Prp, to)?;
+            let outcome = yao.run(s, &bits)?;
+            let mut phases = yao.setup_phases().to_vec();
+            phases.extend(outcome.phases);
+            Ok((outcome.output, phases))
+        }
+        ProtocolArg::B | ProtocolArg::Beta => {
+            let sharing = if protocol == ProtocolArg::B {
+                BoolSharing::Gmw
+            } else {
+                BoolSharing::Aby2
+            };
+            let reveal = match args.output {
+                Learner::Both => Reveal::Both,
+                Learner::Listener => Reveal::To(0),
+                Learner::Connector => Reveal::To(1),
+            };
+            let bc = BoolCircuit::new(circuit, sharing, 1)?;
+            let prepared = s.phase("setup", |s| bc.setup(s, peer, reveal))?;
+            let inputs = [vec![bits]];
+            let out = s.phase("online", |s| bc.online(s, peer, prepared, &inputs, reveal))?;
+            Ok((out.and_then(|mut copies| copies.pop()), s.take_phases()))
+        }
+    })?;
+    let hex: Option<Vec<String>> = output.map(|v| v.iter().map(|b| bits_to_hex(b)).collect());
+    if args.json {
+        let stats = s.network().stats();
+        println!(
+            "{}",
+            json!({
+                "protocol": match args.protocol { ProtocolArg::Y => "y", ProtocolArg::B => "b", ProtocolArg::Beta => "beta" },
+                "party": me,
+                "circuit": args.circuit,
+                "output": hex,
+                "bytes_sent": stats.bytes_sent,
+                "bytes_received": stats.bytes_received,
+                "rounds": stats.rounds,
+                "phases": phases_json(&phases),
+            })
+        );
+    } else {
+        match hex {
+            Some(values) => values.iter().for_each(|v| println!("{v}")),
+            None => eprintln!("tessera: done; the peer learns the output"),
+        }
+    }
+    Ok(())
+}
