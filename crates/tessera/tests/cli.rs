@@ -136,6 +136,39 @@ fn mpc_run_between_two_processes() {
     }
 }
 
+/// `tessera bench convert` reports all 20 conversions and the two MULs, each checked.
+#[test]
+fn bench_convert_reports_every_conversion() {
+    let (ok, out, err) = tessera(&[
+        "bench",
+        "convert",
+        "--count",
+        "100",
+        "--bits",
+        "16",
+        "--samples",
+        "1",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let rows: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 22, "{out}");
+    let pairs: std::collections::HashSet<String> =
+        rows.iter().map(|r| r["conversion"].to_string()).collect();
+    assert_eq!(pairs.len(), 22);
+    // Local conversions send nothing; B → β opens one bit per value and party.
+    for r in &rows {
+        match r["conversion"].as_str().unwrap() {
+            "beta → b" | "alpha → a" | "y → b" => assert_eq!(r["online_bytes"], 0, "{r}"),
+            "b → beta" => assert_eq!(r["online_rounds"], 1, "{r}"),
+            _ => {}
+        }
+    }
+}
+
 /// `tessera bench mpc` runs each protocol, checks its outputs and reports one line each.
 #[test]
 fn bench_mpc_reports_every_protocol() {
@@ -518,6 +551,7 @@ fn the_readme_names_every_option() {
         vec!["circuit", "info"],
         vec!["circuit", "eval"],
         vec!["bench", "aes"],
+        vec!["bench", "convert"],
         vec!["bench", "garble"],
         vec!["bench", "mpc"],
         vec!["bench", "net"],

@@ -84,6 +84,7 @@ mod tests;
 pub use crate::boolean::Reveal;
 use crate::boolean::{BoolCircuit, BoolSharing};
 use crate::{Error, Session};
+pub use online::Step;
 pub use prepare::Prepared;
 use sha2::{Digest, Sha256};
 use tessera_circuit::Circuit;
@@ -319,6 +320,38 @@ enum Op {
         a: usize,
         reveal: Reveal,
     },
+}
+
+impl Op {
+    fn name(&self) -> &'static str {
+        match self {
+            Op::Input { .. } => "input",
+            Op::Xor { .. } => "xor",
+            Op::And { .. } => "and",
+            Op::Not { .. } => "not",
+            Op::Add { .. } => "add",
+            Op::Sub { .. } => "sub",
+            Op::AddConst { .. } => "add constant",
+            Op::MulConst { .. } => "multiply by constant",
+            Op::Mul { .. } => "mul",
+            Op::BitMul { .. } => "bit × number",
+            Op::BitProduct { .. } => "bit × bit",
+            Op::Convert { hop, .. } => match hop {
+                Hop::BToBeta => "b → beta",
+                Hop::BetaToB => "beta → b",
+                Hop::AToAlpha => "a → alpha",
+                Hop::AlphaToA => "alpha → a",
+                Hop::BToA => "b → a",
+                Hop::BetaToA => "beta → a",
+                Hop::YToB => "y → b",
+                Hop::BToY => "b → y",
+            },
+            Op::Split { .. } => "a → b: split shares",
+            Op::Circuit { .. } => "circuit",
+            Op::Wires { .. } => "wires",
+            Op::Output { .. } => "output",
+        }
+    }
 }
 
 /// A hybrid program; see the module documentation.
@@ -755,6 +788,22 @@ impl Program {
         prepared: Prepared,
         inputs: &[(Value, Plain)],
     ) -> Result<Vec<Option<Plain>>, Error> {
+        Ok(online::run(self, session, peer, prepared, inputs)?.0)
+    }
+
+    /// [`Program::online`], also returning each operation's time and traffic, in order.
+    pub fn online_steps(
+        &self,
+        session: &mut Session,
+        peer: usize,
+        prepared: Prepared,
+        inputs: &[(Value, Plain)],
+    ) -> Result<(Vec<Option<Plain>>, Vec<Step>), Error> {
         online::run(self, session, peer, prepared, inputs)
+    }
+
+    /// The operations' names, in order (as [`Step::op`] gives them).
+    pub fn describe(&self) -> Vec<&'static str> {
+        self.ops.iter().map(Op::name).collect()
     }
 }

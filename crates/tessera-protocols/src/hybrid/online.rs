@@ -8,14 +8,30 @@ use super::{EXCHANGE, Hop, Kind, Op, Plain, Program, Reveal, Sharing, Type, Valu
 use crate::boolean::bits::{self, tail_mask, words};
 use crate::boolean::layers::Layers;
 use crate::{Error, Session};
+use std::time::Instant;
 use tessera_core::{Block, Prg};
-use tessera_net::{Channel, Space};
+use tessera_net::{Channel, Space, Stats};
+
+/// One operation of an online phase: its name, time and traffic.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// The operation, as [`Program::describe`] names it.
+    pub op: &'static str,
+    /// Milliseconds.
+    pub ms: f64,
+    /// Bytes and messages.
+    pub traffic: Stats,
+    /// Messages this party waited for: the operation's rounds where both parties send at once.
+    pub waits: usize,
+}
 
 /// The link to the peer for one online phase.
 struct Link<'s> {
     session: &'s mut Session,
     peer: usize,
     space: Space,
+    /// Messages this party has waited for.
+    waits: usize,
 }
 
 impl Link<'_> {
@@ -26,6 +42,7 @@ impl Link<'_> {
     }
 
     fn recv(&mut self, len: usize) -> Result<Vec<u8>, Error> {
+        self.waits += 1;
         let mut out = vec![0u8; len];
         self.session
             .channel(self.peer)
@@ -216,7 +233,7 @@ pub(super) fn run(
     peer: usize,
     prepared: Prepared,
     inputs: &[(Value, Plain)],
-) -> Result<Vec<Option<Plain>>, Error> {
+) -> Result<(Vec<Option<Plain>>, Vec<Step>), Error> {
     if prepared.fingerprint != p.fingerprint() {
         return Err(Error::Input(
             "the setup was made for another program".into(),
@@ -236,10 +253,13 @@ pub(super) fn run(
         session,
         peer,
         space,
+        waits: 0,
     };
     let mut data: Vec<Vec<u64>> = vec![Vec::new(); p.types.len()];
     let mut outputs = Vec::with_capacity(p.outputs.len());
+    let mut steps = Vec::with_capacity(p.ops.len());
     for (k, op) in p.ops.iter().enumerate() {
+        let (start, before, waits) = (Instant::now(), link.session.network().stats(), link.waits);
         let m = std::mem::take(&mut material[k]);
         let ty = |v: usize| p.types[v];
         match *op {
@@ -626,6 +646,12 @@ pub(super) fn run(
                 });
             }
         }
+        steps.push(Step {
+            op: op.name(),
+            ms: start.elapsed().as_secs_f64() * 1e3,
+            traffic: link.session.network().stats().since(&before),
+            waits: link.waits - waits,
+        });
     }
-    Ok(outputs)
+    Ok((outputs, steps))
 }

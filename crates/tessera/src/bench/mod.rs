@@ -3,6 +3,7 @@
 //! a ratio to a bound measured in the same run.
 
 mod aes;
+mod convert;
 mod garble;
 mod local;
 mod mpc;
@@ -24,6 +25,9 @@ use tessera_net::{NetConfig, Network};
 pub enum BenchCommand {
     /// Batched AES, hashes, PRG and transposition on every backend this CPU has.
     Aes(aes::AesArgs),
+    /// Every conversion among Y, B, A, β and α (and MUL in A and α) on many values between two
+    /// parties over loopback TCP: online and setup time, bytes and rounds.
+    Convert(convert::ConvertArgs),
     /// Garbling and evaluation in AND gates per second per scheme, against the AES roofline.
     Garble(garble::GarbleArgs),
     /// All parties of a loopback TCP or TLS mesh sending to all others at once: aggregate
@@ -63,6 +67,7 @@ pub struct CommonArgs {
 pub fn run(cmd: BenchCommand) -> Result<(), CliError> {
     match cmd {
         BenchCommand::Aes(args) => aes::run(&args),
+        BenchCommand::Convert(args) => convert::run(&args),
         BenchCommand::Garble(args) => garble::run(&args),
         BenchCommand::Net(args) => net::run(&args),
         BenchCommand::Mpc(args) => mpc::run(&args),
