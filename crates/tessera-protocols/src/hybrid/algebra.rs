@@ -1,8 +1,11 @@
 //! The setup's arithmetic on shared random vectors: vectors known as shares (a party's random
-//! masks, its private values with the peer's share zero), sums, and products, which Beaver's
-//! method (Beaver, CRYPTO 1991) resolves with the triples of the fast-OT issue, all products
-//! of one depth in one exchange. ABY2.0's setup (mask products δx·δy, the arithmetic sharing
-//! of a Boolean mask, daBits) is a few such expressions per operation.
+//! masks, its private values with the peer's share zero), sums, products of two shared
+//! vectors, which Beaver's method (Beaver, CRYPTO 1991) resolves with the triples of the
+//! fast-OT issue, and cross products of one party's private ring elements with the other's
+//! private bits, which take one correlated OT per element (Gilboa's multiplication with a
+//! one-bit multiplier, CRYPTO 1999): ℓ OTs fewer than a triple. Everything of one depth is
+//! resolved at once. ABY2.0's setup (mask products δx·δy, the arithmetic sharing of a Boolean
+//! mask, daBits) is a few such expressions per operation.
 
 use super::ring;
 use crate::Error;
@@ -36,6 +39,13 @@ enum Expr {
     /// Σ c·v over Z_2^64 (bits: the XOR of the terms).
     Sum(Vec<(u64, Id)>),
     Product(Id, Id),
+    /// x·b for ring elements x private to party `from` (the other's entry zero) and bits b
+    /// private to the other party (0 or 1 as ring elements; zero at `from`).
+    Cross {
+        x: Id,
+        bit: Id,
+        from: usize,
+    },
 }
 
 /// Triples from the OT, taken in order.
@@ -115,8 +125,20 @@ impl Needs {
     }
 }
 
-/// Sends this party's bytes to the peer and returns the peer's, of the same length.
-pub(crate) type Exchange<'a> = dyn FnMut(&[u8]) -> Result<Vec<u8>, Error> + 'a;
+/// What resolving the algebra asks of the peer.
+pub(crate) trait Peer {
+    /// Sends this party's bytes and returns the peer's, of the same length.
+    fn exchange(&mut self, mine: &[u8]) -> Result<Vec<u8>, Error>;
+    /// Shares of x_j·b_j for ring elements x_j of party `from` (of `bits[j]` bits) and bits b_j
+    /// of the other party: this party passes its own (x at `from`, the bits elsewhere).
+    fn cross(
+        &mut self,
+        from: usize,
+        x: &[u64],
+        choices: &[bool],
+        bits: &[u32],
+    ) -> Result<Vec<u64>, Error>;
+}
 
 /// The setup's vectors; see the module documentation.
 #[derive(Debug, Default)]
@@ -152,6 +174,13 @@ impl Algebra {
         self.push(field, Expr::Product(a, b), None)
     }
 
+    /// The cross product of ring elements `x` private to party `from` and bits `bit` (as ring
+    /// elements) private to the other party.
+    pub(crate) fn cross(&mut self, from: usize, x: Id, bit: Id) -> Id {
+        let field = self.fields[x];
+        self.push(field, Expr::Cross { x, bit, from }, None)
+    }
+
     /// The triples the products take.
     pub(crate) fn needs(&self, into: &mut Needs) {
         for (f, e) in self.fields.iter().zip(&self.exprs) {
@@ -161,44 +190,85 @@ impl Algebra {
         }
     }
 
-    /// Computes every vector: sums locally, products by Beaver's method, one `exchange` of
-    /// openings per depth of products (the closure sends this party's bytes and returns the
-    /// peer's, of the same length).
+    /// Computes every vector: sums locally, products by Beaver's method and cross products by
+    /// OT, one exchange of each per depth.
     pub(crate) fn resolve(
         &mut self,
         side: usize,
         pool: &mut Pool,
-        exchange: &mut Exchange<'_>,
+        peer: &mut dyn Peer,
     ) -> Result<(), Error> {
         loop {
-            let mut batch = Vec::new();
+            let (mut products, mut crosses) = (Vec::new(), Vec::new());
             for i in 0..self.values.len() {
                 if self.values[i].is_some() {
                     continue;
                 }
+                let ready = |id: Id| self.values[id].is_some();
                 match &self.exprs[i] {
                     Expr::Known => {}
                     Expr::Sum(terms) => {
-                        if terms.iter().all(|&(_, t)| self.values[t].is_some()) {
+                        if terms.iter().all(|&(_, t)| ready(t)) {
                             let v = self.sum_of(self.fields[i], terms);
                             self.values[i] = Some(v);
                         }
                     }
-                    &Expr::Product(a, b) => {
-                        if self.values[a].is_some() && self.values[b].is_some() {
-                            batch.push(i);
-                        }
-                    }
+                    &Expr::Product(a, b) if ready(a) && ready(b) => products.push(i),
+                    &Expr::Cross { x, bit, .. } if ready(x) && ready(bit) => crosses.push(i),
+                    _ => {}
                 }
             }
-            if batch.is_empty() {
+            if products.is_empty() && crosses.is_empty() {
                 return match self.values.iter().position(Option::is_none) {
                     None => Ok(()),
                     Some(i) => Err(Error::Input(format!("setup vector {i} depends on itself"))),
                 };
             }
-            self.beaver(side, pool, &batch, exchange)?;
+            if !products.is_empty() {
+                self.beaver(side, pool, &products, peer)?;
+            }
+            for from in 0..2 {
+                self.crosses(from, &crosses, peer)?;
+            }
         }
+    }
+
+    /// The cross products from party `from` among `batch`, in one OT batch.
+    fn crosses(&mut self, from: usize, batch: &[Id], peer: &mut dyn Peer) -> Result<(), Error> {
+        let mine: Vec<Id> = batch
+            .iter()
+            .copied()
+            .filter(|&i| matches!(self.exprs[i], Expr::Cross { from: f, .. } if f == from))
+            .collect();
+        if mine.is_empty() {
+            return Ok(());
+        }
+        let (mut x, mut choices, mut bits) = (Vec::new(), Vec::new(), Vec::new());
+        for &i in &mine {
+            let Expr::Cross { x: xi, bit, .. } = self.exprs[i] else {
+                continue;
+            };
+            let Field::Ring { bits: l, n } = self.fields[i] else {
+                continue;
+            };
+            x.extend_from_slice(self.values[xi].as_deref().unwrap_or_default());
+            choices.extend(
+                self.values[bit]
+                    .as_deref()
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|&b| b & 1 == 1),
+            );
+            bits.extend(std::iter::repeat_n(l, n));
+        }
+        let shares = peer.cross(from, &x, &choices, &bits)?;
+        let mut at = 0;
+        for &i in &mine {
+            let n = self.fields[i].words();
+            self.values[i] = Some(shares[at..at + n].to_vec());
+            at += n;
+        }
+        Ok(())
     }
 
     fn sum_of(&self, field: Field, terms: &[(u64, Id)]) -> Vec<u64> {
@@ -221,7 +291,7 @@ impl Algebra {
         side: usize,
         pool: &mut Pool,
         batch: &[Id],
-        exchange: &mut Exchange<'_>,
+        peer: &mut dyn Peer,
     ) -> Result<(), Error> {
         let mut triples = Vec::with_capacity(batch.len());
         let mut mine = Vec::new();
@@ -240,7 +310,7 @@ impl Algebra {
             encode(field, &e, &mut mine);
             triples.push((d, e, t));
         }
-        let theirs = exchange(&mine)?;
+        let theirs = peer.exchange(&mine)?;
         let mut at = 0;
         for (&i, (mut d, mut e, [a, b, c])) in batch.iter().zip(triples) {
             let field = self.fields[i];

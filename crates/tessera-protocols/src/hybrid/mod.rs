@@ -94,6 +94,8 @@ use tessera_net::Kind as MessageKind;
 pub const HELLO: MessageKind = MessageKind::new(0x50, "hybrid program hello");
 /// The setup's Beaver openings.
 pub const SETUP: MessageKind = MessageKind::new(0x51, "hybrid setup products");
+/// The setup's cross products: the OT sender's corrections τ.
+pub const CROSS: MessageKind = MessageKind::new(0x53, "hybrid setup cross products");
 /// An online operation's message.
 pub const EXCHANGE: MessageKind = MessageKind::new(0x52, "hybrid operation");
 

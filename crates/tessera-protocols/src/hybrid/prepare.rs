@@ -4,11 +4,11 @@
 //! masks, daBits) as vectors of the [`Algebra`]; then the triples are drawn by OT and the
 //! algebra resolved.
 
-use super::algebra::{Algebra, Field, Id, Needs, Pool};
-use super::{HELLO, Hop, Op, Program, SETUP, Sharing};
+use super::algebra::{Algebra, Field, Id, Needs, Peer, Pool};
+use super::{CROSS, HELLO, Hop, Op, Program, SETUP, Sharing, ring};
 use crate::boolean::bits::{self, words};
 use crate::{Error, Session};
-use tessera_core::{Block, Prg};
+use tessera_core::{Block, FixedKeyHash, Prg};
 use tessera_net::Channel;
 
 /// One party's setup of a program, for one online phase.
@@ -87,25 +87,57 @@ impl Walk<'_> {
         random(&mut self.prg, f)
     }
 
+    /// This party's private ring vector `v` as an entry: its own at `owner`, zero at the other.
+    fn private(&mut self, field: Field, owner: usize, v: Vec<u64>) -> Id {
+        let v = if owner == self.side {
+            v
+        } else {
+            vec![0; v.len()]
+        };
+        self.algebra.known(field, v)
+    }
+
     /// The arithmetic sharing in Z_2^`ring` of the Boolean vector with this party's share
-    /// `b` (`width` wires of `n`): b₀ + b₁ − 2·b₀b₁, the product of the two parties' private
-    /// bits by Beaver.
+    /// `b` (`width` wires of `n`): b₀ + b₁ − 2·b₀b₁, the cross product by one correlated OT per
+    /// bit.
     fn lift(&mut self, b: &[u64], width: usize, n: usize, ring: u32) -> Id {
         let field = Field::Ring {
             bits: ring,
             n: width * n,
         };
         let mine = bits_as_ring(b, width, n);
-        let zero = vec![0u64; mine.len()];
-        let (p0, p1) = if self.side == 0 {
-            (mine, zero)
-        } else {
-            (zero, mine)
-        };
-        let (p0, p1) = (self.algebra.known(field, p0), self.algebra.known(field, p1));
-        let both = self.algebra.product(p0, p1);
+        let p0 = self.private(field, 0, mine.clone());
+        let p1 = self.private(field, 1, mine);
+        let both = self.algebra.cross(0, p0, p1);
         self.algebra
             .sum(vec![(1, p0), (1, p1), (2u64.wrapping_neg(), both)])
+    }
+
+    /// Shares of b·y for the bits b (this party's XOR share `b`, one wire of `y.len()` copies)
+    /// and the ring elements y (this party's additive share `y`): with b = b₀ + b₁ − 2b₀b₁,
+    /// b·y = b₀y₀ + b₁y₁ + b₁·y₀(1 − 2b₀) + b₀·y₁(1 − 2b₁), two cross products.
+    fn bit_times(&mut self, b: &[u64], y: &[u64], ring: u32) -> Id {
+        let n = y.len();
+        let field = Field::Ring { bits: ring, n };
+        let bits = bits_as_ring(b, 1, n);
+        let own: Vec<u64> = bits
+            .iter()
+            .zip(y)
+            .map(|(b, y)| b.wrapping_mul(*y))
+            .collect();
+        let scaled: Vec<u64> = bits
+            .iter()
+            .zip(y)
+            .map(|(b, y)| y.wrapping_mul(1u64.wrapping_sub(2 * b)))
+            .collect();
+        let local = self.algebra.known(field, own);
+        let mut terms = vec![(1, local)];
+        for from in 0..2 {
+            let x = self.private(field, from, scaled.clone());
+            let bit = self.private(field, 1 - from, bits.clone());
+            terms.push((1, self.algebra.cross(from, x, bit)));
+        }
+        self.algebra.sum(terms)
     }
 
     /// γ = δa·δb + δz (bits: ⊕) for a product whose output gets the fresh mask `dz`.
@@ -196,11 +228,11 @@ impl Walk<'_> {
                 if t.sharing == Sharing::A {
                     // A daBit r (B share, A share), a random a and r·a.
                     let r = random(&mut self.prg, Field::Bits { width: 1, n: t.n });
-                    let ra = self.lift(&r, 1, t.n, ring);
-                    let r = self.algebra.known(Field::Bits { width: 1, n: t.n }, r);
                     let a = self.fresh(x);
+                    let ra = self.lift(&r, 1, t.n, ring);
+                    let product = self.bit_times(&r, &a, ring);
+                    let r = self.algebra.known(Field::Bits { width: 1, n: t.n }, r);
                     let a = self.algebra.known(t.field(), a);
-                    let product = self.algebra.product(ra, a);
                     vec![
                         Slot::Vector(r),
                         Slot::Vector(ra),
@@ -210,8 +242,8 @@ impl Walk<'_> {
                 } else {
                     let mb = self.masks[bit].clone();
                     let lifted = self.lift(&mb, 1, t.n, ring);
-                    let dx = self.algebra.known(t.field(), self.masks[x].clone());
-                    let product = self.algebra.product(lifted, dx);
+                    let dx = self.masks[x].clone();
+                    let product = self.bit_times(&mb, &dx, ring);
                     let dz = self.fresh(out);
                     self.masks[out] = dz.clone();
                     let dz = self.algebra.known(t.field(), dz);
@@ -303,6 +335,82 @@ fn circuit_field(p: &Program, circuit: usize) -> Field {
     Field::Bits {
         width: 1,
         n: p.circuits[circuit].triples_needed(),
+    }
+}
+
+/// The setup's link to the peer: Beaver openings and cross products by correlated OT.
+struct SetupLink<'s> {
+    session: &'s mut Session,
+    peer: usize,
+    space: tessera_net::Space,
+    side: usize,
+    hash: FixedKeyHash,
+}
+
+/// The first tweak of the cross products' hashes: bit 125 keeps them apart from the OT
+/// providers' own (below 2^64), the triples' (bit 126) and Ferret's (bit 127).
+const CROSS_TWEAKS: u128 = 1 << 125;
+
+impl Peer for SetupLink<'_> {
+    fn exchange(&mut self, mine: &[u8]) -> Result<Vec<u8>, Error> {
+        let mut ch = self.session.channel(self.peer);
+        ch.send(self.space.tag(SETUP), mine)?;
+        ch.flush()?;
+        let mut theirs = vec![0u8; mine.len()];
+        ch.recv_into(self.space.tag(SETUP), &mut theirs)?;
+        Ok(theirs)
+    }
+
+    /// Gilboa with a one-bit multiplier: the sender (party `from`) takes correlated OTs q_j
+    /// (the receiver choosing b_j gets q_j ⊕ b_j·Δ), sends τ_j = H(q_j) − H(q_j ⊕ Δ) + x_j and
+    /// keeps −H(q_j); the receiver keeps H(t_j) + b_j·τ_j. H is the TCCR hash with the OT's
+    /// index as tweak, read as a ring element.
+    fn cross(
+        &mut self,
+        from: usize,
+        x: &[u64],
+        choices: &[bool],
+        bits: &[u32],
+    ) -> Result<Vec<u64>, Error> {
+        let n = bits.len();
+        let (hash, space, side) = (&self.hash, self.space, self.side);
+        let first = Block::new(CROSS_TWEAKS);
+        let tau_bytes: usize = bits.iter().map(|&l| ring::bytes_per(l)).sum();
+        self.session
+            .with_ot_pair(self.peer, |sender, receiver, ch| {
+                let mut q = vec![Block::ZERO; n];
+                let mut h = vec![Block::ZERO; n];
+                if side == from {
+                    sender.send_correlated(ch, &mut q)?;
+                    let mut h1 = vec![Block::ZERO; n];
+                    hash.tccr_counter(&q, Block::ZERO, first, &mut h);
+                    hash.tccr_counter(&q, sender.delta(), first, &mut h1);
+                    let mut tau = Vec::with_capacity(tau_bytes);
+                    for j in 0..n {
+                        let t = h[j].low().wrapping_sub(h1[j].low()).wrapping_add(x[j]);
+                        tau.extend_from_slice(&t.to_le_bytes()[..ring::bytes_per(bits[j])]);
+                    }
+                    ch.send(space.tag(CROSS), &tau)?;
+                    ch.flush()?;
+                    Ok(h.iter().map(|h| h.low().wrapping_neg()).collect())
+                } else {
+                    receiver.receive_correlated(ch, choices, &mut q)?;
+                    hash.tccr_counter(&q, Block::ZERO, first, &mut h);
+                    let mut tau = vec![0u8; tau_bytes];
+                    ch.recv_into(space.tag(CROSS), &mut tau)?;
+                    let mut at = 0;
+                    Ok((0..n)
+                        .map(|j| {
+                            let per = ring::bytes_per(bits[j]);
+                            let mut w = [0u8; 8];
+                            w[..per].copy_from_slice(&tau[at..at + per]);
+                            at += per;
+                            let mask = 0u64.wrapping_sub(u64::from(choices[j]));
+                            h[j].low().wrapping_add(u64::from_le_bytes(w) & mask)
+                        })
+                        .collect())
+                }
+            })
     }
 }
 
@@ -415,14 +523,14 @@ pub(super) fn setup(p: &Program, session: &mut Session, peer: usize) -> Result<P
         }
         material.push(m);
     }
-    walk.algebra.resolve(side, &mut pool, &mut |mine| {
-        let mut ch = session.channel(peer);
-        ch.send(space.tag(SETUP), mine)?;
-        ch.flush()?;
-        let mut theirs = vec![0u8; mine.len()];
-        ch.recv_into(space.tag(SETUP), &mut theirs)?;
-        Ok(theirs)
-    })?;
+    let mut link = SetupLink {
+        session,
+        peer,
+        space,
+        side,
+        hash: FixedKeyHash::default(),
+    };
+    walk.algebra.resolve(side, &mut pool, &mut link)?;
     for (m, ops) in material.iter_mut().zip(&slots) {
         for slot in ops {
             if let Slot::Vector(id) = *slot {
