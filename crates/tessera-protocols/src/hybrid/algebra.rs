@@ -207,11 +207,9 @@ impl Algebra {
                 let ready = |id: Id| self.values[id].is_some();
                 match &self.exprs[i] {
                     Expr::Known => {}
-                    Expr::Sum(terms) => {
-                        if terms.iter().all(|&(_, t)| ready(t)) {
-                            let v = self.sum_of(self.fields[i], terms);
-                            self.values[i] = Some(v);
-                        }
+                    Expr::Sum(terms) if terms.iter().all(|&(_, t)| ready(t)) => {
+                        let v = self.sum_of(self.fields[i], terms);
+                        self.values[i] = Some(v);
                     }
                     &Expr::Product(a, b) if ready(a) && ready(b) => products.push(i),
                     &Expr::Cross { x, bit, .. } if ready(x) && ready(bit) => crosses.push(i),
