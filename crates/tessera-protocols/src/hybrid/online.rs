@@ -157,47 +157,45 @@ struct Garbling {
 
 impl Garbling {
     fn random_labels(&self, prg: &mut Prg, width: usize) -> Vec<u64> {
-        (0..width * self.n)
-            .flat_map(|_| {
-                let b = prg.random_block();
-                [b.low(), b.high()]
-            })
-            .collect()
+        let mut blocks = vec![Block::ZERO; width * self.n];
+        prg.fill_blocks(&mut blocks);
+        bytemuck::cast_slice(&blocks).to_vec()
     }
 
-    /// K ⊕ x·Δ for each label K and bit x of `x` (bits of `width` wires, `words(n)` each),
-    /// without branching on x.
+    /// K ⊕ x·Δ for each label K and bit x of `x` (bits of the labels' wires, `words(n)`
+    /// each), without branching on x.
     fn select(&self, labels: &[u64], x: &[u64]) -> Vec<u64> {
-        let w = words(self.n);
+        let (n, w) = (self.n, words(self.n));
         let (lo, hi) = (self.delta.low(), self.delta.high());
         let mut out = labels.to_vec();
-        for (i, pair) in out.chunks_exact_mut(2).enumerate() {
-            let (j, k) = (i / self.n, i % self.n);
-            let m = 0u64.wrapping_sub(u64::from(bits::bit(&x[j * w..(j + 1) * w], k)));
-            pair[0] ^= lo & m;
-            pair[1] ^= hi & m;
+        for (wire, xw) in out.chunks_exact_mut(2 * n).zip(x.chunks_exact(w)) {
+            for (k, pair) in wire.chunks_exact_mut(2).enumerate() {
+                let m = 0u64.wrapping_sub((xw[k / 64] >> (k % 64)) & 1);
+                pair[0] ^= lo & m;
+                pair[1] ^= hi & m;
+            }
         }
         out
     }
 
-    /// K ⊕ Δ where `flip` is set, label by label.
-    fn flip(&self, labels: &[u64], flip: &[bool]) -> Vec<u64> {
+    /// K ⊕ Δ for every label.
+    fn flip_all(&self, labels: &[u64]) -> Vec<u64> {
         let mut out = labels.to_vec();
-        for (pair, &f) in out.chunks_exact_mut(2).zip(flip) {
-            let m = 0u64.wrapping_sub(u64::from(f));
-            pair[0] ^= self.delta.low() & m;
-            pair[1] ^= self.delta.high() & m;
+        for pair in out.chunks_exact_mut(2) {
+            pair[0] ^= self.delta.low();
+            pair[1] ^= self.delta.high();
         }
         out
     }
 
-    /// The labels' least significant bits as bits of `width` wires.
+    /// The labels' least significant bits as bits of their wires.
     fn colours(&self, labels: &[u64], width: usize) -> Vec<u64> {
-        let w = words(self.n);
+        let (n, w) = (self.n, words(self.n));
         let mut out = vec![0u64; width * w];
-        for (i, pair) in labels.chunks_exact(2).enumerate() {
-            let (j, k) = (i / self.n, i % self.n);
-            out[j * w + k / 64] |= (pair[0] & 1) << (k % 64);
+        for (wire, ow) in labels.chunks_exact(2 * n).zip(out.chunks_exact_mut(w)) {
+            for (k, pair) in wire.chunks_exact(2).enumerate() {
+                ow[k / 64] |= (pair[0] & 1) << (k % 64);
+            }
         }
         out
     }
@@ -355,9 +353,7 @@ pub(super) fn run(
                 // Y: the garbler's zero-labels become the one-labels.
                 if t.sharing == Sharing::Y {
                     if first {
-                        let g = Garbling { delta, n: t.n };
-                        let ones = vec![true; t.width() * t.n];
-                        v = g.flip(&v, &ones);
+                        v = Garbling { delta, n: t.n }.flip_all(&v);
                     }
                 // B: party 0 flips its share; β: both flip the public Δ.
                 } else if first || t.sharing == Sharing::Beta {
