@@ -129,6 +129,8 @@ impl Needs {
 pub(crate) trait Peer {
     /// Sends this party's bytes and returns the peer's, of the same length.
     fn exchange(&mut self, mine: &[u8]) -> Result<Vec<u8>, Error>;
+    /// The error for a malformed message from the peer.
+    fn malformed(&self, what: &str) -> Error;
     /// Shares of x_j·b_j for ring elements x_j of party `from` (of `bits[j]` bits) and bits b_j
     /// of the other party: this party passes its own (x at `from`, the bits elsewhere).
     fn cross(
@@ -314,7 +316,9 @@ impl Algebra {
             let field = self.fields[i];
             for v in [&mut d, &mut e] {
                 let len = wire_bytes(field);
-                combine(field, v, &theirs[at..at + len]);
+                if !combine(field, v, &theirs[at..at + len]) {
+                    return Err(peer.malformed("bits set past a vector's copies"));
+                }
                 at += len;
             }
             let first = side == 0;
@@ -373,13 +377,19 @@ pub(crate) fn encode(field: Field, v: &[u64], out: &mut Vec<u8>) {
     }
 }
 
-/// Adds (XORs) the peer's opening, read from `bytes`, into `v`.
-pub(crate) fn combine(field: Field, v: &mut [u64], bytes: &[u8]) {
+/// Adds (XORs) the peer's opening, read from `bytes`, into `v`; false (and `v` unchanged) if
+/// the peer set bits past a Boolean vector's copies.
+#[must_use]
+pub(crate) fn combine(field: Field, v: &mut [u64], bytes: &[u8]) -> bool {
     let mut theirs = vec![0u64; v.len()];
     match field {
-        Field::Bits { .. } => {
+        Field::Bits { n, .. } => {
             for (t, b) in theirs.iter_mut().zip(bytes.chunks_exact(8)) {
                 *t = u64::from_le_bytes(b.try_into().unwrap_or_default());
+            }
+            let (w, tail) = (bits::words(n), bits::tail_mask(n));
+            if w > 0 && theirs.chunks(w).any(|wire| wire[w - 1] & !tail != 0) {
+                return false;
             }
         }
         Field::Ring { bits, .. } => ring::get(bytes, bits, &mut theirs),
@@ -390,4 +400,5 @@ pub(crate) fn combine(field: Field, v: &mut [u64], bytes: &[u8]) {
             Field::Ring { .. } => x.wrapping_add(t),
         };
     }
+    true
 }

@@ -50,6 +50,14 @@ impl Link<'_> {
         Ok(out)
     }
 
+    fn malformed(&self) -> Error {
+        Error::Net(tessera_net::Error::Malformed {
+            party: self.peer,
+            name: EXCHANGE.name,
+            what: "bits set past the copies of a Boolean value".into(),
+        })
+    }
+
     /// Sends this party's vectors of `fields` and returns the peer's, added (XORed) in.
     fn swap(&mut self, parts: &mut [(&mut Vec<u64>, Field)]) -> Result<(), Error> {
         let mut mine = Vec::new();
@@ -61,7 +69,9 @@ impl Link<'_> {
         let mut at = 0;
         for (v, f) in parts.iter_mut() {
             let len = algebra::wire_bytes(*f);
-            algebra::combine(*f, v, &theirs[at..at + len]);
+            if !algebra::combine(*f, v, &theirs[at..at + len]) {
+                return Err(self.malformed());
+            }
             at += len;
         }
         Ok(())
@@ -339,7 +349,9 @@ pub(super) fn run(
                 } else {
                     let bytes = link.recv(algebra::wire_bytes(field))?;
                     let mut v = vec![0u64; field.words()];
-                    algebra::combine(field, &mut v, &bytes);
+                    if !algebra::combine(field, &mut v, &bytes) {
+                        return Err(link.malformed());
+                    }
                     if let Field::Bits { n, .. } = field {
                         clear_tails(&mut v, n);
                     }
@@ -625,7 +637,10 @@ pub(super) fn run(
                 }
                 outputs.push(if reveal != Reveal::To(1 - side) {
                     let mut theirs = vec![0u64; f.words()];
-                    algebra::combine(f, &mut theirs, &link.recv(algebra::wire_bytes(f))?);
+                    let bytes = link.recv(algebra::wire_bytes(f))?;
+                    if !algebra::combine(f, &mut theirs, &bytes) {
+                        return Err(link.malformed());
+                    }
                     let x: Vec<u64> = match t.sharing {
                         Sharing::B | Sharing::Y => zip_map(&data[a], &theirs, |x, y| x ^ y),
                         Sharing::A => zip_map(&data[a], &theirs, u64::wrapping_add),

@@ -352,6 +352,14 @@ struct SetupLink<'s> {
 const CROSS_TWEAKS: u128 = 1 << 125;
 
 impl Peer for SetupLink<'_> {
+    fn malformed(&self, what: &str) -> Error {
+        Error::Net(tessera_net::Error::Malformed {
+            party: self.peer,
+            name: SETUP.name,
+            what: what.into(),
+        })
+    }
+
     fn exchange(&mut self, mine: &[u8]) -> Result<Vec<u8>, Error> {
         let mut ch = self.session.channel(self.peer);
         ch.send(self.space.tag(SETUP), mine)?;

@@ -474,3 +474,22 @@ fn a_peer_running_another_program_is_named() {
     assert!(e.contains("another hybrid program"), "{e}");
     assert!(other.join().unwrap().is_err());
 }
+
+/// A peer's Boolean vector with bits set past its copies is refused, not absorbed.
+#[test]
+fn bits_past_the_copies_are_refused() {
+    let field = algebra::Field::Bits { width: 2, n: 3 };
+    let mut v = vec![0b101u64, 0b010];
+    let good: Vec<u8> = [0b011u64, 0b100]
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    assert!(algebra::combine(field, &mut v, &good));
+    assert_eq!(v, vec![0b110, 0b110]);
+    let bad: Vec<u8> = [0b011u64, 0b1000]
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    assert!(!algebra::combine(field, &mut v, &bad));
+    assert_eq!(v, vec![0b110, 0b110]);
+}
