@@ -220,3 +220,30 @@ fn a_setup_for_another_circuit_is_refused() {
             .is_err()
     );
 }
+
+/// A layer wide enough to be split across threads gives the same outputs as plaintext, for a
+/// SIMD width that is and one that is not a multiple of 64.
+#[test]
+fn wide_layers_split_across_threads_equal_plaintext() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    let mut g = tessera_circuit::builder::Builder::new();
+    let (a, b) = (g.input(300), g.input(300));
+    let and = g.and_bits(&a, &b);
+    let c = g.finish(&[and]).unwrap();
+    let mut prg = Prg::from_seed_block(Block::new(12));
+    for simd in [1000, 1024] {
+        assert!(300 * simd / 64 >= super::layers::PARALLEL_WORDS);
+        for sharing in BoolSharing::ALL {
+            let bc = BoolCircuit::new(c.clone(), sharing, simd).unwrap();
+            let (x, y) = (
+                inputs_for(&c, 0, simd, &mut prg),
+                inputs_for(&c, 1, simd, &mut prg),
+            );
+            let [o0, _] = pool.install(|| execute(&bc, Reveal::To(0), [&x, &y], 77));
+            assert_eq!(o0.unwrap(), expected(&c, &x, &y), "{sharing:?} simd {simd}");
+        }
+    }
+}

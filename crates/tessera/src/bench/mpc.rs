@@ -73,6 +73,10 @@ pub struct MpcArgs {
     /// Timed executions after one warm-up; medians are reported.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     samples: u32,
+    /// Threads per party for the local work of AND layers of at least 4096 words (B and β);
+    /// 1 runs everything on the party's own thread.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    threads: u32,
     /// One JSON object per line instead of a table.
     #[arg(long)]
     json: bool,
@@ -237,6 +241,18 @@ fn party(
     Ok((rtt, samples))
 }
 
+/// Runs `f` on a rayon pool of `threads` threads (the party's local work of wide layers).
+fn in_pool<T: Send>(
+    threads: usize,
+    f: impl FnOnce() -> Result<T, CliError> + Send,
+) -> Result<T, CliError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| CliError::Usage(format!("a pool of {threads} threads: {e}")))?
+        .install(f)
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -265,8 +281,10 @@ pub fn run(args: &MpcArgs) -> Result<(), CliError> {
                 .collect::<Result<Vec<_>, CliError>>()?;
             let (n0, n1) = loopback()?;
             let (c1, runs1) = (circuit.clone(), runs.clone());
-            let other = thread::spawn(move || party(n1, protocol, c1, simd, runs1));
-            let mine = party(n0, protocol, circuit.clone(), simd, runs);
+            let threads = args.threads as usize;
+            let other =
+                thread::spawn(move || in_pool(threads, || party(n1, protocol, c1, simd, runs1)));
+            let mine = in_pool(threads, || party(n0, protocol, circuit.clone(), simd, runs));
             let theirs = other
                 .join()
                 .map_err(|_| CliError::Usage("party 1 panicked".into()))?;
@@ -302,6 +320,7 @@ fn report(
         "circuit": args.circuit,
         "protocol": protocol.name(),
         "simd": simd,
+        "threads": args.threads,
         "samples": samples.len(),
         "first_setup_ms": first.setup_ms,
         "setup_ms": setup_ms,
