@@ -1,9 +1,10 @@
-//! Hybrid programs over four of MOTION2NX's secret sharings (seed `003_09f17a858ba9cc5b.txt`,
+//! Hybrid programs over MOTION2NX's five sharings (seed `003_09f17a858ba9cc5b.txt`,
 //! §2 and App. A.2), written once and run as a setup phase that needs no inputs, then an
 //! online phase:
 //!
 //! | sharing | a value x is held as | cost online |
 //! |---|---|---|
+//! | Y (Yao) | party 0: zero-labels K₀ and Δ; party 1: K₀ ⊕ x·Δ | AND: garbled by party 0, 32 bytes of tables, no round trip |
 //! | B (Boolean GMW) | x = x₀ ⊕ x₁ | AND: 2 bits per party, 1 round |
 //! | A (arithmetic GMW over Z_2^ℓ) | x = x₀ + x₁ | MUL: 2 elements per party, 1 round |
 //! | β (ABY2.0 Boolean) | public Δx = x ⊕ δx, δx = δ₀ ⊕ δ₁ | AND: 1 bit per party, 1 round |
@@ -17,7 +18,7 @@
 //! one exchange per interactive operation.
 //!
 //! Operations (their setup and online costs are stated at each [`Program`] method):
-//! XOR, AND, NOT, MUX and whole circuits ([`tessera_circuit`]) on B and β; ADD, SUB, NEG,
+//! XOR, AND, NOT, MUX and whole circuits ([`tessera_circuit`]) on Y, B and β; ADD, SUB, NEG,
 //! multiplication by and addition of a public constant, MUL on A and α; the mixed products
 //! bit × number (B·A → A, β·α → α) and bit × bit → number (β·β → α); conversions among the
 //! four sharings ([`Program::convert`], routes in [`route`]).
@@ -103,9 +104,8 @@ pub const EXCHANGE: MessageKind = MessageKind::new(0x52, "hybrid operation");
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Sharing {
     /// Yao's garbled labels: party 0 (the garbler) holds each bit's zero-label K₀ and the
-    /// free-XOR offset Δ (its OT sender's), party 1 (the evaluator) K₀ ⊕ x·Δ. In programs Y
-    /// values are converted, XORed, inverted and opened; whole circuits run in Y through
-    /// [`crate::yao`].
+    /// free-XOR offset Δ (its OT sender's), party 1 (the evaluator) K₀ ⊕ x·Δ. XOR and NOT are
+    /// local; AND and circuits are garbled online (half-gates) by party 0.
     Y,
     /// Boolean GMW.
     B,
@@ -310,6 +310,13 @@ enum Op {
         inputs: Vec<usize>,
         outputs: Vec<usize>,
     },
+    /// A circuit on Y values: the garbler garbles it on the inputs' zero-labels and sends the
+    /// tables; the evaluator evaluates them.
+    Garbled {
+        circuit: usize,
+        inputs: Vec<usize>,
+        outputs: Vec<usize>,
+    },
     /// Wires `start..start + len` of a Boolean value; `repeat`: wire `start` `len` times.
     Wires {
         a: usize,
@@ -350,10 +357,22 @@ impl Op {
             },
             Op::Split { .. } => "a → b: split shares",
             Op::Circuit { .. } => "circuit",
+            Op::Garbled { .. } => "garbled circuit",
             Op::Wires { .. } => "wires",
             Op::Output { .. } => "output",
         }
     }
+}
+
+/// A circuit for Y values of `n` copies: its `n` copies side by side
+/// ([`tessera_circuit::simd`]) and their plan.
+#[derive(Clone, Debug)]
+struct YCircuit {
+    widened: Circuit,
+    plan: tessera_garble::Plan,
+    inputs: Vec<u32>,
+    outputs: Vec<u32>,
+    n: usize,
 }
 
 /// A hybrid program; see the module documentation.
@@ -362,6 +381,7 @@ pub struct Program {
     types: Vec<Type>,
     ops: Vec<Op>,
     circuits: Vec<BoolCircuit>,
+    garbled: Vec<YCircuit>,
     outputs: Vec<usize>,
 }
 
@@ -483,10 +503,24 @@ impl Program {
     /// a ∧ b on B (one triple per bit; online 2 bits per party, 1 round) or β (setup: δa·δb
     /// by Beaver; online 1 bit per party, 1 round).
     pub fn and(&mut self, a: Value, b: Value) -> Result<Value, Error> {
-        if self.ty(a)?.sharing == Sharing::Y {
-            return Err(bad(
-                "AND on Y values: whole circuits run in Y through yao; convert to B or β".into(),
-            ));
+        let t = self.same(a, b, true)?;
+        if t.sharing == Sharing::Y {
+            // A garbled circuit of `width` AND gates.
+            let w = t.width() as u32;
+            let c = Circuit {
+                num_wires: 3 * w,
+                inputs: vec![w, w],
+                outputs: vec![w],
+                gates: (0..w)
+                    .map(|i| tessera_circuit::Gate {
+                        kind: tessera_circuit::GateKind::And,
+                        a: i,
+                        b: w + i,
+                        out: 2 * w + i,
+                    })
+                    .collect(),
+            };
+            return Ok(self.circuit(&c, &[a, b])?[0]);
         }
         self.binary(a, b, true, |a, b, out| Op::And { a, b, out })
     }
@@ -702,9 +736,10 @@ impl Program {
         Ok(sum[0])
     }
 
-    /// A circuit of [`tessera_circuit`] on Boolean values of one sharing (B or β) and as many
-    /// copies, one per input value of its width; returns one value per output value. One
-    /// round per AND layer; the setup as for whole circuits ([`crate::boolean`]).
+    /// A circuit of [`tessera_circuit`] on Boolean values of one sharing (Y, B or β) and as
+    /// many copies, one per input value of its width; returns one value per output value. B
+    /// and β: one round per AND layer, the setup as for whole circuits ([`crate::boolean`]);
+    /// Y: garbled online, one message of tables.
     pub fn circuit(&mut self, c: &Circuit, inputs: &[Value]) -> Result<Vec<Value>, Error> {
         let types: Vec<Type> = inputs
             .iter()
@@ -712,11 +747,6 @@ impl Program {
             .collect::<Result<_, _>>()?;
         let Some(&first) = types.first() else {
             return Err(bad("a circuit needs inputs".into()));
-        };
-        let sharing = match first.sharing {
-            Sharing::B => BoolSharing::Gmw,
-            Sharing::Beta => BoolSharing::Aby2,
-            s => return Err(bad(format!("circuits run in B or β, not {}", s.name()))),
         };
         let widths: Vec<u32> = types.iter().map(|t| t.width() as u32).collect();
         if c.inputs != widths
@@ -729,6 +759,12 @@ impl Program {
                 c.inputs
             )));
         }
+        let sharing = match first.sharing {
+            Sharing::B => BoolSharing::Gmw,
+            Sharing::Beta => BoolSharing::Aby2,
+            Sharing::Y => return self.garbled_circuit(c, inputs, first),
+            s => return Err(bad(format!("circuits run in Y, B or β, not {}", s.name()))),
+        };
         self.circuits
             .push(BoolCircuit::new(c.clone(), sharing, first.n)?);
         let outputs: Vec<usize> = c
@@ -743,6 +779,42 @@ impl Program {
             .collect();
         self.ops.push(Op::Circuit {
             circuit: self.circuits.len() - 1,
+            inputs: inputs.iter().map(|v| v.0).collect(),
+            outputs: outputs.clone(),
+        });
+        Ok(outputs.into_iter().map(Value).collect())
+    }
+
+    /// [`Program::circuit`] on Y values: garbled online by party 0 (half-gates with the
+    /// fixed-key hash, free XOR with the OT's Δ), the tables sent in one message.
+    fn garbled_circuit(
+        &mut self,
+        c: &Circuit,
+        inputs: &[Value],
+        t: Type,
+    ) -> Result<Vec<Value>, Error> {
+        let widened = tessera_circuit::simd::simd(c, t.n)?;
+        let plan =
+            tessera_garble::Plan::new(&widened, tessera_garble::Batching::default_for(&widened));
+        self.garbled.push(YCircuit {
+            widened,
+            plan,
+            inputs: c.inputs.clone(),
+            outputs: c.outputs.clone(),
+            n: t.n,
+        });
+        let outputs: Vec<usize> = c
+            .outputs
+            .iter()
+            .map(|&w| {
+                self.value(Type {
+                    kind: Kind::Bits(w),
+                    ..t
+                })
+            })
+            .collect();
+        self.ops.push(Op::Garbled {
+            circuit: self.garbled.len() - 1,
             inputs: inputs.iter().map(|v| v.0).collect(),
             outputs: outputs.clone(),
         });
@@ -770,6 +842,9 @@ impl Program {
         h.update(format!("{:?}{:?}", self.types, self.ops).as_bytes());
         for c in &self.circuits {
             h.update(c.fingerprint(Reveal::Both));
+        }
+        for c in &self.garbled {
+            crate::yao::hash_circuit(&mut h, &c.widened);
         }
         h.finalize().into()
     }

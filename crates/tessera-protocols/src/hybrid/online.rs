@@ -10,6 +10,7 @@ use crate::boolean::layers::Layers;
 use crate::{Error, Session};
 use std::time::Instant;
 use tessera_core::{Block, Prg};
+use tessera_garble::{Evaluator, Garbler, Prp, Scheme, TableReader, table_blocks};
 use tessera_net::{Channel, Space, Stats};
 
 /// One operation of an online phase: its name, time and traffic.
@@ -615,6 +616,60 @@ pub(super) fn run(
                     let len = ty(o).field().words();
                     data[o] = v[at..at + len].to_vec();
                     at += len;
+                }
+            }
+            Op::Garbled {
+                circuit,
+                ref inputs,
+                ref outputs,
+            } => {
+                let y = &p.garbled[circuit];
+                let (n, backend) = (y.n, tessera_core::Backend::active());
+                let scheme = Prp::with_backend(backend, Block::ZERO)?;
+                // The copies side by side: wire j of copy k of value v is widened wire
+                // start_v + k·w_v + j.
+                let mut labels = Vec::with_capacity(y.widened.num_input_wires() as usize);
+                for (&v, &w) in inputs.iter().zip(&y.inputs) {
+                    let blocks: &[Block] = bytemuck::cast_slice(&data[v]);
+                    for k in 0..n {
+                        labels.extend((0..w as usize).map(|j| blocks[j * n + k]));
+                    }
+                }
+                let out_labels = if first {
+                    let Some(mut secret) = Prp::with_offset(delta, &mut prg).map(|o| o.secret)
+                    else {
+                        return Err(Error::Input("half-gates takes any offset".into()));
+                    };
+                    let mut tables: Vec<Block> = Vec::new();
+                    let out =
+                        Garbler::new(scheme).garble(&y.plan, &mut secret, &labels, &mut tables)?;
+                    link.send(bytemuck::cast_slice(&tables))?;
+                    out
+                } else {
+                    let bytes = link.recv(16 * table_blocks::<Prp>(&y.plan))?;
+                    let tables: Vec<Block> = bytes
+                        .chunks_exact(16)
+                        .map(|b| Block::from_bytes(b.try_into().unwrap_or_default()))
+                        .collect();
+                    Evaluator::new(scheme).evaluate(
+                        &y.plan,
+                        &labels,
+                        &mut TableReader::new(&tables),
+                    )?
+                };
+                let mut at = 0;
+                for (&o, &w) in outputs.iter().zip(&y.outputs) {
+                    let w = w as usize;
+                    let mut v = vec![0u64; 2 * w * n];
+                    for k in 0..n {
+                        for j in 0..w {
+                            let b = out_labels[at + k * w + j];
+                            v[2 * (j * n + k)] = b.low();
+                            v[2 * (j * n + k) + 1] = b.high();
+                        }
+                    }
+                    at += w * n;
+                    data[o] = v;
                 }
             }
             Op::Output { a, reveal } => {

@@ -131,7 +131,7 @@ fn arithmetic_operations_equal_plaintext_for_every_ring() {
 #[test]
 fn boolean_operations_equal_plaintext() {
     let mut prg = Prg::from_seed_block(Block::new(2));
-    for sharing in [Sharing::B, Sharing::Beta] {
+    for sharing in [Sharing::Y, Sharing::B, Sharing::Beta] {
         for n in [1, 64, 70] {
             let t = Type {
                 sharing,
@@ -428,7 +428,13 @@ fn type_errors_are_refused_when_the_program_is_built() {
     assert!(p.mul(b, b).is_err());
     assert!(p.bit_mul(b, a).is_err(), "the bit must be one wire");
     let y = p.convert(b, Sharing::Y).unwrap();
-    assert!(p.and(y, y).is_err(), "AND on Y runs through yao");
+    assert!(
+        p.circuit(
+            &tessera_circuit::library::builtin("add8").unwrap().unwrap(),
+            &[y, y]
+        )
+        .is_err()
+    );
     assert!(p.wires(b, 30, 3).is_err());
     assert!(
         p.input(
@@ -492,4 +498,40 @@ fn bits_past_the_copies_are_refused() {
         .collect();
     assert!(!algebra::combine(field, &mut v, &bad));
     assert_eq!(v, vec![0b110, 0b110]);
+}
+
+/// AES-128 on Y values in a program (garbled online), three copies, equals plain AES, and its
+/// output converts onwards like any Y value.
+#[test]
+fn circuits_on_y_values_equal_plaintext() {
+    let aes = tessera_circuit::library::builtin("aes128")
+        .unwrap()
+        .unwrap();
+    let mut prg = Prg::from_seed_block(Block::new(8));
+    let n = 3;
+    let t = Type {
+        sharing: Sharing::Y,
+        kind: Kind::Bits(128),
+        n,
+    };
+    let mut p = Program::new();
+    let (k, m) = (p.input(0, t).unwrap(), p.input(1, t).unwrap());
+    let c = p.circuit(&aes, &[k, m]).unwrap()[0];
+    let cb = p.convert(c, Sharing::Beta).unwrap();
+    p.output(c, Reveal::To(1)).unwrap();
+    p.output(cb, Reveal::To(0)).unwrap();
+    let (kv, mv) = (bool_values(&mut prg, 128, n), bool_values(&mut prg, 128, n));
+    let [o0, o1] = run(
+        &p,
+        [
+            vec![(k, Plain::Bits(kv.clone()))],
+            vec![(m, Plain::Bits(mv.clone()))],
+        ],
+    );
+    let (o0, o1) = (o0.unwrap(), o1.unwrap());
+    for i in 0..n {
+        let want = tessera_circuit::eval::evaluate(&aes, &[kv[i].clone(), mv[i].clone()]).unwrap();
+        assert_eq!(bools(&o1[0])[i], want[0], "Y copy {i}");
+        assert_eq!(bools(&o0[1])[i], want[0], "Y → β copy {i}");
+    }
 }
