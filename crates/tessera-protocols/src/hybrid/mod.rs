@@ -329,6 +329,8 @@ enum Op {
         a: usize,
         reveal: Reveal,
     },
+    /// Both parties wait for each other: one byte each way.
+    Barrier,
 }
 
 impl Op {
@@ -360,6 +362,7 @@ impl Op {
             Op::Garbled { .. } => "garbled circuit",
             Op::Wires { .. } => "wires",
             Op::Output { .. } => "output",
+            Op::Barrier => "barrier",
         }
     }
 }
@@ -833,6 +836,12 @@ impl Program {
         self.ops.push(Op::Output { a: a.0, reveal });
         self.outputs.push(a.0);
         Ok(Output(self.outputs.len() - 1))
+    }
+
+    /// Both parties wait for each other here (one byte each way, one round): for timing the
+    /// operations after it apart from a peer still busy with those before.
+    pub fn barrier(&mut self) {
+        self.ops.push(Op::Barrier);
     }
 
     /// SHA-256 of the program: both parties must run the same.

@@ -618,6 +618,10 @@ pub(super) fn run(
                     at += len;
                 }
             }
+            Op::Barrier => {
+                link.send(&[1])?;
+                link.recv(1)?;
+            }
             Op::Garbled {
                 circuit,
                 ref inputs,

@@ -290,7 +290,7 @@ impl Walk<'_> {
                     vec![Slot::Vector(self.lift(&m, width, n, ty(out).ring_bits()))]
                 }
             },
-            Op::Split { .. } | Op::Output { .. } | Op::Garbled { .. } => vec![],
+            Op::Split { .. } | Op::Output { .. } | Op::Garbled { .. } | Op::Barrier => vec![],
             Op::Circuit {
                 circuit,
                 ref inputs,

@@ -1,9 +1,10 @@
 //! `tessera bench convert`: every conversion among the five sharings of hybrid programs
 //! (Y, B, A, β, α) on `count` values of `bits` bits between two threads over loopback TCP, and
 //! for reference 32-bit MUL in A and α. Per row: the median over the samples of the setup and of
-//! the conversion's online operations (the input's sharing and the output's opening are timed
-//! apart and left out), their bytes and rounds, and values per second online; every output is
-//! checked against the input.
+//! the conversion's online operations (after a barrier that follows the inputs, so neither the
+//! input's sharing nor a peer still busy with it is counted; the output's opening is left out
+//! too), their bytes and rounds, and values per second online; every output is checked against
+//! the input.
 
 use super::{cpu_model, loopback};
 use crate::CliError;
@@ -88,12 +89,14 @@ impl Row {
         let x = p.input(0, t)?;
         match self.to {
             Some(to) => {
+                p.barrier();
                 let y = p.convert(x, to)?;
                 p.output(y, Reveal::Both)?;
                 Ok((p, vec![x]))
             }
             None => {
                 let y = p.input(1, t)?;
+                p.barrier();
                 let z = p.mul(x, y)?;
                 p.output(z, Reveal::Both)?;
                 Ok((p, vec![x, y]))
@@ -210,10 +213,10 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
         theirs.and(mine)
     })?;
     for (row, samples) in rows.iter().zip(&results) {
-        // The operations between the inputs and the output.
+        // The operations between the barrier after the inputs and the output.
         let inner = |s: &Sample| -> Vec<Step> {
             let k = s.steps.len();
-            let skip = if row.to.is_some() { 1 } else { 2 };
+            let skip = if row.to.is_some() { 2 } else { 3 };
             s.steps[skip..k - 1].to_vec()
         };
         let online_ms = median(
