@@ -419,6 +419,17 @@ pub fn route(from: Sharing, to: Sharing) -> &'static [Sharing] {
     }
 }
 
+/// Wires `start..start + len` (or wire `start`, `len` times, if `repeat`) of a vector of
+/// `w` words per wire.
+fn select_wires(v: &[u64], w: usize, start: usize, len: usize, repeat: bool) -> Vec<u64> {
+    (0..len)
+        .flat_map(|j| {
+            let wire = if repeat { start } else { start + j };
+            v[wire * w..(wire + 1) * w].iter().copied()
+        })
+        .collect()
+}
+
 fn bad(what: String) -> Error {
     Error::Input(what)
 }
@@ -770,22 +781,26 @@ impl Program {
         };
         self.circuits
             .push(BoolCircuit::new(c.clone(), sharing, first.n)?);
-        let outputs: Vec<usize> = c
-            .outputs
-            .iter()
-            .map(|&w| {
-                self.value(Type {
-                    kind: Kind::Bits(w),
-                    ..first
-                })
-            })
-            .collect();
+        let outputs = self.circuit_outputs(c, first);
         self.ops.push(Op::Circuit {
             circuit: self.circuits.len() - 1,
             inputs: inputs.iter().map(|v| v.0).collect(),
             outputs: outputs.clone(),
         });
         Ok(outputs.into_iter().map(Value).collect())
+    }
+
+    /// New values for the outputs of circuit `c` run on values of type `t`.
+    fn circuit_outputs(&mut self, c: &Circuit, t: Type) -> Vec<usize> {
+        c.outputs
+            .iter()
+            .map(|&w| {
+                self.value(Type {
+                    kind: Kind::Bits(w),
+                    ..t
+                })
+            })
+            .collect()
     }
 
     /// [`Program::circuit`] on Y values: garbled online by party 0 (half-gates with the
@@ -806,16 +821,7 @@ impl Program {
             outputs: c.outputs.clone(),
             n: t.n,
         });
-        let outputs: Vec<usize> = c
-            .outputs
-            .iter()
-            .map(|&w| {
-                self.value(Type {
-                    kind: Kind::Bits(w),
-                    ..t
-                })
-            })
-            .collect();
+        let outputs = self.circuit_outputs(c, t);
         self.ops.push(Op::Garbled {
             circuit: self.garbled.len() - 1,
             inputs: inputs.iter().map(|v| v.0).collect(),

@@ -4,7 +4,9 @@
 
 use super::algebra::{self, Field};
 use super::prepare::Prepared;
-use super::{EXCHANGE, Hop, Kind, Op, Plain, Program, Reveal, Sharing, Type, Value, ring};
+use super::{
+    EXCHANGE, Hop, Kind, Op, Plain, Program, Reveal, Sharing, Type, Value, ring, select_wires,
+};
 use crate::boolean::bits::{self, tail_mask, words};
 use crate::boolean::layers::Layers;
 use crate::{Error, Session};
@@ -382,13 +384,7 @@ pub(super) fn run(
                 repeat,
                 out,
             } => {
-                let w = wire_words(ty(a));
-                data[out] = (0..len)
-                    .flat_map(|j| {
-                        let wire = if repeat { start } else { start + j };
-                        data[a][wire * w..(wire + 1) * w].iter().copied()
-                    })
-                    .collect();
+                data[out] = select_wires(&data[a], wire_words(ty(a)), start, len, repeat);
             }
             Op::Add { a, b, out } => data[out] = zip_map(&data[a], &data[b], u64::wrapping_add),
             Op::Sub { a, b, out } => data[out] = zip_map(&data[a], &data[b], u64::wrapping_sub),

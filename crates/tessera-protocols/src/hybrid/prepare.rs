@@ -5,7 +5,7 @@
 //! algebra resolved.
 
 use super::algebra::{Algebra, Field, Id, Needs, Peer, Pool};
-use super::{CROSS, HELLO, Hop, Op, Program, SETUP, Sharing, ring};
+use super::{CROSS, HELLO, Hop, Op, Program, SETUP, Sharing, ring, select_wires};
 use crate::boolean::bits::{self, words};
 use crate::{Error, Session};
 use tessera_core::{Block, FixedKeyHash, Prg};
@@ -202,13 +202,7 @@ impl Walk<'_> {
             } => {
                 if ty(out).sharing.is_masked() {
                     let w = words(ty(a).n);
-                    let m = &self.masks[a];
-                    self.masks[out] = (0..len)
-                        .flat_map(|j| {
-                            let wire = if repeat { start } else { start + j };
-                            m[wire * w..(wire + 1) * w].iter().copied()
-                        })
-                        .collect();
+                    self.masks[out] = select_wires(&self.masks[a], w, start, len, repeat);
                 }
                 vec![]
             }

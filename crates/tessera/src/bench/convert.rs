@@ -6,7 +6,7 @@
 //! too), their bytes and rounds, and values per second online; every output is checked against
 //! the input.
 
-use super::{cpu_model, loopback};
+use super::{cpu_model, loopback, median};
 use crate::CliError;
 use serde_json::json;
 use std::thread;
@@ -182,11 +182,6 @@ fn party(
         all.push(samples);
     }
     Ok(all)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// Runs `tessera bench convert`.

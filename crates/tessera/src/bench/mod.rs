@@ -131,6 +131,12 @@ pub fn measure(common: &CommonArgs, units: f64, mut op: impl FnMut()) -> f64 {
     rates[rates.len() / 2]
 }
 
+/// The median of `v` (the upper one of an even count).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 /// The backend's AES roofline in blocks per second ([`tessera_core::Backend::roofline`]), the
 /// median of `common`'s samples.
 pub fn roofline_rate(common: &CommonArgs, backend: tessera_core::Backend) -> Result<f64, CliError> {

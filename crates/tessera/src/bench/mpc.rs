@@ -7,7 +7,7 @@
 //! Y's setup is its hello (the base OTs are set up once per session, in the warm-up); it
 //! garbles online, streaming the tables. B's and β's setup draws the triples by OT.
 
-use super::{BENCH, cpu_model, loopback};
+use super::{BENCH, cpu_model, loopback, median};
 use crate::CliError;
 use crate::circuit::load;
 use serde_json::json;
@@ -251,11 +251,6 @@ fn in_pool<T: Send>(
         .build()
         .map_err(|e| CliError::Usage(format!("a pool of {threads} threads: {e}")))?
         .install(f)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// Runs `tessera bench mpc`.
