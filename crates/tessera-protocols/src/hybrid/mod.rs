@@ -235,8 +235,9 @@ enum Hop {
     BetaToA,
     /// Y → B: the labels' permutation bits (least significant bits) are XOR shares: local.
     YToB,
-    /// B → Y: the garbler sends labels of its shares; the evaluator's come from random
-    /// correlated OTs of the setup, derandomised by its share ⊕ choice bit. 1 round.
+    /// B → Y: random correlated OTs of the setup, derandomised by the evaluator's share ⊕ its
+    /// choice bit, the garbler folding its own share into the zero-label. 1 message, 1 bit per
+    /// bit.
     BToY,
 }
 
@@ -397,7 +398,7 @@ pub struct Program {
 /// | β → A | the arithmetic sharing of each mask bit (one Beaver product per bit) | local |
 /// | B → β, A → α | a fresh mask | 1 round, 1 bit (element) per party |
 /// | B → A | a daBit per bit (one Beaver product) | 1 round, 1 bit per bit and party |
-/// | B → Y | a random correlated OT per bit | 1 round: the evaluator 1 bit, the garbler 16 bytes per bit |
+/// | B → Y | a random correlated OT per bit | 1 message: the evaluator's bit ⊕ its OT choice |
 /// | A → B | the triples of an ℓ-bit parallel-prefix adder | its AND-depth, log₂ ℓ + 1 rounds |
 pub fn route(from: Sharing, to: Sharing) -> &'static [Sharing] {
     use Sharing::*;
@@ -459,7 +460,8 @@ impl Program {
 
     /// An input of party `owner` (0: the lower-numbered of the two). Online B and A: the
     /// owner sends the peer a random share; β and α: the owner, who alone knows the mask from
-    /// the setup, sends Δ. One message, owner to peer.
+    /// the setup, sends Δ (one message, owner to peer). Y: a random correlated OT per bit from
+    /// the setup, derandomised by the evaluator (one bit per bit, evaluator to garbler).
     pub fn input(&mut self, owner: usize, t: Type) -> Result<Value, Error> {
         if owner > 1 || t.n == 0 {
             return Err(bad(format!("input of party {owner} with {} copies", t.n)));

@@ -169,12 +169,6 @@ struct Garbling {
 }
 
 impl Garbling {
-    fn random_labels(&self, prg: &mut Prg, width: usize) -> Vec<u64> {
-        let mut blocks = vec![Block::ZERO; width * self.n];
-        prg.fill_blocks(&mut blocks);
-        bytemuck::cast_slice(&blocks).to_vec()
-    }
-
     /// K ⊕ x·Δ for each label K and bit x of `x` (bits of the labels' wires, `words(n)`
     /// each), without branching on x.
     fn select(&self, labels: &[u64], x: &[u64]) -> Vec<u64> {
@@ -213,9 +207,27 @@ impl Garbling {
         out
     }
 
-    /// The evaluator's derandomisation e = x ⊕ c, c its OTs' random choices.
-    fn choices_xor(&self, ots: &[u64], x: &[u64], width: usize) -> Vec<u64> {
-        zip_map(&self.colours(ots, width), x, |c, x| c ^ x)
+    /// Y labels of x₀ ⊕ x₁ for bits x₀ of the garbler (party 0) and x₁ of the evaluator,
+    /// from random correlated OTs of the setup (`ots`: the garbler's q, the evaluator's
+    /// t = q ⊕ c·Δ): the evaluator sends e = x₁ ⊕ c and keeps t; the garbler takes
+    /// K₀ = q ⊕ (e ⊕ x₀)·Δ as the zero-label, so t = K₀ ⊕ (x₀ ⊕ x₁)·Δ. One message of one
+    /// bit per bit, evaluator to garbler; `mine` is this party's bits.
+    fn share(
+        &self,
+        link: &mut Link<'_>,
+        garbler: bool,
+        ots: &[u64],
+        mine: &[u64],
+        width: usize,
+    ) -> Result<Vec<u64>, Error> {
+        if garbler {
+            let e = read_words(&link.recv(8 * width * words(self.n))?);
+            Ok(self.select(ots, &zip_map(&e, mine, |e, x| e ^ x)))
+        } else {
+            let e = zip_map(&self.colours(ots, width), mine, |c, x| c ^ x);
+            link.send(&bits_bytes(&e))?;
+            Ok(ots.to_vec())
+        }
     }
 }
 
@@ -276,34 +288,17 @@ pub(super) fn run(
         match *op {
             Op::Input { out, owner } if ty(out).sharing == Sharing::Y => {
                 let t = ty(out);
+                // The owner's bits on its side, zero bits on the other.
                 let x = if owner == side {
                     let x = inputs.iter().find(|(v, _)| v.0 == out).ok_or_else(|| {
                         Error::Input(format!("no plaintext for input value {out}"))
                     })?;
                     plain_words(t, &x.1)?
                 } else {
-                    Vec::new()
+                    vec![0; t.width() * words(t.n)]
                 };
-                let g = Garbling { delta, n: t.n };
-                data[out] = match (owner, side) {
-                    // The garbler's input: it sends K₀ ⊕ x·Δ.
-                    (0, 0) => {
-                        let zero = g.random_labels(&mut prg, t.width());
-                        link.send(&bits_bytes(&g.select(&zero, &x)))?;
-                        zero
-                    }
-                    (0, _) => read_words(&link.recv(16 * t.width() * t.n)?),
-                    // The evaluator's: it derandomises a random correlated OT.
-                    (_, 1) => {
-                        let e = g.choices_xor(&m[0], &x, t.width());
-                        link.send(&bits_bytes(&e))?;
-                        m[0].clone()
-                    }
-                    _ => {
-                        let e = read_words(&link.recv(8 * t.width() * words(t.n))?);
-                        g.select(&m[0], &e)
-                    }
-                };
+                data[out] =
+                    Garbling { delta, n: t.n }.share(&mut link, first, &m[0], &x, t.width())?;
             }
             Op::Input { out, owner } => {
                 let t = ty(out);
@@ -522,20 +517,7 @@ pub(super) fn run(
                     Hop::AlphaToA => masks[a].iter().map(|d| d.wrapping_neg()).collect(),
                     Hop::YToB => Garbling { delta, n: ta.n }.colours(x, ta.width()),
                     Hop::BToY => {
-                        let (g, width) = (Garbling { delta, n: ta.n }, ta.width());
-                        if first {
-                            // Send K₀' ⊕ x₀·Δ; the label of x₁ is q ⊕ e·Δ.
-                            let zero = g.random_labels(&mut prg, width);
-                            link.send(&bits_bytes(&g.select(&zero, x)))?;
-                            let e = read_words(&link.recv(8 * width * words(ta.n))?);
-                            let q = g.select(&m[0], &e);
-                            zip_map(&zero, &q, |a, b| a ^ b)
-                        } else {
-                            let e = g.choices_xor(&m[0], x, width);
-                            link.send(&bits_bytes(&e))?;
-                            let theirs = read_words(&link.recv(16 * width * ta.n)?);
-                            zip_map(&theirs, &m[0], |a, b| a ^ b)
-                        }
+                        Garbling { delta, n: ta.n }.share(&mut link, first, &m[0], x, ta.width())?
                     }
                     Hop::BToA | Hop::BetaToA => {
                         // Per bit: [x] = c + (1 − 2c)·[r] with c public (B: x ⊕ r opened

@@ -152,7 +152,7 @@ impl Walk<'_> {
     fn op(&mut self, op: &Op) -> Vec<Slot> {
         let ty = |v: usize| self.p.types[v];
         match *op {
-            Op::Input { out, owner: 1 }
+            Op::Input { out, .. }
             | Op::Convert {
                 hop: Hop::BToY,
                 out,
