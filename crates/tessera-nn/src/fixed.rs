@@ -1,0 +1,188 @@
+//! Number systems a network is evaluated in: `f32` ([`Float`], for accuracy) and fixed point
+//! over Z_2^ℓ ([`Fixed`], the exact reference of the secure evaluation).
+//!
+//! Fixed point (SecureML, Mohassel and Zhang, S&P 2017, §4.1): a real x is the ring element
+//! ⌊x·2^f⌉ mod 2^ℓ, read as a signed ℓ-bit number. A product of two such has 2f fractional bits
+//! and is brought back by an arithmetic shift right by f (truncation, rounding toward −∞). A
+//! dense or convolution layer adds its bias at 2f bits before the one truncation of its sums.
+//! The secure protocols compute exactly this, except that their truncation of a shared value
+//! may be off by one unit in the last place (SecureML's local truncation; see the secure
+//! layers for their bounds).
+
+/// A number system: its element type and the operations a network needs.
+pub trait Arith: Sync {
+    /// An element.
+    type E: Copy + Default + PartialEq + std::fmt::Debug + Send + Sync;
+    /// A real (an input or a weight) as an element.
+    fn encode(&self, x: f32) -> Self::E;
+    /// A real at the scale of a product (a bias, added before truncation).
+    fn encode_product(&self, x: f32) -> Self::E;
+    /// An element as a real.
+    fn decode(&self, e: Self::E) -> f32;
+    /// a + b.
+    fn add(&self, a: Self::E, b: Self::E) -> Self::E;
+    /// a − b.
+    fn sub(&self, a: Self::E, b: Self::E) -> Self::E;
+    /// a·b at the product's scale.
+    fn mul(&self, a: Self::E, b: Self::E) -> Self::E;
+    /// A product's scale back to a value's (truncation by f).
+    fn rescale(&self, e: Self::E) -> Self::E;
+    /// max(a, b).
+    fn max(&self, a: Self::E, b: Self::E) -> Self::E;
+    /// max(e, 0).
+    fn relu(&self, e: Self::E) -> Self::E {
+        self.max(e, Self::E::default())
+    }
+    /// The mean of `count` elements summing to `sum`: fixed point multiplies by the public
+    /// ⌊2^f / count⌉ and truncates.
+    fn mean(&self, sum: Self::E, count: usize) -> Self::E;
+}
+
+/// IEEE single precision, as PyTorch and ONNX Runtime evaluate.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Float;
+
+impl Arith for Float {
+    type E = f32;
+    fn encode(&self, x: f32) -> f32 {
+        x
+    }
+    fn encode_product(&self, x: f32) -> f32 {
+        x
+    }
+    fn decode(&self, e: f32) -> f32 {
+        e
+    }
+    fn add(&self, a: f32, b: f32) -> f32 {
+        a + b
+    }
+    fn sub(&self, a: f32, b: f32) -> f32 {
+        a - b
+    }
+    fn mul(&self, a: f32, b: f32) -> f32 {
+        a * b
+    }
+    fn rescale(&self, e: f32) -> f32 {
+        e
+    }
+    fn max(&self, a: f32, b: f32) -> f32 {
+        a.max(b)
+    }
+    fn mean(&self, sum: f32, count: usize) -> f32 {
+        sum / count as f32
+    }
+}
+
+/// Fixed point with `frac` fractional bits in Z_2^ℓ, ℓ = `bits` ∈ {32, 64}; elements are
+/// `u64`s reduced modulo 2^ℓ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fixed {
+    bits: u32,
+    frac: u32,
+}
+
+impl Fixed {
+    /// ℓ = `bits` (32 or 64) with `frac` fractional bits, at most ℓ/2 − 1 so that a product
+    /// keeps a sign bit and an integer bit; `None` otherwise.
+    pub fn new(bits: u32, frac: u32) -> Option<Self> {
+        (matches!(bits, 32 | 64) && frac < bits / 2).then_some(Fixed { bits, frac })
+    }
+
+    /// ℓ.
+    pub fn bits(&self) -> u32 {
+        self.bits
+    }
+
+    /// f.
+    pub fn frac(&self) -> u32 {
+        self.frac
+    }
+
+    fn mask(&self) -> u64 {
+        u64::MAX >> (64 - self.bits)
+    }
+
+    /// The element as a signed ℓ-bit number.
+    pub fn signed(&self, e: u64) -> i64 {
+        let shift = 64 - self.bits;
+        ((e << shift) as i64) >> shift
+    }
+
+    /// A signed number modulo 2^ℓ.
+    pub fn wrap(&self, v: i64) -> u64 {
+        (v as u64) & self.mask()
+    }
+
+    fn scaled(&self, x: f32, frac: u32) -> u64 {
+        // Saturates at the i64 range; the ring keeps the low ℓ bits.
+        self.wrap((f64::from(x) * (frac as f64).exp2()).round() as i64)
+    }
+
+    /// The public multiplier of [`Arith::mean`] for `count` elements: ⌊2^f / count⌉.
+    pub fn reciprocal(&self, count: usize) -> u64 {
+        let c = count.max(1) as u64;
+        ((1u64 << self.frac) + c / 2) / c
+    }
+}
+
+impl Arith for Fixed {
+    type E = u64;
+    fn encode(&self, x: f32) -> u64 {
+        self.scaled(x, self.frac)
+    }
+    fn encode_product(&self, x: f32) -> u64 {
+        self.scaled(x, 2 * self.frac)
+    }
+    fn decode(&self, e: u64) -> f32 {
+        (self.signed(e) as f64 / (self.frac as f64).exp2()) as f32
+    }
+    fn add(&self, a: u64, b: u64) -> u64 {
+        a.wrapping_add(b) & self.mask()
+    }
+    fn sub(&self, a: u64, b: u64) -> u64 {
+        a.wrapping_sub(b) & self.mask()
+    }
+    fn mul(&self, a: u64, b: u64) -> u64 {
+        a.wrapping_mul(b) & self.mask()
+    }
+    fn rescale(&self, e: u64) -> u64 {
+        self.wrap(self.signed(e) >> self.frac)
+    }
+    fn max(&self, a: u64, b: u64) -> u64 {
+        if self.signed(a) >= self.signed(b) {
+            a
+        } else {
+            b
+        }
+    }
+    fn mean(&self, sum: u64, count: usize) -> u64 {
+        self.rescale(self.mul(sum, self.reciprocal(count)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_point_round_trips_and_truncates_toward_minus_infinity() {
+        let f = Fixed::new(32, 8).unwrap();
+        assert_eq!(f.decode(f.encode(1.5)), 1.5);
+        assert_eq!(f.decode(f.encode(-2.25)), -2.25);
+        let p = f.mul(f.encode(-1.5), f.encode(0.5));
+        assert_eq!(f.decode(f.rescale(p)), -0.75);
+        // −1/256 · 1/256 truncates to −1/256, not 0.
+        let tiny = f.mul(f.encode(-1.0 / 256.0), f.encode(1.0 / 256.0));
+        assert_eq!(f.signed(f.rescale(tiny)), -1);
+        assert_eq!(f.relu(f.encode(-3.0)), 0);
+        assert_eq!(f.max(f.encode(-3.0), f.encode(-4.0)), f.encode(-3.0));
+        assert_eq!(f.decode(f.mean(f.encode(6.0), 4)), 1.5);
+        assert!(Fixed::new(32, 16).is_none() && Fixed::new(48, 8).is_none());
+        let g = Fixed::new(64, 20).unwrap();
+        assert_eq!(g.signed(g.encode(-1.0)), -(1 << 20));
+        assert_eq!(
+            g.decode(g.rescale(g.mul(g.encode(3.0), g.encode(-0.5)))),
+            -1.5
+        );
+    }
+}

@@ -1,0 +1,196 @@
+//! The layers' arithmetic, one generic kernel per concept over any [`Arith`]: matrix products
+//! (dense layers, and convolutions in the image-to-column layout), windows for pooling, axis
+//! permutations. The secure layers use the same layouts, so their plaintext reference is
+//! these kernels over [`crate::fixed::Fixed`].
+
+use crate::fixed::Arith;
+use crate::model::{Pool, Window};
+
+/// `y = rescale(W·X + b)` for `W` of `rows × inner` and `X` of `inner × cols`, row-major, with
+/// `b` (at the product's scale) added to every column of row r.
+pub fn matmul_bias<A: Arith>(
+    a: &A,
+    w: &[A::E],
+    x: &[A::E],
+    bias: &[A::E],
+    (rows, inner, cols): (usize, usize, usize),
+) -> Vec<A::E> {
+    let mut y = Vec::with_capacity(rows * cols);
+    let mut acc = vec![A::E::default(); cols];
+    for (r, wrow) in w.chunks_exact(inner).take(rows).enumerate() {
+        acc.fill(bias[r]);
+        for (&wk, xrow) in wrow.iter().zip(x.chunks_exact(cols)) {
+            for (s, &xv) in acc.iter_mut().zip(xrow) {
+                *s = a.add(*s, a.mul(wk, xv));
+            }
+        }
+        y.extend(acc.iter().map(|&s| a.rescale(s)));
+    }
+    y
+}
+
+/// The image-to-column matrix of `x` (`[channels, height, width]`) for `window`: row
+/// `(c, i, j)` (channel, kernel row, kernel column) and column `(oy, ox)` (output position)
+/// holds `x[c, oy·s + i − top, ox·s + j − left]`, or zero in the padding. A convolution is then
+/// `W (out_channels × channels·kh·kw) · cols`.
+pub fn im2col<E: Copy + Default>(
+    x: &[E],
+    [channels, height, width]: [usize; 3],
+    window: &Window,
+    [oh, ow]: [usize; 2],
+) -> Vec<E> {
+    let [kh, kw] = window.kernel;
+    let mut cols = Vec::with_capacity(channels * kh * kw * oh * ow);
+    for c in 0..channels {
+        let plane = &x[c * height * width..(c + 1) * height * width];
+        for i in 0..kh {
+            for j in 0..kw {
+                for oy in 0..oh {
+                    let y = (oy * window.stride[0] + i).checked_sub(window.pads[0]);
+                    for ox in 0..ow {
+                        let xx = (ox * window.stride[1] + j).checked_sub(window.pads[1]);
+                        cols.push(match (y, xx) {
+                            (Some(y), Some(xx)) if y < height && xx < width => {
+                                plane[y * width + xx]
+                            }
+                            _ => E::default(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    cols
+}
+
+/// The input positions (as flat indices into one channel's plane) under the window of output
+/// `(oy, ox)`, and how many positions the window has with its padding.
+pub fn window_positions(
+    window: &Window,
+    [height, width]: [usize; 2],
+    (oy, ox): (usize, usize),
+) -> (impl Iterator<Item = usize>, usize) {
+    let [kh, kw] = window.kernel;
+    let (stride, pads) = (window.stride, window.pads);
+    let it = (0..kh).flat_map(move |i| {
+        (0..kw).filter_map(move |j| {
+            let y = (oy * stride[0] + i).checked_sub(pads[0])?;
+            let x = (ox * stride[1] + j).checked_sub(pads[1])?;
+            (y < height && x < width).then_some(y * width + x)
+        })
+    });
+    (it, kh * kw)
+}
+
+/// Max or average pooling of `x` (`[channels, height, width]`) to `[channels, oh, ow]`.
+pub fn pool<A: Arith>(
+    a: &A,
+    x: &[A::E],
+    [channels, height, width]: [usize; 3],
+    pool: &Pool,
+    max: bool,
+    [oh, ow]: [usize; 2],
+) -> Vec<A::E> {
+    let mut y = Vec::with_capacity(channels * oh * ow);
+    for plane in x.chunks_exact(height * width).take(channels) {
+        for oy in 0..oh {
+            for ox in 0..ow {
+                let (mut it, size) = window_positions(&pool.window, [height, width], (oy, ox));
+                let first = it.next().map_or(A::E::default(), |p| plane[p]);
+                let mut count = 1;
+                let mut acc = first;
+                for p in it {
+                    acc = if max {
+                        a.max(acc, plane[p])
+                    } else {
+                        a.add(acc, plane[p])
+                    };
+                    count += 1;
+                }
+                y.push(if max {
+                    acc
+                } else {
+                    a.mean(acc, if pool.count_include_pad { size } else { count })
+                });
+            }
+        }
+    }
+    y
+}
+
+/// `x` of `shape` with its axes permuted: output axis `i` is input axis `perm[i]`.
+pub fn transpose<E: Copy>(x: &[E], shape: &[usize], perm: &[usize]) -> Vec<E> {
+    let rank = shape.len();
+    let mut strides = vec![1; rank];
+    for i in (0..rank.saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * shape[i + 1];
+    }
+    let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let mut index = vec![0; rank];
+    let mut y = Vec::with_capacity(x.len());
+    for _ in 0..x.len() {
+        let src: usize = index.iter().zip(perm).map(|(&i, &p)| i * strides[p]).sum();
+        y.push(x[src]);
+        for axis in (0..rank).rev() {
+            index[axis] += 1;
+            if index[axis] < out_shape[axis] {
+                break;
+            }
+            index[axis] = 0;
+        }
+    }
+    y
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixed::Float;
+
+    #[test]
+    fn transpose_moves_axes() {
+        // [2, 3] → [3, 2]
+        let x = [1, 2, 3, 4, 5, 6];
+        assert_eq!(transpose(&x, &[2, 3], &[1, 0]), vec![1, 4, 2, 5, 3, 6]);
+        let y: Vec<u32> = (0..24).collect();
+        let t = transpose(&y, &[2, 3, 4], &[2, 0, 1]);
+        // t[k, i, j] = y[i, j, k]
+        assert_eq!(t[(3 * 2 + 1) * 3 + 2], y[(3 + 2) * 4 + 3]);
+    }
+
+    #[test]
+    fn im2col_convolution_matches_direct_sums() {
+        let window = Window {
+            kernel: [2, 3],
+            stride: [2, 1],
+            pads: [1, 0, 0, 2],
+        };
+        let (c, h, w) = (2, 5, 4);
+        let x: Vec<f32> = (0..c * h * w).map(|v| (v as f32 * 0.37).sin()).collect();
+        let [oh, ow] = window.output([h, w]).unwrap();
+        let weights: Vec<f32> = (0..3 * c * 6).map(|v| (v as f32 * 0.11).cos()).collect();
+        let bias = [0.5, -1.0, 2.0];
+        let cols = im2col(&x, [c, h, w], &window, [oh, ow]);
+        let y = matmul_bias(&Float, &weights, &cols, &bias, (3, c * 6, oh * ow));
+        for o in 0..3 {
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    let mut s = bias[o];
+                    for ci in 0..c {
+                        for i in 0..2 {
+                            for j in 0..3 {
+                                let yy = (oy * 2 + i) as isize - 1;
+                                let xx = (ox + j) as isize;
+                                if (0..h as isize).contains(&yy) && (0..w as isize).contains(&xx) {
+                                    s += weights[((o * c + ci) * 2 + i) * 3 + j]
+                                        * x[(ci * h + yy as usize) * w + xx as usize];
+                                }
+                            }
+                        }
+                    }
+                    assert!((y[(o * oh + oy) * ow + ox] - s).abs() < 1e-5);
+                }
+            }
+        }
+    }
+}

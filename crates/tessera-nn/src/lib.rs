@@ -1,0 +1,26 @@
+//! Neural networks for private inference (MOTION2NX, seed `003_09f17a858ba9cc5b.txt`, §3 and
+//! App. A.3): ONNX files exported by PyTorch or TensorFlow, unmodified, imported into a checked
+//! graph of layers ([`import`], [`model`]); plaintext evaluation in `f32` and in fixed point over
+//! Z_2^ℓ ([`eval`], [`fixed`]), the latter the exact reference of the secure layers; the
+//! architecture without weights for the client ([`strip`]); MNIST's IDX files ([`data`]).
+//!
+//! ```no_run
+//! use tessera_nn::{data::Normalise, eval::{argmax, Plain}, fixed::Fixed};
+//! let model = tessera_nn::import::load("model.onnx".as_ref())?;
+//! let digit = vec![0u8; 784];
+//! let fixed = Plain::new(&model, Fixed::new(64, 16).unwrap())?;
+//! let logits = fixed.run(&Normalise::MNIST.apply(&digit))?;
+//! println!("class {}", argmax(fixed.arith(), &logits));
+//! # Ok::<(), tessera_nn::Error>(())
+//! ```
+
+pub mod data;
+mod error;
+pub mod eval;
+pub mod fixed;
+pub mod import;
+pub mod kernels;
+pub mod model;
+pub mod strip;
+
+pub use error::Error;

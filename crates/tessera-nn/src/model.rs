@@ -1,0 +1,240 @@
+//! A network as this crate runs it: a DAG of layers over per-sample tensors with static shapes,
+//! weights as `f32` in ONNX's layouts, BatchNormalization already folded, and the output
+//! transforms the client applies itself (Softmax, LogSoftmax, Log) peeled off the end.
+//!
+//! Tensors are row-major; the batch axis of the ONNX graph is gone (one sample at a time), so a
+//! convolution's input is `[C, H, W]` and a dense layer's `[features]`.
+
+/// The ONNX operators [`crate::import`] accepts, for error messages and `nn info`.
+pub const SUPPORTED: &[&str] = &[
+    "Gemm",
+    "MatMul (by a constant)",
+    "Conv (2-D, groups 1, dilation 1)",
+    "Relu",
+    "MaxPool",
+    "AveragePool",
+    "GlobalAveragePool",
+    "BatchNormalization (after Conv or Gemm)",
+    "Flatten",
+    "Reshape",
+    "Transpose",
+    "Identity",
+    "Dropout",
+    "Add",
+    "Sub",
+    "Softmax, LogSoftmax, Log (at the output)",
+];
+
+/// A value of the graph: an index into [`Model::shapes`].
+pub type ValueId = usize;
+
+/// A dense layer: `y = W·x + b` with `W` of `outputs × inputs`, row-major.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dense {
+    /// Input features.
+    pub inputs: usize,
+    /// Output features.
+    pub outputs: usize,
+    /// `outputs × inputs`.
+    pub weight: Vec<f32>,
+    /// `outputs`.
+    pub bias: Vec<f32>,
+}
+
+/// A window over the two spatial axes of a `[C, H, W]` tensor: kernel, stride and padding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// `[height, width]`.
+    pub kernel: [usize; 2],
+    /// `[height, width]`.
+    pub stride: [usize; 2],
+    /// `[top, left, bottom, right]`.
+    pub pads: [usize; 4],
+}
+
+impl Window {
+    /// The output's `[height, width]` for an input of `[height, width]` (floor mode), or
+    /// `None` when the kernel does not fit the padded input.
+    pub fn output(&self, input: [usize; 2]) -> Option<[usize; 2]> {
+        let axis = |i: usize, lo: usize, hi: usize| {
+            let padded = input[i] + lo + hi;
+            (self.stride[i] > 0 && self.kernel[i] > 0 && padded >= self.kernel[i])
+                .then(|| (padded - self.kernel[i]) / self.stride[i] + 1)
+        };
+        Some([
+            axis(0, self.pads[0], self.pads[2])?,
+            axis(1, self.pads[1], self.pads[3])?,
+        ])
+    }
+}
+
+/// A 2-D convolution, groups 1, dilation 1: `y[o] = b[o] + Σ W[o, c, i, j] · x[c, …]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Conv {
+    /// Input channels.
+    pub in_channels: usize,
+    /// Output channels.
+    pub out_channels: usize,
+    /// Kernel, stride and padding.
+    pub window: Window,
+    /// `[out_channels, in_channels, kernel height, kernel width]`.
+    pub weight: Vec<f32>,
+    /// `out_channels`.
+    pub bias: Vec<f32>,
+}
+
+/// A pooling layer's window and how an average counts padding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pool {
+    /// Kernel, stride and padding.
+    pub window: Window,
+    /// AveragePool's `count_include_pad`: divide by the kernel's size even at the borders.
+    pub count_include_pad: bool,
+}
+
+/// What a node computes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// Gemm, MatMul by a constant, or ONNX's Linear form of them.
+    Dense(Dense),
+    /// Conv.
+    Conv(Conv),
+    /// max(x, 0).
+    Relu,
+    /// The maximum over each window, channel by channel.
+    MaxPool(Pool),
+    /// The mean over each window, channel by channel.
+    AvgPool(Pool),
+    /// The mean over each channel: `[C, H, W]` to `[C]`.
+    GlobalAvgPool,
+    /// The same elements in a new shape (Flatten, Reshape, Identity, Dropout).
+    Reshape,
+    /// Axes permuted: output axis `i` is input axis `perm[i]`.
+    Transpose(Vec<usize>),
+    /// The sum of two computed tensors of one shape.
+    Add,
+    /// The difference of two computed tensors of one shape.
+    Sub,
+    /// A constant (broadcast to the output's shape) added to a computed tensor.
+    AddConst(Vec<f32>),
+}
+
+impl Op {
+    /// A short name for tables: the operator as ONNX would call it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Op::Dense(_) => "Gemm",
+            Op::Conv(_) => "Conv",
+            Op::Relu => "Relu",
+            Op::MaxPool(_) => "MaxPool",
+            Op::AvgPool(_) => "AveragePool",
+            Op::GlobalAvgPool => "GlobalAveragePool",
+            Op::Reshape => "Reshape",
+            Op::Transpose(_) => "Transpose",
+            Op::Add => "Add",
+            Op::Sub => "Sub",
+            Op::AddConst(_) => "Add (constant)",
+        }
+    }
+}
+
+/// One node: an operation on values of the graph, producing one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// Its name in the ONNX file.
+    pub name: String,
+    /// What it computes.
+    pub op: Op,
+    /// The values it reads.
+    pub inputs: Vec<ValueId>,
+    /// The value it writes.
+    pub output: ValueId,
+}
+
+/// A network: one input, one output, nodes in an order where every value is written before it
+/// is read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Model {
+    /// The graph input's name.
+    pub input_name: String,
+    /// The value the input is (always 0).
+    pub input: ValueId,
+    /// Each value's per-sample shape.
+    pub shapes: Vec<Vec<usize>>,
+    /// The layers, in evaluation order.
+    pub nodes: Vec<Node>,
+    /// The value returned: the logits when [`Model::client_side`] is not empty.
+    pub output: ValueId,
+    /// The output transforms peeled off the end, in order (for example `["Softmax", "Log"]`):
+    /// the client applies them to the logits if it wants them; none changes the argmax.
+    pub client_side: Vec<String>,
+    /// False for an architecture written by [`crate::strip`]: its weights are all zero and only
+    /// the shapes are of use.
+    pub has_weights: bool,
+}
+
+/// One layer's size, for `nn info` and for planning the secure protocols.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayerCost {
+    /// Multiplications by weights.
+    pub multiplications: usize,
+    /// Elements whose sign is extracted (ReLU).
+    pub relus: usize,
+    /// Two-input maxima (MaxPool: kernel size − 1 per output).
+    pub maxima: usize,
+    /// Divisions by a public count (AveragePool, GlobalAveragePool).
+    pub divisions: usize,
+}
+
+impl Model {
+    /// Elements of a value.
+    pub fn len(&self, value: ValueId) -> usize {
+        self.shapes[value].iter().product()
+    }
+
+    /// Elements of the input.
+    pub fn input_len(&self) -> usize {
+        self.len(self.input)
+    }
+
+    /// Elements of the output.
+    pub fn output_len(&self) -> usize {
+        self.len(self.output)
+    }
+
+    /// The size of `node` in the units that cost in secure evaluation.
+    pub fn cost(&self, node: &Node) -> LayerCost {
+        let out = self.len(node.output);
+        let mut c = LayerCost {
+            multiplications: 0,
+            relus: 0,
+            maxima: 0,
+            divisions: 0,
+        };
+        match &node.op {
+            Op::Dense(d) => c.multiplications = d.inputs * d.outputs,
+            Op::Conv(conv) => {
+                let k = conv.window.kernel[0] * conv.window.kernel[1];
+                c.multiplications = out * conv.in_channels * k;
+            }
+            Op::Relu => c.relus = out,
+            Op::MaxPool(p) => c.maxima = out * (p.window.kernel[0] * p.window.kernel[1] - 1),
+            Op::AvgPool(_) | Op::GlobalAvgPool => c.divisions = out,
+            Op::Reshape | Op::Transpose(_) | Op::Add | Op::Sub | Op::AddConst(_) => {}
+        }
+        c
+    }
+
+    /// For each value, the index of the last node that reads it (`usize::MAX` for the output):
+    /// an evaluator frees a value after that node.
+    pub fn last_uses(&self) -> Vec<usize> {
+        let mut last = vec![0; self.shapes.len()];
+        for (i, node) in self.nodes.iter().enumerate() {
+            for &v in &node.inputs {
+                last[v] = i;
+            }
+        }
+        last[self.output] = usize::MAX;
+        last
+    }
+}
