@@ -584,6 +584,83 @@ impl TripleGenerator {
         Ok(MatrixTriple { shape, a, b, c })
     }
 
+    /// One direction of Gilboa's products, sender side: this party's vectors `x` (`m`
+    /// elements each) times random multipliers of the peer, which calls
+    /// [`TripleGenerator::vector_products_receive`] at the same point. Returns this party's
+    /// shares, one vector per product: ℓ random OTs per product and Σ_i ⌈(ℓ − i)/8⌉ bytes per
+    /// element sent. A private matrix times the peer's shared vector is this plus the peer
+    /// sending its matrix minus the multipliers (a vector OLE with random multipliers).
+    pub fn vector_products_send<R: Ring>(
+        &mut self,
+        links: &mut Links<'_>,
+        x: &[R],
+        m: usize,
+    ) -> Result<Vec<R>, Error> {
+        let mut out = vec![R::default(); x.len()];
+        if m == 0 {
+            return Ok(out);
+        }
+        let per = (BATCH_OTS / R::BITS).max(1);
+        for (x, out) in x.chunks(per * m).zip(out.chunks_mut(per * m)) {
+            let ots = x.len() / m * R::BITS;
+            self.sent_rows.resize(ots, Block::ZERO);
+            links
+                .sender
+                .send_random_correlated(links.channel, &mut self.sent_rows)?;
+            let mut send = GilboaSender {
+                x,
+                m,
+                rows: &self.sent_rows,
+                delta: links.sender.delta(),
+                first: self.sent,
+                out,
+                scratch: &mut self.scratch,
+            };
+            role::drive(&mut send, links.channel, self.space)?;
+            self.sent += (ots * hash_blocks(R::BITS, m)) as u128;
+        }
+        Ok(out)
+    }
+
+    /// The other side of [`TripleGenerator::vector_products_send`]: `products` random
+    /// multipliers y of this party and its shares of the peer's vectors times them (`m`
+    /// elements each), as `(y, shares)`.
+    pub fn vector_products_receive<R: Ring>(
+        &mut self,
+        links: &mut Links<'_>,
+        m: usize,
+        products: usize,
+    ) -> Result<(Vec<R>, Vec<R>), Error> {
+        let mut out = vec![R::default(); products * m];
+        let mut y = Vec::with_capacity(products);
+        if m == 0 {
+            return Ok((vec![R::default(); products], out));
+        }
+        let per = (BATCH_OTS / R::BITS).max(1);
+        for out in out.chunks_mut(per * m) {
+            let ots = out.len() / m * R::BITS;
+            self.received_rows.resize(ots, Block::ZERO);
+            links
+                .receiver
+                .receive_random_correlated(links.channel, &mut self.received_rows)?;
+            let mut receive = GilboaReceiver {
+                m,
+                rows: &self.received_rows,
+                first: self.received,
+                out,
+                scratch: &mut self.scratch,
+            };
+            role::drive(&mut receive, links.channel, self.space)?;
+            self.received += (ots * hash_blocks(R::BITS, m)) as u128;
+            y.extend(
+                self.received_rows
+                    .chunks_exact(R::BITS)
+                    .map(|bits| R::from_u64(low_bits(bits) as u64)),
+            );
+        }
+        Ok((y, out))
+    }
+
     fn random<R: Ring>(&mut self, n: usize) -> Vec<R> {
         let mut blocks = vec![Block::ZERO; n.div_ceil(2)];
         self.prg.fill_blocks(&mut blocks);

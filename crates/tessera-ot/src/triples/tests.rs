@@ -177,3 +177,77 @@ fn gilboa_roles_multiply_and_an_edit_shows() {
         assert_eq!(right, !edit || !t[0].lsb(), "edit {edit}");
     }
 }
+
+/// Like [`pair`], with the party's index passed to `f`.
+fn pair_sides<T: Send + 'static>(
+    protocol: OtChoice,
+    f: impl Fn(usize, &mut TripleGenerator, &mut Links<'_>) -> T + Send + Sync + Copy + 'static,
+) -> (T, T) {
+    let (mut a, mut b) = memory::pair().unwrap();
+    let party = move |net: &mut tessera_net::Network, me: usize| {
+        let ch = &mut net.peer(1 - me);
+        let mut spaces = Spaces::default();
+        let prg = |s: u128| Prg::from_seed_block(Block::new(s + 10 * me as u128));
+        let (mut s, mut r) = protocol
+            .pair(ch, &mut spaces, me == 0, &mut prg(1))
+            .unwrap();
+        let mut g = TripleGenerator::new(&mut spaces, me == 0, prg(3)).unwrap();
+        let mut links = Links {
+            channel: ch,
+            sender: s.as_mut(),
+            receiver: r.as_mut(),
+        };
+        f(me, &mut g, &mut links)
+    };
+    let other = thread::spawn(move || party(&mut b, 1));
+    let mine = party(&mut a, 0);
+    (mine, other.join().unwrap())
+}
+
+fn check_vector_products<R: Ring>(protocol: OtChoice, products: usize, m: usize) {
+    let x = |j: usize| R::from_u64((j as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    // Party 0 sends its vectors; party 1 multiplies them by its random multipliers.
+    let (sent, received) = pair_sides(protocol, move |me, g, l| {
+        if me == 0 {
+            let x: Vec<R> = (0..products * m).map(x).collect();
+            (Vec::new(), g.vector_products_send::<R>(l, &x, m).unwrap())
+        } else {
+            let (y, shares) = g.vector_products_receive::<R>(l, m, products).unwrap();
+            (y, shares)
+        }
+    });
+    let (y, theirs) = received;
+    assert_eq!(
+        (y.len(), theirs.len(), sent.1.len()),
+        (products, products * m, products * m)
+    );
+    for p in 0..products {
+        for e in 0..m {
+            let j = p * m + e;
+            let sum = sent.1[j].to_u64().wrapping_add(theirs[j].to_u64());
+            let want = x(j).to_u64().wrapping_mul(y[p].to_u64());
+            assert_eq!(
+                R::from_u64(sum),
+                R::from_u64(want),
+                "ℓ={} product {p} element {e}",
+                R::BITS
+            );
+        }
+    }
+    if products >= 64 {
+        let distinct: std::collections::HashSet<u64> = y.iter().map(|v| v.to_u64()).collect();
+        assert!(distinct.len() > products / 2, "multipliers look random");
+    }
+}
+
+#[test]
+fn vector_products_one_way_open_to_products() {
+    for protocol in every_flow() {
+        check_vector_products::<u64>(protocol, 100, 7);
+        check_vector_products::<u32>(protocol, 3, 1);
+    }
+    let big = BATCH_OTS / 64 + 5;
+    check_vector_products::<u64>(OtChoice::Extension(Protocol::IKNP), big, 3);
+    check_vector_products::<u8>(OtChoice::Extension(Protocol::IKNP), 50, 16);
+    check_vector_products::<u16>(OtChoice::Extension(Protocol::IKNP), 0, 4);
+}
