@@ -221,11 +221,11 @@ fn check_vector_products<R: Ring>(protocol: OtChoice, products: usize, m: usize)
         (y.len(), theirs.len(), sent.1.len()),
         (products, products * m, products * m)
     );
-    for p in 0..products {
+    for (p, &yp) in y.iter().enumerate() {
         for e in 0..m {
             let j = p * m + e;
             let sum = sent.1[j].to_u64().wrapping_add(theirs[j].to_u64());
-            let want = x(j).to_u64().wrapping_mul(y[p].to_u64());
+            let want = x(j).to_u64().wrapping_mul(yp.to_u64());
             assert_eq!(
                 R::from_u64(sum),
                 R::from_u64(want),
