@@ -76,6 +76,7 @@
 //! ```
 
 mod algebra;
+pub mod linear;
 mod online;
 mod prepare;
 pub mod ring;
@@ -85,6 +86,7 @@ mod tests;
 pub use crate::boolean::Reveal;
 use crate::boolean::{BoolCircuit, BoolSharing};
 use crate::{Error, Session};
+pub use linear::{LinearMap, LinearWeights};
 pub use online::Step;
 pub use prepare::Prepared;
 use sha2::{Digest, Sha256};
@@ -97,6 +99,8 @@ pub const HELLO: MessageKind = MessageKind::new(0x50, "hybrid program hello");
 pub const SETUP: MessageKind = MessageKind::new(0x51, "hybrid setup products");
 /// The setup's cross products: the OT sender's corrections τ.
 pub const CROSS: MessageKind = MessageKind::new(0x53, "hybrid setup cross products");
+/// The setup of a private linear map: the owner's coefficients minus its random multipliers.
+pub const LINEAR: MessageKind = MessageKind::new(0x54, "hybrid linear map coefficients");
 /// An online operation's message.
 pub const EXCHANGE: MessageKind = MessageKind::new(0x52, "hybrid operation");
 
@@ -332,6 +336,19 @@ enum Op {
     },
     /// Both parties wait for each other: one byte each way.
     Barrier,
+    /// `maps[map]` with `owner`'s coefficients on an α value, into A.
+    Linear {
+        x: usize,
+        map: usize,
+        owner: usize,
+        out: usize,
+    },
+    /// SecureML's local truncation of an A value by `f` bits.
+    Truncate {
+        a: usize,
+        f: u32,
+        out: usize,
+    },
 }
 
 impl Op {
@@ -364,6 +381,8 @@ impl Op {
             Op::Wires { .. } => "wires",
             Op::Output { .. } => "output",
             Op::Barrier => "barrier",
+            Op::Linear { .. } => "linear map",
+            Op::Truncate { .. } => "truncate",
         }
     }
 }
@@ -386,6 +405,7 @@ pub struct Program {
     ops: Vec<Op>,
     circuits: Vec<BoolCircuit>,
     garbled: Vec<YCircuit>,
+    maps: Vec<LinearMap>,
     outputs: Vec<usize>,
 }
 
@@ -846,6 +866,55 @@ impl Program {
         Ok(Output(self.outputs.len() - 1))
     }
 
+    /// `map` on the α value `x` with coefficients private to party `owner`, given to its
+    /// [`Program::setup_with`]: an A value of `map.outputs()` elements, the owner's bias added.
+    /// Setup: Gilboa's products of the other party's mask share by the coefficients (see
+    /// [`linear`]); online: local.
+    pub fn linear(&mut self, x: Value, map: LinearMap, owner: usize) -> Result<Value, Error> {
+        let t = self.ty(x)?;
+        if t.sharing != Sharing::Alpha || !matches!(t.kind, Kind::Ring(_)) {
+            return Err(bad(format!(
+                "a linear map on a {} value; it takes α",
+                t.sharing.name()
+            )));
+        }
+        if t.n != map.inputs() || owner > 1 {
+            return Err(bad(format!(
+                "a linear map of {} inputs on {} copies, owner {owner}",
+                map.inputs(),
+                t.n
+            )));
+        }
+        let out = self.value(Type {
+            sharing: Sharing::A,
+            kind: t.kind,
+            n: map.outputs(),
+        });
+        self.maps.push(map);
+        self.ops.push(Op::Linear {
+            x: x.0,
+            map: self.maps.len() - 1,
+            owner,
+            out,
+        });
+        Ok(Value(out))
+    }
+
+    /// ⌊a / 2^f⌋ of an A value, by SecureML's local truncation: off by one in the last place,
+    /// and wrong with probability at most 2^(ℓₐ + 1 − ℓ) where |a| < 2^ℓₐ. Local.
+    pub fn truncate(&mut self, a: Value, f: u32) -> Result<Value, Error> {
+        let t = self.ty(a)?;
+        if t.sharing != Sharing::A || f >= t.ring_bits() {
+            return Err(bad(format!(
+                "truncating a {} value by {f} bits; it takes A and fewer bits than the ring",
+                t.sharing.name()
+            )));
+        }
+        let out = self.value(t);
+        self.ops.push(Op::Truncate { a: a.0, f, out });
+        Ok(Value(out))
+    }
+
     /// Both parties wait for each other here (one byte each way, one round): for timing the
     /// operations after it apart from a peer still busy with those before.
     pub fn barrier(&mut self) {
@@ -863,6 +932,9 @@ impl Program {
         for c in &self.garbled {
             crate::yao::hash_circuit(&mut h, &c.widened);
         }
+        for m in &self.maps {
+            h.update(m.digest_bytes());
+        }
         h.finalize().into()
     }
 
@@ -870,7 +942,19 @@ impl Program {
     /// mask products of ABY2.0's values, resolved in as many exchanges as the products are
     /// deep (at most 2).
     pub fn setup(&self, session: &mut Session, peer: usize) -> Result<Prepared, Error> {
-        prepare::setup(self, session, peer)
+        prepare::setup(self, session, peer, &[])
+    }
+
+    /// [`Program::setup`] for a program with linear maps ([`Program::linear`]): `weights` holds
+    /// this party's coefficients for each map it owns, in the order of the maps (empty at a
+    /// party that owns none).
+    pub fn setup_with(
+        &self,
+        session: &mut Session,
+        peer: usize,
+        weights: &[LinearWeights],
+    ) -> Result<Prepared, Error> {
+        prepare::setup(self, session, peer, weights)
     }
 
     /// The online phase with `peer` on this party's `inputs` (one per input value it owns),

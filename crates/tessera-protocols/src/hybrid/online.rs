@@ -600,6 +600,25 @@ pub(super) fn run(
                 link.send(&[1])?;
                 link.recv(1)?;
             }
+            Op::Linear { x, map, owner, out } => {
+                let map = &p.maps[map];
+                data[out] = match &m[..] {
+                    // W·cols(Δx) + bias − (W·cols(δₒ) + its share of W·cols(δₚ)).
+                    [w, bias, c] if owner == side => {
+                        let y = map.multiply(w, &map.gather(&data[x]), Some(bias));
+                        zip_map(&y, c, u64::wrapping_sub)
+                    }
+                    [share] => share.iter().map(|s| s.wrapping_neg()).collect(),
+                    _ => return Err(Error::Input("a linear map's setup is missing".into())),
+                };
+            }
+            Op::Truncate { a, f, out } => {
+                let bits = ty(a).ring_bits();
+                data[out] = data[a]
+                    .iter()
+                    .map(|&s| super::linear::truncate_share(s, bits, f, side))
+                    .collect();
+            }
             Op::Garbled {
                 circuit,
                 ref inputs,

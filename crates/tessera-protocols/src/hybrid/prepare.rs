@@ -5,11 +5,13 @@
 //! algebra resolved.
 
 use super::algebra::{Algebra, Field, Id, Needs, Peer, Pool};
-use super::{CROSS, HELLO, Hop, Op, Program, SETUP, Sharing, ring, select_wires};
+use super::linear::{LinearMap, LinearWeights};
+use super::{CROSS, HELLO, Hop, LINEAR, Op, Program, SETUP, Sharing, ring, select_wires};
 use crate::boolean::bits::{self, words};
 use crate::{Error, Session};
 use tessera_core::{Block, FixedKeyHash, Prg};
 use tessera_net::Channel;
+use tessera_ot::triples::Ring;
 
 /// One party's setup of a program, for one online phase.
 #[derive(Debug)]
@@ -35,6 +37,14 @@ enum Slot {
     /// Y: this many random correlated OTs, the garbler sending (its q, lsb 0), the evaluator
     /// receiving (q ⊕ c·Δ, its random choice c in the lsb); two words per block.
     Cots(usize),
+    /// A private linear map on a value whose mask share here is `mask`: the owner's
+    /// coefficients, bias and share of W·δ; the other party's share (see [`super::linear`]).
+    Linear {
+        map: usize,
+        owner: usize,
+        bits: u32,
+        mask: Vec<u64>,
+    },
 }
 
 /// The walk's state.
@@ -284,7 +294,17 @@ impl Walk<'_> {
                     vec![Slot::Vector(self.lift(&m, width, n, ty(out).ring_bits()))]
                 }
             },
-            Op::Split { .. } | Op::Output { .. } | Op::Garbled { .. } | Op::Barrier => vec![],
+            Op::Split { .. }
+            | Op::Output { .. }
+            | Op::Garbled { .. }
+            | Op::Barrier
+            | Op::Truncate { .. } => vec![],
+            Op::Linear { x, map, owner, .. } => vec![Slot::Linear {
+                map,
+                owner,
+                bits: ty(x).ring_bits(),
+                mask: self.masks[x].clone(),
+            }],
             Op::Circuit {
                 circuit,
                 ref inputs,
@@ -469,7 +489,12 @@ fn draw_cots(
     ))
 }
 
-pub(super) fn setup(p: &Program, session: &mut Session, peer: usize) -> Result<Prepared, Error> {
+pub(super) fn setup(
+    p: &Program,
+    session: &mut Session,
+    peer: usize,
+    weights: &[LinearWeights],
+) -> Result<Prepared, Error> {
     let side = usize::from(session.id() > peer);
     let space = session.space(peer)?;
     let fingerprint = p.fingerprint();
@@ -488,7 +513,7 @@ pub(super) fn setup(p: &Program, session: &mut Session, peer: usize) -> Result<P
         match *slot {
             Slot::Triple(f) => needs.add(f),
             Slot::CircuitTriples(c) => needs.add(circuit_field(p, c)),
-            Slot::Vector(_) | Slot::Cots(_) => {}
+            Slot::Vector(_) | Slot::Cots(_) | Slot::Linear { .. } => {}
         }
     }
     let mut cots = draw_cots(p, session, peer, side, &slots)?;
@@ -520,7 +545,7 @@ pub(super) fn setup(p: &Program, session: &mut Session, peer: usize) -> Result<P
                     let rest = cots.1.split_off(2 * count);
                     m.push(std::mem::replace(&mut cots.1, rest));
                 }
-                Slot::Vector(_) => {}
+                Slot::Vector(_) | Slot::Linear { .. } => {}
             }
         }
         material.push(m);
@@ -533,12 +558,35 @@ pub(super) fn setup(p: &Program, session: &mut Session, peer: usize) -> Result<P
         hash: FixedKeyHash::default(),
     };
     walk.algebra.resolve(side, &mut pool, &mut link)?;
+    let mut weights = weights.iter();
     for (m, ops) in material.iter_mut().zip(&slots) {
         for slot in ops {
-            if let Slot::Vector(id) = *slot {
-                m.push(walk.algebra.take(id));
+            match slot {
+                Slot::Vector(id) => m.push(walk.algebra.take(*id)),
+                Slot::Linear {
+                    map,
+                    owner,
+                    bits,
+                    mask,
+                } => {
+                    let mine = if *owner == side {
+                        Some(weights.next().ok_or_else(|| {
+                            Error::Input(format!("no weights for linear map {map}"))
+                        })?)
+                    } else {
+                        None
+                    };
+                    let map = &p.maps[*map];
+                    m.extend(linear_setup(&mut link, map, *bits, mask, mine)?);
+                }
+                _ => {}
             }
         }
+    }
+    if weights.next().is_some() {
+        return Err(Error::Input(
+            "more linear weights than linear maps this party owns".into(),
+        ));
     }
     Ok(Prepared {
         fingerprint,
@@ -546,5 +594,101 @@ pub(super) fn setup(p: &Program, session: &mut Session, peer: usize) -> Result<P
         material,
         masks: walk.masks,
         delta: cots.0,
+    })
+}
+
+/// Rows of `W` per batch of Gilboa's products: at most 2^20 elements of `cols(δ)` repeated.
+fn rows_per_batch(map: &LinearMap) -> usize {
+    let (rows, inner, cols) = map.shape();
+    ((1 << 20) / (inner * cols)).clamp(1, rows)
+}
+
+/// The setup of a private linear map (see [`super::linear`]): at the owner (`weights` given)
+/// its coefficients, bias and share of W·cols(δ); at the other party its share.
+fn linear_setup(
+    link: &mut SetupLink<'_>,
+    map: &LinearMap,
+    bits: u32,
+    mask: &[u64],
+    weights: Option<&LinearWeights>,
+) -> Result<Vec<Vec<u64>>, Error> {
+    match bits {
+        8 => linear_setup_in::<u8>(link, map, mask, weights),
+        16 => linear_setup_in::<u16>(link, map, mask, weights),
+        32 => linear_setup_in::<u32>(link, map, mask, weights),
+        _ => linear_setup_in::<u64>(link, map, mask, weights),
+    }
+}
+
+fn linear_setup_in<R: Ring>(
+    link: &mut SetupLink<'_>,
+    map: &LinearMap,
+    mask: &[u64],
+    weights: Option<&LinearWeights>,
+) -> Result<Vec<Vec<u64>>, Error> {
+    let (rows, inner, cols) = map.shape();
+    let bits = R::BITS as u32;
+    let c = map.gather(mask);
+    let batch = rows_per_batch(map);
+    let space = link.space;
+    let malformed = link.malformed("linear map coefficients");
+    link.session.with_triples(link.peer, |g, links| {
+        let mut share = vec![0u64; rows * cols];
+        // Adds each product's shares (k-th of a row's inner products) into its row.
+        let accumulate = |share: &mut [u64], first_row: usize, s: &[R]| {
+            for (i, s) in s.chunks_exact(inner * cols).enumerate() {
+                let row = &mut share[(first_row + i) * cols..][..cols];
+                for sk in s.chunks_exact(cols) {
+                    for (o, v) in row.iter_mut().zip(sk) {
+                        *o = o.wrapping_add(v.to_u64());
+                    }
+                }
+            }
+        };
+        if let Some(w) = weights {
+            map.check(w)?;
+            let mut e = Vec::with_capacity(rows * inner);
+            for first in (0..rows).step_by(batch) {
+                let n = batch.min(rows - first);
+                let (y, s) = g.vector_products_receive::<R>(links, cols, n * inner)?;
+                accumulate(&mut share, first, &s);
+                let wrows = &w.matrix[first * inner..(first + n) * inner];
+                e.extend(
+                    wrows
+                        .iter()
+                        .zip(&y)
+                        .map(|(w, y)| w.wrapping_sub(y.to_u64())),
+                );
+            }
+            let mut bytes = Vec::with_capacity(e.len() * ring::bytes_per(bits));
+            ring::put(&e, bits, &mut bytes);
+            links.channel.send(space.tag(LINEAR), &bytes)?;
+            links.channel.flush()?;
+            let own = map.multiply(&w.matrix, &c, None);
+            for (s, o) in share.iter_mut().zip(own) {
+                *s = s.wrapping_add(o);
+            }
+            Ok(vec![w.matrix.clone(), w.bias.clone(), share])
+        } else {
+            let x: Vec<R> = c.iter().map(|&v| R::from_u64(v)).collect();
+            for first in (0..rows).step_by(batch) {
+                let n = batch.min(rows - first);
+                let repeated: Vec<R> = (0..n).flat_map(|_| x.iter().copied()).collect();
+                let s = g.vector_products_send::<R>(links, &repeated, cols)?;
+                accumulate(&mut share, first, &s);
+            }
+            let mut bytes = vec![0u8; rows * inner * ring::bytes_per(bits)];
+            links.channel.recv_into(space.tag(LINEAR), &mut bytes)?;
+            if bytes.len() != rows * inner * ring::bytes_per(bits) {
+                return Err(malformed);
+            }
+            let mut e = vec![0u64; rows * inner];
+            ring::get(&bytes, bits, &mut e);
+            let theirs = map.multiply(&e, &c, None);
+            for (s, t) in share.iter_mut().zip(theirs) {
+                *s = s.wrapping_add(t);
+            }
+            Ok(vec![share])
+        }
     })
 }

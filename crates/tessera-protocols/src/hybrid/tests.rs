@@ -535,3 +535,154 @@ fn circuits_on_y_values_equal_plaintext() {
         assert_eq!(bools(&o0[1])[i], want[0], "Y → β copy {i}");
     }
 }
+
+/// Runs `p` with linear weights `w[party]`; both results.
+fn run_linear(
+    p: &Program,
+    inputs: [Vec<(Value, Plain)>; 2],
+    weights: [Vec<LinearWeights>; 2],
+) -> [Result<Outcome, Error>; 2] {
+    let (n0, n1) = memory::pair().unwrap();
+    let [i0, i1] = inputs;
+    let [w0, w1] = weights;
+    let party =
+        |net: tessera_net::Network, p: Program, x: Vec<(Value, Plain)>, w: Vec<LinearWeights>| {
+            let peer = 1 - net.id();
+            let mut s = Session::new(net, SessionConfig::default())?;
+            s.run(|s| {
+                let prepared = p.setup_with(s, peer, &w)?;
+                p.online(s, peer, prepared, &x)
+            })
+        };
+    let p1 = p.clone();
+    let other = thread::spawn(move || party(n1, p1, i1, w1));
+    let mine = party(n0, p.clone(), i0, w0);
+    [mine, other.join().unwrap()]
+}
+
+#[test]
+fn private_linear_maps_equal_plaintext() {
+    let mut prg = Prg::from_seed_block(Block::new(21));
+    // A 2-channel 4 × 3 image, 2 × 2 kernel, stride 1, one row of zero padding on top: 3
+    // output channels of 4 × 2; and a dense 7 → 5 layer.
+    let (c, h, w) = (2usize, 4usize, 3usize);
+    let (oh, ow) = (4usize, 2usize);
+    let mut gather = Vec::new();
+    for ci in 0..c {
+        for i in 0..2 {
+            for j in 0..2 {
+                for oy in 0..oh {
+                    for ox in 0..ow {
+                        let (y, x) = (oy + i, ox + j);
+                        gather.push(if y == 0 {
+                            linear::ZERO
+                        } else {
+                            (ci * h * w + (y - 1) * w + x) as u32
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let conv = LinearMap::new(3, c * 4, oh * ow, c * h * w, gather).unwrap();
+    let dense = LinearMap::dense(7, 5).unwrap();
+    for bits in [8, 32, 64] {
+        for owner in 0..2 {
+            for map in [&conv, &dense] {
+                let (rows, inner, _) = map.shape();
+                let mut p = Program::new();
+                let t = Type {
+                    sharing: Sharing::Alpha,
+                    kind: Kind::Ring(bits),
+                    n: map.inputs(),
+                };
+                let x = p.input(1 - owner, t).unwrap();
+                let y = p.linear(x, map.clone(), owner).unwrap();
+                p.output(y, Reveal::Both).unwrap();
+                let xs = ring_values(&mut prg, bits, map.inputs());
+                let weights = LinearWeights {
+                    matrix: ring_values(&mut prg, bits, rows * inner),
+                    bias: ring_values(&mut prg, bits, rows),
+                };
+                let want: Vec<u64> = map
+                    .multiply(&weights.matrix, &map.gather(&xs), Some(&weights.bias))
+                    .iter()
+                    .map(|v| v & ring::mask(bits))
+                    .collect();
+                let mut inputs = [Vec::new(), Vec::new()];
+                inputs[1 - owner].push((x, Plain::Ring(xs)));
+                let mut w = [Vec::new(), Vec::new()];
+                w[owner].push(weights);
+                let [a, b] = run_linear(&p, inputs, w);
+                let (a, b) = (a.unwrap(), b.unwrap());
+                assert_eq!(a, b);
+                assert_eq!(
+                    ring(&a[0]),
+                    &want[..],
+                    "ℓ={bits} owner {owner} {:?}",
+                    map.shape()
+                );
+            }
+        }
+    }
+    // The owner must bring its weights, and only those.
+    let mut p = Program::new();
+    let t = Type {
+        sharing: Sharing::Alpha,
+        kind: Kind::Ring(32),
+        n: 7,
+    };
+    let x = p.input(1, t).unwrap();
+    let y = p.linear(x, dense.clone(), 0).unwrap();
+    p.output(y, Reveal::Both).unwrap();
+    let [a, _] = run_linear(
+        &p,
+        [vec![], vec![(x, Plain::Ring(vec![1; 7]))]],
+        [vec![], vec![]],
+    );
+    assert!(matches!(a, Err(Error::Input(_))), "{a:?}");
+    // A linear map takes α.
+    let mut q = Program::new();
+    let ax = q
+        .input(
+            0,
+            Type {
+                sharing: Sharing::A,
+                kind: Kind::Ring(32),
+                n: 7,
+            },
+        )
+        .unwrap();
+    assert!(q.linear(ax, dense, 0).is_err());
+}
+
+#[test]
+fn truncation_is_within_one_of_the_floor() {
+    let mut prg = Prg::from_seed_block(Block::new(22));
+    for bits in [32, 64] {
+        let n = 2000;
+        let mut p = Program::new();
+        let t = Type {
+            sharing: Sharing::A,
+            kind: Kind::Ring(bits),
+            n,
+        };
+        let x = p.input(0, t).unwrap();
+        let y = p.truncate(x, 8).unwrap();
+        p.output(y, Reveal::Both).unwrap();
+        // |x| < 2^20: wrong with probability at most 2^(21 − ℓ) each.
+        let xs: Vec<i64> = (0..n)
+            .map(|_| (prg.random_block().low() as i64) >> 44)
+            .collect();
+        let plain = xs.iter().map(|&v| (v as u64) & ring::mask(bits)).collect();
+        let out = both(&p, [vec![(x, Plain::Ring(plain))], vec![]]);
+        let mut exact = 0;
+        for (&v, &t) in xs.iter().zip(ring(&out[0])) {
+            let got = ((t << (64 - bits)) as i64) >> (64 - bits);
+            let floor = v >> 8;
+            assert!(got == floor || got == floor + 1, "ℓ={bits}: {v} → {got}");
+            exact += usize::from(got == floor);
+        }
+        assert!(exact > n / 4 && exact < n, "{exact} of {n} exact");
+    }
+}

@@ -1,0 +1,167 @@
+//! Linear maps with one party's private coefficients on α values: the dense and convolution
+//! layers of private inference (MOTION2NX, seed `003_09f17a858ba9cc5b.txt`, App. A.3), where
+//! the model owner's weights multiply the client's data.
+//!
+//! A map is `y = W·cols(x)`: `W` of `rows × inner` private to its owner, `cols(x)` the public
+//! gather of `x` into `inner × cols` (an image-to-column matrix for a convolution, `x` itself as
+//! one column for a dense layer), `y` of `rows × cols`. On x = Δx − δx (α), with the other
+//! party's mask share δₚ:
+//!
+//! y = W·cols(Δx) − W·cols(δₒ) − W·cols(δₚ).
+//!
+//! The owner computes the first two terms itself, the first online. The third is made in the
+//! setup: for each row r of `W`, the other party's rows of `cols(δₚ)` times random multipliers
+//! Y[r, k] of the owner (Gilboa's products, [`tessera_ot::triples::TripleGenerator`]), then the
+//! owner sends E = W − Y and the other adds E·cols(δₚ) to its shares. Online the map is local:
+//! the output is in A. Setup cost: ℓ random OTs per coefficient of `W` and
+//! `rows·inner·cols·Σᵢ⌈(ℓ − i)/8⌉` bytes of corrections (288 per multiply-add at ℓ = 64), plus
+//! `rows·inner` elements of E. The setup needs the owner's coefficients (the model is known
+//! before any query; the client's data is not).
+
+use crate::Error;
+
+/// The public shape of a linear map: see the module documentation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LinearMap {
+    rows: usize,
+    inner: usize,
+    cols: usize,
+    inputs: usize,
+    /// `inner × cols`: the input element at each place of `cols(x)`, or `u32::MAX` for zero.
+    gather: Vec<u32>,
+}
+
+/// The owner's coefficients of one linear map: `W` (`rows × inner`, row-major) and a bias per
+/// row, added to each of its columns; ring elements of the map's input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinearWeights {
+    /// `W`.
+    pub matrix: Vec<u64>,
+    /// `rows` elements.
+    pub bias: Vec<u64>,
+}
+
+/// The gather entry for a zero (padding).
+pub const ZERO: u32 = u32::MAX;
+
+impl LinearMap {
+    /// A map of `W` (`rows × inner`) on inputs of `inputs` elements gathered by `gather`
+    /// (`inner × cols` entries, each an input index or [`ZERO`]).
+    pub fn new(
+        rows: usize,
+        inner: usize,
+        cols: usize,
+        inputs: usize,
+        gather: Vec<u32>,
+    ) -> Result<Self, Error> {
+        let bad = |why: String| Err(Error::Input(format!("linear map: {why}")));
+        if inner.checked_mul(cols) != Some(gather.len()) {
+            return bad(format!(
+                "{} gather entries for {inner} × {cols}",
+                gather.len()
+            ));
+        }
+        if rows == 0 || inner == 0 || cols == 0 || inputs >= ZERO as usize {
+            return bad(format!(
+                "shape {rows} × {inner} × {cols} on {inputs} inputs"
+            ));
+        }
+        if let Some(g) = gather.iter().find(|&&g| g != ZERO && g as usize >= inputs) {
+            return bad(format!("gathers input {g} of {inputs}"));
+        }
+        Ok(LinearMap {
+            rows,
+            inner,
+            cols,
+            inputs,
+            gather,
+        })
+    }
+
+    /// A dense layer: `W` of `outputs × inputs` times the input as one column.
+    pub fn dense(inputs: usize, outputs: usize) -> Result<Self, Error> {
+        let gather = (0..inputs).map(|i| i as u32).collect();
+        Self::new(outputs, inputs, 1, inputs, gather)
+    }
+
+    /// `(rows, inner, cols)`.
+    pub fn shape(&self) -> (usize, usize, usize) {
+        (self.rows, self.inner, self.cols)
+    }
+
+    /// Input elements.
+    pub fn inputs(&self) -> usize {
+        self.inputs
+    }
+
+    /// Output elements: `rows × cols`.
+    pub fn outputs(&self) -> usize {
+        self.rows * self.cols
+    }
+
+    /// `cols(x)`: `inner × cols`.
+    pub fn gather(&self, x: &[u64]) -> Vec<u64> {
+        self.gather
+            .iter()
+            .map(|&g| if g == ZERO { 0 } else { x[g as usize] })
+            .collect()
+    }
+
+    /// `W·c` for `c` = `cols(x)` (mod 2^64; the caller reduces), plus `bias` per row if given.
+    pub fn multiply(&self, w: &[u64], c: &[u64], bias: Option<&[u64]>) -> Vec<u64> {
+        let mut y = vec![0u64; self.rows * self.cols];
+        for (r, (wrow, yrow)) in w
+            .chunks_exact(self.inner)
+            .zip(y.chunks_exact_mut(self.cols))
+            .enumerate()
+        {
+            if let Some(b) = bias {
+                yrow.fill(b[r]);
+            }
+            for (&wk, crow) in wrow.iter().zip(c.chunks_exact(self.cols)) {
+                for (s, &v) in yrow.iter_mut().zip(crow) {
+                    *s = s.wrapping_add(wk.wrapping_mul(v));
+                }
+            }
+        }
+        y
+    }
+
+    /// Bytes a fingerprint covers.
+    pub(super) fn digest_bytes(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(32 + 4 * self.gather.len());
+        for v in [self.rows, self.inner, self.cols, self.inputs] {
+            b.extend_from_slice(&(v as u64).to_le_bytes());
+        }
+        b.extend(self.gather.iter().flat_map(|g| g.to_le_bytes()));
+        b
+    }
+
+    /// An error unless `w` fits this map.
+    pub(super) fn check(&self, w: &LinearWeights) -> Result<(), Error> {
+        if w.matrix.len() != self.rows * self.inner || w.bias.len() != self.rows {
+            return Err(Error::Input(format!(
+                "linear weights of {} and {} elements for a {} × {} map",
+                w.matrix.len(),
+                w.bias.len(),
+                self.rows,
+                self.inner
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// SecureML's local truncation of an A share by `f` bits (Mohassel and Zhang, S&P 2017,
+/// Theorem 1): party 0 shifts its share, party 1 shifts the negation of its own and negates
+/// back. The shares then add up to ⌊x/2^f⌋ or one more, unless x's shares wrap, which happens
+/// with probability at most 2^(ℓₓ + 1 − ℓ) for |x| < 2^ℓₓ.
+pub(super) fn truncate_share(share: u64, bits: u32, f: u32, side: usize) -> u64 {
+    let mask = super::ring::mask(bits);
+    let s = share & mask;
+    if side == 0 {
+        s >> f
+    } else {
+        (((s.wrapping_neg() & mask) >> f).wrapping_neg()) & mask
+    }
+}
