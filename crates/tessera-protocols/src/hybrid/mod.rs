@@ -343,6 +343,12 @@ enum Op {
         owner: usize,
         out: usize,
     },
+    /// Copies of a ring value picked by `gathers[indices]`.
+    Gather {
+        a: usize,
+        indices: usize,
+        out: usize,
+    },
     /// SecureML's local truncation of an A value by `f` bits.
     Truncate {
         a: usize,
@@ -383,6 +389,7 @@ impl Op {
             Op::Barrier => "barrier",
             Op::Linear { .. } => "linear map",
             Op::Truncate { .. } => "truncate",
+            Op::Gather { .. } => "gather",
         }
     }
 }
@@ -406,6 +413,7 @@ pub struct Program {
     circuits: Vec<BoolCircuit>,
     garbled: Vec<YCircuit>,
     maps: Vec<LinearMap>,
+    gathers: Vec<Vec<u32>>,
     outputs: Vec<usize>,
 }
 
@@ -900,6 +908,34 @@ impl Program {
         Ok(Value(out))
     }
 
+    /// The copies `indices` of a ring value (A or α), in that order (repeats allowed): a
+    /// vector of `indices.len()` copies. Local.
+    pub fn gather(&mut self, a: Value, indices: Vec<u32>) -> Result<Value, Error> {
+        let t = self.ty(a)?;
+        if t.sharing.is_boolean()
+            || indices.iter().any(|&i| i as usize >= t.n)
+            || indices.is_empty()
+        {
+            return Err(bad(format!(
+                "gathering {} copies of a {} value of {}",
+                indices.len(),
+                t.sharing.name(),
+                t.n
+            )));
+        }
+        let out = self.value(Type {
+            n: indices.len(),
+            ..t
+        });
+        self.gathers.push(indices);
+        self.ops.push(Op::Gather {
+            a: a.0,
+            indices: self.gathers.len() - 1,
+            out,
+        });
+        Ok(Value(out))
+    }
+
     /// ⌊a / 2^f⌋ of an A value, by SecureML's local truncation: off by one in the last place,
     /// and wrong with probability at most 2^(ℓₐ + 1 − ℓ) where |a| < 2^ℓₐ. Local.
     pub fn truncate(&mut self, a: Value, f: u32) -> Result<Value, Error> {
@@ -934,6 +970,10 @@ impl Program {
         }
         for m in &self.maps {
             h.update(m.digest_bytes());
+        }
+        for g in &self.gathers {
+            h.update((g.len() as u64).to_le_bytes());
+            h.update(g.iter().flat_map(|i| i.to_le_bytes()).collect::<Vec<u8>>());
         }
         h.finalize().into()
     }

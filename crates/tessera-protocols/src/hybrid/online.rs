@@ -612,6 +612,10 @@ pub(super) fn run(
                     _ => return Err(Error::Input("a linear map's setup is missing".into())),
                 };
             }
+            Op::Gather { a, indices, out } => {
+                let v = &data[a];
+                data[out] = p.gathers[indices].iter().map(|&i| v[i as usize]).collect();
+            }
             Op::Truncate { a, f, out } => {
                 let bits = ty(a).ring_bits();
                 data[out] = data[a]

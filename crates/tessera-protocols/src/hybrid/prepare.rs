@@ -299,6 +299,16 @@ impl Walk<'_> {
             | Op::Garbled { .. }
             | Op::Barrier
             | Op::Truncate { .. } => vec![],
+            Op::Gather { a, indices, out } => {
+                if ty(out).sharing.is_masked() {
+                    let m = &self.masks[a];
+                    self.masks[out] = self.p.gathers[indices]
+                        .iter()
+                        .map(|&i| m[i as usize])
+                        .collect();
+                }
+                vec![]
+            }
             Op::Linear { x, map, owner, .. } => vec![Slot::Linear {
                 map,
                 owner,

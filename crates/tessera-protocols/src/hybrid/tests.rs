@@ -686,3 +686,28 @@ fn truncation_is_within_one_of_the_floor() {
         assert!(exact > n / 4 && exact < n, "{exact} of {n} exact");
     }
 }
+
+#[test]
+fn gather_picks_copies_in_a_and_alpha() {
+    let mut prg = Prg::from_seed_block(Block::new(23));
+    for sharing in [Sharing::A, Sharing::Alpha] {
+        let mut p = Program::new();
+        let t = Type {
+            sharing,
+            kind: Kind::Ring(32),
+            n: 5,
+        };
+        let x = p.input(1, t).unwrap();
+        let g = p.gather(x, vec![4, 0, 0, 2]).unwrap();
+        let s = p.add(g, g).unwrap();
+        p.output(s, Reveal::Both).unwrap();
+        let xs = ring_values(&mut prg, 32, 5);
+        let out = both(&p, [vec![], vec![(x, Plain::Ring(xs.clone()))]]);
+        let want: Vec<u64> = [4, 0, 0, 2]
+            .iter()
+            .map(|&i| (2 * xs[i]) & ring::mask(32))
+            .collect();
+        assert_eq!(ring(&out[0]), &want[..], "{sharing:?}");
+        assert!(p.gather(x, vec![5]).is_err() && p.gather(x, vec![]).is_err());
+    }
+}
