@@ -21,6 +21,7 @@ pub mod fixed;
 pub mod import;
 pub mod kernels;
 pub mod model;
+pub mod secure;
 pub mod strip;
 
 pub use error::Error;

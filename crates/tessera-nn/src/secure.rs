@@ -1,0 +1,295 @@
+//! Private inference: a [`Model`] compiled to a hybrid program
+//! ([`tessera_protocols::hybrid`]) between the model's owner (the server, party 0, whose
+//! weights enter the setup) and the client (party 1, whose input enters online and who alone
+//! learns the logits).
+//!
+//! Layers (MOTION2NX, seed `003_09f17a858ba9cc5b.txt`, App. A.3):
+//! - Gemm and Conv: private linear maps on α ([`tessera_protocols::hybrid::linear`]; the
+//!   image-to-column layout of [`crate::kernels::im2col`]), bias at 2f bits, then SecureML's
+//!   truncation by f in A. An A input is turned into α first (1 round).
+//! - ReLU: the sign by A → B (a parallel-prefix adder on the two shares), then NOT of it times
+//!   the value (B·A → A, 1 round).
+//! - MaxPool: a tree of max(a, b) = a + ReLU(b − a) over the window's offsets, each level one
+//!   ReLU on all pairs; AveragePool and GlobalAveragePool: sums times the public ⌊2^f/k⌉, then
+//!   truncation.
+//! - Reshape, Flatten, Transpose: data movement (gathers of copies).
+//!
+//! This first protocol is MOTION2NX's A+B combination (its linear layers go through α, as
+//! Beaver's matrix products open x − δ); the α+β, A+Y and α+Y combinations are to follow.
+
+use crate::error::Error;
+use crate::fixed::{Arith, Fixed};
+use crate::kernels::window_positions;
+use crate::model::{Model, Op, Window};
+use tessera_protocols::hybrid::{
+    Kind, LinearMap, LinearWeights, Program, Reveal, Sharing, Type, Value, linear,
+};
+
+/// The server: the model's owner.
+pub const SERVER: usize = 0;
+/// The client: the input's owner, who learns the output.
+pub const CLIENT: usize = 1;
+
+/// A model compiled for private inference.
+pub struct Compiled {
+    /// The hybrid program both parties run.
+    pub program: Program,
+    /// The client's input (α).
+    pub input: Value,
+    /// The server's coefficients for the program's linear maps, in order (empty for a
+    /// stripped model: the client has none).
+    pub weights: Vec<LinearWeights>,
+    /// The number system.
+    pub fixed: Fixed,
+}
+
+/// A value being compiled: its sharing is A or α.
+#[derive(Clone, Copy)]
+struct Shared(Value);
+
+struct Compiler {
+    fixed: Fixed,
+    p: Program,
+    weights: Vec<LinearWeights>,
+}
+
+fn protocol_error(e: tessera_protocols::Error) -> Error {
+    Error::Input(format!("compiling the network: {e}"))
+}
+
+impl Compiler {
+    fn bits(&self) -> u32 {
+        self.fixed.bits()
+    }
+
+    fn ty(&self, v: Value) -> Type {
+        self.p.type_of(v).expect("a value of this program")
+    }
+
+    /// The value as α (converting from A costs a round).
+    fn alpha(&mut self, v: Shared) -> Result<Value, Error> {
+        if self.ty(v.0).sharing == Sharing::Alpha {
+            return Ok(v.0);
+        }
+        self.p.convert(v.0, Sharing::Alpha).map_err(protocol_error)
+    }
+
+    /// The value as A (local from α).
+    fn a(&mut self, v: Shared) -> Result<Value, Error> {
+        if self.ty(v.0).sharing == Sharing::A {
+            return Ok(v.0);
+        }
+        self.p.convert(v.0, Sharing::A).map_err(protocol_error)
+    }
+
+    fn linear(&mut self, x: Shared, map: LinearMap, w: &[f32], b: &[f32]) -> Result<Shared, Error> {
+        let x = self.alpha(x)?;
+        let f = self.fixed;
+        let y = self.p.linear(x, map, SERVER).map_err(protocol_error)?;
+        self.weights.push(LinearWeights {
+            matrix: w.iter().map(|&v| f.encode(v)).collect(),
+            bias: b.iter().map(|&v| f.encode_product(v)).collect(),
+        });
+        let t = self.p.truncate(y, f.frac()).map_err(protocol_error)?;
+        Ok(Shared(t))
+    }
+
+    /// max(x, 0) on A.
+    fn relu(&mut self, x: Shared) -> Result<Shared, Error> {
+        let x = self.a(x)?;
+        let e = protocol_error;
+        let bits = self.p.convert(x, Sharing::B).map_err(e)?;
+        let sign = self.p.wires(bits, self.bits() as usize - 1, 1).map_err(e)?;
+        let positive = self.p.not(sign).map_err(e)?;
+        Ok(Shared(self.p.bit_mul(positive, x).map_err(e)?))
+    }
+
+    fn gather(&mut self, x: Shared, indices: Vec<u32>) -> Result<Shared, Error> {
+        let v = self.a(x)?;
+        Ok(Shared(self.p.gather(v, indices).map_err(protocol_error)?))
+    }
+
+    /// The input indices under each window offset, one vector of output positions each,
+    /// channel by channel; pooling windows must lie inside the input.
+    fn offsets(
+        &self,
+        node: &str,
+        shape: &[usize],
+        window: &Window,
+    ) -> Result<Vec<Vec<u32>>, Error> {
+        let &[c, h, w] = shape else {
+            return Err(Error::Input(format!("{node}: pooling needs [C, H, W]")));
+        };
+        let [oh, ow] = window
+            .output([h, w])
+            .ok_or_else(|| Error::Input(format!("{node}: window does not fit")))?;
+        if window.pads != [0; 4] {
+            return Err(Error::Input(format!(
+                "{node}: padded pooling is not supported in secure inference yet"
+            )));
+        }
+        let k = window.kernel[0] * window.kernel[1];
+        let mut offsets = vec![Vec::with_capacity(c * oh * ow); k];
+        for ch in 0..c {
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    let (it, _) = window_positions(window, [h, w], (oy, ox));
+                    for (o, pos) in offsets.iter_mut().zip(it) {
+                        o.push((ch * h * w + pos) as u32);
+                    }
+                }
+            }
+        }
+        Ok(offsets)
+    }
+
+    fn max_pool(&mut self, x: Shared, mut groups: Vec<Vec<u32>>) -> Result<Shared, Error> {
+        let e = protocol_error;
+        let mut cur = x;
+        while groups.len() > 1 {
+            let pairs = groups.len().div_ceil(2);
+            let (mut left, mut right) = (Vec::new(), Vec::new());
+            for j in 0..pairs {
+                left.extend_from_slice(&groups[2 * j]);
+                right.extend_from_slice(groups.get(2 * j + 1).unwrap_or(&groups[2 * j]));
+            }
+            let size = groups[0].len() as u32;
+            let a = self.gather(cur, left)?;
+            let b = self.gather(cur, right)?;
+            let d = self.p.sub(b.0, a.0).map_err(e)?;
+            let r = self.relu(Shared(d))?;
+            cur = Shared(self.p.add(a.0, r.0).map_err(e)?);
+            groups = (0..pairs as u32)
+                .map(|j| (j * size..(j + 1) * size).collect())
+                .collect();
+        }
+        Ok(cur)
+    }
+
+    /// Σ of the gathered groups times ⌊2^f/count⌉, truncated.
+    fn mean(&mut self, x: Shared, groups: Vec<Vec<u32>>, count: usize) -> Result<Shared, Error> {
+        let e = protocol_error;
+        let mut sum: Option<Value> = None;
+        for g in groups {
+            let v = self.gather(x, g)?.0;
+            sum = Some(match sum {
+                None => v,
+                Some(s) => self.p.add(s, v).map_err(e)?,
+            });
+        }
+        let sum = sum.ok_or_else(|| Error::Input("an empty pooling window".into()))?;
+        let scaled = self
+            .p
+            .mul_const(sum, self.fixed.reciprocal(count))
+            .map_err(e)?;
+        Ok(Shared(
+            self.p.truncate(scaled, self.fixed.frac()).map_err(e)?,
+        ))
+    }
+}
+
+/// The gather of a convolution's image-to-column matrix: row `(c, i, j)`, column `(oy, ox)`.
+fn conv_gather(shape: [usize; 3], window: &Window, [oh, ow]: [usize; 2]) -> Vec<u32> {
+    let indices: Vec<u32> = (0..(shape[0] * shape[1] * shape[2]) as u32).collect();
+    // The padding's zeros become ZERO entries: im2col fills them with the default.
+    let shifted: Vec<u32> = indices.iter().map(|i| i + 1).collect();
+    crate::kernels::im2col(&shifted, shape, window, [oh, ow])
+        .into_iter()
+        .map(|v| if v == 0 { linear::ZERO } else { v - 1 })
+        .collect()
+}
+
+/// Compiles `model` in `fixed`: the same program at both parties (the client's model may be
+/// stripped: its weights are not used).
+pub fn compile(model: &Model, fixed: Fixed) -> Result<Compiled, Error> {
+    let mut c = Compiler {
+        fixed,
+        p: Program::new(),
+        weights: Vec::new(),
+    };
+    let e = protocol_error;
+    let input_type = Type {
+        sharing: Sharing::Alpha,
+        kind: Kind::Ring(fixed.bits()),
+        n: model.input_len(),
+    };
+    let input = c.p.input(CLIENT, input_type).map_err(e)?;
+    let mut values: Vec<Option<Shared>> = vec![None; model.shapes.len()];
+    values[model.input] = Some(Shared(input));
+    for node in &model.nodes {
+        let arg = |k: usize| values[node.inputs[k]].expect("nodes in evaluation order");
+        let x = arg(0);
+        let in_shape = &model.shapes[node.inputs[0]];
+        let out_shape = &model.shapes[node.output];
+        let y = match &node.op {
+            Op::Dense(d) => {
+                let map = LinearMap::dense(d.inputs, d.outputs).map_err(e)?;
+                c.linear(x, map, &d.weight, &d.bias)?
+            }
+            Op::Conv(conv) => {
+                let &[ci, h, w] = &in_shape[..] else {
+                    unreachable!("checked at import")
+                };
+                let (oh, ow) = (out_shape[1], out_shape[2]);
+                let k = ci * conv.window.kernel[0] * conv.window.kernel[1];
+                let gather = conv_gather([ci, h, w], &conv.window, [oh, ow]);
+                let map =
+                    LinearMap::new(conv.out_channels, k, oh * ow, ci * h * w, gather).map_err(e)?;
+                c.linear(x, map, &conv.weight, &conv.bias)?
+            }
+            Op::Relu => c.relu(x)?,
+            Op::MaxPool(pool) => {
+                let groups = c.offsets(&node.name, in_shape, &pool.window)?;
+                c.max_pool(x, groups)?
+            }
+            Op::AvgPool(pool) => {
+                let groups = c.offsets(&node.name, in_shape, &pool.window)?;
+                let k = groups.len();
+                c.mean(x, groups, k)?
+            }
+            Op::GlobalAvgPool => {
+                let &[ch, h, w] = &in_shape[..] else {
+                    unreachable!("checked at import")
+                };
+                let groups = (0..h * w)
+                    .map(|t| (0..ch).map(|cc| (cc * h * w + t) as u32).collect())
+                    .collect();
+                c.mean(x, groups, h * w)?
+            }
+            Op::Reshape => x,
+            Op::Transpose(perm) => {
+                let idx: Vec<u32> = (0..model.len(node.inputs[0]) as u32).collect();
+                c.gather(x, crate::kernels::transpose(&idx, in_shape, perm))?
+            }
+            Op::Add | Op::Sub => {
+                let (a, b) = (c.a(x)?, c.a(arg(1))?);
+                let v = if node.op == Op::Add {
+                    c.p.add(a, b)
+                } else {
+                    c.p.sub(a, b)
+                };
+                Shared(v.map_err(e)?)
+            }
+            Op::AddConst(_) => {
+                return Err(Error::Input(format!(
+                    "node {:?}: adding a constant tensor is not supported in secure inference yet",
+                    node.name
+                )));
+            }
+        };
+        values[node.output] = Some(y);
+    }
+    let out = values[model.output].expect("the output is computed");
+    let out = c.a(out)?;
+    c.p.output(out, Reveal::To(CLIENT)).map_err(e)?;
+    Ok(Compiled {
+        program: c.p,
+        input,
+        weights: if model.has_weights {
+            c.weights
+        } else {
+            Vec::new()
+        },
+        fixed,
+    })
+}
