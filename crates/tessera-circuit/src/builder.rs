@@ -245,6 +245,53 @@ impl Builder {
             .collect()
     }
 
+    /// The most significant bit of a + b mod 2^n (the sign of a sum of two's-complement
+    /// shares) without the other sum bits: the carry into bit n − 1 from a balanced tree of
+    /// the (g, p) pairs of bits 0..n − 1, as in [`Builder::add_prefix`] but only the root is
+    /// formed. AND-depth 1 + ⌈log₂(n − 1)⌉, fewer than 3n AND gates (the adder needs about
+    /// (n/2)·log₂ n more).
+    pub fn sum_msb(&mut self, a: &[Bit], b: &[Bit]) -> Bit {
+        same_width(a, b);
+        let n = a.len();
+        let Some(top) = n.checked_sub(1) else {
+            return Bit::Const(false);
+        };
+        let p_top = self.xor(a[top], b[top]);
+        if top == 0 {
+            return p_top;
+        }
+        let (carry, _) = self.carry_tree(a, b, 0, top, false);
+        self.xor(p_top, carry)
+    }
+
+    /// The (generate, propagate) pair of bits `lo..hi` of a + b; the propagate only if `need_p`
+    /// (a group's propagate is read only where it is the high part of a larger group).
+    fn carry_tree(
+        &mut self,
+        a: &[Bit],
+        b: &[Bit],
+        lo: usize,
+        hi: usize,
+        need_p: bool,
+    ) -> (Bit, Option<Bit>) {
+        if hi - lo == 1 {
+            let g = self.and(a[lo], b[lo]);
+            let p = need_p.then(|| self.xor(a[lo], b[lo]));
+            return (g, p);
+        }
+        let mid = lo + (hi - lo).div_ceil(2);
+        let (g_lo, p_lo) = self.carry_tree(a, b, lo, mid, need_p);
+        let (g_hi, p_hi) = self.carry_tree(a, b, mid, hi, true);
+        let p_hi = p_hi.unwrap_or(Bit::Const(false));
+        let t = self.and(p_hi, g_lo);
+        let g = self.xor(g_hi, t);
+        let p = match p_lo {
+            Some(p_lo) if need_p => Some(self.and(p_hi, p_lo)),
+            _ => None,
+        };
+        (g, p)
+    }
+
     /// The sum of several words mod 2^n: carry-save (3:2) compressors, one majority (one AND)
     /// per bit and level, take three words to two until two are left, then one
     /// [`Builder::add_prefix`]. Words listed first are compressed first: list the ones that

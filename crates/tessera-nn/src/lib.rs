@@ -19,9 +19,12 @@ mod error;
 pub mod eval;
 pub mod fixed;
 pub mod import;
+pub mod infer;
+pub mod input;
 pub mod kernels;
 pub mod model;
 pub mod secure;
 pub mod strip;
+pub mod zoo;
 
 pub use error::Error;

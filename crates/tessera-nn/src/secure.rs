@@ -7,8 +7,8 @@
 //! - Gemm and Conv: private linear maps on α ([`tessera_protocols::hybrid::linear`]; the
 //!   image-to-column layout of [`crate::kernels::im2col`]), bias at 2f bits, then SecureML's
 //!   truncation by f in A. An A input is turned into α first (1 round).
-//! - ReLU: the sign by A → B (a parallel-prefix adder on the two shares), then NOT of it times
-//!   the value (B·A → A, 1 round).
+//! - ReLU: the sign by [`Program::sign`] (the carry tree of the two shares' sum in B), then NOT
+//!   of it times the value (B·A → A, 1 round).
 //! - MaxPool: a tree of max(a, b) = a + ReLU(b − a) over the window's offsets, each level one
 //!   ReLU on all pairs; AveragePool and GlobalAveragePool: sums times the public ⌊2^f/k⌉, then
 //!   truncation.
@@ -41,6 +41,19 @@ pub struct Compiled {
     pub weights: Vec<LinearWeights>,
     /// The number system.
     pub fixed: Fixed,
+    /// The model's layers in order, each with the program operations it became.
+    pub layers: Vec<Layer>,
+}
+
+/// One layer of a compiled model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layer {
+    /// The node's name.
+    pub name: String,
+    /// Its operator ([`Op::kind`]).
+    pub op: &'static str,
+    /// Its operations in the program: indices into [`Program::online_steps`]' steps.
+    pub ops: std::ops::Range<usize>,
 }
 
 /// A value being compiled: its sharing is A or α.
@@ -58,10 +71,6 @@ fn protocol_error(e: tessera_protocols::Error) -> Error {
 }
 
 impl Compiler {
-    fn bits(&self) -> u32 {
-        self.fixed.bits()
-    }
-
     fn ty(&self, v: Value) -> Type {
         self.p.type_of(v).expect("a value of this program")
     }
@@ -98,8 +107,7 @@ impl Compiler {
     fn relu(&mut self, x: Shared) -> Result<Shared, Error> {
         let x = self.a(x)?;
         let e = protocol_error;
-        let bits = self.p.convert(x, Sharing::B).map_err(e)?;
-        let sign = self.p.wires(bits, self.bits() as usize - 1, 1).map_err(e)?;
+        let sign = self.p.sign(x).map_err(e)?;
         let positive = self.p.not(sign).map_err(e)?;
         Ok(Shared(self.p.bit_mul(positive, x).map_err(e)?))
     }
@@ -213,10 +221,19 @@ pub fn compile(model: &Model, fixed: Fixed) -> Result<Compiled, Error> {
         kind: Kind::Ring(fixed.bits()),
         n: model.input_len(),
     };
+    // Online timing starts when both parties are ready, whoever finished its setup first.
+    c.p.barrier();
+    let after_barrier = c.p.op_count();
     let input = c.p.input(CLIENT, input_type).map_err(e)?;
     let mut values: Vec<Option<Shared>> = vec![None; model.shapes.len()];
     values[model.input] = Some(Shared(input));
+    let mut layers = vec![Layer {
+        name: "input".to_owned(),
+        op: "Input",
+        ops: after_barrier..c.p.op_count(),
+    }];
     for node in &model.nodes {
+        let first = c.p.op_count();
         let arg = |k: usize| values[node.inputs[k]].expect("nodes in evaluation order");
         let x = arg(0);
         let in_shape = &model.shapes[node.inputs[0]];
@@ -278,10 +295,21 @@ pub fn compile(model: &Model, fixed: Fixed) -> Result<Compiled, Error> {
             }
         };
         values[node.output] = Some(y);
+        layers.push(Layer {
+            name: node.name.clone(),
+            op: node.op.kind(),
+            ops: first..c.p.op_count(),
+        });
     }
+    let first = c.p.op_count();
     let out = values[model.output].expect("the output is computed");
     let out = c.a(out)?;
     c.p.output(out, Reveal::To(CLIENT)).map_err(e)?;
+    layers.push(Layer {
+        name: "output".to_owned(),
+        op: "Output",
+        ops: first..c.p.op_count(),
+    });
     Ok(Compiled {
         program: c.p,
         input,
@@ -291,5 +319,125 @@ pub fn compile(model: &Model, fixed: Fixed) -> Result<Compiled, Error> {
             Vec::new()
         },
         fixed,
+        layers,
     })
+}
+
+/// The estimated cost of one layer in [`compile`]'s protocol (both parties' bytes together).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LayerEstimate {
+    /// Setup bytes: OT extension, triples, Gilboa's corrections.
+    pub setup_bytes: u64,
+    /// Online bytes.
+    pub online_bytes: u64,
+    /// Online rounds.
+    pub online_rounds: u64,
+}
+
+/// The estimated cost of a model, layer by layer ([`estimate`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Estimate {
+    /// One per node of the model, in order.
+    pub layers: Vec<LayerEstimate>,
+}
+
+impl Estimate {
+    /// The layers' sum.
+    pub fn total(&self) -> LayerEstimate {
+        self.layers
+            .iter()
+            .fold(LayerEstimate::default(), |a, l| LayerEstimate {
+                setup_bytes: a.setup_bytes + l.setup_bytes,
+                online_bytes: a.online_bytes + l.online_bytes,
+                online_rounds: a.online_rounds + l.online_rounds,
+            })
+    }
+}
+
+/// Bytes of one random correlated OT of [`crate::infer::session_config`]'s SoftSpoken with
+/// k = 3 (128/k bits; rounded down).
+const COT_BYTES: u64 = 128 / 3 / 8;
+
+/// The cost of [`compile`]'s protocol on `model` in `fixed`, from the protocol's message sizes
+/// (not a run): online, the client's input Δ (ℓ bits per element), A → α before a linear layer
+/// whose input is in A (ℓ bits per element and party), per ReLU the sign circuit's AND gates
+/// (2 bits per gate and party, one round per AND layer) and B·A (1 + ℓ bits per party), the
+/// logits' opening; setup, per linear map ℓ random OTs per coefficient, Gilboa's corrections
+/// (Σᵢ⌈(ℓ − i)/8⌉ bytes per multiply-add) and the coefficients' masks, per ReLU two random OTs
+/// per AND gate and two correlated OTs of ℓ bits for B·A. `tessera nn bench` measures the same.
+pub fn estimate(model: &Model, fixed: Fixed) -> Estimate {
+    let l = u64::from(fixed.bits());
+    let elem = l / 8;
+    let gilboa: u64 = (0..l).map(|i| (l - i).div_ceil(8)).sum();
+    let adder = adder_costs(fixed.bits());
+    let relu = |n: u64| LayerEstimate {
+        setup_bytes: n * (adder.0 * 2 * COT_BYTES + 2 * (COT_BYTES + elem)),
+        online_bytes: n * adder.0 * 4 / 8 + 2 * (n.div_ceil(64) * 8 + n * elem),
+        online_rounds: adder.1 + 1,
+    };
+    // Which values are in α (the input, and each linear layer's input after conversion).
+    let mut in_alpha = vec![false; model.shapes.len()];
+    in_alpha[model.input] = true;
+    let layers = model
+        .nodes
+        .iter()
+        .map(|node| {
+            let n_in = model.len(node.inputs[0]) as u64;
+            let n_out = model.len(node.output) as u64;
+            let linear = |rows: u64, inner: u64, cols: u64| {
+                let convert = !in_alpha[node.inputs[0]];
+                LayerEstimate {
+                    setup_bytes: rows * inner * (cols * gilboa + l * COT_BYTES + elem),
+                    online_bytes: if convert { 2 * n_in * elem } else { 0 },
+                    online_rounds: u64::from(convert),
+                }
+            };
+            let est = match &node.op {
+                Op::Dense(d) => linear(d.outputs as u64, d.inputs as u64, 1),
+                Op::Conv(c) => {
+                    let k = (c.in_channels * c.window.kernel[0] * c.window.kernel[1]) as u64;
+                    let cols = n_out / c.out_channels as u64;
+                    linear(c.out_channels as u64, k, cols)
+                }
+                Op::Relu => relu(n_out),
+                Op::MaxPool(p) => {
+                    // A tree over the window's offsets: ⌈k/2⌉, ⌈k/4⌉, ... ReLUs per output.
+                    let mut k = (p.window.kernel[0] * p.window.kernel[1]) as u64;
+                    let mut sum = LayerEstimate::default();
+                    while k > 1 {
+                        let r = relu(k.div_ceil(2) * n_out);
+                        sum.setup_bytes += r.setup_bytes;
+                        sum.online_bytes += r.online_bytes;
+                        sum.online_rounds += r.online_rounds;
+                        k = k.div_ceil(2);
+                    }
+                    sum
+                }
+                _ => LayerEstimate::default(),
+            };
+            let stays_alpha = matches!(node.op, Op::Reshape) && in_alpha[node.inputs[0]];
+            in_alpha[node.output] = stays_alpha;
+            est
+        })
+        .collect::<Vec<_>>();
+    let mut layers = layers;
+    if let Some(first) = layers.first_mut() {
+        // The client's input, opened as Δ.
+        first.online_bytes += model.input_len() as u64 * elem;
+        first.online_rounds += 1;
+    }
+    if let Some(last) = layers.last_mut() {
+        last.online_bytes += model.output_len() as u64 * elem;
+        last.online_rounds += 1;
+    }
+    Estimate { layers }
+}
+
+/// The AND gates and AND-depth of [`Program::sign`]'s circuit for ℓ bits.
+fn adder_costs(bits: u32) -> (u64, u64) {
+    use tessera_circuit::analysis::{and_depth, gate_counts};
+    match tessera_circuit::library::builtin(&format!("msbadd{bits}")) {
+        Some(Ok(c)) => (gate_counts(&c).and as u64, u64::from(and_depth(&c))),
+        _ => (0, 0),
+    }
 }

@@ -7,10 +7,11 @@ use std::thread;
 use tessera_nn::data::{Idx, Normalise};
 use tessera_nn::eval::{Plain, argmax};
 use tessera_nn::fixed::{Arith, Fixed};
-use tessera_nn::secure::{self, CLIENT, SERVER};
-use tessera_nn::{import, strip};
-use tessera_protocols::hybrid::Plain as Shared;
-use tessera_protocols::{Session, SessionConfig};
+use tessera_nn::infer::{self, Report};
+use tessera_nn::model::Model;
+use tessera_nn::secure;
+use tessera_nn::{import, strip, zoo};
+use tessera_protocols::Session;
 
 fn shared() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
@@ -21,43 +22,42 @@ fn digit(i: usize) -> Vec<f32> {
     Normalise::MNIST.apply(images.item(i).unwrap())
 }
 
-/// The client's logits from a private inference of `path` (the client holding only the
-/// stripped architecture) on `x`.
+/// The client's logits from a private inference of `model` (the server's) with the client
+/// holding `client_model` (the stripped architecture), over `networks`, and both reports.
+fn private_on(
+    networks: (tessera_net::Network, tessera_net::Network),
+    model: Model,
+    client_model: &Model,
+    fixed: Fixed,
+    x: &[f32],
+) -> (Vec<u64>, Report, Report) {
+    let (n0, n1) = networks;
+    let server = thread::spawn(move || {
+        let c = secure::compile(&model, fixed).unwrap();
+        let mut s = Session::new(n0, infer::session_config()).unwrap();
+        infer::server(&mut s, &c).unwrap()
+    });
+    let c = secure::compile(client_model, fixed).unwrap();
+    assert_eq!(c.weights.is_empty(), !client_model.has_weights);
+    let mut s = Session::new(n1, infer::session_config()).unwrap();
+    let (logits, report) = infer::client(&mut s, &c, x).unwrap();
+    (logits, server.join().unwrap(), report)
+}
+
+/// [`private_on`] over memory, the client holding the stripped `path`.
 fn private(path: &Path, fixed: Fixed, x: &[f32]) -> Vec<u64> {
     let bytes = std::fs::read(path).unwrap();
-    let arch = strip::strip(&bytes, "arch").unwrap();
-    let (n0, n1) = tessera_net::memory::pair().unwrap();
-    let input: Vec<u64> = x.iter().map(|&v| fixed.encode(v)).collect();
-    let server = thread::spawn(move || {
-        let model = import::from_bytes(&bytes, "model").unwrap();
-        let c = secure::compile(&model, fixed).unwrap();
-        let mut s = Session::new(n0, SessionConfig::default()).unwrap();
-        s.run(|s| {
-            let prepared = c.program.setup_with(s, CLIENT, &c.weights)?;
-            c.program.online(s, CLIENT, prepared, &[])
-        })
-        .unwrap()
-    });
-    let model = import::from_bytes(&arch, "arch").unwrap();
-    let c = secure::compile(&model, fixed).unwrap();
-    assert!(c.weights.is_empty());
-    let mut s = Session::new(n1, SessionConfig::default()).unwrap();
-    let out = s
-        .run(|s| {
-            let prepared = c.program.setup_with(s, SERVER, &[])?;
-            c.program
-                .online(s, SERVER, prepared, &[(c.input, Shared::Ring(input))])
-        })
-        .unwrap();
-    assert_eq!(
-        server.join().unwrap(),
-        vec![None],
-        "the server learns nothing"
-    );
-    match out.into_iter().next() {
-        Some(Some(Shared::Ring(v))) => v,
-        other => panic!("no logits: {other:?}"),
-    }
+    let arch = import::from_bytes(&strip::strip(&bytes, "arch").unwrap(), "arch").unwrap();
+    let model = import::from_bytes(&bytes, "model").unwrap();
+    let networks = tessera_net::memory::pair().unwrap();
+    private_on(networks, model, &arch, fixed, x).0
+}
+
+fn max_diff(fixed: Fixed, want: &[u64], got: &[u64]) -> f32 {
+    want.iter()
+        .zip(got)
+        .map(|(&a, &b)| (fixed.decode(a) - fixed.decode(b)).abs())
+        .fold(0.0, f32::max)
 }
 
 fn check(name: &str, dir: &str, digits: &[usize]) {
@@ -69,11 +69,7 @@ fn check(name: &str, dir: &str, digits: &[usize]) {
         let x = digit(i);
         let want = plain.run(&x).unwrap();
         let got = private(&path, fixed, &x);
-        let diff = want
-            .iter()
-            .zip(&got)
-            .map(|(&a, &b)| (fixed.decode(a) - fixed.decode(b)).abs())
-            .fold(0.0, f32::max);
+        let diff = max_diff(fixed, &want, &got);
         eprintln!("{name} digit {i}: max logit difference {diff}");
         assert!(diff < 0.05, "{name} digit {i}: logits differ by {diff}");
         assert_eq!(
@@ -110,11 +106,48 @@ fn max_pooling_network_matches_fixed_point() {
         .collect();
     let want = Plain::new(&model, fixed).unwrap().run(&x).unwrap();
     let got = private(&path, fixed, &x);
-    let diff = want
-        .iter()
-        .zip(&got)
-        .map(|(&a, &b)| (fixed.decode(a) - fixed.decode(b)).abs())
-        .fold(0.0, f32::max);
+    let diff = max_diff(fixed, &want, &got);
     assert!(diff < 0.05, "logits differ by {diff}");
     assert_eq!(argmax(&fixed, &got), argmax(&fixed, &want));
+}
+
+/// MiniONN-MNIST's shapes with max pooling (seeded weights) over loopback TCP, against fixed
+/// point at ℓ = 64 and at ℓ = 32; the cost estimate of `nn info` against what was sent.
+#[test]
+fn minionn_mnist_over_tcp_matches_fixed_point_and_the_estimate() {
+    let model = zoo::network("minionn-mnist", 3).unwrap();
+    let x = digit(7);
+    for (bits, frac) in [(64, 13), (32, 9)] {
+        let fixed = Fixed::new(bits, frac).unwrap();
+        let want = Plain::new(&model, fixed).unwrap().run(&x).unwrap();
+        let config = tessera_net::NetConfig::with_timeout(std::time::Duration::from_secs(60));
+        let mut nets =
+            tessera_net::tcp::loopback(2, None, std::time::Duration::from_secs(30), config)
+                .unwrap();
+        let mesh = (nets.remove(0), nets.remove(0));
+        let (got, server, client) = private_on(mesh, model.clone(), &model, fixed, &x);
+        let diff = max_diff(fixed, &want, &got);
+        assert!(diff < 0.05, "ℓ = {bits}: logits differ by {diff}");
+        assert_eq!(argmax(&fixed, &got), argmax(&fixed, &want));
+        // The server sent nothing online but its share of the logits and its halves of
+        // the exchanges; both saw every layer.
+        assert_eq!(server.layers.len(), client.layers.len());
+        let est = secure::estimate(&model, fixed);
+        let total = est.total();
+        let online = server.online().bytes_sent + client.online().bytes_sent;
+        let setup = server.setup.bytes_sent + client.setup.bytes_sent;
+        let near =
+            |est: u64, real: u64, tol: f64| (est as f64 - real as f64).abs() <= tol * real as f64;
+        assert!(
+            near(total.online_bytes, online, 0.02),
+            "online: estimated {}, sent {online}",
+            total.online_bytes
+        );
+        assert!(
+            near(total.setup_bytes, setup, 0.15),
+            "setup: estimated {}, sent {setup}",
+            total.setup_bytes
+        );
+        assert_eq!(total.online_rounds as usize, client.online_rounds() + 1);
+    }
 }

@@ -3,6 +3,7 @@
 mod bench;
 mod circuit;
 mod mpc;
+mod nn;
 mod schemes;
 mod twoparty;
 
@@ -28,6 +29,11 @@ enum Command {
     Mpc {
         #[command(subcommand)]
         what: mpc::MpcCommand,
+    },
+    /// Private inference of ONNX neural networks between a model owner and a client.
+    Nn {
+        #[command(subcommand)]
+        what: nn::NnCommand,
     },
     /// Writes a TLS key and self-signed certificate (key.pem, cert.pem) for `run --tls-dir`.
     Keygen(twoparty::KeygenArgs),
@@ -67,6 +73,9 @@ pub enum CliError {
     /// From a two-party protocol.
     #[error(transparent)]
     Protocol(#[from] tessera_protocols::Error),
+    /// From the neural-network layer (models, inputs).
+    #[error(transparent)]
+    Nn(#[from] tessera_nn::Error),
     /// Writing the output failed.
     #[error("writing output: {0}")]
     Io(#[from] std::io::Error),
@@ -82,6 +91,7 @@ fn main() -> ExitCode {
             Command::Run(args) => twoparty::run(&args),
             Command::Keygen(args) => twoparty::keygen(&args),
             Command::Mpc { what } => mpc::run(what),
+            Command::Nn { what } => nn::run(what),
             Command::Bench { what } => bench::run(what),
             Command::Circuit { what } => circuit::run(what),
         });

@@ -202,6 +202,13 @@ pub struct LinkArgs {
     deadline: Option<u64>,
 }
 
+impl LinkArgs {
+    /// Whether this party listens (and is party 0).
+    pub fn listens(&self) -> bool {
+        self.listen.is_some()
+    }
+}
+
 /// The network `args` describes: the listening party is party 0, the connecting one party 1.
 pub fn open(args: &LinkArgs) -> Result<Network, CliError> {
     let timeout = Duration::from_secs(args.timeout.max(1));

@@ -9,6 +9,7 @@
 //! | `sha1` | message block 512 ; chaining value 160 | new chaining value 160 | 11 215 |
 //! | `add<n>`, `sub<n>` | a n ; b n | a ± b mod 2^n | n − 1 |
 //! | `addpp<n>` | a n ; b n | a + b mod 2^n, parallel prefix: AND-depth 1 + ⌈log₂(n − 1)⌉ | about (n/2)·log₂ n |
+//! | `msbadd<n>` | a n ; b n | the most significant bit of a + b mod 2^n (1 bit): AND-depth 1 + ⌈log₂(n − 1)⌉ | fewer than 3n |
 //! | `mul<n>` | a n ; b n | a · b mod 2^n | about n² |
 //! | `lt<n>`, `lts<n>` | a n ; b n | a < b, unsigned / signed (1 bit) | n |
 //! | `eq<n>` | a n ; b n | a = b (1 bit) | n − 1 |
@@ -29,8 +30,7 @@ use crate::builder::{Builder, Signedness};
 use crate::{Circuit, Error};
 
 /// The names [`builtin`] knows, for help texts (`<n>`: a width).
-pub const NAMES: &str =
-    "aes128, sha256, sha256-lowdepth, sha1, add<n>, addpp<n>, sub<n>, mul<n>, lt<n>, lts<n>, eq<n>";
+pub const NAMES: &str = "aes128, sha256, sha256-lowdepth, sha1, add<n>, addpp<n>, msbadd<n>, sub<n>, mul<n>, lt<n>, lts<n>, eq<n>";
 
 /// The built-in circuit called `name`, or `None` if there is none by that name.
 pub fn builtin(name: &str) -> Option<Result<Circuit, Error>> {
@@ -49,6 +49,7 @@ pub fn builtin(name: &str) -> Option<Result<Circuit, Error>> {
     let out = match op {
         "add" => g.add(&a, &b),
         "addpp" => g.add_prefix(&a, &b),
+        "msbadd" => vec![g.sum_msb(&a, &b)],
         "sub" => g.sub(&a, &b),
         "mul" => g.mul(&a, &b),
         "lt" => vec![g.lt(&a, &b, Signedness::Unsigned)],

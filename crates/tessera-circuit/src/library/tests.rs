@@ -190,3 +190,25 @@ proptest! {
         prop_assert_eq!(depth, u32::from(n > 1) + levels);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// The sum's most significant bit equals the adder's, at the adder's AND-depth and with
+    /// fewer than 3n AND gates.
+    #[test]
+    fn sum_msb_is_the_adders_top_bit(n in 1usize..70, seed in any::<u64>()) {
+        use crate::analysis::and_depth;
+        let sum = builtin(&format!("addpp{n}")).unwrap().unwrap();
+        let msb = builtin(&format!("msbadd{n}")).unwrap().unwrap();
+        let mut prg = tessera_core::Prg::from_seed_block(Block::new(u128::from(seed)));
+        for _ in 0..8 {
+            let x: Vec<Vec<bool>> = (0..2)
+                .map(|_| (0..n).map(|_| prg.random_block().lsb()).collect())
+                .collect();
+            let full = evaluate(&sum, &x).unwrap();
+            prop_assert_eq!(evaluate(&msb, &x).unwrap(), vec![vec![full[0][n - 1]]]);
+        }
+        prop_assert!(and_depth(&msb) <= and_depth(&sum));
+        prop_assert!(gate_counts(&msb).and < 3 * n);
+    }
+}

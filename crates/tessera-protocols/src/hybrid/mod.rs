@@ -765,6 +765,26 @@ impl Program {
 
     /// A → B: the two shares as B values, added by the library's parallel-prefix adder.
     fn a_to_b(&mut self, a: Value) -> Result<Value, Error> {
+        self.split_into("addpp", a)
+    }
+
+    /// The most significant bit of an A value (its sign in two's complement) as a one-wire B
+    /// value: the two shares as B values into the library's `msbadd` circuit, which forms only
+    /// the carry into the top bit (181 AND gates at ℓ = 64 where the whole A → B adder takes
+    /// 373, at the same AND-depth 1 + ⌈log₂(ℓ − 1)⌉).
+    pub fn sign(&mut self, a: Value) -> Result<Value, Error> {
+        let t = self.ty(a)?;
+        if t.sharing != Sharing::A {
+            return Err(bad(format!(
+                "the sign of a value in {}: only A values",
+                t.sharing.name()
+            )));
+        }
+        self.split_into("msbadd", a)
+    }
+
+    /// The circuit `name<ℓ>` of the library on the two shares of an A value, each a B value.
+    fn split_into(&mut self, name: &str, a: Value) -> Result<Value, Error> {
         let t = self.ty(a)?;
         let bits = t.ring_bits();
         let half = Type {
@@ -774,9 +794,9 @@ impl Program {
         };
         let out = [self.value(half), self.value(half)];
         self.ops.push(Op::Split { a: a.0, out });
-        let adder = tessera_circuit::library::builtin(&format!("addpp{bits}"))
-            .ok_or_else(|| bad(format!("no adder of {bits} bits")))??;
-        let sum = self.circuit(&adder, &[Value(out[0]), Value(out[1])])?;
+        let circuit = tessera_circuit::library::builtin(&format!("{name}{bits}"))
+            .ok_or_else(|| bad(format!("no circuit {name}{bits}")))??;
+        let sum = self.circuit(&circuit, &[Value(out[0]), Value(out[1])])?;
         Ok(sum[0])
     }
 
@@ -1018,6 +1038,12 @@ impl Program {
         inputs: &[(Value, Plain)],
     ) -> Result<(Vec<Option<Plain>>, Vec<Step>), Error> {
         online::run(self, session, peer, prepared, inputs)
+    }
+
+    /// How many operations the program has so far: [`Program::online_steps`] gives one step
+    /// per operation, so a caller can group steps by where it was when adding them.
+    pub fn op_count(&self) -> usize {
+        self.ops.len()
     }
 
     /// The operations' names, in order (as [`Step::op`] gives them).

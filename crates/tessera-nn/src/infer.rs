@@ -1,0 +1,143 @@
+//! One private inference on a session: the server's side and the client's, each a setup
+//! (before any input exists) then an online phase, with the online phase's time, traffic and
+//! rounds layer by layer. The thin driver over [`crate::secure`]'s compiled program.
+
+use crate::fixed::Fixed;
+use crate::secure::{CLIENT, Compiled, SERVER};
+use tessera_net::{PhaseTimer, Stats};
+use tessera_ot::{OtChoice, Protocol, Security};
+use tessera_protocols::hybrid::{Plain, Prepared, Step};
+use tessera_protocols::{Error, Session, SessionConfig};
+
+/// The session private inference runs on: random correlated OT by semi-honest SoftSpoken
+/// with its default k (3: 43 bits per OT instead of IKNP's 128, and as fast on this
+/// project's machines), for the triples and the linear maps' products. Both parties must use
+/// the same.
+pub fn session_config() -> SessionConfig {
+    let ot = Protocol::softspoken(Protocol::DEFAULT_K, Security::SemiHonest)
+        .map_or(OtChoice::Extension(Protocol::IKNP), OtChoice::Extension);
+    SessionConfig { ot }
+}
+
+/// A layer's part of the online phase, at one party.
+#[derive(Clone, Debug)]
+pub struct LayerReport {
+    /// The node's name ("input" and "output" for the client's input and the logits' opening).
+    pub name: String,
+    /// Its operator.
+    pub op: &'static str,
+    /// Milliseconds.
+    pub ms: f64,
+    /// This party's traffic.
+    pub traffic: Stats,
+    /// Messages this party waited for: rounds, where both parties send at once.
+    pub rounds: usize,
+}
+
+/// One party's measurements of one inference.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The setup's milliseconds.
+    pub setup_ms: f64,
+    /// The setup's traffic at this party (the hello, triples, OTs, the linear maps).
+    pub setup: Stats,
+    /// The online phase, layer by layer.
+    pub layers: Vec<LayerReport>,
+}
+
+impl Report {
+    /// The online phase's milliseconds (the layers' sum).
+    pub fn online_ms(&self) -> f64 {
+        self.layers.iter().fold(0.0, |t, l| t + l.ms)
+    }
+
+    /// The online phase's traffic at this party.
+    pub fn online(&self) -> Stats {
+        self.layers.iter().map(|l| l.traffic).sum()
+    }
+
+    /// The online phase's rounds.
+    pub fn online_rounds(&self) -> usize {
+        self.layers.iter().map(|l| l.rounds).sum()
+    }
+}
+
+/// The setup with `peer`; the server gives the model's weights, the client none (whatever
+/// its model holds: it owns no linear map).
+fn setup(
+    session: &mut Session,
+    c: &Compiled,
+    peer: usize,
+) -> Result<(Prepared, f64, Stats), Error> {
+    let weights = if peer == CLIENT { &c.weights[..] } else { &[] };
+    let timer = PhaseTimer::start("setup", session.network());
+    let prepared = c.program.setup_with(session, peer, weights)?;
+    let phase = timer.stop(session.network());
+    Ok((prepared, phase.ms, phase.traffic))
+}
+
+fn report(c: &Compiled, setup_ms: f64, setup: Stats, steps: &[Step]) -> Report {
+    let layers = c
+        .layers
+        .iter()
+        .map(|l| {
+            let steps = &steps[l.ops.clone()];
+            LayerReport {
+                name: l.name.clone(),
+                op: l.op,
+                ms: steps.iter().fold(0.0, |t, s| t + s.ms),
+                traffic: steps.iter().map(|s| s.traffic).sum(),
+                rounds: steps.iter().map(|s| s.waits).sum(),
+            }
+        })
+        .collect();
+    Report {
+        setup_ms,
+        setup,
+        layers,
+    }
+}
+
+/// The server's side: the model owner, whose weights `c` holds; it learns nothing.
+pub fn server(session: &mut Session, c: &Compiled) -> Result<Report, Error> {
+    session.run(|s| {
+        let (prepared, ms, traffic) = setup(s, c, CLIENT)?;
+        let (out, steps) = c.program.online_steps(s, CLIENT, prepared, &[])?;
+        debug_assert!(out.iter().all(Option::is_none));
+        Ok(report(c, ms, traffic, &steps))
+    })
+}
+
+/// The client's side on `input` (the network's input, encoded in `c.fixed`): the logits,
+/// encoded, and the report. `c` may come from the stripped architecture.
+pub fn client(
+    session: &mut Session,
+    c: &Compiled,
+    input: &[f32],
+) -> Result<(Vec<u64>, Report), Error> {
+    let expected = c.program.type_of(c.input).map_or(0, |t| t.n);
+    if input.len() != expected {
+        return Err(Error::Input(format!(
+            "an input of {} values; the model takes {expected}",
+            input.len()
+        )));
+    }
+    let encoded = encode(c.fixed, input);
+    session.run(|s| {
+        let (prepared, ms, traffic) = setup(s, c, SERVER)?;
+        let (out, steps) =
+            c.program
+                .online_steps(s, SERVER, prepared, &[(c.input, Plain::Ring(encoded))])?;
+        match out.into_iter().next() {
+            Some(Some(Plain::Ring(logits))) => Ok((logits, report(c, ms, traffic, &steps))),
+            _ => Err(Error::Input(
+                "the program revealed no logits to the client".to_owned(),
+            )),
+        }
+    })
+}
+
+fn encode(fixed: Fixed, input: &[f32]) -> Vec<u64> {
+    use crate::fixed::Arith;
+    input.iter().map(|&v| fixed.encode(v)).collect()
+}

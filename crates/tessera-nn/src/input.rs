@@ -1,0 +1,270 @@
+//! A network's input from a file: one item of an MNIST IDX file, a PNG image (the `image`
+//! crate), or a NumPy `.npy` array (the `npyz` crate). Pixels (IDX, PNG, `.npy` of `u1`) are
+//! normalised ([`Normalise`]); floating-point arrays are taken as the network's input as they
+//! are. The kind is told by the file's magic bytes, not its name.
+
+use crate::data::{Idx, Normalise};
+use crate::error::Error;
+use std::path::Path;
+
+/// The largest input file read: 256 MiB.
+pub const MAX_FILE: u64 = 1 << 28;
+
+/// Reads item `index` of `path` as an input of `shape` (the model's `[C, H, W]` or `[N]`).
+/// `index` picks an item of an IDX file or of a `.npy` array with one more leading axis than
+/// `shape`; it must be 0 for anything else.
+pub fn load(path: &Path, index: usize, shape: &[usize], n: Normalise) -> Result<Vec<f32>, Error> {
+    let what = path.display().to_string();
+    let io = |e: std::io::Error| Error::Io {
+        path: what.clone(),
+        reason: e.to_string(),
+    };
+    let size = std::fs::metadata(path).map_err(io)?.len();
+    if size > MAX_FILE {
+        return Err(Error::Data {
+            what,
+            reason: format!("{size} bytes; inputs of at most {MAX_FILE} are read"),
+        });
+    }
+    let bytes = std::fs::read(path).map_err(io)?;
+    parse(&bytes, &what, index, shape, n)
+}
+
+/// [`load`] on the bytes of a file; `what` names it in errors.
+pub fn parse(
+    bytes: &[u8],
+    what: &str,
+    index: usize,
+    shape: &[usize],
+    n: Normalise,
+) -> Result<Vec<f32>, Error> {
+    let len: usize = shape.iter().product();
+    let bad = |reason: String| Error::Data {
+        what: what.to_owned(),
+        reason,
+    };
+    let values = if bytes.starts_with(&[0, 0, 8]) {
+        let idx = Idx::parse(bytes, what)?;
+        let item = idx.item(index).map_err(|e| bad(e.to_string()))?;
+        if item.len() != len {
+            return Err(bad(format!(
+                "items of {} values; the model takes {shape:?} = {len}",
+                item.len()
+            )));
+        }
+        n.apply(item)
+    } else if bytes.starts_with(b"\x89PNG") {
+        only_item(index, what)?;
+        n.apply(&png(bytes, what, shape)?)
+    } else if bytes.starts_with(b"\x93NUMPY") {
+        npy(bytes, what, index, shape, n)?
+    } else {
+        return Err(bad(
+            "neither an IDX file of bytes, a PNG image nor a .npy array".to_owned(),
+        ));
+    };
+    Ok(values)
+}
+
+fn only_item(index: usize, what: &str) -> Result<(), Error> {
+    if index != 0 {
+        return Err(Error::Data {
+            what: what.to_owned(),
+            reason: format!("holds one input; index {index} asked for"),
+        });
+    }
+    Ok(())
+}
+
+/// A PNG's pixels, channel after channel: grey for a model of one channel, RGB for three.
+fn png(bytes: &[u8], what: &str, shape: &[usize]) -> Result<Vec<u8>, Error> {
+    let bad = |reason: String| Error::Data {
+        what: what.to_owned(),
+        reason,
+    };
+    let &[channels, h, w] = shape else {
+        return Err(bad(format!(
+            "an image for a model whose input is {shape:?}, not [C, H, W]"
+        )));
+    };
+    let mut reader =
+        image::ImageReader::with_format(std::io::Cursor::new(bytes), image::ImageFormat::Png);
+    let mut limits = image::Limits::default();
+    limits.max_alloc = Some(MAX_FILE);
+    reader.limits(limits);
+    let img = reader.decode().map_err(|e| bad(e.to_string()))?;
+    if (img.height() as usize, img.width() as usize) != (h, w) {
+        return Err(bad(format!(
+            "{}×{} pixels; the model takes {h}×{w}",
+            img.height(),
+            img.width()
+        )));
+    }
+    match channels {
+        1 => Ok(img.into_luma8().into_raw()),
+        3 => {
+            let rgb = img.into_rgb8().into_raw();
+            Ok((0..3)
+                .flat_map(|c| rgb.iter().skip(c).step_by(3).copied())
+                .collect())
+        }
+        c => Err(bad(format!("an image for a model of {c} channels"))),
+    }
+}
+
+/// A `.npy` array in C order of `u1` (pixels), `f4` or `f8`: the whole array, or item
+/// `index` of its first axis.
+fn npy(
+    bytes: &[u8],
+    what: &str,
+    index: usize,
+    shape: &[usize],
+    n: Normalise,
+) -> Result<Vec<f32>, Error> {
+    use npyz::{DType, TypeChar};
+    let bad = |reason: String| Error::Data {
+        what: what.to_owned(),
+        reason,
+    };
+    let file = npyz::NpyFile::new(bytes).map_err(|e| bad(e.to_string()))?;
+    if file.order() != npyz::Order::C {
+        return Err(bad("Fortran order; C order is read".to_owned()));
+    }
+    let dims: Vec<u64> = file.shape().to_vec();
+    let len: usize = shape.iter().product();
+    let DType::Plain(ty) = file.dtype() else {
+        return Err(bad("a structured array; numbers are read".to_owned()));
+    };
+    let size = ty.size_field();
+    let kind = (ty.type_char(), size);
+    // The data must be in the file: nothing is allocated for what the header merely claims.
+    let records = file.len();
+    if records
+        .checked_mul(size)
+        .is_none_or(|b| b > bytes.len() as u64)
+    {
+        return Err(bad(format!(
+            "the header claims {records} values of {size} bytes, more than the file holds"
+        )));
+    }
+    let per_item = |count: u64| -> Result<(usize, usize), Error> {
+        if count == len as u64 {
+            only_item(index, what)?;
+            return Ok((0, len));
+        }
+        let items = dims.first().copied().unwrap_or(1);
+        if items.checked_mul(len as u64) == Some(count) && (index as u64) < items {
+            return Ok((index * len, len));
+        }
+        Err(bad(format!(
+            "shape {dims:?}: neither the model's input {shape:?} nor items of it, or index {index} past the end"
+        )))
+    };
+    let (start, take) = per_item(records)?;
+    let data = |e: std::io::Error| bad(e.to_string());
+    Ok(match kind {
+        (TypeChar::Uint, 1) => {
+            let v: Vec<u8> = file.into_vec().map_err(data)?;
+            n.apply(&v[start..start + take])
+        }
+        (TypeChar::Float, 4) => {
+            let v: Vec<f32> = file.into_vec().map_err(data)?;
+            v[start..start + take].to_vec()
+        }
+        (TypeChar::Float, 8) => {
+            let v: Vec<f64> = file.into_vec().map_err(data)?;
+            v[start..start + take].iter().map(|&x| x as f32).collect()
+        }
+        _ => {
+            return Err(bad(format!(
+                "element type {ty}; u1 (pixels), f4 and f8 are read"
+            )));
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use npyz::WriterBuilder;
+
+    fn npy_file<T: npyz::AutoSerialize + Copy>(dims: &[u64], v: &[T]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut w = npyz::WriteOptions::new()
+            .default_dtype()
+            .shape(dims)
+            .writer(&mut out)
+            .begin_nd()
+            .unwrap();
+        w.extend(v.iter().copied()).unwrap();
+        w.finish().unwrap();
+        out
+    }
+
+    const ID: Normalise = Normalise {
+        scale: 1.0,
+        mean: 0.0,
+        std: 1.0,
+    };
+
+    #[test]
+    fn npy_arrays_and_items() {
+        let v: Vec<f32> = (0..12).map(|i| i as f32).collect();
+        let f = npy_file(&[3, 4], &v);
+        assert_eq!(parse(&f, "t", 1, &[4], ID).unwrap(), vec![4., 5., 6., 7.]);
+        assert!(parse(&f, "t", 3, &[4], ID).is_err());
+        assert_eq!(parse(&f, "t", 0, &[2, 6], ID).unwrap(), v);
+        assert!(parse(&f, "t", 1, &[2, 6], ID).is_err());
+        assert!(parse(&f, "t", 0, &[5], ID).is_err());
+        let bytes = npy_file(&[2], &[10u8, 20]);
+        let half = Normalise {
+            scale: 0.5,
+            mean: 1.0,
+            std: 2.0,
+        };
+        assert_eq!(parse(&bytes, "t", 0, &[2], half).unwrap(), vec![2.0, 4.5]);
+        let ints = npy_file(&[2], &[1i32, 2]);
+        let e = parse(&ints, "t", 0, &[2], ID).unwrap_err().to_string();
+        assert!(e.contains("element type"), "{e}");
+        // A header claiming more than the file holds.
+        let mut short = npy_file(&[4], &[1f32, 2., 3., 4.]);
+        short.truncate(short.len() - 8);
+        assert!(parse(&short, "t", 0, &[4], ID).is_err());
+    }
+
+    #[test]
+    fn png_grey_and_rgb() {
+        let mut grey = Vec::new();
+        image::GrayImage::from_fn(3, 2, |x, y| image::Luma([(10 * y + x) as u8]))
+            .write_to(
+                &mut std::io::Cursor::new(&mut grey),
+                image::ImageFormat::Png,
+            )
+            .unwrap();
+        assert_eq!(
+            parse(&grey, "g", 0, &[1, 2, 3], ID).unwrap(),
+            vec![0., 1., 2., 10., 11., 12.]
+        );
+        assert!(parse(&grey, "g", 0, &[1, 3, 2], ID).is_err());
+        assert!(parse(&grey, "g", 1, &[1, 2, 3], ID).is_err());
+        let mut rgb = Vec::new();
+        image::RgbImage::from_fn(2, 1, |x, _| {
+            image::Rgb([x as u8, 10 + x as u8, 20 + x as u8])
+        })
+        .write_to(&mut std::io::Cursor::new(&mut rgb), image::ImageFormat::Png)
+        .unwrap();
+        assert_eq!(
+            parse(&rgb, "c", 0, &[3, 1, 2], ID).unwrap(),
+            vec![0., 1., 10., 11., 20., 21.]
+        );
+        assert!(parse(&rgb[..rgb.len() / 2], "c", 0, &[3, 1, 2], ID).is_err());
+    }
+
+    #[test]
+    fn unknown_files_are_named() {
+        let e = parse(b"hello", "x.bin", 0, &[1], ID)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("x.bin: neither"), "{e}");
+    }
+}

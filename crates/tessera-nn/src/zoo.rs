@@ -1,0 +1,207 @@
+//! The benchmark networks of MOTION2NX's tables (seed `003_09f17a858ba9cc5b.txt`, Tables 1-3)
+//! for which no trained weights exist here: their architectures with seeded random weights
+//! (uniform in ±1/√fan-in, so activations stay in the range of trained ones). Timing does not
+//! depend on the weights; accuracy is measured on the trained models in `../shared/models`.
+
+use crate::model::{Conv, Dense, Model, Node, Op, Pool, Window};
+use tessera_core::{Block, Prg};
+
+/// The built-in networks: name and what it is.
+pub const NETWORKS: &[(&str, &str)] = &[
+    (
+        "cryptonets",
+        "CryptoNets with ReLU (Table 1): Conv 5 5×5/2 pad 1, ReLU, FC 845-100, ReLU, FC 100-10",
+    ),
+    (
+        "minionn-mnist",
+        "MiniONN-MNIST (Table 2): Conv 16 5×5, ReLU, MaxPool 2, Conv 16 5×5, ReLU, MaxPool 2, FC 256-100, ReLU, FC 100-10",
+    ),
+    (
+        "minionn-cifar",
+        "MiniONN-CIFAR (Table 3): Conv 64 3×3 ×2, MeanPool 2, Conv 64 3×3 ×2, MeanPool 2, Conv 64 3×3, Conv 64 1×1, Conv 16 1×1 (each + ReLU), FC 1024-10",
+    ),
+];
+
+/// A network being built, value by value.
+struct Net {
+    shapes: Vec<Vec<usize>>,
+    nodes: Vec<Node>,
+    prg: Prg,
+}
+
+impl Net {
+    fn new(input: Vec<usize>, seed: u64) -> Self {
+        Net {
+            shapes: vec![input],
+            nodes: Vec::new(),
+            prg: Prg::from_seed_block(Block::from(u128::from(seed))),
+        }
+    }
+
+    fn last(&self) -> usize {
+        self.shapes.len() - 1
+    }
+
+    fn push(&mut self, op: Op, shape: Vec<usize>) {
+        let input = self.last();
+        self.nodes.push(Node {
+            name: format!("{}{}", op.kind().to_lowercase(), self.nodes.len()),
+            op,
+            inputs: vec![input],
+            output: input + 1,
+        });
+        self.shapes.push(shape);
+    }
+
+    /// `n` weights uniform in ±1/√fan_in.
+    fn weights(&mut self, n: usize, fan_in: usize) -> Vec<f32> {
+        let bound = 1.0 / (fan_in as f32).sqrt();
+        (0..n)
+            .map(|_| {
+                let u = (self.prg.random_block().low() >> 40) as f32 / (1u64 << 24) as f32;
+                (2.0 * u - 1.0) * bound
+            })
+            .collect()
+    }
+
+    fn conv(&mut self, out: usize, k: usize, stride: usize, pad: usize) {
+        let &[c, h, w] = &self.shapes[self.last()][..] else {
+            unreachable!("convolutions follow [C, H, W] values")
+        };
+        let window = Window {
+            kernel: [k, k],
+            stride: [stride, stride],
+            pads: [pad; 4],
+        };
+        let [oh, ow] = window.output([h, w]).expect("the zoo's shapes fit");
+        let fan_in = c * k * k;
+        let conv = Conv {
+            in_channels: c,
+            out_channels: out,
+            window,
+            weight: self.weights(out * fan_in, fan_in),
+            bias: self.weights(out, fan_in),
+        };
+        self.push(Op::Conv(conv), vec![out, oh, ow]);
+        self.push(Op::Relu, vec![out, oh, ow]);
+    }
+
+    fn pool(&mut self, max: bool) {
+        let &[c, h, w] = &self.shapes[self.last()][..] else {
+            unreachable!("pools follow [C, H, W] values")
+        };
+        let pool = Pool {
+            window: Window {
+                kernel: [2, 2],
+                stride: [2, 2],
+                pads: [0; 4],
+            },
+            count_include_pad: false,
+        };
+        let op = if max {
+            Op::MaxPool(pool)
+        } else {
+            Op::AvgPool(pool)
+        };
+        self.push(op, vec![c, h / 2, w / 2]);
+    }
+
+    fn dense(&mut self, outputs: usize, relu: bool) {
+        let inputs: usize = self.shapes[self.last()].iter().product();
+        if self.shapes[self.last()].len() > 1 {
+            self.push(Op::Reshape, vec![inputs]);
+        }
+        let d = Dense {
+            inputs,
+            outputs,
+            weight: self.weights(inputs * outputs, inputs),
+            bias: self.weights(outputs, inputs),
+        };
+        self.push(Op::Dense(d), vec![outputs]);
+        if relu {
+            self.push(Op::Relu, vec![outputs]);
+        }
+    }
+
+    fn model(self) -> Model {
+        Model {
+            input_name: "input".to_owned(),
+            input: 0,
+            output: self.shapes.len() - 1,
+            shapes: self.shapes,
+            nodes: self.nodes,
+            client_side: Vec::new(),
+            has_weights: true,
+        }
+    }
+}
+
+/// The network `name` (one of [`NETWORKS`]) with weights from `seed`.
+pub fn network(name: &str, seed: u64) -> Option<Model> {
+    let net = match name {
+        "cryptonets" => {
+            let mut n = Net::new(vec![1, 28, 28], seed);
+            n.conv(5, 5, 2, 1);
+            n.dense(100, true);
+            n.dense(10, false);
+            n
+        }
+        "minionn-mnist" => {
+            let mut n = Net::new(vec![1, 28, 28], seed);
+            n.conv(16, 5, 1, 0);
+            n.pool(true);
+            n.conv(16, 5, 1, 0);
+            n.pool(true);
+            n.dense(100, true);
+            n.dense(10, false);
+            n
+        }
+        "minionn-cifar" => {
+            let mut n = Net::new(vec![3, 32, 32], seed);
+            n.conv(64, 3, 1, 1);
+            n.conv(64, 3, 1, 1);
+            n.pool(false);
+            n.conv(64, 3, 1, 1);
+            n.conv(64, 3, 1, 1);
+            n.pool(false);
+            n.conv(64, 3, 1, 1);
+            n.conv(64, 1, 1, 0);
+            n.conv(16, 1, 1, 0);
+            n.dense(10, false);
+            n
+        }
+        _ => return None,
+    };
+    Some(net.model())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_zoo_has_the_papers_shapes() {
+        let sizes = |name: &str| {
+            let m = network(name, 1).unwrap();
+            let macs: usize = m.nodes.iter().map(|n| m.cost(n).multiplications).sum();
+            (m.input_len(), m.output_len(), macs)
+        };
+        assert_eq!(
+            sizes("cryptonets"),
+            (784, 10, 5 * 25 * 169 + 845 * 100 + 1000)
+        );
+        assert_eq!(
+            sizes("minionn-mnist"),
+            (784, 10, 16 * 25 * 576 + 16 * 400 * 64 + 256 * 100 + 1000)
+        );
+        let cifar = 3 * 9 * 64 * 1024
+            + 64 * 9 * 64 * (1024 + 256 + 256 + 64)
+            + 64 * 64 * 64
+            + 64 * 16 * 64
+            + 1024 * 10;
+        assert_eq!(sizes("minionn-cifar"), (3072, 10, cifar));
+        assert!(network("lenet", 1).is_none());
+        assert_eq!(network("cryptonets", 7), network("cryptonets", 7));
+        assert_ne!(network("cryptonets", 7), network("cryptonets", 8));
+    }
+}

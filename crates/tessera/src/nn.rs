@@ -1,0 +1,731 @@
+//! `tessera nn info|strip|run|accuracy|bench`: private inference of ONNX networks between a
+//! model owner (the server, which listens) and a client (which connects, holds the input and
+//! alone learns the logits), MOTION2NX's A+B protocol (`tessera_nn::secure`).
+
+use crate::CliError;
+use crate::bench::{cpu_model, loopback, loopback_bandwidth, median};
+use crate::twoparty::{LinkArgs, open};
+use clap::{Args, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use tessera_net::Network;
+use tessera_net::escape;
+use tessera_nn::data::{Idx, Normalise};
+use tessera_nn::eval::{Plain, argmax};
+use tessera_nn::fixed::{Arith, Fixed};
+use tessera_nn::infer::{self, Report};
+use tessera_nn::model::Model;
+use tessera_nn::secure::{self, Compiled};
+use tessera_nn::{import, input, strip, zoo};
+use tessera_protocols::Session;
+
+/// `tessera nn ...`.
+#[derive(Subcommand)]
+pub enum NnCommand {
+    /// Layers, shapes, multiplications, ReLUs and maxima of a model, and the secure
+    /// protocol's estimated bytes and rounds per layer.
+    Info(InfoArgs),
+    /// Writes the model's architecture without its weights: all the client needs.
+    Strip(StripArgs),
+    /// One party of a private inference over TCP or TLS: the server (model owner) listens,
+    /// the client (input owner, who learns the logits) connects.
+    Run(Box<RunArgs>),
+    /// Private inferences of MNIST digits in one process: the secure argmax against the
+    /// plaintext fixed-point argmax, the float argmax and the labels.
+    Accuracy(AccuracyArgs),
+    /// Private inference between two threads over loopback TCP: setup and online time per
+    /// layer, bytes and rounds, medians of the samples.
+    Bench(BenchArgs),
+}
+
+/// The number system of the secure layers.
+#[derive(Args, Clone, Copy)]
+pub struct NumberArgs {
+    /// The ring Z_2^ℓ: ℓ = 32 or 64.
+    #[arg(long, default_value_t = 64)]
+    bits: u32,
+    /// Fractional bits (below ℓ/2; 13 agrees with float on the first 1000 digits for every
+    /// MNIST model here at ℓ = 64).
+    #[arg(long, default_value_t = 13)]
+    frac: u32,
+}
+
+impl NumberArgs {
+    fn fixed(&self) -> Result<Fixed, CliError> {
+        Fixed::new(self.bits, self.frac).ok_or_else(|| {
+            CliError::Usage(format!(
+                "--bits {} --frac {}: ℓ must be 32 or 64 and the fractional bits below ℓ/2",
+                self.bits, self.frac
+            ))
+        })
+    }
+}
+
+/// `--protocol`: MOTION2NX's combinations of sharings.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+pub enum ProtocolArg {
+    /// Linear layers on α (ABY2.0's arithmetic sharing), ReLU and pooling through A and B
+    /// (GMW): the sign by an A → B adder, then B·A.
+    #[value(name = "a+b")]
+    AB,
+}
+
+/// The normalisation of pixels: `mnist`, `half`, `unit` or `MEAN,STD` (after dividing by 255).
+fn parse_normalise(s: &str) -> Result<Normalise, String> {
+    let unit = |mean, std| Normalise {
+        scale: 1.0 / 255.0,
+        mean,
+        std,
+    };
+    match s {
+        "mnist" => Ok(Normalise::MNIST),
+        "half" => Ok(Normalise::HALF),
+        "unit" => Ok(unit(0.0, 1.0)),
+        _ => {
+            let parsed = s
+                .split_once(',')
+                .and_then(|(m, d)| Some((m.trim().parse().ok()?, d.trim().parse().ok()?)));
+            match parsed {
+                Some((mean, std)) if f32::is_finite(mean) && std != 0.0 && f32::is_finite(std) => {
+                    Ok(unit(mean, std))
+                }
+                _ => Err("mnist, half, unit, or MEAN,STD with STD non-zero".to_owned()),
+            }
+        }
+    }
+}
+
+/// Options of `tessera nn info`.
+#[derive(Args)]
+pub struct InfoArgs {
+    /// An ONNX file, or a built-in network (cryptonets, minionn-mnist, minionn-cifar).
+    model: String,
+    #[command(flatten)]
+    number: NumberArgs,
+    /// One JSON object per layer, then one for the totals.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Options of `tessera nn strip`.
+#[derive(Args)]
+pub struct StripArgs {
+    /// The ONNX file.
+    model: PathBuf,
+    /// Where to write the architecture (not over an existing file).
+    #[arg(short, long)]
+    out: PathBuf,
+}
+
+/// `--role`.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum Role {
+    /// The model's owner: listens, learns nothing.
+    Server,
+    /// The input's owner: connects, learns the logits.
+    Client,
+}
+
+/// Where the client's input comes from.
+#[derive(Args)]
+pub struct InputArgs {
+    /// An MNIST IDX file of images, a PNG image or a NumPy .npy array (u1 pixels, f4 or f8
+    /// values taken as they are).
+    #[arg(long)]
+    input: Option<PathBuf>,
+    /// The item of an IDX file or of a .npy array with a leading item axis.
+    #[arg(long, default_value_t = 0)]
+    index: usize,
+    /// Pixels to inputs: mnist ((p/255 − 0.1307)/0.3081), half ((p/255 − 0.5)/0.5), unit
+    /// (p/255) or MEAN,STD ((p/255 − MEAN)/STD).
+    #[arg(long, default_value = "mnist", value_parser = parse_normalise)]
+    normalise: Normalise,
+}
+
+/// Options of `tessera nn run`.
+#[derive(Args)]
+pub struct RunArgs {
+    /// This party's role; the server listens, the client connects.
+    #[arg(long, value_enum)]
+    role: Role,
+    /// The ONNX file: the whole model at the server; at the client its architecture (from
+    /// `nn strip`) or the whole model (its weights are not used).
+    #[arg(long)]
+    model: PathBuf,
+    #[command(flatten)]
+    input: InputArgs,
+    #[command(flatten)]
+    number: NumberArgs,
+    /// The protocol; both parties must name the same.
+    #[arg(long, value_enum, default_value_t = ProtocolArg::AB)]
+    protocol: ProtocolArg,
+    #[command(flatten)]
+    link: LinkArgs,
+    /// One JSON object, with setup and online time, bytes and rounds per layer.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Options of `tessera nn accuracy`.
+#[derive(Args)]
+pub struct AccuracyArgs {
+    /// The ONNX file.
+    #[arg(long)]
+    model: PathBuf,
+    /// An MNIST IDX file of images.
+    #[arg(long)]
+    images: PathBuf,
+    /// An MNIST IDX file of labels.
+    #[arg(long)]
+    labels: PathBuf,
+    /// How many images.
+    #[arg(long, default_value_t = 100)]
+    count: usize,
+    /// The first image.
+    #[arg(long, default_value_t = 0)]
+    start: usize,
+    /// Pixels to inputs (as for `nn run`).
+    #[arg(long, default_value = "mnist", value_parser = parse_normalise)]
+    normalise: Normalise,
+    #[command(flatten)]
+    number: NumberArgs,
+    /// One JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Options of `tessera nn bench`.
+#[derive(Args)]
+pub struct BenchArgs {
+    /// ONNX files or built-in networks (cryptonets, minionn-mnist, minionn-cifar: their
+    /// architectures with seeded random weights), comma-separated.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "cryptonets,minionn-mnist"
+    )]
+    model: Vec<String>,
+    /// Protocols, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "a+b")]
+    protocol: Vec<ProtocolArg>,
+    #[command(flatten)]
+    number: NumberArgs,
+    /// Timed inferences per model (after one warm-up); medians are reported.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    samples: u32,
+    /// One JSON object per model and protocol, with the layers.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `tessera nn ...`.
+pub fn run(cmd: NnCommand) -> Result<(), CliError> {
+    match cmd {
+        NnCommand::Info(args) => info(&args),
+        NnCommand::Strip(args) => strip_file(&args),
+        NnCommand::Run(args) => run_party(&args),
+        NnCommand::Accuracy(args) => accuracy(&args),
+        NnCommand::Bench(args) => bench(&args),
+    }
+}
+
+/// A model file, or a built-in network with weights from seed 1.
+fn load_model(spec: &str) -> Result<Model, CliError> {
+    if let Some(m) = zoo::network(spec, 1) {
+        return Ok(m);
+    }
+    let path = Path::new(spec);
+    if !path.exists() {
+        let names: Vec<&str> = zoo::NETWORKS.iter().map(|(n, _)| *n).collect();
+        return Err(CliError::Usage(format!(
+            "{}: neither a built-in network ({}) nor a file",
+            escape(spec.as_bytes(), 200),
+            names.join(", ")
+        )));
+    }
+    Ok(import::load(path)?)
+}
+
+/// A node's name as printed: escaped, at most 60 characters.
+fn shown(name: &str) -> String {
+    escape(name.as_bytes(), 60)
+}
+
+fn info(args: &InfoArgs) -> Result<(), CliError> {
+    let model = load_model(&args.model)?;
+    let fixed = args.number.fixed()?;
+    let estimate = secure::estimate(&model, fixed);
+    if !args.json {
+        println!(
+            "{:<24} {:<18} {:>14} {:>12} {:>8} {:>8} {:>12} {:>12} {:>6}",
+            "layer",
+            "op",
+            "output",
+            "mults",
+            "relus",
+            "maxima",
+            "setup_bytes",
+            "online_bytes",
+            "rounds"
+        );
+    }
+    for (node, est) in model.nodes.iter().zip(&estimate.layers) {
+        let cost = model.cost(node);
+        let shape = format!("{:?}", model.shapes[node.output]);
+        if args.json {
+            println!(
+                "{}",
+                json!({
+                    "layer": shown(&node.name), "op": node.op.kind(),
+                    "output": model.shapes[node.output],
+                    "multiplications": cost.multiplications, "relus": cost.relus,
+                    "maxima": cost.maxima, "divisions": cost.divisions,
+                    "protocol": "a+b", "setup_bytes": est.setup_bytes,
+                    "online_bytes": est.online_bytes, "online_rounds": est.online_rounds,
+                })
+            );
+        } else {
+            println!(
+                "{:<24} {:<18} {:>14} {:>12} {:>8} {:>8} {:>12} {:>12} {:>6}",
+                shown(&node.name),
+                node.op.kind(),
+                shape,
+                cost.multiplications,
+                cost.relus,
+                cost.maxima,
+                est.setup_bytes,
+                est.online_bytes,
+                est.online_rounds
+            );
+        }
+    }
+    let total = estimate.total();
+    let (mults, relus) = model.nodes.iter().fold((0, 0), |(m, r), n| {
+        let c = model.cost(n);
+        (m + c.multiplications, r + c.relus)
+    });
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "total": true, "input": model.shapes[model.input], "output": model.shapes[model.output],
+                "client_side": model.client_side, "has_weights": model.has_weights,
+                "bits": fixed.bits(), "frac": fixed.frac(), "multiplications": mults, "relus": relus,
+                "protocol": "a+b", "setup_bytes": total.setup_bytes,
+                "online_bytes": total.online_bytes, "online_rounds": total.online_rounds,
+            })
+        );
+    } else {
+        println!(
+            "input {:?}, output {:?}{}; {} multiplications, {} ReLUs; protocol a+b at ℓ = {}, f = {}: \
+             about {:.1} MB setup, {:.1} kB online, {} online rounds (both parties' bytes)",
+            model.shapes[model.input],
+            model.shapes[model.output],
+            if model.client_side.is_empty() {
+                String::new()
+            } else {
+                format!(" (then {} at the client)", model.client_side.join(", "))
+            },
+            mults,
+            relus,
+            fixed.bits(),
+            fixed.frac(),
+            total.setup_bytes as f64 / 1e6,
+            total.online_bytes as f64 / 1e3,
+            total.online_rounds
+        );
+        if !model.has_weights {
+            println!("an architecture without weights (written by nn strip)");
+        }
+    }
+    Ok(())
+}
+
+fn strip_file(args: &StripArgs) -> Result<(), CliError> {
+    let bytes = std::fs::read(&args.model)
+        .map_err(|e| CliError::Usage(format!("{}: {e}", args.model.display())))?;
+    let out = strip::strip(&bytes, &args.model.display().to_string())?;
+    // The architecture must import as the model does: same shapes, same layers.
+    let (full, arch) = (
+        import::from_bytes(&bytes, "model")?,
+        import::from_bytes(&out, "architecture")?,
+    );
+    if full.shapes != arch.shapes || full.nodes.len() != arch.nodes.len() {
+        return Err(CliError::Usage(
+            "the stripped architecture does not import with the model's shapes".to_owned(),
+        ));
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&args.out)
+        .map_err(|e| CliError::Usage(format!("{}: {e}", args.out.display())))?;
+    std::io::Write::write_all(&mut file, &out)?;
+    eprintln!(
+        "tessera: wrote {} ({} bytes; the model has {})",
+        args.out.display(),
+        out.len(),
+        bytes.len()
+    );
+    Ok(())
+}
+
+/// The logits as numbers.
+fn decode(fixed: Fixed, logits: &[u64]) -> Vec<f32> {
+    logits.iter().map(|&v| fixed.decode(v)).collect()
+}
+
+/// A report as JSON: setup and online totals, and the online phase per layer.
+fn report_json(r: &Report) -> Value {
+    let online = r.online();
+    json!({
+        "setup_ms": r.setup_ms,
+        "setup_bytes_sent": r.setup.bytes_sent,
+        "setup_bytes_received": r.setup.bytes_received,
+        "setup_rounds": r.setup.rounds,
+        "online_ms": r.online_ms(),
+        "online_bytes_sent": online.bytes_sent,
+        "online_bytes_received": online.bytes_received,
+        "online_rounds": r.online_rounds(),
+        "layers": r.layers.iter().map(|l| json!({
+            "layer": shown(&l.name), "op": l.op, "online_ms": l.ms,
+            "bytes_sent": l.traffic.bytes_sent, "bytes_received": l.traffic.bytes_received,
+            "rounds": l.rounds,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn run_party(args: &RunArgs) -> Result<(), CliError> {
+    let listens = args.link.listens();
+    match (args.role, listens) {
+        (Role::Server, false) | (Role::Client, true) => {
+            return Err(CliError::Usage(
+                "the server listens (--listen) and the client connects (--connect)".to_owned(),
+            ));
+        }
+        _ => {}
+    }
+    let fixed = args.number.fixed()?;
+    let model = import::load(&args.model)?;
+    if args.role == Role::Server && !model.has_weights {
+        return Err(CliError::Usage(format!(
+            "{}: an architecture without weights; the server needs the model",
+            args.model.display()
+        )));
+    }
+    let compiled = secure::compile(&model, fixed)?;
+    let x = match (args.role, &args.input.input) {
+        (Role::Client, Some(path)) => Some(input::load(
+            path,
+            args.input.index,
+            &model.shapes[model.input],
+            args.input.normalise,
+        )?),
+        (Role::Client, None) => {
+            return Err(CliError::Usage("the client needs --input".to_owned()));
+        }
+        (Role::Server, Some(_)) => {
+            return Err(CliError::Usage(
+                "the server has no input (--input is the client's)".to_owned(),
+            ));
+        }
+        (Role::Server, None) => None,
+    };
+    let network = open(&args.link)?;
+    let mut session = Session::new(network, infer::session_config())?;
+    match x {
+        None => {
+            let report = infer::server(&mut session, &compiled)?;
+            if args.json {
+                let mut v = report_json(&report);
+                v["role"] = json!("server");
+                println!("{v}");
+            } else {
+                eprintln!(
+                    "tessera: done in {:.1} ms setup + {:.1} ms online; the client learns the result",
+                    report.setup_ms,
+                    report.online_ms()
+                );
+            }
+        }
+        Some(x) => {
+            let (logits, report) = infer::client(&mut session, &compiled, &x)?;
+            let class = argmax(&fixed, &logits);
+            let values = decode(fixed, &logits);
+            if args.json {
+                let mut v = report_json(&report);
+                v["role"] = json!("client");
+                v["class"] = json!(class);
+                v["logits"] = json!(values);
+                v["client_side"] = json!(model.client_side);
+                println!("{v}");
+            } else {
+                println!("class {class}");
+                println!(
+                    "logits {}",
+                    values
+                        .iter()
+                        .map(|v| format!("{v:.3}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                );
+                eprintln!(
+                    "tessera: {:.1} ms setup + {:.1} ms online",
+                    report.setup_ms,
+                    report.online_ms()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Both parties of private inferences in one process, each on its own thread and session.
+struct Pair {
+    server: std::sync::mpsc::Sender<Option<()>>,
+    done: std::sync::mpsc::Receiver<Result<Report, CliError>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    client: Session,
+    compiled: Compiled,
+}
+
+impl Pair {
+    /// A pair over `networks` (the server's first); the server compiles `model` too.
+    fn new(networks: (Network, Network), model: &Model, fixed: Fixed) -> Result<Self, CliError> {
+        let (n0, n1) = networks;
+        let server_compiled = secure::compile(model, fixed)?;
+        let (go, wait) = std::sync::mpsc::channel::<Option<()>>();
+        let (tell, done) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let session = Session::new(n0, infer::session_config());
+            let mut session = match session {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = tell.send(Err(e.into()));
+                    return;
+                }
+            };
+            while let Ok(Some(())) = wait.recv() {
+                let r = infer::server(&mut session, &server_compiled).map_err(CliError::from);
+                let failed = r.is_err();
+                if tell.send(r).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        Ok(Pair {
+            server: go,
+            done,
+            thread: Some(thread),
+            client: Session::new(n1, infer::session_config())?,
+            compiled: secure::compile(model, fixed)?,
+        })
+    }
+
+    /// One inference: the client's logits and both reports (server's first).
+    fn infer(&mut self, x: &[f32]) -> Result<(Vec<u64>, Report, Report), CliError> {
+        self.server
+            .send(Some(()))
+            .map_err(|_| CliError::Usage("the server thread stopped".to_owned()))?;
+        let client = infer::client(&mut self.client, &self.compiled, x);
+        let server = self
+            .done
+            .recv()
+            .map_err(|_| CliError::Usage("the server thread stopped".to_owned()))?;
+        let (logits, c) = client?;
+        Ok((logits, server?, c))
+    }
+}
+
+impl Drop for Pair {
+    fn drop(&mut self) {
+        let _ = self.server.send(None);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn accuracy(args: &AccuracyArgs) -> Result<(), CliError> {
+    let fixed = args.number.fixed()?;
+    let model = import::load(&args.model)?;
+    let images = Idx::load(&args.images)?;
+    let labels = Idx::load(&args.labels)?;
+    let end = args.start.saturating_add(args.count);
+    if end > images.count() || end > labels.count() {
+        return Err(CliError::Usage(format!(
+            "images {}..{end}: the files hold {} images and {} labels",
+            args.start,
+            images.count(),
+            labels.count()
+        )));
+    }
+    let plain = Plain::new(&model, fixed)?;
+    let float = Plain::new(&model, tessera_nn::fixed::Float)?;
+    let mut pair = Pair::new(tessera_net::memory::pair()?, &model, fixed)?;
+    let bar = ProgressBar::new(args.count as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} {msg} [{elapsed} < {eta}]")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let (mut same, mut secure_right, mut fixed_right, mut float_right) = (0, 0, 0, 0);
+    let (mut max_diff, mut setup, mut online) = (0f32, Vec::new(), Vec::new());
+    for i in args.start..end {
+        let x = args.normalise.apply(images.item(i)?);
+        let label = usize::from(labels.item(i)?.first().copied().unwrap_or(u8::MAX));
+        let want = plain.run(&x)?;
+        let (got, _, report) = pair.infer(&x)?;
+        let diff = want
+            .iter()
+            .zip(&got)
+            .map(|(&a, &b)| (fixed.decode(a) - fixed.decode(b)).abs())
+            .fold(0.0, f32::max);
+        max_diff = max_diff.max(diff);
+        let (s, f) = (argmax(&fixed, &got), argmax(&fixed, &want));
+        let fl = argmax(&tessera_nn::fixed::Float, &float.run(&x)?);
+        same += usize::from(s == f);
+        secure_right += usize::from(s == label);
+        fixed_right += usize::from(f == label);
+        float_right += usize::from(fl == label);
+        setup.push(report.setup_ms);
+        online.push(report.online_ms());
+        bar.inc(1);
+        bar.set_message(format!("agree {same}, correct {secure_right}"));
+    }
+    bar.finish_and_clear();
+    let n = args.count.max(1) as f64;
+    let pct = |k: usize| 100.0 * k as f64 / n;
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "model": args.model.display().to_string(), "count": args.count, "start": args.start,
+                "bits": fixed.bits(), "frac": fixed.frac(), "protocol": "a+b",
+                "secure_equals_fixed": same, "secure_correct": secure_right,
+                "fixed_correct": fixed_right, "float_correct": float_right,
+                "secure_accuracy": pct(secure_right), "fixed_accuracy": pct(fixed_right),
+                "float_accuracy": pct(float_right), "max_logit_difference": max_diff,
+                "setup_ms_median": median(setup), "online_ms_median": median(online),
+                "cpu": cpu_model(),
+            })
+        );
+    } else {
+        println!(
+            "{} images from {}: secure argmax = fixed-point argmax on {same} ({:.1} %); accuracy \
+             secure {:.1} %, fixed point {:.1} %, float {:.1} %; largest logit difference from \
+             fixed point {max_diff:.4}; median {:.1} ms setup + {:.2} ms online",
+            args.count,
+            args.start,
+            pct(same),
+            pct(secure_right),
+            pct(fixed_right),
+            pct(float_right),
+            median(setup),
+            median(online)
+        );
+    }
+    Ok(())
+}
+
+fn bench(args: &BenchArgs) -> Result<(), CliError> {
+    let fixed = args.number.fixed()?;
+    let bandwidth = loopback_bandwidth()?;
+    for spec in &args.model {
+        let model = load_model(spec)?;
+        let plain = Plain::new(&model, fixed)?;
+        for &protocol in &args.protocol {
+            debug_assert_eq!(protocol, ProtocolArg::AB);
+            let mut pair = Pair::new(loopback()?, &model, fixed)?;
+            // Inputs: fixed-seed values of the input's normal range.
+            let x: Vec<f32> = (0..model.input_len())
+                .map(|i| ((i * 7919 % 255) as f32 / 255.0 - 0.5) * 2.0)
+                .collect();
+            let want = plain.run(&x)?;
+            let mut runs: Vec<(Report, Report)> = Vec::new();
+            for sample in 0..=args.samples {
+                let (got, server, client) = pair.infer(&x)?;
+                let diff = want
+                    .iter()
+                    .zip(&got)
+                    .map(|(&a, &b)| (fixed.decode(a) - fixed.decode(b)).abs())
+                    .fold(0.0, f32::max);
+                if argmax(&fixed, &got) != argmax(&fixed, &want) || diff > 0.05 {
+                    return Err(CliError::Usage(format!(
+                        "{spec}: the private logits differ from fixed point by {diff}"
+                    )));
+                }
+                if sample > 0 {
+                    runs.push((server, client));
+                }
+            }
+            print_bench(args, spec, &runs, fixed, bandwidth);
+        }
+    }
+    Ok(())
+}
+
+fn print_bench(
+    args: &BenchArgs,
+    spec: &str,
+    runs: &[(Report, Report)],
+    fixed: Fixed,
+    bandwidth: f64,
+) {
+    let med = |f: &dyn Fn(&(Report, Report)) -> f64| median(runs.iter().map(f).collect());
+    let (s, c) = &runs[0];
+    let setup_bytes = s.setup.bytes_sent + c.setup.bytes_sent;
+    let online_bytes = s.online().bytes_sent + c.online().bytes_sent;
+    let setup_ms = med(&|(s, c)| s.setup_ms.max(c.setup_ms));
+    let online_ms = med(&|(_, c)| c.online_ms());
+    let layers: Vec<Value> = c
+        .layers
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            json!({
+                "layer": shown(&l.name), "op": l.op,
+                "online_ms": med(&|(_, c)| c.layers[i].ms),
+                "bytes": l.traffic.bytes_sent + s.layers[i].traffic.bytes_sent,
+                "rounds": l.rounds,
+            })
+        })
+        .collect();
+    // The setup's bytes at the loopback bandwidth measured in this run: its transfer bound.
+    let transfer_ms = setup_bytes as f64 / bandwidth * 1e3;
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "model": spec, "protocol": "a+b", "bits": fixed.bits(), "frac": fixed.frac(),
+                "samples": runs.len(), "setup_ms": setup_ms, "online_ms": online_ms,
+                "setup_bytes": setup_bytes, "online_bytes": online_bytes,
+                "setup_rounds": c.setup.rounds, "online_rounds": c.online_rounds(),
+                "setup_transfer_ms": transfer_ms, "setup_over_transfer": setup_ms / transfer_ms,
+                "loopback_bytes_per_s": bandwidth, "cpu": cpu_model(), "layers": layers,
+            })
+        );
+    } else {
+        println!(
+            "{spec} (a+b, ℓ = {}, f = {}): setup {setup_ms:.1} ms ({:.1} MB, {:.1}× its transfer \
+             time at loopback bandwidth), online {online_ms:.2} ms ({:.1} kB, {} rounds); median of {}",
+            fixed.bits(),
+            fixed.frac(),
+            setup_bytes as f64 / 1e6,
+            setup_ms / transfer_ms,
+            online_bytes as f64 / 1e3,
+            c.online_rounds(),
+            runs.len()
+        );
+        for l in &layers {
+            println!(
+                "  {:<24} {:<18} {:>9.3} ms {:>10} B {:>3} rounds",
+                l["layer"].as_str().unwrap_or(""),
+                l["op"].as_str().unwrap_or(""),
+                l["online_ms"].as_f64().unwrap_or(0.0),
+                l["bytes"],
+                l["rounds"]
+            );
+        }
+    }
+}
