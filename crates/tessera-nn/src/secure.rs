@@ -362,8 +362,9 @@ const COT_BYTES: u64 = 128 / 3 / 8;
 /// (not a run): online, the client's input Δ (ℓ bits per element), A → α before a linear layer
 /// whose input is in A (ℓ bits per element and party), per ReLU the sign circuit's AND gates
 /// (2 bits per gate and party, one round per AND layer) and B·A (1 + ℓ bits per party), the
-/// logits' opening; setup, per linear map ℓ random OTs per coefficient, Gilboa's corrections
-/// (Σᵢ⌈(ℓ − i)/8⌉ bytes per multiply-add) and the coefficients' masks, per ReLU two random OTs
+/// logits' opening; setup, per linear map ℓ random OTs per random multiplier (per coefficient,
+/// or per input element for a dense layer), Gilboa's corrections (Σᵢ⌈(ℓ − i)/8⌉ bytes per
+/// multiply-add) and the multipliers' corrections, per ReLU two random OTs
 /// per AND gate and two correlated OTs of ℓ bits for B·A. `tessera nn bench` measures the same.
 pub fn estimate(model: &Model, fixed: Fixed) -> Estimate {
     let l = u64::from(fixed.bits());
@@ -386,8 +387,16 @@ pub fn estimate(model: &Model, fixed: Fixed) -> Estimate {
             let n_out = model.len(node.output) as u64;
             let linear = |rows: u64, inner: u64, cols: u64| {
                 let convert = !in_alpha[node.inputs[0]];
+                // The random multipliers: the owner's per coefficient, or (one column) the
+                // client's per input element.
+                let multipliers = if cols == 1 && rows > 1 {
+                    inner
+                } else {
+                    rows * inner
+                };
                 LayerEstimate {
-                    setup_bytes: rows * inner * (cols * gilboa + l * COT_BYTES + elem),
+                    setup_bytes: rows * inner * cols * gilboa
+                        + multipliers * (l * COT_BYTES + elem),
                     online_bytes: if convert { 2 * n_in * elem } else { 0 },
                     online_rounds: u64::from(convert),
                 }

@@ -10,13 +10,19 @@
 //! y = W·cols(Δx) − W·cols(δₒ) − W·cols(δₚ).
 //!
 //! The owner computes the first two terms itself, the first online. The third is made in the
-//! setup: for each row r of `W`, the other party's rows of `cols(δₚ)` times random multipliers
-//! Y[r, k] of the owner (Gilboa's products, [`tessera_ot::triples::TripleGenerator`]), then the
-//! owner sends E = W − Y and the other adds E·cols(δₚ) to its shares. Online the map is local:
-//! the output is in A. Setup cost: ℓ random OTs per coefficient of `W` and
-//! `rows·inner·cols·Σᵢ⌈(ℓ − i)/8⌉` bytes of corrections (288 per multiply-add at ℓ = 64), plus
-//! `rows·inner` elements of E. The setup needs the owner's coefficients (the model is known
-//! before any query; the client's data is not).
+//! setup by Gilboa's products ([`tessera_ot::triples::TripleGenerator`]: ℓ random OTs per
+//! random multiplier, `Σᵢ⌈(ℓ − i)/8⌉` bytes of corrections per element multiplied, 288 at
+//! ℓ = 64), with the random multipliers on whichever side has fewer:
+//! - maps of several columns (convolutions): for each row r of `W`, the other party's rows of
+//!   `cols(δₚ)` times random multipliers Y[r, k] of the owner, which then sends E = W − Y; the
+//!   other adds E·cols(δₚ) to its shares. `rows·inner` multipliers;
+//! - maps of one column (dense layers): the owner's columns of `W` times random multipliers
+//!   y[k] of the other party, which then sends E = cols(δₚ) − y; the owner adds W·E. `inner`
+//!   multipliers instead of `rows·inner`.
+//!
+//! Either way `rows·inner·cols` elements are multiplied. Online the map is local: the output
+//! is in A. The setup needs the owner's coefficients (the model is known before any query;
+//! the client's data is not).
 
 use crate::Error;
 

@@ -636,9 +636,40 @@ fn linear_setup_in<R: Ring>(
     mask: &[u64],
     weights: Option<&LinearWeights>,
 ) -> Result<Vec<Vec<u64>>, Error> {
+    if let Some(w) = weights {
+        map.check(w)?;
+    }
+    let c = map.gather(mask);
+    let (rows, _, cols) = map.shape();
+    // Random multipliers on the side with fewer of them (ℓ random OTs each).
+    let mut share = if cols == 1 && rows > 1 {
+        by_columns::<R>(link, map, &c, weights)?
+    } else {
+        by_rows::<R>(link, map, &c, weights)?
+    };
+    match weights {
+        Some(w) => {
+            let own = map.multiply(&w.matrix, &c, None);
+            for (s, o) in share.iter_mut().zip(own) {
+                *s = s.wrapping_add(o);
+            }
+            Ok(vec![w.matrix.clone(), w.bias.clone(), share])
+        }
+        None => Ok(vec![share]),
+    }
+}
+
+/// Shares of W·c (the other party's `c`), the owner's multipliers random: for each row r of
+/// `W`, the other party's rows of `c` times random Y[r, k] of the owner, then E = W − Y from
+/// the owner. ℓ random OTs per coefficient: for maps with many columns (convolutions).
+fn by_rows<R: Ring>(
+    link: &mut SetupLink<'_>,
+    map: &LinearMap,
+    c: &[u64],
+    weights: Option<&LinearWeights>,
+) -> Result<Vec<u64>, Error> {
     let (rows, inner, cols) = map.shape();
     let bits = R::BITS as u32;
-    let c = map.gather(mask);
     let batch = rows_per_batch(map);
     let space = link.space;
     let malformed = link.malformed("linear map coefficients");
@@ -656,7 +687,6 @@ fn linear_setup_in<R: Ring>(
             }
         };
         if let Some(w) = weights {
-            map.check(w)?;
             let mut e = Vec::with_capacity(rows * inner);
             for first in (0..rows).step_by(batch) {
                 let n = batch.min(rows - first);
@@ -674,11 +704,6 @@ fn linear_setup_in<R: Ring>(
             ring::put(&e, bits, &mut bytes);
             links.channel.send(space.tag(LINEAR), &bytes)?;
             links.channel.flush()?;
-            let own = map.multiply(&w.matrix, &c, None);
-            for (s, o) in share.iter_mut().zip(own) {
-                *s = s.wrapping_add(o);
-            }
-            Ok(vec![w.matrix.clone(), w.bias.clone(), share])
         } else {
             let x: Vec<R> = c.iter().map(|&v| R::from_u64(v)).collect();
             for first in (0..rows).step_by(batch) {
@@ -687,18 +712,89 @@ fn linear_setup_in<R: Ring>(
                 let s = g.vector_products_send::<R>(links, &repeated, cols)?;
                 accumulate(&mut share, first, &s);
             }
-            let mut bytes = vec![0u8; rows * inner * ring::bytes_per(bits)];
-            links.channel.recv_into(space.tag(LINEAR), &mut bytes)?;
-            if bytes.len() != rows * inner * ring::bytes_per(bits) {
-                return Err(malformed);
-            }
-            let mut e = vec![0u64; rows * inner];
-            ring::get(&bytes, bits, &mut e);
-            let theirs = map.multiply(&e, &c, None);
+            let e = receive_elements(links, space, rows * inner, bits, malformed)?;
+            let theirs = map.multiply(&e, c, None);
             for (s, t) in share.iter_mut().zip(theirs) {
                 *s = s.wrapping_add(t);
             }
-            Ok(vec![share])
         }
+        Ok(share)
     })
+}
+
+/// Shares of W·c for a map of one column (a dense layer), the other party's multipliers
+/// random: the owner's columns of `W` times random y[k] of the other party, which then sends
+/// E = c − y. ℓ random OTs per input element instead of per coefficient.
+fn by_columns<R: Ring>(
+    link: &mut SetupLink<'_>,
+    map: &LinearMap,
+    c: &[u64],
+    weights: Option<&LinearWeights>,
+) -> Result<Vec<u64>, Error> {
+    let (rows, inner, _) = map.shape();
+    let bits = R::BITS as u32;
+    let batch = ((1 << 20) / rows).clamp(1, inner);
+    let space = link.space;
+    let malformed = link.malformed("linear map multipliers");
+    link.session.with_triples(link.peer, |g, links| {
+        let mut share = vec![0u64; rows];
+        let accumulate = |share: &mut [u64], s: &[R]| {
+            for sk in s.chunks_exact(rows) {
+                for (o, v) in share.iter_mut().zip(sk) {
+                    *o = o.wrapping_add(v.to_u64());
+                }
+            }
+        };
+        if let Some(w) = weights {
+            for first in (0..inner).step_by(batch) {
+                let n = batch.min(inner - first);
+                let columns: Vec<R> = (first..first + n)
+                    .flat_map(|k| (0..rows).map(move |r| R::from_u64(w.matrix[r * inner + k])))
+                    .collect();
+                let s = g.vector_products_send::<R>(links, &columns, rows)?;
+                accumulate(&mut share, &s);
+            }
+            let e = receive_elements(links, space, inner, bits, malformed)?;
+            let theirs = map.multiply(&w.matrix, &e, None);
+            for (s, t) in share.iter_mut().zip(theirs) {
+                *s = s.wrapping_add(t);
+            }
+        } else {
+            let mut e = Vec::with_capacity(inner);
+            for first in (0..inner).step_by(batch) {
+                let n = batch.min(inner - first);
+                let (y, s) = g.vector_products_receive::<R>(links, rows, n)?;
+                accumulate(&mut share, &s);
+                e.extend(
+                    c[first..first + n]
+                        .iter()
+                        .zip(&y)
+                        .map(|(c, y)| c.wrapping_sub(y.to_u64())),
+                );
+            }
+            let mut bytes = Vec::with_capacity(e.len() * ring::bytes_per(bits));
+            ring::put(&e, bits, &mut bytes);
+            links.channel.send(space.tag(LINEAR), &bytes)?;
+            links.channel.flush()?;
+        }
+        Ok(share)
+    })
+}
+
+/// `n` ring elements of `bits` from the peer in one LINEAR message.
+fn receive_elements(
+    links: &mut tessera_ot::triples::Links<'_>,
+    space: tessera_net::Space,
+    n: usize,
+    bits: u32,
+    malformed: Error,
+) -> Result<Vec<u64>, Error> {
+    let mut bytes = vec![0u8; n * ring::bytes_per(bits)];
+    links.channel.recv_into(space.tag(LINEAR), &mut bytes)?;
+    if bytes.len() != n * ring::bytes_per(bits) {
+        return Err(malformed);
+    }
+    let mut e = vec![0u64; n];
+    ring::get(&bytes, bits, &mut e);
+    Ok(e)
 }
