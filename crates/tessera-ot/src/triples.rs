@@ -183,30 +183,51 @@ fn pack_low_bits(blocks: &[Block], out: &mut [Block]) {
 #[derive(Debug, Default)]
 pub struct Scratch {
     hash: FixedKeyHash,
-    /// Rows repeated for hashes of several blocks per OT.
+    /// Rows under an offset, for hashes of several blocks per OT.
     inputs: Vec<Block>,
+    /// Their tweaks.
+    tweaks: Vec<Block>,
+    /// Their seeds.
+    seeds: Vec<Block>,
     /// H(rows) and H(rows ⊕ Δ).
     h: [Vec<Block>; 2],
     tau: Vec<u8>,
 }
 
 impl Scratch {
-    /// `h[which][j * per + k]` = H(rows[j] ⊕ offset, TWEAKS + first + j * per + k) for
-    /// k < per: `first` counts the blocks hashed before in this direction.
+    /// `per` pseudorandom blocks per row into `h[which]`: for one block, H(rows[j] ⊕ offset,
+    /// TWEAKS + first + j); for more, the seed s = H(rows[j] ⊕ offset, TWEAKS + first + j·per)
+    /// expanded as π(s ⊕ k) ⊕ s ⊕ k for k < per (the fixed-key stream of
+    /// [`FixedKeyHash::cr_counter`], as SoftSpoken's leaves are expanded): one AES call per
+    /// block after the seed instead of the TCCR hash's two. `first` counts the blocks hashed
+    /// before in this direction.
     fn hash(&mut self, which: usize, rows: &[Block], offset: Block, first: u128, per: usize) {
         let Scratch {
-            hash, inputs, h, ..
+            hash,
+            inputs,
+            tweaks,
+            seeds,
+            h,
+            ..
         } = self;
         let out = &mut h[which];
         out.resize(rows.len() * per, Block::ZERO);
-        let x = if per == 1 {
-            rows
-        } else {
-            inputs.clear();
-            inputs.extend(rows.iter().flat_map(|&r| std::iter::repeat_n(r, per)));
-            inputs
-        };
-        hash.tccr_counter(x, offset, Block::new(TWEAKS.wrapping_add(first)), out);
+        if per == 1 {
+            hash.tccr_counter(rows, offset, Block::new(TWEAKS.wrapping_add(first)), out);
+            return;
+        }
+        inputs.clear();
+        inputs.extend(rows.iter().map(|&r| r ^ offset));
+        tweaks.clear();
+        tweaks.extend(
+            (0..rows.len() as u128)
+                .map(|j| Block::new(TWEAKS.wrapping_add(first + j * per as u128))),
+        );
+        seeds.resize(rows.len(), Block::ZERO);
+        hash.tccr(inputs, tweaks, seeds);
+        for (s, o) in seeds.iter().zip(out.chunks_exact_mut(per)) {
+            hash.cr_counter(*s, Block::ZERO, o);
+        }
     }
 }
 
