@@ -2,7 +2,10 @@
 //! App. A.3): ONNX files exported by PyTorch or TensorFlow, unmodified, imported into a checked
 //! graph of layers ([`import`], [`model`]); plaintext evaluation in `f32` and in fixed point over
 //! Z_2^ℓ ([`eval`], [`fixed`]), the latter the exact reference of the secure layers; the
-//! architecture without weights for the client ([`strip`]); MNIST's IDX files ([`data`]).
+//! architecture without weights for the client ([`strip`]); MNIST's IDX files ([`data`]) and
+//! inputs from IDX, PNG and `.npy` files ([`input`]); private inference: a model compiled to a
+//! hybrid two-party program ([`secure`]) and the server's and client's sides of one inference
+//! ([`infer`]); the benchmark networks of MOTION2NX's tables with seeded weights ([`zoo`]).
 //!
 //! ```no_run
 //! use tessera_nn::{data::Normalise, eval::{argmax, Plain}, fixed::Fixed};

@@ -22,7 +22,8 @@ struct Cli {
 enum Command {
     /// AES-128 as a two-party computation in one process: garbler's random key, evaluator's
     /// random plaintext; prints the ciphertext, checked against plain AES, with time and bytes.
-    Demo(twoparty::DemoArgs),
+    /// `demo nn`: one private inference of an MNIST digit.
+    Demo(DemoCli),
     /// One party of a semi-honest Yao computation over TCP or TLS.
     Run(Box<twoparty::RunArgs>),
     /// Secret-sharing and garbled-circuit protocols between two processes.
@@ -47,6 +48,24 @@ enum Command {
         #[command(subcommand)]
         what: circuit::CircuitCommand,
     },
+}
+
+/// `tessera demo [nn]`.
+#[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+struct DemoCli {
+    #[command(subcommand)]
+    what: Option<DemoCommand>,
+    #[command(flatten)]
+    aes: twoparty::DemoArgs,
+}
+
+/// The demos besides AES.
+#[derive(Subcommand)]
+enum DemoCommand {
+    /// One private inference of a bundled MNIST digit on a bundled network, in one process,
+    /// printed beside the plaintext fixed-point and float results.
+    Nn(nn::DemoArgs),
 }
 
 /// Everything the command line reports as a one-line error.
@@ -87,7 +106,11 @@ fn main() -> ExitCode {
     let result = tessera_core::Backend::from_env()
         .map_err(CliError::from)
         .and_then(|_| match cli.command {
-            Command::Demo(args) => twoparty::demo(&args),
+            Command::Demo(DemoCli { what: None, aes }) => twoparty::demo(&aes),
+            Command::Demo(DemoCli {
+                what: Some(DemoCommand::Nn(args)),
+                ..
+            }) => nn::demo(&args),
             Command::Run(args) => twoparty::run(&args),
             Command::Keygen(args) => twoparty::keygen(&args),
             Command::Mpc { what } => mpc::run(what),

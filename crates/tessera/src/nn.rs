@@ -66,7 +66,7 @@ impl NumberArgs {
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
 pub enum ProtocolArg {
     /// Linear layers on α (ABY2.0's arithmetic sharing), ReLU and pooling through A and B
-    /// (GMW): the sign by an A → B adder, then B·A.
+    /// (GMW): the sign by a carry circuit on the two A shares in B, then B·A.
     #[value(name = "a+b")]
     AB,
 }
@@ -728,4 +728,101 @@ fn print_bench(
             );
         }
     }
+}
+
+/// The demo's model and digits, compiled in (see `data/nn/SOURCE.txt`).
+const DEMO_MODEL: &[u8] = include_bytes!("../../../data/nn/minionn-mnist-b.onnx");
+const DEMO_IMAGES: &[u8] = include_bytes!("../../../data/nn/mnist-t10k-16-images.idx3-ubyte");
+const DEMO_LABELS: &[u8] = include_bytes!("../../../data/nn/mnist-t10k-16-labels.idx1-ubyte");
+
+/// Options of `tessera demo nn`.
+#[derive(Args)]
+pub struct DemoArgs {
+    /// Which of the 16 bundled MNIST test digits (0 to 15).
+    #[arg(long, default_value_t = 0)]
+    index: usize,
+    /// One JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One private inference of a bundled MNIST digit on the bundled MiniONN-MNIST-shaped
+/// network, both parties in one process over the in-memory network, printed beside the
+/// plaintext fixed-point and float results.
+pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
+    let model = import::from_bytes(DEMO_MODEL, "minionn-mnist-b.onnx")?;
+    let images = Idx::parse(DEMO_IMAGES, "mnist-t10k-16-images")?;
+    let labels = Idx::parse(DEMO_LABELS, "mnist-t10k-16-labels")?;
+    let pixels = images.item(args.index)?;
+    let label = labels.item(args.index)?.first().copied().unwrap_or(u8::MAX);
+    let x = Normalise::MNIST.apply(pixels);
+    let fixed = Fixed::new(64, 13)
+        .ok_or_else(|| CliError::Usage("ℓ = 64, f = 13 is a valid number system".into()))?;
+    let want = Plain::new(&model, fixed)?.run(&x)?;
+    let float = Plain::new(&model, tessera_nn::fixed::Float)?.run(&x)?;
+    let mut pair = Pair::new(tessera_net::memory::pair()?, &model, fixed)?;
+    let (got, server, client) = pair.infer(&x)?;
+    let secure = decode(fixed, &got);
+    let classes = (
+        argmax(&fixed, &got),
+        argmax(&fixed, &want),
+        argmax(&tessera_nn::fixed::Float, &float),
+    );
+    let bytes = |f: &dyn Fn(&Report) -> u64| f(&server) + f(&client);
+    let setup_bytes = bytes(&|r| r.setup.bytes_sent);
+    let online_bytes = bytes(&|r| r.online().bytes_sent);
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "model": "minionn-mnist-b.onnx", "digit": args.index, "label": label,
+                "secure_class": classes.0, "fixed_class": classes.1, "float_class": classes.2,
+                "secure_logits": secure, "fixed_logits": decode(fixed, &want), "float_logits": float,
+                "setup_ms": client.setup_ms.max(server.setup_ms), "online_ms": client.online_ms(),
+                "setup_bytes": setup_bytes, "online_bytes": online_bytes,
+                "online_rounds": client.online_rounds(),
+            })
+        );
+        return Ok(());
+    }
+    // The digit, two pixel rows per line.
+    for rows in pixels.chunks(56) {
+        let line: String = (0..28)
+            .map(|c| {
+                let v = u16::from(rows[c]) + u16::from(rows.get(28 + c).copied().unwrap_or(0));
+                [' ', '.', ':', '#'][usize::from(v.min(511) / 128)]
+            })
+            .collect();
+        println!("    {line}");
+    }
+    println!(
+        "MNIST test digit {} (label {label}), MiniONN-MNIST-shaped network (CrypTen's network B)",
+        args.index
+    );
+    println!(
+        "          {}",
+        (0..10).map(|d| format!("{d:>7}")).collect::<String>()
+    );
+    let row = |name: &str, v: &[f32], class: usize| {
+        let cells: String = v.iter().map(|x| format!("{x:>7.2}")).collect();
+        println!("{name:<9} {cells}   class {class}");
+    };
+    row("private", &secure, classes.0);
+    row("fixed", &decode(fixed, &want), classes.1);
+    row("float", &float, classes.2);
+    println!(
+        "private inference (A+B, ℓ = 64, f = 13; the client alone learns the logits): setup {:.0} ms \
+         ({:.1} MB), online {:.1} ms ({:.0} kB, {} rounds); both parties in this process",
+        client.setup_ms.max(server.setup_ms),
+        setup_bytes as f64 / 1e6,
+        client.online_ms(),
+        online_bytes as f64 / 1e3,
+        client.online_rounds()
+    );
+    if classes.0 != classes.1 {
+        return Err(CliError::Usage(
+            "the private result differs from plaintext fixed point".to_owned(),
+        ));
+    }
+    Ok(())
 }

@@ -559,6 +559,12 @@ fn the_readme_names_every_option() {
         vec!["bench", "triples"],
         vec!["bench", "vasa"],
         vec!["bench", "yao"],
+        vec!["demo", "nn"],
+        vec!["nn", "info"],
+        vec!["nn", "strip"],
+        vec!["nn", "run"],
+        vec!["nn", "accuracy"],
+        vec!["nn", "bench"],
     ] {
         let mut args = cmd.clone();
         args.push("--help");
@@ -586,4 +592,100 @@ fn the_readme_names_every_option() {
         let sub = format!("tessera {}", cmd.join(" "));
         assert!(readme.contains(&sub), "README.md does not mention `{sub}`");
     }
+}
+
+fn shared(path: &str) -> String {
+    format!("{}/../../../shared/{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `tessera nn run` in two processes: the server with R_S, the client with its stripped
+/// architecture and MNIST digit 0 (a 7), in text and JSON; a client with another network's
+/// architecture stops both with a message.
+#[test]
+fn nn_run_between_two_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let arch = dir.path().join("arch.onnx");
+    let model = shared("models/minionn-ssgaalto/R_S.onnx");
+    let (ok, _, err) = tessera(&["nn", "strip", &model, "-o", arch.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = tessera(&["nn", "strip", &model, "-o", arch.to_str().unwrap()]);
+    assert!(!ok && err.contains("exists"), "{err}");
+    let images = shared("datasets/mnist/t10k-images.idx3-ubyte");
+    let pair = |client_model: &str, json: bool| {
+        let mut server = Command::new(env!("CARGO_BIN_EXE_tessera"))
+            .args(["nn", "run", "--role", "server", "--model", &model])
+            .args(["--listen", "127.0.0.1:0", "--timeout", "20"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(server.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        let addr = line.trim().rsplit(' ').next().unwrap().to_owned();
+        let mut client = Command::new(env!("CARGO_BIN_EXE_tessera"));
+        client
+            .args(["nn", "run", "--role", "client", "--model", client_model])
+            .args(["--connect", &addr, "--input", &images, "--index", "0"]);
+        if json {
+            client.arg("--json");
+        }
+        let client = client.output().unwrap();
+        let server = server.wait_with_output().unwrap();
+        (server, client)
+    };
+    let (server, client) = pair(arch.to_str().unwrap(), false);
+    assert!(server.status.success() && client.status.success());
+    let out = String::from_utf8_lossy(&client.stdout);
+    assert!(out.starts_with("class 7\nlogits "), "{out}");
+    assert!(server.stdout.is_empty(), "the server learns nothing");
+    let (_, client) = pair(arch.to_str().unwrap(), true);
+    let v: serde_json::Value = serde_json::from_slice(&client.stdout).unwrap();
+    assert_eq!(v["class"], 7);
+    // input, Reshape, Gemm, Relu, Gemm, output.
+    assert_eq!(v["layers"].as_array().unwrap().len(), 6);
+    assert!(v["setup_bytes_sent"].as_u64().unwrap() > 100_000);
+    let other = shared("models/minionn-ssgaalto/R2_S.onnx");
+    let (server, client) = pair(&other, false);
+    assert!(!server.status.success() && !client.status.success());
+    let err = String::from_utf8_lossy(&client.stderr);
+    assert!(
+        err.contains("fingerprint") || err.contains("program"),
+        "{err}"
+    );
+}
+
+/// `tessera demo nn`, `nn info` and `nn accuracy` on small inputs.
+#[test]
+fn nn_demo_info_and_accuracy() {
+    let (ok, out, err) = tessera(&["demo", "nn", "--index", "3", "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["label"], 0);
+    assert_eq!(v["secure_class"], v["fixed_class"]);
+    let (ok, _, err) = tessera(&["demo", "nn", "--index", "16"]);
+    assert!(!ok && err.contains("16"), "{err}");
+    let (ok, out, err) = tessera(&["nn", "info", "minionn-mnist", "--json"]);
+    assert!(ok, "{err}");
+    let total: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(total["multiplications"], 666_600);
+    assert_eq!(total["relus"], 16 * 576 + 16 * 64 + 100);
+    let (ok, _, err) = tessera(&["nn", "info", "no-such-net"]);
+    assert!(!ok && err.contains("minionn-cifar"), "{err}");
+    let (ok, out, err) = tessera(&[
+        "nn",
+        "accuracy",
+        "--model",
+        &shared("models/minionn-ssgaalto/S.onnx"),
+        "--images",
+        &shared("datasets/mnist/t10k-images.idx3-ubyte"),
+        "--labels",
+        &shared("datasets/mnist/t10k-labels.idx1-ubyte"),
+        "--count",
+        "3",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["secure_equals_fixed"], 3);
 }
