@@ -102,7 +102,12 @@ fn report(c: &Compiled, setup_ms: f64, setup: Stats, steps: &[Step]) -> Report {
 pub fn server(session: &mut Session, c: &Compiled) -> Result<Report, Error> {
     session.run(|s| {
         let (prepared, ms, traffic) = setup(s, c, CLIENT)?;
-        let (out, steps) = c.program.online_steps(s, CLIENT, prepared, &[])?;
+        let constants: Vec<_> = c
+            .constants
+            .iter()
+            .map(|(v, k)| (*v, Plain::Ring(k.clone())))
+            .collect();
+        let (out, steps) = c.program.online_steps(s, CLIENT, prepared, &constants)?;
         debug_assert!(out.iter().all(Option::is_none));
         Ok(report(c, ms, traffic, &steps))
     })

@@ -12,7 +12,8 @@
 //! - MaxPool: a tree of max(a, b) = a + ReLU(b − a) over the window's offsets, each level one
 //!   ReLU on all pairs; AveragePool and GlobalAveragePool: sums times the public ⌊2^f/k⌉, then
 //!   truncation.
-//! - Reshape, Flatten, Transpose: data movement (gathers of copies).
+//! - Reshape, Flatten, Transpose: data movement (gathers of copies); Add and Sub of computed
+//!   tensors: local in A; Add of a constant: the server's A input (its constant is a weight).
 //!
 //! This first protocol is MOTION2NX's A+B combination (its linear layers go through α, as
 //! Beaver's matrix products open x − δ); the α+β, A+Y and α+Y combinations are to follow.
@@ -39,6 +40,9 @@ pub struct Compiled {
     /// The server's coefficients for the program's linear maps, in order (empty for a
     /// stripped model: the client has none).
     pub weights: Vec<LinearWeights>,
+    /// The server's constant tensors (Add of a constant), its inputs of the online phase, in
+    /// fixed point (empty for a stripped model).
+    pub constants: Vec<(Value, Vec<u64>)>,
     /// The number system.
     pub fixed: Fixed,
     /// The model's layers in order, each with the program operations it became.
@@ -64,6 +68,7 @@ struct Compiler {
     fixed: Fixed,
     p: Program,
     weights: Vec<LinearWeights>,
+    constants: Vec<(Value, Vec<u64>)>,
 }
 
 fn protocol_error(e: tessera_protocols::Error) -> Error {
@@ -214,6 +219,7 @@ pub fn compile(model: &Model, fixed: Fixed) -> Result<Compiled, Error> {
         fixed,
         p: Program::new(),
         weights: Vec::new(),
+        constants: Vec::new(),
     };
     let e = protocol_error;
     let input_type = Type {
@@ -287,11 +293,18 @@ pub fn compile(model: &Model, fixed: Fixed) -> Result<Compiled, Error> {
                 };
                 Shared(v.map_err(e)?)
             }
-            Op::AddConst(_) => {
-                return Err(Error::Input(format!(
-                    "node {:?}: adding a constant tensor is not supported in secure inference yet",
-                    node.name
-                )));
+            Op::AddConst(k) => {
+                // The constant is the server's (a weight): its A input, added.
+                let a = c.a(x)?;
+                let t = Type {
+                    sharing: Sharing::A,
+                    kind: Kind::Ring(fixed.bits()),
+                    n: k.len(),
+                };
+                let v = c.p.input(SERVER, t).map_err(e)?;
+                c.constants
+                    .push((v, k.iter().map(|&x| fixed.encode(x)).collect()));
+                Shared(c.p.add(a, v).map_err(e)?)
             }
         };
         values[node.output] = Some(y);
@@ -315,6 +328,11 @@ pub fn compile(model: &Model, fixed: Fixed) -> Result<Compiled, Error> {
         input,
         weights: if model.has_weights {
             c.weights
+        } else {
+            Vec::new()
+        },
+        constants: if model.has_weights {
+            c.constants
         } else {
             Vec::new()
         },
@@ -422,6 +440,12 @@ pub fn estimate(model: &Model, fixed: Fixed) -> Estimate {
                     }
                     sum
                 }
+                // The server's constant, sent as the client's share.
+                Op::AddConst(k) => LayerEstimate {
+                    online_bytes: k.len() as u64 * elem,
+                    online_rounds: 1,
+                    ..LayerEstimate::default()
+                },
                 _ => LayerEstimate::default(),
             };
             let stays_alpha = matches!(node.op, Op::Reshape) && in_alpha[node.inputs[0]];

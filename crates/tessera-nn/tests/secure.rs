@@ -8,7 +8,7 @@ use tessera_nn::data::{Idx, Normalise};
 use tessera_nn::eval::{Plain, argmax};
 use tessera_nn::fixed::{Arith, Fixed};
 use tessera_nn::infer::{self, Report};
-use tessera_nn::model::Model;
+use tessera_nn::model::{Model, Node, Op};
 use tessera_nn::secure;
 use tessera_nn::{import, strip, zoo};
 use tessera_protocols::Session;
@@ -150,4 +150,61 @@ fn minionn_mnist_over_tcp_matches_fixed_point_and_the_estimate() {
         );
         assert_eq!(total.online_rounds as usize, client.online_rounds() + 1);
     }
+}
+
+/// An Add of a constant tensor (the server's) after R_S's ReLU: the private logits equal
+/// fixed point, with the client holding a stripped copy (no constant).
+#[test]
+fn constant_addition_is_the_servers() {
+    let path = shared().join("models/minionn-ssgaalto/R_S.onnx");
+    let mut model = import::load(&path).unwrap();
+    let relu = model.nodes.iter().position(|n| n.op == Op::Relu).unwrap();
+    let v = model.nodes[relu].output;
+    let added = model.shapes.len();
+    model.shapes.push(model.shapes[v].clone());
+    for n in &mut model.nodes[relu + 1..] {
+        n.inputs
+            .iter_mut()
+            .filter(|i| **i == v)
+            .for_each(|i| *i = added);
+    }
+    let k: Vec<f32> = (0..model.len(v))
+        .map(|i| (i % 7) as f32 * 0.25 - 0.5)
+        .collect();
+    model.nodes.insert(
+        relu + 1,
+        Node {
+            name: "bias".into(),
+            op: Op::AddConst(k),
+            inputs: vec![v],
+            output: added,
+        },
+    );
+    let mut arch = model.clone();
+    arch.has_weights = false;
+    let fixed = Fixed::new(64, 13).unwrap();
+    let x = digit(1);
+    let plain = Plain::new(&model, fixed).unwrap();
+    let want = plain.run(&x).unwrap();
+    let networks = tessera_net::memory::pair().unwrap();
+    let (got, server, _) = private_on(networks, model.clone(), &arch, fixed, &x);
+    assert!(max_diff(fixed, &want, &got) < 0.05);
+    // The constant changed the result: without it the logits differ.
+    let mut plain_model = model.clone();
+    plain_model.nodes.remove(relu + 1);
+    for n in &mut plain_model.nodes[relu + 1..] {
+        n.inputs
+            .iter_mut()
+            .filter(|i| **i == added)
+            .for_each(|i| *i = v);
+    }
+    let without = Plain::new(&plain_model, fixed).unwrap().run(&x).unwrap();
+    assert!(max_diff(fixed, &want, &without) > 0.1);
+    let layer = server.layers.iter().find(|l| l.name == "bias").unwrap();
+    // 100 elements of 8 bytes, and a message header.
+    assert!(
+        (800..900).contains(&layer.traffic.bytes_sent),
+        "{:?}",
+        layer.traffic
+    );
 }
