@@ -26,6 +26,60 @@ use tessera_protocols::hybrid::{
     Kind, LinearMap, LinearWeights, Program, Reveal, Sharing, Type, Value, linear,
 };
 
+/// MOTION2NX's combinations of sharings (seed `003_09f17a858ba9cc5b.txt`, Tables 1-3): the
+/// linear layers always run on α (private linear maps, local online); the arithmetic sharing
+/// of ReLU's and the pools' outputs, and the Boolean sharing of the sign.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    /// A and B (GMW): the sign in B (one round per AND layer), B·A.
+    AB,
+    /// A and Y: the sign garbled by the server (tables online, a constant number of rounds),
+    /// back to B locally, B·A.
+    AY,
+    /// α and β (ABY2.0): the sign in β (half GMW's online bits, one round per AND layer),
+    /// β·α; outputs stay in α for the next linear map.
+    AlphaBeta,
+    /// α and Y: the sign garbled, to β (1 round), β·α.
+    AlphaY,
+}
+
+impl Protocol {
+    /// All four.
+    pub const ALL: [Protocol; 4] = [
+        Protocol::AB,
+        Protocol::AY,
+        Protocol::AlphaBeta,
+        Protocol::AlphaY,
+    ];
+
+    /// The name the command line uses: `a+b`, `a+y`, `alpha+beta`, `alpha+y`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::AB => "a+b",
+            Protocol::AY => "a+y",
+            Protocol::AlphaBeta => "alpha+beta",
+            Protocol::AlphaY => "alpha+y",
+        }
+    }
+
+    /// The sharing the sign is computed in.
+    pub fn boolean(self) -> Sharing {
+        match self {
+            Protocol::AB => Sharing::B,
+            Protocol::AY | Protocol::AlphaY => Sharing::Y,
+            Protocol::AlphaBeta => Sharing::Beta,
+        }
+    }
+
+    /// The sharing of ReLU's output.
+    pub fn arithmetic(self) -> Sharing {
+        match self {
+            Protocol::AB | Protocol::AY => Sharing::A,
+            Protocol::AlphaBeta | Protocol::AlphaY => Sharing::Alpha,
+        }
+    }
+}
+
 /// The server: the model's owner.
 pub const SERVER: usize = 0;
 /// The client: the input's owner, who learns the output.
@@ -66,6 +120,7 @@ struct Shared(Value);
 
 struct Compiler {
     fixed: Fixed,
+    protocol: Protocol,
     p: Program,
     weights: Vec<LinearWeights>,
     constants: Vec<(Value, Vec<u64>)>,
@@ -110,16 +165,32 @@ impl Compiler {
 
     /// max(x, 0) on A.
     fn relu(&mut self, x: Shared) -> Result<Shared, Error> {
-        let x = self.a(x)?;
         let e = protocol_error;
-        let sign = self.p.sign(x).map_err(e)?;
+        let xa = self.a(x)?;
+        let sign = self.p.sign(xa, self.protocol.boolean()).map_err(e)?;
         let positive = self.p.not(sign).map_err(e)?;
-        Ok(Shared(self.p.bit_mul(positive, x).map_err(e)?))
+        let (bit, number) = if self.protocol.arithmetic() == Sharing::A {
+            (Sharing::B, xa)
+        } else {
+            (Sharing::Beta, self.alpha(x)?)
+        };
+        let bit = self.p.convert(positive, bit).map_err(e)?;
+        Ok(Shared(self.p.bit_mul(bit, number).map_err(e)?))
     }
 
+    /// Copies of `x` (A or α, as it is).
     fn gather(&mut self, x: Shared, indices: Vec<u32>) -> Result<Shared, Error> {
-        let v = self.a(x)?;
-        Ok(Shared(self.p.gather(v, indices).map_err(protocol_error)?))
+        Ok(Shared(self.p.gather(x.0, indices).map_err(protocol_error)?))
+    }
+
+    /// `x` and `y` in one sharing: α if both are, else A (α → A is local).
+    fn same(&mut self, x: Shared, y: Shared) -> Result<(Value, Value), Error> {
+        let alpha = |c: &Self, v: Shared| c.ty(v.0).sharing == Sharing::Alpha;
+        if alpha(self, x) && alpha(self, y) {
+            Ok((x.0, y.0))
+        } else {
+            Ok((self.a(x)?, self.a(y)?))
+        }
     }
 
     /// The input indices under each window offset, one vector of output positions each,
@@ -171,7 +242,8 @@ impl Compiler {
             let b = self.gather(cur, right)?;
             let d = self.p.sub(b.0, a.0).map_err(e)?;
             let r = self.relu(Shared(d))?;
-            cur = Shared(self.p.add(a.0, r.0).map_err(e)?);
+            let (a, r) = self.same(a, r)?;
+            cur = Shared(self.p.add(a, r).map_err(e)?);
             groups = (0..pairs as u32)
                 .map(|j| (j * size..(j + 1) * size).collect())
                 .collect();
@@ -195,6 +267,7 @@ impl Compiler {
             .p
             .mul_const(sum, self.fixed.reciprocal(count))
             .map_err(e)?;
+        let scaled = self.a(Shared(scaled))?;
         Ok(Shared(
             self.p.truncate(scaled, self.fixed.frac()).map_err(e)?,
         ))
@@ -214,9 +287,10 @@ fn conv_gather(shape: [usize; 3], window: &Window, [oh, ow]: [usize; 2]) -> Vec<
 
 /// Compiles `model` in `fixed`: the same program at both parties (the client's model may be
 /// stripped: its weights are not used).
-pub fn compile(model: &Model, fixed: Fixed) -> Result<Compiled, Error> {
+pub fn compile(model: &Model, fixed: Fixed, protocol: Protocol) -> Result<Compiled, Error> {
     let mut c = Compiler {
         fixed,
+        protocol,
         p: Program::new(),
         weights: Vec::new(),
         constants: Vec::new(),
@@ -285,7 +359,7 @@ pub fn compile(model: &Model, fixed: Fixed) -> Result<Compiled, Error> {
                 c.gather(x, crate::kernels::transpose(&idx, in_shape, perm))?
             }
             Op::Add | Op::Sub => {
-                let (a, b) = (c.a(x)?, c.a(arg(1))?);
+                let (a, b) = c.same(x, arg(1))?;
                 let v = if node.op == Op::Add {
                     c.p.add(a, b)
                 } else {
@@ -376,35 +450,75 @@ impl Estimate {
 /// k = 3 (128/k bits; rounded down).
 const COT_BYTES: u64 = 128 / 3 / 8;
 
-/// The cost of [`compile`]'s protocol on `model` in `fixed`, from the protocol's message sizes
-/// (not a run): online, the client's input Δ (ℓ bits per element), A → α before a linear layer
-/// whose input is in A (ℓ bits per element and party), per ReLU the sign circuit's AND gates
-/// (2 bits per gate and party, one round per AND layer) and B·A (1 + ℓ bits per party), the
-/// logits' opening; setup, per linear map ℓ random OTs per random multiplier (per coefficient,
-/// or per input element for a dense layer), Gilboa's corrections (Σᵢ⌈(ℓ − i)/8⌉ bytes per
-/// multiply-add) and the multipliers' corrections, per ReLU two random OTs
-/// per AND gate and two correlated OTs of ℓ bits for B·A. `tessera nn bench` measures the same.
-pub fn estimate(model: &Model, fixed: Fixed) -> Estimate {
+/// The cost of [`compile`]'s `protocol` on `model` in `fixed`, from the protocol's message
+/// sizes (not a run; `tessera nn bench` measures the same, and a test holds the two within a
+/// few percent). Online: the client's input Δ (ℓ bits per element); A → α before a linear
+/// map whose input is in A (ℓ bits per element and party, 1 round); per ReLU the sign circuit
+/// (G AND gates of AND-depth D): in B 2 bits per gate and party and D rounds, in β the two
+/// shares' conversion (ℓ bits per element and party, 2 rounds) and 1 bit per gate and party,
+/// in Y the evaluator's ℓ bits per share (its correlated OTs) and the garbled tables (32
+/// bytes per gate; garbled online); then B·A (1 + ℓ bits per party, 1 round) or β·α (ℓ bits
+/// per party, 1 round, after Y → β at 1 bit per party and A → α of the value where it is in
+/// A); the logits' opening. Setup: per linear map ℓ random OTs per random multiplier (per
+/// coefficient, or per input element for a dense layer), Gilboa's corrections (Σᵢ⌈(ℓ − i)/8⌉
+/// bytes per multiply-add) and the multipliers' corrections; per ReLU two random OTs per AND
+/// gate in B and β (and β's Beaver openings, 2 bits per gate and party), or one correlated OT
+/// per share bit in Y, and two correlated OTs of ℓ bits for the bit product.
+pub fn estimate(model: &Model, fixed: Fixed, protocol: Protocol) -> Estimate {
     let l = u64::from(fixed.bits());
     let elem = l / 8;
     let gilboa: u64 = (0..l).map(|i| (l - i).div_ceil(8)).sum();
-    let adder = adder_costs(fixed.bits());
-    let relu = |n: u64| LayerEstimate {
-        setup_bytes: n * (adder.0 * 2 * COT_BYTES + 2 * (COT_BYTES + elem)),
-        online_bytes: n * adder.0 * 4 / 8 + 2 * (n.div_ceil(64) * 8 + n * elem),
-        online_rounds: adder.1 + 1,
+    let (gates, depth) = adder_costs(fixed.bits());
+    let alpha = protocol.arithmetic() == Sharing::Alpha;
+    // ReLU of n elements whose input is already in α (`x_alpha`).
+    let relu = |n: u64, x_alpha: bool| {
+        let packed = n.div_ceil(64) * 8;
+        let product = LayerEstimate {
+            setup_bytes: 2 * (COT_BYTES + elem) * n,
+            online_bytes: if alpha {
+                2 * n * elem
+            } else {
+                2 * (packed + n * elem)
+            },
+            online_rounds: 1,
+        };
+        let sign = match protocol.boolean() {
+            Sharing::Y => LayerEstimate {
+                setup_bytes: 2 * l * n * COT_BYTES,
+                online_bytes: 2 * l * packed + 32 * gates * n + if alpha { 2 * packed } else { 0 },
+                online_rounds: if alpha { 2 } else { 1 },
+            },
+            Sharing::Beta => LayerEstimate {
+                setup_bytes: gates * (2 * n * COT_BYTES + 4 * packed),
+                online_bytes: 4 * l * packed + 2 * gates * packed,
+                online_rounds: depth + 2,
+            },
+            _ => LayerEstimate {
+                setup_bytes: gates * 2 * n * COT_BYTES,
+                online_bytes: 4 * gates * packed,
+                online_rounds: depth,
+            },
+        };
+        let convert = alpha && !x_alpha;
+        LayerEstimate {
+            setup_bytes: sign.setup_bytes + product.setup_bytes,
+            online_bytes: sign.online_bytes
+                + product.online_bytes
+                + if convert { 2 * n * elem } else { 0 },
+            online_rounds: sign.online_rounds + product.online_rounds + u64::from(convert),
+        }
     };
-    // Which values are in α (the input, and each linear layer's input after conversion).
+    // Which values are in α: the input, and (α protocols) ReLU's and max pooling's outputs.
     let mut in_alpha = vec![false; model.shapes.len()];
     in_alpha[model.input] = true;
-    let layers = model
+    let mut layers: Vec<LayerEstimate> = model
         .nodes
         .iter()
         .map(|node| {
+            let x_alpha = in_alpha[node.inputs[0]];
             let n_in = model.len(node.inputs[0]) as u64;
             let n_out = model.len(node.output) as u64;
             let linear = |rows: u64, inner: u64, cols: u64| {
-                let convert = !in_alpha[node.inputs[0]];
                 // The random multipliers: the owner's per coefficient, or (one column) the
                 // client's per input element.
                 let multipliers = if cols == 1 && rows > 1 {
@@ -415,45 +529,54 @@ pub fn estimate(model: &Model, fixed: Fixed) -> Estimate {
                 LayerEstimate {
                     setup_bytes: rows * inner * cols * gilboa
                         + multipliers * (l * COT_BYTES + elem),
-                    online_bytes: if convert { 2 * n_in * elem } else { 0 },
-                    online_rounds: u64::from(convert),
+                    online_bytes: if x_alpha { 0 } else { 2 * n_in * elem },
+                    online_rounds: u64::from(!x_alpha),
                 }
             };
-            let est = match &node.op {
-                Op::Dense(d) => linear(d.outputs as u64, d.inputs as u64, 1),
+            let (est, out_alpha) = match &node.op {
+                Op::Dense(d) => (linear(d.outputs as u64, d.inputs as u64, 1), false),
                 Op::Conv(c) => {
                     let k = (c.in_channels * c.window.kernel[0] * c.window.kernel[1]) as u64;
                     let cols = n_out / c.out_channels as u64;
-                    linear(c.out_channels as u64, k, cols)
+                    (linear(c.out_channels as u64, k, cols), false)
                 }
-                Op::Relu => relu(n_out),
+                Op::Relu => (relu(n_out, x_alpha), alpha),
                 Op::MaxPool(p) => {
-                    // A tree over the window's offsets: ⌈k/2⌉, ⌈k/4⌉, ... ReLUs per output.
+                    // A tree over the window's offsets: ⌈k/2⌉, ⌈k/4⌉, ... ReLUs per output,
+                    // of differences of (gathered) values in the input's sharing.
                     let mut k = (p.window.kernel[0] * p.window.kernel[1]) as u64;
                     let mut sum = LayerEstimate::default();
+                    let mut level_alpha = x_alpha;
                     while k > 1 {
-                        let r = relu(k.div_ceil(2) * n_out);
+                        let r = relu(k.div_ceil(2) * n_out, level_alpha);
                         sum.setup_bytes += r.setup_bytes;
                         sum.online_bytes += r.online_bytes;
                         sum.online_rounds += r.online_rounds;
+                        level_alpha = alpha && level_alpha;
                         k = k.div_ceil(2);
                     }
-                    sum
+                    (sum, alpha && x_alpha)
                 }
                 // The server's constant, sent as the client's share.
-                Op::AddConst(k) => LayerEstimate {
-                    online_bytes: k.len() as u64 * elem,
-                    online_rounds: 1,
-                    ..LayerEstimate::default()
-                },
-                _ => LayerEstimate::default(),
+                Op::AddConst(k) => (
+                    LayerEstimate {
+                        online_bytes: k.len() as u64 * elem,
+                        online_rounds: 1,
+                        ..LayerEstimate::default()
+                    },
+                    false,
+                ),
+                Op::Reshape | Op::Transpose(_) => (LayerEstimate::default(), x_alpha),
+                Op::Add | Op::Sub => (
+                    LayerEstimate::default(),
+                    x_alpha && in_alpha[node.inputs[1]],
+                ),
+                _ => (LayerEstimate::default(), false),
             };
-            let stays_alpha = matches!(node.op, Op::Reshape) && in_alpha[node.inputs[0]];
-            in_alpha[node.output] = stays_alpha;
+            in_alpha[node.output] = out_alpha;
             est
         })
-        .collect::<Vec<_>>();
-    let mut layers = layers;
+        .collect();
     if let Some(first) = layers.first_mut() {
         // The client's input, opened as Δ.
         first.online_bytes += model.input_len() as u64 * elem;

@@ -156,17 +156,44 @@ fn element(words: &[u64], bits: usize, e: usize) -> u64 {
     words[e * bits / 64] >> (e * bits % 64)
 }
 
-/// The 8 bytes of `tau` at `at`, little-endian, zero past its end.
-#[inline(always)]
-fn read_word(tau: &[u8], at: usize) -> u64 {
-    match tau.get(at..at + 8) {
-        Some(w) => u64::from_le_bytes(w.try_into().unwrap_or_default()),
-        None => {
-            let mut w = [0u8; 8];
-            let rest = tau.get(at..).unwrap_or_default();
-            w[..rest.len()].copy_from_slice(rest);
-            u64::from_le_bytes(w)
+/// Writes the low `out.len() / t.len()` bytes (1 to 8) of each of `t`, little-endian, one
+/// after another: one bit's corrections of a product.
+fn pack(out: &mut [u8], t: &[u64]) {
+    fn put<const N: usize>(out: &mut [u8], t: &[u64]) {
+        for (o, v) in out.chunks_exact_mut(N).zip(t) {
+            o.copy_from_slice(&v.to_le_bytes()[..N]);
         }
+    }
+    match out.len().checked_div(t.len()).unwrap_or(0) {
+        1 => put::<1>(out, t),
+        2 => put::<2>(out, t),
+        3 => put::<3>(out, t),
+        4 => put::<4>(out, t),
+        5 => put::<5>(out, t),
+        6 => put::<6>(out, t),
+        7 => put::<7>(out, t),
+        _ => put::<8>(out, t),
+    }
+}
+
+/// The inverse of [`pack`]: each of `t` from its bytes, zero-extended.
+fn unpack(bytes: &[u8], t: &mut [u64]) {
+    fn get<const N: usize>(bytes: &[u8], t: &mut [u64]) {
+        for (b, v) in bytes.chunks_exact(N).zip(t) {
+            let mut w = [0u8; 8];
+            w[..N].copy_from_slice(b);
+            *v = u64::from_le_bytes(w);
+        }
+    }
+    match bytes.len().checked_div(t.len()).unwrap_or(0) {
+        1 => get::<1>(bytes, t),
+        2 => get::<2>(bytes, t),
+        3 => get::<3>(bytes, t),
+        4 => get::<4>(bytes, t),
+        5 => get::<5>(bytes, t),
+        6 => get::<6>(bytes, t),
+        7 => get::<7>(bytes, t),
+        _ => get::<8>(bytes, t),
     }
 }
 
@@ -189,6 +216,8 @@ pub struct Scratch {
     tweaks: Vec<Block>,
     /// Their seeds.
     seeds: Vec<Block>,
+    /// One bit's corrections of a product, as words.
+    t: Vec<u64>,
     /// H(rows) and H(rows ⊕ Δ).
     h: [Vec<Block>; 2],
     tau: Vec<u8>,
@@ -286,13 +315,13 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
         let scratch = &mut *self.scratch;
         scratch.hash(0, self.rows, Block::ZERO, self.first, per);
         scratch.hash(1, self.rows, self.delta, self.first, per);
-        let ([h0, h1], tau) = (&scratch.h, &mut scratch.tau);
+        let ([h0, h1], tau, t) = (&scratch.h, &mut scratch.tau, &mut scratch.t);
         let (h0, h1): (&[u64], &[u64]) = (bytemuck::cast_slice(h0), bytemuck::cast_slice(h1));
         let words = 2 * per;
-        // Each τ is written as a whole word and the next overwrites what lies past its bytes.
         let total = self.x.len() / m * product_bytes(bits, m);
         tau.clear();
-        tau.resize(total + 8, 0);
+        tau.resize(total, 0);
+        t.resize(m, 0);
         let mut at = 0;
         for (p, (x, share)) in self
             .x
@@ -303,17 +332,18 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
             for i in 0..bits {
                 let ot = p * bits + i;
                 let (x0, x1) = (&h0[ot * words..][..words], &h1[ot * words..][..words]);
-                let nbytes = tau_bytes(bits, i);
-                for (e, (&x_e, s)) in x.iter().zip(share.iter_mut()).enumerate() {
+                for (e, ((&x_e, s), t)) in
+                    x.iter().zip(share.iter_mut()).zip(t.iter_mut()).enumerate()
+                {
                     let (a, b) = (element(x0, bits, e), element(x1, bits, e));
-                    let t = a.wrapping_add(x_e.to_u64()).wrapping_sub(b);
-                    tau[at..at + 8].copy_from_slice(&t.to_le_bytes());
-                    at += nbytes;
+                    *t = a.wrapping_add(x_e.to_u64()).wrapping_sub(b);
                     *s = R::from_u64(s.to_u64().wrapping_sub(a << i));
                 }
+                let n = m * tau_bytes(bits, i);
+                pack(&mut tau[at..at + n], t);
+                at += n;
             }
         }
-        tau.truncate(total);
         out.post(&Corrections(Cow::Borrowed(tau)))?;
         Ok(Next::Done(()))
     }
@@ -354,7 +384,9 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
         let per = hash_blocks(bits, m);
         self.scratch
             .hash(0, self.rows, Block::ZERO, self.first, per);
-        let h: &[u64] = bytemuck::cast_slice(&self.scratch.h[0]);
+        let (h, t) = (&self.scratch.h[0], &mut self.scratch.t);
+        let h: &[u64] = bytemuck::cast_slice(h);
+        t.resize(m, 0);
         let words = 2 * per;
         let mut at = 0;
         for (p, share) in self.out.chunks_exact_mut(m).enumerate() {
@@ -364,12 +396,16 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
                 // A plain mask of the secret choice bit let the compiler skip the read below
                 // by branching on it.
                 let chosen = bit_mask(self.rows[ot].lsb()).low();
-                let nbytes = tau_bytes(bits, i);
-                for (e, s) in share.iter_mut().enumerate() {
+                let n = m * tau_bytes(bits, i);
+                let segment = tau
+                    .get(at..at + n)
+                    .ok_or_else(|| Error::Usage("Gilboa receiver: corrections cut short".into()))?;
+                unpack(segment, t);
+                at += n;
+                for (e, (s, &t)) in share.iter_mut().zip(t.iter()).enumerate() {
                     // The bits of τ past its ℓ − i, like those past z's element, only reach
                     // bits above ℓ once shifted.
-                    let w = element(z, bits, e).wrapping_add(read_word(&tau, at) & chosen);
-                    at += nbytes;
+                    let w = element(z, bits, e).wrapping_add(t & chosen);
                     *s = R::from_u64(s.to_u64().wrapping_add(w << i));
                 }
             }

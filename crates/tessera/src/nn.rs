@@ -16,7 +16,7 @@ use tessera_nn::eval::{Plain, argmax};
 use tessera_nn::fixed::{Arith, Fixed};
 use tessera_nn::infer::{self, Report};
 use tessera_nn::model::Model;
-use tessera_nn::secure::{self, Compiled};
+use tessera_nn::secure::{self, Compiled, Protocol};
 use tessera_nn::{import, input, strip, zoo};
 use tessera_protocols::Session;
 
@@ -62,14 +62,20 @@ impl NumberArgs {
     }
 }
 
-/// `--protocol`: MOTION2NX's combinations of sharings.
-#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
-pub enum ProtocolArg {
-    /// Linear layers on α (ABY2.0's arithmetic sharing), ReLU and pooling through A and B
-    /// (GMW): the sign by a carry circuit on the two A shares in B, then B·A.
-    #[value(name = "a+b")]
-    AB,
+/// `--protocol`: one of MOTION2NX's combinations of sharings (`secure::Protocol`).
+fn parse_protocol(s: &str) -> Result<Protocol, String> {
+    Protocol::ALL
+        .into_iter()
+        .find(|p| p.name() == s)
+        .ok_or_else(|| {
+            let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
+            format!("one of {}", names.join(", "))
+        })
 }
+
+/// The protocol `nn run`, `accuracy` and `demo nn` use unless told: the fastest in total
+/// (setup and online) on MiniONN-MNIST in `nn bench` on this project's 2-core machines.
+const DEFAULT_PROTOCOL: &str = "a+b";
 
 /// The normalisation of pixels: `mnist`, `half`, `unit` or `MEAN,STD` (after dividing by 255).
 fn parse_normalise(s: &str) -> Result<Normalise, String> {
@@ -103,6 +109,9 @@ pub struct InfoArgs {
     model: String,
     #[command(flatten)]
     number: NumberArgs,
+    /// Protocols to estimate, comma-separated: a+b, a+y, alpha+beta, alpha+y.
+    #[arg(long, value_delimiter = ',', default_value = "a+b,a+y,alpha+beta,alpha+y", value_parser = parse_protocol)]
+    protocol: Vec<Protocol>,
     /// One JSON object per layer, then one for the totals.
     #[arg(long)]
     json: bool,
@@ -157,9 +166,11 @@ pub struct RunArgs {
     input: InputArgs,
     #[command(flatten)]
     number: NumberArgs,
-    /// The protocol; both parties must name the same.
-    #[arg(long, value_enum, default_value_t = ProtocolArg::AB)]
-    protocol: ProtocolArg,
+    /// The protocol: a+b, a+y, alpha+beta or alpha+y (MOTION2NX's combinations: the
+    /// arithmetic sharing of activations, A or α, and the Boolean sharing of ReLU's sign, B,
+    /// β or Y); both parties must name the same.
+    #[arg(long, default_value = DEFAULT_PROTOCOL, value_parser = parse_protocol)]
+    protocol: Protocol,
     #[command(flatten)]
     link: LinkArgs,
     /// One JSON object, with setup and online time, bytes and rounds per layer.
@@ -190,6 +201,9 @@ pub struct AccuracyArgs {
     normalise: Normalise,
     #[command(flatten)]
     number: NumberArgs,
+    /// The protocol (as for `nn run`).
+    #[arg(long, default_value = DEFAULT_PROTOCOL, value_parser = parse_protocol)]
+    protocol: Protocol,
     /// One JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -206,9 +220,9 @@ pub struct BenchArgs {
         default_value = "cryptonets,minionn-mnist"
     )]
     model: Vec<String>,
-    /// Protocols, comma-separated.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "a+b")]
-    protocol: Vec<ProtocolArg>,
+    /// Protocols, comma-separated: a+b, a+y, alpha+beta, alpha+y.
+    #[arg(long, value_delimiter = ',', default_value = "a+b,a+y,alpha+beta,alpha+y", value_parser = parse_protocol)]
+    protocol: Vec<Protocol>,
     #[command(flatten)]
     number: NumberArgs,
     /// Timed inferences per model (after one warm-up); medians are reported.
@@ -255,56 +269,81 @@ fn shown(name: &str) -> String {
 fn info(args: &InfoArgs) -> Result<(), CliError> {
     let model = load_model(&args.model)?;
     let fixed = args.number.fixed()?;
-    let estimate = secure::estimate(&model, fixed);
+    let estimates: Vec<(Protocol, secure::Estimate)> = args
+        .protocol
+        .iter()
+        .map(|&p| (p, secure::estimate(&model, fixed, p)))
+        .collect();
     if !args.json {
+        let columns: String = estimates
+            .iter()
+            .map(|(p, _)| format!(" {:>22}", format!("{} kB/rounds", p.name())))
+            .collect();
         println!(
-            "{:<24} {:<18} {:>14} {:>12} {:>8} {:>8} {:>12} {:>12} {:>6}",
-            "layer",
-            "op",
-            "output",
-            "mults",
-            "relus",
-            "maxima",
-            "setup_bytes",
-            "online_bytes",
-            "rounds"
+            "{:<24} {:<18} {:>14} {:>10} {:>7} {:>7}{columns}",
+            "layer", "op", "output", "mults", "relus", "maxima"
         );
     }
-    for (node, est) in model.nodes.iter().zip(&estimate.layers) {
+    for (i, node) in model.nodes.iter().enumerate() {
         let cost = model.cost(node);
-        let shape = format!("{:?}", model.shapes[node.output]);
         if args.json {
+            let protocols: serde_json::Map<String, Value> = estimates
+                .iter()
+                .map(|(p, e)| {
+                    let l = e.layers[i];
+                    (
+                        p.name().to_owned(),
+                        json!({"setup_bytes": l.setup_bytes, "online_bytes": l.online_bytes,
+                               "online_rounds": l.online_rounds}),
+                    )
+                })
+                .collect();
             println!(
                 "{}",
                 json!({
                     "layer": shown(&node.name), "op": node.op.kind(),
                     "output": model.shapes[node.output],
                     "multiplications": cost.multiplications, "relus": cost.relus,
-                    "maxima": cost.maxima, "divisions": cost.divisions,
-                    "protocol": "a+b", "setup_bytes": est.setup_bytes,
-                    "online_bytes": est.online_bytes, "online_rounds": est.online_rounds,
+                    "maxima": cost.maxima, "divisions": cost.divisions, "protocols": protocols,
                 })
             );
         } else {
+            let cells: String = estimates
+                .iter()
+                .map(|(_, e)| {
+                    let l = e.layers[i];
+                    format!(
+                        " {:>22}",
+                        format!("{:.1}/{}", l.online_bytes as f64 / 1e3, l.online_rounds)
+                    )
+                })
+                .collect();
             println!(
-                "{:<24} {:<18} {:>14} {:>12} {:>8} {:>8} {:>12} {:>12} {:>6}",
+                "{:<24} {:<18} {:>14} {:>10} {:>7} {:>7}{cells}",
                 shown(&node.name),
                 node.op.kind(),
-                shape,
+                format!("{:?}", model.shapes[node.output]),
                 cost.multiplications,
                 cost.relus,
                 cost.maxima,
-                est.setup_bytes,
-                est.online_bytes,
-                est.online_rounds
             );
         }
     }
-    let total = estimate.total();
     let (mults, relus) = model.nodes.iter().fold((0, 0), |(m, r), n| {
         let c = model.cost(n);
         (m + c.multiplications, r + c.relus)
     });
+    let totals: serde_json::Map<String, Value> = estimates
+        .iter()
+        .map(|(p, e)| {
+            let t = e.total();
+            (
+                p.name().to_owned(),
+                json!({"setup_bytes": t.setup_bytes, "online_bytes": t.online_bytes,
+                       "online_rounds": t.online_rounds}),
+            )
+        })
+        .collect();
     if args.json {
         println!(
             "{}",
@@ -312,32 +351,35 @@ fn info(args: &InfoArgs) -> Result<(), CliError> {
                 "total": true, "input": model.shapes[model.input], "output": model.shapes[model.output],
                 "client_side": model.client_side, "has_weights": model.has_weights,
                 "bits": fixed.bits(), "frac": fixed.frac(), "multiplications": mults, "relus": relus,
-                "protocol": "a+b", "setup_bytes": total.setup_bytes,
-                "online_bytes": total.online_bytes, "online_rounds": total.online_rounds,
+                "protocols": totals,
             })
         );
-    } else {
+        return Ok(());
+    }
+    println!(
+        "input {:?}, output {:?}{}; {mults} multiplications, {relus} ReLUs; ℓ = {}, f = {}",
+        model.shapes[model.input],
+        model.shapes[model.output],
+        if model.client_side.is_empty() {
+            String::new()
+        } else {
+            format!(" (then {} at the client)", model.client_side.join(", "))
+        },
+        fixed.bits(),
+        fixed.frac(),
+    );
+    for (p, e) in &estimates {
+        let t = e.total();
         println!(
-            "input {:?}, output {:?}{}; {} multiplications, {} ReLUs; protocol a+b at ℓ = {}, f = {}: \
-             about {:.1} MB setup, {:.1} kB online, {} online rounds (both parties' bytes)",
-            model.shapes[model.input],
-            model.shapes[model.output],
-            if model.client_side.is_empty() {
-                String::new()
-            } else {
-                format!(" (then {} at the client)", model.client_side.join(", "))
-            },
-            mults,
-            relus,
-            fixed.bits(),
-            fixed.frac(),
-            total.setup_bytes as f64 / 1e6,
-            total.online_bytes as f64 / 1e3,
-            total.online_rounds
+            "{:<11} about {:.1} MB setup, {:.1} kB online, {} online rounds (both parties' bytes)",
+            p.name(),
+            t.setup_bytes as f64 / 1e6,
+            t.online_bytes as f64 / 1e3,
+            t.online_rounds
         );
-        if !model.has_weights {
-            println!("an architecture without weights (written by nn strip)");
-        }
+    }
+    if !model.has_weights {
+        println!("an architecture without weights (written by nn strip)");
     }
     Ok(())
 }
@@ -414,7 +456,7 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
             args.model.display()
         )));
     }
-    let compiled = secure::compile(&model, fixed)?;
+    let compiled = secure::compile(&model, fixed, args.protocol)?;
     let x = match (args.role, &args.input.input) {
         (Role::Client, Some(path)) => Some(input::load(
             path,
@@ -492,9 +534,14 @@ struct Pair {
 
 impl Pair {
     /// A pair over `networks` (the server's first); the server compiles `model` too.
-    fn new(networks: (Network, Network), model: &Model, fixed: Fixed) -> Result<Self, CliError> {
+    fn new(
+        networks: (Network, Network),
+        model: &Model,
+        fixed: Fixed,
+        protocol: Protocol,
+    ) -> Result<Self, CliError> {
         let (n0, n1) = networks;
-        let server_compiled = secure::compile(model, fixed)?;
+        let server_compiled = secure::compile(model, fixed, protocol)?;
         let (go, wait) = std::sync::mpsc::channel::<Option<()>>();
         let (tell, done) = std::sync::mpsc::channel();
         let thread = std::thread::spawn(move || {
@@ -519,7 +566,7 @@ impl Pair {
             done,
             thread: Some(thread),
             client: Session::new(n1, infer::session_config())?,
-            compiled: secure::compile(model, fixed)?,
+            compiled: secure::compile(model, fixed, protocol)?,
         })
     }
 
@@ -563,7 +610,7 @@ fn accuracy(args: &AccuracyArgs) -> Result<(), CliError> {
     }
     let plain = Plain::new(&model, fixed)?;
     let float = Plain::new(&model, tessera_nn::fixed::Float)?;
-    let mut pair = Pair::new(tessera_net::memory::pair()?, &model, fixed)?;
+    let mut pair = Pair::new(tessera_net::memory::pair()?, &model, fixed, args.protocol)?;
     let bar = ProgressBar::new(args.count as u64);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg} [{elapsed} < {eta}]")
@@ -601,7 +648,7 @@ fn accuracy(args: &AccuracyArgs) -> Result<(), CliError> {
             "{}",
             json!({
                 "model": args.model.display().to_string(), "count": args.count, "start": args.start,
-                "bits": fixed.bits(), "frac": fixed.frac(), "protocol": "a+b",
+                "bits": fixed.bits(), "frac": fixed.frac(), "protocol": args.protocol.name(),
                 "secure_equals_fixed": same, "secure_correct": secure_right,
                 "fixed_correct": fixed_right, "float_correct": float_right,
                 "secure_accuracy": pct(secure_right), "fixed_accuracy": pct(fixed_right),
@@ -635,8 +682,7 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
         let model = load_model(spec)?;
         let plain = Plain::new(&model, fixed)?;
         for &protocol in &args.protocol {
-            debug_assert_eq!(protocol, ProtocolArg::AB);
-            let mut pair = Pair::new(loopback()?, &model, fixed)?;
+            let mut pair = Pair::new(loopback()?, &model, fixed, protocol)?;
             // Inputs: fixed-seed values of the input's normal range.
             let x: Vec<f32> = (0..model.input_len())
                 .map(|i| ((i * 7919 % 255) as f32 / 255.0 - 0.5) * 2.0)
@@ -659,7 +705,7 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
                     runs.push((server, client));
                 }
             }
-            print_bench(args, spec, &runs, fixed, bandwidth);
+            print_bench(args, spec, protocol, &runs, fixed, bandwidth);
         }
     }
     Ok(())
@@ -668,6 +714,7 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
 fn print_bench(
     args: &BenchArgs,
     spec: &str,
+    protocol: Protocol,
     runs: &[(Report, Report)],
     fixed: Fixed,
     bandwidth: f64,
@@ -697,7 +744,7 @@ fn print_bench(
         println!(
             "{}",
             json!({
-                "model": spec, "protocol": "a+b", "bits": fixed.bits(), "frac": fixed.frac(),
+                "model": spec, "protocol": protocol.name(), "bits": fixed.bits(), "frac": fixed.frac(),
                 "samples": runs.len(), "setup_ms": setup_ms, "online_ms": online_ms,
                 "setup_bytes": setup_bytes, "online_bytes": online_bytes,
                 "setup_rounds": c.setup.rounds, "online_rounds": c.online_rounds(),
@@ -707,8 +754,9 @@ fn print_bench(
         );
     } else {
         println!(
-            "{spec} (a+b, ℓ = {}, f = {}): setup {setup_ms:.1} ms ({:.1} MB, {:.1}× its transfer \
+            "{spec} ({}, ℓ = {}, f = {}): setup {setup_ms:.1} ms ({:.1} MB, {:.1}× its transfer \
              time at loopback bandwidth), online {online_ms:.2} ms ({:.1} kB, {} rounds); median of {}",
+            protocol.name(),
             fixed.bits(),
             fixed.frac(),
             setup_bytes as f64 / 1e6,
@@ -760,7 +808,8 @@ pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
         .ok_or_else(|| CliError::Usage("ℓ = 64, f = 13 is a valid number system".into()))?;
     let want = Plain::new(&model, fixed)?.run(&x)?;
     let float = Plain::new(&model, tessera_nn::fixed::Float)?.run(&x)?;
-    let mut pair = Pair::new(tessera_net::memory::pair()?, &model, fixed)?;
+    let protocol = parse_protocol(DEFAULT_PROTOCOL).map_err(CliError::Usage)?;
+    let mut pair = Pair::new(tessera_net::memory::pair()?, &model, fixed, protocol)?;
     let (got, server, client) = pair.infer(&x)?;
     let secure = decode(fixed, &got);
     let classes = (
@@ -811,8 +860,9 @@ pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
     row("fixed", &decode(fixed, &want), classes.1);
     row("float", &float, classes.2);
     println!(
-        "private inference (A+B, ℓ = 64, f = 13; the client alone learns the logits): setup {:.0} ms \
+        "private inference ({}, ℓ = 64, f = 13; the client alone learns the logits): setup {:.0} ms \
          ({:.1} MB), online {:.1} ms ({:.0} kB, {} rounds); both parties in this process",
+        protocol.name(),
         client.setup_ms.max(server.setup_ms),
         setup_bytes as f64 / 1e6,
         client.online_ms(),

@@ -765,26 +765,29 @@ impl Program {
 
     /// A → B: the two shares as B values, added by the library's parallel-prefix adder.
     fn a_to_b(&mut self, a: Value) -> Result<Value, Error> {
-        self.split_into("addpp", a)
+        self.split_into("addpp", a, Sharing::B)
     }
 
-    /// The most significant bit of an A value (its sign in two's complement) as a one-wire B
-    /// value: the two shares as B values into the library's `msbadd` circuit, which forms only
-    /// the carry into the top bit (181 AND gates at ℓ = 64 where the whole A → B adder takes
-    /// 373, at the same AND-depth 1 + ⌈log₂(ℓ − 1)⌉).
-    pub fn sign(&mut self, a: Value) -> Result<Value, Error> {
+    /// The most significant bit of an A value (its sign in two's complement) as a one-wire
+    /// value of the Boolean sharing `to` (B, β or Y): the two shares as B values (converted to
+    /// `to`: β 1 round, Y a random correlated OT per bit) into the library's `msbadd` circuit,
+    /// which forms only the carry into the top bit (181 AND gates at ℓ = 64 where the whole
+    /// A → B adder takes 373, at the same AND-depth 1 + ⌈log₂(ℓ − 1)⌉).
+    pub fn sign(&mut self, a: Value, to: Sharing) -> Result<Value, Error> {
         let t = self.ty(a)?;
-        if t.sharing != Sharing::A {
+        if t.sharing != Sharing::A || !to.is_boolean() {
             return Err(bad(format!(
-                "the sign of a value in {}: only A values",
-                t.sharing.name()
+                "the sign of a value in {} into {}: an A value into B, β or Y",
+                t.sharing.name(),
+                to.name()
             )));
         }
-        self.split_into("msbadd", a)
+        self.split_into("msbadd", a, to)
     }
 
-    /// The circuit `name<ℓ>` of the library on the two shares of an A value, each a B value.
-    fn split_into(&mut self, name: &str, a: Value) -> Result<Value, Error> {
+    /// The circuit `name<ℓ>` of the library on the two shares of an A value, each a B value
+    /// converted to `sharing`.
+    fn split_into(&mut self, name: &str, a: Value, sharing: Sharing) -> Result<Value, Error> {
         let t = self.ty(a)?;
         let bits = t.ring_bits();
         let half = Type {
@@ -794,9 +797,15 @@ impl Program {
         };
         let out = [self.value(half), self.value(half)];
         self.ops.push(Op::Split { a: a.0, out });
+        let mut halves = [Value(out[0]), Value(out[1])];
+        if sharing != Sharing::B {
+            for h in &mut halves {
+                *h = self.convert(*h, sharing)?;
+            }
+        }
         let circuit = tessera_circuit::library::builtin(&format!("{name}{bits}"))
             .ok_or_else(|| bad(format!("no circuit {name}{bits}")))??;
-        let sum = self.circuit(&circuit, &[Value(out[0]), Value(out[1])])?;
+        let sum = self.circuit(&circuit, &halves)?;
         Ok(sum[0])
     }
 
