@@ -194,12 +194,14 @@ impl Compiler {
     }
 
     /// The input indices under each window offset, one vector of output positions each,
-    /// channel by channel; pooling windows must lie inside the input.
+    /// channel by channel. A window's padded positions repeat one of its inputs (`max`: the
+    /// maximum is unchanged); an average over padding is not supported.
     fn offsets(
         &self,
         node: &str,
         shape: &[usize],
         window: &Window,
+        max: bool,
     ) -> Result<Vec<Vec<u32>>, Error> {
         let &[c, h, w] = shape else {
             return Err(Error::Input(format!("{node}: pooling needs [C, H, W]")));
@@ -207,18 +209,26 @@ impl Compiler {
         let [oh, ow] = window
             .output([h, w])
             .ok_or_else(|| Error::Input(format!("{node}: window does not fit")))?;
-        if window.pads != [0; 4] {
+        if window.pads != [0; 4] && !max {
             return Err(Error::Input(format!(
-                "{node}: padded pooling is not supported in secure inference yet"
+                "{node}: average pooling over padding is not supported in secure inference"
             )));
         }
         let k = window.kernel[0] * window.kernel[1];
         let mut offsets = vec![Vec::with_capacity(c * oh * ow); k];
+        let mut positions = Vec::with_capacity(k);
         for ch in 0..c {
             for oy in 0..oh {
                 for ox in 0..ow {
-                    let (it, _) = window_positions(window, [h, w], (oy, ox));
-                    for (o, pos) in offsets.iter_mut().zip(it) {
+                    positions.clear();
+                    positions.extend(window_positions(window, [h, w], (oy, ox)).0);
+                    let Some(&first) = positions.first() else {
+                        return Err(Error::Input(format!(
+                            "{node}: a window of only padding at ({oy}, {ox})"
+                        )));
+                    };
+                    positions.resize(k, first);
+                    for (o, &pos) in offsets.iter_mut().zip(&positions) {
                         o.push((ch * h * w + pos) as u32);
                     }
                 }
@@ -336,11 +346,11 @@ pub fn compile(model: &Model, fixed: Fixed, protocol: Protocol) -> Result<Compil
             }
             Op::Relu => c.relu(x)?,
             Op::MaxPool(pool) => {
-                let groups = c.offsets(&node.name, in_shape, &pool.window)?;
+                let groups = c.offsets(&node.name, in_shape, &pool.window, true)?;
                 c.max_pool(x, groups)?
             }
             Op::AvgPool(pool) => {
-                let groups = c.offsets(&node.name, in_shape, &pool.window)?;
+                let groups = c.offsets(&node.name, in_shape, &pool.window, false)?;
                 let k = groups.len();
                 c.mean(x, groups, k)?
             }

@@ -221,3 +221,64 @@ fn constant_addition_is_the_servers() {
         layer.traffic
     );
 }
+
+/// Max pooling with padding (3×3, stride 2, one pixel on every side) on odd sizes, then a
+/// dense layer, against fixed point for each protocol.
+#[test]
+fn padded_max_pooling_matches_fixed_point() {
+    use tessera_nn::model::{Dense, Pool, Window};
+    let pool = Pool {
+        window: Window {
+            kernel: [3, 3],
+            stride: [2, 2],
+            pads: [1, 1, 1, 1],
+        },
+        count_include_pad: false,
+    };
+    let weight: Vec<f32> = (0..32 * 3)
+        .map(|i| ((i * 37 % 19) as f32 - 9.0) / 10.0)
+        .collect();
+    let model = Model {
+        input_name: "x".into(),
+        input: 0,
+        shapes: vec![vec![2, 7, 7], vec![2, 4, 4], vec![32], vec![3]],
+        nodes: vec![
+            Node {
+                name: "pool".into(),
+                op: Op::MaxPool(pool),
+                inputs: vec![0],
+                output: 1,
+            },
+            Node {
+                name: "flat".into(),
+                op: Op::Reshape,
+                inputs: vec![1],
+                output: 2,
+            },
+            Node {
+                name: "fc".into(),
+                op: Op::Dense(Dense {
+                    inputs: 32,
+                    outputs: 3,
+                    weight,
+                    bias: vec![0.5, -0.25, 0.0],
+                }),
+                inputs: vec![2],
+                output: 3,
+            },
+        ],
+        output: 3,
+        client_side: Vec::new(),
+        has_weights: true,
+    };
+    let fixed = Fixed::new(64, 13).unwrap();
+    let x: Vec<f32> = (0..98)
+        .map(|i| ((i * 53 % 41) as f32 - 20.0) / 8.0)
+        .collect();
+    let want = Plain::new(&model, fixed).unwrap().run(&x).unwrap();
+    for protocol in Protocol::ALL {
+        let networks = tessera_net::memory::pair().unwrap();
+        let (got, _, _) = private_on(networks, model.clone(), &model, (fixed, protocol), &x);
+        assert!(max_diff(fixed, &want, &got) < 0.01, "{}", protocol.name());
+    }
+}
