@@ -134,7 +134,9 @@ pub fn client(
             c.program
                 .online_steps(s, SERVER, prepared, &[(c.input, Plain::Ring(encoded))])?;
         match out.into_iter().next() {
-            Some(Some(Plain::Ring(logits))) => Ok((logits, report(c, ms, traffic, &steps))),
+            Some(Some(Plain::Ring(revealed))) => {
+                Ok((c.logits(revealed), report(c, ms, traffic, &steps)))
+            }
             _ => Err(Error::Input(
                 "the program revealed no logits to the client".to_owned(),
             )),

@@ -101,6 +101,24 @@ pub struct Compiled {
     pub fixed: Fixed,
     /// The model's layers in order, each with the program operations it became.
     pub layers: Vec<Layer>,
+    /// Whether the revealed logits are at scale 2^2f (the last layer's truncation left to the
+    /// client, in the clear: [`Compiled::logits`]).
+    pub output_double: bool,
+}
+
+impl Compiled {
+    /// The logits at scale 2^f from the revealed output: ⌊y/2^f⌋ in the clear where the
+    /// output is at 2^2f, as the plaintext reference truncates.
+    pub fn logits(&self, revealed: Vec<u64>) -> Vec<u64> {
+        if !self.output_double {
+            return revealed;
+        }
+        let f = self.fixed;
+        revealed
+            .into_iter()
+            .map(|v| f.wrap(f.signed(v) >> f.frac()))
+            .collect()
+    }
 }
 
 /// One layer of a compiled model.
@@ -114,9 +132,32 @@ pub struct Layer {
     pub ops: std::ops::Range<usize>,
 }
 
-/// A value being compiled: its sharing is A or α.
+/// A value being compiled: its sharing is A or α; its scale 2^f, or 2^2f where a product's
+/// truncation is deferred to where it is cheapest (after ReLU, whose output is non-negative:
+/// exact truncation then costs one round, [`Program::truncate_nonnegative`]); whether it is
+/// known to be non-negative.
 #[derive(Clone, Copy)]
-struct Shared(Value);
+struct Shared {
+    v: Value,
+    double: bool,
+    nonnegative: bool,
+}
+
+impl Shared {
+    /// A value at scale 2^f, of either sign.
+    fn plain(v: Value) -> Self {
+        Shared {
+            v,
+            double: false,
+            nonnegative: false,
+        }
+    }
+
+    /// `v` with this value's scale and sign.
+    fn like(self, v: Value) -> Self {
+        Shared { v, ..self }
+    }
+}
 
 struct Compiler {
     fixed: Fixed,
@@ -137,21 +178,64 @@ impl Compiler {
 
     /// The value as α (converting from A costs a round).
     fn alpha(&mut self, v: Shared) -> Result<Value, Error> {
-        if self.ty(v.0).sharing == Sharing::Alpha {
-            return Ok(v.0);
+        if self.ty(v.v).sharing == Sharing::Alpha {
+            return Ok(v.v);
         }
-        self.p.convert(v.0, Sharing::Alpha).map_err(protocol_error)
+        self.p.convert(v.v, Sharing::Alpha).map_err(protocol_error)
     }
 
     /// The value as A (local from α).
     fn a(&mut self, v: Shared) -> Result<Value, Error> {
-        if self.ty(v.0).sharing == Sharing::A {
-            return Ok(v.0);
+        if self.ty(v.v).sharing == Sharing::A {
+            return Ok(v.v);
         }
-        self.p.convert(v.0, Sharing::A).map_err(protocol_error)
+        self.p.convert(v.v, Sharing::A).map_err(protocol_error)
     }
 
+    /// The value at scale 2^f: a deferred truncation done. At ℓ = 32 a non-negative value is
+    /// truncated exactly (one round); otherwise by SecureML's local truncation, whose failure
+    /// probability |x|/2^(ℓ−1) is negligible at ℓ = 64.
+    fn settle(&mut self, x: Shared) -> Result<Shared, Error> {
+        if !x.double {
+            return Ok(x);
+        }
+        let e = protocol_error;
+        let a = self.a(x)?;
+        let f = self.fixed.frac();
+        let t = if x.nonnegative && self.fixed.bits() < 64 {
+            self.p.truncate_nonnegative(a, f).map_err(e)?
+        } else {
+            self.p.truncate(a, f).map_err(e)?
+        };
+        Ok(Shared {
+            v: t,
+            double: false,
+            nonnegative: x.nonnegative,
+        })
+    }
+
+    /// Both at one scale: a value at 2^f lifted to 2^2f (exact, local) if the other is there.
+    fn align(&mut self, x: Shared, y: Shared) -> Result<(Shared, Shared), Error> {
+        let lift = |c: &mut Self, v: Shared| -> Result<Shared, Error> {
+            let scale = 1u64 << c.fixed.frac();
+            let lifted = c.p.mul_const(v.v, scale).map_err(protocol_error)?;
+            Ok(Shared {
+                v: lifted,
+                double: true,
+                nonnegative: v.nonnegative,
+            })
+        };
+        match (x.double, y.double) {
+            (true, false) => Ok((x, lift(self, y)?)),
+            (false, true) => Ok((lift(self, x)?, y)),
+            _ => Ok((x, y)),
+        }
+    }
+
+    /// W·x + b: at ℓ = 64 truncated at once, at ℓ = 32 at scale 2^2f, its truncation deferred
+    /// to where the value is known to be non-negative.
     fn linear(&mut self, x: Shared, map: LinearMap, w: &[f32], b: &[f32]) -> Result<Shared, Error> {
+        let x = self.settle(x)?;
         let x = self.alpha(x)?;
         let f = self.fixed;
         let y = self.p.linear(x, map, SERVER).map_err(protocol_error)?;
@@ -159,8 +243,18 @@ impl Compiler {
             matrix: w.iter().map(|&v| f.encode(v)).collect(),
             bias: b.iter().map(|&v| f.encode_product(v)).collect(),
         });
-        let t = self.p.truncate(y, f.frac()).map_err(protocol_error)?;
-        Ok(Shared(t))
+        let y = Shared {
+            v: y,
+            double: true,
+            nonnegative: false,
+        };
+        // At ℓ = 64 SecureML's local truncation is safe and free: at once, so that ReLU's
+        // and the pools' outputs can stay in α for the next map.
+        if self.fixed.bits() == 64 {
+            self.settle(y)
+        } else {
+            Ok(y)
+        }
     }
 
     /// max(x, 0) on A.
@@ -175,19 +269,24 @@ impl Compiler {
             (Sharing::Beta, self.alpha(x)?)
         };
         let bit = self.p.convert(positive, bit).map_err(e)?;
-        Ok(Shared(self.p.bit_mul(bit, number).map_err(e)?))
+        let y = self.p.bit_mul(bit, number).map_err(e)?;
+        Ok(Shared {
+            v: y,
+            double: x.double,
+            nonnegative: true,
+        })
     }
 
     /// Copies of `x` (A or α, as it is).
     fn gather(&mut self, x: Shared, indices: Vec<u32>) -> Result<Shared, Error> {
-        Ok(Shared(self.p.gather(x.0, indices).map_err(protocol_error)?))
+        Ok(x.like(self.p.gather(x.v, indices).map_err(protocol_error)?))
     }
 
     /// `x` and `y` in one sharing: α if both are, else A (α → A is local).
     fn same(&mut self, x: Shared, y: Shared) -> Result<(Value, Value), Error> {
-        let alpha = |c: &Self, v: Shared| c.ty(v.0).sharing == Sharing::Alpha;
+        let alpha = |c: &Self, v: Shared| c.ty(v.v).sharing == Sharing::Alpha;
         if alpha(self, x) && alpha(self, y) {
-            Ok((x.0, y.0))
+            Ok((x.v, y.v))
         } else {
             Ok((self.a(x)?, self.a(y)?))
         }
@@ -250,10 +349,10 @@ impl Compiler {
             let size = groups[0].len() as u32;
             let a = self.gather(cur, left)?;
             let b = self.gather(cur, right)?;
-            let d = self.p.sub(b.0, a.0).map_err(e)?;
-            let r = self.relu(Shared(d))?;
-            let (a, r) = self.same(a, r)?;
-            cur = Shared(self.p.add(a, r).map_err(e)?);
+            let d = self.p.sub(b.v, a.v).map_err(e)?;
+            let r = self.relu(a.like(d))?;
+            let (av, rv) = self.same(a, r)?;
+            cur = a.like(self.p.add(av, rv).map_err(e)?);
             groups = (0..pairs as u32)
                 .map(|j| (j * size..(j + 1) * size).collect())
                 .collect();
@@ -261,12 +360,13 @@ impl Compiler {
         Ok(cur)
     }
 
-    /// Σ of the gathered groups times ⌊2^f/count⌉, truncated.
+    /// Σ of the gathered groups times ⌊2^f/count⌉, at scale 2^2f.
     fn mean(&mut self, x: Shared, groups: Vec<Vec<u32>>, count: usize) -> Result<Shared, Error> {
         let e = protocol_error;
+        let x = self.settle(x)?;
         let mut sum: Option<Value> = None;
         for g in groups {
-            let v = self.gather(x, g)?.0;
+            let v = self.gather(x, g)?.v;
             sum = Some(match sum {
                 None => v,
                 Some(s) => self.p.add(s, v).map_err(e)?,
@@ -277,10 +377,11 @@ impl Compiler {
             .p
             .mul_const(sum, self.fixed.reciprocal(count))
             .map_err(e)?;
-        let scaled = self.a(Shared(scaled))?;
-        Ok(Shared(
-            self.p.truncate(scaled, self.fixed.frac()).map_err(e)?,
-        ))
+        Ok(Shared {
+            v: scaled,
+            double: true,
+            nonnegative: x.nonnegative,
+        })
     }
 }
 
@@ -316,7 +417,7 @@ pub fn compile(model: &Model, fixed: Fixed, protocol: Protocol) -> Result<Compil
     let after_barrier = c.p.op_count();
     let input = c.p.input(CLIENT, input_type).map_err(e)?;
     let mut values: Vec<Option<Shared>> = vec![None; model.shapes.len()];
-    values[model.input] = Some(Shared(input));
+    values[model.input] = Some(Shared::plain(input));
     let mut layers = vec![Layer {
         name: "input".to_owned(),
         op: "Input",
@@ -369,16 +470,18 @@ pub fn compile(model: &Model, fixed: Fixed, protocol: Protocol) -> Result<Compil
                 c.gather(x, crate::kernels::transpose(&idx, in_shape, perm))?
             }
             Op::Add | Op::Sub => {
-                let (a, b) = c.same(x, arg(1))?;
-                let v = if node.op == Op::Add {
-                    c.p.add(a, b)
-                } else {
-                    c.p.sub(a, b)
-                };
-                Shared(v.map_err(e)?)
+                let (x, y) = c.align(x, arg(1))?;
+                let (a, b) = c.same(x, y)?;
+                let add = node.op == Op::Add;
+                let v = if add { c.p.add(a, b) } else { c.p.sub(a, b) };
+                Shared {
+                    v: v.map_err(e)?,
+                    double: x.double,
+                    nonnegative: add && x.nonnegative && y.nonnegative,
+                }
             }
             Op::AddConst(k) => {
-                // The constant is the server's (a weight): its A input, added.
+                // The constant is the server's (a weight): its A input at the value's scale.
                 let a = c.a(x)?;
                 let t = Type {
                     sharing: Sharing::A,
@@ -386,9 +489,20 @@ pub fn compile(model: &Model, fixed: Fixed, protocol: Protocol) -> Result<Compil
                     n: k.len(),
                 };
                 let v = c.p.input(SERVER, t).map_err(e)?;
+                let encode = |v: f32| {
+                    if x.double {
+                        fixed.encode_product(v)
+                    } else {
+                        fixed.encode(v)
+                    }
+                };
                 c.constants
-                    .push((v, k.iter().map(|&x| fixed.encode(x)).collect()));
-                Shared(c.p.add(a, v).map_err(e)?)
+                    .push((v, k.iter().map(|&v| encode(v)).collect()));
+                Shared {
+                    v: c.p.add(a, v).map_err(e)?,
+                    double: x.double,
+                    nonnegative: false,
+                }
             }
         };
         values[node.output] = Some(y);
@@ -400,6 +514,8 @@ pub fn compile(model: &Model, fixed: Fixed, protocol: Protocol) -> Result<Compil
     }
     let first = c.p.op_count();
     let out = values[model.output].expect("the output is computed");
+    // Logits at 2^2f are revealed as they are: the client truncates them in the clear.
+    let output_double = out.double;
     let out = c.a(out)?;
     c.p.output(out, Reveal::To(CLIENT)).map_err(e)?;
     layers.push(Layer {
@@ -422,6 +538,7 @@ pub fn compile(model: &Model, fixed: Fixed, protocol: Protocol) -> Result<Compil
         },
         fixed,
         layers,
+        output_double,
     })
 }
 
@@ -518,17 +635,51 @@ pub fn estimate(model: &Model, fixed: Fixed, protocol: Protocol) -> Estimate {
             online_rounds: sign.online_rounds + product.online_rounds + u64::from(convert),
         }
     };
-    // Which values are in α: the input, and (α protocols) ReLU's and max pooling's outputs.
-    let mut in_alpha = vec![false; model.shapes.len()];
-    in_alpha[model.input] = true;
+    // Each value's state as the compiler tracks it: in α, at scale 2^2f, non-negative.
+    #[derive(Clone, Copy, Default)]
+    struct State {
+        alpha: bool,
+        double: bool,
+        nonnegative: bool,
+    }
+    let exact = fixed.bits() < 64;
+    // A deferred truncation of n elements (Compiler::settle) and the state after it.
+    let settle = |n: u64, st: State| -> (LayerEstimate, State) {
+        if !st.double {
+            return (LayerEstimate::default(), st);
+        }
+        let cost = if st.nonnegative && exact {
+            LayerEstimate {
+                setup_bytes: 2 * (COT_BYTES + elem) * n,
+                online_bytes: 2 * (n.div_ceil(64) * 8 + n * elem),
+                online_rounds: 1,
+            }
+        } else {
+            LayerEstimate::default()
+        };
+        let after = State {
+            alpha: false,
+            double: false,
+            nonnegative: st.nonnegative,
+        };
+        (cost, after)
+    };
+    let sum = |a: LayerEstimate, b: LayerEstimate| LayerEstimate {
+        setup_bytes: a.setup_bytes + b.setup_bytes,
+        online_bytes: a.online_bytes + b.online_bytes,
+        online_rounds: a.online_rounds + b.online_rounds,
+    };
+    let mut state = vec![State::default(); model.shapes.len()];
+    state[model.input].alpha = true;
     let mut layers: Vec<LayerEstimate> = model
         .nodes
         .iter()
         .map(|node| {
-            let x_alpha = in_alpha[node.inputs[0]];
+            let st = state[node.inputs[0]];
             let n_in = model.len(node.inputs[0]) as u64;
             let n_out = model.len(node.output) as u64;
             let linear = |rows: u64, inner: u64, cols: u64| {
+                let (truncation, st) = settle(n_in, st);
                 // The random multipliers: the owner's per coefficient, or (one column) the
                 // client's per input element.
                 let multipliers = if cols == 1 && rows > 1 {
@@ -536,36 +687,52 @@ pub fn estimate(model: &Model, fixed: Fixed, protocol: Protocol) -> Estimate {
                 } else {
                     rows * inner
                 };
-                LayerEstimate {
+                let map = LayerEstimate {
                     setup_bytes: rows * inner * cols * gilboa
                         + multipliers * (l * COT_BYTES + elem),
-                    online_bytes: if x_alpha { 0 } else { 2 * n_in * elem },
-                    online_rounds: u64::from(!x_alpha),
-                }
+                    online_bytes: if st.alpha { 0 } else { 2 * n_in * elem },
+                    online_rounds: u64::from(!st.alpha),
+                };
+                let out = State {
+                    alpha: false,
+                    double: exact,
+                    nonnegative: false,
+                };
+                (sum(truncation, map), out)
             };
-            let (est, out_alpha) = match &node.op {
-                Op::Dense(d) => (linear(d.outputs as u64, d.inputs as u64, 1), false),
+            let (est, out) = match &node.op {
+                Op::Dense(d) => linear(d.outputs as u64, d.inputs as u64, 1),
                 Op::Conv(c) => {
                     let k = (c.in_channels * c.window.kernel[0] * c.window.kernel[1]) as u64;
                     let cols = n_out / c.out_channels as u64;
-                    (linear(c.out_channels as u64, k, cols), false)
+                    linear(c.out_channels as u64, k, cols)
                 }
-                Op::Relu => (relu(n_out, x_alpha), alpha),
+                Op::Relu => (
+                    relu(n_out, st.alpha),
+                    State {
+                        alpha,
+                        nonnegative: true,
+                        ..st
+                    },
+                ),
                 Op::MaxPool(p) => {
                     // A tree over the window's offsets: ⌈k/2⌉, ⌈k/4⌉, ... ReLUs per output,
                     // of differences of (gathered) values in the input's sharing.
                     let mut k = (p.window.kernel[0] * p.window.kernel[1]) as u64;
-                    let mut sum = LayerEstimate::default();
-                    let mut level_alpha = x_alpha;
+                    let mut total = LayerEstimate::default();
                     while k > 1 {
-                        let r = relu(k.div_ceil(2) * n_out, level_alpha);
-                        sum.setup_bytes += r.setup_bytes;
-                        sum.online_bytes += r.online_bytes;
-                        sum.online_rounds += r.online_rounds;
-                        level_alpha = alpha && level_alpha;
+                        total = sum(total, relu(k.div_ceil(2) * n_out, st.alpha));
                         k = k.div_ceil(2);
                     }
-                    (sum, alpha && x_alpha)
+                    let out = State {
+                        alpha: alpha && st.alpha,
+                        ..st
+                    };
+                    (total, out)
+                }
+                Op::AvgPool(_) | Op::GlobalAvgPool => {
+                    let (truncation, st) = settle(n_in, st);
+                    (truncation, State { double: true, ..st })
                 }
                 // The server's constant, sent as the client's share.
                 Op::AddConst(k) => (
@@ -574,16 +741,24 @@ pub fn estimate(model: &Model, fixed: Fixed, protocol: Protocol) -> Estimate {
                         online_rounds: 1,
                         ..LayerEstimate::default()
                     },
-                    false,
+                    State {
+                        alpha: false,
+                        double: st.double,
+                        nonnegative: false,
+                    },
                 ),
-                Op::Reshape | Op::Transpose(_) => (LayerEstimate::default(), x_alpha),
-                Op::Add | Op::Sub => (
-                    LayerEstimate::default(),
-                    x_alpha && in_alpha[node.inputs[1]],
-                ),
-                _ => (LayerEstimate::default(), false),
+                Op::Reshape | Op::Transpose(_) => (LayerEstimate::default(), st),
+                Op::Add | Op::Sub => {
+                    let other = state[node.inputs[1]];
+                    let out = State {
+                        alpha: st.alpha && other.alpha,
+                        double: st.double || other.double,
+                        nonnegative: node.op == Op::Add && st.nonnegative && other.nonnegative,
+                    };
+                    (LayerEstimate::default(), out)
+                }
             };
-            in_alpha[node.output] = out_alpha;
+            state[node.output] = out;
             est
         })
         .collect();

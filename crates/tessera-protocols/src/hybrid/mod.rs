@@ -349,11 +349,19 @@ enum Op {
         indices: usize,
         out: usize,
     },
-    /// SecureML's local truncation of an A value by `f` bits.
+    /// Local truncation of an A value by `f` bits: SecureML's (party 1 shifts its negated
+    /// share), or each party shifting its share as an unsigned number (`unsigned`).
     Truncate {
         a: usize,
         f: u32,
+        unsigned: bool,
         out: usize,
+    },
+    /// The top bit of each party's A share: party 1's as a one-wire B value, and each party's
+    /// as an A value (the other's share zero).
+    TopBits {
+        a: usize,
+        out: [usize; 3],
     },
 }
 
@@ -389,6 +397,7 @@ impl Op {
             Op::Barrier => "barrier",
             Op::Linear { .. } => "linear map",
             Op::Truncate { .. } => "truncate",
+            Op::TopBits { .. } => "top bits of the shares",
             Op::Gather { .. } => "gather",
         }
     }
@@ -976,8 +985,52 @@ impl Program {
             )));
         }
         let out = self.value(t);
-        self.ops.push(Op::Truncate { a: a.0, f, out });
+        self.ops.push(Op::Truncate {
+            a: a.0,
+            f,
+            unsigned: false,
+            out,
+        });
         Ok(Value(out))
+    }
+
+    /// ⌊a / 2^f⌋ or one more of an A value known to lie in [0, 2^(ℓ−1)) (a ReLU's output, a
+    /// maximum of such), never a large error, and never negative: each party shifts its share
+    /// as an unsigned number, which gives ⌊a/2^f⌋ − c + w·2^(ℓ−f) for the low bits' carry c and
+    /// the wrap w of the shares' sum; w = m₀ ∨ m₁ for the shares' top bits m₀, m₁ (a's own top
+    /// bit being 0) is taken off, with m₀·m₁ by one B·A product (setup: a daBit and a product;
+    /// online 1 round, 1 bit and one element per party), and 1 added. The exact variant of
+    /// [`Program::truncate`] (Mohassel and Zhang's local truncation errs with probability about
+    /// |a|/2^(ℓ−1), which matters at ℓ = 32).
+    pub fn truncate_nonnegative(&mut self, a: Value, f: u32) -> Result<Value, Error> {
+        let t = self.ty(a)?;
+        if t.sharing != Sharing::A || f >= t.ring_bits() {
+            return Err(bad(format!(
+                "truncating a {} value by {f} bits; it takes A and fewer bits than the ring",
+                t.sharing.name()
+            )));
+        }
+        let bit = self.value(Type {
+            kind: Kind::Bits(1),
+            sharing: Sharing::B,
+            n: t.n,
+        });
+        let out = [bit, self.value(t), self.value(t)];
+        self.ops.push(Op::TopBits { a: a.0, out });
+        let (m1, a0, a1) = (Value(out[0]), Value(out[1]), Value(out[2]));
+        let both = self.bit_mul(m1, a0)?;
+        let either = self.add(a0, a1)?;
+        let wrap = self.sub(either, both)?;
+        let wrap = self.mul_const(wrap, 1u64 << (t.ring_bits() - f))?;
+        let low = self.value(t);
+        self.ops.push(Op::Truncate {
+            a: a.0,
+            f,
+            unsigned: true,
+            out: low,
+        });
+        let exact_or_less = self.sub(Value(low), wrap)?;
+        self.add_const(exact_or_less, 1)
     }
 
     /// Both parties wait for each other here (one byte each way, one round): for timing the

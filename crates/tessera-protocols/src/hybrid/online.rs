@@ -616,12 +616,40 @@ pub(super) fn run(
                 let v = &data[a];
                 data[out] = p.gathers[indices].iter().map(|&i| v[i as usize]).collect();
             }
-            Op::Truncate { a, f, out } => {
+            Op::Truncate {
+                a,
+                f,
+                unsigned,
+                out,
+            } => {
                 let bits = ty(a).ring_bits();
+                let mask = super::ring::mask(bits);
                 data[out] = data[a]
                     .iter()
-                    .map(|&s| super::linear::truncate_share(s, bits, f, side))
+                    .map(|&s| {
+                        if unsigned {
+                            (s & mask) >> f
+                        } else {
+                            super::linear::truncate_share(s, bits, f, side)
+                        }
+                    })
                     .collect();
+            }
+            Op::TopBits { a, out } => {
+                let top = ty(a).ring_bits() - 1;
+                let n = ty(a).n;
+                let mine: Vec<u64> = data[a].iter().map(|&s| (s >> top) & 1).collect();
+                let zero = vec![0u64; n];
+                let mut bit = vec![0u64; words(n)];
+                if !first {
+                    for (k, &m) in mine.iter().enumerate() {
+                        bit[k / 64] |= m << (k % 64);
+                    }
+                }
+                data[out[0]] = bit;
+                let (a0, a1) = if first { (mine, zero) } else { (zero, mine) };
+                data[out[1]] = a0;
+                data[out[2]] = a1;
             }
             Op::Garbled {
                 circuit,

@@ -298,7 +298,8 @@ impl Walk<'_> {
             | Op::Output { .. }
             | Op::Garbled { .. }
             | Op::Barrier
-            | Op::Truncate { .. } => vec![],
+            | Op::Truncate { .. }
+            | Op::TopBits { .. } => vec![],
             Op::Gather { a, indices, out } => {
                 if ty(out).sharing.is_masked() {
                     let m = &self.masks[a];

@@ -714,3 +714,35 @@ fn gather_picks_copies_in_a_and_alpha() {
         assert!(p.gather(x, vec![5]).is_err() && p.gather(x, vec![]).is_err());
     }
 }
+
+#[test]
+fn nonnegative_truncation_is_never_far_off() {
+    let mut prg = Prg::from_seed_block(Block::new(24));
+    for bits in [32u32, 64] {
+        let n = 3000;
+        let mut p = Program::new();
+        let t = Type {
+            sharing: Sharing::A,
+            kind: Kind::Ring(bits),
+            n,
+        };
+        let x = p.input(1, t).unwrap();
+        let f = 9;
+        let y = p.truncate_nonnegative(x, f).unwrap();
+        p.output(y, Reveal::Both).unwrap();
+        // Up to 2^(ℓ−2), where SecureML's truncation would fail half the time at ℓ = 32;
+        // and the edges.
+        let mut xs: Vec<u64> = (0..n - 3)
+            .map(|_| prg.random_block().low() >> (66 - bits))
+            .collect();
+        xs.extend([0, 1, (1u64 << (bits - 1)) - 1]);
+        let out = both(&p, [vec![], vec![(x, Plain::Ring(xs.clone()))]]);
+        let mut exact = 0;
+        for (&v, &got) in xs.iter().zip(ring(&out[0])) {
+            let floor = v >> f;
+            assert!(got == floor || got == floor + 1, "ℓ={bits}: {v} → {got}");
+            exact += usize::from(got == floor);
+        }
+        assert!(exact > n / 4 && exact < n, "{exact} of {n} exact");
+    }
+}
