@@ -39,15 +39,21 @@ pub enum NnCommand {
     Bench(BenchArgs),
 }
 
+/// The default ring: Z_2^32.
+const DEFAULT_BITS: u32 = 32;
+/// The default fractional bits at ℓ = 32: the middle of the range that agrees with float.
+const DEFAULT_FRAC: u32 = 10;
+
 /// The number system of the secure layers.
 #[derive(Args, Clone, Copy)]
 pub struct NumberArgs {
-    /// The ring Z_2^ℓ: ℓ = 32 or 64.
-    #[arg(long, default_value_t = 64)]
+    /// The ring Z_2^ℓ: ℓ = 32 or 64 (32: a quarter of the setup's bytes, with exact
+    /// truncation; 64: room for larger values).
+    #[arg(long, default_value_t = DEFAULT_BITS)]
     bits: u32,
-    /// Fractional bits (below ℓ/2; 13 agrees with float on the first 1000 digits for every
-    /// MNIST model here at ℓ = 64).
-    #[arg(long, default_value_t = 13)]
+    /// Fractional bits, below ℓ/2 (at ℓ = 32, 9 to 11 agree with float on the first 1000
+    /// MNIST digits for every model here, f ≥ 12 overflows; at ℓ = 64, 10 to 20).
+    #[arg(long, default_value_t = DEFAULT_FRAC)]
     frac: u32,
 }
 
@@ -696,7 +702,7 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
                     .zip(&got)
                     .map(|(&a, &b)| (fixed.decode(a) - fixed.decode(b)).abs())
                     .fold(0.0, f32::max);
-                if argmax(&fixed, &got) != argmax(&fixed, &want) || diff > 0.05 {
+                if argmax(&fixed, &got) != argmax(&fixed, &want) || diff > 0.1 {
                     return Err(CliError::Usage(format!(
                         "{spec}: the private logits differ from fixed point by {diff}"
                     )));
@@ -804,8 +810,8 @@ pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
     let pixels = images.item(args.index)?;
     let label = labels.item(args.index)?.first().copied().unwrap_or(u8::MAX);
     let x = Normalise::MNIST.apply(pixels);
-    let fixed = Fixed::new(64, 13)
-        .ok_or_else(|| CliError::Usage("ℓ = 64, f = 13 is a valid number system".into()))?;
+    let fixed = Fixed::new(DEFAULT_BITS, DEFAULT_FRAC)
+        .ok_or_else(|| CliError::Usage("the default number system is valid".into()))?;
     let want = Plain::new(&model, fixed)?.run(&x)?;
     let float = Plain::new(&model, tessera_nn::fixed::Float)?.run(&x)?;
     let protocol = parse_protocol(DEFAULT_PROTOCOL).map_err(CliError::Usage)?;
@@ -860,9 +866,11 @@ pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
     row("fixed", &decode(fixed, &want), classes.1);
     row("float", &float, classes.2);
     println!(
-        "private inference ({}, ℓ = 64, f = 13; the client alone learns the logits): setup {:.0} ms \
+        "private inference ({}, ℓ = {}, f = {}; the client alone learns the logits): setup {:.0} ms \
          ({:.1} MB), online {:.1} ms ({:.0} kB, {} rounds); both parties in this process",
         protocol.name(),
+        fixed.bits(),
+        fixed.frac(),
         client.setup_ms.max(server.setup_ms),
         setup_bytes as f64 / 1e6,
         client.online_ms(),
