@@ -6,7 +6,7 @@ use crate::fixed::Fixed;
 use crate::secure::{CLIENT, Compiled, SERVER};
 use tessera_net::{PhaseTimer, Stats};
 use tessera_ot::{OtChoice, Protocol, Security};
-use tessera_protocols::hybrid::{Plain, Prepared, Step};
+use tessera_protocols::hybrid::{Plain, Prepared, SetupStep, Step};
 use tessera_protocols::{Error, Session, SessionConfig};
 
 /// The session private inference runs on: random correlated OT by semi-honest SoftSpoken
@@ -26,12 +26,17 @@ pub struct LayerReport {
     pub name: String,
     /// Its operator.
     pub op: &'static str,
-    /// Milliseconds.
+    /// Online milliseconds.
     pub ms: f64,
-    /// This party's traffic.
+    /// This party's online traffic.
     pub traffic: Stats,
-    /// Messages this party waited for: rounds, where both parties send at once.
+    /// Messages this party waited for online: rounds, where both parties send at once.
     pub rounds: usize,
+    /// The setup's milliseconds for this layer's own material (a linear layer's map; the
+    /// triples and masks of all layers are made together, in [`Report::shared_setup`]).
+    pub setup_ms: f64,
+    /// This party's traffic in that part of the setup.
+    pub setup: Stats,
 }
 
 /// One party's measurements of one inference.
@@ -43,6 +48,9 @@ pub struct Report {
     pub setup: Stats,
     /// The online phase, layer by layer.
     pub layers: Vec<LayerReport>,
+    /// The parts of the setup made for all layers together: what they did, milliseconds,
+    /// this party's traffic.
+    pub shared_setup: Vec<(&'static str, f64, Stats)>,
 }
 
 impl Report {
@@ -64,23 +72,36 @@ impl Report {
 
 /// The setup with `peer`; the server gives the model's weights, the client none (whatever
 /// its model holds: it owns no linear map).
-fn setup(
-    session: &mut Session,
-    c: &Compiled,
-    peer: usize,
-) -> Result<(Prepared, f64, Stats), Error> {
-    let weights = if peer == CLIENT { &c.weights[..] } else { &[] };
-    let timer = PhaseTimer::start("setup", session.network());
-    let prepared = c.program.setup_with(session, peer, weights)?;
-    let phase = timer.stop(session.network());
-    Ok((prepared, phase.ms, phase.traffic))
+/// The setup's measurements: the whole phase's time and traffic, and its parts.
+struct Setup {
+    ms: f64,
+    traffic: Stats,
+    steps: Vec<SetupStep>,
 }
 
-fn report(c: &Compiled, setup_ms: f64, setup: Stats, steps: &[Step]) -> Report {
+fn setup(session: &mut Session, c: &Compiled, peer: usize) -> Result<(Prepared, Setup), Error> {
+    let weights = if peer == CLIENT { &c.weights[..] } else { &[] };
+    let timer = PhaseTimer::start("setup", session.network());
+    let (prepared, steps) = c.program.setup_steps(session, peer, weights)?;
+    let phase = timer.stop(session.network());
+    let setup = Setup {
+        ms: phase.ms,
+        traffic: phase.traffic,
+        steps,
+    };
+    Ok((prepared, setup))
+}
+
+fn report(c: &Compiled, setup: &Setup, steps: &[Step]) -> Report {
     let layers = c
         .layers
         .iter()
         .map(|l| {
+            let own: Vec<&SetupStep> = setup
+                .steps
+                .iter()
+                .filter(|s| s.op.is_some_and(|op| l.ops.contains(&op)))
+                .collect();
             let steps = &steps[l.ops.clone()];
             LayerReport {
                 name: l.name.clone(),
@@ -88,20 +109,28 @@ fn report(c: &Compiled, setup_ms: f64, setup: Stats, steps: &[Step]) -> Report {
                 ms: steps.iter().fold(0.0, |t, s| t + s.ms),
                 traffic: steps.iter().map(|s| s.traffic).sum(),
                 rounds: steps.iter().map(|s| s.waits).sum(),
+                setup_ms: own.iter().fold(0.0, |t, s| t + s.ms),
+                setup: own.iter().map(|s| s.traffic).sum(),
             }
         })
         .collect();
     Report {
-        setup_ms,
-        setup,
+        setup_ms: setup.ms,
+        setup: setup.traffic,
         layers,
+        shared_setup: setup
+            .steps
+            .iter()
+            .filter(|s| s.op.is_none())
+            .map(|s| (s.name, s.ms, s.traffic))
+            .collect(),
     }
 }
 
 /// The server's side: the model owner, whose weights `c` holds; it learns nothing.
 pub fn server(session: &mut Session, c: &Compiled) -> Result<Report, Error> {
     session.run(|s| {
-        let (prepared, ms, traffic) = setup(s, c, CLIENT)?;
+        let (prepared, setup) = setup(s, c, CLIENT)?;
         let constants: Vec<_> = c
             .constants
             .iter()
@@ -109,7 +138,7 @@ pub fn server(session: &mut Session, c: &Compiled) -> Result<Report, Error> {
             .collect();
         let (out, steps) = c.program.online_steps(s, CLIENT, prepared, &constants)?;
         debug_assert!(out.iter().all(Option::is_none));
-        Ok(report(c, ms, traffic, &steps))
+        Ok(report(c, &setup, &steps))
     })
 }
 
@@ -129,13 +158,13 @@ pub fn client(
     }
     let encoded = encode(c.fixed, input);
     session.run(|s| {
-        let (prepared, ms, traffic) = setup(s, c, SERVER)?;
+        let (prepared, setup) = setup(s, c, SERVER)?;
         let (out, steps) =
             c.program
                 .online_steps(s, SERVER, prepared, &[(c.input, Plain::Ring(encoded))])?;
         match out.into_iter().next() {
             Some(Some(Plain::Ring(revealed))) => {
-                Ok((c.logits(revealed), report(c, ms, traffic, &steps)))
+                Ok((c.logits(revealed), report(c, &setup, &steps)))
             }
             _ => Err(Error::Input(
                 "the program revealed no logits to the client".to_owned(),

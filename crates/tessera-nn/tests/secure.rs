@@ -166,6 +166,14 @@ fn minionn_mnist_over_tcp_matches_fixed_point_and_the_estimate() {
             total.setup_bytes
         );
         assert_eq!(total.online_rounds as usize, client.online_rounds() + 1);
+        // The setup's parts, the linear layers' and the shared ones, add up to the whole.
+        for r in [&server, &client] {
+            let parts: u64 = r.layers.iter().map(|l| l.setup.bytes_sent).sum::<u64>()
+                + r.shared_setup.iter().map(|p| p.2.bytes_sent).sum::<u64>();
+            assert_eq!(parts, r.setup.bytes_sent);
+            let linear = r.layers.iter().filter(|l| l.setup.bytes_sent > 0).count();
+            assert_eq!(linear, 4, "four linear layers have setup traffic");
+        }
     }
 }
 

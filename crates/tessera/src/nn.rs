@@ -439,7 +439,11 @@ fn report_json(r: &Report) -> Value {
         "layers": r.layers.iter().map(|l| json!({
             "layer": shown(&l.name), "op": l.op, "online_ms": l.ms,
             "bytes_sent": l.traffic.bytes_sent, "bytes_received": l.traffic.bytes_received,
-            "rounds": l.rounds,
+            "rounds": l.rounds, "setup_ms": l.setup_ms,
+            "setup_bytes_sent": l.setup.bytes_sent, "setup_bytes_received": l.setup.bytes_received,
+        })).collect::<Vec<_>>(),
+        "shared_setup": r.shared_setup.iter().map(|(name, ms, t)| json!({
+            "part": name, "ms": ms, "bytes_sent": t.bytes_sent, "bytes_received": t.bytes_received,
         })).collect::<Vec<_>>(),
     })
 }
@@ -741,6 +745,21 @@ fn print_bench(
                 "online_ms": med(&|(_, c)| c.layers[i].ms),
                 "bytes": l.traffic.bytes_sent + s.layers[i].traffic.bytes_sent,
                 "rounds": l.rounds,
+                "setup_ms": med(&|(s, c)| s.layers[i].setup_ms.max(c.layers[i].setup_ms)),
+                "setup_bytes": l.setup.bytes_sent + s.layers[i].setup.bytes_sent,
+            })
+        })
+        .collect();
+    // The setup's parts made for all layers together.
+    let shared: Vec<Value> = c
+        .shared_setup
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _, t))| {
+            json!({
+                "part": name,
+                "ms": med(&|(s, c)| s.shared_setup[i].1.max(c.shared_setup[i].1)),
+                "bytes": t.bytes_sent + s.shared_setup[i].2.bytes_sent,
             })
         })
         .collect();
@@ -756,6 +775,7 @@ fn print_bench(
                 "setup_rounds": c.setup.rounds, "online_rounds": c.online_rounds(),
                 "setup_transfer_ms": transfer_ms, "setup_over_transfer": setup_ms / transfer_ms,
                 "loopback_bytes_per_s": bandwidth, "cpu": cpu_model(), "layers": layers,
+                "shared_setup": shared,
             })
         );
     } else {
@@ -771,14 +791,28 @@ fn print_bench(
             c.online_rounds(),
             runs.len()
         );
+        println!(
+            "  {:<24} {:<18} {:>12} {:>12} {:>7} {:>12} {:>12}",
+            "layer", "op", "online_ms", "online_B", "rounds", "setup_ms", "setup_B"
+        );
         for l in &layers {
             println!(
-                "  {:<24} {:<18} {:>9.3} ms {:>10} B {:>3} rounds",
+                "  {:<24} {:<18} {:>12.3} {:>12} {:>7} {:>12.1} {:>12}",
                 l["layer"].as_str().unwrap_or(""),
                 l["op"].as_str().unwrap_or(""),
                 l["online_ms"].as_f64().unwrap_or(0.0),
-                l["bytes"],
-                l["rounds"]
+                l["bytes"].as_u64().unwrap_or(0),
+                l["rounds"].as_u64().unwrap_or(0),
+                l["setup_ms"].as_f64().unwrap_or(0.0),
+                l["setup_bytes"].as_u64().unwrap_or(0)
+            );
+        }
+        for p in &shared {
+            println!(
+                "  {:<43} {:>46.1} {:>12}",
+                format!("setup: {}", p["part"].as_str().unwrap_or("")),
+                p["ms"].as_f64().unwrap_or(0.0),
+                p["bytes"].as_u64().unwrap_or(0)
             );
         }
     }

@@ -88,7 +88,7 @@ use crate::boolean::{BoolCircuit, BoolSharing};
 use crate::{Error, Session};
 pub use linear::{LinearMap, LinearWeights};
 pub use online::Step;
-pub use prepare::Prepared;
+pub use prepare::{Prepared, SetupStep};
 use sha2::{Digest, Sha256};
 use tessera_circuit::Circuit;
 use tessera_net::Kind as MessageKind;
@@ -1064,7 +1064,7 @@ impl Program {
     /// mask products of ABY2.0's values, resolved in as many exchanges as the products are
     /// deep (at most 2).
     pub fn setup(&self, session: &mut Session, peer: usize) -> Result<Prepared, Error> {
-        prepare::setup(self, session, peer, &[])
+        Ok(prepare::setup(self, session, peer, &[])?.0)
     }
 
     /// [`Program::setup`] for a program with linear maps ([`Program::linear`]): `weights` holds
@@ -1076,6 +1076,17 @@ impl Program {
         peer: usize,
         weights: &[LinearWeights],
     ) -> Result<Prepared, Error> {
+        Ok(prepare::setup(self, session, peer, weights)?.0)
+    }
+
+    /// [`Program::setup_with`], also returning the setup's parts with their time and traffic:
+    /// the shared parts, and each linear map's (with its operation's index).
+    pub fn setup_steps(
+        &self,
+        session: &mut Session,
+        peer: usize,
+        weights: &[LinearWeights],
+    ) -> Result<(Prepared, Vec<SetupStep>), Error> {
         prepare::setup(self, session, peer, weights)
     }
 

@@ -500,12 +500,41 @@ fn draw_cots(
     ))
 }
 
+/// A part of the setup, timed: one linear map (`op`: its operation) or a part shared by all
+/// operations (the hello and the walk; the OTs, triples and mask products).
+#[derive(Clone, Debug)]
+pub struct SetupStep {
+    /// The linear map's operation, or none for a shared part.
+    pub op: Option<usize>,
+    /// What the part did.
+    pub name: &'static str,
+    /// Milliseconds.
+    pub ms: f64,
+    /// This party's traffic in it.
+    pub traffic: tessera_net::Stats,
+}
+
 pub(super) fn setup(
     p: &Program,
     session: &mut Session,
     peer: usize,
     weights: &[LinearWeights],
-) -> Result<Prepared, Error> {
+) -> Result<(Prepared, Vec<SetupStep>), Error> {
+    let mut steps = Vec::new();
+    let mut timer = tessera_net::PhaseTimer::start("", session.network());
+    let mut lap = |session: &mut Session,
+                   timer: &mut tessera_net::PhaseTimer,
+                   op: Option<usize>,
+                   name: &'static str| {
+        let next = tessera_net::PhaseTimer::start("", session.network());
+        let phase = std::mem::replace(timer, next).stop(session.network());
+        steps.push(SetupStep {
+            op,
+            name,
+            ms: phase.ms,
+            traffic: phase.traffic,
+        });
+    };
     let side = usize::from(session.id() > peer);
     let space = session.space(peer)?;
     let fingerprint = p.fingerprint();
@@ -518,6 +547,7 @@ pub(super) fn setup(
         masks: vec![Vec::new(); p.types.len()],
     };
     let slots: Vec<Vec<Slot>> = p.ops.iter().map(|op| walk.op(op)).collect();
+    lap(&mut *session, &mut timer, None, "hello and masks");
     let mut needs = Needs::default();
     walk.algebra.needs(&mut needs);
     for slot in slots.iter().flatten() {
@@ -569,8 +599,14 @@ pub(super) fn setup(
         hash: FixedKeyHash::default(),
     };
     walk.algebra.resolve(side, &mut pool, &mut link)?;
+    lap(
+        &mut *link.session,
+        &mut timer,
+        None,
+        "triples and mask products",
+    );
     let mut weights = weights.iter();
-    for (m, ops) in material.iter_mut().zip(&slots) {
+    for (index, (m, ops)) in material.iter_mut().zip(&slots).enumerate() {
         for slot in ops {
             match slot {
                 Slot::Vector(id) => m.push(walk.algebra.take(*id)),
@@ -589,6 +625,7 @@ pub(super) fn setup(
                     };
                     let map = &p.maps[*map];
                     m.extend(linear_setup(&mut link, map, *bits, mask, mine)?);
+                    lap(&mut *link.session, &mut timer, Some(index), "linear map");
                 }
                 _ => {}
             }
@@ -599,13 +636,16 @@ pub(super) fn setup(
             "more linear weights than linear maps this party owns".into(),
         ));
     }
-    Ok(Prepared {
-        fingerprint,
-        side,
-        material,
-        masks: walk.masks,
-        delta: cots.0,
-    })
+    Ok((
+        Prepared {
+            fingerprint,
+            side,
+            material,
+            masks: walk.masks,
+            delta: cots.0,
+        },
+        steps,
+    ))
 }
 
 /// Rows of `W` per batch of Gilboa's products: at most 2^20 elements of `cols(δ)` repeated.
