@@ -104,13 +104,15 @@ pub struct Compiled {
     /// Whether the revealed logits are at scale 2^2f (the last layer's truncation left to the
     /// client, in the clear: [`Compiled::logits`]).
     pub output_double: bool,
+    /// What the client learns.
+    pub output: Output,
 }
 
 impl Compiled {
     /// The logits at scale 2^f from the revealed output: ⌊y/2^f⌋ in the clear where the
     /// output is at 2^2f, as the plaintext reference truncates.
     pub fn logits(&self, revealed: Vec<u64>) -> Vec<u64> {
-        if !self.output_double {
+        if !self.output_double || self.output == Output::Class {
             return revealed;
         }
         let f = self.fixed;
@@ -360,6 +362,46 @@ impl Compiler {
         Ok(cur)
     }
 
+    /// The index of the largest of `x`'s `n` elements (the first of equal ones), in A: a tree
+    /// of pairs (a, b) → (a + s·(b − a), i + s·(j − i)) with s = [a − b < 0] from
+    /// [`Program::sign`] in the protocol's Boolean sharing, B·A products for both. The
+    /// indices 0..n are the server's A input (public values).
+    fn argmax(&mut self, x: Shared, n: usize) -> Result<Value, Error> {
+        let e = protocol_error;
+        let mut values = self.a(x)?;
+        let t = Type {
+            sharing: Sharing::A,
+            kind: Kind::Ring(self.fixed.bits()),
+            n,
+        };
+        let mut index = self.p.input(SERVER, t).map_err(e)?;
+        self.constants.push((index, (0..n as u64).collect()));
+        let mut len = n;
+        while len > 1 {
+            let pairs = len.div_ceil(2);
+            let left: Vec<u32> = (0..pairs).map(|j| (2 * j) as u32).collect();
+            let right: Vec<u32> = (0..pairs)
+                .map(|j| (2 * j + 1).min(len - 1) as u32)
+                .collect();
+            let a = self.p.gather(values, left.clone()).map_err(e)?;
+            let b = self.p.gather(values, right.clone()).map_err(e)?;
+            let i = self.p.gather(index, left).map_err(e)?;
+            let j = self.p.gather(index, right).map_err(e)?;
+            let a_minus_b = self.p.sub(a, b).map_err(e)?;
+            let s = self.p.sign(a_minus_b, self.protocol.boolean()).map_err(e)?;
+            let s = self.p.convert(s, Sharing::B).map_err(e)?;
+            let (dv, di) = (self.p.sub(b, a).map_err(e)?, self.p.sub(j, i).map_err(e)?);
+            let (sv, si) = (
+                self.p.bit_mul(s, dv).map_err(e)?,
+                self.p.bit_mul(s, di).map_err(e)?,
+            );
+            values = self.p.add(a, sv).map_err(e)?;
+            index = self.p.add(i, si).map_err(e)?;
+            len = pairs;
+        }
+        Ok(index)
+    }
+
     /// Σ of the gathered groups times ⌊2^f/count⌉, at scale 2^2f.
     fn mean(&mut self, x: Shared, groups: Vec<Vec<u32>>, count: usize) -> Result<Shared, Error> {
         let e = protocol_error;
@@ -396,9 +438,24 @@ fn conv_gather(shape: [usize; 3], window: &Window, [oh, ow]: [usize; 2]) -> Vec<
         .collect()
 }
 
-/// Compiles `model` in `fixed`: the same program at both parties (the client's model may be
-/// stripped: its weights are not used).
-pub fn compile(model: &Model, fixed: Fixed, protocol: Protocol) -> Result<Compiled, Error> {
+/// What the client learns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Output {
+    /// The logits (the network's output).
+    Logits,
+    /// Only the index of the largest logit (the first of equal ones): a tree of comparisons in
+    /// the protocol's Boolean sharing over the logits and their indices.
+    Class,
+}
+
+/// Compiles `model` in `fixed` for `protocol`, revealing `output` to the client: the same
+/// program at both parties (the client's model may be stripped: its weights are not used).
+pub fn compile(
+    model: &Model,
+    fixed: Fixed,
+    protocol: Protocol,
+    output: Output,
+) -> Result<Compiled, Error> {
     let mut c = Compiler {
         fixed,
         protocol,
@@ -516,7 +573,10 @@ pub fn compile(model: &Model, fixed: Fixed, protocol: Protocol) -> Result<Compil
     let out = values[model.output].expect("the output is computed");
     // Logits at 2^2f are revealed as they are: the client truncates them in the clear.
     let output_double = out.double;
-    let out = c.a(out)?;
+    let out = match output {
+        Output::Logits => c.a(out)?,
+        Output::Class => c.argmax(out, model.output_len())?,
+    };
     c.p.output(out, Reveal::To(CLIENT)).map_err(e)?;
     layers.push(Layer {
         name: "output".to_owned(),
@@ -539,6 +599,7 @@ pub fn compile(model: &Model, fixed: Fixed, protocol: Protocol) -> Result<Compil
         fixed,
         layers,
         output_double,
+        output,
     })
 }
 

@@ -9,7 +9,7 @@ use tessera_nn::eval::{Plain, argmax};
 use tessera_nn::fixed::{Arith, Fixed};
 use tessera_nn::infer::{self, Report};
 use tessera_nn::model::{Model, Node, Op};
-use tessera_nn::secure::{self, Protocol};
+use tessera_nn::secure::{self, Output, Protocol};
 use tessera_nn::{import, strip, zoo};
 use tessera_protocols::Session;
 
@@ -31,13 +31,30 @@ fn private_on(
     (fixed, protocol): (Fixed, Protocol),
     x: &[f32],
 ) -> (Vec<u64>, Report, Report) {
+    private_as(
+        networks,
+        model,
+        client_model,
+        (fixed, protocol, Output::Logits),
+        x,
+    )
+}
+
+/// [`private_on`] with the client learning `output`.
+fn private_as(
+    networks: (tessera_net::Network, tessera_net::Network),
+    model: Model,
+    client_model: &Model,
+    (fixed, protocol, output): (Fixed, Protocol, Output),
+    x: &[f32],
+) -> (Vec<u64>, Report, Report) {
     let (n0, n1) = networks;
     let server = thread::spawn(move || {
-        let c = secure::compile(&model, fixed, protocol).unwrap();
+        let c = secure::compile(&model, fixed, protocol, output).unwrap();
         let mut s = Session::new(n0, infer::session_config()).unwrap();
         infer::server(&mut s, &c).unwrap()
     });
-    let c = secure::compile(client_model, fixed, protocol).unwrap();
+    let c = secure::compile(client_model, fixed, protocol, output).unwrap();
     assert_eq!(c.weights.is_empty(), !client_model.has_weights);
     let mut s = Session::new(n1, infer::session_config()).unwrap();
     let (logits, report) = infer::client(&mut s, &c, x).unwrap();
@@ -299,4 +316,64 @@ fn padded_max_pooling_matches_fixed_point() {
         let (got, _, _) = private_on(networks, model.clone(), &model, (fixed, protocol), &x);
         assert!(max_diff(fixed, &want, &got) < 0.01, "{}", protocol.name());
     }
+}
+
+/// The class alone: the secure argmax equals the plaintext one on digits for every protocol
+/// and both rings, and ties go to the first index.
+#[test]
+fn the_client_can_learn_only_the_class() {
+    use tessera_nn::model::Dense;
+    let path = shared().join("models/minionn-ssgaalto/R_S.onnx");
+    let model = import::load(&path).unwrap();
+    for (bits, frac) in [(64, 13), (32, 10)] {
+        let fixed = Fixed::new(bits, frac).unwrap();
+        let plain = Plain::new(&model, fixed).unwrap();
+        for (k, protocol) in Protocol::ALL.into_iter().enumerate() {
+            let x = digit(k);
+            let want = argmax(&fixed, &plain.run(&x).unwrap());
+            let networks = tessera_net::memory::pair().unwrap();
+            let (got, _, _) = private_as(
+                networks,
+                model.clone(),
+                &model,
+                (fixed, protocol, Output::Class),
+                &x,
+            );
+            assert_eq!(got, vec![want as u64], "ℓ = {bits}, {}", protocol.name());
+        }
+    }
+    // Logits 0, v, 0, v, −v: the first of the two largest.
+    let w: Vec<f32> = [0.0, 1.0, 0.0, 1.0, -1.0]
+        .iter()
+        .flat_map(|&r| [r * 0.5; 4])
+        .collect();
+    let tie = Model {
+        input_name: "x".into(),
+        input: 0,
+        shapes: vec![vec![4], vec![5]],
+        nodes: vec![Node {
+            name: "fc".into(),
+            op: Op::Dense(Dense {
+                inputs: 4,
+                outputs: 5,
+                weight: w,
+                bias: vec![0.0; 5],
+            }),
+            inputs: vec![0],
+            output: 1,
+        }],
+        output: 1,
+        client_side: Vec::new(),
+        has_weights: true,
+    };
+    let fixed = Fixed::new(32, 10).unwrap();
+    let networks = tessera_net::memory::pair().unwrap();
+    let (got, _, _) = private_as(
+        networks,
+        tie.clone(),
+        &tie,
+        (fixed, Protocol::AB, Output::Class),
+        &[1.0, 2.0, 3.0, 4.0],
+    );
+    assert_eq!(got, vec![1]);
 }

@@ -16,7 +16,7 @@ use tessera_nn::eval::{Plain, argmax};
 use tessera_nn::fixed::{Arith, Fixed};
 use tessera_nn::infer::{self, Report};
 use tessera_nn::model::Model;
-use tessera_nn::secure::{self, Compiled, Protocol};
+use tessera_nn::secure::{self, Compiled, Output, Protocol};
 use tessera_nn::{import, input, strip, zoo};
 use tessera_protocols::Session;
 
@@ -142,6 +142,15 @@ pub enum Role {
     Client,
 }
 
+/// `--reveal`.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum RevealArg {
+    /// The logits.
+    Logits,
+    /// Only the index of the largest logit.
+    Class,
+}
+
 /// Where the client's input comes from.
 #[derive(Args)]
 pub struct InputArgs {
@@ -177,6 +186,10 @@ pub struct RunArgs {
     /// β or Y); both parties must name the same.
     #[arg(long, default_value = DEFAULT_PROTOCOL, value_parser = parse_protocol)]
     protocol: Protocol,
+    /// What the client learns: the logits, or only the class (a secure argmax); both
+    /// parties must name the same.
+    #[arg(long, value_enum, default_value_t = RevealArg::Logits)]
+    reveal: RevealArg,
     #[command(flatten)]
     link: LinkArgs,
     /// One JSON object, with setup and online time, bytes and rounds per layer.
@@ -466,7 +479,11 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
             args.model.display()
         )));
     }
-    let compiled = secure::compile(&model, fixed, args.protocol)?;
+    let output = match args.reveal {
+        RevealArg::Logits => Output::Logits,
+        RevealArg::Class => Output::Class,
+    };
+    let compiled = secure::compile(&model, fixed, args.protocol, output)?;
     let x = match (args.role, &args.input.input) {
         (Role::Client, Some(path)) => Some(input::load(
             path,
@@ -502,9 +519,11 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
             }
         }
         Some(x) => {
-            let (logits, report) = infer::client(&mut session, &compiled, &x)?;
-            let class = argmax(&fixed, &logits);
-            let values = decode(fixed, &logits);
+            let (revealed, report) = infer::client(&mut session, &compiled, &x)?;
+            let (class, values) = match output {
+                Output::Logits => (argmax(&fixed, &revealed), Some(decode(fixed, &revealed))),
+                Output::Class => (revealed.first().copied().unwrap_or(0) as usize, None),
+            };
             if args.json {
                 let mut v = report_json(&report);
                 v["role"] = json!("client");
@@ -514,14 +533,16 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
                 println!("{v}");
             } else {
                 println!("class {class}");
-                println!(
-                    "logits {}",
-                    values
-                        .iter()
-                        .map(|v| format!("{v:.3}"))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                );
+                if let Some(values) = values {
+                    println!(
+                        "logits {}",
+                        values
+                            .iter()
+                            .map(|v| format!("{v:.3}"))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    );
+                }
                 eprintln!(
                     "tessera: {:.1} ms setup + {:.1} ms online",
                     report.setup_ms,
@@ -551,7 +572,7 @@ impl Pair {
         protocol: Protocol,
     ) -> Result<Self, CliError> {
         let (n0, n1) = networks;
-        let server_compiled = secure::compile(model, fixed, protocol)?;
+        let server_compiled = secure::compile(model, fixed, protocol, Output::Logits)?;
         let (go, wait) = std::sync::mpsc::channel::<Option<()>>();
         let (tell, done) = std::sync::mpsc::channel();
         let thread = std::thread::spawn(move || {
@@ -576,7 +597,7 @@ impl Pair {
             done,
             thread: Some(thread),
             client: Session::new(n1, infer::session_config())?,
-            compiled: secure::compile(model, fixed, protocol)?,
+            compiled: secure::compile(model, fixed, protocol, Output::Logits)?,
         })
     }
 

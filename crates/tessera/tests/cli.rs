@@ -611,9 +611,10 @@ fn nn_run_between_two_processes() {
     let (ok, _, err) = tessera(&["nn", "strip", &model, "-o", arch.to_str().unwrap()]);
     assert!(!ok && err.contains("exists"), "{err}");
     let images = shared("datasets/mnist/t10k-images.idx3-ubyte");
-    let pair = |client_model: &str, json: bool| {
+    let pair = |client_model: &str, json: bool, extra: &[&str]| {
         let mut server = Command::new(env!("CARGO_BIN_EXE_tessera"))
             .args(["nn", "run", "--role", "server", "--model", &model])
+            .args(extra)
             .args(["--listen", "127.0.0.1:0", "--timeout", "20"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -626,7 +627,8 @@ fn nn_run_between_two_processes() {
         let mut client = Command::new(env!("CARGO_BIN_EXE_tessera"));
         client
             .args(["nn", "run", "--role", "client", "--model", client_model])
-            .args(["--connect", &addr, "--input", &images, "--index", "0"]);
+            .args(["--connect", &addr, "--input", &images, "--index", "0"])
+            .args(extra);
         if json {
             client.arg("--json");
         }
@@ -634,19 +636,34 @@ fn nn_run_between_two_processes() {
         let server = server.wait_with_output().unwrap();
         (server, client)
     };
-    let (server, client) = pair(arch.to_str().unwrap(), false);
+    let (server, client) = pair(arch.to_str().unwrap(), false, &[]);
     assert!(server.status.success() && client.status.success());
     let out = String::from_utf8_lossy(&client.stdout);
     assert!(out.starts_with("class 7\nlogits "), "{out}");
     assert!(server.stdout.is_empty(), "the server learns nothing");
-    let (_, client) = pair(arch.to_str().unwrap(), true);
+    let (_, client) = pair(arch.to_str().unwrap(), true, &[]);
     let v: serde_json::Value = serde_json::from_slice(&client.stdout).unwrap();
     assert_eq!(v["class"], 7);
     // input, Reshape, Gemm, Relu, Gemm, output.
     assert_eq!(v["layers"].as_array().unwrap().len(), 6);
     assert!(v["setup_bytes_sent"].as_u64().unwrap() > 100_000);
+    // Only the class, at ℓ = 64 with the α+β protocol.
+    let only = [
+        "--reveal",
+        "class",
+        "--bits",
+        "64",
+        "--frac",
+        "13",
+        "--protocol",
+        "alpha+beta",
+    ];
+    let (_, client) = pair(arch.to_str().unwrap(), true, &only);
+    let v: serde_json::Value = serde_json::from_slice(&client.stdout).unwrap();
+    assert_eq!(v["class"], 7);
+    assert!(v["logits"].is_null());
     let other = shared("models/minionn-ssgaalto/R2_S.onnx");
-    let (server, client) = pair(&other, false);
+    let (server, client) = pair(&other, false, &[]);
     assert!(!server.status.success() && !client.status.success());
     let err = String::from_utf8_lossy(&client.stderr);
     assert!(
