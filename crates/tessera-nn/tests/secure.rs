@@ -377,3 +377,90 @@ fn the_client_can_learn_only_the_class() {
     );
     assert_eq!(got, vec![1]);
 }
+
+/// Convolutions with strides, padding and odd sizes (then ReLU, average pooling and a dense
+/// layer) against fixed point, at ℓ = 32 and 64, for each protocol.
+#[test]
+fn strided_padded_convolutions_on_odd_sizes_match_fixed_point() {
+    use tessera_nn::model::{Conv, Dense, Pool, Window};
+    let weights = |n: usize, seed: usize| -> Vec<f32> {
+        (0..n)
+            .map(|i| (((i + seed) * 7919 % 61) as f32 - 30.0) / 60.0)
+            .collect()
+    };
+    // [2, 9, 7] → Conv 3 3×2/(2, 1) pads (1, 0, 1, 1) → [3, 5, 7] → ReLU → AvgPool 1×… →
+    // Dense → [4].
+    let window = Window {
+        kernel: [3, 2],
+        stride: [2, 1],
+        pads: [1, 0, 1, 1],
+    };
+    let [oh, ow] = window.output([9, 7]).unwrap();
+    let conv = Conv {
+        in_channels: 2,
+        out_channels: 3,
+        window,
+        weight: weights(3 * 2 * 3 * 2, 1),
+        bias: weights(3, 2),
+    };
+    let pool = Pool {
+        window: Window {
+            kernel: [1, 3],
+            stride: [1, 2],
+            pads: [0; 4],
+        },
+        count_include_pad: false,
+    };
+    let [ph, pw] = pool.window.output([oh, ow]).unwrap();
+    let flat = 3 * ph * pw;
+    let node = |name: &str, op: Op, input: usize| Node {
+        name: name.into(),
+        op,
+        inputs: vec![input],
+        output: input + 1,
+    };
+    let model = Model {
+        input_name: "x".into(),
+        input: 0,
+        shapes: vec![
+            vec![2, 9, 7],
+            vec![3, oh, ow],
+            vec![3, oh, ow],
+            vec![3, ph, pw],
+            vec![flat],
+            vec![4],
+        ],
+        nodes: vec![
+            node("conv", Op::Conv(conv), 0),
+            node("relu", Op::Relu, 1),
+            node("pool", Op::AvgPool(pool), 2),
+            node("flat", Op::Reshape, 3),
+            node(
+                "fc",
+                Op::Dense(Dense {
+                    inputs: flat,
+                    outputs: 4,
+                    weight: weights(flat * 4, 3),
+                    bias: weights(4, 4),
+                }),
+                4,
+            ),
+        ],
+        output: 5,
+        client_side: Vec::new(),
+        has_weights: true,
+    };
+    let x: Vec<f32> = (0..2 * 9 * 7)
+        .map(|i| ((i * 37 % 23) as f32 - 11.0) / 5.0)
+        .collect();
+    for (bits, frac) in [(64, 13), (32, 10)] {
+        let fixed = Fixed::new(bits, frac).unwrap();
+        let want = Plain::new(&model, fixed).unwrap().run(&x).unwrap();
+        for protocol in Protocol::ALL {
+            let networks = tessera_net::memory::pair().unwrap();
+            let (got, _, _) = private_on(networks, model.clone(), &model, (fixed, protocol), &x);
+            let diff = max_diff(fixed, &want, &got);
+            assert!(diff < 0.02, "ℓ = {bits}, {}: {diff}", protocol.name());
+        }
+    }
+}
