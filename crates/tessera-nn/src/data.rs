@@ -70,11 +70,20 @@ impl Idx {
 
     /// Item `i`'s bytes, or an error naming the index and the count.
     pub fn item(&self, i: usize) -> Result<&[u8], Error> {
-        let size: usize = self.dims[1..].iter().product();
+        let missing = || Error::Input(format!("index {i}: the file has {} items", self.count()));
+        if i >= self.count() {
+            return Err(missing());
+        }
+        // With at least one item the data holds them all, so none of this overflows; the
+        // checks keep an empty file with huge axes from doing so.
+        let size = self.dims[1..]
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .ok_or_else(missing)?;
+        let start = i.checked_mul(size).ok_or_else(missing)?;
         self.data
-            .get(i * size..(i + 1) * size)
-            .filter(|_| i < self.count())
-            .ok_or_else(|| Error::Input(format!("index {i}: the file has {} items", self.count())))
+            .get(start..start.checked_add(size).ok_or_else(missing)?)
+            .ok_or_else(missing)
     }
 }
 
@@ -135,5 +144,14 @@ mod tests {
             .is_err()
         );
         assert!(Idx::parse(&[0, 0, 8], "t").is_err());
+        // No items, axes whose product overflows: parsed, and no item to take.
+        let empty = Idx::parse(
+            &[
+                0, 0, 8, 3, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+            ],
+            "t",
+        )
+        .unwrap();
+        assert!(empty.item(0).is_err() && empty.item(usize::MAX).is_err());
     }
 }

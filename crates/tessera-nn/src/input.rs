@@ -126,6 +126,7 @@ fn npy(
         what: what.to_owned(),
         reason,
     };
+    plain_header(bytes).map_err(|e| bad(e.to_owned()))?;
     let file = npyz::NpyFile::new(bytes).map_err(|e| bad(e.to_string()))?;
     if file.order() != npyz::Order::C {
         return Err(bad("Fortran order; C order is read".to_owned()));
@@ -183,6 +184,43 @@ fn npy(
     })
 }
 
+/// The largest `.npy` header read: real ones are under 200 bytes.
+const MAX_NPY_HEADER: usize = 4096;
+
+/// Checks that a `.npy` header is the flat dictionary NumPy writes (one pair of braces, at
+/// most one tuple, no lists), bounded in length, before the parser sees it: nested brackets
+/// make `npyz`'s parser take time exponential in their depth.
+fn plain_header(bytes: &[u8]) -> Result<(), &'static str> {
+    let (len, start) = match bytes.get(6) {
+        Some(1) => (
+            bytes
+                .get(8..10)
+                .map(|b| usize::from(u16::from_le_bytes([b[0], b[1]]))),
+            10,
+        ),
+        Some(2 | 3) => (
+            bytes
+                .get(8..12)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize),
+            12,
+        ),
+        _ => return Err("a .npy version other than 1, 2 or 3"),
+    };
+    let len = len.ok_or("a .npy header cut short")?;
+    if len > MAX_NPY_HEADER {
+        return Err("a .npy header longer than 4096 bytes");
+    }
+    let header = bytes
+        .get(start..start + len)
+        .ok_or("a .npy header cut short")?;
+    let count = |c: u8| header.iter().filter(|&&b| b == c).count();
+    if count(b'{') != 1 || count(b'}') != 1 || count(b'(') > 1 || count(b')') > 1 || count(b'[') > 0
+    {
+        return Err("a .npy header that is not a flat dictionary with one shape tuple");
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,6 +268,21 @@ mod tests {
         let mut short = npy_file(&[4], &[1f32, 2., 3., 4.]);
         short.truncate(short.len() - 8);
         assert!(parse(&short, "t", 0, &[4], ID).is_err());
+    }
+
+    #[test]
+    fn nested_npy_headers_are_refused_at_once() {
+        let mut f = b"\x93NUMPY\x01\x00".to_vec();
+        let header = format!("{}'descr': '<f4'{}\n", "{".repeat(100), "}".repeat(100));
+        f.extend((header.len() as u16).to_le_bytes());
+        f.extend(header.as_bytes());
+        let start = std::time::Instant::now();
+        let e = parse(&f, "t", 0, &[1], ID).unwrap_err().to_string();
+        assert!(e.contains("flat dictionary"), "{e}");
+        assert!(start.elapsed().as_secs() < 1);
+        let mut long = b"\x93NUMPY\x02\x00".to_vec();
+        long.extend(1_000_000u32.to_le_bytes());
+        assert!(parse(&long, "t", 0, &[1], ID).is_err());
     }
 
     #[test]
