@@ -741,10 +741,7 @@ fn by_rows<R: Ring>(
                         .map(|(w, y)| w.wrapping_sub(y.to_u64())),
                 );
             }
-            let mut bytes = Vec::with_capacity(e.len() * ring::bytes_per(bits));
-            ring::put(&e, bits, &mut bytes);
-            links.channel.send(space.tag(LINEAR), &bytes)?;
-            links.channel.flush()?;
+            send_elements(links, space, &e, bits)?;
         } else {
             let x: Vec<R> = c.iter().map(|&v| R::from_u64(v)).collect();
             for first in (0..rows).step_by(batch) {
@@ -813,13 +810,24 @@ fn by_columns<R: Ring>(
                         .map(|(c, y)| c.wrapping_sub(y.to_u64())),
                 );
             }
-            let mut bytes = Vec::with_capacity(e.len() * ring::bytes_per(bits));
-            ring::put(&e, bits, &mut bytes);
-            links.channel.send(space.tag(LINEAR), &bytes)?;
-            links.channel.flush()?;
+            send_elements(links, space, &e, bits)?;
         }
         Ok(share)
     })
+}
+
+/// Ring elements of `bits` to the peer in one LINEAR message.
+fn send_elements(
+    links: &mut tessera_ot::triples::Links<'_>,
+    space: tessera_net::Space,
+    e: &[u64],
+    bits: u32,
+) -> Result<(), Error> {
+    let mut bytes = Vec::with_capacity(e.len() * ring::bytes_per(bits));
+    ring::put(e, bits, &mut bytes);
+    links.channel.send(space.tag(LINEAR), &bytes)?;
+    links.channel.flush()?;
+    Ok(())
 }
 
 /// `n` ring elements of `bits` from the peer in one LINEAR message.
