@@ -87,6 +87,9 @@ impl Idx {
     }
 }
 
+/// The model metadata entry that names its input normalisation ([`Normalise::parse`]).
+pub const METADATA_KEY: &str = "tessera.normalise";
+
 /// Pixels to inputs: `(p·scale − mean) / std`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Normalise {
@@ -112,6 +115,43 @@ impl Normalise {
         mean: 0.5,
         std: 0.5,
     };
+
+    /// `mnist`, `half`, `unit` (p/255) or `MEAN,STD` (of p/255, STD non-zero), as the command
+    /// line and a model's `tessera.normalise` metadata entry give it.
+    pub fn parse(s: &str) -> Option<Normalise> {
+        let unit = |mean, std| Normalise {
+            scale: 1.0 / 255.0,
+            mean,
+            std,
+        };
+        match s.trim() {
+            "mnist" => Some(Normalise::MNIST),
+            "half" => Some(Normalise::HALF),
+            "unit" => Some(unit(0.0, 1.0)),
+            other => {
+                let (m, d) = other.split_once(',')?;
+                let (mean, std): (f32, f32) = (m.trim().parse().ok()?, d.trim().parse().ok()?);
+                (mean.is_finite() && std.is_finite() && std != 0.0).then(|| unit(mean, std))
+            }
+        }
+    }
+
+    /// The normalisation a model file names in its metadata entry [`METADATA_KEY`], if any.
+    pub fn from_model(bytes: &[u8], what: &str) -> Result<Option<Normalise>, Error> {
+        let model = crate::strip::parse(bytes, what)?;
+        let Some(entry) = model.metadata_props.iter().find(|p| p.key == METADATA_KEY) else {
+            return Ok(None);
+        };
+        Normalise::parse(&entry.value)
+            .map(Some)
+            .ok_or_else(|| Error::Data {
+                what: what.to_owned(),
+                reason: format!(
+                    "metadata {METADATA_KEY} = {:?}: not mnist, half, unit or MEAN,STD",
+                    entry.value.chars().take(80).collect::<String>()
+                ),
+            })
+    }
 
     /// The inputs for raw bytes.
     pub fn apply(&self, bytes: &[u8]) -> Vec<f32> {

@@ -327,3 +327,40 @@ fn graphs_are_dags_with_identity_and_dropout_as_aliases() {
     let p = Plain::new(&dag, Float).unwrap();
     assert_eq!(p.run(&x[0]).unwrap(), bias);
 }
+
+/// A model names its input normalisation in the `tessera.normalise` metadata entry; the
+/// stripped architecture keeps it; a malformed value is named.
+#[test]
+fn normalisation_comes_from_the_models_metadata() {
+    use tessera_nn::data::METADATA_KEY;
+    let plain = bytes(&proto("R_S_opset13.onnx"));
+    assert_eq!(Normalise::from_model(&plain, "m").unwrap(), None);
+    let with = |value: &str| {
+        let mut m = proto("R_S_opset13.onnx");
+        m.metadata_props.push(Default::default());
+        let entry = m.metadata_props.last_mut().unwrap();
+        entry.key = METADATA_KEY.into();
+        entry.value = value.into();
+        bytes(&m)
+    };
+    let half = with("half");
+    assert_eq!(
+        Normalise::from_model(&half, "m").unwrap(),
+        Some(Normalise::HALF)
+    );
+    let arch = strip::strip(&half, "m").unwrap();
+    assert_eq!(
+        Normalise::from_model(&arch, "a").unwrap(),
+        Some(Normalise::HALF)
+    );
+    let custom = Normalise::from_model(&with(" 0.25, 2 "), "m")
+        .unwrap()
+        .unwrap();
+    assert_eq!((custom.mean, custom.std), (0.25, 2.0));
+    for bad in ["0.5", "0.5,0", "imagenet", "nan,1"] {
+        let e = Normalise::from_model(&with(bad), "m")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(METADATA_KEY), "{bad}: {e}");
+    }
+}

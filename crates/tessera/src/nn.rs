@@ -85,27 +85,7 @@ const DEFAULT_PROTOCOL: &str = "a+b";
 
 /// The normalisation of pixels: `mnist`, `half`, `unit` or `MEAN,STD` (after dividing by 255).
 fn parse_normalise(s: &str) -> Result<Normalise, String> {
-    let unit = |mean, std| Normalise {
-        scale: 1.0 / 255.0,
-        mean,
-        std,
-    };
-    match s {
-        "mnist" => Ok(Normalise::MNIST),
-        "half" => Ok(Normalise::HALF),
-        "unit" => Ok(unit(0.0, 1.0)),
-        _ => {
-            let parsed = s
-                .split_once(',')
-                .and_then(|(m, d)| Some((m.trim().parse().ok()?, d.trim().parse().ok()?)));
-            match parsed {
-                Some((mean, std)) if f32::is_finite(mean) && std != 0.0 && f32::is_finite(std) => {
-                    Ok(unit(mean, std))
-                }
-                _ => Err("mnist, half, unit, or MEAN,STD with STD non-zero".to_owned()),
-            }
-        }
-    }
+    Normalise::parse(s).ok_or_else(|| "mnist, half, unit, or MEAN,STD with STD non-zero".to_owned())
 }
 
 /// Options of `tessera nn info`.
@@ -162,9 +142,10 @@ pub struct InputArgs {
     #[arg(long, default_value_t = 0)]
     index: usize,
     /// Pixels to inputs: mnist ((p/255 − 0.1307)/0.3081), half ((p/255 − 0.5)/0.5), unit
-    /// (p/255) or MEAN,STD ((p/255 − MEAN)/STD).
-    #[arg(long, default_value = "mnist", value_parser = parse_normalise)]
-    normalise: Normalise,
+    /// (p/255) or MEAN,STD ((p/255 − MEAN)/STD); default: the model's `tessera.normalise`
+    /// metadata entry, else mnist.
+    #[arg(long, value_parser = parse_normalise)]
+    normalise: Option<Normalise>,
 }
 
 /// Options of `tessera nn run`.
@@ -485,12 +466,18 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
     };
     let compiled = secure::compile(&model, fixed, args.protocol, output)?;
     let x = match (args.role, &args.input.input) {
-        (Role::Client, Some(path)) => Some(input::load(
-            path,
-            args.input.index,
-            &model.shapes[model.input],
-            args.input.normalise,
-        )?),
+        (Role::Client, Some(path)) => {
+            let normalise = match args.input.normalise {
+                Some(n) => n,
+                None => {
+                    let bytes = std::fs::read(&args.model)?;
+                    let what = args.model.display().to_string();
+                    Normalise::from_model(&bytes, &what)?.unwrap_or(Normalise::MNIST)
+                }
+            };
+            let shape = &model.shapes[model.input];
+            Some(input::load(path, args.input.index, shape, normalise)?)
+        }
         (Role::Client, None) => {
             return Err(CliError::Usage("the client needs --input".to_owned()));
         }
