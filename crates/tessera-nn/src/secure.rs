@@ -1,22 +1,26 @@
 //! Private inference: a [`Model`] compiled to a hybrid program
 //! ([`tessera_protocols::hybrid`]) between the model's owner (the server, party 0, whose
 //! weights enter the setup) and the client (party 1, whose input enters online and who alone
-//! learns the logits).
+//! learns the logits, or only the class: [`Output`]).
 //!
-//! Layers (MOTION2NX, seed `003_09f17a858ba9cc5b.txt`, App. A.3):
+//! Layers (MOTION2NX, seed `003_09f17a858ba9cc5b.txt`, App. A.3), in any of its four
+//! combinations of sharings ([`Protocol`]):
 //! - Gemm and Conv: private linear maps on α ([`tessera_protocols::hybrid::linear`]; the
-//!   image-to-column layout of [`crate::kernels::im2col`]), bias at 2f bits, then SecureML's
-//!   truncation by f in A. An A input is turned into α first (1 round).
-//! - ReLU: the sign by [`Program::sign`] (the carry tree of the two shares' sum in B), then NOT
-//!   of it times the value (B·A → A, 1 round).
+//!   image-to-column layout of [`crate::kernels::im2col`]), bias at 2f bits. An A input is
+//!   turned into α first (1 round).
+//! - Truncation by f: at ℓ = 64 SecureML's local truncation right after each product (wrong
+//!   with probability about |x|/2^63); at ℓ = 32 deferred past ReLU and max pooling, whose
+//!   outputs are non-negative, and exact there ([`Program::truncate_nonnegative`], 1 round);
+//!   logits at 2^2f are truncated by the client in the clear ([`Compiled::logits`]).
+//! - ReLU: the sign by [`Program::sign`] (the carry tree of the two A shares' sum, in B, β or
+//!   Y), then NOT of it times the value (B·A → A or β·α → α, 1 round).
 //! - MaxPool: a tree of max(a, b) = a + ReLU(b − a) over the window's offsets, each level one
-//!   ReLU on all pairs; AveragePool and GlobalAveragePool: sums times the public ⌊2^f/k⌉, then
-//!   truncation.
+//!   ReLU on all pairs (padding repeats one of the window's inputs); AveragePool and
+//!   GlobalAveragePool: sums times the public ⌊2^f/k⌉, then truncation.
 //! - Reshape, Flatten, Transpose: data movement (gathers of copies); Add and Sub of computed
-//!   tensors: local in A; Add of a constant: the server's A input (its constant is a weight).
+//!   tensors: local; Add of a constant: the server's A input (its constant is a weight).
 //!
-//! This first protocol is MOTION2NX's A+B combination (its linear layers go through α, as
-//! Beaver's matrix products open x − δ); the α+β, A+Y and α+Y combinations are to follow.
+//! [`estimate`] gives each layer's bytes and rounds without running the protocol.
 
 use crate::error::Error;
 use crate::fixed::{Arith, Fixed};
