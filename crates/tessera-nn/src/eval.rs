@@ -147,6 +147,15 @@ fn dims3(shape: &[usize]) -> [usize; 3] {
     }
 }
 
+/// The largest difference between two vectors of the same values, decoded: how far a
+/// result is from its reference.
+pub fn max_difference<A: Arith>(a: &A, x: &[A::E], y: &[A::E]) -> f32 {
+    x.iter()
+        .zip(y)
+        .map(|(&u, &v)| (a.decode(u) - a.decode(v)).abs())
+        .fold(0.0, f32::max)
+}
+
 /// The index of the largest of `scores` (the first of equals), by `max`'s order.
 pub fn argmax<A: Arith>(a: &A, scores: &[A::E]) -> usize {
     let mut best = 0;

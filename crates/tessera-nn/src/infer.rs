@@ -70,8 +70,6 @@ impl Report {
     }
 }
 
-/// The setup with `peer`; the server gives the model's weights, the client none (whatever
-/// its model holds: it owns no linear map).
 /// The setup's measurements: the whole phase's time and traffic, and its parts.
 struct Setup {
     ms: f64,
@@ -79,6 +77,8 @@ struct Setup {
     steps: Vec<SetupStep>,
 }
 
+/// The setup with `peer`; the server gives the model's weights, the client none (whatever
+/// its model holds: it owns no linear map).
 fn setup(session: &mut Session, c: &Compiled, peer: usize) -> Result<(Prepared, Setup), Error> {
     let weights = if peer == CLIENT { &c.weights[..] } else { &[] };
     let timer = PhaseTimer::start("setup", session.network());

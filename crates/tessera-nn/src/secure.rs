@@ -84,12 +84,20 @@ impl Protocol {
     }
 }
 
+/// Whether products' truncations are deferred to where the value is known to be non-negative
+/// and made exact there (ℓ < 64), or done at once by SecureML's local truncation (ℓ = 64: safe
+/// and free, and ReLU's and the pools' outputs can then stay in α for the next map).
+pub fn defers_truncation(fixed: Fixed) -> bool {
+    fixed.bits() < 64
+}
+
 /// The server: the model's owner.
 pub const SERVER: usize = 0;
 /// The client: the input's owner, who learns the output.
 pub const CLIENT: usize = 1;
 
 /// A model compiled for private inference.
+#[derive(Clone, Debug)]
 pub struct Compiled {
     /// The hybrid program both parties run.
     pub program: Program,
@@ -119,10 +127,9 @@ impl Compiled {
         if !self.output_double || self.output == Output::Class {
             return revealed;
         }
-        let f = self.fixed;
         revealed
             .into_iter()
-            .map(|v| f.wrap(f.signed(v) >> f.frac()))
+            .map(|v| self.fixed.rescale(v))
             .collect()
     }
 }
@@ -208,7 +215,7 @@ impl Compiler {
         let e = protocol_error;
         let a = self.a(x)?;
         let f = self.fixed.frac();
-        let t = if x.nonnegative && self.fixed.bits() < 64 {
+        let t = if x.nonnegative && defers_truncation(self.fixed) {
             self.p.truncate_nonnegative(a, f).map_err(e)?
         } else {
             self.p.truncate(a, f).map_err(e)?
@@ -254,12 +261,10 @@ impl Compiler {
             double: true,
             nonnegative: false,
         };
-        // At ℓ = 64 SecureML's local truncation is safe and free: at once, so that ReLU's
-        // and the pools' outputs can stay in α for the next map.
-        if self.fixed.bits() == 64 {
-            self.settle(y)
-        } else {
+        if defers_truncation(self.fixed) {
             Ok(y)
+        } else {
+            self.settle(y)
         }
     }
 
@@ -707,7 +712,7 @@ pub fn estimate(model: &Model, fixed: Fixed, protocol: Protocol) -> Estimate {
         double: bool,
         nonnegative: bool,
     }
-    let exact = fixed.bits() < 64;
+    let exact = defers_truncation(fixed);
     // A deferred truncation of n elements (Compiler::settle) and the state after it.
     let settle = |n: u64, st: State| -> (LayerEstimate, State) {
         if !st.double {

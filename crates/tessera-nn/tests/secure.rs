@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::thread;
 use tessera_nn::data::{Idx, Normalise};
-use tessera_nn::eval::{Plain, argmax};
-use tessera_nn::fixed::{Arith, Fixed};
+use tessera_nn::eval::{Plain, argmax, max_difference};
+use tessera_nn::fixed::Fixed;
 use tessera_nn::infer::{self, Report};
 use tessera_nn::model::{Model, Node, Op};
 use tessera_nn::secure::{self, Output, Protocol};
@@ -71,10 +71,7 @@ fn private(path: &Path, fixed: Fixed, protocol: Protocol, x: &[f32]) -> Vec<u64>
 }
 
 fn max_diff(fixed: Fixed, want: &[u64], got: &[u64]) -> f32 {
-    want.iter()
-        .zip(got)
-        .map(|(&a, &b)| (fixed.decode(a) - fixed.decode(b)).abs())
-        .fold(0.0, f32::max)
+    max_difference(&fixed, want, got)
 }
 
 fn check(name: &str, dir: &str, digits: &[usize]) {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use tessera_net::Network;
 use tessera_net::escape;
 use tessera_nn::data::{Idx, Normalise};
-use tessera_nn::eval::{Plain, argmax};
+use tessera_nn::eval::{Plain, argmax, max_difference};
 use tessera_nn::fixed::{Arith, Fixed};
 use tessera_nn::infer::{self, Report};
 use tessera_nn::model::Model;
@@ -453,7 +453,9 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
         _ => {}
     }
     let fixed = args.number.fixed()?;
-    let model = import::load(&args.model)?;
+    let what = args.model.display().to_string();
+    let bytes = std::fs::read(&args.model).map_err(|e| CliError::Usage(format!("{what}: {e}")))?;
+    let model = import::from_bytes(&bytes, &what)?;
     if args.role == Role::Server && !model.has_weights {
         return Err(CliError::Usage(format!(
             "{}: an architecture without weights; the server needs the model",
@@ -469,11 +471,7 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
         (Role::Client, Some(path)) => {
             let normalise = match args.input.normalise {
                 Some(n) => n,
-                None => {
-                    let bytes = std::fs::read(&args.model)?;
-                    let what = args.model.display().to_string();
-                    Normalise::from_model(&bytes, &what)?.unwrap_or(Normalise::MNIST)
-                }
+                None => Normalise::from_model(&bytes, &what)?.unwrap_or(Normalise::MNIST),
             };
             let shape = &model.shapes[model.input];
             Some(input::load(path, args.input.index, shape, normalise)?)
@@ -559,7 +557,9 @@ impl Pair {
         protocol: Protocol,
     ) -> Result<Self, CliError> {
         let (n0, n1) = networks;
-        let server_compiled = secure::compile(model, fixed, protocol, Output::Logits)?;
+        // One program for both (the client's copy of the weights goes unused).
+        let compiled = secure::compile(model, fixed, protocol, Output::Logits)?;
+        let server_compiled = compiled.clone();
         let (go, wait) = std::sync::mpsc::channel::<Option<()>>();
         let (tell, done) = std::sync::mpsc::channel();
         let thread = std::thread::spawn(move || {
@@ -584,7 +584,7 @@ impl Pair {
             done,
             thread: Some(thread),
             client: Session::new(n1, infer::session_config())?,
-            compiled: secure::compile(model, fixed, protocol, Output::Logits)?,
+            compiled,
         })
     }
 
@@ -641,11 +641,7 @@ fn accuracy(args: &AccuracyArgs) -> Result<(), CliError> {
         let label = usize::from(labels.item(i)?.first().copied().unwrap_or(u8::MAX));
         let want = plain.run(&x)?;
         let (got, _, report) = pair.infer(&x)?;
-        let diff = want
-            .iter()
-            .zip(&got)
-            .map(|(&a, &b)| (fixed.decode(a) - fixed.decode(b)).abs())
-            .fold(0.0, f32::max);
+        let diff = max_difference(&fixed, &want, &got);
         max_diff = max_diff.max(diff);
         let (s, f) = (argmax(&fixed, &got), argmax(&fixed, &want));
         let fl = argmax(&tessera_nn::fixed::Float, &float.run(&x)?);
@@ -709,11 +705,7 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
             let mut runs: Vec<(Report, Report)> = Vec::new();
             for sample in 0..=args.samples {
                 let (got, server, client) = pair.infer(&x)?;
-                let diff = want
-                    .iter()
-                    .zip(&got)
-                    .map(|(&a, &b)| (fixed.decode(a) - fixed.decode(b)).abs())
-                    .fold(0.0, f32::max);
+                let diff = max_difference(&fixed, &want, &got);
                 if argmax(&fixed, &got) != argmax(&fixed, &want) || diff > 0.1 {
                     return Err(CliError::Usage(format!(
                         "{spec}: the private logits differ from fixed point by {diff}"
