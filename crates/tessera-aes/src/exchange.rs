@@ -1,0 +1,171 @@
+//! How the online protocol talks: every step is one exchange in which each party sends one
+//! message to every peer and receives one of known length from each. [`Exchange`] is that
+//! and nothing more, so the protocol ([`crate::online`]) has no I/O of its own; it runs over a
+//! [`Network`] (memory, TCP or TLS meshes) or over a wrapper that edits messages
+//! ([`Tamper`], for the cheating tests).
+
+use crate::Error;
+use tessera_net::{Kind, Network, Space, Tag};
+
+/// The oblivious-AES messages.
+pub mod kinds {
+    use tessera_net::Kind;
+    /// The session digest and party id of each party's pre-processing.
+    pub const HELLO: Kind = Kind::new(1, "oaes hello");
+    /// Masked key shares.
+    pub const INPUT: Kind = Kind::new(2, "oaes key input");
+    /// Codeword shares of masked states and keys.
+    pub const OPEN: Kind = Kind::new(3, "oaes opening");
+    /// Commitments to the MAC check's values.
+    pub const COMMIT: Kind = Kind::new(4, "oaes MAC-check commitment");
+    /// The MAC check's values, opened.
+    pub const REVEAL: Kind = Kind::new(5, "oaes MAC-check opening");
+    /// Codeword shares of the ciphertexts, and a commitment to the MAC key and MACs.
+    pub const OUTPUT: Kind = Kind::new(6, "oaes output");
+    /// The MAC key and output MACs, opened.
+    pub const OUTPUT_CHECK: Kind = Kind::new(7, "oaes output check");
+}
+
+/// The space oblivious-AES messages travel in.
+pub const SPACE: Space = Space::new(1);
+
+/// One party's side of the exchanges.
+pub trait Exchange {
+    /// This party's id.
+    fn me(&self) -> usize;
+    /// The number of parties.
+    fn parties(&self) -> usize;
+    /// Sends `out` to every peer and receives `len` bytes from each into `received[j]`
+    /// (`received[me]` is left empty).
+    fn exchange(
+        &mut self,
+        kind: Kind,
+        out: &[u8],
+        len: usize,
+        received: &mut [Vec<u8>],
+    ) -> Result<(), Error>;
+    /// Tells every peer, once, that this party stops and why.
+    fn abort(&mut self, reason: &str);
+}
+
+impl Exchange for Network {
+    fn me(&self) -> usize {
+        self.id()
+    }
+
+    fn parties(&self) -> usize {
+        Network::parties(self)
+    }
+
+    fn exchange(
+        &mut self,
+        kind: Kind,
+        out: &[u8],
+        len: usize,
+        received: &mut [Vec<u8>],
+    ) -> Result<(), Error> {
+        exchange_each(self, kind, |_| out, len, received)
+    }
+
+    fn abort(&mut self, reason: &str) {
+        Network::abort(self, reason)
+    }
+}
+
+/// Sends `out(j)` to every peer j, then receives `len` bytes from each.
+fn exchange_each<'a>(
+    net: &mut Network,
+    kind: Kind,
+    out: impl Fn(usize) -> &'a [u8],
+    len: usize,
+    received: &mut [Vec<u8>],
+) -> Result<(), Error> {
+    let tag: Tag = SPACE.tag(kind);
+    let me = net.id();
+    for j in (0..Network::parties(net)).filter(|&j| j != me) {
+        net.send(j, tag, out(j))?;
+    }
+    net.flush()?;
+    for (j, r) in received.iter_mut().enumerate() {
+        r.clear();
+        if j != me {
+            r.resize(len, 0);
+            net.recv_into(j, tag, r)?;
+        }
+    }
+    Ok(())
+}
+
+/// A party that cheats: adds `error` (XOR) at byte `offset` of the message it sends in
+/// exchange number `at` (counted from 0, the hello included), to the peers in `to` (all where
+/// empty). For tests and fault injection.
+pub struct Tamper<X> {
+    /// The honest exchange underneath.
+    pub inner: X,
+    /// The exchange to edit.
+    pub at: usize,
+    /// Where in the message.
+    pub offset: usize,
+    /// What to add (XOR) from `offset` on.
+    pub error: Vec<u8>,
+    /// The peers who get the edited message; all where empty.
+    pub to: Vec<usize>,
+    count: usize,
+}
+
+impl<X> Tamper<X> {
+    /// A cheater over `inner`.
+    pub fn new(inner: X, at: usize, offset: usize, error: Vec<u8>, to: Vec<usize>) -> Self {
+        Tamper {
+            inner,
+            at,
+            offset,
+            error,
+            to,
+            count: 0,
+        }
+    }
+}
+
+impl Exchange for Tamper<Network> {
+    fn me(&self) -> usize {
+        self.inner.id()
+    }
+
+    fn parties(&self) -> usize {
+        Network::parties(&self.inner)
+    }
+
+    fn exchange(
+        &mut self,
+        kind: Kind,
+        out: &[u8],
+        len: usize,
+        received: &mut [Vec<u8>],
+    ) -> Result<(), Error> {
+        let n = self.count;
+        self.count += 1;
+        if n != self.at {
+            return self.inner.exchange(kind, out, len, received);
+        }
+        let mut edited = out.to_vec();
+        for (i, e) in self.error.iter().enumerate() {
+            if let Some(b) = edited.get_mut(self.offset + i) {
+                *b ^= e;
+            }
+        }
+        let to = &self.to;
+        let pick = |j: usize| {
+            if to.is_empty() || to.contains(&j) {
+                &edited[..]
+            } else {
+                out
+            }
+        };
+        exchange_each(&mut self.inner, kind, pick, len, received)
+    }
+
+    fn abort(&mut self, reason: &str) {
+        self.inner.abort(reason)
+    }
+}

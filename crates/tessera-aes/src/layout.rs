@@ -1,0 +1,148 @@
+//! AES-128 (FIPS-197) as MiniMac sees it: the state of `B` blocks in the data slots of one
+//! codeword (block `b`'s byte `p` in slot 16·b + p, bytes in FIPS-197 order: row p mod 4,
+//! column p div 4), the linear maps that the tables apply after the S-box (ShiftRows then
+//! MixColumns, or ShiftRows alone in the last round; seed `004_5e28938f047ac094.txt` §1,
+//! Fig. 5), and the key schedule split into its S-box inputs and a linear map (the seed's
+//! matrix KS, §"Advanced Encryption Standard").
+
+use tessera_core::gf256;
+
+/// Bytes in an AES block.
+pub const BLOCK: usize = 16;
+/// AES-128 rounds.
+pub const ROUNDS: usize = 10;
+/// The round constants of the key schedule (FIPS-197 §5.2).
+pub const RCON: [u8; ROUNDS] = [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36];
+/// The key bytes the S-box reads in one key-schedule step: RotWord of the last word, so that
+/// S-box output `t` is added to byte `t` of every word of the next round key.
+pub const KEY_SBOX_INPUTS: [usize; 4] = [13, 14, 15, 12];
+
+/// The AES S-box (FIPS-197 §5.1.1), constant-time: inversion, then the affine map.
+pub const fn sbox(x: u8) -> u8 {
+    let b = gf256::inv(x);
+    b ^ b.rotate_left(1) ^ b.rotate_left(2) ^ b.rotate_left(3) ^ b.rotate_left(4) ^ 0x63
+}
+
+/// Where ShiftRows moves byte `p`: row r stays, column c goes to column c − r.
+pub const fn shift_rows_target(p: usize) -> usize {
+    let (r, c) = (p % 4, p / 4);
+    r + 4 * ((c + 4 - r) % 4)
+}
+
+/// The image of the unit vector at byte `p` under ShiftRows then MixColumns (`mix`) or
+/// ShiftRows alone: what one S-box output contributes to the next state, per unit.
+pub fn round_column(p: usize, mix: bool) -> [u8; BLOCK] {
+    const MC: [[u8; 4]; 4] = [[2, 3, 1, 1], [1, 2, 3, 1], [1, 1, 2, 3], [3, 1, 1, 2]];
+    let q = shift_rows_target(p);
+    let mut out = [0u8; BLOCK];
+    if mix {
+        let (r, c) = (q % 4, q / 4);
+        for (r2, row) in MC.iter().enumerate() {
+            out[4 * c + r2] = row[r];
+        }
+    } else {
+        out[q] = 1;
+    }
+    out
+}
+
+/// The linear part of one key-schedule step: word w of the next key is the sum of words
+/// 0..=w of this one (the S-box outputs and the round constant are added apart).
+pub fn key_linear(key: &[u8]) -> [u8; BLOCK] {
+    let mut out = [0u8; BLOCK];
+    for w in 0..4 {
+        for t in 0..4 {
+            out[4 * w + t] = (0..=w).fold(0, |s, v| s ^ key[4 * v + t]);
+        }
+    }
+    out
+}
+
+/// The positions of the next round key that S-box output `t` of the key schedule reaches:
+/// byte t of every word.
+pub fn key_sbox_column(t: usize) -> [u8; BLOCK] {
+    let mut out = [0u8; BLOCK];
+    for w in 0..4 {
+        out[4 * w + t] = 1;
+    }
+    out
+}
+
+/// A 16-byte vector copied into each of the first `blocks` blocks of a data vector.
+pub fn replicate(v: &[u8; BLOCK], blocks: usize, data: &mut [u8]) {
+    data.fill(0);
+    for b in 0..blocks {
+        data[b * BLOCK..(b + 1) * BLOCK].copy_from_slice(v);
+    }
+}
+
+/// One key-schedule step on a plain key, through the split above (for tests and the dealer's
+/// own checks): linear part, S-box outputs, round constant.
+pub fn next_round_key(key: &[u8; BLOCK], round: usize) -> [u8; BLOCK] {
+    let mut out = key_linear(key);
+    for (t, &i) in KEY_SBOX_INPUTS.iter().enumerate() {
+        let s = sbox(key[i]);
+        for (o, c) in out.iter_mut().zip(key_sbox_column(t)) {
+            *o ^= gf256::mul(s, c);
+        }
+    }
+    for w in 0..4 {
+        out[4 * w] ^= RCON[round];
+    }
+    out
+}
+
+/// AES-128 of one block through the same split as the protocol (S-box, then each byte's
+/// round column): the reference the layout is tested against.
+pub fn encrypt_by_columns(key: &[u8; BLOCK], plain: &[u8; BLOCK]) -> [u8; BLOCK] {
+    let (mut k, mut s) = (*key, *plain);
+    for (x, y) in s.iter_mut().zip(&k) {
+        *x ^= y;
+    }
+    for round in 0..ROUNDS {
+        k = next_round_key(&k, round);
+        let mut next = k;
+        for (p, &x) in s.iter().enumerate() {
+            let v = sbox(x);
+            for (o, c) in next.iter_mut().zip(round_column(p, round + 1 < ROUNDS)) {
+                *o ^= gf256::mul(v, c);
+            }
+        }
+        s = next;
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aes::cipher::{BlockCipherEncrypt, KeyInit};
+
+    #[test]
+    fn the_split_rounds_are_aes_128() {
+        // FIPS-197 Appendix C.1.
+        let key: [u8; 16] = core::array::from_fn(|i| i as u8);
+        let plain: [u8; 16] = core::array::from_fn(|i| (i as u8) * 0x11);
+        let want = [
+            0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30, 0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4,
+            0xc5, 0x5a,
+        ];
+        assert_eq!(encrypt_by_columns(&key, &plain), want);
+        let mut x = 0x1234_5678_9abc_def0_u128;
+        for _ in 0..50 {
+            x = x.wrapping_mul(0x2545_f491_4f6c_dd1d).wrapping_add(77);
+            let (k, p) = (x.to_le_bytes(), x.rotate_left(40).to_be_bytes());
+            let cipher = aes::Aes128::new(&k.into());
+            let mut b = p.into();
+            cipher.encrypt_block(&mut b);
+            assert_eq!(encrypt_by_columns(&k, &p), <[u8; 16]>::from(b));
+        }
+    }
+
+    #[test]
+    fn the_sbox_is_fips_197() {
+        assert_eq!(sbox(0x00), 0x63);
+        assert_eq!(sbox(0x53), 0xed);
+        assert_eq!(sbox(0xff), 0x16);
+    }
+}

@@ -1,0 +1,520 @@
+//! The online phase of Protocols 1 and 2 (seed `004_5e28938f047ac094.txt`, §1 Fig. 5 and §2)
+//! for n parties, over any [`Exchange`].
+//!
+//! **Key.** Each party i holds a key share k_i; the key is Σ k_i. Party i broadcasts
+//! ε_i = k_i + ρ_i, where ρ_i is its input mask (known to it alone, represented in the
+//! pre-processing), and every party forms [[K]] = Σ_i ([[ρ_i]] + ε_i), with K copied into every
+//! block of the codeword. A key share is the party's own input: changing ε_i only changes it.
+//!
+//! **Rounds.** The state [[S]] of a codeword of blocks starts as plaintext + [[K_0]]. Round r
+//! opens δ = S + R_r (R_r a random mask), looks up, for every state byte q, entry δ_q of table
+//! q, which represents SRMC·(0, .., S(δ_q + R_q), .., 0) = SRMC·(0, .., S(s_q), .., 0), and
+//! adds them and the round key: one opening per round (the last round's tables apply
+//! ShiftRows only). With a fresh key, the key schedule runs in the same openings: δ_K =
+//! K + R'_r is opened beside the states, the next key is KS-linear(δ_K) + [[KS-linear(R'_r)]]
+//! plus four table entries (the S-boxes of RotWord) plus the round constant. So key expansion
+//! adds bytes, not rounds. Expanded keys ([`RoundKeys`]) can be kept for later blocks.
+//!
+//! **Checks.** Every opened vector must be a codeword, or the party stops at once. Before any
+//! output is opened, the openings are MAC-checked in one batch: coefficient vectors r_t come
+//! from a PRG seeded with the hash of the transcript (every opened value and input), each
+//! party commits to σ_i = Σ_t r_t ∗ m_{i,t} + α_i ∗ Σ_t r_t ∗ y_t and to its transcript hash,
+//! then opens both; all σ must sum to zero and all hashes agree (so an inconsistent broadcast
+//! is caught too). An error that passes the codeword check is a non-zero codeword, non-zero
+//! in d = 256 − k positions, and goes undetected with probability about 2^-8d over the
+//! unknown α ([`Protocol::combinations`]). Then the ciphertexts are opened with a commitment
+//! to each party's α_i and output MACs, which are opened next (the key is spent) and checked:
+//! Σ MAC = α ∗ y. Rounds: 1 (hello, once per session) + [1 key input] + 10 + 2 + 2.
+
+use crate::code::{N, ReedSolomon};
+use crate::error::{Cheat, Error, PrepError};
+use crate::exchange::{Exchange, kinds};
+use crate::layout::{self, BLOCK, KEY_SBOX_INPUTS, RCON, ROUNDS};
+use crate::prep::Material;
+use crate::protocol::Protocol;
+use crate::rep::{Rep, xor};
+use rand_core::RngCore;
+use sha2::{Digest, Sha256};
+use tessera_core::{Block, Prg, gf256};
+
+/// Shares of the eleven round keys, each copied into every block of a codeword: the result
+/// of key expansion, kept to encrypt more blocks under the same key.
+#[derive(Clone)]
+pub struct RoundKeys {
+    keys: Vec<Rep>,
+}
+
+impl std::fmt::Debug for RoundKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RoundKeys(..)")
+    }
+}
+
+/// The key an encryption uses.
+#[derive(Clone, Copy, Debug)]
+pub enum Key<'a> {
+    /// This party's share of a fresh key: its expansion runs in the same openings.
+    Share([u8; BLOCK]),
+    /// Keys expanded earlier.
+    Expanded(&'a RoundKeys),
+}
+
+/// What an encryption gives every party.
+#[derive(Debug)]
+pub struct Encryption {
+    /// The ciphertexts, one per plaintext.
+    pub ciphertexts: Vec<[u8; BLOCK]>,
+    /// The expanded keys, where the key was fresh.
+    pub round_keys: Option<RoundKeys>,
+}
+
+/// An opened vector and this party's MAC share of it, kept for the batched check.
+struct Opened {
+    y: [u8; N],
+    mac: [u8; N],
+}
+
+/// One party of the online phase.
+pub struct Party<'m> {
+    mat: &'m Material,
+    me: usize,
+    n: usize,
+    protocol: Protocol,
+    code: &'static ReedSolomon,
+    transcript: Sha256,
+    log: Vec<Opened>,
+    openings: usize,
+    received: Vec<Vec<u8>>,
+    scratch: Vec<Block>,
+    indices: Vec<usize>,
+    rng: Prg,
+    key_used: bool,
+    words_used: usize,
+    spent: bool,
+}
+
+impl std::fmt::Debug for Party<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Party")
+            .field("me", &self.me)
+            .field("protocol", &self.protocol)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A commitment: SHA-256 over a label, the party and the parts (the last a random nonce).
+fn commit(label: &[u8], party: usize, parts: &[&[u8]]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"tessera-oaes ");
+    h.update(label);
+    h.update((party as u64).to_le_bytes());
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p);
+    }
+    h.finalize().into()
+}
+
+/// Stops with `r`'s error, telling the peers once.
+fn guard<T, X: Exchange>(x: &mut X, r: Result<T, Error>) -> Result<T, Error> {
+    if let Err(e) = &r
+        && let Some(reason) = e.reason_for_peers()
+    {
+        x.abort(&reason);
+    }
+    r
+}
+
+impl<'m> Party<'m> {
+    /// Starts a session: checks that every peer loaded the same dealing, each its own part.
+    pub fn new<X: Exchange>(mat: &'m Material, x: &mut X) -> Result<Party<'m>, Error> {
+        let r = Party::hello(mat, x);
+        guard(x, r)
+    }
+
+    fn hello<X: Exchange>(mat: &'m Material, x: &mut X) -> Result<Party<'m>, Error> {
+        let h = mat.header();
+        let (me, n) = (x.me(), x.parties());
+        if h.party != me || h.shape.parties != n {
+            return Err(Error::Usage(format!(
+                "this is party {me} of {n}, the pre-processing is party {}'s of {}",
+                h.party, h.shape.parties
+            )));
+        }
+        let digest = h.session_digest();
+        let mut hello = digest.to_vec();
+        hello.extend_from_slice(&(me as u16).to_le_bytes());
+        let mut received = vec![Vec::new(); n];
+        x.exchange(kinds::HELLO, &hello, hello.len(), &mut received)?;
+        for (j, r) in received.iter().enumerate().filter(|&(j, _)| j != me) {
+            if r[..32] != digest {
+                return Err(PrepError::OtherSession { party: j }.into());
+            }
+            let claims = u16::from_le_bytes([r[32], r[33]]) as usize;
+            if claims != j {
+                return Err(PrepError::PeerHasOtherParty { party: j, claims }.into());
+            }
+        }
+        let mut transcript = Sha256::new();
+        transcript.update(digest);
+        Ok(Party {
+            mat,
+            me,
+            n,
+            protocol: h.shape.protocol,
+            code: h.shape.protocol.code(),
+            transcript,
+            log: Vec::new(),
+            openings: 0,
+            received,
+            scratch: Vec::new(),
+            indices: Vec::new(),
+            rng: Prg::from_os()?,
+            key_used: false,
+            words_used: 0,
+            spent: false,
+        })
+    }
+
+    /// Expands a fresh key from this party's share (one input round and ten openings), to
+    /// encrypt with later ([`Key::Expanded`]).
+    pub fn expand_key<X: Exchange>(
+        &mut self,
+        x: &mut X,
+        share: &[u8; BLOCK],
+    ) -> Result<RoundKeys, Error> {
+        let r = self.expand_key_inner(x, share);
+        guard(x, r)
+    }
+
+    fn expand_key_inner<X: Exchange>(
+        &mut self,
+        x: &mut X,
+        share: &[u8; BLOCK],
+    ) -> Result<RoundKeys, Error> {
+        let mut key = self.input_key(x, share)?;
+        let mut keys = vec![key];
+        let mut delta = vec![vec![0u8; self.code.k()]];
+        for r in 0..ROUNDS {
+            let mut o = key;
+            self.add_reps(&[self.mat.header().shape.key_mask(r)], &mut o);
+            self.open(x, &[o], &mut delta)?;
+            key = self.key_step(r, &delta[0]);
+            keys.push(key);
+        }
+        Ok(RoundKeys { keys })
+    }
+
+    /// Encrypts `plaintexts` under `key`; every party learns the ciphertexts, after the MAC
+    /// checks.
+    pub fn encrypt<X: Exchange>(
+        &mut self,
+        x: &mut X,
+        key: Key<'_>,
+        plaintexts: &[[u8; BLOCK]],
+    ) -> Result<Encryption, Error> {
+        let r = self.encrypt_inner(x, key, plaintexts);
+        guard(x, r)
+    }
+
+    fn encrypt_inner<X: Exchange>(
+        &mut self,
+        x: &mut X,
+        key: Key<'_>,
+        plaintexts: &[[u8; BLOCK]],
+    ) -> Result<Encryption, Error> {
+        let shape = self.mat.header().shape;
+        let bpw = self.protocol.blocks_per_word();
+        if plaintexts.is_empty() {
+            return Err(Error::Usage("no plaintext to encrypt".into()));
+        }
+        if self.spent {
+            return Err(Error::Usage(
+                "this session opened its MAC key with its output; load new pre-processing".into(),
+            ));
+        }
+        let words = plaintexts.len().div_ceil(bpw);
+        if self.words_used + words > shape.words() {
+            return Err(PrepError::Exhausted {
+                what: format!(
+                    "{} blocks asked for, {} left",
+                    plaintexts.len(),
+                    (shape.words() - self.words_used) * bpw
+                ),
+            }
+            .into());
+        }
+        let first = self.words_used;
+        self.words_used += words;
+        let (mut key_rep, fresh) = match key {
+            Key::Share(s) => (self.input_key(x, &s)?, None),
+            Key::Expanded(rk) => (rk.keys[0], Some(rk)),
+        };
+        let mut kept = vec![key_rep];
+        // Blocks past the last plaintext repeat it, so their ciphertexts say nothing new.
+        let mut data = vec![0u8; self.code.k()];
+        let mut states: Vec<Rep> = (0..words)
+            .map(|w| {
+                for b in 0..bpw {
+                    let p = plaintexts[(w * bpw + b).min(plaintexts.len() - 1)];
+                    data[b * BLOCK..(b + 1) * BLOCK].copy_from_slice(&p);
+                }
+                let mut s = key_rep;
+                self.add_public(&mut s, &data);
+                s
+            })
+            .collect();
+        let opened_per_round = words + usize::from(fresh.is_none());
+        let mut opened = Vec::with_capacity(opened_per_round);
+        let mut deltas = vec![vec![0u8; self.code.k()]; opened_per_round];
+        for r in 0..ROUNDS {
+            opened.clear();
+            for (w, s) in states.iter().enumerate() {
+                let mut o = *s;
+                self.add_reps(&[shape.word_mask(r, first + w)], &mut o);
+                opened.push(o);
+            }
+            if fresh.is_none() {
+                let mut o = key_rep;
+                self.add_reps(&[shape.key_mask(r)], &mut o);
+                opened.push(o);
+            }
+            self.open(x, &opened, &mut deltas)?;
+            key_rep = match fresh {
+                None => self.key_step(r, &deltas[words]),
+                Some(rk) => rk.keys[r + 1],
+            };
+            kept.push(key_rep);
+            for (w, s) in states.iter_mut().enumerate() {
+                *s = key_rep;
+                self.indices.clear();
+                self.indices.extend(
+                    deltas[w][..shape.tables_per_word()]
+                        .iter()
+                        .enumerate()
+                        .map(|(q, &d)| shape.word_table(r, first + w, q, d)),
+                );
+                let indices = std::mem::take(&mut self.indices);
+                self.add_reps(&indices, s);
+                self.indices = indices;
+            }
+        }
+        self.check(x)?;
+        let mut ciphertexts = self.output(x, &states)?;
+        ciphertexts.truncate(plaintexts.len());
+        Ok(Encryption {
+            ciphertexts,
+            round_keys: fresh.is_none().then_some(RoundKeys { keys: kept }),
+        })
+    }
+
+    fn add_reps(&mut self, indices: &[usize], out: &mut Rep) {
+        self.mat.add_reps(indices, out, &mut self.scratch);
+    }
+
+    /// Adds the public data vector `data` (k entries).
+    fn add_public(&self, rep: &mut Rep, data: &[u8]) {
+        let mut c = [0u8; N];
+        self.code.encode(data, &mut c);
+        rep.add_public(&c, self.me, self.mat.alpha());
+    }
+
+    /// The key input round: [[K]] from every party's masked share.
+    fn input_key<X: Exchange>(&mut self, x: &mut X, share: &[u8; BLOCK]) -> Result<Rep, Error> {
+        if self.key_used {
+            return Err(PrepError::Exhausted {
+                what: "the key-schedule material was used by an earlier key".into(),
+            }
+            .into());
+        }
+        self.key_used = true;
+        let mut eps = *share;
+        xor(&mut eps, self.mat.input_mask());
+        x.exchange(kinds::INPUT, &eps, BLOCK, &mut self.received)?;
+        let bpw = self.protocol.blocks_per_word();
+        let mut key = Rep::ZERO;
+        let mut data = vec![0u8; self.code.k()];
+        for p in 0..self.n {
+            let e: [u8; BLOCK] = if p == self.me {
+                eps
+            } else {
+                self.received[p][..BLOCK].try_into().unwrap_or_default()
+            };
+            self.transcript.update(e);
+            self.add_reps(&[self.mat.header().shape.input(p)], &mut key);
+            layout::replicate(&e, bpw, &mut data);
+            self.add_public(&mut key, &data);
+        }
+        Ok(key)
+    }
+
+    /// Opens `reps` in one exchange: their data into `data`, after the codeword check.
+    fn open<X: Exchange>(
+        &mut self,
+        x: &mut X,
+        reps: &[Rep],
+        data: &mut [Vec<u8>],
+    ) -> Result<(), Error> {
+        let out: Vec<u8> = reps.iter().flat_map(|r| r.word).collect();
+        x.exchange(kinds::OPEN, &out, out.len(), &mut self.received)?;
+        for (t, rep) in reps.iter().enumerate() {
+            let mut y = rep.word;
+            for (j, r) in self.received.iter().enumerate() {
+                if j != self.me {
+                    xor(&mut y, &r[t * N..(t + 1) * N]);
+                }
+            }
+            self.code
+                .decode(&y, &mut data[t])
+                .ok_or(Cheat::NotCodeword {
+                    opening: self.openings,
+                })?;
+            self.openings += 1;
+            self.transcript.update(y);
+            self.log.push(Opened { y, mac: rep.mac });
+        }
+        Ok(())
+    }
+
+    /// The next round key from the opened δ = K + R' of round `r`.
+    fn key_step(&mut self, r: usize, delta: &[u8]) -> Rep {
+        let shape = self.mat.header().shape;
+        let mut next = Rep::ZERO;
+        let mut indices = [shape.key_linear(r); 5];
+        for (t, &i) in KEY_SBOX_INPUTS.iter().enumerate() {
+            indices[1 + t] = shape.key_table(r, t, delta[i]);
+        }
+        self.add_reps(&indices, &mut next);
+        let first: [u8; BLOCK] = delta[..BLOCK].try_into().unwrap_or_default();
+        let mut public = layout::key_linear(&first);
+        for w in 0..4 {
+            public[4 * w] ^= RCON[r];
+        }
+        let mut data = vec![0u8; self.code.k()];
+        layout::replicate(&public, self.protocol.blocks_per_word(), &mut data);
+        self.add_public(&mut next, &data);
+        next
+    }
+
+    /// The batched MAC check of every opening since the last check.
+    fn check<X: Exchange>(&mut self, x: &mut X) -> Result<(), Error> {
+        let h: [u8; 32] = self.transcript.clone().finalize().into();
+        let seed: [u8; 16] = h[..16].try_into().unwrap_or_default();
+        let mut coefficients = Prg::from_seed_block(Block::from(seed));
+        let c = self.protocol.combinations();
+        let mut sigma = vec![0u8; c * N];
+        let (mut ys, mut coef) = ([0u8; N], [0u8; N]);
+        for sig in sigma.chunks_exact_mut(N) {
+            ys.fill(0);
+            for o in &self.log {
+                coefficients.fill_bytes(&mut coef);
+                gf256::fma(&mut ys, &coef, &o.y);
+                gf256::fma(sig, &coef, &o.mac);
+            }
+            gf256::fma(sig, self.mat.alpha(), &ys);
+        }
+        let mut nonce = [0u8; 16];
+        self.rng.fill_bytes(&mut nonce);
+        let mine = commit(b"mac check", self.me, &[&h, &sigma, &nonce]);
+        x.exchange(kinds::COMMIT, &mine, 32, &mut self.received)?;
+        let commitments = self.received.clone();
+        let reveal: Vec<u8> = [&h[..], &sigma, &nonce].concat();
+        x.exchange(kinds::REVEAL, &reveal, reveal.len(), &mut self.received)?;
+        let mut total = sigma;
+        for (j, r) in self.received.iter().enumerate() {
+            if j == self.me {
+                continue;
+            }
+            let (hj, rest) = r.split_at(32);
+            let (sj, nj) = rest.split_at(c * N);
+            if commit(b"mac check", j, &[hj, sj, nj])[..] != commitments[j][..] {
+                return Err(Cheat::Commitment { party: j }.into());
+            }
+            if hj != h {
+                return Err(Cheat::Transcript { party: j }.into());
+            }
+            xor(&mut total, sj);
+        }
+        if total.iter().any(|&b| b != 0) {
+            return Err(Cheat::MacCheck {
+                what: "the openings",
+            }
+            .into());
+        }
+        self.log.clear();
+        Ok(())
+    }
+
+    /// Opens the states as ciphertexts, then opens the MAC key and checks the output MACs.
+    fn output<X: Exchange>(
+        &mut self,
+        x: &mut X,
+        states: &[Rep],
+    ) -> Result<Vec<[u8; BLOCK]>, Error> {
+        self.spent = true;
+        let words = states.len();
+        let macs: Vec<u8> = states.iter().flat_map(|s| s.mac).collect();
+        let mut nonce = [0u8; 16];
+        self.rng.fill_bytes(&mut nonce);
+        let alpha = self.mat.alpha();
+        let mine = commit(b"output", self.me, &[alpha, &macs, &nonce]);
+        let mut out: Vec<u8> = states.iter().flat_map(|s| s.word).collect();
+        out.extend_from_slice(&mine);
+        x.exchange(kinds::OUTPUT, &out, out.len(), &mut self.received)?;
+        let commitments: Vec<Vec<u8>> = self
+            .received
+            .iter()
+            .map(|r| r.get(words * N..).unwrap_or_default().to_vec())
+            .collect();
+        let mut ys = vec![[0u8; N]; words];
+        let mut data = vec![vec![0u8; self.code.k()]; words];
+        for (w, (y, s)) in ys.iter_mut().zip(states).enumerate() {
+            *y = s.word;
+            for (j, r) in self.received.iter().enumerate() {
+                if j != self.me {
+                    xor(y, &r[w * N..(w + 1) * N]);
+                }
+            }
+            self.code
+                .decode(y, &mut data[w])
+                .ok_or(Cheat::NotCodeword {
+                    opening: self.openings + w,
+                })?;
+        }
+        self.openings += words;
+        let reveal: Vec<u8> = [&alpha[..], &macs, &nonce].concat();
+        x.exchange(
+            kinds::OUTPUT_CHECK,
+            &reveal,
+            reveal.len(),
+            &mut self.received,
+        )?;
+        let (mut alpha_sum, mut mac_sum) = (*alpha, macs);
+        for (j, r) in self.received.iter().enumerate() {
+            if j == self.me {
+                continue;
+            }
+            let (aj, rest) = r.split_at(N);
+            let (mj, nj) = rest.split_at(words * N);
+            if commit(b"output", j, &[aj, mj, nj])[..] != commitments[j][..] {
+                return Err(Cheat::Commitment { party: j }.into());
+            }
+            xor(&mut alpha_sum, aj);
+            xor(&mut mac_sum, mj);
+        }
+        for (y, m) in ys.iter().zip(mac_sum.chunks_exact(N)) {
+            let mut want = [0u8; N];
+            gf256::mul_slices(&alpha_sum, y, &mut want);
+            if want[..] != m[..] {
+                return Err(Cheat::MacCheck { what: "the output" }.into());
+            }
+        }
+        let bpw = self.protocol.blocks_per_word();
+        Ok(data
+            .iter()
+            .flat_map(|d| {
+                (0..bpw).map(move |b| d[b * BLOCK..(b + 1) * BLOCK].try_into().unwrap_or_default())
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,576 @@
+//! Pre-processing from a trusted dealer, as the seed's own implementation makes it
+//! (`004_5e28938f047ac094.txt`, §1.1 and Appendix A: one program writes every party's
+//! material): per run, the global MAC key's shares, a masked input for every party's key
+//! share, and per AES round the masks and tables of Fig. 5, for the key schedule and for every
+//! codeword of blocks.
+//!
+//! **Trust.** The dealer sees the MAC key and every mask; whoever runs it must be trusted by
+//! all parties and must not keep its state. Making the tables without a dealer is §4 of the
+//! seed: a generic MiniMac (or SPDZ-like) pre-processing over GF(2^8) produces random [[R]]
+//! and [[L·R]] for linear maps L, then selects each table row with Φ_i = 1 − ((R_j − i)^255)
+//! in MiniMac multiplications (255 multiplications per candidate row, 256 rows per table);
+//! tessera does not do that.
+//!
+//! **Compression.** Parties 0..n−1 get a 16-byte seed from which every share of theirs is
+//! derived on demand (AES-CTR, one block range per representation); party n−1 gets the
+//! corrections, the only large file. Every party's shares are still uniformly random to the
+//! others.
+//!
+//! **Files.** A 48-byte header (magic, version, protocol, seeded flag, parties, party, blocks,
+//! session id, body length), the body, and the SHA-256 digest of both. A party refuses a file
+//! whose digest or length is wrong, that names another party, or that carries another session
+//! id than its peers' (checked at the start of a run), and it refuses to use a file twice: the
+//! first run creates `FILE.used` beside it ([`claim`]).
+
+use crate::code::N;
+use crate::error::{Error, PrepError};
+use crate::layout::{self, BLOCK, KEY_SBOX_INPUTS, ROUNDS};
+use crate::protocol::Protocol;
+use crate::rep::{REP_BYTES, Rep, xor};
+use rand_core::RngCore;
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use tessera_core::{Block, FixedKeyAes, Prg, gf256};
+
+/// Table entries: one per byte value.
+pub const ENTRIES: usize = 256;
+/// The most parties a dealing serves.
+pub const MAX_PARTIES: usize = 64;
+/// The most blocks one dealing serves.
+pub const MAX_BLOCKS: usize = 1 << 20;
+/// Header bytes.
+pub const HEADER_BYTES: usize = 48;
+const MAGIC: &[u8; 8] = b"TSRAOAES";
+const VERSION: u16 = 1;
+/// AES blocks that one representation's seeded shares take.
+const REP_AES_BLOCKS: usize = REP_BYTES.div_ceil(16);
+
+/// What a dealing is for; every party's header holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// The online protocol.
+    pub protocol: Protocol,
+    /// The number of parties.
+    pub parties: usize,
+    /// AES blocks the dealing serves.
+    pub blocks: usize,
+}
+
+impl Shape {
+    /// A checked shape.
+    pub fn new(protocol: Protocol, parties: usize, blocks: usize) -> Result<Shape, Error> {
+        if !(2..=MAX_PARTIES).contains(&parties) {
+            return Err(Error::Usage(format!(
+                "{parties} parties: oblivious AES needs 2 to {MAX_PARTIES}"
+            )));
+        }
+        if !(1..=MAX_BLOCKS).contains(&blocks) {
+            return Err(Error::Usage(format!(
+                "{blocks} blocks: a dealing serves 1 to {MAX_BLOCKS}"
+            )));
+        }
+        Ok(Shape {
+            protocol,
+            parties,
+            blocks,
+        })
+    }
+
+    /// Codewords of blocks.
+    pub fn words(&self) -> usize {
+        self.blocks.div_ceil(self.protocol.blocks_per_word())
+    }
+
+    /// Tables per codeword and round: one per state byte.
+    pub fn tables_per_word(&self) -> usize {
+        BLOCK * self.protocol.blocks_per_word()
+    }
+
+    /// Representations in the key schedule's material of one round: its mask, the mask's
+    /// linear image, four tables.
+    const KEY_ROUND: usize = 2 + 4 * ENTRIES;
+
+    fn word_round(&self) -> usize {
+        1 + self.tables_per_word() * ENTRIES
+    }
+
+    /// Party `p`'s masked key input.
+    pub fn input(&self, p: usize) -> usize {
+        p
+    }
+
+    /// The key-schedule mask of round `r`.
+    pub fn key_mask(&self, r: usize) -> usize {
+        self.parties + r * Self::KEY_ROUND
+    }
+
+    /// The linear image of that mask.
+    pub fn key_linear(&self, r: usize) -> usize {
+        self.key_mask(r) + 1
+    }
+
+    /// Entry `s` of key-schedule table `t` of round `r`.
+    pub fn key_table(&self, r: usize, t: usize, s: u8) -> usize {
+        self.key_mask(r) + 2 + t * ENTRIES + s as usize
+    }
+
+    /// The mask of codeword `w` in round `r`.
+    pub fn word_mask(&self, r: usize, w: usize) -> usize {
+        self.parties + ROUNDS * Self::KEY_ROUND + (r * self.words() + w) * self.word_round()
+    }
+
+    /// Entry `s` of the table of state byte `q` of codeword `w` in round `r`.
+    pub fn word_table(&self, r: usize, w: usize, q: usize, s: u8) -> usize {
+        self.word_mask(r, w) + 1 + q * ENTRIES + s as usize
+    }
+
+    /// Representations in all.
+    pub fn reps(&self) -> usize {
+        self.word_mask(ROUNDS, 0)
+    }
+
+    /// Body bytes of party `party`'s file.
+    pub fn body_bytes(&self, party: usize) -> u64 {
+        let fixed = (N + BLOCK) as u64;
+        if party + 1 == self.parties {
+            fixed + self.reps() as u64 * REP_BYTES as u64
+        } else {
+            fixed + 16
+        }
+    }
+
+    /// File bytes of party `party`.
+    pub fn file_bytes(&self, party: usize) -> u64 {
+        HEADER_BYTES as u64 + self.body_bytes(party) + 32
+    }
+}
+
+/// A file's header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// The dealing's shape.
+    pub shape: Shape,
+    /// The party the file is for.
+    pub party: usize,
+    /// The dealing's random id.
+    pub session: [u8; 16],
+}
+
+impl Header {
+    fn to_bytes(self) -> [u8; HEADER_BYTES] {
+        let mut h = [0u8; HEADER_BYTES];
+        h[..8].copy_from_slice(MAGIC);
+        h[8..10].copy_from_slice(&VERSION.to_le_bytes());
+        h[10] = self.shape.protocol.number();
+        h[11] = u8::from(self.party + 1 < self.shape.parties);
+        h[12..14].copy_from_slice(&(self.shape.parties as u16).to_le_bytes());
+        h[14..16].copy_from_slice(&(self.party as u16).to_le_bytes());
+        h[16..20].copy_from_slice(&(self.shape.blocks as u32).to_le_bytes());
+        h[24..40].copy_from_slice(&self.session);
+        h[40..48].copy_from_slice(&self.shape.body_bytes(self.party).to_le_bytes());
+        h
+    }
+
+    fn parse(h: &[u8], path: &str) -> Result<Header, PrepError> {
+        let format = |what: &str| PrepError::Format {
+            path: path.to_string(),
+            what: what.to_string(),
+        };
+        if h.len() < HEADER_BYTES || &h[..8] != MAGIC {
+            return Err(format("no magic number"));
+        }
+        let u16_at = |i: usize| u16::from_le_bytes([h[i], h[i + 1]]) as usize;
+        if u16_at(8) != VERSION as usize {
+            return Err(format(&format!("version {}", u16_at(8))));
+        }
+        let protocol = Protocol::from_number(h[10])
+            .ok_or_else(|| format(&format!("protocol {} does not exist", h[10])))?;
+        let (parties, party) = (u16_at(12), u16_at(14));
+        let blocks = u32::from_le_bytes([h[16], h[17], h[18], h[19]]) as usize;
+        let shape = Shape::new(protocol, parties, blocks).map_err(|e| format(&e.to_string()))?;
+        if party >= parties {
+            return Err(format(&format!("party {party} of {parties}")));
+        }
+        if h[11] != u8::from(party + 1 < parties) || h[20..24] != [0; 4] {
+            return Err(format("reserved fields are set"));
+        }
+        let header = Header {
+            shape,
+            party,
+            session: h[24..40].try_into().unwrap_or_default(),
+        };
+        let body = u64::from_le_bytes(h[40..48].try_into().unwrap_or_default());
+        if body != shape.body_bytes(party) {
+            return Err(format(&format!(
+                "the body length {body} does not fit the shape (want {})",
+                shape.body_bytes(party)
+            )));
+        }
+        Ok(header)
+    }
+
+    /// What the parties compare at the start of a run: the same dealing and shape.
+    pub fn session_digest(&self) -> [u8; 32] {
+        let mut h = Sha256::new();
+        h.update(b"tessera-oaes session");
+        h.update([self.shape.protocol.number()]);
+        h.update((self.shape.parties as u64).to_le_bytes());
+        h.update((self.shape.blocks as u64).to_le_bytes());
+        h.update(self.session);
+        h.finalize().into()
+    }
+}
+
+/// Where a party's shares come from.
+enum Shares {
+    /// Derived from a seed: representation i is AES_seed(32·i), ..., AES_seed(32·i + 31).
+    Seeded(FixedKeyAes),
+    /// Stored: representation i at byte offset [`REP_BYTES`]·i of the buffer.
+    Explicit(Vec<u8>),
+}
+
+/// The seeded shares of representation `index` into `out` ([`REP_BYTES`] bytes), by blocks
+/// `scratch` (one representation's worth).
+fn seeded_rep(aes: &FixedKeyAes, index: usize, scratch: &mut [Block], out: &mut [u8]) {
+    for (j, b) in scratch.iter_mut().enumerate() {
+        *b = Block::from((index * REP_AES_BLOCKS + j) as u128);
+    }
+    aes.encrypt_blocks(scratch);
+    let bytes: &[u8] = bytemuck_blocks(scratch);
+    out[..REP_BYTES].copy_from_slice(&bytes[..REP_BYTES]);
+}
+
+fn bytemuck_blocks(b: &[Block]) -> &[u8] {
+    bytemuck::cast_slice(b)
+}
+
+/// One party's pre-processing, loaded.
+pub struct Material {
+    header: Header,
+    alpha: [u8; N],
+    mask: [u8; BLOCK],
+    shares: Shares,
+}
+
+impl std::fmt::Debug for Material {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Material")
+            .field("header", &self.header)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Material {
+    /// The header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// This party's share of the global MAC key.
+    pub fn alpha(&self) -> &[u8; N] {
+        &self.alpha
+    }
+
+    /// This party's input mask (the data of its input representation, block 0).
+    pub fn input_mask(&self) -> &[u8; BLOCK] {
+        &self.mask
+    }
+
+    /// Adds the representations `indices` into `out`; `scratch` holds seeded shares.
+    pub fn add_reps(&self, indices: &[usize], out: &mut Rep, scratch: &mut Vec<Block>) {
+        match &self.shares {
+            Shares::Explicit(bytes) => {
+                for &i in indices {
+                    out.add_bytes(&bytes[i * REP_BYTES..(i + 1) * REP_BYTES]);
+                }
+            }
+            Shares::Seeded(aes) => {
+                scratch.clear();
+                scratch.extend(indices.iter().flat_map(|&i| {
+                    (0..REP_AES_BLOCKS).map(move |j| Block::from((i * REP_AES_BLOCKS + j) as u128))
+                }));
+                aes.encrypt_blocks(scratch);
+                for rep in scratch.chunks_exact(REP_AES_BLOCKS) {
+                    out.add_bytes(bytemuck_blocks(rep));
+                }
+            }
+        }
+    }
+
+    /// Parses a file's bytes (`name` for errors); checks length, digest and fields.
+    pub fn from_bytes(bytes: Vec<u8>, name: &str) -> Result<Material, PrepError> {
+        let header = Header::parse(&bytes, name)?;
+        let want = header.shape.file_bytes(header.party);
+        let got = bytes.len() as u64;
+        if got < want {
+            return Err(PrepError::Truncated {
+                path: name.to_string(),
+                got,
+                want,
+            });
+        }
+        if got > want {
+            return Err(PrepError::Corrupt {
+                path: name.to_string(),
+                what: format!("{got} bytes, {} more than the header announces", got - want),
+            });
+        }
+        let (content, digest) = bytes.split_at(bytes.len() - 32);
+        if Sha256::digest(content)[..] != digest[..] {
+            return Err(PrepError::Corrupt {
+                path: name.to_string(),
+                what: "the SHA-256 digest does not match the contents".into(),
+            });
+        }
+        let body = &content[HEADER_BYTES..];
+        let alpha: [u8; N] = body[..N].try_into().unwrap_or([0; N]);
+        let mask: [u8; BLOCK] = body[N..N + BLOCK].try_into().unwrap_or_default();
+        let rest = HEADER_BYTES + N + BLOCK;
+        let end = content.len();
+        let shares = if header.party + 1 < header.shape.parties {
+            let seed: [u8; 16] = bytes[rest..rest + 16].try_into().unwrap_or_default();
+            Shares::Seeded(FixedKeyAes::new(Block::from(seed)))
+        } else {
+            let mut bytes = bytes;
+            bytes.truncate(end);
+            bytes.drain(..rest);
+            Shares::Explicit(bytes)
+        };
+        Ok(Material {
+            header,
+            alpha,
+            mask,
+            shares,
+        })
+    }
+
+    /// Reads and checks the file at `path`; the party it is for must be `party`.
+    pub fn load(path: &Path, party: usize) -> Result<Material, PrepError> {
+        let name = path.display().to_string();
+        let io = |e: std::io::Error| PrepError::Io {
+            path: name.clone(),
+            message: e.to_string(),
+        };
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        let mut head = [0u8; HEADER_BYTES];
+        let len = file.metadata().map_err(io)?.len();
+        std::io::Read::read_exact(&mut file, &mut head).map_err(|_| PrepError::Format {
+            path: name.clone(),
+            what: format!("{len} bytes, shorter than a header"),
+        })?;
+        let header = Header::parse(&head, &name)?;
+        if header.party != party {
+            return Err(PrepError::OtherParty {
+                path: name,
+                file: header.party,
+                run: party,
+            });
+        }
+        let want = header.shape.file_bytes(party);
+        if len < want {
+            return Err(PrepError::Truncated {
+                path: name,
+                got: len,
+                want,
+            });
+        }
+        // The length was checked against the header, so this allocation is what the file holds.
+        let mut bytes = Vec::with_capacity(len.min(want + 1) as usize);
+        bytes.extend_from_slice(&head);
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(file, want + 1 - HEADER_BYTES as u64),
+            &mut bytes,
+        )
+        .map_err(io)?;
+        Material::from_bytes(bytes, &name)
+    }
+}
+
+/// Marks the file at `path` as used by creating `FILE.used` beside it (atomically: of two
+/// runs, one wins); refuses a file that already has one.
+pub fn claim(path: &Path, session: &[u8; 16]) -> Result<PathBuf, PrepError> {
+    let mut marker = path.as_os_str().to_owned();
+    marker.push(".used");
+    let marker = PathBuf::from(marker);
+    let shown = marker.display().to_string();
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&marker)
+    {
+        Ok(mut f) => {
+            let hex: String = session.iter().map(|b| format!("{b:02x}")).collect();
+            writeln!(f, "session {hex} used by pid {}", std::process::id()).map_err(|e| {
+                PrepError::Io {
+                    path: shown.clone(),
+                    message: e.to_string(),
+                }
+            })?;
+            Ok(marker)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(PrepError::Reused {
+            path: path.display().to_string(),
+            marker: shown,
+        }),
+        Err(e) => Err(PrepError::Io {
+            path: shown,
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// Where the dealer writes: every party's sink and digest, and the seeded parties' keys.
+struct Out<'a, 'b> {
+    sinks: &'a mut [&'b mut dyn Write],
+    hashers: Vec<Sha256>,
+    seeds: Vec<FixedKeyAes>,
+    index: usize,
+    scratch: Vec<Block>,
+}
+
+impl Out<'_, '_> {
+    fn put(&mut self, p: usize, bytes: &[u8]) -> std::io::Result<()> {
+        self.hashers[p].update(bytes);
+        self.sinks[p].write_all(bytes)
+    }
+
+    /// The next representation, of `value` (codeword ‖ MAC): the seeded parties' shares are
+    /// their seeds' output, the last party's the difference.
+    fn emit(&mut self, value: &[u8; REP_BYTES]) -> std::io::Result<()> {
+        let mut last = *value;
+        let mut share = [0u8; REP_BYTES];
+        for aes in &self.seeds {
+            seeded_rep(aes, self.index, &mut self.scratch, &mut share);
+            xor(&mut last, &share);
+        }
+        self.index += 1;
+        let n = self.sinks.len();
+        self.put(n - 1, &last)
+    }
+
+    /// A table: entry s represents S(s + r)·unit, where `unit` is C(u) ‖ α ∗ C(u).
+    fn table(&mut self, unit: &[u8; REP_BYTES], r: u8) -> std::io::Result<()> {
+        for s in 0..ENTRIES {
+            let mut entry = [0u8; REP_BYTES];
+            gf256::mul_acc(&mut entry, unit, layout::sbox(s as u8 ^ r));
+            self.emit(&entry)?;
+        }
+        Ok(())
+    }
+}
+
+/// The dealer: writes every party's material for `shape` to `sinks` (one per party), with
+/// randomness from `rng` (seed it from the operating system: [`Prg::from_os`]); returns the
+/// session id.
+pub fn deal(
+    shape: Shape,
+    rng: &mut Prg,
+    sinks: &mut [&mut dyn Write],
+) -> Result<[u8; 16], std::io::Error> {
+    let n = shape.parties;
+    assert_eq!(sinks.len(), n, "one sink per party");
+    let code = shape.protocol.code();
+    let bpw = shape.protocol.blocks_per_word();
+    let mut session = [0u8; 16];
+    rng.fill_bytes(&mut session);
+    let mut out = Out {
+        sinks,
+        hashers: (0..n).map(|_| Sha256::new()).collect(),
+        seeds: Vec::with_capacity(n - 1),
+        index: 0,
+        scratch: vec![Block::default(); REP_AES_BLOCKS],
+    };
+    // Headers, MAC key shares, input masks, seeds.
+    let mut alpha = [0u8; N];
+    let mut masks = vec![[0u8; BLOCK]; n];
+    for (p, mask) in masks.iter_mut().enumerate() {
+        let header = Header {
+            shape,
+            party: p,
+            session,
+        };
+        out.put(p, &header.to_bytes())?;
+        let mut a = [0u8; N];
+        rng.fill_bytes(&mut a);
+        xor(&mut alpha, &a);
+        rng.fill_bytes(mask);
+        out.put(p, &a)?;
+        out.put(p, mask)?;
+        if p + 1 < n {
+            let mut seed = [0u8; 16];
+            rng.fill_bytes(&mut seed);
+            out.put(p, &seed)?;
+            out.seeds.push(FixedKeyAes::new(Block::from(seed)));
+        }
+    }
+    // value = C(data) ‖ α ∗ C(data)
+    let encode = |data: &[u8], value: &mut [u8; REP_BYTES]| {
+        let mut c = [0u8; N];
+        code.encode(data, &mut c);
+        value[..N].copy_from_slice(&c);
+        gf256::mul_slices(&alpha, &c, &mut value[N..]);
+    };
+    let (mut value, mut unit) = ([0u8; REP_BYTES], [0u8; REP_BYTES]);
+    let mut data = vec![0u8; code.k()];
+    let mut random = vec![0u8; code.k()];
+    for mask in &masks {
+        layout::replicate(mask, bpw, &mut data);
+        encode(&data, &mut value);
+        out.emit(&value)?;
+    }
+    for _round in 0..ROUNDS {
+        rng.fill_bytes(&mut random);
+        encode(&random, &mut value);
+        out.emit(&value)?;
+        let first: [u8; BLOCK] = random[..BLOCK].try_into().unwrap_or_default();
+        layout::replicate(&layout::key_linear(&first), bpw, &mut data);
+        encode(&data, &mut value);
+        out.emit(&value)?;
+        for (t, &i) in KEY_SBOX_INPUTS.iter().enumerate() {
+            layout::replicate(&layout::key_sbox_column(t), bpw, &mut data);
+            encode(&data, &mut unit);
+            out.table(&unit, random[i])?;
+        }
+    }
+    for round in 0..ROUNDS {
+        for _w in 0..shape.words() {
+            rng.fill_bytes(&mut random);
+            encode(&random, &mut value);
+            out.emit(&value)?;
+            for (q, &mask) in random[..shape.tables_per_word()].iter().enumerate() {
+                data.fill(0);
+                let (b, p) = (q / BLOCK, q % BLOCK);
+                data[b * BLOCK..(b + 1) * BLOCK]
+                    .copy_from_slice(&layout::round_column(p, round + 1 < ROUNDS));
+                encode(&data, &mut unit);
+                out.table(&unit, mask)?;
+            }
+        }
+    }
+    debug_assert_eq!(out.index, shape.reps());
+    let hashers = std::mem::take(&mut out.hashers);
+    for (p, h) in hashers.into_iter().enumerate() {
+        out.sinks[p].write_all(&h.finalize())?;
+    }
+    Ok(session)
+}
+
+/// Every party's material for `shape`, dealt in memory (for tests, benchmarks and the demo).
+pub fn deal_in_memory(shape: Shape, rng: &mut Prg) -> Result<Vec<Material>, Error> {
+    let mut buffers: Vec<Vec<u8>> = (0..shape.parties)
+        .map(|p| Vec::with_capacity(shape.file_bytes(p) as usize))
+        .collect();
+    {
+        let mut sinks: Vec<&mut dyn Write> =
+            buffers.iter_mut().map(|b| b as &mut dyn Write).collect();
+        deal(shape, rng, &mut sinks).map_err(|e| Error::Usage(format!("dealing: {e}")))?;
+    }
+    buffers
+        .into_iter()
+        .enumerate()
+        .map(|(p, b)| {
+            Material::from_bytes(b, &format!("party {p}'s material")).map_err(Error::from)
+        })
+        .collect()
+}

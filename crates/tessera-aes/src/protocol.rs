@@ -1,0 +1,81 @@
+//! The registry of online protocols (seed `004_5e28938f047ac094.txt`): each fixes the code,
+//! how many AES blocks one codeword carries and how the MAC check combines openings. Parsing,
+//! file headers, the command line and the tests all read it from here.
+
+use crate::code::{Encoding, N, ReedSolomon};
+
+/// An oblivious-AES protocol of the seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    /// §1, Fig. 5: MiniMac's own code (85 data bytes of 255, systematic), 5 blocks per
+    /// codeword, one opening per AES round, tables whose entries are representations of
+    /// SRMC·(0, .., S(x), .., 0).
+    One,
+    /// §2: no online multiplication, so the code only needs distance: 240 data bytes of 255
+    /// (distance 16), 15 blocks per codeword, otherwise as Protocol 1.
+    Two,
+}
+
+impl Protocol {
+    /// Every protocol.
+    pub const ALL: [Protocol; 2] = [Protocol::One, Protocol::Two];
+
+    /// The protocol's number in the seed, on the command line and in files.
+    pub const fn number(self) -> u8 {
+        match self {
+            Protocol::One => 1,
+            Protocol::Two => 2,
+        }
+    }
+
+    /// The protocol with this number.
+    pub fn from_number(n: u8) -> Option<Protocol> {
+        Protocol::ALL.into_iter().find(|p| p.number() == n)
+    }
+
+    /// Data bytes per codeword.
+    pub const fn data_len(self) -> usize {
+        match self {
+            Protocol::One => 85,
+            Protocol::Two => 240,
+        }
+    }
+
+    /// AES blocks per codeword.
+    pub const fn blocks_per_word(self) -> usize {
+        match self {
+            Protocol::One => 5,
+            Protocol::Two => 15,
+        }
+    }
+
+    /// The encoding: systematic for both, the faster with precomputed matrices (see
+    /// [`crate::code`]); the code, and so the security, does not depend on it.
+    pub const fn encoding(self) -> Encoding {
+        Encoding::Systematic
+    }
+
+    /// The code.
+    pub fn code(self) -> &'static ReedSolomon {
+        ReedSolomon::get(self.data_len(), self.encoding())
+    }
+
+    /// How many independent random combinations the batched MAC check uses: an error that
+    /// survives the codeword check is a non-zero codeword, non-zero in at least d positions;
+    /// one combination with random coefficient vectors leaves it undetected with probability
+    /// at most (2/256)^d, c combinations at most ((1 + 255·2^{-8(c-1)})/256)^d ≈ 2^{-8d}.
+    /// One for d = 171 (2^-1197), two for d = 16 (about 2^-127.9).
+    pub const fn combinations(self) -> usize {
+        if 7 * (N - self.data_len() + 1) >= 128 {
+            1
+        } else {
+            2
+        }
+    }
+}
+
+impl std::fmt::Display for Protocol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.number())
+    }
+}

@@ -1,0 +1,106 @@
+//! Oblivious AES between 2, 3 and 5 parties against AES-128 itself: FIPS-197 with the key
+//! split among the parties, random keys and plaintexts, with and without key expansion.
+
+use aes::cipher::{BlockCipherEncrypt, KeyInit};
+use tessera_aes::{Exchange, Key, Material, Party, Protocol, Shape, deal_in_memory};
+use tessera_core::{Block, Prg};
+use tessera_net::{NetConfig, Network, memory};
+
+fn aes128(key: &[u8; 16], p: &[u8; 16]) -> [u8; 16] {
+    let c = aes::Aes128::new(&(*key).into());
+    let mut b = (*p).into();
+    c.encrypt_block(&mut b);
+    b.into()
+}
+
+/// Key shares whose XOR is `key`.
+fn split(key: &[u8; 16], n: usize, prg: &mut Prg) -> Vec<[u8; 16]> {
+    let mut shares: Vec<[u8; 16]> = (1..n).map(|_| prg.random_block().into()).collect();
+    let mut last = *key;
+    for s in &shares {
+        for (a, b) in last.iter_mut().zip(s) {
+            *a ^= b;
+        }
+    }
+    shares.push(last);
+    shares
+}
+
+/// Every party on its own thread: `expand` first expands the key, then encrypts with it.
+fn run<X: Exchange + Send>(
+    mats: &[Material],
+    nets: Vec<X>,
+    shares: &[[u8; 16]],
+    plain: &[[u8; 16]],
+    expand: bool,
+) -> Vec<Result<Vec<[u8; 16]>, tessera_aes::Error>> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = nets
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut x)| {
+                let (mat, share) = (&mats[i], shares[i]);
+                s.spawn(move || {
+                    let mut p = Party::new(mat, &mut x)?;
+                    if expand {
+                        let keys = p.expand_key(&mut x, &share)?;
+                        Ok(p.encrypt(&mut x, Key::Expanded(&keys), plain)?.ciphertexts)
+                    } else {
+                        let e = p.encrypt(&mut x, Key::Share(share), plain)?;
+                        assert!(e.round_keys.is_some());
+                        Ok(e.ciphertexts)
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+fn mesh(n: usize) -> Vec<Network> {
+    memory::mesh(n, NetConfig::default()).unwrap()
+}
+
+#[test]
+fn fips_197_with_the_key_split_among_2_3_and_5_parties() {
+    let key: [u8; 16] = core::array::from_fn(|i| i as u8);
+    let plain: [u8; 16] = core::array::from_fn(|i| (i as u8) * 0x11);
+    let want = [
+        0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30, 0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5,
+        0x5a,
+    ];
+    let mut prg = Prg::from_seed_block(Block::from(197u128));
+    for protocol in Protocol::ALL {
+        for n in [2, 3, 5] {
+            let mats = deal_in_memory(Shape::new(protocol, n, 1).unwrap(), &mut prg).unwrap();
+            let shares = split(&key, n, &mut prg);
+            for r in run(&mats, mesh(n), &shares, &[plain], false) {
+                assert_eq!(r.unwrap(), vec![want], "protocol {protocol}, {n} parties");
+            }
+        }
+    }
+}
+
+#[test]
+fn random_keys_and_plaintexts_with_and_without_key_expansion() {
+    let mut prg = Prg::from_seed_block(Block::from(2024u128));
+    for protocol in Protocol::ALL {
+        for (n, blocks) in [(2, 7), (3, 16)] {
+            for expand in [false, true] {
+                let key: [u8; 16] = prg.random_block().into();
+                let plain: Vec<[u8; 16]> = (0..blocks).map(|_| prg.random_block().into()).collect();
+                let mats =
+                    deal_in_memory(Shape::new(protocol, n, blocks).unwrap(), &mut prg).unwrap();
+                let shares = split(&key, n, &mut prg);
+                let want: Vec<[u8; 16]> = plain.iter().map(|p| aes128(&key, p)).collect();
+                for r in run(&mats, mesh(n), &shares, &plain, expand) {
+                    assert_eq!(
+                        r.unwrap(),
+                        want,
+                        "protocol {protocol}, {n} parties, expand {expand}"
+                    );
+                }
+            }
+        }
+    }
+}
