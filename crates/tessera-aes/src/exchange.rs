@@ -98,7 +98,10 @@ fn exchange_each<'a>(
 
 /// A party that cheats: adds `error` (XOR) at byte `offset` of the message it sends in
 /// exchange number `at` (counted from 0, the hello included), to the peers in `to` (all where
-/// empty). For tests and fault injection.
+/// empty). With `consistent`, it also adds the error to what it received from its first peer
+/// in that exchange, so that its own view of an opening (its share plus the others') matches
+/// the view it gave the honest parties, as a cheater who wants to stay undetected would. For
+/// tests and fault injection.
 pub struct Tamper<X> {
     /// The honest exchange underneath.
     pub inner: X,
@@ -110,6 +113,8 @@ pub struct Tamper<X> {
     pub error: Vec<u8>,
     /// The peers who get the edited message; all where empty.
     pub to: Vec<usize>,
+    /// Whether the cheater's own view follows the edit.
+    pub consistent: bool,
     count: usize,
 }
 
@@ -122,6 +127,7 @@ impl<X> Tamper<X> {
             offset,
             error,
             to,
+            consistent: false,
             count: 0,
         }
     }
@@ -162,7 +168,18 @@ impl Exchange for Tamper<Network> {
                 out
             }
         };
-        exchange_each(&mut self.inner, kind, pick, len, received)
+        exchange_each(&mut self.inner, kind, pick, len, received)?;
+        let first = usize::from(self.inner.id() == 0);
+        if self.consistent
+            && let Some(r) = received.get_mut(first)
+        {
+            for (i, e) in self.error.iter().enumerate() {
+                if let Some(b) = r.get_mut(self.offset + i) {
+                    *b ^= e;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn abort(&mut self, reason: &str) {

@@ -104,3 +104,42 @@ fn random_keys_and_plaintexts_with_and_without_key_expansion() {
         }
     }
 }
+
+#[test]
+fn over_tcp_and_tls_meshes() {
+    use std::time::Duration;
+    use tessera_net::tls::{TlsConfig, keygen};
+    let dir = std::env::temp_dir().join(format!("tessera-oaes-tls-{}", std::process::id()));
+    let n = 3;
+    let certs: Vec<std::path::PathBuf> = (0..n)
+        .map(|i| keygen(&dir.join(i.to_string()), false).unwrap())
+        .collect();
+    let tls: Vec<TlsConfig> = (0..n)
+        .map(|i| {
+            let peers: Vec<(usize, &std::path::Path)> = (0..n)
+                .filter(|&j| j != i)
+                .map(|j| (j, certs[j].as_path()))
+                .collect();
+            TlsConfig::load(&dir.join(i.to_string()), &peers).unwrap()
+        })
+        .collect();
+    let mut prg = Prg::from_seed_block(Block::from(443u128));
+    let key: [u8; 16] = prg.random_block().into();
+    let plain: Vec<[u8; 16]> = (0..3).map(|_| prg.random_block().into()).collect();
+    let want: Vec<[u8; 16]> = plain.iter().map(|p| aes128(&key, p)).collect();
+    for with_tls in [false, true] {
+        let nets = tessera_net::tcp::loopback(
+            n,
+            with_tls.then_some(&tls[..]),
+            Duration::from_secs(10),
+            NetConfig::default(),
+        )
+        .unwrap();
+        let mats = deal_in_memory(Shape::new(Protocol::One, n, 3).unwrap(), &mut prg).unwrap();
+        let shares = split(&key, n, &mut prg);
+        for r in run(&mats, nets, &shares, &plain, false) {
+            assert_eq!(r.unwrap(), want, "tls {with_tls}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

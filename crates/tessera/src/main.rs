@@ -4,6 +4,7 @@ mod bench;
 mod circuit;
 mod mpc;
 mod nn;
+mod oaes;
 mod schemes;
 mod twoparty;
 
@@ -22,7 +23,8 @@ struct Cli {
 enum Command {
     /// AES-128 as a two-party computation in one process: garbler's random key, evaluator's
     /// random plaintext; prints the ciphertext, checked against plain AES, with time and bytes.
-    /// `demo nn`: one private inference of an MNIST digit.
+    /// `demo nn`: one private inference of an MNIST digit; `demo oaes`: oblivious AES among
+    /// three parties.
     Demo(DemoCli),
     /// One party of a semi-honest Yao computation over TCP or TLS.
     Run(Box<twoparty::RunArgs>),
@@ -35,6 +37,11 @@ enum Command {
     Nn {
         #[command(subcommand)]
         what: nn::NnCommand,
+    },
+    /// Oblivious AES for n parties from a trusted dealer's pre-processing (MiniMac tables).
+    Oaes {
+        #[command(subcommand)]
+        what: oaes::OaesCommand,
     },
     /// Writes a TLS key and self-signed certificate (key.pem, cert.pem) for `run --tls-dir`.
     Keygen(twoparty::KeygenArgs),
@@ -66,6 +73,9 @@ enum DemoCommand {
     /// One private inference of a bundled MNIST digit on a bundled network, in one process,
     /// printed beside the plaintext fixed-point and float results.
     Nn(nn::DemoArgs),
+    /// Oblivious AES-128 among three parties in one process, the FIPS-197 key split among
+    /// them; prints the ciphertext checked against FIPS-197.
+    Oaes(oaes::DemoArgs),
 }
 
 /// Everything the command line reports as a one-line error.
@@ -95,6 +105,9 @@ pub enum CliError {
     /// From the neural-network layer (models, inputs).
     #[error(transparent)]
     Nn(#[from] tessera_nn::Error),
+    /// From oblivious AES.
+    #[error(transparent)]
+    Aes(#[from] tessera_aes::Error),
     /// Writing the output failed.
     #[error("writing output: {0}")]
     Io(#[from] std::io::Error),
@@ -111,10 +124,15 @@ fn main() -> ExitCode {
                 what: Some(DemoCommand::Nn(args)),
                 ..
             }) => nn::demo(&args),
+            Command::Demo(DemoCli {
+                what: Some(DemoCommand::Oaes(args)),
+                ..
+            }) => oaes::demo(&args),
             Command::Run(args) => twoparty::run(&args),
             Command::Keygen(args) => twoparty::keygen(&args),
             Command::Mpc { what } => mpc::run(what),
             Command::Nn { what } => nn::run(what),
+            Command::Oaes { what } => oaes::run(what),
             Command::Bench { what } => bench::run(what),
             Command::Circuit { what } => circuit::run(what),
         });

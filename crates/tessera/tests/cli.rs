@@ -565,6 +565,10 @@ fn the_readme_names_every_option() {
         vec!["nn", "run"],
         vec!["nn", "accuracy"],
         vec!["nn", "bench"],
+        vec!["demo", "oaes"],
+        vec!["oaes", "prep"],
+        vec!["oaes", "run"],
+        vec!["oaes", "bench"],
     ] {
         let mut args = cmd.clone();
         args.push("--help");
@@ -705,4 +709,103 @@ fn nn_demo_info_and_accuracy() {
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["secure_equals_fixed"], 3);
+}
+
+#[test]
+fn oblivious_aes_between_two_processes_and_files_used_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("prep");
+    let o = out.to_str().unwrap();
+    let (ok, _, err) = tessera(&[
+        "oaes",
+        "prep",
+        "--parties",
+        "2",
+        "--protocol",
+        "1",
+        "--out",
+        o,
+    ]);
+    assert!(ok, "{err}");
+    let prep = |p: usize| {
+        out.join(format!("party-{p}.oaes"))
+            .to_str()
+            .unwrap()
+            .to_owned()
+    };
+    let spawn_first = |file: &str| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_tessera"))
+            .args(["oaes", "run", "--party", "0", "--parties", "127.0.0.1:0,-"])
+            .args([
+                "--prep",
+                file,
+                "--key-share",
+                "000102030405060708090a0b0c0d0e0f",
+            ])
+            .args(["--plaintext", "00112233445566778899aabbccddeeff"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(c.stderr.take().unwrap());
+        let mut line = String::new();
+        stderr.read_line(&mut line).unwrap();
+        (
+            c,
+            line.trim()
+                .rsplit(' ')
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
+        )
+    };
+    let (first, addr) = spawn_first(&prep(0));
+    let parties = format!("{addr},-");
+    let second = |file: &str| {
+        tessera(&[
+            "oaes",
+            "run",
+            "--party",
+            "1",
+            "--parties",
+            &parties,
+            "--prep",
+            file,
+            "--key-share",
+            "00000000000000000000000000000000",
+            "--plaintext",
+            "00112233445566778899aabbccddeeff",
+            "--json",
+        ])
+    };
+    let (ok, stdout, err) = second(&prep(1));
+    assert!(ok, "{err}");
+    assert!(
+        stdout.contains("\"ciphertexts\":[\"69c4e0d86a7b0430d8cdb78070b4c55a\"]"),
+        "{stdout}"
+    );
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&first.stdout).trim(),
+        "69c4e0d86a7b0430d8cdb78070b4c55a"
+    );
+    // Used once; another party's file is refused by name.
+    let (ok, _, err) = second(&prep(1));
+    assert!(!ok && err.contains("already used"), "{err}");
+    let (ok, _, err) = second(&prep(0));
+    assert!(
+        !ok && err.contains("party 0's pre-processing, not party 1's"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_oblivious_aes_demo_gives_fips_197() {
+    let (ok, out, err) = tessera(&["demo", "oaes", "--json", "--protocol", "1"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("\"fips_197\":true") && out.contains("69c4e0d86a7b0430d8cdb78070b4c55a"),
+        "{out}"
+    );
 }
