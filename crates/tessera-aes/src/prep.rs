@@ -31,6 +31,7 @@ use rand_core::RngCore;
 use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use tessera_core::hint::{huge_vec, prefetch};
 use tessera_core::{Block, FixedKeyAes, Prg, gf256};
 
 /// Table entries: one per byte value.
@@ -281,8 +282,18 @@ impl Material {
     pub fn add_reps(&self, indices: &[usize], out: &mut Rep, scratch: &mut Vec<Block>) {
         match &self.shares {
             Shares::Explicit(bytes) => {
-                for &i in indices {
-                    out.add_bytes(&bytes[i * REP_BYTES..(i + 1) * REP_BYTES]);
+                // Entries lie at random places in a large buffer: ask for each a few entries
+                // ahead, so that the misses overlap.
+                const AHEAD: usize = 16;
+                let rep = |i: usize| &bytes[i * REP_BYTES..(i + 1) * REP_BYTES];
+                for &i in indices.iter().take(AHEAD) {
+                    prefetch(rep(i));
+                }
+                for (n, &i) in indices.iter().enumerate() {
+                    if let Some(&next) = indices.get(n + AHEAD) {
+                        prefetch(rep(next));
+                    }
+                    out.add_bytes(rep(i));
                 }
             }
             Shares::Seeded(aes) => {
@@ -376,7 +387,7 @@ impl Material {
             });
         }
         // The length was checked against the header, so this allocation is what the file holds.
-        let mut bytes = Vec::with_capacity(len.min(want + 1) as usize);
+        let mut bytes = huge_vec(len.min(want + 1) as usize);
         bytes.extend_from_slice(&head);
         std::io::Read::read_to_end(
             &mut std::io::Read::take(file, want + 1 - HEADER_BYTES as u64),
@@ -559,7 +570,7 @@ pub fn deal(
 /// Every party's material for `shape`, dealt in memory (for tests, benchmarks and the demo).
 pub fn deal_in_memory(shape: Shape, rng: &mut Prg) -> Result<Vec<Material>, Error> {
     let mut buffers: Vec<Vec<u8>> = (0..shape.parties)
-        .map(|p| Vec::with_capacity(shape.file_bytes(p) as usize))
+        .map(|p| huge_vec(shape.file_bytes(p) as usize))
         .collect();
     {
         let mut sinks: Vec<&mut dyn Write> =

@@ -1,8 +1,8 @@
 //! Tessera's primitives, the layer every protocol is built on: [`Block`], batched AES-128 with
 //! run-time backend dispatch ([`aes`]), correlation-robust hashes over a fixed-key permutation
 //! ([`hash`]), an AES-CTR PRG ([`prg`]), bit-matrix transposition ([`transpose`]) and
-//! multiplication in GF(2^128) ([`gf128`]) and batched arithmetic in the AES field GF(2^8)
-//! ([`gf256`]).
+//! multiplication in GF(2^128) ([`gf128`]), batched arithmetic in the AES field GF(2^8)
+//! ([`gf256`]) and cache hints for table look-ups ([`hint`]).
 //!
 //! Every hot function takes slices: batching independent AES calls is what keeps the pipelined
 //! AES units busy (VASA, seed `000_43950d4e73a4a867.txt`, §2.1 and §4.2). `unsafe` code lives
@@ -16,6 +16,7 @@ mod error;
 pub mod gf128;
 pub mod gf256;
 pub mod hash;
+pub mod hint;
 pub mod prg;
 pub mod transpose;
 

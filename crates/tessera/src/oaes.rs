@@ -283,7 +283,7 @@ fn open(args: &RunArgs) -> Result<Network, CliError> {
 fn deal_loaded(shape: Shape) -> Result<(Vec<Material>, f64, f64), CliError> {
     let t = Instant::now();
     let mut buffers: Vec<Vec<u8>> = (0..shape.parties)
-        .map(|p| Vec::with_capacity(shape.file_bytes(p) as usize))
+        .map(|p| tessera_core::hint::huge_vec(shape.file_bytes(p) as usize))
         .collect();
     {
         let mut sinks: Vec<&mut dyn std::io::Write> = buffers
