@@ -11,6 +11,12 @@ pub enum Cheat {
         /// The opening's number in this run.
         opening: usize,
     },
+    /// A looked-up table entry (Protocol 3) whose pairwise MAC is wrong.
+    #[error("party {party}: a table entry's MAC is wrong (pairwise MAC check)")]
+    TableMac {
+        /// The party that sent it.
+        party: usize,
+    },
     /// The batched MAC check of the openings failed.
     #[error("the MAC check of {what} failed")]
     MacCheck {

@@ -24,6 +24,27 @@ pub mod kinds {
     pub const OUTPUT: Kind = Kind::new(6, "oaes output");
     /// The MAC key and output MACs, opened.
     pub const OUTPUT_CHECK: Kind = Kind::new(7, "oaes output check");
+    /// Protocol 3: table entries looked up, with a MAC for the recipient.
+    pub const TABLE: Kind = Kind::new(8, "oaes table entries");
+}
+
+/// What a party sends in one exchange.
+#[derive(Clone, Copy, Debug)]
+pub enum Out<'a> {
+    /// The same message to every peer.
+    All(&'a [u8]),
+    /// `each[j]` to peer j (`each[me]` unused).
+    Each(&'a [Vec<u8>]),
+}
+
+impl<'a> Out<'a> {
+    /// The message for peer `j`.
+    pub fn to(&self, j: usize) -> &'a [u8] {
+        match *self {
+            Out::All(m) => m,
+            Out::Each(each) => each.get(j).map_or(&[][..], |m| &m[..]),
+        }
+    }
 }
 
 /// The space oblivious-AES messages travel in.
@@ -40,7 +61,7 @@ pub trait Exchange {
     fn exchange(
         &mut self,
         kind: Kind,
-        out: &[u8],
+        out: Out<'_>,
         len: usize,
         received: &mut [Vec<u8>],
     ) -> Result<(), Error>;
@@ -60,11 +81,11 @@ impl Exchange for Network {
     fn exchange(
         &mut self,
         kind: Kind,
-        out: &[u8],
+        out: Out<'_>,
         len: usize,
         received: &mut [Vec<u8>],
     ) -> Result<(), Error> {
-        exchange_each(self, kind, |_| out, len, received)
+        exchange_each(self, kind, |j| out.to(j), len, received)
     }
 
     fn abort(&mut self, reason: &str) {
@@ -145,7 +166,7 @@ impl Exchange for Tamper<Network> {
     fn exchange(
         &mut self,
         kind: Kind,
-        out: &[u8],
+        out: Out<'_>,
         len: usize,
         received: &mut [Vec<u8>],
     ) -> Result<(), Error> {
@@ -154,20 +175,21 @@ impl Exchange for Tamper<Network> {
         if n != self.at {
             return self.inner.exchange(kind, out, len, received);
         }
-        let mut edited = out.to_vec();
-        for (i, e) in self.error.iter().enumerate() {
-            if let Some(b) = edited.get_mut(self.offset + i) {
-                *b ^= e;
-            }
-        }
-        let to = &self.to;
-        let pick = |j: usize| {
-            if to.is_empty() || to.contains(&j) {
-                &edited[..]
-            } else {
-                out
-            }
-        };
+        let parties = Network::parties(&self.inner);
+        let edited: Vec<Vec<u8>> = (0..parties)
+            .map(|j| {
+                let mut m = out.to(j).to_vec();
+                if self.to.is_empty() || self.to.contains(&j) {
+                    for (i, e) in self.error.iter().enumerate() {
+                        if let Some(b) = m.get_mut(self.offset + i) {
+                            *b ^= e;
+                        }
+                    }
+                }
+                m
+            })
+            .collect();
+        let pick = |j: usize| &edited[j][..];
         exchange_each(&mut self.inner, kind, pick, len, received)?;
         let first = usize::from(self.inner.id() == 0);
         if self.consistent

@@ -28,10 +28,10 @@
 
 use crate::code::{N, ReedSolomon};
 use crate::error::{Cheat, Error, PrepError};
-use crate::exchange::{Exchange, kinds};
+use crate::exchange::{Exchange, Out, kinds};
 use crate::layout::{self, BLOCK, KEY_SBOX_INPUTS, RCON, ROUNDS};
-use crate::prep::Material;
-use crate::protocol::Protocol;
+use crate::prep::{Material, PAIR_MAC, peer_slot};
+use crate::protocol::{Protocol, Tables};
 use crate::rep::{Rep, xor};
 use rand_core::RngCore;
 use sha2::{Digest, Sha256};
@@ -115,6 +115,40 @@ fn commit(label: &[u8], party: usize, parts: &[&[u8]]) -> [u8; 32] {
     h.finalize().into()
 }
 
+/// The first eight bytes of `b` as a little-endian word.
+fn u64_at(b: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[..8]);
+    u64::from_le_bytes(w)
+}
+
+/// A pairwise MAC key a ∈ GF(2^8)^8 ready to multiply: its multiples by x^0..x^7, so that
+/// a ∗ (x, .., x) is eight masked XORs, constant-time in x.
+struct PairKey {
+    planes: [u64; 8],
+}
+
+impl PairKey {
+    fn new(key: &[u8]) -> PairKey {
+        let mut planes = [0u64; 8];
+        for (p, plane) in planes.iter_mut().enumerate() {
+            let mut b = [0u8; 8];
+            for (o, &k) in b.iter_mut().zip(key) {
+                *o = gf256::mul(k, 1 << p);
+            }
+            *plane = u64::from_le_bytes(b);
+        }
+        PairKey { planes }
+    }
+
+    /// a ∗ (x, .., x) as a little-endian word.
+    fn times(&self, x: u8) -> u64 {
+        self.planes.iter().enumerate().fold(0, |acc, (p, &v)| {
+            acc ^ (v & 0u64.wrapping_sub(((x >> p) & 1) as u64))
+        })
+    }
+}
+
 /// Stops with `r`'s error, telling the peers once.
 fn guard<T, X: Exchange>(x: &mut X, r: Result<T, Error>) -> Result<T, Error> {
     if let Err(e) = &r
@@ -145,7 +179,7 @@ impl<'m> Party<'m> {
         let mut hello = digest.to_vec();
         hello.extend_from_slice(&(me as u16).to_le_bytes());
         let mut received = vec![Vec::new(); n];
-        x.exchange(kinds::HELLO, &hello, hello.len(), &mut received)?;
+        x.exchange(kinds::HELLO, Out::All(&hello), hello.len(), &mut received)?;
         for (j, r) in received.iter().enumerate().filter(|&(j, _)| j != me) {
             if r[..32] != digest {
                 return Err(PrepError::OtherSession { party: j }.into());
@@ -199,7 +233,19 @@ impl<'m> Party<'m> {
             let mut o = key;
             self.add_reps(&[self.mat.header().shape.key_mask(r)], &mut o);
             self.open(x, &[o], &mut delta)?;
-            key = self.key_step(r, &delta[0]);
+            let sboxes = match self.protocol.tables() {
+                Tables::Reps => None,
+                Tables::Bytes => {
+                    let shape = self.mat.header().shape;
+                    let entries: Vec<usize> = KEY_SBOX_INPUTS
+                        .iter()
+                        .enumerate()
+                        .map(|(t, &i)| shape.key_entry(r, t, delta[0][i]))
+                        .collect();
+                    Some(self.open_entries(x, &entries)?)
+                }
+            };
+            key = self.key_step(r, &delta[0], sboxes.as_deref());
             keys.push(key);
         }
         Ok(RoundKeys { keys })
@@ -265,6 +311,7 @@ impl<'m> Party<'m> {
             })
             .collect();
         let opened_per_round = words + usize::from(fresh.is_none());
+        let per_word = shape.tables_per_word();
         let mut opened = Vec::with_capacity(opened_per_round);
         let mut deltas = vec![vec![0u8; self.code.k()]; opened_per_round];
         for r in 0..ROUNDS {
@@ -280,23 +327,43 @@ impl<'m> Party<'m> {
                 opened.push(o);
             }
             self.open(x, &opened, &mut deltas)?;
+            let key_sboxes = if fresh.is_none() { 4 } else { 0 };
+            let sboxes = match self.protocol.tables() {
+                Tables::Reps => None,
+                Tables::Bytes => {
+                    let mut entries = Vec::with_capacity(key_sboxes + words * per_word);
+                    if fresh.is_none() {
+                        entries.extend(
+                            KEY_SBOX_INPUTS
+                                .iter()
+                                .enumerate()
+                                .map(|(t, &i)| shape.key_entry(r, t, deltas[words][i])),
+                        );
+                    }
+                    for (w, d) in deltas[..words].iter().enumerate() {
+                        entries.extend(
+                            d[..per_word]
+                                .iter()
+                                .enumerate()
+                                .map(|(q, &d)| shape.word_entry(r, first + w, q, d)),
+                        );
+                    }
+                    Some(self.open_entries(x, &entries)?)
+                }
+            };
             key_rep = match fresh {
-                None => self.key_step(r, &deltas[words]),
+                None => {
+                    let t = sboxes.as_deref().map(|t| &t[..4]);
+                    self.key_step(r, &deltas[words], t)
+                }
                 Some(rk) => rk.keys[r + 1],
             };
             kept.push(key_rep);
             for (w, s) in states.iter_mut().enumerate() {
-                *s = key_rep;
-                self.indices.clear();
-                self.indices.extend(
-                    deltas[w][..shape.tables_per_word()]
-                        .iter()
-                        .enumerate()
-                        .map(|(q, &d)| shape.word_table(r, first + w, q, d)),
-                );
-                let indices = std::mem::take(&mut self.indices);
-                self.add_reps(&indices, s);
-                self.indices = indices;
+                let t = sboxes
+                    .as_deref()
+                    .map(|t| &t[key_sboxes + w * per_word..key_sboxes + (w + 1) * per_word]);
+                *s = self.state_step(r, first + w, &deltas[w], t, &key_rep);
             }
         }
         self.check(x)?;
@@ -330,7 +397,7 @@ impl<'m> Party<'m> {
         self.key_used = true;
         let mut eps = *share;
         xor(&mut eps, self.mat.input_mask());
-        x.exchange(kinds::INPUT, &eps, BLOCK, &mut self.received)?;
+        x.exchange(kinds::INPUT, Out::All(&eps), BLOCK, &mut self.received)?;
         let bpw = self.protocol.blocks_per_word();
         let mut key = Rep::ZERO;
         let mut data = vec![0u8; self.code.k()];
@@ -356,7 +423,7 @@ impl<'m> Party<'m> {
         data: &mut [Vec<u8>],
     ) -> Result<(), Error> {
         let out: Vec<u8> = reps.iter().flat_map(|r| r.word).collect();
-        x.exchange(kinds::OPEN, &out, out.len(), &mut self.received)?;
+        x.exchange(kinds::OPEN, Out::All(&out), out.len(), &mut self.received)?;
         for (t, rep) in reps.iter().enumerate() {
             let mut y = rep.word;
             for (j, r) in self.received.iter().enumerate() {
@@ -376,24 +443,128 @@ impl<'m> Party<'m> {
         Ok(())
     }
 
-    /// The next round key from the opened δ = K + R' of round `r`.
-    fn key_step(&mut self, r: usize, delta: &[u8]) -> Rep {
+    /// The next round key from the opened δ = K + R' of round `r`; with byte tables
+    /// (Protocol 3), `sboxes` are the four opened S(k_i) + v_t.
+    fn key_step(&mut self, r: usize, delta: &[u8], sboxes: Option<&[u8]>) -> Rep {
         let shape = self.mat.header().shape;
         let mut next = Rep::ZERO;
-        let mut indices = [shape.key_linear(r); 5];
-        for (t, &i) in KEY_SBOX_INPUTS.iter().enumerate() {
-            indices[1 + t] = shape.key_table(r, t, delta[i]);
-        }
-        self.add_reps(&indices, &mut next);
         let first: [u8; BLOCK] = delta[..BLOCK].try_into().unwrap_or_default();
         let mut public = layout::key_linear(&first);
         for w in 0..4 {
             public[4 * w] ^= RCON[r];
         }
+        match sboxes {
+            None => {
+                let mut indices = [shape.key_linear(r); 5];
+                for (t, &i) in KEY_SBOX_INPUTS.iter().enumerate() {
+                    indices[1 + t] = shape.key_table(r, t, delta[i]);
+                }
+                self.add_reps(&indices, &mut next);
+            }
+            Some(t) => {
+                self.add_reps(&[shape.key_linear(r), shape.key_sbox_masks(r)], &mut next);
+                xor(&mut public, &layout::apply(t, layout::key_sbox_column));
+            }
+        }
         let mut data = vec![0u8; self.code.k()];
         layout::replicate(&public, self.protocol.blocks_per_word(), &mut data);
         self.add_public(&mut next, &data);
         next
+    }
+
+    /// The state of codeword `w` after round `r` (`key` is the round's key) from its opened
+    /// δ = S + R; with byte tables (Protocol 3), `sboxes` are the opened S(s_q) + v_q.
+    fn state_step(
+        &mut self,
+        r: usize,
+        w: usize,
+        delta: &[u8],
+        sboxes: Option<&[u8]>,
+        key: &Rep,
+    ) -> Rep {
+        let shape = self.mat.header().shape;
+        let mut next = *key;
+        match sboxes {
+            None => {
+                let mut indices = std::mem::take(&mut self.indices);
+                indices.clear();
+                indices.extend(
+                    delta[..shape.tables_per_word()]
+                        .iter()
+                        .enumerate()
+                        .map(|(q, &d)| shape.word_table(r, w, q, d)),
+                );
+                self.add_reps(&indices, &mut next);
+                self.indices = indices;
+            }
+            Some(t) => {
+                self.add_reps(&[shape.word_sbox_masks(r, w)], &mut next);
+                let mix = r + 1 < ROUNDS;
+                let mut data = vec![0u8; self.code.k()];
+                for (b, tb) in t.chunks_exact(BLOCK).enumerate() {
+                    data[b * BLOCK..(b + 1) * BLOCK].copy_from_slice(&layout::round_map(tb, mix));
+                }
+                self.add_public(&mut next, &data);
+            }
+        }
+        next
+    }
+
+    /// Protocol 3: opens byte-table entries `entries` (S(x) + v, additively shared): each
+    /// party sends every peer its share and a MAC of it under that peer's key, and checks the
+    /// MACs it receives at once.
+    fn open_entries<X: Exchange>(
+        &mut self,
+        x: &mut X,
+        entries: &[usize],
+    ) -> Result<Vec<u8>, Error> {
+        const UNIT: usize = 1 + PAIR_MAC;
+        let (me, n, mat) = (self.me, self.n, self.mat);
+        let messages: Vec<Vec<u8>> = (0..n)
+            .map(|l| {
+                if l == me {
+                    return Vec::new();
+                }
+                let slot = 1 + PAIR_MAC * peer_slot(me, l);
+                let mut m = Vec::with_capacity(entries.len() * UNIT);
+                for &e in entries {
+                    let entry = mat.entry(e);
+                    m.push(entry[0]);
+                    m.extend_from_slice(&entry[slot..slot + PAIR_MAC]);
+                }
+                m
+            })
+            .collect();
+        x.exchange(
+            kinds::TABLE,
+            Out::Each(&messages),
+            entries.len() * UNIT,
+            &mut self.received,
+        )?;
+        let mut opened: Vec<u8> = entries.iter().map(|&e| mat.entry(e)[0]).collect();
+        let keys_at = 1 + PAIR_MAC * (n - 1);
+        for (m, received) in self.received.iter().enumerate() {
+            if m == me {
+                continue;
+            }
+            let key = PairKey::new(mat.pair_key(m));
+            let slot = keys_at + PAIR_MAC * peer_slot(me, m);
+            let mut wrong = 0u64;
+            for ((t, &e), unit) in opened
+                .iter_mut()
+                .zip(entries)
+                .zip(received.chunks_exact(UNIT))
+            {
+                let b = u64_at(&mat.entry(e)[slot..]);
+                wrong |= key.times(unit[0]) ^ b ^ u64_at(&unit[1..]);
+                *t ^= unit[0];
+            }
+            if wrong != 0 {
+                return Err(Cheat::TableMac { party: m }.into());
+            }
+        }
+        self.transcript.update(&opened);
+        Ok(opened)
     }
 
     /// The batched MAC check of every opening since the last check.
@@ -416,10 +587,15 @@ impl<'m> Party<'m> {
         let mut nonce = [0u8; 16];
         self.rng.fill_bytes(&mut nonce);
         let mine = commit(b"mac check", self.me, &[&h, &sigma, &nonce]);
-        x.exchange(kinds::COMMIT, &mine, 32, &mut self.received)?;
+        x.exchange(kinds::COMMIT, Out::All(&mine), 32, &mut self.received)?;
         let commitments = self.received.clone();
         let reveal: Vec<u8> = [&h[..], &sigma, &nonce].concat();
-        x.exchange(kinds::REVEAL, &reveal, reveal.len(), &mut self.received)?;
+        x.exchange(
+            kinds::REVEAL,
+            Out::All(&reveal),
+            reveal.len(),
+            &mut self.received,
+        )?;
         let mut total = sigma;
         for (j, r) in self.received.iter().enumerate() {
             if j == self.me {
@@ -460,7 +636,7 @@ impl<'m> Party<'m> {
         let mine = commit(b"output", self.me, &[alpha, &macs, &nonce]);
         let mut out: Vec<u8> = states.iter().flat_map(|s| s.word).collect();
         out.extend_from_slice(&mine);
-        x.exchange(kinds::OUTPUT, &out, out.len(), &mut self.received)?;
+        x.exchange(kinds::OUTPUT, Out::All(&out), out.len(), &mut self.received)?;
         let commitments: Vec<Vec<u8>> = self
             .received
             .iter()
@@ -485,7 +661,7 @@ impl<'m> Party<'m> {
         let reveal: Vec<u8> = [&alpha[..], &macs, &nonce].concat();
         x.exchange(
             kinds::OUTPUT_CHECK,
-            &reveal,
+            Out::All(&reveal),
             reveal.len(),
             &mut self.received,
         )?;

@@ -25,7 +25,7 @@
 use crate::code::N;
 use crate::error::{Error, PrepError};
 use crate::layout::{self, BLOCK, KEY_SBOX_INPUTS, ROUNDS};
-use crate::protocol::Protocol;
+use crate::protocol::{Protocol, Tables};
 use crate::rep::{REP_BYTES, Rep, xor};
 use rand_core::RngCore;
 use sha2::{Digest, Sha256};
@@ -44,6 +44,8 @@ pub const MAX_BLOCKS: usize = 1 << 20;
 pub const HEADER_BYTES: usize = 48;
 const MAGIC: &[u8; 8] = b"TSRAOAES";
 const VERSION: u16 = 1;
+/// Bytes of a pairwise MAC and of its keys (Protocol 3): 64-bit unconditional security.
+pub const PAIR_MAC: usize = 8;
 /// AES blocks that one representation's seeded shares take.
 const REP_AES_BLOCKS: usize = REP_BYTES.div_ceil(16);
 
@@ -89,11 +91,22 @@ impl Shape {
     }
 
     /// Representations in the key schedule's material of one round: its mask, the mask's
-    /// linear image, four tables.
-    const KEY_ROUND: usize = 2 + 4 * ENTRIES;
+    /// linear image, then four tables (Protocols 1, 2) or the representation of the S-box
+    /// masks' image (Protocol 3).
+    fn key_round(&self) -> usize {
+        match self.protocol.tables() {
+            Tables::Reps => 2 + 4 * ENTRIES,
+            Tables::Bytes => 3,
+        }
+    }
 
+    /// Representations per codeword and round: the mask, then its tables (Protocols 1, 2) or
+    /// the representation of SRMC·v (Protocol 3).
     fn word_round(&self) -> usize {
-        1 + self.tables_per_word() * ENTRIES
+        match self.protocol.tables() {
+            Tables::Reps => 1 + self.tables_per_word() * ENTRIES,
+            Tables::Bytes => 2,
+        }
     }
 
     /// Party `p`'s masked key input.
@@ -103,7 +116,7 @@ impl Shape {
 
     /// The key-schedule mask of round `r`.
     pub fn key_mask(&self, r: usize) -> usize {
-        self.parties + r * Self::KEY_ROUND
+        self.parties + r * self.key_round()
     }
 
     /// The linear image of that mask.
@@ -111,19 +124,29 @@ impl Shape {
         self.key_mask(r) + 1
     }
 
-    /// Entry `s` of key-schedule table `t` of round `r`.
+    /// Protocols 1, 2: entry `s` of key-schedule table `t` of round `r`.
     pub fn key_table(&self, r: usize, t: usize, s: u8) -> usize {
         self.key_mask(r) + 2 + t * ENTRIES + s as usize
     }
 
-    /// The mask of codeword `w` in round `r`.
-    pub fn word_mask(&self, r: usize, w: usize) -> usize {
-        self.parties + ROUNDS * Self::KEY_ROUND + (r * self.words() + w) * self.word_round()
+    /// Protocol 3: the S-box masks' image in the next round key, in round `r`.
+    pub fn key_sbox_masks(&self, r: usize) -> usize {
+        self.key_mask(r) + 2
     }
 
-    /// Entry `s` of the table of state byte `q` of codeword `w` in round `r`.
+    /// The mask of codeword `w` in round `r`.
+    pub fn word_mask(&self, r: usize, w: usize) -> usize {
+        self.parties + ROUNDS * self.key_round() + (r * self.words() + w) * self.word_round()
+    }
+
+    /// Protocols 1, 2: entry `s` of the table of state byte `q` of codeword `w` in round `r`.
     pub fn word_table(&self, r: usize, w: usize, q: usize, s: u8) -> usize {
         self.word_mask(r, w) + 1 + q * ENTRIES + s as usize
+    }
+
+    /// Protocol 3: SRMC·v (SR·v in the last round) of codeword `w` in round `r`.
+    pub fn word_sbox_masks(&self, r: usize, w: usize) -> usize {
+        self.word_mask(r, w) + 1
     }
 
     /// Representations in all.
@@ -131,14 +154,47 @@ impl Shape {
         self.word_mask(ROUNDS, 0)
     }
 
+    /// Protocol 3: entry `s` of byte table `t` of the key schedule in round `r`.
+    pub fn key_entry(&self, r: usize, t: usize, s: u8) -> usize {
+        (r * 4 + t) * ENTRIES + s as usize
+    }
+
+    /// Protocol 3: entry `s` of the byte table of state byte `q` of codeword `w` in round `r`.
+    pub fn word_entry(&self, r: usize, w: usize, q: usize, s: u8) -> usize {
+        let first = ROUNDS * 4 * ENTRIES;
+        first + ((r * self.words() + w) * self.tables_per_word() + q) * ENTRIES + s as usize
+    }
+
+    /// Protocol 3: byte-table entries in all (none for the others).
+    pub fn entries(&self) -> usize {
+        match self.protocol.tables() {
+            Tables::Reps => 0,
+            Tables::Bytes => self.word_entry(ROUNDS, 0, 0, 0),
+        }
+    }
+
+    /// Protocol 3: bytes of one entry in a party's file: its share, then a MAC of it for every
+    /// other party, then a key for every other party's share.
+    pub fn entry_bytes(&self) -> usize {
+        1 + 2 * PAIR_MAC * (self.parties - 1)
+    }
+
     /// Body bytes of party `party`'s file.
     pub fn body_bytes(&self, party: usize) -> u64 {
         let fixed = (N + BLOCK) as u64;
-        if party + 1 == self.parties {
-            fixed + self.reps() as u64 * REP_BYTES as u64
+        let shares = if party + 1 == self.parties {
+            self.reps() as u64 * REP_BYTES as u64
         } else {
-            fixed + 16
-        }
+            16
+        };
+        let tables = match self.protocol.tables() {
+            Tables::Reps => 0,
+            Tables::Bytes => {
+                (PAIR_MAC * (self.parties - 1)) as u64
+                    + self.entries() as u64 * self.entry_bytes() as u64
+            }
+        };
+        fixed + shares + tables
     }
 
     /// File bytes of party `party`.
@@ -223,12 +279,15 @@ impl Header {
     }
 }
 
-/// Where a party's shares come from.
+/// Where a party's representation shares come from.
 enum Shares {
     /// Derived from a seed: representation i is AES_seed(32·i), ..., AES_seed(32·i + 31).
     Seeded(FixedKeyAes),
-    /// Stored: representation i at byte offset [`REP_BYTES`]·i of the buffer.
-    Explicit(Vec<u8>),
+    /// Stored: representation i at byte offset `at` + [`REP_BYTES`]·i of the file.
+    Explicit {
+        /// Where the first one starts.
+        at: usize,
+    },
 }
 
 /// The seeded shares of representation `index` into `out` ([`REP_BYTES`] bytes), by blocks
@@ -238,20 +297,17 @@ fn seeded_rep(aes: &FixedKeyAes, index: usize, scratch: &mut [Block], out: &mut 
         *b = Block::from((index * REP_AES_BLOCKS + j) as u128);
     }
     aes.encrypt_blocks(scratch);
-    let bytes: &[u8] = bytemuck_blocks(scratch);
+    let bytes: &[u8] = bytemuck::cast_slice(scratch);
     out[..REP_BYTES].copy_from_slice(&bytes[..REP_BYTES]);
 }
 
-fn bytemuck_blocks(b: &[Block]) -> &[u8] {
-    bytemuck::cast_slice(b)
-}
-
-/// One party's pre-processing, loaded.
+/// One party's pre-processing, loaded: the file's bytes, and where its parts start.
 pub struct Material {
     header: Header,
-    alpha: [u8; N],
-    mask: [u8; BLOCK],
+    bytes: Vec<u8>,
     shares: Shares,
+    /// Protocol 3: where the pairwise MAC keys start; the entries follow them.
+    tables_at: usize,
 }
 
 impl std::fmt::Debug for Material {
@@ -262,6 +318,11 @@ impl std::fmt::Debug for Material {
     }
 }
 
+/// Where peer `l`'s MAC or key sits among party `me`'s per-peer fields.
+pub fn peer_slot(me: usize, l: usize) -> usize {
+    if l < me { l } else { l - 1 }
+}
+
 impl Material {
     /// The header.
     pub fn header(&self) -> &Header {
@@ -270,22 +331,25 @@ impl Material {
 
     /// This party's share of the global MAC key.
     pub fn alpha(&self) -> &[u8; N] {
-        &self.alpha
+        self.bytes[HEADER_BYTES..HEADER_BYTES + N]
+            .try_into()
+            .unwrap_or(&[0; N])
     }
 
     /// This party's input mask (the data of its input representation, block 0).
     pub fn input_mask(&self) -> &[u8; BLOCK] {
-        &self.mask
+        let at = HEADER_BYTES + N;
+        self.bytes[at..at + BLOCK].try_into().unwrap_or(&[0; BLOCK])
     }
 
     /// Adds the representations `indices` into `out`; `scratch` holds seeded shares.
     pub fn add_reps(&self, indices: &[usize], out: &mut Rep, scratch: &mut Vec<Block>) {
         match &self.shares {
-            Shares::Explicit(bytes) => {
+            Shares::Explicit { at } => {
                 // Entries lie at random places in a large buffer: ask for each a few entries
                 // ahead, so that the misses overlap.
                 const AHEAD: usize = 16;
-                let rep = |i: usize| &bytes[i * REP_BYTES..(i + 1) * REP_BYTES];
+                let rep = |i: usize| &self.bytes[at + i * REP_BYTES..at + (i + 1) * REP_BYTES];
                 for &i in indices.iter().take(AHEAD) {
                     prefetch(rep(i));
                 }
@@ -303,16 +367,31 @@ impl Material {
                 }));
                 aes.encrypt_blocks(scratch);
                 for rep in scratch.chunks_exact(REP_AES_BLOCKS) {
-                    out.add_bytes(bytemuck_blocks(rep));
+                    out.add_bytes(bytemuck::cast_slice(rep));
                 }
             }
         }
     }
 
+    /// Protocol 3: this party's key for checking peer `l`'s MACs (the same for every entry).
+    pub fn pair_key(&self, l: usize) -> &[u8] {
+        let at = self.tables_at + PAIR_MAC * peer_slot(self.header.party, l);
+        &self.bytes[at..at + PAIR_MAC]
+    }
+
+    /// Protocol 3: byte-table entry `e` as this party holds it: its share, then a MAC of the
+    /// share for every peer, then a key for every peer's share (peers in increasing order).
+    pub fn entry(&self, e: usize) -> &[u8] {
+        let stride = self.header.shape.entry_bytes();
+        let at = self.tables_at + PAIR_MAC * (self.header.shape.parties - 1) + e * stride;
+        &self.bytes[at..at + stride]
+    }
+
     /// Parses a file's bytes (`name` for errors); checks length, digest and fields.
     pub fn from_bytes(bytes: Vec<u8>, name: &str) -> Result<Material, PrepError> {
         let header = Header::parse(&bytes, name)?;
-        let want = header.shape.file_bytes(header.party);
+        let shape = header.shape;
+        let want = shape.file_bytes(header.party);
         let got = bytes.len() as u64;
         if got < want {
             return Err(PrepError::Truncated {
@@ -334,25 +413,18 @@ impl Material {
                 what: "the SHA-256 digest does not match the contents".into(),
             });
         }
-        let body = &content[HEADER_BYTES..];
-        let alpha: [u8; N] = body[..N].try_into().unwrap_or([0; N]);
-        let mask: [u8; BLOCK] = body[N..N + BLOCK].try_into().unwrap_or_default();
-        let rest = HEADER_BYTES + N + BLOCK;
-        let end = content.len();
-        let shares = if header.party + 1 < header.shape.parties {
-            let seed: [u8; 16] = bytes[rest..rest + 16].try_into().unwrap_or_default();
-            Shares::Seeded(FixedKeyAes::new(Block::from(seed)))
+        let at = HEADER_BYTES + N + BLOCK;
+        let (shares, tables_at) = if header.party + 1 < shape.parties {
+            let seed: [u8; 16] = bytes[at..at + 16].try_into().unwrap_or_default();
+            (Shares::Seeded(FixedKeyAes::new(Block::from(seed))), at + 16)
         } else {
-            let mut bytes = bytes;
-            bytes.truncate(end);
-            bytes.drain(..rest);
-            Shares::Explicit(bytes)
+            (Shares::Explicit { at }, at + shape.reps() * REP_BYTES)
         };
         Ok(Material {
             header,
-            alpha,
-            mask,
+            bytes,
             shares,
+            tables_at,
         })
     }
 
@@ -460,6 +532,52 @@ impl Out<'_, '_> {
         self.put(n - 1, &last)
     }
 
+    /// Protocol 3's tables, one per (mask R, output mask v): every party's pairwise MAC keys,
+    /// then per entry s, shares of S(s + R) + v with a MAC of each share under every other
+    /// party's key ([`Shape::entry_bytes`]).
+    fn byte_tables(&mut self, rng: &mut Prg, tables: &[(u8, u8)]) -> std::io::Result<()> {
+        let n = self.sinks.len();
+        // keys[l][m]: party l's key for checking party m's shares.
+        let mut keys = vec![[0u8; PAIR_MAC]; n * n];
+        rng.fill_bytes(keys.as_flattened_mut());
+        for l in 0..n {
+            for m in (0..n).filter(|&m| m != l) {
+                let k = keys[l * n + m];
+                self.put(l, &k)?;
+            }
+        }
+        let stride = 1 + 2 * PAIR_MAC * (n - 1);
+        let mut entry = vec![0u8; n * stride];
+        let mut shares = vec![0u8; n];
+        let mut b = vec![[0u8; PAIR_MAC]; n * n];
+        for &(r, v) in tables {
+            for s in 0..ENTRIES {
+                rng.fill_bytes(&mut shares[..n - 1]);
+                let value = layout::sbox(s as u8 ^ r) ^ v;
+                shares[n - 1] = shares[..n - 1].iter().fold(value, |a, x| a ^ x);
+                rng.fill_bytes(b.as_flattened_mut());
+                for (m, e) in entry.chunks_exact_mut(stride).enumerate() {
+                    e[0] = shares[m];
+                    let (macs, own_keys) = e[1..].split_at_mut(PAIR_MAC * (n - 1));
+                    for l in (0..n).filter(|&l| l != m) {
+                        let slot = peer_slot(m, l);
+                        // m's share under l's key: a_l ∗ (x_m, .., x_m) + b.
+                        let mac = &mut macs[slot * PAIR_MAC..(slot + 1) * PAIR_MAC];
+                        mac.copy_from_slice(&b[l * n + m]);
+                        gf256::mul_acc(mac, &keys[l * n + m], shares[m]);
+                        // m's one-time key for l's share.
+                        own_keys[slot * PAIR_MAC..(slot + 1) * PAIR_MAC]
+                            .copy_from_slice(&b[m * n + l]);
+                    }
+                }
+                for (m, e) in entry.chunks_exact(stride).enumerate() {
+                    self.put(m, e)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// A table: entry s represents S(s + r)·unit, where `unit` is C(u) ‖ α ∗ C(u).
     fn table(&mut self, unit: &[u8; REP_BYTES], r: u8) -> std::io::Result<()> {
         for s in 0..ENTRIES {
@@ -530,6 +648,11 @@ pub fn deal(
         encode(&data, &mut value);
         out.emit(&value)?;
     }
+    let bytes = shape.protocol.tables() == Tables::Bytes;
+    // Protocol 3's byte tables, written after all representations: each table's mask R_q
+    // and output mask v_q, in entry order.
+    let mut byte_tables: Vec<(u8, u8)> =
+        Vec::with_capacity(if bytes { shape.entries() / ENTRIES } else { 0 });
     for _round in 0..ROUNDS {
         rng.fill_bytes(&mut random);
         encode(&random, &mut value);
@@ -538,26 +661,52 @@ pub fn deal(
         layout::replicate(&layout::key_linear(&first), bpw, &mut data);
         encode(&data, &mut value);
         out.emit(&value)?;
-        for (t, &i) in KEY_SBOX_INPUTS.iter().enumerate() {
-            layout::replicate(&layout::key_sbox_column(t), bpw, &mut data);
-            encode(&data, &mut unit);
-            out.table(&unit, random[i])?;
+        if bytes {
+            let mut v = [0u8; 4];
+            rng.fill_bytes(&mut v);
+            let image = layout::apply(&v, layout::key_sbox_column);
+            layout::replicate(&image, bpw, &mut data);
+            encode(&data, &mut value);
+            out.emit(&value)?;
+            byte_tables.extend(KEY_SBOX_INPUTS.iter().zip(v).map(|(&i, v)| (random[i], v)));
+        } else {
+            for (t, &i) in KEY_SBOX_INPUTS.iter().enumerate() {
+                layout::replicate(&layout::key_sbox_column(t), bpw, &mut data);
+                encode(&data, &mut unit);
+                out.table(&unit, random[i])?;
+            }
         }
     }
+    let mut v = vec![0u8; shape.tables_per_word()];
     for round in 0..ROUNDS {
+        let mix = round + 1 < ROUNDS;
         for _w in 0..shape.words() {
             rng.fill_bytes(&mut random);
             encode(&random, &mut value);
             out.emit(&value)?;
+            if bytes {
+                rng.fill_bytes(&mut v);
+                data.fill(0);
+                for (b, vb) in v.chunks_exact(BLOCK).enumerate() {
+                    let image = layout::apply(vb, |p| layout::round_column(p, mix));
+                    data[b * BLOCK..(b + 1) * BLOCK].copy_from_slice(&image);
+                }
+                encode(&data, &mut value);
+                out.emit(&value)?;
+                byte_tables.extend(random.iter().zip(&v).map(|(&r, &v)| (r, v)));
+                continue;
+            }
             for (q, &mask) in random[..shape.tables_per_word()].iter().enumerate() {
                 data.fill(0);
                 let (b, p) = (q / BLOCK, q % BLOCK);
-                data[b * BLOCK..(b + 1) * BLOCK]
-                    .copy_from_slice(&layout::round_column(p, round + 1 < ROUNDS));
+                data[b * BLOCK..(b + 1) * BLOCK].copy_from_slice(&layout::round_column(p, mix));
                 encode(&data, &mut unit);
                 out.table(&unit, mask)?;
             }
         }
+    }
+    if bytes {
+        out.byte_tables(rng, &byte_tables)?;
     }
     debug_assert_eq!(out.index, shape.reps());
     let hashers = std::mem::take(&mut out.hashers);

@@ -6,6 +6,7 @@
 
 use rand_core::RngCore;
 use tessera_aes::code::N;
+use tessera_aes::protocol::Tables;
 use tessera_aes::{Error, Key, Material, Party, PrepError, Protocol, Shape, Tamper, deal};
 use tessera_aes::{deal_in_memory, exchange::Exchange};
 use tessera_core::{Block, Prg};
@@ -75,16 +76,24 @@ fn encrypt<X: Exchange>(
 }
 
 /// The lengths of the messages of exchanges 0.. of a fresh-key encryption of `words`
-/// codewords.
-fn lengths(protocol: Protocol, words: usize) -> Vec<usize> {
-    let mut l = vec![34, 16];
-    l.extend(std::iter::repeat_n(N * (words + 1), 10));
-    l.extend([
-        32,
-        32 + protocol.combinations() * N + 16,
-        N * words + 32,
-        N + N * words + 16,
-    ]);
+/// codewords, and whether each is an opening of codeword shares.
+fn lengths(protocol: Protocol, words: usize) -> Vec<(usize, bool)> {
+    let mut l = vec![(34, false), (16, false)];
+    for _ in 0..10 {
+        l.push((N * (words + 1), true));
+        if protocol.tables() == Tables::Bytes {
+            l.push(((4 + words * 16 * protocol.blocks_per_word()) * 9, false));
+        }
+    }
+    l.extend(
+        [
+            32,
+            32 + protocol.combinations() * N + 16,
+            N * words + 32,
+            N + N * words + 16,
+        ]
+        .map(|len| (len, false)),
+    );
     l
 }
 
@@ -119,8 +128,8 @@ fn every_error_is_caught_in_1000_trials_per_protocol() {
                 // Exchanges 2.. carry shares, MACs, commitments and check values (0 is the
                 // hello, 1 the key input, which a party may choose freely).
                 let at = 2 + (prg.next_u32() as usize) % (lens.len() - 2);
-                let len = lens[at];
-                let codeword_error = (2..12).contains(&at) && prg.next_u32().is_multiple_of(2);
+                let (len, opening) = lens[at];
+                let codeword_error = opening && prg.next_u32().is_multiple_of(2);
                 let (offset, error) = if codeword_error {
                     // A non-zero codeword passes the codeword check: the MAC check must catch it.
                     let mut d = vec![0u8; code.k()];

@@ -169,7 +169,7 @@ impl Gf256Kernel {
 
     /// A kernel this CPU runs: `self`, or the portable one where it cannot.
     fn usable(self) -> Gf256Kernel {
-        if self.is_supported() {
+        if self == Gf256Kernel::Portable || self.is_supported() {
             self
         } else {
             Gf256Kernel::Portable

@@ -36,7 +36,11 @@ pub fn huge_vec(len: usize) -> Vec<u8> {
             // SAFETY: the range lies inside the allocation `v` owns (capacity `len`), is
             // page-aligned, and MADV_HUGEPAGE changes no contents; a failure is only ignored.
             unsafe {
-                libc::madvise(aligned as *mut libc::c_void, end - aligned, libc::MADV_HUGEPAGE);
+                libc::madvise(
+                    aligned as *mut libc::c_void,
+                    end - aligned,
+                    libc::MADV_HUGEPAGE,
+                );
             }
         }
     }
