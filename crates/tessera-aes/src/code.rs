@@ -121,22 +121,37 @@ impl ReedSolomon {
         N - self.k + 1
     }
 
-    /// The codeword of `data` (`k` entries).
+    /// The codeword of `data` (`k` entries), constant-time in `data`.
     ///
     /// # Panics
     /// If `data` does not have `k` entries.
     pub fn encode(&self, data: &[u8], out: &mut [u8; N]) {
+        self.encode_with(data, out, Matrix::apply)
+    }
+
+    /// The codeword of **public** `data`: faster, by table look-ups that depend on `data`
+    /// ([`Matrix::apply_public`]).
+    ///
+    /// # Panics
+    /// If `data` does not have `k` entries.
+    pub fn encode_public(&self, data: &[u8], out: &mut [u8; N]) {
+        self.encode_with(data, out, Matrix::apply_public)
+    }
+
+    fn encode_with(&self, data: &[u8], out: &mut [u8; N], apply: fn(&Matrix, &[u8], &mut [u8])) {
         match self.encoding {
             Encoding::Systematic => {
                 out[..self.k].copy_from_slice(data);
                 let (d, p) = out.split_at_mut(self.k);
-                self.encode.apply(d, p);
+                apply(&self.encode, d, p);
             }
-            Encoding::Coefficients => self.encode.apply(data, out),
+            Encoding::Coefficients => apply(&self.encode, data, out),
         }
     }
 
-    /// The data of `word` (`k` entries into `out`), or `None` where `word` is not a codeword.
+    /// The data of the **public** `word` (`k` entries into `out`), or `None` where `word` is
+    /// not a codeword. Decoding is only ever done on opened values, so it uses the faster
+    /// look-up products ([`Matrix::apply_public`]).
     ///
     /// # Panics
     /// If `out` does not have `k` entries.
@@ -145,13 +160,13 @@ impl ReedSolomon {
             (None, _) | (_, Encoding::Systematic) => {
                 let mut parity = [0u8; N];
                 let parity = &mut parity[..N - self.k];
-                self.encode.apply(&word[..self.k], parity);
+                self.encode.apply_public(&word[..self.k], parity);
                 out.copy_from_slice(&word[..self.k]);
                 (parity[..] == word[self.k..]).then_some(())
             }
             (Some(decode), Encoding::Coefficients) => {
                 let mut coefficients = [0u8; N];
-                decode.apply(word, &mut coefficients);
+                decode.apply_public(word, &mut coefficients);
                 out.copy_from_slice(&coefficients[..self.k]);
                 coefficients[self.k..].iter().all(|&c| c == 0).then_some(())
             }

@@ -382,7 +382,7 @@ impl<'m> Party<'m> {
     /// Adds the public data vector `data` (k entries).
     fn add_public(&self, rep: &mut Rep, data: &[u8]) {
         let mut c = [0u8; N];
-        self.code.encode(data, &mut c);
+        self.code.encode_public(data, &mut c);
         rep.add_public(&c, self.me, self.mat.alpha());
     }
 

@@ -262,6 +262,9 @@ pub struct Matrix {
     kernel: Gf256Kernel,
     /// Portable: `[col][bit][stride / 8]`; GFNI: `[col][stride / 8]`.
     words: Vec<u64>,
+    /// For public vectors: `[col][nibble table: 16 low, 16 high][rows / 8 rounded up]`, the
+    /// column's multiples by every value of a low and of a high nibble.
+    nibbles: Vec<u64>,
 }
 
 impl Matrix {
@@ -295,12 +298,31 @@ impl Matrix {
         }
         let mut words = vec![0u64; bytes.len() / 8];
         bytemuck::cast_slice_mut::<u64, u8>(&mut words).copy_from_slice(&bytes);
+        let w = rows.div_ceil(8);
+        let mut nibbles = vec![0u64; cols * 32 * w];
+        {
+            let nb: &mut [u8] = bytemuck::cast_slice_mut(&mut nibbles);
+            for c in 0..cols {
+                for v in 0..32 {
+                    let factor = if v < 16 {
+                        v as u8
+                    } else {
+                        ((v - 16) as u8) << 4
+                    };
+                    let at = (c * 32 + v) * w * 8;
+                    for (r, b) in nb[at..at + rows].iter_mut().enumerate() {
+                        *b = mul(entry(r, c), factor);
+                    }
+                }
+            }
+        }
         Matrix {
             rows,
             cols,
             stride,
             kernel,
             words,
+            nibbles,
         }
     }
 
@@ -372,6 +394,42 @@ impl Matrix {
                 *o ^= a;
             }
         }
+    }
+
+    /// `out ^= M·x` for a **public** `x`: two table look-ups per entry of `x`, indexed by its
+    /// nibbles, so the time and the memory touched depend on `x`. Never for secrets.
+    ///
+    /// # Panics
+    /// As [`Matrix::apply_acc`].
+    pub fn apply_public_acc(&self, x: &[u8], out: &mut [u8]) {
+        assert_eq!(x.len(), self.cols, "vector length");
+        assert_eq!(out.len(), self.rows, "output length");
+        let w = self.rows.div_ceil(8);
+        for (chunk, out) in out.chunks_mut(512).enumerate() {
+            let (from, len) = (chunk * 64, out.len().div_ceil(8));
+            let mut acc = [0u64; 64];
+            let acc = &mut acc[..len];
+            for (c, &xc) in x.iter().enumerate() {
+                let lo = (c * 32 + (xc & 15) as usize) * w + from;
+                let hi = (c * 32 + 16 + (xc >> 4) as usize) * w + from;
+                let (lo, hi) = (&self.nibbles[lo..lo + len], &self.nibbles[hi..hi + len]);
+                for ((a, &l), &h) in acc.iter_mut().zip(lo).zip(hi) {
+                    *a ^= l ^ h;
+                }
+            }
+            for (o, a) in out.iter_mut().zip(bytemuck::cast_slice::<u64, u8>(acc)) {
+                *o ^= a;
+            }
+        }
+    }
+
+    /// `out = M·x` for a public `x` ([`Matrix::apply_public_acc`]).
+    ///
+    /// # Panics
+    /// As [`Matrix::apply_acc`].
+    pub fn apply_public(&self, x: &[u8], out: &mut [u8]) {
+        out.fill(0);
+        self.apply_public_acc(x, out)
     }
 
     /// `out = M·x`.
@@ -551,6 +609,8 @@ mod tests {
                 let mut out = vec![0u8; rows];
                 matrix.apply(&x, &mut out);
                 assert_eq!(out, want, "{} {rows}×{cols}", kernel.name());
+                matrix.apply_public(&x, &mut out);
+                assert_eq!(out, want, "public, {} {rows}×{cols}", kernel.name());
             }
         }
     }
