@@ -7,11 +7,13 @@
 //! Two encodings of the same code ([`Encoding`]): systematic (the data are the values at the
 //! first `k` points; MiniMac's choice where it multiplies, Protocol 1) and by coefficients
 //! (the data are the polynomial's coefficients; the seed's choice for Protocol 2). Both encode
-//! and decode by precomputed matrices ([`tessera_core::gf256::Matrix`]), constant-time in the
-//! data. Systematic encoding costs (255 − k)·k products and decoding the same (re-encoding the
+//! and decode by precomputed matrices ([`tessera_core::gf256::Matrix`]): constant-time for
+//! secret data (the dealer), by faster table products for public data (openings, public
+//! constants). Systematic encoding costs (255 − k)·k products and decoding the same (re-encoding the
 //! data part and comparing); coefficient encoding costs 255·k and decoding 255² (an inverse
 //! transform), so with matrices the systematic form is the faster one: `tessera oaes bench
-//! --codes` measures both.
+//! --codes` measures both. An FFT over the 255 points (255 = 3·5·17) is not implemented:
+//! with k = 240 the systematic matrices need only 15·240 products per codeword.
 
 use std::sync::OnceLock;
 use tessera_core::gf256::{self, Matrix};

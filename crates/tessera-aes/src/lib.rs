@@ -13,7 +13,7 @@
 //! - [`protocol`]: the registry of protocols;
 //! - [`prep`]: the trusted dealer, its files and their checks;
 //! - [`exchange`]: the one I/O operation the protocol needs, over a `tessera_net::Network`;
-//! - [`online`]: the online phase and its MAC checks.
+//! - [`online`]: the online phase of Protocols 1-3 and their MAC checks.
 
 #![deny(missing_docs)]
 

@@ -1,19 +1,28 @@
-//! The online phase of Protocols 1 and 2 (seed `004_5e28938f047ac094.txt`, §1 Fig. 5 and §2)
-//! for n parties, over any [`Exchange`].
+//! The online phase of Protocols 1, 2 and 3 (seed `004_5e28938f047ac094.txt`, §1 Fig. 5, §2
+//! and §3 Fig. 8) for n parties, over any [`Exchange`].
 //!
 //! **Key.** Each party i holds a key share k_i; the key is Σ k_i. Party i broadcasts
 //! ε_i = k_i + ρ_i, where ρ_i is its input mask (known to it alone, represented in the
 //! pre-processing), and every party forms [[K]] = Σ_i ([[ρ_i]] + ε_i), with K copied into every
 //! block of the codeword. A key share is the party's own input: changing ε_i only changes it.
 //!
-//! **Rounds.** The state [[S]] of a codeword of blocks starts as plaintext + [[K_0]]. Round r
-//! opens δ = S + R_r (R_r a random mask), looks up, for every state byte q, entry δ_q of table
-//! q, which represents SRMC·(0, .., S(δ_q + R_q), .., 0) = SRMC·(0, .., S(s_q), .., 0), and
-//! adds them and the round key: one opening per round (the last round's tables apply
-//! ShiftRows only). With a fresh key, the key schedule runs in the same openings: δ_K =
-//! K + R'_r is opened beside the states, the next key is KS-linear(δ_K) + [[KS-linear(R'_r)]]
-//! plus four table entries (the S-boxes of RotWord) plus the round constant. So key expansion
-//! adds bytes, not rounds. Expanded keys ([`RoundKeys`]) can be kept for later blocks.
+//! **Rounds (Protocols 1, 2).** The state [[S]] of a codeword of blocks starts as plaintext +
+//! [[K_0]]. Round r opens δ = S + R_r (R_r a random mask), looks up, for every state byte q,
+//! entry δ_q of table q, which represents SRMC·(0, .., S(δ_q + R_q), .., 0) =
+//! SRMC·(0, .., S(s_q), .., 0), and adds them and the round key: one opening per round (the
+//! last round's tables apply ShiftRows only). With a fresh key, the key schedule runs in the
+//! same openings: δ_K = K + R'_r is opened beside the states, the next key is
+//! KS-linear(δ_K) + [[KS-linear(R'_r)]] plus four table entries (the S-boxes of RotWord) plus
+//! the round constant. So key expansion adds bytes, not rounds. Expanded keys ([`RoundKeys`])
+//! can be kept for later blocks.
+//!
+//! **Rounds (Protocol 3).** The tables hold one byte per entry, S(x + R_q) + v_q, additively
+//! shared with pairwise MACs: after the opening of δ, every party sends every peer its shares
+//! of the entries δ_q with a MAC under that peer's key (a ∗ (x, .., x) + b, a ∈ GF(2^8)^8 fixed
+//! per pair, b one-time), every party checks the MACs at once (a forgery succeeds with
+//! probability 2^-64) and adds the shares: T = S(s) + v in the clear. ShiftRows and
+//! MixColumns are applied to T in the clear and [[SRMC·v]] added. Two rounds per AES round; the
+//! key schedule's four S-boxes go in the same messages.
 //!
 //! **Checks.** Every opened vector must be a codeword, or the party stops at once. Before any
 //! output is opened, the openings are MAC-checked in one batch: coefficient vectors r_t come
@@ -22,9 +31,14 @@
 //! then opens both; all σ must sum to zero and all hashes agree (so an inconsistent broadcast
 //! is caught too). An error that passes the codeword check is a non-zero codeword, non-zero
 //! in d = 256 − k positions, and goes undetected with probability about 2^-8d over the
-//! unknown α ([`Protocol::combinations`]). Then the ciphertexts are opened with a commitment
-//! to each party's α_i and output MACs, which are opened next (the key is spent) and checked:
-//! Σ MAC = α ∗ y. Rounds: 1 (hello, once per session) + [1 key input] + 10 + 2 + 2.
+//! unknown α ([`Protocol::combinations`]: 2^-1197 for Protocol 1, about 2^-127.9 for 2 and 3).
+//! Then the ciphertexts are opened with a commitment to each party's α_i and output MACs,
+//! which are opened next (the key is spent) and checked: Σ MAC = α ∗ y. Commitments are
+//! SHA-256 over the value and a 128-bit random nonce. An abort is not unanimous: a party
+//! that detects cheating tells every peer, but a peer that the cheater treated honestly in
+//! the last exchange may already have its (correct) output.
+//!
+//! Rounds: 1 (hello, once per session) + [1 key input] + 10 (Protocol 3: 20) + 2 + 2.
 
 use crate::code::{N, ReedSolomon};
 use crate::error::{Cheat, Error, PrepError};

@@ -11,13 +11,15 @@
 //! in MiniMac multiplications (255 multiplications per candidate row, 256 rows per table);
 //! tessera does not do that.
 //!
-//! **Compression.** Parties 0..n−1 get a 16-byte seed from which every share of theirs is
+//! **Compression.** Parties 0..n−2 get a 16-byte seed from which every share of theirs is
 //! derived on demand (AES-CTR, one block range per representation); party n−1 gets the
 //! corrections, the only large file. Every party's shares are still uniformly random to the
 //! others.
 //!
 //! **Files.** A 48-byte header (magic, version, protocol, seeded flag, parties, party, blocks,
-//! session id, body length), the body, and the SHA-256 digest of both. A party refuses a file
+//! session id, body length), the body (MAC key share, input mask, seed or representation
+//! shares, and for Protocol 3 the party's pairwise MAC keys and byte-table entries:
+//! [`Shape::entry_bytes`] each, 17 for two parties), and the SHA-256 digest of both. A party refuses a file
 //! whose digest or length is wrong, that names another party, or that carries another session
 //! id than its peers' (checked at the start of a run), and it refuses to use a file twice: the
 //! first run creates `FILE.used` beside it ([`claim`]).

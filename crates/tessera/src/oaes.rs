@@ -33,7 +33,7 @@ pub struct PrepArgs {
     /// The number of parties.
     #[arg(long)]
     parties: usize,
-    /// The online protocol the material is for (1 or 2).
+    /// The online protocol the material is for (1, 2 or 3).
     #[arg(long, default_value = "2", value_parser = parse_protocol)]
     protocol: Protocol,
     /// AES blocks the material serves (one key, these many blocks).
@@ -87,11 +87,15 @@ pub struct BenchArgs {
     #[arg(long, value_delimiter = ',', default_value = "2,3,5")]
     parties: Vec<usize>,
     /// Protocols.
-    #[arg(long, value_delimiter = ',', default_value = "1,2", value_parser = parse_protocol)]
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3", value_parser = parse_protocol)]
     protocol: Vec<Protocol>,
     /// Blocks per encryption.
     #[arg(long, value_delimiter = ',', default_value = "1,15,150")]
     blocks: Vec<usize>,
+    /// Only time the Reed-Solomon codes: encoding (constant-time and public) and decoding per
+    /// codeword, systematic against coefficient encoding, for each protocol's dimension.
+    #[arg(long)]
+    codes: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -99,7 +103,7 @@ pub struct BenchArgs {
 /// Options of `tessera demo oaes`.
 #[derive(Args)]
 pub struct DemoArgs {
-    /// The online protocol (1 or 2).
+    /// The online protocol (1, 2 or 3).
     #[arg(long, default_value = "2", value_parser = parse_protocol)]
     protocol: Protocol,
     /// One JSON object instead of text.
@@ -396,7 +400,54 @@ fn aes128(key: &[u8; 16], p: &[u8; 16]) -> [u8; 16] {
     b.into()
 }
 
+/// `--codes`: nanoseconds per codeword for each dimension and encoding.
+fn bench_codes(args: &BenchArgs) -> Result<(), CliError> {
+    use tessera_aes::code::{Encoding, N, ReedSolomon};
+    let mut dims: Vec<usize> = args.protocol.iter().map(|p| p.data_len()).collect();
+    dims.dedup();
+    let mut prg = Prg::from_os()?;
+    for k in dims {
+        for encoding in [Encoding::Systematic, Encoding::Coefficients] {
+            let code = ReedSolomon::get(k, encoding);
+            let mut data = vec![0u8; k];
+            rand_core::RngCore::fill_bytes(&mut prg, &mut data);
+            let mut word = [0u8; N];
+            let ns = |rate: f64| 1e9 / rate;
+            let encode = ns(crate::bench::measure(&args.common, 1.0, || {
+                code.encode(std::hint::black_box(&data), &mut word)
+            }));
+            let public = ns(crate::bench::measure(&args.common, 1.0, || {
+                code.encode_public(std::hint::black_box(&data), &mut word)
+            }));
+            let mut back = vec![0u8; k];
+            let decode = ns(crate::bench::measure(&args.common, 1.0, || {
+                std::hint::black_box(code.decode(std::hint::black_box(&word), &mut back));
+            }));
+            let name = match encoding {
+                Encoding::Systematic => "systematic",
+                Encoding::Coefficients => "coefficients",
+            };
+            let v = json!({
+                "bench": "oaes-code", "k": k, "n": N, "encoding": name,
+                "encode_ns": encode, "encode_public_ns": public, "decode_ns": decode,
+                "gf256": tessera_core::gf256::Gf256Kernel::active().name(), "cpu": cpu_model(),
+            });
+            if args.common.json {
+                println!("{v}");
+            } else {
+                println!(
+                    "RS(255, {k}) {name:>12}: encode {encode:.0} ns (public data {public:.0} ns), decode and check {decode:.0} ns"
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 fn bench(args: &BenchArgs) -> Result<(), CliError> {
+    if args.codes {
+        return bench_codes(args);
+    }
     let mut prg = Prg::from_os()?;
     for &protocol in &args.protocol {
         for &n in &args.parties {
