@@ -154,13 +154,13 @@ impl<X> Tamper<X> {
     }
 }
 
-impl Exchange for Tamper<Network> {
+impl<X: Exchange> Exchange for Tamper<X> {
     fn me(&self) -> usize {
-        self.inner.id()
+        self.inner.me()
     }
 
     fn parties(&self) -> usize {
-        Network::parties(&self.inner)
+        self.inner.parties()
     }
 
     fn exchange(
@@ -175,31 +175,29 @@ impl Exchange for Tamper<Network> {
         if n != self.at {
             return self.inner.exchange(kind, out, len, received);
         }
-        let parties = Network::parties(&self.inner);
-        let edited: Vec<Vec<u8>> = (0..parties)
+        let edit = |m: &mut [u8]| {
+            for (i, e) in self.error.iter().enumerate() {
+                if let Some(b) = m.get_mut(self.offset + i) {
+                    *b ^= e;
+                }
+            }
+        };
+        let edited: Vec<Vec<u8>> = (0..self.inner.parties())
             .map(|j| {
                 let mut m = out.to(j).to_vec();
                 if self.to.is_empty() || self.to.contains(&j) {
-                    for (i, e) in self.error.iter().enumerate() {
-                        if let Some(b) = m.get_mut(self.offset + i) {
-                            *b ^= e;
-                        }
-                    }
+                    edit(&mut m);
                 }
                 m
             })
             .collect();
-        let pick = |j: usize| &edited[j][..];
-        exchange_each(&mut self.inner, kind, pick, len, received)?;
-        let first = usize::from(self.inner.id() == 0);
+        self.inner
+            .exchange(kind, Out::Each(&edited), len, received)?;
+        let first = usize::from(self.inner.me() == 0);
         if self.consistent
             && let Some(r) = received.get_mut(first)
         {
-            for (i, e) in self.error.iter().enumerate() {
-                if let Some(b) = r.get_mut(self.offset + i) {
-                    *b ^= e;
-                }
-            }
+            edit(r);
         }
         Ok(())
     }

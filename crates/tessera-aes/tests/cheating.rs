@@ -188,7 +188,8 @@ fn every_error_is_caught_in_1000_trials_per_protocol() {
     }
 }
 
-fn write_files(dir: &std::path::Path, shape: Shape) -> Vec<std::path::PathBuf> {
+/// Every party's file of a dealing from a seeded PRG, in `dir`.
+fn write_files(dir: &std::path::Path, shape: Shape, seed: u128) -> Vec<std::path::PathBuf> {
     let paths: Vec<_> = (0..shape.parties)
         .map(|p| dir.join(format!("p{p}.oaes")))
         .collect();
@@ -202,7 +203,7 @@ fn write_files(dir: &std::path::Path, shape: Shape) -> Vec<std::path::PathBuf> {
         .collect();
     deal(
         shape,
-        &mut Prg::from_seed_block(Block::from(5u128)),
+        &mut Prg::from_seed_block(Block::from(seed)),
         &mut sinks,
     )
     .unwrap();
@@ -214,7 +215,7 @@ fn reused_foreign_truncated_and_corrupt_files_are_refused_by_name() {
     let dir = std::env::temp_dir().join(format!("tessera-oaes-files-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let shape = Shape::new(Protocol::One, 2, 1).unwrap();
-    let paths = write_files(&dir, shape);
+    let paths = write_files(&dir, shape, 5);
     for (p, path) in paths.iter().enumerate() {
         let m = Material::load(path, p).unwrap();
         assert_eq!(m.header().party, p);
@@ -264,23 +265,10 @@ fn reused_foreign_truncated_and_corrupt_files_are_refused_by_name() {
     // Another dealing's file: the peers notice at the start of the run.
     let other = dir.join("other");
     std::fs::create_dir_all(&other).unwrap();
-    let shape2 = Shape::new(Protocol::One, 2, 1).unwrap();
-    let mut files: Vec<std::fs::File> = (0..2)
-        .map(|p| std::fs::File::create(other.join(format!("p{p}"))).unwrap())
-        .collect();
-    let mut sinks: Vec<&mut dyn std::io::Write> = files
-        .iter_mut()
-        .map(|f| f as &mut dyn std::io::Write)
-        .collect();
-    deal(
-        shape2,
-        &mut Prg::from_seed_block(Block::from(6u128)),
-        &mut sinks,
-    )
-    .unwrap();
+    let others = write_files(&other, shape, 6);
     let mats = [
         Material::load(&paths[0], 0).unwrap(),
-        Material::load(&other.join("p1"), 1).unwrap(),
+        Material::load(&others[1], 1).unwrap(),
     ];
     let r = run_once(&mats, &HONEST, &[[0; 16]]);
     for (i, r) in r.iter().enumerate() {
