@@ -460,11 +460,18 @@ impl Material {
                 want,
             });
         }
-        // The length was checked against the header, so this allocation is what the file holds.
-        let mut bytes = huge_vec(len.min(want + 1) as usize);
+        if len > want {
+            return Err(PrepError::Corrupt {
+                path: name,
+                what: format!("{len} bytes, {} more than the header announces", len - want),
+            });
+        }
+        // The length is the header's, so this allocation is what the file holds (a file that
+        // grows while it is read is cut at the announced length, and its digest fails).
+        let mut bytes = huge_vec(want as usize);
         bytes.extend_from_slice(&head);
         std::io::Read::read_to_end(
-            &mut std::io::Read::take(file, want + 1 - HEADER_BYTES as u64),
+            &mut std::io::Read::take(file, want - HEADER_BYTES as u64),
             &mut bytes,
         )
         .map_err(io)?;
