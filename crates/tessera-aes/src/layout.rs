@@ -23,6 +23,43 @@ pub const fn sbox(x: u8) -> u8 {
     b ^ b.rotate_left(1) ^ b.rotate_left(2) ^ b.rotate_left(3) ^ b.rotate_left(4) ^ 0x63
 }
 
+/// Bit-slices of 64 bytes in machine words, for the S-box circuit.
+struct Slices;
+
+impl tessera_core::aes::sbox::BooleanOps for Slices {
+    type Bit = u64;
+    fn xor(&mut self, a: u64, b: u64) -> u64 {
+        a ^ b
+    }
+    fn and(&mut self, a: u64, b: u64) -> u64 {
+        a & b
+    }
+    fn xnor(&mut self, a: u64, b: u64) -> u64 {
+        !(a ^ b)
+    }
+}
+
+/// The S-box rotated by a secret `r`: entry s is S(s + r). Constant-time in `r`: the 256
+/// inputs go through the bitsliced Boyar-Peralta S-box circuit 64 at a time, with no
+/// table indexed by a secret.
+pub fn shifted_sbox(r: u8) -> [u8; 256] {
+    let mut out = [0u8; 256];
+    for (g, chunk) in out.chunks_exact_mut(64).enumerate() {
+        let x: [u64; 8] = core::array::from_fn(|i| {
+            // Bit i of s over the 64 values s = 64g..64g+63, then of s + r.
+            let pattern = (0..64u64).fold(0u64, |w, lane| {
+                w | ((((64 * g as u64 + lane) >> i) & 1) << lane)
+            });
+            pattern ^ 0u64.wrapping_sub(((r >> i) & 1) as u64)
+        });
+        let y = tessera_core::aes::sbox::sbox(&mut Slices, x);
+        for (lane, o) in chunk.iter_mut().enumerate() {
+            *o = (0..8).fold(0u8, |b, i| b | ((((y[i] >> lane) & 1) as u8) << i));
+        }
+    }
+    out
+}
+
 /// Where ShiftRows moves byte `p`: row r stays, column c goes to column c − r.
 pub const fn shift_rows_target(p: usize) -> usize {
     let (r, c) = (p % 4, p / 4);
@@ -185,6 +222,16 @@ mod tests {
             });
             for mix in [false, true] {
                 assert_eq!(round_map(&v, mix), apply(&v, |p| round_column(p, mix)));
+            }
+        }
+    }
+
+    #[test]
+    fn the_shifted_sbox_is_the_sbox_rotated() {
+        for r in [0u8, 1, 0x53, 0xff] {
+            let t = shifted_sbox(r);
+            for s in 0..=255u8 {
+                assert_eq!(t[s as usize], sbox(s ^ r), "r {r:#x} s {s:#x}");
             }
         }
     }

@@ -560,9 +560,9 @@ impl Out<'_, '_> {
         let mut shares = vec![0u8; n];
         let mut b = vec![[0u8; PAIR_MAC]; n * n];
         for &(r, v) in tables {
-            for s in 0..ENTRIES {
+            for sbox in layout::shifted_sbox(r) {
                 rng.fill_bytes(&mut shares[..n - 1]);
-                let value = layout::sbox(s as u8 ^ r) ^ v;
+                let value = sbox ^ v;
                 shares[n - 1] = shares[..n - 1].iter().fold(value, |a, x| a ^ x);
                 rng.fill_bytes(b.as_flattened_mut());
                 for (m, e) in entry.chunks_exact_mut(stride).enumerate() {
@@ -589,9 +589,9 @@ impl Out<'_, '_> {
 
     /// A table: entry s represents S(s + r)·unit, where `unit` is C(u) ‖ α ∗ C(u).
     fn table(&mut self, unit: &[u8; REP_BYTES], r: u8) -> std::io::Result<()> {
-        for s in 0..ENTRIES {
+        for c in layout::shifted_sbox(r) {
             let mut entry = [0u8; REP_BYTES];
-            gf256::mul_acc(&mut entry, unit, layout::sbox(s as u8 ^ r));
+            gf256::mul_acc(&mut entry, unit, c);
             self.emit(&entry)?;
         }
         Ok(())
