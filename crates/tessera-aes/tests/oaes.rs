@@ -127,7 +127,10 @@ fn over_tcp_and_tls_meshes() {
     let key: [u8; 16] = prg.random_block().into();
     let plain: Vec<[u8; 16]> = (0..3).map(|_| prg.random_block().into()).collect();
     let want: Vec<[u8; 16]> = plain.iter().map(|p| aes128(&key, p)).collect();
-    for with_tls in [false, true] {
+    for (protocol, with_tls) in Protocol::ALL
+        .into_iter()
+        .flat_map(|p| [(p, false), (p, true)])
+    {
         let nets = tessera_net::tcp::loopback(
             n,
             with_tls.then_some(&tls[..]),
@@ -135,10 +138,10 @@ fn over_tcp_and_tls_meshes() {
             NetConfig::default(),
         )
         .unwrap();
-        let mats = deal_in_memory(Shape::new(Protocol::One, n, 3).unwrap(), &mut prg).unwrap();
+        let mats = deal_in_memory(Shape::new(protocol, n, 3).unwrap(), &mut prg).unwrap();
         let shares = split(&key, n, &mut prg);
-        for r in run(&mats, nets, &shares, &plain, false) {
-            assert_eq!(r.unwrap(), want, "tls {with_tls}");
+        for r in run(&mats, nets, &shares, &plain, with_tls) {
+            assert_eq!(r.unwrap(), want, "protocol {protocol}, tls {with_tls}");
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
