@@ -147,47 +147,47 @@ pub fn replicate(v: &[u8; BLOCK], blocks: usize, data: &mut [u8]) {
     }
 }
 
-/// One key-schedule step on a plain key, through the split above (for tests and the dealer's
-/// own checks): linear part, S-box outputs, round constant.
-pub fn next_round_key(key: &[u8; BLOCK], round: usize) -> [u8; BLOCK] {
-    let mut out = key_linear(key);
-    for (t, &i) in KEY_SBOX_INPUTS.iter().enumerate() {
-        let s = sbox(key[i]);
-        for (o, c) in out.iter_mut().zip(key_sbox_column(t)) {
-            *o ^= gf256::mul(s, c);
-        }
-    }
-    for w in 0..4 {
-        out[4 * w] ^= RCON[round];
-    }
-    out
-}
-
-/// AES-128 of one block through the same split as the protocol (S-box, then each byte's
-/// round column): the reference the layout is tested against.
-pub fn encrypt_by_columns(key: &[u8; BLOCK], plain: &[u8; BLOCK]) -> [u8; BLOCK] {
-    let (mut k, mut s) = (*key, *plain);
-    for (x, y) in s.iter_mut().zip(&k) {
-        *x ^= y;
-    }
-    for round in 0..ROUNDS {
-        k = next_round_key(&k, round);
-        let mut next = k;
-        for (p, &x) in s.iter().enumerate() {
-            let v = sbox(x);
-            for (o, c) in next.iter_mut().zip(round_column(p, round + 1 < ROUNDS)) {
-                *o ^= gf256::mul(v, c);
-            }
-        }
-        s = next;
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use aes::cipher::{BlockCipherEncrypt, KeyInit};
+
+    /// One key-schedule step on a plain key, through the split above (for tests and the dealer's
+    /// own checks): linear part, S-box outputs, round constant.
+    fn next_round_key(key: &[u8; BLOCK], round: usize) -> [u8; BLOCK] {
+        let mut out = key_linear(key);
+        for (t, &i) in KEY_SBOX_INPUTS.iter().enumerate() {
+            let s = sbox(key[i]);
+            for (o, c) in out.iter_mut().zip(key_sbox_column(t)) {
+                *o ^= gf256::mul(s, c);
+            }
+        }
+        for w in 0..4 {
+            out[4 * w] ^= RCON[round];
+        }
+        out
+    }
+
+    /// AES-128 of one block through the same split as the protocol (S-box, then each byte's
+    /// round column): the reference the layout is tested against.
+    fn encrypt_by_columns(key: &[u8; BLOCK], plain: &[u8; BLOCK]) -> [u8; BLOCK] {
+        let (mut k, mut s) = (*key, *plain);
+        for (x, y) in s.iter_mut().zip(&k) {
+            *x ^= y;
+        }
+        for round in 0..ROUNDS {
+            k = next_round_key(&k, round);
+            let mut next = k;
+            for (p, &x) in s.iter().enumerate() {
+                let v = sbox(x);
+                for (o, c) in next.iter_mut().zip(round_column(p, round + 1 < ROUNDS)) {
+                    *o ^= gf256::mul(v, c);
+                }
+            }
+            s = next;
+        }
+        s
+    }
 
     #[test]
     fn the_split_rounds_are_aes_128() {

@@ -29,5 +29,5 @@ pub mod rep;
 pub use error::{Cheat, Error, PrepError};
 pub use exchange::{Exchange, Tamper};
 pub use online::{Encryption, Key, Party, RoundKeys};
-pub use prep::{Material, Shape, claim, deal, deal_in_memory};
+pub use prep::{Material, Shape, claim, deal, deal_buffers, deal_in_memory};
 pub use protocol::Protocol;

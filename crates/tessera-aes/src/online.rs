@@ -250,12 +250,7 @@ impl<'m> Party<'m> {
             let sboxes = match self.protocol.tables() {
                 Tables::Reps => None,
                 Tables::Bytes => {
-                    let shape = self.mat.header().shape;
-                    let entries: Vec<usize> = KEY_SBOX_INPUTS
-                        .iter()
-                        .enumerate()
-                        .map(|(t, &i)| shape.key_entry(r, t, delta[0][i]))
-                        .collect();
+                    let entries = self.key_entries(r, &delta[0]);
                     Some(self.open_entries(x, &entries)?)
                 }
             };
@@ -347,12 +342,7 @@ impl<'m> Party<'m> {
                 Tables::Bytes => {
                     let mut entries = Vec::with_capacity(key_sboxes + words * per_word);
                     if fresh.is_none() {
-                        entries.extend(
-                            KEY_SBOX_INPUTS
-                                .iter()
-                                .enumerate()
-                                .map(|(t, &i)| shape.key_entry(r, t, deltas[words][i])),
-                        );
+                        entries.extend(self.key_entries(r, &deltas[words]));
                     }
                     for (w, d) in deltas[..words].iter().enumerate() {
                         entries.extend(
@@ -389,6 +379,13 @@ impl<'m> Party<'m> {
         })
     }
 
+    /// Protocol 3: the key schedule's four byte-table entries of round `r`, at the opened
+    /// δ = K + R'.
+    fn key_entries(&self, r: usize, delta: &[u8]) -> [usize; 4] {
+        let shape = self.mat.header().shape;
+        core::array::from_fn(|t| shape.key_entry(r, t, delta[KEY_SBOX_INPUTS[t]]))
+    }
+
     fn add_reps(&mut self, indices: &[usize], out: &mut Rep) {
         self.mat.add_reps(indices, out, &mut self.scratch);
     }
@@ -412,20 +409,24 @@ impl<'m> Party<'m> {
         let mut eps = *share;
         xor(&mut eps, self.mat.input_mask());
         x.exchange(kinds::INPUT, Out::All(&eps), BLOCK, &mut self.received)?;
-        let bpw = self.protocol.blocks_per_word();
-        let mut key = Rep::ZERO;
-        let mut data = vec![0u8; self.code.k()];
+        // [[K]] = Σ_p [[ρ_p]] + Σ_p ε_p: the masks' representations, then one public constant.
+        let mut sum = [0u8; BLOCK];
         for p in 0..self.n {
-            let e: [u8; BLOCK] = if p == self.me {
-                eps
+            let e = if p == self.me {
+                &eps[..]
             } else {
-                self.received[p][..BLOCK].try_into().unwrap_or_default()
+                &self.received[p][..BLOCK]
             };
             self.transcript.update(e);
-            self.add_reps(&[self.mat.header().shape.input(p)], &mut key);
-            layout::replicate(&e, bpw, &mut data);
-            self.add_public(&mut key, &data);
+            xor(&mut sum, e);
         }
+        let shape = self.mat.header().shape;
+        let inputs: Vec<usize> = (0..self.n).map(|p| shape.input(p)).collect();
+        let mut key = Rep::ZERO;
+        self.add_reps(&inputs, &mut key);
+        let mut data = vec![0u8; self.code.k()];
+        layout::replicate(&sum, self.protocol.blocks_per_word(), &mut data);
+        self.add_public(&mut key, &data);
         Ok(key)
     }
 

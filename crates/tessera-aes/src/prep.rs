@@ -725,17 +725,19 @@ pub fn deal(
     Ok(session)
 }
 
-/// Every party's material for `shape`, dealt in memory (for tests, benchmarks and the demo).
-pub fn deal_in_memory(shape: Shape, rng: &mut Prg) -> Result<Vec<Material>, Error> {
+/// Every party's file for `shape`, dealt into memory.
+pub fn deal_buffers(shape: Shape, rng: &mut Prg) -> Result<Vec<Vec<u8>>, Error> {
     let mut buffers: Vec<Vec<u8>> = (0..shape.parties)
         .map(|p| huge_vec(shape.file_bytes(p) as usize))
         .collect();
-    {
-        let mut sinks: Vec<&mut dyn Write> =
-            buffers.iter_mut().map(|b| b as &mut dyn Write).collect();
-        deal(shape, rng, &mut sinks).map_err(|e| Error::Usage(format!("dealing: {e}")))?;
-    }
-    buffers
+    let mut sinks: Vec<&mut dyn Write> = buffers.iter_mut().map(|b| b as &mut dyn Write).collect();
+    deal(shape, rng, &mut sinks).map_err(|e| Error::Usage(format!("dealing: {e}")))?;
+    Ok(buffers)
+}
+
+/// Every party's material for `shape`, dealt in memory (for tests and the demo).
+pub fn deal_in_memory(shape: Shape, rng: &mut Prg) -> Result<Vec<Material>, Error> {
+    deal_buffers(shape, rng)?
         .into_iter()
         .enumerate()
         .map(|(p, b)| {

@@ -10,7 +10,7 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
-use tessera_aes::{Encryption, Key, Material, Party, Protocol, Shape, claim, deal};
+use tessera_aes::{Encryption, Key, Material, Party, Protocol, Shape, claim, deal, deal_buffers};
 use tessera_core::Prg;
 use tessera_net::tcp::{self, Mesh, mesh};
 use tessera_net::{NetConfig, Network, tls};
@@ -286,16 +286,7 @@ fn open(args: &RunArgs) -> Result<Network, CliError> {
 /// file's bytes took.
 fn deal_loaded(shape: Shape) -> Result<(Vec<Material>, f64, f64), CliError> {
     let t = Instant::now();
-    let mut buffers: Vec<Vec<u8>> = (0..shape.parties)
-        .map(|p| tessera_core::hint::huge_vec(shape.file_bytes(p) as usize))
-        .collect();
-    {
-        let mut sinks: Vec<&mut dyn std::io::Write> = buffers
-            .iter_mut()
-            .map(|b| b as &mut dyn std::io::Write)
-            .collect();
-        deal(shape, &mut Prg::from_os()?, &mut sinks)?;
-    }
+    let buffers = deal_buffers(shape, &mut Prg::from_os()?)?;
     let deal_s = t.elapsed().as_secs_f64();
     let mut load_ms = 0f64;
     let mats = buffers
