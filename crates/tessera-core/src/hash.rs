@@ -142,11 +142,24 @@ impl GateHash {
     }
 }
 
+/// A batch of gates whose input labels are read in place from a slot array: gate k reads
+/// slots `a[k]` and `b[k]`, and `ids[k]` is its unique index (its tweaks are derived from it).
+#[derive(Clone, Copy, Debug)]
+pub struct SlotGates<'a> {
+    /// First input slot of each gate.
+    pub a: &'a [u32],
+    /// Second input slot of each gate.
+    pub b: &'a [u32],
+    /// Each gate's unique index.
+    pub ids: &'a [u32],
+}
+
 impl FixedKeyHash {
     /// Half-gates garbling (Zahur, Rosulek, Evans, EUROCRYPT 2015, Fig. 2) of n AND gates with
     /// the tweakable hash `hash` (π is this hash's permutation), fused into one
-    /// register-oriented kernel (VASA §4.2.1): gate k has input zero-labels `a0[k]`, `b0[k]`
-    /// and tweaks j = `tweaks[k]`, j' = j ⊕ 1; with pa, pb their colour bits,
+    /// register-oriented kernel (VASA §4.2.1) that gathers its inputs straight from the slot
+    /// array `labels`: gate k has input zero-labels A0 = `labels[a[k]]`, B0 = `labels[b[k]]`
+    /// and tweaks j = 2·`ids[k]`, j' = j + 1; with pa, pb their colour bits,
     /// T_G = H(A0, j) ⊕ H(A0 ⊕ Δ, j) ⊕ pb·Δ, T_E = H(B0, j') ⊕ H(B0 ⊕ Δ, j') ⊕ A0,
     /// out0 = H(A0, j) ⊕ pa·T_G ⊕ H(B0, j') ⊕ pb·(T_E ⊕ A0).
     /// Writes `out0[k]` and `table[2k] = T_G`, `table[2k + 1] = T_E`. Four hashes per gate, key
@@ -154,19 +167,23 @@ impl FixedKeyHash {
     /// branch on a label bit.
     ///
     /// # Panics
-    /// If the slices' lengths do not match n (2n for `table`).
-    #[allow(clippy::too_many_arguments)]
+    /// If the lengths do not match n (2n for `table`) or a slot index is out of bounds.
     pub fn half_gates_garble(
         &self,
         hash: GateHash,
         delta: Block,
-        a0: &[Block],
-        b0: &[Block],
-        tweaks: &[Block],
+        labels: &[Block],
+        gates: SlotGates<'_>,
         out0: &mut [Block],
         table: &mut [Block],
     ) {
-        let io = HalfGatesIo::new(a0, b0, tweaks, table.len(), table.as_mut_ptr(), out0);
+        let io = HalfGatesIo::new(
+            labels,
+            [gates.a, gates.b, gates.ids],
+            table.len(),
+            table.as_mut_ptr(),
+            out0,
+        );
         let keys = GateKeys {
             rk: self.aes.round_keys(),
             offset: hash.offset(),
@@ -174,23 +191,28 @@ impl FixedKeyHash {
         (self.aes.kernels().half_gates_garble[hash.index()])(&keys, delta, &io);
     }
 
-    /// Half-gates evaluation of n AND gates from the active labels `a[k]`, `b[k]` (colour bits
-    /// sa, sb) and the garbler's `table`: `out[k] = H(A, j) ⊕ sa·T_G ⊕ H(B, j') ⊕ sb·(T_E ⊕ A)`.
-    /// Two hashes per gate.
+    /// Half-gates evaluation of n AND gates from the active labels A = `labels[a[k]]`,
+    /// B = `labels[b[k]]` (colour bits sa, sb) and the garbler's `table`:
+    /// `out[k] = H(A, j) ⊕ sa·T_G ⊕ H(B, j') ⊕ sb·(T_E ⊕ A)`. Two hashes per gate.
     ///
     /// # Panics
-    /// If the slices' lengths do not match n (2n for `table`).
+    /// As [`Self::half_gates_garble`].
     pub fn half_gates_eval(
         &self,
         hash: GateHash,
-        a: &[Block],
-        b: &[Block],
-        tweaks: &[Block],
+        labels: &[Block],
+        gates: SlotGates<'_>,
         table: &[Block],
         out: &mut [Block],
     ) {
         // The evaluation kernel only reads the table.
-        let io = HalfGatesIo::new(a, b, tweaks, table.len(), table.as_ptr().cast_mut(), out);
+        let io = HalfGatesIo::new(
+            labels,
+            [gates.a, gates.b, gates.ids],
+            table.len(),
+            table.as_ptr().cast_mut(),
+            out,
+        );
         let keys = GateKeys {
             rk: self.aes.round_keys(),
             offset: hash.offset(),
@@ -268,14 +290,27 @@ mod tests {
         #[test]
         fn fused_half_gates_match_their_definition_on_every_backend(
             labels in proptest::collection::vec((any::<u128>(), any::<u128>(), any::<u32>(), any::<bool>(), any::<bool>()), 0..40),
+            picks in proptest::collection::vec((any::<u32>(), any::<u32>()), 40),
             delta in any::<u128>(),
             offset in any::<u128>(),
         ) {
             let d = Block::new(delta).with_lsb(true);
             let n = labels.len();
-            let a0: Vec<Block> = labels.iter().map(|l| Block::new(l.0)).collect();
-            let b0: Vec<Block> = labels.iter().map(|l| Block::new(l.1)).collect();
-            let t: Vec<Block> = labels.iter().map(|l| Block::new(2 * u128::from(l.2))).collect();
+            // The labels sit in a slot array of 2n slots, gate k reading slots a[k] and b[k]
+            // (repeats allowed).
+            let slots = 2 * n.max(1) as u32;
+            let mut slot_labels = vec![Block::ZERO; slots as usize];
+            let a_idx: Vec<u32> = picks[..n].iter().map(|p| p.0 % slots).collect();
+            let b_idx: Vec<u32> = picks[..n].iter().map(|p| p.1 % slots).collect();
+            let ids: Vec<u32> = labels.iter().map(|l| l.2 >> 1).collect();
+            for k in 0..n {
+                slot_labels[a_idx[k] as usize] = Block::new(labels[k].0);
+                slot_labels[b_idx[k] as usize] = Block::new(labels[k].1);
+            }
+            let a0: Vec<Block> = a_idx.iter().map(|&i| slot_labels[i as usize]).collect();
+            let b0: Vec<Block> = b_idx.iter().map(|&i| slot_labels[i as usize]).collect();
+            let t: Vec<Block> = ids.iter().map(|&id| Block::new(2 * u128::from(id))).collect();
+            let gates = SlotGates { a: &a_idx, b: &b_idx, ids: &ids };
             let reference = FixedKeyHash::with_backend(DEFAULT_FIXED_KEY, Backend::Portable).unwrap();
             let aes = |key: Block, x: Block| {
                 FixedKeyAes::with_aes(Aes::with_backend(Backend::Portable).unwrap(), key).encrypt_block(x)
@@ -290,7 +325,7 @@ mod tests {
                 for backend in Backend::available() {
                     let hash = FixedKeyHash::with_backend(DEFAULT_FIXED_KEY, backend).unwrap();
                     let (mut out0, mut table) = (vec![Block::ZERO; n], vec![Block::ZERO; 2 * n]);
-                    hash.half_gates_garble(gate_hash, d, &a0, &b0, &t, &mut out0, &mut table);
+                    hash.half_gates_garble(gate_hash, d, &slot_labels, gates, &mut out0, &mut table);
                     for k in 0..n {
                         let (j0, j1) = (t[k], t[k] ^ Block::new(1));
                         let (pa, pb) = (Block::mask(a0[k].lsb()), Block::mask(b0[k].lsb()));
@@ -301,12 +336,14 @@ mod tests {
                     }
                     // Evaluating on the labels of bits (x, y) gives the label of x ∧ y.
                     let pick = |z: Block, bit: bool| z ^ (Block::mask(bit) & d);
-                    let a: Vec<Block> = (0..n).map(|k| pick(a0[k], labels[k].3)).collect();
-                    let b: Vec<Block> = (0..n).map(|k| pick(b0[k], labels[k].4)).collect();
+                    // One bit per slot, so gates sharing a slot see the same value.
+                    let bit = |s: u32| labels[s as usize % n].3 ^ (s & 1 == 1);
+                    let active: Vec<Block> = (0..slots).map(|s| pick(slot_labels[s as usize], bit(s))).collect();
                     let mut out = vec![Block::ZERO; n];
-                    hash.half_gates_eval(gate_hash, &a, &b, &t, &table, &mut out);
+                    hash.half_gates_eval(gate_hash, &active, gates, &table, &mut out);
                     for k in 0..n {
-                        prop_assert_eq!(out[k], pick(out0[k], labels[k].3 & labels[k].4), "{:?} {} gate {}", gate_hash, backend, k);
+                        let v = bit(a_idx[k]) & bit(b_idx[k]);
+                        prop_assert_eq!(out[k], pick(out0[k], v), "{:?} {} gate {}", gate_hash, backend, k);
                     }
                 }
             }

@@ -23,5 +23,5 @@ pub mod transpose;
 pub use aes::{Aes, Backend, FixedKeyAes, RoundKeys};
 pub use block::Block;
 pub use error::Error;
-pub use hash::{FixedKeyHash, GateHash};
+pub use hash::{FixedKeyHash, GateHash, SlotGates};
 pub use prg::Prg;

@@ -1,74 +1,39 @@
-//! Running a [`Plan`]: free gates in place, batches gathered, hashed through the scheme in
-//! cache-sized chunks, and scattered (VASA §4.2.1 steps 1-5: gather inputs, prepare, AES,
-//! finish, store).
+//! Running a [`Plan`]: free operations as one flat stream over the slot array, batches handed
+//! to the scheme, which gathers its inputs from the slots inside its fused kernels (VASA
+//! §4.2.1 steps 1-5: gather inputs, prepare, AES, finish, store), their outputs scattered back
+//! once the whole batch is read. With several threads a batch is split among them in circuit
+//! order ([`crate::crew`]), so the tables do not depend on the thread count.
 
 use crate::Error;
-use crate::plan::{BatchGate, Plan, Step};
+use crate::crew::{Crew, Share};
+use crate::plan::{CHUNK, ONE_SLOT, Plan, SlotOps};
 use crate::scheme::Scheme;
 use crate::tables::{TableSink, TableSource};
-use tessera_core::Block;
+use std::ops::Range;
+use std::sync::{Mutex, PoisonError, RwLock};
+use tessera_core::{Block, SlotGates};
 
-/// Buffers for one chunk, reused across chunks and runs.
-#[derive(Clone, Debug, Default)]
-struct Gathered<T> {
-    a: Vec<T>,
-    b: Vec<T>,
-    ids: Vec<u32>,
-    out: Vec<T>,
-    table: Vec<Block>,
-}
-
-impl<T: Copy + Default> Gathered<T> {
-    fn load(&mut self, labels: &[T], gates: &[BatchGate], table_blocks: usize) {
-        let n = gates.len();
-        self.a.resize(n, T::default());
-        self.b.resize(n, T::default());
-        self.ids.resize(n, 0);
-        self.out.resize(n, T::default());
-        self.table.resize(table_blocks, Block::ZERO);
-        let dst = self
-            .a
-            .iter_mut()
-            .zip(self.b.iter_mut())
-            .zip(self.ids.iter_mut());
-        for (((a, b), id), g) in dst.zip(gates) {
-            *a = labels[g.a as usize];
-            *b = labels[g.b as usize];
-            *id = g.id;
-        }
-    }
-
-    fn store(&self, labels: &mut [T], gates: &[BatchGate]) {
-        for (g, &l) in gates.iter().zip(&self.out) {
-            labels[g.out as usize] = l;
-        }
-    }
-}
-
-/// One party's side of a run: what it keeps per wire and how it treats the free steps.
-trait Party {
-    type Label: Copy + Default;
-    fn xor(a: Self::Label, b: Self::Label) -> Self::Label;
-    fn not(&self, a: Self::Label) -> Self::Label;
-    fn constant(&mut self, value: bool) -> Self::Label;
-}
-
-/// Table blocks of one batch of `gates` gates, XOR gates if `xor`.
+/// Table blocks of a batch of `gates` gates, XOR gates if `xor`: the tables of its
+/// [`CHUNK`]-sized pieces one after another.
 fn batch_table_blocks<S: Scheme>(xor: bool, gates: usize) -> usize {
-    if xor {
-        S::xor_table_blocks(gates)
-    } else {
-        S::and_table_blocks(gates)
-    }
+    let blocks = |n| {
+        if xor {
+            S::xor_table_blocks(n)
+        } else {
+            S::and_table_blocks(n)
+        }
+    };
+    (gates / CHUNK) * blocks(CHUNK) + blocks(gates % CHUNK)
 }
 
 /// Table blocks a garbling of `plan` with scheme `S` writes.
 pub fn table_blocks<S: Scheme>(plan: &Plan) -> usize {
-    let batch = |s: &Step| match *s {
-        Step::Batch { xor, start, end } => batch_table_blocks::<S>(xor, (end - start) as usize),
-        _ => 0,
-    };
-    plan.steps.iter().map(batch).sum()
+    (0..plan.segments.len())
+        .map(|k| {
+            let (_, gates) = plan.segment(k);
+            batch_table_blocks::<S>(plan.segments[k].xor, gates.len())
+        })
+        .sum()
 }
 
 fn check<S: Scheme>(plan: &Plan, inputs: usize) -> Result<(), Error> {
@@ -88,79 +53,169 @@ fn check<S: Scheme>(plan: &Plan, inputs: usize) -> Result<(), Error> {
     Ok(())
 }
 
-/// Places the input labels in their slots.
-fn load_inputs<L: Copy + Default>(plan: &Plan, labels: &mut Vec<L>, inputs: &[L]) {
-    labels.clear();
-    labels.resize(plan.num_slots, L::default());
+/// One party's labels and how it treats the free operations.
+trait Party {
+    type Label: Copy + Default + Send + Sync;
+    /// The labels of the constants 0 and 1.
+    fn constants(&self) -> [Self::Label; 2];
+    /// out = a ⊕ b, for free-XOR plans.
+    fn xor(a: Self::Label, b: Self::Label) -> Self::Label;
+    /// out = ¬a, for plans with garbled XOR (whose free operations are copies and NOTs).
+    fn not(&self, a: Self::Label) -> Self::Label;
+}
+
+/// Sizes the slot array for `plan` (kept across runs), fills the constants and the inputs.
+fn load<P: Party>(party: &P, plan: &Plan, labels: &mut Vec<P::Label>, inputs: &[P::Label]) {
+    // Every other slot is written before it is read, so no pass clears it.
+    labels.resize(plan.num_slots, P::Label::default());
+    labels[..2].copy_from_slice(&party.constants());
     for (&s, &l) in plan.input_slots.iter().zip(inputs) {
         labels[s as usize] = l;
     }
 }
 
-/// Runs the free steps of `plan` from step `at` until the next batch; returns that batch
-/// (all XOR if the flag says so, else all AND) and moves `at` past it, or `None` at the end.
-fn advance<'p, P: Party>(
-    plan: &'p Plan,
-    labels: &mut [P::Label],
-    party: &mut P,
-    at: &mut usize,
-) -> Option<(bool, &'p [BatchGate])> {
-    while let Some(step) = plan.steps.get(*at) {
-        *at += 1;
-        match *step {
-            Step::Xor { a, b, out } => {
-                labels[out as usize] = P::xor(labels[a as usize], labels[b as usize])
-            }
-            Step::Inv { a, out } => labels[out as usize] = party.not(labels[a as usize]),
-            Step::Copy { a, out } => labels[out as usize] = labels[a as usize],
-            Step::Const { value, out } => labels[out as usize] = party.constant(value),
-            Step::Batch { xor, start, end } => {
-                return Some((xor, &plan.batched[start as usize..end as usize]));
-            }
+/// Runs free operations `range` of `plan` (see [`Plan`] for their two forms).
+fn run_free<P: Party>(party: &P, plan: &Plan, range: Range<usize>, labels: &mut [P::Label]) {
+    let SlotOps { a, b, out } = &plan.free;
+    let ops = a[range.clone()]
+        .iter()
+        .zip(&b[range.clone()])
+        .zip(&out[range]);
+    if plan.xor_gates() == crate::XorGates::Free {
+        for ((&a, &b), &o) in ops {
+            labels[o as usize] = P::xor(labels[a as usize], labels[b as usize]);
+        }
+    } else {
+        for ((&a, &b), &o) in ops {
+            let l = labels[a as usize];
+            labels[o as usize] = if b == ONE_SLOT { party.not(l) } else { l };
         }
     }
-    None
 }
 
-fn outputs<L: Copy>(plan: &Plan, labels: &[L]) -> Vec<L> {
-    plan.output_slots
-        .iter()
-        .map(|&s| labels[s as usize])
-        .collect()
+/// Gates `range` of `plan` as the kernels read them.
+fn slot_gates(plan: &Plan, range: Range<usize>) -> SlotGates<'_> {
+    SlotGates {
+        a: &plan.gates.a[range.clone()],
+        b: &plan.gates.b[range.clone()],
+        ids: &plan.ids[range],
+    }
 }
 
-/// Garbles circuits with scheme `S`.
-#[derive(Clone, Debug)]
+/// Writes a batch's output labels (gates `range` of `plan`) back to their slots.
+fn scatter<L: Copy>(plan: &Plan, range: Range<usize>, out: &[L], labels: &mut [L]) {
+    for (&s, &l) in plan.gates.out[range].iter().zip(out) {
+        labels[s as usize] = l;
+    }
+}
+
+fn outputs<L: Copy>(plan: &Plan, labels: &[L], out: &mut Vec<L>) {
+    out.clear();
+    out.extend(plan.output_slots.iter().map(|&s| labels[s as usize]));
+}
+
+/// Gates of a thread's share cut into [`CHUNK`]-sized pieces from its start: the pieces the
+/// scheme is called on. Shares start at multiples of the scheme's table grain, so for schemes
+/// whose grain is a chunk these are the pieces of the whole batch.
+fn pieces(share: Range<usize>) -> impl Iterator<Item = Range<usize>> {
+    let mut at = share.start;
+    std::iter::from_fn(move || {
+        (at < share.end).then(|| {
+            let end = (at + CHUNK).min(share.end);
+            let piece = at..end;
+            at = end;
+            piece
+        })
+    })
+}
+
+/// What one thread produces for its share of a batch: output labels and tables.
+#[derive(Debug, Default)]
+struct ShareOut<L> {
+    out: Vec<L>,
+    table: Vec<Block>,
+}
+
+/// Garbles circuits with scheme `S`, on one thread or several (fine-grained parallel
+/// garbling, UltraSFE §4: the gates of a batch shared among threads).
+#[derive(Debug)]
 pub struct Garbler<S: Scheme> {
     scheme: S,
+    threads: usize,
     labels: Vec<S::Wire>,
-    buf: Gathered<S::Wire>,
+    share: ShareOut<S::Wire>,
+    outputs: Vec<S::Wire>,
+}
+
+impl<S: Scheme> Clone for Garbler<S> {
+    fn clone(&self) -> Self {
+        Garbler::with_threads(self.scheme.clone(), self.threads)
+    }
 }
 
 struct Garbling<'a, S: Scheme> {
-    secret: &'a mut S::Secret,
+    secret: &'a S::Secret,
 }
 
 impl<S: Scheme> Party for Garbling<'_, S> {
     type Label = S::Wire;
+    fn constants(&self) -> [S::Wire; 2] {
+        [
+            S::constant(self.secret, false),
+            S::constant(self.secret, true),
+        ]
+    }
     fn xor(a: S::Wire, b: S::Wire) -> S::Wire {
         S::free_xor(a, b)
     }
     fn not(&self, a: S::Wire) -> S::Wire {
         S::not(self.secret, a)
     }
-    fn constant(&mut self, value: bool) -> S::Wire {
-        S::constant(self.secret, value)
+}
+
+/// Garbles gates `share` of `plan` (one batch, XOR gates if `xor`) into `dst`.
+fn garble_share<S: Scheme>(
+    scheme: &mut S,
+    secret: &S::Secret,
+    plan: &Plan,
+    (xor, share): (bool, Range<usize>),
+    labels: &[S::Wire],
+    dst: &mut ShareOut<S::Wire>,
+) {
+    dst.out.resize(share.len(), S::Wire::default());
+    dst.table
+        .resize(batch_table_blocks::<S>(xor, share.len()), Block::ZERO);
+    let (mut out, mut table) = (&mut dst.out[..], &mut dst.table[..]);
+    for piece in pieces(share) {
+        let n = piece.len();
+        let (o, rest) = std::mem::take(&mut out).split_at_mut(n);
+        let blocks = batch_table_blocks::<S>(xor, n);
+        let (t, rest_t) = std::mem::take(&mut table).split_at_mut(blocks);
+        let gates = slot_gates(plan, piece);
+        if xor {
+            scheme.garble_xor(secret, labels, gates, o, t);
+        } else {
+            scheme.garble_and(secret, labels, gates, o, t);
+        }
+        (out, table) = (rest, rest_t);
     }
 }
 
 impl<S: Scheme> Garbler<S> {
-    /// A garbler using `scheme`.
+    /// A garbler using `scheme` on one thread.
     pub fn new(scheme: S) -> Self {
+        Garbler::with_threads(scheme, 1)
+    }
+
+    /// A garbler using `scheme` on `threads` threads (at least one). The tables and labels do
+    /// not depend on the thread count.
+    pub fn with_threads(scheme: S, threads: usize) -> Self {
         Garbler {
             scheme,
+            threads: threads.max(1),
             labels: Vec::new(),
-            buf: Gathered::default(),
+            share: ShareOut::default(),
+            outputs: Vec::new(),
         }
     }
 
@@ -170,44 +225,101 @@ impl<S: Scheme> Garbler<S> {
     pub fn garble(
         &mut self,
         plan: &Plan,
-        secret: &mut S::Secret,
+        secret: &S::Secret,
         inputs: &[S::Wire],
         sink: &mut impl TableSink,
-    ) -> Result<Vec<S::Wire>, Error> {
+    ) -> Result<&[S::Wire], Error> {
         check::<S>(plan, inputs.len())?;
-        load_inputs(plan, &mut self.labels, inputs);
-        let mut party = Garbling::<S> { secret };
-        let mut at = 0;
-        while let Some((xor, gates)) = advance(plan, &mut self.labels, &mut party, &mut at) {
-            let buf = &mut self.buf;
-            buf.load(
-                &self.labels,
-                gates,
-                batch_table_blocks::<S>(xor, gates.len()),
-            );
-            let garble = if xor { S::garble_xor } else { S::garble_and };
-            garble(
-                &mut self.scheme,
-                party.secret,
-                &buf.a,
-                &buf.b,
-                &buf.ids,
-                &mut buf.out,
-                &mut buf.table,
-            );
-            sink.put(&buf.table)?;
-            buf.store(&mut self.labels, gates);
+        let party = Garbling::<S> { secret };
+        load(&party, plan, &mut self.labels, inputs);
+        if self.threads == 1 {
+            for k in 0..plan.segments.len() {
+                let (free, gates) = plan.segment(k);
+                run_free(&party, plan, free, &mut self.labels);
+                if gates.is_empty() {
+                    continue;
+                }
+                let xor = plan.segments[k].xor;
+                let batch = (xor, gates.clone());
+                let labels = &self.labels;
+                garble_share(
+                    &mut self.scheme,
+                    secret,
+                    plan,
+                    batch,
+                    labels,
+                    &mut self.share,
+                );
+                sink.put(&self.share.table)?;
+                scatter(plan, gates, &self.share.out, &mut self.labels);
+            }
+        } else {
+            self.garble_parallel(plan, &party, sink)?;
         }
-        Ok(outputs(plan, &self.labels))
+        outputs(plan, &self.labels, &mut self.outputs);
+        Ok(&self.outputs)
+    }
+
+    fn garble_parallel(
+        &mut self,
+        plan: &Plan,
+        party: &Garbling<'_, S>,
+        sink: &mut impl TableSink,
+    ) -> Result<(), Error> {
+        let secret = party.secret;
+        let labels = RwLock::new(std::mem::take(&mut self.labels));
+        let shares: Vec<Mutex<ShareOut<S::Wire>>> =
+            (0..self.threads).map(|_| Mutex::default()).collect();
+        let work = |scheme: &mut S, t: usize, batch: &Share| {
+            let labels = labels.read().unwrap_or_else(PoisonError::into_inner);
+            let mut dst = shares[t].lock().unwrap_or_else(PoisonError::into_inner);
+            let range = batch.range(t);
+            garble_share(scheme, secret, plan, (batch.xor, range), &labels, &mut dst);
+        };
+        let result = Crew::run(self.threads, &self.scheme, work, |crew| {
+            for k in 0..plan.segments.len() {
+                let (free, gates) = plan.segment(k);
+                {
+                    let mut l = labels.write().unwrap_or_else(PoisonError::into_inner);
+                    run_free(party, plan, free, &mut l);
+                }
+                if gates.is_empty() {
+                    continue;
+                }
+                let batch = crew.share(plan.segments[k].xor, gates, S::TABLE_GRAIN);
+                crew.batch(&batch);
+                let mut l = labels.write().unwrap_or_else(PoisonError::into_inner);
+                for (t, share) in shares.iter().enumerate() {
+                    let range = batch.range(t);
+                    if range.is_empty() {
+                        continue;
+                    }
+                    let share = share.lock().unwrap_or_else(PoisonError::into_inner);
+                    sink.put(&share.table)?;
+                    scatter(plan, range, &share.out, &mut l);
+                }
+            }
+            Ok(())
+        });
+        self.labels = labels.into_inner().unwrap_or_else(PoisonError::into_inner);
+        result
     }
 }
 
 /// Evaluates circuits garbled with scheme `S`.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Evaluator<S> {
     scheme: S,
+    threads: usize,
     labels: Vec<Block>,
-    buf: Gathered<Block>,
+    share: ShareOut<Block>,
+    outputs: Vec<Block>,
+}
+
+impl<S: Scheme> Clone for Evaluator<S> {
+    fn clone(&self) -> Self {
+        Evaluator::with_threads(self.scheme.clone(), self.threads)
+    }
 }
 
 /// The evaluator's free steps: XOR labels, keep them through NOT, zero for constants.
@@ -215,66 +327,111 @@ struct Evaluating;
 
 impl Party for Evaluating {
     type Label = Block;
+    fn constants(&self) -> [Block; 2] {
+        [Block::ZERO; 2]
+    }
     fn xor(a: Block, b: Block) -> Block {
         a ^ b
     }
     fn not(&self, a: Block) -> Block {
         a
     }
-    fn constant(&mut self, _value: bool) -> Block {
-        Block::ZERO
+}
+
+/// Evaluates gates `share` of one batch of `plan` with their tables `table`.
+fn evaluate_share<S: Scheme>(
+    scheme: &mut S,
+    plan: &Plan,
+    (xor, share): (bool, Range<usize>),
+    labels: &[Block],
+    mut table: &[Block],
+    out: &mut Vec<Block>,
+) {
+    out.resize(share.len(), Block::ZERO);
+    let mut rest = &mut out[..];
+    for piece in pieces(share) {
+        let n = piece.len();
+        let (o, r) = std::mem::take(&mut rest).split_at_mut(n);
+        let (t, rt) = table.split_at(batch_table_blocks::<S>(xor, n));
+        let gates = slot_gates(plan, piece);
+        if xor {
+            scheme.evaluate_xor(labels, gates, t, o);
+        } else {
+            scheme.evaluate_and(labels, gates, t, o);
+        }
+        (rest, table) = (r, rt);
     }
 }
 
-/// Where an evaluation stands: the next step of its plan, and the batch waiting for its
-/// tables. Made by [`Evaluator::start`], moved on by [`Evaluator::next_tables`] and
-/// [`Evaluator::feed`], so an evaluation can wait for each batch's tables (from a peer, one
-/// message at a time).
+/// Where an evaluation stands: the next segment of its plan, and whether that segment's
+/// batch waits for its tables. Made by [`Evaluator::start`], moved on by
+/// [`Evaluator::next_tables`] and [`Evaluator::feed`], so an evaluation can wait for each
+/// batch's tables (from a peer, one message at a time).
 #[derive(Debug)]
 pub struct Evaluation<'p> {
     plan: &'p Plan,
     at: usize,
-    pending: Option<(bool, &'p [BatchGate])>,
+    pending: bool,
 }
 
 impl<S: Scheme> Evaluator<S> {
-    /// An evaluator using `scheme`.
+    /// An evaluator using `scheme` on one thread.
     pub fn new(scheme: S) -> Self {
+        Evaluator::with_threads(scheme, 1)
+    }
+
+    /// An evaluator using `scheme` on `threads` threads (at least one) in
+    /// [`Evaluator::evaluate`]; the step-by-step API runs on one.
+    pub fn with_threads(scheme: S, threads: usize) -> Self {
         Evaluator {
             scheme,
+            threads: threads.max(1),
             labels: Vec::new(),
-            buf: Gathered::default(),
+            share: ShareOut::default(),
+            outputs: Vec::new(),
         }
     }
 
     /// Starts evaluating `plan` on the active input labels `inputs`.
     pub fn start<'p>(&mut self, plan: &'p Plan, inputs: &[Block]) -> Result<Evaluation<'p>, Error> {
         check::<S>(plan, inputs.len())?;
-        load_inputs(plan, &mut self.labels, inputs);
+        load(&Evaluating, plan, &mut self.labels, inputs);
         Ok(Evaluation {
             plan,
             at: 0,
-            pending: None,
+            pending: false,
         })
     }
 
     /// Runs the free steps up to the next batch and returns how many table blocks it needs,
     /// or `None` when the circuit is done.
     pub fn next_tables(&mut self, ev: &mut Evaluation<'_>) -> Option<usize> {
-        if ev.pending.is_none() {
-            ev.pending = advance(ev.plan, &mut self.labels, &mut Evaluating, &mut ev.at);
+        let plan = ev.plan;
+        while !ev.pending {
+            let (free, gates) = plan.segments.get(ev.at).map(|_| plan.segment(ev.at))?;
+            run_free(&Evaluating, plan, free, &mut self.labels);
+            if gates.is_empty() {
+                ev.at += 1;
+            } else {
+                ev.pending = true;
+            }
         }
-        ev.pending
-            .map(|(xor, gates)| batch_table_blocks::<S>(xor, gates.len()))
+        let (_, gates) = plan.segment(ev.at);
+        Some(batch_table_blocks::<S>(
+            plan.segments[ev.at].xor,
+            gates.len(),
+        ))
     }
 
     /// Evaluates the waiting batch with its tables (as many blocks as
     /// [`Evaluator::next_tables`] said).
     pub fn feed(&mut self, ev: &mut Evaluation<'_>, table: &[Block]) -> Result<(), Error> {
-        let (xor, gates) = ev
-            .pending
-            .take()
-            .ok_or_else(|| Error::Inputs("tables fed with no batch waiting".into()))?;
+        if !ev.pending {
+            return Err(Error::Inputs("tables fed with no batch waiting".into()));
+        }
+        let plan = ev.plan;
+        let (_, gates) = plan.segment(ev.at);
+        let xor = plan.segments[ev.at].xor;
         let need = batch_table_blocks::<S>(xor, gates.len());
         if table.len() != need {
             return Err(Error::Truncated {
@@ -282,28 +439,19 @@ impl<S: Scheme> Evaluator<S> {
                 available: table.len(),
             });
         }
-        let buf = &mut self.buf;
-        buf.load(&self.labels, gates, 0);
-        let evaluate = if xor {
-            S::evaluate_xor
-        } else {
-            S::evaluate_and
-        };
-        evaluate(
-            &mut self.scheme,
-            &buf.a,
-            &buf.b,
-            &buf.ids,
-            table,
-            &mut buf.out,
-        );
-        buf.store(&mut self.labels, gates);
+        let batch = (xor, gates.clone());
+        let out = &mut self.share.out;
+        evaluate_share(&mut self.scheme, plan, batch, &self.labels, table, out);
+        scatter(plan, gates, out, &mut self.labels);
+        ev.pending = false;
+        ev.at += 1;
         Ok(())
     }
 
     /// The active output labels of a finished evaluation.
-    pub fn outputs(&self, ev: &Evaluation<'_>) -> Vec<Block> {
-        outputs(ev.plan, &self.labels)
+    pub fn outputs(&mut self, ev: &Evaluation<'_>) -> &[Block] {
+        outputs(ev.plan, &self.labels, &mut self.outputs);
+        &self.outputs
     }
 
     /// Evaluates `plan` on the active input labels `inputs`, reading tables from `source`
@@ -313,13 +461,70 @@ impl<S: Scheme> Evaluator<S> {
         plan: &Plan,
         inputs: &[Block],
         source: &mut impl TableSource,
-    ) -> Result<Vec<Block>, Error> {
+    ) -> Result<&[Block], Error> {
         let mut ev = self.start(plan, inputs)?;
-        while let Some(n) = self.next_tables(&mut ev) {
-            let table = source.take(n)?;
-            self.feed(&mut ev, table)?;
+        if self.threads == 1 {
+            while let Some(n) = self.next_tables(&mut ev) {
+                let table = source.take(n)?;
+                self.feed(&mut ev, table)?;
+            }
+        } else {
+            self.evaluate_parallel(plan, source)?;
         }
         source.finish()?;
-        Ok(self.outputs(&ev))
+        outputs(plan, &self.labels, &mut self.outputs);
+        Ok(&self.outputs)
+    }
+
+    fn evaluate_parallel(
+        &mut self,
+        plan: &Plan,
+        source: &mut impl TableSource,
+    ) -> Result<(), Error> {
+        let labels = RwLock::new(std::mem::take(&mut self.labels));
+        // The batch's tables, copied out of the source so every thread can read them.
+        let tables = RwLock::new(Vec::new());
+        let outs: Vec<Mutex<Vec<Block>>> = (0..self.threads).map(|_| Mutex::default()).collect();
+        let work = |scheme: &mut S, t: usize, batch: &Share| {
+            let labels = labels.read().unwrap_or_else(PoisonError::into_inner);
+            let tables = tables.read().unwrap_or_else(PoisonError::into_inner);
+            let mut out = outs[t].lock().unwrap_or_else(PoisonError::into_inner);
+            let range = batch.range(t);
+            let skip = batch_table_blocks::<S>(batch.xor, range.start - batch.gates.start);
+            let table = tables.get(skip..).unwrap_or_default();
+            evaluate_share(scheme, plan, (batch.xor, range), &labels, table, &mut out);
+        };
+        let result = Crew::run(self.threads, &self.scheme, work, |crew| {
+            for k in 0..plan.segments.len() {
+                let (free, gates) = plan.segment(k);
+                {
+                    let mut l = labels.write().unwrap_or_else(PoisonError::into_inner);
+                    run_free(&Evaluating, plan, free, &mut l);
+                }
+                if gates.is_empty() {
+                    continue;
+                }
+                let xor = plan.segments[k].xor;
+                {
+                    let table = source.take(batch_table_blocks::<S>(xor, gates.len()))?;
+                    let mut t = tables.write().unwrap_or_else(PoisonError::into_inner);
+                    t.clear();
+                    t.extend_from_slice(table);
+                }
+                let batch = crew.share(xor, gates, S::TABLE_GRAIN);
+                crew.batch(&batch);
+                let mut l = labels.write().unwrap_or_else(PoisonError::into_inner);
+                for (t, out) in outs.iter().enumerate() {
+                    let range = batch.range(t);
+                    if !range.is_empty() {
+                        let out = out.lock().unwrap_or_else(PoisonError::into_inner);
+                        scatter(plan, range, &out, &mut l);
+                    }
+                }
+            }
+            Ok(())
+        });
+        self.labels = labels.into_inner().unwrap_or_else(PoisonError::into_inner);
+        result
     }
 }

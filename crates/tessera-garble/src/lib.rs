@@ -15,6 +15,7 @@
 
 #![deny(missing_docs)]
 
+mod crew;
 mod delta;
 mod encoding;
 mod engine;

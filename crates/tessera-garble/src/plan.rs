@@ -74,44 +74,75 @@ impl Batching {
     }
 }
 
-/// AND gates handed to the scheme at once: 128 gates are 512 hashes to garble, and the
-/// scheme's buffers (about 24 KiB) stay in a 32 KiB L1 cache.
+/// Gates handed to the scheme at once: 128 AND gates are 512 hashes to garble, and the
+/// schemes' buffers (about 24 KiB) stay in a 32 KiB L1 cache. A batch's tables are its
+/// chunks' tables one after another, so the stream is the same however the chunks are shared
+/// among threads.
 pub(crate) const CHUNK: usize = 128;
+
+/// The most gates in one batch: a wider layer is split into batches of this size, each read
+/// in full before any of it is written, so the engine's per-batch buffers (outputs and tables,
+/// about 200 KiB for half-gates) stay bounded whatever the circuit's width.
+pub(crate) const BATCH_MAX: usize = 4096;
 
 /// A slot index.
 pub(crate) type Slot = u32;
 
-/// One step of a plan.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Step {
-    /// out = a ⊕ b.
-    Xor { a: Slot, b: Slot, out: Slot },
-    /// out = ¬a.
-    Inv { a: Slot, out: Slot },
-    /// out = a.
-    Copy { a: Slot, out: Slot },
-    /// out = a public constant.
-    Const { value: bool, out: Slot },
-    /// Gates `batched[start..end]` (at most [`CHUNK`]), all AND or all XOR, independent of
-    /// each other; all are read before any is written.
-    Batch { xor: bool, start: u32, end: u32 },
+/// The slot that always holds the label of the constant 0 (the evaluator's zero block).
+pub(crate) const ZERO_SLOT: Slot = 0;
+/// The slot that always holds the label of the constant 1.
+pub(crate) const ONE_SLOT: Slot = 1;
+/// Slots reserved for the constants.
+const RESERVED: usize = 2;
+
+/// Struct-of-arrays slot indices: operation k reads `a[k]` and `b[k]` and writes `out[k]`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SlotOps {
+    pub a: Vec<Slot>,
+    pub b: Vec<Slot>,
+    pub out: Vec<Slot>,
 }
 
-/// One gate of a batch: input and output slots and the gate's index in the circuit (its
-/// hash tweak, so every strategy produces the same labels).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct BatchGate {
-    pub a: Slot,
-    pub b: Slot,
-    pub out: Slot,
-    pub id: u32,
+impl SlotOps {
+    fn push(&mut self, a: Slot, b: Slot, out: Slot) {
+        self.a.push(a);
+        self.b.push(b);
+        self.out.push(out);
+    }
+
+    fn len(&self) -> usize {
+        self.out.len()
+    }
 }
 
-/// A compiled schedule for one circuit.
+/// A stretch of the plan: free operations `free[..free_end]` from where the last segment
+/// stopped, then the batch `gates[..gates_end]` (empty for the last segment), all AND or (for
+/// garbled XOR) all XOR gates, independent of each other and read in full before any output
+/// is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Segment {
+    pub free_end: u32,
+    pub gates_end: u32,
+    pub xor: bool,
+}
+
+/// A compiled schedule for one circuit: flat streams of slot indices, with no per-gate
+/// dispatch left for the engine.
+///
+/// * Free operations are one stream. With free XOR every one is `out = a ⊕ b`: a NOT gate
+///   XORs the constant-1 slot, a copy the constant-0 slot, a constant copies one of them.
+///   With garbled XOR (no XOR gates are free) they are `out = a`, negated where `b` is the
+///   constant-1 slot.
+/// * Batched gates are one stream with their gate index (the hash tweak, so every strategy
+///   produces the same labels); the scheme reads their inputs straight from the slot array.
+///
+/// Every index is below the slot count by construction.
 #[derive(Clone, Debug)]
 pub struct Plan {
-    pub(crate) steps: Vec<Step>,
-    pub(crate) batched: Vec<BatchGate>,
+    pub(crate) free: SlotOps,
+    pub(crate) gates: SlotOps,
+    pub(crate) ids: Vec<u32>,
+    pub(crate) segments: Vec<Segment>,
     pub(crate) input_slots: Vec<Slot>,
     pub(crate) output_slots: Vec<Slot>,
     pub(crate) num_slots: usize,
@@ -131,7 +162,7 @@ pub struct PlanStats {
     pub xor_gates: usize,
     /// Number of batches (AND and, for garbled XOR, XOR batches).
     pub batches: usize,
-    /// Label slots (the most labels alive at once).
+    /// Label slots (the most labels alive at once, plus the two constants).
     pub slots: usize,
 }
 
@@ -162,20 +193,19 @@ impl Plan {
             Batching::Dynamic { max } => dynamic_order(circuit, max.max(1), xor),
             Batching::Layered => layered_order(circuit, xor),
         };
-        let batches = count_batches(&items);
-        // Each chunk reads all its inputs before writing, so chunks are the unit of slot reuse.
-        let mut chunked = Vec::with_capacity(items.len());
+        // A batch reads all its inputs before writing, so batches are the unit of slot reuse.
+        let mut split = Vec::with_capacity(items.len());
         for item in items {
             match item {
-                Item::Free(i) => chunked.push(Item::Free(i)),
-                Item::Batch(r) => chunked.extend(
+                Item::Free(i) => split.push(Item::Free(i)),
+                Item::Batch(r) => split.extend(
                     r.clone()
-                        .step_by(CHUNK)
-                        .map(|s| Item::Batch(s..(s + CHUNK).min(r.end))),
+                        .step_by(BATCH_MAX)
+                        .map(|s| Item::Batch(s..(s + BATCH_MAX).min(r.end))),
                 ),
             }
         }
-        assign_slots(circuit, (batching, xor), batches, &chunked, &order)
+        assign_slots(circuit, (batching, xor), &split, &order)
     }
 
     /// The strategy it was compiled for.
@@ -211,6 +241,21 @@ impl Plan {
 
 fn count_batches(items: &[Item]) -> usize {
     items.iter().filter(|i| matches!(i, Item::Batch(_))).count()
+}
+
+impl Plan {
+    /// Segment k's free operations and batched gates: index ranges into `free` and `gates`.
+    pub(crate) fn segment(&self, k: usize) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
+        let (f0, g0) = match k.checked_sub(1) {
+            Some(p) => (
+                self.segments[p].free_end as usize,
+                self.segments[p].gates_end as usize,
+            ),
+            None => (0, 0),
+        };
+        let s = self.segments[k];
+        (f0..s.free_end as usize, g0..s.gates_end as usize)
+    }
 }
 
 /// The two queues of dynamic batching: AND gates and (garbled) XOR gates, executed together.
@@ -295,11 +340,10 @@ fn layered_order(c: &Circuit, xor: XorGates) -> (Vec<Item>, Vec<usize>) {
 
 /// Places labels in slots: a wire's slot is freed after the last item that reads it (never for
 /// outputs) and reused by later writes. Within an item all reads happen before any write, so
-/// an item may write into a slot it frees.
+/// an item may write into a slot it frees. Slots 0 and 1 hold the constants.
 fn assign_slots(
     c: &Circuit,
     (batching, xor): (Batching, XorGates),
-    batches: usize,
     items: &[Item],
     order: &[usize],
 ) -> Plan {
@@ -323,7 +367,7 @@ fn assign_slots(
     let mut slots = SlotAllocator {
         slot_of: vec![Slot::MAX; n],
         free: Vec::new(),
-        count: 0,
+        count: RESERVED,
     };
     let num_in = c.num_input_wires() as usize;
     let input_slots: Vec<Slot> = (0..num_in).map(|w| slots.write(w)).collect();
@@ -331,9 +375,21 @@ fn assign_slots(
         .filter(|&w| last[w] == 0)
         .for_each(|w| slots.release(w));
 
-    let mut steps = Vec::with_capacity(items.len());
-    let mut batched = Vec::with_capacity(order.len());
-    let (mut and_gates, mut xor_gates) = (0, 0);
+    let mut plan = Plan {
+        free: SlotOps::default(),
+        gates: SlotOps::default(),
+        ids: Vec::with_capacity(order.len()),
+        segments: Vec::new(),
+        input_slots,
+        output_slots: Vec::new(),
+        num_slots: 0,
+        batching,
+        xor,
+        batches: 0,
+        and_gates: 0,
+        xor_gates: 0,
+    };
+    let mut read = Vec::new();
     for (pos, item) in items.iter().enumerate() {
         let pos = pos + 1;
         let gates: &[usize] = match item {
@@ -341,17 +397,15 @@ fn assign_slots(
             Item::Batch(r) => &order[r.clone()],
         };
         // Read, then release what is read for the last time, then write.
-        let read: Vec<(Slot, Slot)> = gates
-            .iter()
-            .map(|&i| {
-                let g = &c.gates[i];
-                let slot = |k: usize| match g.inputs().get(k) {
-                    Some(&k) => slots.slot_of[g.input(k) as usize],
-                    None => 0,
-                };
-                (slot(0), slot(1))
-            })
-            .collect();
+        read.clear();
+        read.extend(gates.iter().map(|&i| {
+            let g = &c.gates[i];
+            let slot = |k: usize| match g.inputs().get(k) {
+                Some(&k) => slots.slot_of[g.input(k) as usize],
+                None => ZERO_SLOT,
+            };
+            (slot(0), slot(1))
+        }));
         for &i in gates {
             for w in gate_reads(i) {
                 if last[w] == pos {
@@ -359,34 +413,33 @@ fn assign_slots(
                 }
             }
         }
-        let start = batched.len() as u32;
         for (&i, &(a, b)) in gates.iter().zip(&read) {
             let g = &c.gates[i];
             let out = slots.write(g.out as usize);
-            and_gates += usize::from(g.kind == GateKind::And);
-            xor_gates += usize::from(g.kind == GateKind::Xor);
-            match g.kind {
-                kind if xor.batched(kind) => batched.push(BatchGate {
-                    a,
-                    b,
-                    out,
-                    id: i as u32,
-                }),
-                // AND gates are always batched: this arm sees free XOR gates only.
-                GateKind::Xor | GateKind::And => steps.push(Step::Xor { a, b, out }),
-                GateKind::Inv => steps.push(Step::Inv { a, out }),
-                GateKind::Eqw => steps.push(Step::Copy { a, out }),
-                GateKind::Eq => steps.push(Step::Const {
-                    value: g.a == 1,
-                    out,
-                }),
+            plan.and_gates += usize::from(g.kind == GateKind::And);
+            plan.xor_gates += usize::from(g.kind == GateKind::Xor);
+            if xor.batched(g.kind) {
+                plan.gates.push(a, b, out);
+                plan.ids.push(i as u32);
+                continue;
             }
+            // A free gate as `out = a ⊕ b` over the constant slots (see [`Plan`]).
+            let (a, b) = match g.kind {
+                // AND gates are always batched: this arm sees free XOR gates only.
+                GateKind::Xor | GateKind::And => (a, b),
+                GateKind::Inv => (a, ONE_SLOT),
+                GateKind::Eqw => (a, ZERO_SLOT),
+                GateKind::Eq if g.a == 1 => (ONE_SLOT, ZERO_SLOT),
+                GateKind::Eq => (ZERO_SLOT, ZERO_SLOT),
+            };
+            plan.free.push(a, b, out);
         }
         if let Item::Batch(_) = item {
-            steps.push(Step::Batch {
+            plan.batches += 1;
+            plan.segments.push(Segment {
+                free_end: plan.free.len() as u32,
+                gates_end: plan.gates.len() as u32,
                 xor: c.gates[gates[0]].kind == GateKind::Xor,
-                start,
-                end: batched.len() as u32,
             });
         }
         for &i in gates {
@@ -396,21 +449,16 @@ fn assign_slots(
             }
         }
     }
-    let output_slots = (c.output_start() as usize..n)
+    plan.segments.push(Segment {
+        free_end: plan.free.len() as u32,
+        gates_end: plan.gates.len() as u32,
+        xor: false,
+    });
+    plan.output_slots = (c.output_start() as usize..n)
         .map(|w| slots.slot_of[w])
         .collect();
-    Plan {
-        batches,
-        steps,
-        batched,
-        input_slots,
-        output_slots,
-        num_slots: slots.count,
-        batching,
-        xor,
-        and_gates,
-        xor_gates,
-    }
+    plan.num_slots = slots.count;
+    plan
 }
 
 /// Slots handed out and taken back, most recently freed first (it is likely still in cache).

@@ -1,6 +1,6 @@
 //! Garble, evaluate and decode against plaintext evaluation, for every scheme, batching
-//! strategy and AES backend; identical labels across backends (and, for the deterministic
-//! schemes, across strategies); tampered and truncated tables.
+//! strategy, AES backend and thread count; identical labels across backends and strategies,
+//! identical tables across backends and thread counts; tampered and truncated tables.
 
 use proptest::prelude::*;
 use tessera_circuit::eval::{bits_from_hex, bits_to_hex, evaluate};
@@ -11,6 +11,9 @@ use tessera_garble::{
     Batching, Error, Evaluator, Garbler, InputEncoding, Plan, Prf, Prp, Scheme, SchemeKind,
     SchemeVisitor, TableReader, ThreeHalves, XorGates, decode, decoding_bits, table_blocks,
 };
+
+/// Thread counts of the parallel engine tested against one thread.
+const THREADS: [usize; 3] = [2, 3, 7];
 
 const STRATEGIES: [Batching; 4] = [
     Batching::DYNAMIC,
@@ -62,20 +65,31 @@ fn garble_run<S: Scheme>(
     inputs: &[Vec<bool>],
     seed: u128,
 ) -> Run<S> {
+    garble_run_on::<S>(c, batching, (backend, 1), inputs, seed)
+}
+
+fn garble_run_on<S: Scheme>(
+    c: &Circuit,
+    batching: Batching,
+    (backend, threads): (Backend, usize),
+    inputs: &[Vec<bool>],
+    seed: u128,
+) -> Run<S> {
     let plan = plan::<S>(c, batching);
     let mut prg = Prg::from_seed_block(Block::new(seed));
-    let mut encoding = InputEncoding::<S>::random(&mut prg, plan.num_inputs());
+    let encoding = InputEncoding::<S>::random(&mut prg, plan.num_inputs());
     let mut tables = Vec::new();
-    let wires = encoding.wires.clone();
-    let out_wires = Garbler::new(on::<S>(backend))
-        .garble(&plan, &mut encoding.secret, &wires, &mut tables)
-        .unwrap();
+    let out_wires = Garbler::with_threads(on::<S>(backend), threads)
+        .garble(&plan, &encoding.secret, &encoding.wires, &mut tables)
+        .unwrap()
+        .to_vec();
     assert_eq!(tables.len(), table_blocks::<S>(&plan), "{}", S::NAME);
     let bits: Vec<bool> = inputs.concat();
     let active = encoding.encode(0, &bits);
-    let out_active = Evaluator::new(on::<S>(backend))
+    let out_active = Evaluator::with_threads(on::<S>(backend), threads)
         .evaluate(&plan, &active, &mut TableReader::new(&tables))
-        .unwrap();
+        .unwrap()
+        .to_vec();
     let decoded = decode(&out_active, &decoding_bits::<S>(&out_wires));
     Run {
         out_wires,
@@ -86,8 +100,9 @@ fn garble_run<S: Scheme>(
     }
 }
 
-/// Garbles `c` with every strategy and backend, checks the output against plaintext and the
-/// labels against the reference run (portable backend, dynamic batching).
+/// Garbles `c` with every strategy, backend and thread count, checks the output against
+/// plaintext and the labels and tables against the reference run (portable backend, one
+/// thread), and the output wires against dynamic batching's.
 fn check_all<S: Scheme>(c: &Circuit, inputs: &[Vec<bool>], seed: u128, backends: &[Backend]) {
     let expect = plaintext(c, inputs);
     let name = S::NAME;
@@ -110,13 +125,26 @@ fn check_all<S: Scheme>(c: &Circuit, inputs: &[Vec<bool>], seed: u128, backends:
                 "{name} {backend} {batching:?}"
             );
         }
-        if !S::DRAWS_PER_GATE {
-            let dynamic = garble_run::<S>(c, Batching::DYNAMIC, Backend::Portable, inputs, seed);
+        for threads in THREADS {
+            let run = garble_run_on::<S>(c, batching, (Backend::active(), threads), inputs, seed);
+            assert_eq!(run.decoded, expect, "{name} {threads} threads {batching:?}");
             assert_eq!(
-                reference.out_wires, dynamic.out_wires,
-                "{name} {batching:?}"
+                (run.out_wires, run.out_active, run.tables),
+                (
+                    reference.out_wires.clone(),
+                    reference.out_active.clone(),
+                    reference.tables.clone()
+                ),
+                "{name} {threads} threads {batching:?}"
             );
         }
+        // Per-gate randomness is a PRF of the gate index: the labels do not depend on the
+        // order the gates are garbled in.
+        let dynamic = garble_run::<S>(c, Batching::DYNAMIC, Backend::Portable, inputs, seed);
+        assert_eq!(
+            reference.out_wires, dynamic.out_wires,
+            "{name} {batching:?}"
+        );
     }
 }
 
@@ -278,7 +306,8 @@ proptest! {
         for batching in STRATEGIES {
             for xor in [XorGates::Free, XorGates::Garbled] {
                 let stats = Plan::with_xor(&c, batching, xor).stats();
-                prop_assert!(stats.slots <= c.num_wires as usize);
+                // The live wires, plus the two constants.
+                prop_assert!(stats.slots <= c.num_wires as usize + 2);
             }
         }
     }
@@ -326,7 +355,8 @@ impl PerScheme for GarbageTables<'_> {
 
 #[test]
 fn three_halves_tables_are_three_quarters_of_half_gates() {
-    // 1.5 blocks + 5 bits per AND gate against 2 blocks, plus at most a block per batch.
+    // 1.5 blocks + 5 bits per AND gate against 2 blocks, plus at most a block per piece of
+    // a batch the scheme is called on (128 gates).
     let c = builtin("aes128").unwrap().unwrap();
     for batching in [Batching::DYNAMIC, Batching::Layered] {
         let (th, hg) = (
@@ -338,7 +368,7 @@ fn three_halves_tables_are_three_quarters_of_half_gates() {
         assert_eq!(hg, 2 * ands);
         assert!(th * 128 >= ands * (3 * 64 + 5), "{batching:?}: {th} blocks");
         assert!(
-            th * 128 <= ands * (3 * 64 + 5) + batches * 128,
+            th * 128 <= ands * (3 * 64 + 5) + (batches + ands.div_ceil(128)) * 128,
             "{batching:?}: {th} blocks"
         );
     }
@@ -375,14 +405,15 @@ fn tampered_tables_give_invalid_output_labels() {
             for t in &mut tampered[n - 2 * 512..] {
                 *t ^= Block::new(1 << 77);
             }
-            let out = Evaluator::new(on::<S>(Backend::active()))
+            let mut eval = Evaluator::new(on::<S>(Backend::active()));
+            let out = eval
                 .evaluate(&plan, &active, &mut TableReader::new(&tampered))
                 .unwrap();
             assert!(
-                valid(&out) < 64,
+                valid(out) < 64,
                 "{}: tampering went unnoticed in {} of 128 outputs",
                 S::NAME,
-                valid(&out)
+                valid(out)
             );
         }
     }
@@ -393,21 +424,15 @@ fn tampered_tables_give_invalid_output_labels() {
 fn a_plan_for_the_other_kind_of_xor_gates_is_refused() {
     let c = builtin("add8").unwrap().unwrap();
     let free = Plan::new(&c, Batching::DYNAMIC);
-    let r = Evaluator::new(on::<Prf>(Backend::active())).evaluate(
-        &free,
-        &[Block::ZERO; 16],
-        &mut TableReader::new(&[]),
-    );
+    let mut prf = Evaluator::new(on::<Prf>(Backend::active()));
+    let r = prf.evaluate(&free, &[Block::ZERO; 16], &mut TableReader::new(&[]));
     assert!(
         matches!(r, Err(Error::WrongPlan { scheme: "prf", .. })),
         "{r:?}"
     );
     let garbled = Plan::with_xor(&c, Batching::DYNAMIC, XorGates::Garbled);
-    let r = Evaluator::new(Prp::default()).evaluate(
-        &garbled,
-        &[Block::ZERO; 16],
-        &mut TableReader::new(&[]),
-    );
+    let mut prp = Evaluator::new(Prp::default());
+    let r = prp.evaluate(&garbled, &[Block::ZERO; 16], &mut TableReader::new(&[]));
     assert!(
         matches!(r, Err(Error::WrongPlan { scheme: "prp", .. })),
         "{r:?}"
@@ -418,11 +443,8 @@ fn a_plan_for_the_other_kind_of_xor_gates_is_refused() {
 fn wrong_number_of_input_labels_is_an_error() {
     let c = builtin("add8").unwrap().unwrap();
     let plan = Plan::new(&c, Batching::DYNAMIC);
-    let r = Evaluator::new(Prp::default()).evaluate(
-        &plan,
-        &[Block::ZERO; 3],
-        &mut TableReader::new(&[]),
-    );
+    let mut prp = Evaluator::new(Prp::default());
+    let r = prp.evaluate(&plan, &[Block::ZERO; 3], &mut TableReader::new(&[]));
     assert!(matches!(r, Err(Error::Inputs(_))), "{r:?}");
 }
 

@@ -428,7 +428,8 @@ impl<S: Scheme> Role for GarbleCore<'_, S> {
         let garbled = self
             .side
             .garbler
-            .garble(&shape.plan, &mut enc.secret, &enc.wires, &mut sink);
+            .garble(&shape.plan, &enc.secret, &enc.wires, &mut sink)
+            .map(<[S::Wire]>::to_vec);
         let out_wires = match (garbled, sink.failed) {
             (_, Some(e)) => return Err(e.into()),
             (r, None) => r?,
@@ -473,7 +474,7 @@ impl<S: Scheme> EvaluateCore<'_, S> {
         if let Some(n) = self.evaluator.next_tables(ev) {
             return Ok(Next::exact(TABLES, 16 * n));
         }
-        let labels = self.evaluator.outputs(ev);
+        let labels = self.evaluator.outputs(ev).to_vec();
         let n = labels.len();
         self.out_labels = Some(labels);
         if self.shape.outputs.evaluator_learns() {

@@ -842,40 +842,81 @@ macro_rules! drive_gates {
 }
 
 /// Input and output of a half-gates batch of n gates (see
-/// [`crate::hash::FixedKeyHash::half_gates_garble`]): `table` holds 2n blocks, `out` n.
+/// [`crate::hash::FixedKeyHash::half_gates_garble`]): gate k reads the labels at slots `a[k]`
+/// and `b[k]` of `labels`, its tweak is 2·`ids[k]`; it writes `out[k]` and `table[2k]`,
+/// `table[2k + 1]`.
 pub(crate) struct HalfGatesIo<'a> {
-    pub(crate) a: &'a [Block],
-    pub(crate) b: &'a [Block],
-    pub(crate) tweaks: &'a [Block],
+    pub(crate) labels: &'a [Block],
+    pub(crate) a: &'a [u32],
+    pub(crate) b: &'a [u32],
+    pub(crate) ids: &'a [u32],
     pub(crate) table: *mut Block,
     pub(crate) out: *mut Block,
 }
 
 impl<'a> HalfGatesIo<'a> {
     /// The batch of n = `a.len()` gates, after checking every length against n (2n for the
-    /// table of `table_len` blocks at `table`).
+    /// table of `table_len` blocks at `table`) and every slot index against `labels`.
     ///
     /// # Panics
-    /// If a length differs.
+    /// If a length differs or an index is out of bounds.
     pub(crate) fn new(
-        a: &'a [Block],
-        b: &'a [Block],
-        tweaks: &'a [Block],
+        labels: &'a [Block],
+        [a, b, ids]: [&'a [u32]; 3],
         table_len: usize,
         table: *mut Block,
         out: &'a mut [Block],
     ) -> Self {
         let n = a.len();
         assert!(
-            b.len() == n && tweaks.len() == n && out.len() == n && table_len == 2 * n,
+            b.len() == n && ids.len() == n && out.len() == n && table_len == 2 * n,
             "half-gates batch: lengths differ"
         );
+        // One vectorised pass per index array, so the kernels' loads need no bounds checks.
+        let below = |v: &[u32]| v.iter().fold(0, |m, &i| m.max(i)) < labels.len() as u32;
+        assert!(
+            n == 0 || (below(a) && below(b)),
+            "half-gates batch: a slot index is out of bounds"
+        );
         HalfGatesIo {
+            labels,
             a,
             b,
-            tweaks,
+            ids,
             table,
             out: out.as_mut_ptr(),
+        }
+    }
+
+    /// The labels at slots `a[at..]` (`which` = 0) or `b[at..]` (1), one per lane, read from
+    /// `labels`, or reloaded from memory rather than kept live across the AES rounds if
+    /// `reload` (holding them would spill the batch).
+    ///
+    /// # Safety
+    /// `L`'s features are present and `at + L::BLOCKS ≤ n`.
+    #[inline(always)]
+    unsafe fn input<L: Lanes>(&self, which: usize, at: usize, reload: bool) -> L {
+        let idx = if which == 0 { self.a } else { self.b };
+        let base = self.labels.as_ptr();
+        let base = if reload {
+            opaque(base.cast_mut())
+        } else {
+            base
+        };
+        // SAFETY: `at + BLOCKS ≤ n` by the caller, and `new` checked every index.
+        unsafe { L::load_indexed(base, idx.as_ptr().add(at)) }
+    }
+
+    /// Gates `at..`'s first tweaks j = 2·id, one per lane.
+    ///
+    /// # Safety
+    /// As [`Self::input`].
+    #[inline(always)]
+    unsafe fn tweak<L: Lanes>(&self, at: usize) -> L {
+        // SAFETY: as `input`.
+        unsafe {
+            let id = L::load_u32(self.ids.as_ptr().add(at));
+            id.add64(id)
         }
     }
 }
@@ -902,19 +943,15 @@ unsafe fn garble_group<L: Lanes, H: GateHash, const G: usize>(
         let mut t = [d; G];
         for (g, (pg, tg)) in p.iter_mut().zip(t.iter_mut()).enumerate() {
             let at = k + g * L::BLOCKS;
-            let pa = H::prepare(L::load(io.a.as_ptr().add(at)));
-            let pb = H::prepare(L::load(io.b.as_ptr().add(at)));
+            let pa = H::prepare(io.input::<L>(0, at, false));
+            let pb = H::prepare(io.input::<L>(1, at, false));
             *pg = [pa, pa.xor(pd), pb, pb.xor(pd)];
-            *tg = L::load(io.tweaks.as_ptr().add(at));
+            *tg = io.tweak(at);
         }
         let mut h = H::encrypt::<L, G, 4>(keys, &p, &t);
-        let (ap, bp) = (
-            opaque(io.a.as_ptr().cast_mut()),
-            opaque(io.b.as_ptr().cast_mut()),
-        );
         for (g, hg) in h.iter_mut().enumerate() {
             let at = k + g * L::BLOCKS;
-            let (a, b) = (L::load(ap.add(at)), L::load(bp.add(at)));
+            let (a, b) = (io.input::<L>(0, at, true), io.input::<L>(1, at, true));
             if H::FEED_FORWARD {
                 let (pa, pb) = (H::prepare(a), H::prepare(b));
                 *hg = [
@@ -954,20 +991,16 @@ unsafe fn eval_group<L: Lanes, H: GateHash, const G: usize>(
         for (g, (pg, tg)) in p.iter_mut().zip(t.iter_mut()).enumerate() {
             let at = k + g * L::BLOCKS;
             *pg = [
-                H::prepare(L::load(io.a.as_ptr().add(at))),
-                H::prepare(L::load(io.b.as_ptr().add(at))),
+                H::prepare(io.input::<L>(0, at, false)),
+                H::prepare(io.input::<L>(1, at, false)),
             ];
-            *tg = L::load(io.tweaks.as_ptr().add(at));
+            *tg = io.tweak(at);
         }
         let mut h = H::encrypt::<L, G, 2>(keys, &p, &t);
         let table = io.table as *const Block;
-        let (ap, bp) = (
-            opaque(io.a.as_ptr().cast_mut()),
-            opaque(io.b.as_ptr().cast_mut()),
-        );
         for (g, hg) in h.iter_mut().enumerate() {
             let at = k + g * L::BLOCKS;
-            let (a, b) = (L::load(ap.add(at)), L::load(bp.add(at)));
+            let (a, b) = (io.input::<L>(0, at, true), io.input::<L>(1, at, true));
             if H::FEED_FORWARD {
                 *hg = [hg[0].xor(H::prepare(a)), hg[1].xor(H::prepare(b))];
             }

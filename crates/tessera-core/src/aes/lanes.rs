@@ -29,6 +29,12 @@ pub(crate) trait Lanes: Copy {
     unsafe fn load_strided(p: *const Block, stride: usize) -> Self;
     /// Stores to `p[0], p[stride], p[2 stride], ...`.
     unsafe fn store_strided(self, p: *mut Block, stride: usize);
+    /// Loads blocks `base[idx[0]], base[idx[1]], ...`: a gather by slot index (VASA §4.2.1's
+    /// register-oriented gather), no pass through a staging buffer.
+    unsafe fn load_indexed(base: *const Block, idx: *const u32) -> Self;
+    /// `idx[0], idx[1], ...` as the low 32 bits of each block, the rest zero (gate indices
+    /// turned into tweaks in registers).
+    unsafe fn load_u32(idx: *const u32) -> Self;
     /// `b` in every lane.
     unsafe fn splat(b: Block) -> Self;
     /// Lane-wise XOR.
@@ -105,6 +111,16 @@ impl Lanes for Soft {
     unsafe fn store_strided(self, p: *mut Block, _stride: usize) {
         // SAFETY: one lane: the stride is never applied.
         unsafe { self.store(p) }
+    }
+    #[inline(always)]
+    unsafe fn load_indexed(base: *const Block, idx: *const u32) -> Self {
+        // SAFETY: the caller guarantees `idx` is valid and `base[idx[0]]` is a valid block.
+        unsafe { Self::load(base.add(idx.read() as usize)) }
+    }
+    #[inline(always)]
+    unsafe fn load_u32(idx: *const u32) -> Self {
+        // SAFETY: the caller guarantees `idx` is valid for one value.
+        Soft(Block::from(u64::from(unsafe { idx.read() })))
     }
     #[inline(always)]
     unsafe fn splat(b: Block) -> Self {

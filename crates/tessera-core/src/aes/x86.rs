@@ -37,7 +37,8 @@ macro_rules! lane_ops {
     ($ty:ident, $blocks:literal, $splat:expr, $xor:ident, $and:ident, $add64:ident, $low64:expr,
      $slli32:ident, $srai32:ident,
      $slli64:ident, $shuf32:ident, $bslli:ident, $pshufb:ident,
-     $aesenc:ident, $aesenclast:ident, $load:expr, $store:expr, $load_strided:expr, $store_strided:expr) => {
+     $aesenc:ident, $aesenclast:ident, $load:expr, $store:expr, $load_strided:expr, $store_strided:expr,
+     $load_indexed:expr, $load_u32:expr) => {
         impl Lanes for $ty {
             const BLOCKS: usize = $blocks;
             type Single = Xmm;
@@ -61,6 +62,16 @@ macro_rules! lane_ops {
             unsafe fn store_strided(self, p: *mut Block, stride: usize) {
                 // SAFETY: module contract.
                 unsafe { $store_strided(p, stride, self.0) }
+            }
+            #[inline(always)]
+            unsafe fn load_indexed(base: *const Block, idx: *const u32) -> Self {
+                // SAFETY: module contract (`BLOCKS` valid indices, each naming a valid block).
+                $ty(unsafe { $load_indexed(base, idx) })
+            }
+            #[inline(always)]
+            unsafe fn load_u32(idx: *const u32) -> Self {
+                // SAFETY: module contract (`BLOCKS` valid values).
+                $ty(unsafe { $load_u32(idx) })
             }
             #[inline(always)]
             unsafe fn splat(b: Block) -> Self {
@@ -177,7 +188,9 @@ lane_ops!(
     load128,
     store128,
     |p, _stride| load128(p),
-    |p, _stride, v| store128(p, v)
+    |p, _stride, v| store128(p, v),
+    |base: *const Block, i: *const u32| load128(base.add(*i as usize)),
+    |i: *const u32| _mm_set_epi64x(0, i64::from(*i))
 );
 
 lane_ops!(
@@ -202,7 +215,12 @@ lane_ops!(
     |p: *mut Block, stride: usize, v| {
         store128(p, _mm256_castsi256_si128(v));
         store128(p.add(stride), _mm256_extracti128_si256::<1>(v));
-    }
+    },
+    |base: *const Block, i: *const u32| _mm256_set_m128i(
+        load128(base.add(*i.add(1) as usize)),
+        load128(base.add(*i as usize))
+    ),
+    |i: *const u32| _mm256_set_epi64x(0, i64::from(*i.add(1)), 0, i64::from(*i))
 );
 
 lane_ops!(
@@ -234,5 +252,16 @@ lane_ops!(
         store128(p.add(stride), _mm512_extracti32x4_epi32::<1>(v));
         store128(p.add(2 * stride), _mm512_extracti32x4_epi32::<2>(v));
         store128(p.add(3 * stride), _mm512_extracti32x4_epi32::<3>(v));
+    },
+    |base: *const Block, i: *const u32| {
+        let at = |k: usize| base.add(*i.add(k) as usize);
+        let v = _mm512_castsi128_si512(load128(at(0)));
+        let v = _mm512_inserti32x4::<1>(v, load128(at(1)));
+        let v = _mm512_inserti32x4::<2>(v, load128(at(2)));
+        _mm512_inserti32x4::<3>(v, load128(at(3)))
+    },
+    |i: *const u32| {
+        let v = |k: usize| i64::from(*i.add(k));
+        _mm512_set_epi64(0, v(3), 0, v(2), 0, v(1), 0, v(0))
     }
 );

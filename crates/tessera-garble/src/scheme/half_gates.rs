@@ -15,7 +15,7 @@ use super::{GateCost, Offset, Scheme, SchemeCost};
 use crate::delta::Delta;
 use crate::plan::XorGates;
 use std::marker::PhantomData;
-use tessera_core::{Backend, Block, FixedKeyHash, GateHash, Prg};
+use tessera_core::{Backend, Block, FixedKeyHash, GateHash, Prg, SlotGates};
 
 /// A half-gates hash instantiation: its registry constants (see [`Scheme`]) and the core's
 /// [`GateHash`].
@@ -89,7 +89,6 @@ impl HalfGatesHash for CircHash {
 pub struct HalfGates<H> {
     hash: FixedKeyHash,
     gate_hash: GateHash,
-    tweaks: Vec<Block>,
     kind: PhantomData<H>,
 }
 
@@ -100,17 +99,8 @@ impl<H: HalfGatesHash> HalfGates<H> {
         HalfGates {
             hash,
             gate_hash: H::gate_hash(session),
-            tweaks: Vec::new(),
             kind: PhantomData,
         }
-    }
-
-    /// The kernels, the hash and the first tweak (2g) of every gate.
-    fn prepare(&mut self, ids: &[u32]) -> (&FixedKeyHash, GateHash, &[Block]) {
-        self.tweaks.clear();
-        self.tweaks
-            .extend(ids.iter().map(|&id| Block::new(2 * u128::from(id))));
-        (&self.hash, self.gate_hash, &self.tweaks)
     }
 }
 
@@ -136,7 +126,7 @@ impl<H: HalfGatesHash> Scheme for HalfGates<H> {
         GateCost::new(4.0, H::KEY_SCHEDULES.0),
         GateCost::new(2.0, H::KEY_SCHEDULES.1),
     );
-    const DRAWS_PER_GATE: bool = false;
+    const TABLE_GRAIN: usize = 1;
     type Wire = Block;
     type Secret = Delta;
 
@@ -177,7 +167,7 @@ impl<H: HalfGatesHash> Scheme for HalfGates<H> {
         a ^ secret.block()
     }
 
-    fn constant(secret: &mut Delta, value: bool) -> Block {
+    fn constant(secret: &Delta, value: bool) -> Block {
         // The evaluator holds the zero block for either constant: it is the 0-label of a
         // constant 0 and the 1-label of a constant 1.
         secret.label(Block::ZERO, value)
@@ -189,26 +179,23 @@ impl<H: HalfGatesHash> Scheme for HalfGates<H> {
 
     fn garble_and(
         &mut self,
-        secret: &mut Delta,
-        a: &[Block],
-        b: &[Block],
-        ids: &[u32],
+        secret: &Delta,
+        labels: &[Block],
+        gates: SlotGates<'_>,
         out: &mut [Block],
         table: &mut [Block],
     ) {
-        let (hash, gate_hash, tweaks) = self.prepare(ids);
-        hash.half_gates_garble(gate_hash, secret.block(), a, b, tweaks, out, table);
+        let delta = secret.block();
+        (self.hash).half_gates_garble(self.gate_hash, delta, labels, gates, out, table);
     }
 
     fn evaluate_and(
         &mut self,
-        a: &[Block],
-        b: &[Block],
-        ids: &[u32],
+        labels: &[Block],
+        gates: SlotGates<'_>,
         table: &[Block],
         out: &mut [Block],
     ) {
-        let (hash, gate_hash, tweaks) = self.prepare(ids);
-        hash.half_gates_eval(gate_hash, a, b, tweaks, table, out);
+        (self.hash).half_gates_eval(self.gate_hash, labels, gates, table, out);
     }
 }

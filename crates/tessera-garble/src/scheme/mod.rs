@@ -13,10 +13,10 @@
 //!
 //! VASA §4.3.1 (seed `000_43950d4e73a4a867.txt`) names and measures the first four.
 
+mod coins;
 mod half_gates;
 mod multi_key;
 mod prf;
-mod random_bits;
 mod three_halves;
 
 pub use half_gates::{Circ, CircHash, HalfGates, HalfGatesHash, Mi, MiHash, Prp, PrpHash};
@@ -24,7 +24,7 @@ pub use prf::{Prf, PrfSecret, PrfWire};
 pub use three_halves::{ThreeHalves, ThreeHalvesSecret};
 
 use crate::plan::XorGates;
-use tessera_core::{Backend, Block, Prg};
+use tessera_core::{Backend, Block, Prg, SlotGates};
 
 /// A garbling scheme for circuits of AND, XOR, NOT and constant gates.
 ///
@@ -47,14 +47,16 @@ pub trait Scheme: Clone + Send + 'static {
     const XOR_GATES: XorGates;
     /// The AES work per gate (VASA §4.3.1), to set measured times against the AES roofline.
     const COST: SchemeCost;
-    /// Whether garbling draws fresh randomness gate by gate (permutation bits, dicing coins), so
-    /// that the labels depend on the order the gates are garbled in, not only on the gates.
-    const DRAWS_PER_GATE: bool;
+    /// Gates whose tables form a unit: a batch's tables cut at any multiple of this many gates
+    /// are the tables of the two parts (1 where every gate has its own blocks), so threads
+    /// sharing a batch at such cuts write the same stream as one thread.
+    const TABLE_GRAIN: usize;
 
     /// What the garbler knows of one wire.
-    type Wire: Copy + Default + PartialEq + std::fmt::Debug + Send;
-    /// The garbler's secret for one garbled circuit.
-    type Secret: Send;
+    type Wire: Copy + Default + PartialEq + std::fmt::Debug + Send + Sync;
+    /// The garbler's secret for one garbled circuit. Randomness a scheme needs per gate is a
+    /// PRF of the gate's index under this secret, never drawn in garbling order.
+    type Secret: Send + Sync;
 
     /// The scheme on `backend`. `session` is a public random block both parties share (the MI
     /// hash's key offset; the other schemes ignore it).
@@ -78,32 +80,30 @@ pub trait Scheme: Clone + Send + 'static {
     /// out = ¬a (the evaluator's label is unchanged).
     fn not(secret: &Self::Secret, a: Self::Wire) -> Self::Wire;
     /// A public constant, whose evaluator label is [`Block::ZERO`].
-    fn constant(secret: &mut Self::Secret, value: bool) -> Self::Wire;
+    fn constant(secret: &Self::Secret, value: bool) -> Self::Wire;
 
     /// Table blocks of a batch of `gates` AND gates.
     fn and_table_blocks(gates: usize) -> usize;
 
-    /// Garbles AND gates k = 0..n: `a[k]`, `b[k]` are the input wires, `ids[k]` the gate's
-    /// unique index. Writes the output wires to `out` and
-    /// [`Scheme::and_table_blocks`]`(n)` table blocks to `table`.
-    #[allow(clippy::too_many_arguments)]
+    /// Garbles AND gates k = 0..n: gate k's input wires are `labels[gates.a[k]]` and
+    /// `labels[gates.b[k]]`, `gates.ids[k]` is its unique index. Writes the output wires to
+    /// `out` and [`Scheme::and_table_blocks`]`(n)` table blocks to `table`.
     fn garble_and(
         &mut self,
-        secret: &mut Self::Secret,
-        a: &[Self::Wire],
-        b: &[Self::Wire],
-        ids: &[u32],
+        secret: &Self::Secret,
+        labels: &[Self::Wire],
+        gates: SlotGates<'_>,
         out: &mut [Self::Wire],
         table: &mut [Block],
     );
 
-    /// Evaluates AND gates k = 0..n from the active input labels and the tables the garbler
-    /// wrote for the same gates; writes the active output labels to `out`.
+    /// Evaluates AND gates k = 0..n from the active input labels in `labels` (read as
+    /// [`Scheme::garble_and`] reads them) and the tables the garbler wrote for the same gates;
+    /// writes the active output labels to `out`.
     fn evaluate_and(
         &mut self,
-        a: &[Block],
-        b: &[Block],
-        ids: &[u32],
+        labels: &[Block],
+        gates: SlotGates<'_>,
         table: &[Block],
         out: &mut [Block],
     );
@@ -116,34 +116,39 @@ pub trait Scheme: Clone + Send + 'static {
     /// Garbles a batch of XOR gates, as [`Scheme::garble_and`]. Schemes with
     /// [`XorGates::Garbled`] override it; free-XOR plans never batch XOR gates, and the
     /// default XORs the wires.
-    #[allow(clippy::too_many_arguments)]
     fn garble_xor(
         &mut self,
-        _secret: &mut Self::Secret,
-        a: &[Self::Wire],
-        b: &[Self::Wire],
-        _ids: &[u32],
+        _secret: &Self::Secret,
+        labels: &[Self::Wire],
+        gates: SlotGates<'_>,
         out: &mut [Self::Wire],
         _table: &mut [Block],
     ) {
-        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-            *o = Self::free_xor(x, y);
+        for (k, o) in out.iter_mut().enumerate() {
+            let (a, b) = inputs(labels, gates, k);
+            *o = Self::free_xor(a, b);
         }
     }
 
     /// Evaluates a batch of XOR gates, as [`Scheme::evaluate_and`]; the default XORs the labels.
     fn evaluate_xor(
         &mut self,
-        a: &[Block],
-        b: &[Block],
-        _ids: &[u32],
+        labels: &[Block],
+        gates: SlotGates<'_>,
         _table: &[Block],
         out: &mut [Block],
     ) {
-        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-            *o = x ^ y;
+        for (k, o) in out.iter_mut().enumerate() {
+            let (a, b) = inputs(labels, gates, k);
+            *o = a ^ b;
         }
     }
+}
+
+/// Gate k's two input labels.
+#[inline(always)]
+pub(crate) fn inputs<L: Copy>(labels: &[L], gates: SlotGates<'_>, k: usize) -> (L, L) {
+    (labels[gates.a[k] as usize], labels[gates.b[k] as usize])
 }
 
 /// A free-XOR scheme's secret for a global offset made elsewhere, and how a wire is made from

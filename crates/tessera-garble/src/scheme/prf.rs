@@ -23,11 +23,11 @@
 //!
 //! All selection on the garbler's secret bits and on the evaluator's colours is by masks.
 
+use super::coins::GateCoins;
 use super::multi_key::{MultiKeyBatch, tweak};
-use super::random_bits::RandomBits;
-use super::{GateCost, Offset, Scheme, SchemeCost};
+use super::{GateCost, Offset, Scheme, SchemeCost, inputs};
 use crate::plan::XorGates;
-use tessera_core::{Aes, Backend, Block, Prg};
+use tessera_core::{Aes, Backend, Block, Prg, SlotGates};
 
 /// Clears a label's colour bit: the label as an AES key.
 const KEY: Block = Block::new(!1);
@@ -64,18 +64,20 @@ impl PrfWire {
     }
 }
 
-/// The garbler's secret: the generator of permutation bits and of constants' hidden labels.
+/// The garbler's secret: the key of the output permutation bits (a PRF of the gate index)
+/// and the hidden labels of the constants 0 and 1.
 #[derive(Clone, Debug)]
 pub struct PrfSecret {
-    bits: RandomBits,
+    bits: GateCoins,
+    hidden: [Block; 2],
 }
 
 impl PrfSecret {
-    /// A secret drawing from `prg`.
-    pub fn new(prg: Prg) -> Self {
-        PrfSecret {
-            bits: RandomBits::new(prg),
-        }
+    /// A secret with its key drawn from `prg`.
+    pub fn new(prg: &mut Prg) -> Self {
+        let bits = GateCoins::new(prg);
+        let hidden = [0, 1].map(|v| bits.block(v).with_lsb(true));
+        PrfSecret { bits, hidden }
     }
 }
 
@@ -83,6 +85,7 @@ impl PrfSecret {
 #[derive(Clone, Debug)]
 pub struct Prf {
     batch: MultiKeyBatch,
+    coins: Vec<Block>,
 }
 
 impl Prf {
@@ -90,6 +93,7 @@ impl Prf {
     pub fn new(aes: Aes) -> Self {
         Prf {
             batch: MultiKeyBatch::new(aes),
+            coins: Vec::new(),
         }
     }
 }
@@ -106,7 +110,7 @@ impl Scheme for Prf {
         xor_garble: GateCost::new(3.0, 3.0),
         xor_eval: GateCost::new(2.0, 2.0),
     };
-    const DRAWS_PER_GATE: bool = true;
+    const TABLE_GRAIN: usize = 1;
     type Wire = PrfWire;
     type Secret = PrfSecret;
 
@@ -115,7 +119,7 @@ impl Scheme for Prf {
     }
 
     fn random_secret(prg: &mut Prg) -> PrfSecret {
-        PrfSecret::new(Prg::from_seed_block(prg.random_block()))
+        PrfSecret::new(prg)
     }
 
     /// Labels are independent: no global offset.
@@ -146,10 +150,11 @@ impl Scheme for Prf {
         PrfWire([a.0[1], a.0[0]])
     }
 
-    fn constant(secret: &mut PrfSecret, value: bool) -> PrfWire {
+    fn constant(secret: &PrfSecret, value: bool) -> PrfWire {
         // The evaluator holds the zero block (colour 0); the other label is secret, so gates
-        // reading the constant reveal nothing about their other labels.
-        let hidden = secret.bits.block().with_lsb(true);
+        // reading the constant reveal nothing about their other labels. Each constant has one
+        // hidden label, as one wire read by every gate that reads the constant.
+        let hidden = secret.hidden[usize::from(value)];
         if value {
             PrfWire([hidden, Block::ZERO])
         } else {
@@ -167,26 +172,29 @@ impl Scheme for Prf {
 
     fn garble_and(
         &mut self,
-        secret: &mut PrfSecret,
-        a: &[PrfWire],
-        b: &[PrfWire],
-        ids: &[u32],
+        secret: &PrfSecret,
+        labels: &[PrfWire],
+        gates: SlotGates<'_>,
         out: &mut [PrfWire],
         table: &mut [Block],
     ) {
-        let gates = a.iter().zip(b).zip(ids);
-        let f = self.batch.run(gates, 4, 2, |((a, b), &id), k, blk| {
-            let (ka, kb) = (a.by_colour(), b.by_colour());
-            k.copy_from_slice(&[ka[0] & KEY, ka[1] & KEY, kb[0] & KEY, kb[1] & KEY]);
-            // A_s encrypts rows 2s and 2s + 1; B_t rows t and 2 + t.
-            for (x, row) in blk.iter_mut().zip([0, 1, 2, 3, 0, 2, 1, 3]) {
-                *x = tweak(id, row);
-            }
-        });
-        let gates = a.iter().zip(b).zip(f.chunks_exact(8));
+        let ids = gates.ids;
+        secret.bits.fill(ids, &mut self.coins);
+        let wires = (0..ids.len()).map(|k| inputs(labels, gates, k));
+        let f = self
+            .batch
+            .run(wires.clone().zip(ids), 4, 2, |((a, b), &id), k, blk| {
+                let (ka, kb) = (a.by_colour(), b.by_colour());
+                k.copy_from_slice(&[ka[0] & KEY, ka[1] & KEY, kb[0] & KEY, kb[1] & KEY]);
+                // A_s encrypts rows 2s and 2s + 1; B_t rows t and 2 + t.
+                for (x, row) in blk.iter_mut().zip([0, 1, 2, 3, 0, 2, 1, 3]) {
+                    *x = tweak(id, row);
+                }
+            });
+        let per_gate = wires.zip(f.chunks_exact(8)).zip(&self.coins);
         let outs = out.iter_mut().zip(table.chunks_exact_mut(2));
-        for (((a, b), f), (o, t)) in gates.zip(outs) {
-            let pc = secret.bits.bit();
+        for ((((a, b), f), coins), (o, t)) in per_gate.zip(outs) {
+            let pc = coins.lsb();
             let k = [f[0] ^ f[4], f[1] ^ f[6], f[2] ^ f[5], f[3] ^ f[7]];
             let (pa, pb) = (a.pi(), b.pi());
             let (ma, mb) = (Block::mask(pa), Block::mask(pb));
@@ -213,20 +221,22 @@ impl Scheme for Prf {
 
     fn evaluate_and(
         &mut self,
-        a: &[Block],
-        b: &[Block],
-        ids: &[u32],
+        labels: &[Block],
+        gates: SlotGates<'_>,
         table: &[Block],
         out: &mut [Block],
     ) {
-        let gates = a.iter().zip(b).zip(ids);
-        let f = self.batch.run(gates, 2, 1, |((&a, &b), &id), k, blk| {
-            k.copy_from_slice(&[a & KEY, b & KEY]);
-            let row = tweak(id, 2 * u64::from(a.lsb()) + u64::from(b.lsb()));
-            blk.copy_from_slice(&[row, row]);
-        });
-        let gates = a.iter().zip(b).zip(f.chunks_exact(2));
-        for (((&a, &b), f), (o, t)) in gates.zip(out.iter_mut().zip(table.chunks_exact(2))) {
+        let ids = gates.ids;
+        let wires = (0..ids.len()).map(|k| inputs(labels, gates, k));
+        let f = self
+            .batch
+            .run(wires.clone().zip(ids), 2, 1, |((a, b), &id), k, blk| {
+                k.copy_from_slice(&[a & KEY, b & KEY]);
+                let row = tweak(id, 2 * u64::from(a.lsb()) + u64::from(b.lsb()));
+                blk.copy_from_slice(&[row, row]);
+            });
+        let per_gate = wires.zip(f.chunks_exact(2));
+        for (((a, b), f), (o, t)) in per_gate.zip(out.iter_mut().zip(table.chunks_exact(2))) {
             let (s, tt) = (a.lsb(), b.lsb());
             let r = f[0] ^ f[1] ^ (Block::mask(tt) & t[0] & LOW2) ^ (Block::mask(s) & t[1] & LOW2);
             let colours = (t[0].low() & 3) | (t[1].low() & 3) << 2;
@@ -237,21 +247,23 @@ impl Scheme for Prf {
 
     fn garble_xor(
         &mut self,
-        _secret: &mut PrfSecret,
-        a: &[PrfWire],
-        b: &[PrfWire],
-        ids: &[u32],
+        _secret: &PrfSecret,
+        labels: &[PrfWire],
+        gates: SlotGates<'_>,
         out: &mut [PrfWire],
         table: &mut [Block],
     ) {
-        let gates = a.iter().zip(b).zip(ids);
-        let f = self.batch.run(gates, 3, 1, |((a, b), &id), k, blk| {
-            let (ka, kb) = (a.by_colour(), b.by_colour());
-            k.copy_from_slice(&[ka[0] & KEY, ka[1] & KEY, kb[1] & KEY]);
-            blk.copy_from_slice(&[tweak(id, 0), tweak(id, 1), tweak(id, 2)]);
-        });
-        let gates = a.iter().zip(b).zip(f.chunks_exact(3));
-        for (((a, b), f), (o, t)) in gates.zip(out.iter_mut().zip(table.iter_mut())) {
+        let ids = gates.ids;
+        let wires = (0..ids.len()).map(|k| inputs(labels, gates, k));
+        let f = self
+            .batch
+            .run(wires.clone().zip(ids), 3, 1, |((a, b), &id), k, blk| {
+                let (ka, kb) = (a.by_colour(), b.by_colour());
+                k.copy_from_slice(&[ka[0] & KEY, ka[1] & KEY, kb[1] & KEY]);
+                blk.copy_from_slice(&[tweak(id, 0), tweak(id, 1), tweak(id, 2)]);
+            });
+        let per_gate = wires.zip(f.chunks_exact(3));
+        for (((a, b), f), (o, t)) in per_gate.zip(out.iter_mut().zip(table.iter_mut())) {
             let b0 = b.by_colour()[0] & KEY;
             let delta = f[0] ^ f[1];
             *t = f[2] ^ b0 ^ delta;
@@ -263,20 +275,22 @@ impl Scheme for Prf {
 
     fn evaluate_xor(
         &mut self,
-        a: &[Block],
-        b: &[Block],
-        ids: &[u32],
+        labels: &[Block],
+        gates: SlotGates<'_>,
         table: &[Block],
         out: &mut [Block],
     ) {
         // Both AES calls for every gate: the count does not depend on the colours.
-        let gates = a.iter().zip(b).zip(ids);
-        let f = self.batch.run(gates, 2, 1, |((&a, &b), &id), k, blk| {
-            k.copy_from_slice(&[a & KEY, b & KEY]);
-            blk.copy_from_slice(&[tweak(id, u64::from(a.lsb())), tweak(id, 2)]);
-        });
-        let gates = a.iter().zip(b).zip(f.chunks_exact(2));
-        for (((&a, &b), f), (o, &t)) in gates.zip(out.iter_mut().zip(table)) {
+        let ids = gates.ids;
+        let wires = (0..ids.len()).map(|k| inputs(labels, gates, k));
+        let f = self
+            .batch
+            .run(wires.clone().zip(ids), 2, 1, |((a, b), &id), k, blk| {
+                k.copy_from_slice(&[a & KEY, b & KEY]);
+                blk.copy_from_slice(&[tweak(id, u64::from(a.lsb())), tweak(id, 2)]);
+            });
+        let per_gate = wires.zip(f.chunks_exact(2));
+        for (((a, b), f), (o, &t)) in per_gate.zip(out.iter_mut().zip(table)) {
             let m = Block::mask(b.lsb());
             let r = f[0] ^ select(m, t ^ f[1], b & KEY);
             *o = r.with_lsb(a.lsb() ^ b.lsb());
@@ -298,14 +312,17 @@ mod tests {
         let mut work = Vec::new();
         for colours in [0u128, 1] {
             let mut prf = Prf::new(Aes::with_backend(Backend::Portable).unwrap());
-            let a: Vec<Block> = (0..n as u128)
+            let labels: Vec<Block> = (0..2 * n as u128)
                 .map(|k| Block::new(k << 8 | colours))
                 .collect();
-            let b: Vec<Block> = (0..n as u128)
-                .map(|k| Block::new(k << 9 | colours))
-                .collect();
+            let (a, b): (Vec<u32>, Vec<u32>) = (0..n as u32).map(|k| (k, n as u32 + k)).unzip();
+            let gates = SlotGates {
+                a: &a,
+                b: &b,
+                ids: &ids,
+            };
             let mut out = vec![Block::ZERO; n];
-            prf.evaluate_xor(&a, &b, &ids, &table, &mut out);
+            prf.evaluate_xor(&labels, gates, &table, &mut out);
             work.push(prf.batch.encrypted());
         }
         assert_eq!(work[0], work[1], "AES blocks for colours 0 and 1");

@@ -41,11 +41,11 @@
 //! 5n control bits packed into 64-bit words, two words per block: 1.5κ + 5 bits a gate plus
 //! less than a block per batch.
 
-use super::random_bits::RandomBits;
-use super::{GateCost, Offset, Scheme, SchemeCost};
+use super::coins::GateCoins;
+use super::{GateCost, Offset, Scheme, SchemeCost, inputs};
 use crate::delta::Delta;
 use crate::plan::XorGates;
-use tessera_core::{Backend, Block, FixedKeyHash, Prg};
+use tessera_core::{Backend, Block, FixedKeyHash, Prg, SlotGates};
 
 /// Coefficients over the halves: bit k selects half k of w = (A_L, A_R, B_L, B_R, Δ_L, Δ_R).
 type Row = u8;
@@ -180,19 +180,19 @@ fn get_bits(words: &[u64], k: usize) -> u64 {
     z & 31
 }
 
-/// The garbler's secret: Δ and the source of the dicing coins ρ.
+/// The garbler's secret: Δ and the key of the dicing coins ρ (a PRF of the gate index).
 #[derive(Clone, Debug)]
 pub struct ThreeHalvesSecret {
     delta: Delta,
-    coins: RandomBits,
+    coins: GateCoins,
 }
 
 impl ThreeHalvesSecret {
-    /// Δ with coins drawn from `prg`.
-    pub fn new(delta: Delta, prg: Prg) -> Self {
+    /// Δ with a coin key drawn from `prg`.
+    pub fn new(delta: Delta, prg: &mut Prg) -> Self {
         ThreeHalvesSecret {
             delta,
-            coins: RandomBits::new(prg),
+            coins: GateCoins::new(prg),
         }
     }
 
@@ -210,6 +210,7 @@ pub struct ThreeHalves {
     tweaks: Vec<Block>,
     h: Vec<Block>,
     words: Vec<u64>,
+    coins: Vec<Block>,
 }
 
 impl ThreeHalves {
@@ -221,6 +222,7 @@ impl ThreeHalves {
             tweaks: Vec::new(),
             h: Vec::new(),
             words: Vec::new(),
+            coins: Vec::new(),
         }
     }
 
@@ -259,7 +261,8 @@ impl Scheme for ThreeHalves {
         "three-halves garbling: AND tables of 1.5 blocks plus 5 bits, free XOR (Rosulek, Roy)";
     const XOR_GATES: XorGates = XorGates::Free;
     const COST: SchemeCost = SchemeCost::free_xor(GateCost::new(6.0, 0.0), GateCost::new(3.0, 0.0));
-    const DRAWS_PER_GATE: bool = true;
+    // A batch's tables hold all its gates' halves, then all their control bits.
+    const TABLE_GRAIN: usize = crate::plan::CHUNK;
     type Wire = Block;
     type Secret = ThreeHalvesSecret;
 
@@ -272,13 +275,12 @@ impl Scheme for ThreeHalves {
 
     fn random_secret(prg: &mut Prg) -> ThreeHalvesSecret {
         let delta = Delta::random(prg);
-        ThreeHalvesSecret::new(delta, Prg::from_seed_block(prg.random_block()))
+        ThreeHalvesSecret::new(delta, prg)
     }
 
     fn with_offset(delta: Block, prg: &mut Prg) -> Option<Offset<Self>> {
-        let coins = Prg::from_seed_block(prg.random_block());
         Some(Offset {
-            secret: ThreeHalvesSecret::new(Delta::new(delta), coins),
+            secret: ThreeHalvesSecret::new(Delta::new(delta), prg),
             wire: |zero| zero,
         })
     }
@@ -303,7 +305,7 @@ impl Scheme for ThreeHalves {
         a ^ secret.delta.block()
     }
 
-    fn constant(secret: &mut ThreeHalvesSecret, value: bool) -> Block {
+    fn constant(secret: &ThreeHalvesSecret, value: bool) -> Block {
         secret.delta.label(Block::ZERO, value)
     }
 
@@ -313,34 +315,37 @@ impl Scheme for ThreeHalves {
 
     fn garble_and(
         &mut self,
-        secret: &mut ThreeHalvesSecret,
-        a: &[Block],
-        b: &[Block],
-        ids: &[u32],
+        secret: &ThreeHalvesSecret,
+        labels: &[Block],
+        gates: SlotGates<'_>,
         out: &mut [Block],
         table: &mut [Block],
     ) {
         let delta = secret.delta.block();
+        let ids = gates.ids;
+        let n = ids.len();
         // The colour-0 labels: A = A0 ⊕ pa·Δ.
         let zero = |l: Block| l ^ (Block::mask(l.lsb()) & delta);
-        self.hash(a.iter().zip(b).zip(ids), 6, |((&a, &b), &id), x, tw| {
+        let wires = (0..n).map(|k| inputs(labels, gates, k));
+        self.hash(wires.zip(ids), 6, |((a, b), &id), x, tw| {
             let (a, b) = (zero(a), zero(b));
             x.copy_from_slice(&[a, a ^ delta, b, b ^ delta, a ^ b, a ^ b ^ delta]);
             let [ta, tb, tx] = tweaks(id);
             tw.copy_from_slice(&[ta, ta, tb, tb, tx, tx]);
         });
-        let n = ids.len();
+        secret.coins.fill(ids, &mut self.coins);
         self.words.clear();
         self.words.resize(2 * Self::and_table_blocks(n), 0);
         let (halves, bits) = self.words.split_at_mut(3 * n);
         let (dl, dr) = (delta.low(), delta.high());
-        let gates = a.iter().zip(b).zip(self.h.chunks_exact(6));
+        let wires = (0..n).map(|k| inputs(labels, gates, k));
+        let per_gate = wires.zip(self.h.chunks_exact(6)).zip(&self.coins);
         let outs = out.iter_mut().zip(halves.chunks_exact_mut(3));
-        for (k, (((&a0, &b0), h), (o, g))) in gates.zip(outs).enumerate() {
+        for (k, ((((a0, b0), h), coins), (o, g))) in per_gate.zip(outs).enumerate() {
             // The 1-labels' colours: ā = ¬pa, b̄ = ¬pb.
             let (ca, cb) = (u64::from(!a0.lsb()), u64::from(!b0.lsb()));
             let (a, b) = (zero(a0), zero(b0));
-            let rho = secret.coins.take(2);
+            let rho = coins.low() & 3;
             let (r0, r1) = (rho & 1, rho >> 1);
             let m = BASE
                 ^ (mask32(ca) & BY_A)
@@ -370,13 +375,14 @@ impl Scheme for ThreeHalves {
 
     fn evaluate_and(
         &mut self,
-        a: &[Block],
-        b: &[Block],
-        ids: &[u32],
+        labels: &[Block],
+        gates: SlotGates<'_>,
         table: &[Block],
         out: &mut [Block],
     ) {
-        self.hash(a.iter().zip(b).zip(ids), 3, |((&a, &b), &id), x, tw| {
+        let ids = gates.ids;
+        let wires = (0..ids.len()).map(|k| inputs(labels, gates, k));
+        self.hash(wires.zip(ids), 3, |((a, b), &id), x, tw| {
             x.copy_from_slice(&[a, b, a ^ b]);
             tw.copy_from_slice(&tweaks(id));
         });
@@ -385,9 +391,9 @@ impl Scheme for ThreeHalves {
         self.words
             .extend(table.iter().flat_map(|blk| [blk.low(), blk.high()]));
         let (halves, bits) = self.words.split_at(3 * n);
-        let gates = a.iter().zip(b).zip(self.h.chunks_exact(3));
+        let wires = (0..n).map(|k| inputs(labels, gates, k));
         let ins = out.iter_mut().zip(halves.chunks_exact(3));
-        for (k, (((&a, &b), h), (o, g))) in gates.zip(ins).enumerate() {
+        for (k, (((a, b), h), (o, g))) in wires.zip(self.h.chunks_exact(3)).zip(ins).enumerate() {
             let (i, j) = (u64::from(a.lsb()), u64::from(b.lsb()));
             let z = get_bits(bits, k);
             let zb = |q: u32| (z >> q) & 1;

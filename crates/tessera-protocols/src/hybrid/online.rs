@@ -669,13 +669,13 @@ pub(super) fn run(
                     }
                 }
                 let out_labels = if first {
-                    let Some(mut secret) = Prp::with_offset(delta, &mut prg).map(|o| o.secret)
-                    else {
+                    let Some(secret) = Prp::with_offset(delta, &mut prg).map(|o| o.secret) else {
                         return Err(Error::Input("half-gates takes any offset".into()));
                     };
                     let mut tables: Vec<Block> = Vec::new();
-                    let out =
-                        Garbler::new(scheme).garble(&y.plan, &mut secret, &labels, &mut tables)?;
+                    let out = Garbler::new(scheme)
+                        .garble(&y.plan, &secret, &labels, &mut tables)?
+                        .to_vec();
                     link.send(bytemuck::cast_slice(&tables))?;
                     out
                 } else {
@@ -684,11 +684,9 @@ pub(super) fn run(
                         .chunks_exact(16)
                         .map(|b| Block::from_bytes(b.try_into().unwrap_or_default()))
                         .collect();
-                    Evaluator::new(scheme).evaluate(
-                        &y.plan,
-                        &labels,
-                        &mut TableReader::new(&tables),
-                    )?
+                    Evaluator::new(scheme)
+                        .evaluate(&y.plan, &labels, &mut TableReader::new(&tables))?
+                        .to_vec()
                 };
                 let mut at = 0;
                 for (&o, &w) in outputs.iter().zip(&y.outputs) {

@@ -19,12 +19,23 @@ pub struct LocalRun<S: Scheme> {
 
 impl<S: Scheme> LocalRun<S> {
     /// Compiles `circuit` for `batching` and the scheme on `backend`, with input bits
-    /// `bits` (all input values concatenated), and garbles once.
+    /// `bits` (all input values concatenated), and garbles once, on one thread.
     pub fn new(
         circuit: &Circuit,
         batching: Batching,
         backend: Backend,
         bits: &[bool],
+    ) -> Result<Self, CliError> {
+        Self::with_threads(circuit, batching, backend, bits, 1)
+    }
+
+    /// As [`LocalRun::new`], garbling and evaluating on `threads` threads.
+    pub fn with_threads(
+        circuit: &Circuit,
+        batching: Batching,
+        backend: Backend,
+        bits: &[bool],
+        threads: usize,
     ) -> Result<Self, CliError> {
         let plan = Plan::with_xor(circuit, batching, S::XOR_GATES);
         let mut prg = Prg::from_os()?;
@@ -34,8 +45,8 @@ impl<S: Scheme> LocalRun<S> {
         let scheme = S::with_backend(backend, prg.random_block())?;
         let mut run = LocalRun {
             plan,
-            garbler: Garbler::new(scheme.clone()),
-            evaluator: Evaluator::new(scheme),
+            garbler: Garbler::with_threads(scheme.clone(), threads),
+            evaluator: Evaluator::with_threads(scheme, threads),
             inputs: encoding.wires.clone(),
             encoding,
             active,
@@ -51,18 +62,18 @@ impl<S: Scheme> LocalRun<S> {
     }
 
     /// Garbles the circuit again, keeping its tables; returns the output wires.
-    pub fn garble(&mut self) -> Result<Vec<S::Wire>, CliError> {
+    pub fn garble(&mut self) -> Result<&[S::Wire], CliError> {
         self.tables.clear();
         Ok(self.garbler.garble(
             &self.plan,
-            &mut self.encoding.secret,
+            &self.encoding.secret,
             &self.inputs,
             &mut self.tables,
         )?)
     }
 
     /// Evaluates the last garbling; returns the output labels.
-    pub fn evaluate(&mut self) -> Result<Vec<Block>, CliError> {
+    pub fn evaluate(&mut self) -> Result<&[Block], CliError> {
         Ok(self.evaluator.evaluate(
             &self.plan,
             &self.active,
@@ -72,11 +83,7 @@ impl<S: Scheme> LocalRun<S> {
 
     /// Garbles and evaluates once and decodes the output bits.
     pub fn output(&mut self) -> Result<Vec<bool>, CliError> {
-        let wires = self.garble()?;
-        let labels = self.evaluate()?;
-        Ok(tessera_garble::decode(
-            &labels,
-            &tessera_garble::decoding_bits::<S>(&wires),
-        ))
+        let decoding = tessera_garble::decoding_bits::<S>(self.garble()?);
+        Ok(tessera_garble::decode(self.evaluate()?, &decoding))
     }
 }

@@ -65,7 +65,11 @@ fn local_ms<S: Scheme>(circuit: &tessera_circuit::Circuit) -> Result<f64, CliErr
         sample_ms: 30,
     };
     let per_sec = measure(&common, 1.0, || {
-        if let Err(err) = local.garble().and_then(|_| local.evaluate()) {
+        if let Err(err) = local
+            .garble()
+            .map(drop)
+            .and_then(|()| local.evaluate().map(drop))
+        {
             failure = Some(err);
         }
     });

@@ -1,0 +1,216 @@
+//! Threads that garble or evaluate one batch together (fine-grained parallel garbling, FGP:
+//! UltraSFE, seed `002_2902c9802de6ea52.txt`, §4): the calling thread runs the free
+//! operations, then hands each batch out in contiguous shares in circuit order, works on the
+//! first share itself and waits for the others. Workers are started once per run and wait
+//! for the next batch spinning briefly, then yielding, so a batch of a few dozen gates is
+//! worth sharing without a system call per batch.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{PoisonError, RwLock};
+
+/// Gates per thread below which a batch is not shared further (a share costs two cache-line
+/// transfers between cores, about as long as garbling a dozen gates).
+const MIN_SHARE: usize = 16;
+
+/// Spins before a waiting thread starts yielding its core.
+const SPINS: u32 = 1 << 12;
+
+/// A batch of gates `gates` (XOR gates if `xor`) split among `active` threads, in units of
+/// `grain` gates (a scheme's [`crate::Scheme::TABLE_GRAIN`], so the shares' tables
+/// concatenate to the batch's).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Share {
+    pub xor: bool,
+    pub gates: Range<usize>,
+    active: usize,
+    grain: usize,
+}
+
+impl Share {
+    /// Thread `t`'s gates: contiguous, in order, possibly empty.
+    pub(crate) fn range(&self, t: usize) -> Range<usize> {
+        let n = self.gates.len();
+        let units = n.div_ceil(self.grain);
+        let edge = |t: usize| (units * t / self.active * self.grain).min(n);
+        let (lo, hi) = if t < self.active {
+            (edge(t), edge(t + 1))
+        } else {
+            (n, n)
+        };
+        self.gates.start + lo..self.gates.start + hi
+    }
+}
+
+/// What the workers and the calling thread share.
+struct State {
+    job: RwLock<Share>,
+    /// Bumped once per batch handed out (and once to stop).
+    epoch: AtomicUsize,
+    /// Workers done with the current batch.
+    done: AtomicUsize,
+    stop: AtomicBool,
+    /// Set if a worker panicked, so the caller stops waiting for it.
+    failed: AtomicBool,
+}
+
+/// Waits until `ready()`, spinning, then yielding.
+fn wait(mut ready: impl FnMut() -> bool) {
+    let mut spins = 0;
+    while !ready() {
+        if spins < SPINS {
+            spins += 1;
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// Marks the run failed if a worker unwinds.
+struct PanicFlag<'a>(&'a AtomicBool);
+
+impl Drop for PanicFlag<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Release);
+        }
+    }
+}
+
+/// The calling thread's handle on its workers during [`Crew::run`].
+pub(crate) struct Crew<'a, S, W> {
+    state: &'a State,
+    threads: usize,
+    scheme: S,
+    work: &'a W,
+}
+
+impl<'a, S, W> Crew<'a, S, W>
+where
+    S: Clone + Send,
+    W: Fn(&mut S, usize, &Share) + Sync,
+{
+    /// Runs `main` with `threads − 1` workers beside the calling thread, each with its own
+    /// clone of `scheme`; `work(scheme, t, share)` does thread t's part of a batch.
+    pub(crate) fn run<R>(
+        threads: usize,
+        scheme: &S,
+        work: W,
+        main: impl FnOnce(&mut Crew<'_, S, W>) -> R,
+    ) -> R {
+        let state = State {
+            job: RwLock::new(Share::default()),
+            epoch: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
+        };
+        std::thread::scope(|scope| {
+            for t in 1..threads {
+                let (state, work, mut scheme) = (&state, &work, scheme.clone());
+                scope.spawn(move || {
+                    let _flag = PanicFlag(&state.failed);
+                    let mut seen = 0;
+                    loop {
+                        wait(|| state.epoch.load(Ordering::Acquire) != seen);
+                        seen = state.epoch.load(Ordering::Acquire);
+                        if state.stop.load(Ordering::Acquire) {
+                            return;
+                        }
+                        let job = state.job.read().unwrap_or_else(PoisonError::into_inner);
+                        work(&mut scheme, t, &job);
+                        drop(job);
+                        state.done.fetch_add(1, Ordering::AcqRel);
+                    }
+                });
+            }
+            let mut crew = Crew {
+                state: &state,
+                threads,
+                scheme: scheme.clone(),
+                work: &work,
+            };
+            let result = main(&mut crew);
+            state.stop.store(true, Ordering::Release);
+            state.epoch.fetch_add(1, Ordering::AcqRel);
+            result
+        })
+    }
+
+    /// How `gates` would be shared: among as many threads as get at least [`MIN_SHARE`]
+    /// gates, in units of `grain`.
+    pub(crate) fn share(&self, xor: bool, gates: Range<usize>, grain: usize) -> Share {
+        let grain = grain.max(1);
+        let units = gates.len().div_ceil(grain);
+        let active = (gates.len() / MIN_SHARE)
+            .clamp(1, self.threads)
+            .min(units.max(1));
+        Share {
+            xor,
+            gates,
+            active,
+            grain,
+        }
+    }
+
+    /// Runs `share` on all threads and returns when every share is done.
+    ///
+    /// # Panics
+    /// If a worker panicked (a bug: the work checks nothing a peer supplies).
+    pub(crate) fn batch(&mut self, share: &Share) {
+        let helpers = self.threads - 1;
+        if share.active > 1 {
+            *self
+                .state
+                .job
+                .write()
+                .unwrap_or_else(PoisonError::into_inner) = share.clone();
+            self.state.done.store(0, Ordering::Release);
+            self.state.epoch.fetch_add(1, Ordering::AcqRel);
+        }
+        (self.work)(&mut self.scheme, 0, share);
+        if share.active > 1 {
+            wait(|| {
+                let failed = self.state.failed.load(Ordering::Acquire);
+                assert!(!failed, "a garbling thread panicked");
+                self.state.done.load(Ordering::Acquire) == helpers
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Shares cover the batch in order, each a multiple of the grain but the last.
+    #[test]
+    fn shares_tile_the_batch_in_order() {
+        for threads in [1, 2, 3, 7, 16] {
+            for n in [0, 1, 15, 16, 17, 100, 128, 129, 1000, 4096] {
+                for grain in [1, 128] {
+                    let active = (n / MIN_SHARE)
+                        .clamp(1, threads)
+                        .min(n.div_ceil(grain).max(1));
+                    let s = Share {
+                        xor: false,
+                        gates: 10..10 + n,
+                        active,
+                        grain,
+                    };
+                    let mut at = 10;
+                    for t in 0..threads {
+                        let r = s.range(t);
+                        assert_eq!(r.start, at, "{threads} {n} {grain} {t}");
+                        if r.end < 10 + n {
+                            assert_eq!((r.end - 10) % grain, 0);
+                        }
+                        at = r.end;
+                    }
+                    assert_eq!(at, 10 + n);
+                }
+            }
+        }
+    }
+}
