@@ -11,7 +11,7 @@ use std::sync::{PoisonError, RwLock};
 
 /// Gates per thread below which a batch is not shared further (a share costs two cache-line
 /// transfers between cores, about as long as garbling a dozen gates).
-const MIN_SHARE: usize = 16;
+const MIN_SHARE: usize = 256;
 
 /// Spins before a waiting thread starts yielding its core.
 const SPINS: u32 = 1 << 12;

@@ -13,6 +13,10 @@
 //! | `mul<n>` | a n ; b n | a · b mod 2^n | about n² |
 //! | `lt<n>`, `lts<n>` | a n ; b n | a < b, unsigned / signed (1 bit) | n |
 //! | `eq<n>` | a n ; b n | a = b (1 bit) | n − 1 |
+//! | `biomatch` | [`ultrasfe::biomatch`] with n = 512, d = 4, b = 64 | | | |
+//! | `mexp` | [`ultrasfe::mexp`] with k = 32, b = 32 | | | |
+//! | `mvmul` | [`ultrasfe::mvmul`] with 16 × 16, b = 64 | | | |
+//! | `levels<w>` | [`ultrasfe::levels`]: depth 1000, width w | | | 1000·w |
 //!
 //! Integers are least significant bit first; `n` is 1 to 4096. The byte-oriented circuits take
 //! and give bytes in their standard's order, bit k of a value being bit (k mod 8) of byte
@@ -21,6 +25,7 @@
 mod aes;
 pub mod psi;
 mod sha;
+pub mod ultrasfe;
 pub mod vasa;
 
 pub use aes::aes128;
@@ -30,7 +35,10 @@ use crate::builder::{Builder, Signedness};
 use crate::{Circuit, Error};
 
 /// The names [`builtin`] knows, for help texts (`<n>`: a width).
-pub const NAMES: &str = "aes128, sha256, sha256-lowdepth, sha1, add<n>, addpp<n>, msbadd<n>, sub<n>, mul<n>, lt<n>, lts<n>, eq<n>";
+pub const NAMES: &str = "aes128, sha256, sha256-lowdepth, sha1, biomatch, mexp, mvmul, add<n>, addpp<n>, msbadd<n>, sub<n>, mul<n>, lt<n>, lts<n>, eq<n>, levels<w>";
+
+/// Depth of the `levels<w>` circuits (UltraSFE Figure 5).
+pub const LEVELS_DEPTH: usize = 1000;
 
 /// The built-in circuit called `name`, or `None` if there is none by that name.
 pub fn builtin(name: &str) -> Option<Result<Circuit, Error>> {
@@ -39,11 +47,17 @@ pub fn builtin(name: &str) -> Option<Result<Circuit, Error>> {
         "sha256" => return Some(sha256_compress()),
         "sha256-lowdepth" => return Some(sha256_compress_with(Adders::LowDepth)),
         "sha1" => return Some(sha1_compress()),
+        "biomatch" => return Some(ultrasfe::biomatch(512, 4, 64)),
+        "mexp" => return Some(ultrasfe::mexp(32, 32)),
+        "mvmul" => return Some(ultrasfe::mvmul(16, 16, 64)),
         _ => {}
     }
     let split = name.find(|c: char| c.is_ascii_digit())?;
     let (op, width) = name.split_at(split);
     let n: u32 = width.parse().ok().filter(|n| (1..=4096).contains(n))?;
+    if op == "levels" {
+        return Some(ultrasfe::levels(n as usize, LEVELS_DEPTH, 0x5eed));
+    }
     let mut g = Builder::new();
     let (a, b) = (g.input(n), g.input(n));
     let out = match op {

@@ -212,3 +212,90 @@ proptest! {
         prop_assert!(gate_counts(&msb).and < 3 * n);
     }
 }
+
+/// `values` as circuit bits, `b` bits each, least significant first.
+fn value_bits(values: &[u64], b: u32) -> Vec<bool> {
+    values
+        .iter()
+        .flat_map(|&v| (0..b).map(move |k| (v >> k) & 1 == 1))
+        .collect()
+}
+
+/// Circuit bits back to `b`-bit values.
+fn bits_values(bits: &[bool], b: u32) -> Vec<u64> {
+    bits.chunks(b as usize)
+        .map(|c| c.iter().rev().fold(0, |acc, &x| (acc << 1) | u64::from(x)))
+        .collect()
+}
+
+fn random_values(prg: &mut tessera_core::Prg, n: usize, b: u32) -> Vec<u64> {
+    let mask = u64::MAX >> (64 - b);
+    (0..n).map(|_| prg.random_block().low() & mask).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(6))]
+    /// BioMatch, MExp and MVMul on small parameters against Rust integers.
+    #[test]
+    fn ultrasfe_benchmarks_match_plaintext(seed in any::<u64>()) {
+        let mut prg = tessera_core::Prg::from_seed_block(Block::new(u128::from(seed)));
+        // BioMatch: 5 entries of 3 coordinates, 16 and 64 bits.
+        for b in [16u32, 64] {
+            let (n, d) = (5, 3);
+            let c = ultrasfe::biomatch(n, d, b).unwrap();
+            let db = random_values(&mut prg, n * d, b);
+            let s = random_values(&mut prg, d, b);
+            let mask = u64::MAX >> (64 - b);
+            let expect = (0..n)
+                .map(|e| {
+                    (0..d).fold(0u64, |acc, j| {
+                        let diff = s[j].wrapping_sub(db[e * d + j]) & mask;
+                        acc.wrapping_add(diff.wrapping_mul(diff)) & mask
+                    })
+                })
+                .min()
+                .unwrap();
+            let out = evaluate(&c, &[value_bits(&db, b), value_bits(&s, b)]).unwrap();
+            prop_assert_eq!(bits_values(&out[0], b), vec![expect], "biomatch b = {}", b);
+        }
+        // MExp: 3 instances of 32-bit values, one with exponent 0 and one with base 0.
+        let c = ultrasfe::mexp(3, 32).unwrap();
+        let mut bases = random_values(&mut prg, 3, 32);
+        let mut exps = random_values(&mut prg, 3, 32);
+        (bases[1], exps[2]) = (0, 0);
+        let m = ultrasfe::MEXP_MODULUS;
+        let modpow = |x: u64, e: u64| (0..32).rev().fold(1u64, |acc, k| {
+            let sq = acc * acc % m;
+            if (e >> k) & 1 == 1 { sq * (x % m) % m } else { sq }
+        });
+        let expect: Vec<u64> = bases.iter().zip(&exps).map(|(&x, &e)| modpow(x, e)).collect();
+        let out = evaluate(&c, &[value_bits(&bases, 32), value_bits(&exps, 32)]).unwrap();
+        prop_assert_eq!(bits_values(&out[0], 32), expect);
+        // MVMul: 3 × 4 times 4, 64 bits.
+        let c = ultrasfe::mvmul(3, 4, 64).unwrap();
+        let mat = random_values(&mut prg, 12, 64);
+        let vec = random_values(&mut prg, 4, 64);
+        let expect: Vec<u64> = (0..3)
+            .map(|r| (0..4).fold(0u64, |acc, k| acc.wrapping_add(mat[r * 4 + k].wrapping_mul(vec[k]))))
+            .collect();
+        let out = evaluate(&c, &[value_bits(&mat, 64), value_bits(&vec, 64)]).unwrap();
+        prop_assert_eq!(bits_values(&out[0], 64), expect);
+    }
+}
+
+/// The level-width circuits have `depth` layers of exactly `width` AND gates and nothing else.
+#[test]
+fn level_width_circuits_are_full_and_layers() {
+    use crate::analysis::and_depth;
+    for (w, depth) in [(2, 3), (16, 10), (100, 7)] {
+        let c = ultrasfe::levels(w, depth, 1).unwrap();
+        let counts = gate_counts(&c);
+        assert_eq!((counts.and, counts.xor), (w * depth, 0), "width {w}");
+        assert_eq!(and_depth(&c), depth as u32);
+        assert_eq!(c.outputs, vec![w as u32]);
+    }
+    assert_eq!(
+        builtin("levels16").unwrap().unwrap().gates.len(),
+        16 * LEVELS_DEPTH
+    );
+}

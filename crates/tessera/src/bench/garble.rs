@@ -1,7 +1,9 @@
 //! `tessera bench garble`: garbling and evaluation speed in AND gates per second, per scheme,
 //! with `garble_efficiency` and `eval_efficiency`: the time the scheme's AES work
 //! ([`tessera_garble::SchemeKind::cost`]) takes at the in-run AES roofline (blocks/s of the
-//! active backend) over the time measured.
+//! active backend, one core) over the time measured. With several thread counts, each line
+//! also gives its speed-up over the first count measured in the same run and the parallel
+//! efficiency (speed-up per thread, UltraSFE Figure 5).
 
 use super::local::LocalRun;
 use super::{CommonArgs, cpu_model, measure, roofline_rate};
@@ -34,6 +36,10 @@ pub struct GarbleArgs {
     /// Batching strategy; `all` measures each, `default` the one the engine picks.
     #[arg(long, value_enum, default_value_t = BatchingArg::All)]
     batching: BatchingArg,
+    /// Thread counts to garble and evaluate with, comma-separated (fine-grained parallel
+    /// garbling: each batch shared among the threads).
+    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = clap::value_parser!(u32).range(1..=256))]
+    threads: Vec<u32>,
 }
 
 /// `--batching`.
@@ -85,52 +91,68 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
     let default = Batching::default_for(&circuit);
     for &scheme in &args.scheme {
         for &batching in &strategies {
-            let line = scheme.visit(MeasureScheme {
-                args,
-                circuit: &circuit,
-                batching,
-                backend,
-            })?;
-            let stats = line.stats;
-            let (garble_rate, eval_rate) = (line.garble_rate, line.eval_rate);
-            let (garble_eff, eval_eff) = line.efficiency(scheme, roofline);
-            let json = json!({
-                "bench": "garble",
-                "circuit": args.circuit,
-                "scheme": scheme.name(),
-                "backend": backend.name(),
-                "batching": batching.name(),
-                "default_batching": batching == default,
-                "and_gates": stats.and_gates,
-                "xor_gates": stats.xor_gates,
-                "batches": stats.batches,
-                "mean_batch": stats.mean_batch(),
-                "label_slots": stats.slots,
-                "wires": circuit.num_wires,
-                "garble_and_per_sec": garble_rate.round(),
-                "eval_and_per_sec": eval_rate.round(),
-                "roofline_blocks_per_sec": roofline.round(),
-                "garble_efficiency": garble_eff,
-                "eval_efficiency": eval_eff,
-                "peak_rss_bytes": peak_rss_bytes(),
-                "cpu": cpu_model(),
-            });
-            if c.json {
-                println!("{json}");
-            } else {
-                println!(
-                    "{:<12} {:<5} {:<8} {:>8} AND  garble {:>7.1} M AND/s ({:.3})  evaluate {:>7.1} M AND/s ({:.3})  mean batch {:.1}  slots {}",
-                    args.circuit,
-                    scheme.name(),
-                    batching.name(),
-                    stats.and_gates,
-                    garble_rate / 1e6,
-                    garble_eff,
-                    eval_rate / 1e6,
-                    eval_eff,
-                    stats.mean_batch(),
-                    stats.slots
-                );
+            let mut first: Option<(u32, f64, f64)> = None;
+            for &threads in &args.threads {
+                let line = scheme.visit(MeasureScheme {
+                    args,
+                    circuit: &circuit,
+                    batching,
+                    backend,
+                    threads: threads as usize,
+                })?;
+                let stats = line.stats;
+                let (garble_rate, eval_rate) = (line.garble_rate, line.eval_rate);
+                let (garble_eff, eval_eff) = line.efficiency(scheme, roofline);
+                let (t0, g0, e0) = *first.get_or_insert((threads, garble_rate, eval_rate));
+                let (garble_speedup, eval_speedup) = (garble_rate / g0, eval_rate / e0);
+                let per_thread = f64::from(threads) / f64::from(t0);
+                let json = json!({
+                    "bench": "garble",
+                    "circuit": args.circuit,
+                    "scheme": scheme.name(),
+                    "backend": backend.name(),
+                    "batching": batching.name(),
+                    "default_batching": batching == default,
+                    "and_gates": stats.and_gates,
+                    "xor_gates": stats.xor_gates,
+                    "batches": stats.batches,
+                    "mean_batch": stats.mean_batch(),
+                    "label_slots": stats.slots,
+                    "wires": circuit.num_wires,
+                    "garble_and_per_sec": garble_rate.round(),
+                    "eval_and_per_sec": eval_rate.round(),
+                    "roofline_blocks_per_sec": roofline.round(),
+                    "garble_efficiency": garble_eff,
+                    "eval_efficiency": eval_eff,
+                    "threads": threads,
+                    "speedup_base_threads": t0,
+                    "garble_speedup": garble_speedup,
+                    "eval_speedup": eval_speedup,
+                    "garble_parallel_efficiency": garble_speedup / per_thread,
+                    "eval_parallel_efficiency": eval_speedup / per_thread,
+                    "peak_rss_bytes": peak_rss_bytes(),
+                    "cpu": cpu_model(),
+                });
+                if c.json {
+                    println!("{json}");
+                } else {
+                    println!(
+                        "{:<12} {:<5} {:<8} {:>2}T {:>8} AND  garble {:>7.1} M AND/s ({:.3}, ×{:.2})  evaluate {:>7.1} M AND/s ({:.3}, ×{:.2})  mean batch {:.1}  slots {}",
+                        args.circuit,
+                        scheme.name(),
+                        batching.name(),
+                        threads,
+                        stats.and_gates,
+                        garble_rate / 1e6,
+                        garble_eff,
+                        garble_speedup,
+                        eval_rate / 1e6,
+                        eval_eff,
+                        eval_speedup,
+                        stats.mean_batch(),
+                        stats.slots
+                    );
+                }
             }
         }
     }
@@ -166,6 +188,7 @@ struct MeasureScheme<'a> {
     circuit: &'a Circuit,
     batching: Batching,
     backend: Backend,
+    threads: usize,
 }
 
 impl SchemeVisitor for MeasureScheme<'_> {
@@ -181,9 +204,10 @@ fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Rates, CliError> {
         circuit,
         batching,
         backend,
+        threads,
     } = m;
     let bits: Vec<bool> = (0..circuit.num_input_wires()).map(|i| i % 3 == 0).collect();
-    let mut local = LocalRun::<S>::new(circuit, batching, backend, &bits)?;
+    let mut local = LocalRun::<S>::with_threads(circuit, batching, backend, &bits, threads)?;
     let stats = local.plan().stats();
     let and = stats.and_gates as f64;
     let mut failure = None;

@@ -1,0 +1,144 @@
+//! The parallel-garbling benchmarks of UltraSFE (Buescher, Katzenbeisser, USENIX Security 2015,
+//! seed `002_2902c9802de6ea52.txt`, §6.2 and Table 2; Figure 5), built with
+//! [`crate::builder`]. Integers are unsigned and wrap like Rust's `wrapping_*` operations;
+//! values are concatenated least significant bit first.
+//!
+//! | circuit | input 0 (garbler) | input 1 (evaluator) | output | seed's parameters |
+//! |---|---|---|---|---|
+//! | [`biomatch`] | database: n entries of d b-bit coordinates | sample: d coordinates | min over entries of Σ (s_j − e_j)² | n = 512, d = 4, b = 64 |
+//! | [`mexp`] | k bases | k exponents | each base^exponent mod [`MEXP_MODULUS`] | k = 32, b = 32 |
+//! | [`mvmul`] | m × k matrix, row after row | k-vector | the m-vector M·v | 16 × 16, b = 64 |
+//! | [`levels`] | w bits | w bits | w bits: `depth` layers of w AND gates on random wiring | depth 1000, w = 16 .. 1024 |
+
+use crate::builder::{Bit, Builder, Signedness};
+use crate::{Circuit, Error};
+use tessera_core::{Block, Prg};
+
+/// The public modulus of [`mexp`]: the Mersenne prime 2^31 − 1.
+pub const MEXP_MODULUS: u64 = (1 << 31) - 1;
+
+/// BioMatch: the squared Euclidean distance from the evaluator's sample (d coordinates of b
+/// bits) to each of the garbler's n database entries, and the smallest of them.
+pub fn biomatch(n: usize, d: usize, b: u32) -> Result<Circuit, Error> {
+    let mut g = Builder::new();
+    let db = g.input(n as u32 * d as u32 * b);
+    let sample = g.input(d as u32 * b);
+    let bits = b as usize;
+    let coord = |v: &[Bit], i: usize| v[i * bits..(i + 1) * bits].to_vec();
+    let mut best: Option<Vec<Bit>> = None;
+    for e in 0..n {
+        let mut dist = Builder::constant(0, bits);
+        for j in 0..d {
+            let diff = g.sub(&coord(&sample, j), &coord(&db, e * d + j));
+            let sq = g.mul(&diff, &diff);
+            dist = g.add(&dist, &sq);
+        }
+        best = Some(match best {
+            Some(m) => g.min(&m, &dist, Signedness::Unsigned),
+            None => dist,
+        });
+    }
+    g.finish(&[best.unwrap_or_else(|| Builder::constant(0, bits))])
+}
+
+/// x mod `m` for a public m ≥ 1 by restoring division, one quotient bit per bit of x: the
+/// remainder (one bit wider than m) is shifted, m subtracted, and the difference kept unless
+/// it borrowed.
+fn reduce(g: &mut Builder, x: &[Bit], m: u64) -> Vec<Bit> {
+    let width = 64 - m.leading_zeros() as usize;
+    let m_wide = Builder::constant(u128::from(m), width + 2);
+    let mut r = Builder::constant(0, width + 1);
+    for &bit in x.iter().rev() {
+        // r < m before the shift, so 2r + bit < 2^(width + 1).
+        r.pop();
+        r.insert(0, bit);
+        let mut r_wide = r.clone();
+        r_wide.push(Bit::Const(false));
+        let diff = g.sub(&r_wide, &m_wide);
+        let borrow = diff[width + 1];
+        r = g.mux_bits(borrow, &r, &diff[..width + 1]);
+    }
+    r.truncate(width);
+    r
+}
+
+/// MExp: k modular exponentiations base_i^exp_i mod [`MEXP_MODULUS`] of b-bit bases (the
+/// garbler's) and exponents (the evaluator's), by square-and-multiply from the top exponent
+/// bit; each product is the full 2b-bit one, reduced by [`reduce`]. Outputs k values of b bits.
+pub fn mexp(k: usize, b: u32) -> Result<Circuit, Error> {
+    let mut g = Builder::new();
+    let bases = g.input(k as u32 * b);
+    let exps = g.input(k as u32 * b);
+    let bits = b as usize;
+    let m = MEXP_MODULUS;
+    let mulmod = |g: &mut Builder, x: &[Bit], y: &[Bit]| {
+        let p = g.mul_wide(x, y, Signedness::Unsigned);
+        let mut r = reduce(g, &p, m);
+        r.resize(bits, Bit::Const(false));
+        r
+    };
+    let mut out = Vec::with_capacity(k);
+    for i in 0..k {
+        let base = &bases[i * bits..(i + 1) * bits];
+        let exp = &exps[i * bits..(i + 1) * bits];
+        let mut acc = Builder::constant(1, bits);
+        for &e in exp.iter().rev() {
+            let sq = mulmod(&mut g, &acc, &acc);
+            let times = mulmod(&mut g, &sq, base);
+            acc = g.mux_bits(e, &times, &sq);
+        }
+        out.push(acc);
+    }
+    g.finish(&[out.concat()])
+}
+
+/// MVMul: the garbler's m × k matrix (row after row) times the evaluator's k-vector, b-bit
+/// entries, modulo 2^b.
+pub fn mvmul(m: usize, k: usize, b: u32) -> Result<Circuit, Error> {
+    let mut g = Builder::new();
+    let matrix = g.input(m as u32 * k as u32 * b);
+    let vector = g.input(k as u32 * b);
+    let bits = b as usize;
+    let entry = |v: &[Bit], i: usize| v[i * bits..(i + 1) * bits].to_vec();
+    let mut out = Vec::with_capacity(m * bits);
+    for row in 0..m {
+        let mut acc = Builder::constant(0, bits);
+        for col in 0..k {
+            let p = g.mul(&entry(&matrix, row * k + col), &entry(&vector, col));
+            acc = g.add(&acc, &p);
+        }
+        out.extend(acc);
+    }
+    g.finish(&[out])
+}
+
+/// The level-width experiment (UltraSFE Figure 5): `depth` layers of `width` AND gates, each
+/// gate reading two distinct wires of the layer before (the inputs for the first) through a
+/// random permutation drawn from `seed`: wires π(j) and π(j + n/2) of the n before, so every
+/// wire is read (twice in the inner layers) and no gate is dead. A width below 2 is taken as 2.
+pub fn levels(width: usize, depth: usize, seed: u64) -> Result<Circuit, Error> {
+    let mut g = Builder::new();
+    let w = width.max(2);
+    let mut layer = g.input(w as u32);
+    layer.extend(g.input(w as u32));
+    let mut prg = Prg::from_seed_block(Block::from(seed));
+    for _ in 0..depth {
+        let perm = permutation(&mut prg, layer.len());
+        let n = layer.len();
+        layer = (0..w)
+            .map(|j| g.and(layer[perm[j % n]], layer[perm[(j + n / 2) % n]]))
+            .collect();
+    }
+    g.finish(&[layer])
+}
+
+/// A uniformly random permutation of 0..n (Fisher-Yates on 64-bit draws; the modulo bias is
+/// irrelevant for a benchmark's wiring).
+fn permutation(prg: &mut Prg, n: usize) -> Vec<usize> {
+    let mut p: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        let j = (prg.random_block().low() % (i as u64 + 1)) as usize;
+        p.swap(i, j);
+    }
+    p
+}
