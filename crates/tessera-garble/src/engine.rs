@@ -312,7 +312,8 @@ pub struct Evaluator<S> {
     scheme: S,
     threads: usize,
     labels: Vec<Block>,
-    share: ShareOut<Block>,
+    /// A batch's output labels before they are scattered.
+    out: Vec<Block>,
     outputs: Vec<Block>,
 }
 
@@ -387,7 +388,7 @@ impl<S: Scheme> Evaluator<S> {
             scheme,
             threads: threads.max(1),
             labels: Vec::new(),
-            share: ShareOut::default(),
+            out: Vec::new(),
             outputs: Vec::new(),
         }
     }
@@ -440,7 +441,7 @@ impl<S: Scheme> Evaluator<S> {
             });
         }
         let batch = (xor, gates.clone());
-        let out = &mut self.share.out;
+        let out = &mut self.out;
         evaluate_share(&mut self.scheme, plan, batch, &self.labels, table, out);
         scatter(plan, gates, out, &mut self.labels);
         ev.pending = false;

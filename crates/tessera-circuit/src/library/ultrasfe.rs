@@ -21,15 +21,14 @@ pub const MEXP_MODULUS: u64 = (1 << 31) - 1;
 /// bits) to each of the garbler's n database entries, and the smallest of them.
 pub fn biomatch(n: usize, d: usize, b: u32) -> Result<Circuit, Error> {
     let mut g = Builder::new();
+    let bits = b as usize;
     let db = g.input(n as u32 * d as u32 * b);
     let sample = g.input(d as u32 * b);
-    let bits = b as usize;
-    let coord = |v: &[Bit], i: usize| v[i * bits..(i + 1) * bits].to_vec();
     let mut best: Option<Vec<Bit>> = None;
-    for e in 0..n {
+    for entry in db.chunks(d * bits) {
         let mut dist = Builder::constant(0, bits);
-        for j in 0..d {
-            let diff = g.sub(&coord(&sample, j), &coord(&db, e * d + j));
+        for (s, e) in sample.chunks(bits).zip(entry.chunks(bits)) {
+            let diff = g.sub(s, e);
             let sq = g.mul(&diff, &diff);
             dist = g.add(&dist, &sq);
         }
@@ -67,9 +66,9 @@ fn reduce(g: &mut Builder, x: &[Bit], m: u64) -> Vec<Bit> {
 /// bit; each product is the full 2b-bit one, reduced by [`reduce`]. Outputs k values of b bits.
 pub fn mexp(k: usize, b: u32) -> Result<Circuit, Error> {
     let mut g = Builder::new();
+    let bits = b as usize;
     let bases = g.input(k as u32 * b);
     let exps = g.input(k as u32 * b);
-    let bits = b as usize;
     let m = MEXP_MODULUS;
     let mulmod = |g: &mut Builder, x: &[Bit], y: &[Bit]| {
         let p = g.mul_wide(x, y, Signedness::Unsigned);
@@ -78,9 +77,7 @@ pub fn mexp(k: usize, b: u32) -> Result<Circuit, Error> {
         r
     };
     let mut out = Vec::with_capacity(k);
-    for i in 0..k {
-        let base = &bases[i * bits..(i + 1) * bits];
-        let exp = &exps[i * bits..(i + 1) * bits];
+    for (base, exp) in bases.chunks(bits).zip(exps.chunks(bits)) {
         let mut acc = Builder::constant(1, bits);
         for &e in exp.iter().rev() {
             let sq = mulmod(&mut g, &acc, &acc);
@@ -96,15 +93,14 @@ pub fn mexp(k: usize, b: u32) -> Result<Circuit, Error> {
 /// entries, modulo 2^b.
 pub fn mvmul(m: usize, k: usize, b: u32) -> Result<Circuit, Error> {
     let mut g = Builder::new();
+    let bits = b as usize;
     let matrix = g.input(m as u32 * k as u32 * b);
     let vector = g.input(k as u32 * b);
-    let bits = b as usize;
-    let entry = |v: &[Bit], i: usize| v[i * bits..(i + 1) * bits].to_vec();
     let mut out = Vec::with_capacity(m * bits);
-    for row in 0..m {
+    for row in matrix.chunks(k * bits) {
         let mut acc = Builder::constant(0, bits);
-        for col in 0..k {
-            let p = g.mul(&entry(&matrix, row * k + col), &entry(&vector, col));
+        for (x, y) in row.chunks(bits).zip(vector.chunks(bits)) {
+            let p = g.mul(x, y);
             acc = g.add(&acc, &p);
         }
         out.extend(acc);

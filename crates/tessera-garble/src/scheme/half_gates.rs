@@ -186,7 +186,8 @@ impl<H: HalfGatesHash> Scheme for HalfGates<H> {
         table: &mut [Block],
     ) {
         let delta = secret.block();
-        (self.hash).half_gates_garble(self.gate_hash, delta, labels, gates, out, table);
+        self.hash
+            .half_gates_garble(self.gate_hash, delta, labels, gates, out, table);
     }
 
     fn evaluate_and(
@@ -196,6 +197,7 @@ impl<H: HalfGatesHash> Scheme for HalfGates<H> {
         table: &[Block],
         out: &mut [Block],
     ) {
-        (self.hash).half_gates_eval(self.gate_hash, labels, gates, table, out);
+        self.hash
+            .half_gates_eval(self.gate_hash, labels, gates, table, out);
     }
 }

@@ -124,8 +124,7 @@ pub trait Scheme: Clone + Send + 'static {
         out: &mut [Self::Wire],
         _table: &mut [Block],
     ) {
-        for (k, o) in out.iter_mut().enumerate() {
-            let (a, b) = inputs(labels, gates, k);
+        for (o, (a, b)) in out.iter_mut().zip(wires(labels, gates)) {
             *o = Self::free_xor(a, b);
         }
     }
@@ -138,17 +137,20 @@ pub trait Scheme: Clone + Send + 'static {
         _table: &[Block],
         out: &mut [Block],
     ) {
-        for (k, o) in out.iter_mut().enumerate() {
-            let (a, b) = inputs(labels, gates, k);
+        for (o, (a, b)) in out.iter_mut().zip(wires(labels, gates)) {
             *o = a ^ b;
         }
     }
 }
 
-/// Gate k's two input labels.
+/// The gates' two input labels each, read from the slot array, gate after gate.
 #[inline(always)]
-pub(crate) fn inputs<L: Copy>(labels: &[L], gates: SlotGates<'_>, k: usize) -> (L, L) {
-    (labels[gates.a[k] as usize], labels[gates.b[k] as usize])
+pub(crate) fn wires<'a, L: Copy>(
+    labels: &'a [L],
+    gates: SlotGates<'a>,
+) -> impl ExactSizeIterator<Item = (L, L)> + Clone + 'a {
+    let read = move |(&a, &b): (&u32, &u32)| (labels[a as usize], labels[b as usize]);
+    gates.a.iter().zip(gates.b).map(read)
 }
 
 /// A free-XOR scheme's secret for a global offset made elsewhere, and how a wire is made from

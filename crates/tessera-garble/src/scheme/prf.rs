@@ -25,7 +25,7 @@
 
 use super::coins::GateCoins;
 use super::multi_key::{MultiKeyBatch, tweak};
-use super::{GateCost, Offset, Scheme, SchemeCost, inputs};
+use super::{GateCost, Offset, Scheme, SchemeCost, wires};
 use crate::plan::XorGates;
 use tessera_core::{Aes, Backend, Block, Prg, SlotGates};
 
@@ -180,10 +180,10 @@ impl Scheme for Prf {
     ) {
         let ids = gates.ids;
         secret.bits.fill(ids, &mut self.coins);
-        let wires = (0..ids.len()).map(|k| inputs(labels, gates, k));
+        let inputs = wires(labels, gates);
         let f = self
             .batch
-            .run(wires.clone().zip(ids), 4, 2, |((a, b), &id), k, blk| {
+            .run(inputs.clone().zip(ids), 4, 2, |((a, b), &id), k, blk| {
                 let (ka, kb) = (a.by_colour(), b.by_colour());
                 k.copy_from_slice(&[ka[0] & KEY, ka[1] & KEY, kb[0] & KEY, kb[1] & KEY]);
                 // A_s encrypts rows 2s and 2s + 1; B_t rows t and 2 + t.
@@ -191,7 +191,7 @@ impl Scheme for Prf {
                     *x = tweak(id, row);
                 }
             });
-        let per_gate = wires.zip(f.chunks_exact(8)).zip(&self.coins);
+        let per_gate = inputs.zip(f.chunks_exact(8)).zip(&self.coins);
         let outs = out.iter_mut().zip(table.chunks_exact_mut(2));
         for ((((a, b), f), coins), (o, t)) in per_gate.zip(outs) {
             let pc = coins.lsb();
@@ -227,15 +227,15 @@ impl Scheme for Prf {
         out: &mut [Block],
     ) {
         let ids = gates.ids;
-        let wires = (0..ids.len()).map(|k| inputs(labels, gates, k));
+        let inputs = wires(labels, gates);
         let f = self
             .batch
-            .run(wires.clone().zip(ids), 2, 1, |((a, b), &id), k, blk| {
+            .run(inputs.clone().zip(ids), 2, 1, |((a, b), &id), k, blk| {
                 k.copy_from_slice(&[a & KEY, b & KEY]);
                 let row = tweak(id, 2 * u64::from(a.lsb()) + u64::from(b.lsb()));
                 blk.copy_from_slice(&[row, row]);
             });
-        let per_gate = wires.zip(f.chunks_exact(2));
+        let per_gate = inputs.zip(f.chunks_exact(2));
         for (((a, b), f), (o, t)) in per_gate.zip(out.iter_mut().zip(table.chunks_exact(2))) {
             let (s, tt) = (a.lsb(), b.lsb());
             let r = f[0] ^ f[1] ^ (Block::mask(tt) & t[0] & LOW2) ^ (Block::mask(s) & t[1] & LOW2);
@@ -254,15 +254,15 @@ impl Scheme for Prf {
         table: &mut [Block],
     ) {
         let ids = gates.ids;
-        let wires = (0..ids.len()).map(|k| inputs(labels, gates, k));
+        let inputs = wires(labels, gates);
         let f = self
             .batch
-            .run(wires.clone().zip(ids), 3, 1, |((a, b), &id), k, blk| {
+            .run(inputs.clone().zip(ids), 3, 1, |((a, b), &id), k, blk| {
                 let (ka, kb) = (a.by_colour(), b.by_colour());
                 k.copy_from_slice(&[ka[0] & KEY, ka[1] & KEY, kb[1] & KEY]);
                 blk.copy_from_slice(&[tweak(id, 0), tweak(id, 1), tweak(id, 2)]);
             });
-        let per_gate = wires.zip(f.chunks_exact(3));
+        let per_gate = inputs.zip(f.chunks_exact(3));
         for (((a, b), f), (o, t)) in per_gate.zip(out.iter_mut().zip(table.iter_mut())) {
             let b0 = b.by_colour()[0] & KEY;
             let delta = f[0] ^ f[1];
@@ -282,14 +282,14 @@ impl Scheme for Prf {
     ) {
         // Both AES calls for every gate: the count does not depend on the colours.
         let ids = gates.ids;
-        let wires = (0..ids.len()).map(|k| inputs(labels, gates, k));
+        let inputs = wires(labels, gates);
         let f = self
             .batch
-            .run(wires.clone().zip(ids), 2, 1, |((a, b), &id), k, blk| {
+            .run(inputs.clone().zip(ids), 2, 1, |((a, b), &id), k, blk| {
                 k.copy_from_slice(&[a & KEY, b & KEY]);
                 blk.copy_from_slice(&[tweak(id, u64::from(a.lsb())), tweak(id, 2)]);
             });
-        let per_gate = wires.zip(f.chunks_exact(2));
+        let per_gate = inputs.zip(f.chunks_exact(2));
         for (((a, b), f), (o, &t)) in per_gate.zip(out.iter_mut().zip(table)) {
             let m = Block::mask(b.lsb());
             let r = f[0] ^ select(m, t ^ f[1], b & KEY);

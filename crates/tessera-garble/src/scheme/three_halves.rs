@@ -42,7 +42,7 @@
 //! less than a block per batch.
 
 use super::coins::GateCoins;
-use super::{GateCost, Offset, Scheme, SchemeCost, inputs};
+use super::{GateCost, Offset, Scheme, SchemeCost, wires};
 use crate::delta::Delta;
 use crate::plan::XorGates;
 use tessera_core::{Backend, Block, FixedKeyHash, Prg, SlotGates};
@@ -326,8 +326,8 @@ impl Scheme for ThreeHalves {
         let n = ids.len();
         // The colour-0 labels: A = A0 ⊕ pa·Δ.
         let zero = |l: Block| l ^ (Block::mask(l.lsb()) & delta);
-        let wires = (0..n).map(|k| inputs(labels, gates, k));
-        self.hash(wires.zip(ids), 6, |((a, b), &id), x, tw| {
+        let inputs = wires(labels, gates);
+        self.hash(inputs.clone().zip(ids), 6, |((a, b), &id), x, tw| {
             let (a, b) = (zero(a), zero(b));
             x.copy_from_slice(&[a, a ^ delta, b, b ^ delta, a ^ b, a ^ b ^ delta]);
             let [ta, tb, tx] = tweaks(id);
@@ -338,8 +338,7 @@ impl Scheme for ThreeHalves {
         self.words.resize(2 * Self::and_table_blocks(n), 0);
         let (halves, bits) = self.words.split_at_mut(3 * n);
         let (dl, dr) = (delta.low(), delta.high());
-        let wires = (0..n).map(|k| inputs(labels, gates, k));
-        let per_gate = wires.zip(self.h.chunks_exact(6)).zip(&self.coins);
+        let per_gate = inputs.zip(self.h.chunks_exact(6)).zip(&self.coins);
         let outs = out.iter_mut().zip(halves.chunks_exact_mut(3));
         for (k, ((((a0, b0), h), coins), (o, g))) in per_gate.zip(outs).enumerate() {
             // The 1-labels' colours: ā = ¬pa, b̄ = ¬pb.
@@ -381,8 +380,8 @@ impl Scheme for ThreeHalves {
         out: &mut [Block],
     ) {
         let ids = gates.ids;
-        let wires = (0..ids.len()).map(|k| inputs(labels, gates, k));
-        self.hash(wires.zip(ids), 3, |((a, b), &id), x, tw| {
+        let inputs = wires(labels, gates);
+        self.hash(inputs.clone().zip(ids), 3, |((a, b), &id), x, tw| {
             x.copy_from_slice(&[a, b, a ^ b]);
             tw.copy_from_slice(&tweaks(id));
         });
@@ -391,9 +390,8 @@ impl Scheme for ThreeHalves {
         self.words
             .extend(table.iter().flat_map(|blk| [blk.low(), blk.high()]));
         let (halves, bits) = self.words.split_at(3 * n);
-        let wires = (0..n).map(|k| inputs(labels, gates, k));
         let ins = out.iter_mut().zip(halves.chunks_exact(3));
-        for (k, (((a, b), h), (o, g))) in wires.zip(self.h.chunks_exact(3)).zip(ins).enumerate() {
+        for (k, (((a, b), h), (o, g))) in inputs.zip(self.h.chunks_exact(3)).zip(ins).enumerate() {
             let (i, j) = (u64::from(a.lsb()), u64::from(b.lsb()));
             let z = get_bits(bits, k);
             let zb = |q: u32| (z >> q) & 1;
