@@ -143,15 +143,19 @@ impl GateHash {
 }
 
 /// A batch of gates whose input labels are read in place from a slot array: gate k reads
-/// slots `a[k]` and `b[k]`, and `ids[k]` is its unique index (its tweaks are derived from it).
+/// slots `a[k]` and `b[k]`, and `ids[k]` is its index, unique within `domain` (its tweaks are
+/// derived from both).
 #[derive(Clone, Copy, Debug)]
 pub struct SlotGates<'a> {
     /// First input slot of each gate.
     pub a: &'a [u32],
     /// Second input slot of each gate.
     pub b: &'a [u32],
-    /// Each gate's unique index.
+    /// Each gate's index, unique within the domain.
     pub ids: &'a [u32],
+    /// The high 64 bits of every tweak: tells apart gates of equal index garbled under one
+    /// secret (the steps of a streamed circuit, which repeat one plan's indices).
+    pub domain: u64,
 }
 
 impl FixedKeyHash {
@@ -159,7 +163,7 @@ impl FixedKeyHash {
     /// the tweakable hash `hash` (π is this hash's permutation), fused into one
     /// register-oriented kernel (VASA §4.2.1) that gathers its inputs straight from the slot
     /// array `labels`: gate k has input zero-labels A0 = `labels[a[k]]`, B0 = `labels[b[k]]`
-    /// and tweaks j = 2·`ids[k]`, j' = j + 1; with pa, pb their colour bits,
+    /// and tweaks j = 2·`ids[k]` + 2^64·`domain`, j' = j + 1; with pa, pb their colour bits,
     /// T_G = H(A0, j) ⊕ H(A0 ⊕ Δ, j) ⊕ pb·Δ, T_E = H(B0, j') ⊕ H(B0 ⊕ Δ, j') ⊕ A0,
     /// out0 = H(A0, j) ⊕ pa·T_G ⊕ H(B0, j') ⊕ pb·(T_E ⊕ A0).
     /// Writes `out0[k]` and `table[2k] = T_G`, `table[2k + 1] = T_E`. Four hashes per gate, key
@@ -177,13 +181,7 @@ impl FixedKeyHash {
         out0: &mut [Block],
         table: &mut [Block],
     ) {
-        let io = HalfGatesIo::new(
-            labels,
-            [gates.a, gates.b, gates.ids],
-            table.len(),
-            table.as_mut_ptr(),
-            out0,
-        );
+        let io = HalfGatesIo::new(labels, gates, table.len(), table.as_mut_ptr(), out0);
         let keys = GateKeys {
             rk: self.aes.round_keys(),
             offset: hash.offset(),
@@ -206,13 +204,7 @@ impl FixedKeyHash {
         out: &mut [Block],
     ) {
         // The evaluation kernel only reads the table.
-        let io = HalfGatesIo::new(
-            labels,
-            [gates.a, gates.b, gates.ids],
-            table.len(),
-            table.as_ptr().cast_mut(),
-            out,
-        );
+        let io = HalfGatesIo::new(labels, gates, table.len(), table.as_ptr().cast_mut(), out);
         let keys = GateKeys {
             rk: self.aes.round_keys(),
             offset: hash.offset(),
@@ -293,6 +285,7 @@ mod tests {
             picks in proptest::collection::vec((any::<u32>(), any::<u32>()), 40),
             delta in any::<u128>(),
             offset in any::<u128>(),
+            domain in any::<u64>(),
         ) {
             let d = Block::new(delta).with_lsb(true);
             let n = labels.len();
@@ -309,8 +302,8 @@ mod tests {
             }
             let a0: Vec<Block> = a_idx.iter().map(|&i| slot_labels[i as usize]).collect();
             let b0: Vec<Block> = b_idx.iter().map(|&i| slot_labels[i as usize]).collect();
-            let t: Vec<Block> = ids.iter().map(|&id| Block::new(2 * u128::from(id))).collect();
-            let gates = SlotGates { a: &a_idx, b: &b_idx, ids: &ids };
+            let t: Vec<Block> = ids.iter().map(|&id| Block::from_halves(domain, 2 * u64::from(id))).collect();
+            let gates = SlotGates { a: &a_idx, b: &b_idx, ids: &ids, domain };
             let reference = FixedKeyHash::with_backend(DEFAULT_FIXED_KEY, Backend::Portable).unwrap();
             let aes = |key: Block, x: Block| {
                 FixedKeyAes::with_aes(Aes::with_backend(Backend::Portable).unwrap(), key).encrypt_block(x)
@@ -337,7 +330,7 @@ mod tests {
                     // Evaluating on the labels of bits (x, y) gives the label of x ∧ y.
                     let pick = |z: Block, bit: bool| z ^ (Block::mask(bit) & d);
                     // One bit per slot, so gates sharing a slot see the same value.
-                    let bit = |s: u32| labels[s as usize % n].3 ^ (s & 1 == 1);
+                    let bit = |s: u32| labels.get(s as usize % n.max(1)).is_some_and(|l| l.3) ^ (s & 1 == 1);
                     let active: Vec<Block> = (0..slots).map(|s| pick(slot_labels[s as usize], bit(s))).collect();
                     let mut out = vec![Block::ZERO; n];
                     hash.half_gates_eval(gate_hash, &active, gates, &table, &mut out);

@@ -36,7 +36,16 @@ pub fn table_blocks<S: Scheme>(plan: &Plan) -> usize {
         .sum()
 }
 
-fn check<S: Scheme>(plan: &Plan, inputs: usize) -> Result<(), Error> {
+/// Tweak domains run below this bound (the PRF scheme keeps two bits of the tweak's high half
+/// for its rows).
+pub const DOMAINS: u64 = 1 << 62;
+
+fn check<S: Scheme>(plan: &Plan, domain: u64, inputs: usize) -> Result<(), Error> {
+    if domain >= DOMAINS {
+        return Err(Error::Inputs(format!(
+            "tweak domain {domain} is not below 2^62"
+        )));
+    }
     if plan.xor_gates() != S::XOR_GATES {
         return Err(Error::WrongPlan {
             scheme: S::NAME,
@@ -93,12 +102,13 @@ fn run_free<P: Party>(party: &P, plan: &Plan, range: Range<usize>, labels: &mut 
     }
 }
 
-/// Gates `range` of `plan` as the kernels read them.
-fn slot_gates(plan: &Plan, range: Range<usize>) -> SlotGates<'_> {
+/// Gates `range` of `plan`, garbled in tweak domain `domain`, as the kernels read them.
+fn slot_gates(plan: &Plan, domain: u64, range: Range<usize>) -> SlotGates<'_> {
     SlotGates {
         a: &plan.gates.a[range.clone()],
         b: &plan.gates.b[range.clone()],
         ids: &plan.ids[range],
+        domain,
     }
 }
 
@@ -173,11 +183,12 @@ impl<S: Scheme> Party for Garbling<'_, S> {
     }
 }
 
-/// Garbles gates `share` of `plan` (one batch, XOR gates if `xor`) into `dst`.
+/// Garbles gates `share` of `plan` (one batch, XOR gates if `xor`) in tweak domain `domain`
+/// into `dst`.
 fn garble_share<S: Scheme>(
     scheme: &mut S,
     secret: &S::Secret,
-    plan: &Plan,
+    (plan, domain): (&Plan, u64),
     (xor, share): (bool, Range<usize>),
     labels: &[S::Wire],
     dst: &mut ShareOut<S::Wire>,
@@ -191,7 +202,7 @@ fn garble_share<S: Scheme>(
         let (o, rest) = std::mem::take(&mut out).split_at_mut(n);
         let blocks = batch_table_blocks::<S>(xor, n);
         let (t, rest_t) = std::mem::take(&mut table).split_at_mut(blocks);
-        let gates = slot_gates(plan, piece);
+        let gates = slot_gates(plan, domain, piece);
         if xor {
             scheme.garble_xor(secret, labels, gates, o, t);
         } else {
@@ -229,7 +240,21 @@ impl<S: Scheme> Garbler<S> {
         inputs: &[S::Wire],
         sink: &mut impl TableSink,
     ) -> Result<&[S::Wire], Error> {
-        check::<S>(plan, inputs.len())?;
+        self.garble_in(plan, 0, secret, inputs, sink)
+    }
+
+    /// [`Garbler::garble`] in tweak domain `domain` (below [`DOMAINS`]): runs of one plan
+    /// under one secret (the steps of a streamed circuit) must each have their own, or their
+    /// gates would share tweaks.
+    pub fn garble_in(
+        &mut self,
+        plan: &Plan,
+        domain: u64,
+        secret: &S::Secret,
+        inputs: &[S::Wire],
+        sink: &mut impl TableSink,
+    ) -> Result<&[S::Wire], Error> {
+        check::<S>(plan, domain, inputs.len())?;
         let party = Garbling::<S> { secret };
         load(&party, plan, &mut self.labels, inputs);
         if self.threads == 1 {
@@ -245,7 +270,7 @@ impl<S: Scheme> Garbler<S> {
                 garble_share(
                     &mut self.scheme,
                     secret,
-                    plan,
+                    (plan, domain),
                     batch,
                     labels,
                     &mut self.share,
@@ -254,7 +279,7 @@ impl<S: Scheme> Garbler<S> {
                 scatter(plan, gates, &self.share.out, &mut self.labels);
             }
         } else {
-            self.garble_parallel(plan, &party, sink)?;
+            self.garble_parallel((plan, domain), &party, sink)?;
         }
         outputs(plan, &self.labels, &mut self.outputs);
         Ok(&self.outputs)
@@ -262,7 +287,7 @@ impl<S: Scheme> Garbler<S> {
 
     fn garble_parallel(
         &mut self,
-        plan: &Plan,
+        (plan, domain): (&Plan, u64),
         party: &Garbling<'_, S>,
         sink: &mut impl TableSink,
     ) -> Result<(), Error> {
@@ -274,7 +299,8 @@ impl<S: Scheme> Garbler<S> {
             let labels = labels.read().unwrap_or_else(PoisonError::into_inner);
             let mut dst = shares[t].lock().unwrap_or_else(PoisonError::into_inner);
             let range = batch.range(t);
-            garble_share(scheme, secret, plan, (batch.xor, range), &labels, &mut dst);
+            let run = (plan, domain);
+            garble_share(scheme, secret, run, (batch.xor, range), &labels, &mut dst);
         };
         let result = Crew::run(self.threads, &self.scheme, work, |crew| {
             for k in 0..plan.segments.len() {
@@ -339,10 +365,11 @@ impl Party for Evaluating {
     }
 }
 
-/// Evaluates gates `share` of one batch of `plan` with their tables `table`.
+/// Evaluates gates `share` of one batch of `plan` (in tweak domain `domain`) with their
+/// tables `table`.
 fn evaluate_share<S: Scheme>(
     scheme: &mut S,
-    plan: &Plan,
+    (plan, domain): (&Plan, u64),
     (xor, share): (bool, Range<usize>),
     labels: &[Block],
     mut table: &[Block],
@@ -354,7 +381,7 @@ fn evaluate_share<S: Scheme>(
         let n = piece.len();
         let (o, r) = std::mem::take(&mut rest).split_at_mut(n);
         let (t, rt) = table.split_at(batch_table_blocks::<S>(xor, n));
-        let gates = slot_gates(plan, piece);
+        let gates = slot_gates(plan, domain, piece);
         if xor {
             scheme.evaluate_xor(labels, gates, t, o);
         } else {
@@ -371,6 +398,7 @@ fn evaluate_share<S: Scheme>(
 #[derive(Debug)]
 pub struct Evaluation<'p> {
     plan: &'p Plan,
+    domain: u64,
     at: usize,
     pending: bool,
 }
@@ -395,10 +423,21 @@ impl<S: Scheme> Evaluator<S> {
 
     /// Starts evaluating `plan` on the active input labels `inputs`.
     pub fn start<'p>(&mut self, plan: &'p Plan, inputs: &[Block]) -> Result<Evaluation<'p>, Error> {
-        check::<S>(plan, inputs.len())?;
+        self.start_in(plan, 0, inputs)
+    }
+
+    /// [`Evaluator::start`] in tweak domain `domain` (see [`Garbler::garble_in`]).
+    pub fn start_in<'p>(
+        &mut self,
+        plan: &'p Plan,
+        domain: u64,
+        inputs: &[Block],
+    ) -> Result<Evaluation<'p>, Error> {
+        check::<S>(plan, domain, inputs.len())?;
         load(&Evaluating, plan, &mut self.labels, inputs);
         Ok(Evaluation {
             plan,
+            domain,
             at: 0,
             pending: false,
         })
@@ -440,9 +479,9 @@ impl<S: Scheme> Evaluator<S> {
                 available: table.len(),
             });
         }
-        let batch = (xor, gates.clone());
+        let (batch, run) = ((xor, gates.clone()), (plan, ev.domain));
         let out = &mut self.out;
-        evaluate_share(&mut self.scheme, plan, batch, &self.labels, table, out);
+        evaluate_share(&mut self.scheme, run, batch, &self.labels, table, out);
         scatter(plan, gates, out, &mut self.labels);
         ev.pending = false;
         ev.at += 1;
@@ -463,14 +502,25 @@ impl<S: Scheme> Evaluator<S> {
         inputs: &[Block],
         source: &mut impl TableSource,
     ) -> Result<&[Block], Error> {
-        let mut ev = self.start(plan, inputs)?;
+        self.evaluate_in(plan, 0, inputs, source)
+    }
+
+    /// [`Evaluator::evaluate`] in tweak domain `domain` (see [`Garbler::garble_in`]).
+    pub fn evaluate_in(
+        &mut self,
+        plan: &Plan,
+        domain: u64,
+        inputs: &[Block],
+        source: &mut impl TableSource,
+    ) -> Result<&[Block], Error> {
+        let mut ev = self.start_in(plan, domain, inputs)?;
         if self.threads == 1 {
             while let Some(n) = self.next_tables(&mut ev) {
                 let table = source.take(n)?;
                 self.feed(&mut ev, table)?;
             }
         } else {
-            self.evaluate_parallel(plan, source)?;
+            self.evaluate_parallel((plan, domain), source)?;
         }
         source.finish()?;
         outputs(plan, &self.labels, &mut self.outputs);
@@ -479,7 +529,7 @@ impl<S: Scheme> Evaluator<S> {
 
     fn evaluate_parallel(
         &mut self,
-        plan: &Plan,
+        (plan, domain): (&Plan, u64),
         source: &mut impl TableSource,
     ) -> Result<(), Error> {
         let labels = RwLock::new(std::mem::take(&mut self.labels));
@@ -493,7 +543,8 @@ impl<S: Scheme> Evaluator<S> {
             let range = batch.range(t);
             let skip = batch_table_blocks::<S>(batch.xor, range.start - batch.gates.start);
             let table = tables.get(skip..).unwrap_or_default();
-            evaluate_share(scheme, plan, (batch.xor, range), &labels, table, &mut out);
+            let run = (plan, domain);
+            evaluate_share(scheme, run, (batch.xor, range), &labels, table, &mut out);
         };
         let result = Crew::run(self.threads, &self.scheme, work, |crew| {
             for k in 0..plan.segments.len() {

@@ -21,17 +21,19 @@ mod encoding;
 mod engine;
 mod plan;
 mod scheme;
+mod stream;
 mod tables;
 
 pub use delta::Delta;
 pub use encoding::{InputEncoding, decode, decoding_bits};
-pub use engine::{Evaluation, Evaluator, Garbler, table_blocks};
+pub use engine::{DOMAINS, Evaluation, Evaluator, Garbler, table_blocks};
 pub use plan::{Batching, Plan, PlanStats, XorGates};
 pub use scheme::{
     Circ, CircHash, GateCost, HalfGates, HalfGatesHash, Mi, MiHash, Offset, Prf, PrfSecret,
     PrfWire, Prp, PrpHash, Scheme, SchemeCost, SchemeKind, SchemeVisitor, ThreeHalves,
     ThreeHalvesSecret,
 };
+pub use stream::{Chain, ChainEvaluator, ChainGarbler};
 pub use tables::{TableReader, TableSink, TableSource};
 
 /// What garbling and evaluation can report.

@@ -29,7 +29,9 @@ pub mod ultrasfe;
 pub mod vasa;
 
 pub use aes::aes128;
-pub use sha::{Adders, sha1_compress, sha256_compress, sha256_compress_with};
+pub use sha::{
+    Adders, SHA256_IV, sha1_compress, sha256_compress, sha256_compress_with, sha256_final_blocks,
+};
 
 use crate::builder::{Builder, Signedness};
 use crate::{Circuit, Error};

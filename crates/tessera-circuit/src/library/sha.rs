@@ -129,6 +129,35 @@ pub fn sha256_compress_with(adders: Adders) -> Result<Circuit, Error> {
     g.finish(&[from_be_words(&out)])
 }
 
+/// SHA-256's initial chaining value H(0) (FIPS 180-4 §5.3.3), as the 32 bytes the chaining
+/// input of [`sha256_compress`] reads.
+pub const SHA256_IV: [u8; 32] = [
+    0x6a, 0x09, 0xe6, 0x67, 0xbb, 0x67, 0xae, 0x85, 0x3c, 0x6e, 0xf3, 0x72, 0xa5, 0x4f, 0xf5, 0x3a,
+    0x51, 0x0e, 0x52, 0x7f, 0x9b, 0x05, 0x68, 0x8c, 0x1f, 0x83, 0xd9, 0xab, 0x5b, 0xe0, 0xcd, 0x19,
+];
+
+/// The last one or two 64-byte blocks SHA-256 compresses for a message of `len` bytes whose
+/// final `tail` (`len` mod 64 bytes) is given: the tail, the byte 0x80, zeros and the bit
+/// length (FIPS 180-4 §5.1.1). With [`sha256_compress`] run over the message's whole blocks
+/// and then these, starting from [`SHA256_IV`], the chaining value is the digest: the
+/// generator of a streamed SHA-256 circuit, one compression after another.
+///
+/// # Panics
+/// If `tail` is not `len` mod 64 bytes long (the caller's bookkeeping).
+pub fn sha256_final_blocks(tail: &[u8], len: u64) -> Vec<[u8; 64]> {
+    assert_eq!(tail.len() as u64, len % 64, "sha256 padding: tail length");
+    let mut bytes = tail.to_vec();
+    bytes.push(0x80);
+    while bytes.len() % 64 != 56 {
+        bytes.push(0);
+    }
+    bytes.extend_from_slice(&len.wrapping_mul(8).to_be_bytes());
+    bytes
+        .chunks_exact(64)
+        .map(|c| c.try_into().unwrap_or([0; 64]))
+        .collect()
+}
+
 /// One SHA-1 block: `h` (five words) updated with `block` (sixteen words).
 pub(crate) fn sha1_words(g: &mut Builder, block: &[Word], h: &[Word]) -> Vec<Word> {
     let rotl = Builder::rotl;

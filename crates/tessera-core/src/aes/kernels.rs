@@ -6,6 +6,7 @@
 use super::RoundKeys;
 use super::lanes::{Lanes, RCON};
 use crate::Block;
+use crate::hash::SlotGates;
 
 /// A kernel that processes items in chunks of `N × L::BLOCKS`.
 trait Chunked {
@@ -843,13 +844,14 @@ macro_rules! drive_gates {
 
 /// Input and output of a half-gates batch of n gates (see
 /// [`crate::hash::FixedKeyHash::half_gates_garble`]): gate k reads the labels at slots `a[k]`
-/// and `b[k]` of `labels`, its tweak is 2·`ids[k]`; it writes `out[k]` and `table[2k]`,
-/// `table[2k + 1]`.
+/// and `b[k]` of `labels`, its tweak is 2·`ids[k]` with `domain` in the high 64 bits; it
+/// writes `out[k]` and `table[2k]`, `table[2k + 1]`.
 pub(crate) struct HalfGatesIo<'a> {
     pub(crate) labels: &'a [Block],
     pub(crate) a: &'a [u32],
     pub(crate) b: &'a [u32],
     pub(crate) ids: &'a [u32],
+    pub(crate) domain: Block,
     pub(crate) table: *mut Block,
     pub(crate) out: *mut Block,
 }
@@ -862,7 +864,7 @@ impl<'a> HalfGatesIo<'a> {
     /// If a length differs or an index is out of bounds.
     pub(crate) fn new(
         labels: &'a [Block],
-        [a, b, ids]: [&'a [u32]; 3],
+        SlotGates { a, b, ids, domain }: SlotGates<'a>,
         table_len: usize,
         table: *mut Block,
         out: &'a mut [Block],
@@ -883,6 +885,7 @@ impl<'a> HalfGatesIo<'a> {
             a,
             b,
             ids,
+            domain: Block::from_halves(domain, 0),
             table,
             out: out.as_mut_ptr(),
         }
@@ -907,7 +910,7 @@ impl<'a> HalfGatesIo<'a> {
         unsafe { L::load_indexed(base, idx.as_ptr().add(at)) }
     }
 
-    /// Gates `at..`'s first tweaks j = 2·id, one per lane.
+    /// Gates `at..`'s first tweaks j = 2·id in the batch's domain, one per lane.
     ///
     /// # Safety
     /// As [`Self::input`].
@@ -916,7 +919,7 @@ impl<'a> HalfGatesIo<'a> {
         // SAFETY: as `input`.
         unsafe {
             let id = L::load_u32(self.ids.as_ptr().add(at));
-            id.add64(id)
+            id.add64(id).xor(L::splat(self.domain))
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The garbler's private per-gate randomness (permutation bits, dicing coins) as a PRF of the
-//! gate index: coins(g) = AES_k(g) for a secret random key k. A gate's coins then depend on
+//! gate index: coins(g) = AES_k(domain ‖ g) for a secret random key k. A gate's coins then depend on
 //! its index only, not on the order or the thread that garbles it, so fine-grained parallel
 //! garbling (UltraSFE §4) produces the same tables on any thread count, and a seed reproduces
 //! a garbling on every backend.
@@ -20,10 +20,14 @@ impl GateCoins {
         }
     }
 
-    /// The coins of gates `ids`, one block each, in one batched AES call.
-    pub(crate) fn fill(&self, ids: &[u32], out: &mut Vec<Block>) {
+    /// The coins of gates `ids` of `domain` (below 2^63), one block each, in one batched AES
+    /// call.
+    pub(crate) fn fill(&self, domain: u64, ids: &[u32], out: &mut Vec<Block>) {
         out.clear();
-        out.extend(ids.iter().map(|&id| Block::from(u64::from(id))));
+        out.extend(
+            ids.iter()
+                .map(|&id| Block::from_halves(domain, u64::from(id))),
+        );
         self.prf.encrypt_blocks(out);
     }
 

@@ -58,9 +58,10 @@ impl MultiKeyBatch {
     }
 }
 
-/// A gate's index and a small counter as one AES input block: the index in the low 64 bits,
-/// `slot` in the high 64 (distinct inputs for the same key within a gate).
+/// A gate's index and a small counter (`slot` < 4) as one AES input block: the index in the
+/// low 64 bits, the batch's `domain` (below 2^62) and `slot` in the high 64 (distinct inputs
+/// for the same key within a gate and across domains).
 #[inline(always)]
-pub(crate) fn tweak(id: u32, slot: u64) -> Block {
-    Block::from_halves(slot, u64::from(id))
+pub(crate) fn tweak(domain: u64, id: u32, slot: u64) -> Block {
+    Block::from_halves(domain << 2 | slot, u64::from(id))
 }

@@ -178,8 +178,8 @@ impl Scheme for Prf {
         out: &mut [PrfWire],
         table: &mut [Block],
     ) {
-        let ids = gates.ids;
-        secret.bits.fill(ids, &mut self.coins);
+        let (ids, domain) = (gates.ids, gates.domain);
+        secret.bits.fill(gates.domain, ids, &mut self.coins);
         let inputs = wires(labels, gates);
         let f = self
             .batch
@@ -188,7 +188,7 @@ impl Scheme for Prf {
                 k.copy_from_slice(&[ka[0] & KEY, ka[1] & KEY, kb[0] & KEY, kb[1] & KEY]);
                 // A_s encrypts rows 2s and 2s + 1; B_t rows t and 2 + t.
                 for (x, row) in blk.iter_mut().zip([0, 1, 2, 3, 0, 2, 1, 3]) {
-                    *x = tweak(id, row);
+                    *x = tweak(domain, id, row);
                 }
             });
         let per_gate = inputs.zip(f.chunks_exact(8)).zip(&self.coins);
@@ -226,13 +226,13 @@ impl Scheme for Prf {
         table: &[Block],
         out: &mut [Block],
     ) {
-        let ids = gates.ids;
+        let (ids, domain) = (gates.ids, gates.domain);
         let inputs = wires(labels, gates);
         let f = self
             .batch
             .run(inputs.clone().zip(ids), 2, 1, |((a, b), &id), k, blk| {
                 k.copy_from_slice(&[a & KEY, b & KEY]);
-                let row = tweak(id, 2 * u64::from(a.lsb()) + u64::from(b.lsb()));
+                let row = tweak(domain, id, 2 * u64::from(a.lsb()) + u64::from(b.lsb()));
                 blk.copy_from_slice(&[row, row]);
             });
         let per_gate = inputs.zip(f.chunks_exact(2));
@@ -253,14 +253,18 @@ impl Scheme for Prf {
         out: &mut [PrfWire],
         table: &mut [Block],
     ) {
-        let ids = gates.ids;
+        let (ids, domain) = (gates.ids, gates.domain);
         let inputs = wires(labels, gates);
         let f = self
             .batch
             .run(inputs.clone().zip(ids), 3, 1, |((a, b), &id), k, blk| {
                 let (ka, kb) = (a.by_colour(), b.by_colour());
                 k.copy_from_slice(&[ka[0] & KEY, ka[1] & KEY, kb[1] & KEY]);
-                blk.copy_from_slice(&[tweak(id, 0), tweak(id, 1), tweak(id, 2)]);
+                blk.copy_from_slice(&[
+                    tweak(domain, id, 0),
+                    tweak(domain, id, 1),
+                    tweak(domain, id, 2),
+                ]);
             });
         let per_gate = inputs.zip(f.chunks_exact(3));
         for (((a, b), f), (o, t)) in per_gate.zip(out.iter_mut().zip(table.iter_mut())) {
@@ -281,13 +285,13 @@ impl Scheme for Prf {
         out: &mut [Block],
     ) {
         // Both AES calls for every gate: the count does not depend on the colours.
-        let ids = gates.ids;
+        let (ids, domain) = (gates.ids, gates.domain);
         let inputs = wires(labels, gates);
         let f = self
             .batch
             .run(inputs.clone().zip(ids), 2, 1, |((a, b), &id), k, blk| {
                 k.copy_from_slice(&[a & KEY, b & KEY]);
-                blk.copy_from_slice(&[tweak(id, u64::from(a.lsb())), tweak(id, 2)]);
+                blk.copy_from_slice(&[tweak(domain, id, u64::from(a.lsb())), tweak(domain, id, 2)]);
             });
         let per_gate = inputs.zip(f.chunks_exact(2));
         for (((a, b), f), (o, &t)) in per_gate.zip(out.iter_mut().zip(table)) {
@@ -320,6 +324,7 @@ mod tests {
                 a: &a,
                 b: &b,
                 ids: &ids,
+                domain: 0,
             };
             let mut out = vec![Block::ZERO; n];
             prf.evaluate_xor(&labels, gates, &table, &mut out);

@@ -248,9 +248,10 @@ impl ThreeHalves {
     }
 }
 
-/// Gate `id`'s tweaks: 3g for the first input, 3g + 1 for the second, 3g + 2 for their XOR.
-fn tweaks(id: u32) -> [Block; 3] {
-    let g = 3 * u128::from(id);
+/// Gate `id`'s tweaks: 3g for the first input, 3g + 1 for the second, 3g + 2 for their XOR,
+/// with the batch's `domain` in the high 64 bits.
+fn tweaks(domain: u64, id: u32) -> [Block; 3] {
+    let g = 3 * u128::from(id) | u128::from(domain) << 64;
     [Block::new(g), Block::new(g + 1), Block::new(g + 2)]
 }
 
@@ -322,7 +323,7 @@ impl Scheme for ThreeHalves {
         table: &mut [Block],
     ) {
         let delta = secret.delta.block();
-        let ids = gates.ids;
+        let (ids, domain) = (gates.ids, gates.domain);
         let n = ids.len();
         // The colour-0 labels: A = A0 ⊕ pa·Δ.
         let zero = |l: Block| l ^ (Block::mask(l.lsb()) & delta);
@@ -330,10 +331,10 @@ impl Scheme for ThreeHalves {
         self.hash(inputs.clone().zip(ids), 6, |((a, b), &id), x, tw| {
             let (a, b) = (zero(a), zero(b));
             x.copy_from_slice(&[a, a ^ delta, b, b ^ delta, a ^ b, a ^ b ^ delta]);
-            let [ta, tb, tx] = tweaks(id);
+            let [ta, tb, tx] = tweaks(domain, id);
             tw.copy_from_slice(&[ta, ta, tb, tb, tx, tx]);
         });
-        secret.coins.fill(ids, &mut self.coins);
+        secret.coins.fill(gates.domain, ids, &mut self.coins);
         self.words.clear();
         self.words.resize(2 * Self::and_table_blocks(n), 0);
         let (halves, bits) = self.words.split_at_mut(3 * n);
@@ -379,11 +380,11 @@ impl Scheme for ThreeHalves {
         table: &[Block],
         out: &mut [Block],
     ) {
-        let ids = gates.ids;
+        let (ids, domain) = (gates.ids, gates.domain);
         let inputs = wires(labels, gates);
         self.hash(inputs.clone().zip(ids), 3, |((a, b), &id), x, tw| {
             x.copy_from_slice(&[a, b, a ^ b]);
-            tw.copy_from_slice(&tweaks(id));
+            tw.copy_from_slice(&tweaks(domain, id));
         });
         let n = ids.len();
         self.words.clear();
