@@ -251,7 +251,7 @@ impl ThreeHalves {
 /// Gate `id`'s tweaks: 3g for the first input, 3g + 1 for the second, 3g + 2 for their XOR,
 /// with the batch's `domain` in the high 64 bits.
 fn tweaks(domain: u64, id: u32) -> [Block; 3] {
-    let g = 3 * u128::from(id) | u128::from(domain) << 64;
+    let g = (3 * u128::from(id)) | (u128::from(domain) << 64);
     [Block::new(g), Block::new(g + 1), Block::new(g + 2)]
 }
 
