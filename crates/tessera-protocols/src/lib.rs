@@ -8,6 +8,7 @@
 pub mod boolean;
 pub mod hybrid;
 pub mod session;
+pub mod stream;
 pub mod yao;
 
 pub use session::{OtChoice, Session, SessionConfig};

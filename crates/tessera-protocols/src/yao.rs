@@ -255,6 +255,32 @@ impl Role for HelloRole {
     }
 }
 
+/// The hello with `peer` in `space` (phase "hello"): both parties' version, role, scheme and
+/// `fingerprint` checked; returns the garbler's public random block.
+pub(crate) fn hello(
+    s: &mut Session,
+    (peer, space): (usize, Space),
+    role: YaoRole,
+    scheme: SchemeKind,
+    fingerprint: [u8; 32],
+) -> Result<Block, Error> {
+    let random = s.random_block();
+    let ours = Hello {
+        version: PROTOCOL_VERSION,
+        role: role.code(),
+        scheme: scheme.code(),
+        fingerprint,
+        session: if role == YaoRole::Garbler {
+            random
+        } else {
+            Block::ZERO
+        },
+    };
+    s.phase("hello", |s| {
+        role::drive(&mut HelloRole { ours, scheme }, &mut s.channel(peer), space)
+    })
+}
+
 /// Splits output bits into the circuit's output values.
 fn split_outputs(circuit: &Circuit, bits: &[bool]) -> Vec<Vec<bool>> {
     let mut at = 0;
@@ -775,22 +801,9 @@ impl Yao {
     ) -> Result<Yao, Error> {
         session.run(|s| {
             check_circuit(&circuit)?;
-            let random = s.random_block();
-            let ours = Hello {
-                version: PROTOCOL_VERSION,
-                role: role.code(),
-                scheme: scheme.code(),
-                fingerprint: fingerprint(&circuit, scheme, outputs),
-                session: if role == YaoRole::Garbler {
-                    random
-                } else {
-                    Block::ZERO
-                },
-            };
             let space = s.space(peer)?;
-            let session_block = s.phase("hello", |s| {
-                role::drive(&mut HelloRole { ours, scheme }, &mut s.channel(peer), space)
-            })?;
+            let print = fingerprint(&circuit, scheme, outputs);
+            let session_block = hello(s, (peer, space), role, scheme, print)?;
             // The base OTs spend much of their time waiting for the peer: compile meanwhile.
             let plan = s.phase("base-ot+plan", |s| {
                 std::thread::scope(|scope| {
