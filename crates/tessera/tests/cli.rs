@@ -538,6 +538,18 @@ fn keygen_and_key_loading_are_careful() {
     );
 }
 
+/// A streamed SHA-256 between two processes reports both digests checked and both peak RSS.
+#[test]
+fn bench_stream_runs_two_processes_and_checks_the_digests() {
+    let (ok, out, err) = tessera(&["bench", "stream", "--gigagates", "0.002", "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["digests_checked"], true);
+    assert!(v["long"]["gates"].as_u64().unwrap() >= 2_000_000);
+    assert!(v["evaluator_peak_rss_bytes"].as_u64().unwrap() > 0);
+    assert!(v["garbler_peak_rss_bytes"].as_u64().unwrap() > 0);
+}
+
 /// The README's command reference names every option the command line has.
 #[test]
 fn the_readme_names_every_option() {
@@ -556,6 +568,7 @@ fn the_readme_names_every_option() {
         vec!["bench", "mpc"],
         vec!["bench", "net"],
         vec!["bench", "ot"],
+        vec!["bench", "stream"],
         vec!["bench", "triples"],
         vec!["bench", "vasa"],
         vec!["bench", "yao"],

@@ -6,7 +6,7 @@
 //! efficiency (speed-up per thread, UltraSFE Figure 5).
 
 use super::local::LocalRun;
-use super::{CommonArgs, cpu_model, measure, roofline_rate};
+use super::{CommonArgs, cpu_model, measure, peak_rss_bytes, roofline_rate};
 use crate::CliError;
 use crate::circuit::load;
 use clap::{Args, ValueEnum};
@@ -57,19 +57,6 @@ fn random_and(n: u32) -> Result<Circuit, CliError> {
     let (a, b) = (g.input(n), g.input(n));
     let out = g.and_bits(&a, &b);
     Ok(g.finish(&[out])?)
-}
-
-/// The process's peak resident set (VmHWM), in bytes.
-fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb = status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse::<u64>()
-        .ok()?;
-    Some(kb * 1024)
 }
 
 /// Runs the benchmark.

@@ -10,6 +10,7 @@ mod mpc;
 mod net;
 mod ot;
 mod ot_select;
+mod stream;
 mod triples;
 mod vasa;
 mod yao;
@@ -38,6 +39,9 @@ pub enum BenchCommand {
     Mpc(mpc::MpcArgs),
     /// OT extension (IKNP, KOS, SoftSpoken) in OTs per second over loopback TCP.
     Ot(ot::OtArgs),
+    /// Streamed Yao of SHA-256 over a long message (10^9 gates by default) between two
+    /// processes over loopback TCP: throughput against a short stream, and both peak RSS.
+    Stream(stream::StreamArgs),
     /// Multiplication triples (Boolean, arithmetic over Z_2^ℓ, matrix) per second between two
     /// parties over loopback TCP.
     Triples(triples::TriplesArgs),
@@ -72,6 +76,7 @@ pub fn run(cmd: BenchCommand) -> Result<(), CliError> {
         BenchCommand::Net(args) => net::run(&args),
         BenchCommand::Mpc(args) => mpc::run(&args),
         BenchCommand::Ot(args) => ot::run(&args),
+        BenchCommand::Stream(args) => stream::run(&args),
         BenchCommand::Triples(args) => triples::run(&args),
         BenchCommand::Vasa(args) => vasa::run(&args),
         BenchCommand::Yao(args) => yao::run(&args),
@@ -162,6 +167,19 @@ pub fn cpu_model() -> String {
                 .map(|m| m.trim().to_string())
         })
         .unwrap_or_else(|| "unknown".into())
+}
+
+/// The process's peak resident set (VmHWM), in bytes.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse::<u64>()
+        .ok()?;
+    Some(kb * 1024)
 }
 
 /// The benchmarks' own messages, in a space of their own.

@@ -41,7 +41,7 @@ pub struct YaoArgs {
 
 /// Garbling plus evaluation in one thread, in milliseconds (the median of 5 samples of
 /// [`measure`]).
-struct LocalMs<'a>(&'a tessera_circuit::Circuit);
+pub(super) struct LocalMs<'a>(pub(super) &'a tessera_circuit::Circuit);
 
 impl SchemeVisitor for LocalMs<'_> {
     type Output = Result<f64, CliError>;
