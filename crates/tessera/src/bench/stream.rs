@@ -104,8 +104,8 @@ fn hex(bits: &[bool]) -> String {
 /// Steps of the short and the long stream.
 fn steps(args: &StreamArgs, step: &Circuit) -> Result<(u64, u64), CliError> {
     let per_step = step.gates.len() as f64;
-    if !(args.gigagates > 0.0 && args.gigagates <= 1e6) || !(args.short > 0.0 && args.short <= 1.0)
-    {
+    let within = |x: f64, max: f64| x > 0.0 && x <= max;
+    if !within(args.gigagates, 1e6) || !within(args.short, 1.0) {
         return Err(CliError::Usage(
             "--gigagates must be in (0, 10^6] and --short in (0, 1]".into(),
         ));
