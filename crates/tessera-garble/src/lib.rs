@@ -15,6 +15,7 @@
 
 #![deny(missing_docs)]
 
+mod cgp;
 mod crew;
 mod delta;
 mod encoding;
@@ -24,6 +25,7 @@ mod scheme;
 mod stream;
 mod tables;
 
+pub use cgp::{CgpEvaluator, CgpGarbler, MIN_PART, PARTS, Partitions};
 pub use delta::Delta;
 pub use encoding::{InputEncoding, decode, decoding_bits};
 pub use engine::{DOMAINS, Evaluation, Evaluator, Garbler, table_blocks};

@@ -5,7 +5,7 @@
 //! also gives its speed-up over the first count measured in the same run and the parallel
 //! efficiency (speed-up per thread, UltraSFE Figure 5).
 
-use super::local::LocalRun;
+use super::local::{LocalCgp, LocalRun};
 use super::{CommonArgs, cpu_model, measure, peak_rss_bytes, roofline_rate};
 use crate::CliError;
 use crate::circuit::load;
@@ -14,7 +14,7 @@ use serde_json::json;
 use tessera_circuit::Circuit;
 use tessera_circuit::builder::Builder;
 use tessera_core::Backend;
-use tessera_garble::{Batching, Scheme, SchemeKind, SchemeVisitor};
+use tessera_garble::{Batching, PlanStats, Scheme, SchemeKind, SchemeVisitor};
 
 /// Options of `tessera bench garble`.
 #[derive(Args)]
@@ -40,6 +40,17 @@ pub struct GarbleArgs {
     /// garbling: each batch shared among the threads).
     #[arg(long, value_delimiter = ',', default_value = "1", value_parser = clap::value_parser!(u32).range(1..=256))]
     threads: Vec<u32>,
+    /// Parallel garbling: `fgp` shares each batch among the threads, `cgp` has them garble
+    /// independent partitions of the circuit (found by the compiler) and then the tail.
+    #[arg(long, value_enum, default_value_t = Strategy::Fgp)]
+    strategy: Strategy,
+}
+
+/// `--strategy`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Strategy {
+    Fgp,
+    Cgp,
 }
 
 /// `--batching`.
@@ -112,6 +123,9 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
                     "garble_efficiency": garble_eff,
                     "eval_efficiency": eval_eff,
                     "threads": threads,
+                    "strategy": if args.strategy == Strategy::Cgp { "cgp" } else { "fgp" },
+                    "partitions": line.partitions,
+                    "tail_and_share": line.tail_share,
                     "speedup_base_threads": t0,
                     "garble_speedup": garble_speedup,
                     "eval_speedup": eval_speedup,
@@ -151,6 +165,9 @@ struct Rates {
     stats: tessera_garble::PlanStats,
     garble_rate: f64,
     eval_rate: f64,
+    /// CGP: the partitions besides the tail, and the tail's share of the AND gates.
+    partitions: Option<usize>,
+    tail_share: Option<f64>,
 }
 
 impl Rates {
@@ -194,8 +211,18 @@ fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Rates, CliError> {
         threads,
     } = m;
     let bits: Vec<bool> = (0..circuit.num_input_wires()).map(|i| i % 3 == 0).collect();
-    let mut local = LocalRun::<S>::with_threads(circuit, batching, backend, &bits, threads)?;
-    let stats = local.plan().stats();
+    let mut local: Box<dyn Local> = match args.strategy {
+        Strategy::Fgp => Box::new(LocalRun::<S>::with_threads(
+            circuit, batching, backend, &bits, threads,
+        )?),
+        Strategy::Cgp => Box::new(LocalCgp::<S>::new(
+            circuit,
+            batching,
+            (backend, threads),
+            &bits,
+        )?),
+    };
+    let (stats, partitions, tail_share) = local.stats();
     let and = stats.and_gates as f64;
     let mut failure = None;
     let mut timing = |op: &mut dyn FnMut() -> Result<(), CliError>| {
@@ -223,6 +250,59 @@ fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Rates, CliError> {
             stats,
             garble_rate,
             eval_rate,
+            partitions,
+            tail_share,
         }),
+    }
+}
+
+/// A local garbler and evaluator of either strategy.
+trait Local {
+    fn garble(&mut self) -> Result<(), CliError>;
+    fn evaluate(&mut self) -> Result<(), CliError>;
+    /// The plans' sizes (summed over partitions; slots of the largest), and for CGP the partitions besides the tail
+    /// and the tail's share of the AND gates.
+    fn stats(&self) -> (PlanStats, Option<usize>, Option<f64>);
+}
+
+impl<S: Scheme> Local for LocalRun<S> {
+    fn garble(&mut self) -> Result<(), CliError> {
+        LocalRun::garble(self).map(drop)
+    }
+    fn evaluate(&mut self) -> Result<(), CliError> {
+        LocalRun::evaluate(self).map(drop)
+    }
+    fn stats(&self) -> (PlanStats, Option<usize>, Option<f64>) {
+        (self.plan().stats(), None, None)
+    }
+}
+
+impl<S: Scheme> Local for LocalCgp<S> {
+    fn garble(&mut self) -> Result<(), CliError> {
+        LocalCgp::garble(self).map(drop)
+    }
+    fn evaluate(&mut self) -> Result<(), CliError> {
+        LocalCgp::evaluate(self).map(drop)
+    }
+    fn stats(&self) -> (PlanStats, Option<usize>, Option<f64>) {
+        let parts = self.parts();
+        let sum = parts.plans().map(|p| p.stats()).fold(
+            PlanStats {
+                and_gates: 0,
+                xor_gates: 0,
+                batches: 0,
+                slots: 0,
+            },
+            |a, b| PlanStats {
+                and_gates: a.and_gates + b.and_gates,
+                xor_gates: a.xor_gates + b.xor_gates,
+                batches: a.batches + b.batches,
+                // Each thread's slot array holds the largest partition it ran.
+                slots: a.slots.max(b.slots),
+            },
+        );
+        let and = parts.and_gates();
+        let tail = and.last().copied().unwrap_or(0) as f64 / sum.and_gates.max(1) as f64;
+        (sum, Some(parts.len() - 1), Some(tail))
     }
 }

@@ -1,10 +1,14 @@
 //! Garbling and evaluating in one process, for the benchmarks: a scheme built on a chosen AES
-//! backend, its input encoding, and the tables of the last garbling.
+//! backend, its input encoding, and the tables of the last garbling; fine-grained
+//! ([`LocalRun`]) or coarse-grained ([`LocalCgp`]).
 
 use crate::CliError;
 use tessera_circuit::Circuit;
 use tessera_core::{Backend, Block, Prg};
-use tessera_garble::{Batching, Evaluator, Garbler, InputEncoding, Plan, Scheme, TableReader};
+use tessera_garble::{
+    Batching, CgpEvaluator, CgpGarbler, Evaluator, Garbler, InputEncoding, Partitions, Plan,
+    Scheme, TableReader,
+};
 
 /// One scheme's garbler and evaluator on one plan, with fixed inputs.
 pub struct LocalRun<S: Scheme> {
@@ -85,5 +89,78 @@ impl<S: Scheme> LocalRun<S> {
     pub fn output(&mut self) -> Result<Vec<bool>, CliError> {
         let decoding = tessera_garble::decoding_bits::<S>(self.garble()?);
         Ok(tessera_garble::decode(self.evaluate()?, &decoding))
+    }
+}
+
+/// One scheme's coarse-grained parallel garbler and evaluator (UltraSFE §4.2) on one
+/// partitioned circuit, with fixed inputs.
+pub struct LocalCgp<S: Scheme> {
+    parts: Partitions,
+    garbler: CgpGarbler<S>,
+    evaluator: CgpEvaluator<S>,
+    encoding: InputEncoding<S>,
+    active: Vec<Block>,
+    tables: Vec<Vec<Block>>,
+}
+
+impl<S: Scheme> LocalCgp<S> {
+    /// Partitions `circuit`, compiles each part for `batching` and the scheme on `backend`,
+    /// with input bits `bits`; garbles and evaluates once on `threads` threads and checks the
+    /// output against plaintext.
+    pub fn new(
+        circuit: &Circuit,
+        batching: Batching,
+        (backend, threads): (Backend, usize),
+        bits: &[bool],
+    ) -> Result<Self, CliError> {
+        let parts = Partitions::new(circuit, |c| Plan::with_xor(c, batching, S::XOR_GATES))?;
+        let mut prg = Prg::from_os()?;
+        let encoding = InputEncoding::<S>::random(&mut prg, parts.num_inputs());
+        let active = encoding.encode(0, bits);
+        let scheme = S::with_backend(backend, prg.random_block())?;
+        let mut run = LocalCgp {
+            tables: vec![Vec::new(); parts.len()],
+            parts,
+            garbler: CgpGarbler::new(scheme.clone(), threads),
+            evaluator: CgpEvaluator::new(scheme, threads),
+            encoding,
+            active,
+        };
+        let decoding = tessera_garble::decoding_bits::<S>(run.garble()?);
+        let out = tessera_garble::decode(run.evaluate()?, &decoding);
+        let mut values = Vec::new();
+        let mut at = 0;
+        for &w in &circuit.inputs {
+            values.push(bits[at..at + w as usize].to_vec());
+            at += w as usize;
+        }
+        if out != tessera_circuit::eval::evaluate(circuit, &values)?.concat() {
+            return Err(CliError::Usage(
+                "coarse-grained garbling: the output differs from plaintext".into(),
+            ));
+        }
+        Ok(run)
+    }
+
+    /// The partitions.
+    pub fn parts(&self) -> &Partitions {
+        &self.parts
+    }
+
+    /// Garbles the circuit again, keeping its tables; returns the output wires.
+    pub fn garble(&mut self) -> Result<&[S::Wire], CliError> {
+        Ok(self.garbler.garble(
+            &self.parts,
+            &self.encoding.secret,
+            &self.encoding.wires,
+            &mut self.tables,
+        )?)
+    }
+
+    /// Evaluates the last garbling; returns the output labels.
+    pub fn evaluate(&mut self) -> Result<&[Block], CliError> {
+        Ok(self
+            .evaluator
+            .evaluate(&self.parts, &self.active, &self.tables)?)
     }
 }

@@ -1,0 +1,501 @@
+//! Coarse-grained parallel garbling (UltraSFE §4.2, "CGP"): a circuit cut into independent
+//! partitions that threads garble, and evaluators evaluate, at the same time, then a
+//! sequential tail.
+//!
+//! The compiler ([`Partitions::new`]) finds the partitions itself. It walks the gates in order,
+//! joining each gate to the components of the gates whose wires it reads (circuit inputs join
+//! nothing: their labels exist before any gate runs). A gate that would join two components
+//! into one larger than a share of the circuit ([`PARTS`]), or that reads a wire of the tail,
+//! goes to the tail instead. Small components are packed together in circuit order. For
+//! BioMatch this gives the distance computations as partitions and the running minimum as
+//! the tail; for MVMul, the products and partial sums of each row. A circuit with no
+//! independence (AES) ends up mostly in the tail, which runs with fine-grained threads.
+//!
+//! Each partition is compiled as a circuit of its own (its external inputs, its gates, copies
+//! of the wires others read) and garbled in its own tweak domain (its index), so gate indices
+//! may repeat across partitions. Tables are one stream per partition, the tail's last: they
+//! do not depend on the thread count or on which thread took which partition.
+
+use crate::engine::DOMAINS;
+use crate::{Error, Evaluator, Garbler, Plan, Scheme, TableReader};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tessera_circuit::{Circuit, Gate, GateKind};
+use tessera_core::Block;
+
+/// The partition size is at most 1/`PARTS` of the circuit's gates (or [`MIN_PART`]).
+pub const PARTS: usize = 64;
+/// Components are packed into partitions of at least this many gates.
+pub const MIN_PART: usize = 1024;
+
+/// Where a partition's input wire comes from: a circuit input, or output `index` of partition
+/// `part` (the tail's outputs count as partition `parts.len()`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    Input(u32),
+    Part { part: u32, index: u32 },
+}
+
+/// One partition: its compiled circuit and where its inputs come from.
+#[derive(Clone, Debug)]
+struct Part {
+    plan: Plan,
+    inputs: Vec<Source>,
+    and_gates: usize,
+}
+
+/// A circuit cut into independent partitions and a tail, each compiled into a [`Plan`].
+#[derive(Clone, Debug)]
+pub struct Partitions {
+    parts: Vec<Part>,
+    /// The partitions by decreasing AND-gate count, the order threads take them in.
+    order: Vec<usize>,
+    /// Each circuit output wire.
+    outputs: Vec<Source>,
+    num_inputs: usize,
+}
+
+/// Union-find over the gates' components, with their sizes.
+struct Components {
+    parent: Vec<u32>,
+    size: Vec<u32>,
+}
+
+impl Components {
+    fn root(&mut self, mut g: u32) -> u32 {
+        while self.parent[g as usize] != g {
+            let p = self.parent[g as usize];
+            self.parent[g as usize] = self.parent[p as usize];
+            g = p;
+        }
+        g
+    }
+}
+
+/// Marks a gate of the tail.
+const TAIL: u32 = u32::MAX;
+/// Marks a wire that no gate writes (a circuit input).
+const NONE: u32 = u32::MAX;
+
+impl Partitions {
+    /// Partitions `circuit` (which must be valid) into parts of at most 1/[`PARTS`] of its
+    /// gates (or [`MIN_PART`]) and compiles each with `compile`.
+    pub fn new(circuit: &Circuit, compile: impl Fn(&Circuit) -> Plan) -> Result<Self, Error> {
+        let limit = (circuit.gates.len() / PARTS).max(MIN_PART);
+        Partitions::with_limit(circuit, limit, compile)
+    }
+
+    /// [`Partitions::new`] with components joined up to `limit` gates (at least 1).
+    pub fn with_limit(
+        circuit: &Circuit,
+        limit: usize,
+        compile: impl Fn(&Circuit) -> Plan,
+    ) -> Result<Self, Error> {
+        circuit.check()?;
+        let n = circuit.gates.len();
+        let limit = u32::try_from(limit.max(1)).unwrap_or(u32::MAX);
+        let mut producer = vec![NONE; circuit.num_wires as usize];
+        let mut comps = Components {
+            parent: (0..n as u32).collect(),
+            size: vec![1; n],
+        };
+        // The component root of each gate, or TAIL.
+        let mut home = vec![0u32; n];
+        for (i, g) in circuit.gates.iter().enumerate() {
+            let mut roots = [NONE; 2];
+            let mut tail = false;
+            for &k in g.inputs() {
+                let p = producer[g.input(k) as usize];
+                if p == NONE {
+                    continue;
+                }
+                if home[p as usize] == TAIL {
+                    tail = true;
+                } else {
+                    roots[k] = comps.root(p);
+                }
+            }
+            let joined = match roots {
+                [a, b] if a != NONE && b != NONE && a != b => {
+                    comps.size[a as usize] + comps.size[b as usize] + 1 > limit
+                }
+                _ => false,
+            };
+            if tail || joined {
+                home[i] = TAIL;
+            } else {
+                for r in roots.into_iter().filter(|&r| r != NONE) {
+                    let r = comps.root(r);
+                    if r != i as u32 {
+                        comps.parent[r as usize] = i as u32;
+                        comps.size[i] += comps.size[r as usize];
+                    }
+                }
+                home[i] = i as u32;
+            }
+            producer[g.out as usize] = i as u32;
+        }
+        // Components in order of their first gate, packed into partitions.
+        let mut part_of_root = vec![NONE; n];
+        let (mut parts, mut filling) = (0u32, 0u32);
+        let mut part = vec![TAIL; n];
+        for i in 0..n {
+            if home[i] == TAIL {
+                continue;
+            }
+            let r = comps.root(i as u32) as usize;
+            if part_of_root[r] == NONE {
+                if filling == 0 || filling >= limit {
+                    parts += 1;
+                    filling = 0;
+                }
+                part_of_root[r] = parts - 1;
+                filling += comps.size[r];
+            }
+            part[i] = part_of_root[r];
+        }
+        let tail = parts;
+        for p in part.iter_mut().filter(|p| **p == TAIL) {
+            *p = tail;
+        }
+        build(circuit, &part, tail as usize + 1, &producer, compile)
+    }
+
+    /// Number of partitions, the tail included.
+    pub fn len(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// Whether there are no partitions (never: the tail is always one).
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// AND gates per partition, the tail's last.
+    pub fn and_gates(&self) -> Vec<usize> {
+        self.parts.iter().map(|p| p.and_gates).collect()
+    }
+
+    /// The compiled partitions, the tail's last.
+    pub fn plans(&self) -> impl Iterator<Item = &Plan> {
+        self.parts.iter().map(|p| &p.plan)
+    }
+
+    /// Number of input wires.
+    pub fn num_inputs(&self) -> usize {
+        self.num_inputs
+    }
+}
+
+/// Compiles each partition `0..count` of `circuit` (`part[i]` is gate i's) as a circuit of
+/// its own: its external inputs, its gates, and copies of the wires read outside it.
+fn build(
+    circuit: &Circuit,
+    part: &[u32],
+    count: usize,
+    producer: &[u32],
+    compile: impl Fn(&Circuit) -> Plan,
+) -> Result<Partitions, Error> {
+    let out_start = circuit.output_start() as usize;
+    // Wires read outside the partition that writes them, in the order first needed.
+    let mut exported: Vec<Vec<u32>> = vec![Vec::new(); count];
+    let mut export_index = vec![NONE; circuit.num_wires as usize];
+    let mut export = |w: usize, exported: &mut Vec<Vec<u32>>| {
+        let p = part[producer[w] as usize] as usize;
+        if export_index[w] == NONE {
+            export_index[w] = exported[p].len() as u32;
+            exported[p].push(w as u32);
+        }
+        Source::Part {
+            part: p as u32,
+            index: export_index[w],
+        }
+    };
+    let mut gates: Vec<Vec<usize>> = vec![Vec::new(); count];
+    for (i, g) in circuit.gates.iter().enumerate() {
+        gates[part[i] as usize].push(i);
+        for &k in g.inputs() {
+            let w = g.input(k) as usize;
+            let p = producer[w];
+            if p != NONE && part[p as usize] != part[i] {
+                export(w, &mut exported);
+            }
+        }
+    }
+    let outputs: Vec<Source> = (out_start..circuit.num_wires as usize)
+        .map(|w| export(w, &mut exported))
+        .collect();
+    let mut local = vec![NONE; circuit.num_wires as usize];
+    let mut parts = Vec::with_capacity(count);
+    for (p, gates) in gates.iter().enumerate() {
+        let mut inputs = Vec::new();
+        let mut local_gates = Vec::with_capacity(gates.len() + exported[p].len());
+        let mut touched = Vec::new();
+        // External inputs first (wires 0..), in the order read.
+        for &i in gates {
+            let g = circuit.gates[i];
+            for &k in g.inputs() {
+                let w = g.input(k) as usize;
+                let q = producer[w];
+                if (q == NONE || part[q as usize] as usize != p) && local[w] == NONE {
+                    local[w] = inputs.len() as u32;
+                    touched.push(w);
+                    inputs.push(if q == NONE {
+                        Source::Input(w as u32)
+                    } else {
+                        Source::Part {
+                            part: part[q as usize],
+                            index: export_index[w],
+                        }
+                    });
+                }
+            }
+        }
+        let mut next = inputs.len() as u32;
+        let mut and_gates = 0;
+        for &i in gates {
+            let g = circuit.gates[i];
+            let wire = |w: u32| local[w as usize];
+            let (a, b) = match g.kind {
+                GateKind::Eq => (g.a, 0),
+                GateKind::Inv | GateKind::Eqw => (wire(g.a), 0),
+                GateKind::Xor | GateKind::And => (wire(g.a), wire(g.b)),
+            };
+            and_gates += usize::from(g.kind == GateKind::And);
+            local[g.out as usize] = next;
+            touched.push(g.out as usize);
+            local_gates.push(Gate {
+                kind: g.kind,
+                a,
+                b,
+                out: next,
+            });
+            next += 1;
+        }
+        for &w in &exported[p] {
+            local_gates.push(Gate {
+                kind: GateKind::Eqw,
+                a: local[w as usize],
+                b: 0,
+                out: next,
+            });
+            next += 1;
+        }
+        for w in touched {
+            local[w] = NONE;
+        }
+        let sub = Circuit {
+            num_wires: next,
+            inputs: vec![inputs.len() as u32],
+            outputs: vec![exported[p].len() as u32],
+            gates: local_gates,
+        };
+        sub.check()?;
+        parts.push(Part {
+            plan: compile(&sub),
+            inputs,
+            and_gates,
+        });
+    }
+    let mut order: Vec<usize> = (0..count - 1).collect();
+    order.sort_by_key(|&p| std::cmp::Reverse(parts[p].and_gates));
+    Ok(Partitions {
+        parts,
+        order,
+        outputs,
+        num_inputs: circuit.num_input_wires() as usize,
+    })
+}
+
+/// Gathers a partition's input labels from the circuit's and the finished partitions'.
+fn gather<L: Copy>(sources: &[Source], inputs: &[L], outs: &[Vec<L>], dst: &mut Vec<L>) {
+    dst.clear();
+    dst.extend(sources.iter().map(|s| match *s {
+        Source::Input(w) => inputs[w as usize],
+        Source::Part { part, index } => outs[part as usize][index as usize],
+    }));
+}
+
+fn check(p: &Partitions, inputs: usize, tables: usize) -> Result<(), Error> {
+    if inputs != p.num_inputs {
+        return Err(Error::Inputs(format!(
+            "the circuit has {} input wires, got {inputs} labels",
+            p.num_inputs
+        )));
+    }
+    if tables != p.parts.len() || p.parts.len() as u64 > DOMAINS {
+        return Err(Error::Inputs(format!(
+            "{} partitions need as many table streams, got {tables}",
+            p.parts.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Runs the partitions other than the tail on `threads` threads, each taking the largest
+/// partition left: `run(worker, part, outputs)` runs one.
+fn run_parts<W: Send, L: Send>(
+    p: &Partitions,
+    workers: &mut [W],
+    outs: &mut [Vec<L>],
+    run: impl Fn(&mut W, usize, &mut Vec<L>) -> Result<(), Error> + Sync,
+) -> Result<(), Error> {
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<&mut Vec<L>>> = outs.iter_mut().map(Mutex::new).collect();
+    let take = |w: &mut W| -> Result<(), Error> {
+        while let Some(&part) = p.order.get(next.fetch_add(1, Ordering::Relaxed)) {
+            let mut out = slots[part]
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            run(w, part, &mut out)?;
+        }
+        Ok(())
+    };
+    let (first, rest) = workers.split_first_mut().ok_or(Error::Inputs(
+        "coarse-grained garbling needs at least one thread".into(),
+    ))?;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = rest.iter_mut().map(|w| s.spawn(|| take(w))).collect();
+        let mine = take(first);
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .fold(mine, Result::and)
+    })
+}
+
+/// One thread's engine and input buffer.
+struct Worker<E, L> {
+    engine: E,
+    inputs: Vec<L>,
+}
+
+/// Garbles [`Partitions`] with scheme `S` on several threads (UltraSFE §4.2).
+pub struct CgpGarbler<S: Scheme> {
+    workers: Vec<Worker<Garbler<S>, S::Wire>>,
+    tail: Garbler<S>,
+    outs: Vec<Vec<S::Wire>>,
+    outputs: Vec<S::Wire>,
+}
+
+impl<S: Scheme> CgpGarbler<S> {
+    /// A garbler on `threads` threads (at least one); the tail uses them all, fine-grained.
+    pub fn new(scheme: S, threads: usize) -> Self {
+        let threads = threads.max(1);
+        CgpGarbler {
+            workers: (0..threads)
+                .map(|_| Worker {
+                    engine: Garbler::new(scheme.clone()),
+                    inputs: Vec::new(),
+                })
+                .collect(),
+            tail: Garbler::with_threads(scheme, threads),
+            outs: Vec::new(),
+            outputs: Vec::new(),
+        }
+    }
+
+    /// Garbles `p` with input wires `inputs` under `secret`: partition k's tables go to
+    /// `tables[k]` (cleared first). Returns the output wires.
+    pub fn garble(
+        &mut self,
+        p: &Partitions,
+        secret: &S::Secret,
+        inputs: &[S::Wire],
+        tables: &mut [Vec<Block>],
+    ) -> Result<&[S::Wire], Error> {
+        check(p, inputs.len(), tables.len())?;
+        self.outs.resize_with(p.parts.len(), Vec::new);
+        let last = p.parts.len() - 1;
+        let (body, tail_tables) = tables.split_at_mut(last);
+        let sinks: Vec<Mutex<&mut Vec<Block>>> = body.iter_mut().map(Mutex::new).collect();
+        let (outs, tail_out) = self.outs.split_at_mut(last);
+        run_parts(p, &mut self.workers, outs, |w, k, out| {
+            let part = &p.parts[k];
+            let mut sink = sinks[k]
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            sink.clear();
+            gather(&part.inputs, inputs, &[], &mut w.inputs);
+            let o = w
+                .engine
+                .garble_in(&part.plan, k as u64, secret, &w.inputs, &mut **sink)?;
+            out.clear();
+            out.extend_from_slice(o);
+            Ok(())
+        })?;
+        let tail = &p.parts[last];
+        let buf = &mut self.workers[0].inputs;
+        gather(&tail.inputs, inputs, outs, buf);
+        tail_tables[0].clear();
+        let o = self
+            .tail
+            .garble_in(&tail.plan, last as u64, secret, buf, &mut tail_tables[0])?;
+        tail_out[0].clear();
+        tail_out[0].extend_from_slice(o);
+        gather(&p.outputs, inputs, &self.outs, &mut self.outputs);
+        Ok(&self.outputs)
+    }
+}
+
+/// Evaluates [`Partitions`] garbled with scheme `S` on several threads.
+pub struct CgpEvaluator<S: Scheme> {
+    workers: Vec<Worker<Evaluator<S>, Block>>,
+    tail: Evaluator<S>,
+    outs: Vec<Vec<Block>>,
+    outputs: Vec<Block>,
+}
+
+impl<S: Scheme> CgpEvaluator<S> {
+    /// An evaluator on `threads` threads (at least one).
+    pub fn new(scheme: S, threads: usize) -> Self {
+        let threads = threads.max(1);
+        CgpEvaluator {
+            workers: (0..threads)
+                .map(|_| Worker {
+                    engine: Evaluator::new(scheme.clone()),
+                    inputs: Vec::new(),
+                })
+                .collect(),
+            tail: Evaluator::with_threads(scheme, threads),
+            outs: Vec::new(),
+            outputs: Vec::new(),
+        }
+    }
+
+    /// Evaluates `p` on the active input labels `inputs` with partition k's tables
+    /// `tables[k]`. Returns the active output labels.
+    pub fn evaluate(
+        &mut self,
+        p: &Partitions,
+        inputs: &[Block],
+        tables: &[Vec<Block>],
+    ) -> Result<&[Block], Error> {
+        check(p, inputs.len(), tables.len())?;
+        self.outs.resize_with(p.parts.len(), Vec::new);
+        let last = p.parts.len() - 1;
+        let (outs, tail_out) = self.outs.split_at_mut(last);
+        run_parts(p, &mut self.workers, outs, |w, k, out| {
+            let part = &p.parts[k];
+            gather(&part.inputs, inputs, &[], &mut w.inputs);
+            let mut source = TableReader::new(&tables[k]);
+            let o = w
+                .engine
+                .evaluate_in(&part.plan, k as u64, &w.inputs, &mut source)?;
+            out.clear();
+            out.extend_from_slice(o);
+            Ok(())
+        })?;
+        let tail = &p.parts[last];
+        let buf = &mut self.workers[0].inputs;
+        gather(&tail.inputs, inputs, outs, buf);
+        let mut source = TableReader::new(&tables[last]);
+        let o = self
+            .tail
+            .evaluate_in(&tail.plan, last as u64, buf, &mut source)?;
+        tail_out[0].clear();
+        tail_out[0].extend_from_slice(o);
+        gather(&p.outputs, inputs, &self.outs, &mut self.outputs);
+        Ok(&self.outputs)
+    }
+}

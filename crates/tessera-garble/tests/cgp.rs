@@ -1,0 +1,164 @@
+//! Coarse-grained parallel garbling against plaintext for every scheme and thread count (1,
+//! 2, 3, 7), on random circuits cut at several partition sizes and on the UltraSFE circuits;
+//! the tables do not depend on the thread count; the compiler finds the partitions of
+//! BioMatch, MExp and MVMul with a small tail.
+
+use proptest::prelude::*;
+use tessera_circuit::eval::evaluate;
+use tessera_circuit::library::ultrasfe;
+use tessera_circuit::{Circuit, Gate, GateKind};
+use tessera_core::{Backend, Block, Prg};
+use tessera_garble::{
+    Batching, CgpEvaluator, CgpGarbler, InputEncoding, Partitions, Plan, Scheme, SchemeKind,
+    SchemeVisitor, decode, decoding_bits,
+};
+
+const THREADS: [usize; 4] = [1, 2, 3, 7];
+
+fn compile<S: Scheme>(c: &Circuit) -> Plan {
+    Plan::with_xor(c, Batching::default_for(c), S::XOR_GATES)
+}
+
+fn random_bits(prg: &mut Prg, n: u32) -> Vec<bool> {
+    (0..n).map(|_| prg.random_block().lsb()).collect()
+}
+
+/// Garbles and evaluates `c` cut by `parts` on every thread count; checks the output against
+/// plaintext and the tables against one thread's.
+struct Check<'a> {
+    c: &'a Circuit,
+    parts: Option<usize>,
+    seed: u64,
+}
+
+impl SchemeVisitor for &Check<'_> {
+    type Output = ();
+    fn visit<S: Scheme>(self) {
+        let c = self.c;
+        let p = match self.parts {
+            Some(limit) => Partitions::with_limit(c, limit, compile::<S>).unwrap(),
+            None => Partitions::new(c, compile::<S>).unwrap(),
+        };
+        let mut prg = Prg::from_seed_block(Block::new(u128::from(self.seed)));
+        let inputs: Vec<Vec<bool>> = c.inputs.iter().map(|&w| random_bits(&mut prg, w)).collect();
+        let expect = evaluate(c, &inputs).unwrap().concat();
+        let bits = inputs.concat();
+        let enc = InputEncoding::<S>::random(&mut prg, p.num_inputs());
+        let active = enc.encode(0, &bits);
+        let scheme = S::with_backend(Backend::active(), Block::new(77)).unwrap();
+        let mut first: Option<Vec<Vec<Block>>> = None;
+        for threads in THREADS {
+            let mut g = CgpGarbler::new(scheme.clone(), threads);
+            let mut tables = vec![Vec::new(); p.len()];
+            let decoding =
+                decoding_bits::<S>(g.garble(&p, &enc.secret, &enc.wires, &mut tables).unwrap());
+            let mut e = CgpEvaluator::new(scheme.clone(), threads);
+            let out = decode(e.evaluate(&p, &active, &tables).unwrap(), &decoding);
+            assert_eq!(
+                out,
+                expect,
+                "{} threads {threads} parts {:?} seed {}",
+                S::NAME,
+                self.parts,
+                self.seed
+            );
+            match &first {
+                None => first = Some(tables),
+                Some(t) => assert!(
+                    *t == tables,
+                    "{}: tables differ on {threads} threads",
+                    S::NAME
+                ),
+            }
+        }
+    }
+}
+
+fn random_circuit() -> impl Strategy<Value = (Circuit, u64)> {
+    (1u32..12, 0u32..12, 1usize..300, any::<u64>()).prop_flat_map(|(w0, w1, g, seed)| {
+        let num_in = w0 + w1;
+        let g = g.max(num_in.div_ceil(2) as usize);
+        proptest::collection::vec((0u8..10, any::<u32>(), any::<u32>()), g).prop_flat_map(
+            move |spec| {
+                // Gates read mostly recent wires, so components form and meet.
+                let gates: Vec<Gate> = spec
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(k, x, y))| {
+                        let out = num_in + i as u32;
+                        let kind = match k {
+                            0..=3 => GateKind::And,
+                            4..=6 => GateKind::Xor,
+                            7 => GateKind::Inv,
+                            8 => GateKind::Eqw,
+                            _ => GateKind::Eq,
+                        };
+                        let near = |v: u32| out - 1 - v % out.min(24);
+                        let a = if kind == GateKind::Eq { x & 1 } else { near(x) };
+                        let b = if matches!(kind, GateKind::And | GateKind::Xor) {
+                            near(y)
+                        } else {
+                            0
+                        };
+                        Gate { kind, a, b, out }
+                    })
+                    .collect();
+                let n = gates.len() as u32;
+                (1u32..=n.min(16)).prop_map(move |outs| {
+                    let c = Circuit {
+                        num_wires: num_in + n,
+                        inputs: if w1 == 0 { vec![w0] } else { vec![w0, w1] },
+                        outputs: vec![outs],
+                        gates: gates.clone(),
+                    };
+                    (c, seed)
+                })
+            },
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn random_circuits_in_partitions_equal_plaintext((c, seed) in random_circuit()) {
+        for parts in [Some(1), Some(3), Some(16), None] {
+            for kind in SchemeKind::ALL {
+                kind.visit(&Check { c: &c, parts, seed });
+            }
+        }
+    }
+}
+
+/// The share of AND gates in the tail, and the number of partitions besides it.
+fn tail_share(c: &Circuit) -> (f64, usize) {
+    let p = Partitions::new(c, compile::<tessera_garble::Prp>).unwrap();
+    let and = p.and_gates();
+    let total: usize = and.iter().sum();
+    (*and.last().unwrap() as f64 / total as f64, p.len() - 1)
+}
+
+#[test]
+fn ultrasfe_circuits_split_into_partitions_with_a_small_tail() {
+    for (name, c, max_tail) in [
+        ("biomatch", ultrasfe::biomatch(128, 2, 16).unwrap(), 0.08),
+        ("mexp", ultrasfe::mexp(8, 12).unwrap(), 0.05),
+        ("mvmul", ultrasfe::mvmul(8, 8, 16).unwrap(), 0.05),
+    ] {
+        let (tail, parts) = tail_share(&c);
+        assert!(
+            parts >= 4 && tail <= max_tail,
+            "{name}: {parts} partitions, tail {tail:.3} of the AND gates"
+        );
+        for kind in [
+            SchemeKind::ALL[0],
+            SchemeKind::ALL[SchemeKind::ALL.len() - 1],
+        ] {
+            kind.visit(&Check {
+                c: &c,
+                parts: None,
+                seed: 3,
+            });
+        }
+    }
+}
