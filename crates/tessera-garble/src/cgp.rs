@@ -28,12 +28,18 @@ pub const PARTS: usize = 64;
 /// Components are packed into partitions of at least this many gates.
 pub const MIN_PART: usize = 1024;
 
-/// Where a partition's input wire comes from: a circuit input, or output `index` of partition
-/// `part` (the tail's outputs count as partition `parts.len()`).
+/// Where a partition's input wire, or a circuit output, comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Source {
+pub enum Source {
+    /// This circuit input wire.
     Input(u32),
-    Part { part: u32, index: u32 },
+    /// Output `index` of partition `part`.
+    Part {
+        /// The partition (the tail is the last).
+        part: u32,
+        /// Its output.
+        index: u32,
+    },
 }
 
 /// One partition: its compiled circuit and where its inputs come from.
@@ -185,6 +191,22 @@ impl Partitions {
     pub fn num_inputs(&self) -> usize {
         self.num_inputs
     }
+
+    /// Partition `k`'s plan and where its input wires come from (the tail is the last; only
+    /// the tail reads other partitions' outputs).
+    pub fn part(&self, k: usize) -> (&Plan, &[Source]) {
+        (&self.parts[k].plan, &self.parts[k].inputs)
+    }
+
+    /// Where each circuit output wire comes from.
+    pub fn outputs(&self) -> &[Source] {
+        &self.outputs
+    }
+
+    /// The partitions other than the tail by decreasing AND-gate count.
+    pub fn by_size(&self) -> &[usize] {
+        &self.order
+    }
 }
 
 /// Compiles each partition `0..count` of `circuit` (`part[i]` is gate i's) as a circuit of
@@ -307,8 +329,12 @@ fn build(
     })
 }
 
-/// Gathers a partition's input labels from the circuit's and the finished partitions'.
-fn gather<L: Copy>(sources: &[Source], inputs: &[L], outs: &[Vec<L>], dst: &mut Vec<L>) {
+/// Gathers the labels of `sources` from the circuit's input labels `inputs` and the finished
+/// partitions' output labels `outs` into `dst`.
+///
+/// # Panics
+/// If a source is out of range of `inputs` or `outs`.
+pub fn gather<L: Copy>(sources: &[Source], inputs: &[L], outs: &[Vec<L>], dst: &mut Vec<L>) {
     dst.clear();
     dst.extend(sources.iter().map(|s| match *s {
         Source::Input(w) => inputs[w as usize],

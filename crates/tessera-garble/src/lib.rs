@@ -25,7 +25,7 @@ mod scheme;
 mod stream;
 mod tables;
 
-pub use cgp::{CgpEvaluator, CgpGarbler, MIN_PART, PARTS, Partitions};
+pub use cgp::{CgpEvaluator, CgpGarbler, MIN_PART, PARTS, Partitions, Source, gather};
 pub use delta::Delta;
 pub use encoding::{InputEncoding, decode, decoding_bits};
 pub use engine::{DOMAINS, Evaluation, Evaluator, Garbler, table_blocks};

@@ -7,6 +7,7 @@
 
 pub mod boolean;
 pub mod hybrid;
+pub mod ipp;
 pub mod session;
 pub mod stream;
 pub mod yao;

@@ -1,0 +1,381 @@
+//! Inter-party parallel Yao (UltraSFE §4.3, "IPP"): both parties garble. The circuit is cut
+//! into independent partitions and a tail ([`Partitions`]); the partitions are dealt to the two
+//! parties by size (the largest left to the party with less work), each party garbles its own
+//! and evaluates the other's, so neither sits idle while the other garbles (garbling costs
+//! twice the hashes of evaluation). The party holding input value 0 ("A") garbles the tail.
+//!
+//! Inputs: each party garbles under its own free-XOR offset Δ (its OT sender's, as in
+//! [`crate::yao`]), so both parties' inputs are encoded twice: its own bits by itself, the
+//! peer's by correlated OT with that Δ, once per direction.
+//!
+//! Recombination, as XOR shares: an output wire v of a partition garbled by B reaches A as
+//! an active label whose colour c = v ⊕ d, where d is the colour of B's zero-label (B's
+//! decoding bit). So v = c ⊕ d is XOR-shared: c at A, d at B. For the tail, A draws two
+//! fresh input wires, W_c (its own input c, whose active label it sends) and W_d (B's input d,
+//! by correlated OT under Δ_A), and uses W_c ⊕ W_d as v's wire: by free XOR, the XOR of the
+//! two active labels B holds is v's active label. A learns only c, uniform because d is B's
+//! secret coin; B learns labels only. This needs free XOR: the PRF-based scheme is refused.
+//! Outputs go to both: each party sends, for every output wire, its decoding bit where it
+//! garbled the wire and its label's colour where it evaluated it.
+//!
+//! Security is semi-honest under the assumptions of the scheme and the OT (each party is the
+//! garbler of some gates and the evaluator of the others; a malicious party could garble
+//! another function).
+
+use crate::yao::{YaoRole, hash_circuit, hello};
+use crate::{Error, Session};
+use sha2::{Digest, Sha256};
+use tessera_circuit::Circuit;
+use tessera_core::Block;
+use tessera_garble::{
+    Batching, Evaluator, Garbler, Partitions, Plan, Scheme, SchemeKind, SchemeVisitor, Source,
+    TableReader, XorGates, gather, table_blocks,
+};
+use tessera_net::role;
+use tessera_net::{Channel, Kind, Phase, Space};
+
+/// A party's input labels under its own garbling, for the peer.
+pub const LABELS: Kind = Kind::new(0x40, "ipp input labels");
+/// One partition's tables.
+pub const TABLES: Kind = Kind::new(0x41, "ipp partition tables");
+/// A's active labels of its shares c.
+pub const SHARES: Kind = Kind::new(0x42, "ipp share labels");
+/// The tail's tables.
+pub const TAIL: Kind = Kind::new(0x43, "ipp tail tables");
+/// Each party's half of the outputs: decoding bits and colours.
+pub const REVEAL: Kind = Kind::new(0x44, "ipp output halves");
+
+/// SHA-256 of what both parties must agree on: the protocol, the scheme, the circuit.
+pub fn fingerprint(circuit: &Circuit, scheme: SchemeKind) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"tessera/yao-ipp");
+    h.update([crate::yao::PROTOCOL_VERSION, scheme.code()]);
+    hash_circuit(&mut h, circuit);
+    h.finalize().into()
+}
+
+/// What an IPP run gives a party.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IppOutcome {
+    /// The circuit's output bits, all values concatenated.
+    pub output: Vec<bool>,
+    /// AND gates this party garbled and evaluated.
+    pub garbled_and: usize,
+    /// AND gates this party evaluated.
+    pub evaluated_and: usize,
+    /// Time and traffic of each phase.
+    pub phases: Vec<Phase>,
+}
+
+/// Which party garbles each partition (true: A, the holder of input value 0): the largest
+/// left to the party with less work so far; the tail is A's.
+pub fn owners(parts: &Partitions) -> Vec<bool> {
+    let and = parts.and_gates();
+    let mut owner = vec![true; parts.len()];
+    let mut load = [0usize; 2];
+    for &k in parts.by_size() {
+        let b = load[1] < load[0];
+        owner[k] = !b;
+        load[usize::from(b)] += and[k];
+    }
+    owner
+}
+
+/// Runs `circuit` with `peer`: this party holds input value 0 if its id is the lower one,
+/// else value 1, with bits `input`. A failure stops both parties, the peer told why.
+pub fn run(
+    session: &mut Session,
+    peer: usize,
+    circuit: &Circuit,
+    scheme: SchemeKind,
+    input: &[bool],
+) -> Result<IppOutcome, Error> {
+    session.run(|s| {
+        circuit.check()?;
+        if circuit.inputs.len() != 2 {
+            return Err(Error::Input(format!(
+                "a two-party circuit has two input values, this one {}",
+                circuit.inputs.len()
+            )));
+        }
+        if scheme.xor_gates() != XorGates::Free {
+            return Err(Error::Input(format!(
+                "inter-party parallel garbling recombines by free XOR; scheme {scheme} has none"
+            )));
+        }
+        let a = s.id() < peer;
+        let value = usize::from(!a);
+        if input.len() != circuit.inputs[value] as usize {
+            return Err(Error::Input(format!(
+                "input value {value} has {} bits, got {}",
+                circuit.inputs[value],
+                input.len()
+            )));
+        }
+        let space = s.space(peer)?;
+        let role = if a {
+            YaoRole::Garbler
+        } else {
+            YaoRole::Evaluator
+        };
+        let block = hello(s, (peer, space), role, scheme, fingerprint(circuit, scheme))?;
+        let parts = s.phase("partition", |_| {
+            Partitions::new(circuit, |c| {
+                Plan::with_xor(c, Batching::default_for(c), XorGates::Free)
+            })
+        })?;
+        let mut outcome = scheme.visit(Party {
+            s,
+            peer: (peer, space),
+            circuit,
+            parts: &parts,
+            a,
+            input,
+            block,
+        })?;
+        outcome.phases = s.take_phases();
+        Ok(outcome)
+    })
+}
+
+/// One party's run for the scheme chosen at run time.
+struct Party<'a> {
+    s: &'a mut Session,
+    peer: (usize, Space),
+    circuit: &'a Circuit,
+    parts: &'a Partitions,
+    a: bool,
+    input: &'a [bool],
+    block: Block,
+}
+
+impl SchemeVisitor for Party<'_> {
+    type Output = Result<IppOutcome, Error>;
+    fn visit<S: Scheme>(self) -> Self::Output {
+        party::<S>(self)
+    }
+}
+
+/// Correlated OT both ways, A's sender first: returns this party's offset with the wires of
+/// the peer's `theirs` input wires, and the active labels of `mine` under the peer's offset.
+type InputOt<S> = (
+    tessera_garble::Offset<S>,
+    Vec<<S as Scheme>::Wire>,
+    Vec<Block>,
+);
+
+fn input_ot<S: Scheme>(
+    s: &mut Session,
+    (peer, a): (usize, bool),
+    theirs: usize,
+    mine: &[bool],
+) -> Result<InputOt<S>, Error> {
+    let mut prg = s.fork_prg();
+    s.with_ot_pair(peer, |snd, rcv, ch| {
+        let offset = S::with_offset(snd.delta(), &mut prg)
+            .ok_or_else(|| Error::Input(format!("scheme {} has no offset", S::NAME)))?;
+        let mut zero = vec![Block::ZERO; theirs];
+        let mut active = vec![Block::ZERO; mine.len()];
+        if a {
+            snd.send_correlated(ch, &mut zero)?;
+            rcv.receive_correlated(ch, mine, &mut active)?;
+        } else {
+            rcv.receive_correlated(ch, mine, &mut active)?;
+            snd.send_correlated(ch, &mut zero)?;
+        }
+        let wires = zero.into_iter().map(offset.wire).collect();
+        Ok((offset, wires, active))
+    })
+}
+
+fn party<S: Scheme>(p: Party<'_>) -> Result<IppOutcome, Error> {
+    let (c, parts, a) = (p.circuit, p.parts, p.a);
+    let scheme = S::with_backend(p.s.backend(), p.block)?;
+    let value = usize::from(!a);
+    let start = |v: usize| c.input_start(v) as usize;
+    let (mine, theirs) = (
+        start(value)..start(value) + c.inputs[value] as usize,
+        start(1 - value)..start(1 - value) + c.inputs[1 - value] as usize,
+    );
+    let owner = owners(parts);
+    let tail = parts.len() - 1;
+    let ours = |k: usize| owner[k] == a;
+    // 1. Inputs: this party's wires for every input (its own drawn, the peer's by OT), and
+    //    its labels under the peer's garbling (its own by OT, the peer's sent).
+    let (peer, space) = p.peer;
+    let (offset, peer_wires, my_active) = p.s.phase("input-ot", |s| {
+        input_ot::<S>(s, (peer, a), theirs.len(), p.input)
+    })?;
+    let secret = &offset.secret;
+    let mut prg = p.s.fork_prg();
+    let mut wires = vec![S::Wire::default(); c.num_input_wires() as usize];
+    for w in &mut wires[mine.clone()] {
+        *w = S::random_wire(secret, &mut prg);
+    }
+    wires[theirs.clone()].copy_from_slice(&peer_wires);
+    let labels: Vec<Block> = wires[mine.clone()]
+        .iter()
+        .zip(p.input)
+        .map(|(w, &b)| S::encode(secret, w, b))
+        .collect();
+    let mut active = vec![Block::ZERO; wires.len()];
+    active[mine].copy_from_slice(&my_active);
+    {
+        let mut ch = p.s.channel(peer);
+        ch.send_blocks(space.tag(LABELS), &labels)?;
+        ch.recv_blocks(space.tag(LABELS), &mut active[theirs])?;
+    }
+    // 2. Each party garbles its partitions, then evaluates the peer's.
+    let mut garbler = Garbler::new(scheme.clone());
+    let mut evaluator = Evaluator::new(scheme);
+    let mut outs_g: Vec<Vec<S::Wire>> = vec![Vec::new(); parts.len()];
+    let mut outs_e: Vec<Vec<Block>> = vec![Vec::new(); parts.len()];
+    let (mut buf, mut tables) = (Vec::new(), Vec::new());
+    let and = parts.and_gates();
+    let (mut garbled_and, mut evaluated_and) = (0, 0);
+    p.s.phase("garble", |s| -> Result<(), Error> {
+        let mut ch = s.channel(peer);
+        for k in (0..tail).filter(|&k| ours(k)) {
+            let (plan, sources) = parts.part(k);
+            gather(sources, &wires, &[], &mut buf);
+            tables.clear();
+            let o = garbler.garble_in(plan, k as u64, secret, &buf, &mut tables)?;
+            outs_g[k] = o.to_vec();
+            ch.send_blocks(space.tag(TABLES), &tables)?;
+            garbled_and += and[k];
+        }
+        Ok(ch.flush()?)
+    })?;
+    let mut labels_buf = Vec::new();
+    p.s.phase("evaluate", |s| -> Result<(), Error> {
+        let mut ch = s.channel(peer);
+        for k in (0..tail).filter(|&k| !ours(k)) {
+            let (plan, sources) = parts.part(k);
+            gather(sources, &active, &[], &mut labels_buf);
+            tables.resize(table_blocks::<S>(plan), Block::ZERO);
+            ch.recv_blocks(space.tag(TABLES), &mut tables)?;
+            let o = evaluator.evaluate_in(
+                plan,
+                k as u64,
+                &labels_buf,
+                &mut TableReader::new(&tables),
+            )?;
+            outs_e[k] = o.to_vec();
+            evaluated_and += and[k];
+        }
+        Ok(())
+    })?;
+    // 3. The tail, garbled by A: outputs of B's partitions cross as XOR shares.
+    let (tail_plan, tail_sources) = parts.part(tail);
+    let crossing: Vec<(usize, usize)> = tail_sources
+        .iter()
+        .filter_map(|s| match *s {
+            Source::Part { part, index } if owner[part as usize] != owner[tail] => {
+                Some((part as usize, index as usize))
+            }
+            _ => None,
+        })
+        .collect();
+    let tail_out = p.s.phase("tail", |s| -> Result<Vec<Block>, Error> {
+        if a {
+            // c: the colours of B's output labels this party evaluated.
+            let c_bits: Vec<bool> = crossing.iter().map(|&(k, i)| outs_e[k][i].lsb()).collect();
+            let mut zero = vec![Block::ZERO; crossing.len()];
+            s.with_ot_sender(peer, |ot, ch| Ok(ot.send_correlated(ch, &mut zero)?))?;
+            let w_d: Vec<S::Wire> = zero.into_iter().map(offset.wire).collect();
+            let w_c: Vec<S::Wire> = (0..crossing.len())
+                .map(|_| S::random_wire(secret, &mut prg))
+                .collect();
+            let c_labels: Vec<Block> = w_c
+                .iter()
+                .zip(&c_bits)
+                .map(|(w, &b)| S::encode(secret, w, b))
+                .collect();
+            let mut shared = w_c.iter().zip(&w_d).map(|(&x, &y)| S::free_xor(x, y));
+            let mut ins = Vec::with_capacity(tail_sources.len());
+            for src in tail_sources {
+                ins.push(match *src {
+                    Source::Input(w) => wires[w as usize],
+                    Source::Part { part, index } if owner[part as usize] == owner[tail] => {
+                        outs_g[part as usize][index as usize]
+                    }
+                    Source::Part { .. } => shared.next().unwrap_or_default(),
+                });
+            }
+            tables.clear();
+            let o = garbler.garble_in(tail_plan, tail as u64, secret, &ins, &mut tables)?;
+            outs_g[tail] = o.to_vec();
+            garbled_and += and[tail];
+            let mut ch = s.channel(peer);
+            ch.send_blocks(space.tag(SHARES), &c_labels)?;
+            ch.send_blocks(space.tag(TAIL), &tables)?;
+            ch.flush()?;
+            Ok(Vec::new())
+        } else {
+            // d: the decoding bits of this party's crossing output wires.
+            let d_bits: Vec<bool> = crossing
+                .iter()
+                .map(|&(k, i)| S::decoding_bit(&outs_g[k][i]))
+                .collect();
+            let mut act_d = vec![Block::ZERO; crossing.len()];
+            s.with_ot_receiver(peer, |ot, ch| {
+                Ok(ot.receive_correlated(ch, &d_bits, &mut act_d)?)
+            })?;
+            let mut ch = s.channel(peer);
+            let mut act_c = vec![Block::ZERO; crossing.len()];
+            ch.recv_blocks(space.tag(SHARES), &mut act_c)?;
+            tables.resize(table_blocks::<S>(tail_plan), Block::ZERO);
+            ch.recv_blocks(space.tag(TAIL), &mut tables)?;
+            let mut shared = act_c.iter().zip(&act_d).map(|(&x, &y)| x ^ y);
+            let mut ins = Vec::with_capacity(tail_sources.len());
+            for src in tail_sources {
+                ins.push(match *src {
+                    Source::Input(w) => active[w as usize],
+                    Source::Part { part, index } if owner[part as usize] == owner[tail] => {
+                        outs_e[part as usize][index as usize]
+                    }
+                    Source::Part { .. } => shared.next().unwrap_or_default(),
+                });
+            }
+            let o = evaluator.evaluate_in(
+                tail_plan,
+                tail as u64,
+                &ins,
+                &mut TableReader::new(&tables),
+            )?;
+            evaluated_and += and[tail];
+            Ok(o.to_vec())
+        }
+    })?;
+    if !a {
+        outs_e[tail] = tail_out;
+    }
+    // 4. Outputs to both: decoding bits where this party garbled, colours where it evaluated.
+    let half: Vec<bool> = parts
+        .outputs()
+        .iter()
+        .map(|src| match *src {
+            Source::Input(w) => S::decoding_bit(&wires[w as usize]),
+            Source::Part { part, index } if ours(part as usize) => {
+                S::decoding_bit(&outs_g[part as usize][index as usize])
+            }
+            Source::Part { part, index } => outs_e[part as usize][index as usize].lsb(),
+        })
+        .collect();
+    let packed = role::pack_bits(half.iter().copied());
+    let mut theirs_half = vec![0u8; packed.len()];
+    let mut ch = p.s.channel(peer);
+    ch.send(space.tag(REVEAL), &packed)?;
+    ch.recv_into(space.tag(REVEAL), &mut theirs_half)?;
+    let output = half
+        .iter()
+        .enumerate()
+        .map(|(k, &h)| h ^ role::packed_bit(&theirs_half, k))
+        .collect();
+    Ok(IppOutcome {
+        output,
+        garbled_and,
+        evaluated_and,
+        phases: Vec::new(),
+    })
+}
