@@ -41,7 +41,9 @@ pub struct GarbleArgs {
     #[arg(long, value_delimiter = ',', default_value = "1", value_parser = clap::value_parser!(u32).range(1..=256))]
     threads: Vec<u32>,
     /// Parallel garbling: `fgp` shares each batch among the threads, `cgp` has them garble
-    /// independent partitions of the circuit (found by the compiler) and then the tail.
+    /// independent partitions of the circuit (found by the compiler) and then the tail, `ipp`
+    /// runs inter-party parallel Yao between two threads over loopback TCP (each party garbles
+    /// some partitions and evaluates the others) against one garbler's time.
     #[arg(long, value_enum, default_value_t = Strategy::Fgp)]
     strategy: Strategy,
 }
@@ -51,6 +53,7 @@ pub struct GarbleArgs {
 enum Strategy {
     Fgp,
     Cgp,
+    Ipp,
 }
 
 /// `--batching`.
@@ -87,6 +90,12 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
     let backend = Backend::active();
     let roofline = roofline_rate(c, backend)?;
     let default = Batching::default_for(&circuit);
+    if args.strategy == Strategy::Ipp {
+        return args
+            .scheme
+            .iter()
+            .try_for_each(|&scheme| ipp_line(args, &circuit, scheme));
+    }
     for &scheme in &args.scheme {
         for &batching in &strategies {
             let mut first: Option<(u32, f64, f64)> = None;
@@ -97,6 +106,7 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
                     batching,
                     backend,
                     threads: threads as usize,
+                    strategy: args.strategy,
                 })?;
                 let stats = line.stats;
                 let (garble_rate, eval_rate) = (line.garble_rate, line.eval_rate);
@@ -123,7 +133,7 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
                     "garble_efficiency": garble_eff,
                     "eval_efficiency": eval_eff,
                     "threads": threads,
-                    "strategy": if args.strategy == Strategy::Cgp { "cgp" } else { "fgp" },
+                    "strategy": args.strategy.to_possible_value().map(|v| v.get_name().to_owned()),
                     "partitions": line.partitions,
                     "tail_and_share": line.tail_share,
                     "speedup_base_threads": t0,
@@ -156,6 +166,106 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// Inter-party parallel Yao between two threads over loopback TCP, one thread per party: the
+/// median over the samples of party A's time without the hello and the partitioning,
+/// against the time one garbler alone takes for the whole circuit (AND gates over its
+/// single-thread garbling rate, measured in the same run), which bounds Yao with the
+/// evaluation pipelined behind the garbling.
+fn ipp_line(args: &GarbleArgs, circuit: &Circuit, scheme: SchemeKind) -> Result<(), CliError> {
+    use tessera_protocols::{Session, SessionConfig, ipp};
+    if circuit.inputs.len() != 2 {
+        return Err(CliError::Usage(format!(
+            "{}: inter-party parallel garbling needs two input values",
+            args.circuit
+        )));
+    }
+    let yao = scheme.visit(MeasureScheme {
+        args,
+        circuit,
+        batching: Batching::default_for(circuit),
+        backend: Backend::active(),
+        threads: 1,
+        strategy: Strategy::Fgp,
+    })?;
+    let and = yao.stats.and_gates as f64;
+    let (x, y): (Vec<bool>, Vec<bool>) = (
+        (0..circuit.inputs[0]).map(|i| i % 3 == 0).collect(),
+        (0..circuit.inputs[1]).map(|i| i % 5 == 1).collect(),
+    );
+    let expect = tessera_circuit::eval::evaluate(circuit, &[x.clone(), y.clone()])?.concat();
+    let (na, nb) = super::loopback()?;
+    let runs = args.common.samples as usize + 1;
+    let (c, y2) = (circuit.clone(), y.clone());
+    let b = std::thread::spawn(move || -> Result<(), CliError> {
+        let mut s = Session::new(nb, SessionConfig::default())?;
+        for _ in 0..runs {
+            ipp::run(&mut s, 0, &c, scheme, &y2)?;
+        }
+        Ok(())
+    });
+    let mut s = Session::new(na, SessionConfig::default())?;
+    let mut times = Vec::new();
+    let mut last = None;
+    for k in 0..runs {
+        let o = ipp::run(&mut s, 1, circuit, scheme, &x)?;
+        if o.output != expect {
+            return Err(CliError::Usage(
+                "inter-party parallel garbling: the output differs from plaintext".into(),
+            ));
+        }
+        let work: f64 = o
+            .phases
+            .iter()
+            .filter(|p| p.name != "hello" && p.name != "partition")
+            .map(|p| p.ms)
+            .sum();
+        // The first run also sets up the OT.
+        if k > 0 {
+            times.push(work);
+        }
+        last = Some(o);
+    }
+    b.join()
+        .map_err(|_| CliError::Usage("party B panicked".into()))??;
+    times.sort_by(f64::total_cmp);
+    let ipp_ms = times[times.len() / 2];
+    let yao_ms = and / yao.garble_rate * 1e3;
+    let o = last.ok_or_else(|| CliError::Usage("no run".into()))?;
+    let json = json!({
+        "bench": "garble",
+        "strategy": "ipp",
+        "circuit": args.circuit,
+        "scheme": scheme.name(),
+        "and_gates": yao.stats.and_gates,
+        "a_garbled_and": o.garbled_and,
+        "b_garbled_and": o.evaluated_and,
+        "ipp_ms": ipp_ms,
+        "ipp_and_per_sec": and / ipp_ms * 1e3,
+        "one_garbler_ms": yao_ms,
+        "ipp_speedup": yao_ms / ipp_ms,
+        "phases": crate::twoparty::phases_json(&o.phases),
+        "backend": Backend::active().name(),
+        "cpu": cpu_model(),
+    });
+    if args.common.json {
+        println!("{json}");
+    } else {
+        println!(
+            "{:<12} {:<5} ipp  {:>8} AND  A garbles {} B garbles {}: {:.2} ms ({:.1} M AND/s) against one garbler's {:.2} ms: ×{:.2}",
+            args.circuit,
+            scheme.name(),
+            yao.stats.and_gates,
+            o.garbled_and,
+            o.evaluated_and,
+            ipp_ms,
+            and / ipp_ms / 1e3,
+            yao_ms,
+            yao_ms / ipp_ms
+        );
     }
     Ok(())
 }
@@ -193,6 +303,7 @@ struct MeasureScheme<'a> {
     batching: Batching,
     backend: Backend,
     threads: usize,
+    strategy: Strategy,
 }
 
 impl SchemeVisitor for MeasureScheme<'_> {
@@ -209,10 +320,11 @@ fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Rates, CliError> {
         batching,
         backend,
         threads,
+        strategy,
     } = m;
     let bits: Vec<bool> = (0..circuit.num_input_wires()).map(|i| i % 3 == 0).collect();
-    let mut local: Box<dyn Local> = match args.strategy {
-        Strategy::Fgp => Box::new(LocalRun::<S>::with_threads(
+    let mut local: Box<dyn Local> = match strategy {
+        Strategy::Fgp | Strategy::Ipp => Box::new(LocalRun::<S>::with_threads(
             circuit, batching, backend, &bits, threads,
         )?),
         Strategy::Cgp => Box::new(LocalCgp::<S>::new(
