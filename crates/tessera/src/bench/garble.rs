@@ -3,10 +3,12 @@
 //! ([`tessera_garble::SchemeKind::cost`]) takes at the in-run AES roofline (blocks/s of the
 //! active backend, one core) over the time measured. With several thread counts, each line
 //! also gives its speed-up over the first count measured in the same run and the parallel
-//! efficiency (speed-up per thread, UltraSFE Figure 5).
+//! efficiency (speed-up per thread, UltraSFE Figure 5). The memory traffic per AND gate,
+//! counted from the plan, times the garbling rate is set beside the bandwidth of a plain copy
+//! measured in the same run.
 
 use super::local::{LocalCgp, LocalRun};
-use super::{CommonArgs, cpu_model, measure, peak_rss_bytes, roofline_rate};
+use super::{CommonArgs, copy_bandwidth, cpu_model, measure, peak_rss_bytes, roofline_rate};
 use crate::CliError;
 use crate::circuit::load;
 use clap::{Args, ValueEnum};
@@ -14,7 +16,7 @@ use serde_json::json;
 use tessera_circuit::Circuit;
 use tessera_circuit::builder::Builder;
 use tessera_core::Backend;
-use tessera_garble::{Batching, PlanStats, Scheme, SchemeKind, SchemeVisitor};
+use tessera_garble::{Batching, PlanStats, Scheme, SchemeKind, SchemeVisitor, XorGates};
 
 /// Options of `tessera bench garble`.
 #[derive(Args)]
@@ -89,6 +91,7 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
     };
     let backend = Backend::active();
     let roofline = roofline_rate(c, backend)?;
+    let copy = copy_bandwidth(c);
     let default = Batching::default_for(&circuit);
     if args.strategy == Strategy::Ipp {
         return args
@@ -131,6 +134,10 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
                     "eval_and_per_sec": eval_rate.round(),
                     "roofline_blocks_per_sec": roofline.round(),
                     "garble_efficiency": garble_eff,
+                    "memory_bytes_per_and": line.bytes_per_and,
+                    "garble_memory_bytes_per_sec": line.bytes_per_and * garble_rate,
+                    "copy_bytes_per_sec": copy,
+                    "garble_memory_over_copy": line.bytes_per_and * garble_rate / copy,
                     "eval_efficiency": eval_eff,
                     "threads": threads,
                     "strategy": args.strategy.to_possible_value().map(|v| v.get_name().to_owned()),
@@ -275,6 +282,8 @@ struct Rates {
     stats: tessera_garble::PlanStats,
     garble_rate: f64,
     eval_rate: f64,
+    /// The bytes garbling moves per AND gate, by the plan's count (see [`traffic_per_and`]).
+    bytes_per_and: f64,
     /// CGP: the partitions besides the tail, and the tail's share of the AND gates.
     partitions: Option<usize>,
     tail_share: Option<f64>,
@@ -362,10 +371,28 @@ fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Rates, CliError> {
             stats,
             garble_rate,
             eval_rate,
+            bytes_per_and: traffic_per_and::<S>(&stats),
             partitions,
             tail_share,
         }),
     }
+}
+
+/// The memory traffic of garbling per AND gate, counted from the plan (no counters can measure
+/// it on these machines): each batched gate reads two 16-byte labels and four 4-byte indices
+/// (inputs, output, gate index), writes its label and its table; each free gate reads two
+/// labels and three indices and writes a label (for schemes without free XOR, XOR gates are
+/// batched gates).
+fn traffic_per_and<S: Scheme>(stats: &PlanStats) -> f64 {
+    const GATES: usize = 128;
+    let batched = |blocks: usize| 3.0 * 16.0 + 4.0 * 4.0 + 16.0 * blocks as f64 / GATES as f64;
+    let xor = if S::XOR_GATES == XorGates::Free {
+        3.0 * 16.0 + 3.0 * 4.0
+    } else {
+        batched(S::xor_table_blocks(GATES))
+    };
+    let and = stats.and_gates.max(1) as f64;
+    (and * batched(S::and_table_blocks(GATES)) + stats.xor_gates as f64 * xor) / and
 }
 
 /// A local garbler and evaluator of either strategy.

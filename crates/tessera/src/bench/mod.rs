@@ -156,6 +156,25 @@ pub fn roofline_rate(common: &CommonArgs, backend: tessera_core::Backend) -> Res
     }))
 }
 
+/// The bandwidth of a plain copy of 256 MiB (bytes read plus bytes written per second, the
+/// median of `common`'s samples): what the garbling of circuits far larger than the caches is
+/// judged against.
+pub fn copy_bandwidth(common: &CommonArgs) -> f64 {
+    const BYTES: usize = 256 << 20;
+    let src = vec![0x5au8; BYTES];
+    let mut dst = vec![0u8; BYTES];
+    let mut times: Vec<f64> = (0..common.samples.max(1))
+        .map(|_| {
+            let t = Instant::now();
+            dst.copy_from_slice(std::hint::black_box(&src));
+            std::hint::black_box(&mut dst);
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    2.0 * BYTES as f64 / times[times.len() / 2]
+}
+
 /// The CPU's model name, for reports.
 pub fn cpu_model() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
