@@ -396,6 +396,16 @@ struct Worker<E, L> {
     inputs: Vec<L>,
 }
 
+/// `threads` workers (at least one) with engines from `make`.
+fn workers<E, L>(threads: usize, make: impl Fn() -> E) -> Vec<Worker<E, L>> {
+    (0..threads.max(1))
+        .map(|_| Worker {
+            engine: make(),
+            inputs: Vec::new(),
+        })
+        .collect()
+}
+
 /// Garbles [`Partitions`] with scheme `S` on several threads (UltraSFE §4.2).
 pub struct CgpGarbler<S: Scheme> {
     workers: Vec<Worker<Garbler<S>, S::Wire>>,
@@ -407,14 +417,8 @@ pub struct CgpGarbler<S: Scheme> {
 impl<S: Scheme> CgpGarbler<S> {
     /// A garbler on `threads` threads (at least one); the tail uses them all, fine-grained.
     pub fn new(scheme: S, threads: usize) -> Self {
-        let threads = threads.max(1);
         CgpGarbler {
-            workers: (0..threads)
-                .map(|_| Worker {
-                    engine: Garbler::new(scheme.clone()),
-                    inputs: Vec::new(),
-                })
-                .collect(),
+            workers: workers(threads, || Garbler::new(scheme.clone())),
             tail: Garbler::with_threads(scheme, threads),
             outs: Vec::new(),
             outputs: Vec::new(),
@@ -475,14 +479,8 @@ pub struct CgpEvaluator<S: Scheme> {
 impl<S: Scheme> CgpEvaluator<S> {
     /// An evaluator on `threads` threads (at least one).
     pub fn new(scheme: S, threads: usize) -> Self {
-        let threads = threads.max(1);
         CgpEvaluator {
-            workers: (0..threads)
-                .map(|_| Worker {
-                    engine: Evaluator::new(scheme.clone()),
-                    inputs: Vec::new(),
-                })
-                .collect(),
+            workers: workers(threads, || Evaluator::new(scheme.clone())),
             tail: Evaluator::with_threads(scheme, threads),
             outs: Vec::new(),
             outputs: Vec::new(),

@@ -3,10 +3,12 @@
 //! the tables do not depend on the thread count; the compiler finds the partitions of
 //! BioMatch, MExp and MVMul with a small tail.
 
+mod common;
+
 use proptest::prelude::*;
+use tessera_circuit::Circuit;
 use tessera_circuit::eval::evaluate;
 use tessera_circuit::library::ultrasfe;
-use tessera_circuit::{Circuit, Gate, GateKind};
 use tessera_core::{Backend, Block, Prg};
 use tessera_garble::{
     Batching, CgpEvaluator, CgpGarbler, InputEncoding, Partitions, Plan, Scheme, SchemeKind,
@@ -74,54 +76,10 @@ impl SchemeVisitor for &Check<'_> {
     }
 }
 
-fn random_circuit() -> impl Strategy<Value = (Circuit, u64)> {
-    (1u32..12, 0u32..12, 1usize..300, any::<u64>()).prop_flat_map(|(w0, w1, g, seed)| {
-        let num_in = w0 + w1;
-        let g = g.max(num_in.div_ceil(2) as usize);
-        proptest::collection::vec((0u8..10, any::<u32>(), any::<u32>()), g).prop_flat_map(
-            move |spec| {
-                // Gates read mostly recent wires, so components form and meet.
-                let gates: Vec<Gate> = spec
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &(k, x, y))| {
-                        let out = num_in + i as u32;
-                        let kind = match k {
-                            0..=3 => GateKind::And,
-                            4..=6 => GateKind::Xor,
-                            7 => GateKind::Inv,
-                            8 => GateKind::Eqw,
-                            _ => GateKind::Eq,
-                        };
-                        let near = |v: u32| out - 1 - v % out.min(24);
-                        let a = if kind == GateKind::Eq { x & 1 } else { near(x) };
-                        let b = if matches!(kind, GateKind::And | GateKind::Xor) {
-                            near(y)
-                        } else {
-                            0
-                        };
-                        Gate { kind, a, b, out }
-                    })
-                    .collect();
-                let n = gates.len() as u32;
-                (1u32..=n.min(16)).prop_map(move |outs| {
-                    let c = Circuit {
-                        num_wires: num_in + n,
-                        inputs: if w1 == 0 { vec![w0] } else { vec![w0, w1] },
-                        outputs: vec![outs],
-                        gates: gates.clone(),
-                    };
-                    (c, seed)
-                })
-            },
-        )
-    })
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
     #[test]
-    fn random_circuits_in_partitions_equal_plaintext((c, seed) in random_circuit()) {
+    fn random_circuits_in_partitions_equal_plaintext((c, seed) in common::random_circuit(300, Some(24))) {
         for parts in [Some(1), Some(3), Some(16), None] {
             for kind in SchemeKind::ALL {
                 kind.visit(&Check { c: &c, parts, seed });

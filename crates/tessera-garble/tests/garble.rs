@@ -2,10 +2,12 @@
 //! strategy, AES backend and thread count; identical labels across backends and strategies,
 //! identical tables across backends and thread counts; tampered and truncated tables.
 
+mod common;
+
 use proptest::prelude::*;
+use tessera_circuit::Circuit;
 use tessera_circuit::eval::{bits_from_hex, bits_to_hex, evaluate};
 use tessera_circuit::library::builtin;
-use tessera_circuit::{Circuit, Gate, GateKind};
 use tessera_core::{Backend, Block, Prg};
 use tessera_garble::{
     Batching, Error, Evaluator, Garbler, InputEncoding, Plan, Prf, Prp, Scheme, SchemeKind,
@@ -245,55 +247,10 @@ fn library_circuits_on_random_inputs_every_strategy_and_backend() {
     }
 }
 
-/// A random valid circuit with every gate kind: gate i writes wire `inputs + i` from earlier
-/// wires; the last `outputs` wires are the outputs.
-fn random_circuit() -> impl Strategy<Value = (Circuit, u64)> {
-    (1u32..12, 0u32..12, 1usize..200, any::<u64>()).prop_flat_map(|(w0, w1, g, seed)| {
-        let num_in = w0 + w1;
-        // At least one gate per two input wires (the circuit shape rule).
-        let g = g.max(num_in.div_ceil(2) as usize);
-        proptest::collection::vec((0u8..10, any::<u32>(), any::<u32>()), g).prop_flat_map(
-            move |spec| {
-                let gates: Vec<Gate> = spec
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &(k, x, y))| {
-                        let out = num_in + i as u32;
-                        let kind = match k {
-                            0..=3 => GateKind::And,
-                            4..=6 => GateKind::Xor,
-                            7 => GateKind::Inv,
-                            8 => GateKind::Eqw,
-                            _ => GateKind::Eq,
-                        };
-                        let a = if kind == GateKind::Eq { x & 1 } else { x % out };
-                        let b = if matches!(kind, GateKind::And | GateKind::Xor) {
-                            y % out
-                        } else {
-                            0
-                        };
-                        Gate { kind, a, b, out }
-                    })
-                    .collect();
-                let n = gates.len() as u32;
-                (1u32..=n.min(16)).prop_map(move |outs| {
-                    let c = Circuit {
-                        num_wires: num_in + n,
-                        inputs: if w1 == 0 { vec![w0] } else { vec![w0, w1] },
-                        outputs: vec![outs],
-                        gates: gates.clone(),
-                    };
-                    (c, seed)
-                })
-            },
-        )
-    })
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
     #[test]
-    fn random_circuits_garble_correctly_with_every_scheme((c, seed) in random_circuit()) {
+    fn random_circuits_garble_correctly_with_every_scheme((c, seed) in common::random_circuit(200, None)) {
         c.check().unwrap();
         let mut prg = Prg::from_seed_block(Block::new(u128::from(seed)));
         let inputs: Vec<Vec<bool>> = c.inputs.iter().map(|&w| random_bits(&mut prg, w)).collect();
@@ -313,7 +270,7 @@ proptest! {
     }
 
     #[test]
-    fn garbage_tables_never_panic((c, seed) in random_circuit(), junk in any::<u128>(), cut in any::<usize>()) {
+    fn garbage_tables_never_panic((c, seed) in common::random_circuit(200, None), junk in any::<u128>(), cut in any::<usize>()) {
         for_each_scheme(&GarbageTables { circuit: &c, seed, junk, cut });
     }
 }

@@ -188,6 +188,26 @@ fn input_ot<S: Scheme>(
     })
 }
 
+/// The tail's input labels: circuit inputs from `inputs`, outputs of partitions garbled by
+/// the tail's garbler from `outs`, and the crossing wires' labels from `shared`, in order.
+fn tail_inputs<L: Copy + Default>(
+    sources: &[Source],
+    (owner, tail): (&[bool], usize),
+    (inputs, outs): (&[L], &[Vec<L>]),
+    mut shared: impl Iterator<Item = L>,
+) -> Vec<L> {
+    sources
+        .iter()
+        .map(|src| match *src {
+            Source::Input(w) => inputs[w as usize],
+            Source::Part { part, index } if owner[part as usize] == owner[tail] => {
+                outs[part as usize][index as usize]
+            }
+            Source::Part { .. } => shared.next().unwrap_or_default(),
+        })
+        .collect()
+}
+
 fn party<S: Scheme>(p: Party<'_>) -> Result<IppOutcome, Error> {
     let (c, parts, a) = (p.circuit, p.parts, p.a);
     let scheme = S::with_backend(p.s.backend(), p.block)?;
@@ -291,17 +311,8 @@ fn party<S: Scheme>(p: Party<'_>) -> Result<IppOutcome, Error> {
                 .zip(&c_bits)
                 .map(|(w, &b)| S::encode(secret, w, b))
                 .collect();
-            let mut shared = w_c.iter().zip(&w_d).map(|(&x, &y)| S::free_xor(x, y));
-            let mut ins = Vec::with_capacity(tail_sources.len());
-            for src in tail_sources {
-                ins.push(match *src {
-                    Source::Input(w) => wires[w as usize],
-                    Source::Part { part, index } if owner[part as usize] == owner[tail] => {
-                        outs_g[part as usize][index as usize]
-                    }
-                    Source::Part { .. } => shared.next().unwrap_or_default(),
-                });
-            }
+            let shared = w_c.iter().zip(&w_d).map(|(&x, &y)| S::free_xor(x, y));
+            let ins = tail_inputs(tail_sources, (&owner, tail), (&wires, &outs_g), shared);
             tables.clear();
             let o = garbler.garble_in(tail_plan, tail as u64, secret, &ins, &mut tables)?;
             outs_g[tail] = o.to_vec();
@@ -326,17 +337,8 @@ fn party<S: Scheme>(p: Party<'_>) -> Result<IppOutcome, Error> {
             ch.recv_blocks(space.tag(SHARES), &mut act_c)?;
             tables.resize(table_blocks::<S>(tail_plan), Block::ZERO);
             ch.recv_blocks(space.tag(TAIL), &mut tables)?;
-            let mut shared = act_c.iter().zip(&act_d).map(|(&x, &y)| x ^ y);
-            let mut ins = Vec::with_capacity(tail_sources.len());
-            for src in tail_sources {
-                ins.push(match *src {
-                    Source::Input(w) => active[w as usize],
-                    Source::Part { part, index } if owner[part as usize] == owner[tail] => {
-                        outs_e[part as usize][index as usize]
-                    }
-                    Source::Part { .. } => shared.next().unwrap_or_default(),
-                });
-            }
+            let shared = act_c.iter().zip(&act_d).map(|(&x, &y)| x ^ y);
+            let ins = tail_inputs(tail_sources, (&owner, tail), (&active, &outs_e), shared);
             let o = evaluator.evaluate_in(
                 tail_plan,
                 tail as u64,

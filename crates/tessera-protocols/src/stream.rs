@@ -76,10 +76,7 @@ pub fn garble<F: FnMut(u64, &mut [bool])>(
     (steps, fresh): (u64, F),
 ) -> Result<StreamOutcome, Error> {
     session.run(|s| {
-        let chain = compile(step, scheme)?;
-        let space = s.space(peer)?;
-        let print = fingerprint(step, scheme);
-        let block = hello(s, (peer, space), YaoRole::Garbler, scheme, print)?;
+        let (chain, space, block) = open(s, peer, (step, scheme), YaoRole::Garbler)?;
         let output = scheme.visit(GarbleVisit {
             session: s,
             peer: (peer, space),
@@ -89,13 +86,31 @@ pub fn garble<F: FnMut(u64, &mut [bool])>(
             fresh,
             block,
         })?;
-        Ok(StreamOutcome {
-            output,
-            steps,
-            gates: steps.saturating_mul(chain.gates_per_step()),
-            phases: s.take_phases(),
-        })
+        Ok(outcome(s, &chain, output, steps))
     })
+}
+
+/// The chain compiled, the stream's space with `peer` and the hello done: the garbler's
+/// public random block.
+fn open(
+    s: &mut Session,
+    peer: usize,
+    (step, scheme): (&Circuit, SchemeKind),
+    role: YaoRole,
+) -> Result<(Chain, tessera_net::Space, Block), Error> {
+    let chain = compile(step, scheme)?;
+    let space = s.space(peer)?;
+    let block = hello(s, (peer, space), role, scheme, fingerprint(step, scheme))?;
+    Ok((chain, space, block))
+}
+
+fn outcome(s: &mut Session, chain: &Chain, output: Vec<bool>, steps: u64) -> StreamOutcome {
+    StreamOutcome {
+        output,
+        steps,
+        gates: steps.saturating_mul(chain.gates_per_step()),
+        phases: s.take_phases(),
+    }
 }
 
 /// Evaluates a chain of `step` garbled by `peer` with scheme `scheme`, as many steps as the
@@ -106,22 +121,14 @@ pub fn evaluate(
     (step, scheme): (&Circuit, SchemeKind),
 ) -> Result<StreamOutcome, Error> {
     session.run(|s| {
-        let chain = compile(step, scheme)?;
-        let space = s.space(peer)?;
-        let print = fingerprint(step, scheme);
-        let block = hello(s, (peer, space), YaoRole::Evaluator, scheme, print)?;
+        let (chain, space, block) = open(s, peer, (step, scheme), YaoRole::Evaluator)?;
         let (output, steps) = scheme.visit(EvaluateVisit {
             session: s,
             peer: (peer, space),
             chain: &chain,
             block,
         })?;
-        Ok(StreamOutcome {
-            output,
-            steps,
-            gates: steps.saturating_mul(chain.gates_per_step()),
-            phases: s.take_phases(),
-        })
+        Ok(outcome(s, &chain, output, steps))
     })
 }
 
