@@ -78,14 +78,28 @@ pub fn bits_from_hex(hex: &str, width: u32) -> Result<Vec<bool>, Error> {
 
 /// The hex string of a bit vector, LSB first within each byte.
 pub fn bits_to_hex(bits: &[bool]) -> String {
+    bytes_from_bits(bits)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The bits of `bytes`, LSB first within each byte (the order of [`bits_from_hex`]).
+pub fn bits_from_bytes(bytes: &[u8]) -> Vec<bool> {
+    bytes
+        .iter()
+        .flat_map(|b| (0..8).map(move |i| (b >> i) & 1 == 1))
+        .collect()
+}
+
+/// The bytes of a bit vector, LSB first within each byte (a last partial byte padded with
+/// zeros).
+pub fn bytes_from_bits(bits: &[bool]) -> Vec<u8> {
     bits.chunks(8)
         .map(|c| {
-            format!(
-                "{:02x}",
-                c.iter()
-                    .enumerate()
-                    .fold(0u8, |acc, (i, &b)| acc | (u8::from(b) << i))
-            )
+            c.iter()
+                .enumerate()
+                .fold(0u8, |acc, (i, &b)| acc | (u8::from(b) << i))
         })
         .collect()
 }

@@ -16,10 +16,9 @@
 //! may repeat across partitions. Tables are one stream per partition, the tail's last: they
 //! do not depend on the thread count or on which thread took which partition.
 
-use crate::engine::DOMAINS;
 use crate::{Error, Evaluator, Garbler, Plan, Scheme, TableReader};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 use tessera_circuit::{Circuit, Gate, GateKind};
 use tessera_core::Block;
 
@@ -78,7 +77,7 @@ impl Components {
     }
 }
 
-/// Marks a gate of the tail.
+/// A gate's partition while the tail's index is not yet known.
 const TAIL: u32 = u32::MAX;
 /// Marks a wire that no gate writes (a circuit input).
 const NONE: u32 = u32::MAX;
@@ -105,8 +104,8 @@ impl Partitions {
             parent: (0..n as u32).collect(),
             size: vec![1; n],
         };
-        // The component root of each gate, or TAIL.
-        let mut home = vec![0u32; n];
+        // Whether each gate is in the tail.
+        let mut in_tail = vec![false; n];
         for (i, g) in circuit.gates.iter().enumerate() {
             let mut roots = [NONE; 2];
             let mut tail = false;
@@ -115,7 +114,7 @@ impl Partitions {
                 if p == NONE {
                     continue;
                 }
-                if home[p as usize] == TAIL {
+                if in_tail[p as usize] {
                     tail = true;
                 } else {
                     roots[k] = comps.root(p);
@@ -128,7 +127,7 @@ impl Partitions {
                 _ => false,
             };
             if tail || joined {
-                home[i] = TAIL;
+                in_tail[i] = true;
             } else {
                 for r in roots.into_iter().filter(|&r| r != NONE) {
                     let r = comps.root(r);
@@ -137,7 +136,6 @@ impl Partitions {
                         comps.size[i] += comps.size[r as usize];
                     }
                 }
-                home[i] = i as u32;
             }
             producer[g.out as usize] = i as u32;
         }
@@ -146,7 +144,7 @@ impl Partitions {
         let (mut parts, mut filling) = (0u32, 0u32);
         let mut part = vec![TAIL; n];
         for i in 0..n {
-            if home[i] == TAIL {
+            if in_tail[i] {
                 continue;
             }
             let r = comps.root(i as u32) as usize;
@@ -342,14 +340,18 @@ pub fn gather<L: Copy>(sources: &[Source], inputs: &[L], outs: &[Vec<L>], dst: &
     }));
 }
 
-fn check(p: &Partitions, inputs: usize, tables: usize) -> Result<(), Error> {
+fn check(p: &Partitions, inputs: usize) -> Result<(), Error> {
     if inputs != p.num_inputs {
         return Err(Error::Inputs(format!(
             "the circuit has {} input wires, got {inputs} labels",
             p.num_inputs
         )));
     }
-    if tables != p.parts.len() || p.parts.len() as u64 > DOMAINS {
+    Ok(())
+}
+
+fn check_streams(p: &Partitions, tables: usize) -> Result<(), Error> {
+    if tables != p.parts.len() {
         return Err(Error::Inputs(format!(
             "{} partitions need as many table streams, got {tables}",
             p.parts.len()
@@ -370,9 +372,7 @@ fn run_parts<W: Send, L: Send>(
     let slots: Vec<Mutex<&mut Vec<L>>> = outs.iter_mut().map(Mutex::new).collect();
     let take = |w: &mut W| -> Result<(), Error> {
         while let Some(&part) = p.order.get(next.fetch_add(1, Ordering::Relaxed)) {
-            let mut out = slots[part]
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut out = slots[part].lock().unwrap_or_else(PoisonError::into_inner);
             run(w, part, &mut out)?;
         }
         Ok(())
@@ -396,32 +396,69 @@ struct Worker<E, L> {
     inputs: Vec<L>,
 }
 
-/// `threads` workers (at least one) with engines from `make`.
-fn workers<E, L>(threads: usize, make: impl Fn() -> E) -> Vec<Worker<E, L>> {
-    (0..threads.max(1))
-        .map(|_| Worker {
-            engine: make(),
-            inputs: Vec::new(),
-        })
-        .collect()
+/// The engines that run [`Partitions`]: one per thread, and one (fine-grained on every
+/// thread) for the tail, with the partitions' outputs.
+struct Team<E, L> {
+    workers: Vec<Worker<E, L>>,
+    tail: E,
+    outs: Vec<Vec<L>>,
+    outputs: Vec<L>,
+}
+
+impl<E: Send, L: Copy + Send + Sync> Team<E, L> {
+    /// `threads` workers (at least one) with engines from `make`, and the tail's engine.
+    fn new(threads: usize, make: impl Fn() -> E, tail: E) -> Self {
+        Team {
+            workers: (0..threads.max(1))
+                .map(|_| Worker {
+                    engine: make(),
+                    inputs: Vec::new(),
+                })
+                .collect(),
+            tail,
+            outs: Vec::new(),
+            outputs: Vec::new(),
+        }
+    }
+
+    /// Runs every partition of `p` on the circuit's input labels `inputs`, the tail last:
+    /// `step(engine, k, plan, labels, out)` runs partition k on its input labels, writing its
+    /// output labels to `out`. Returns the circuit's output labels.
+    fn run(
+        &mut self,
+        p: &Partitions,
+        inputs: &[L],
+        step: impl Fn(&mut E, usize, &Plan, &[L], &mut Vec<L>) -> Result<(), Error> + Sync,
+    ) -> Result<&[L], Error> {
+        check(p, inputs.len())?;
+        self.outs.resize_with(p.parts.len(), Vec::new);
+        let last = p.parts.len() - 1;
+        let (outs, tail_out) = self.outs.split_at_mut(last);
+        run_parts(p, &mut self.workers, outs, |w, k, out| {
+            let part = &p.parts[k];
+            gather(&part.inputs, inputs, &[], &mut w.inputs);
+            step(&mut w.engine, k, &part.plan, &w.inputs, out)
+        })?;
+        let tail = &p.parts[last];
+        let buf = &mut self.workers[0].inputs;
+        gather(&tail.inputs, inputs, outs, buf);
+        step(&mut self.tail, last, &tail.plan, buf, &mut tail_out[0])?;
+        gather(&p.outputs, inputs, &self.outs, &mut self.outputs);
+        Ok(&self.outputs)
+    }
 }
 
 /// Garbles [`Partitions`] with scheme `S` on several threads (UltraSFE §4.2).
 pub struct CgpGarbler<S: Scheme> {
-    workers: Vec<Worker<Garbler<S>, S::Wire>>,
-    tail: Garbler<S>,
-    outs: Vec<Vec<S::Wire>>,
-    outputs: Vec<S::Wire>,
+    team: Team<Garbler<S>, S::Wire>,
 }
 
 impl<S: Scheme> CgpGarbler<S> {
     /// A garbler on `threads` threads (at least one); the tail uses them all, fine-grained.
     pub fn new(scheme: S, threads: usize) -> Self {
+        let tail = Garbler::with_threads(scheme.clone(), threads);
         CgpGarbler {
-            workers: workers(threads, || Garbler::new(scheme.clone())),
-            tail: Garbler::with_threads(scheme, threads),
-            outs: Vec::new(),
-            outputs: Vec::new(),
+            team: Team::new(threads, || Garbler::new(scheme.clone()), tail),
         }
     }
 
@@ -434,56 +471,30 @@ impl<S: Scheme> CgpGarbler<S> {
         inputs: &[S::Wire],
         tables: &mut [Vec<Block>],
     ) -> Result<&[S::Wire], Error> {
-        check(p, inputs.len(), tables.len())?;
-        self.outs.resize_with(p.parts.len(), Vec::new);
-        let last = p.parts.len() - 1;
-        let (body, tail_tables) = tables.split_at_mut(last);
-        let sinks: Vec<Mutex<&mut Vec<Block>>> = body.iter_mut().map(Mutex::new).collect();
-        let (outs, tail_out) = self.outs.split_at_mut(last);
-        run_parts(p, &mut self.workers, outs, |w, k, out| {
-            let part = &p.parts[k];
-            let mut sink = sinks[k]
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        check_streams(p, tables.len())?;
+        let sinks: Vec<Mutex<&mut Vec<Block>>> = tables.iter_mut().map(Mutex::new).collect();
+        self.team.run(p, inputs, |g, k, plan, labels, out| {
+            let mut sink = sinks[k].lock().unwrap_or_else(PoisonError::into_inner);
             sink.clear();
-            gather(&part.inputs, inputs, &[], &mut w.inputs);
-            let o = w
-                .engine
-                .garble_in(&part.plan, k as u64, secret, &w.inputs, &mut **sink)?;
+            let o = g.garble_in(plan, k as u64, secret, labels, &mut **sink)?;
             out.clear();
             out.extend_from_slice(o);
             Ok(())
-        })?;
-        let tail = &p.parts[last];
-        let buf = &mut self.workers[0].inputs;
-        gather(&tail.inputs, inputs, outs, buf);
-        tail_tables[0].clear();
-        let o = self
-            .tail
-            .garble_in(&tail.plan, last as u64, secret, buf, &mut tail_tables[0])?;
-        tail_out[0].clear();
-        tail_out[0].extend_from_slice(o);
-        gather(&p.outputs, inputs, &self.outs, &mut self.outputs);
-        Ok(&self.outputs)
+        })
     }
 }
 
 /// Evaluates [`Partitions`] garbled with scheme `S` on several threads.
 pub struct CgpEvaluator<S: Scheme> {
-    workers: Vec<Worker<Evaluator<S>, Block>>,
-    tail: Evaluator<S>,
-    outs: Vec<Vec<Block>>,
-    outputs: Vec<Block>,
+    team: Team<Evaluator<S>, Block>,
 }
 
 impl<S: Scheme> CgpEvaluator<S> {
     /// An evaluator on `threads` threads (at least one).
     pub fn new(scheme: S, threads: usize) -> Self {
+        let tail = Evaluator::with_threads(scheme.clone(), threads);
         CgpEvaluator {
-            workers: workers(threads, || Evaluator::new(scheme.clone())),
-            tail: Evaluator::with_threads(scheme, threads),
-            outs: Vec::new(),
-            outputs: Vec::new(),
+            team: Team::new(threads, || Evaluator::new(scheme.clone()), tail),
         }
     }
 
@@ -495,31 +506,13 @@ impl<S: Scheme> CgpEvaluator<S> {
         inputs: &[Block],
         tables: &[Vec<Block>],
     ) -> Result<&[Block], Error> {
-        check(p, inputs.len(), tables.len())?;
-        self.outs.resize_with(p.parts.len(), Vec::new);
-        let last = p.parts.len() - 1;
-        let (outs, tail_out) = self.outs.split_at_mut(last);
-        run_parts(p, &mut self.workers, outs, |w, k, out| {
-            let part = &p.parts[k];
-            gather(&part.inputs, inputs, &[], &mut w.inputs);
+        check_streams(p, tables.len())?;
+        self.team.run(p, inputs, |e, k, plan, labels, out| {
             let mut source = TableReader::new(&tables[k]);
-            let o = w
-                .engine
-                .evaluate_in(&part.plan, k as u64, &w.inputs, &mut source)?;
+            let o = e.evaluate_in(plan, k as u64, labels, &mut source)?;
             out.clear();
             out.extend_from_slice(o);
             Ok(())
-        })?;
-        let tail = &p.parts[last];
-        let buf = &mut self.workers[0].inputs;
-        gather(&tail.inputs, inputs, outs, buf);
-        let mut source = TableReader::new(&tables[last]);
-        let o = self
-            .tail
-            .evaluate_in(&tail.plan, last as u64, buf, &mut source)?;
-        tail_out[0].clear();
-        tail_out[0].extend_from_slice(o);
-        gather(&p.outputs, inputs, &self.outs, &mut self.outputs);
-        Ok(&self.outputs)
+        })
     }
 }

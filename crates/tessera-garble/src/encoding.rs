@@ -28,11 +28,24 @@ impl<S: Scheme> InputEncoding<S> {
     /// # Panics
     /// If the wires run past the encoding's input wires (the garbler's own bookkeeping).
     pub fn encode(&self, first_wire: usize, bits: &[bool]) -> Vec<Block> {
-        self.wires[first_wire..first_wire + bits.len()]
-            .iter()
-            .zip(bits)
-            .map(|(w, &b)| S::encode(&self.secret, w, b))
-            .collect()
+        let mut labels = Vec::with_capacity(bits.len());
+        self.encode_into(first_wire, bits, &mut labels);
+        labels
+    }
+
+    /// [`InputEncoding::encode`] into `labels` (cleared first), reusing its memory.
+    ///
+    /// # Panics
+    /// As [`InputEncoding::encode`].
+    pub fn encode_into(&self, first_wire: usize, bits: &[bool], labels: &mut Vec<Block>) {
+        labels.clear();
+        let wires = &self.wires[first_wire..first_wire + bits.len()];
+        labels.extend(
+            wires
+                .iter()
+                .zip(bits)
+                .map(|(w, &b)| S::encode(&self.secret, w, b)),
+        );
     }
 }
 

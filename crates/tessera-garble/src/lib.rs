@@ -35,7 +35,7 @@ pub use scheme::{
     PrfWire, Prp, PrpHash, Scheme, SchemeCost, SchemeKind, SchemeVisitor, ThreeHalves,
     ThreeHalvesSecret,
 };
-pub use stream::{Chain, ChainEvaluator, ChainGarbler};
+pub use stream::{Chain, ChainEvaluator, ChainGarbler, check_steps};
 pub use tables::{TableReader, TableSink, TableSource};
 
 /// What garbling and evaluation can report.

@@ -12,7 +12,7 @@
 //! the carried labels need.
 
 use crate::engine::DOMAINS;
-use crate::{Error, Evaluation, Evaluator, Garbler, Plan, Scheme, TableSink};
+use crate::{Error, Evaluation, Evaluator, Garbler, InputEncoding, Plan, Scheme, TableSink};
 use tessera_circuit::Circuit;
 use tessera_core::{Block, Prg};
 
@@ -78,7 +78,8 @@ impl Chain {
     }
 }
 
-fn check_steps(steps: u64) -> Result<(), Error> {
+/// Checks that a chain of `steps` steps can run: 1 to 2^62 (one tweak domain each).
+pub fn check_steps(steps: u64) -> Result<(), Error> {
     if steps == 0 || steps > DOMAINS {
         return Err(Error::Inputs(format!(
             "a chain runs 1 to 2^62 steps, not {steps}"
@@ -87,13 +88,12 @@ fn check_steps(steps: u64) -> Result<(), Error> {
     Ok(())
 }
 
-/// The garbler of a chain: its secret, the state's wires, and its engine.
+/// The garbler of a chain: its input encoding (the secret and the next step's input wires:
+/// fresh, then the state) and its engine.
 pub struct ChainGarbler<'c, S: Scheme> {
     chain: &'c Chain,
     garbler: Garbler<S>,
-    secret: S::Secret,
-    /// The next step's input wires: fresh, then the state.
-    inputs: Vec<S::Wire>,
+    encoding: InputEncoding<S>,
     labels: Vec<Block>,
     step: u64,
 }
@@ -115,37 +115,16 @@ impl<'c, S: Scheme> ChainGarbler<'c, S> {
                 initial.len()
             )));
         }
-        let secret = S::random_secret(prg);
         let mut g = ChainGarbler {
             chain,
             garbler,
-            inputs: Vec::with_capacity(chain.fresh + chain.state),
-            secret,
+            encoding: InputEncoding::random(prg, chain.fresh + chain.state),
             labels: Vec::with_capacity(chain.fresh.max(chain.state)),
             step: 0,
         };
-        g.inputs.resize(chain.fresh, S::Wire::default());
-        let state: Vec<S::Wire> = (0..chain.state)
-            .map(|_| S::random_wire(&g.secret, prg))
-            .collect();
-        g.inputs.extend_from_slice(&state);
-        g.put_active(chain.fresh.., initial, sink)?;
+        g.encoding.encode_into(chain.fresh, initial, &mut g.labels);
+        sink.put(&g.labels)?;
         Ok(g)
-    }
-
-    /// Puts the active labels of `bits` on input wires `wires` into `sink`.
-    fn put_active(
-        &mut self,
-        wires: impl std::slice::SliceIndex<[S::Wire], Output = [S::Wire]>,
-        bits: &[bool],
-        sink: &mut impl TableSink,
-    ) -> Result<(), Error> {
-        self.labels.clear();
-        let secret = &self.secret;
-        let active = self.inputs[wires].iter().zip(bits);
-        self.labels
-            .extend(active.map(|(w, &b)| S::encode(secret, w, b)));
-        sink.put(&self.labels)
     }
 
     /// Garbles the next step with fresh input bits `fresh` (new wires drawn from `prg`): puts
@@ -163,15 +142,17 @@ impl<'c, S: Scheme> ChainGarbler<'c, S> {
                 fresh.len()
             )));
         }
-        for w in &mut self.inputs[..n] {
-            *w = S::random_wire(&self.secret, prg);
+        let enc = &mut self.encoding;
+        for w in &mut enc.wires[..n] {
+            *w = S::random_wire(&enc.secret, prg);
         }
-        self.put_active(..n, fresh, sink)?;
+        enc.encode_into(0, fresh, &mut self.labels);
+        sink.put(&self.labels)?;
         let plan = &self.chain.plan;
         let out = self
             .garbler
-            .garble_in(plan, self.step, &self.secret, &self.inputs, sink)?;
-        self.inputs[n..].copy_from_slice(out);
+            .garble_in(plan, self.step, &enc.secret, &enc.wires, sink)?;
+        enc.wires[n..].copy_from_slice(out);
         self.step += 1;
         Ok(())
     }
@@ -183,7 +164,7 @@ impl<'c, S: Scheme> ChainGarbler<'c, S> {
 
     /// The decoding bits of the current state (after the last step: of the output).
     pub fn decoding(&self) -> Vec<bool> {
-        crate::decoding_bits::<S>(&self.inputs[self.chain.fresh..])
+        crate::decoding_bits::<S>(&self.encoding.wires[self.chain.fresh..])
     }
 }
 

@@ -3,25 +3,13 @@
 //! RustCrypto's digest for every scheme; tweak domains keep runs of one plan apart.
 
 use sha2::Digest;
+use tessera_circuit::eval::{bits_from_bytes, bytes_from_bits};
 use tessera_circuit::library::{SHA256_IV, sha256_compress, sha256_final_blocks};
 use tessera_core::{Backend, Block, Prg};
 use tessera_garble::{
     Batching, Chain, ChainEvaluator, ChainGarbler, Error, Evaluator, Garbler, InputEncoding, Plan,
     Scheme, SchemeKind, SchemeVisitor, TableReader, decode,
 };
-
-fn bits(bytes: &[u8]) -> Vec<bool> {
-    bytes
-        .iter()
-        .flat_map(|b| (0..8).map(move |i| (b >> i) & 1 == 1))
-        .collect()
-}
-
-fn bytes(bits: &[bool]) -> Vec<u8> {
-    bits.chunks(8)
-        .map(|c| c.iter().rev().fold(0u8, |acc, &x| (acc << 1) | u8::from(x)))
-        .collect()
-}
 
 /// The 64-byte blocks SHA-256 compresses for `message`.
 fn padded(message: &[u8]) -> Vec<[u8; 64]> {
@@ -48,10 +36,17 @@ fn garble_stream<S: Scheme>(chain: &Chain, message: &[u8], seed: u128) -> (Vec<B
     let mut prg = Prg::from_seed_block(Block::new(seed));
     let mut stream = Vec::new();
     let garbler = Garbler::new(scheme);
-    let mut g =
-        ChainGarbler::start(chain, garbler, &mut prg, &bits(&SHA256_IV), &mut stream).unwrap();
+    let mut g = ChainGarbler::start(
+        chain,
+        garbler,
+        &mut prg,
+        &bits_from_bytes(&SHA256_IV),
+        &mut stream,
+    )
+    .unwrap();
     for block in padded(message) {
-        g.step(&mut prg, &bits(&block), &mut stream).unwrap();
+        g.step(&mut prg, &bits_from_bytes(&block), &mut stream)
+            .unwrap();
     }
     assert_eq!(stream.len() as u64, chain.stream_blocks::<S>(g.steps()));
     (stream, g.decoding())
@@ -80,7 +75,7 @@ impl SchemeVisitor for &Digests {
             }
             assert!(e.is_done());
             assert_eq!(e.steps_done(), steps);
-            let digest = bytes(&decode(e.state(), &decoding));
+            let digest = bytes_from_bits(&decode(e.state(), &decoding));
             assert_eq!(
                 digest,
                 sha2::Sha256::digest(message).to_vec(),

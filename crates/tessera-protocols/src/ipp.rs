@@ -22,14 +22,13 @@
 //! garbler of some gates and the evaluator of the others; a malicious party could garble
 //! another function).
 
-use crate::yao::{YaoRole, hash_circuit, hello};
+use crate::yao::{YaoRole, check_circuit, fingerprint_of, hello};
 use crate::{Error, Session};
-use sha2::{Digest, Sha256};
 use tessera_circuit::Circuit;
 use tessera_core::Block;
 use tessera_garble::{
-    Batching, Evaluator, Garbler, Partitions, Plan, Scheme, SchemeKind, SchemeVisitor, Source,
-    TableReader, XorGates, gather, table_blocks,
+    Batching, Evaluator, Garbler, InputEncoding, Partitions, Plan, Scheme, SchemeKind,
+    SchemeVisitor, Source, TableReader, XorGates, gather, table_blocks,
 };
 use tessera_net::role;
 use tessera_net::{Channel, Kind, Phase, Space};
@@ -47,11 +46,7 @@ pub const REVEAL: Kind = Kind::new(0x44, "ipp output halves");
 
 /// SHA-256 of what both parties must agree on: the protocol, the scheme, the circuit.
 pub fn fingerprint(circuit: &Circuit, scheme: SchemeKind) -> [u8; 32] {
-    let mut h = Sha256::new();
-    h.update(b"tessera/yao-ipp");
-    h.update([crate::yao::PROTOCOL_VERSION, scheme.code()]);
-    hash_circuit(&mut h, circuit);
-    h.finalize().into()
+    fingerprint_of(b"tessera/yao-ipp", scheme, &[], circuit)
 }
 
 /// What an IPP run gives a party.
@@ -59,7 +54,7 @@ pub fn fingerprint(circuit: &Circuit, scheme: SchemeKind) -> [u8; 32] {
 pub struct IppOutcome {
     /// The circuit's output bits, all values concatenated.
     pub output: Vec<bool>,
-    /// AND gates this party garbled and evaluated.
+    /// AND gates this party garbled.
     pub garbled_and: usize,
     /// AND gates this party evaluated.
     pub evaluated_and: usize,
@@ -91,13 +86,7 @@ pub fn run(
     input: &[bool],
 ) -> Result<IppOutcome, Error> {
     session.run(|s| {
-        circuit.check()?;
-        if circuit.inputs.len() != 2 {
-            return Err(Error::Input(format!(
-                "a two-party circuit has two input values, this one {}",
-                circuit.inputs.len()
-            )));
-        }
+        check_circuit(circuit)?;
         if scheme.xor_gates() != XorGates::Free {
             return Err(Error::Input(format!(
                 "inter-party parallel garbling recombines by free XOR; scheme {scheme} has none"
@@ -226,19 +215,18 @@ fn party<S: Scheme>(p: Party<'_>) -> Result<IppOutcome, Error> {
     let (offset, peer_wires, my_active) = p.s.phase("input-ot", |s| {
         input_ot::<S>(s, (peer, a), theirs.len(), p.input)
     })?;
-    let secret = &offset.secret;
+    let to_wire = offset.wire;
     let mut prg = p.s.fork_prg();
-    let mut wires = vec![S::Wire::default(); c.num_input_wires() as usize];
-    for w in &mut wires[mine.clone()] {
-        *w = S::random_wire(secret, &mut prg);
+    let mut enc = InputEncoding::<S> {
+        secret: offset.secret,
+        wires: vec![S::Wire::default(); c.num_input_wires() as usize],
+    };
+    for w in &mut enc.wires[mine.clone()] {
+        *w = S::random_wire(&enc.secret, &mut prg);
     }
-    wires[theirs.clone()].copy_from_slice(&peer_wires);
-    let labels: Vec<Block> = wires[mine.clone()]
-        .iter()
-        .zip(p.input)
-        .map(|(w, &b)| S::encode(secret, w, b))
-        .collect();
-    let mut active = vec![Block::ZERO; wires.len()];
+    enc.wires[theirs.clone()].copy_from_slice(&peer_wires);
+    let labels = enc.encode(mine.start, p.input);
+    let mut active = vec![Block::ZERO; enc.wires.len()];
     active[mine].copy_from_slice(&my_active);
     {
         let mut ch = p.s.channel(peer);
@@ -257,9 +245,9 @@ fn party<S: Scheme>(p: Party<'_>) -> Result<IppOutcome, Error> {
         let mut ch = s.channel(peer);
         for k in (0..tail).filter(|&k| ours(k)) {
             let (plan, sources) = parts.part(k);
-            gather(sources, &wires, &[], &mut buf);
+            gather(sources, &enc.wires, &[], &mut buf);
             tables.clear();
-            let o = garbler.garble_in(plan, k as u64, secret, &buf, &mut tables)?;
+            let o = garbler.garble_in(plan, k as u64, &enc.secret, &buf, &mut tables)?;
             outs_g[k] = o.to_vec();
             ch.send_blocks(space.tag(TABLES), &tables)?;
             garbled_and += and[k];
@@ -302,19 +290,18 @@ fn party<S: Scheme>(p: Party<'_>) -> Result<IppOutcome, Error> {
             let c_bits: Vec<bool> = crossing.iter().map(|&(k, i)| outs_e[k][i].lsb()).collect();
             let mut zero = vec![Block::ZERO; crossing.len()];
             s.with_ot_sender(peer, |ot, ch| Ok(ot.send_correlated(ch, &mut zero)?))?;
-            let w_d: Vec<S::Wire> = zero.into_iter().map(offset.wire).collect();
-            let w_c: Vec<S::Wire> = (0..crossing.len())
-                .map(|_| S::random_wire(secret, &mut prg))
-                .collect();
-            let c_labels: Vec<Block> = w_c
-                .iter()
-                .zip(&c_bits)
-                .map(|(w, &b)| S::encode(secret, w, b))
-                .collect();
-            let shared = w_c.iter().zip(&w_d).map(|(&x, &y)| S::free_xor(x, y));
-            let ins = tail_inputs(tail_sources, (&owner, tail), (&wires, &outs_g), shared);
+            // W_c: fresh wires after the circuit's inputs, encoded like them.
+            let n = enc.wires.len();
+            for _ in 0..crossing.len() {
+                enc.wires.push(S::random_wire(&enc.secret, &mut prg));
+            }
+            let c_labels = enc.encode(n, &c_bits);
+            let (wires, w_c) = enc.wires.split_at(n);
+            let w_d = zero.into_iter().map(to_wire);
+            let shared = w_c.iter().zip(w_d).map(|(&x, y)| S::free_xor(x, y));
+            let ins = tail_inputs(tail_sources, (&owner, tail), (wires, &outs_g), shared);
             tables.clear();
-            let o = garbler.garble_in(tail_plan, tail as u64, secret, &ins, &mut tables)?;
+            let o = garbler.garble_in(tail_plan, tail as u64, &enc.secret, &ins, &mut tables)?;
             outs_g[tail] = o.to_vec();
             garbled_and += and[tail];
             let mut ch = s.channel(peer);
@@ -357,7 +344,7 @@ fn party<S: Scheme>(p: Party<'_>) -> Result<IppOutcome, Error> {
         .outputs()
         .iter()
         .map(|src| match *src {
-            Source::Input(w) => S::decoding_bit(&wires[w as usize]),
+            Source::Input(w) => S::decoding_bit(&enc.wires[w as usize]),
             Source::Part { part, index } if ours(part as usize) => {
                 S::decoding_bit(&outs_g[part as usize][index as usize])
             }

@@ -15,15 +15,14 @@
 //! Security is semi-honest, as for [`crate::yao`]. Steps are garbled in distinct tweak domains
 //! ([`tessera_garble::Garbler::garble_in`]), so no two gates of the stream share a tweak.
 
-use crate::yao::{COLOURS, DECODING, YaoRole, hash_circuit, hello};
+use crate::yao::{Bits, COLOURS, DECODING, YaoRole, fingerprint_of, hello};
 use crate::{Error, Session};
-use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use tessera_circuit::Circuit;
 use tessera_core::{Block, Prg};
 use tessera_garble::{
     Batching, Chain, ChainEvaluator, ChainGarbler, Evaluator, Garbler, Plan, Scheme, SchemeKind,
-    SchemeVisitor, TableSink, decode,
+    SchemeVisitor, TableSink, check_steps, decode,
 };
 use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
 use tessera_net::{DecodeError, Kind, Len, Phase};
@@ -38,11 +37,7 @@ pub const MESSAGE_BLOCKS: usize = 1 << 14;
 
 /// SHA-256 of what both parties must agree on: the protocol, the scheme, the step circuit.
 pub fn fingerprint(step: &Circuit, scheme: SchemeKind) -> [u8; 32] {
-    let mut h = Sha256::new();
-    h.update(b"tessera/yao-stream");
-    h.update([crate::yao::PROTOCOL_VERSION, scheme.code()]);
-    hash_circuit(&mut h, step);
-    h.finalize().into()
+    fingerprint_of(b"tessera/yao-stream", scheme, &[], step)
 }
 
 /// What a streamed run gives a party.
@@ -195,9 +190,6 @@ struct Length(u64);
 /// A piece of the block stream.
 struct Piece<'a>(Cow<'a, [Block]>);
 
-/// Packed bits of kind `K` (decoding or colours).
-struct Bits<'a, const K: u8>(Cow<'a, [u8]>);
-
 impl Encode for Length {
     const KIND: Kind = LENGTH;
     fn encode<'a>(&'a self, scratch: &'a mut Vec<u8>) -> &'a [u8] {
@@ -211,13 +203,6 @@ impl Encode for Piece<'_> {
     const KIND: Kind = STREAM;
     fn encode<'a>(&'a self, _scratch: &'a mut Vec<u8>) -> &'a [u8] {
         bytemuck::cast_slice(&self.0)
-    }
-}
-
-impl<const K: u8> Encode for Bits<'_, K> {
-    const KIND: Kind = if K == DECODING.id { DECODING } else { COLOURS };
-    fn encode<'a>(&'a self, _scratch: &'a mut Vec<u8>) -> &'a [u8] {
-        &self.0
     }
 }
 
@@ -340,12 +325,7 @@ impl<S: Scheme, F: FnMut(u64, &mut [bool])> Role for GarbleCore<'_, S, F> {
             let output = bits.map(|(k, &d)| role::packed_bit(&colours, k) ^ d);
             return Ok(Next::Done(output.collect()));
         }
-        if self.steps == 0 || self.steps > tessera_garble::DOMAINS {
-            return Err(Error::Input(format!(
-                "a stream runs 1 to 2^62 steps, not {}",
-                self.steps
-            )));
-        }
+        check_steps(self.steps)?;
         out.post(&Length(self.steps))?;
         let mut sink = PostStream {
             out,

@@ -120,10 +120,21 @@ pub struct Outcome {
 
 /// SHA-256 of everything both parties must agree on: version, scheme, output mode, circuit.
 pub fn fingerprint(circuit: &Circuit, scheme: SchemeKind, outputs: OutputTo) -> [u8; 32] {
+    fingerprint_of(b"tessera/yao", scheme, outputs.name().as_bytes(), circuit)
+}
+
+/// SHA-256 of a protocol's name, [`PROTOCOL_VERSION`], `scheme`, protocol-specific `extra`
+/// bytes and `circuit`: the fingerprint of Yao and of its streamed and inter-party variants.
+pub(crate) fn fingerprint_of(
+    protocol: &[u8],
+    scheme: SchemeKind,
+    extra: &[u8],
+    circuit: &Circuit,
+) -> [u8; 32] {
     let mut h = Sha256::new();
-    h.update(b"tessera/yao");
+    h.update(protocol);
     h.update([PROTOCOL_VERSION, scheme.code()]);
-    h.update(outputs.name().as_bytes());
+    h.update(extra);
     hash_circuit(&mut h, circuit);
     h.finalize().into()
 }
@@ -777,7 +788,7 @@ impl std::fmt::Debug for Yao {
 }
 
 /// Checks that the circuit has the two input values of a two-party run.
-fn check_circuit(circuit: &Circuit) -> Result<(), Error> {
+pub(crate) fn check_circuit(circuit: &Circuit) -> Result<(), Error> {
     circuit.check()?;
     if circuit.inputs.len() != 2 {
         return Err(Error::Input(format!(

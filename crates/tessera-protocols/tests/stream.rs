@@ -6,24 +6,12 @@ use sha2::Digest;
 use std::thread;
 use std::time::Duration;
 use tessera_circuit::Circuit;
+use tessera_circuit::eval::{bits_from_bytes, bytes_from_bits};
 use tessera_circuit::library::{SHA256_IV, builtin, sha256_final_blocks};
 use tessera_garble::SchemeKind;
 use tessera_net::{NetConfig, Network, memory, tcp};
 use tessera_protocols::stream::{self, StreamOutcome};
 use tessera_protocols::{Error, Session, SessionConfig};
-
-fn bits(bytes: &[u8]) -> Vec<bool> {
-    bytes
-        .iter()
-        .flat_map(|b| (0..8).map(move |i| (b >> i) & 1 == 1))
-        .collect()
-}
-
-fn bytes(bits: &[bool]) -> Vec<u8> {
-    bits.chunks(8)
-        .map(|c| c.iter().rev().fold(0u8, |acc, &x| (acc << 1) | u8::from(x)))
-        .collect()
-}
 
 /// The padded blocks of `message`, as the generator hands them to the garbler.
 fn blocks(message: &[u8]) -> Vec<[u8; 64]> {
@@ -52,9 +40,10 @@ fn run(
     let padded = blocks(message);
     let garbler = (|| {
         let mut s = Session::new(g_net, SessionConfig::default())?;
-        let fresh = |k: u64, out: &mut [bool]| out.copy_from_slice(&bits(&padded[k as usize]));
+        let fresh =
+            |k: u64, out: &mut [bool]| out.copy_from_slice(&bits_from_bytes(&padded[k as usize]));
         let steps = (padded.len() as u64, fresh);
-        stream::garble(&mut s, 1, (&g, scheme), &bits(&SHA256_IV), steps)
+        stream::garble(&mut s, 1, (&g, scheme), &bits_from_bytes(&SHA256_IV), steps)
     })();
     (garbler, evaluator.join().unwrap())
 }
@@ -75,8 +64,8 @@ fn streamed_sha256_between_two_parties_gives_both_the_digest() {
             &message,
         );
         let (g, e) = (g.unwrap(), e.unwrap());
-        assert_eq!(bytes(&g.output), digest, "{scheme}: garbler");
-        assert_eq!(bytes(&e.output), digest, "{scheme}: evaluator");
+        assert_eq!(bytes_from_bits(&g.output), digest, "{scheme}: garbler");
+        assert_eq!(bytes_from_bits(&e.output), digest, "{scheme}: evaluator");
         assert_eq!((g.steps, e.steps), (5, 5));
         assert_eq!(g.gates, 5 * sha256().gates.len() as u64);
     }
@@ -90,8 +79,8 @@ fn streamed_sha256_over_tcp() {
     let pair = (nets.next().unwrap(), nets.next().unwrap());
     let (g, e) = run(pair, (sha256(), sha256()), SchemeKind::ALL[0], &message);
     let digest = sha2::Sha256::digest(&message).to_vec();
-    assert_eq!(bytes(&g.unwrap().output), digest);
-    assert_eq!(bytes(&e.unwrap().output), digest);
+    assert_eq!(bytes_from_bits(&g.unwrap().output), digest);
+    assert_eq!(bytes_from_bits(&e.unwrap().output), digest);
 }
 
 #[test]

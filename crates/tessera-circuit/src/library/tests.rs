@@ -3,28 +3,15 @@
 
 use super::*;
 use crate::analysis::gate_counts;
-use crate::eval::{bits_from_hex, bits_to_hex, evaluate};
+use crate::eval::{bits_from_bytes, bits_from_hex, bits_to_hex, bytes_from_bits, evaluate};
 use crate::simd::simd;
 use proptest::prelude::*;
 use sha2::digest::generic_array::GenericArray;
 use tessera_core::{Backend, Block, FixedKeyAes};
 
-fn byte_bits(bytes: &[u8]) -> Vec<bool> {
-    bytes
-        .iter()
-        .flat_map(|b| (0..8).map(move |i| (b >> i) & 1 == 1))
-        .collect()
-}
-
-fn bits_bytes(bits: &[bool]) -> Vec<u8> {
-    bits.chunks(8)
-        .map(|c| c.iter().rev().fold(0u8, |acc, &x| (acc << 1) | u8::from(x)))
-        .collect()
-}
-
 fn eval_bytes(c: &Circuit, inputs: &[&[u8]]) -> Vec<u8> {
-    let bits: Vec<Vec<bool>> = inputs.iter().map(|b| byte_bits(b)).collect();
-    bits_bytes(&evaluate(c, &bits).unwrap()[0])
+    let bits: Vec<Vec<bool>> = inputs.iter().map(|b| bits_from_bytes(b)).collect();
+    bytes_from_bits(&evaluate(c, &bits).unwrap()[0])
 }
 
 fn be_bytes<const N: usize>(words: &[u32; N]) -> Vec<u8> {
@@ -94,7 +81,7 @@ fn sha_compressions_give_the_abc_digests() {
     ] {
         assert_eq!(
             eval_bytes(&c, &[&abc_block(), &be_bytes(&SHA256_IV_WORDS)]),
-            bits_bytes(
+            bytes_from_bits(
                 &bits_from_hex(
                     "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
                     256
@@ -106,7 +93,7 @@ fn sha_compressions_give_the_abc_digests() {
     let c = sha1_compress().unwrap();
     assert_eq!(
         eval_bytes(&c, &[&abc_block(), &be_bytes(&SHA1_IV)]),
-        bits_bytes(&bits_from_hex("a9993e364706816aba3e25717850c26c9cd0d89d", 160).unwrap())
+        bytes_from_bits(&bits_from_hex("a9993e364706816aba3e25717850c26c9cd0d89d", 160).unwrap())
     );
 }
 
@@ -167,8 +154,12 @@ fn simd_copies_compute_independently() {
     let k = 5;
     let wide = simd(&c, k).unwrap();
     assert_eq!(gate_counts(&wide).and, k * gate_counts(&c).and);
-    let a: Vec<u8> = (0..k as u8).map(|i| 37 * i + 200).collect();
-    let b: Vec<u8> = (0..k as u8).map(|i| 91 * i + 3).collect();
+    let a: Vec<u8> = (0..k as u8)
+        .map(|i| 37u8.wrapping_mul(i).wrapping_add(200))
+        .collect();
+    let b: Vec<u8> = (0..k as u8)
+        .map(|i| 91u8.wrapping_mul(i).wrapping_add(3))
+        .collect();
     let out = eval_bytes(&wide, &[&a, &b]);
     for i in 0..k {
         assert_eq!(out[i], a[i].wrapping_add(b[i]), "copy {i}");

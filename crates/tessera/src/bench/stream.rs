@@ -16,6 +16,7 @@ use sha2::{Digest, Sha256};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tessera_circuit::Circuit;
+use tessera_circuit::eval::{bits_from_bytes, bits_to_hex};
 use tessera_circuit::library::{SHA256_IV, builtin, sha256_final_blocks};
 use tessera_core::{Backend, Prg};
 use tessera_garble::SchemeKind;
@@ -79,26 +80,8 @@ impl Message {
             let last = sha256_final_blocks(tail, self.len());
             block = last.first().copied().unwrap_or(block);
         }
-        for (bits, byte) in out.chunks_exact_mut(8).zip(block) {
-            for (i, b) in bits.iter_mut().enumerate() {
-                *b = (byte >> i) & 1 == 1;
-            }
-        }
+        out.copy_from_slice(&bits_from_bytes(&block));
     }
-}
-
-fn bits(bytes: &[u8]) -> Vec<bool> {
-    bytes
-        .iter()
-        .flat_map(|b| (0..8).map(move |i| (b >> i) & 1 == 1))
-        .collect()
-}
-
-fn hex(bits: &[bool]) -> String {
-    bits.chunks(8)
-        .map(|c| c.iter().rev().fold(0u8, |acc, &x| (acc << 1) | u8::from(x)))
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// Steps of the short and the long stream.
@@ -203,18 +186,23 @@ fn garble_both(
         let before = s.network().stats();
         let t = Instant::now();
         let fresh = |k: u64, out: &mut [bool]| message.fill(k, out);
-        let o: StreamOutcome =
-            stream::garble(&mut s, 1, (step, scheme), &bits(&SHA256_IV), (steps, fresh))?;
+        let o: StreamOutcome = stream::garble(
+            &mut s,
+            1,
+            (step, scheme),
+            &bits_from_bytes(&SHA256_IV),
+            (steps, fresh),
+        )?;
         let wall = t.elapsed().as_secs_f64();
         // The stream itself: the garble phase, without the plan's compilation and the hello.
         let garble = o.phases.iter().find(|p| p.name == "garble");
         let seconds = garble.map_or(wall, |p| p.ms / 1e3);
         let traffic = s.network().stats().since(&before);
-        let digest = hex(&bits(&message.hasher.finalize()));
-        if hex(&o.output) != digest {
+        let digest = bits_to_hex(&bits_from_bytes(&message.hasher.finalize()));
+        if bits_to_hex(&o.output) != digest {
             return Err(CliError::Usage(format!(
                 "{steps} steps: the garbler's output {} is not SHA-256 of the message, {digest}",
-                hex(&o.output)
+                bits_to_hex(&o.output)
             )));
         }
         runs.push(Run {
@@ -252,7 +240,7 @@ fn evaluator(args: &StreamArgs, step: &Circuit, addr: &str) -> Result<(), CliErr
         let t = Instant::now();
         let o = stream::evaluate(&mut s, 0, (step, args.scheme))?;
         seconds.push(t.elapsed().as_secs_f64());
-        digests.push(hex(&o.output));
+        digests.push(bits_to_hex(&o.output));
     }
     println!(
         "{}",
