@@ -78,6 +78,43 @@ impl FixedKeyHash {
         (self.aes.kernels().cr_counter)(self.aes.round_keys(), offset, first, out);
     }
 
+    /// SoftSpoken's leaf streams summed by subsets (Roy, CRYPTO 2022, §5.2), in registers
+    /// with no stream in memory. For 2^b leaves L_y, of which `leaves` holds all or all but
+    /// the last (whose stream is then zero), and each row block t < `total.len()`, let
+    /// G_y = π(x) ⊕ x with x = L_y ⊕ (`first` + t) ([`Self::cr_counter`]'s counting). Writes
+    /// Σ_{y: bit i of y} G_y to `sums[i · stride + t]` for i < b, and Σ_y G_y to `total[t]`.
+    ///
+    /// # Panics
+    /// If `leaves` holds neither 2^b nor 2^b − 1 blocks for some 1 ≤ b ≤ 8, if `stride` is
+    /// below `total.len()`, or if `sums` is shorter than (b − 1) · stride + `total.len()`.
+    pub fn cr_counter_sums(
+        &self,
+        leaves: &[Block],
+        first: Block,
+        (sums, stride): (&mut [Block], usize),
+        total: &mut [Block],
+    ) {
+        let n = leaves.len();
+        let missing = (n + 1).is_power_of_two();
+        let bits = if missing {
+            (n + 1).trailing_zeros()
+        } else {
+            n.trailing_zeros()
+        } as usize;
+        assert!(
+            (missing || n.is_power_of_two()) && (1..=8).contains(&bits),
+            "summed streams: {n} leaves is not 2^b or 2^b - 1 for 1 <= b <= 8"
+        );
+        assert!(
+            stride >= total.len() && sums.len() >= (bits - 1) * stride + total.len(),
+            "summed streams: {} sums at stride {stride} cannot hold {bits} columns of {}",
+            sums.len(),
+            total.len()
+        );
+        let kernel = self.aes.kernels().counter_sums[bits - 1][usize::from(missing)];
+        kernel(self.aes.round_keys(), leaves, first, (sums, stride), total);
+    }
+
     /// `out[k] = π(σ(x[k])) ⊕ σ(x[k])`.
     ///
     /// # Panics
@@ -275,6 +312,66 @@ mod tests {
                 }
             }
         }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
+        #[test]
+        fn summed_streams_match_their_definition_on_every_backend(
+            key in any::<u128>(),
+            leaves in proptest::collection::vec(any::<u128>(), 256),
+            len in 0usize..40,
+            slack in 0usize..5,
+            near_wrap in any::<bool>(),
+            seed in any::<u128>(),
+        ) {
+            let first = if near_wrap { Block::from_halves(seed as u64, u64::MAX - 9) } else { Block::new(seed) };
+            let reference = FixedKeyHash::with_backend(Block::new(key), Backend::Portable).unwrap();
+            let leaves: Vec<Block> = leaves.iter().map(|&v| Block::new(v)).collect();
+            let stride = len + slack;
+            for bits in 1..=8usize {
+                for n in [(1 << bits) - 1, 1 << bits] {
+                    // The definition: each leaf's stream by the counter hash, summed by subset.
+                    let mut want_sums = vec![Block::ZERO; bits * stride];
+                    let mut want_total = vec![Block::ZERO; len];
+                    let mut g = vec![Block::ZERO; len];
+                    for (y, &leaf) in leaves[..n].iter().enumerate() {
+                        reference.cr_counter(leaf, first, &mut g);
+                        for t in 0..len {
+                            want_total[t] ^= g[t];
+                            for b in (0..bits).filter(|b| y >> b & 1 == 1) {
+                                want_sums[b * stride + t] ^= g[t];
+                            }
+                        }
+                    }
+                    for backend in Backend::available() {
+                        let h = FixedKeyHash::with_backend(Block::new(key), backend).unwrap();
+                        let mut sums = vec![Block::ONES; bits * stride];
+                        let mut total = vec![Block::ONES; len];
+                        h.cr_counter_sums(&leaves[..n], first, (&mut sums, stride), &mut total);
+                        prop_assert_eq!(&total, &want_total, "{} {} leaves", backend, n);
+                        for b in 0..bits {
+                            let rows = b * stride..b * stride + len;
+                            prop_assert_eq!(&sums[rows.clone()], &want_sums[rows], "{} {} leaves bit {}", backend, n, b);
+                            // The slack between columns is left alone.
+                            prop_assert!(sums[b * stride + len..(b + 1) * stride].iter().all(|&v| v == Block::ONES));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "not 2^b")]
+    fn summed_streams_refuse_a_leaf_count_that_is_no_tree() {
+        let h = FixedKeyHash::new(Block::ZERO);
+        h.cr_counter_sums(
+            &[Block::ZERO; 5],
+            Block::ZERO,
+            (&mut [Block::ZERO; 8], 2),
+            &mut [Block::ZERO; 2],
+        );
     }
 
     proptest! {

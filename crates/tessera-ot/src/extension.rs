@@ -41,7 +41,7 @@ mod vole;
 pub use vole::{MAX_K, ReceiverColumns, SenderColumns};
 
 use crate::base;
-use crate::bits::bit_mask;
+use crate::bits::{bit_mask, pack_bools};
 use crate::traits::{
     CotReceiver, CotSender, Flow, OtReceiver, OtSender, RcotReceiver, RcotSender, RotReceiver,
     RotSender,
@@ -587,10 +587,7 @@ impl ReceiverCore {
         self.choices.resize(total / KAPPA, Block::ZERO);
         self.prg.fill_blocks(&mut self.choices);
         for (block, bits) in self.choices.iter_mut().zip(choices.chunks(KAPPA)) {
-            let packed = bits
-                .iter()
-                .enumerate()
-                .fold(0u128, |acc, (k, &b)| acc | (u128::from(b) << k));
+            let packed = pack_bools(bits);
             let keep = if bits.len() == KAPPA {
                 0
             } else {

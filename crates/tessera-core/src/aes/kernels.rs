@@ -411,6 +411,129 @@ pub(crate) unsafe fn tccr_counter<L: Lanes, const N: usize>(
     unsafe { drive::<_, L, N>(&mut k, x.len()) }
 }
 
+/// Encrypts the first `live` rows of a grid of registers in place, round by round across the
+/// whole grid (the rows past `live` are left as they are).
+///
+/// # Safety
+/// `L`'s CPU features are present.
+#[inline(always)]
+unsafe fn encrypt_grid<L: Lanes, const N: usize, const R: usize>(
+    rk: &RoundKeys,
+    s: &mut [[L; R]; N],
+    live: usize,
+) {
+    // SAFETY: the caller guarantees `L`'s features. Index loops with constant bounds, so that
+    // the grid unrolls into registers.
+    unsafe {
+        let k = L::splat(rk.0[0]);
+        for row in s.iter_mut().take(live) {
+            for x in row.iter_mut() {
+                *x = x.xor(k);
+            }
+        }
+        for r in 1..10 {
+            let k = L::splat(rk.0[r]);
+            for row in s.iter_mut().take(live) {
+                for x in row.iter_mut() {
+                    *x = x.aesenc(k);
+                }
+            }
+        }
+        let k = L::splat(rk.0[10]);
+        for row in s.iter_mut().take(live) {
+            for x in row.iter_mut() {
+                *x = x.aesenclast(k);
+            }
+        }
+    }
+}
+
+/// [`counter_sums`] for the row blocks `start..start + R × L::BLOCKS`.
+///
+/// # Safety
+/// `L`'s CPU features are present and `L::BLOCKS ≤ 4`; `leaves` holds `N` blocks, or `N − 1`
+/// if `MISSING`; the sums' and totals' blocks of these rows are in bounds.
+#[inline(always)]
+unsafe fn counter_sums_rows<L: Lanes, const N: usize, const R: usize, const MISSING: bool>(
+    rk: &RoundKeys,
+    leaves: *const Block,
+    counting: &Counting,
+    start: usize,
+    (sums, stride): (*mut Block, usize),
+    total: *mut Block,
+) {
+    // SAFETY: as the function's contract.
+    unsafe {
+        let live = if MISSING { N - 1 } else { N };
+        let input =
+            |y: usize, j: usize| L::splat(*leaves.add(y)).xor(counting.counter::<L>(start, j));
+        let mut s = [[L::splat(Block::ZERO); R]; N];
+        for (y, row) in s.iter_mut().enumerate().take(live) {
+            for (j, x) in row.iter_mut().enumerate() {
+                *x = input(y, j);
+            }
+        }
+        encrypt_grid(rk, &mut s, live);
+        for (y, row) in s.iter_mut().enumerate().take(live) {
+            for (j, x) in row.iter_mut().enumerate() {
+                *x = x.xor(input(y, j));
+            }
+        }
+        // Halving from the top bit down: the upper half of the live streams are those with
+        // bit b set; their sum is column b, and they fold onto the lower half.
+        let (mut half, mut b) = (N / 2, N.trailing_zeros() as usize);
+        while half >= 1 {
+            b -= 1;
+            for j in 0..R {
+                let mut sum = s[half][j];
+                for row in &s[half + 1..2 * half] {
+                    sum = sum.xor(row[j]);
+                }
+                for y in half..2 * half {
+                    s[y - half][j] = s[y - half][j].xor(s[y][j]);
+                }
+                sum.store(sums.add(b * stride + start + j * L::BLOCKS));
+            }
+            half /= 2;
+        }
+        for (j, x) in s[0].iter().enumerate() {
+            x.store(total.add(start + j * L::BLOCKS));
+        }
+    }
+}
+
+/// SoftSpoken's leaf streams summed by subsets in registers (Roy, CRYPTO 2022, §5.2): for
+/// the `N` leaves L_y (the last absent, its stream zero, if `MISSING`) and row blocks
+/// t < `total.len()`, with G_y = π(x) ⊕ x for x = L_y ⊕ (`first` + t),
+/// `sums[b · stride + t] = Σ_{y: bit b of y} G_y` and `total[t] = Σ_y G_y`. `R` registers of
+/// rows at a time keep `N × R` blocks of AES in flight, then one row block at a time.
+///
+/// # Safety
+/// `L`'s CPU features are present and `L::BLOCKS ≤ 4`; `leaves` holds `N` (or `N − 1`)
+/// blocks and `sums` at least `(log2 N − 1) · stride + total.len()`.
+#[inline(always)]
+pub(crate) unsafe fn counter_sums<L: Lanes, const N: usize, const R: usize, const MISSING: bool>(
+    rk: &RoundKeys,
+    leaves: &[Block],
+    first: Block,
+    (sums, stride): (&mut [Block], usize),
+    total: &mut [Block],
+) {
+    let counting = Counting::new(first, Block::ZERO);
+    let (len, l, out) = (total.len(), leaves.as_ptr(), (sums.as_mut_ptr(), stride));
+    let t = total.as_mut_ptr();
+    let mut i = 0;
+    // SAFETY (both loops): the rows stay below `len`; the caller vouches for the rest.
+    while i + R * L::BLOCKS <= len {
+        unsafe { counter_sums_rows::<L, N, R, MISSING>(rk, l, &counting, i, out, t) };
+        i += R * L::BLOCKS;
+    }
+    while i < len {
+        unsafe { counter_sums_rows::<L::Single, N, 1, MISSING>(rk, l, &counting, i, out, t) };
+        i += 1;
+    }
+}
+
 struct Hash<'a, H> {
     rk: &'a RoundKeys,
     x: *const Block,

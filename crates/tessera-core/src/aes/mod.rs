@@ -63,6 +63,8 @@ pub(crate) struct Kernels {
     pub(crate) tccr: HashFn,
     pub(crate) tccr_counter: fn(&RoundKeys, &[Block], Block, Block, &mut [Block]),
     pub(crate) cr_counter: fn(&RoundKeys, Block, Block, &mut [Block]),
+    /// SoftSpoken's summed leaf streams, by [leaf bits − 1][last leaf missing].
+    pub(crate) counter_sums: [[CounterSumsFn; 2]; 8],
     pub(crate) roofline: fn(u64) -> Block,
     /// Fused half-gates garbling, by [`crate::hash::GateHash::index`].
     pub(crate) half_gates_garble: [HalfGatesGarbleFn; 3],
@@ -70,6 +72,8 @@ pub(crate) struct Kernels {
     pub(crate) half_gates_eval: [HalfGatesEvalFn; 3],
 }
 
+/// A summed-streams kernel: keys, leaves, first counter, (sums, stride), totals.
+type CounterSumsFn = fn(&RoundKeys, &[Block], Block, (&mut [Block], usize), &mut [Block]);
 /// A fused half-gates garbling kernel: keys, Δ, the batch.
 type HalfGatesGarbleFn = fn(&kernels::GateKeys<'_>, Block, &kernels::HalfGatesIo<'_>);
 /// A fused half-gates evaluation kernel: keys, the batch.
@@ -111,6 +115,17 @@ macro_rules! backend_kernels {
             unsafe { kernels::cr_counter::<$lanes, $n>(rk, offset, first, out) }
         }
         $(#[$feature])?
+        unsafe fn sums_tf<const N: usize, const R: usize, const M: bool>(
+            rk: &RoundKeys,
+            leaves: &[Block],
+            first: Block,
+            sums: (&mut [Block], usize),
+            total: &mut [Block],
+        ) {
+            // SAFETY: as above; the public API checked the lengths.
+            unsafe { kernels::counter_sums::<$lanes, N, R, M>(rk, leaves, first, sums, total) }
+        }
+        $(#[$feature])?
         unsafe fn hg_garble_tf<H: kernels::GateHash, const G: usize>(
             keys: &kernels::GateKeys<'_>,
             delta: Block,
@@ -137,6 +152,15 @@ macro_rules! backend_kernels {
         fn hash<H: kernels::HashKind>(rk: &RoundKeys, x: &[Block], t: &[Block], out: &mut [Block]) {
             unsafe { hash_tf::<H>(rk, x, t, out) }
         }
+        fn sums<const N: usize, const R: usize, const M: bool>(
+            rk: &RoundKeys,
+            leaves: &[Block],
+            first: Block,
+            sums: (&mut [Block], usize),
+            total: &mut [Block],
+        ) {
+            unsafe { sums_tf::<N, R, M>(rk, leaves, first, sums, total) }
+        }
         fn hg_garble<H: kernels::GateHash, const G: usize>(
             keys: &kernels::GateKeys<'_>,
             delta: Block,
@@ -160,6 +184,17 @@ macro_rules! backend_kernels {
             tccr: hash::<Tccr>,
             tccr_counter: |rk, x, o, f, out| unsafe { tccr_counter_tf(rk, x, o, f, out) },
             cr_counter: |rk, o, f, out| unsafe { cr_counter_tf(rk, o, f, out) },
+            // Rows per leaf: enough registers that eight or more are in flight.
+            counter_sums: [
+                [sums::<2, 4, false>, sums::<2, 4, true>],
+                [sums::<4, 2, false>, sums::<4, 2, true>],
+                [sums::<8, 1, false>, sums::<8, 1, true>],
+                [sums::<16, 1, false>, sums::<16, 1, true>],
+                [sums::<32, 1, false>, sums::<32, 1, true>],
+                [sums::<64, 1, false>, sums::<64, 1, true>],
+                [sums::<128, 1, false>, sums::<128, 1, true>],
+                [sums::<256, 1, false>, sums::<256, 1, true>],
+            ],
             roofline: |n| unsafe { roofline_tf(n) },
             // Gates per register group: as many as keep states and keys in registers.
             half_gates_garble: [

@@ -6,7 +6,8 @@
 //! same layout. Both dimensions must be multiples of 8.
 //!
 //! Backends: `portable` (8×8 blocks in a `u64`), and SSE2, AVX2, AVX-512BW, which widen EMP's
-//! SSE `movemask` transposition to 32 and 64 rows per instruction (VASA §4.3.2).
+//! SSE `movemask` transposition to 32 and 64 rows per instruction (VASA §4.3.2), and
+//! AVX-512 with GFNI, which transposes eight 8×8 bit blocks per `gf2p8affineqb`.
 
 #[cfg(target_arch = "x86_64")]
 mod x86;
@@ -25,15 +26,18 @@ pub enum TransposeBackend {
     Avx2,
     /// 64 rows per `movepi8_mask` (AVX-512BW).
     Avx512,
+    /// Eight 8×8 bit blocks per `gf2p8affineqb` (AVX-512BW, AVX-512 VBMI and GFNI).
+    Gfni,
 }
 
 impl TransposeBackend {
     /// Every backend, slowest first.
-    pub const ALL: [TransposeBackend; 4] = [
+    pub const ALL: [TransposeBackend; 5] = [
         TransposeBackend::Portable,
         TransposeBackend::Sse2,
         TransposeBackend::Avx2,
         TransposeBackend::Avx512,
+        TransposeBackend::Gfni,
     ];
 
     /// Its name in benchmarks.
@@ -43,6 +47,7 @@ impl TransposeBackend {
             TransposeBackend::Sse2 => "sse2",
             TransposeBackend::Avx2 => "avx2",
             TransposeBackend::Avx512 => "avx512",
+            TransposeBackend::Gfni => "gfni",
         }
     }
 
@@ -56,6 +61,9 @@ impl TransposeBackend {
                 TransposeBackend::Sse2 => has!("sse2"),
                 TransposeBackend::Avx2 => has!("avx2"),
                 TransposeBackend::Avx512 => has!("avx512f") && has!("avx512bw"),
+                TransposeBackend::Gfni => {
+                    has!("avx512f") && has!("avx512bw") && has!("avx512vbmi") && has!("gfni")
+                }
             }
         }
         #[cfg(not(target_arch = "x86_64"))]

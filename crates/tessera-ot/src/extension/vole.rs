@@ -19,10 +19,11 @@
 //!   the IKNP correlation, for 128/k bits sent per OT and about 2^k/k hashes.
 //!
 //! Both sides sum the 2^k streams into the k columns by halving (Roy §5.2): at each level the
-//! odd entries add into the next column and pairs fold together, 2·2^k block XORs in all.
+//! upper half adds into the next column and folds onto the lower half, 2·2^k block XORs in
+//! all, in registers as the streams come out of AES ([`FixedKeyHash::cr_counter_sums`]).
 //! Secrets never index memory: the sender's relabelling by x is a sequence of masked swaps.
 
-use super::{KAPPA, check_len};
+use super::{CHUNK, KAPPA, check_len};
 use crate::Error;
 use crate::bits::bit_mask;
 use crate::ggm::Ggm;
@@ -34,9 +35,6 @@ pub const MAX_K: usize = 8;
 /// The fixed key of the leaves' stream hash: the 32 hex digits of π after [`crate::ggm::TREE_KEY`].
 const STREAM_KEY: Block = Block::new(0x4528_21e6_38d0_1377_be54_66cf_34e9_0c6c);
 
-/// Stream blocks per piece across a group's leaves (32 KiB).
-const PIECE_BLOCKS: usize = 2048;
-
 /// The columns 1..128 in groups: (first column, bits) for each.
 pub(crate) fn groups(k: usize) -> Vec<(usize, usize)> {
     (1..KAPPA)
@@ -45,98 +43,55 @@ pub(crate) fn groups(k: usize) -> Vec<(usize, usize)> {
         .collect()
 }
 
-/// Scratch for one piece of a group: the streams.
+/// The leaves' stream hash and a group's Σ_y G_y for one chunk.
 #[derive(Debug)]
 struct Streams {
     hash: FixedKeyHash,
-    streams: Vec<Block>,
+    total: Vec<Block>,
 }
 
 impl Streams {
     fn new() -> Self {
         Streams {
             hash: FixedKeyHash::new(STREAM_KEY),
-            streams: vec![Block::ZERO; PIECE_BLOCKS],
+            total: vec![Block::ZERO; CHUNK / KAPPA],
         }
-    }
-
-    /// The streams of a group whose 2^bits leaves are `leaves` followed by zero ones (the
-    /// sender lacks the last), for the row blocks of piece `at`, folded by halving from the
-    /// top bit down: writes Σ_{y: bit b of y} G_y into the piece's rows of column b of
-    /// `columns` (the group's, `width` blocks each) and returns Σ_y G_y. Each leaf's stream is
-    /// one contiguous run over the piece's row blocks, so every step of the fold is a
-    /// vectorised XOR of whole runs.
-    fn fold(
-        &mut self,
-        leaves: &[Block],
-        at: Piece,
-        columns: &mut [Block],
-        width: usize,
-    ) -> &[Block] {
-        let (n, p) = (leaves.len(), at.len);
-        let streams = &mut self.streams[..n * p];
-        for (run, &leaf) in streams.chunks_exact_mut(p).zip(leaves) {
-            self.hash.cr_counter(leaf, Block::from(at.counter), run);
-        }
-        let bits = columns.len() / width;
-        let mut live = 1usize << bits;
-        for b in (0..bits).rev() {
-            let half = live / 2;
-            let sum = &mut columns[b * width + at.start..][..p];
-            sum.fill(Block::ZERO);
-            for y in half..live.min(n) {
-                let (low, high) = streams.split_at_mut(y * p);
-                let (into, from) = (&mut low[(y - half) * p..][..p], &high[..p]);
-                for ((s, i), &g) in sum.iter_mut().zip(into).zip(from) {
-                    *s ^= g;
-                    *i ^= g;
-                }
-            }
-            live = half;
-        }
-        &streams[..p]
     }
 }
 
-/// Where a piece goes: its first block in the chunk's columns, its length, and the row block
-/// counter of its first block.
-#[derive(Clone, Copy, Debug)]
-struct Piece {
-    start: usize,
-    len: usize,
-    counter: u64,
-}
-
-/// Folds every group's streams for a chunk of `width` row blocks from block `counter` on into
+/// Sums every group's streams for a chunk of `width` row blocks from block `counter` on into
 /// `columns` (column-major, `width` blocks each: column b of a group gets Σ_{y: bit b of y}
-/// G_y); `piece(g, rows, columns, total)` then gets group g's columns, the piece's rows and
-/// its Σ_y G_y.
+/// G_y, by [`FixedKeyHash::cr_counter_sums`], in registers); `group(g, columns, total)` then
+/// gets group g's columns and its Σ_y G_y.
 fn fold_groups(
     streams: &mut Streams,
     groups: &[(usize, usize)],
     leaves: &[Vec<Block>],
     (counter, width): (u64, usize),
     columns: &mut [Block],
-    mut piece: impl FnMut(usize, std::ops::Range<usize>, &mut [Block], &[Block]),
+    mut group: impl FnMut(usize, &mut [Block], &[Block]),
 ) {
+    if streams.total.len() < width {
+        streams.total.resize(width, Block::ZERO);
+    }
+    let total = &mut streams.total[..width];
     for (g, (&(first, bits), leaves)) in groups.iter().zip(leaves).enumerate() {
         let columns = &mut columns[first * width..(first + bits) * width];
-        for at in pieces(leaves.len(), width, counter) {
-            let total = streams.fold(leaves, at, columns, width);
-            piece(g, at.start..at.start + at.len, columns, total);
-        }
+        streams
+            .hash
+            .cr_counter_sums(leaves, Block::from(counter), (columns, width), total);
+        group(g, columns, total);
     }
 }
 
-/// The pieces of a group with `leaves` leaves over a chunk of `width` blocks from row block
-/// `counter` on.
-fn pieces(leaves: usize, width: usize, counter: u64) -> impl Iterator<Item = Piece> {
-    let p = (PIECE_BLOCKS / leaves).clamp(1, width.max(1));
-    (0..width).step_by(p).map(move |start| Piece {
-        start,
-        len: p.min(width - start),
-        counter: counter + start as u64,
-    })
+/// Blocks as 64-bit words, so that loops of XORs over them vectorise.
+fn words(blocks: &[Block]) -> &[u64] {
+    bytemuck::cast_slice(blocks)
+}
+
+/// [`words`], mutably.
+fn words_mut(blocks: &mut [Block]) -> &mut [u64] {
+    bytemuck::cast_slice_mut(blocks)
 }
 
 /// The extension receiver's side: every leaf of every group.
@@ -199,11 +154,11 @@ impl ReceiverColumns {
             &self.leaves,
             at,
             t,
-            |g, rows, _, u| {
+            |g, _, u| {
                 // Column b of the group holds v_b = Σ_{y: bit b of y} G_y; the correction is
                 // u ⊕ r.
-                let c = &mut correction[g * width..][rows.clone()];
-                for ((c, &u), &r) in c.iter_mut().zip(u).zip(&r[rows]) {
+                let c = &mut correction[g * width..][..width];
+                for ((c, &u), &r) in words_mut(c).iter_mut().zip(words(u)).zip(words(r)) {
                     *c = u ^ r;
                 }
             },
@@ -215,7 +170,7 @@ impl ReceiverColumns {
 #[derive(Debug)]
 pub struct SenderColumns {
     groups: Vec<(usize, usize)>,
-    /// Group g's bits of Δ as masks, one per column.
+    /// Group g's bits of Δ as masks (all ones or zero), one per column.
     masks: Vec<Vec<Block>>,
     /// Group g's leaves M_y = L_{x⊕¬y} for y < 2^k − 1 (the last, L_x, is the punctured one).
     leaves: Vec<Vec<Block>>,
@@ -307,11 +262,12 @@ impl SenderColumns {
             &self.leaves,
             at,
             q,
-            |g, rows, columns, total| {
-                let c = &correction[g * width..][rows.clone()];
+            |g, columns, total| {
+                let c = words(&correction[g * width..][..width]);
                 for (b, &x_b) in masks[g].iter().enumerate() {
-                    let column = &mut columns[b * width..][rows.clone()];
-                    for ((q, &t), &c) in column.iter_mut().zip(total).zip(c) {
+                    let column = words_mut(&mut columns[b * width..][..width]);
+                    let x_b = x_b.low();
+                    for ((q, &t), &c) in column.iter_mut().zip(words(total)).zip(c) {
                         *q ^= t ^ (x_b & c);
                     }
                 }
