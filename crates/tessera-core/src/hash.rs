@@ -78,6 +78,25 @@ impl FixedKeyHash {
         (self.aes.kernels().cr_counter)(self.aes.round_keys(), offset, first, out);
     }
 
+    /// One level of GGM trees (Goldreich, Goldwasser, Micali, J. ACM 1986) in split order, in
+    /// place: the parents p_q in the first half of `nodes` give children
+    /// `nodes[q] = H(p_q)` and `nodes[m + q] = H(p_q ⊕ 1)` (m = half the length, H(x) =
+    /// π(x) ⊕ x as [`Self::cr`]). Returns the sums of the left children and of the right
+    /// ones, computed as they leave AES. A node's position in the last level is then its path
+    /// read from the least significant bit (bit i − 1 chooses the side at level i), and no
+    /// level needs a copy of its inputs.
+    ///
+    /// # Panics
+    /// If `nodes` has odd length.
+    pub fn cr_children(&self, nodes: &mut [Block]) -> [Block; 2] {
+        assert!(
+            nodes.len().is_multiple_of(2),
+            "GGM level of {} nodes",
+            nodes.len()
+        );
+        (self.aes.kernels().cr_children)(self.aes.round_keys(), nodes)
+    }
+
     /// SoftSpoken's leaf streams summed by subsets (Roy, CRYPTO 2022, §5.2), in registers
     /// with no stream in memory. For 2^b leaves L_y, of which `leaves` holds all or all but
     /// the last (whose stream is then zero), and each row block t < `total.len()`, let
@@ -360,6 +379,39 @@ mod tests {
                 }
             }
         }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        #[test]
+        fn tree_levels_match_their_definition_on_every_backend(
+            key in any::<u128>(),
+            parents in proptest::collection::vec(any::<u128>(), 0..80),
+        ) {
+            let reference = FixedKeyHash::with_backend(Block::new(key), Backend::Portable).unwrap();
+            let parents: Vec<Block> = parents.iter().map(|&v| Block::new(v)).collect();
+            // The definition: H(p) then H(p ⊕ 1) by the plain hash, and the sums of each half.
+            let flipped: Vec<Block> = parents.iter().map(|&p| p ^ Block::new(1)).collect();
+            let mut want = vec![Block::ZERO; 2 * parents.len()];
+            let (left, right) = want.split_at_mut(parents.len());
+            reference.cr(&parents, left);
+            reference.cr(&flipped, right);
+            let want_sums = [left, right].map(|half| half.iter().fold(Block::ZERO, |a, &b| a ^ b));
+            for backend in Backend::available() {
+                let h = FixedKeyHash::with_backend(Block::new(key), backend).unwrap();
+                let mut nodes = parents.clone();
+                nodes.resize(2 * parents.len(), Block::ONES);
+                let sums = h.cr_children(&mut nodes);
+                prop_assert_eq!(&nodes, &want, "{}", backend);
+                prop_assert_eq!(sums, want_sums, "{}", backend);
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "GGM level of 3 nodes")]
+    fn tree_levels_refuse_an_odd_length() {
+        FixedKeyHash::new(Block::ZERO).cr_children(&mut [Block::ZERO; 3]);
     }
 
     #[test]

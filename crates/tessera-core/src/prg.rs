@@ -84,15 +84,22 @@ impl Prg {
     }
 }
 
-/// Writes the keystream blocks `counter, counter + 1, ...` into `out` (counter blocks, then one
-/// batched encryption in place) and advances the counter. A free function, so the PRG can
-/// refill its own buffer without copying it.
+/// Writes the keystream blocks `counter, counter + 1, ...` into `out` (counter mode, run by
+/// run wherever the counter's low 64 bits wrap, so the count carries as a 128-bit one) and
+/// advances the counter. A free function, so the PRG can refill its own buffer without
+/// copying it.
 fn generate(aes: &FixedKeyAes, counter: &mut u128, out: &mut [Block]) {
-    for b in out.iter_mut() {
-        *b = Block::new(*counter);
-        *counter = counter.wrapping_add(1);
+    let mut rest = out;
+    while !rest.is_empty() {
+        let to_wrap = (1u128 << 64) - u128::from(*counter as u64);
+        let take = rest
+            .len()
+            .min(usize::try_from(to_wrap).unwrap_or(usize::MAX));
+        let (run, tail) = rest.split_at_mut(take);
+        aes.encrypt_counter(Block::new(*counter), run);
+        *counter = counter.wrapping_add(take as u128);
+        rest = tail;
     }
-    aes.encrypt_blocks(out);
 }
 
 /// One block of operating-system randomness.
@@ -205,6 +212,23 @@ mod tests {
         for at in [150, 3, 0, 64, 130] {
             prg.seek(at as u128);
             assert_eq!(prg.random_blocks(50), &stream[at..at + 50], "at {at}");
+        }
+    }
+
+    #[test]
+    fn the_counter_carries_across_the_low_word() {
+        // Block j of the stream is AES(j) for a 128-bit j, also where the low 64 bits wrap.
+        let seed = Block::new(0x5eed);
+        let aes = FixedKeyAes::with_backend(seed, Backend::Portable).unwrap();
+        for backend in Backend::available() {
+            let mut prg = Prg::with_backend(seed, backend).unwrap();
+            let start = (5u128 << 64) - 70;
+            prg.seek(start);
+            let got = prg.random_blocks(150);
+            for (j, b) in got.iter().enumerate() {
+                let want = aes.encrypt_block(Block::new(start + j as u128));
+                assert_eq!(*b, want, "{backend} block {j}");
+            }
         }
     }
 

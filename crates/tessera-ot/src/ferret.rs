@@ -43,7 +43,7 @@
 
 pub mod lpn;
 
-use crate::bits::{bit_mask, eq_mask, low_bits};
+use crate::bits::{PositionMask, bit_mask, low_bits};
 use crate::extension::{self, BATCH, ExtensionReceiver, ExtensionSender, Protocol, Security};
 use crate::ggm::Ggm;
 use crate::traits::{
@@ -628,7 +628,7 @@ impl ReceiverCore {
                 let r = t.lsb();
                 let (m0, m1) = (msg[2 * i], msg[2 * i + 1]);
                 self.known.push(m0 ^ (bit_mask(r) & (m0 ^ m1)) ^ h);
-                point |= u64::from(!r) << (d - 1 - i);
+                point |= u64::from(!r) << i;
             }
             self.points.push(point);
         }
@@ -644,8 +644,9 @@ impl ReceiverCore {
                 *leaf = leaf.with_lsb(false);
                 sum ^= *leaf;
             }
+            let at = PositionMask::new(point);
             for (y, leaf) in tree.iter_mut().enumerate() {
-                *leaf ^= eq_mask(y as u64, point) & sum;
+                *leaf ^= at.mask(y) & sum;
             }
         }
     }

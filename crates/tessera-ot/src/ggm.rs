@@ -5,8 +5,10 @@
 //! A node s has children H(s) and H(s ⊕ 1), with H(x) = π(x) ⊕ x the correlation-robust MMO
 //! hash over a fixed-key AES permutation π of its own ([`TREE_KEY`]); correlation robustness
 //! (Guo, Katz, Wang, Yu, S&P 2020, §5) makes the two children pseudo-random and independent
-//! for a secret s. Leaf y of a tree of depth d is reached by the bits of y from the most
-//! significant down (0 = left child).
+//! for a secret s. Leaf y of a tree of depth d is reached by the bits of y from the least
+//! significant up: bit i − 1 chooses the side at level i (0 = left child). Levels are laid out
+//! in split order, left children first, so each one is expanded in place from the one before
+//! it by one batched call ([`FixedKeyHash::cr_children`]) and the leaves end in the order of y.
 //!
 //! The holder of the root also gets, for each level i = 1..=d, the sums K_i^0 and K_i^1 of the
 //! left and of the right children at that level. A party that holds, for each level, the sum on
@@ -16,18 +18,17 @@
 //! side off the path is sent through a 1-out-of-2 OT. Reconstruction is constant-time in the
 //! punctured point: every node is touched the same way, selected by masks.
 
-use crate::bits::{bit_mask, eq_mask};
+use crate::bits::{PositionMask, bit_mask};
 use tessera_core::{Block, FixedKeyHash};
 
 /// The fixed key of the tree permutation: the next 32 hex digits of π after those of the
 /// core's default hash key (nothing up the sleeve, and a permutation of its own).
 pub const TREE_KEY: Block = Block::new(0xa409_3822_299f_31d0_082e_fa98_ec4e_6c89);
 
-/// Batched GGM expansion over the tree permutation, with its scratch space.
+/// Batched GGM expansion over the tree permutation.
 #[derive(Debug)]
 pub struct Ggm {
     hash: FixedKeyHash,
-    inputs: Vec<Block>,
     /// The children of a zero node, H(0) and H(1): what a punctured tree's path node expands
     /// to.
     zero_children: [Block; 2],
@@ -40,31 +41,22 @@ impl Default for Ggm {
         hash.cr(&[Block::ZERO, Block::new(1)], &mut zero_children);
         Ggm {
             hash,
-            inputs: Vec::new(),
             zero_children,
         }
     }
 }
 
-impl Ggm {
-    /// Expands one level in place for every tree: tree t's 2^(i-1) nodes at the start of its
-    /// slot `leaves[t << depth..]` become their 2^i children.
-    fn expand_level(&mut self, leaves: &mut [Block], depth: usize, i: usize) {
-        let parents = 1usize << (i - 1);
-        self.inputs.clear();
-        for tree in leaves.chunks_exact(1 << depth) {
-            for &p in &tree[..parents] {
-                self.inputs.extend_from_slice(&[p, p ^ Block::new(1)]);
-            }
-        }
-        for (tree, inputs) in leaves
-            .chunks_exact_mut(1 << depth)
-            .zip(self.inputs.chunks_exact(2 * parents))
-        {
-            self.hash.cr(inputs, &mut tree[..2 * parents]);
-        }
+/// Sets `nodes[at]` to `value` and leaves the others, touching every node the same way: the
+/// position is secret.
+fn write_at(nodes: &mut [Block], at: u64, value: Block) {
+    let at = PositionMask::new(at);
+    for (q, node) in nodes.iter_mut().enumerate() {
+        let m = at.mask(q);
+        *node = (*node & !m) ^ (value & m);
     }
+}
 
+impl Ggm {
     /// Expands one tree of `depth` per root: tree t's leaves go to `leaves[t << depth..][..1 <<
     /// depth]` and its level sums to `sums[t * depth + i - 1]` = [K_i^0, K_i^1] for levels
     /// i = 1..=depth.
@@ -81,25 +73,21 @@ impl Ggm {
         assert!((1..=30).contains(&depth), "GGM depth {depth} out of range");
         assert_eq!(leaves.len(), roots.len() << depth, "GGM leaves buffer");
         assert_eq!(sums.len(), roots.len() * depth, "GGM sums buffer");
-        for (tree, &root) in leaves.chunks_exact_mut(1 << depth).zip(roots) {
+        for ((tree, &root), sums) in leaves
+            .chunks_exact_mut(1 << depth)
+            .zip(roots)
+            .zip(sums.chunks_exact_mut(depth))
+        {
             tree[0] = root;
-        }
-        for i in 1..=depth {
-            self.expand_level(leaves, depth, i);
-            for (tree, sums) in leaves
-                .chunks_exact(1 << depth)
-                .zip(sums.chunks_exact_mut(depth))
-            {
-                sums[i - 1] = tree[..1 << i]
-                    .chunks_exact(2)
-                    .fold([Block::ZERO; 2], |[l, r], pair| [l ^ pair[0], r ^ pair[1]]);
+            for (i, sum) in sums.iter_mut().enumerate() {
+                *sum = self.hash.cr_children(&mut tree[..2 << i]);
             }
         }
     }
 
     /// Rebuilds the trees of `depth` whose leaf `points[t]` is punctured, from the sums off
     /// the path: `known[t * depth + i - 1]` is the sum at level i on the side opposite to bit
-    /// `depth - i` of `points[t]`. Leaves go to `leaves[t << depth..]`, the punctured one zero.
+    /// `i - 1` of `points[t]`. Leaves go to `leaves[t << depth..]`, the punctured one zero.
     /// Constant-time in the points.
     ///
     /// # Panics
@@ -114,38 +102,27 @@ impl Ggm {
         assert!((1..=30).contains(&depth), "GGM depth {depth} out of range");
         assert_eq!(leaves.len(), points.len() << depth, "GGM leaves buffer");
         assert_eq!(known.len(), points.len() * depth, "GGM known sums");
-        // Each level overwrites the first 2^i nodes of every tree: only the roots need
-        // clearing.
-        for tree in leaves.chunks_exact_mut(1 << depth) {
+        let [c0, c1] = self.zero_children;
+        for ((tree, &point), known) in leaves
+            .chunks_exact_mut(1 << depth)
+            .zip(points)
+            .zip(known.chunks_exact(depth))
+        {
+            // The path node of each level is kept at zero, so its children come out as the
+            // constants H(0), H(1): without them, the sums of each side are those of the other
+            // nodes, and the sibling off the path is the known sum minus those.
             tree[0] = Block::ZERO;
-        }
-        for i in 1..=depth {
-            // The parents' level is right except at the path node, which is zero: its children
-            // come out as the constants H(0), H(1). Without them, the sums of each side are
-            // those of the other nodes; the sibling off the path is the known sum minus the
-            // others on its side, and the path node becomes zero again.
-            self.expand_level(leaves, depth, i);
-            let [c0, c1] = self.zero_children;
-            for ((tree, &point), known) in leaves
-                .chunks_exact_mut(1 << depth)
-                .zip(points)
-                .zip(known.chunks_exact(depth))
-            {
-                let path = point >> (depth - i);
-                let nodes = &mut tree[..1 << i];
-                let sums = nodes
-                    .chunks_exact(2)
-                    .fold([c0, c1], |[l, r], pair| [l ^ pair[0], r ^ pair[1]]);
-                // The new values of the path's parent's children, [left, right]: the sibling's
-                // and zero, in an order set by the path's last bit without a branch.
-                let right = bit_mask(path & 1 == 1);
-                let value = known[i - 1] ^ (sums[1] & !right) ^ (sums[0] & right);
-                let children = [value & right, value & !right];
-                for (p, pair) in nodes.chunks_exact_mut(2).enumerate() {
-                    let m = eq_mask(p as u64, path >> 1);
-                    pair[0] = (pair[0] & !m) ^ (children[0] & m);
-                    pair[1] = (pair[1] & !m) ^ (children[1] & m);
-                }
+            for (i, &known) in known.iter().enumerate() {
+                let half = 1usize << i;
+                let [l, r] = self.hash.cr_children(&mut tree[..2 * half]);
+                let right = bit_mask((point >> i) & 1 == 1);
+                let sibling = known ^ ((r ^ c1) & !right) ^ ((l ^ c0) & right);
+                // The path's parent sits at the path's low i bits; its children become the
+                // sibling and zero, in an order set by bit i of the path.
+                let parent = point & (half as u64 - 1);
+                let (left, rights) = tree[..2 * half].split_at_mut(half);
+                write_at(left, parent, sibling & right);
+                write_at(rights, parent, sibling & !right);
             }
         }
     }
@@ -175,7 +152,7 @@ mod tests {
                 .flat_map(|(t, &x)| {
                     let sums = &sums;
                     (1..=depth).map(move |i| {
-                        let bit = (x >> (depth - i)) & 1;
+                        let bit = (x >> (i - 1)) & 1;
                         sums[t * depth + i - 1][1 - bit as usize]
                     })
                 })

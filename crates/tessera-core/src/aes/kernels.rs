@@ -345,6 +345,47 @@ impl Chunked for TccrCounter<'_> {
     }
 }
 
+struct Ctr<'a> {
+    rk: &'a RoundKeys,
+    counting: Counting,
+    out: *mut Block,
+}
+
+impl Chunked for Ctr<'_> {
+    #[inline(always)]
+    unsafe fn chunk<L: Lanes, const N: usize>(&mut self, start: usize) {
+        // SAFETY: `drive` keeps the chunk in bounds; registers hold at most 4 blocks.
+        unsafe {
+            let mut y = [L::splat(Block::ZERO); N];
+            for (j, v) in y.iter_mut().enumerate() {
+                *v = self.counting.counter::<L>(start, j);
+            }
+            encrypt(self.rk, &mut y);
+            store_n(&y, self.out.add(start));
+        }
+    }
+}
+
+/// `out[k] = π(first + k)`, the counter in `first`'s low 64 bits modulo 2^64: counter mode,
+/// the counters made in registers.
+///
+/// # Safety
+/// `L`'s CPU features are present and `L::BLOCKS ≤ 4`.
+#[inline(always)]
+pub(crate) unsafe fn ctr<L: Lanes, const N: usize>(
+    rk: &RoundKeys,
+    first: Block,
+    out: &mut [Block],
+) {
+    let mut k = Ctr {
+        rk,
+        counting: Counting::new(first, Block::ZERO),
+        out: out.as_mut_ptr(),
+    };
+    // SAFETY: the kernel writes exactly `out`.
+    unsafe { drive::<_, L, N>(&mut k, out.len()) }
+}
+
 struct CrCounter<'a> {
     rk: &'a RoundKeys,
     counting: Counting,
@@ -409,6 +450,78 @@ pub(crate) unsafe fn tccr_counter<L: Lanes, const N: usize>(
     };
     // SAFETY: the caller guarantees the lengths.
     unsafe { drive::<_, L, N>(&mut k, x.len()) }
+}
+
+struct CrChildren<'a> {
+    rk: &'a RoundKeys,
+    nodes: *mut Block,
+    half: usize,
+    sums: [Block; 2],
+}
+
+/// The XOR of `N` registers' blocks at `p`, folded into `acc`.
+///
+/// # Safety
+/// `L`'s CPU features are present, `L::BLOCKS ≤ 4` and `N × L::BLOCKS` blocks are at `p`.
+#[inline(always)]
+unsafe fn fold_sum<L: Lanes, const N: usize>(p: *const Block, acc: &mut Block) {
+    // SAFETY: as the function's contract.
+    unsafe {
+        let mut sum = L::load(p);
+        for j in 1..N {
+            sum = sum.xor(L::load(p.add(j * L::BLOCKS)));
+        }
+        let mut lanes = [Block::ZERO; 4];
+        sum.store(lanes.as_mut_ptr());
+        for b in &lanes[..L::BLOCKS] {
+            *acc ^= *b;
+        }
+    }
+}
+
+impl Chunked for CrChildren<'_> {
+    #[inline(always)]
+    unsafe fn chunk<L: Lanes, const N: usize>(&mut self, start: usize) {
+        // SAFETY: `drive` keeps the parents `start..` below `half`, so both children runs are
+        // in bounds; the parents are loaded before their left children overwrite them, and
+        // the right children land past every parent.
+        unsafe {
+            let (left, right) = (self.nodes.add(start), self.nodes.add(self.half + start));
+            let parents = load_n::<L, N>(left);
+            let one = L::splat(Block::new(1));
+            let mut flipped = parents;
+            for p in flipped.iter_mut() {
+                *p = p.xor(one);
+            }
+            mmo(self.rk, parents, left);
+            mmo(self.rk, flipped, right);
+            fold_sum::<L, N>(left, &mut self.sums[0]);
+            fold_sum::<L, N>(right, &mut self.sums[1]);
+        }
+    }
+}
+
+/// One level of GGM trees in split order: for the `m = nodes.len() / 2` parents p_q in
+/// `nodes[..m]`, `nodes[q] = H(p_q)` and `nodes[m + q] = H(p_q ⊕ 1)` with H(x) = π(x) ⊕ x, in
+/// place; returns the sums of the two halves.
+///
+/// # Safety
+/// `L`'s CPU features are present and `L::BLOCKS ≤ 4`.
+#[inline(always)]
+pub(crate) unsafe fn cr_children<L: Lanes, const N: usize>(
+    rk: &RoundKeys,
+    nodes: &mut [Block],
+) -> [Block; 2] {
+    let half = nodes.len() / 2;
+    let mut k = CrChildren {
+        rk,
+        nodes: nodes.as_mut_ptr(),
+        half,
+        sums: [Block::ZERO; 2],
+    };
+    // SAFETY: the kernel addresses exactly `nodes[..2 half]`.
+    unsafe { drive::<_, L, N>(&mut k, half) };
+    k.sums
 }
 
 /// Encrypts the first `live` rows of a grid of registers in place, round by round across the

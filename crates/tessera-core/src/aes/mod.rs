@@ -55,6 +55,7 @@ type HashFn = fn(&RoundKeys, &[Block], &[Block], &mut [Block]);
 /// ([`Backend::kernels`]); that is what makes calling the `#[target_feature]` code sound.
 pub(crate) struct Kernels {
     pub(crate) ecb: fn(&RoundKeys, &mut [Block]),
+    pub(crate) ctr: fn(&RoundKeys, Block, &mut [Block]),
     pub(crate) expand: fn(&[Block], &mut [RoundKeys]),
     pub(crate) multi_key: fn(&[Block], &mut [Block]),
     pub(crate) prp: HashFn,
@@ -63,6 +64,7 @@ pub(crate) struct Kernels {
     pub(crate) tccr: HashFn,
     pub(crate) tccr_counter: fn(&RoundKeys, &[Block], Block, Block, &mut [Block]),
     pub(crate) cr_counter: fn(&RoundKeys, Block, Block, &mut [Block]),
+    pub(crate) cr_children: fn(&RoundKeys, &mut [Block]) -> [Block; 2],
     /// SoftSpoken's summed leaf streams, by [leaf bits − 1][last leaf missing].
     pub(crate) counter_sums: [[CounterSumsFn; 2]; 8],
     pub(crate) roofline: fn(u64) -> Block,
@@ -90,6 +92,11 @@ macro_rules! backend_kernels {
             unsafe { kernels::ecb::<$lanes, $n>(rk, b) }
         }
         $(#[$feature])?
+        unsafe fn ctr_tf(rk: &RoundKeys, first: Block, out: &mut [Block]) {
+            // SAFETY: as above.
+            unsafe { kernels::ctr::<$lanes, $n>(rk, first, out) }
+        }
+        $(#[$feature])?
         unsafe fn expand_tf(keys: &[Block], out: &mut [RoundKeys]) {
             // SAFETY: as above; the public API checked the lengths.
             unsafe { kernels::expand::<$lanes, $n>(keys, out) }
@@ -113,6 +120,11 @@ macro_rules! backend_kernels {
         unsafe fn cr_counter_tf(rk: &RoundKeys, offset: Block, first: Block, out: &mut [Block]) {
             // SAFETY: as above.
             unsafe { kernels::cr_counter::<$lanes, $n>(rk, offset, first, out) }
+        }
+        $(#[$feature])?
+        unsafe fn cr_children_tf(rk: &RoundKeys, nodes: &mut [Block]) -> [Block; 2] {
+            // SAFETY: as above.
+            unsafe { kernels::cr_children::<$lanes, $n>(rk, nodes) }
         }
         $(#[$feature])?
         unsafe fn sums_tf<const N: usize, const R: usize, const M: bool>(
@@ -176,6 +188,7 @@ macro_rules! backend_kernels {
         }
         Kernels {
             ecb: |rk, b| unsafe { ecb_tf(rk, b) },
+            ctr: |rk, f, out| unsafe { ctr_tf(rk, f, out) },
             expand: |k, o| unsafe { expand_tf(k, o) },
             multi_key: |k, b| unsafe { multi_key_tf(k, b) },
             prp: hash::<Mmo<Prp>>,
@@ -184,6 +197,7 @@ macro_rules! backend_kernels {
             tccr: hash::<Tccr>,
             tccr_counter: |rk, x, o, f, out| unsafe { tccr_counter_tf(rk, x, o, f, out) },
             cr_counter: |rk, o, f, out| unsafe { cr_counter_tf(rk, o, f, out) },
+            cr_children: |rk, nodes| unsafe { cr_children_tf(rk, nodes) },
             // Rows per leaf: enough registers that eight or more are in flight.
             counter_sums: [
                 [sums::<2, 4, false>, sums::<2, 4, true>],
@@ -519,6 +533,13 @@ impl FixedKeyAes {
     /// ≥ 32 on VAES.
     pub fn encrypt_blocks(&self, blocks: &mut [Block]) {
         (self.aes.kernels.ecb)(&self.rk, blocks);
+    }
+
+    /// Counter mode: `out[k] = E(first + k)`, where `first + k` advances the low 64 bits of
+    /// `first` by k modulo 2^64 and keeps its high 64 (no carry between the halves). The
+    /// counters are made in registers, with no pass over memory.
+    pub fn encrypt_counter(&self, first: Block, out: &mut [Block]) {
+        (self.kernels().ctr)(self.round_keys(), first, out);
     }
 
     /// Encrypts one block (a batch of one: slow; prefer [`Self::encrypt_blocks`]).

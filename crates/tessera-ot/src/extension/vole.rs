@@ -190,7 +190,7 @@ impl SenderColumns {
             .into_iter()
             .flat_map(|(first, bits)| {
                 let x = bits_of(delta, first, bits);
-                (1..=bits).map(move |i| (x >> (bits - i)) & 1 == 0)
+                (1..=bits).map(move |i| (x >> (i - 1)) & 1 == 0)
             })
             .collect()
     }
