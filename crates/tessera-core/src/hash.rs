@@ -10,7 +10,7 @@
 //!
 //! 2x is doubling in GF(2^128) ([`Block::gf_double`]).
 
-use crate::aes::kernels::{GateKeys, HalfGatesIo};
+use crate::aes::kernels::{GateKeys, HalfGatesIo, SumsMask};
 use crate::aes::{Aes, Backend, FixedKeyAes};
 use crate::{Block, Error};
 
@@ -101,17 +101,54 @@ impl FixedKeyHash {
     /// with no stream in memory. For 2^b leaves L_y, of which `leaves` holds all or all but
     /// the last (whose stream is then zero), and each row block t < `total.len()`, let
     /// G_y = π(x) ⊕ x with x = L_y ⊕ (`first` + t) ([`Self::cr_counter`]'s counting). Writes
-    /// Σ_{y: bit i of y} G_y to `sums[i · stride + t]` for i < b, and Σ_y G_y to `total[t]`.
+    /// Σ_{y: bit i of y} G_y to `sums[i · column + t · row]` for i < b, and Σ_y G_y to
+    /// `total[t]`. The sums are laid out by column (`row` = 1, `column` ≥ `total.len()`) or by
+    /// row block (`column` = 1, `row` ≥ b: the layout of [`crate::transpose::transpose_squares`]
+    /// when `row` is 128), or any other way that gives each sum its own block.
     ///
     /// # Panics
-    /// If `leaves` holds neither 2^b nor 2^b − 1 blocks for some 1 ≤ b ≤ 8, if `stride` is
-    /// below `total.len()`, or if `sums` is shorter than (b − 1) · stride + `total.len()`.
+    /// If `leaves` holds neither 2^b nor 2^b − 1 blocks for some 1 ≤ b ≤ 8, if two sums would
+    /// share a block (neither `row` ≥ b · `column` nor `column` ≥ `total.len()` · `row`), or if
+    /// `sums` is too short for the last one.
     pub fn cr_counter_sums(
         &self,
         leaves: &[Block],
         first: Block,
-        (sums, stride): (&mut [Block], usize),
+        sums: (&mut [Block], usize, usize),
         total: &mut [Block],
+    ) {
+        self.summed_streams(leaves, first, sums, total, None);
+    }
+
+    /// [`Self::cr_counter_sums`] with each column summing the other streams and a masked
+    /// offset added: Σ_{y: bit i of y is 0} G_y ⊕ (`masks[i]` & `offset[t]`) to
+    /// `sums[i · column + t · row]`, Σ_y G_y to `total[t]`. This is the sender's side of
+    /// SoftSpoken's small-field VOLE (Roy, CRYPTO 2022, §4), where the masks are its bits of
+    /// Δ and the offset the receiver's correction; with them added as the sums leave
+    /// registers, the columns need no second pass.
+    ///
+    /// # Panics
+    /// As [`Self::cr_counter_sums`], and if there is not one mask per column and one offset
+    /// per row block.
+    pub fn cr_counter_sums_masked(
+        &self,
+        leaves: &[Block],
+        first: Block,
+        sums: (&mut [Block], usize, usize),
+        total: &mut [Block],
+        (masks, offset): (&[Block], &[Block]),
+    ) {
+        self.summed_streams(leaves, first, sums, total, Some((masks, offset)));
+    }
+
+    /// Both [`Self::cr_counter_sums`] and [`Self::cr_counter_sums_masked`].
+    fn summed_streams(
+        &self,
+        leaves: &[Block],
+        first: Block,
+        (sums, column, row): (&mut [Block], usize, usize),
+        total: &mut [Block],
+        masked: Option<(&[Block], &[Block])>,
     ) {
         let n = leaves.len();
         let missing = (n + 1).is_power_of_two();
@@ -124,14 +161,48 @@ impl FixedKeyHash {
             (missing || n.is_power_of_two()) && (1..=8).contains(&bits),
             "summed streams: {n} leaves is not 2^b or 2^b - 1 for 1 <= b <= 8"
         );
+        let len = total.len();
+        let apart = len == 0
+            || (row > 0
+                && (bits == 1 || (column > 0 && (row >= bits * column || column >= len * row))));
+        let last = (bits - 1)
+            .checked_mul(column)
+            .zip(len.saturating_sub(1).checked_mul(row))
+            .and_then(|(c, r)| c.checked_add(r));
         assert!(
-            stride >= total.len() && sums.len() >= (bits - 1) * stride + total.len(),
-            "summed streams: {} sums at stride {stride} cannot hold {bits} columns of {}",
-            sums.len(),
-            total.len()
+            apart && (len == 0 || last.is_some_and(|last| last < sums.len())),
+            "summed streams: {} sums at column stride {column} and row stride {row} cannot \
+             hold {bits} columns of {len}",
+            sums.len()
         );
-        let kernel = self.aes.kernels().counter_sums[bits - 1][usize::from(missing)];
-        kernel(self.aes.round_keys(), leaves, first, (sums, stride), total);
+        let mask = match masked {
+            Some((masks, offset)) => {
+                assert!(
+                    masks.len() == bits && offset.len() == len,
+                    "summed streams: {} masks and {} offsets for {bits} columns of {len}",
+                    masks.len(),
+                    offset.len()
+                );
+                SumsMask {
+                    masks: masks.as_ptr(),
+                    offset: offset.as_ptr(),
+                }
+            }
+            None => SumsMask {
+                masks: core::ptr::null(),
+                offset: core::ptr::null(),
+            },
+        };
+        let kernel = self.aes.kernels().counter_sums[bits - 1][usize::from(missing)]
+            [usize::from(masked.is_some())];
+        kernel(
+            self.aes.round_keys(),
+            leaves,
+            first,
+            (sums, column, row),
+            total,
+            mask,
+        );
     }
 
     /// `out[k] = π(σ(x[k])) ⊕ σ(x[k])`.
@@ -347,11 +418,10 @@ mod tests {
             let first = if near_wrap { Block::from_halves(seed as u64, u64::MAX - 9) } else { Block::new(seed) };
             let reference = FixedKeyHash::with_backend(Block::new(key), Backend::Portable).unwrap();
             let leaves: Vec<Block> = leaves.iter().map(|&v| Block::new(v)).collect();
-            let stride = len + slack;
             for bits in 1..=8usize {
                 for n in [(1 << bits) - 1, 1 << bits] {
                     // The definition: each leaf's stream by the counter hash, summed by subset.
-                    let mut want_sums = vec![Block::ZERO; bits * stride];
+                    let mut want_sums = vec![vec![Block::ZERO; len]; bits];
                     let mut want_total = vec![Block::ZERO; len];
                     let mut g = vec![Block::ZERO; len];
                     for (y, &leaf) in leaves[..n].iter().enumerate() {
@@ -359,21 +429,44 @@ mod tests {
                         for t in 0..len {
                             want_total[t] ^= g[t];
                             for b in (0..bits).filter(|b| y >> b & 1 == 1) {
-                                want_sums[b * stride + t] ^= g[t];
+                                want_sums[b][t] ^= g[t];
                             }
                         }
                     }
-                    for backend in Backend::available() {
-                        let h = FixedKeyHash::with_backend(Block::new(key), backend).unwrap();
-                        let mut sums = vec![Block::ONES; bits * stride];
-                        let mut total = vec![Block::ONES; len];
-                        h.cr_counter_sums(&leaves[..n], first, (&mut sums, stride), &mut total);
-                        prop_assert_eq!(&total, &want_total, "{} {} leaves", backend, n);
-                        for b in 0..bits {
-                            let rows = b * stride..b * stride + len;
-                            prop_assert_eq!(&sums[rows.clone()], &want_sums[rows], "{} {} leaves bit {}", backend, n, b);
-                            // The slack between columns is left alone.
-                            prop_assert!(sums[b * stride + len..(b + 1) * stride].iter().all(|&v| v == Block::ONES));
+                    // The masked variant: the other streams' sum plus a masked offset.
+                    let masks: Vec<Block> = (0..bits).map(|b| Block::new(key.rotate_left(b as u32))).collect();
+                    let offset: Vec<Block> = (0..len).map(|t| Block::new(seed.rotate_right(t as u32))).collect();
+                    let want_masked: Vec<Vec<Block>> = want_sums
+                        .iter()
+                        .zip(&masks)
+                        .map(|(sums, &m)| {
+                            sums.iter().zip(&want_total).zip(&offset).map(|((&v, &u), &o)| v ^ u ^ (m & o)).collect()
+                        })
+                        .collect();
+                    // By column, and by row block; the slack between sums is left alone.
+                    for (column, row) in [(len + slack, 1), (1, bits + slack)] {
+                        let size = (bits - 1) * column + len.saturating_sub(1) * row + 1;
+                        for masked in [false, true] {
+                            let mut want = vec![Block::ONES; size];
+                            let columns = if masked { &want_masked } else { &want_sums };
+                            for (b, sums) in columns.iter().enumerate() {
+                                for (t, &v) in sums.iter().enumerate() {
+                                    want[b * column + t * row] = v;
+                                }
+                            }
+                            for backend in Backend::available() {
+                                let h = FixedKeyHash::with_backend(Block::new(key), backend).unwrap();
+                                let mut sums = vec![Block::ONES; size];
+                                let mut total = vec![Block::ONES; len];
+                                let layout = (&mut sums[..], column, row);
+                                if masked {
+                                    h.cr_counter_sums_masked(&leaves[..n], first, layout, &mut total, (&masks, &offset));
+                                } else {
+                                    h.cr_counter_sums(&leaves[..n], first, layout, &mut total);
+                                }
+                                prop_assert_eq!(&total, &want_total, "{} {} leaves", backend, n);
+                                prop_assert_eq!(&sums, &want, "{} {} leaves, strides {} {}, masked {}", backend, n, column, row, masked);
+                            }
                         }
                     }
                 }
@@ -421,8 +514,21 @@ mod tests {
         h.cr_counter_sums(
             &[Block::ZERO; 5],
             Block::ZERO,
-            (&mut [Block::ZERO; 8], 2),
+            (&mut [Block::ZERO; 8], 2, 1),
             &mut [Block::ZERO; 2],
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "cannot hold")]
+    fn summed_streams_refuse_sums_that_share_blocks() {
+        // 4 leaves: 2 columns of 3 rows, by row block with a row stride of 1 < 2.
+        let h = FixedKeyHash::new(Block::ZERO);
+        h.cr_counter_sums(
+            &[Block::ZERO; 4],
+            Block::ZERO,
+            (&mut [Block::ZERO; 16], 1, 1),
+            &mut [Block::ZERO; 3],
         );
     }
 

@@ -49,7 +49,7 @@ use crate::traits::{
 use crate::{Error, out_of_turn};
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
-use tessera_core::transpose::transpose_128xm_to_blocks;
+use tessera_core::transpose::transpose_squares;
 use tessera_core::{Block, FixedKeyHash, Prg, gf128};
 use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
 use tessera_net::{Channel, DecodeError, Kind, Space, Spaces};
@@ -330,8 +330,8 @@ pub struct SenderCore {
     next_block: u64,
     /// The current batch's rows q_j, padded.
     rows: Vec<Block>,
-    /// One chunk of columns, or check weights.
-    pad: Vec<Block>,
+    /// One chunk of KOS check weights.
+    weights: Vec<Block>,
 }
 
 impl SenderCore {
@@ -353,7 +353,7 @@ impl SenderCore {
             next_index: 0,
             next_block: 0,
             rows: Vec::new(),
-            pad: vec![Block::ZERO; CHUNK],
+            weights: vec![Block::ZERO; CHUNK],
         })
     }
 
@@ -468,10 +468,9 @@ impl Role for ExtendSender<'_> {
             Some(ToSender::Matrix(Matrix(u))) if self.done < self.total => {
                 let rows = CHUNK.min(self.total - self.done);
                 let q = target(self.out, &mut core.rows, self.done, rows);
-                core.columns
-                    .chunk(core.next_block, &u, &mut core.pad[..rows]);
+                core.columns.chunk(core.next_block, &u, q);
                 core.next_block += (rows / KAPPA) as u64;
-                transpose_128xm_to_blocks(bytemuck::cast_slice(&core.pad[..rows]), rows, q)?;
+                transpose_squares(q)?;
                 self.done += rows;
                 Ok(if self.done < self.total {
                     self.expect_matrix()
@@ -489,7 +488,12 @@ impl Role for ExtendSender<'_> {
                 out.flush()?;
                 // Σ χ_j q_j while the receiver computes its half.
                 let rows = (&*self.out, &core.rows[..]);
-                self.check = Some(weighted_sum(seed ^ theirs, rows, self.total, &mut core.pad));
+                self.check = Some(weighted_sum(
+                    seed ^ theirs,
+                    rows,
+                    self.total,
+                    &mut core.weights,
+                ));
                 Ok(Next::exact(PROOF, 32))
             }
             Some(ToSender::Proof(Proof { x, t })) => {
@@ -519,8 +523,8 @@ pub struct ReceiverCore {
     /// The current batch's choice vector r, packed 128 rows per block, padded with random
     /// bits.
     choices: Vec<Block>,
-    /// One chunk of columns t^i, and of corrections.
-    t: Vec<Block>,
+    /// One chunk of KOS check weights, and of corrections.
+    weights: Vec<Block>,
     u: Vec<Block>,
 }
 
@@ -541,7 +545,7 @@ impl ReceiverCore {
             next_block: 0,
             rows: Vec::new(),
             choices: Vec::new(),
-            t: vec![Block::ZERO; CHUNK],
+            weights: vec![Block::ZERO; CHUNK],
             u,
         };
         Ok((core, tree))
@@ -641,15 +645,11 @@ impl Role for ExtendReceiver<'_> {
                     let width = rows / KAPPA;
                     let r = &core.choices[start / KAPPA..start / KAPPA + width];
                     let u = &mut core.u[..width * core.columns.corrections()];
-                    core.columns
-                        .chunk(core.next_block, r, &mut core.t[..rows], u);
+                    let t = target(self.out, &mut core.rows, start, rows);
+                    core.columns.chunk(core.next_block, r, t, u);
                     core.next_block += width as u64;
                     out.post(&Matrix(Cow::Borrowed(u)))?;
-                    transpose_128xm_to_blocks(
-                        bytemuck::cast_slice(&core.t[..rows]),
-                        rows,
-                        target(self.out, &mut core.rows, start, rows),
-                    )?;
+                    transpose_squares(t)?;
                 }
                 Ok(if core.security == Security::Malicious {
                     // The sender's commitment was sent before the matrix: it binds the sender
@@ -679,7 +679,7 @@ impl Role for ExtendReceiver<'_> {
                     let len = CHUNK.min(core.rows.len() - start);
                     let rows = placed(self.out, &core.rows, start, len);
                     let packed = &core.choices[start / KAPPA..(start + len) / KAPPA];
-                    let weights = &mut core.t[..len];
+                    let weights = &mut core.weights[..len];
                     chi.fill_blocks(weights);
                     t ^= gf128::inner_product(weights, rows);
                     for (w, &r) in weights.chunks_exact(KAPPA).zip(packed) {

@@ -561,19 +561,36 @@ unsafe fn encrypt_grid<L: Lanes, const N: usize, const R: usize>(
     }
 }
 
+/// The masked variant of [`counter_sums`]: bit `b`'s mask (all ones or zero) and one offset
+/// block per row block.
+#[derive(Clone, Copy)]
+pub(crate) struct SumsMask {
+    pub(crate) masks: *const Block,
+    pub(crate) offset: *const Block,
+}
+
 /// [`counter_sums`] for the row blocks `start..start + R × L::BLOCKS`.
 ///
 /// # Safety
 /// `L`'s CPU features are present and `L::BLOCKS ≤ 4`; `leaves` holds `N` blocks, or `N − 1`
-/// if `MISSING`; the sums' and totals' blocks of these rows are in bounds.
+/// if `MISSING`; the sums' (column b, row block t at `b · column + t · row`) and totals'
+/// blocks of these rows are in bounds, and if `MASKED`, so are `log2 N` masks and the offsets
+/// of these rows.
 #[inline(always)]
-unsafe fn counter_sums_rows<L: Lanes, const N: usize, const R: usize, const MISSING: bool>(
+unsafe fn counter_sums_rows<
+    L: Lanes,
+    const N: usize,
+    const R: usize,
+    const MISSING: bool,
+    const MASKED: bool,
+>(
     rk: &RoundKeys,
     leaves: *const Block,
     counting: &Counting,
     start: usize,
-    (sums, stride): (*mut Block, usize),
+    (sums, column, row): (*mut Block, usize, usize),
     total: *mut Block,
+    mask: SumsMask,
 ) {
     // SAFETY: as the function's contract.
     unsafe {
@@ -593,19 +610,30 @@ unsafe fn counter_sums_rows<L: Lanes, const N: usize, const R: usize, const MISS
             }
         }
         // Halving from the top bit down: the upper half of the live streams are those with
-        // bit b set; their sum is column b, and they fold onto the lower half.
+        // bit b set, the lower half those with bit b clear; the sum of one of them is column
+        // b, and the upper half folds onto the lower.
         let (mut half, mut b) = (N / 2, N.trailing_zeros() as usize);
         while half >= 1 {
             b -= 1;
+            let summed = if MASKED { 0..half } else { half..2 * half };
             for j in 0..R {
-                let mut sum = s[half][j];
-                for row in &s[half + 1..2 * half] {
+                let mut sum = s[summed.start][j];
+                for row in &s[summed.start + 1..summed.end] {
                     sum = sum.xor(row[j]);
+                }
+                if MASKED {
+                    let offset = L::load(mask.offset.add(start + j * L::BLOCKS));
+                    sum = sum.xor(offset.and(L::splat(*mask.masks.add(b))));
                 }
                 for y in half..2 * half {
                     s[y - half][j] = s[y - half][j].xor(s[y][j]);
                 }
-                sum.store(sums.add(b * stride + start + j * L::BLOCKS));
+                let at = sums.add(b * column + (start + j * L::BLOCKS) * row);
+                if row == 1 {
+                    sum.store(at);
+                } else {
+                    sum.store_strided(at, row);
+                }
             }
             half /= 2;
         }
@@ -618,31 +646,48 @@ unsafe fn counter_sums_rows<L: Lanes, const N: usize, const R: usize, const MISS
 /// SoftSpoken's leaf streams summed by subsets in registers (Roy, CRYPTO 2022, §5.2): for
 /// the `N` leaves L_y (the last absent, its stream zero, if `MISSING`) and row blocks
 /// t < `total.len()`, with G_y = π(x) ⊕ x for x = L_y ⊕ (`first` + t),
-/// `sums[b · stride + t] = Σ_{y: bit b of y} G_y` and `total[t] = Σ_y G_y`. `R` registers of
-/// rows at a time keep `N × R` blocks of AES in flight, then one row block at a time.
+/// `sums[b · column + t · row] = Σ_{y: bit b of y} G_y` and `total[t] = Σ_y G_y`; if `MASKED`,
+/// column b sums the streams whose bit b is clear instead, plus `masks[b] & offset[t]`. `R`
+/// registers of rows at a time keep `N × R` blocks of AES in flight, then one row block at a
+/// time.
 ///
 /// # Safety
 /// `L`'s CPU features are present and `L::BLOCKS ≤ 4`; `leaves` holds `N` (or `N − 1`)
-/// blocks and `sums` at least `(log2 N − 1) · stride + total.len()`.
+/// blocks and `sums` at least `(log2 N − 1) · column + (total.len() − 1) · row + 1` (when
+/// `total` is not empty); if `MASKED`, `mask` points at `log2 N` masks and `total.len()`
+/// offsets.
 #[inline(always)]
-pub(crate) unsafe fn counter_sums<L: Lanes, const N: usize, const R: usize, const MISSING: bool>(
+pub(crate) unsafe fn counter_sums<
+    L: Lanes,
+    const N: usize,
+    const R: usize,
+    const MISSING: bool,
+    const MASKED: bool,
+>(
     rk: &RoundKeys,
     leaves: &[Block],
     first: Block,
-    (sums, stride): (&mut [Block], usize),
+    (sums, column, row): (&mut [Block], usize, usize),
     total: &mut [Block],
+    mask: SumsMask,
 ) {
     let counting = Counting::new(first, Block::ZERO);
-    let (len, l, out) = (total.len(), leaves.as_ptr(), (sums.as_mut_ptr(), stride));
+    let (len, l, out) = (
+        total.len(),
+        leaves.as_ptr(),
+        (sums.as_mut_ptr(), column, row),
+    );
     let t = total.as_mut_ptr();
     let mut i = 0;
     // SAFETY (both loops): the rows stay below `len`; the caller vouches for the rest.
     while i + R * L::BLOCKS <= len {
-        unsafe { counter_sums_rows::<L, N, R, MISSING>(rk, l, &counting, i, out, t) };
+        unsafe { counter_sums_rows::<L, N, R, MISSING, MASKED>(rk, l, &counting, i, out, t, mask) };
         i += R * L::BLOCKS;
     }
     while i < len {
-        unsafe { counter_sums_rows::<L::Single, N, 1, MISSING>(rk, l, &counting, i, out, t) };
+        unsafe {
+            counter_sums_rows::<L::Single, N, 1, MISSING, MASKED>(rk, l, &counting, i, out, t, mask)
+        };
         i += 1;
     }
 }

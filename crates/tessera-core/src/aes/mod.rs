@@ -65,8 +65,8 @@ pub(crate) struct Kernels {
     pub(crate) tccr_counter: fn(&RoundKeys, &[Block], Block, Block, &mut [Block]),
     pub(crate) cr_counter: fn(&RoundKeys, Block, Block, &mut [Block]),
     pub(crate) cr_children: fn(&RoundKeys, &mut [Block]) -> [Block; 2],
-    /// SoftSpoken's summed leaf streams, by [leaf bits − 1][last leaf missing].
-    pub(crate) counter_sums: [[CounterSumsFn; 2]; 8],
+    /// SoftSpoken's summed leaf streams, by [leaf bits − 1][last leaf missing][masked].
+    pub(crate) counter_sums: [[[CounterSumsFn; 2]; 2]; 8],
     pub(crate) roofline: fn(u64) -> Block,
     /// Fused half-gates garbling, by [`crate::hash::GateHash::index`].
     pub(crate) half_gates_garble: [HalfGatesGarbleFn; 3],
@@ -74,8 +74,10 @@ pub(crate) struct Kernels {
     pub(crate) half_gates_eval: [HalfGatesEvalFn; 3],
 }
 
-/// A summed-streams kernel: keys, leaves, first counter, (sums, stride), totals.
-type CounterSumsFn = fn(&RoundKeys, &[Block], Block, (&mut [Block], usize), &mut [Block]);
+/// A summed-streams kernel: keys, leaves, first counter, (sums, column stride, row stride),
+/// totals, the masks and offsets of the masked variant.
+type CounterSumsFn =
+    fn(&RoundKeys, &[Block], Block, (&mut [Block], usize, usize), &mut [Block], kernels::SumsMask);
 /// A fused half-gates garbling kernel: keys, Δ, the batch.
 type HalfGatesGarbleFn = fn(&kernels::GateKeys<'_>, Block, &kernels::HalfGatesIo<'_>);
 /// A fused half-gates evaluation kernel: keys, the batch.
@@ -127,15 +129,16 @@ macro_rules! backend_kernels {
             unsafe { kernels::cr_children::<$lanes, $n>(rk, nodes) }
         }
         $(#[$feature])?
-        unsafe fn sums_tf<const N: usize, const R: usize, const M: bool>(
+        unsafe fn sums_tf<const N: usize, const R: usize, const M: bool, const K: bool>(
             rk: &RoundKeys,
             leaves: &[Block],
             first: Block,
-            sums: (&mut [Block], usize),
+            sums: (&mut [Block], usize, usize),
             total: &mut [Block],
+            mask: kernels::SumsMask,
         ) {
             // SAFETY: as above; the public API checked the lengths.
-            unsafe { kernels::counter_sums::<$lanes, N, R, M>(rk, leaves, first, sums, total) }
+            unsafe { kernels::counter_sums::<$lanes, N, R, M, K>(rk, leaves, first, sums, total, mask) }
         }
         $(#[$feature])?
         unsafe fn hg_garble_tf<H: kernels::GateHash, const G: usize>(
@@ -164,14 +167,15 @@ macro_rules! backend_kernels {
         fn hash<H: kernels::HashKind>(rk: &RoundKeys, x: &[Block], t: &[Block], out: &mut [Block]) {
             unsafe { hash_tf::<H>(rk, x, t, out) }
         }
-        fn sums<const N: usize, const R: usize, const M: bool>(
+        fn sums<const N: usize, const R: usize, const M: bool, const K: bool>(
             rk: &RoundKeys,
             leaves: &[Block],
             first: Block,
-            sums: (&mut [Block], usize),
+            sums: (&mut [Block], usize, usize),
             total: &mut [Block],
+            mask: kernels::SumsMask,
         ) {
-            unsafe { sums_tf::<N, R, M>(rk, leaves, first, sums, total) }
+            unsafe { sums_tf::<N, R, M, K>(rk, leaves, first, sums, total, mask) }
         }
         fn hg_garble<H: kernels::GateHash, const G: usize>(
             keys: &kernels::GateKeys<'_>,
@@ -200,14 +204,38 @@ macro_rules! backend_kernels {
             cr_children: |rk, nodes| unsafe { cr_children_tf(rk, nodes) },
             // Rows per leaf: enough registers that eight or more are in flight.
             counter_sums: [
-                [sums::<2, 4, false>, sums::<2, 4, true>],
-                [sums::<4, 2, false>, sums::<4, 2, true>],
-                [sums::<8, 1, false>, sums::<8, 1, true>],
-                [sums::<16, 1, false>, sums::<16, 1, true>],
-                [sums::<32, 1, false>, sums::<32, 1, true>],
-                [sums::<64, 1, false>, sums::<64, 1, true>],
-                [sums::<128, 1, false>, sums::<128, 1, true>],
-                [sums::<256, 1, false>, sums::<256, 1, true>],
+                [
+                    [sums::<2, 4, false, false>, sums::<2, 4, false, true>],
+                    [sums::<2, 4, true, false>, sums::<2, 4, true, true>],
+                ],
+                [
+                    [sums::<4, 2, false, false>, sums::<4, 2, false, true>],
+                    [sums::<4, 2, true, false>, sums::<4, 2, true, true>],
+                ],
+                [
+                    [sums::<8, 1, false, false>, sums::<8, 1, false, true>],
+                    [sums::<8, 1, true, false>, sums::<8, 1, true, true>],
+                ],
+                [
+                    [sums::<16, 1, false, false>, sums::<16, 1, false, true>],
+                    [sums::<16, 1, true, false>, sums::<16, 1, true, true>],
+                ],
+                [
+                    [sums::<32, 1, false, false>, sums::<32, 1, false, true>],
+                    [sums::<32, 1, true, false>, sums::<32, 1, true, true>],
+                ],
+                [
+                    [sums::<64, 1, false, false>, sums::<64, 1, false, true>],
+                    [sums::<64, 1, true, false>, sums::<64, 1, true, true>],
+                ],
+                [
+                    [sums::<128, 1, false, false>, sums::<128, 1, false, true>],
+                    [sums::<128, 1, true, false>, sums::<128, 1, true, true>],
+                ],
+                [
+                    [sums::<256, 1, false, false>, sums::<256, 1, false, true>],
+                    [sums::<256, 1, true, false>, sums::<256, 1, true, true>],
+                ],
             ],
             roofline: |n| unsafe { roofline_tf(n) },
             // Gates per register group: as many as keep states and keys in registers.

@@ -170,6 +170,52 @@ pub fn transpose_blocks_to_128xm(input: &[Block], out: &mut [u8]) -> Result<(), 
     transpose(bytemuck::cast_slice(input), input.len(), 128, out)
 }
 
+/// Transposes in place each 128 × 128 bit matrix of `squares` on the fastest backend: square
+/// `i` is blocks `128 i..128 i + 128`, one row each, and afterwards bit `c` of its block `r` is
+/// what bit `r` of its block `c` was. This is the OT extension's transposition when the 128
+/// columns of each 128 OTs are laid out together (SoftSpoken's column sums are written so):
+/// every square is 2 KiB of contiguous memory, transposed in registers where GFNI is present.
+///
+/// An error if `squares` is not a whole number of squares.
+pub fn transpose_squares(squares: &mut [Block]) -> Result<(), Error> {
+    transpose_squares_with(TransposeBackend::best(), squares)
+}
+
+/// [`transpose_squares`] on a given backend; an error if this CPU lacks it or the length is
+/// not a multiple of 128.
+pub fn transpose_squares_with(
+    backend: TransposeBackend,
+    squares: &mut [Block],
+) -> Result<(), Error> {
+    if !squares.len().is_multiple_of(128) {
+        return Err(Error::Shape(format!(
+            "{} blocks are not a whole number of 128 × 128 bit squares",
+            squares.len()
+        )));
+    }
+    if !backend.is_supported() {
+        return Err(Error::UnsupportedTranspose(backend.name()));
+    }
+    #[cfg(target_arch = "x86_64")]
+    if backend == TransposeBackend::Gfni {
+        // SAFETY: the backend is supported, which is the kernel's contract.
+        unsafe { x86::squares_gfni(bytemuck::cast_slice_mut(squares)) };
+        return Ok(());
+    }
+    // The other backends transpose a copy of each square back into its place.
+    for square in squares.chunks_exact_mut(128) {
+        let copy: [Block; 128] = square.try_into().expect("a square is 128 blocks");
+        transpose_with(
+            backend,
+            bytemuck::cast_slice(&copy),
+            128,
+            128,
+            bytemuck::cast_slice_mut(square),
+        )?;
+    }
+    Ok(())
+}
+
 /// Transposes the 8×8 bit matrix held in `x` (bit 8r + c is entry (r, c)).
 #[inline(always)]
 fn transpose8x8(mut x: u64) -> u64 {
@@ -270,12 +316,36 @@ mod tests {
         }
     }
 
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
+        #[test]
+        fn squares_transpose_in_place_on_every_backend(squares in 0usize..5, seed in any::<u64>()) {
+            let mut prg = crate::Prg::with_backend(Block::new(seed as u128), crate::Backend::Portable).unwrap();
+            let input = prg.random_blocks(128 * squares);
+            for backend in TransposeBackend::available() {
+                let mut got = input.clone();
+                transpose_squares_with(backend, &mut got).unwrap();
+                for (s, (got, input)) in got.chunks(128).zip(input.chunks(128)).enumerate() {
+                    for (c, row) in got.iter().enumerate() {
+                        let want = (0..128).fold(0u128, |acc, r| {
+                            acc | (((input[r].as_u128() >> c) & 1) << r)
+                        });
+                        prop_assert_eq!(row.as_u128(), want, "{} square {} row {}", backend, s, c);
+                    }
+                }
+                transpose_squares_with(backend, &mut got).unwrap();
+                prop_assert_eq!(&got, &input, "{} round trip", backend);
+            }
+        }
+    }
+
     #[test]
     fn bad_shapes_are_errors() {
         let mut out = [0u8; 16];
         assert!(transpose(&[0u8; 16], 12, 8, &mut out).is_err());
         assert!(transpose(&[0u8; 15], 8, 16, &mut out).is_err());
         assert!(transpose_128xm_to_blocks(&[0u8; 16], 8, &mut [Block::ZERO; 3]).is_err());
+        assert!(transpose_squares(&mut [Block::ZERO; 129]).is_err());
         for b in TransposeBackend::ALL {
             if !b.is_supported() {
                 println!("SKIPPED: {b} transposition (this CPU lacks it)");

@@ -274,6 +274,115 @@ impl ByteVec for G512 {
     }
 }
 
+/// Byte indices taking, from the 8 rows of 16 bytes of a row group (two registers), the 8×8
+/// bit blocks of column bytes `8 h..8 h + 8`: word `w` holds byte `8 h + w` of the 8 rows, the
+/// last row first, as `gf2p8affineqb` reads a matrix.
+const fn square_blocks(h: usize) -> [u8; 64] {
+    let mut idx = [0u8; 64];
+    let mut w = 0;
+    while w < 8 {
+        let mut m = 0;
+        while m < 8 {
+            idx[8 * w + m] = (16 * (7 - m) + 8 * h + w) as u8;
+            m += 1;
+        }
+        w += 1;
+    }
+    idx
+}
+
+/// Byte indices taking, from 16 words (two registers) whose word `q` holds byte `q` of 8
+/// output rows (byte `j` of the word for row `j`), output rows `4 part..4 part + 4` of 16
+/// bytes each.
+const fn square_rows(part: usize) -> [u8; 64] {
+    let mut idx = [0u8; 64];
+    let mut j = 0;
+    while j < 4 {
+        let mut q = 0;
+        while q < 16 {
+            idx[16 * j + q] = (8 * q + 4 * part + j) as u8;
+            q += 1;
+        }
+        j += 1;
+    }
+    idx
+}
+
+const SQUARE_BLOCKS: [[u8; 64]; 2] = [square_blocks(0), square_blocks(1)];
+const SQUARE_ROWS: [[u8; 64]; 2] = [square_rows(0), square_rows(1)];
+
+/// Transposes the 8 × 8 matrix of 64-bit words held in `r` (word `i` of register `k` is entry
+/// (k, i)) by three butterfly stages, each exchanging one bit of the register index with the
+/// same bit of the word index: 256-bit halves, 128-bit lanes, words.
+///
+/// # Safety
+/// AVX-512F is present.
+#[inline(always)]
+unsafe fn transpose_words(r: &mut [__m512i]) {
+    // SAFETY: AVX-512F, the caller's contract.
+    unsafe {
+        for i in 0..4 {
+            let (x, y) = (r[i], r[i + 4]);
+            r[i] = _mm512_shuffle_i64x2::<0x44>(x, y);
+            r[i + 4] = _mm512_shuffle_i64x2::<0xee>(x, y);
+        }
+        let low = _mm512_set_epi64(13, 12, 5, 4, 9, 8, 1, 0);
+        let high = _mm512_set_epi64(15, 14, 7, 6, 11, 10, 3, 2);
+        for i in [0, 1, 4, 5] {
+            let (x, y) = (r[i], r[i + 2]);
+            r[i] = _mm512_permutex2var_epi64(x, low, y);
+            r[i + 2] = _mm512_permutex2var_epi64(x, high, y);
+        }
+        for i in [0, 2, 4, 6] {
+            let (x, y) = (r[i], r[i + 1]);
+            r[i] = _mm512_unpacklo_epi64(x, y);
+            r[i + 1] = _mm512_unpackhi_epi64(x, y);
+        }
+    }
+}
+
+/// Transposes in place every 128 × 128 bit square of `squares` (a multiple of 2048 bytes) in
+/// registers: per group of 8 rows, one two-register byte permutation per 8 column bytes lays
+/// out the 8 × 8 bit blocks as words and `gf2p8affineqb` transposes them; two 8 × 8
+/// transpositions of words per half bring each column byte's 16 blocks together, and one more
+/// byte permutation per 4 output rows writes them out. Every load of a square precedes its
+/// first store.
+///
+/// # Safety
+/// AVX-512F/BW/VBMI and GFNI are present.
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,gfni")]
+pub(super) unsafe fn squares_gfni(squares: &mut [u8]) {
+    // SAFETY: the features are the caller's contract; every pointer stays inside one square
+    // of 2048 bytes, the index tables are 64 bytes each.
+    unsafe {
+        let unit = _mm512_set1_epi64(UNIT);
+        let blocks = SQUARE_BLOCKS.map(|t| _mm512_loadu_si512(t.as_ptr().cast()));
+        let rows = SQUARE_ROWS.map(|t| _mm512_loadu_si512(t.as_ptr().cast()));
+        for square in squares.chunks_exact_mut(2048) {
+            let p = square.as_mut_ptr();
+            let g = blocks.map(|idx| {
+                core::array::from_fn::<_, 16, _>(|group| {
+                    let low = _mm512_loadu_si512(p.add(128 * group).cast());
+                    let high = _mm512_loadu_si512(p.add(128 * group + 64).cast());
+                    let b = _mm512_permutex2var_epi8(low, idx, high);
+                    _mm512_gf2p8affine_epi64_epi8::<0>(unit, b)
+                })
+            });
+            for (h, mut g) in g.into_iter().enumerate() {
+                transpose_words(&mut g[..8]);
+                transpose_words(&mut g[8..]);
+                for w in 0..8 {
+                    let first = 8 * (8 * h + w);
+                    for (part, &idx) in rows.iter().enumerate() {
+                        let o = _mm512_permutex2var_epi8(g[w], idx, g[8 + w]);
+                        _mm512_storeu_si512(p.add(16 * (first + 4 * part)).cast(), o);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Rows per tile of a vector backend.
 pub(super) fn rows_per_tile(backend: TransposeBackend) -> usize {
     match backend {

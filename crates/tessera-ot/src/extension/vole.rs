@@ -20,7 +20,10 @@
 //!
 //! Both sides sum the 2^k streams into the k columns by halving (Roy §5.2): at each level the
 //! upper half adds into the next column and folds onto the lower half, 2·2^k block XORs in
-//! all, in registers as the streams come out of AES ([`FixedKeyHash::cr_counter_sums`]).
+//! all, in registers as the streams come out of AES ([`FixedKeyHash::cr_counter_sums`]); the
+//! sender sums the lower halves and adds x_b·c before the columns leave registers
+//! ([`FixedKeyHash::cr_counter_sums_masked`]). Columns are written 128 per row block, so that
+//! each 128 OTs' columns are one 2 KiB square, transposed in place.
 //! Secrets never index memory: the sender's relabelling by x is a sequence of masked swaps.
 
 use super::{CHUNK, KAPPA, check_len};
@@ -56,31 +59,6 @@ impl Streams {
             hash: FixedKeyHash::new(STREAM_KEY),
             total: vec![Block::ZERO; CHUNK / KAPPA],
         }
-    }
-}
-
-/// Sums every group's streams for a chunk of `width` row blocks from block `counter` on into
-/// `columns` (column-major, `width` blocks each: column b of a group gets Σ_{y: bit b of y}
-/// G_y, by [`FixedKeyHash::cr_counter_sums`], in registers); `group(g, columns, total)` then
-/// gets group g's columns and its Σ_y G_y.
-fn fold_groups(
-    streams: &mut Streams,
-    groups: &[(usize, usize)],
-    leaves: &[Vec<Block>],
-    (counter, width): (u64, usize),
-    columns: &mut [Block],
-    mut group: impl FnMut(usize, &mut [Block], &[Block]),
-) {
-    if streams.total.len() < width {
-        streams.total.resize(width, Block::ZERO);
-    }
-    let total = &mut streams.total[..width];
-    for (g, (&(first, bits), leaves)) in groups.iter().zip(leaves).enumerate() {
-        let columns = &mut columns[first * width..(first + bits) * width];
-        streams
-            .hash
-            .cr_counter_sums(leaves, Block::from(counter), (columns, width), total);
-        group(g, columns, total);
     }
 }
 
@@ -142,27 +120,31 @@ impl ReceiverColumns {
     }
 
     /// One chunk of `width` row blocks from block `counter` on, with the choices `r` (packed,
-    /// `width` blocks): the 128 columns t into `t` (column-major) and one correction column
-    /// per group into `correction`.
+    /// `width` blocks): the 128 columns t into `t` by row block (column i of row block j at
+    /// `t[128 j + i]`, the layout of [`tessera_core::transpose::transpose_squares`]) and one
+    /// correction column per group into `correction`.
     pub fn chunk(&mut self, counter: u64, r: &[Block], t: &mut [Block], correction: &mut [Block]) {
         let width = r.len();
-        t[..width].copy_from_slice(r);
-        let at = (counter, width);
-        fold_groups(
-            &mut self.streams,
-            &self.groups,
-            &self.leaves,
-            at,
-            t,
-            |g, _, u| {
-                // Column b of the group holds v_b = Σ_{y: bit b of y} G_y; the correction is
-                // u ⊕ r.
-                let c = &mut correction[g * width..][..width];
-                for ((c, &u), &r) in words_mut(c).iter_mut().zip(words(u)).zip(words(r)) {
-                    *c = u ^ r;
-                }
-            },
-        );
+        for (row, &r) in t.chunks_exact_mut(KAPPA).zip(r) {
+            row[0] = r;
+        }
+        let streams = &mut self.streams;
+        if streams.total.len() < width {
+            streams.total.resize(width, Block::ZERO);
+        }
+        let u = &mut streams.total[..width];
+        for (g, (&(first, _), leaves)) in self.groups.iter().zip(&self.leaves).enumerate() {
+            // Column b of the group gets v_b = Σ_{y: bit b of y} G_y, and u = Σ_y G_y; the
+            // correction is u ⊕ r.
+            let at = (&mut t[first..], 1, KAPPA);
+            streams
+                .hash
+                .cr_counter_sums(leaves, Block::from(counter), at, u);
+            let c = &mut correction[g * width..][..width];
+            for ((c, &u), &r) in words_mut(c).iter_mut().zip(words(u)).zip(words(r)) {
+                *c = u ^ r;
+            }
+        }
     }
 }
 
@@ -247,31 +229,37 @@ impl SenderColumns {
         self.groups.len()
     }
 
-    /// One chunk of `width` row blocks from block `counter` on: the 128 columns q into `q`
-    /// (column-major) from the receiver's corrections.
+    /// One chunk of `width` row blocks from block `counter` on: the 128 columns q into `q` by
+    /// row block (column i of row block j at `q[128 j + i]`) from the receiver's corrections.
     ///
-    /// With z = x ⊕ ¬y, w_b = Σ_{z ≠ x: bit b of x ⊕ z} G(L_z) = Σ_{y: bit b of y is 0} G(M_y)
-    /// = Σ_y G(M_y) ⊕ Σ_{y: bit b of y} G(M_y), then w_b ⊕ x_b·c = t_b ⊕ x_b·r.
+    /// With z = x ⊕ ¬y, w_b = Σ_{z ≠ x: bit b of x ⊕ z} G(L_z) = Σ_{y: bit b of y is 0} G(M_y),
+    /// then w_b ⊕ x_b·c = t_b ⊕ x_b·r: both in registers, by
+    /// [`FixedKeyHash::cr_counter_sums_masked`] with the masks x_b and the offset c.
     pub fn chunk(&mut self, counter: u64, correction: &[Block], q: &mut [Block]) {
         let width = correction.len() / self.groups.len();
-        q[..width].fill(Block::ZERO);
-        let (at, masks) = ((counter, width), &self.masks);
-        fold_groups(
-            &mut self.streams,
-            &self.groups,
-            &self.leaves,
-            at,
-            q,
-            |g, columns, total| {
-                let c = words(&correction[g * width..][..width]);
-                for (b, &x_b) in masks[g].iter().enumerate() {
-                    let column = words_mut(&mut columns[b * width..][..width]);
-                    let x_b = x_b.low();
-                    for ((q, &t), &c) in column.iter_mut().zip(words(total)).zip(c) {
-                        *q ^= t ^ (x_b & c);
-                    }
-                }
-            },
-        );
+        for row in q.chunks_exact_mut(KAPPA) {
+            row[0] = Block::ZERO;
+        }
+        let streams = &mut self.streams;
+        if streams.total.len() < width {
+            streams.total.resize(width, Block::ZERO);
+        }
+        let total = &mut streams.total[..width];
+        for (g, ((&(first, _), leaves), masks)) in self
+            .groups
+            .iter()
+            .zip(&self.leaves)
+            .zip(&self.masks)
+            .enumerate()
+        {
+            let c = &correction[g * width..][..width];
+            streams.hash.cr_counter_sums_masked(
+                leaves,
+                Block::from(counter),
+                (&mut q[first..], 1, KAPPA),
+                total,
+                (masks, c),
+            );
+        }
     }
 }

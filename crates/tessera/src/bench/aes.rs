@@ -10,7 +10,7 @@ use rand_core::RngCore;
 use serde_json::{Value, json};
 use std::hint::black_box;
 use std::io::Write;
-use tessera_core::transpose::{TransposeBackend, transpose_with};
+use tessera_core::transpose::{TransposeBackend, transpose_squares_with, transpose_with};
 use tessera_core::{Aes, Backend, Block, FixedKeyAes, FixedKeyHash, Prg};
 
 /// Options of `tessera bench aes`.
@@ -207,6 +207,17 @@ fn bench_transpose(c: &CommonArgs, cols: usize, report: &mut Report) -> Result<(
                 "bits_per_sec": rate.round(), "efficiency": rate / copy, "bound": "memcpy"
             }))?;
         }
+        // The same bits as 128 × 128 squares, each transposed in place (OT extension's layout).
+        let mut squares = vec![Block::ZERO; cols];
+        prg.fill_blocks(&mut squares);
+        let rate = measure(c, bits, || {
+            // A whole number of squares on a supported backend: this cannot fail.
+            let _ = transpose_squares_with(backend, black_box(&mut squares));
+        });
+        report.line(json!({
+            "bench": "transpose", "backend": backend.name(), "batch": cols, "direction": "squares",
+            "bits_per_sec": rate.round(), "efficiency": rate / copy, "bound": "memcpy"
+        }))?;
     }
     Ok(())
 }
