@@ -2,11 +2,14 @@
 //! run-time backend dispatch ([`aes`]), correlation-robust hashes over a fixed-key permutation
 //! ([`hash`]), an AES-CTR PRG ([`prg`]), bit-matrix transposition ([`transpose`]) and
 //! multiplication in GF(2^128) ([`gf128`]), batched arithmetic in the AES field GF(2^8)
-//! ([`gf256`]) and cache hints for table look-ups ([`hint`]).
+//! ([`gf256`]), sparse GF(2) matrix products over blocks ([`sparse`]), constant-time writes at a
+//! secret position ([`select`]), the vector instruction sets of those two ([`simd`]) and cache
+//! hints for table look-ups ([`hint`]).
 //!
 //! Every hot function takes slices: batching independent AES calls is what keeps the pipelined
 //! AES units busy (VASA, seed `000_43950d4e73a4a867.txt`, §2.1 and §4.2). `unsafe` code lives
-//! only in the backend modules that use intrinsics (`aes::x86`, `transpose::x86`, `gf128`).
+//! only in the backend modules that use intrinsics or target features (`aes::x86`,
+//! `transpose::x86`, `gf128`, `gf256`, `sparse`, `select`, `hint`).
 
 #![deny(missing_docs)]
 
@@ -18,6 +21,9 @@ pub mod gf256;
 pub mod hash;
 pub mod hint;
 pub mod prg;
+pub mod select;
+pub mod simd;
+pub mod sparse;
 pub mod transpose;
 
 pub use aes::{Aes, Backend, FixedKeyAes, RoundKeys};

@@ -1,28 +1,9 @@
 //! Bit helpers shared by the protocols: masks of secret bits built behind `subtle`'s barrier
 //! (a plain `0 − bit` lets the compiler branch on the bit, as it did in Gilboa's receiver),
-//! masks of one secret position in a scan, and the low bits of blocks packed together.
+//! and the low bits of blocks packed together.
 
 use subtle::{Choice, ConditionallySelectable};
 use tessera_core::Block;
-
-/// The masks of a scan over positions for one secret position: `mask(q)` is all ones at
-/// q = `at` and zero elsewhere, by arithmetic on q ⊕ at (no comparison for the compiler to
-/// branch on; it becomes a borrow), the position hidden from the optimiser once per scan.
-pub(crate) struct PositionMask(u64);
-
-impl PositionMask {
-    pub(crate) fn new(at: u64) -> Self {
-        PositionMask(core::hint::black_box(at))
-    }
-
-    /// All ones iff q = at: (x | −x) has its top bit set exactly when x = q ⊕ at ≠ 0.
-    #[inline(always)]
-    pub(crate) fn mask(&self, q: usize) -> Block {
-        let x = q as u64 ^ self.0;
-        let m = ((x | x.wrapping_neg()) >> 63).wrapping_sub(1);
-        Block::from_halves(m, m)
-    }
-}
 
 /// All ones if the secret `bit` is set, zero otherwise, without a branch on it.
 pub(crate) fn bit_mask(bit: bool) -> Block {

@@ -16,7 +16,7 @@
 //!   [`lpn`] (10 ones per row), x being k more base COTs: z = v ⊕ A·q and z ⊕ (e ⊕ A·u)·Δ. The
 //!   outputs are correlated OTs whose choice bits e ⊕ A·u are pseudo-random under LPN with
 //!   regular noise (Δ's low bit is 1, so the receiver's low bit is its choice).
-//! - **Bootstrapping** (§6.2): the first M outputs of every iteration are the next iteration's
+//! - **Bootstrapping** (§6.2): the last M outputs of every iteration are the next iteration's
 //!   base COTs; the rest are handed out. The very first base COTs come from SoftSpoken OT
 //!   extension ([`crate::extension`], semi-honest or with the KOS check as the security asks),
 //!   for a smaller set-up iteration whose outputs seed the main ones.
@@ -31,7 +31,9 @@
 //!   failure), which the paper's LPN parameters allow for.
 //!
 //! Memory is one iteration: n output blocks, M reserved blocks, and the scratch of one group
-//! of trees (about 2^15 leaves).
+//! of trees (about 2^15 leaves). An iteration writes its rows straight into the caller's
+//! buffer when that has room for all of them, so a large request is never copied; only a
+//! request's tail passes through the iteration buffer.
 //!
 //! **Parameters** ([`Params::PAPER`], Table 2 of the paper, regular noise): the main iteration
 //! n = 10,805,248 (t = 1,319 bins of 2^13), k = 589,760; the set-up iteration n = 649,728
@@ -43,9 +45,9 @@
 
 pub mod lpn;
 
-use crate::bits::{PositionMask, bit_mask, low_bits};
+use crate::bits::{bit_mask, low_bits};
 use crate::extension::{self, BATCH, ExtensionReceiver, ExtensionSender, Protocol, Security};
-use crate::ggm::Ggm;
+use crate::ggm::{Ggm, Leaves};
 use crate::traits::{
     CotReceiver, CotSender, Flow, OtReceiver, OtSender, RcotReceiver, RcotSender, RotReceiver,
     RotSender,
@@ -154,6 +156,38 @@ impl Params {
             t: 1520,
             depth: 12,
             k: 1 << 18,
+        },
+        setup: LpnParams {
+            t: 850,
+            depth: 10,
+            k: 1 << 16,
+        },
+    };
+
+    /// EMP-OT's `ferret_b11` (its `tuning.h`, 2026; the same estimator and security level as
+    /// [`Params::EMP_B12`]): main iterations of t = 1,170 bins of 2^11 with k = 2^17
+    /// (n = 2,396,160), the set-up iteration as EMP's `ferret_b10`. The secret is 2 MiB.
+    pub const EMP_B11: Params = Params {
+        main: LpnParams {
+            t: 1170,
+            depth: 11,
+            k: 1 << 17,
+        },
+        setup: LpnParams {
+            t: 850,
+            depth: 10,
+            k: 1 << 16,
+        },
+    };
+
+    /// EMP-OT's `ferret_b10` for every iteration: t = 850 bins of 2^10 with k = 2^16
+    /// (n = 870,400), bootstrapped straight from OT extension as EMP does. The secret is
+    /// 1 MiB, the size of a Zen 4 or Zen 5 core's L2.
+    pub const EMP_B10: Params = Params {
+        main: LpnParams {
+            t: 850,
+            depth: 10,
+            k: 1 << 16,
         },
         setup: LpnParams {
             t: 850,
@@ -285,8 +319,8 @@ impl<'a> Decode<'a> for ToReceiver<'a> {
     }
 }
 
-/// What both sides keep across iterations: parameters, the reserve, the output buffer and the
-/// scratch of one group of trees.
+/// What both sides keep across iterations: parameters, the reserve and the scratch of one group
+/// of trees.
 struct State {
     params: Params,
     security: Security,
@@ -294,8 +328,6 @@ struct State {
     iteration: u64,
     /// The base COTs of the next iteration.
     reserve: Vec<Block>,
-    /// The last iteration's outputs.
-    out: Vec<Block>,
     ggm: Ggm,
     /// The set-up and the main iterations' encoders.
     lpn: [Lpn; 2],
@@ -326,7 +358,6 @@ impl State {
             security,
             iteration: 0,
             reserve,
-            out: vec![Block::ZERO; params.main.n().max(params.setup.n())],
             ggm: Ggm::default(),
             lpn: [Lpn::new(params.setup.k), Lpn::new(params.main.k)],
             hasher: extension::Hasher::new(),
@@ -357,12 +388,12 @@ impl State {
         (1 << 127) | (u128::from(self.iteration) << 64) | slot as u128
     }
 
-    /// y ← y ⊕ A·x on the output rows `rows` of this iteration (parameters `p`), x the
+    /// y ← y ⊕ A·x on the rows `range` of this iteration (parameters `p`), held in `y`, x the
     /// reserve's LPN part.
-    fn encode(&mut self, p: LpnParams, rows: std::ops::Range<usize>) {
+    fn encode(&mut self, p: LpnParams, y: &mut [Block], range: std::ops::Range<usize>) {
         let (_, x, _) = p.split(self.security, &self.reserve);
         let lpn = &mut self.lpn[usize::from(self.iteration > 0)];
-        lpn.encode(x, rows.start as u64, &mut self.out[rows]);
+        lpn.encode(x, range.start as u64, &mut y[range]);
     }
 
     /// The weights χ of a group's `len` leaves, from the transcript so far.
@@ -375,26 +406,25 @@ impl State {
         chi
     }
 
-    /// The last iteration's outputs after the next reserve.
-    fn outputs(&self) -> &[Block] {
-        let m = self.params.main.reserve(self.security);
-        let n = if self.iteration <= 1 {
-            self.params.setup.n()
-        } else {
-            self.params.main.n()
-        };
-        &self.out[m.min(n)..n]
-    }
-
-    /// Ends an iteration: its first M outputs become the next reserve; returns how many follow
-    /// them.
-    fn finish(&mut self) -> usize {
+    /// Ends an iteration whose rows are `rows`: its last M rows become the next reserve;
+    /// returns how many precede them, the new OTs.
+    fn finish(&mut self, rows: &[Block]) -> usize {
         let n = self.current().n();
         let m = self.params.main.reserve(self.security);
         self.reserve.resize(m, Block::ZERO);
-        self.reserve.copy_from_slice(&self.out[..m]);
+        self.reserve.copy_from_slice(&rows[n - m..n]);
         self.iteration += 1;
         n - m
+    }
+
+    /// Checks that `rows` can hold this iteration.
+    fn check_rows(&self, rows: &[Block]) {
+        let n = self.current().n();
+        assert!(
+            rows.len() >= n,
+            "Ferret: {} rows for an iteration of {n}",
+            rows.len()
+        );
     }
 }
 
@@ -445,24 +475,31 @@ impl SenderCore {
         })
     }
 
-    /// One iteration; its output is the number of new OTs, in [`SenderCore::outputs`].
-    pub fn iterate(&mut self) -> IterateSender<'_> {
+    /// Rows the next iteration writes: [`Params::main`]'s n, or the set-up's for the first.
+    pub fn rows(&self) -> usize {
+        self.state.current().n()
+    }
+
+    /// One iteration into `rows` (at least [`SenderCore::rows`] blocks); its output is the
+    /// number of new OTs q_j (least significant bit 0), the first rows. The rows after them
+    /// are the next iteration's reserve, kept by the core.
+    ///
+    /// # Panics
+    /// If `rows` is too short.
+    pub fn iterate<'a>(&'a mut self, rows: &'a mut [Block]) -> IterateSender<'a> {
+        self.state.check_rows(rows);
         IterateSender {
             core: self,
+            rows,
             transcript: Sha256::new(),
             check: Block::ZERO,
             sent: false,
         }
     }
 
-    /// The last iteration's new OTs q_j (least significant bit 0).
-    pub fn outputs(&self) -> &[Block] {
-        self.state.outputs()
-    }
-
-    /// Trees `first..first + trees` of this iteration: leaves into the output buffer, the
-    /// message into `state.message`.
-    fn group(&mut self, p: LpnParams, first: usize, trees: usize) {
+    /// Trees `first..first + trees` of this iteration: leaves into `rows`, the message into
+    /// `state.message`.
+    fn group(&mut self, p: LpnParams, first: usize, trees: usize, rows: &mut [Block]) {
         let d = p.depth;
         let delta = self.delta;
         self.roots.resize(trees, Block::ZERO);
@@ -470,7 +507,7 @@ impl SenderCore {
         self.sums.resize(trees * d, [Block::ZERO; 2]);
         let state = &mut self.state;
         let tweak = state.tweak(first * d);
-        let leaves = &mut state.out[first << d..(first + trees) << d];
+        let leaves = &mut rows[first << d..(first + trees) << d];
         state.ggm.expand(&self.roots, d, leaves, &mut self.sums);
         // q and q ⊕ Δ of the trees' base COTs, hashed.
         let (_, _, tree_cots) = p.split(state.security, &state.reserve);
@@ -506,6 +543,7 @@ impl SenderCore {
 /// digest. Its output is the number of new OTs.
 pub struct IterateSender<'a> {
     core: &'a mut SenderCore,
+    rows: &'a mut [Block],
     transcript: Sha256,
     /// V = Σ χ_j·v_j.
     check: Block,
@@ -529,24 +567,24 @@ impl Role for IterateSender<'_> {
                 let per = p.trees_per_group();
                 for first in (0..p.t).step_by(per) {
                     let trees = per.min(p.t - first);
-                    self.core.group(p, first, trees);
+                    self.core.group(p, first, trees, self.rows);
                     let state = &mut self.core.state;
                     out.post(&Trees(Cow::Borrowed(&state.message)))?;
-                    let rows = first << p.depth..(first + trees) << p.depth;
+                    let range = first << p.depth..(first + trees) << p.depth;
                     if malicious {
                         self.transcript
                             .update(bytemuck::cast_slice::<Block, u8>(&state.message));
-                        let chi = State::weights(&mut state.chi, &self.transcript, rows.len());
-                        self.check ^= gf128::inner_product(chi, &state.out[rows.clone()]);
+                        let chi = State::weights(&mut state.chi, &self.transcript, range.len());
+                        self.check ^= gf128::inner_product(chi, &self.rows[range.clone()]);
                     }
-                    state.encode(p, rows);
+                    state.encode(p, self.rows, range);
                 }
                 self.sent = true;
                 out.flush()?;
                 Ok(if malicious {
                     Next::exact(CHOICES, 16)
                 } else {
-                    Next::Done(self.core.state.finish())
+                    Next::Done(self.core.state.finish(self.rows))
                 })
             }
             Some(ToSender::Choices(Choices(x))) if self.sent && malicious => {
@@ -557,7 +595,7 @@ impl Role for IterateSender<'_> {
                     check[l] ^ (bit_mask((x.as_u128() >> l) & 1 == 1) & delta)
                 });
                 out.post(&Digest(digest(self.check ^ pack(&y))))?;
-                Ok(Next::Done(state.finish()))
+                Ok(Next::Done(state.finish(self.rows)))
             }
             _ => Err(out_of_turn("Ferret", "a message")),
         }
@@ -569,6 +607,8 @@ pub struct ReceiverCore {
     state: State,
     points: Vec<u64>,
     known: Vec<Block>,
+    /// Each tree's c.
+    sums: Vec<Block>,
 }
 
 impl ReceiverCore {
@@ -586,13 +626,26 @@ impl ReceiverCore {
             state: State::new(params, security, reserve),
             points: Vec::new(),
             known: Vec::new(),
+            sums: Vec::new(),
         })
     }
 
-    /// One iteration; its output is the number of new OTs, in [`ReceiverCore::outputs`].
-    pub fn iterate(&mut self) -> IterateReceiver<'_> {
+    /// Rows the next iteration writes: [`Params::main`]'s n, or the set-up's for the first.
+    pub fn rows(&self) -> usize {
+        self.state.current().n()
+    }
+
+    /// One iteration into `rows` (at least [`ReceiverCore::rows`] blocks); its output is the
+    /// number of new OTs q_j ⊕ e_j·Δ, the choice e_j as least significant bit, the first rows.
+    /// The rows after them are the next iteration's reserve, kept by the core.
+    ///
+    /// # Panics
+    /// If `rows` is too short.
+    pub fn iterate<'a>(&'a mut self, rows: &'a mut [Block]) -> IterateReceiver<'a> {
+        self.state.check_rows(rows);
         IterateReceiver {
             core: self,
+            rows,
             next_tree: 0,
             transcript: Sha256::new(),
             check: Block::ZERO,
@@ -600,13 +653,8 @@ impl ReceiverCore {
         }
     }
 
-    /// The last iteration's new OTs q_j ⊕ e_j·Δ, the choice e_j as least significant bit.
-    pub fn outputs(&self) -> &[Block] {
-        self.state.outputs()
-    }
-
-    /// Rebuilds trees `first..` from their message: leaves into the output buffer.
-    fn group(&mut self, p: LpnParams, first: usize, message: &[Block]) {
+    /// Rebuilds trees `first..` from their message: leaves into `rows`.
+    fn group(&mut self, p: LpnParams, first: usize, message: &[Block], rows: &mut [Block]) {
         let d = p.depth;
         let trees = message.len() / (2 * d + 1);
         let state = &mut self.state;
@@ -632,23 +680,19 @@ impl ReceiverCore {
             }
             self.points.push(point);
         }
-        let leaves = &mut state.out[first << d..(first + trees) << d];
-        state.ggm.puncture(&self.points, &self.known, d, leaves);
-        for ((tree, msg), &point) in leaves
-            .chunks_exact_mut(1 << d)
-            .zip(message.chunks_exact(2 * d + 1))
-            .zip(&self.points)
-        {
-            let mut sum = msg[2 * d];
-            for leaf in tree.iter_mut() {
-                *leaf = leaf.with_lsb(false);
-                sum ^= *leaf;
-            }
-            let at = PositionMask::new(point);
-            for (y, leaf) in tree.iter_mut().enumerate() {
-                *leaf ^= at.mask(y) & sum;
-            }
-        }
+        // Leaves with their low bit cleared, and w_α = c ⊕ Σ_{y≠α} w_y, as the last level is
+        // written.
+        self.sums.clear();
+        self.sums
+            .extend(message.chunks_exact(2 * d + 1).map(|msg| msg[2 * d]));
+        let leaves = &mut rows[first << d..(first + trees) << d];
+        let finish = Leaves {
+            mask: Block::ONES.with_lsb(false),
+            sums: Some(&self.sums),
+        };
+        state
+            .ggm
+            .puncture_with(&self.points, &self.known, d, leaves, finish);
     }
 }
 
@@ -657,6 +701,7 @@ impl ReceiverCore {
 /// verifies the sender's digest. Its output is the number of new OTs.
 pub struct IterateReceiver<'a> {
     core: &'a mut ReceiverCore,
+    rows: &'a mut [Block],
     next_tree: usize,
     transcript: Sha256,
     /// W = Σ χ_j·w_j.
@@ -688,22 +733,22 @@ impl Role for IterateReceiver<'_> {
             None if self.next_tree == 0 => Ok(self.expect_trees(p)),
             Some(ToReceiver::Trees(Trees(message))) if self.next_tree < p.t => {
                 let first = self.next_tree;
-                self.core.group(p, first, &message);
+                self.core.group(p, first, &message, self.rows);
                 let trees = message.len() / (2 * p.depth + 1);
                 self.next_tree += trees;
                 let state = &mut self.core.state;
-                let rows = first << p.depth..self.next_tree << p.depth;
+                let range = first << p.depth..self.next_tree << p.depth;
                 if malicious {
                     self.transcript
                         .update(bytemuck::cast_slice::<Block, u8>(&message));
-                    let chi = State::weights(&mut state.chi, &self.transcript, rows.len());
-                    let w = &state.out[rows.clone()];
+                    let chi = State::weights(&mut state.chi, &self.transcript, range.len());
+                    let w = &self.rows[range.clone()];
                     self.check ^= gf128::inner_product(chi, w);
                     for (&c, w) in chi.iter().zip(w) {
                         self.weight ^= bit_mask(w.lsb()) & c;
                     }
                 }
-                state.encode(p, rows);
+                state.encode(p, self.rows, range);
                 if self.next_tree < p.t {
                     Ok(self.expect_trees(p))
                 } else if malicious {
@@ -712,12 +757,12 @@ impl Role for IterateReceiver<'_> {
                     self.check ^= pack(check);
                     Ok(Next::exact(DIGEST, 32))
                 } else {
-                    Ok(Next::Done(state.finish()))
+                    Ok(Next::Done(state.finish(self.rows)))
                 }
             }
             Some(ToReceiver::Digest(Digest(theirs))) if self.next_tree == p.t && malicious => {
                 if bool::from(digest(self.check).ct_eq(&theirs)) {
-                    Ok(Next::Done(self.core.state.finish()))
+                    Ok(Next::Done(self.core.state.finish(self.rows)))
                 } else {
                     Err(Error::FerretCheckFailed)
                 }
@@ -729,15 +774,26 @@ impl Role for IterateReceiver<'_> {
 
 /// An iterating core, sender or receiver.
 trait Core {
-    /// Runs one iteration with the peer; returns the number of new OTs.
-    fn run(&mut self, channel: &mut dyn Channel, space: Space) -> Result<usize, Error>;
+    /// Runs one iteration into `rows` with the peer; returns the number of new OTs, the first
+    /// rows.
+    fn run(
+        &mut self,
+        channel: &mut dyn Channel,
+        space: Space,
+        rows: &mut [Block],
+    ) -> Result<usize, Error>;
     /// The state both sides keep.
     fn state(&self) -> &State;
 }
 
 impl Core for SenderCore {
-    fn run(&mut self, channel: &mut dyn Channel, space: Space) -> Result<usize, Error> {
-        role::drive(&mut self.iterate(), channel, space)
+    fn run(
+        &mut self,
+        channel: &mut dyn Channel,
+        space: Space,
+        rows: &mut [Block],
+    ) -> Result<usize, Error> {
+        role::drive(&mut self.iterate(rows), channel, space)
     }
     fn state(&self) -> &State {
         &self.state
@@ -745,8 +801,13 @@ impl Core for SenderCore {
 }
 
 impl Core for ReceiverCore {
-    fn run(&mut self, channel: &mut dyn Channel, space: Space) -> Result<usize, Error> {
-        role::drive(&mut self.iterate(), channel, space)
+    fn run(
+        &mut self,
+        channel: &mut dyn Channel,
+        space: Space,
+        rows: &mut [Block],
+    ) -> Result<usize, Error> {
+        role::drive(&mut self.iterate(rows), channel, space)
     }
     fn state(&self) -> &State {
         &self.state
@@ -760,12 +821,14 @@ fn bootstrap(params: Params, security: Security) -> Result<Protocol, Error> {
     Protocol::softspoken(Protocol::DEFAULT_K, security)
 }
 
-/// What both providers keep: the core, the OTs of its last iteration not yet handed out, the
-/// OTs made ahead with `prepare`, the index of the next OT handed out (the tweak of the hashed
-/// flavours, which hash with the core's hasher) and the rows of a hashed batch.
+/// What both providers keep: the core, the buffer of an iteration whose OTs are not all handed
+/// out yet (`buffer[next..made]`), the OTs made ahead with `prepare`, the index of the next OT
+/// handed out (the tweak of the hashed flavours, which hash with the core's hasher) and the
+/// rows of a hashed batch.
 struct Provider<C> {
     core: C,
     space: Space,
+    buffer: Vec<Block>,
     next: usize,
     made: usize,
     index: u64,
@@ -784,6 +847,7 @@ impl<C: Core> Provider<C> {
         Provider {
             core,
             space,
+            buffer: Vec::new(),
             next: 0,
             made: 0,
             index: 0,
@@ -792,17 +856,24 @@ impl<C: Core> Provider<C> {
         }
     }
 
-    /// Random correlated OTs from the iterations' outputs, iterating when they run out.
+    /// Random correlated OTs: those left from the last iteration, then whole iterations
+    /// written straight into `out` while it has room for all their rows (the reserve rows
+    /// after the new OTs are overwritten by what follows), then one into the buffer.
     fn fresh(&mut self, channel: &mut dyn Channel, out: &mut [Block]) -> Result<(), Error> {
         let mut done = 0;
         while done < out.len() {
             if self.next == self.made {
-                self.made = self.core.run(channel, self.space)?;
+                let rows = self.core.state().current().n();
+                if out.len() - done >= rows {
+                    done += self.core.run(channel, self.space, &mut out[done..])?;
+                    continue;
+                }
+                self.buffer.resize(rows, Block::ZERO);
+                self.made = self.core.run(channel, self.space, &mut self.buffer)?;
                 self.next = 0;
             }
             let take = (out.len() - done).min(self.made - self.next);
-            let new = &self.core.state().outputs()[self.next..][..take];
-            out[done..done + take].copy_from_slice(new);
+            out[done..done + take].copy_from_slice(&self.buffer[self.next..][..take]);
             self.next += take;
             done += take;
         }

@@ -16,9 +16,10 @@
 //! (2^d − 1)-out-of-2^d OT of SoftSpoken's setup (Roy, CRYPTO 2022, §4) and the single-point
 //! correlated OT of Ferret (Yang, Weng, Lan, Zhang, Wang, CCS 2020, §4), once each K_i on the
 //! side off the path is sent through a 1-out-of-2 OT. Reconstruction is constant-time in the
-//! punctured point: every node is touched the same way, selected by masks.
+//! punctured point: every node is touched the same way ([`tessera_core::select::write_at`]).
 
-use crate::bits::{PositionMask, bit_mask};
+use crate::bits::bit_mask;
+use tessera_core::select::write_at;
 use tessera_core::{Block, FixedKeyHash};
 
 /// The fixed key of the tree permutation: the next 32 hex digits of π after those of the
@@ -46,14 +47,23 @@ impl Default for Ggm {
     }
 }
 
-/// Sets `nodes[at]` to `value` and leaves the others, touching every node the same way: the
-/// position is secret.
-fn write_at(nodes: &mut [Block], at: u64, value: Block) {
-    let at = PositionMask::new(at);
-    for (q, node) in nodes.iter_mut().enumerate() {
-        let m = at.mask(q);
-        *node = (*node & !m) ^ (value & m);
-    }
+/// How [`Ggm::puncture_with`] finishes the leaves: every leaf but the punctured one ANDed with
+/// `mask`, and the punctured one set so that its tree's leaves sum to the tree's entry of
+/// `sums` (zero if there are none).
+#[derive(Clone, Copy, Debug)]
+pub struct Leaves<'a> {
+    /// ANDed into every other leaf.
+    pub mask: Block,
+    /// What each tree's leaves sum to, once the punctured one is set.
+    pub sums: Option<&'a [Block]>,
+}
+
+impl Leaves<'_> {
+    /// The leaves as the tree gives them, the punctured one zero.
+    pub const PLAIN: Leaves<'static> = Leaves {
+        mask: Block::ONES,
+        sums: None,
+    };
 }
 
 impl Ggm {
@@ -99,14 +109,36 @@ impl Ggm {
         depth: usize,
         leaves: &mut [Block],
     ) {
+        self.puncture_with(points, known, depth, leaves, Leaves::PLAIN);
+    }
+
+    /// [`Ggm::puncture`], with the leaves finished as `finish` says in the same pass that
+    /// writes the last level: Ferret's single-point COT (§4.1, Fig. 6) clears every leaf's
+    /// least significant bit and sets w_α = c ⊕ Σ_{y ≠ α} w_y. The sum of the leaves off the
+    /// point comes from the level's sums, not from another pass. Constant-time in the points.
+    ///
+    /// # Panics
+    /// As [`Ggm::puncture`], and if `finish` has sums but not one per tree.
+    pub fn puncture_with(
+        &mut self,
+        points: &[u64],
+        known: &[Block],
+        depth: usize,
+        leaves: &mut [Block],
+        finish: Leaves<'_>,
+    ) {
         assert!((1..=30).contains(&depth), "GGM depth {depth} out of range");
         assert_eq!(leaves.len(), points.len() << depth, "GGM leaves buffer");
         assert_eq!(known.len(), points.len() * depth, "GGM known sums");
+        if let Some(sums) = finish.sums {
+            assert_eq!(sums.len(), points.len(), "GGM tree sums");
+        }
         let [c0, c1] = self.zero_children;
-        for ((tree, &point), known) in leaves
+        for (t, ((tree, &point), known)) in leaves
             .chunks_exact_mut(1 << depth)
             .zip(points)
             .zip(known.chunks_exact(depth))
+            .enumerate()
         {
             // The path node of each level is kept at zero, so its children come out as the
             // constants H(0), H(1): without them, the sums of each side are those of the other
@@ -116,13 +148,22 @@ impl Ggm {
                 let half = 1usize << i;
                 let [l, r] = self.hash.cr_children(&mut tree[..2 * half]);
                 let right = bit_mask((point >> i) & 1 == 1);
+                let path_side = ((l ^ c0) & !right) ^ ((r ^ c1) & right);
                 let sibling = known ^ ((r ^ c1) & !right) ^ ((l ^ c0) & right);
                 // The path's parent sits at the path's low i bits; its children become the
-                // sibling and zero, in an order set by bit i of the path.
+                // sibling and the path node (zero inside the tree), in an order set by bit i of
+                // the path. At the last level every other leaf is masked and the point set.
+                let (node, keep, sibling) = if i + 1 < depth {
+                    (Block::ZERO, Block::ONES, sibling)
+                } else {
+                    let others = (path_side ^ known) & finish.mask;
+                    let sum = finish.sums.map_or(Block::ZERO, |sums| sums[t] ^ others);
+                    (sum, finish.mask, sibling & finish.mask)
+                };
                 let parent = point & (half as u64 - 1);
                 let (left, rights) = tree[..2 * half].split_at_mut(half);
-                write_at(left, parent, sibling & right);
-                write_at(rights, parent, sibling & !right);
+                write_at(left, parent, (sibling & right) ^ (node & !right), keep);
+                write_at(rights, parent, (sibling & !right) ^ (node & right), keep);
             }
         }
     }
@@ -168,6 +209,24 @@ mod tests {
                         assert_eq!(got, want, "depth {depth} tree {t} leaf {y}");
                     }
                 }
+            }
+            // Finished: other leaves masked, the point completing each tree's sum.
+            let mask = Block::ONES.with_lsb(false);
+            let sums: Vec<Block> = (0..trees).map(|t| Block::new(t as u128 * 77 + 1)).collect();
+            let finish = Leaves {
+                mask,
+                sums: Some(&sums),
+            };
+            ggm.puncture_with(&points, &known, depth, &mut rebuilt, finish);
+            for t in 0..trees {
+                let tree = &rebuilt[t << depth..(t + 1) << depth];
+                for (y, &got) in tree.iter().enumerate() {
+                    if y as u64 != points[t] {
+                        assert_eq!(got, full[(t << depth) + y] & mask, "depth {depth} leaf {y}");
+                    }
+                }
+                let total = tree.iter().fold(Block::ZERO, |a, &b| a ^ b);
+                assert_eq!(total, sums[t], "depth {depth} tree {t}");
             }
             // Leaves differ from each other and from the roots.
             let mut all = full.clone();

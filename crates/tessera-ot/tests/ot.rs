@@ -271,3 +271,41 @@ fn ferret_with_the_papers_parameters() {
     let fraction = ones as f64 / n as f64;
     assert!((fraction - 0.5).abs() < 0.001, "choices: {fraction}");
 }
+
+/// Ferret's random COTs, in one call that takes whole iterations straight into the caller's
+/// buffer and in small calls that all pass through the iteration buffer, are the same OTs for
+/// the same seeds: the direct path hands out exactly the new OTs of each iteration, never the
+/// reserve rows after them.
+#[test]
+fn ferret_gives_the_same_ots_straight_or_buffered() {
+    let total = 5 * FERRET_SMALL.main.n() + 77;
+    let draw = |pieces: usize| {
+        let protocol = OtChoice::Ferret(FERRET_SMALL, Security::SemiHonest);
+        let (mut a, mut b) = memory::pair().unwrap();
+        let receiver = thread::spawn(move || {
+            let ch = &mut b.peer(0);
+            let prg = Prg::from_seed_block(Block::new(1));
+            let mut r = protocol.receiver(ch, &mut Spaces::default(), prg).unwrap();
+            let mut t = vec![Block::ZERO; total];
+            for part in t.chunks_mut(total.div_ceil(pieces)) {
+                r.receive_random_correlated(ch, part).unwrap();
+            }
+            t
+        });
+        let ch = &mut a.peer(1);
+        let prg = Prg::from_seed_block(Block::new(2));
+        let mut s = protocol.sender(ch, &mut Spaces::default(), prg).unwrap();
+        let mut q = vec![Block::ZERO; total];
+        for part in q.chunks_mut(total.div_ceil(pieces)) {
+            s.send_random_correlated(ch, part).unwrap();
+        }
+        (q, receiver.join().unwrap())
+    };
+    let (q, t) = draw(1);
+    assert_eq!(draw(997), (q.clone(), t));
+    // The iterations' outputs are distinct, as pseudo-random blocks are.
+    let mut sorted = q;
+    sorted.sort_by_key(|b| b.as_u128());
+    sorted.dedup();
+    assert_eq!(sorted.len(), total);
+}

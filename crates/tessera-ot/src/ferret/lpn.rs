@@ -8,7 +8,9 @@
 //! each mapped to [0, k) by Lemire's multiply-shift ⌊w·k / 2^32⌋ (no division; the bias is at
 //! most k/2^32 per index). An index drawn twice in a row cancels, as in the matrix product over
 //! GF(2). The rows are a function of i alone, so any range of rows can be encoded on its own.
+//! The product itself is the core's [`sparse::accumulate`].
 
+use tessera_core::sparse;
 use tessera_core::{Block, Prg};
 
 /// Ones per row of the matrix (Ferret's d).
@@ -21,11 +23,6 @@ pub const LPN_KEY: Block = Block::new(0xc0ac_29b7_c97c_50dd_3f84_d5b5_b547_0917)
 
 /// Rows whose indices are generated per batch.
 const ROWS: usize = 1 << 10;
-
-/// The column in [0, k) of a stream word: ⌊w·k / 2^32⌋.
-fn column(word: u32, k: u64) -> usize {
-    ((u64::from(word) * k) >> 32) as usize
-}
 
 /// The encoder for a secret of length k, with its index scratch.
 pub struct Lpn {
@@ -74,15 +71,8 @@ impl Lpn {
     pub fn encode(&mut self, x: &[Block], first: u64, y: &mut [Block]) {
         assert_eq!(x.len() as u64, self.k, "LPN secret length");
         for (c, part) in y.chunks_mut(ROWS).enumerate() {
-            let k = self.k;
             let (at, words) = self.words(first + (c * ROWS) as u64, part.len());
-            for (out, idx) in part.iter_mut().zip(words[at..].chunks_exact(D)) {
-                let mut acc = *out;
-                for &w in idx {
-                    acc ^= x[column(w, k)];
-                }
-                *out = acc;
-            }
+            sparse::accumulate::<D>(x, &words[at..at + D * part.len()], part);
         }
     }
 }

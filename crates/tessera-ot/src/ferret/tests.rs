@@ -17,33 +17,49 @@ fn base_cots(n: usize, seed: u128) -> (Block, Vec<Block>, Vec<Block>) {
     (delta, q, t)
 }
 
-fn cores(params: Params, security: Security, seed: u128) -> (SenderCore, ReceiverCore) {
+fn cores(params: Params, security: Security, seed: u128) -> Pair {
     let (delta, q, t) = base_cots(params.setup.reserve(security), seed);
     let prg = Prg::from_seed_block(Block::new(seed + 1));
-    (
-        SenderCore::new(params, security, delta, q, prg).unwrap(),
-        ReceiverCore::new(params, security, t).unwrap(),
-    )
+    Pair {
+        s: SenderCore::new(params, security, delta, q, prg).unwrap(),
+        r: ReceiverCore::new(params, security, t).unwrap(),
+        q: Vec::new(),
+        t: Vec::new(),
+    }
 }
 
-/// Runs one iteration with `edit` applied to the messages; the outcomes.
+/// Two cores and the rows of their last iterations.
+struct Pair {
+    s: SenderCore,
+    r: ReceiverCore,
+    q: Vec<Block>,
+    t: Vec<Block>,
+}
+
+/// Runs one iteration with `edit` applied to the messages; the outcomes (the rows are in `q`
+/// and `t`, the new OTs first).
 fn iterate(
-    s: &mut SenderCore,
-    r: &mut ReceiverCore,
+    pair: &mut Pair,
     edit: impl FnMut(Side, Kind, &mut Vec<u8>),
 ) -> (Result<usize, Error>, Result<usize, Error>) {
-    let (a, b) = run_pair(&mut s.iterate(), &mut r.iterate(), edit);
+    pair.q.resize(pair.s.rows(), Block::ONES);
+    pair.t.resize(pair.r.rows(), Block::ZERO);
+    let (a, b) = run_pair(
+        &mut pair.s.iterate(&mut pair.q),
+        &mut pair.r.iterate(&mut pair.t),
+        edit,
+    );
     (a.expect("sender finished"), b.expect("receiver finished"))
 }
 
 #[test]
 fn iterations_give_correlated_ots_with_random_choices() {
     for security in [Security::SemiHonest, Security::Malicious] {
-        let (mut s, mut r) = cores(SMALL, security, 10);
-        let delta = s.delta;
+        let mut pair = cores(SMALL, security, 10);
+        let delta = pair.s.delta;
         let mut seen = Vec::new();
         for iteration in 0..5 {
-            let (a, b) = iterate(&mut s, &mut r, |_, _, _| {});
+            let (a, b) = iterate(&mut pair, |_, _, _| {});
             let n = a.unwrap();
             assert_eq!(b.unwrap(), n);
             let want = if iteration == 0 {
@@ -52,8 +68,7 @@ fn iterations_give_correlated_ots_with_random_choices() {
                 SMALL.main.n()
             } - SMALL.main.reserve(security);
             assert_eq!(n, want);
-            let (q, t) = (s.outputs(), r.outputs());
-            assert_eq!((q.len(), t.len()), (n, n));
+            let (q, t) = (&pair.q[..n], &pair.t[..n]);
             let mut ones = 0;
             for (j, (&q, &t)) in q.iter().zip(t).enumerate() {
                 assert!(!q.lsb(), "{security:?} iteration {iteration} j={j}");
@@ -81,18 +96,17 @@ fn flip_block(bytes: &mut [u8], index: usize) {
 
 #[test]
 fn the_check_catches_inconsistent_trees() {
-    // In the last tree (whose leaves are outputs, not the next reserve): c, and both sums of
+    // In the first tree (whose leaves are outputs, not the next reserve): c, and both sums of
     // a level (whatever the receiver's choice, it opens a wrong one).
     let d = SMALL.main.depth;
-    let last = (SMALL.main.t - 1) * (2 * d + 1);
-    let edits: [&[usize]; 3] = [&[last + 2 * d], &[last + 4, last + 5], &[last, last + 1]];
+    let edits: [&[usize]; 3] = [&[2 * d], &[4, 5], &[0, 1]];
     for blocks in edits {
         for security in [Security::SemiHonest, Security::Malicious] {
-            let (mut s, mut r) = cores(SMALL, security, 20);
-            let (a, b) = iterate(&mut s, &mut r, |_, _, _| {});
+            let mut pair = cores(SMALL, security, 20);
+            let (a, b) = iterate(&mut pair, |_, _, _| {});
             assert!(a.is_ok() && b.is_ok());
             let mut first = true;
-            let (a, b) = iterate(&mut s, &mut r, |side, kind, bytes| {
+            let (a, b) = iterate(&mut pair, |side, kind, bytes| {
                 if side == Side::First && kind == TREES && first {
                     first = false;
                     for &i in blocks {
@@ -107,12 +121,12 @@ fn the_check_catches_inconsistent_trees() {
                 }
                 Security::SemiHonest => {
                     // Not caught, and the outputs are no longer correlated OTs.
-                    assert!(a.is_ok() && b.is_ok());
-                    let delta = s.delta;
-                    let wrong = s
-                        .outputs()
+                    let n = a.unwrap();
+                    assert_eq!(b, Ok(n));
+                    let delta = pair.s.delta;
+                    let wrong = pair.q[..n]
                         .iter()
-                        .zip(r.outputs())
+                        .zip(&pair.t[..n])
                         .filter(|&(&q, &t)| t != q ^ (Block::mask(t.lsb()) & delta))
                         .count();
                     assert!(wrong > 0, "edit {blocks:?}");
@@ -125,8 +139,8 @@ fn the_check_catches_inconsistent_trees() {
 #[test]
 fn the_check_catches_edited_choices_and_digests() {
     for kind_edited in [CHOICES, DIGEST] {
-        let (mut s, mut r) = cores(SMALL, Security::Malicious, 30);
-        let (_, b) = iterate(&mut s, &mut r, |_, kind, bytes| {
+        let mut pair = cores(SMALL, Security::Malicious, 30);
+        let (_, b) = iterate(&mut pair, |_, kind, bytes| {
             if kind == kind_edited {
                 bytes[0] ^= 1;
             }
@@ -137,8 +151,8 @@ fn the_check_catches_edited_choices_and_digests() {
 
 #[test]
 fn a_short_tree_message_is_refused() {
-    let (mut s, mut r) = cores(SMALL, Security::SemiHonest, 40);
-    let (_, b) = iterate(&mut s, &mut r, |_, kind, bytes| {
+    let mut pair = cores(SMALL, Security::SemiHonest, 40);
+    let (_, b) = iterate(&mut pair, |_, kind, bytes| {
         if kind == TREES {
             bytes.truncate(bytes.len() - 16);
         }

@@ -16,8 +16,9 @@ pub struct OtSelect {
     #[arg(long, default_value_t = Protocol::DEFAULT_K as u8, value_parser = clap::value_parser!(u8).range(1..=MAX_K as i64))]
     k: u8,
     /// Ferret's LPN parameters: the paper's (n = 10.8 M, k = 589,760) or EMP-OT's current
-    /// ferret_b12 (n = 6.2 M, k = 2^18), both estimated at 128-bit security.
-    #[arg(long, value_enum, default_value_t = LpnArg::EmpB12)]
+    /// ferret_b12, b11 or b10 (n = 6.2 M, 2.4 M, 870,400; k = 2^18, 2^17, 2^16), all estimated
+    /// at 128-bit security.
+    #[arg(long, value_enum, default_value_t = LpnArg::EmpB10)]
     lpn: LpnArg,
 }
 
@@ -38,6 +39,8 @@ pub enum ProtocolArg {
 enum LpnArg {
     Paper,
     EmpB12,
+    EmpB11,
+    EmpB10,
 }
 
 impl OtSelect {
@@ -48,6 +51,8 @@ impl OtSelect {
         let params = match self.lpn {
             LpnArg::Paper => Params::PAPER,
             LpnArg::EmpB12 => Params::EMP_B12,
+            LpnArg::EmpB11 => Params::EMP_B11,
+            LpnArg::EmpB10 => Params::EMP_B10,
         };
         let ferret = |s| OtChoice::Ferret(params, s);
         Ok(match self.protocol.unwrap_or(default) {
