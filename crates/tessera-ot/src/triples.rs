@@ -27,7 +27,7 @@
 //! receiver's y is random (the OT's choice bits, in its blocks' low bits): triples need no
 //! derandomisation.
 
-use crate::bits::{bit_mask, low_bits};
+use crate::bits::low_bits;
 use crate::traits::{Flow, RcotReceiver, RcotSender};
 use crate::{Error, out_of_turn};
 use std::borrow::Cow;
@@ -156,6 +156,30 @@ fn element(words: &[u64], bits: usize, e: usize) -> u64 {
     words[e * bits / 64] >> (e * bits % 64)
 }
 
+/// Appends τ's low `n` bytes (1 to 8) at `tau[*at..]` and advances `at`, by writing the whole
+/// word: the next τ overwrites the bytes past its `n`, and `tau` has 8 bytes of slack after the
+/// last one.
+#[inline(always)]
+fn put(tau: &mut [u8], at: &mut usize, t: u64, n: usize) {
+    tau[*at..*at + 8].copy_from_slice(&t.to_le_bytes());
+    *at += n;
+}
+
+/// The word at `bytes[at..]`, zero-extended past the end: τ's bytes and whatever follows them,
+/// which only reach bits above ℓ once τ is shifted into place.
+#[inline(always)]
+fn word_at(bytes: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    match bytes.get(at..at + 8) {
+        Some(b) => w.copy_from_slice(b),
+        None => {
+            let tail = bytes.get(at..).unwrap_or_default();
+            w[..tail.len()].copy_from_slice(tail);
+        }
+    }
+    u64::from_le_bytes(w)
+}
+
 /// Writes the low `out.len() / t.len()` bytes (1 to 8) of each of `t`, little-endian, one
 /// after another: one bit's corrections of a product.
 fn pack(out: &mut [u8], t: &[u64]) {
@@ -218,6 +242,8 @@ pub struct Scratch {
     seeds: Vec<Block>,
     /// One bit's corrections of a product, as words.
     t: Vec<u64>,
+    /// The receiver's choice bits as masks, for a batch.
+    chosen: Vec<u64>,
     /// H(rows) and H(rows ⊕ Δ).
     h: [Vec<Block>; 2],
     tau: Vec<u8>,
@@ -320,7 +346,7 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
         let words = 2 * per;
         let total = self.x.len() / m * product_bytes(bits, m);
         tau.clear();
-        tau.resize(total, 0);
+        tau.resize(total + 8, 0);
         t.resize(m, 0);
         let mut at = 0;
         for (p, (x, share)) in self
@@ -339,12 +365,17 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
                     *t = a.wrapping_add(x_e.to_u64()).wrapping_sub(b);
                     *s = R::from_u64(s.to_u64().wrapping_sub(a << i));
                 }
-                let n = m * tau_bytes(bits, i);
-                pack(&mut tau[at..at + n], t);
-                at += n;
+                // One element: a word write; vectors: copies of a constant width.
+                let n = tau_bytes(bits, i);
+                if m == 1 {
+                    put(tau, &mut at, t[0], n);
+                } else {
+                    pack(&mut tau[at..at + m * n], t);
+                    at += m * n;
+                }
             }
         }
-        out.post(&Corrections(Cow::Borrowed(tau)))?;
+        out.post(&Corrections(Cow::Borrowed(&tau[..total])))?;
         Ok(Next::Done(()))
     }
 }
@@ -381,9 +412,21 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
         let Some(Corrections(tau)) = incoming else {
             return Ok(Next::exact(CORRECTIONS, products * product_bytes(bits, m)));
         };
+        if tau.len() != products * product_bytes(bits, m) {
+            return Err(Error::Usage(format!(
+                "Gilboa receiver: {} bytes of corrections for {products} products",
+                tau.len()
+            )));
+        }
         let per = hash_blocks(bits, m);
         self.scratch
             .hash(0, self.rows, Block::ZERO, self.first, per);
+        // The choice bits as masks, hidden from the optimiser once per batch: a plain mask
+        // per OT let the compiler skip the read of τ below by branching on the bit.
+        let chosen = &mut self.scratch.chosen;
+        chosen.clear();
+        chosen.extend(self.rows.iter().map(|r| 0u64.wrapping_sub(r.low() & 1)));
+        let chosen = core::hint::black_box(&chosen[..]);
         let (h, t) = (&self.scratch.h[0], &mut self.scratch.t);
         let h: &[u64] = bytemuck::cast_slice(h);
         t.resize(m, 0);
@@ -393,19 +436,17 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
             for i in 0..bits {
                 let ot = p * bits + i;
                 let z = &h[ot * words..][..words];
-                // A plain mask of the secret choice bit let the compiler skip the read below
-                // by branching on it.
-                let chosen = bit_mask(self.rows[ot].lsb()).low();
-                let n = m * tau_bytes(bits, i);
-                let segment = tau
-                    .get(at..at + n)
-                    .ok_or_else(|| Error::Usage("Gilboa receiver: corrections cut short".into()))?;
-                unpack(segment, t);
-                at += n;
+                let n = tau_bytes(bits, i);
+                if m == 1 {
+                    t[0] = word_at(&tau, at);
+                } else {
+                    unpack(&tau[at..at + m * n], t);
+                }
+                at += m * n;
                 for (e, (s, &t)) in share.iter_mut().zip(t.iter()).enumerate() {
                     // The bits of τ past its ℓ − i, like those past z's element, only reach
                     // bits above ℓ once shifted.
-                    let w = element(z, bits, e).wrapping_add(t & chosen);
+                    let w = element(z, bits, e).wrapping_add(t & chosen[ot]);
                     *s = R::from_u64(s.to_u64().wrapping_add(w << i));
                 }
             }

@@ -130,51 +130,64 @@ fn matrix_triples_open_to_matrix_products() {
 fn gilboa_roles_multiply_and_an_edit_shows() {
     let mut prg = Prg::from_seed_block(Block::new(99));
     let delta = prg.random_block().with_lsb(true);
-    let (m, products) = (3, 4);
-    let q: Vec<Block> = (0..products * 32)
-        .map(|_| prg.random_block().with_lsb(false))
-        .collect();
-    let t: Vec<Block> = q
-        .iter()
-        .map(|&q| q ^ (Block::mask(prg.random_block().lsb()) & delta))
-        .collect();
-    let x: Vec<u32> = (0..products * m)
-        .map(|_| prg.random_block().low() as u32)
-        .collect();
-    let (mut s_scratch, mut r_scratch) = (Scratch::default(), Scratch::default());
-    for edit in [false, true] {
-        let (mut s_out, mut r_out) = (vec![0u32; x.len()], vec![0u32; x.len()]);
-        let mut sender = GilboaSender {
-            x: &x,
-            m,
-            rows: &q,
-            delta,
-            first: 7,
-            out: &mut s_out,
-            scratch: &mut s_scratch,
-        };
-        let mut receiver = GilboaReceiver {
-            m,
-            rows: &t,
-            first: 7,
-            out: &mut r_out,
-            scratch: &mut r_scratch,
-        };
-        let (a, b) = run_pair(&mut sender, &mut receiver, |side, kind, bytes| {
-            if edit && side == Side::First && kind == CORRECTIONS {
-                bytes[0] ^= 1;
+    // One element per product (τ written word by word) and vectors (copied by width).
+    for (m, products) in [(1, 5), (3, 4)] {
+        let q: Vec<Block> = (0..products * 32)
+            .map(|_| prg.random_block().with_lsb(false))
+            .collect();
+        let t: Vec<Block> = q
+            .iter()
+            .map(|&q| q ^ (Block::mask(prg.random_block().lsb()) & delta))
+            .collect();
+        let x: Vec<u32> = (0..products * m)
+            .map(|_| prg.random_block().low() as u32)
+            .collect();
+        let (mut s_scratch, mut r_scratch) = (Scratch::default(), Scratch::default());
+        // No edit, a flipped bit, a byte short, a byte too many.
+        for edit in 0..4 {
+            let (mut s_out, mut r_out) = (vec![0u32; x.len()], vec![0u32; x.len()]);
+            let mut sender = GilboaSender {
+                x: &x,
+                m,
+                rows: &q,
+                delta,
+                first: 7,
+                out: &mut s_out,
+                scratch: &mut s_scratch,
+            };
+            let mut receiver = GilboaReceiver {
+                m,
+                rows: &t,
+                first: 7,
+                out: &mut r_out,
+                scratch: &mut r_scratch,
+            };
+            let (a, b) = run_pair(&mut sender, &mut receiver, |side, kind, bytes| {
+                if side == Side::First && kind == CORRECTIONS {
+                    match edit {
+                        1 => bytes[0] ^= 1,
+                        2 => drop(bytes.pop()),
+                        3 => bytes.push(0),
+                        _ => {}
+                    }
+                }
+            });
+            assert!(matches!(a, Some(Ok(()))));
+            if edit >= 2 {
+                assert!(matches!(b, Some(Err(_))), "m {m} edit {edit}");
+                continue;
             }
-        });
-        assert!(matches!((a, b), (Some(Ok(())), Some(Ok(())))));
-        let mut right = true;
-        for p in 0..products {
-            let y = (0..32).fold(0u32, |y, i| y | (u32::from(t[p * 32 + i].lsb()) << i));
-            for e in 0..m {
-                let k = p * m + e;
-                right &= s_out[k].wrapping_add(r_out[k]) == x[k].wrapping_mul(y);
+            assert!(matches!(b, Some(Ok(()))));
+            let mut right = true;
+            for p in 0..products {
+                let y = (0..32).fold(0u32, |y, i| y | (u32::from(t[p * 32 + i].lsb()) << i));
+                for e in 0..m {
+                    let k = p * m + e;
+                    right &= s_out[k].wrapping_add(r_out[k]) == x[k].wrapping_mul(y);
+                }
             }
+            assert_eq!(right, edit == 0 || !t[0].lsb(), "m {m} edit {edit}");
         }
-        assert_eq!(right, !edit || !t[0].lsb(), "edit {edit}");
     }
 }
 
