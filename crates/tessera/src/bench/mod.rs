@@ -37,7 +37,8 @@ pub enum BenchCommand {
     /// A Boolean circuit in Yao, GMW and ABY2.0 between two parties over loopback TCP: setup
     /// and online time, bytes and rounds, against AND-depth round trips.
     Mpc(mpc::MpcArgs),
-    /// OT extension (IKNP, KOS, SoftSpoken) in OTs per second over loopback TCP.
+    /// OT extension (IKNP, KOS, SoftSpoken) and Ferret silent OT in OTs per second over
+    /// loopback TCP.
     Ot(ot::OtArgs),
     /// Streamed Yao of SHA-256 over a long message (10^9 gates by default) between two
     /// processes over loopback TCP: throughput against a short stream, and both peak RSS.
