@@ -169,14 +169,12 @@ fn put(tau: &mut [u8], at: &mut usize, t: u64, n: usize) {
 /// which only reach bits above ℓ once τ is shifted into place.
 #[inline(always)]
 fn word_at(bytes: &[u8], at: usize) -> u64 {
-    let mut w = [0u8; 8];
-    match bytes.get(at..at + 8) {
-        Some(b) => w.copy_from_slice(b),
-        None => {
-            let tail = bytes.get(at..).unwrap_or_default();
-            w[..tail.len()].copy_from_slice(tail);
-        }
+    let tail = bytes.get(at..).unwrap_or_default();
+    if let Some(w) = tail.first_chunk::<8>() {
+        return u64::from_le_bytes(*w);
     }
+    let mut w = [0u8; 8];
+    w[..tail.len()].copy_from_slice(tail);
     u64::from_le_bytes(w)
 }
 
@@ -349,6 +347,27 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
         tau.resize(total + 8, 0);
         t.resize(m, 0);
         let mut at = 0;
+        if m == 1 {
+            // One element per product: each OT's τ and share straight from its hash words,
+            // the share summed in a register.
+            for (p, (x, share)) in self.x.iter().zip(self.out.iter_mut()).enumerate() {
+                let (x, mut acc) = (x.to_u64(), share.to_u64());
+                let (a, b) = (&h0[p * bits * words..], &h1[p * bits * words..]);
+                for i in 0..bits {
+                    let (a, b) = (a[i * words], b[i * words]);
+                    put(
+                        tau,
+                        &mut at,
+                        a.wrapping_add(x).wrapping_sub(b),
+                        tau_bytes(bits, i),
+                    );
+                    acc = acc.wrapping_sub(a << i);
+                }
+                *share = R::from_u64(acc);
+            }
+            out.post(&Corrections(Cow::Borrowed(&tau[..total])))?;
+            return Ok(Next::Done(()));
+        }
         for (p, (x, share)) in self
             .x
             .chunks_exact(m)
@@ -365,14 +384,10 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
                     *t = a.wrapping_add(x_e.to_u64()).wrapping_sub(b);
                     *s = R::from_u64(s.to_u64().wrapping_sub(a << i));
                 }
-                // One element: a word write; vectors: copies of a constant width.
+                // Copies of a constant width.
                 let n = tau_bytes(bits, i);
-                if m == 1 {
-                    put(tau, &mut at, t[0], n);
-                } else {
-                    pack(&mut tau[at..at + m * n], t);
-                    at += m * n;
-                }
+                pack(&mut tau[at..at + m * n], t);
+                at += m * n;
             }
         }
         out.post(&Corrections(Cow::Borrowed(&tau[..total])))?;
@@ -432,16 +447,26 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
         t.resize(m, 0);
         let words = 2 * per;
         let mut at = 0;
+        if m == 1 {
+            // One element per product: the share summed in a register.
+            for (p, share) in self.out.iter_mut().enumerate() {
+                let mut acc = share.to_u64();
+                let (z, chosen) = (&h[p * bits * words..], &chosen[p * bits..]);
+                for i in 0..bits {
+                    let w = z[i * words].wrapping_add(word_at(&tau, at) & chosen[i]);
+                    at += tau_bytes(bits, i);
+                    acc = acc.wrapping_add(w << i);
+                }
+                *share = R::from_u64(acc);
+            }
+            return Ok(Next::Done(()));
+        }
         for (p, share) in self.out.chunks_exact_mut(m).enumerate() {
             for i in 0..bits {
                 let ot = p * bits + i;
                 let z = &h[ot * words..][..words];
                 let n = tau_bytes(bits, i);
-                if m == 1 {
-                    t[0] = word_at(&tau, at);
-                } else {
-                    unpack(&tau[at..at + m * n], t);
-                }
+                unpack(&tau[at..at + m * n], t);
                 at += m * n;
                 for (e, (s, &t)) in share.iter_mut().zip(t.iter()).enumerate() {
                     // The bits of τ past its ℓ − i, like those past z's element, only reach
