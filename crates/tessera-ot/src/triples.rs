@@ -345,16 +345,17 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
         let total = self.x.len() / m * product_bytes(bits, m);
         tau.clear();
         tau.resize(total + 8, 0);
-        t.resize(m, 0);
         let mut at = 0;
         if m == 1 {
             // One element per product: each OT's τ and share straight from its hash words,
             // the share summed in a register.
-            for (p, (x, share)) in self.x.iter().zip(self.out.iter_mut()).enumerate() {
+            let product = bits * words;
+            let hashes = h0.chunks_exact(product).zip(h1.chunks_exact(product));
+            for ((x, share), (a, b)) in self.x.iter().zip(self.out.iter_mut()).zip(hashes) {
                 let (x, mut acc) = (x.to_u64(), share.to_u64());
-                let (a, b) = (&h0[p * bits * words..], &h1[p * bits * words..]);
-                for i in 0..bits {
-                    let (a, b) = (a[i * words], b[i * words]);
+                let ots = a.chunks_exact(words).zip(b.chunks_exact(words));
+                for (i, (a, b)) in ots.enumerate() {
+                    let (a, b) = (element(a, bits, 0), element(b, bits, 0));
                     put(
                         tau,
                         &mut at,
@@ -365,29 +366,29 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
                 }
                 *share = R::from_u64(acc);
             }
-            out.post(&Corrections(Cow::Borrowed(&tau[..total])))?;
-            return Ok(Next::Done(()));
-        }
-        for (p, (x, share)) in self
-            .x
-            .chunks_exact(m)
-            .zip(self.out.chunks_exact_mut(m))
-            .enumerate()
-        {
-            for i in 0..bits {
-                let ot = p * bits + i;
-                let (x0, x1) = (&h0[ot * words..][..words], &h1[ot * words..][..words]);
-                for (e, ((&x_e, s), t)) in
-                    x.iter().zip(share.iter_mut()).zip(t.iter_mut()).enumerate()
-                {
-                    let (a, b) = (element(x0, bits, e), element(x1, bits, e));
-                    *t = a.wrapping_add(x_e.to_u64()).wrapping_sub(b);
-                    *s = R::from_u64(s.to_u64().wrapping_sub(a << i));
+        } else {
+            t.resize(m, 0);
+            for (p, (x, share)) in self
+                .x
+                .chunks_exact(m)
+                .zip(self.out.chunks_exact_mut(m))
+                .enumerate()
+            {
+                for i in 0..bits {
+                    let ot = p * bits + i;
+                    let (x0, x1) = (&h0[ot * words..][..words], &h1[ot * words..][..words]);
+                    for (e, ((&x_e, s), t)) in
+                        x.iter().zip(share.iter_mut()).zip(t.iter_mut()).enumerate()
+                    {
+                        let (a, b) = (element(x0, bits, e), element(x1, bits, e));
+                        *t = a.wrapping_add(x_e.to_u64()).wrapping_sub(b);
+                        *s = R::from_u64(s.to_u64().wrapping_sub(a << i));
+                    }
+                    // Copies of a constant width.
+                    let n = tau_bytes(bits, i);
+                    pack(&mut tau[at..at + m * n], t);
+                    at += m * n;
                 }
-                // Copies of a constant width.
-                let n = tau_bytes(bits, i);
-                pack(&mut tau[at..at + m * n], t);
-                at += m * n;
             }
         }
         out.post(&Corrections(Cow::Borrowed(&tau[..total])))?;
@@ -444,35 +445,35 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
         let chosen = core::hint::black_box(&chosen[..]);
         let (h, t) = (&self.scratch.h[0], &mut self.scratch.t);
         let h: &[u64] = bytemuck::cast_slice(h);
-        t.resize(m, 0);
         let words = 2 * per;
         let mut at = 0;
         if m == 1 {
             // One element per product: the share summed in a register.
-            for (p, share) in self.out.iter_mut().enumerate() {
+            let products = h.chunks_exact(bits * words).zip(chosen.chunks_exact(bits));
+            for (share, (z, chosen)) in self.out.iter_mut().zip(products) {
                 let mut acc = share.to_u64();
-                let (z, chosen) = (&h[p * bits * words..], &chosen[p * bits..]);
-                for i in 0..bits {
-                    let w = z[i * words].wrapping_add(word_at(&tau, at) & chosen[i]);
+                for (i, (z, &c)) in z.chunks_exact(words).zip(chosen).enumerate() {
+                    let w = element(z, bits, 0).wrapping_add(word_at(&tau, at) & c);
                     at += tau_bytes(bits, i);
                     acc = acc.wrapping_add(w << i);
                 }
                 *share = R::from_u64(acc);
             }
-            return Ok(Next::Done(()));
-        }
-        for (p, share) in self.out.chunks_exact_mut(m).enumerate() {
-            for i in 0..bits {
-                let ot = p * bits + i;
-                let z = &h[ot * words..][..words];
-                let n = tau_bytes(bits, i);
-                unpack(&tau[at..at + m * n], t);
-                at += m * n;
-                for (e, (s, &t)) in share.iter_mut().zip(t.iter()).enumerate() {
-                    // The bits of τ past its ℓ − i, like those past z's element, only reach
-                    // bits above ℓ once shifted.
-                    let w = element(z, bits, e).wrapping_add(t & chosen[ot]);
-                    *s = R::from_u64(s.to_u64().wrapping_add(w << i));
+        } else {
+            t.resize(m, 0);
+            for (p, share) in self.out.chunks_exact_mut(m).enumerate() {
+                for i in 0..bits {
+                    let ot = p * bits + i;
+                    let z = &h[ot * words..][..words];
+                    let n = tau_bytes(bits, i);
+                    unpack(&tau[at..at + m * n], t);
+                    at += m * n;
+                    for (e, (s, &t)) in share.iter_mut().zip(t.iter()).enumerate() {
+                        // The bits of τ past its ℓ − i, like those past z's element, only reach
+                        // bits above ℓ once shifted.
+                        let w = element(z, bits, e).wrapping_add(t & chosen[ot]);
+                        *s = R::from_u64(s.to_u64().wrapping_add(w << i));
+                    }
                 }
             }
         }
