@@ -134,7 +134,7 @@ pub struct MatrixTriple<R> {
 }
 
 /// Bytes of τ for bit i of an ℓ-bit multiplier: the ℓ − i bits that matter.
-fn tau_bytes(bits: usize, i: usize) -> usize {
+const fn tau_bytes(bits: usize, i: usize) -> usize {
     (bits - i).div_ceil(8)
 }
 
@@ -156,26 +156,93 @@ fn element(words: &[u64], bits: usize, e: usize) -> u64 {
     words[e * bits / 64] >> (e * bits % 64)
 }
 
-/// Appends τ's low `n` bytes (1 to 8) at `tau[*at..]` and advances `at`, by writing the whole
-/// word: the next τ overwrites the bytes past its `n`, and `tau` has 8 bytes of slack after the
-/// last one.
-#[inline(always)]
-fn put(tau: &mut [u8], at: &mut usize, t: u64, n: usize) {
-    tau[*at..*at + 8].copy_from_slice(&t.to_le_bytes());
-    *at += n;
-}
+/// Gilboa's products of one element of `B` bits each (the arithmetic triples), one product at
+/// a time with every τ's place known at compile time: each τ is moved as a whole word (its
+/// bytes past ℓ − i belong to the next τ or to slack, and only ever reach bits above ℓ once
+/// shifted), and the share is summed in a register.
+struct OneElement<const B: usize>;
 
-/// The word at `bytes[at..]`, zero-extended past the end: τ's bytes and whatever follows them,
-/// which only reach bits above ℓ once τ is shifted into place.
-#[inline(always)]
-fn word_at(bytes: &[u8], at: usize) -> u64 {
-    let tail = bytes.get(at..).unwrap_or_default();
-    if let Some(w) = tail.first_chunk::<8>() {
-        return u64::from_le_bytes(*w);
+/// A product's corrections and 8 bytes of slack, for every `B`: staging for the last
+/// products of a batch, whose words would reach past the message.
+const STAGE: usize = OneElement::<64>::BYTES + 8;
+
+impl<const B: usize> OneElement<B> {
+    /// Where bit i's τ starts among a product's corrections.
+    const AT: [usize; B] = {
+        let mut at = [0; B];
+        let mut i = 1;
+        while i < B {
+            at[i] = at[i - 1] + tau_bytes(B, i - 1);
+            i += 1;
+        }
+        at
+    };
+
+    /// A product's correction bytes.
+    const BYTES: usize = Self::AT[B - 1] + tau_bytes(B, B - 1);
+
+    /// Sender: with `x0`, `x1` the hashes H(q), H(q ⊕ Δ) of each product's `B` OTs (one block
+    /// per OT), writes τ for every product into `tau` and subtracts Σ_i 2^i·x0_i from its
+    /// share.
+    fn send<R: Ring>(x: &[R], x0: &[Block], x1: &[Block], shares: &mut [R], tau: &mut [u8]) {
+        let mut stage = [0u8; STAGE];
+        let products = x0.as_chunks::<B>().0.iter().zip(x1.as_chunks::<B>().0);
+        let starts = (0..).step_by(Self::BYTES);
+        for (((x, share), (x0, x1)), start) in x.iter().zip(shares).zip(products).zip(starts) {
+            let (x, mut acc) = (x.to_u64(), share.to_u64());
+            // From this product's first τ on: the later products' bytes are overwritten by
+            // them.
+            let tau = &mut tau[start..];
+            let out = match tau.first_chunk_mut::<STAGE>() {
+                Some(out) => out,
+                None => &mut stage,
+            };
+            for i in 0..B {
+                let (a, b) = (x0[i].low(), x1[i].low());
+                let t = a.wrapping_add(x).wrapping_sub(b);
+                out[Self::AT[i]..][..8].copy_from_slice(&t.to_le_bytes());
+                acc = acc.wrapping_sub(a << i);
+            }
+            if tau.len() < STAGE {
+                let n = tau.len().min(Self::BYTES);
+                tau[..n].copy_from_slice(&stage[..n]);
+            }
+            *share = R::from_u64(acc);
+        }
     }
-    let mut w = [0u8; 8];
-    w[..tail.len()].copy_from_slice(tail);
-    u64::from_le_bytes(w)
+
+    /// Receiver: with `z` the hashes H(t) of each product's `B` OTs and `rows` the OTs (the
+    /// multiplier's bits in their low bits), adds Σ_i 2^i·(z_i + y_i·τ_i) to its share.
+    fn receive<R: Ring>(rows: &[Block], z: &[Block], tau: &[u8], shares: &mut [R]) {
+        let mut stage = [0u8; STAGE];
+        let products = rows.as_chunks::<B>().0.iter().zip(z.as_chunks::<B>().0);
+        let starts = (0..).step_by(Self::BYTES);
+        for ((share, (rows, z)), start) in shares.iter_mut().zip(products).zip(starts) {
+            // The multiplier's bits (the OTs' choice bits) as masks, hidden from the optimiser
+            // as a whole: a mask made of a visible bit lets the compiler branch on it to skip
+            // the read of τ.
+            let chosen: [u64; B] = core::hint::black_box(core::array::from_fn(|i| {
+                0u64.wrapping_sub(rows[i].low() & 1)
+            }));
+            // From this product's first τ on, or staged where fewer bytes remain.
+            let tau = tau.get(start..).unwrap_or_default();
+            let tau = match tau.first_chunk::<STAGE>() {
+                Some(tau) => tau,
+                None => {
+                    let n = tau.len().min(STAGE);
+                    stage[..n].copy_from_slice(&tau[..n]);
+                    &stage
+                }
+            };
+            let mut acc = share.to_u64();
+            for i in 0..B {
+                let word =
+                    u64::from_le_bytes(*tau[Self::AT[i]..].first_chunk::<8>().unwrap_or(&[0; 8]));
+                acc = acc.wrapping_add(z[i].low().wrapping_add(word & chosen[i]) << i);
+            }
+            *share = R::from_u64(acc);
+        }
+    }
 }
 
 /// Writes the low `out.len() / t.len()` bytes (1 to 8) of each of `t`, little-endian, one
@@ -340,33 +407,21 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
         scratch.hash(0, self.rows, Block::ZERO, self.first, per);
         scratch.hash(1, self.rows, self.delta, self.first, per);
         let ([h0, h1], tau, t) = (&scratch.h, &mut scratch.tau, &mut scratch.t);
-        let (h0, h1): (&[u64], &[u64]) = (bytemuck::cast_slice(h0), bytemuck::cast_slice(h1));
-        let words = 2 * per;
         let total = self.x.len() / m * product_bytes(bits, m);
         tau.clear();
         tau.resize(total + 8, 0);
-        let mut at = 0;
         if m == 1 {
-            // One element per product: each OT's τ and share straight from its hash words,
-            // the share summed in a register.
-            let product = bits * words;
-            let hashes = h0.chunks_exact(product).zip(h1.chunks_exact(product));
-            for ((x, share), (a, b)) in self.x.iter().zip(self.out.iter_mut()).zip(hashes) {
-                let (x, mut acc) = (x.to_u64(), share.to_u64());
-                let ots = a.chunks_exact(words).zip(b.chunks_exact(words));
-                for (i, (a, b)) in ots.enumerate() {
-                    let (a, b) = (element(a, bits, 0), element(b, bits, 0));
-                    put(
-                        tau,
-                        &mut at,
-                        a.wrapping_add(x).wrapping_sub(b),
-                        tau_bytes(bits, i),
-                    );
-                    acc = acc.wrapping_sub(a << i);
-                }
-                *share = R::from_u64(acc);
+            let (x, out) = (self.x, &mut *self.out);
+            match bits {
+                8 => OneElement::<8>::send(x, h0, h1, out, tau),
+                16 => OneElement::<16>::send(x, h0, h1, out, tau),
+                32 => OneElement::<32>::send(x, h0, h1, out, tau),
+                _ => OneElement::<64>::send(x, h0, h1, out, tau),
             }
         } else {
+            let (h0, h1): (&[u64], &[u64]) = (bytemuck::cast_slice(h0), bytemuck::cast_slice(h1));
+            let words = 2 * per;
+            let mut at = 0;
             t.resize(m, 0);
             for (p, (x, share)) in self
                 .x
@@ -437,6 +492,16 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
         let per = hash_blocks(bits, m);
         self.scratch
             .hash(0, self.rows, Block::ZERO, self.first, per);
+        if m == 1 {
+            let (rows, z, out) = (self.rows, &self.scratch.h[0], &mut *self.out);
+            match bits {
+                8 => OneElement::<8>::receive(rows, z, &tau, out),
+                16 => OneElement::<16>::receive(rows, z, &tau, out),
+                32 => OneElement::<32>::receive(rows, z, &tau, out),
+                _ => OneElement::<64>::receive(rows, z, &tau, out),
+            }
+            return Ok(Next::Done(()));
+        }
         // The choice bits as masks, hidden from the optimiser once per batch: a plain mask
         // per OT let the compiler skip the read of τ below by branching on the bit.
         let chosen = &mut self.scratch.chosen;
@@ -447,33 +512,19 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
         let h: &[u64] = bytemuck::cast_slice(h);
         let words = 2 * per;
         let mut at = 0;
-        if m == 1 {
-            // One element per product: the share summed in a register.
-            let products = h.chunks_exact(bits * words).zip(chosen.chunks_exact(bits));
-            for (share, (z, chosen)) in self.out.iter_mut().zip(products) {
-                let mut acc = share.to_u64();
-                for (i, (z, &c)) in z.chunks_exact(words).zip(chosen).enumerate() {
-                    let w = element(z, bits, 0).wrapping_add(word_at(&tau, at) & c);
-                    at += tau_bytes(bits, i);
-                    acc = acc.wrapping_add(w << i);
-                }
-                *share = R::from_u64(acc);
-            }
-        } else {
-            t.resize(m, 0);
-            for (p, share) in self.out.chunks_exact_mut(m).enumerate() {
-                for i in 0..bits {
-                    let ot = p * bits + i;
-                    let z = &h[ot * words..][..words];
-                    let n = tau_bytes(bits, i);
-                    unpack(&tau[at..at + m * n], t);
-                    at += m * n;
-                    for (e, (s, &t)) in share.iter_mut().zip(t.iter()).enumerate() {
-                        // The bits of τ past its ℓ − i, like those past z's element, only reach
-                        // bits above ℓ once shifted.
-                        let w = element(z, bits, e).wrapping_add(t & chosen[ot]);
-                        *s = R::from_u64(s.to_u64().wrapping_add(w << i));
-                    }
+        t.resize(m, 0);
+        for (p, share) in self.out.chunks_exact_mut(m).enumerate() {
+            for i in 0..bits {
+                let ot = p * bits + i;
+                let z = &h[ot * words..][..words];
+                let n = tau_bytes(bits, i);
+                unpack(&tau[at..at + m * n], t);
+                at += m * n;
+                for (e, (s, &t)) in share.iter_mut().zip(t.iter()).enumerate() {
+                    // The bits of τ past its ℓ − i, like those past z's element, only reach
+                    // bits above ℓ once shifted.
+                    let w = element(z, bits, e).wrapping_add(t & chosen[ot]);
+                    *s = R::from_u64(s.to_u64().wrapping_add(w << i));
                 }
             }
         }
