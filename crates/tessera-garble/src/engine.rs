@@ -6,7 +6,7 @@
 
 use crate::Error;
 use crate::crew::{Crew, Share};
-use crate::plan::{CHUNK, ONE_SLOT, Plan, SlotOps};
+use crate::plan::{CHUNK, ONE_SLOT, Plan, RESERVED, SlotOps};
 use crate::scheme::Scheme;
 use crate::tables::{TableSink, TableSource};
 use std::ops::Range;
@@ -77,10 +77,8 @@ trait Party {
 fn load<P: Party>(party: &P, plan: &Plan, labels: &mut Vec<P::Label>, inputs: &[P::Label]) {
     // Every other slot is written before it is read, so no pass clears it.
     labels.resize(plan.num_slots, P::Label::default());
-    labels[..2].copy_from_slice(&party.constants());
-    for (&s, &l) in plan.input_slots.iter().zip(inputs) {
-        labels[s as usize] = l;
-    }
+    labels[..RESERVED].copy_from_slice(&party.constants());
+    labels[RESERVED..RESERVED + plan.num_inputs].copy_from_slice(inputs);
 }
 
 /// Runs free operations `range` of `plan` (see [`Plan`] for their two forms).

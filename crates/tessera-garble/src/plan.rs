@@ -92,8 +92,8 @@ pub(crate) type Slot = u32;
 pub(crate) const ZERO_SLOT: Slot = 0;
 /// The slot that always holds the label of the constant 1.
 pub(crate) const ONE_SLOT: Slot = 1;
-/// Slots reserved for the constants.
-const RESERVED: usize = 2;
+/// Slots reserved for the constants; the inputs follow them, in order.
+pub(crate) const RESERVED: usize = 2;
 
 /// Struct-of-arrays slot indices: operation k reads `a[k]` and `b[k]` and writes `out[k]`.
 #[derive(Clone, Debug, Default)]
@@ -143,7 +143,8 @@ pub struct Plan {
     pub(crate) gates: SlotOps,
     pub(crate) ids: Vec<u32>,
     pub(crate) segments: Vec<Segment>,
-    pub(crate) input_slots: Vec<Slot>,
+    /// Inputs: slots `RESERVED..RESERVED + num_inputs`, in order, so loading them is one copy.
+    pub(crate) num_inputs: usize,
     pub(crate) output_slots: Vec<Slot>,
     pub(crate) num_slots: usize,
     batching: Batching,
@@ -230,7 +231,7 @@ impl Plan {
 
     /// Number of input wires the plan expects labels for.
     pub fn num_inputs(&self) -> usize {
-        self.input_slots.len()
+        self.num_inputs
     }
 
     /// Number of output wires.
@@ -370,7 +371,11 @@ fn assign_slots(
         count: RESERVED,
     };
     let num_in = c.num_input_wires() as usize;
-    let input_slots: Vec<Slot> = (0..num_in).map(|w| slots.write(w)).collect();
+    // The first writes take fresh slots in order: the inputs fill RESERVED..RESERVED + num_in.
+    for w in 0..num_in {
+        let s = slots.write(w);
+        debug_assert_eq!(s as usize, RESERVED + w, "input slots out of order");
+    }
     (0..num_in)
         .filter(|&w| last[w] == 0)
         .for_each(|w| slots.release(w));
@@ -380,7 +385,7 @@ fn assign_slots(
         gates: SlotOps::default(),
         ids: Vec::with_capacity(order.len()),
         segments: Vec::new(),
-        input_slots,
+        num_inputs: num_in,
         output_slots: Vec::new(),
         num_slots: 0,
         batching,
