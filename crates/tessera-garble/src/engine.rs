@@ -78,7 +78,7 @@ fn load<P: Party>(party: &P, plan: &Plan, labels: &mut Vec<P::Label>, inputs: &[
     // Every other slot is written before it is read, so no pass clears it.
     labels.resize(plan.num_slots, P::Label::default());
     labels[..RESERVED].copy_from_slice(&party.constants());
-    labels[RESERVED..RESERVED + plan.num_inputs].copy_from_slice(inputs);
+    labels[plan.input_slots()].copy_from_slice(inputs);
 }
 
 /// Runs free operations `range` of `plan` (see [`Plan`] for their two forms).
@@ -117,11 +117,6 @@ fn scatter<L: Copy>(plan: &Plan, range: Range<usize>, out: &[L], labels: &mut [L
     }
 }
 
-fn outputs<L: Copy>(plan: &Plan, labels: &[L], out: &mut Vec<L>) {
-    out.clear();
-    out.extend(plan.output_slots.iter().map(|&s| labels[s as usize]));
-}
-
 /// Gates of a thread's share cut into [`CHUNK`]-sized pieces from its start: the pieces the
 /// scheme is called on. Shares start at multiples of the scheme's table grain, so for schemes
 /// whose grain is a chunk these are the pieces of the whole batch.
@@ -152,7 +147,6 @@ pub struct Garbler<S: Scheme> {
     threads: usize,
     labels: Vec<S::Wire>,
     share: ShareOut<S::Wire>,
-    outputs: Vec<S::Wire>,
 }
 
 impl<S: Scheme> Clone for Garbler<S> {
@@ -224,7 +218,6 @@ impl<S: Scheme> Garbler<S> {
             threads: threads.max(1),
             labels: Vec::new(),
             share: ShareOut::default(),
-            outputs: Vec::new(),
         }
     }
 
@@ -279,8 +272,7 @@ impl<S: Scheme> Garbler<S> {
         } else {
             self.garble_parallel((plan, domain), &party, sink)?;
         }
-        outputs(plan, &self.labels, &mut self.outputs);
-        Ok(&self.outputs)
+        Ok(&self.labels[plan.output_slots()])
     }
 
     fn garble_parallel(
@@ -338,7 +330,6 @@ pub struct Evaluator<S> {
     labels: Vec<Block>,
     /// A batch's output labels before they are scattered.
     out: Vec<Block>,
-    outputs: Vec<Block>,
 }
 
 impl<S: Scheme> Clone for Evaluator<S> {
@@ -415,7 +406,6 @@ impl<S: Scheme> Evaluator<S> {
             threads: threads.max(1),
             labels: Vec::new(),
             out: Vec::new(),
-            outputs: Vec::new(),
         }
     }
 
@@ -488,8 +478,7 @@ impl<S: Scheme> Evaluator<S> {
 
     /// The active output labels of a finished evaluation.
     pub fn outputs(&mut self, ev: &Evaluation<'_>) -> &[Block] {
-        outputs(ev.plan, &self.labels, &mut self.outputs);
-        &self.outputs
+        &self.labels[ev.plan.output_slots()]
     }
 
     /// Evaluates `plan` on the active input labels `inputs`, reading tables from `source`
@@ -521,8 +510,7 @@ impl<S: Scheme> Evaluator<S> {
             self.evaluate_parallel((plan, domain), source)?;
         }
         source.finish()?;
-        outputs(plan, &self.labels, &mut self.outputs);
-        Ok(&self.outputs)
+        Ok(&self.labels[plan.output_slots()])
     }
 
     fn evaluate_parallel(

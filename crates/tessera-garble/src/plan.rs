@@ -135,6 +135,9 @@ pub(crate) struct Segment {
 ///   constant-1 slot.
 /// * Batched gates are one stream with their gate index (the hash tweak, so every strategy
 ///   produces the same labels); the scheme reads their inputs straight from the slot array.
+/// * Slots: the two constants, the inputs in order, the outputs in order (never reused, so
+///   inputs are loaded by one copy and output labels read where they lie), then the other
+///   wires' slots, each reused once its wire is read for the last time.
 ///
 /// Every index is below the slot count by construction.
 #[derive(Clone, Debug)]
@@ -145,7 +148,9 @@ pub struct Plan {
     pub(crate) segments: Vec<Segment>,
     /// Inputs: slots `RESERVED..RESERVED + num_inputs`, in order, so loading them is one copy.
     pub(crate) num_inputs: usize,
-    pub(crate) output_slots: Vec<Slot>,
+    /// Outputs: the slots right after the inputs, in order, written by their gates and never
+    /// reused, so the output labels are read where they lie.
+    pub(crate) num_outputs: usize,
     pub(crate) num_slots: usize,
     batching: Batching,
     xor: XorGates,
@@ -236,7 +241,18 @@ impl Plan {
 
     /// Number of output wires.
     pub fn num_outputs(&self) -> usize {
-        self.output_slots.len()
+        self.num_outputs
+    }
+
+    /// The slots of the input labels.
+    pub(crate) fn input_slots(&self) -> std::ops::Range<usize> {
+        RESERVED..RESERVED + self.num_inputs
+    }
+
+    /// The slots of the output labels.
+    pub(crate) fn output_slots(&self) -> std::ops::Range<usize> {
+        let start = RESERVED + self.num_inputs;
+        start..start + self.num_outputs
     }
 }
 
@@ -365,17 +381,21 @@ fn assign_slots(
     }
     last[c.output_start() as usize..].fill(usize::MAX);
 
+    let num_in = c.num_input_wires() as usize;
+    let num_out = c.num_output_wires() as usize;
+    // Output wires are the last ones, apart from the inputs (the circuit's shape rules).
     let mut slots = SlotAllocator {
         slot_of: vec![Slot::MAX; n],
         free: Vec::new(),
         count: RESERVED,
+        outputs: (c.output_start() as usize, (RESERVED + num_in) as Slot),
     };
-    let num_in = c.num_input_wires() as usize;
     // The first writes take fresh slots in order: the inputs fill RESERVED..RESERVED + num_in.
     for w in 0..num_in {
         let s = slots.write(w);
         debug_assert_eq!(s as usize, RESERVED + w, "input slots out of order");
     }
+    slots.count += num_out;
     (0..num_in)
         .filter(|&w| last[w] == 0)
         .for_each(|w| slots.release(w));
@@ -386,7 +406,7 @@ fn assign_slots(
         ids: Vec::with_capacity(order.len()),
         segments: Vec::new(),
         num_inputs: num_in,
-        output_slots: Vec::new(),
+        num_outputs: num_out,
         num_slots: 0,
         batching,
         xor,
@@ -459,9 +479,6 @@ fn assign_slots(
         gates_end: plan.gates.len() as u32,
         xor: false,
     });
-    plan.output_slots = (c.output_start() as usize..n)
-        .map(|w| slots.slot_of[w])
-        .collect();
     plan.num_slots = slots.count;
     plan
 }
@@ -471,14 +488,21 @@ struct SlotAllocator {
     slot_of: Vec<Slot>,
     free: Vec<Slot>,
     count: usize,
+    /// The first output wire and its slot: output wires have slots of their own, in order.
+    outputs: (usize, Slot),
 }
 
 impl SlotAllocator {
     fn write(&mut self, wire: usize) -> Slot {
-        let s = self.free.pop().unwrap_or_else(|| {
-            self.count += 1;
-            (self.count - 1) as Slot
-        });
+        let (first_out, out_slot) = self.outputs;
+        let s = if wire >= first_out {
+            out_slot + (wire - first_out) as Slot
+        } else {
+            self.free.pop().unwrap_or_else(|| {
+                self.count += 1;
+                (self.count - 1) as Slot
+            })
+        };
         self.slot_of[wire] = s;
         s
     }
