@@ -333,20 +333,40 @@ fn layered_order(c: &Circuit, xor: XorGates) -> (Vec<Item>, Vec<usize>) {
         .map(|d| d as usize)
         .collect();
     let levels = depth.iter().copied().max().unwrap_or(0);
+    // A free gate's depth among the free gates of its level: 1 + the deepest input written by
+    // a free gate of the same level, 0 for a wire from anywhere else.
+    let mut chain = vec![0u32; c.num_wires as usize];
+    let mut wire_level = vec![usize::MAX; c.num_wires as usize];
     // Free gates of level L, then the AND and XOR batches of level L + 1, for each L.
-    let mut free: Vec<Vec<usize>> = vec![Vec::new(); levels + 1];
+    let mut free: Vec<Vec<(u32, usize)>> = vec![Vec::new(); levels + 1];
     let mut batched: Vec<[Vec<usize>; 2]> = vec![[Vec::new(), Vec::new()]; levels + 1];
     for (i, g) in c.gates.iter().enumerate() {
         if xor.batched(g.kind) {
             batched[depth[i] - 1][usize::from(g.kind == GateKind::Xor)].push(i);
         } else {
-            free[depth[i]].push(i);
+            let d = g
+                .inputs()
+                .iter()
+                .map(|&k| g.input(k) as usize)
+                .filter(|&w| wire_level[w] == depth[i])
+                .map(|w| chain[w])
+                .max()
+                .unwrap_or(0)
+                + 1;
+            (chain[g.out as usize], wire_level[g.out as usize]) = (d, depth[i]);
+            free[depth[i]].push((d, i));
         }
+    }
+    // Each level's free gates by that depth (stably, so inputs still come first): gates next
+    // to each other are then independent, and the engine's loads need not wait for the
+    // stores just before them.
+    for f in &mut free {
+        f.sort_by_key(|&(d, _)| d);
     }
     let mut items = Vec::new();
     let mut order = Vec::new();
     for (f, level) in free.into_iter().zip(batched) {
-        items.extend(f.into_iter().map(Item::Free));
+        items.extend(f.into_iter().map(|(_, i)| Item::Free(i)));
         for b in level.into_iter().filter(|b| !b.is_empty()) {
             items.push(Item::Batch(order.len()..order.len() + b.len()));
             order.extend(b);
