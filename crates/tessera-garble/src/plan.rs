@@ -9,7 +9,6 @@
 //! scheme of Gueron, Lindell, Nof, Pinkas) need AES for XOR gates too: their plans batch XOR
 //! gates in a second queue that shares the gate index with the AND queue (VASA §4.3.1).
 
-use tessera_circuit::analysis::depths;
 use tessera_circuit::{Circuit, GateKind};
 
 /// The queue length of [`Batching::DYNAMIC`]: 1024 gates, 4096 hashes to garble.
@@ -42,7 +41,8 @@ pub enum Batching {
         max: usize,
     },
     /// VASA §4.1.2: all AND gates at one AND-depth form one batch; the free gates between two
-    /// layers run first.
+    /// layers run first. Where that would hold more than 2^18 labels at once, the levels are
+    /// counted within windows of 2^16 gates in circuit order instead, one window after another.
     Layered,
 }
 
@@ -195,23 +195,29 @@ impl Plan {
     /// Compiles `circuit` for `batching`, with XOR gates free or garbled in batches (a scheme's
     /// `Scheme::XOR_GATES`).
     pub fn with_xor(circuit: &Circuit, batching: Batching, xor: XorGates) -> Plan {
-        let (items, order) = match batching {
-            Batching::Dynamic { max } => dynamic_order(circuit, max.max(1), xor),
-            Batching::Layered => layered_order(circuit, xor),
-        };
-        // A batch reads all its inputs before writing, so batches are the unit of slot reuse.
-        let mut split = Vec::with_capacity(items.len());
-        for item in items {
-            match item {
-                Item::Free(i) => split.push(Item::Free(i)),
-                Item::Batch(r) => split.extend(
-                    r.clone()
-                        .step_by(BATCH_MAX)
-                        .map(|s| Item::Batch(s..(s + BATCH_MAX).min(r.end))),
-                ),
+        match batching {
+            Batching::Dynamic { max } => {
+                let (items, order) = dynamic_order(circuit, max.max(1), xor);
+                compile(circuit, (batching, xor), items, &order)
+            }
+            Batching::Layered => {
+                let (items, order) = layered_order(circuit, xor, circuit.gates.len());
+                let whole = compile(circuit, (batching, xor), items, &order);
+                if whole.num_slots <= LAYER_SLOTS {
+                    whole
+                } else {
+                    Plan::layered_in_windows(circuit, xor, LAYER_WINDOW)
+                }
             }
         }
-        assign_slots(circuit, (batching, xor), &split, &order)
+    }
+
+    /// [`Batching::Layered`] with the levels counted within windows of `window` gates in
+    /// circuit order, one window after another: what [`Plan::with_xor`] compiles where
+    /// levelling the whole circuit would hold more than 2^18 labels at once.
+    pub fn layered_in_windows(circuit: &Circuit, xor: XorGates, window: usize) -> Plan {
+        let (items, order) = layered_order(circuit, xor, window);
+        compile(circuit, (Batching::Layered, xor), items, &order)
     }
 
     /// The strategy it was compiled for.
@@ -326,53 +332,101 @@ fn dynamic_order(c: &Circuit, max: usize, xor: XorGates) -> (Vec<Item>, Vec<usiz
     (items, q.order)
 }
 
-fn layered_order(c: &Circuit, xor: XorGates) -> (Vec<Item>, Vec<usize>) {
-    // depth: batched gates on the longest path from the inputs, the gate included.
-    let depth: Vec<usize> = depths(c, |k| xor.batched(k))
-        .into_iter()
-        .map(|d| d as usize)
-        .collect();
-    let levels = depth.iter().copied().max().unwrap_or(0);
-    // A free gate's depth among the free gates of its level: 1 + the deepest input written by
-    // a free gate of the same level, 0 for a wire from anywhere else.
-    let mut chain = vec![0u32; c.num_wires as usize];
-    let mut wire_level = vec![usize::MAX; c.num_wires as usize];
-    // Free gates of level L, then the AND and XOR batches of level L + 1, for each L.
-    let mut free: Vec<Vec<(u32, usize)>> = vec![Vec::new(); levels + 1];
-    let mut batched: Vec<[Vec<usize>; 2]> = vec![[Vec::new(), Vec::new()]; levels + 1];
-    for (i, g) in c.gates.iter().enumerate() {
-        if xor.batched(g.kind) {
-            batched[depth[i] - 1][usize::from(g.kind == GateKind::Xor)].push(i);
-        } else {
-            let d = g
-                .inputs()
-                .iter()
-                .map(|&k| g.input(k) as usize)
-                .filter(|&w| wire_level[w] == depth[i])
-                .map(|w| chain[w])
-                .max()
-                .unwrap_or(0)
-                + 1;
-            (chain[g.out as usize], wire_level[g.out as usize]) = (d, depth[i]);
-            free[depth[i]].push((d, i));
-        }
-    }
-    // Each level's free gates by that depth (stably, so inputs still come first): gates next
-    // to each other are then independent, and the engine's loads need not wait for the
-    // stores just before them.
-    for f in &mut free {
-        f.sort_by_key(|&(d, _)| d);
-    }
+/// The most slots a plan levelled over the whole circuit may take (4 MiB of labels) before the
+/// levels are taken within windows of [`LAYER_WINDOW`] gates instead: levelling a whole
+/// circuit of many independent parts keeps one level of every part live at once (BioMatch's
+/// 512 distances: 1.75 M slots, and 3× slower for it), while parts laid one after another
+/// (MExp's 32 exponentiations) need the whole circuit in view to be batched at all.
+const LAYER_SLOTS: usize = 1 << 18;
+
+/// Gates in circuit order levelled together where the whole circuit would take too many slots.
+const LAYER_WINDOW: usize = 1 << 16;
+
+/// Layered order (VASA §4.1.2) of windows of `size` gates in circuit order, one after
+/// another: in each, the free gates of level L, then the AND (and garbled XOR) batches of
+/// level L + 1, for each L, levels counted from the window's start.
+fn layered_order(c: &Circuit, xor: XorGates, size: usize) -> (Vec<Item>, Vec<usize>) {
+    let n = c.num_wires as usize;
+    // Per wire, within the window that wrote it: the batched gates on the longest path from
+    // the window's start (the gate included), and a free gate's depth among the free gates of
+    // its level (1 + the deepest input written by a free gate of the same level). Wires from
+    // before the window count as depth 0.
+    let mut level = vec![0usize; n];
+    let mut chain = vec![0u32; n];
+    let mut window_of = vec![usize::MAX; n];
     let mut items = Vec::new();
     let mut order = Vec::new();
-    for (f, level) in free.into_iter().zip(batched) {
-        items.extend(f.into_iter().map(|(_, i)| Item::Free(i)));
-        for b in level.into_iter().filter(|b| !b.is_empty()) {
-            items.push(Item::Batch(order.len()..order.len() + b.len()));
-            order.extend(b);
+    let size = size.max(1);
+    for (window, gates) in c.gates.chunks(size).enumerate() {
+        let first = window * size;
+        let in_window = |w: usize, window_of: &[usize]| window_of[w] == window;
+        // Free gates of level L, then the AND and XOR batches of level L + 1, for each L.
+        let mut free: Vec<Vec<(u32, usize)>> = vec![Vec::new()];
+        let mut batched: Vec<[Vec<usize>; 2]> = vec![[Vec::new(), Vec::new()]];
+        for (j, g) in gates.iter().enumerate() {
+            let i = first + j;
+            let reads = || g.inputs().iter().map(|&k| g.input(k) as usize);
+            let below = reads()
+                .filter(|&w| in_window(w, &window_of))
+                .map(|w| level[w])
+                .max()
+                .unwrap_or(0);
+            let out = g.out as usize;
+            window_of[out] = window;
+            if xor.batched(g.kind) {
+                level[out] = below + 1;
+                if batched.len() <= below {
+                    batched.resize(below + 1, [Vec::new(), Vec::new()]);
+                }
+                batched[below][usize::from(g.kind == GateKind::Xor)].push(i);
+            } else {
+                let d = reads()
+                    .filter(|&w| in_window(w, &window_of) && level[w] == below)
+                    .map(|w| chain[w])
+                    .max()
+                    .unwrap_or(0)
+                    + 1;
+                (level[out], chain[out]) = (below, d);
+                if free.len() <= below {
+                    free.resize(below + 1, Vec::new());
+                }
+                free[below].push((d, i));
+            }
+        }
+        free.resize(free.len().max(batched.len()), Vec::new());
+        batched.resize(free.len(), [Vec::new(), Vec::new()]);
+        // Each level's free gates by that depth (stably, so inputs still come first): gates
+        // next to each other are then independent, and the engine's loads need not wait for
+        // the stores just before them.
+        for f in &mut free {
+            f.sort_by_key(|&(d, _)| d);
+        }
+        for (f, level) in free.into_iter().zip(batched) {
+            items.extend(f.into_iter().map(|(_, i)| Item::Free(i)));
+            for b in level.into_iter().filter(|b| !b.is_empty()) {
+                items.push(Item::Batch(order.len()..order.len() + b.len()));
+                order.extend(b);
+            }
         }
     }
     (items, order)
+}
+
+/// Splits batches wider than [`BATCH_MAX`] and places the labels: a batch reads all its inputs
+/// before writing, so batches are the unit of slot reuse.
+fn compile(c: &Circuit, kinds: (Batching, XorGates), items: Vec<Item>, order: &[usize]) -> Plan {
+    let mut split = Vec::with_capacity(items.len());
+    for item in items {
+        match item {
+            Item::Free(i) => split.push(Item::Free(i)),
+            Item::Batch(r) => split.extend(
+                r.clone()
+                    .step_by(BATCH_MAX)
+                    .map(|s| Item::Batch(s..(s + BATCH_MAX).min(r.end))),
+            ),
+        }
+    }
+    assign_slots(c, kinds, &split, order)
 }
 
 /// Places labels in slots: a wire's slot is freed after the last item that reads it (never for

@@ -73,23 +73,31 @@ fn garble_run<S: Scheme>(
 fn garble_run_on<S: Scheme>(
     c: &Circuit,
     batching: Batching,
+    on_threads: (Backend, usize),
+    inputs: &[Vec<bool>],
+    seed: u128,
+) -> Run<S> {
+    run_plan::<S>(&plan::<S>(c, batching), on_threads, inputs, seed)
+}
+
+fn run_plan<S: Scheme>(
+    plan: &Plan,
     (backend, threads): (Backend, usize),
     inputs: &[Vec<bool>],
     seed: u128,
 ) -> Run<S> {
-    let plan = plan::<S>(c, batching);
     let mut prg = Prg::from_seed_block(Block::new(seed));
     let encoding = InputEncoding::<S>::random(&mut prg, plan.num_inputs());
     let mut tables = Vec::new();
     let out_wires = Garbler::with_threads(on::<S>(backend), threads)
-        .garble(&plan, &encoding.secret, &encoding.wires, &mut tables)
+        .garble(plan, &encoding.secret, &encoding.wires, &mut tables)
         .unwrap()
         .to_vec();
-    assert_eq!(tables.len(), table_blocks::<S>(&plan), "{}", S::NAME);
+    assert_eq!(tables.len(), table_blocks::<S>(plan), "{}", S::NAME);
     let bits: Vec<bool> = inputs.concat();
     let active = encoding.encode(0, &bits);
     let out_active = Evaluator::with_threads(on::<S>(backend), threads)
-        .evaluate(&plan, &active, &mut TableReader::new(&tables))
+        .evaluate(plan, &active, &mut TableReader::new(&tables))
         .unwrap()
         .to_vec();
     let decoded = decode(&out_active, &decoding_bits::<S>(&out_wires));
@@ -247,6 +255,21 @@ fn library_circuits_on_random_inputs_every_strategy_and_backend() {
     }
 }
 
+struct InWindows<'a> {
+    circuit: &'a Circuit,
+    inputs: &'a [Vec<bool>],
+    window: usize,
+}
+
+impl PerScheme for InWindows<'_> {
+    fn run<S: Scheme>(&self) {
+        let plan = Plan::layered_in_windows(self.circuit, S::XOR_GATES, self.window);
+        let run = run_plan::<S>(&plan, (Backend::active(), 1), self.inputs, 7);
+        let want = plaintext(self.circuit, self.inputs);
+        assert_eq!(run.decoded, want, "{} window {}", S::NAME, self.window);
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
     #[test]
@@ -267,6 +290,15 @@ proptest! {
                 prop_assert!(stats.slots <= c.num_wires as usize + 2);
             }
         }
+    }
+
+    /// Levels counted within windows of a few gates (what wide circuits get in place of one
+    /// levelling of the whole circuit) garble correctly with every scheme.
+    #[test]
+    fn layers_within_windows_garble_correctly((c, seed) in common::random_circuit(200, None), window in 1usize..40) {
+        let mut prg = Prg::from_seed_block(Block::new(u128::from(seed)));
+        let inputs: Vec<Vec<bool>> = c.inputs.iter().map(|&w| random_bits(&mut prg, w)).collect();
+        for_each_scheme(&InWindows { circuit: &c, inputs: &inputs, window });
     }
 
     #[test]
