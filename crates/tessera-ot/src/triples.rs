@@ -139,8 +139,13 @@ const fn tau_bytes(bits: usize, i: usize) -> usize {
 }
 
 /// Correction bytes per product of vectors of `m` elements.
-fn product_bytes(bits: usize, m: usize) -> usize {
-    m * (0..bits).map(|i| tau_bytes(bits, i)).sum::<usize>()
+const fn product_bytes(bits: usize, m: usize) -> usize {
+    let (mut sum, mut i) = (0, 0);
+    while i < bits {
+        sum += tau_bytes(bits, i);
+        i += 1;
+    }
+    m * sum
 }
 
 /// Hash blocks per OT for `m` elements of `bits` bits.
@@ -179,7 +184,7 @@ impl<const B: usize> OneElement<B> {
     };
 
     /// A product's correction bytes.
-    const BYTES: usize = Self::AT[B - 1] + tau_bytes(B, B - 1);
+    const BYTES: usize = product_bytes(B, 1);
 
     /// Sender: with `x0`, `x1` the hashes H(q), H(q ⊕ Δ) of each product's `B` OTs (one block
     /// per OT), writes τ for every product into `tau` and subtracts Σ_i 2^i·x0_i from its
@@ -211,19 +216,13 @@ impl<const B: usize> OneElement<B> {
         }
     }
 
-    /// Receiver: with `z` the hashes H(t) of each product's `B` OTs and `rows` the OTs (the
-    /// multiplier's bits in their low bits), adds Σ_i 2^i·(z_i + y_i·τ_i) to its share.
-    fn receive<R: Ring>(rows: &[Block], z: &[Block], tau: &[u8], shares: &mut [R]) {
+    /// Receiver: with `z` the hashes H(t) of each product's `B` OTs and `chosen` their choice
+    /// bits y_i as masks, adds Σ_i 2^i·(z_i + y_i·τ_i) to its share.
+    fn receive<R: Ring>(chosen: &[u64], z: &[Block], tau: &[u8], shares: &mut [R]) {
         let mut stage = [0u8; STAGE];
-        let products = rows.as_chunks::<B>().0.iter().zip(z.as_chunks::<B>().0);
+        let products = chosen.as_chunks::<B>().0.iter().zip(z.as_chunks::<B>().0);
         let starts = (0..).step_by(Self::BYTES);
-        for ((share, (rows, z)), start) in shares.iter_mut().zip(products).zip(starts) {
-            // The multiplier's bits (the OTs' choice bits) as masks, hidden from the optimiser
-            // as a whole: a mask made of a visible bit lets the compiler branch on it to skip
-            // the read of τ.
-            let chosen: [u64; B] = core::hint::black_box(core::array::from_fn(|i| {
-                0u64.wrapping_sub(rows[i].low() & 1)
-            }));
+        for ((share, (chosen, z)), start) in shares.iter_mut().zip(products).zip(starts) {
             // From this product's first τ on, or staged where fewer bytes remain.
             let tau = tau.get(start..).unwrap_or_default();
             let tau = match tau.first_chunk::<STAGE>() {
@@ -492,22 +491,22 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
         let per = hash_blocks(bits, m);
         self.scratch
             .hash(0, self.rows, Block::ZERO, self.first, per);
-        if m == 1 {
-            let (rows, z, out) = (self.rows, &self.scratch.h[0], &mut *self.out);
-            match bits {
-                8 => OneElement::<8>::receive(rows, z, &tau, out),
-                16 => OneElement::<16>::receive(rows, z, &tau, out),
-                32 => OneElement::<32>::receive(rows, z, &tau, out),
-                _ => OneElement::<64>::receive(rows, z, &tau, out),
-            }
-            return Ok(Next::Done(()));
-        }
         // The choice bits as masks, hidden from the optimiser once per batch: a plain mask
         // per OT let the compiler skip the read of τ below by branching on the bit.
         let chosen = &mut self.scratch.chosen;
         chosen.clear();
         chosen.extend(self.rows.iter().map(|r| 0u64.wrapping_sub(r.low() & 1)));
         let chosen = core::hint::black_box(&chosen[..]);
+        if m == 1 {
+            let (z, out) = (&self.scratch.h[0], &mut *self.out);
+            match bits {
+                8 => OneElement::<8>::receive(chosen, z, &tau, out),
+                16 => OneElement::<16>::receive(chosen, z, &tau, out),
+                32 => OneElement::<32>::receive(chosen, z, &tau, out),
+                _ => OneElement::<64>::receive(chosen, z, &tau, out),
+            }
+            return Ok(Next::Done(()));
+        }
         let (h, t) = (&self.scratch.h[0], &mut self.scratch.t);
         let h: &[u64] = bytemuck::cast_slice(h);
         let words = 2 * per;
