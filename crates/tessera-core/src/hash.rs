@@ -12,7 +12,7 @@
 
 use crate::aes::kernels::{GateKeys, HalfGatesIo, SumsMask};
 use crate::aes::{Aes, Backend, FixedKeyAes};
-use crate::{Block, Error};
+use crate::{Block, Error, Labels, SlotGates};
 
 /// The public key of the default fixed-key permutation: the first 32 hex digits of π's
 /// fractional part (a nothing-up-my-sleeve number).
@@ -269,33 +269,17 @@ impl GateHash {
     }
 }
 
-/// A batch of gates whose input labels are read in place from a slot array: gate k reads
-/// slots `a[k]` and `b[k]`, and `ids[k]` is its index, unique within `domain` (its tweaks are
-/// derived from both).
-#[derive(Clone, Copy, Debug)]
-pub struct SlotGates<'a> {
-    /// First input slot of each gate.
-    pub a: &'a [u32],
-    /// Second input slot of each gate.
-    pub b: &'a [u32],
-    /// Each gate's index, unique within the domain.
-    pub ids: &'a [u32],
-    /// The high 64 bits of every tweak: tells apart gates of equal index garbled under one
-    /// secret (the steps of a streamed circuit, which repeat one plan's indices).
-    pub domain: u64,
-}
-
 impl FixedKeyHash {
     /// Half-gates garbling (Zahur, Rosulek, Evans, EUROCRYPT 2015, Fig. 2) of n AND gates with
     /// the tweakable hash `hash` (π is this hash's permutation), fused into one
     /// register-oriented kernel (VASA §4.2.1) that gathers its inputs straight from the slot
-    /// array `labels`: gate k has input zero-labels A0 = `labels[a[k]]`, B0 = `labels[b[k]]`
+    /// array of `labels`: gate k has input zero-labels A0 = slot `a[k]`, B0 = slot `b[k]`
     /// and tweaks j = 2·`ids[k]` + 2^64·`domain`, j' = j + 1; with pa, pb their colour bits,
     /// T_G = H(A0, j) ⊕ H(A0 ⊕ Δ, j) ⊕ pb·Δ, T_E = H(B0, j') ⊕ H(B0 ⊕ Δ, j') ⊕ A0,
     /// out0 = H(A0, j) ⊕ pa·T_G ⊕ H(B0, j') ⊕ pb·(T_E ⊕ A0).
-    /// Writes `out0[k]` and `table[2k] = T_G`, `table[2k + 1] = T_E`. Four hashes per gate, key
-    /// schedules (MI, CIRC) expanded round by round beside the rounds; selection by masks, no
-    /// branch on a label bit.
+    /// Writes out0 where `labels` says (slot `out[k]`, or place k of its buffer) and
+    /// `table[2k] = T_G`, `table[2k + 1] = T_E`. Four hashes per gate, key schedules (MI, CIRC)
+    /// expanded round by round beside the rounds; selection by masks, no branch on a label bit.
     ///
     /// # Panics
     /// If the lengths do not match n (2n for `table`) or a slot index is out of bounds.
@@ -303,12 +287,11 @@ impl FixedKeyHash {
         &self,
         hash: GateHash,
         delta: Block,
-        labels: &[Block],
+        labels: Labels<'_, Block>,
         gates: SlotGates<'_>,
-        out0: &mut [Block],
         table: &mut [Block],
     ) {
-        let io = HalfGatesIo::new(labels, gates, table.len(), table.as_mut_ptr(), out0);
+        let io = HalfGatesIo::new(labels, gates, table.len(), table.as_mut_ptr());
         let keys = GateKeys {
             rk: self.aes.round_keys(),
             offset: hash.offset(),
@@ -316,22 +299,22 @@ impl FixedKeyHash {
         (self.aes.kernels().half_gates_garble[hash.index()])(&keys, delta, &io);
     }
 
-    /// Half-gates evaluation of n AND gates from the active labels A = `labels[a[k]]`,
-    /// B = `labels[b[k]]` (colour bits sa, sb) and the garbler's `table`:
-    /// `out[k] = H(A, j) ⊕ sa·T_G ⊕ H(B, j') ⊕ sb·(T_E ⊕ A)`. Two hashes per gate.
+    /// Half-gates evaluation of n AND gates from the active labels A = slot `a[k]`,
+    /// B = slot `b[k]` (colour bits sa, sb) and the garbler's `table`:
+    /// out = H(A, j) ⊕ sa·T_G ⊕ H(B, j') ⊕ sb·(T_E ⊕ A), written where `labels` says. Two
+    /// hashes per gate.
     ///
     /// # Panics
     /// As [`Self::half_gates_garble`].
     pub fn half_gates_eval(
         &self,
         hash: GateHash,
-        labels: &[Block],
+        labels: Labels<'_, Block>,
         gates: SlotGates<'_>,
         table: &[Block],
-        out: &mut [Block],
     ) {
         // The evaluation kernel only reads the table.
-        let io = HalfGatesIo::new(labels, gates, table.len(), table.as_ptr().cast_mut(), out);
+        let io = HalfGatesIo::new(labels, gates, table.len(), table.as_ptr().cast_mut());
         let keys = GateKeys {
             rk: self.aes.round_keys(),
             offset: hash.offset(),
@@ -558,7 +541,13 @@ mod tests {
             let a0: Vec<Block> = a_idx.iter().map(|&i| slot_labels[i as usize]).collect();
             let b0: Vec<Block> = b_idx.iter().map(|&i| slot_labels[i as usize]).collect();
             let t: Vec<Block> = ids.iter().map(|&id| Block::from_halves(domain, 2 * u64::from(id))).collect();
-            let gates = SlotGates { a: &a_idx, b: &b_idx, ids: &ids, domain };
+            // In place, gate k writes slot 2n + k (after the slots it reads), or, for odd
+            // domains, slot 3n - 1 - k (not consecutive: stored lane by lane).
+            let reversed = domain & 1 == 1;
+            let place = |k: usize| if reversed { n - 1 - k } else { k };
+            let out_idx: Vec<u32> = (0..n).map(|k| slots + place(k) as u32).collect();
+            let gates = SlotGates { a: &a_idx, b: &b_idx, out: &out_idx, ids: &ids, domain };
+            let in_order = |o: &[Block]| -> Vec<Block> { (0..n).map(|k| o[place(k)]).collect() };
             let reference = FixedKeyHash::with_backend(DEFAULT_FIXED_KEY, Backend::Portable).unwrap();
             let aes = |key: Block, x: Block| {
                 FixedKeyAes::with_aes(Aes::with_backend(Backend::Portable).unwrap(), key).encrypt_block(x)
@@ -573,7 +562,15 @@ mod tests {
                 for backend in Backend::available() {
                     let hash = FixedKeyHash::with_backend(DEFAULT_FIXED_KEY, backend).unwrap();
                     let (mut out0, mut table) = (vec![Block::ZERO; n], vec![Block::ZERO; 2 * n]);
-                    hash.half_gates_garble(gate_hash, d, &slot_labels, gates, &mut out0, &mut table);
+                    let buffered = Labels::Buffered { slots: &slot_labels, out: &mut out0 };
+                    hash.half_gates_garble(gate_hash, d, buffered, gates, &mut table);
+                    let mut in_place = slot_labels.clone();
+                    in_place.resize(slots as usize + n, Block::ZERO);
+                    let mut table_in_place = vec![Block::ZERO; 2 * n];
+                    hash.half_gates_garble(gate_hash, d, Labels::in_place(&mut in_place), gates, &mut table_in_place);
+                    prop_assert_eq!(in_order(&in_place[slots as usize..]), out0.clone(), "{:?} {} in place", gate_hash, backend);
+                    prop_assert_eq!(&in_place[..slots as usize], &slot_labels[..]);
+                    prop_assert_eq!(&table_in_place, &table);
                     for k in 0..n {
                         let (j0, j1) = (t[k], t[k] ^ Block::new(1));
                         let (pa, pb) = (Block::mask(a0[k].lsb()), Block::mask(b0[k].lsb()));
@@ -588,7 +585,11 @@ mod tests {
                     let bit = |s: u32| labels.get(s as usize % n.max(1)).is_some_and(|l| l.3) ^ (s & 1 == 1);
                     let active: Vec<Block> = (0..slots).map(|s| pick(slot_labels[s as usize], bit(s))).collect();
                     let mut out = vec![Block::ZERO; n];
-                    hash.half_gates_eval(gate_hash, &active, gates, &table, &mut out);
+                    hash.half_gates_eval(gate_hash, Labels::Buffered { slots: &active, out: &mut out }, gates, &table);
+                    let mut in_place = active.clone();
+                    in_place.resize(slots as usize + n, Block::ZERO);
+                    hash.half_gates_eval(gate_hash, Labels::in_place(&mut in_place), gates, &table);
+                    prop_assert_eq!(in_order(&in_place[slots as usize..]), out.clone(), "{:?} {} in place", gate_hash, backend);
                     for k in 0..n {
                         let v = bit(a_idx[k]) & bit(b_idx[k]);
                         prop_assert_eq!(out[k], pick(out0[k], v), "{:?} {} gate {}", gate_hash, backend, k);

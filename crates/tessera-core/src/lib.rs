@@ -23,11 +23,13 @@ pub mod hint;
 pub mod prg;
 pub mod select;
 pub mod simd;
+mod slots;
 pub mod sparse;
 pub mod transpose;
 
 pub use aes::{Aes, Backend, FixedKeyAes, RoundKeys};
 pub use block::Block;
 pub use error::Error;
-pub use hash::{FixedKeyHash, GateHash, SlotGates};
+pub use hash::{FixedKeyHash, GateHash};
 pub use prg::Prg;
+pub use slots::{Labels, OutputWriter, SlotGates, SlotReader};

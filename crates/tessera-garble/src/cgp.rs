@@ -16,7 +16,7 @@
 //! may repeat across partitions. Tables are one stream per partition, the tail's last: they
 //! do not depend on the thread count or on which thread took which partition.
 
-use crate::{Error, Evaluator, Garbler, Plan, Scheme, TableReader};
+use crate::{Error, Evaluator, Garbler, Plan, Scheme, TableBuffer, TableReader};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 use tessera_circuit::{Circuit, Gate, GateKind};
@@ -469,10 +469,10 @@ impl<S: Scheme> CgpGarbler<S> {
         p: &Partitions,
         secret: &S::Secret,
         inputs: &[S::Wire],
-        tables: &mut [Vec<Block>],
+        tables: &mut [TableBuffer],
     ) -> Result<&[S::Wire], Error> {
         check_streams(p, tables.len())?;
-        let sinks: Vec<Mutex<&mut Vec<Block>>> = tables.iter_mut().map(Mutex::new).collect();
+        let sinks: Vec<Mutex<&mut TableBuffer>> = tables.iter_mut().map(Mutex::new).collect();
         self.team.run(p, inputs, |g, k, plan, labels, out| {
             let mut sink = sinks[k].lock().unwrap_or_else(PoisonError::into_inner);
             sink.clear();
@@ -504,11 +504,11 @@ impl<S: Scheme> CgpEvaluator<S> {
         &mut self,
         p: &Partitions,
         inputs: &[Block],
-        tables: &[Vec<Block>],
+        tables: &[TableBuffer],
     ) -> Result<&[Block], Error> {
         check_streams(p, tables.len())?;
         self.team.run(p, inputs, |e, k, plan, labels, out| {
-            let mut source = TableReader::new(&tables[k]);
+            let mut source = TableReader::new(tables[k].as_slice());
             let o = e.evaluate_in(plan, k as u64, labels, &mut source)?;
             out.clear();
             out.extend_from_slice(o);

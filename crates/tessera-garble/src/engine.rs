@@ -1,8 +1,10 @@
 //! Running a [`Plan`]: free operations as one flat stream over the slot array, batches handed
 //! to the scheme, which gathers its inputs from the slots inside its fused kernels (VASA
-//! §4.2.1 steps 1-5: gather inputs, prepare, AES, finish, store), their outputs scattered back
-//! once the whole batch is read. With several threads a batch is split among them in circuit
-//! order ([`crate::crew`]), so the tables do not depend on the thread count.
+//! §4.2.1 steps 1-5: gather inputs, prepare, AES, finish, store) and write the outputs straight
+//! to their slots (a plan's batches never write a slot they read), the tables straight into
+//! the room the [`TableSink`] lends. With several threads a batch is split among them in
+//! circuit order ([`crate::crew`]), so the tables do not depend on the thread count; each
+//! thread then writes its outputs to a buffer, scattered to the slots once the batch is done.
 
 use crate::Error;
 use crate::crew::{Crew, Share};
@@ -11,7 +13,7 @@ use crate::scheme::Scheme;
 use crate::tables::{TableSink, TableSource};
 use std::ops::Range;
 use std::sync::{Mutex, PoisonError, RwLock};
-use tessera_core::{Block, SlotGates};
+use tessera_core::{Block, Labels, SlotGates};
 
 /// Table blocks of a batch of `gates` gates, XOR gates if `xor`: the tables of its
 /// [`CHUNK`]-sized pieces one after another.
@@ -105,12 +107,14 @@ fn slot_gates(plan: &Plan, domain: u64, range: Range<usize>) -> SlotGates<'_> {
     SlotGates {
         a: &plan.gates.a[range.clone()],
         b: &plan.gates.b[range.clone()],
+        out: &plan.gates.out[range.clone()],
         ids: &plan.ids[range],
         domain,
     }
 }
 
-/// Writes a batch's output labels (gates `range` of `plan`) back to their slots.
+/// Writes the output labels of gates `range` of `plan`, computed by a thread sharing the batch,
+/// to their slots.
 fn scatter<L: Copy>(plan: &Plan, range: Range<usize>, out: &[L], labels: &mut [L]) {
     for (&s, &l) in plan.gates.out[range].iter().zip(out) {
         labels[s as usize] = l;
@@ -132,7 +136,8 @@ fn pieces(share: Range<usize>) -> impl Iterator<Item = Range<usize>> {
     })
 }
 
-/// What one thread produces for its share of a batch: output labels and tables.
+/// What one thread produces for its share of a batch, when threads share the batch: output
+/// labels and tables.
 #[derive(Debug, Default)]
 struct ShareOut<L> {
     out: Vec<L>,
@@ -146,7 +151,6 @@ pub struct Garbler<S: Scheme> {
     scheme: S,
     threads: usize,
     labels: Vec<S::Wire>,
-    share: ShareOut<S::Wire>,
 }
 
 impl<S: Scheme> Clone for Garbler<S> {
@@ -175,32 +179,27 @@ impl<S: Scheme> Party for Garbling<'_, S> {
     }
 }
 
-/// Garbles gates `share` of `plan` (one batch, XOR gates if `xor`) in tweak domain `domain`
-/// into `dst`.
+/// Garbles gates `share` of `plan` (one batch, XOR gates if `xor`) in tweak domain `domain`:
+/// the output wires where `labels` says, the tables into `table`.
 fn garble_share<S: Scheme>(
     scheme: &mut S,
     secret: &S::Secret,
     (plan, domain): (&Plan, u64),
     (xor, share): (bool, Range<usize>),
-    labels: &[S::Wire],
-    dst: &mut ShareOut<S::Wire>,
+    mut labels: Labels<'_, S::Wire>,
+    mut table: &mut [Block],
 ) {
-    dst.out.resize(share.len(), S::Wire::default());
-    dst.table
-        .resize(batch_table_blocks::<S>(xor, share.len()), Block::ZERO);
-    let (mut out, mut table) = (&mut dst.out[..], &mut dst.table[..]);
     for piece in pieces(share) {
         let n = piece.len();
-        let (o, rest) = std::mem::take(&mut out).split_at_mut(n);
         let blocks = batch_table_blocks::<S>(xor, n);
-        let (t, rest_t) = std::mem::take(&mut table).split_at_mut(blocks);
-        let gates = slot_gates(plan, domain, piece);
+        let (t, rest) = std::mem::take(&mut table).split_at_mut(blocks);
+        let (gates, labels) = (slot_gates(plan, domain, piece), labels.take(n));
         if xor {
-            scheme.garble_xor(secret, labels, gates, o, t);
+            scheme.garble_xor(secret, labels, gates, t);
         } else {
-            scheme.garble_and(secret, labels, gates, o, t);
+            scheme.garble_and(secret, labels, gates, t);
         }
-        (out, table) = (rest, rest_t);
+        table = rest;
     }
 }
 
@@ -217,7 +216,6 @@ impl<S: Scheme> Garbler<S> {
             scheme,
             threads: threads.max(1),
             labels: Vec::new(),
-            share: ShareOut::default(),
         }
     }
 
@@ -256,18 +254,11 @@ impl<S: Scheme> Garbler<S> {
                     continue;
                 }
                 let xor = plan.segments[k].xor;
-                let batch = (xor, gates.clone());
-                let labels = &self.labels;
-                garble_share(
-                    &mut self.scheme,
-                    secret,
-                    (plan, domain),
-                    batch,
-                    labels,
-                    &mut self.share,
-                );
-                sink.put(&self.share.table)?;
-                scatter(plan, gates, &self.share.out, &mut self.labels);
+                let table = sink.reserve(batch_table_blocks::<S>(xor, gates.len()));
+                let labels = Labels::in_place(&mut self.labels);
+                let run = (plan, domain);
+                garble_share(&mut self.scheme, secret, run, (xor, gates), labels, table);
+                sink.commit()?;
             }
         } else {
             self.garble_parallel((plan, domain), &party, sink)?;
@@ -286,11 +277,15 @@ impl<S: Scheme> Garbler<S> {
         let shares: Vec<Mutex<ShareOut<S::Wire>>> =
             (0..self.threads).map(|_| Mutex::default()).collect();
         let work = |scheme: &mut S, t: usize, batch: &Share| {
-            let labels = labels.read().unwrap_or_else(PoisonError::into_inner);
+            let slots = labels.read().unwrap_or_else(PoisonError::into_inner);
             let mut dst = shares[t].lock().unwrap_or_else(PoisonError::into_inner);
+            let ShareOut { out, table } = &mut *dst;
             let range = batch.range(t);
-            let run = (plan, domain);
-            garble_share(scheme, secret, run, (batch.xor, range), &labels, &mut dst);
+            out.resize(range.len(), S::Wire::default());
+            table.resize(batch_table_blocks::<S>(batch.xor, range.len()), Block::ZERO);
+            let (run, share) = ((plan, domain), (batch.xor, range));
+            let labels = Labels::Buffered { slots: &slots, out };
+            garble_share(scheme, secret, run, share, labels, table);
         };
         let result = Crew::run(self.threads, &self.scheme, work, |crew| {
             for k in 0..plan.segments.len() {
@@ -328,8 +323,6 @@ pub struct Evaluator<S> {
     scheme: S,
     threads: usize,
     labels: Vec<Block>,
-    /// A batch's output labels before they are scattered.
-    out: Vec<Block>,
 }
 
 impl<S: Scheme> Clone for Evaluator<S> {
@@ -355,28 +348,24 @@ impl Party for Evaluating {
 }
 
 /// Evaluates gates `share` of one batch of `plan` (in tweak domain `domain`) with their
-/// tables `table`.
+/// tables `table`, the outputs where `labels` says.
 fn evaluate_share<S: Scheme>(
     scheme: &mut S,
     (plan, domain): (&Plan, u64),
     (xor, share): (bool, Range<usize>),
-    labels: &[Block],
+    mut labels: Labels<'_, Block>,
     mut table: &[Block],
-    out: &mut Vec<Block>,
 ) {
-    out.resize(share.len(), Block::ZERO);
-    let mut rest = &mut out[..];
     for piece in pieces(share) {
         let n = piece.len();
-        let (o, r) = std::mem::take(&mut rest).split_at_mut(n);
-        let (t, rt) = table.split_at(batch_table_blocks::<S>(xor, n));
-        let gates = slot_gates(plan, domain, piece);
+        let (t, rest) = table.split_at(batch_table_blocks::<S>(xor, n));
+        let (gates, labels) = (slot_gates(plan, domain, piece), labels.take(n));
         if xor {
-            scheme.evaluate_xor(labels, gates, t, o);
+            scheme.evaluate_xor(labels, gates, t);
         } else {
-            scheme.evaluate_and(labels, gates, t, o);
+            scheme.evaluate_and(labels, gates, t);
         }
-        (rest, table) = (r, rt);
+        table = rest;
     }
 }
 
@@ -405,7 +394,6 @@ impl<S: Scheme> Evaluator<S> {
             scheme,
             threads: threads.max(1),
             labels: Vec::new(),
-            out: Vec::new(),
         }
     }
 
@@ -467,10 +455,9 @@ impl<S: Scheme> Evaluator<S> {
                 available: table.len(),
             });
         }
-        let (batch, run) = ((xor, gates.clone()), (plan, ev.domain));
-        let out = &mut self.out;
-        evaluate_share(&mut self.scheme, run, batch, &self.labels, table, out);
-        scatter(plan, gates, out, &mut self.labels);
+        let (batch, run) = ((xor, gates), (plan, ev.domain));
+        let labels = Labels::in_place(&mut self.labels);
+        evaluate_share(&mut self.scheme, run, batch, labels, table);
         ev.pending = false;
         ev.at += 1;
         Ok(())
@@ -523,14 +510,18 @@ impl<S: Scheme> Evaluator<S> {
         let tables = RwLock::new(Vec::new());
         let outs: Vec<Mutex<Vec<Block>>> = (0..self.threads).map(|_| Mutex::default()).collect();
         let work = |scheme: &mut S, t: usize, batch: &Share| {
-            let labels = labels.read().unwrap_or_else(PoisonError::into_inner);
+            let slots = labels.read().unwrap_or_else(PoisonError::into_inner);
             let tables = tables.read().unwrap_or_else(PoisonError::into_inner);
             let mut out = outs[t].lock().unwrap_or_else(PoisonError::into_inner);
             let range = batch.range(t);
             let skip = batch_table_blocks::<S>(batch.xor, range.start - batch.gates.start);
             let table = tables.get(skip..).unwrap_or_default();
-            let run = (plan, domain);
-            evaluate_share(scheme, run, (batch.xor, range), &labels, table, &mut out);
+            out.resize(range.len(), Block::ZERO);
+            let labels = Labels::Buffered {
+                slots: &slots,
+                out: &mut out,
+            };
+            evaluate_share(scheme, (plan, domain), (batch.xor, range), labels, table);
         };
         let result = Crew::run(self.threads, &self.scheme, work, |crew| {
             for k in 0..plan.segments.len() {

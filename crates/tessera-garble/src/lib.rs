@@ -36,7 +36,7 @@ pub use scheme::{
     ThreeHalvesSecret,
 };
 pub use stream::{Chain, ChainEvaluator, ChainGarbler, check_steps};
-pub use tables::{TableReader, TableSink, TableSource};
+pub use tables::{TableBuffer, TableReader, TableSink, TableSource};
 
 /// What garbling and evaluation can report.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]

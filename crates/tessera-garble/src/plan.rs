@@ -80,9 +80,10 @@ impl Batching {
 /// among threads.
 pub(crate) const CHUNK: usize = 128;
 
-/// The most gates in one batch: a wider layer is split into batches of this size, each read
-/// in full before any of it is written, so the engine's per-batch buffers (outputs and tables,
-/// about 200 KiB for half-gates) stay bounded whatever the circuit's width.
+/// The most gates in one batch: a wider layer is split into batches of this size, so the
+/// slots a batch holds beyond the live wires (its outputs are placed before its inputs are
+/// freed) and the tables sent at once (128 KiB for half-gates) stay bounded whatever the
+/// circuit's width.
 pub(crate) const BATCH_MAX: usize = 4096;
 
 /// A slot index.
@@ -117,8 +118,8 @@ impl SlotOps {
 
 /// A stretch of the plan: free operations `free[..free_end]` from where the last segment
 /// stopped, then the batch `gates[..gates_end]` (empty for the last segment), all AND or (for
-/// garbled XOR) all XOR gates, independent of each other and read in full before any output
-/// is written.
+/// garbled XOR) all XOR gates, independent of each other, none writing a slot that one of
+/// them reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Segment {
     pub free_end: u32,
@@ -430,8 +431,10 @@ fn compile(c: &Circuit, kinds: (Batching, XorGates), items: Vec<Item>, order: &[
 }
 
 /// Places labels in slots: a wire's slot is freed after the last item that reads it (never for
-/// outputs) and reused by later writes. Within an item all reads happen before any write, so
-/// an item may write into a slot it frees. Slots 0 and 1 hold the constants.
+/// outputs) and reused by later writes. A free gate reads before it writes, so it may write
+/// the slot it frees; a batch never writes a slot it reads, since the engine writes its
+/// outputs in place while other gates of the batch are still being read. Slots 0 and 1 hold
+/// the constants.
 fn assign_slots(
     c: &Circuit,
     (batching, xor): (Batching, XorGates),
@@ -495,7 +498,9 @@ fn assign_slots(
             Item::Free(i) => std::slice::from_ref(i),
             Item::Batch(r) => &order[r.clone()],
         };
-        // Read, then release what is read for the last time, then write.
+        // Read; a free gate then releases what it reads for the last time and writes (it may
+        // write the slot it frees), a batch writes and then releases (its outputs go straight
+        // to their slots while other gates of the batch are still read).
         read.clear();
         read.extend(gates.iter().map(|&i| {
             let g = &c.gates[i];
@@ -505,12 +510,18 @@ fn assign_slots(
             };
             (slot(0), slot(1))
         }));
-        for &i in gates {
-            for w in gate_reads(i) {
-                if last[w] == pos {
-                    slots.release(w);
+        let release_read = |slots: &mut SlotAllocator| {
+            for &i in gates {
+                for w in gate_reads(i) {
+                    if last[w] == pos {
+                        slots.release(w);
+                    }
                 }
             }
+        };
+        let batch = matches!(item, Item::Batch(_));
+        if !batch {
+            release_read(&mut slots);
         }
         for (&i, &(a, b)) in gates.iter().zip(&read) {
             let g = &c.gates[i];
@@ -533,7 +544,8 @@ fn assign_slots(
             };
             plan.free.push(a, b, out);
         }
-        if let Item::Batch(_) = item {
+        if batch {
+            release_read(&mut slots);
             plan.batches += 1;
             plan.segments.push(Segment {
                 free_end: plan.free.len() as u32,
@@ -585,6 +597,44 @@ impl SlotAllocator {
         let s = std::mem::replace(&mut self.slot_of[wire], Slot::MAX);
         if s != Slot::MAX {
             self.free.push(s);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_circuit::library::{builtin, ultrasfe};
+
+    /// The engine writes a batch's outputs in place while the batch is still being read, so
+    /// no batch may write a slot it reads.
+    #[test]
+    fn no_batch_writes_a_slot_it_reads() {
+        let circuits = ["aes128", "sha256", "mul64", "levels16"]
+            .map(|name| builtin(name).and_then(Result::ok).unwrap())
+            .into_iter()
+            .chain([ultrasfe::biomatch(8, 2, 16).unwrap()]);
+        for c in circuits {
+            for xor in [XorGates::Free, XorGates::Garbled] {
+                let plans = [
+                    Plan::with_xor(&c, Batching::DYNAMIC, xor),
+                    Plan::with_xor(&c, Batching::Dynamic { max: 3 }, xor),
+                    Plan::with_xor(&c, Batching::Layered, xor),
+                    Plan::layered_in_windows(&c, xor, 50),
+                ];
+                for plan in plans {
+                    for k in 0..plan.segments.len() {
+                        let (_, gates) = plan.segment(k);
+                        let read: std::collections::HashSet<Slot> = plan.gates.a[gates.clone()]
+                            .iter()
+                            .chain(&plan.gates.b[gates.clone()])
+                            .copied()
+                            .collect();
+                        let clash = plan.gates.out[gates].iter().find(|s| read.contains(s));
+                        assert_eq!(clash, None, "{:?} {xor:?} segment {k}", plan.batching);
+                    }
+                }
+            }
         }
     }
 }

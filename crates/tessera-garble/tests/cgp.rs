@@ -12,7 +12,7 @@ use tessera_circuit::library::ultrasfe;
 use tessera_core::{Backend, Block, Prg};
 use tessera_garble::{
     Batching, CgpEvaluator, CgpGarbler, InputEncoding, Partitions, Plan, Scheme, SchemeKind,
-    SchemeVisitor, decode, decoding_bits,
+    SchemeVisitor, TableBuffer, decode, decoding_bits,
 };
 
 const THREADS: [usize; 4] = [1, 2, 3, 7];
@@ -51,7 +51,7 @@ impl SchemeVisitor for &Check<'_> {
         let mut first: Option<Vec<Vec<Block>>> = None;
         for threads in THREADS {
             let mut g = CgpGarbler::new(scheme.clone(), threads);
-            let mut tables = vec![Vec::new(); p.len()];
+            let mut tables = vec![TableBuffer::new(); p.len()];
             let decoding =
                 decoding_bits::<S>(g.garble(&p, &enc.secret, &enc.wires, &mut tables).unwrap());
             let mut e = CgpEvaluator::new(scheme.clone(), threads);
@@ -65,9 +65,9 @@ impl SchemeVisitor for &Check<'_> {
                 self.seed
             );
             match &first {
-                None => first = Some(tables),
+                None => first = Some(tables.iter().map(|t| t.as_slice().to_vec()).collect()),
                 Some(t) => assert!(
-                    *t == tables,
+                    t.iter().zip(&tables).all(|(a, b)| a[..] == *b.as_slice()),
                     "{}: tables differ on {threads} threads",
                     S::NAME
                 ),

@@ -22,7 +22,7 @@ use tessera_circuit::Circuit;
 use tessera_core::{Block, Prg};
 use tessera_garble::{
     Batching, Chain, ChainEvaluator, ChainGarbler, Evaluator, Garbler, Plan, Scheme, SchemeKind,
-    SchemeVisitor, TableSink, check_steps, decode,
+    SchemeVisitor, TableBuffer, TableSink, check_steps, decode,
 };
 use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
 use tessera_net::{DecodeError, Kind, Len, Phase};
@@ -242,19 +242,21 @@ impl<'a> Decode<'a> for ToGarbler<'a> {
     }
 }
 
-/// Posts the block stream in messages of [`MESSAGE_BLOCKS`] blocks; keeps a network error
-/// whole (see the Yao garbler's sink).
+/// Posts the block stream in messages of [`MESSAGE_BLOCKS`] blocks, the garbler writing
+/// straight into its buffer; keeps a network error whole (see the Yao garbler's sink).
 struct PostStream<'o, O> {
     out: &'o mut O,
-    buffer: Vec<Block>,
+    buffer: TableBuffer,
     failed: Option<tessera_net::Error>,
 }
 
 impl<O: Outbox> PostStream<'_, O> {
-    fn send(&mut self) -> Result<(), tessera_garble::Error> {
-        let piece = Piece(Cow::Borrowed(&self.buffer));
-        let sent = self.out.post(&piece);
-        self.buffer.clear();
+    /// Posts the buffer's first `n` blocks in messages of at most [`MESSAGE_BLOCKS`] blocks.
+    fn send(&mut self, n: usize) -> Result<(), tessera_garble::Error> {
+        let sent = self.buffer.as_slice()[..n]
+            .chunks(MESSAGE_BLOCKS)
+            .try_for_each(|blocks| self.out.post(&Piece(Cow::Borrowed(blocks))));
+        self.buffer.consume(n);
         sent.map_err(|e| {
             let text = e.to_string();
             self.failed = Some(e);
@@ -264,17 +266,13 @@ impl<O: Outbox> PostStream<'_, O> {
 }
 
 impl<O: Outbox> TableSink for PostStream<'_, O> {
-    fn put(&mut self, mut blocks: &[Block]) -> Result<(), tessera_garble::Error> {
-        while !blocks.is_empty() {
-            let room = MESSAGE_BLOCKS - self.buffer.len();
-            let (now, rest) = blocks.split_at(room.min(blocks.len()));
-            self.buffer.extend_from_slice(now);
-            if self.buffer.len() == MESSAGE_BLOCKS {
-                self.send()?;
-            }
-            blocks = rest;
-        }
-        Ok(())
+    fn reserve(&mut self, n: usize) -> &mut [Block] {
+        self.buffer.reserve(n)
+    }
+
+    /// Sends the full messages; the rest waits for the next batch.
+    fn commit(&mut self) -> Result<(), tessera_garble::Error> {
+        self.send(self.buffer.len() / MESSAGE_BLOCKS * MESSAGE_BLOCKS)
     }
 }
 
@@ -303,9 +301,7 @@ impl<S: Scheme, F: FnMut(u64, &mut [bool])> GarbleCore<'_, S, F> {
             (self.fresh)(k, &mut bits);
             g.step(prg, &bits, sink)?;
         }
-        if !sink.buffer.is_empty() {
-            sink.send()?;
-        }
+        sink.send(sink.buffer.len())?;
         Ok(g.decoding())
     }
 }
@@ -329,7 +325,7 @@ impl<S: Scheme, F: FnMut(u64, &mut [bool])> Role for GarbleCore<'_, S, F> {
         out.post(&Length(self.steps))?;
         let mut sink = PostStream {
             out,
-            buffer: Vec::with_capacity(MESSAGE_BLOCKS),
+            buffer: TableBuffer::new(),
             failed: None,
         };
         let streamed = self.stream(&mut sink);

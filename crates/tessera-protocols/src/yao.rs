@@ -35,7 +35,7 @@ use tessera_circuit::{Circuit, GateKind};
 use tessera_core::{Block, Prg};
 use tessera_garble::{
     Batching, Evaluation, Evaluator, Garbler, InputEncoding, Plan, Scheme, SchemeKind,
-    SchemeVisitor, TableSink, XorGates, decode, decoding_bits,
+    SchemeVisitor, TableBuffer, TableSink, XorGates, decode, decoding_bits,
 };
 use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
 use tessera_net::{DecodeError, Kind, Phase, Space};
@@ -402,22 +402,30 @@ impl Shape {
     }
 }
 
-/// Posts each batch's tables; keeps a network error whole (the engine's stream error would
-/// turn it into text, and a peer's abort must stay recognisable).
+/// Posts each batch's tables, which the garbler writes straight into its buffer; keeps a
+/// network error whole (the engine's stream error would turn it into text, and a peer's abort
+/// must stay recognisable).
 struct PostTables<'o, O> {
     out: &'o mut O,
+    buffer: TableBuffer,
     failed: Option<tessera_net::Error>,
 }
 
 impl<O: Outbox> TableSink for PostTables<'_, O> {
-    fn put(&mut self, blocks: &[Block]) -> Result<(), tessera_garble::Error> {
-        self.out
-            .post(&Blocks::<0x32>(Cow::Borrowed(blocks)))
-            .map_err(|e| {
-                let text = e.to_string();
-                self.failed = Some(e);
-                tessera_garble::Error::Stream(text)
-            })
+    fn reserve(&mut self, n: usize) -> &mut [Block] {
+        self.buffer.reserve(n)
+    }
+
+    fn commit(&mut self) -> Result<(), tessera_garble::Error> {
+        let sent = self
+            .out
+            .post(&Blocks::<0x32>(Cow::Borrowed(self.buffer.as_slice())));
+        self.buffer.clear();
+        sent.map_err(|e| {
+            let text = e.to_string();
+            self.failed = Some(e);
+            tessera_garble::Error::Stream(text)
+        })
     }
 }
 
@@ -426,6 +434,8 @@ struct GarblerSide<S: Scheme> {
     garbler: Garbler<S>,
     prg: Prg,
     encoding: Option<InputEncoding<S>>,
+    /// The tables' buffer, kept from one execution to the next.
+    tables: TableBuffer,
 }
 
 /// The garbler's execution after the input OT: labels, streamed tables, outputs.
@@ -461,12 +471,17 @@ impl<S: Scheme> Role for GarbleCore<'_, S> {
             .as_mut()
             .ok_or_else(|| Error::Input("garbling before the input OT".into()))?;
         out.post(&Blocks::<0x31>(Cow::Owned(enc.encode(0, self.input))))?;
-        let mut sink = PostTables { out, failed: None };
+        let mut sink = PostTables {
+            out,
+            buffer: std::mem::take(&mut self.side.tables),
+            failed: None,
+        };
         let garbled = self
             .side
             .garbler
             .garble(&shape.plan, &enc.secret, &enc.wires, &mut sink)
             .map(<[S::Wire]>::to_vec);
+        self.side.tables = sink.buffer;
         let out_wires = match (garbled, sink.failed) {
             (_, Some(e)) => return Err(e.into()),
             (r, None) => r?,
@@ -754,6 +769,7 @@ impl SchemeVisitor for Build {
                     garbler: Garbler::new(scheme),
                     prg: self.prg,
                     encoding: None,
+                    tables: TableBuffer::new(),
                 },
                 shape,
                 peer,

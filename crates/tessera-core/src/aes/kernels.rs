@@ -6,7 +6,7 @@
 use super::RoundKeys;
 use super::lanes::{Lanes, RCON};
 use crate::Block;
-use crate::hash::SlotGates;
+use crate::{Labels, SlotGates};
 
 /// A kernel that processes items in chunks of `N × L::BLOCKS`.
 trait Chunked {
@@ -1125,50 +1125,117 @@ macro_rules! drive_gates {
 
 /// Input and output of a half-gates batch of n gates (see
 /// [`crate::hash::FixedKeyHash::half_gates_garble`]): gate k reads the labels at slots `a[k]`
-/// and `b[k]` of `labels`, its tweak is 2·`ids[k]` with `domain` in the high 64 bits; it
-/// writes `out[k]` and `table[2k]`, `table[2k + 1]`.
+/// and `b[k]` of the slot array, its tweak is 2·`ids[k]` with `domain` in the high 64 bits;
+/// it writes its output to slot `out[k]` (in place) or to `out + k` (buffered), and
+/// `table[2k]`, `table[2k + 1]`.
+#[derive(Clone, Copy)]
 pub(crate) struct HalfGatesIo<'a> {
-    pub(crate) labels: &'a [Block],
-    pub(crate) a: &'a [u32],
-    pub(crate) b: &'a [u32],
-    pub(crate) ids: &'a [u32],
-    pub(crate) domain: Block,
-    pub(crate) table: *mut Block,
-    pub(crate) out: *mut Block,
+    slots: *const Block,
+    slot_count: usize,
+    a: &'a [u32],
+    b: &'a [u32],
+    ids: &'a [u32],
+    domain: Block,
+    table: *mut Block,
+    /// The slot array (in place) or the output buffer.
+    out: *mut Block,
+    /// In place: each gate's output slot; buffered: `None`.
+    out_slots: Option<&'a [u32]>,
 }
 
 impl<'a> HalfGatesIo<'a> {
     /// The batch of n = `a.len()` gates, after checking every length against n (2n for the
-    /// table of `table_len` blocks at `table`) and every slot index against `labels`.
+    /// table of `table_len` blocks at `table`). The kernels check the slot indices
+    /// ([`Self::checked`]).
     ///
     /// # Panics
-    /// If a length differs or an index is out of bounds.
+    /// If a length differs.
     pub(crate) fn new(
-        labels: &'a [Block],
-        SlotGates { a, b, ids, domain }: SlotGates<'a>,
+        labels: Labels<'a, Block>,
+        SlotGates {
+            a,
+            b,
+            out,
+            ids,
+            domain,
+        }: SlotGates<'a>,
         table_len: usize,
         table: *mut Block,
-        out: &'a mut [Block],
     ) -> Self {
         let n = a.len();
+        let slot_count = labels.slots();
+        let (slots, dst, out_slots) = match labels {
+            // `Cell<Block>` has `Block`'s layout, and writes through it are allowed.
+            Labels::InPlace(cells) => {
+                let base = cells.as_ptr().cast::<Block>().cast_mut();
+                (base.cast_const(), base, Some(out))
+            }
+            Labels::Buffered { slots, out: buffer } => {
+                assert!(buffer.len() == n, "half-gates batch: lengths differ");
+                (slots.as_ptr(), buffer.as_mut_ptr(), None)
+            }
+        };
         assert!(
             b.len() == n && ids.len() == n && out.len() == n && table_len == 2 * n,
             "half-gates batch: lengths differ"
         );
-        // One vectorised pass per index array, so the kernels' loads need no bounds checks.
-        let below = |v: &[u32]| v.iter().fold(0, |m, &i| m.max(i)) < labels.len() as u32;
-        assert!(
-            n == 0 || (below(a) && below(b)),
-            "half-gates batch: a slot index is out of bounds"
-        );
         HalfGatesIo {
-            labels,
+            slots,
+            slot_count,
             a,
             b,
             ids,
             domain: Block::from_halves(domain, 0),
             table,
-            out: out.as_mut_ptr(),
+            out: dst,
+            out_slots,
+        }
+    }
+
+    /// The batch after checking every slot index against the slot array, so the kernels'
+    /// loads and stores need no bounds checks; outputs in place to consecutive slots become
+    /// plain stores. Inlined into the kernels' `#[target_feature]` entry points, where these
+    /// passes over the indices vectorise.
+    ///
+    /// # Panics
+    /// If an index is out of bounds.
+    #[inline(always)]
+    fn checked(&self) -> Self {
+        let below = |v: &[u32]| (v.iter().fold(0, |m, &i| m.max(i)) as usize) < self.slot_count;
+        assert!(
+            self.a.is_empty()
+                || (below(self.a) && below(self.b) && self.out_slots.is_none_or(below)),
+            "half-gates batch: a slot index is out of bounds"
+        );
+        let mut io = *self;
+        if let Some(&[first, ..]) = self.out_slots {
+            let step = |k: usize, &s: &u32| s.wrapping_sub(first) == k as u32;
+            if self.out_slots.is_some_and(|o| {
+                o.iter()
+                    .enumerate()
+                    .fold(true, |all, (k, s)| all & step(k, s))
+            }) {
+                // Slots first..first + n, all in bounds.
+                io.out = self.out.wrapping_add(first as usize);
+                io.out_slots = None;
+            }
+        }
+        io
+    }
+
+    /// Stores the outputs of gates `at..at + L::BLOCKS`.
+    ///
+    /// # Safety
+    /// As [`Self::input`].
+    #[inline(always)]
+    unsafe fn put<L: Lanes>(&self, at: usize, v: L) {
+        // SAFETY: `at + BLOCKS ≤ n` by the caller; `checked` checked every output slot, `new`
+        // the buffer's length.
+        unsafe {
+            match self.out_slots {
+                Some(idx) => v.store_indexed(self.out, idx.as_ptr().add(at)),
+                None => v.store(self.out.add(at)),
+            }
         }
     }
 
@@ -1181,13 +1248,13 @@ impl<'a> HalfGatesIo<'a> {
     #[inline(always)]
     unsafe fn input<L: Lanes>(&self, which: usize, at: usize, reload: bool) -> L {
         let idx = if which == 0 { self.a } else { self.b };
-        let base = self.labels.as_ptr();
+        let base = self.slots;
         let base = if reload {
             opaque(base.cast_mut())
         } else {
             base
         };
-        // SAFETY: `at + BLOCKS ≤ n` by the caller, and `new` checked every index.
+        // SAFETY: `at + BLOCKS ≤ n` by the caller, and `checked` checked every index.
         unsafe { L::load_indexed(base, idx.as_ptr().add(at)) }
     }
 
@@ -1250,7 +1317,7 @@ unsafe fn garble_group<L: Lanes, H: GateHash, const G: usize>(
             let wg = hg[0].xor(pa.and(tg));
             let te = hg[2].xor(hg[3]).xor(a);
             let we = hg[2].xor(pb.and(te.xor(a)));
-            wg.xor(we).store(io.out.add(at));
+            io.put(at, wg.xor(we));
             tg.store_strided(io.table.add(2 * at), 2);
             te.store_strided(io.table.add(2 * at + 1), 2);
         }
@@ -1292,7 +1359,7 @@ unsafe fn eval_group<L: Lanes, H: GateHash, const G: usize>(
             let te = L::load_strided(table.add(2 * at + 1), 2);
             let wg = hg[0].xor(a.lsb_mask().and(tg));
             let we = hg[1].xor(b.lsb_mask().and(te.xor(a)));
-            wg.xor(we).store(io.out.add(at));
+            io.put(at, wg.xor(we));
         }
     }
 }
@@ -1301,14 +1368,15 @@ unsafe fn eval_group<L: Lanes, H: GateHash, const G: usize>(
 /// group.
 ///
 /// # Safety
-/// `L`'s features are present; the caller checked that every slice has the gate count's length
-/// (the table twice it).
+/// `L`'s features are present and `io` comes from [`HalfGatesIo::new`], which checked every
+/// length (the slot indices are checked here).
 #[inline(always)]
 pub(crate) unsafe fn half_gates_garble<L: Lanes, H: GateHash, const G: usize>(
     keys: &GateKeys<'_>,
     delta: Block,
     io: &HalfGatesIo<'_>,
 ) {
+    let io = &io.checked();
     drive_gates!(io.a.len(), L, H, G, garble_group, keys, delta, io)
 }
 
@@ -1321,5 +1389,6 @@ pub(crate) unsafe fn half_gates_eval<L: Lanes, H: GateHash, const G: usize>(
     keys: &GateKeys<'_>,
     io: &HalfGatesIo<'_>,
 ) {
+    let io = &io.checked();
     drive_gates!(io.a.len(), L, H, G, eval_group, keys, io)
 }

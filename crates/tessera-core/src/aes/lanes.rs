@@ -32,6 +32,8 @@ pub(crate) trait Lanes: Copy {
     /// Loads blocks `base[idx[0]], base[idx[1]], ...`: a gather by slot index (VASA §4.2.1's
     /// register-oriented gather), no pass through a staging buffer.
     unsafe fn load_indexed(base: *const Block, idx: *const u32) -> Self;
+    /// Stores to `base[idx[0]], base[idx[1]], ...`: a scatter by slot index, lane 0 first.
+    unsafe fn store_indexed(self, base: *mut Block, idx: *const u32);
     /// `idx[0], idx[1], ...` as the low 32 bits of each block, the rest zero (gate indices
     /// turned into tweaks in registers).
     unsafe fn load_u32(idx: *const u32) -> Self;
@@ -116,6 +118,11 @@ impl Lanes for Soft {
     unsafe fn load_indexed(base: *const Block, idx: *const u32) -> Self {
         // SAFETY: the caller guarantees `idx` is valid and `base[idx[0]]` is a valid block.
         unsafe { Self::load(base.add(idx.read() as usize)) }
+    }
+    #[inline(always)]
+    unsafe fn store_indexed(self, base: *mut Block, idx: *const u32) {
+        // SAFETY: the caller guarantees `idx` is valid and `base[idx[0]]` is a valid block.
+        unsafe { self.store(base.add(idx.read() as usize)) }
     }
     #[inline(always)]
     unsafe fn load_u32(idx: *const u32) -> Self {

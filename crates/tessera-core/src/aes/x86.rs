@@ -38,7 +38,7 @@ macro_rules! lane_ops {
      $slli32:ident, $srai32:ident,
      $slli64:ident, $shuf32:ident, $bslli:ident, $pshufb:ident,
      $aesenc:ident, $aesenclast:ident, $load:expr, $store:expr, $load_strided:expr, $store_strided:expr,
-     $load_indexed:expr, $load_u32:expr) => {
+     $load_indexed:expr, $store_indexed:expr, $load_u32:expr) => {
         impl Lanes for $ty {
             const BLOCKS: usize = $blocks;
             type Single = Xmm;
@@ -67,6 +67,11 @@ macro_rules! lane_ops {
             unsafe fn load_indexed(base: *const Block, idx: *const u32) -> Self {
                 // SAFETY: module contract (`BLOCKS` valid indices, each naming a valid block).
                 $ty(unsafe { $load_indexed(base, idx) })
+            }
+            #[inline(always)]
+            unsafe fn store_indexed(self, base: *mut Block, idx: *const u32) {
+                // SAFETY: module contract (`BLOCKS` valid indices, each naming a valid block).
+                unsafe { $store_indexed(base, idx, self.0) }
             }
             #[inline(always)]
             unsafe fn load_u32(idx: *const u32) -> Self {
@@ -190,6 +195,7 @@ lane_ops!(
     |p, _stride| load128(p),
     |p, _stride, v| store128(p, v),
     |base: *const Block, i: *const u32| load128(base.add(*i as usize)),
+    |base: *mut Block, i: *const u32, v| store128(base.add(*i as usize), v),
     |i: *const u32| _mm_set_epi64x(0, i64::from(*i))
 );
 
@@ -220,6 +226,13 @@ lane_ops!(
         load128(base.add(*i.add(1) as usize)),
         load128(base.add(*i as usize))
     ),
+    |base: *mut Block, i: *const u32, v| {
+        store128(base.add(*i as usize), _mm256_castsi256_si128(v));
+        store128(
+            base.add(*i.add(1) as usize),
+            _mm256_extracti128_si256::<1>(v),
+        );
+    },
     |i: *const u32| _mm256_set_epi64x(0, i64::from(*i.add(1)), 0, i64::from(*i))
 );
 
@@ -259,6 +272,13 @@ lane_ops!(
         let v = _mm512_inserti32x4::<1>(v, load128(at(1)));
         let v = _mm512_inserti32x4::<2>(v, load128(at(2)));
         _mm512_inserti32x4::<3>(v, load128(at(3)))
+    },
+    |base: *mut Block, i: *const u32, v| {
+        let at = |k: usize| base.add(*i.add(k) as usize);
+        store128(at(0), _mm512_castsi512_si128(v));
+        store128(at(1), _mm512_extracti32x4_epi32::<1>(v));
+        store128(at(2), _mm512_extracti32x4_epi32::<2>(v));
+        store128(at(3), _mm512_extracti32x4_epi32::<3>(v));
     },
     |i: *const u32| {
         let v = |k: usize| i64::from(*i.add(k));

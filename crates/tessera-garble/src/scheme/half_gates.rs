@@ -15,7 +15,7 @@ use super::{GateCost, Offset, Scheme, SchemeCost};
 use crate::delta::Delta;
 use crate::plan::XorGates;
 use std::marker::PhantomData;
-use tessera_core::{Backend, Block, FixedKeyHash, GateHash, Prg, SlotGates};
+use tessera_core::{Backend, Block, FixedKeyHash, GateHash, Labels, Prg, SlotGates};
 
 /// A half-gates hash instantiation: its registry constants (see [`Scheme`]) and the core's
 /// [`GateHash`].
@@ -180,24 +180,17 @@ impl<H: HalfGatesHash> Scheme for HalfGates<H> {
     fn garble_and(
         &mut self,
         secret: &Delta,
-        labels: &[Block],
+        labels: Labels<'_, Block>,
         gates: SlotGates<'_>,
-        out: &mut [Block],
         table: &mut [Block],
     ) {
         let delta = secret.block();
         self.hash
-            .half_gates_garble(self.gate_hash, delta, labels, gates, out, table);
+            .half_gates_garble(self.gate_hash, delta, labels, gates, table);
     }
 
-    fn evaluate_and(
-        &mut self,
-        labels: &[Block],
-        gates: SlotGates<'_>,
-        table: &[Block],
-        out: &mut [Block],
-    ) {
+    fn evaluate_and(&mut self, labels: Labels<'_, Block>, gates: SlotGates<'_>, table: &[Block]) {
         self.hash
-            .half_gates_eval(self.gate_hash, labels, gates, table, out);
+            .half_gates_eval(self.gate_hash, labels, gates, table);
     }
 }

@@ -1,7 +1,8 @@
 //! Garbling schemes: how a batch of independent gates is garbled and evaluated. The engine
-//! gathers the gates' input labels, hands the batch to the scheme and scatters its output
-//! labels; everything scheme-specific (hashes, key schedules, tables, what the garbler keeps
-//! per wire) stays behind [`Scheme`].
+//! hands the scheme the slot array and the batch's slot indices; the scheme reads the input
+//! labels and writes the output labels where [`Labels`] says (into their slots, or into a
+//! buffer when threads share the batch); everything scheme-specific (hashes, key schedules,
+//! tables, what the garbler keeps per wire) stays behind [`Scheme`].
 //!
 //! | scheme | `--scheme` | AND: table blocks, AES to garble / evaluate | XOR | source |
 //! |---|---|---|---|---|
@@ -24,7 +25,7 @@ pub use prf::{Prf, PrfSecret, PrfWire};
 pub use three_halves::{ThreeHalves, ThreeHalvesSecret};
 
 use crate::plan::XorGates;
-use tessera_core::{Backend, Block, Prg, SlotGates};
+use tessera_core::{Backend, Block, Labels, Prg, SlotGates, SlotReader};
 
 /// A garbling scheme for circuits of AND, XOR, NOT and constant gates.
 ///
@@ -85,28 +86,22 @@ pub trait Scheme: Clone + Send + 'static {
     /// Table blocks of a batch of `gates` AND gates.
     fn and_table_blocks(gates: usize) -> usize;
 
-    /// Garbles AND gates k = 0..n: gate k's input wires are `labels[gates.a[k]]` and
-    /// `labels[gates.b[k]]`, `gates.ids[k]` is its unique index. Writes the output wires to
-    /// `out` and [`Scheme::and_table_blocks`]`(n)` table blocks to `table`.
+    /// Garbles AND gates k = 0..n: gate k's input wires are in slots `gates.a[k]` and
+    /// `gates.b[k]` of `labels`, `gates.ids[k]` is its unique index. Writes the output wires
+    /// where `labels` says ([`Labels::split`]) and [`Scheme::and_table_blocks`]`(n)` table
+    /// blocks to `table`.
     fn garble_and(
         &mut self,
         secret: &Self::Secret,
-        labels: &[Self::Wire],
+        labels: Labels<'_, Self::Wire>,
         gates: SlotGates<'_>,
-        out: &mut [Self::Wire],
         table: &mut [Block],
     );
 
     /// Evaluates AND gates k = 0..n from the active input labels in `labels` (read as
     /// [`Scheme::garble_and`] reads them) and the tables the garbler wrote for the same gates;
-    /// writes the active output labels to `out`.
-    fn evaluate_and(
-        &mut self,
-        labels: &[Block],
-        gates: SlotGates<'_>,
-        table: &[Block],
-        out: &mut [Block],
-    );
+    /// writes the active output labels where `labels` says.
+    fn evaluate_and(&mut self, labels: Labels<'_, Block>, gates: SlotGates<'_>, table: &[Block]);
 
     /// Table blocks of a batch of `gates` XOR gates: none for free-XOR schemes.
     fn xor_table_blocks(_gates: usize) -> usize {
@@ -119,26 +114,21 @@ pub trait Scheme: Clone + Send + 'static {
     fn garble_xor(
         &mut self,
         _secret: &Self::Secret,
-        labels: &[Self::Wire],
+        labels: Labels<'_, Self::Wire>,
         gates: SlotGates<'_>,
-        out: &mut [Self::Wire],
         _table: &mut [Block],
     ) {
-        for (o, (a, b)) in out.iter_mut().zip(wires(labels, gates)) {
-            *o = Self::free_xor(a, b);
+        let (read, mut write) = labels.split(gates.out);
+        for (k, (a, b)) in wires(read, gates).enumerate() {
+            write.put(k, Self::free_xor(a, b));
         }
     }
 
     /// Evaluates a batch of XOR gates, as [`Scheme::evaluate_and`]; the default XORs the labels.
-    fn evaluate_xor(
-        &mut self,
-        labels: &[Block],
-        gates: SlotGates<'_>,
-        _table: &[Block],
-        out: &mut [Block],
-    ) {
-        for (o, (a, b)) in out.iter_mut().zip(wires(labels, gates)) {
-            *o = a ^ b;
+    fn evaluate_xor(&mut self, labels: Labels<'_, Block>, gates: SlotGates<'_>, _table: &[Block]) {
+        let (read, mut write) = labels.split(gates.out);
+        for (k, (a, b)) in wires(read, gates).enumerate() {
+            write.put(k, a ^ b);
         }
     }
 }
@@ -146,10 +136,10 @@ pub trait Scheme: Clone + Send + 'static {
 /// The gates' two input labels each, read from the slot array, gate after gate.
 #[inline(always)]
 pub(crate) fn wires<'a, L: Copy>(
-    labels: &'a [L],
+    labels: SlotReader<'a, L>,
     gates: SlotGates<'a>,
 ) -> impl ExactSizeIterator<Item = (L, L)> + Clone + 'a {
-    let read = move |(&a, &b): (&u32, &u32)| (labels[a as usize], labels[b as usize]);
+    let read = move |(&a, &b): (&u32, &u32)| (labels.get(a), labels.get(b));
     gates.a.iter().zip(gates.b).map(read)
 }
 

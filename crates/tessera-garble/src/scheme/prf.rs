@@ -27,7 +27,7 @@ use super::coins::GateCoins;
 use super::multi_key::{MultiKeyBatch, tweak};
 use super::{GateCost, Offset, Scheme, SchemeCost, wires};
 use crate::plan::XorGates;
-use tessera_core::{Aes, Backend, Block, Prg, SlotGates};
+use tessera_core::{Aes, Backend, Block, Labels, Prg, SlotGates};
 
 /// Clears a label's colour bit: the label as an AES key.
 const KEY: Block = Block::new(!1);
@@ -173,14 +173,14 @@ impl Scheme for Prf {
     fn garble_and(
         &mut self,
         secret: &PrfSecret,
-        labels: &[PrfWire],
+        labels: Labels<'_, PrfWire>,
         gates: SlotGates<'_>,
-        out: &mut [PrfWire],
         table: &mut [Block],
     ) {
         let (ids, domain) = (gates.ids, gates.domain);
         secret.bits.fill(gates.domain, ids, &mut self.coins);
-        let inputs = wires(labels, gates);
+        let (read, mut write) = labels.split(gates.out);
+        let inputs = wires(read, gates);
         let f = self
             .batch
             .run(inputs.clone().zip(ids), 4, 2, |((a, b), &id), k, blk| {
@@ -192,8 +192,7 @@ impl Scheme for Prf {
                 }
             });
         let per_gate = inputs.zip(f.chunks_exact(8)).zip(&self.coins);
-        let outs = out.iter_mut().zip(table.chunks_exact_mut(2));
-        for ((((a, b), f), coins), (o, t)) in per_gate.zip(outs) {
+        for (g, ((((a, b), f), coins), t)) in per_gate.zip(table.chunks_exact_mut(2)).enumerate() {
             let pc = coins.lsb();
             let k = [f[0] ^ f[4], f[1] ^ f[6], f[2] ^ f[5], f[3] ^ f[7]];
             let (pa, pb) = (a.pi(), b.pi());
@@ -207,7 +206,10 @@ impl Scheme for Prf {
                 |ms: Block, mt: Block| select(ms, select(mt, r[3], r[2]), select(mt, r[1], r[0]));
             let c0 = row(ma, mb);
             let c1 = row(!ma, !mb);
-            *o = PrfWire([(c0 & LOW2).with_lsb(pc), (c1 & LOW2).with_lsb(!pc)]);
+            write.put(
+                g,
+                PrfWire([(c0 & LOW2).with_lsb(pc), (c1 & LOW2).with_lsb(!pc)]),
+            );
             // Row (s, t) outputs v = (s ⊕ pa)(t ⊕ pb), colour v ⊕ pc; its bit is masked by the
             // colour bit of R_st (which is that of K_st).
             let colour = |s: bool, t: bool| {
@@ -219,15 +221,10 @@ impl Scheme for Prf {
         }
     }
 
-    fn evaluate_and(
-        &mut self,
-        labels: &[Block],
-        gates: SlotGates<'_>,
-        table: &[Block],
-        out: &mut [Block],
-    ) {
+    fn evaluate_and(&mut self, labels: Labels<'_, Block>, gates: SlotGates<'_>, table: &[Block]) {
         let (ids, domain) = (gates.ids, gates.domain);
-        let inputs = wires(labels, gates);
+        let (read, mut write) = labels.split(gates.out);
+        let inputs = wires(read, gates);
         let f = self
             .batch
             .run(inputs.clone().zip(ids), 2, 1, |((a, b), &id), k, blk| {
@@ -236,25 +233,25 @@ impl Scheme for Prf {
                 blk.copy_from_slice(&[row, row]);
             });
         let per_gate = inputs.zip(f.chunks_exact(2));
-        for (((a, b), f), (o, t)) in per_gate.zip(out.iter_mut().zip(table.chunks_exact(2))) {
+        for (g, (((a, b), f), t)) in per_gate.zip(table.chunks_exact(2)).enumerate() {
             let (s, tt) = (a.lsb(), b.lsb());
             let r = f[0] ^ f[1] ^ (Block::mask(tt) & t[0] & LOW2) ^ (Block::mask(s) & t[1] & LOW2);
             let colours = (t[0].low() & 3) | (t[1].low() & 3) << 2;
             let bit = (colours >> (2 * u32::from(s) + u32::from(tt))) & 1 == 1;
-            *o = (r & LOW2).with_lsb(r.lsb() ^ bit);
+            write.put(g, (r & LOW2).with_lsb(r.lsb() ^ bit));
         }
     }
 
     fn garble_xor(
         &mut self,
         _secret: &PrfSecret,
-        labels: &[PrfWire],
+        labels: Labels<'_, PrfWire>,
         gates: SlotGates<'_>,
-        out: &mut [PrfWire],
         table: &mut [Block],
     ) {
         let (ids, domain) = (gates.ids, gates.domain);
-        let inputs = wires(labels, gates);
+        let (read, mut write) = labels.split(gates.out);
+        let inputs = wires(read, gates);
         let f = self
             .batch
             .run(inputs.clone().zip(ids), 3, 1, |((a, b), &id), k, blk| {
@@ -267,26 +264,21 @@ impl Scheme for Prf {
                 ]);
             });
         let per_gate = inputs.zip(f.chunks_exact(3));
-        for (((a, b), f), (o, t)) in per_gate.zip(out.iter_mut().zip(table.iter_mut())) {
+        for (g, (((a, b), f), t)) in per_gate.zip(table.iter_mut()).enumerate() {
             let b0 = b.by_colour()[0] & KEY;
             let delta = f[0] ^ f[1];
             *t = f[2] ^ b0 ^ delta;
             let base = f[0] ^ b0;
             let colour = [base.with_lsb(false), (base ^ delta).with_lsb(true)];
-            *o = PrfWire::from_colour(colour, a.pi() ^ b.pi());
+            write.put(g, PrfWire::from_colour(colour, a.pi() ^ b.pi()));
         }
     }
 
-    fn evaluate_xor(
-        &mut self,
-        labels: &[Block],
-        gates: SlotGates<'_>,
-        table: &[Block],
-        out: &mut [Block],
-    ) {
+    fn evaluate_xor(&mut self, labels: Labels<'_, Block>, gates: SlotGates<'_>, table: &[Block]) {
         // Both AES calls for every gate: the count does not depend on the colours.
         let (ids, domain) = (gates.ids, gates.domain);
-        let inputs = wires(labels, gates);
+        let (read, mut write) = labels.split(gates.out);
+        let inputs = wires(read, gates);
         let f = self
             .batch
             .run(inputs.clone().zip(ids), 2, 1, |((a, b), &id), k, blk| {
@@ -294,10 +286,10 @@ impl Scheme for Prf {
                 blk.copy_from_slice(&[tweak(domain, id, u64::from(a.lsb())), tweak(domain, id, 2)]);
             });
         let per_gate = inputs.zip(f.chunks_exact(2));
-        for (((a, b), f), (o, &t)) in per_gate.zip(out.iter_mut().zip(table)) {
+        for (g, (((a, b), f), &t)) in per_gate.zip(table).enumerate() {
             let m = Block::mask(b.lsb());
             let r = f[0] ^ select(m, t ^ f[1], b & KEY);
-            *o = r.with_lsb(a.lsb() ^ b.lsb());
+            write.put(g, r.with_lsb(a.lsb() ^ b.lsb()));
         }
     }
 }
@@ -320,14 +312,20 @@ mod tests {
                 .map(|k| Block::new(k << 8 | colours))
                 .collect();
             let (a, b): (Vec<u32>, Vec<u32>) = (0..n as u32).map(|k| (k, n as u32 + k)).unzip();
+            let out_slots: Vec<u32> = (0..n as u32).collect();
             let gates = SlotGates {
                 a: &a,
                 b: &b,
+                out: &out_slots,
                 ids: &ids,
                 domain: 0,
             };
             let mut out = vec![Block::ZERO; n];
-            prf.evaluate_xor(&labels, gates, &table, &mut out);
+            let labels = Labels::Buffered {
+                slots: &labels,
+                out: &mut out,
+            };
+            prf.evaluate_xor(labels, gates, &table);
             work.push(prf.batch.encrypted());
         }
         assert_eq!(work[0], work[1], "AES blocks for colours 0 and 1");

@@ -45,7 +45,7 @@ use super::coins::GateCoins;
 use super::{GateCost, Offset, Scheme, SchemeCost, wires};
 use crate::delta::Delta;
 use crate::plan::XorGates;
-use tessera_core::{Backend, Block, FixedKeyHash, Prg, SlotGates};
+use tessera_core::{Backend, Block, FixedKeyHash, Labels, Prg, SlotGates};
 
 /// Coefficients over the halves: bit k selects half k of w = (A_L, A_R, B_L, B_R, Δ_L, Δ_R).
 type Row = u8;
@@ -317,9 +317,8 @@ impl Scheme for ThreeHalves {
     fn garble_and(
         &mut self,
         secret: &ThreeHalvesSecret,
-        labels: &[Block],
+        labels: Labels<'_, Block>,
         gates: SlotGates<'_>,
-        out: &mut [Block],
         table: &mut [Block],
     ) {
         let delta = secret.delta.block();
@@ -327,7 +326,8 @@ impl Scheme for ThreeHalves {
         let n = ids.len();
         // The colour-0 labels: A = A0 ⊕ pa·Δ.
         let zero = |l: Block| l ^ (Block::mask(l.lsb()) & delta);
-        let inputs = wires(labels, gates);
+        let (read, mut write) = labels.split(gates.out);
+        let inputs = wires(read, gates);
         self.hash(inputs.clone().zip(ids), 6, |((a, b), &id), x, tw| {
             let (a, b) = (zero(a), zero(b));
             x.copy_from_slice(&[a, a ^ delta, b, b ^ delta, a ^ b, a ^ b ^ delta]);
@@ -340,8 +340,8 @@ impl Scheme for ThreeHalves {
         let (halves, bits) = self.words.split_at_mut(3 * n);
         let (dl, dr) = (delta.low(), delta.high());
         let per_gate = inputs.zip(self.h.chunks_exact(6)).zip(&self.coins);
-        let outs = out.iter_mut().zip(halves.chunks_exact_mut(3));
-        for (k, ((((a0, b0), h), coins), (o, g))) in per_gate.zip(outs).enumerate() {
+        for (k, ((((a0, b0), h), coins), g)) in per_gate.zip(halves.chunks_exact_mut(3)).enumerate()
+        {
             // The 1-labels' colours: ā = ¬pa, b̄ = ¬pb.
             let (ca, cb) = (u64::from(!a0.lsb()), u64::from(!b0.lsb()));
             let (a, b) = (zero(a0), zero(b0));
@@ -357,7 +357,7 @@ impl Scheme for ThreeHalves {
             let hl = |k: usize| h[k].low();
             let cl = combine(m, w) ^ hl(0) ^ hl(4);
             let cr = combine(m >> 6, w) ^ hl(2) ^ hl(4);
-            *o = Block::from_halves(cr, cl);
+            write.put(k, Block::from_halves(cr, cl));
             g[0] = combine(m >> 12, w) ^ hl(0) ^ hl(1);
             g[1] = combine(m >> 18, w) ^ hl(2) ^ hl(3);
             g[2] = combine(m >> 24, w) ^ hl(4) ^ hl(5);
@@ -373,15 +373,10 @@ impl Scheme for ThreeHalves {
         }
     }
 
-    fn evaluate_and(
-        &mut self,
-        labels: &[Block],
-        gates: SlotGates<'_>,
-        table: &[Block],
-        out: &mut [Block],
-    ) {
+    fn evaluate_and(&mut self, labels: Labels<'_, Block>, gates: SlotGates<'_>, table: &[Block]) {
         let (ids, domain) = (gates.ids, gates.domain);
-        let inputs = wires(labels, gates);
+        let (read, mut write) = labels.split(gates.out);
+        let inputs = wires(read, gates);
         self.hash(inputs.clone().zip(ids), 3, |((a, b), &id), x, tw| {
             x.copy_from_slice(&[a, b, a ^ b]);
             tw.copy_from_slice(&tweaks(domain, id));
@@ -391,8 +386,10 @@ impl Scheme for ThreeHalves {
         self.words
             .extend(table.iter().flat_map(|blk| [blk.low(), blk.high()]));
         let (halves, bits) = self.words.split_at(3 * n);
-        let ins = out.iter_mut().zip(halves.chunks_exact(3));
-        for (k, (((a, b), h), (o, g))) in inputs.zip(self.h.chunks_exact(3)).zip(ins).enumerate() {
+        let per_gate = inputs
+            .zip(self.h.chunks_exact(3))
+            .zip(halves.chunks_exact(3));
+        for (k, (((a, b), h), g)) in per_gate.enumerate() {
             let (i, j) = (u64::from(a.lsb()), u64::from(b.lsb()));
             let z = get_bits(bits, k);
             let zb = |q: u32| (z >> q) & 1;
@@ -409,7 +406,7 @@ impl Scheme for ThreeHalves {
             let hx = h[2].low();
             let cl = h[0].low() ^ hx ^ (mi & g[0]) ^ (mij & g[2]) ^ combine(d0.into(), w);
             let cr = h[1].low() ^ hx ^ (mj & g[1]) ^ (mij & g[2]) ^ combine(d1.into(), w);
-            *o = Block::from_halves(cr, cl);
+            write.put(k, Block::from_halves(cr, cl));
         }
     }
 }

@@ -7,7 +7,7 @@ use tessera_circuit::Circuit;
 use tessera_core::{Backend, Block, Prg};
 use tessera_garble::{
     Batching, CgpEvaluator, CgpGarbler, Evaluator, Garbler, InputEncoding, Partitions, Plan,
-    Scheme, TableReader,
+    Scheme, TableBuffer, TableReader,
 };
 
 /// One scheme's garbler and evaluator on one plan, with fixed inputs.
@@ -18,7 +18,7 @@ pub struct LocalRun<S: Scheme> {
     encoding: InputEncoding<S>,
     inputs: Vec<S::Wire>,
     active: Vec<Block>,
-    tables: Vec<Block>,
+    tables: TableBuffer,
 }
 
 impl<S: Scheme> LocalRun<S> {
@@ -54,7 +54,7 @@ impl<S: Scheme> LocalRun<S> {
             inputs: encoding.wires.clone(),
             encoding,
             active,
-            tables: Vec::new(),
+            tables: TableBuffer::new(),
         };
         run.garble()?;
         Ok(run)
@@ -81,7 +81,7 @@ impl<S: Scheme> LocalRun<S> {
         Ok(self.evaluator.evaluate(
             &self.plan,
             &self.active,
-            &mut TableReader::new(&self.tables),
+            &mut TableReader::new(self.tables.as_slice()),
         )?)
     }
 
@@ -100,7 +100,7 @@ pub struct LocalCgp<S: Scheme> {
     evaluator: CgpEvaluator<S>,
     encoding: InputEncoding<S>,
     active: Vec<Block>,
-    tables: Vec<Vec<Block>>,
+    tables: Vec<TableBuffer>,
 }
 
 impl<S: Scheme> LocalCgp<S> {
@@ -119,7 +119,7 @@ impl<S: Scheme> LocalCgp<S> {
         let active = encoding.encode(0, bits);
         let scheme = S::with_backend(backend, prg.random_block())?;
         let mut run = LocalCgp {
-            tables: vec![Vec::new(); parts.len()],
+            tables: vec![TableBuffer::new(); parts.len()],
             parts,
             garbler: CgpGarbler::new(scheme.clone(), threads),
             evaluator: CgpEvaluator::new(scheme, threads),
