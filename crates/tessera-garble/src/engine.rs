@@ -42,7 +42,7 @@ pub fn table_blocks<S: Scheme>(plan: &Plan) -> usize {
 /// for its rows).
 pub const DOMAINS: u64 = 1 << 62;
 
-fn check<S: Scheme>(plan: &Plan, domain: u64, inputs: usize) -> Result<(), Error> {
+fn check<S: Scheme>(plan: &Plan, domain: u64) -> Result<(), Error> {
     if domain >= DOMAINS {
         return Err(Error::Inputs(format!(
             "tweak domain {domain} is not below 2^62"
@@ -54,6 +54,10 @@ fn check<S: Scheme>(plan: &Plan, domain: u64, inputs: usize) -> Result<(), Error
             plan: plan.xor_gates(),
         });
     }
+    Ok(())
+}
+
+fn check_inputs(plan: &Plan, inputs: usize) -> Result<(), Error> {
     if inputs != plan.num_inputs() {
         return Err(Error::Inputs(format!(
             "the circuit has {} input wires, got {} labels",
@@ -75,12 +79,22 @@ trait Party {
     fn not(&self, a: Self::Label) -> Self::Label;
 }
 
-/// Sizes the slot array for `plan` (kept across runs), fills the constants and the inputs.
-fn load<P: Party>(party: &P, plan: &Plan, labels: &mut Vec<P::Label>, inputs: &[P::Label]) {
+/// The input slots of `plan` in the slot array `labels`, sized for the plan (kept across runs).
+fn input_slots<'a, L: Copy + Default>(plan: &Plan, labels: &'a mut Vec<L>) -> &'a mut [L] {
     // Every other slot is written before it is read, so no pass clears it.
-    labels.resize(plan.num_slots, P::Label::default());
+    labels.resize(plan.num_slots, L::default());
+    &mut labels[plan.input_slots()]
+}
+
+/// Checks that `labels` is sized for `plan` (its inputs placed) and fills the constants.
+fn load<P: Party>(party: &P, plan: &Plan, labels: &mut [P::Label]) -> Result<(), Error> {
+    if labels.len() != plan.num_slots {
+        return Err(Error::Inputs(
+            "the input wires were not placed for this plan".into(),
+        ));
+    }
     labels[..RESERVED].copy_from_slice(&party.constants());
-    labels[plan.input_slots()].copy_from_slice(inputs);
+    Ok(())
 }
 
 /// Runs free operations `range` of `plan` (see [`Plan`] for their two forms).
@@ -243,9 +257,30 @@ impl<S: Scheme> Garbler<S> {
         inputs: &[S::Wire],
         sink: &mut impl TableSink,
     ) -> Result<&[S::Wire], Error> {
-        check::<S>(plan, domain, inputs.len())?;
+        check_inputs(plan, inputs.len())?;
+        self.inputs(plan).copy_from_slice(inputs);
+        self.garble_placed(plan, domain, secret, sink)
+    }
+
+    /// The slots of `plan`'s input wires, in order, in this garbler's slot array: wires placed
+    /// here before [`Garbler::garble_placed`] are garbled without the copy
+    /// [`Garbler::garble_in`] makes of its inputs. The slots are reused during a garbling, so
+    /// the inputs are placed again before each.
+    pub fn inputs(&mut self, plan: &Plan) -> &mut [S::Wire] {
+        input_slots(plan, &mut self.labels)
+    }
+
+    /// [`Garbler::garble_in`] on the input wires placed with [`Garbler::inputs`].
+    pub fn garble_placed(
+        &mut self,
+        plan: &Plan,
+        domain: u64,
+        secret: &S::Secret,
+        sink: &mut impl TableSink,
+    ) -> Result<&[S::Wire], Error> {
+        check::<S>(plan, domain)?;
         let party = Garbling::<S> { secret };
-        load(&party, plan, &mut self.labels, inputs);
+        load(&party, plan, &mut self.labels)?;
         if self.threads == 1 {
             for k in 0..plan.segments.len() {
                 let (free, gates) = plan.segment(k);
@@ -409,8 +444,25 @@ impl<S: Scheme> Evaluator<S> {
         domain: u64,
         inputs: &[Block],
     ) -> Result<Evaluation<'p>, Error> {
-        check::<S>(plan, domain, inputs.len())?;
-        load(&Evaluating, plan, &mut self.labels, inputs);
+        check_inputs(plan, inputs.len())?;
+        self.inputs(plan).copy_from_slice(inputs);
+        self.start_placed(plan, domain)
+    }
+
+    /// The slots of `plan`'s active input labels in this evaluator's slot array (see
+    /// [`Garbler::inputs`]).
+    pub fn inputs(&mut self, plan: &Plan) -> &mut [Block] {
+        input_slots(plan, &mut self.labels)
+    }
+
+    /// [`Evaluator::start_in`] on the labels placed with [`Evaluator::inputs`].
+    pub fn start_placed<'p>(
+        &mut self,
+        plan: &'p Plan,
+        domain: u64,
+    ) -> Result<Evaluation<'p>, Error> {
+        check::<S>(plan, domain)?;
+        load(&Evaluating, plan, &mut self.labels)?;
         Ok(Evaluation {
             plan,
             domain,
@@ -487,7 +539,19 @@ impl<S: Scheme> Evaluator<S> {
         inputs: &[Block],
         source: &mut impl TableSource,
     ) -> Result<&[Block], Error> {
-        let mut ev = self.start_in(plan, domain, inputs)?;
+        check_inputs(plan, inputs.len())?;
+        self.inputs(plan).copy_from_slice(inputs);
+        self.evaluate_placed(plan, domain, source)
+    }
+
+    /// [`Evaluator::evaluate_in`] on the labels placed with [`Evaluator::inputs`].
+    pub fn evaluate_placed(
+        &mut self,
+        plan: &Plan,
+        domain: u64,
+        source: &mut impl TableSource,
+    ) -> Result<&[Block], Error> {
+        let mut ev = self.start_placed(plan, domain)?;
         if self.threads == 1 {
             while let Some(n) = self.next_tables(&mut ev) {
                 let table = source.take(n)?;

@@ -437,6 +437,42 @@ fn wrong_number_of_input_labels_is_an_error() {
     assert!(matches!(r, Err(Error::Inputs(_))), "{r:?}");
 }
 
+/// Wires placed in the engines' slots garble and evaluate as copied ones do; an engine whose
+/// slots were not placed for the plan says so.
+#[test]
+fn placed_inputs_garble_like_copied_ones() {
+    let c = builtin("mul16").unwrap().unwrap();
+    let plan = Plan::new(&c, Batching::Layered);
+    let mut prg = Prg::from_seed_block(Block::new(5));
+    let enc = InputEncoding::<Prp>::random(&mut prg, plan.num_inputs());
+    let inputs: Vec<Vec<bool>> = c.inputs.iter().map(|&w| random_bits(&mut prg, w)).collect();
+    let active = enc.encode(0, &inputs.concat());
+    let mut g = Garbler::new(Prp::default());
+    let mut copied = Vec::new();
+    let want = g
+        .garble(&plan, &enc.secret, &enc.wires, &mut copied)
+        .unwrap()
+        .to_vec();
+    let mut g = Garbler::new(Prp::default());
+    let mut placed = Vec::new();
+    let r = g.garble_placed(&plan, 0, &enc.secret, &mut placed);
+    assert!(matches!(r, Err(Error::Inputs(_))), "{r:?}");
+    g.inputs(&plan).copy_from_slice(&enc.wires);
+    let got = g.garble_placed(&plan, 0, &enc.secret, &mut placed).unwrap();
+    assert_eq!((got, &placed), (&want[..], &copied));
+    let mut e = Evaluator::new(Prp::default());
+    let r = e.evaluate_placed(&plan, 0, &mut TableReader::new(&placed));
+    assert!(matches!(r, Err(Error::Inputs(_))), "{r:?}");
+    e.inputs(&plan).copy_from_slice(&active);
+    let out = e
+        .evaluate_placed(&plan, 0, &mut TableReader::new(&placed))
+        .unwrap();
+    assert_eq!(
+        decode(out, &decoding_bits::<Prp>(&want)),
+        plaintext(&c, &inputs)
+    );
+}
+
 #[test]
 fn slots_follow_live_wires_not_circuit_size() {
     for name in ["aes128", "sha256"] {

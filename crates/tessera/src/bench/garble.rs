@@ -5,14 +5,17 @@
 //! also gives its speed-up over the first count measured in the same run and the parallel
 //! efficiency (speed-up per thread, UltraSFE Figure 5). The memory traffic per AND gate,
 //! counted from the plan, times the garbling rate is set beside the bandwidth of a plain copy
-//! measured in the same run.
+//! measured in the same run. One engine's runs are timed with the input labels already in its
+//! slots (placed before the timer starts, as EMP's driver has its inputs in place);
+//! partitioned runs are timed whole.
 
 use super::local::{LocalCgp, LocalRun};
-use super::{CommonArgs, copy_bandwidth, cpu_model, measure, peak_rss_bytes, roofline_rate};
+use super::{CommonArgs, copy_bandwidth, cpu_model, measure_timed, peak_rss_bytes, roofline_rate};
 use crate::CliError;
 use crate::circuit::load;
 use clap::{Args, ValueEnum};
 use serde_json::json;
+use std::time::{Duration, Instant};
 use tessera_circuit::Circuit;
 use tessera_circuit::builder::Builder;
 use tessera_core::Backend;
@@ -346,25 +349,24 @@ fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Rates, CliError> {
     let (stats, partitions, tail_share) = local.stats();
     let and = stats.and_gates as f64;
     let mut failure = None;
-    let mut timing = |op: &mut dyn FnMut() -> Result<(), CliError>| {
-        let mut op = || {
-            if let Err(e) = op() {
-                failure = Some(e);
+    let mut timing = |op: &mut dyn FnMut() -> Result<Duration, CliError>| {
+        let mut run = |reps: u64| {
+            let mut total = Duration::ZERO;
+            for _ in 0..reps {
+                match op() {
+                    Ok(t) => total += t,
+                    Err(e) => failure = Some(e),
+                }
             }
+            total
         };
         match args.repeat {
-            Some(r) => {
-                let t = std::time::Instant::now();
-                for _ in 0..r {
-                    op();
-                }
-                and * r as f64 / t.elapsed().as_secs_f64()
-            }
-            None => measure(&args.common, and, op),
+            Some(r) => and * r as f64 / run(r).as_secs_f64(),
+            None => measure_timed(&args.common, and, run),
         }
     };
-    let garble_rate = timing(&mut || local.garble().map(drop));
-    let eval_rate = timing(&mut || local.evaluate().map(drop));
+    let garble_rate = timing(&mut || local.garble());
+    let eval_rate = timing(&mut || local.evaluate());
     match failure {
         Some(e) => Err(e),
         None => Ok(Rates {
@@ -395,33 +397,40 @@ fn traffic_per_and<S: Scheme>(stats: &PlanStats) -> f64 {
     (and * batched(S::and_table_blocks(GATES)) + stats.xor_gates as f64 * xor) / and
 }
 
-/// A local garbler and evaluator of either strategy.
+/// A local garbler and evaluator of either strategy, each run returning its time.
 trait Local {
-    fn garble(&mut self) -> Result<(), CliError>;
-    fn evaluate(&mut self) -> Result<(), CliError>;
+    fn garble(&mut self) -> Result<Duration, CliError>;
+    fn evaluate(&mut self) -> Result<Duration, CliError>;
     /// The plans' sizes (summed over partitions; slots of the largest), and for CGP the partitions besides the tail
     /// and the tail's share of the AND gates.
     fn stats(&self) -> (PlanStats, Option<usize>, Option<f64>);
 }
 
+/// One engine: the input labels placed in its slots before the timer starts, as EMP's driver
+/// has them in place.
 impl<S: Scheme> Local for LocalRun<S> {
-    fn garble(&mut self) -> Result<(), CliError> {
-        LocalRun::garble(self).map(drop)
+    fn garble(&mut self) -> Result<Duration, CliError> {
+        self.garble_placed()
     }
-    fn evaluate(&mut self) -> Result<(), CliError> {
-        LocalRun::evaluate(self).map(drop)
+    fn evaluate(&mut self) -> Result<Duration, CliError> {
+        self.evaluate_placed()
     }
     fn stats(&self) -> (PlanStats, Option<usize>, Option<f64>) {
         (self.plan().stats(), None, None)
     }
 }
 
+/// Partitions: timed whole, gathering each partition's inputs included.
 impl<S: Scheme> Local for LocalCgp<S> {
-    fn garble(&mut self) -> Result<(), CliError> {
-        LocalCgp::garble(self).map(drop)
+    fn garble(&mut self) -> Result<Duration, CliError> {
+        let t = Instant::now();
+        LocalCgp::garble(self)?;
+        Ok(t.elapsed())
     }
-    fn evaluate(&mut self) -> Result<(), CliError> {
-        LocalCgp::evaluate(self).map(drop)
+    fn evaluate(&mut self) -> Result<Duration, CliError> {
+        let t = Instant::now();
+        LocalCgp::evaluate(self)?;
+        Ok(t.elapsed())
     }
     fn stats(&self) -> (PlanStats, Option<usize>, Option<f64>) {
         let parts = self.parts();

@@ -3,6 +3,7 @@
 //! ([`LocalRun`]) or coarse-grained ([`LocalCgp`]).
 
 use crate::CliError;
+use std::time::{Duration, Instant};
 use tessera_circuit::Circuit;
 use tessera_core::{Backend, Block, Prg};
 use tessera_garble::{
@@ -74,6 +75,32 @@ impl<S: Scheme> LocalRun<S> {
             &self.inputs,
             &mut self.tables,
         )?)
+    }
+
+    /// Garbles the circuit again with its input wires placed in the garbler's slots first,
+    /// untimed, as EMP's driver has its input labels in place; returns the garbling's time.
+    pub fn garble_placed(&mut self) -> Result<Duration, CliError> {
+        self.tables.clear();
+        self.garbler
+            .inputs(&self.plan)
+            .copy_from_slice(&self.inputs);
+        let t = Instant::now();
+        let secret = &self.encoding.secret;
+        self.garbler
+            .garble_placed(&self.plan, 0, secret, &mut self.tables)?;
+        Ok(t.elapsed())
+    }
+
+    /// Evaluates the last garbling with the active input labels placed first, untimed;
+    /// returns the evaluation's time.
+    pub fn evaluate_placed(&mut self) -> Result<Duration, CliError> {
+        self.evaluator
+            .inputs(&self.plan)
+            .copy_from_slice(&self.active);
+        let t = Instant::now();
+        let mut tables = TableReader::new(self.tables.as_slice());
+        self.evaluator.evaluate_placed(&self.plan, 0, &mut tables)?;
+        Ok(t.elapsed())
     }
 
     /// Evaluates the last garbling; returns the output labels.

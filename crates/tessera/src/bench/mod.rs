@@ -109,14 +109,22 @@ pub fn annotate_link(
 /// Times `op` (which does `units` units of work per call): calibrates a repetition count to
 /// about `sample_ms`, then returns the median rate in units per second over `samples` samples.
 pub fn measure(common: &CommonArgs, units: f64, mut op: impl FnMut()) -> f64 {
-    let target = Duration::from_millis(common.sample_ms.max(1));
-    let mut reps = 1u64;
-    loop {
+    measure_timed(common, units, |reps| {
         let t = Instant::now();
         for _ in 0..reps {
             op();
         }
-        let e = t.elapsed();
+        t.elapsed()
+    })
+}
+
+/// As [`measure`], for work with an untimed preparation per call: `run(reps)` does `reps`
+/// calls and returns the time their timed parts took.
+pub fn measure_timed(common: &CommonArgs, units: f64, mut run: impl FnMut(u64) -> Duration) -> f64 {
+    let target = Duration::from_millis(common.sample_ms.max(1));
+    let mut reps = 1u64;
+    loop {
+        let e = run(reps);
         if e >= target / 4 || reps >= 1 << 40 {
             let scale = target.as_secs_f64() / e.as_secs_f64().max(1e-9);
             reps = ((reps as f64 * scale).ceil() as u64).max(1);
@@ -125,13 +133,7 @@ pub fn measure(common: &CommonArgs, units: f64, mut op: impl FnMut()) -> f64 {
         reps *= 4;
     }
     let mut rates: Vec<f64> = (0..common.samples)
-        .map(|_| {
-            let t = Instant::now();
-            for _ in 0..reps {
-                op();
-            }
-            units * reps as f64 / t.elapsed().as_secs_f64()
-        })
+        .map(|_| units * reps as f64 / run(reps).as_secs_f64())
         .collect();
     rates.sort_by(f64::total_cmp);
     rates[rates.len() / 2]
