@@ -1318,8 +1318,7 @@ unsafe fn garble_group<L: Lanes, H: GateHash, const G: usize>(
             let te = hg[2].xor(hg[3]).xor(a);
             let we = hg[2].xor(pb.and(te.xor(a)));
             io.put(at, wg.xor(we));
-            tg.store_strided(io.table.add(2 * at), 2);
-            te.store_strided(io.table.add(2 * at + 1), 2);
+            L::store_pairs(tg, te, io.table.add(2 * at));
         }
     }
 }
@@ -1355,8 +1354,7 @@ unsafe fn eval_group<L: Lanes, H: GateHash, const G: usize>(
             if H::FEED_FORWARD {
                 *hg = [hg[0].xor(H::prepare(a)), hg[1].xor(H::prepare(b))];
             }
-            let tg = L::load_strided(table.add(2 * at), 2);
-            let te = L::load_strided(table.add(2 * at + 1), 2);
+            let (tg, te) = L::load_pairs(table.add(2 * at));
             let wg = hg[0].xor(a.lsb_mask().and(tg));
             let we = hg[1].xor(b.lsb_mask().and(te.xor(a)));
             io.put(at, wg.xor(we));

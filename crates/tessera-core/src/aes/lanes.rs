@@ -32,6 +32,12 @@ pub(crate) trait Lanes: Copy {
     /// Loads blocks `base[idx[0]], base[idx[1]], ...`: a gather by slot index (VASA §4.2.1's
     /// register-oriented gather), no pass through a staging buffer.
     unsafe fn load_indexed(base: *const Block, idx: *const u32) -> Self;
+    /// Stores `a` and `b` interleaved: `p[0] = a[0], p[1] = b[0], p[2] = a[1], ...` (a gate's
+    /// two table blocks side by side).
+    unsafe fn store_pairs(a: Self, b: Self, p: *mut Block);
+    /// Loads `2 BLOCKS` blocks as [`Lanes::store_pairs`] stored them: `(p[0], p[2], ...)` and
+    /// `(p[1], p[3], ...)`.
+    unsafe fn load_pairs(p: *const Block) -> (Self, Self);
     /// Stores to `base[idx[0]], base[idx[1]], ...`: a scatter by slot index, lane 0 first.
     unsafe fn store_indexed(self, base: *mut Block, idx: *const u32);
     /// `idx[0], idx[1], ...` as the low 32 bits of each block, the rest zero (gate indices
@@ -118,6 +124,19 @@ impl Lanes for Soft {
     unsafe fn load_indexed(base: *const Block, idx: *const u32) -> Self {
         // SAFETY: the caller guarantees `idx` is valid and `base[idx[0]]` is a valid block.
         unsafe { Self::load(base.add(idx.read() as usize)) }
+    }
+    #[inline(always)]
+    unsafe fn store_pairs(a: Self, b: Self, p: *mut Block) {
+        // SAFETY: the caller guarantees two valid blocks at `p`.
+        unsafe {
+            a.store(p);
+            b.store(p.add(1));
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_pairs(p: *const Block) -> (Self, Self) {
+        // SAFETY: the caller guarantees two valid blocks at `p`.
+        unsafe { (Self::load(p), Self::load(p.add(1))) }
     }
     #[inline(always)]
     unsafe fn store_indexed(self, base: *mut Block, idx: *const u32) {

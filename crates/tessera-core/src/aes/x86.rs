@@ -38,7 +38,8 @@ macro_rules! lane_ops {
      $slli32:ident, $srai32:ident,
      $slli64:ident, $shuf32:ident, $bslli:ident, $pshufb:ident,
      $aesenc:ident, $aesenclast:ident, $load:expr, $store:expr, $load_strided:expr, $store_strided:expr,
-     $load_indexed:expr, $store_indexed:expr, $load_u32:expr) => {
+     $store_pairs:expr, $load_pairs:expr, $load_indexed:expr, $store_indexed:expr,
+     $load_u32:expr) => {
         impl Lanes for $ty {
             const BLOCKS: usize = $blocks;
             type Single = Xmm;
@@ -67,6 +68,17 @@ macro_rules! lane_ops {
             unsafe fn load_indexed(base: *const Block, idx: *const u32) -> Self {
                 // SAFETY: module contract (`BLOCKS` valid indices, each naming a valid block).
                 $ty(unsafe { $load_indexed(base, idx) })
+            }
+            #[inline(always)]
+            unsafe fn store_pairs(a: Self, b: Self, p: *mut Block) {
+                // SAFETY: module contract (`2 BLOCKS` valid blocks).
+                unsafe { $store_pairs(a.0, b.0, p) }
+            }
+            #[inline(always)]
+            unsafe fn load_pairs(p: *const Block) -> (Self, Self) {
+                // SAFETY: module contract (`2 BLOCKS` valid blocks).
+                let (a, b) = unsafe { $load_pairs(p) };
+                ($ty(a), $ty(b))
             }
             #[inline(always)]
             unsafe fn store_indexed(self, base: *mut Block, idx: *const u32) {
@@ -194,6 +206,11 @@ lane_ops!(
     store128,
     |p, _stride| load128(p),
     |p, _stride, v| store128(p, v),
+    |a, b, p: *mut Block| {
+        store128(p, a);
+        store128(p.add(1), b);
+    },
+    |p: *const Block| (load128(p), load128(p.add(1))),
     |base: *const Block, i: *const u32| load128(base.add(*i as usize)),
     |base: *mut Block, i: *const u32, v| store128(base.add(*i as usize), v),
     |i: *const u32| _mm_set_epi64x(0, i64::from(*i))
@@ -221,6 +238,21 @@ lane_ops!(
     |p: *mut Block, stride: usize, v| {
         store128(p, _mm256_castsi256_si128(v));
         store128(p.add(stride), _mm256_extracti128_si256::<1>(v));
+    },
+    |a, b, p: *mut Block| {
+        // (a0, b0) and (a1, b1).
+        _mm256_storeu_si256(p.cast(), _mm256_permute2x128_si256::<0x20>(a, b));
+        _mm256_storeu_si256(p.add(2).cast(), _mm256_permute2x128_si256::<0x31>(a, b));
+    },
+    |p: *const Block| {
+        let (lo, hi) = (
+            _mm256_loadu_si256(p.cast()),
+            _mm256_loadu_si256(p.add(2).cast()),
+        );
+        (
+            _mm256_permute2x128_si256::<0x20>(lo, hi),
+            _mm256_permute2x128_si256::<0x31>(lo, hi),
+        )
     },
     |base: *const Block, i: *const u32| _mm256_set_m128i(
         load128(base.add(*i.add(1) as usize)),
@@ -265,6 +297,26 @@ lane_ops!(
         store128(p.add(stride), _mm512_extracti32x4_epi32::<1>(v));
         store128(p.add(2 * stride), _mm512_extracti32x4_epi32::<2>(v));
         store128(p.add(3 * stride), _mm512_extracti32x4_epi32::<3>(v));
+    },
+    |a, b, p: *mut Block| {
+        // Quadword indices: a's block k is 2k, 2k + 1; b's is 8 + 2k, 9 + 2k.
+        let lo = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
+        let hi = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+        _mm512_storeu_si512(p.cast(), _mm512_permutex2var_epi64(a, lo, b));
+        _mm512_storeu_si512(p.add(4).cast(), _mm512_permutex2var_epi64(a, hi, b));
+    },
+    |p: *const Block| {
+        // Blocks 0, 2 (of the first load), 4, 6 (8 + 0, 8 + 2 of the second), and the odd ones.
+        let (x, y) = (
+            _mm512_loadu_si512(p.cast()),
+            _mm512_loadu_si512(p.add(4).cast()),
+        );
+        let even = _mm512_set_epi64(13, 12, 9, 8, 5, 4, 1, 0);
+        let odd = _mm512_set_epi64(15, 14, 11, 10, 7, 6, 3, 2);
+        (
+            _mm512_permutex2var_epi64(x, even, y),
+            _mm512_permutex2var_epi64(x, odd, y),
+        )
     },
     |base: *const Block, i: *const u32| {
         let at = |k: usize| base.add(*i.add(k) as usize);
