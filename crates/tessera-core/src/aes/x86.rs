@@ -39,7 +39,7 @@ macro_rules! lane_ops {
      $slli64:ident, $shuf32:ident, $bslli:ident, $pshufb:ident,
      $aesenc:ident, $aesenclast:ident, $load:expr, $store:expr, $load_strided:expr, $store_strided:expr,
      $store_pairs:expr, $load_pairs:expr, $load_indexed:expr, $store_indexed:expr,
-     $load_u32:expr) => {
+     $load_u32:expr, $high_from_word1:expr) => {
         impl Lanes for $ty {
             const BLOCKS: usize = $blocks;
             type Single = Xmm;
@@ -166,9 +166,11 @@ macro_rules! lane_ops {
             #[inline(always)]
             unsafe fn prefix_xor_words(self) -> Self {
                 // SAFETY: module contract.
+                // (w0, w1, w2, w3) → (w0, w0 ⊕ w1, w2, w2 ⊕ w3) by a shift within each 64-bit
+                // half (no shuffle), then w0 ⊕ w1 into the upper two words: one shuffle in all.
                 unsafe {
-                    let x = $xor(self.0, $bslli::<4>(self.0));
-                    $ty($xor(x, $bslli::<8>(x)))
+                    let y = $xor(self.0, $slli64::<32>(self.0));
+                    $ty($xor(y, $high_from_word1(y)))
                 }
             }
         }
@@ -213,7 +215,8 @@ lane_ops!(
     |p: *const Block| (load128(p), load128(p.add(1))),
     |base: *const Block, i: *const u32| load128(base.add(*i as usize)),
     |base: *mut Block, i: *const u32, v| store128(base.add(*i as usize), v),
-    |i: *const u32| _mm_set_epi64x(0, i64::from(*i))
+    |i: *const u32| _mm_set_epi64x(0, i64::from(*i)),
+    |y| _mm_and_si128(_mm_shuffle_epi32::<0x55>(y), load128(&HIGH_HALF))
 );
 
 lane_ops!(
@@ -265,7 +268,8 @@ lane_ops!(
             _mm256_extracti128_si256::<1>(v),
         );
     },
-    |i: *const u32| _mm256_set_epi64x(0, i64::from(*i.add(1)), 0, i64::from(*i))
+    |i: *const u32| _mm256_set_epi64x(0, i64::from(*i.add(1)), 0, i64::from(*i)),
+    |y| _mm256_blend_epi32::<0b1100_1100>(_mm256_setzero_si256(), _mm256_shuffle_epi32::<0x55>(y))
 );
 
 lane_ops!(
@@ -335,5 +339,6 @@ lane_ops!(
     |i: *const u32| {
         let v = |k: usize| i64::from(*i.add(k));
         _mm512_set_epi64(0, v(3), 0, v(2), 0, v(1), 0, v(0))
-    }
+    },
+    |y| _mm512_maskz_shuffle_epi32::<0x55>(0xCCCC, y)
 );
