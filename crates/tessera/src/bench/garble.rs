@@ -138,6 +138,8 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
                     "roofline_blocks_per_sec": roofline.round(),
                     "garble_efficiency": garble_eff,
                     "memory_bytes_per_and": line.bytes_per_and,
+                    "garble_input_placing_share": line.placing[0],
+                    "eval_input_placing_share": line.placing[1],
                     "garble_memory_bytes_per_sec": line.bytes_per_and * garble_rate,
                     "copy_bytes_per_sec": copy,
                     "garble_memory_over_copy": line.bytes_per_and * garble_rate / copy,
@@ -287,6 +289,9 @@ struct Rates {
     eval_rate: f64,
     /// The bytes garbling moves per AND gate, by the plan's count (see [`traffic_per_and`]).
     bytes_per_and: f64,
+    /// Garbling and evaluation: the time spent placing the input labels over the time
+    /// measured (not part of it).
+    placing: [f64; 2],
     /// CGP: the partitions besides the tail, and the tail's share of the AND gates.
     partitions: Option<usize>,
     tail_share: Option<f64>,
@@ -349,24 +354,34 @@ fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Rates, CliError> {
     let (stats, partitions, tail_share) = local.stats();
     let and = stats.and_gates as f64;
     let mut failure = None;
-    let mut timing = |op: &mut dyn FnMut() -> Result<Duration, CliError>| {
+    // Returns the rate of the runs and the placements' time over the runs' (all calls).
+    let mut timing = |op: &mut dyn FnMut() -> Result<[Duration; 2], CliError>| {
+        let mut times = [Duration::ZERO; 2];
         let mut run = |reps: u64| {
             let mut total = Duration::ZERO;
             for _ in 0..reps {
                 match op() {
-                    Ok(t) => total += t,
+                    Ok([placed, ran]) => {
+                        total += ran;
+                        times[0] += placed;
+                        times[1] += ran;
+                    }
                     Err(e) => failure = Some(e),
                 }
             }
             total
         };
-        match args.repeat {
+        let rate = match args.repeat {
             Some(r) => and * r as f64 / run(r).as_secs_f64(),
             None => measure_timed(&args.common, and, run),
-        }
+        };
+        (
+            rate,
+            times[0].as_secs_f64() / times[1].as_secs_f64().max(1e-12),
+        )
     };
-    let garble_rate = timing(&mut || local.garble());
-    let eval_rate = timing(&mut || local.evaluate());
+    let (garble_rate, garble_placing) = timing(&mut || local.garble());
+    let (eval_rate, eval_placing) = timing(&mut || local.evaluate());
     match failure {
         Some(e) => Err(e),
         None => Ok(Rates {
@@ -374,6 +389,7 @@ fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Rates, CliError> {
             garble_rate,
             eval_rate,
             bytes_per_and: traffic_per_and::<S>(&stats),
+            placing: [garble_placing, eval_placing],
             partitions,
             tail_share,
         }),
@@ -397,10 +413,11 @@ fn traffic_per_and<S: Scheme>(stats: &PlanStats) -> f64 {
     (and * batched(S::and_table_blocks(GATES)) + stats.xor_gates as f64 * xor) / and
 }
 
-/// A local garbler and evaluator of either strategy, each run returning its time.
+/// A local garbler and evaluator of either strategy, each run returning the time it took to
+/// place the input labels and the time measured.
 trait Local {
-    fn garble(&mut self) -> Result<Duration, CliError>;
-    fn evaluate(&mut self) -> Result<Duration, CliError>;
+    fn garble(&mut self) -> Result<[Duration; 2], CliError>;
+    fn evaluate(&mut self) -> Result<[Duration; 2], CliError>;
     /// The plans' sizes (summed over partitions; slots of the largest), and for CGP the partitions besides the tail
     /// and the tail's share of the AND gates.
     fn stats(&self) -> (PlanStats, Option<usize>, Option<f64>);
@@ -409,10 +426,10 @@ trait Local {
 /// One engine: the input labels placed in its slots before the timer starts, as EMP's driver
 /// has them in place.
 impl<S: Scheme> Local for LocalRun<S> {
-    fn garble(&mut self) -> Result<Duration, CliError> {
+    fn garble(&mut self) -> Result<[Duration; 2], CliError> {
         self.garble_placed()
     }
-    fn evaluate(&mut self) -> Result<Duration, CliError> {
+    fn evaluate(&mut self) -> Result<[Duration; 2], CliError> {
         self.evaluate_placed()
     }
     fn stats(&self) -> (PlanStats, Option<usize>, Option<f64>) {
@@ -422,15 +439,15 @@ impl<S: Scheme> Local for LocalRun<S> {
 
 /// Partitions: timed whole, gathering each partition's inputs included.
 impl<S: Scheme> Local for LocalCgp<S> {
-    fn garble(&mut self) -> Result<Duration, CliError> {
+    fn garble(&mut self) -> Result<[Duration; 2], CliError> {
         let t = Instant::now();
         LocalCgp::garble(self)?;
-        Ok(t.elapsed())
+        Ok([Duration::ZERO, t.elapsed()])
     }
-    fn evaluate(&mut self) -> Result<Duration, CliError> {
+    fn evaluate(&mut self) -> Result<[Duration; 2], CliError> {
         let t = Instant::now();
         LocalCgp::evaluate(self)?;
-        Ok(t.elapsed())
+        Ok([Duration::ZERO, t.elapsed()])
     }
     fn stats(&self) -> (PlanStats, Option<usize>, Option<f64>) {
         let parts = self.parts();

@@ -78,29 +78,30 @@ impl<S: Scheme> LocalRun<S> {
     }
 
     /// Garbles the circuit again with its input wires placed in the garbler's slots first,
-    /// untimed, as EMP's driver has its input labels in place; returns the garbling's time.
-    pub fn garble_placed(&mut self) -> Result<Duration, CliError> {
+    /// as EMP's driver has its input labels in place; returns the time of the placement and
+    /// of the garbling.
+    pub fn garble_placed(&mut self) -> Result<[Duration; 2], CliError> {
         self.tables.clear();
-        self.garbler
-            .inputs(&self.plan)
-            .copy_from_slice(&self.inputs);
         let t = Instant::now();
+        let slots = self.garbler.inputs(&self.plan);
+        slots.copy_from_slice(&self.inputs);
+        let (placed, t) = (t.elapsed(), Instant::now());
         let secret = &self.encoding.secret;
         self.garbler
             .garble_placed(&self.plan, 0, secret, &mut self.tables)?;
-        Ok(t.elapsed())
+        Ok([placed, t.elapsed()])
     }
 
-    /// Evaluates the last garbling with the active input labels placed first, untimed;
-    /// returns the evaluation's time.
-    pub fn evaluate_placed(&mut self) -> Result<Duration, CliError> {
-        self.evaluator
-            .inputs(&self.plan)
-            .copy_from_slice(&self.active);
+    /// Evaluates the last garbling with the active input labels placed first; returns the
+    /// time of the placement and of the evaluation.
+    pub fn evaluate_placed(&mut self) -> Result<[Duration; 2], CliError> {
         let t = Instant::now();
+        let slots = self.evaluator.inputs(&self.plan);
+        slots.copy_from_slice(&self.active);
+        let (placed, t) = (t.elapsed(), Instant::now());
         let mut tables = TableReader::new(self.tables.as_slice());
         self.evaluator.evaluate_placed(&self.plan, 0, &mut tables)?;
-        Ok(t.elapsed())
+        Ok([placed, t.elapsed()])
     }
 
     /// Evaluates the last garbling; returns the output labels.
