@@ -1274,8 +1274,8 @@ impl<'a> HalfGatesIo<'a> {
 
 /// Garbles `G × L::BLOCKS` AND gates from gate `k`: 4 hashes each, all in the AES pipeline at
 /// once, the half-gates combination done in registers (VASA §4.2.1, Listing 1, on the
-/// garbler's side). The labels are reloaded from L1 after the rounds rather than held in
-/// registers through them.
+/// garbler's side). With 16 vector registers the labels are reloaded from L1 after the rounds
+/// rather than held in registers through them ([`Lanes::REGISTERS`]).
 ///
 /// # Safety
 /// `L`'s features are present and the gates are in bounds of every slice.
@@ -1302,7 +1302,8 @@ unsafe fn garble_group<L: Lanes, H: GateHash, const G: usize>(
         let mut h = H::encrypt::<L, G, 4>(keys, &p, &t);
         for (g, hg) in h.iter_mut().enumerate() {
             let at = k + g * L::BLOCKS;
-            let (a, b) = (io.input::<L>(0, at, true), io.input::<L>(1, at, true));
+            let reload = L::REGISTERS < 32;
+            let (a, b) = (io.input::<L>(0, at, reload), io.input::<L>(1, at, reload));
             if H::FEED_FORWARD {
                 let (pa, pb) = (H::prepare(a), H::prepare(b));
                 *hg = [
@@ -1350,7 +1351,8 @@ unsafe fn eval_group<L: Lanes, H: GateHash, const G: usize>(
         let table = io.table as *const Block;
         for (g, hg) in h.iter_mut().enumerate() {
             let at = k + g * L::BLOCKS;
-            let (a, b) = (io.input::<L>(0, at, true), io.input::<L>(1, at, true));
+            let reload = L::REGISTERS < 32;
+            let (a, b) = (io.input::<L>(0, at, reload), io.input::<L>(1, at, reload));
             if H::FEED_FORWARD {
                 *hg = [hg[0].xor(H::prepare(a)), hg[1].xor(H::prepare(b))];
             }

@@ -18,6 +18,10 @@ use crate::Block;
 pub(crate) trait Lanes: Copy {
     /// Blocks per register.
     const BLOCKS: usize;
+    /// Vector registers of the instruction set: 32 with AVX-512, 16 without. With 32 the
+    /// half-gates kernels hold a group's input labels through the AES rounds; with 16 they
+    /// reload them afterwards, since holding them would spill.
+    const REGISTERS: usize;
     /// The one-block register type of the same backend, used for tails.
     type Single: Lanes;
 
@@ -98,6 +102,7 @@ pub(crate) struct Soft(Block);
 
 impl Lanes for Soft {
     const BLOCKS: usize = 1;
+    const REGISTERS: usize = 16;
     type Single = Soft;
 
     #[inline(always)]

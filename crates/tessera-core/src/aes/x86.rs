@@ -34,7 +34,7 @@ pub(crate) struct Zmm(__m512i);
 
 /// The lane-wise integer ops shared by the three register widths, named per width.
 macro_rules! lane_ops {
-    ($ty:ident, $blocks:literal, $splat:expr, $xor:ident, $and:ident, $add64:ident, $low64:expr,
+    ($ty:ident, $blocks:literal, $registers:literal, $splat:expr, $xor:ident, $and:ident, $add64:ident, $low64:expr,
      $slli32:ident, $srai32:ident,
      $slli64:ident, $shuf32:ident, $bslli:ident, $pshufb:ident,
      $aesenc:ident, $aesenclast:ident, $load:expr, $store:expr, $load_strided:expr, $store_strided:expr,
@@ -42,6 +42,7 @@ macro_rules! lane_ops {
      $load_u32:expr, $high_from_word1:expr) => {
         impl Lanes for $ty {
             const BLOCKS: usize = $blocks;
+            const REGISTERS: usize = $registers;
             type Single = Xmm;
 
             #[inline(always)]
@@ -191,6 +192,7 @@ unsafe fn store128(p: *mut Block, v: __m128i) {
 lane_ops!(
     Xmm,
     1,
+    16,
     |b: Block| load128(&b),
     _mm_xor_si128,
     _mm_and_si128,
@@ -222,6 +224,7 @@ lane_ops!(
 lane_ops!(
     Ymm,
     2,
+    16,
     |b: Block| _mm256_broadcastsi128_si256(load128(&b)),
     _mm256_xor_si256,
     _mm256_and_si256,
@@ -275,6 +278,7 @@ lane_ops!(
 lane_ops!(
     Zmm,
     4,
+    32,
     |b: Block| _mm512_broadcast_i32x4(load128(&b)),
     _mm512_xor_si512,
     _mm512_and_si512,
