@@ -413,8 +413,7 @@ fn layered_order(c: &Circuit, xor: XorGates, size: usize) -> (Vec<Item>, Vec<usi
     (items, order)
 }
 
-/// Splits batches wider than [`BATCH_MAX`] and places the labels: a batch reads all its inputs
-/// before writing, so batches are the unit of slot reuse.
+/// Splits batches wider than [`BATCH_MAX`] and places the labels ([`assign_slots`]).
 fn compile(c: &Circuit, kinds: (Batching, XorGates), items: Vec<Item>, order: &[usize]) -> Plan {
     let mut split = Vec::with_capacity(items.len());
     for item in items {

@@ -15,7 +15,7 @@
 //! Security is semi-honest, as for [`crate::yao`]. Steps are garbled in distinct tweak domains
 //! ([`tessera_garble::Garbler::garble_in`]), so no two gates of the stream share a tweak.
 
-use crate::yao::{Bits, COLOURS, DECODING, YaoRole, fingerprint_of, hello};
+use crate::yao::{Bits, COLOURS, DECODING, YaoRole, fingerprint_of, hello, kept};
 use crate::{Error, Session};
 use std::borrow::Cow;
 use tessera_circuit::Circuit;
@@ -243,7 +243,7 @@ impl<'a> Decode<'a> for ToGarbler<'a> {
 }
 
 /// Posts the block stream in messages of [`MESSAGE_BLOCKS`] blocks, the garbler writing
-/// straight into its buffer; keeps a network error whole (see the Yao garbler's sink).
+/// straight into its buffer; keeps a network error whole ([`kept`]).
 struct PostStream<'o, O> {
     out: &'o mut O,
     buffer: TableBuffer,
@@ -257,11 +257,7 @@ impl<O: Outbox> PostStream<'_, O> {
             .chunks(MESSAGE_BLOCKS)
             .try_for_each(|blocks| self.out.post(&Piece(Cow::Borrowed(blocks))));
         self.buffer.consume(n);
-        sent.map_err(|e| {
-            let text = e.to_string();
-            self.failed = Some(e);
-            tessera_garble::Error::Stream(text)
-        })
+        kept(sent, &mut self.failed)
     }
 }
 

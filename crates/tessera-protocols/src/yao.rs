@@ -403,8 +403,7 @@ impl Shape {
 }
 
 /// Posts each batch's tables, which the garbler writes straight into its buffer; keeps a
-/// network error whole (the engine's stream error would turn it into text, and a peer's abort
-/// must stay recognisable).
+/// network error whole ([`kept`]).
 struct PostTables<'o, O> {
     out: &'o mut O,
     buffer: TableBuffer,
@@ -421,12 +420,22 @@ impl<O: Outbox> TableSink for PostTables<'_, O> {
             .out
             .post(&Blocks::<0x32>(Cow::Borrowed(self.buffer.as_slice())));
         self.buffer.clear();
-        sent.map_err(|e| {
-            let text = e.to_string();
-            self.failed = Some(e);
-            tessera_garble::Error::Stream(text)
-        })
+        kept(sent, &mut self.failed)
     }
+}
+
+/// A table sink's network result as the engine's error, the network error kept whole in
+/// `failed` (the engine's stream error holds only its text, and a peer's abort must stay
+/// recognisable).
+pub(crate) fn kept(
+    sent: Result<(), tessera_net::Error>,
+    failed: &mut Option<tessera_net::Error>,
+) -> Result<(), tessera_garble::Error> {
+    sent.map_err(|e| {
+        let text = e.to_string();
+        *failed = Some(e);
+        tessera_garble::Error::Stream(text)
+    })
 }
 
 /// The garbler's side: its engine, its PRG, and this execution's input encoding.

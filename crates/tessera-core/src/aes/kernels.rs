@@ -1208,13 +1208,11 @@ impl<'a> HalfGatesIo<'a> {
             "half-gates batch: a slot index is out of bounds"
         );
         let mut io = *self;
-        if let Some(&[first, ..]) = self.out_slots {
-            let step = |k: usize, &s: &u32| s.wrapping_sub(first) == k as u32;
-            if self.out_slots.is_some_and(|o| {
-                o.iter()
-                    .enumerate()
-                    .fold(true, |all, (k, s)| all & step(k, s))
-            }) {
+        if let Some(out @ &[first, ..]) = self.out_slots {
+            // A fold, not `all`, so the pass has no early exit and vectorises.
+            let step =
+                |all: bool, (k, &s): (usize, &u32)| all & (s.wrapping_sub(first) == k as u32);
+            if out.iter().enumerate().fold(true, step) {
                 // Slots first..first + n, all in bounds.
                 io.out = self.out.wrapping_add(first as usize);
                 io.out_slots = None;
@@ -1239,17 +1237,18 @@ impl<'a> HalfGatesIo<'a> {
         }
     }
 
-    /// The labels at slots `a[at..]` (`which` = 0) or `b[at..]` (1), one per lane, read from
-    /// `labels`, or reloaded from memory rather than kept live across the AES rounds if
-    /// `reload` (holding them would spill the batch).
+    /// The labels at slots `a[at..]` (`which` = 0) or `b[at..]` (1), one per lane. Read again
+    /// `after` the AES rounds with 16 vector registers, they are reloaded from memory rather
+    /// than kept live across the rounds (holding them would spill the batch,
+    /// [`Lanes::REGISTERS`]).
     ///
     /// # Safety
     /// `L`'s features are present and `at + L::BLOCKS ≤ n`.
     #[inline(always)]
-    unsafe fn input<L: Lanes>(&self, which: usize, at: usize, reload: bool) -> L {
+    unsafe fn input<L: Lanes>(&self, which: usize, at: usize, after: bool) -> L {
         let idx = if which == 0 { self.a } else { self.b };
         let base = self.slots;
-        let base = if reload {
+        let base = if after && L::REGISTERS < 32 {
             opaque(base.cast_mut())
         } else {
             base
@@ -1302,8 +1301,7 @@ unsafe fn garble_group<L: Lanes, H: GateHash, const G: usize>(
         let mut h = H::encrypt::<L, G, 4>(keys, &p, &t);
         for (g, hg) in h.iter_mut().enumerate() {
             let at = k + g * L::BLOCKS;
-            let reload = L::REGISTERS < 32;
-            let (a, b) = (io.input::<L>(0, at, reload), io.input::<L>(1, at, reload));
+            let (a, b) = (io.input::<L>(0, at, true), io.input::<L>(1, at, true));
             if H::FEED_FORWARD {
                 let (pa, pb) = (H::prepare(a), H::prepare(b));
                 *hg = [
@@ -1351,8 +1349,7 @@ unsafe fn eval_group<L: Lanes, H: GateHash, const G: usize>(
         let table = io.table as *const Block;
         for (g, hg) in h.iter_mut().enumerate() {
             let at = k + g * L::BLOCKS;
-            let reload = L::REGISTERS < 32;
-            let (a, b) = (io.input::<L>(0, at, reload), io.input::<L>(1, at, reload));
+            let (a, b) = (io.input::<L>(0, at, true), io.input::<L>(1, at, true));
             if H::FEED_FORWARD {
                 *hg = [hg[0].xor(H::prepare(a)), hg[1].xor(H::prepare(b))];
             }

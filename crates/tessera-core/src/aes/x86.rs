@@ -36,7 +36,7 @@ pub(crate) struct Zmm(__m512i);
 macro_rules! lane_ops {
     ($ty:ident, $blocks:literal, $registers:literal, $splat:expr, $xor:ident, $and:ident, $add64:ident, $low64:expr,
      $slli32:ident, $srai32:ident,
-     $slli64:ident, $shuf32:ident, $bslli:ident, $pshufb:ident,
+     $slli64:ident, $shuf32:ident, $pshufb:ident,
      $aesenc:ident, $aesenclast:ident, $load:expr, $store:expr, $load_strided:expr, $store_strided:expr,
      $store_pairs:expr, $load_pairs:expr, $load_indexed:expr, $store_indexed:expr,
      $load_u32:expr, $high_from_word1:expr) => {
@@ -202,7 +202,6 @@ lane_ops!(
     _mm_srai_epi32,
     _mm_slli_epi64,
     _mm_shuffle_epi32,
-    _mm_bslli_si128,
     _mm_shuffle_epi8,
     _mm_aesenc_si128,
     _mm_aesenclast_si128,
@@ -234,7 +233,6 @@ lane_ops!(
     _mm256_srai_epi32,
     _mm256_slli_epi64,
     _mm256_shuffle_epi32,
-    _mm256_bslli_epi128,
     _mm256_shuffle_epi8,
     _mm256_aesenc_epi128,
     _mm256_aesenclast_epi128,
@@ -288,7 +286,6 @@ lane_ops!(
     _mm512_srai_epi32,
     _mm512_slli_epi64,
     _mm512_shuffle_epi32,
-    _mm512_bslli_epi128,
     _mm512_shuffle_epi8,
     _mm512_aesenc_epi128,
     _mm512_aesenclast_epi128,

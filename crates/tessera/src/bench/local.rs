@@ -17,7 +17,6 @@ pub struct LocalRun<S: Scheme> {
     garbler: Garbler<S>,
     evaluator: Evaluator<S>,
     encoding: InputEncoding<S>,
-    inputs: Vec<S::Wire>,
     active: Vec<Block>,
     tables: TableBuffer,
 }
@@ -52,7 +51,6 @@ impl<S: Scheme> LocalRun<S> {
             plan,
             garbler: Garbler::with_threads(scheme.clone(), threads),
             evaluator: Evaluator::with_threads(scheme, threads),
-            inputs: encoding.wires.clone(),
             encoding,
             active,
             tables: TableBuffer::new(),
@@ -72,7 +70,7 @@ impl<S: Scheme> LocalRun<S> {
         Ok(self.garbler.garble(
             &self.plan,
             &self.encoding.secret,
-            &self.inputs,
+            &self.encoding.wires,
             &mut self.tables,
         )?)
     }
@@ -84,7 +82,7 @@ impl<S: Scheme> LocalRun<S> {
         self.tables.clear();
         let t = Instant::now();
         let slots = self.garbler.inputs(&self.plan);
-        slots.copy_from_slice(&self.inputs);
+        slots.copy_from_slice(&self.encoding.wires);
         let (placed, t) = (t.elapsed(), Instant::now());
         let secret = &self.encoding.secret;
         self.garbler
