@@ -199,16 +199,17 @@ impl Plan {
         match batching {
             Batching::Dynamic { max } => {
                 let (items, order) = dynamic_order(circuit, max.max(1), xor);
-                compile(circuit, (batching, xor), items, &order)
+                compile(circuit, (batching, xor), items, &order, usize::MAX)
             }
             Batching::Layered => {
-                let (items, order) = layered_order(circuit, xor, circuit.gates.len());
-                let whole = compile(circuit, (batching, xor), items, &order);
-                if whole.num_slots <= LAYER_SLOTS {
-                    whole
-                } else {
-                    Plan::layered_in_windows(circuit, xor, LAYER_WINDOW)
-                }
+                let whole = (RESERVED + levelled_live(circuit, xor) <= LAYER_SLOTS)
+                    .then(|| {
+                        let (items, order) = layered_order(circuit, xor, circuit.gates.len());
+                        // Placing the labels stops as soon as they need too many slots.
+                        compile(circuit, (batching, xor), items, &order, LAYER_SLOTS)
+                    })
+                    .filter(|whole| whole.num_slots <= LAYER_SLOTS);
+                whole.unwrap_or_else(|| Plan::layered_in_windows(circuit, xor, LAYER_WINDOW))
             }
         }
     }
@@ -218,7 +219,7 @@ impl Plan {
     /// levelling the whole circuit would hold more than 2^18 labels at once.
     pub fn layered_in_windows(circuit: &Circuit, xor: XorGates, window: usize) -> Plan {
         let (items, order) = layered_order(circuit, xor, window);
-        compile(circuit, (Batching::Layered, xor), items, &order)
+        compile(circuit, (Batching::Layered, xor), items, &order, usize::MAX)
     }
 
     /// The strategy it was compiled for.
@@ -343,6 +344,53 @@ const LAYER_SLOTS: usize = 1 << 18;
 /// Gates in circuit order levelled together where the whole circuit would take too many slots.
 const LAYER_WINDOW: usize = 1 << 16;
 
+/// A lower bound on the slots (besides the constants) of the layered order over the whole
+/// circuit, found without building it: the most wires that are live across one boundary
+/// between its steps (step 2L: the free gates of level L; step 2L + 1: the batches of level
+/// L + 1), which all hold a slot at once. A wire is live across the boundaries after the step
+/// that writes it (or from the start, for inputs) up to the last step that reads it (or the
+/// end, for outputs).
+fn levelled_live(c: &Circuit, xor: XorGates) -> usize {
+    let n = c.num_wires as usize;
+    let mut level = vec![0u32; n];
+    // Per wire: the first boundary it is live across, and the last step reading it.
+    let mut from = vec![0u32; n];
+    let mut to = vec![0u32; n];
+    let mut steps = 0;
+    for g in &c.gates {
+        let reads = || g.inputs().iter().map(|&k| g.input(k) as usize);
+        let below = reads().map(|w| level[w]).max().unwrap_or(0);
+        let batched = xor.batched(g.kind);
+        let step = 2 * below + u32::from(batched);
+        reads().for_each(|w| to[w] = to[w].max(step));
+        let out = g.out as usize;
+        (level[out], from[out]) = (below + u32::from(batched), step + 1);
+        steps = steps.max(step + 1);
+    }
+    // live[k] - live[k - 1], for the boundaries k before each step and after the last.
+    let mut change = vec![0i64; steps as usize + 2];
+    for w in 0..n {
+        let last = if w >= c.output_start() as usize {
+            steps
+        } else {
+            to[w]
+        };
+        if last >= from[w] {
+            change[from[w] as usize] += 1;
+            change[last as usize + 1] -= 1;
+        }
+    }
+    let mut live = 0i64;
+    change
+        .iter()
+        .map(|d| {
+            live += d;
+            live
+        })
+        .max()
+        .unwrap_or(0) as usize
+}
+
 /// Layered order (VASA §4.1.2) of windows of `size` gates in circuit order, one after
 /// another: in each, the free gates of level L, then the AND (and garbled XOR) batches of
 /// level L + 1, for each L, levels counted from the window's start.
@@ -413,8 +461,16 @@ fn layered_order(c: &Circuit, xor: XorGates, size: usize) -> (Vec<Item>, Vec<usi
     (items, order)
 }
 
-/// Splits batches wider than [`BATCH_MAX`] and places the labels ([`assign_slots`]).
-fn compile(c: &Circuit, kinds: (Batching, XorGates), items: Vec<Item>, order: &[usize]) -> Plan {
+/// Splits batches wider than [`BATCH_MAX`] and places the labels ([`assign_slots`]), giving
+/// up once they need more than `limit` slots: the plan is then unfinished, and only its slot
+/// count (above `limit`) is of use.
+fn compile(
+    c: &Circuit,
+    kinds: (Batching, XorGates),
+    items: Vec<Item>,
+    order: &[usize],
+    limit: usize,
+) -> Plan {
     let mut split = Vec::with_capacity(items.len());
     for item in items {
         match item {
@@ -426,19 +482,20 @@ fn compile(c: &Circuit, kinds: (Batching, XorGates), items: Vec<Item>, order: &[
             ),
         }
     }
-    assign_slots(c, kinds, &split, order)
+    assign_slots(c, kinds, &split, order, limit)
 }
 
 /// Places labels in slots: a wire's slot is freed after the last item that reads it (never for
 /// outputs) and reused by later writes. A free gate reads before it writes, so it may write
 /// the slot it frees; a batch never writes a slot it reads, since the engine writes its
 /// outputs in place while other gates of the batch are still being read. Slots 0 and 1 hold
-/// the constants.
+/// the constants. Gives up as [`compile`] says once more than `limit` slots are in use.
 fn assign_slots(
     c: &Circuit,
     (batching, xor): (Batching, XorGates),
     items: &[Item],
     order: &[usize],
+    limit: usize,
 ) -> Plan {
     let n = c.num_wires as usize;
     let gate_reads = |i: usize| {
@@ -492,6 +549,9 @@ fn assign_slots(
     };
     let mut read = Vec::new();
     for (pos, item) in items.iter().enumerate() {
+        if slots.count > limit {
+            break;
+        }
         let pos = pos + 1;
         let gates: &[usize] = match item {
             Item::Free(i) => std::slice::from_ref(i),
@@ -604,6 +664,28 @@ impl SlotAllocator {
 mod tests {
     use super::*;
     use tessera_circuit::library::{builtin, ultrasfe};
+
+    /// The live wires counted without levelling are a lower bound on the slots of the levelled
+    /// plan, so a plan is never windowed that would have fitted whole.
+    #[test]
+    fn levelled_live_wires_bound_the_layered_slots() {
+        let circuits = ["aes128", "sha256", "mul64", "levels16", "mvmul"]
+            .map(|name| builtin(name).and_then(Result::ok).unwrap())
+            .into_iter()
+            .chain([ultrasfe::biomatch(8, 2, 16).unwrap()]);
+        for c in circuits {
+            for xor in [XorGates::Free, XorGates::Garbled] {
+                let live = RESERVED + levelled_live(&c, xor);
+                let (items, order) = layered_order(&c, xor, c.gates.len());
+                let slots =
+                    compile(&c, (Batching::Layered, xor), items, &order, usize::MAX).num_slots;
+                assert!(live <= slots, "{xor:?}: {live} live, {slots} slots");
+            }
+        }
+        // BioMatch with the seed's parameters is windowed without being levelled whole.
+        let big = ultrasfe::biomatch(512, 4, 64).unwrap();
+        assert!(levelled_live(&big, XorGates::Free) > LAYER_SLOTS);
+    }
 
     /// The engine writes a batch's outputs in place while the batch is still being read, so
     /// no batch may write a slot it reads.
