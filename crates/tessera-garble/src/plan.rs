@@ -9,6 +9,7 @@
 //! scheme of Gueron, Lindell, Nof, Pinkas) need AES for XOR gates too: their plans batch XOR
 //! gates in a second queue that shares the gate index with the AND queue (VASA §4.3.1).
 
+use tessera_circuit::analysis::depths;
 use tessera_circuit::{Circuit, GateKind};
 
 /// The queue length of [`Batching::DYNAMIC`]: 1024 gates, 4096 hashes to garble.
@@ -199,14 +200,14 @@ impl Plan {
         match batching {
             Batching::Dynamic { max } => {
                 let (items, order) = dynamic_order(circuit, max.max(1), xor);
-                compile(circuit, (batching, xor), items, &order, usize::MAX)
+                compile(circuit, (batching, xor), items, &order)
             }
             Batching::Layered => {
+                // Levelled whole only where the lower bound leaves room for it.
                 let whole = (RESERVED + levelled_live(circuit, xor) <= LAYER_SLOTS)
                     .then(|| {
                         let (items, order) = layered_order(circuit, xor, circuit.gates.len());
-                        // Placing the labels stops as soon as they need too many slots.
-                        compile(circuit, (batching, xor), items, &order, LAYER_SLOTS)
+                        compile(circuit, (batching, xor), items, &order)
                     })
                     .filter(|whole| whole.num_slots <= LAYER_SLOTS);
                 whole.unwrap_or_else(|| Plan::layered_in_windows(circuit, xor, LAYER_WINDOW))
@@ -219,7 +220,7 @@ impl Plan {
     /// levelling the whole circuit would hold more than 2^18 labels at once.
     pub fn layered_in_windows(circuit: &Circuit, xor: XorGates, window: usize) -> Plan {
         let (items, order) = layered_order(circuit, xor, window);
-        compile(circuit, (Batching::Layered, xor), items, &order, usize::MAX)
+        compile(circuit, (Batching::Layered, xor), items, &order)
     }
 
     /// The strategy it was compiled for.
@@ -345,36 +346,38 @@ const LAYER_SLOTS: usize = 1 << 18;
 const LAYER_WINDOW: usize = 1 << 16;
 
 /// A lower bound on the slots (besides the constants) of the layered order over the whole
-/// circuit, found without building it: the most wires that are live across one boundary
-/// between its steps (step 2L: the free gates of level L; step 2L + 1: the batches of level
-/// L + 1), which all hold a slot at once. A wire is live across the boundaries after the step
-/// that writes it (or from the start, for inputs) up to the last step that reads it (or the
-/// end, for outputs).
+/// circuit, found without building it: the most wires that hold a slot across one boundary
+/// between its steps (step 2L: the free gates of level L; step 2L − 1: the batches of level L,
+/// levels as [`depths`] counts batched gates). A wire holds its slot across the boundaries
+/// after the step that writes it (inputs from the start) up to the last step that reads it;
+/// outputs hold theirs throughout, as [`assign_slots`] places them.
 fn levelled_live(c: &Circuit, xor: XorGates) -> usize {
     let n = c.num_wires as usize;
-    let mut level = vec![0u32; n];
-    // Per wire: the first boundary it is live across, and the last step reading it.
+    let outputs = c.output_start() as usize;
+    // Per wire: the first boundary it holds a slot across, and the last step reading it.
     let mut from = vec![0u32; n];
     let mut to = vec![0u32; n];
     let mut steps = 0;
-    for g in &c.gates {
-        let reads = || g.inputs().iter().map(|&k| g.input(k) as usize);
-        let below = reads().map(|w| level[w]).max().unwrap_or(0);
-        let batched = xor.batched(g.kind);
-        let step = 2 * below + u32::from(batched);
-        reads().for_each(|w| to[w] = to[w].max(step));
-        let out = g.out as usize;
-        (level[out], from[out]) = (below + u32::from(batched), step + 1);
+    let levels = depths(c, |kind| xor.batched(kind));
+    for (g, level) in c.gates.iter().zip(levels) {
+        let step = if xor.batched(g.kind) {
+            2 * level - 1
+        } else {
+            2 * level
+        };
+        for &k in g.inputs() {
+            let w = g.input(k) as usize;
+            to[w] = to[w].max(step);
+        }
+        if (g.out as usize) < outputs {
+            from[g.out as usize] = step + 1;
+        }
         steps = steps.max(step + 1);
     }
-    // live[k] - live[k - 1], for the boundaries k before each step and after the last.
+    // live[k] − live[k − 1], for the boundaries k before each step and after the last.
     let mut change = vec![0i64; steps as usize + 2];
     for w in 0..n {
-        let last = if w >= c.output_start() as usize {
-            steps
-        } else {
-            to[w]
-        };
+        let last = if w >= outputs { steps } else { to[w] };
         if last >= from[w] {
             change[from[w] as usize] += 1;
             change[last as usize + 1] -= 1;
@@ -461,16 +464,8 @@ fn layered_order(c: &Circuit, xor: XorGates, size: usize) -> (Vec<Item>, Vec<usi
     (items, order)
 }
 
-/// Splits batches wider than [`BATCH_MAX`] and places the labels ([`assign_slots`]), giving
-/// up once they need more than `limit` slots: the plan is then unfinished, and only its slot
-/// count (above `limit`) is of use.
-fn compile(
-    c: &Circuit,
-    kinds: (Batching, XorGates),
-    items: Vec<Item>,
-    order: &[usize],
-    limit: usize,
-) -> Plan {
+/// Splits batches wider than [`BATCH_MAX`] and places the labels ([`assign_slots`]).
+fn compile(c: &Circuit, kinds: (Batching, XorGates), items: Vec<Item>, order: &[usize]) -> Plan {
     let mut split = Vec::with_capacity(items.len());
     for item in items {
         match item {
@@ -482,20 +477,19 @@ fn compile(
             ),
         }
     }
-    assign_slots(c, kinds, &split, order, limit)
+    assign_slots(c, kinds, &split, order)
 }
 
 /// Places labels in slots: a wire's slot is freed after the last item that reads it (never for
 /// outputs) and reused by later writes. A free gate reads before it writes, so it may write
 /// the slot it frees; a batch never writes a slot it reads, since the engine writes its
 /// outputs in place while other gates of the batch are still being read. Slots 0 and 1 hold
-/// the constants. Gives up as [`compile`] says once more than `limit` slots are in use.
+/// the constants.
 fn assign_slots(
     c: &Circuit,
     (batching, xor): (Batching, XorGates),
     items: &[Item],
     order: &[usize],
-    limit: usize,
 ) -> Plan {
     let n = c.num_wires as usize;
     let gate_reads = |i: usize| {
@@ -549,9 +543,6 @@ fn assign_slots(
     };
     let mut read = Vec::new();
     for (pos, item) in items.iter().enumerate() {
-        if slots.count > limit {
-            break;
-        }
         let pos = pos + 1;
         let gates: &[usize] = match item {
             Item::Free(i) => std::slice::from_ref(i),
@@ -677,8 +668,7 @@ mod tests {
             for xor in [XorGates::Free, XorGates::Garbled] {
                 let live = RESERVED + levelled_live(&c, xor);
                 let (items, order) = layered_order(&c, xor, c.gates.len());
-                let slots =
-                    compile(&c, (Batching::Layered, xor), items, &order, usize::MAX).num_slots;
+                let slots = compile(&c, (Batching::Layered, xor), items, &order).num_slots;
                 assert!(live <= slots, "{xor:?}: {live} live, {slots} slots");
             }
         }

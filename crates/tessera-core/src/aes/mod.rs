@@ -83,12 +83,11 @@ type HalfGatesGarbleFn = fn(&kernels::GateKeys<'_>, Block, &kernels::HalfGatesIo
 /// A fused half-gates evaluation kernel: keys, the batch.
 type HalfGatesEvalFn = fn(&kernels::GateKeys<'_>, &kernels::HalfGatesIo<'_>);
 
-/// Builds a [`Kernels`] table for a register type `$lanes` with batches of `$n` registers and
-/// fused half-gates kernels of the given gates per register group for each hash (PRP, MI,
-/// CIRC), garbling and evaluating. With a `#[target_feature]` attribute, the kernels are compiled for those features, and the table
+/// Builds a [`Kernels`] table for a register type `$lanes` with batches of `$n` registers. With
+/// a `#[target_feature]` attribute, the kernels are compiled for those features, and the table
 /// must only be handed out after detecting them.
 macro_rules! backend_kernels {
-    ($lanes:ty, $n:literal, garble [$gp:literal, $gm:literal, $gc:literal], eval [$ep:literal, $em:literal, $ec:literal] $(, #[$feature:meta])?) => {{
+    ($lanes:ty, $n:literal $(, #[$feature:meta])?) => {{
         $(#[$feature])?
         unsafe fn ecb_tf(rk: &RoundKeys, b: &mut [Block]) {
             // SAFETY: features as the attribute (checked before the table is handed out).
@@ -239,30 +238,32 @@ macro_rules! backend_kernels {
                 ],
             ],
             roofline: |n| unsafe { roofline_tf(n) },
-            // Gates per register group, by hash: as many as keep states and keys in registers
-            // (the backend's `garble` and `eval` lists).
+            // Gates per register group: as many as keep states and keys in registers.
             half_gates_garble: [
-                hg_garble::<kernels::PrpGate, $gp>,
-                hg_garble::<kernels::MiGate, $gm>,
-                hg_garble::<kernels::CircGate, $gc>,
+                hg_garble::<kernels::PrpGate, 2>,
+                hg_garble::<kernels::MiGate, 2>,
+                hg_garble::<kernels::CircGate, 1>,
             ],
             half_gates_eval: [
-                hg_eval::<kernels::PrpGate, $ep>,
-                hg_eval::<kernels::MiGate, $em>,
-                hg_eval::<kernels::CircGate, $ec>,
+                hg_eval::<kernels::PrpGate, 4>,
+                hg_eval::<
+                    kernels::MiGate,
+                    { kernels::mi_eval_group(<$lanes as lanes::Lanes>::REGISTERS) },
+                >,
+                hg_eval::<kernels::CircGate, 3>,
             ],
         }
     }};
 }
 
-static PORTABLE: Kernels = backend_kernels!(lanes::Soft, 8, garble [2, 2, 1], eval [4, 3, 3]);
+static PORTABLE: Kernels = backend_kernels!(lanes::Soft, 8);
 #[cfg(target_arch = "x86_64")]
-static AESNI: Kernels = backend_kernels!(x86::Xmm, 8, garble [2, 2, 1], eval [4, 3, 3], #[target_feature(enable = "sse2,ssse3,aes")]);
+static AESNI: Kernels = backend_kernels!(x86::Xmm, 8, #[target_feature(enable = "sse2,ssse3,aes")]);
 #[cfg(target_arch = "x86_64")]
-static VAES256: Kernels = backend_kernels!(x86::Ymm, 8, garble [2, 2, 1], eval [4, 3, 3], #[target_feature(enable = "sse2,ssse3,aes,avx2,vaes")]);
+static VAES256: Kernels =
+    backend_kernels!(x86::Ymm, 8, #[target_feature(enable = "sse2,ssse3,aes,avx2,vaes")]);
 #[cfg(target_arch = "x86_64")]
-// With 32 registers, one more MI evaluation group fits (a median 13 % faster on Zen 4).
-static VAES512: Kernels = backend_kernels!(x86::Zmm, 8, garble [2, 2, 1], eval [4, 4, 3], #[target_feature(enable = "sse2,ssse3,aes,avx2,vaes,avx512f,avx512bw")]);
+static VAES512: Kernels = backend_kernels!(x86::Zmm, 8, #[target_feature(enable = "sse2,ssse3,aes,avx2,vaes,avx512f,avx512bw")]);
 
 impl Backend {
     /// Every backend, slowest first.
