@@ -524,15 +524,17 @@ mod tests {
             delta in any::<u128>(),
             offset in any::<u128>(),
             domain in any::<u64>(),
+            runs in any::<bool>(),
         ) {
             let d = Block::new(delta).with_lsb(true);
             let n = labels.len();
             // The labels sit in a slot array of 2n slots, gate k reading slots a[k] and b[k]
-            // (repeats allowed).
+            // (repeats allowed), or, with `runs`, slots k and n + k (consecutive: plain loads).
             let slots = 2 * n.max(1) as u32;
             let mut slot_labels = vec![Block::ZERO; slots as usize];
-            let a_idx: Vec<u32> = picks[..n].iter().map(|p| p.0 % slots).collect();
-            let b_idx: Vec<u32> = picks[..n].iter().map(|p| p.1 % slots).collect();
+            let slot_of = |k: usize, p: u32, run: usize| if runs { (run + k) as u32 } else { p % slots };
+            let a_idx: Vec<u32> = picks[..n].iter().enumerate().map(|(k, p)| slot_of(k, p.0, 0)).collect();
+            let b_idx: Vec<u32> = picks[..n].iter().enumerate().map(|(k, p)| slot_of(k, p.1, n)).collect();
             let ids: Vec<u32> = labels.iter().map(|l| l.2 >> 1).collect();
             for k in 0..n {
                 slot_labels[a_idx[k] as usize] = Block::new(labels[k].0);

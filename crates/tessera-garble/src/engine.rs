@@ -79,11 +79,46 @@ trait Party {
     fn not(&self, a: Self::Label) -> Self::Label;
 }
 
-/// The input slots of `plan` in the slot array `labels`, sized for the plan (kept across runs).
-fn input_slots<'a, L: Copy + Default>(plan: &Plan, labels: &'a mut Vec<L>) -> &'a mut [L] {
-    // Every other slot is written before it is read, so no pass clears it.
-    labels.resize(plan.num_slots, L::default());
-    &mut labels[plan.input_slots()]
+/// A party's slot array, kept across runs and placed in its buffer so that the first input
+/// slot starts a 64-byte line: a run of consecutive input slots (a wide gate's operands) is
+/// then read by the kernels' plain loads a whole line at a time, none split across two.
+#[derive(Debug, Default)]
+struct SlotArray<L> {
+    buf: Vec<L>,
+    at: usize,
+    len: usize,
+}
+
+impl<L: Copy + Default> SlotArray<L> {
+    /// The input slots of `plan`, the array sized for the plan.
+    fn inputs(&mut self, plan: &Plan) -> &mut [L] {
+        let size = std::mem::size_of::<L>().max(1);
+        let spare = 64 / size;
+        // Every slot is written before it is read, so no pass clears it.
+        self.buf.resize(plan.num_slots + spare, L::default());
+        let first_input = self.buf.as_ptr() as usize + RESERVED * size;
+        let skip = (64 - first_input % 64) % 64;
+        self.at = if skip.is_multiple_of(size) {
+            skip / size
+        } else {
+            0
+        };
+        self.len = plan.num_slots;
+        &mut self[plan.input_slots()]
+    }
+}
+
+impl<L> std::ops::Deref for SlotArray<L> {
+    type Target = [L];
+    fn deref(&self) -> &[L] {
+        &self.buf[self.at..self.at + self.len]
+    }
+}
+
+impl<L> std::ops::DerefMut for SlotArray<L> {
+    fn deref_mut(&mut self) -> &mut [L] {
+        &mut self.buf[self.at..self.at + self.len]
+    }
 }
 
 /// Checks that `labels` is sized for `plan` (its inputs placed) and fills the constants.
@@ -164,7 +199,7 @@ struct ShareOut<L> {
 pub struct Garbler<S: Scheme> {
     scheme: S,
     threads: usize,
-    labels: Vec<S::Wire>,
+    labels: SlotArray<S::Wire>,
 }
 
 impl<S: Scheme> Clone for Garbler<S> {
@@ -229,7 +264,7 @@ impl<S: Scheme> Garbler<S> {
         Garbler {
             scheme,
             threads: threads.max(1),
-            labels: Vec::new(),
+            labels: SlotArray::default(),
         }
     }
 
@@ -267,7 +302,7 @@ impl<S: Scheme> Garbler<S> {
     /// [`Garbler::garble_in`] makes of its inputs. The slots are reused during a garbling, so
     /// the inputs are placed again before each.
     pub fn inputs(&mut self, plan: &Plan) -> &mut [S::Wire] {
-        input_slots(plan, &mut self.labels)
+        self.labels.inputs(plan)
     }
 
     /// [`Garbler::garble_in`] on the input wires placed with [`Garbler::inputs`].
@@ -357,7 +392,7 @@ impl<S: Scheme> Garbler<S> {
 pub struct Evaluator<S> {
     scheme: S,
     threads: usize,
-    labels: Vec<Block>,
+    labels: SlotArray<Block>,
 }
 
 impl<S: Scheme> Clone for Evaluator<S> {
@@ -428,7 +463,7 @@ impl<S: Scheme> Evaluator<S> {
         Evaluator {
             scheme,
             threads: threads.max(1),
-            labels: Vec::new(),
+            labels: SlotArray::default(),
         }
     }
 
@@ -452,7 +487,7 @@ impl<S: Scheme> Evaluator<S> {
     /// The slots of `plan`'s active input labels in this evaluator's slot array (see
     /// [`Garbler::inputs`]).
     pub fn inputs(&mut self, plan: &Plan) -> &mut [Block] {
-        input_slots(plan, &mut self.labels)
+        self.labels.inputs(plan)
     }
 
     /// [`Evaluator::start_in`] on the labels placed with [`Evaluator::inputs`].

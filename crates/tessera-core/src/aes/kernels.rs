@@ -1148,6 +1148,21 @@ pub(crate) struct HalfGatesIo<'a> {
     out: *mut Block,
     /// In place: each gate's output slot; buffered: `None`.
     out_slots: Option<&'a [u32]>,
+    /// The first slot of `a` and of `b` where that input's slots are consecutive, so a
+    /// register's labels are one plain load rather than a gather (set by [`Self::checked`]).
+    runs: [Option<u32>; 2],
+}
+
+/// The largest of the slot indices `v` (0 if empty), and `v[0]` if `v` is a run `v[0],
+/// v[0] + 1, ...`. One fold, with no early exit, so the pass vectorises.
+#[inline(always)]
+fn scan(v: &[u32]) -> (u32, Option<u32>) {
+    let first = v.first().copied().unwrap_or(0);
+    let step = |(max, run): (u32, bool), (k, &s): (usize, &u32)| {
+        (max.max(s), run & (s.wrapping_sub(first) == k as u32))
+    };
+    let (max, run) = v.iter().enumerate().fold((0, true), step);
+    (max, (run && !v.is_empty()).then_some(first))
 }
 
 impl<'a> HalfGatesIo<'a> {
@@ -1196,34 +1211,31 @@ impl<'a> HalfGatesIo<'a> {
             table,
             out: dst,
             out_slots,
+            runs: [None; 2],
         }
     }
 
     /// The batch after checking every slot index against the slot array, so the kernels'
-    /// loads and stores need no bounds checks; outputs in place to consecutive slots become
-    /// plain stores. Inlined into the kernels' `#[target_feature]` entry points, where these
+    /// loads and stores need no bounds checks; inputs from consecutive slots become plain
+    /// loads and outputs in place to consecutive slots plain stores. Inlined into the kernels' `#[target_feature]` entry points, where these
     /// passes over the indices vectorise.
     ///
     /// # Panics
     /// If an index is out of bounds.
     #[inline(always)]
     fn checked(&self) -> Self {
-        let below = |v: &[u32]| (v.iter().fold(0, |m, &i| m.max(i)) as usize) < self.slot_count;
+        let ((a, run_a), (b, run_b)) = (scan(self.a), scan(self.b));
+        let (out, run_out) = self.out_slots.map_or((0, None), scan);
         assert!(
-            self.a.is_empty()
-                || (below(self.a) && below(self.b) && self.out_slots.is_none_or(below)),
+            self.a.is_empty() || (a.max(b).max(out) as usize) < self.slot_count,
             "half-gates batch: a slot index is out of bounds"
         );
         let mut io = *self;
-        if let Some(out @ &[first, ..]) = self.out_slots {
-            // A fold, not `all`, so the pass has no early exit and vectorises.
-            let step =
-                |all: bool, (k, &s): (usize, &u32)| all & (s.wrapping_sub(first) == k as u32);
-            if out.iter().enumerate().fold(true, step) {
-                // Slots first..first + n, all in bounds.
-                io.out = self.out.wrapping_add(first as usize);
-                io.out_slots = None;
-            }
+        // Runs first..first + n, all in bounds.
+        io.runs = [run_a, run_b];
+        if let Some(first) = run_out {
+            io.out = self.out.wrapping_add(first as usize);
+            io.out_slots = None;
         }
         io
     }
@@ -1260,8 +1272,14 @@ impl<'a> HalfGatesIo<'a> {
         } else {
             base
         };
-        // SAFETY: `at + BLOCKS ≤ n` by the caller, and `checked` checked every index.
-        unsafe { L::load_indexed(base, idx.as_ptr().add(at)) }
+        // SAFETY: `at + BLOCKS ≤ n` by the caller, and `checked` checked every index (a run's
+        // slots are those indices).
+        unsafe {
+            match self.runs[which] {
+                Some(first) => L::load(base.add(first as usize + at)),
+                None => L::load_indexed(base, idx.as_ptr().add(at)),
+            }
+        }
     }
 
     /// Gates `at..`'s first tweaks j = 2·id in the batch's domain, one per lane.
