@@ -97,7 +97,7 @@ impl<L: Copy + Default> SlotArray<L> {
         // Every slot is written before it is read, so no pass clears it.
         self.buf.resize(plan.num_slots + spare, L::default());
         let first_input = self.buf.as_ptr() as usize + RESERVED * size;
-        let skip = (64 - first_input % 64) % 64;
+        let skip = first_input.next_multiple_of(64) - first_input;
         self.at = if skip.is_multiple_of(size) {
             skip / size
         } else {

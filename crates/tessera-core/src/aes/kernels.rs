@@ -1217,8 +1217,9 @@ impl<'a> HalfGatesIo<'a> {
 
     /// The batch after checking every slot index against the slot array, so the kernels'
     /// loads and stores need no bounds checks; inputs from consecutive slots become plain
-    /// loads and outputs in place to consecutive slots plain stores. Inlined into the kernels' `#[target_feature]` entry points, where these
-    /// passes over the indices vectorise.
+    /// loads and outputs in place to consecutive slots plain stores. Inlined into the
+    /// kernels' `#[target_feature]` entry points, where these passes over the indices
+    /// vectorise.
     ///
     /// # Panics
     /// If an index is out of bounds.
