@@ -3,13 +3,13 @@
 //! ([`hash`]), an AES-CTR PRG ([`prg`]), bit-matrix transposition ([`transpose`]) and
 //! multiplication in GF(2^128) ([`gf128`]), batched arithmetic in the AES field GF(2^8)
 //! ([`gf256`]), sparse GF(2) matrix products over blocks ([`sparse`]), constant-time writes at a
-//! secret position ([`select`]), the vector instruction sets of those two ([`simd`]) and cache
-//! hints for table look-ups ([`hint`]).
+//! secret position ([`select`]), free XOR steps over a slot array ([`steps`]), the vector
+//! instruction sets of those three ([`simd`]) and cache hints for table look-ups ([`hint`]).
 //!
 //! Every hot function takes slices: batching independent AES calls is what keeps the pipelined
 //! AES units busy (VASA, seed `000_43950d4e73a4a867.txt`, §2.1 and §4.2). `unsafe` code lives
 //! only in the backend modules that use intrinsics or target features (`aes::x86`,
-//! `transpose::x86`, `gf128`, `gf256`, `sparse`, `select`, `hint`).
+//! `transpose::x86`, `gf128`, `gf256`, `sparse`, `select`, `steps`, `hint`).
 
 #![deny(missing_docs)]
 
@@ -25,6 +25,7 @@ pub mod select;
 pub mod simd;
 mod slots;
 pub mod sparse;
+pub mod steps;
 pub mod transpose;
 
 pub use aes::{Aes, Backend, FixedKeyAes, RoundKeys};

@@ -1,5 +1,5 @@
 //! The vector instruction sets of the kernels that need no AES instructions ([`crate::sparse`],
-//! [`crate::select`]): one registry, which follows the AES backend so that
+//! [`crate::select`], [`crate::steps`]): one registry, which follows the AES backend so that
 //! `TESSERA_AES_BACKEND=portable` makes them portable too, and which their tests walk to check
 //! every kernel against the portable one.
 

@@ -8,11 +8,12 @@
 
 use crate::Error;
 use crate::crew::{Crew, Share};
-use crate::plan::{CHUNK, ONE_SLOT, Plan, RESERVED, SlotOps};
+use crate::plan::{CHUNK, ONE_SLOT, Plan, RESERVED};
 use crate::scheme::Scheme;
 use crate::tables::{TableSink, TableSource};
 use std::ops::Range;
 use std::sync::{Mutex, PoisonError, RwLock};
+use tessera_core::steps::SlotSteps;
 use tessera_core::{Block, Labels, SlotGates};
 
 /// Table blocks of a batch of `gates` gates, XOR gates if `xor`: the tables of its
@@ -73,8 +74,8 @@ trait Party {
     type Label: Copy + Default + Send + Sync;
     /// The labels of the constants 0 and 1.
     fn constants(&self) -> [Self::Label; 2];
-    /// out = a ⊕ b, for free-XOR plans.
-    fn xor(a: Self::Label, b: Self::Label) -> Self::Label;
+    /// Free XOR steps `range` of a free-XOR plan, each out = a ⊕ b.
+    fn xor_steps(steps: &SlotSteps, range: Range<usize>, labels: &mut [Self::Label]);
     /// out = ¬a, for plans with garbled XOR (whose free operations are copies and NOTs).
     fn not(&self, a: Self::Label) -> Self::Label;
 }
@@ -134,17 +135,10 @@ fn load<P: Party>(party: &P, plan: &Plan, labels: &mut [P::Label]) -> Result<(),
 
 /// Runs free operations `range` of `plan` (see [`Plan`] for their two forms).
 fn run_free<P: Party>(party: &P, plan: &Plan, range: Range<usize>, labels: &mut [P::Label]) {
-    let SlotOps { a, b, out } = &plan.free;
-    let ops = a[range.clone()]
-        .iter()
-        .zip(&b[range.clone()])
-        .zip(&out[range]);
     if plan.xor_gates() == crate::XorGates::Free {
-        for ((&a, &b), &o) in ops {
-            labels[o as usize] = P::xor(labels[a as usize], labels[b as usize]);
-        }
+        P::xor_steps(&plan.free, range, labels);
     } else {
-        for ((&a, &b), &o) in ops {
+        for [a, b, o] in plan.free.get(range) {
             let l = labels[a as usize];
             labels[o as usize] = if b == ONE_SLOT { party.not(l) } else { l };
         }
@@ -220,8 +214,8 @@ impl<S: Scheme> Party for Garbling<'_, S> {
             S::constant(self.secret, true),
         ]
     }
-    fn xor(a: S::Wire, b: S::Wire) -> S::Wire {
-        S::free_xor(a, b)
+    fn xor_steps(steps: &SlotSteps, range: Range<usize>, labels: &mut [S::Wire]) {
+        S::xor_steps(steps, range, labels);
     }
     fn not(&self, a: S::Wire) -> S::Wire {
         S::not(self.secret, a)
@@ -409,8 +403,8 @@ impl Party for Evaluating {
     fn constants(&self) -> [Block; 2] {
         [Block::ZERO; 2]
     }
-    fn xor(a: Block, b: Block) -> Block {
-        a ^ b
+    fn xor_steps(steps: &SlotSteps, range: Range<usize>, labels: &mut [Block]) {
+        steps.xor(range, labels);
     }
     fn not(&self, a: Block) -> Block {
         a

@@ -11,6 +11,7 @@
 
 use tessera_circuit::analysis::depths;
 use tessera_circuit::{Circuit, GateKind};
+use tessera_core::steps::SlotSteps;
 
 /// The queue length of [`Batching::DYNAMIC`]: 1024 gates, 4096 hashes to garble.
 pub const DYNAMIC_MAX: usize = 1024;
@@ -144,7 +145,7 @@ pub(crate) struct Segment {
 /// Every index is below the slot count by construction.
 #[derive(Clone, Debug)]
 pub struct Plan {
-    pub(crate) free: SlotOps,
+    pub(crate) free: SlotSteps,
     pub(crate) gates: SlotOps,
     pub(crate) ids: Vec<u32>,
     pub(crate) segments: Vec<Segment>,
@@ -528,7 +529,7 @@ fn assign_slots(
         .for_each(|w| slots.release(w));
 
     let mut plan = Plan {
-        free: SlotOps::default(),
+        free: SlotSteps::new(),
         gates: SlotOps::default(),
         ids: Vec::with_capacity(order.len()),
         segments: Vec::new(),

@@ -15,6 +15,8 @@ use super::{GateCost, Offset, Scheme, SchemeCost};
 use crate::delta::Delta;
 use crate::plan::XorGates;
 use std::marker::PhantomData;
+use std::ops::Range;
+use tessera_core::steps::SlotSteps;
 use tessera_core::{Backend, Block, FixedKeyHash, GateHash, Labels, Prg, SlotGates};
 
 /// A half-gates hash instantiation: its registry constants (see [`Scheme`]) and the core's
@@ -160,6 +162,10 @@ impl<H: HalfGatesHash> Scheme for HalfGates<H> {
 
     fn free_xor(a: Block, b: Block) -> Block {
         a ^ b
+    }
+
+    fn xor_steps(steps: &SlotSteps, range: Range<usize>, labels: &mut [Block]) {
+        steps.xor(range, labels);
     }
 
     fn not(secret: &Delta, a: Block) -> Block {

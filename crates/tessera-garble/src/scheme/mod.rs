@@ -25,6 +25,8 @@ pub use prf::{Prf, PrfSecret, PrfWire};
 pub use three_halves::{ThreeHalves, ThreeHalvesSecret};
 
 use crate::plan::XorGates;
+use std::ops::Range;
+use tessera_core::steps::SlotSteps;
 use tessera_core::{Backend, Block, Labels, Prg, SlotGates, SlotReader};
 
 /// A garbling scheme for circuits of AND, XOR, NOT and constant gates.
@@ -78,6 +80,17 @@ pub trait Scheme: Clone + Send + 'static {
     /// out = a ⊕ b without cryptography, for the free XOR gates of plans with
     /// [`XorGates::Free`] (only schemes whose [`Scheme::XOR_GATES`] says so get those).
     fn free_xor(a: Self::Wire, b: Self::Wire) -> Self::Wire;
+    /// Runs the free XOR steps `range` of a plan over the garbler's slot array `labels`, in
+    /// order, each `out = a ⊕ b` as [`Scheme::free_xor`]; schemes whose wires are blocks hand
+    /// them to [`SlotSteps::xor`]'s kernel.
+    ///
+    /// # Panics
+    /// If an index is out of bounds.
+    fn xor_steps(steps: &SlotSteps, range: Range<usize>, labels: &mut [Self::Wire]) {
+        for [a, b, o] in steps.get(range) {
+            labels[o as usize] = Self::free_xor(labels[a as usize], labels[b as usize]);
+        }
+    }
     /// out = ¬a (the evaluator's label is unchanged).
     fn not(secret: &Self::Secret, a: Self::Wire) -> Self::Wire;
     /// A public constant, whose evaluator label is [`Block::ZERO`].

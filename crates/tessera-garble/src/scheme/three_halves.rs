@@ -45,6 +45,8 @@ use super::coins::GateCoins;
 use super::{GateCost, Offset, Scheme, SchemeCost, wires};
 use crate::delta::Delta;
 use crate::plan::XorGates;
+use std::ops::Range;
+use tessera_core::steps::SlotSteps;
 use tessera_core::{Backend, Block, FixedKeyHash, Labels, Prg, SlotGates};
 
 /// Coefficients over the halves: bit k selects half k of w = (A_L, A_R, B_L, B_R, Δ_L, Δ_R).
@@ -300,6 +302,10 @@ impl Scheme for ThreeHalves {
 
     fn free_xor(a: Block, b: Block) -> Block {
         a ^ b
+    }
+
+    fn xor_steps(steps: &SlotSteps, range: Range<usize>, labels: &mut [Block]) {
+        steps.xor(range, labels);
     }
 
     fn not(secret: &ThreeHalvesSecret, a: Block) -> Block {
