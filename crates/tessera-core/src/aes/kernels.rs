@@ -1108,24 +1108,35 @@ impl GateHash for CircGate {
     }
 }
 
-/// Runs `group::<L, H, G>` over `n` gates in groups of `G × L::BLOCKS`, then the tail with
-/// one-block registers: `G` gates at a time, then one.
+/// Runs `group::<L, H, G>` over the batch `io` in groups of `G × L::BLOCKS` gates, then the
+/// tail in one group of as many whole registers as it fills and one group of one-block
+/// registers for the rest: a group of each size (below 4) is its own instance, so the tail's
+/// gates are in the AES pipeline together rather than one after another.
 macro_rules! drive_gates {
-    ($n:expr, $L:ty, $H:ty, $G:expr, $group:ident, $($arg:expr),*) => {{
-        let n = $n;
+    ($io:expr, $L:ty, $H:ty, $G:expr, $group:ident, $($arg:expr),*) => {{
+        let io: &HalfGatesIo<'_> = $io;
+        let n = io.a.len();
         let mut k = 0;
-        // SAFETY (all three loops): each group stays below `n`, the length the caller checked.
+        // SAFETY (every call): each group stays below `n`, the length the caller checked.
         while k + $G * <$L>::BLOCKS <= n {
-            unsafe { $group::<$L, $H, { $G }>(k, $($arg),*) };
+            unsafe { $group::<$L, $H, { $G }>(k, $($arg,)* io) };
             k += $G * <$L>::BLOCKS;
         }
-        while k + $G <= n {
-            unsafe { $group::<<$L as Lanes>::Single, $H, { $G }>(k, $($arg),*) };
-            k += $G;
+        let whole = (n - k) / <$L>::BLOCKS;
+        match whole {
+            0 => {}
+            1 => unsafe { $group::<$L, $H, 1>(k, $($arg,)* io) },
+            2 => unsafe { $group::<$L, $H, 2>(k, $($arg,)* io) },
+            3 => unsafe { $group::<$L, $H, 3>(k, $($arg,)* io) },
+            _ => unreachable!("a tail of {whole} registers, fewer than a group of {}", $G),
         }
-        while k < n {
-            unsafe { $group::<<$L as Lanes>::Single, $H, 1>(k, $($arg),*) };
-            k += 1;
+        k += whole * <$L>::BLOCKS;
+        match n - k {
+            0 => {}
+            1 => unsafe { $group::<<$L as Lanes>::Single, $H, 1>(k, $($arg,)* io) },
+            2 => unsafe { $group::<<$L as Lanes>::Single, $H, 2>(k, $($arg,)* io) },
+            3 => unsafe { $group::<<$L as Lanes>::Single, $H, 3>(k, $($arg,)* io) },
+            rest => unreachable!("a tail of {rest} blocks, fewer than a register's"),
         }
     }};
 }
@@ -1399,8 +1410,7 @@ pub(crate) unsafe fn half_gates_garble<L: Lanes, H: GateHash, const G: usize>(
     delta: Block,
     io: &HalfGatesIo<'_>,
 ) {
-    let io = &io.checked();
-    drive_gates!(io.a.len(), L, H, G, garble_group, keys, delta, io)
+    drive_gates!(&io.checked(), L, H, G, garble_group, keys, delta)
 }
 
 /// Half-gates evaluation of `io.a.len()` AND gates with hash `H`, fused.
@@ -1412,6 +1422,5 @@ pub(crate) unsafe fn half_gates_eval<L: Lanes, H: GateHash, const G: usize>(
     keys: &GateKeys<'_>,
     io: &HalfGatesIo<'_>,
 ) {
-    let io = &io.checked();
-    drive_gates!(io.a.len(), L, H, G, eval_group, keys, io)
+    drive_gates!(&io.checked(), L, H, G, eval_group, keys)
 }
