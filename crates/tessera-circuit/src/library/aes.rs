@@ -84,19 +84,17 @@ pub(crate) fn encrypt(g: &mut Builder, key: &[Bit], pt: &[Bit]) -> Vec<Bit> {
         s = if round == 10 {
             shifted
         } else {
-            // MixColumns: b_i = a_i ⊕ t ⊕ 2(a_i ⊕ a_{i+1}), t = a_0 ⊕ a_1 ⊕ a_2 ⊕ a_3.
+            // MixColumns: b_i = 2a_i ⊕ 3a_{i+1} ⊕ a_{i+2} ⊕ a_{i+3} = 2d_i ⊕ (a_{i+1} ⊕ d_{i+2})
+            // with d_i = a_i ⊕ a_{i+1}: 108 XORs a column, three deep.
             shifted
                 .chunks(4)
                 .flat_map(|a| {
-                    let t01 = xor_byte(g, a[0], a[1]);
-                    let t23 = xor_byte(g, a[2], a[3]);
-                    let t = xor_byte(g, t01, t23);
+                    let d: Vec<Byte> = (0..4).map(|i| xor_byte(g, a[i], a[(i + 1) % 4])).collect();
                     (0..4)
                         .map(|i| {
-                            let d = xor_byte(g, a[i], a[(i + 1) % 4]);
-                            let d2 = xtime(g, d);
-                            let at = xor_byte(g, a[i], t);
-                            xor_byte(g, at, d2)
+                            let d2 = xtime(g, d[i]);
+                            let rest = xor_byte(g, a[(i + 1) % 4], d[(i + 2) % 4]);
+                            xor_byte(g, d2, rest)
                         })
                         .collect::<Vec<_>>()
                 })
