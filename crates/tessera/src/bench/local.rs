@@ -23,7 +23,9 @@ pub struct LocalRun<S: Scheme> {
 
 impl<S: Scheme> LocalRun<S> {
     /// Compiles `circuit` for `batching` and the scheme on `backend`, with input bits
-    /// `bits` (all input values concatenated), and garbles once, on one thread.
+    /// `bits` (all input values concatenated); garbles and evaluates once, on one thread, and
+    /// checks the output against plaintext, so no benchmark times a kernel that computes
+    /// something else.
     pub fn new(
         circuit: &Circuit,
         batching: Batching,
@@ -55,7 +57,9 @@ impl<S: Scheme> LocalRun<S> {
             active,
             tables: TableBuffer::new(),
         };
-        run.garble()?;
+        let decoding = tessera_garble::decoding_bits::<S>(run.garble()?);
+        let out = tessera_garble::decode(run.evaluate()?, &decoding);
+        check_plaintext(circuit, bits, &out, "garbling")?;
         Ok(run)
     }
 
@@ -118,6 +122,28 @@ impl<S: Scheme> LocalRun<S> {
     }
 }
 
+/// Checks the decoded output `out` of a garbling of `circuit` on input bits `bits` (all input
+/// values concatenated) against the circuit's plaintext evaluation.
+fn check_plaintext(
+    circuit: &Circuit,
+    bits: &[bool],
+    out: &[bool],
+    what: &str,
+) -> Result<(), CliError> {
+    let mut values = Vec::new();
+    let mut at = 0;
+    for &w in &circuit.inputs {
+        values.push(bits[at..at + w as usize].to_vec());
+        at += w as usize;
+    }
+    if out != tessera_circuit::eval::evaluate(circuit, &values)?.concat() {
+        return Err(CliError::Usage(format!(
+            "{what}: the output differs from plaintext"
+        )));
+    }
+    Ok(())
+}
+
 /// One scheme's coarse-grained parallel garbler and evaluator (UltraSFE §4.2) on one
 /// partitioned circuit, with fixed inputs.
 pub struct LocalCgp<S: Scheme> {
@@ -154,17 +180,7 @@ impl<S: Scheme> LocalCgp<S> {
         };
         let decoding = tessera_garble::decoding_bits::<S>(run.garble()?);
         let out = tessera_garble::decode(run.evaluate()?, &decoding);
-        let mut values = Vec::new();
-        let mut at = 0;
-        for &w in &circuit.inputs {
-            values.push(bits[at..at + w as usize].to_vec());
-            at += w as usize;
-        }
-        if out != tessera_circuit::eval::evaluate(circuit, &values)?.concat() {
-            return Err(CliError::Usage(
-                "coarse-grained garbling: the output differs from plaintext".into(),
-            ));
-        }
+        check_plaintext(circuit, bits, &out, "coarse-grained garbling")?;
         Ok(run)
     }
 
