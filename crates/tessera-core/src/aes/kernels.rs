@@ -1115,6 +1115,8 @@ impl GateHash for CircGate {
 macro_rules! drive_gates {
     ($io:expr, $L:ty, $H:ty, $G:expr, $group:ident, $($arg:expr),*) => {{
         let io: &HalfGatesIo<'_> = $io;
+        // The tail's two groups below have at most 3 registers each.
+        const { assert!($G <= 4 && <$L>::BLOCKS <= 4) };
         let n = io.a.len();
         let mut k = 0;
         // SAFETY (every call): each group stays below `n`, the length the caller checked.
