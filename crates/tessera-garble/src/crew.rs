@@ -47,6 +47,11 @@ impl Share {
         }
     }
 
+    /// Whether more than one thread works on it (otherwise the calling thread runs it alone).
+    pub(crate) fn is_shared(&self) -> bool {
+        self.active > 1
+    }
+
     /// Thread `t`'s gates: contiguous, in order, possibly empty.
     pub(crate) fn range(&self, t: usize) -> Range<usize> {
         let n = self.gates.len();
@@ -59,6 +64,12 @@ impl Share {
         };
         self.gates.start + lo..self.gates.start + hi
     }
+}
+
+/// How many of `threads` threads share a plan's widest batch of `widest` gates (in units of
+/// `grain`): the threads worth starting for it, 1 where no batch is wide enough to share.
+pub(crate) fn useful_threads(widest: usize, grain: usize, threads: usize) -> usize {
+    Share::new(false, 0..widest, grain, threads).active
 }
 
 /// What the workers and the calling thread share.
@@ -155,6 +166,11 @@ where
             state.epoch.fetch_add(1, Ordering::AcqRel);
             result
         })
+    }
+
+    /// The calling thread's scheme, for a batch it runs alone (not [`Share::is_shared`]).
+    pub(crate) fn scheme(&mut self) -> &mut S {
+        &mut self.scheme
     }
 
     /// How `gates` are shared among this crew's threads ([`Share::new`]).

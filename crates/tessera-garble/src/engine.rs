@@ -7,7 +7,7 @@
 //! thread then writes its outputs to a buffer, scattered to the slots once the batch is done.
 
 use crate::Error;
-use crate::crew::{Crew, Share};
+use crate::crew::{Crew, Share, useful_threads};
 use crate::plan::{CHUNK, ONE_SLOT, Plan, RESERVED};
 use crate::scheme::Scheme;
 use crate::tables::{TableSink, TableSource};
@@ -310,7 +310,8 @@ impl<S: Scheme> Garbler<S> {
         check::<S>(plan, domain)?;
         let party = Garbling::<S> { secret };
         load(&party, plan, &mut self.labels)?;
-        if self.threads == 1 {
+        let threads = useful_threads(plan.widest_batch(), S::TABLE_GRAIN, self.threads);
+        if threads == 1 {
             for k in 0..plan.segments.len() {
                 let (free, gates) = plan.segment(k);
                 run_free(&party, plan, free, &mut self.labels);
@@ -325,21 +326,23 @@ impl<S: Scheme> Garbler<S> {
                 sink.commit()?;
             }
         } else {
-            self.garble_parallel((plan, domain), &party, sink)?;
+            self.garble_parallel((plan, domain, threads), &party, sink)?;
         }
         Ok(&self.labels[plan.output_slots()])
     }
 
+    /// Garbles `plan` on `threads` threads, each batch wide enough shared among them
+    /// ([`Crew`]), the others run in place by the calling thread.
     fn garble_parallel(
         &mut self,
-        (plan, domain): (&Plan, u64),
+        (plan, domain, threads): (&Plan, u64, usize),
         party: &Garbling<'_, S>,
         sink: &mut impl TableSink,
     ) -> Result<(), Error> {
         let secret = party.secret;
         let labels = RwLock::new(std::mem::take(&mut self.labels));
         let shares: Vec<Mutex<ShareOut<S::Wire>>> =
-            (0..self.threads).map(|_| Mutex::default()).collect();
+            (0..threads).map(|_| Mutex::default()).collect();
         let work = |scheme: &mut S, t: usize, batch: &Share| {
             let slots = labels.read().unwrap_or_else(PoisonError::into_inner);
             let mut dst = shares[t].lock().unwrap_or_else(PoisonError::into_inner);
@@ -351,17 +354,31 @@ impl<S: Scheme> Garbler<S> {
             let labels = Labels::Buffered { slots: &slots, out };
             garble_share(scheme, secret, run, share, labels, table);
         };
-        let result = Crew::run(self.threads, &self.scheme, work, |crew| {
+        let result = Crew::run(threads, &self.scheme, work, |crew| {
             for k in 0..plan.segments.len() {
                 let (free, gates) = plan.segment(k);
-                {
-                    let mut l = labels.write().unwrap_or_else(PoisonError::into_inner);
-                    run_free(party, plan, free, &mut l);
-                }
+                let mut l = labels.write().unwrap_or_else(PoisonError::into_inner);
+                run_free(party, plan, free, &mut l);
                 if gates.is_empty() {
                     continue;
                 }
-                let batch = crew.share(plan.segments[k].xor, gates, S::TABLE_GRAIN);
+                let xor = plan.segments[k].xor;
+                let batch = crew.share(xor, gates.clone(), S::TABLE_GRAIN);
+                if !batch.is_shared() {
+                    let table = sink.reserve(batch_table_blocks::<S>(xor, gates.len()));
+                    let labels = Labels::in_place(&mut l);
+                    garble_share(
+                        crew.scheme(),
+                        secret,
+                        (plan, domain),
+                        (xor, gates),
+                        labels,
+                        table,
+                    );
+                    sink.commit()?;
+                    continue;
+                }
+                drop(l);
                 crew.batch(&batch);
                 let mut l = labels.write().unwrap_or_else(PoisonError::into_inner);
                 for (t, share) in shares.iter().enumerate() {
@@ -581,27 +598,29 @@ impl<S: Scheme> Evaluator<S> {
         source: &mut impl TableSource,
     ) -> Result<&[Block], Error> {
         let mut ev = self.start_placed(plan, domain)?;
-        if self.threads == 1 {
+        let threads = useful_threads(plan.widest_batch(), S::TABLE_GRAIN, self.threads);
+        if threads == 1 {
             while let Some(n) = self.next_tables(&mut ev) {
                 let table = source.take(n)?;
                 self.feed(&mut ev, table)?;
             }
         } else {
-            self.evaluate_parallel((plan, domain), source)?;
+            self.evaluate_parallel((plan, domain, threads), source)?;
         }
         source.finish()?;
         Ok(&self.labels[plan.output_slots()])
     }
 
+    /// Evaluates `plan` on `threads` threads, as [`Garbler::garble_parallel`] garbles it.
     fn evaluate_parallel(
         &mut self,
-        (plan, domain): (&Plan, u64),
+        (plan, domain, threads): (&Plan, u64, usize),
         source: &mut impl TableSource,
     ) -> Result<(), Error> {
         let labels = RwLock::new(std::mem::take(&mut self.labels));
         // The batch's tables, copied out of the source so every thread can read them.
         let tables = RwLock::new(Vec::new());
-        let outs: Vec<Mutex<Vec<Block>>> = (0..self.threads).map(|_| Mutex::default()).collect();
+        let outs: Vec<Mutex<Vec<Block>>> = (0..threads).map(|_| Mutex::default()).collect();
         let work = |scheme: &mut S, t: usize, batch: &Share| {
             let slots = labels.read().unwrap_or_else(PoisonError::into_inner);
             let tables = tables.read().unwrap_or_else(PoisonError::into_inner);
@@ -616,24 +635,29 @@ impl<S: Scheme> Evaluator<S> {
             };
             evaluate_share(scheme, (plan, domain), (batch.xor, range), labels, table);
         };
-        let result = Crew::run(self.threads, &self.scheme, work, |crew| {
+        let result = Crew::run(threads, &self.scheme, work, |crew| {
             for k in 0..plan.segments.len() {
                 let (free, gates) = plan.segment(k);
-                {
-                    let mut l = labels.write().unwrap_or_else(PoisonError::into_inner);
-                    run_free(&Evaluating, plan, free, &mut l);
-                }
+                let mut l = labels.write().unwrap_or_else(PoisonError::into_inner);
+                run_free(&Evaluating, plan, free, &mut l);
                 if gates.is_empty() {
                     continue;
                 }
                 let xor = plan.segments[k].xor;
+                let batch = crew.share(xor, gates.clone(), S::TABLE_GRAIN);
+                if !batch.is_shared() {
+                    let table = source.take(batch_table_blocks::<S>(xor, gates.len()))?;
+                    let labels = Labels::in_place(&mut l);
+                    evaluate_share(crew.scheme(), (plan, domain), (xor, gates), labels, table);
+                    continue;
+                }
+                drop(l);
                 {
                     let table = source.take(batch_table_blocks::<S>(xor, gates.len()))?;
                     let mut t = tables.write().unwrap_or_else(PoisonError::into_inner);
                     t.clear();
                     t.extend_from_slice(table);
                 }
-                let batch = crew.share(xor, gates, S::TABLE_GRAIN);
                 crew.batch(&batch);
                 let mut l = labels.write().unwrap_or_else(PoisonError::into_inner);
                 for (t, out) in outs.iter().enumerate() {

@@ -158,6 +158,8 @@ pub struct Plan {
     batching: Batching,
     xor: XorGates,
     batches: usize,
+    /// Gates in the largest batch.
+    widest: usize,
     and_gates: usize,
     xor_gates: usize,
 }
@@ -242,6 +244,11 @@ impl Plan {
             batches: self.batches,
             slots: self.num_slots,
         }
+    }
+
+    /// Gates in its largest batch: what decides whether threads can share any batch.
+    pub(crate) fn widest_batch(&self) -> usize {
+        self.widest
     }
 
     /// Number of input wires the plan expects labels for.
@@ -539,6 +546,7 @@ fn assign_slots(
         batching,
         xor,
         batches: 0,
+        widest: 0,
         and_gates: 0,
         xor_gates: 0,
     };
@@ -598,6 +606,7 @@ fn assign_slots(
         if batch {
             release_read(&mut slots);
             plan.batches += 1;
+            plan.widest = plan.widest.max(gates.len());
             plan.segments.push(Segment {
                 free_end: plan.free.len() as u32,
                 gates_end: plan.gates.len() as u32,
