@@ -2,15 +2,17 @@
 //! with `garble_efficiency` and `eval_efficiency`: the time the scheme's AES work
 //! ([`tessera_garble::SchemeKind::cost`]) takes at the in-run AES roofline (blocks/s of the
 //! active backend, one core) over the time measured. With several thread counts, each line
-//! also gives its speed-up over the first count measured in the same run and the parallel
-//! efficiency (speed-up per thread, UltraSFE Figure 5). The memory traffic per AND gate,
+//! also gives its speed-up over the first count and the parallel efficiency (speed-up per
+//! thread, UltraSFE Figure 5): the thread counts are timed in turns, one sample of each per
+//! round, and the speed-up is the median over the rounds of the ratio within a round, so a
+//! change in the machine's load falls on both sides of it. The memory traffic per AND gate,
 //! counted from the plan, times the garbling rate is set beside the bandwidth of a plain copy
 //! measured in the same run. One engine's runs are timed with the input labels already in its
 //! slots (placed before the timer starts, as EMP's driver has its inputs in place);
 //! partitioned runs are timed whole.
 
 use super::local::{LocalCgp, LocalRun};
-use super::{CommonArgs, copy_bandwidth, cpu_model, measure_timed, peak_rss_bytes, roofline_rate};
+use super::{CommonArgs, copy_bandwidth, cpu_model, measure_turns, peak_rss_bytes, roofline_rate};
 use crate::CliError;
 use crate::circuit::load;
 use clap::{Args, ValueEnum};
@@ -104,21 +106,20 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
     }
     for &scheme in &args.scheme {
         for &batching in &strategies {
-            let mut first: Option<(u32, f64, f64)> = None;
-            for &threads in &args.threads {
-                let line = scheme.visit(MeasureScheme {
-                    args,
-                    circuit: &circuit,
-                    batching,
-                    backend,
-                    threads: threads as usize,
-                    strategy: args.strategy,
-                })?;
+            let lines = scheme.visit(MeasureScheme {
+                args,
+                circuit: &circuit,
+                batching,
+                backend,
+                threads: &args.threads,
+                strategy: args.strategy,
+            })?;
+            let t0 = args.threads[0];
+            for (line, &threads) in lines.iter().zip(&args.threads) {
                 let stats = line.stats;
                 let (garble_rate, eval_rate) = (line.garble_rate, line.eval_rate);
                 let (garble_eff, eval_eff) = line.efficiency(scheme, roofline);
-                let (t0, g0, e0) = *first.get_or_insert((threads, garble_rate, eval_rate));
-                let (garble_speedup, eval_speedup) = (garble_rate / g0, eval_rate / e0);
+                let [garble_speedup, eval_speedup] = line.speedup;
                 let per_thread = f64::from(threads) / f64::from(t0);
                 let json = json!({
                     "bench": "garble",
@@ -195,14 +196,16 @@ fn ipp_line(args: &GarbleArgs, circuit: &Circuit, scheme: SchemeKind) -> Result<
             args.circuit
         )));
     }
-    let yao = scheme.visit(MeasureScheme {
-        args,
-        circuit,
-        batching: Batching::default_for(circuit),
-        backend: Backend::active(),
-        threads: 1,
-        strategy: Strategy::Fgp,
-    })?;
+    let yao = scheme
+        .visit(MeasureScheme {
+            args,
+            circuit,
+            batching: Batching::default_for(circuit),
+            backend: Backend::active(),
+            threads: &[1],
+            strategy: Strategy::Fgp,
+        })?
+        .swap_remove(0);
     let and = yao.stats.and_gates as f64;
     let (x, y): (Vec<bool>, Vec<bool>) = (
         (0..circuit.inputs[0]).map(|i| i % 3 == 0).collect(),
@@ -282,11 +285,14 @@ fn ipp_line(args: &GarbleArgs, circuit: &Circuit, scheme: SchemeKind) -> Result<
     Ok(())
 }
 
-/// Rates of one scheme on one plan.
+/// Rates of one scheme on one plan at one thread count.
 struct Rates {
     stats: tessera_garble::PlanStats,
     garble_rate: f64,
     eval_rate: f64,
+    /// Garbling and evaluation: the rate over the first thread count's, the median over the
+    /// rounds of [`measure_turns`].
+    speedup: [f64; 2],
     /// The bytes garbling moves per AND gate, by the plan's count (see [`traffic_per_and`]).
     bytes_per_and: f64,
     /// Garbling and evaluation: the time spent placing the input labels over the time
@@ -313,24 +319,26 @@ impl Rates {
     }
 }
 
-/// Garbling and evaluation rates of one scheme on one plan.
+/// Garbling and evaluation rates of one scheme on one plan, at each of `threads`.
 struct MeasureScheme<'a> {
     args: &'a GarbleArgs,
     circuit: &'a Circuit,
     batching: Batching,
     backend: Backend,
-    threads: usize,
+    threads: &'a [u32],
     strategy: Strategy,
 }
 
 impl SchemeVisitor for MeasureScheme<'_> {
-    type Output = Result<Rates, CliError>;
-    fn visit<S: Scheme>(self) -> Result<Rates, CliError> {
+    type Output = Result<Vec<Rates>, CliError>;
+    fn visit<S: Scheme>(self) -> Result<Vec<Rates>, CliError> {
         measure_scheme::<S>(self)
     }
 }
 
-fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Rates, CliError> {
+/// One engine (or partitioned team) per thread count, garbling timed in turns among them,
+/// then evaluation ([`measure_turns`]).
+fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Vec<Rates>, CliError> {
     let MeasureScheme {
         args,
         circuit,
@@ -340,60 +348,82 @@ fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Rates, CliError> {
         strategy,
     } = m;
     let bits: Vec<bool> = (0..circuit.num_input_wires()).map(|i| i % 3 == 0).collect();
-    let mut local: Box<dyn Local> = match strategy {
-        Strategy::Fgp | Strategy::Ipp => Box::new(LocalRun::<S>::with_threads(
-            circuit, batching, backend, &bits, threads,
-        )?),
-        Strategy::Cgp => Box::new(LocalCgp::<S>::new(
-            circuit,
-            batching,
-            (backend, threads),
-            &bits,
-        )?),
-    };
-    let (stats, partitions, tail_share) = local.stats();
-    let and = stats.and_gates as f64;
-    let mut failure = None;
-    // Returns the rate of the runs and the placements' time over the runs' (all calls).
-    let mut timing = |op: &mut dyn FnMut() -> Result<[Duration; 2], CliError>| {
-        let mut times = [Duration::ZERO; 2];
-        let mut run = |reps: u64| {
-            let mut total = Duration::ZERO;
-            for _ in 0..reps {
-                match op() {
-                    Ok([placed, ran]) => {
-                        total += ran;
-                        times[0] += placed;
-                        times[1] += ran;
-                    }
-                    Err(e) => failure = Some(e),
+    let mut locals = threads
+        .iter()
+        .map(|&t| -> Result<Box<dyn Local>, CliError> {
+            let t = t as usize;
+            Ok(match strategy {
+                Strategy::Fgp | Strategy::Ipp => Box::new(LocalRun::<S>::with_threads(
+                    circuit, batching, backend, &bits, t,
+                )?),
+                Strategy::Cgp => {
+                    Box::new(LocalCgp::<S>::new(circuit, batching, (backend, t), &bits)?)
                 }
-            }
-            total
-        };
-        let rate = match args.repeat {
-            Some(r) => and * r as f64 / run(r).as_secs_f64(),
-            None => measure_timed(&args.common, and, run),
-        };
-        (
-            rate,
-            times[0].as_secs_f64() / times[1].as_secs_f64().max(1e-12),
-        )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let (stats, partitions, tail_share) = locals[0].stats();
+    let and = stats.and_gates as f64;
+    // Per engine, the rate and speed-up of its runs and the placements' time over the runs';
+    // the first failure.
+    let mut timing = |evaluate: bool| {
+        let mut times = vec![[Duration::ZERO; 2]; locals.len()];
+        let mut failures: Vec<Option<CliError>> = locals.iter().map(|_| None).collect();
+        let mut runs: Vec<_> = locals
+            .iter_mut()
+            .zip(times.iter_mut().zip(&mut failures))
+            .map(|(local, (times, failure))| {
+                move |reps: u64| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..reps {
+                        let op = if evaluate {
+                            local.evaluate()
+                        } else {
+                            local.garble()
+                        };
+                        match op {
+                            Ok([placed, ran]) => {
+                                total += ran;
+                                times[0] += placed;
+                                times[1] += ran;
+                            }
+                            Err(e) => *failure = Some(e),
+                        }
+                    }
+                    total
+                }
+            })
+            .collect();
+        let mut refs: Vec<&mut dyn FnMut(u64) -> Duration> = runs
+            .iter_mut()
+            .map(|r| r as &mut dyn FnMut(u64) -> Duration)
+            .collect();
+        let rates = measure_turns(&args.common, args.repeat, and, &mut refs);
+        drop(runs);
+        if let Some(e) = failures.into_iter().flatten().next() {
+            return Err(e);
+        }
+        let placing = times
+            .iter()
+            .map(|t| t[0].as_secs_f64() / t[1].as_secs_f64().max(1e-12));
+        Ok(rates.into_iter().zip(placing).collect::<Vec<_>>())
     };
-    let (garble_rate, garble_placing) = timing(&mut || local.garble());
-    let (eval_rate, eval_placing) = timing(&mut || local.evaluate());
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(Rates {
+    let garbling = timing(false)?;
+    let evaluation = timing(true)?;
+    Ok(garbling
+        .into_iter()
+        .zip(evaluation)
+        .map(|(((g, gs), gp), ((e, es), ep))| Rates {
             stats,
-            garble_rate,
-            eval_rate,
+            garble_rate: g,
+            eval_rate: e,
+            speedup: [gs, es],
             bytes_per_and: traffic_per_and::<S>(&stats),
-            placing: [garble_placing, eval_placing],
+            placing: [gp, ep],
             partitions,
             tail_share,
-        }),
-    }
+        })
+        .collect())
 }
 
 /// The memory traffic of garbling per AND gate, counted from the plan (no counters can measure

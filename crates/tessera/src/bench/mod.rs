@@ -139,6 +139,55 @@ pub fn measure_timed(common: &CommonArgs, units: f64, mut run: impl FnMut(u64) -
     rates[rates.len() / 2]
 }
 
+/// As [`measure_timed`] for several variants of one piece of work (the same circuit on 1, 2,
+/// ... threads), timed in turns so that a change in the machine's load during the run falls on
+/// all of them alike: each variant's repetition count is calibrated to about `sample_ms` (or
+/// is `repeat`), then each of `samples` rounds times every variant once. Returns per variant
+/// its median rate and the median over the rounds of its rate over the first variant's in the
+/// same round (the speed-up, paired round by round).
+pub fn measure_turns(
+    common: &CommonArgs,
+    repeat: Option<u64>,
+    units: f64,
+    runs: &mut [&mut dyn FnMut(u64) -> Duration],
+) -> Vec<(f64, f64)> {
+    let target = Duration::from_millis(common.sample_ms.max(1));
+    let reps: Vec<u64> = runs
+        .iter_mut()
+        .map(|run| {
+            repeat.unwrap_or_else(|| {
+                let mut reps = 1u64;
+                loop {
+                    let e = run(reps);
+                    if e >= target / 4 || reps >= 1 << 40 {
+                        let scale = target.as_secs_f64() / e.as_secs_f64().max(1e-9);
+                        break ((reps as f64 * scale).ceil() as u64).max(1);
+                    }
+                    reps *= 4;
+                }
+            })
+        })
+        .collect();
+    let mut rates = vec![Vec::new(); runs.len()];
+    let mut ratios = vec![Vec::new(); runs.len()];
+    for _ in 0..common.samples.max(1) {
+        let round: Vec<f64> = runs
+            .iter_mut()
+            .zip(&reps)
+            .map(|(run, &r)| units * r as f64 / run(r).as_secs_f64().max(1e-12))
+            .collect();
+        for (k, &rate) in round.iter().enumerate() {
+            rates[k].push(rate);
+            ratios[k].push(rate / round[0]);
+        }
+    }
+    rates
+        .into_iter()
+        .zip(ratios)
+        .map(|(r, q)| (median(r), median(q)))
+        .collect()
+}
+
 /// The median of `v` (the upper one of an even count).
 pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
