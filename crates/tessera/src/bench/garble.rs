@@ -394,11 +394,7 @@ fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Vec<Rates>, CliErro
                 }
             })
             .collect();
-        let mut refs: Vec<&mut dyn FnMut(u64) -> Duration> = runs
-            .iter_mut()
-            .map(|r| r as &mut dyn FnMut(u64) -> Duration)
-            .collect();
-        let rates = measure_turns(&args.common, args.repeat, and, &mut refs);
+        let rates = measure_turns(&args.common, args.repeat, and, &mut runs);
         drop(runs);
         if let Some(e) = failures.into_iter().flatten().next() {
             return Err(e);

@@ -120,23 +120,8 @@ pub fn measure(common: &CommonArgs, units: f64, mut op: impl FnMut()) -> f64 {
 
 /// As [`measure`], for work with an untimed preparation per call: `run(reps)` does `reps`
 /// calls and returns the time their timed parts took.
-pub fn measure_timed(common: &CommonArgs, units: f64, mut run: impl FnMut(u64) -> Duration) -> f64 {
-    let target = Duration::from_millis(common.sample_ms.max(1));
-    let mut reps = 1u64;
-    loop {
-        let e = run(reps);
-        if e >= target / 4 || reps >= 1 << 40 {
-            let scale = target.as_secs_f64() / e.as_secs_f64().max(1e-9);
-            reps = ((reps as f64 * scale).ceil() as u64).max(1);
-            break;
-        }
-        reps *= 4;
-    }
-    let mut rates: Vec<f64> = (0..common.samples)
-        .map(|_| units * reps as f64 / run(reps).as_secs_f64())
-        .collect();
-    rates.sort_by(f64::total_cmp);
-    rates[rates.len() / 2]
+pub fn measure_timed(common: &CommonArgs, units: f64, run: impl FnMut(u64) -> Duration) -> f64 {
+    measure_turns(common, None, units, &mut [run])[0].0
 }
 
 /// As [`measure_timed`] for several variants of one piece of work (the same circuit on 1, 2,
@@ -149,7 +134,7 @@ pub fn measure_turns(
     common: &CommonArgs,
     repeat: Option<u64>,
     units: f64,
-    runs: &mut [&mut dyn FnMut(u64) -> Duration],
+    runs: &mut [impl FnMut(u64) -> Duration],
 ) -> Vec<(f64, f64)> {
     let target = Duration::from_millis(common.sample_ms.max(1));
     let reps: Vec<u64> = runs
