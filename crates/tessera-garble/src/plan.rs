@@ -160,8 +160,6 @@ pub struct Plan {
     batching: Batching,
     xor: XorGates,
     batches: usize,
-    /// Gates in the largest batch.
-    widest: usize,
     and_gates: usize,
     xor_gates: usize,
 }
@@ -250,7 +248,10 @@ impl Plan {
 
     /// Gates in its largest batch: what decides whether threads can share any batch.
     pub(crate) fn widest_batch(&self) -> usize {
-        self.widest
+        (0..self.segments.len())
+            .map(|k| self.segment(k).1.len())
+            .max()
+            .unwrap_or(0)
     }
 
     /// Number of input wires the plan expects labels for.
@@ -543,7 +544,6 @@ fn assign_slots(
         batching,
         xor,
         batches: 0,
-        widest: 0,
         and_gates: 0,
         xor_gates: 0,
     };
@@ -611,7 +611,6 @@ fn assign_slots(
         if batch {
             release_read(&mut slots);
             plan.batches += 1;
-            plan.widest = plan.widest.max(gates.len());
             plan.segments.push(Segment {
                 free_end: plan.free.len() as u32,
                 gates_end: plan.gates.len() as u32,
