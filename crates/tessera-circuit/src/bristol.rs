@@ -13,6 +13,8 @@ use crate::{Circuit, Error, Gate, GateKind};
 use std::fmt::Write as _;
 use std::io::{BufRead, Read};
 
+pub mod stream;
+
 /// The largest circuit file read, in bytes (1 GiB: some 80 million gates).
 pub const MAX_FILE_BYTES: u64 = 1 << 30;
 /// The longest line accepted, in bytes (a header line lists the input and output widths).
@@ -27,7 +29,7 @@ pub enum Format {
     Old,
 }
 
-fn err(line: usize, message: impl Into<String>) -> Error {
+pub(crate) fn err(line: usize, message: impl Into<String>) -> Error {
     Error::Parse {
         line,
         message: message.into(),
@@ -67,22 +69,35 @@ fn value_list(toks: &[&str], line: usize, what: &str) -> Result<Vec<u32>, Error>
 }
 
 /// The non-blank lines of a circuit file, read one at a time: a line longer than
-/// [`MAX_LINE_BYTES`], a file longer than [`MAX_FILE_BYTES`] or text that is not UTF-8 is an
-/// error naming the line.
-struct Lines<R> {
+/// [`MAX_LINE_BYTES`], a file longer than its limit ([`MAX_FILE_BYTES`] for files read whole)
+/// or text that is not UTF-8 is an error naming the line.
+pub(crate) struct Lines<R> {
     reader: R,
     buf: Vec<u8>,
+    /// The number of the line last read (blank lines count).
     number: usize,
+    /// Bytes read.
     bytes: u64,
+    /// Where the line last read starts.
+    start: u64,
+    limit: u64,
 }
 
 impl<R: BufRead> Lines<R> {
     fn new(reader: R) -> Self {
+        Lines::at(reader, 0, 0, MAX_FILE_BYTES)
+    }
+
+    /// Lines of `reader`, which starts after line `number` and byte `bytes` of a file of at
+    /// most `limit` bytes.
+    pub(crate) fn at(reader: R, number: usize, bytes: u64, limit: u64) -> Self {
         Lines {
             reader,
             buf: Vec::new(),
-            number: 0,
-            bytes: 0,
+            number,
+            bytes,
+            start: bytes,
+            limit,
         }
     }
 
@@ -91,6 +106,7 @@ impl<R: BufRead> Lines<R> {
         let cap = MAX_LINE_BYTES as u64 + 1;
         loop {
             self.buf.clear();
+            self.start = self.bytes;
             self.number += 1;
             let line = self.number;
             let n = (&mut self.reader)
@@ -101,10 +117,10 @@ impl<R: BufRead> Lines<R> {
                 return Ok(None);
             }
             self.bytes += n as u64;
-            if self.bytes > MAX_FILE_BYTES {
+            if self.bytes > self.limit {
                 return Err(err(
                     line,
-                    format!("the file is larger than the limit of {MAX_FILE_BYTES} bytes"),
+                    format!("the file is larger than the limit of {} bytes", self.limit),
                 ));
             }
             if n as u64 == cap && self.buf.last() != Some(&b'\n') {
@@ -123,7 +139,7 @@ impl<R: BufRead> Lines<R> {
     }
 
     /// The next non-blank line split into tokens.
-    fn tokens(&mut self) -> Result<Option<(usize, Vec<&str>)>, Error> {
+    pub(crate) fn tokens(&mut self) -> Result<Option<(usize, Vec<&str>)>, Error> {
         Ok(self
             .next()?
             .map(|(line, text)| (line, text.split_whitespace().collect())))
@@ -135,12 +151,23 @@ pub fn parse(text: &str) -> Result<(Circuit, Format), Error> {
     parse_reader(text.as_bytes(), text.len() as u64)
 }
 
-/// Reads a circuit in either format from `reader`, line by line. `size_hint` is the number of
-/// bytes the reader holds if known (a file's length), which bounds what is reserved for the
-/// gates before they are read; nothing else is allocated before the lines that need it are
-/// read, so memory follows what the input supplies.
-pub fn parse_reader(reader: impl BufRead, size_hint: u64) -> Result<(Circuit, Format), Error> {
-    let mut lines = Lines::new(reader);
+/// A file's header: the counts, the input and output widths, and where the gates start.
+pub(crate) struct Header {
+    pub num_gates: u32,
+    pub num_wires: u32,
+    pub inputs: Vec<u32>,
+    pub outputs: Vec<u32>,
+    pub format: Format,
+    /// The line of the counts.
+    pub line: usize,
+    /// The line before the first gate and the byte where the first gate's line starts.
+    pub gates_after: (usize, u64),
+    /// The old format's first gate (its third line) and that line.
+    pub first_gate: Option<(Gate, usize)>,
+}
+
+/// Reads the header lines (and, in the old format, the first gate) and checks the shape.
+pub(crate) fn header<R: BufRead>(lines: &mut Lines<R>) -> Result<Header, Error> {
     let (l1, head) = lines.tokens()?.ok_or_else(|| err(0, "empty file"))?;
     let head = numbers(&head, l1, "header (gates wires)")?;
     let [num_gates, num_wires] = head[..] else {
@@ -158,13 +185,12 @@ pub fn parse_reader(reader: impl BufRead, size_hint: u64) -> Result<(Circuit, Fo
         .tokens()?
         .ok_or_else(|| err(l2, "missing the output line or gates"))?;
     let third_is_numbers = third.iter().all(|t| t.bytes().all(|b| b.is_ascii_digit()));
-    let mut gates = Vec::new();
-    let mut gate_lines = Vec::new();
-    let (format, inputs, outputs) = if third_is_numbers {
+    let (format, inputs, outputs, first_gate) = if third_is_numbers {
         (
             Format::Fashion,
             value_list(&second, l2, "inputs")?,
             value_list(&third, l3, "outputs")?,
+            None,
         )
     } else {
         let v = numbers(&second, l2, "input/output counts (n1 n2 n3)")?;
@@ -178,15 +204,52 @@ pub fn parse_reader(reader: impl BufRead, size_hint: u64) -> Result<(Circuit, Fo
             ));
         };
         // The third line is already the first gate.
-        gates.push(parse_gate(&third, l3)?);
-        gate_lines.push(l3);
-        (Format::Old, vec![n1, n2], vec![n3])
+        let first = parse_gate(&third, l3)?;
+        (Format::Old, vec![n1, n2], vec![n3], Some((first, l3)))
     };
     // The shape bounds every wire table by the gate count, which the gate lines must back.
     check_shape(num_wires, &inputs, &outputs, u64::from(num_gates)).map_err(|e| match e {
         ShapeError::Inputs { .. } => err(l2, e.message()),
         _ => err(l1, e.message()),
     })?;
+    let gates_after = match format {
+        Format::Fashion => (lines.number, lines.bytes),
+        Format::Old => (l3 - 1, lines.start),
+    };
+    Ok(Header {
+        num_gates,
+        num_wires,
+        inputs,
+        outputs,
+        format,
+        line: l1,
+        gates_after,
+        first_gate,
+    })
+}
+
+/// Reads a circuit in either format from `reader`, line by line. `size_hint` is the number of
+/// bytes the reader holds if known (a file's length), which bounds what is reserved for the
+/// gates before they are read; nothing else is allocated before the lines that need it are
+/// read, so memory follows what the input supplies.
+pub fn parse_reader(reader: impl BufRead, size_hint: u64) -> Result<(Circuit, Format), Error> {
+    let mut lines = Lines::new(reader);
+    let Header {
+        num_gates,
+        num_wires,
+        inputs,
+        outputs,
+        format,
+        line: l1,
+        first_gate,
+        ..
+    } = header(&mut lines)?;
+    let mut gates = Vec::new();
+    let mut gate_lines = Vec::new();
+    if let Some((gate, line)) = first_gate {
+        gates.push(gate);
+        gate_lines.push(line);
+    }
     // A gate line has at least 11 bytes ("1 1 0 2 EQ" and its newline).
     let backed = usize::try_from(size_hint / 8).unwrap_or(usize::MAX);
     gates.reserve((num_gates as usize).min(backed));
@@ -223,7 +286,7 @@ pub fn parse_reader(reader: impl BufRead, size_hint: u64) -> Result<(Circuit, Fo
     Ok((circuit, format))
 }
 
-fn parse_gate(toks: &[&str], line: usize) -> Result<Gate, Error> {
+pub(crate) fn parse_gate(toks: &[&str], line: usize) -> Result<Gate, Error> {
     let op = *toks.last().unwrap_or(&"");
     let kind = match op {
         "XOR" => GateKind::Xor,

@@ -597,6 +597,19 @@ impl<S: Scheme> Evaluator<S> {
         domain: u64,
         source: &mut impl TableSource,
     ) -> Result<&[Block], Error> {
+        self.evaluate_part(plan, domain, source)?;
+        source.finish()?;
+        Ok(&self.labels[plan.output_slots()])
+    }
+
+    /// [`Evaluator::evaluate_placed`] as one part of a longer stream: `source` is not asked
+    /// to be exhausted.
+    pub(crate) fn evaluate_part(
+        &mut self,
+        plan: &Plan,
+        domain: u64,
+        source: &mut impl TableSource,
+    ) -> Result<&[Block], Error> {
         let mut ev = self.start_placed(plan, domain)?;
         let threads = useful_threads(plan.widest_batch(), S::TABLE_GRAIN, self.threads);
         if threads == 1 {
@@ -607,7 +620,6 @@ impl<S: Scheme> Evaluator<S> {
         } else {
             self.evaluate_parallel((plan, domain, threads), source)?;
         }
-        source.finish()?;
         Ok(&self.labels[plan.output_slots()])
     }
 

@@ -24,6 +24,7 @@ mod plan;
 mod scheme;
 mod stream;
 mod tables;
+mod windows;
 
 pub use cgp::{CgpEvaluator, CgpGarbler, MIN_PART, PARTS, Partitions, Source, gather};
 pub use delta::Delta;
@@ -37,6 +38,7 @@ pub use scheme::{
 };
 pub use stream::{Chain, ChainEvaluator, ChainGarbler, check_steps};
 pub use tables::{TableBuffer, TableReader, TableSink, TableSource};
+pub use windows::{evaluate_streamed, garble_streamed};
 
 /// What garbling and evaluation can report.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]

@@ -1,14 +1,18 @@
 //! Streamed circuits: SHA-256 over messages of several blocks, garbled step by step as a chain
 //! of compression functions and evaluated from the stream cut into pieces of every size, gives
-//! RustCrypto's digest for every scheme; tweak domains keep runs of one plan apart.
+//! RustCrypto's digest for every scheme; tweak domains keep runs of one plan apart; circuit
+//! files streamed window by window garble to their plaintext outputs.
 
 use sha2::Digest;
+use tessera_circuit::bristol::stream::Streamed;
+use tessera_circuit::bristol::{Format, write};
 use tessera_circuit::eval::{bits_from_bytes, bytes_from_bits};
 use tessera_circuit::library::{SHA256_IV, sha256_compress, sha256_final_blocks};
 use tessera_core::{Backend, Block, Prg};
 use tessera_garble::{
     Batching, Chain, ChainEvaluator, ChainGarbler, Error, Evaluator, Garbler, InputEncoding, Plan,
-    Scheme, SchemeKind, SchemeVisitor, TableReader, decode,
+    Scheme, SchemeKind, SchemeVisitor, TableReader, decode, decoding_bits, evaluate_streamed,
+    garble_streamed,
 };
 
 /// The 64-byte blocks SHA-256 compresses for `message`.
@@ -168,5 +172,86 @@ impl SchemeVisitor for Domains {
 fn tweak_domains_keep_runs_of_one_plan_apart() {
     for kind in SchemeKind::ALL {
         kind.visit(Domains);
+    }
+}
+
+/// Circuit files garbled and evaluated window by window, each party reading the file itself,
+/// decode to the plaintext outputs; a stream cut short or too long is refused.
+struct Files<'a> {
+    files: &'a [std::path::PathBuf],
+}
+
+impl SchemeVisitor for &Files<'_> {
+    type Output = ();
+    fn visit<S: Scheme>(self) {
+        let compile = |c: &tessera_circuit::Circuit| {
+            Plan::with_xor(c, Batching::default_for(c), S::XOR_GATES)
+        };
+        let scheme = || S::with_backend(Backend::active(), Block::new(0x5eed)).unwrap();
+        let mut prg = Prg::from_seed_block(Block::new(11));
+        for path in self.files {
+            let (whole, _) = tessera_circuit::bristol::read_file(path).unwrap();
+            let bits: Vec<Vec<bool>> = whole
+                .inputs
+                .iter()
+                .map(|&w| (0..w).map(|_| prg.random_block().lsb()).collect())
+                .collect();
+            let expect = tessera_circuit::eval::evaluate(&whole, &bits)
+                .unwrap()
+                .concat();
+            let input = bits.concat();
+            for window in [300, 1 << 16] {
+                let enc = InputEncoding::<S>::random(&mut prg, input.len());
+                let mut tables = Vec::new();
+                let mut file = Streamed::open(path, window).unwrap();
+                let mut g = Garbler::new(scheme());
+                let out = garble_streamed(
+                    &mut file,
+                    compile,
+                    &mut g,
+                    (&enc.secret, &enc.wires),
+                    &mut tables,
+                )
+                .unwrap();
+                let decoding = decoding_bits::<S>(&out);
+                let active = enc.encode(0, &input);
+                let mut e = Evaluator::new(scheme());
+                let evaluate = |tables: &[Block], e: &mut Evaluator<S>| {
+                    let mut file = Streamed::open(path, window).unwrap();
+                    let mut source = TableReader::new(tables);
+                    evaluate_streamed(&mut file, compile, e, &active, &mut source)
+                };
+                let labels = evaluate(&tables, &mut e).unwrap();
+                assert_eq!(decode(&labels, &decoding), expect, "{} {path:?}", S::NAME);
+                if !tables.is_empty() {
+                    let short = &tables[..tables.len() - 1];
+                    assert!(matches!(
+                        evaluate(short, &mut e),
+                        Err(Error::Truncated { .. })
+                    ));
+                }
+                let mut long = tables.clone();
+                long.push(Block::ZERO);
+                assert!(matches!(
+                    evaluate(&long, &mut e),
+                    Err(Error::TrailingTables(1))
+                ));
+            }
+        }
+    }
+}
+
+#[test]
+fn streamed_files_garble_to_their_plaintext_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for name in ["aes128", "sha256", "mul32"] {
+        let c = tessera_circuit::library::builtin(name).unwrap().unwrap();
+        let path = dir.path().join(format!("{name}.txt"));
+        std::fs::write(&path, write(&c, Format::Fashion).unwrap()).unwrap();
+        files.push(path);
+    }
+    for kind in SchemeKind::ALL {
+        kind.visit(&Files { files: &files });
     }
 }

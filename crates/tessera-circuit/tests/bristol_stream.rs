@@ -1,0 +1,299 @@
+//! Bristol files read in two passes ([`tessera_circuit::bristol::stream`]) against the same
+//! files read whole: the same outputs on random inputs, the same files refused, and memory
+//! that follows the live wires.
+
+use proptest::prelude::*;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use tessera_circuit::bristol::stream::{DEFAULT_WINDOW, Streamed};
+use tessera_circuit::bristol::{Format, parse, read_file, write};
+use tessera_circuit::builder::Builder;
+use tessera_circuit::eval::evaluate;
+use tessera_circuit::{Circuit, Error, Gate, GateKind};
+use tessera_core::{Block, Prg};
+
+fn random_inputs(c: &Circuit, prg: &mut Prg) -> Vec<Vec<bool>> {
+    c.inputs
+        .iter()
+        .map(|&w| (0..w).map(|_| prg.random_block().lsb()).collect())
+        .collect()
+}
+
+fn file_with(text: &str) -> tempfile::NamedTempFile {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+    f.flush().unwrap();
+    f
+}
+
+fn streamed(path: &Path, window: usize, inputs: &[Vec<bool>]) -> Result<Vec<Vec<bool>>, Error> {
+    Streamed::open(path, window)?.evaluate(inputs)
+}
+
+#[test]
+fn reference_files_stream_as_read_whole() {
+    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/circuits/bristol");
+    if !d.is_dir() {
+        println!("SKIPPED: {} not found", d.display());
+        return;
+    }
+    let mut prg = Prg::from_seed_block(Block::new(7));
+    let mut files = 0;
+    for sub in ["bristol_fashion", "bristol_format"] {
+        for entry in std::fs::read_dir(d.join(sub)).unwrap() {
+            let path = entry.unwrap().path();
+            let (whole, format) = read_file(&path).unwrap();
+            let s = Streamed::open(&path, 1000).unwrap();
+            assert_eq!(
+                (s.inputs(), s.outputs()),
+                (&whole.inputs[..], &whole.outputs[..])
+            );
+            assert_eq!(
+                (s.num_gates() as usize, s.format()),
+                (whole.gates.len(), format)
+            );
+            let windows: &[usize] = if whole.gates.len() < 50_000 {
+                &[1, 7, 1000, DEFAULT_WINDOW]
+            } else {
+                &[333, DEFAULT_WINDOW]
+            };
+            for &window in windows {
+                let inputs = random_inputs(&whole, &mut prg);
+                let got = streamed(&path, window, &inputs).unwrap();
+                assert_eq!(got, evaluate(&whole, &inputs).unwrap(), "{path:?} {window}");
+            }
+            files += 1;
+        }
+    }
+    assert_eq!(files, 8);
+}
+
+/// A random valid circuit: gates read earlier wires at random and write a random order of
+/// the non-input wires, so outputs (the last wires) are written anywhere and read by later
+/// gates, some gates are never read and some inputs never used.
+fn random_circuit(seed: u64, inputs: u32, gates: u32, outputs: u32, old: bool) -> Circuit {
+    let mut prg = Prg::from_seed_block(Block::new(u128::from(seed)));
+    let mut next = |n: u32| (prg.random_block().as_u128() % u128::from(n)) as u32;
+    let mut order: Vec<u32> = (inputs..inputs + gates).collect();
+    for i in (1..order.len()).rev() {
+        order.swap(i, next(i as u32 + 1) as usize);
+    }
+    let mut written: Vec<u32> = (0..inputs).collect();
+    let mut list = Vec::new();
+    for out in order {
+        let mut pick = || written[next(written.len() as u32) as usize];
+        let (a, b) = (pick(), pick());
+        let kinds: &[GateKind] = if old {
+            &[GateKind::Xor, GateKind::And, GateKind::Inv]
+        } else {
+            &[
+                GateKind::Xor,
+                GateKind::And,
+                GateKind::Inv,
+                GateKind::Eqw,
+                GateKind::Eq,
+            ]
+        };
+        let kind = kinds[next(kinds.len() as u32) as usize];
+        let gate = match kind {
+            GateKind::Xor | GateKind::And => Gate { kind, a, b, out },
+            GateKind::Inv | GateKind::Eqw => Gate { kind, a, b: 0, out },
+            GateKind::Eq => Gate {
+                kind,
+                a: next(2),
+                b: 0,
+                out,
+            },
+        };
+        list.push(gate);
+        written.push(out);
+    }
+    let half = inputs / 2;
+    Circuit {
+        num_wires: inputs + gates,
+        inputs: vec![half, inputs - half],
+        outputs: if old {
+            vec![outputs]
+        } else {
+            vec![1, outputs - 1]
+        },
+        gates: list,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Random circuits in both formats, with blank lines and CRLF line ends, give the outputs
+    /// of the circuit read whole for every window size.
+    #[test]
+    fn random_circuits_stream_as_read_whole(
+        seed in any::<u64>(),
+        inputs in 2u32..40,
+        gates in 40u32..400,
+        window in 1usize..100,
+        old in any::<bool>(),
+        crlf in any::<bool>(),
+    ) {
+        let c = random_circuit(seed, inputs, gates, 8, old);
+        c.check().unwrap();
+        let format = if old { Format::Old } else { Format::Fashion };
+        let mut text = write(&c, format).unwrap().replace("AND\n", "AND\n\n");
+        if crlf {
+            text = text.replace('\n', "\r\n");
+        }
+        let f = file_with(&text);
+        let mut prg = Prg::from_seed_block(Block::new(u128::from(seed) << 64));
+        let x = random_inputs(&c, &mut prg);
+        let want = evaluate(&c, &x).unwrap();
+        prop_assert_eq!(streamed(f.path(), window, &x).unwrap(), want);
+    }
+
+    /// Mangled files (tokens replaced, dropped or duplicated, text cut short): the streamed
+    /// reader refuses exactly the files the whole reader refuses, and evaluates the others to
+    /// the same outputs.
+    #[test]
+    fn mangled_files_are_refused_as_when_read_whole(
+        edits in proptest::collection::vec((0usize..64, 0u8..4, any::<u32>()), 1..6),
+        cut in 0usize..200,
+        window in 1usize..4,
+    ) {
+        let text = "5 9\n2 2 2\n1 2\n\n2 1 0 1 4 AND\n2 1 4 2 5 XOR\n2 1 5 3 6 AND\n1 1 0 7 INV\n2 1 6 4 8 AND\n";
+        let mut toks: Vec<String> = text.split(' ').map(str::to_string).collect();
+        for (at, op, v) in edits {
+            let i = at % toks.len();
+            match op {
+                0 => toks[i] = (v % 12).to_string(),
+                1 => { toks.remove(i); if toks.is_empty() { toks.push(String::new()); } }
+                2 => { let t = toks[i].clone(); toks.insert(i, t); }
+                _ => toks[i] = ["XOR\n", "EQ", "\n", "-1", "AND"][v as usize % 5].to_string(),
+            }
+        }
+        let mangled = toks.join(" ");
+        let cut = cut.min(mangled.len());
+        for t in [&mangled[..], mangled.get(..cut).unwrap_or("")] {
+            let f = file_with(t);
+            match parse(t) {
+                Ok((c, _)) => {
+                    let x: Vec<Vec<bool>> = c.inputs.iter().map(|&w| vec![true; w as usize]).collect();
+                    let got = streamed(f.path(), window, &x);
+                    prop_assert_eq!(got, Ok(evaluate(&c, &x).unwrap()), "{:?}", t);
+                }
+                Err(_) => {
+                    let got = Streamed::open(f.path(), window).and_then(|s| {
+                        let x: Vec<Vec<bool>> = s.inputs().iter().map(|&w| vec![true; w as usize]).collect();
+                        s.evaluate(&x)
+                    });
+                    prop_assert!(got.is_err(), "{:?} streamed to {:?}", t, got);
+                }
+            }
+        }
+    }
+}
+
+/// Errors in gate lines name the line and the fault as the whole reader does; the gate
+/// count is checked by the liveness pass, before any window.
+#[test]
+fn malformed_gates_name_the_line() {
+    let cases = [
+        (
+            "2 4\n2 1 1\n2 1 1\n\n2 1 0 1 2 XOR\n2 1 0 9 3 AND\n",
+            6,
+            "wire 9",
+        ),
+        (
+            "2 4\n2 1 1\n2 1 1\n2 1 0 1 2 XOR\n2 1 0 3 3 AND\n",
+            5,
+            "before any gate writes it",
+        ),
+        (
+            "2 4\n2 1 1\n2 1 1\n2 1 0 1 2 XOR\n2 1 0 1 2 AND\n",
+            5,
+            "already",
+        ),
+        (
+            "2 4\n2 1 1\n2 1 1\n2 1 0 1 2 XOR\n2 1 0 1 3 NAND\n",
+            5,
+            "unsupported gate",
+        ),
+        (
+            "2 4\n2 1 1\n2 1 1\n2 1 0 x 2 XOR\n2 1 0 1 3 AND\n",
+            4,
+            "\"x\"",
+        ),
+        (
+            "2 4\n2 1 1\n2 1 1\n1 1 5 2 EQ\n2 1 0 1 3 AND\n",
+            4,
+            "constant",
+        ),
+        // Written twice, the first write already dead: the written ranges catch it.
+        (
+            "3 5\n2 1 1\n1 1\n2 1 0 1 2 XOR\n2 1 2 0 3 AND\n2 1 0 1 2 AND\n",
+            6,
+            "already",
+        ),
+        (
+            "3 4\n2 1 1\n2 1 1\n2 1 0 1 2 XOR\n2 1 0 1 3 AND\n",
+            0,
+            "declares 3",
+        ),
+        (
+            "1 3\n2 1 1\n1 1\n2 1 0 1 2 XOR\n2 1 0 1 2 AND\n",
+            0,
+            "more gates",
+        ),
+        ("2 4\n3 1 1\n2 1 1\n2 1 0 1 2 XOR\n", 2, "says 3 values"),
+    ];
+    for (text, line, what) in cases {
+        let f = file_with(text);
+        let got = Streamed::open(f.path(), 1).and_then(|s| s.evaluate(&[vec![true], vec![true]]));
+        match got {
+            Err(Error::Parse { line: l, message }) => {
+                assert_eq!(l, line, "{text:?}: {message}");
+                assert!(message.contains(what), "{text:?}: {message}");
+                assert!(message.contains(&f.path().display().to_string()));
+            }
+            other => panic!("{text:?} gave {other:?}"),
+        }
+    }
+}
+
+/// A circuit iterated many times (a 64-bit mixing step: add, rotate, XOR, AND) needs the
+/// positions of one step's live wires, not of the whole: 40 steps take the positions of 4
+/// (within an eighth, as windows fall differently), for 10 times the gates.
+#[test]
+fn positions_follow_the_live_wires() {
+    let chain = |steps: usize| {
+        let mut b = Builder::new();
+        let x = b.input(64);
+        let k = b.input(64);
+        let mut s = x;
+        for i in 0..steps {
+            let t = b.add(&s, &k);
+            let r = Builder::rotl(&t, 7 + i % 5);
+            let m = b.and_bits(&r, &s);
+            s = b.xor_bits(&m, &t);
+        }
+        b.finish(&[s]).unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut prg = Prg::from_seed_block(Block::new(3));
+    let mut most = Vec::new();
+    for steps in [4, 40] {
+        let c = chain(steps);
+        let path = dir.path().join(format!("chain{steps}.txt"));
+        std::fs::write(&path, write(&c, Format::Fashion).unwrap()).unwrap();
+        let mut s = Streamed::open(&path, 64).unwrap();
+        let (mut positions, mut live) = (0, 0);
+        while let Some(w) = s.next_window().unwrap() {
+            positions = positions.max(w.positions);
+            live = live.max(w.inputs.len());
+        }
+        most.push(positions);
+        assert!(live <= 3 * 64, "{live}");
+        let x = random_inputs(&c, &mut prg);
+        let got = streamed(&path, 64, &x).unwrap();
+        assert_eq!(got, evaluate(&c, &x).unwrap());
+    }
+    assert!(8 * most[1] <= 9 * most[0], "{most:?}");
+}
