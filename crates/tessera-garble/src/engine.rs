@@ -457,6 +457,12 @@ fn evaluate_share<S: Scheme>(
 #[derive(Debug)]
 pub struct Evaluation<'p> {
     plan: &'p Plan,
+    cursor: Cursor,
+}
+
+/// An evaluation's place in a plan held elsewhere.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cursor {
     domain: u64,
     at: usize,
     pending: bool,
@@ -507,10 +513,15 @@ impl<S: Scheme> Evaluator<S> {
         plan: &'p Plan,
         domain: u64,
     ) -> Result<Evaluation<'p>, Error> {
+        let cursor = self.start_cursor(plan, domain)?;
+        Ok(Evaluation { plan, cursor })
+    }
+
+    /// [`Evaluator::start_placed`] for a plan the caller keeps beside the cursor.
+    pub(crate) fn start_cursor(&mut self, plan: &Plan, domain: u64) -> Result<Cursor, Error> {
         check::<S>(plan, domain)?;
         load(&Evaluating, plan, &mut self.labels)?;
-        Ok(Evaluation {
-            plan,
+        Ok(Cursor {
             domain,
             at: 0,
             pending: false,
@@ -520,7 +531,11 @@ impl<S: Scheme> Evaluator<S> {
     /// Runs the free steps up to the next batch and returns how many table blocks it needs,
     /// or `None` when the circuit is done.
     pub fn next_tables(&mut self, ev: &mut Evaluation<'_>) -> Option<usize> {
-        let plan = ev.plan;
+        self.next_tables_at(ev.plan, &mut ev.cursor)
+    }
+
+    /// [`Evaluator::next_tables`] at `cursor` in `plan`.
+    pub(crate) fn next_tables_at(&mut self, plan: &Plan, ev: &mut Cursor) -> Option<usize> {
         while !ev.pending {
             let (free, gates) = plan.segments.get(ev.at).map(|_| plan.segment(ev.at))?;
             run_free(&Evaluating, plan, free, &mut self.labels);
@@ -540,10 +555,19 @@ impl<S: Scheme> Evaluator<S> {
     /// Evaluates the waiting batch with its tables (as many blocks as
     /// [`Evaluator::next_tables`] said).
     pub fn feed(&mut self, ev: &mut Evaluation<'_>, table: &[Block]) -> Result<(), Error> {
+        self.feed_at(ev.plan, &mut ev.cursor, table)
+    }
+
+    /// [`Evaluator::feed`] at `cursor` in `plan`.
+    pub(crate) fn feed_at(
+        &mut self,
+        plan: &Plan,
+        ev: &mut Cursor,
+        table: &[Block],
+    ) -> Result<(), Error> {
         if !ev.pending {
             return Err(Error::Inputs("tables fed with no batch waiting".into()));
         }
-        let plan = ev.plan;
         let (_, gates) = plan.segment(ev.at);
         let xor = plan.segments[ev.at].xor;
         let need = batch_table_blocks::<S>(xor, gates.len());
@@ -563,7 +587,12 @@ impl<S: Scheme> Evaluator<S> {
 
     /// The active output labels of a finished evaluation.
     pub fn outputs(&mut self, ev: &Evaluation<'_>) -> &[Block] {
-        &self.labels[ev.plan.output_slots()]
+        self.outputs_of(ev.plan)
+    }
+
+    /// The active output labels of a finished evaluation of `plan`.
+    pub(crate) fn outputs_of(&self, plan: &Plan) -> &[Block] {
+        &self.labels[plan.output_slots()]
     }
 
     /// Evaluates `plan` on the active input labels `inputs`, reading tables from `source`
@@ -602,9 +631,8 @@ impl<S: Scheme> Evaluator<S> {
         Ok(&self.labels[plan.output_slots()])
     }
 
-    /// [`Evaluator::evaluate_placed`] as one part of a longer stream: `source` is not asked
-    /// to be exhausted.
-    pub(crate) fn evaluate_part(
+    /// [`Evaluator::evaluate_placed`] but for the check that `source` is exhausted.
+    fn evaluate_part(
         &mut self,
         plan: &Plan,
         domain: u64,

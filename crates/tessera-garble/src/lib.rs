@@ -38,7 +38,7 @@ pub use scheme::{
 };
 pub use stream::{Chain, ChainEvaluator, ChainGarbler, check_steps};
 pub use tables::{TableBuffer, TableReader, TableSink, TableSource};
-pub use windows::{evaluate_streamed, garble_streamed};
+pub use windows::{StreamedEvaluator, evaluate_streamed, garble_streamed};
 
 /// What garbling and evaluation can report.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]

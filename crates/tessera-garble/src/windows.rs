@@ -5,96 +5,30 @@
 //! by the reader's positions, which grows with the live wires. Memory is the store, one
 //! window's plan and slots and one batch's tables, whatever the file's size.
 
+use crate::engine::Cursor;
 use crate::engine::DOMAINS;
 use crate::{Error, Evaluator, Garbler, Plan, Scheme, TableSink, TableSource};
 use tessera_circuit::Circuit;
 use tessera_circuit::bristol::stream::Streamed;
 use tessera_core::Block;
 
-/// One party's engine as the windows run through it.
-trait WindowEngine {
-    type Label: Copy + Default;
-    /// Runs `plan` in tweak domain `domain` on `inputs`; returns the output labels.
-    fn window(
-        &mut self,
-        plan: &Plan,
-        domain: u64,
-        inputs: &[Self::Label],
-    ) -> Result<&[Self::Label], Error>;
-}
-
-struct Garbling<'a, S: Scheme, K> {
-    garbler: &'a mut Garbler<S>,
-    secret: &'a S::Secret,
-    sink: &'a mut K,
-}
-
-impl<S: Scheme, K: TableSink> WindowEngine for Garbling<'_, S, K> {
-    type Label = S::Wire;
-    fn window(
-        &mut self,
-        plan: &Plan,
-        domain: u64,
-        inputs: &[S::Wire],
-    ) -> Result<&[S::Wire], Error> {
-        self.garbler
-            .garble_in(plan, domain, self.secret, inputs, self.sink)
-    }
-}
-
-struct Evaluating<'a, S: Scheme, R> {
-    evaluator: &'a mut Evaluator<S>,
-    source: &'a mut R,
-}
-
-impl<S: Scheme, R: TableSource> WindowEngine for Evaluating<'_, S, R> {
-    type Label = Block;
-    fn window(&mut self, plan: &Plan, domain: u64, inputs: &[Block]) -> Result<&[Block], Error> {
-        let slots = self.evaluator.inputs(plan);
-        if slots.len() != inputs.len() {
-            return Err(Error::Inputs(format!(
-                "a window has {} input wires, got {} labels",
-                slots.len(),
-                inputs.len()
-            )));
-        }
-        slots.copy_from_slice(inputs);
-        self.evaluator.evaluate_part(plan, domain, self.source)
-    }
-}
-
-/// Runs every window of `file` through `engine`, the circuit's input wires' labels `inputs`;
-/// returns the labels of its output wires.
-fn run<E: WindowEngine>(
-    file: &mut Streamed,
-    mut compile: impl FnMut(&Circuit) -> Plan,
-    inputs: &[E::Label],
-    engine: &mut E,
-) -> Result<Vec<E::Label>, Error> {
+/// Checks that `inputs` labels fit `file`'s input wires.
+fn check_width(file: &Streamed, inputs: usize) -> Result<(), Error> {
     let width: u32 = file.inputs().iter().sum();
-    if inputs.len() != width as usize {
+    if inputs != width as usize {
         return Err(Error::Inputs(format!(
-            "the circuit has {width} input wires, got {} labels",
-            inputs.len()
+            "the circuit has {width} input wires, got {inputs} labels"
         )));
     }
-    let mut store = inputs.to_vec();
-    let mut gathered = Vec::new();
-    while let Some(w) = file.next_window()? {
-        if w.index >= DOMAINS {
-            return Err(Error::Inputs("more than 2^62 windows".into()));
-        }
-        let plan = compile(w.circuit);
-        gathered.clear();
-        gathered.extend(w.inputs.iter().map(|&p| store[p as usize]));
-        let out = engine.window(&plan, w.index, &gathered)?;
-        store.resize(w.positions, E::Label::default());
-        for (&p, &l) in w.outputs.iter().zip(out) {
-            store[p as usize] = l;
-        }
+    Ok(())
+}
+
+/// The tweak domain of window `index`.
+fn domain(index: u64) -> Result<u64, Error> {
+    if index >= DOMAINS {
+        return Err(Error::Inputs("more than 2^62 windows".into()));
     }
-    let outputs = file.output_positions()?;
-    Ok(outputs.iter().map(|&p| store[p as usize]).collect())
+    Ok(index)
 }
 
 /// Garbles the circuit file `file` window by window, each compiled by `compile` (for a
@@ -103,31 +37,145 @@ fn run<E: WindowEngine>(
 /// circuit's input wires, in order; returns its output wires.
 pub fn garble_streamed<S: Scheme>(
     file: &mut Streamed,
-    compile: impl FnMut(&Circuit) -> Plan,
+    mut compile: impl FnMut(&Circuit) -> Plan,
     garbler: &mut Garbler<S>,
     (secret, inputs): (&S::Secret, &[S::Wire]),
     sink: &mut impl TableSink,
 ) -> Result<Vec<S::Wire>, Error> {
-    let mut engine = Garbling {
-        garbler,
-        secret,
-        sink,
-    };
-    run(file, compile, inputs, &mut engine)
+    check_width(file, inputs.len())?;
+    let mut store = inputs.to_vec();
+    while let Some(w) = file.next_window()? {
+        let plan = compile(w.circuit);
+        let slots = garbler.inputs(&plan);
+        if slots.len() != w.inputs.len() {
+            return Err(Error::Inputs("a window's plan and inputs differ".into()));
+        }
+        for (slot, &p) in slots.iter_mut().zip(w.inputs) {
+            *slot = store[p as usize];
+        }
+        let out = garbler.garble_placed(&plan, domain(w.index)?, secret, sink)?;
+        store.resize(w.positions, S::Wire::default());
+        for (&p, &l) in w.outputs.iter().zip(out) {
+            store[p as usize] = l;
+        }
+    }
+    let outputs = file.output_positions()?;
+    Ok(outputs.iter().map(|&p| store[p as usize]).collect())
+}
+
+/// Evaluates a circuit file garbled by [`garble_streamed`] with the same `compile`, one batch
+/// at a time as its tables arrive ([`StreamedEvaluator::next_tables`],
+/// [`StreamedEvaluator::feed`]), each window compiled when the last one is done.
+pub struct StreamedEvaluator<S: Scheme, C> {
+    file: Streamed,
+    compile: C,
+    evaluator: Evaluator<S>,
+    /// Active labels of the wires live across windows, by position.
+    store: Vec<Block>,
+    /// The window being evaluated, and the positions of its outputs.
+    current: Option<(Plan, Cursor)>,
+    keeps: Vec<u32>,
+    done: bool,
+}
+
+impl<S: Scheme, C: FnMut(&Circuit) -> Plan> StreamedEvaluator<S, C> {
+    /// Starts evaluating `file` with `evaluator` on the active labels `inputs` of its input
+    /// wires.
+    pub fn new(
+        file: Streamed,
+        compile: C,
+        evaluator: Evaluator<S>,
+        inputs: &[Block],
+    ) -> Result<Self, Error> {
+        check_width(&file, inputs.len())?;
+        Ok(StreamedEvaluator {
+            file,
+            compile,
+            evaluator,
+            store: inputs.to_vec(),
+            current: None,
+            keeps: Vec::new(),
+            done: false,
+        })
+    }
+
+    /// Runs free gates (and opens windows) up to the next batch and returns how many table
+    /// blocks it needs, or `None` when the whole file is evaluated.
+    pub fn next_tables(&mut self) -> Result<Option<usize>, Error> {
+        loop {
+            if let Some((plan, cursor)) = &mut self.current {
+                if let Some(n) = self.evaluator.next_tables_at(plan, cursor) {
+                    return Ok(Some(n));
+                }
+                let out = self.evaluator.outputs_of(plan);
+                for (&p, &l) in self.keeps.iter().zip(out) {
+                    self.store[p as usize] = l;
+                }
+                self.current = None;
+            }
+            if self.done {
+                return Ok(None);
+            }
+            let Some(w) = self.file.next_window()? else {
+                self.done = true;
+                return Ok(None);
+            };
+            let plan = (self.compile)(w.circuit);
+            let slots = self.evaluator.inputs(&plan);
+            if slots.len() != w.inputs.len() {
+                return Err(Error::Inputs("a window's plan and inputs differ".into()));
+            }
+            for (slot, &p) in slots.iter_mut().zip(w.inputs) {
+                *slot = self.store[p as usize];
+            }
+            self.store.resize(w.positions, Block::ZERO);
+            self.keeps.clear();
+            self.keeps.extend_from_slice(w.outputs);
+            let cursor = self.evaluator.start_cursor(&plan, domain(w.index)?)?;
+            self.current = Some((plan, cursor));
+        }
+    }
+
+    /// Evaluates the waiting batch with its tables (as many blocks as
+    /// [`StreamedEvaluator::next_tables`] said).
+    pub fn feed(&mut self, table: &[Block]) -> Result<(), Error> {
+        let Some((plan, cursor)) = &mut self.current else {
+            return Err(Error::Inputs("tables fed with no batch waiting".into()));
+        };
+        self.evaluator.feed_at(plan, cursor, table)
+    }
+
+    /// Whether every window is evaluated.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// The active labels of the circuit's output wires, once every window is evaluated.
+    pub fn outputs(&self) -> Result<Vec<Block>, Error> {
+        if !self.done {
+            return Err(Error::Inputs(
+                "the outputs come after the last window".into(),
+            ));
+        }
+        let outputs = self.file.output_positions()?;
+        Ok(outputs.iter().map(|&p| self.store[p as usize]).collect())
+    }
 }
 
 /// Evaluates the circuit file `file` garbled by [`garble_streamed`] with the same `compile`,
 /// on the active labels `inputs` of its input wires, reading the tables from `source` (which
 /// must then be exhausted). Returns the active labels of its output wires.
 pub fn evaluate_streamed<S: Scheme>(
-    file: &mut Streamed,
+    file: Streamed,
     compile: impl FnMut(&Circuit) -> Plan,
-    evaluator: &mut Evaluator<S>,
+    evaluator: Evaluator<S>,
     inputs: &[Block],
     source: &mut impl TableSource,
 ) -> Result<Vec<Block>, Error> {
-    let mut engine = Evaluating { evaluator, source };
-    let out = run(file, compile, inputs, &mut engine)?;
-    engine.source.finish()?;
-    Ok(out)
+    let mut e = StreamedEvaluator::new(file, compile, evaluator, inputs)?;
+    while let Some(n) = e.next_tables()? {
+        e.feed(source.take(n)?)?;
+    }
+    source.finish()?;
+    e.outputs()
 }
