@@ -1,6 +1,6 @@
 //! Tessera's protocols, built from garbling, OT and networks: the [`session`] every protocol
 //! runs on (network, PRG, backend, OT providers per peer, message spaces, phases, the one abort
-//! path), semi-honest Yao ([`yao`]) and Boolean circuits in GMW's and ABY2.0's secret sharings
+//! path), semi-honest Yao ([`yao`]; of circuit files too large to hold, [`yao_file`]) and Boolean circuits in GMW's and ABY2.0's secret sharings
 //! ([`boolean`]).
 
 #![deny(missing_docs)]
@@ -11,6 +11,7 @@ pub mod ipp;
 pub mod session;
 pub mod stream;
 pub mod yao;
+pub mod yao_file;
 
 pub use session::{OtChoice, Session, SessionConfig};
 

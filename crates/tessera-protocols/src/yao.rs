@@ -447,15 +447,44 @@ struct GarblerSide<S: Scheme> {
     tables: TableBuffer,
 }
 
-/// The garbler's execution after the input OT: labels, streamed tables, outputs.
-struct GarbleCore<'a, S: Scheme> {
-    side: &'a mut GarblerSide<S>,
-    shape: &'a Shape,
-    input: &'a [bool],
-    decoding: Vec<bool>,
+/// How the garbler's core garbles the circuit: a compiled plan here, a file window by window
+/// in [`crate::yao_file`].
+pub(crate) trait GarbleBody<S: Scheme> {
+    /// Garbles with the input encoding `enc`, the tables into `sink`; returns the output
+    /// wires.
+    fn garble(
+        &mut self,
+        garbler: &mut Garbler<S>,
+        enc: &InputEncoding<S>,
+        sink: &mut impl TableSink,
+    ) -> Result<Vec<S::Wire>, Error>;
 }
 
-impl<S: Scheme> Role for GarbleCore<'_, S> {
+impl<S: Scheme> GarbleBody<S> for &Plan {
+    fn garble(
+        &mut self,
+        garbler: &mut Garbler<S>,
+        enc: &InputEncoding<S>,
+        sink: &mut impl TableSink,
+    ) -> Result<Vec<S::Wire>, Error> {
+        let out = garbler.garble(self, &enc.secret, &enc.wires, sink)?;
+        Ok(out.to_vec())
+    }
+}
+
+/// The garbler's execution after the input OT: labels, streamed tables, outputs.
+pub(crate) struct GarbleCore<'a, S: Scheme, B> {
+    pub garbler: &'a mut Garbler<S>,
+    pub encoding: Option<&'a InputEncoding<S>>,
+    /// The tables' buffer, kept from one execution to the next.
+    pub tables: &'a mut TableBuffer,
+    pub body: B,
+    pub outputs: OutputTo,
+    pub input: &'a [bool],
+    pub decoding: Vec<bool>,
+}
+
+impl<S: Scheme, B: GarbleBody<S>> Role for GarbleCore<'_, S, B> {
     type Incoming<'m> = ToGarbler<'m>;
     type Output = Option<Vec<bool>>;
     type Error = Error;
@@ -465,7 +494,6 @@ impl<S: Scheme> Role for GarbleCore<'_, S> {
         incoming: Option<ToGarbler<'_>>,
         out: &mut O,
     ) -> Result<Next<Self::Output>, Error> {
-        let shape = self.shape;
         if let Some(ToGarbler::Colours(Bits(colours))) = incoming {
             let n = self.decoding.len();
             let bits = (0..n)
@@ -475,33 +503,27 @@ impl<S: Scheme> Role for GarbleCore<'_, S> {
             return Ok(Next::Done(Some(bits)));
         }
         let enc = self
-            .side
             .encoding
-            .as_mut()
             .ok_or_else(|| Error::Input("garbling before the input OT".into()))?;
         out.post(&Blocks::<0x31>(Cow::Owned(enc.encode(0, self.input))))?;
         let mut sink = PostTables {
             out,
-            buffer: std::mem::take(&mut self.side.tables),
+            buffer: std::mem::take(self.tables),
             failed: None,
         };
-        let garbled = self
-            .side
-            .garbler
-            .garble(&shape.plan, &enc.secret, &enc.wires, &mut sink)
-            .map(<[S::Wire]>::to_vec);
-        self.side.tables = sink.buffer;
+        let garbled = self.body.garble(self.garbler, enc, &mut sink);
+        *self.tables = sink.buffer;
         let out_wires = match (garbled, sink.failed) {
             (_, Some(e)) => return Err(e.into()),
             (r, None) => r?,
         };
         self.decoding = decoding_bits::<S>(&out_wires);
-        if shape.outputs.evaluator_learns() {
+        if self.outputs.evaluator_learns() {
             out.post(&Bits::<0x33>(Cow::Owned(role::pack_bits(
                 self.decoding.iter().copied(),
             ))))?;
         }
-        Ok(if shape.outputs.garbler_learns() {
+        Ok(if self.outputs.garbler_learns() {
             Next::exact(COLOURS, self.decoding.len().div_ceil(8))
         } else {
             Next::Done(None)
@@ -515,30 +537,78 @@ struct EvaluatorSide<S: Scheme> {
     labels: Vec<Block>,
 }
 
-/// The evaluator's execution after the input OT: labels, tables batch by batch, outputs.
-struct EvaluateCore<'a, S: Scheme> {
-    evaluator: &'a mut Evaluator<S>,
-    labels: &'a mut Vec<Block>,
-    shape: &'a Shape,
-    evaluation: Option<Evaluation<'a>>,
-    /// The output labels, once every batch is evaluated.
-    out_labels: Option<Vec<Block>>,
+/// How the evaluator's core evaluates the circuit batch by batch as the tables arrive: a
+/// compiled plan here, a file window by window in [`crate::yao_file`].
+pub(crate) trait EvaluateBody {
+    /// Starts on the active input labels.
+    fn start(&mut self, labels: &[Block]) -> Result<(), Error>;
+    /// Table blocks of the next batch, or `None` when the circuit is done.
+    fn next_tables(&mut self) -> Result<Option<usize>, Error>;
+    /// Evaluates the waiting batch.
+    fn feed(&mut self, table: &[Block]) -> Result<(), Error>;
+    /// The active output labels, once done.
+    fn outputs(&mut self) -> Result<Vec<Block>, Error>;
 }
 
-impl<S: Scheme> EvaluateCore<'_, S> {
-    /// The next batch's tables, or the outputs once the circuit is done.
-    fn next<O: Outbox>(&mut self, out: &mut O) -> Result<Next<Option<Vec<bool>>>, Error> {
+/// A compiled plan's evaluation.
+struct PlanEvaluation<'a, S: Scheme> {
+    evaluator: &'a mut Evaluator<S>,
+    plan: &'a Plan,
+    evaluation: Option<Evaluation<'a>>,
+}
+
+impl<'a, S: Scheme> PlanEvaluation<'a, S> {
+    fn running(&mut self) -> Result<(&mut Evaluator<S>, &mut Evaluation<'a>), Error> {
         let ev = self
             .evaluation
             .as_mut()
             .ok_or_else(|| Error::Input("evaluating before the labels".into()))?;
-        if let Some(n) = self.evaluator.next_tables(ev) {
+        Ok((self.evaluator, ev))
+    }
+}
+
+impl<S: Scheme> EvaluateBody for PlanEvaluation<'_, S> {
+    fn start(&mut self, labels: &[Block]) -> Result<(), Error> {
+        self.evaluation = Some(self.evaluator.start(self.plan, labels)?);
+        Ok(())
+    }
+    fn next_tables(&mut self) -> Result<Option<usize>, Error> {
+        let (evaluator, ev) = self.running()?;
+        Ok(evaluator.next_tables(ev))
+    }
+    fn feed(&mut self, table: &[Block]) -> Result<(), Error> {
+        let (evaluator, ev) = self.running()?;
+        Ok(evaluator.feed(ev, table)?)
+    }
+    fn outputs(&mut self) -> Result<Vec<Block>, Error> {
+        let (evaluator, ev) = self.running()?;
+        Ok(evaluator.outputs(ev).to_vec())
+    }
+}
+
+/// The evaluator's execution after the input OT: labels, tables batch by batch, outputs.
+pub(crate) struct EvaluateCore<'a, B> {
+    pub body: B,
+    /// The input labels: the evaluator's from the OT, the garbler's filled in here.
+    pub labels: &'a mut Vec<Block>,
+    /// The garbler's input wires.
+    pub garbler_inputs: usize,
+    pub outputs: OutputTo,
+    pub started: bool,
+    /// The output labels, once every batch is evaluated.
+    pub out_labels: Option<Vec<Block>>,
+}
+
+impl<B: EvaluateBody> EvaluateCore<'_, B> {
+    /// The next batch's tables, or the outputs once the circuit is done.
+    fn next<O: Outbox>(&mut self, out: &mut O) -> Result<Next<Option<Vec<bool>>>, Error> {
+        if let Some(n) = self.body.next_tables()? {
             return Ok(Next::exact(TABLES, 16 * n));
         }
-        let labels = self.evaluator.outputs(ev).to_vec();
+        let labels = self.body.outputs()?;
         let n = labels.len();
         self.out_labels = Some(labels);
-        if self.shape.outputs.evaluator_learns() {
+        if self.outputs.evaluator_learns() {
             return Ok(Next::exact(DECODING, n.div_ceil(8)));
         }
         self.send_colours(out)?;
@@ -546,7 +616,7 @@ impl<S: Scheme> EvaluateCore<'_, S> {
     }
 
     fn send_colours<O: Outbox>(&self, out: &mut O) -> Result<(), Error> {
-        if let (true, Some(labels)) = (self.shape.outputs.garbler_learns(), &self.out_labels) {
+        if let (true, Some(labels)) = (self.outputs.garbler_learns(), &self.out_labels) {
             let colours = role::pack_bits(labels.iter().map(|l| l.lsb()));
             out.post(&Bits::<0x34>(Cow::Owned(colours)))?;
         }
@@ -554,7 +624,7 @@ impl<S: Scheme> EvaluateCore<'_, S> {
     }
 }
 
-impl<'a, S: Scheme> Role for EvaluateCore<'a, S> {
+impl<B: EvaluateBody> Role for EvaluateCore<'_, B> {
     type Incoming<'m> = ToEvaluator<'m>;
     type Output = Option<Vec<bool>>;
     type Error = Error;
@@ -565,21 +635,15 @@ impl<'a, S: Scheme> Role for EvaluateCore<'a, S> {
         out: &mut O,
     ) -> Result<Next<Self::Output>, Error> {
         match incoming {
-            None => Ok(Next::exact(LABELS, 16 * self.shape.widths().0)),
-            Some(ToEvaluator::Labels(Blocks(l))) if self.evaluation.is_none() => {
+            None => Ok(Next::exact(LABELS, 16 * self.garbler_inputs)),
+            Some(ToEvaluator::Labels(Blocks(l))) if !self.started => {
                 self.labels[..l.len()].copy_from_slice(&l);
-                let shape: &'a Shape = self.shape;
-                // The labels are read when the evaluation starts.
-                let labels: &[Block] = self.labels;
-                self.evaluation = Some(self.evaluator.start(&shape.plan, labels)?);
+                self.body.start(self.labels)?;
+                self.started = true;
                 self.next(out)
             }
-            Some(ToEvaluator::Tables(Blocks(t))) => {
-                let ev = self
-                    .evaluation
-                    .as_mut()
-                    .ok_or_else(|| Error::Input("tables before the labels".into()))?;
-                self.evaluator.feed(ev, &t)?;
+            Some(ToEvaluator::Tables(Blocks(t))) if self.started => {
+                self.body.feed(&t)?;
                 self.next(out)
             }
             Some(ToEvaluator::Decoding(Bits(d))) if self.out_labels.is_some() => {
@@ -599,6 +663,70 @@ impl<'a, S: Scheme> Role for EvaluateCore<'a, S> {
 /// offset is the OT's Δ) or by chosen-message OT (independent labels): both sides ask this.
 fn by_correlated_ot<S: Scheme>() -> bool {
     S::XOR_GATES == XorGates::Free
+}
+
+/// The garbler's half of the evaluator's input OT with `peer`: an input encoding of `g`
+/// garbler and `e` evaluator input wires (VASA §4.3.2), the evaluator's labels of its bits
+/// sent by correlated OT whose offset is the free-XOR Δ (free-XOR schemes) or both labels of
+/// each wire by chosen-message OT.
+pub(crate) fn garbler_input_ot<S: Scheme>(
+    session: &mut Session,
+    peer: usize,
+    prg: &mut Prg,
+    (g, e): (usize, usize),
+) -> Result<InputEncoding<S>, Error> {
+    session.with_ot_sender(peer, |ot, ch| {
+        if by_correlated_ot::<S>() {
+            // Free XOR: Δ is the OT's offset, and the OT gives the evaluator's zero-labels.
+            let offset = S::with_offset(ot.delta(), prg).ok_or_else(|| {
+                Error::Input(format!(
+                    "scheme {} has free XOR but no global offset",
+                    S::NAME
+                ))
+            })?;
+            let mut zero = vec![Block::ZERO; e];
+            ot.send_correlated(ch, &mut zero)?;
+            let wires = (0..g)
+                .map(|_| S::random_wire(&offset.secret, prg))
+                .chain(zero.into_iter().map(offset.wire))
+                .collect();
+            Ok(InputEncoding {
+                secret: offset.secret,
+                wires,
+            })
+        } else {
+            // Independent labels: both of each evaluator wire by chosen-message OT.
+            let enc = InputEncoding::<S>::random(prg, g + e);
+            let pairs: Vec<(Block, Block)> = enc.wires[g..]
+                .iter()
+                .map(|w| {
+                    (
+                        S::encode(&enc.secret, w, false),
+                        S::encode(&enc.secret, w, true),
+                    )
+                })
+                .collect();
+            ot.send_chosen(ch, &pairs)?;
+            Ok(enc)
+        }
+    })
+}
+
+/// The evaluator's half of [`garbler_input_ot`]: the labels of its `input` bits into `mine`.
+pub(crate) fn evaluator_input_ot<S: Scheme>(
+    session: &mut Session,
+    peer: usize,
+    input: &[bool],
+    mine: &mut [Block],
+) -> Result<(), Error> {
+    session.with_ot_receiver(peer, |ot, ch| {
+        if by_correlated_ot::<S>() {
+            ot.receive_correlated(ch, input, mine)?;
+        } else {
+            ot.receive_chosen(ch, input, mine)?;
+        }
+        Ok(())
+    })
 }
 
 /// What distinguishes the garbler's side of an execution from the evaluator's: its half of
@@ -623,7 +751,7 @@ trait Side: Send + 'static {
 }
 
 impl<S: Scheme> Side for GarblerSide<S> {
-    type Core<'a> = GarbleCore<'a, S>;
+    type Core<'a> = GarbleCore<'a, S, &'a Plan>;
     const WORK: &'static str = "garble";
 
     fn input_ot(
@@ -633,50 +761,18 @@ impl<S: Scheme> Side for GarblerSide<S> {
         shape: &Shape,
         _input: &[bool],
     ) -> Result<(), Error> {
-        let (g, e) = shape.widths();
-        let prg = &mut self.prg;
-        self.encoding = Some(session.with_ot_sender(peer, |ot, ch| {
-            if by_correlated_ot::<S>() {
-                // Free XOR: Δ is the OT's offset, and the OT gives the evaluator's zero-labels.
-                let offset = S::with_offset(ot.delta(), prg).ok_or_else(|| {
-                    Error::Input(format!(
-                        "scheme {} has free XOR but no global offset",
-                        S::NAME
-                    ))
-                })?;
-                let mut zero = vec![Block::ZERO; e];
-                ot.send_correlated(ch, &mut zero)?;
-                let wires = (0..g)
-                    .map(|_| S::random_wire(&offset.secret, prg))
-                    .chain(zero.into_iter().map(offset.wire))
-                    .collect();
-                Ok(InputEncoding {
-                    secret: offset.secret,
-                    wires,
-                })
-            } else {
-                // Independent labels: both of each evaluator wire by chosen-message OT.
-                let enc = InputEncoding::<S>::random(prg, g + e);
-                let pairs: Vec<(Block, Block)> = enc.wires[g..]
-                    .iter()
-                    .map(|w| {
-                        (
-                            S::encode(&enc.secret, w, false),
-                            S::encode(&enc.secret, w, true),
-                        )
-                    })
-                    .collect();
-                ot.send_chosen(ch, &pairs)?;
-                Ok(enc)
-            }
-        })?);
+        let encoding = garbler_input_ot(session, peer, &mut self.prg, shape.widths())?;
+        self.encoding = Some(encoding);
         Ok(())
     }
 
-    fn core<'a>(&'a mut self, shape: &'a Shape, input: &'a [bool]) -> GarbleCore<'a, S> {
+    fn core<'a>(&'a mut self, shape: &'a Shape, input: &'a [bool]) -> Self::Core<'a> {
         GarbleCore {
-            side: self,
-            shape,
+            garbler: &mut self.garbler,
+            encoding: self.encoding.as_ref(),
+            tables: &mut self.tables,
+            body: &shape.plan,
+            outputs: shape.outputs,
             input,
             decoding: Vec::new(),
         }
@@ -684,7 +780,7 @@ impl<S: Scheme> Side for GarblerSide<S> {
 }
 
 impl<S: Scheme> Side for EvaluatorSide<S> {
-    type Core<'a> = EvaluateCore<'a, S>;
+    type Core<'a> = EvaluateCore<'a, PlanEvaluation<'a, S>>;
     const WORK: &'static str = "evaluate";
 
     fn input_ot(
@@ -696,23 +792,20 @@ impl<S: Scheme> Side for EvaluatorSide<S> {
     ) -> Result<(), Error> {
         let (g, e) = shape.widths();
         self.labels.resize(g + e, Block::ZERO);
-        let mine = &mut self.labels[g..];
-        session.with_ot_receiver(peer, |ot, ch| {
-            if by_correlated_ot::<S>() {
-                ot.receive_correlated(ch, input, mine)?;
-            } else {
-                ot.receive_chosen(ch, input, mine)?;
-            }
-            Ok(())
-        })
+        evaluator_input_ot::<S>(session, peer, input, &mut self.labels[g..])
     }
 
-    fn core<'a>(&'a mut self, shape: &'a Shape, _input: &'a [bool]) -> EvaluateCore<'a, S> {
+    fn core<'a>(&'a mut self, shape: &'a Shape, _input: &'a [bool]) -> Self::Core<'a> {
         EvaluateCore {
-            evaluator: &mut self.evaluator,
+            body: PlanEvaluation {
+                evaluator: &mut self.evaluator,
+                plan: &shape.plan,
+                evaluation: None,
+            },
             labels: &mut self.labels,
-            shape,
-            evaluation: None,
+            garbler_inputs: shape.widths().0,
+            outputs: shape.outputs,
+            started: false,
             out_labels: None,
         }
     }

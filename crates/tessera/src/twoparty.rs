@@ -5,8 +5,9 @@ use crate::CliError;
 use crate::circuit::load;
 use clap::{Args, ValueEnum};
 use serde_json::{Value, json};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use tessera_circuit::bristol::stream::Streamed;
 use tessera_circuit::eval::{bits_from_hex, bits_to_hex};
 use tessera_circuit::library::builtin;
 use tessera_core::{FixedKeyAes, Prg};
@@ -14,6 +15,7 @@ use tessera_garble::SchemeKind;
 use tessera_net::tcp::{Mesh, mesh};
 use tessera_net::{NetConfig, Network, Phase, memory, tcp, tls};
 use tessera_protocols::yao::{OutputTo, Yao, YaoRole};
+use tessera_protocols::yao_file;
 use tessera_protocols::{Session, SessionConfig};
 
 /// Options of `tessera demo`.
@@ -172,6 +174,12 @@ pub struct RunArgs {
     /// Who learns the output.
     #[arg(long, value_enum, default_value_t = OutputArg::Evaluator)]
     output: OutputArg,
+    /// Stream the circuit file: read it in two passes (liveness, then windows of this many
+    /// gates) and garble and evaluate it window by window, in memory that follows its live
+    /// wires whatever its size (no limit on the file's size); both parties must give the
+    /// same number.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1 << 24))]
+    stream_window: Option<u32>,
     /// One JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -242,18 +250,34 @@ pub fn open(args: &LinkArgs) -> Result<Network, CliError> {
     Ok(mesh(m, config)?)
 }
 
+/// What `tessera run` computes: a circuit held whole, or a file streamed window by window.
+enum Body {
+    Whole(tessera_circuit::Circuit),
+    File(Box<Streamed>),
+}
+
 /// One party of a Yao run.
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
-    let (circuit, _) = load(&args.circuit)?;
-    if circuit.inputs.len() != 2 {
+    let body = match args.stream_window {
+        Some(window) => {
+            let file = Streamed::open(Path::new(&args.circuit), window as usize)?;
+            Body::File(Box::new(file))
+        }
+        None => Body::Whole(load(&args.circuit)?.0),
+    };
+    let inputs = match &body {
+        Body::File(f) => f.inputs().to_vec(),
+        Body::Whole(c) => c.inputs.clone(),
+    };
+    if inputs.len() != 2 {
         return Err(CliError::Usage(format!(
             "{}: a two-party circuit needs two input values, this one has {}",
             args.circuit,
-            circuit.inputs.len()
+            inputs.len()
         )));
     }
     let value = usize::from(args.role == Role::Evaluator);
-    let bits = bits_from_hex(&args.input, circuit.inputs[value])?;
+    let bits = bits_from_hex(&args.input, inputs[value])?;
     let outputs = match args.output {
         OutputArg::Evaluator => OutputTo::Evaluator,
         OutputArg::Garbler => OutputTo::Garbler,
@@ -267,13 +291,21 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         Role::Garbler => YaoRole::Garbler,
         Role::Evaluator => YaoRole::Evaluator,
     };
-    let mut yao = Yao::setup(&mut session, peer, role, circuit, args.scheme, outputs)?;
-    let outcome = yao.run(&mut session, &bits)?;
-    let setup = yao.setup_phases().to_vec();
+    let (output, setup, phases) = match body {
+        Body::File(file) => {
+            let modes = (args.scheme, outputs);
+            let outcome = yao_file::run(&mut session, (peer, role), *file, modes, &bits)?;
+            (outcome.output, Vec::new(), outcome.phases)
+        }
+        Body::Whole(circuit) => {
+            let mut yao = Yao::setup(&mut session, peer, role, circuit, args.scheme, outputs)?;
+            let outcome = yao.run(&mut session, &bits)?;
+            (outcome.output, yao.setup_phases().to_vec(), outcome.phases)
+        }
+    };
     let total_ms = start.elapsed().as_secs_f64() * 1e3;
-    let output: Option<Vec<String>> = outcome
-        .output
-        .map(|values| values.iter().map(|v| bits_to_hex(v)).collect());
+    let output: Option<Vec<String>> =
+        output.map(|values| values.iter().map(|v| bits_to_hex(v)).collect());
     let stats = session.network().stats();
     if args.json {
         println!(
@@ -289,7 +321,8 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
                 "messages_received": stats.messages_received,
                 "rounds": stats.rounds,
                 "setup_phases": phases_json(&setup),
-                "phases": phases_json(&outcome.phases),
+                "phases": phases_json(&phases),
+                "peak_rss_bytes": crate::bench::peak_rss_bytes(),
             })
         );
     } else {

@@ -309,6 +309,42 @@ fn two_processes_compute_aes128() {
     }
 }
 
+/// A Bristol file streamed window by window between two processes gives the output of the
+/// file evaluated whole; windows of different sizes stop both with the reason.
+#[test]
+fn two_processes_stream_a_circuit_file() {
+    let file = shared("circuits/bristol/bristol_format/AES-non-expanded.txt");
+    if !std::path::Path::new(&file).exists() {
+        println!("SKIPPED: {file} not found");
+        return;
+    }
+    let (key, text) = (
+        "000102030405060708090a0b0c0d0e0f",
+        "00112233445566778899aabbccddeeff",
+    );
+    let (ok, want, err) = tessera(&["circuit", "eval", &file, "--input", key, "--input", text]);
+    assert!(ok, "{err}");
+    let window = |n: &str| {
+        vec![
+            "--stream-window".to_owned(),
+            n.to_owned(),
+            "--output".to_owned(),
+            "both".to_owned(),
+        ]
+    };
+    let garbler = spawn_garbler(&file, key, &window("1000"));
+    let ((ok, out, err), (g_ok, g_err)) = run_evaluator(garbler, &file, text, &window("1000"));
+    assert!(ok && g_ok, "{err} {g_err}");
+    assert_eq!(out.trim(), want.trim());
+    let garbler = spawn_garbler(&file, key, &window("1000"));
+    let ((ok, _, err), (g_ok, g_err)) = run_evaluator(garbler, &file, text, &window("999"));
+    assert!(!ok && !g_ok);
+    assert!(
+        err.contains("fingerprint") && g_err.contains("fingerprint"),
+        "{err} {g_err}"
+    );
+}
+
 /// Mismatched circuits stop both processes with the reason.
 #[test]
 fn two_processes_with_different_circuits_both_fail_clearly() {

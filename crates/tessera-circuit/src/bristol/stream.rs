@@ -20,6 +20,7 @@
 
 use super::{Format, Lines, MAX_LINE_BYTES, err, header, parse_gate};
 use crate::{Circuit, Error, Gate, GateKind, Wire};
+use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom, Write};
@@ -50,6 +51,7 @@ const WRITTEN: u32 = 1 << 31;
 /// A Bristol file read window by window; see the module documentation.
 pub struct Streamed {
     path: String,
+    digest: [u8; 32],
     num_gates: u32,
     num_wires: u32,
     inputs: Vec<u32>,
@@ -120,13 +122,23 @@ impl Streamed {
             path: "a temporary file for liveness marks".into(),
             message: e.to_string(),
         })?;
+        let mut digest = Sha256::new();
+        digest.update(b"tessera/bristol-stream");
+        for n in [h.num_gates, h.num_wires] {
+            digest.update(n.to_le_bytes());
+        }
+        for list in [&h.inputs, &h.outputs] {
+            digest.update((list.len() as u64).to_le_bytes());
+            list.iter().for_each(|w| digest.update(w.to_le_bytes()));
+        }
         let scan = Backward {
             file: File::open(path).map_err(io)?,
             range: (gates_at, size),
             num_gates: h.num_gates,
             output_start,
+            digest,
         };
-        let read_inputs = scan.run(&mut marks).map_err(|e| match e {
+        let (read_inputs, digest) = scan.run(&mut marks).map_err(|e| match e {
             Scan::Io(e) => io(e),
             Scan::Bad(message) => err(0, format!("{name}: {message}")),
         })?;
@@ -146,6 +158,7 @@ impl Streamed {
         written.insert_range(0, num_inputs);
         Ok(Streamed {
             path: name,
+            digest,
             num_gates: h.num_gates,
             num_wires: h.num_wires,
             inputs: h.inputs,
@@ -184,6 +197,17 @@ impl Streamed {
     /// Width of each output value.
     pub fn outputs(&self) -> &[u32] {
         &self.outputs
+    }
+
+    /// SHA-256 of the header's numbers and the bytes of the gate lines (read from the end in
+    /// chunks of 1 MiB): two parties that stream one file agree on it.
+    pub fn digest(&self) -> [u8; 32] {
+        self.digest
+    }
+
+    /// Gates per window.
+    pub fn window(&self) -> usize {
+        self.window
     }
 
     /// Gates in the file.
@@ -512,12 +536,14 @@ struct Backward {
     range: (u64, u64),
     num_gates: u32,
     output_start: Wire,
+    /// Takes every byte read.
+    digest: Sha256,
 }
 
 impl Backward {
     /// Writes every gate's marks to `marks` (gate g in byte g / 2, low half for even g) and
-    /// returns the input wires that some gate reads.
-    fn run(mut self, marks: &mut File) -> Result<HashSet<Wire>, Scan> {
+    /// returns the input wires that some gate reads and the digest.
+    fn run(mut self, marks: &mut File) -> Result<(HashSet<Wire>, [u8; 32]), Scan> {
         let (lo, mut pos) = self.range;
         let mut buf: Vec<u8> = Vec::new();
         let mut end = 0;
@@ -549,6 +575,7 @@ impl Backward {
                 buf.splice(0..0, std::iter::repeat_n(0, n));
                 self.file.seek(SeekFrom::Start(from))?;
                 self.file.read_exact(&mut buf[..n])?;
+                self.digest.update(&buf[..n]);
                 end += n;
                 pos = from;
             };
@@ -578,7 +605,7 @@ impl Backward {
             )));
         }
         batch.flush(marks)?;
-        Ok(later)
+        Ok((later, self.digest.finalize().into()))
     }
 
     /// The marks of `g`, met going backward with `later` the wires read after it.
