@@ -103,6 +103,15 @@ impl<R: BufRead> Lines<R> {
 
     /// The next non-blank line: its number and its text.
     fn next(&mut self) -> Result<Option<(usize, &str)>, Error> {
+        let Some((line, bytes)) = self.next_raw()? else {
+            return Ok(None);
+        };
+        let text = std::str::from_utf8(bytes).map_err(|_| err(line, "not UTF-8 text"))?;
+        Ok(Some((line, text)))
+    }
+
+    /// The next non-blank line's number and bytes, not yet checked to be UTF-8.
+    pub(crate) fn next_raw(&mut self) -> Result<Option<(usize, &[u8])>, Error> {
         let cap = MAX_LINE_BYTES as u64 + 1;
         loop {
             self.buf.clear();
@@ -133,9 +142,7 @@ impl<R: BufRead> Lines<R> {
                 break;
             }
         }
-        let line = self.number;
-        let text = std::str::from_utf8(&self.buf).map_err(|_| err(line, "not UTF-8 text"))?;
-        Ok(Some((line, text)))
+        Ok(Some((self.number, &self.buf)))
     }
 
     /// The next non-blank line split into tokens.
@@ -254,14 +261,14 @@ pub fn parse_reader(reader: impl BufRead, size_hint: u64) -> Result<(Circuit, Fo
     let backed = usize::try_from(size_hint / 8).unwrap_or(usize::MAX);
     gates.reserve((num_gates as usize).min(backed));
     gate_lines.reserve((num_gates as usize).min(backed));
-    while let Some((line, toks)) = lines.tokens()? {
+    while let Some((line, bytes)) = lines.next_raw()? {
         if gates.len() == num_gates as usize {
             return Err(err(
                 line,
                 format!("more gates than the {num_gates} the header declares"),
             ));
         }
-        gates.push(parse_gate(&toks, line)?);
+        gates.push(gate_line(bytes, line)?);
         gate_lines.push(line);
     }
     if gates.len() != num_gates as usize {
@@ -284,6 +291,81 @@ pub fn parse_reader(reader: impl BufRead, size_hint: u64) -> Result<(Circuit, Fo
         None => err(l1, msg),
     })?;
     Ok((circuit, format))
+}
+
+/// The gate on line `line`, of bytes `bytes` (a non-blank line): read without allocating
+/// where the line is plain ([`plain_gate`]), else judged (and any fault worded) by
+/// [`parse_gate`].
+pub(crate) fn gate_line(bytes: &[u8], line: usize) -> Result<Gate, Error> {
+    if let Some(g) = plain_gate(bytes) {
+        return Ok(g);
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| err(line, "not UTF-8 text"))?;
+    let toks: Vec<&str> = text.split_whitespace().collect();
+    parse_gate(&toks, line)
+}
+
+/// A gate line of ASCII digits and an operation name separated by ASCII whitespace, exactly
+/// as [`parse_gate`] accepts it; `None` for anything else, which [`parse_gate`] then judges.
+/// (Digits and operation names hold no whitespace of any kind, so where this accepts a line,
+/// splitting it at Unicode whitespace gives the same tokens.)
+fn plain_gate(bytes: &[u8]) -> Option<Gate> {
+    // One pass: numbers (at most five), then the operation, then only whitespace.
+    let mut nums = [0u32; 5];
+    let mut n = 0;
+    let mut i = 0;
+    let op = loop {
+        while bytes.get(i)?.is_ascii_whitespace() {
+            i += 1;
+        }
+        if !bytes[i].is_ascii_digit() {
+            let start = i;
+            while bytes.get(i).is_some_and(|b| !b.is_ascii_whitespace()) {
+                i += 1;
+            }
+            break &bytes[start..i];
+        }
+        // At most ten digits (longer, even with leading zeros, goes the slow way), summed in
+        // 64 bits without a check per digit: the checked multiply's latency was most of the
+        // line's cost.
+        let start = i;
+        let mut v: u64 = 0;
+        while let Some(d) = bytes
+            .get(i)
+            .map(|c| c.wrapping_sub(b'0'))
+            .filter(|&d| d <= 9)
+        {
+            v = v * 10 + u64::from(d);
+            i += 1;
+            if i - start > 10 {
+                return None;
+            }
+        }
+        let v = u32::try_from(v).ok()?;
+        if bytes.get(i).is_some_and(|b| !b.is_ascii_whitespace()) {
+            return None;
+        }
+        *nums.get_mut(n)? = v;
+        n += 1;
+    };
+    if !bytes[i..].iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    let kind = match op {
+        b"XOR" => GateKind::Xor,
+        b"AND" => GateKind::And,
+        b"INV" | b"NOT" => GateKind::Inv,
+        b"EQW" => GateKind::Eqw,
+        b"EQ" => GateKind::Eq,
+        _ => return None,
+    };
+    match (kind, n, nums) {
+        (GateKind::Xor | GateKind::And, 5, [2, 1, a, b, out]) => Some(Gate { kind, a, b, out }),
+        (GateKind::Inv | GateKind::Eqw | GateKind::Eq, 4, [1, 1, a, out, _]) => {
+            Some(Gate { kind, a, b: 0, out })
+        }
+        _ => None,
+    }
 }
 
 pub(crate) fn parse_gate(toks: &[&str], line: usize) -> Result<Gate, Error> {
@@ -339,17 +421,86 @@ pub(crate) fn parse_gate(toks: &[&str], line: usize) -> Result<Gate, Error> {
 /// Writes `c` in `format`. The old format takes at most two input values (parties), one output
 /// value and only XOR, AND and INV gates.
 pub fn write(c: &Circuit, format: Format) -> Result<String, Error> {
+    let mut out = Vec::new();
+    write_to(c, format, &mut out)?;
+    String::from_utf8(out).map_err(|e| Error::Invalid(e.to_string()))
+}
+
+/// [`write`] to `out`, line by line.
+pub fn write_to(c: &Circuit, format: Format, out: &mut impl std::io::Write) -> Result<(), Error> {
+    write_steps(c, 1, format, out)
+}
+
+/// Writes `steps` copies of the step circuit `step` chained into one circuit, in `format`, to
+/// `out`, gate line by gate line (nothing is held but one step): `step` takes two input values
+/// (a fresh value, then the state) and outputs the next state, as wide as its second input.
+/// The chain's input value 0 is every step's fresh value, step after step, its value 1 the
+/// initial state, and its output the last step's. For example SHA-256 over `steps` 64-byte
+/// blocks from a chaining value: the garbler's message, the evaluator's chaining value.
+pub fn write_chained(
+    step: &Circuit,
+    steps: u32,
+    format: Format,
+    out: &mut impl std::io::Write,
+) -> Result<(), Error> {
+    let [_, state] = step.inputs[..] else {
+        return Err(Error::Invalid(format!(
+            "a chained step takes two input values (fresh, state), this one {}",
+            step.inputs.len()
+        )));
+    };
+    if step.num_output_wires() != state || steps == 0 {
+        return Err(Error::Invalid(format!(
+            "{steps} steps of a circuit whose {} output bits are not its {state}-bit state",
+            step.num_output_wires()
+        )));
+    }
+    write_steps(step, steps, format, out)
+}
+
+/// Writes `steps` chained copies of `c` (one: `c` itself).
+fn write_steps(
+    c: &Circuit,
+    steps: u32,
+    format: Format,
+    out: &mut impl std::io::Write,
+) -> Result<(), Error> {
     c.check()?;
-    let mut s = String::new();
-    let _ = writeln!(s, "{} {}", c.gates.len(), c.num_wires);
+    let n = u64::from(steps);
+    let (fresh, state) = match c.inputs[..] {
+        [fresh, state] if steps > 1 => (u64::from(fresh), u64::from(state)),
+        _ => (u64::from(c.num_input_wires()), 0),
+    };
+    let written = c.gates.len() as u64;
+    let base = n * fresh + state;
+    let wires = base + n * written;
+    let gates = n * written;
+    let too_big =
+        |what: &str| Error::Invalid(format!("a chain of {steps} steps has too many {what}"));
+    let wires = u32::try_from(wires).map_err(|_| too_big("wires"))?;
+    let gates = u32::try_from(gates).map_err(|_| too_big("gates"))?;
+    let inputs = if steps > 1 {
+        vec![
+            u32::try_from(n * fresh).map_err(|_| too_big("inputs"))?,
+            state as u32,
+        ]
+    } else {
+        c.inputs.clone()
+    };
+    let io = |e: std::io::Error| Error::Io {
+        path: "the circuit file written".into(),
+        message: e.to_string(),
+    };
+    let mut head = String::new();
+    let _ = writeln!(head, "{gates} {wires}");
     let list = |v: &[u32]| v.iter().map(|w| format!(" {w}")).collect::<String>();
     match format {
         Format::Fashion => {
-            let _ = writeln!(s, "{}{}", c.inputs.len(), list(&c.inputs));
-            let _ = writeln!(s, "{}{}", c.outputs.len(), list(&c.outputs));
+            let _ = writeln!(head, "{}{}", inputs.len(), list(&inputs));
+            let _ = writeln!(head, "{}{}", c.outputs.len(), list(&c.outputs));
         }
         Format::Old => {
-            if c.inputs.len() > 2 || c.outputs.len() != 1 {
+            if inputs.len() > 2 || c.outputs.len() != 1 {
                 return Err(Error::Invalid(
                     "the old Bristol format holds two input values and one output value".into(),
                 ));
@@ -362,21 +513,46 @@ pub fn write(c: &Circuit, format: Format) -> Result<String, Error> {
                     "the old Bristol format has no EQ/EQW gates".into(),
                 ));
             }
-            let n = |k: usize| c.inputs.get(k).copied().unwrap_or(0);
-            let _ = writeln!(s, "{} {} {}", n(0), n(1), c.outputs[0]);
+            let v = |k: usize| inputs.get(k).copied().unwrap_or(0);
+            let _ = writeln!(head, "{} {} {}", v(0), v(1), c.outputs[0]);
         }
     }
-    s.push('\n');
-    for g in &c.gates {
-        let _ = match g.kind {
-            GateKind::Xor => writeln!(s, "2 1 {} {} {} XOR", g.a, g.b, g.out),
-            GateKind::And => writeln!(s, "2 1 {} {} {} AND", g.a, g.b, g.out),
-            GateKind::Inv => writeln!(s, "1 1 {} {} INV", g.a, g.out),
-            GateKind::Eqw => writeln!(s, "1 1 {} {} EQW", g.a, g.out),
-            GateKind::Eq => writeln!(s, "1 1 {} {} EQ", g.a, g.out),
+    head.push('\n');
+    out.write_all(head.as_bytes()).map_err(io)?;
+    let outputs_at = u64::from(c.output_start()) - fresh - state;
+    let mut line = String::new();
+    for k in 0..n {
+        // Step k's wire x in the chain.
+        let wire = |x: u32| -> u64 {
+            let x = u64::from(x);
+            if x < fresh {
+                k * fresh + x
+            } else if x < fresh + state {
+                match k {
+                    0 => n * fresh + (x - fresh),
+                    _ => base + (k - 1) * written + outputs_at + (x - fresh),
+                }
+            } else {
+                base + k * written + (x - fresh - state)
+            }
         };
+        for g in &c.gates {
+            line.clear();
+            let _ = match g.kind {
+                GateKind::Xor => {
+                    writeln!(line, "2 1 {} {} {} XOR", wire(g.a), wire(g.b), wire(g.out))
+                }
+                GateKind::And => {
+                    writeln!(line, "2 1 {} {} {} AND", wire(g.a), wire(g.b), wire(g.out))
+                }
+                GateKind::Inv => writeln!(line, "1 1 {} {} INV", wire(g.a), wire(g.out)),
+                GateKind::Eqw => writeln!(line, "1 1 {} {} EQW", wire(g.a), wire(g.out)),
+                GateKind::Eq => writeln!(line, "1 1 {} {} EQ", g.a, wire(g.out)),
+            };
+            out.write_all(line.as_bytes()).map_err(io)?;
+        }
     }
-    Ok(s)
+    out.flush().map_err(io)
 }
 
 /// Reads a circuit file, streaming it line by line (see [`parse_reader`]); a file larger than
@@ -551,6 +727,41 @@ mod tests {
                     let inputs: Vec<Vec<bool>> = c.inputs.iter().map(|&w| vec![true; w as usize]).collect();
                     proptest::prop_assert!(crate::eval::evaluate(&c, &inputs).is_ok());
                 }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// The allocation-free reader of plain gate lines accepts only what the tokenising
+        /// reader accepts, as the same gate, and accepts every line it writes.
+        #[test]
+        fn plain_gate_lines_read_as_tokenised(
+            unary in proptest::prelude::any::<bool>(),
+            edits in proptest::collection::vec((0usize..7, 0usize..17), 0..3),
+            seps in proptest::collection::vec(0usize..6, 7),
+        ) {
+            let words = ["2", "1", "0", "7", "4294967295", "4294967296", "02", "XOR", "AND", "INV", "EQ", "EQW", "NOT", "x", "-1", "\u{a0}", ""];
+            let gaps = [" ", "  ", "\t", "\x0b", "\u{a0}", "\r"];
+            // A valid line, then up to two tokens replaced (or dropped, or one added).
+            let mut toks: Vec<&str> = if unary { vec!["1", "1", "0", "7", "INV"] } else { vec!["2", "1", "0", "7", "4", "AND"] };
+            for (at, w) in edits {
+                match toks.get_mut(at) {
+                    Some(t) => *t = words[w],
+                    None => toks.push(words[w]),
+                }
+            }
+            let line: String = toks.iter().zip(&seps).map(|(t, &g)| format!("{t}{}", gaps[g])).collect();
+            let toks: Vec<&str> = line.split_whitespace().collect();
+            if let Some(g) = plain_gate(line.as_bytes()) {
+                proptest::prop_assert_eq!(parse_gate(&toks, 1), Ok(g));
+            }
+            if let Ok(g) = parse_gate(&toks, 1) {
+                proptest::prop_assert_eq!(gate_line(line.as_bytes(), 1), Ok(g));
+                let plain = match g.kind {
+                    GateKind::Xor | GateKind::And => format!("2 1 {} {} {} {}", g.a, g.b, g.out, toks[5]),
+                    _ => format!("1 1 {} {} {}", g.a, g.out, toks[4]),
+                };
+                proptest::prop_assert_eq!(plain_gate(plain.as_bytes()), Some(g));
             }
         }
     }

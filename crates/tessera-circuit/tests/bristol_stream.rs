@@ -297,3 +297,39 @@ fn positions_follow_the_live_wires() {
     }
     assert!(8 * most[1] <= 9 * most[0], "{most:?}");
 }
+
+/// SHA-256's compression function chained over a padded message into one file (the message
+/// as input value 0, the chaining value as value 1) gives RustCrypto's digest, read whole and
+/// streamed; a circuit that does not chain is refused.
+#[test]
+fn chained_sha256_file_gives_the_digest() {
+    use sha2::Digest;
+    use tessera_circuit::bristol::write_chained;
+    use tessera_circuit::eval::{bits_from_bytes, bytes_from_bits};
+    use tessera_circuit::library::{SHA256_IV, builtin, sha256_final_blocks};
+    let step = builtin("sha256").unwrap().unwrap();
+    let message: Vec<u8> = (0..150u32).map(|k| (k * 13 + 5) as u8).collect();
+    let mut blocks: Vec<[u8; 64]> = message[..128]
+        .chunks_exact(64)
+        .map(|c| c.try_into().unwrap())
+        .collect();
+    blocks.extend(sha256_final_blocks(&message[128..], message.len() as u64));
+    let mut text = Vec::new();
+    write_chained(&step, blocks.len() as u32, Format::Fashion, &mut text).unwrap();
+    let f = file_with(std::str::from_utf8(&text).unwrap());
+    let (whole, _) = read_file(f.path()).unwrap();
+    assert_eq!(whole.gates.len(), blocks.len() * step.gates.len());
+    let x = vec![
+        bits_from_bytes(&blocks.concat()),
+        bits_from_bytes(&SHA256_IV),
+    ];
+    let digest = sha2::Sha256::digest(&message).to_vec();
+    assert_eq!(bytes_from_bits(&evaluate(&whole, &x).unwrap()[0]), digest);
+    assert_eq!(
+        bytes_from_bits(&streamed(f.path(), 5000, &x).unwrap()[0]),
+        digest
+    );
+    let less = builtin("lt8").unwrap().unwrap();
+    assert!(write_chained(&less, 2, Format::Fashion, &mut Vec::new()).is_err());
+    assert!(write_chained(&step, 0, Format::Fashion, &mut Vec::new()).is_err());
+}

@@ -1,11 +1,12 @@
-//! `tessera circuit info|eval`: what a circuit file holds, and its plaintext evaluation.
+//! `tessera circuit info|eval|write`: what a circuit file holds, its plaintext evaluation, and
+//! Bristol files of circuits (chained copies of a step circuit included).
 
 use crate::CliError;
 use clap::Subcommand;
 use serde_json::json;
 use tessera_circuit::Circuit;
 use tessera_circuit::analysis::{and_depth, and_gates_per_layer, gate_counts, max_live_wires};
-use tessera_circuit::bristol::{Format, read_file};
+use tessera_circuit::bristol::{Format, read_file, write_chained, write_to};
 use tessera_circuit::eval::{bits_from_hex, bits_to_hex, evaluate};
 use tessera_circuit::library::{NAMES, builtin};
 
@@ -54,6 +55,32 @@ pub enum CircuitCommand {
         #[arg(long = "input")]
         inputs: Vec<String>,
     },
+    /// Writes the circuit as a Bristol file, line by line; with --chain N, N copies of a step
+    /// circuit (inputs: fresh value, state; output: the next state) chained into one circuit
+    /// whose value 0 is every step's fresh value and value 1 the first state (`sha256
+    /// --chain N`: SHA-256 over N blocks, about 119 000 N gates).
+    Write {
+        /// A built-in circuit or a Bristol file.
+        circuit: String,
+        /// The file to write (replaced if it exists).
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// Bristol Fashion or the older Bristol format.
+        #[arg(long, value_enum, default_value_t = FormatArg::Fashion)]
+        format: FormatArg,
+        /// Chain this many copies of the circuit.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        chain: Option<u32>,
+    },
+}
+
+/// A Bristol file format on the command line.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum FormatArg {
+    /// Bristol Fashion.
+    Fashion,
+    /// The older Bristol format (two input values, one output value, XOR/AND/INV).
+    Old,
 }
 
 /// Runs a circuit subcommand.
@@ -109,6 +136,35 @@ pub fn run(cmd: CircuitCommand) -> Result<(), CliError> {
             for out in evaluate(&c, &bits)? {
                 println!("{}", bits_to_hex(&out));
             }
+            Ok(())
+        }
+        CircuitCommand::Write {
+            circuit,
+            out,
+            format,
+            chain,
+        } => {
+            let (c, _) = load(&circuit)?;
+            let format = match format {
+                FormatArg::Fashion => Format::Fashion,
+                FormatArg::Old => Format::Old,
+            };
+            let file = std::fs::File::create(&out).map_err(|e| tessera_circuit::Error::Io {
+                path: out.display().to_string(),
+                message: e.to_string(),
+            })?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+            let written = match chain {
+                Some(n) => write_chained(&c, n, format, &mut w),
+                None => write_to(&c, format, &mut w),
+            };
+            written.map_err(|e| match e {
+                tessera_circuit::Error::Io { message, .. } => tessera_circuit::Error::Io {
+                    path: out.display().to_string(),
+                    message,
+                },
+                other => other,
+            })?;
             Ok(())
         }
     }

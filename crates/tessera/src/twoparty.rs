@@ -258,6 +258,7 @@ enum Body {
 
 /// One party of a Yao run.
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
+    let opened = Instant::now();
     let body = match args.stream_window {
         Some(window) => {
             let file = Streamed::open(Path::new(&args.circuit), window as usize)?;
@@ -265,6 +266,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         }
         None => Body::Whole(load(&args.circuit)?.0),
     };
+    let liveness_ms = matches!(body, Body::File(_)).then(|| opened.elapsed().as_secs_f64() * 1e3);
     let inputs = match &body {
         Body::File(f) => f.inputs().to_vec(),
         Body::Whole(c) => c.inputs.clone(),
@@ -323,6 +325,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
                 "setup_phases": phases_json(&setup),
                 "phases": phases_json(&phases),
                 "peak_rss_bytes": crate::bench::peak_rss_bytes(),
+                "liveness_ms": liveness_ms,
             })
         );
     } else {

@@ -50,6 +50,54 @@ fn circuit_info_and_eval_on_a_half_adder() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `circuit write` gives a file that evaluates as the built-in circuit, in both formats, and
+/// `--chain N` N chained copies (SHA-256 over two blocks: the digest of a 64-byte message).
+#[test]
+fn circuit_write_and_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let (key, text) = (
+        "000102030405060708090a0b0c0d0e0f",
+        "00112233445566778899aabbccddeeff",
+    );
+    for format in ["fashion", "old"] {
+        let f = path(&format!("aes-{format}.txt"));
+        let (ok, _, err) = tessera(&[
+            "circuit", "write", "aes128", "--out", &f, "--format", format,
+        ]);
+        assert!(ok, "{err}");
+        let (ok, out, err) = tessera(&["circuit", "eval", &f, "--input", key, "--input", text]);
+        assert!(ok, "{err}");
+        assert_eq!(out.trim(), "69c4e0d86a7b0430d8cdb78070b4c55a");
+    }
+    let f = path("sha2.txt");
+    let (ok, _, err) = tessera(&["circuit", "write", "sha256", "--chain", "2", "--out", &f]);
+    assert!(ok, "{err}");
+    // SHA-256 of 64 zero bytes: that block, then the padding block (0x80, and the length, 512
+    // bits, in its last bytes), from the IV in the digest's byte order.
+    let mut blocks = vec![0u8; 128];
+    blocks[64] = 0x80;
+    blocks[126] = 0x02;
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let iv = "6a09e667bb67ae853c6ef372a54ff53a510e527f9b05688c1f83d9ab5be0cd19";
+    let (ok, out, err) = tessera(&[
+        "circuit",
+        "eval",
+        &f,
+        "--input",
+        &hex(&blocks),
+        "--input",
+        iv,
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        out.trim(),
+        "f5a5fd42d16a20302798ef6ed309979b43003d2320d9f0e8ea9831a92759fb4b"
+    );
+    let (ok, _, err) = tessera(&["circuit", "write", "lt8", "--chain", "2", "--out", &f]);
+    assert!(!ok && err.contains("state"), "{err}");
+}
+
 #[test]
 fn builtin_circuits_by_name() {
     let (ok, out, err) = tessera(&[

@@ -18,10 +18,16 @@
 //! has no effect on liveness); it refuses only a gate count that differs from the header's
 //! and a line longer than [`MAX_LINE_BYTES`].
 
-use super::{Format, Lines, MAX_LINE_BYTES, err, header, parse_gate};
+use super::{Format, Lines, MAX_LINE_BYTES, err, gate_line, header};
 use crate::{Circuit, Error, Gate, GateKind, Wire};
+use foldhash::fast::RandomState;
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+/// Maps keyed by wires, hashed fast (the keys are the file's: the hasher is seeded at random).
+type HashMap<K, V> = std::collections::HashMap<K, V, RandomState>;
+/// Sets of wires, hashed as [`HashMap`].
+type HashSet<K> = std::collections::HashSet<K, RandomState>;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -145,7 +151,7 @@ impl Streamed {
         marks.seek(SeekFrom::Start(0)).map_err(io)?;
         let mut file = lines.reader.into_inner();
         file.seek(SeekFrom::Start(gates_at)).map_err(io)?;
-        let mut live = HashMap::with_capacity(read_inputs.len());
+        let mut live = HashMap::with_capacity_and_hasher(read_inputs.len(), RandomState::default());
         let mut free = Vec::new();
         for w in 0..num_inputs {
             if read_inputs.contains(&w) {
@@ -175,7 +181,7 @@ impl Streamed {
             free,
             positions: num_inputs,
             written,
-            local: HashMap::new(),
+            local: HashMap::default(),
             writes: Vec::new(),
             reads: Vec::new(),
             keeps: Vec::new(),
@@ -327,7 +333,7 @@ impl Streamed {
             .num_gates
             .min(self.gates_read.saturating_add(self.window as u32));
         while self.gates_read < end {
-            let Some((line, toks)) = self.lines.tokens()? else {
+            let Some((line, bytes)) = self.lines.next_raw()? else {
                 return Err(err(
                     0,
                     format!(
@@ -336,7 +342,7 @@ impl Streamed {
                     ),
                 ));
             };
-            let gate = parse_gate(&toks, line)?;
+            let gate = gate_line(bytes, line)?;
             let mark = self.next_mark()?;
             self.gates_read += 1;
             let mut local = gate;
@@ -380,7 +386,7 @@ impl Streamed {
             local.out = index;
             self.circuit.gates.push(local);
         }
-        if self.gates_read == self.num_gates && self.lines.tokens()?.is_some() {
+        if self.gates_read == self.num_gates && self.lines.next_raw()?.is_some() {
             let line = self.lines.number;
             let message = format!("more gates than the {} the header declares", self.num_gates);
             return Err(err(line, message));
@@ -483,37 +489,68 @@ fn in_file(e: Error, path: &str) -> Error {
     }
 }
 
-/// A set of wires as disjoint ranges: one range for wires written in order.
+/// A set of wires as disjoint ranges: one range for wires written in order. The range last
+/// written to is kept out of the map with the start of the next range, so writing the wire
+/// after it (the common case) touches no tree.
 #[derive(Default)]
 struct WireRanges {
     /// Start to end (exclusive), no two ranges touching.
     ranges: BTreeMap<u32, u64>,
+    /// The range last written to (start, end), not in `ranges`, and where the next range in
+    /// `ranges` starts (beyond `u32::MAX` if none).
+    hot: Option<(u32, u64, u64)>,
 }
 
 impl WireRanges {
     fn insert_range(&mut self, start: u32, end: u32) {
         if start < end {
+            self.cool();
             self.ranges.insert(start, u64::from(end));
+        }
+    }
+
+    /// Puts the hot range back into the map.
+    fn cool(&mut self) {
+        if let Some((s, e, _)) = self.hot.take() {
+            self.ranges.insert(s, e);
         }
     }
 
     /// Adds `w`; false if it was in.
     fn insert(&mut self, w: Wire) -> bool {
+        let w64 = u64::from(w);
+        if let Some((s, e, next)) = &mut self.hot {
+            if u64::from(*s) <= w64 && w64 < *e {
+                return false;
+            }
+            // Right after the hot range and not touching the next: in no range yet.
+            if w64 == *e && w64 + 1 < *next {
+                *e += 1;
+                return true;
+            }
+        }
+        self.cool();
         let before = self.ranges.range(..=w).next_back().map(|(&s, &e)| (s, e));
         if let Some((_, e)) = before
-            && u64::from(w) < e
+            && w64 < e
         {
             return false;
         }
-        let next = u64::from(w) + 1;
-        let after = u32::try_from(next)
+        let after = u32::try_from(w64 + 1)
             .ok()
             .and_then(|n| self.ranges.remove(&n));
-        let end = after.unwrap_or(next);
-        match before {
-            Some((s, e)) if e == u64::from(w) => self.ranges.insert(s, end),
-            _ => self.ranges.insert(w, end),
+        let end = after.unwrap_or(w64 + 1);
+        let start = match before {
+            Some((s, e)) if e == w64 => s,
+            _ => w,
         };
+        self.ranges.remove(&start);
+        let next = self
+            .ranges
+            .range((std::ops::Bound::Excluded(start), std::ops::Bound::Unbounded))
+            .next()
+            .map_or(u64::MAX, |(&k, _)| u64::from(k));
+        self.hot = Some((start, end, next));
         true
     }
 }
@@ -545,15 +582,17 @@ impl Backward {
     /// returns the input wires that some gate reads and the digest.
     fn run(mut self, marks: &mut File) -> Result<(HashSet<Wire>, [u8; 32]), Scan> {
         let (lo, mut pos) = self.range;
-        let mut buf: Vec<u8> = Vec::new();
+        // buf[..end] is the file from `pos` on, less the lines already taken; the next chunk
+        // is read into `chunk`, the two then swapped.
+        let (mut buf, mut chunk): (Vec<u8>, Vec<u8>) = (Vec::new(), Vec::new());
         let mut end = 0;
-        let mut later: HashSet<Wire> = HashSet::new();
+        let mut later: HashSet<Wire> = HashSet::default();
         let mut batch = MarkBatch::new(u64::from(self.num_gates));
         let mut seen: u64 = 0;
         loop {
             // The last line of buf[..end], reading further back as needed.
             let line = loop {
-                if let Some(i) = buf[..end].iter().rposition(|&b| b == b'\n') {
+                if let Some(i) = memchr::memrchr(b'\n', &buf[..end]) {
                     let line = i + 1..end;
                     end = i;
                     break Some(line);
@@ -571,11 +610,12 @@ impl Backward {
                 }
                 let from = pos.saturating_sub(CHUNK_BYTES as u64).max(lo);
                 let n = (pos - from) as usize;
-                buf.truncate(end);
-                buf.splice(0..0, std::iter::repeat_n(0, n));
+                chunk.resize(n, 0);
                 self.file.seek(SeekFrom::Start(from))?;
-                self.file.read_exact(&mut buf[..n])?;
-                self.digest.update(&buf[..n]);
+                self.file.read_exact(&mut chunk)?;
+                self.digest.update(&chunk);
+                chunk.extend_from_slice(&buf[..end]);
+                std::mem::swap(&mut buf, &mut chunk);
                 end += n;
                 pos = from;
             };
@@ -591,10 +631,7 @@ impl Backward {
                 )));
             }
             seen += 1;
-            let gate = std::str::from_utf8(text).ok().and_then(|t| {
-                let toks: Vec<&str> = t.split_whitespace().collect();
-                parse_gate(&toks, 0).ok()
-            });
+            let gate = gate_line(text, 0).ok();
             let mark = gate.map_or(0, |g| self.mark(&g, &mut later));
             batch.push(mark, marks)?;
         }
@@ -678,8 +715,24 @@ mod tests {
         for w in [0, 3, 4, 7, 9, u32::MAX] {
             assert!(!set.insert(w), "{w}");
         }
+        set.cool();
         assert_eq!(set.ranges.len(), 2);
         assert!(set.insert(10));
+        set.cool();
         assert_eq!(set.ranges.iter().next(), Some((&0, &11)));
+        // In order: one range; out of order: merged where they meet.
+        let mut set = WireRanges::default();
+        for w in (100..200).chain(50..99).chain([99, 20]) {
+            assert!(set.insert(w), "{w}");
+        }
+        for w in (20..21).chain(50..200) {
+            assert!(!set.insert(w), "{w}");
+        }
+        for w in [19, 21, 49, 200] {
+            assert!(set.insert(w), "{w}");
+        }
+        set.cool();
+        let ranges: Vec<(u32, u64)> = set.ranges.iter().map(|(&s, &e)| (s, e)).collect();
+        assert_eq!(ranges, [(19, 22), (49, 201)]);
     }
 }
