@@ -4,6 +4,7 @@
 use crate::CliError;
 use clap::Subcommand;
 use serde_json::json;
+use std::io::Read as _;
 use tessera_circuit::Circuit;
 use tessera_circuit::analysis::{and_depth, and_gates_per_layer, gate_counts, max_live_wires};
 use tessera_circuit::bristol::{Format, read_file, write_chained, write_to};
@@ -33,6 +34,30 @@ pub fn load(spec: &str) -> Result<(Circuit, Source), CliError> {
     Ok((c, Source::File(f)))
 }
 
+/// The bits of a `width`-bit value given on the command line as hex, or as `@FILE`: the hex
+/// read from FILE (for values too long for a command line), which may hold the digits and
+/// whitespace only, no more than such a value needs plus 4 KiB.
+pub fn hex_value(arg: &str, width: u32) -> Result<Vec<bool>, CliError> {
+    let Some(path) = arg.strip_prefix('@') else {
+        return Ok(bits_from_hex(arg, width)?);
+    };
+    let io = |e: std::io::Error| tessera_circuit::Error::Io {
+        path: path.to_owned(),
+        message: e.to_string(),
+    };
+    let limit = 2 * u64::from(width.div_ceil(8)) + 4096;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| std::io::Read::take(f, limit + 1).read_to_string(&mut text))
+        .map_err(io)?;
+    if text.len() as u64 > limit {
+        return Err(CliError::Usage(format!(
+            "{path}: more than the {limit} bytes a {width}-bit value's hex digits take"
+        )));
+    }
+    Ok(bits_from_hex(&text, width)?)
+}
+
 /// Circuit subcommands.
 #[derive(Subcommand)]
 pub enum CircuitCommand {
@@ -51,7 +76,7 @@ pub enum CircuitCommand {
         /// A built-in circuit (aes128, sha256, sha1, add<n>, sub<n>, mul<n>, lt<n>, lts<n>,
         /// eq<n>) or a Bristol Fashion or old-format Bristol file.
         circuit: String,
-        /// One hex value per input value, in order.
+        /// One hex value per input value, in order (`@FILE`: the hex in FILE).
         #[arg(long = "input")]
         inputs: Vec<String>,
     },
@@ -62,7 +87,7 @@ pub enum CircuitCommand {
     Write {
         /// A built-in circuit or a Bristol file.
         circuit: String,
-        /// The file to write (replaced if it exists).
+        /// The file to write (replaced if it exists, once FILE.partial is complete).
         #[arg(long)]
         out: std::path::PathBuf,
         /// Bristol Fashion or the older Bristol format.
@@ -131,7 +156,7 @@ pub fn run(cmd: CircuitCommand) -> Result<(), CliError> {
             let bits = inputs
                 .iter()
                 .zip(&c.inputs)
-                .map(|(h, &w)| bits_from_hex(h, w))
+                .map(|(h, &w)| hex_value(h, w))
                 .collect::<Result<Vec<_>, _>>()?;
             for out in evaluate(&c, &bits)? {
                 println!("{}", bits_to_hex(&out));
@@ -149,16 +174,27 @@ pub fn run(cmd: CircuitCommand) -> Result<(), CliError> {
                 FormatArg::Fashion => Format::Fashion,
                 FormatArg::Old => Format::Old,
             };
-            let file = std::fs::File::create(&out).map_err(|e| tessera_circuit::Error::Io {
+            // Written beside the target and renamed once complete, so a refused circuit or a
+            // full disk leaves no partial file under the name asked for.
+            let mut partial = out.clone().into_os_string();
+            partial.push(".partial");
+            let partial = std::path::PathBuf::from(partial);
+            let io = |e: std::io::Error| tessera_circuit::Error::Io {
                 path: out.display().to_string(),
                 message: e.to_string(),
-            })?;
+            };
+            let file = std::fs::File::create(&partial).map_err(io)?;
             let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
             let written = match chain {
                 Some(n) => write_chained(&c, n, format, &mut w),
                 None => write_to(&c, format, &mut w),
             };
-            written.map_err(|e| match e {
+            drop(w);
+            let renamed = written.and_then(|()| std::fs::rename(&partial, &out).map_err(io));
+            if renamed.is_err() {
+                let _ = std::fs::remove_file(&partial);
+            }
+            renamed.map_err(|e| match e {
                 tessera_circuit::Error::Io { message, .. } => tessera_circuit::Error::Io {
                     path: out.display().to_string(),
                     message,

@@ -7,7 +7,7 @@ use crate::circuit::load;
 use crate::twoparty::{LinkArgs, open, phases_json};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
-use tessera_circuit::eval::{bits_from_hex, bits_to_hex};
+use tessera_circuit::eval::bits_to_hex;
 use tessera_garble::SchemeKind;
 use tessera_protocols::boolean::{BoolCircuit, BoolSharing, Reveal};
 use tessera_protocols::yao::{OutputTo, Yao, YaoRole};
@@ -55,7 +55,7 @@ pub struct MpcRunArgs {
     #[arg(long)]
     circuit: String,
     /// This party's input value in hex (the listener's is value 0, the connector's value 1;
-    /// bit k is bit k mod 8 of byte k div 8).
+    /// bit k is bit k mod 8 of byte k div 8; `@FILE`: the hex in FILE).
     #[arg(long)]
     input: String,
     /// Who learns the output.
@@ -85,7 +85,7 @@ fn run_party(args: &MpcRunArgs) -> Result<(), CliError> {
     let network = open(&args.link)?;
     let me = network.id();
     let peer = 1 - me;
-    let bits = bits_from_hex(&args.input, circuit.inputs[me])?;
+    let bits = crate::circuit::hex_value(&args.input, circuit.inputs[me])?;
     let mut s = Session::new(network, SessionConfig::default())?;
     let protocol = args.protocol;
     let (output, phases) = s.run(|s| match protocol {

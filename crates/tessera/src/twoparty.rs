@@ -165,7 +165,8 @@ pub struct RunArgs {
     #[arg(long)]
     circuit: String,
     /// This party's input value in hex (bit k is bit k mod 8 of byte k div 8; for aes128 the
-    /// key or the plaintext in FIPS-197 byte order).
+    /// key or the plaintext in FIPS-197 byte order; `@FILE`: the hex in FILE, for values too
+    /// long for a command line).
     #[arg(long)]
     input: String,
     /// Garbling scheme; both parties must name the same.
@@ -279,7 +280,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         )));
     }
     let value = usize::from(args.role == Role::Evaluator);
-    let bits = bits_from_hex(&args.input, inputs[value])?;
+    let bits = crate::circuit::hex_value(&args.input, inputs[value])?;
     let outputs = match args.output {
         OutputArg::Evaluator => OutputTo::Evaluator,
         OutputArg::Garbler => OutputTo::Garbler,

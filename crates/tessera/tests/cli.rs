@@ -80,15 +80,11 @@ fn circuit_write_and_chain() {
     blocks[126] = 0x02;
     let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     let iv = "6a09e667bb67ae853c6ef372a54ff53a510e527f9b05688c1f83d9ab5be0cd19";
-    let (ok, out, err) = tessera(&[
-        "circuit",
-        "eval",
-        &f,
-        "--input",
-        &hex(&blocks),
-        "--input",
-        iv,
-    ]);
+    // The message from a file (`@FILE`), as values too long for a command line are given.
+    let message = path("message.hex");
+    std::fs::write(&message, format!("{}\n", hex(&blocks))).unwrap();
+    let at = format!("@{message}");
+    let (ok, out, err) = tessera(&["circuit", "eval", &f, "--input", &at, "--input", iv]);
     assert!(ok, "{err}");
     assert_eq!(
         out.trim(),
@@ -96,6 +92,9 @@ fn circuit_write_and_chain() {
     );
     let (ok, _, err) = tessera(&["circuit", "write", "lt8", "--chain", "2", "--out", &f]);
     assert!(!ok && err.contains("state"), "{err}");
+    std::fs::write(&message, "00".repeat(3000)).unwrap();
+    let (ok, _, err) = tessera(&["circuit", "eval", &f, "--input", &at, "--input", iv]);
+    assert!(!ok && err.contains("more than the"), "{err}");
 }
 
 #[test]
