@@ -410,6 +410,7 @@ impl Link {
                     Ok(n) if n < pending.len() => {
                         // A short write filled the socket's buffer: wait for the poller.
                         self.opos += n;
+                        self.compact();
                         self.writable = false;
                         return Ok(());
                     }
@@ -423,10 +424,19 @@ impl Link {
                 },
             };
             self.opos += n;
-            if self.opos > (1 << 20) && self.opos * 2 > self.outbuf.len() {
-                self.outbuf.drain(..self.opos);
-                self.opos = 0;
-            }
+            self.compact();
+        }
+    }
+
+    /// Drops the sent bytes from the front of the queue once they are over 1 MiB and most of
+    /// it, so the queue holds what is unsent, not everything ever sent. (A peer that reads a
+    /// little slower than this party sends makes every write short, and the queue never
+    /// empties: compacting only after whole writes let a garbler's queue grow to every table
+    /// it sent, 6 GiB for 10^9 gates.)
+    fn compact(&mut self) {
+        if self.opos > KEEP && self.opos * 2 > self.outbuf.len() {
+            self.outbuf.drain(..self.opos);
+            self.opos = 0;
         }
     }
 
@@ -437,5 +447,46 @@ impl Link {
         }
         let _ = self.push();
         self.socket.shutdown_write();
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::{Link, Socket};
+    use std::io::Read;
+
+    /// A peer that reads only as fast as this party sends keeps the socket full, so every
+    /// write is short: the queue must still hold only the unsent bytes.
+    #[test]
+    fn a_queue_behind_a_slow_reader_holds_only_the_unsent_bytes() {
+        let (a, mut b) = mio::net::UnixStream::pair().unwrap();
+        let mut link = Link::new(Socket::Unix(a), None);
+        let payload = vec![7u8; 1000];
+        // Fill the socket and leave a backlog.
+        for _ in 0..2000 {
+            link.queue(&[], &payload);
+        }
+        link.push().unwrap();
+        let mut sink = vec![0u8; 1000];
+        for _ in 0..40_000 {
+            link.queue(&[], &payload);
+            link.writable = true;
+            link.push().unwrap();
+            let mut got = 0;
+            while got < payload.len() {
+                match b.read(&mut sink[..payload.len() - got]) {
+                    Ok(n) => got += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+        }
+        // 40 MB went through; the backlog is about 2 MB.
+        assert!(link.unsent() < 3 << 20, "{}", link.unsent());
+        assert!(
+            link.outbuf.len() < 3 * link.unsent() + (3 << 20),
+            "{}",
+            link.outbuf.len()
+        );
     }
 }
