@@ -29,11 +29,38 @@ pub enum Format {
     Old,
 }
 
-pub(crate) fn err(line: usize, message: impl Into<String>) -> Error {
+fn err(line: usize, message: impl Into<String>) -> Error {
     Error::Parse {
         line,
         message: message.into(),
     }
+}
+
+/// `e` with the file's name in its message.
+fn in_file(e: Error, path: &str) -> Error {
+    match e {
+        Error::Parse { line, message } => Error::Parse {
+            line,
+            message: format!("{path}: {message}"),
+        },
+        other => other,
+    }
+}
+
+/// A gate line, on line `line`, beyond the `declared` gates.
+fn more_gates(line: usize, declared: u32) -> Error {
+    err(
+        line,
+        format!("more gates than the {declared} the header declares"),
+    )
+}
+
+/// A file of `found` gate lines where the header declares `declared`.
+fn fewer_gates(declared: u32, found: u64) -> Error {
+    err(
+        0,
+        format!("header declares {declared} gates, file has {found}"),
+    )
 }
 
 /// A decimal number of ASCII digits only (no sign, no spaces), as the formats write them.
@@ -146,7 +173,7 @@ impl<R: BufRead> Lines<R> {
     }
 
     /// The next non-blank line split into tokens.
-    pub(crate) fn tokens(&mut self) -> Result<Option<(usize, Vec<&str>)>, Error> {
+    fn tokens(&mut self) -> Result<Option<(usize, Vec<&str>)>, Error> {
         Ok(self
             .next()?
             .map(|(line, text)| (line, text.split_whitespace().collect())))
@@ -241,19 +268,11 @@ pub(crate) fn header<R: BufRead>(lines: &mut Lines<R>) -> Result<Header, Error> 
 /// read, so memory follows what the input supplies.
 pub fn parse_reader(reader: impl BufRead, size_hint: u64) -> Result<(Circuit, Format), Error> {
     let mut lines = Lines::new(reader);
-    let Header {
-        num_gates,
-        num_wires,
-        inputs,
-        outputs,
-        format,
-        line: l1,
-        first_gate,
-        ..
-    } = header(&mut lines)?;
+    let h = header(&mut lines)?;
+    let num_gates = h.num_gates;
     let mut gates = Vec::new();
     let mut gate_lines = Vec::new();
-    if let Some((gate, line)) = first_gate {
+    if let Some((gate, line)) = h.first_gate {
         gates.push(gate);
         gate_lines.push(line);
     }
@@ -263,34 +282,25 @@ pub fn parse_reader(reader: impl BufRead, size_hint: u64) -> Result<(Circuit, Fo
     gate_lines.reserve((num_gates as usize).min(backed));
     while let Some((line, bytes)) = lines.next_raw()? {
         if gates.len() == num_gates as usize {
-            return Err(err(
-                line,
-                format!("more gates than the {num_gates} the header declares"),
-            ));
+            return Err(more_gates(line, num_gates));
         }
         gates.push(gate_line(bytes, line)?);
         gate_lines.push(line);
     }
     if gates.len() != num_gates as usize {
-        return Err(err(
-            0,
-            format!(
-                "header declares {num_gates} gates, file has {}",
-                gates.len()
-            ),
-        ));
+        return Err(fewer_gates(num_gates, gates.len() as u64));
     }
     let circuit = Circuit {
-        num_wires,
-        inputs,
-        outputs,
+        num_wires: h.num_wires,
+        inputs: h.inputs,
+        outputs: h.outputs,
         gates,
     };
     circuit.validate().map_err(|(gate, msg)| match gate {
         Some(i) => err(gate_lines[i], msg),
-        None => err(l1, msg),
+        None => err(h.line, msg),
     })?;
-    Ok((circuit, format))
+    Ok((circuit, h.format))
 }
 
 /// The gate on line `line`, of bytes `bytes` (a non-blank line): read without allocating
@@ -368,7 +378,7 @@ fn plain_gate(bytes: &[u8]) -> Option<Gate> {
     }
 }
 
-pub(crate) fn parse_gate(toks: &[&str], line: usize) -> Result<Gate, Error> {
+fn parse_gate(toks: &[&str], line: usize) -> Result<Gate, Error> {
     let op = *toks.last().unwrap_or(&"");
     let kind = match op {
         "XOR" => GateKind::Xor,
@@ -572,13 +582,8 @@ pub fn read_file(path: &std::path::Path) -> Result<(Circuit, Format), Error> {
             ),
         });
     }
-    parse_reader(std::io::BufReader::new(file), size).map_err(|e| match e {
-        Error::Parse { line, message } => Error::Parse {
-            line,
-            message: format!("{}: {message}", path.display()),
-        },
-        other => other,
-    })
+    parse_reader(std::io::BufReader::new(file), size)
+        .map_err(|e| in_file(e, &path.display().to_string()))
 }
 
 #[cfg(test)]
@@ -671,13 +676,32 @@ mod tests {
             ("1 3\n2 1 1\n1 1\n2 1 0 +1 2 XOR\n", 4, "\"+1\""),
             ("+1 3\n2 1 1\n1 1\n2 1 0 1 2 XOR\n", 1, "\"+1\""),
         ];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("case.txt");
         for (text, line, what) in cases {
-            match parse(text) {
+            let whole = match parse(text) {
                 Err(Error::Parse { line: l, message }) => {
                     assert_eq!(l, line, "{text:?}: {message}");
                     assert!(message.contains(what), "{text:?}: {message}");
+                    (l, message)
                 }
                 other => panic!("{text:?} gave {other:?}"),
+            };
+            // Streamed, the same line and fault after the file's name, but for a gate count
+            // other than the header's: the liveness pass finds it first, at line 0.
+            std::fs::write(&path, text).unwrap();
+            let streamed = stream::Streamed::open(&path, 1).and_then(|s| {
+                let x: Vec<Vec<bool>> =
+                    s.inputs().iter().map(|&w| vec![true; w as usize]).collect();
+                s.evaluate(&x)
+            });
+            let name = path.display().to_string();
+            match streamed {
+                Err(Error::Parse { line: l, message })
+                    if (l, &message) == (whole.0, &format!("{name}: {}", whole.1)) => {}
+                Err(Error::Parse { line: 0, message })
+                    if message.contains("gates") && message.contains("header declares") => {}
+                other => panic!("{text:?} streamed gave {other:?}, whole {whole:?}"),
             }
         }
     }
@@ -702,18 +726,21 @@ mod tests {
 
     proptest::proptest! {
         /// Mangled files (tokens replaced, dropped or duplicated, text cut short) give an error
-        /// or a valid circuit, never a panic.
+        /// or a valid circuit, never a panic; streamed in windows of 1 to 3 gates, exactly the
+        /// same files are refused and the others give the same outputs.
         #[test]
         fn mangled_files_never_panic(
             edits in proptest::collection::vec((0usize..64, 0u8..4, proptest::prelude::any::<u32>()), 1..6),
             cut in 0usize..200,
+            window in 1usize..4,
         ) {
-            let text = "4 8\n2 2 2\n1 2\n\n2 1 0 1 4 AND\n2 1 4 2 5 XOR\n2 1 5 3 6 AND\n1 1 0 7 INV\n";
+            let text = "5 9\n2 2 2\n1 2\n\n2 1 0 1 4 AND\n2 1 4 2 5 XOR\n2 1 5 3 6 AND\n1 1 0 7 INV\n2 1 6 4 8 AND\n";
             let mut toks: Vec<String> = text.split(' ').map(str::to_string).collect();
             for (at, op, v) in edits {
                 let i = at % toks.len();
                 match op {
-                    0 => toks[i] = v.to_string(),
+                    // Small numbers half the time, so that many mangled files stay valid.
+                    0 => toks[i] = if v & 1 == 0 { v >> 1 } else { (v >> 1) % 12 }.to_string(),
                     1 => { toks.remove(i); if toks.is_empty() { toks.push(String::new()); } }
                     2 => { let t = toks[i].clone(); toks.insert(i, t); }
                     _ => toks[i] = ["XOR\n", "EQ", "\n", "-1", "AND"][v as usize % 5].to_string(),
@@ -721,11 +748,27 @@ mod tests {
             }
             let mangled = toks.join(" ");
             let cut = cut.min(mangled.len());
+            let file = tempfile::NamedTempFile::new().unwrap();
             for t in [&mangled[..], mangled.get(..cut).unwrap_or("")] {
-                if let Ok((c, _)) = parse(t) {
-                    proptest::prop_assert!(c.validate().is_ok());
-                    let inputs: Vec<Vec<bool>> = c.inputs.iter().map(|&w| vec![true; w as usize]).collect();
-                    proptest::prop_assert!(crate::eval::evaluate(&c, &inputs).is_ok());
+                std::fs::write(file.path(), t).unwrap();
+                let streamed = |x: Option<&[Vec<bool>]>| {
+                    stream::Streamed::open(file.path(), window).and_then(|s| {
+                        let ones: Vec<Vec<bool>> = s.inputs().iter().map(|&w| vec![true; w as usize]).collect();
+                        s.evaluate(x.unwrap_or(&ones))
+                    })
+                };
+                match parse(t) {
+                    Ok((c, _)) => {
+                        proptest::prop_assert!(c.validate().is_ok());
+                        let inputs: Vec<Vec<bool>> = c.inputs.iter().map(|&w| vec![true; w as usize]).collect();
+                        let want = crate::eval::evaluate(&c, &inputs);
+                        proptest::prop_assert!(want.is_ok());
+                        proptest::prop_assert_eq!(streamed(Some(&inputs)), want, "{:?}", t);
+                    }
+                    Err(_) => {
+                        let got = streamed(None);
+                        proptest::prop_assert!(got.is_err(), "{:?} streamed to {:?}", t, got);
+                    }
                 }
             }
         }

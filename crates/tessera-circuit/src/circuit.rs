@@ -132,6 +132,40 @@ impl Gate {
     }
 }
 
+/// What is wrong with one gate of a circuit: the reasons of [`Circuit::validate`], which the
+/// streamed Bristol reader gives too.
+pub(crate) enum GateFault {
+    /// It reads a wire beyond the circuit's.
+    ReadsBeyond { wire: Wire, wires: u32 },
+    /// It reads a wire no input or earlier gate wrote.
+    ReadsUnwritten(Wire),
+    /// An EQ gate's constant is not 0 or 1.
+    EqConstant(u32),
+    /// It writes a wire beyond the circuit's.
+    WritesBeyond { wire: Wire, wires: u32 },
+    /// It writes an input or a wire already written.
+    WritesAgain(Wire),
+}
+
+impl GateFault {
+    /// The reason, for an error message.
+    pub(crate) fn message(&self) -> String {
+        match *self {
+            GateFault::ReadsBeyond { wire, wires } => {
+                format!("reads wire {wire}, but the circuit has {wires} wires")
+            }
+            GateFault::ReadsUnwritten(w) => format!("reads wire {w} before any gate writes it"),
+            GateFault::EqConstant(c) => format!("EQ constant must be 0 or 1, got {c}"),
+            GateFault::WritesBeyond { wire, wires } => {
+                format!("writes wire {wire}, but the circuit has {wires} wires")
+            }
+            GateFault::WritesAgain(w) => {
+                format!("writes wire {w}, which is already an input or written")
+            }
+        }
+    }
+}
+
 /// A Boolean circuit in Bristol Fashion's layout: input values occupy wires `0..` in order, the
 /// output values are the last wires, and gates are listed so that every wire is written before
 /// it is read and written once.
@@ -186,36 +220,29 @@ impl Circuit {
         let (num_in, num_out) = (total(&self.inputs), total(&self.outputs));
         let mut written = vec![false; n];
         written[..num_in].fill(true);
+        let wires = self.num_wires;
         for (i, g) in self.gates.iter().enumerate() {
+            let fault = |f: GateFault| Err((Some(i), f.message()));
             for &k in g.inputs() {
-                let w = g.input(k) as usize;
-                if w >= n {
-                    return Err((
-                        Some(i),
-                        format!("reads wire {w}, but the circuit has {n} wires"),
-                    ));
+                let wire = g.input(k);
+                if wire >= wires {
+                    return fault(GateFault::ReadsBeyond { wire, wires });
                 }
-                if !written[w] {
-                    return Err((Some(i), format!("reads wire {w} before any gate writes it")));
+                if !written[wire as usize] {
+                    return fault(GateFault::ReadsUnwritten(wire));
                 }
             }
             if g.kind == GateKind::Eq && g.a > 1 {
-                return Err((Some(i), format!("EQ constant must be 0 or 1, got {}", g.a)));
+                return fault(GateFault::EqConstant(g.a));
             }
-            let o = g.out as usize;
-            if o >= n {
-                return Err((
-                    Some(i),
-                    format!("writes wire {o}, but the circuit has {n} wires"),
-                ));
+            let wire = g.out;
+            if wire >= wires {
+                return fault(GateFault::WritesBeyond { wire, wires });
             }
-            if written[o] {
-                return Err((
-                    Some(i),
-                    format!("writes wire {o}, which is already an input or written"),
-                ));
+            if written[wire as usize] {
+                return fault(GateFault::WritesAgain(wire));
             }
-            written[o] = true;
+            written[wire as usize] = true;
         }
         if let Some(w) = (n - num_out..n).find(|&w| !written[w]) {
             return Err((None, format!("output wire {w} is never written")));

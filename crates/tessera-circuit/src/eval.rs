@@ -4,24 +4,45 @@
 
 use crate::{Circuit, Error, GateKind};
 
-/// Evaluates `c` on one bit vector per input value; returns one bit vector per output value.
-pub fn evaluate(c: &Circuit, inputs: &[Vec<bool>]) -> Result<Vec<Vec<bool>>, Error> {
-    if inputs.len() != c.inputs.len() {
+/// Checks that `values` are one bit vector per width of `widths`, each that wide.
+pub fn check_values(widths: &[u32], values: &[Vec<bool>]) -> Result<(), Error> {
+    if values.len() != widths.len() {
         return Err(Error::Input(format!(
             "the circuit takes {} input values, got {}",
-            c.inputs.len(),
-            inputs.len()
+            widths.len(),
+            values.len()
         )));
     }
-    let mut wires = vec![false; c.num_wires as usize];
-    let mut at = 0;
-    for (v, (bits, &width)) in inputs.iter().zip(&c.inputs).enumerate() {
+    for (v, (bits, &width)) in values.iter().zip(widths).enumerate() {
         if bits.len() != width as usize {
             return Err(Error::Input(format!(
                 "input value {v} has {width} bits, got {}",
                 bits.len()
             )));
         }
+    }
+    Ok(())
+}
+
+/// `bits` cut into consecutive values of `widths` bits (as many as `bits` holds).
+pub fn split_values(widths: &[u32], bits: &[bool]) -> Vec<Vec<bool>> {
+    let mut rest = bits;
+    widths
+        .iter()
+        .map(|&w| {
+            let (value, tail) = rest.split_at((w as usize).min(rest.len()));
+            rest = tail;
+            value.to_vec()
+        })
+        .collect()
+}
+
+/// Evaluates `c` on one bit vector per input value; returns one bit vector per output value.
+pub fn evaluate(c: &Circuit, inputs: &[Vec<bool>]) -> Result<Vec<Vec<bool>>, Error> {
+    check_values(&c.inputs, inputs)?;
+    let mut wires = vec![false; c.num_wires as usize];
+    let mut at = 0;
+    for bits in inputs {
         wires[at..at + bits.len()].copy_from_slice(bits);
         at += bits.len();
     }
@@ -35,15 +56,10 @@ pub fn evaluate(c: &Circuit, inputs: &[Vec<bool>]) -> Result<Vec<Vec<bool>>, Err
             GateKind::Eq => g.a == 1,
         };
     }
-    let mut at = c.output_start() as usize;
-    Ok(c.outputs
-        .iter()
-        .map(|&w| {
-            let v = wires[at..at + w as usize].to_vec();
-            at += w as usize;
-            v
-        })
-        .collect())
+    Ok(split_values(
+        &c.outputs,
+        &wires[c.output_start() as usize..],
+    ))
 }
 
 /// Bits of a hex string, LSB first within each byte; `width` bits are taken and the string must

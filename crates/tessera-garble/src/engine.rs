@@ -626,18 +626,6 @@ impl<S: Scheme> Evaluator<S> {
         domain: u64,
         source: &mut impl TableSource,
     ) -> Result<&[Block], Error> {
-        self.evaluate_part(plan, domain, source)?;
-        source.finish()?;
-        Ok(&self.labels[plan.output_slots()])
-    }
-
-    /// [`Evaluator::evaluate_placed`] but for the check that `source` is exhausted.
-    fn evaluate_part(
-        &mut self,
-        plan: &Plan,
-        domain: u64,
-        source: &mut impl TableSource,
-    ) -> Result<&[Block], Error> {
         let mut ev = self.start_placed(plan, domain)?;
         let threads = useful_threads(plan.widest_batch(), S::TABLE_GRAIN, self.threads);
         if threads == 1 {
@@ -648,7 +636,8 @@ impl<S: Scheme> Evaluator<S> {
         } else {
             self.evaluate_parallel((plan, domain, threads), source)?;
         }
-        Ok(&self.labels[plan.output_slots()])
+        source.finish()?;
+        Ok(self.outputs_of(plan))
     }
 
     /// Evaluates `plan` on `threads` threads, as [`Garbler::garble_parallel`] garbles it.

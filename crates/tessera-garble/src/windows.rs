@@ -6,29 +6,52 @@
 //! window's plan and slots and one batch's tables, whatever the file's size.
 
 use crate::engine::Cursor;
-use crate::engine::DOMAINS;
 use crate::{Error, Evaluator, Garbler, Plan, Scheme, TableSink, TableSource};
 use tessera_circuit::Circuit;
-use tessera_circuit::bristol::stream::Streamed;
+use tessera_circuit::bristol::stream::{Streamed, Window};
 use tessera_core::Block;
 
-/// Checks that `inputs` labels fit `file`'s input wires.
-fn check_width(file: &Streamed, inputs: usize) -> Result<(), Error> {
-    let width: u32 = file.inputs().iter().sum();
-    if inputs != width as usize {
-        return Err(Error::Inputs(format!(
-            "the circuit has {width} input wires, got {inputs} labels"
-        )));
-    }
-    Ok(())
-}
+/// The labels of the wires live across windows, by the reader's positions.
+struct Store<L>(Vec<L>);
 
-/// The tweak domain of window `index`.
-fn domain(index: u64) -> Result<u64, Error> {
-    if index >= DOMAINS {
-        return Err(Error::Inputs("more than 2^62 windows".into()));
+impl<L: Copy + Default> Store<L> {
+    /// A store holding the labels of `file`'s input wires (positions 0, 1, ...).
+    fn new(file: &Streamed, inputs: &[L]) -> Result<Self, Error> {
+        let width: u32 = file.inputs().iter().sum();
+        if inputs.len() != width as usize {
+            return Err(Error::Inputs(format!(
+                "the circuit has {width} input wires, got {} labels",
+                inputs.len()
+            )));
+        }
+        Ok(Store(inputs.to_vec()))
     }
-    Ok(index)
+
+    /// Places the labels of window `w`'s inputs in the input slots of its plan, `slots`, and
+    /// grows the store to hold every position so far.
+    fn place(&mut self, w: &Window<'_>, slots: &mut [L]) -> Result<(), Error> {
+        if slots.len() != w.inputs.len() {
+            return Err(Error::Inputs("a window's plan and inputs differ".into()));
+        }
+        for (slot, &p) in slots.iter_mut().zip(w.inputs) {
+            *slot = self.0[p as usize];
+        }
+        self.0.resize(w.positions, L::default());
+        Ok(())
+    }
+
+    /// Keeps a window's output labels at its output `positions`.
+    fn keep(&mut self, positions: &[u32], labels: &[L]) {
+        for (&p, &l) in positions.iter().zip(labels) {
+            self.0[p as usize] = l;
+        }
+    }
+
+    /// The labels of `file`'s output wires, once every window is run.
+    fn outputs(&self, file: &Streamed) -> Result<Vec<L>, Error> {
+        let positions = file.output_positions()?;
+        Ok(positions.iter().map(|&p| self.0[p as usize]).collect())
+    }
 }
 
 /// Garbles the circuit file `file` window by window, each compiled by `compile` (for a
@@ -42,25 +65,14 @@ pub fn garble_streamed<S: Scheme>(
     (secret, inputs): (&S::Secret, &[S::Wire]),
     sink: &mut impl TableSink,
 ) -> Result<Vec<S::Wire>, Error> {
-    check_width(file, inputs.len())?;
-    let mut store = inputs.to_vec();
+    let mut store = Store::new(file, inputs)?;
     while let Some(w) = file.next_window()? {
         let plan = compile(w.circuit);
-        let slots = garbler.inputs(&plan);
-        if slots.len() != w.inputs.len() {
-            return Err(Error::Inputs("a window's plan and inputs differ".into()));
-        }
-        for (slot, &p) in slots.iter_mut().zip(w.inputs) {
-            *slot = store[p as usize];
-        }
-        let out = garbler.garble_placed(&plan, domain(w.index)?, secret, sink)?;
-        store.resize(w.positions, S::Wire::default());
-        for (&p, &l) in w.outputs.iter().zip(out) {
-            store[p as usize] = l;
-        }
+        store.place(&w, garbler.inputs(&plan))?;
+        let out = garbler.garble_placed(&plan, w.index, secret, sink)?;
+        store.keep(w.outputs, out);
     }
-    let outputs = file.output_positions()?;
-    Ok(outputs.iter().map(|&p| store[p as usize]).collect())
+    store.outputs(file)
 }
 
 /// Evaluates a circuit file garbled by [`garble_streamed`] with the same `compile`, one batch
@@ -70,8 +82,7 @@ pub struct StreamedEvaluator<S: Scheme, C> {
     file: Streamed,
     compile: C,
     evaluator: Evaluator<S>,
-    /// Active labels of the wires live across windows, by position.
-    store: Vec<Block>,
+    store: Store<Block>,
     /// The window being evaluated, and the positions of its outputs.
     current: Option<(Plan, Cursor)>,
     keeps: Vec<u32>,
@@ -87,12 +98,11 @@ impl<S: Scheme, C: FnMut(&Circuit) -> Plan> StreamedEvaluator<S, C> {
         evaluator: Evaluator<S>,
         inputs: &[Block],
     ) -> Result<Self, Error> {
-        check_width(&file, inputs.len())?;
         Ok(StreamedEvaluator {
+            store: Store::new(&file, inputs)?,
             file,
             compile,
             evaluator,
-            store: inputs.to_vec(),
             current: None,
             keeps: Vec::new(),
             done: false,
@@ -107,10 +117,8 @@ impl<S: Scheme, C: FnMut(&Circuit) -> Plan> StreamedEvaluator<S, C> {
                 if let Some(n) = self.evaluator.next_tables_at(plan, cursor) {
                     return Ok(Some(n));
                 }
-                let out = self.evaluator.outputs_of(plan);
-                for (&p, &l) in self.keeps.iter().zip(out) {
-                    self.store[p as usize] = l;
-                }
+                self.store
+                    .keep(&self.keeps, self.evaluator.outputs_of(plan));
                 self.current = None;
             }
             if self.done {
@@ -121,17 +129,10 @@ impl<S: Scheme, C: FnMut(&Circuit) -> Plan> StreamedEvaluator<S, C> {
                 return Ok(None);
             };
             let plan = (self.compile)(w.circuit);
-            let slots = self.evaluator.inputs(&plan);
-            if slots.len() != w.inputs.len() {
-                return Err(Error::Inputs("a window's plan and inputs differ".into()));
-            }
-            for (slot, &p) in slots.iter_mut().zip(w.inputs) {
-                *slot = self.store[p as usize];
-            }
-            self.store.resize(w.positions, Block::ZERO);
+            self.store.place(&w, self.evaluator.inputs(&plan))?;
             self.keeps.clear();
             self.keeps.extend_from_slice(w.outputs);
-            let cursor = self.evaluator.start_cursor(&plan, domain(w.index)?)?;
+            let cursor = self.evaluator.start_cursor(&plan, w.index)?;
             self.current = Some((plan, cursor));
         }
     }
@@ -145,11 +146,6 @@ impl<S: Scheme, C: FnMut(&Circuit) -> Plan> StreamedEvaluator<S, C> {
         self.evaluator.feed_at(plan, cursor, table)
     }
 
-    /// Whether every window is evaluated.
-    pub fn is_done(&self) -> bool {
-        self.done
-    }
-
     /// The active labels of the circuit's output wires, once every window is evaluated.
     pub fn outputs(&self) -> Result<Vec<Block>, Error> {
         if !self.done {
@@ -157,8 +153,7 @@ impl<S: Scheme, C: FnMut(&Circuit) -> Plan> StreamedEvaluator<S, C> {
                 "the outputs come after the last window".into(),
             ));
         }
-        let outputs = self.file.output_positions()?;
-        Ok(outputs.iter().map(|&p| self.store[p as usize]).collect())
+        self.store.outputs(&self.file)
     }
 }
 

@@ -31,6 +31,7 @@ use crate::{Error, Session};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
+use tessera_circuit::eval::split_values;
 use tessera_circuit::{Circuit, GateKind};
 use tessera_core::{Block, Prg};
 use tessera_garble::{
@@ -290,20 +291,6 @@ pub(crate) fn hello(
     s.phase("hello", |s| {
         role::drive(&mut HelloRole { ours, scheme }, &mut s.channel(peer), space)
     })
-}
-
-/// Splits output bits into the circuit's output values.
-fn split_outputs(circuit: &Circuit, bits: &[bool]) -> Vec<Vec<bool>> {
-    let mut at = 0;
-    circuit
-        .outputs
-        .iter()
-        .map(|&w| {
-            let v = bits[at..at + w as usize].to_vec();
-            at += w as usize;
-            v
-        })
-        .collect()
 }
 
 /// A payload of blocks.
@@ -999,7 +986,7 @@ impl Yao {
                 )));
             }
             let bits = execution.execute(s, input)?;
-            let output = bits.map(|b| split_outputs(execution.circuit(), &b));
+            let output = bits.map(|b| split_values(&execution.circuit().outputs, &b));
             Ok(Outcome {
                 output,
                 phases: s.take_phases(),

@@ -20,6 +20,7 @@ use crate::{Error, Session};
 use sha2::{Digest, Sha256};
 use tessera_circuit::Circuit;
 use tessera_circuit::bristol::stream::Streamed;
+use tessera_circuit::eval::split_values;
 use tessera_core::Block;
 use tessera_garble::{
     Batching, Evaluator, Garbler, InputEncoding, Plan, Scheme, SchemeKind, SchemeVisitor,
@@ -93,24 +94,11 @@ pub fn run(
             block,
         })?;
         Ok(FileOutcome {
-            output: bits.map(|b| split_bits(&split, &b)),
+            output: bits.map(|b| split_values(&split, &b)),
             gates,
             phases: s.take_phases(),
         })
     })
-}
-
-/// Output bits cut into values of `widths` bits.
-fn split_bits(widths: &[u32], bits: &[bool]) -> Vec<Vec<bool>> {
-    let mut at = 0;
-    widths
-        .iter()
-        .map(|&w| {
-            let v = bits[at..(at + w as usize).min(bits.len())].to_vec();
-            at += w as usize;
-            v
-        })
-        .collect()
 }
 
 /// A window's plan for a scheme with `xor` gates.

@@ -18,19 +18,23 @@
 //! has no effect on liveness); it refuses only a gate count that differs from the header's
 //! and a line longer than [`MAX_LINE_BYTES`].
 
-use super::{Format, Lines, MAX_LINE_BYTES, err, gate_line, header};
+use super::{
+    Format, Lines, MAX_LINE_BYTES, err, fewer_gates, gate_line, header, in_file, more_gates,
+};
+use crate::circuit::GateFault;
+use crate::eval::{check_values, split_values};
 use crate::{Circuit, Error, Gate, GateKind, Wire};
 use foldhash::fast::RandomState;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::path::Path;
 
 /// Maps keyed by wires, hashed fast (the keys are the file's: the hasher is seeded at random).
 type HashMap<K, V> = std::collections::HashMap<K, V, RandomState>;
 /// Sets of wires, hashed as [`HashMap`].
 type HashSet<K> = std::collections::HashSet<K, RandomState>;
-use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
-use std::path::Path;
 
 /// Gates per window by default: 2^16, as many as [`crate::layered`] levels at once.
 pub const DEFAULT_WINDOW: usize = 1 << 16;
@@ -60,6 +64,8 @@ pub struct Streamed {
     digest: [u8; 32],
     num_gates: u32,
     num_wires: u32,
+    /// The first output wire: outputs are never freed.
+    output_start: Wire,
     inputs: Vec<u32>,
     outputs: Vec<u32>,
     format: Format,
@@ -146,7 +152,7 @@ impl Streamed {
         };
         let (read_inputs, digest) = scan.run(&mut marks).map_err(|e| match e {
             Scan::Io(e) => io(e),
-            Scan::Bad(message) => err(0, format!("{name}: {message}")),
+            Scan::Bad(e) => in_file(e, &name),
         })?;
         marks.seek(SeekFrom::Start(0)).map_err(io)?;
         let mut file = lines.reader.into_inner();
@@ -167,6 +173,7 @@ impl Streamed {
             digest,
             num_gates: h.num_gates,
             num_wires: h.num_wires,
+            output_start,
             inputs: h.inputs,
             outputs: h.outputs,
             format: h.format,
@@ -226,11 +233,6 @@ impl Streamed {
         self.format
     }
 
-    /// Wires live between windows now (inputs and written wires still to be read, outputs).
-    pub fn live_wires(&self) -> usize {
-        self.live.len()
-    }
-
     /// The next window, or `None` after the last one.
     pub fn next_window(&mut self) -> Result<Option<Window<'_>>, Error> {
         if self.gates_read == self.num_gates {
@@ -256,8 +258,7 @@ impl Streamed {
                 self.gates_read, self.num_gates
             )));
         }
-        let start = self.num_wires - self.outputs.iter().sum::<u32>();
-        (start..self.num_wires)
+        (self.output_start..self.num_wires)
             .map(|w| {
                 self.live.get(&w).copied().ok_or_else(|| {
                     let message = format!("output wire {w} is never written");
@@ -270,17 +271,7 @@ impl Streamed {
     /// Evaluates the file in plaintext on one bit vector per input value, window by window;
     /// returns one bit vector per output value.
     pub fn evaluate(mut self, inputs: &[Vec<bool>]) -> Result<Vec<Vec<bool>>, Error> {
-        if inputs.len() != self.inputs.len()
-            || inputs
-                .iter()
-                .zip(&self.inputs)
-                .any(|(v, &w)| v.len() != w as usize)
-        {
-            return Err(Error::Input(format!(
-                "the circuit takes input values of {:?} bits",
-                self.inputs
-            )));
-        }
+        check_values(&self.inputs, inputs)?;
         let mut store: Vec<bool> = inputs.concat();
         while let Some(w) = self.next_window()? {
             let bits: Vec<bool> = w.inputs.iter().map(|&p| store[p as usize]).collect();
@@ -290,21 +281,9 @@ impl Streamed {
                 store[p as usize] = b;
             }
         }
-        let bits: Vec<bool> = self
-            .output_positions()?
-            .iter()
-            .map(|&p| store[p as usize])
-            .collect();
-        let mut at = 0;
-        Ok(self
-            .outputs
-            .iter()
-            .map(|&w| {
-                let v = bits[at..at + w as usize].to_vec();
-                at += w as usize;
-                v
-            })
-            .collect())
+        let positions = self.output_positions()?;
+        let bits: Vec<bool> = positions.iter().map(|&p| store[p as usize]).collect();
+        Ok(split_values(&self.outputs, &bits))
     }
 
     /// The next gate's liveness marks.
@@ -328,19 +307,13 @@ impl Streamed {
         self.reads.clear();
         self.keeps.clear();
         self.circuit.gates.clear();
-        let output_start = self.num_wires - self.outputs.iter().sum::<u32>();
+        let output_start = self.output_start;
         let end = self
             .num_gates
             .min(self.gates_read.saturating_add(self.window as u32));
         while self.gates_read < end {
             let Some((line, bytes)) = self.lines.next_raw()? else {
-                return Err(err(
-                    0,
-                    format!(
-                        "header declares {} gates, file has {}",
-                        self.num_gates, self.gates_read
-                    ),
-                ));
+                return Err(fewer_gates(self.num_gates, u64::from(self.gates_read)));
             };
             let gate = gate_line(bytes, line)?;
             let mark = self.next_mark()?;
@@ -355,27 +328,17 @@ impl Streamed {
                     local.b = w;
                 }
             }
+            let fault = |f: GateFault| Err(err(line, f.message()));
             if gate.kind == GateKind::Eq && gate.a > 1 {
-                return Err(err(
-                    line,
-                    format!("EQ constant must be 0 or 1, got {}", gate.a),
-                ));
+                return fault(GateFault::EqConstant(gate.a));
             }
             let o = gate.out;
-            if o >= self.num_wires {
-                return Err(err(
-                    line,
-                    format!(
-                        "writes wire {o}, but the circuit has {} wires",
-                        self.num_wires
-                    ),
-                ));
+            let wires = self.num_wires;
+            if o >= wires {
+                return fault(GateFault::WritesBeyond { wire: o, wires });
             }
             if !self.written.insert(o) {
-                return Err(err(
-                    line,
-                    format!("writes wire {o}, which is already an input or written"),
-                ));
+                return fault(GateFault::WritesAgain(o));
             }
             let kept = mark & DEAD == 0 || o >= output_start;
             let index = self.writes.len() as u32 | WRITTEN;
@@ -387,9 +350,7 @@ impl Streamed {
             self.circuit.gates.push(local);
         }
         if self.gates_read == self.num_gates && self.lines.next_raw()?.is_some() {
-            let line = self.lines.number;
-            let message = format!("more gates than the {} the header declares", self.num_gates);
-            return Err(err(line, message));
+            return Err(more_gates(self.lines.number, self.num_gates));
         }
         self.place_window();
         Ok(())
@@ -398,23 +359,18 @@ impl Streamed {
     /// The window-local name of wire `w` read by the gate on `line`, read for the last time
     /// if `last`.
     fn read(&mut self, w: Wire, last: bool, line: usize) -> Result<u32, Error> {
-        if w >= self.num_wires {
+        let wires = self.num_wires;
+        if w >= wires {
             return Err(err(
                 line,
-                format!(
-                    "reads wire {w}, but the circuit has {} wires",
-                    self.num_wires
-                ),
+                GateFault::ReadsBeyond { wire: w, wires }.message(),
             ));
         }
         let name = match self.local.get(&w) {
             Some(&name) => name,
             None => {
                 let Some(&pos) = self.live.get(&w) else {
-                    return Err(err(
-                        line,
-                        format!("reads wire {w} before any gate writes it"),
-                    ));
+                    return Err(err(line, GateFault::ReadsUnwritten(w).message()));
                 };
                 let name = self.reads.len() as u32;
                 self.reads.push(pos);
@@ -475,17 +431,6 @@ impl Streamed {
         self.circuit.num_wires = total;
         self.circuit.inputs = vec![inputs];
         self.circuit.outputs = vec![kept];
-    }
-}
-
-/// `e` with the file's name in its message.
-fn in_file(e: Error, path: &str) -> Error {
-    match e {
-        Error::Parse { line, message } => Error::Parse {
-            line,
-            message: format!("{path}: {message}"),
-        },
-        other => other,
     }
 }
 
@@ -558,7 +503,8 @@ impl WireRanges {
 /// What stops the backward pass.
 enum Scan {
     Io(std::io::Error),
-    Bad(String),
+    /// The file, at line 0: a gate count other than the header's, or an over-long line.
+    Bad(Error),
 }
 
 impl From<std::io::Error> for Scan {
@@ -603,9 +549,12 @@ impl Backward {
                     break (!line.is_empty()).then_some(line);
                 }
                 if end > MAX_LINE_BYTES + 1 {
-                    return Err(Scan::Bad(format!(
-                        "the line ending at byte {} is longer than the limit of {MAX_LINE_BYTES} bytes",
-                        pos + end as u64
+                    return Err(Scan::Bad(err(
+                        0,
+                        format!(
+                            "the line ending at byte {} is longer than the limit of {MAX_LINE_BYTES} bytes",
+                            pos + end as u64
+                        ),
                     )));
                 }
                 let from = pos.saturating_sub(CHUNK_BYTES as u64).max(lo);
@@ -625,10 +574,7 @@ impl Backward {
                 continue;
             }
             if seen == u64::from(self.num_gates) {
-                return Err(Scan::Bad(format!(
-                    "more gates than the {} the header declares",
-                    self.num_gates
-                )));
+                return Err(Scan::Bad(more_gates(0, self.num_gates)));
             }
             seen += 1;
             let gate = gate_line(text, 0).ok();
@@ -636,10 +582,7 @@ impl Backward {
             batch.push(mark, marks)?;
         }
         if seen != u64::from(self.num_gates) {
-            return Err(Scan::Bad(format!(
-                "header declares {} gates, file has {seen}",
-                self.num_gates
-            )));
+            return Err(Scan::Bad(fewer_gates(self.num_gates, seen)));
         }
         batch.flush(marks)?;
         Ok((later, self.digest.finalize().into()))

@@ -129,12 +129,7 @@ fn check_plaintext(
     out: &[bool],
     what: &str,
 ) -> Result<(), CliError> {
-    let mut values = Vec::new();
-    let mut at = 0;
-    for &w in &circuit.inputs {
-        values.push(bits[at..at + w as usize].to_vec());
-        at += w as usize;
-    }
+    let values = tessera_circuit::eval::split_values(&circuit.inputs, bits);
     if out != tessera_circuit::eval::evaluate(circuit, &values)?.concat() {
         return Err(CliError::Usage(format!(
             "{what}: the output differs from plaintext"
