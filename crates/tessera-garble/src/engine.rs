@@ -31,12 +31,16 @@ fn batch_table_blocks<S: Scheme>(xor: bool, gates: usize) -> usize {
 
 /// Table blocks a garbling of `plan` with scheme `S` writes.
 pub fn table_blocks<S: Scheme>(plan: &Plan) -> usize {
-    (0..plan.segments.len())
-        .map(|k| {
-            let (_, gates) = plan.segment(k);
-            batch_table_blocks::<S>(plan.segments[k].xor, gates.len())
-        })
-        .sum()
+    batch_tables::<S>(plan).sum()
+}
+
+/// Table blocks of each batch a garbling of `plan` with scheme `S` writes, in order: what
+/// each [`TableSink::commit`] passes on, whatever the garbler's thread count.
+pub fn batch_tables<S: Scheme>(plan: &Plan) -> impl Iterator<Item = usize> + '_ {
+    (0..plan.segments.len()).filter_map(|k| {
+        let (_, gates) = plan.segment(k);
+        (!gates.is_empty()).then(|| batch_table_blocks::<S>(plan.segments[k].xor, gates.len()))
+    })
 }
 
 /// Tweak domains run below this bound (the PRF scheme keeps two bits of the tweak's high half
@@ -381,15 +385,20 @@ impl<S: Scheme> Garbler<S> {
                 drop(l);
                 crew.batch(&batch);
                 let mut l = labels.write().unwrap_or_else(PoisonError::into_inner);
+                // One batch, one commit: the stream's pieces do not depend on the threads.
+                let mut table = sink.reserve(batch_table_blocks::<S>(xor, gates.len()));
                 for (t, share) in shares.iter().enumerate() {
                     let range = batch.range(t);
                     if range.is_empty() {
                         continue;
                     }
                     let share = share.lock().unwrap_or_else(PoisonError::into_inner);
-                    sink.put(&share.table)?;
+                    let (mine, rest) = std::mem::take(&mut table).split_at_mut(share.table.len());
+                    mine.copy_from_slice(&share.table);
+                    table = rest;
                     scatter(plan, range, &share.out, &mut l);
                 }
+                sink.commit()?;
             }
             Ok(())
         });

@@ -29,7 +29,7 @@ mod windows;
 pub use cgp::{CgpEvaluator, CgpGarbler, MIN_PART, PARTS, Partitions, Source, gather};
 pub use delta::Delta;
 pub use encoding::{InputEncoding, decode, decoding_bits};
-pub use engine::{DOMAINS, Evaluation, Evaluator, Garbler, table_blocks};
+pub use engine::{DOMAINS, Evaluation, Evaluator, Garbler, batch_tables, table_blocks};
 pub use plan::{Batching, Plan, PlanStats, XorGates};
 pub use scheme::{
     Circ, CircHash, GateCost, HalfGates, HalfGatesHash, Mi, MiHash, Offset, Prf, PrfSecret,

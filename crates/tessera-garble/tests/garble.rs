@@ -11,7 +11,8 @@ use tessera_circuit::library::builtin;
 use tessera_core::{Backend, Block, Prg};
 use tessera_garble::{
     Batching, Error, Evaluator, Garbler, InputEncoding, Plan, Prf, Prp, Scheme, SchemeKind,
-    SchemeVisitor, TableReader, ThreeHalves, XorGates, decode, decoding_bits, table_blocks,
+    SchemeVisitor, TableReader, TableSink, ThreeHalves, XorGates, batch_tables, decode,
+    decoding_bits, table_blocks,
 };
 
 /// Thread counts of the parallel engine tested against one thread.
@@ -80,6 +81,26 @@ fn garble_run_on<S: Scheme>(
     run_plan::<S>(&plan::<S>(c, batching), on_threads, inputs, seed)
 }
 
+/// A table sink that keeps the tables and the size of each commit.
+#[derive(Default)]
+struct Commits {
+    blocks: Vec<Block>,
+    committed: usize,
+    commits: Vec<usize>,
+}
+
+impl TableSink for Commits {
+    fn reserve(&mut self, n: usize) -> &mut [Block] {
+        TableSink::reserve(&mut self.blocks, n)
+    }
+
+    fn commit(&mut self) -> Result<(), Error> {
+        self.commits.push(self.blocks.len() - self.committed);
+        self.committed = self.blocks.len();
+        Ok(())
+    }
+}
+
 fn run_plan<S: Scheme>(
     plan: &Plan,
     (backend, threads): (Backend, usize),
@@ -88,12 +109,16 @@ fn run_plan<S: Scheme>(
 ) -> Run<S> {
     let mut prg = Prg::from_seed_block(Block::new(seed));
     let encoding = InputEncoding::<S>::random(&mut prg, plan.num_inputs());
-    let mut tables = Vec::new();
+    let mut sink = Commits::default();
     let out_wires = Garbler::with_threads(on::<S>(backend), threads)
-        .garble(plan, &encoding.secret, &encoding.wires, &mut tables)
+        .garble(plan, &encoding.secret, &encoding.wires, &mut sink)
         .unwrap()
         .to_vec();
+    let tables = sink.blocks;
     assert_eq!(tables.len(), table_blocks::<S>(plan), "{}", S::NAME);
+    // One commit per batch whatever the thread count: a peer expects one message each.
+    let batches: Vec<usize> = batch_tables::<S>(plan).collect();
+    assert_eq!(sink.commits, batches, "{} on {threads} threads", S::NAME);
     let bits: Vec<bool> = inputs.concat();
     let active = encoding.encode(0, &bits);
     let out_active = Evaluator::with_threads(on::<S>(backend), threads)

@@ -1,6 +1,6 @@
 //! Tessera's protocols, built from garbling, OT and networks: the [`session`] every protocol
 //! runs on (network, PRG, backend, OT providers per peer, message spaces, phases, the one abort
-//! path), semi-honest Yao ([`yao`]; of circuit files too large to hold, [`yao_file`]) and Boolean circuits in GMW's and ABY2.0's secret sharings
+//! path), semi-honest Yao ([`yao`]; on several threads per party, [`yao_threads`]; of circuit files too large to hold, [`yao_file`]) and Boolean circuits in GMW's and ABY2.0's secret sharings
 //! ([`boolean`]).
 
 #![deny(missing_docs)]
@@ -12,6 +12,7 @@ pub mod session;
 pub mod stream;
 pub mod yao;
 pub mod yao_file;
+pub mod yao_threads;
 
 pub use session::{OtChoice, Session, SessionConfig};
 

@@ -16,7 +16,8 @@
 //!    whose labels are independent, sends both labels by chosen-message OT;
 //! 2. the garbler sends the labels of its own input bits;
 //! 3. the garbler garbles batch by batch and streams each batch's tables as one message while
-//!    the evaluator evaluates them: neither side holds the whole garbled circuit;
+//!    the evaluator evaluates them: neither side holds the whole garbled circuit (on one
+//!    thread each; with more, or coarse-grained, see [`crate::yao_threads`]);
 //! 4. outputs: the garbler sends the output decoding bits (the evaluator learns the output),
 //!    and/or the evaluator sends its output labels' colour bits (the garbler learns it).
 //!
@@ -27,6 +28,8 @@
 //! malformed or missing message still ends in an error, never a panic or a hang, and the
 //! session tells the peer why.
 
+use crate::yao_threads::{Compiled, EvaluateEngine, Evaluating, GarbleEngine, Garbling};
+pub use crate::yao_threads::{Parallel, Strategy};
 use crate::{Error, Session};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -35,8 +38,8 @@ use tessera_circuit::eval::split_values;
 use tessera_circuit::{Circuit, GateKind};
 use tessera_core::{Block, Prg};
 use tessera_garble::{
-    Batching, Evaluation, Evaluator, Garbler, InputEncoding, Plan, Scheme, SchemeKind,
-    SchemeVisitor, TableBuffer, TableSink, XorGates, decode, decoding_bits,
+    InputEncoding, Scheme, SchemeKind, SchemeVisitor, TableBuffer, TableSink, XorGates, decode,
+    decoding_bits,
 };
 use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
 use tessera_net::{DecodeError, Kind, Phase, Space};
@@ -119,9 +122,16 @@ pub struct Outcome {
     pub phases: Vec<Phase>,
 }
 
-/// SHA-256 of everything both parties must agree on: version, scheme, output mode, circuit.
-pub fn fingerprint(circuit: &Circuit, scheme: SchemeKind, outputs: OutputTo) -> [u8; 32] {
-    fingerprint_of(b"tessera/yao", scheme, outputs.name().as_bytes(), circuit)
+/// SHA-256 of everything both parties must agree on: version, scheme, output mode, strategy
+/// (what each compiles and how the tables are cut into messages), circuit.
+pub fn fingerprint(
+    circuit: &Circuit,
+    scheme: SchemeKind,
+    outputs: OutputTo,
+    strategy: Strategy,
+) -> [u8; 32] {
+    let extra = format!("{}/{}", outputs.name(), strategy.name());
+    fingerprint_of(b"tessera/yao", scheme, extra.as_bytes(), circuit)
 }
 
 /// SHA-256 of a protocol's name, [`PROTOCOL_VERSION`], `scheme`, protocol-specific `extra`
@@ -252,7 +262,7 @@ impl Role for HelloRole {
             ))
         } else if theirs.fingerprint != ours.fingerprint {
             Some(format!(
-                "circuit fingerprint {} here, {} at the peer: a different circuit, output mode or version",
+                "circuit fingerprint {} here, {} at the peer: a different circuit, output mode, strategy or version",
                 &hex(&ours.fingerprint)[..16],
                 &hex(&theirs.fingerprint)[..16]
             ))
@@ -373,11 +383,13 @@ impl<'a> Decode<'a> for ToEvaluator<'a> {
     }
 }
 
-/// What both parties' executions read: the circuit, its plan, the output mode.
+/// What both parties' executions read: the circuit, what it compiled to, the output mode,
+/// this party's threads.
 struct Shape {
     circuit: Circuit,
-    plan: Plan,
+    compiled: Compiled,
     outputs: OutputTo,
+    threads: usize,
 }
 
 impl Shape {
@@ -427,41 +439,27 @@ pub(crate) fn kept(
 
 /// The garbler's side: its engine, its PRG, and this execution's input encoding.
 struct GarblerSide<S: Scheme> {
-    garbler: Garbler<S>,
+    engine: GarbleEngine<S>,
     prg: Prg,
     encoding: Option<InputEncoding<S>>,
     /// The tables' buffer, kept from one execution to the next.
     tables: TableBuffer,
 }
 
-/// How the garbler's core garbles the circuit: a compiled plan here, a file window by window
-/// in [`crate::yao_file`].
+/// How the garbler's core garbles the circuit, with its engine: a compiled plan or
+/// partitions ([`crate::yao_threads`]), a file window by window ([`crate::yao_file`]).
 pub(crate) trait GarbleBody<S: Scheme> {
     /// Garbles with the input encoding `enc`, the tables into `sink`; returns the output
     /// wires.
     fn garble(
         &mut self,
-        garbler: &mut Garbler<S>,
         enc: &InputEncoding<S>,
         sink: &mut impl TableSink,
     ) -> Result<Vec<S::Wire>, Error>;
 }
 
-impl<S: Scheme> GarbleBody<S> for &Plan {
-    fn garble(
-        &mut self,
-        garbler: &mut Garbler<S>,
-        enc: &InputEncoding<S>,
-        sink: &mut impl TableSink,
-    ) -> Result<Vec<S::Wire>, Error> {
-        let out = garbler.garble(self, &enc.secret, &enc.wires, sink)?;
-        Ok(out.to_vec())
-    }
-}
-
 /// The garbler's execution after the input OT: labels, streamed tables, outputs.
 pub(crate) struct GarbleCore<'a, S: Scheme, B> {
-    pub garbler: &'a mut Garbler<S>,
     pub encoding: Option<&'a InputEncoding<S>>,
     /// The tables' buffer, kept from one execution to the next.
     pub tables: &'a mut TableBuffer,
@@ -498,7 +496,7 @@ impl<S: Scheme, B: GarbleBody<S>> Role for GarbleCore<'_, S, B> {
             buffer: std::mem::take(self.tables),
             failed: None,
         };
-        let garbled = self.body.garble(self.garbler, enc, &mut sink);
+        let garbled = self.body.garble(enc, &mut sink);
         *self.tables = sink.buffer;
         let out_wires = match (garbled, sink.failed) {
             (_, Some(e)) => return Err(e.into()),
@@ -518,14 +516,16 @@ impl<S: Scheme, B: GarbleBody<S>> Role for GarbleCore<'_, S, B> {
     }
 }
 
-/// The evaluator's side: its engine and its input labels.
+/// The evaluator's side: its engine, its input labels, the tables it collects (on more than
+/// one thread).
 struct EvaluatorSide<S: Scheme> {
-    evaluator: Evaluator<S>,
+    engine: EvaluateEngine<S>,
     labels: Vec<Block>,
+    streams: Vec<TableBuffer>,
 }
 
-/// How the evaluator's core evaluates the circuit batch by batch as the tables arrive: a
-/// compiled plan here, a file window by window in [`crate::yao_file`].
+/// How the evaluator's core evaluates the circuit as the tables arrive: a compiled plan or
+/// partitions ([`crate::yao_threads`]), a file window by window ([`crate::yao_file`]).
 pub(crate) trait EvaluateBody {
     /// Starts on the active input labels.
     fn start(&mut self, labels: &[Block]) -> Result<(), Error>;
@@ -535,42 +535,6 @@ pub(crate) trait EvaluateBody {
     fn feed(&mut self, table: &[Block]) -> Result<(), Error>;
     /// The active output labels, once done.
     fn outputs(&mut self) -> Result<Vec<Block>, Error>;
-}
-
-/// A compiled plan's evaluation.
-struct PlanEvaluation<'a, S: Scheme> {
-    evaluator: &'a mut Evaluator<S>,
-    plan: &'a Plan,
-    evaluation: Option<Evaluation<'a>>,
-}
-
-impl<'a, S: Scheme> PlanEvaluation<'a, S> {
-    fn running(&mut self) -> Result<(&mut Evaluator<S>, &mut Evaluation<'a>), Error> {
-        let ev = self
-            .evaluation
-            .as_mut()
-            .ok_or_else(|| Error::Input("evaluating before the labels".into()))?;
-        Ok((self.evaluator, ev))
-    }
-}
-
-impl<S: Scheme> EvaluateBody for PlanEvaluation<'_, S> {
-    fn start(&mut self, labels: &[Block]) -> Result<(), Error> {
-        self.evaluation = Some(self.evaluator.start(self.plan, labels)?);
-        Ok(())
-    }
-    fn next_tables(&mut self) -> Result<Option<usize>, Error> {
-        let (evaluator, ev) = self.running()?;
-        Ok(evaluator.next_tables(ev))
-    }
-    fn feed(&mut self, table: &[Block]) -> Result<(), Error> {
-        let (evaluator, ev) = self.running()?;
-        Ok(evaluator.feed(ev, table)?)
-    }
-    fn outputs(&mut self) -> Result<Vec<Block>, Error> {
-        let (evaluator, ev) = self.running()?;
-        Ok(evaluator.outputs(ev).to_vec())
-    }
 }
 
 /// The evaluator's execution after the input OT: labels, tables batch by batch, outputs.
@@ -738,7 +702,7 @@ trait Side: Send + 'static {
 }
 
 impl<S: Scheme> Side for GarblerSide<S> {
-    type Core<'a> = GarbleCore<'a, S, &'a Plan>;
+    type Core<'a> = GarbleCore<'a, S, Garbling<'a, S>>;
     const WORK: &'static str = "garble";
 
     fn input_ot(
@@ -755,10 +719,12 @@ impl<S: Scheme> Side for GarblerSide<S> {
 
     fn core<'a>(&'a mut self, shape: &'a Shape, input: &'a [bool]) -> Self::Core<'a> {
         GarbleCore {
-            garbler: &mut self.garbler,
             encoding: self.encoding.as_ref(),
             tables: &mut self.tables,
-            body: &shape.plan,
+            body: Garbling {
+                engine: &mut self.engine,
+                compiled: &shape.compiled,
+            },
             outputs: shape.outputs,
             input,
             decoding: Vec::new(),
@@ -767,7 +733,7 @@ impl<S: Scheme> Side for GarblerSide<S> {
 }
 
 impl<S: Scheme> Side for EvaluatorSide<S> {
-    type Core<'a> = EvaluateCore<'a, PlanEvaluation<'a, S>>;
+    type Core<'a> = EvaluateCore<'a, Evaluating<'a, S>>;
     const WORK: &'static str = "evaluate";
 
     fn input_ot(
@@ -784,11 +750,11 @@ impl<S: Scheme> Side for EvaluatorSide<S> {
 
     fn core<'a>(&'a mut self, shape: &'a Shape, _input: &'a [bool]) -> Self::Core<'a> {
         EvaluateCore {
-            body: PlanEvaluation {
-                evaluator: &mut self.evaluator,
-                plan: &shape.plan,
-                evaluation: None,
-            },
+            body: Evaluating::new(
+                (&mut self.engine, shape.threads),
+                &shape.compiled,
+                &mut self.streams,
+            ),
             labels: &mut self.labels,
             garbler_inputs: shape.widths().0,
             outputs: shape.outputs,
@@ -845,6 +811,7 @@ struct Build {
     session_block: Block,
     prg: Prg,
     backend: tessera_core::Backend,
+    parallel: Parallel,
 }
 
 impl SchemeVisitor for Build {
@@ -855,7 +822,7 @@ impl SchemeVisitor for Build {
         Ok(match self.role {
             YaoRole::Garbler => Box::new(Execution {
                 side: GarblerSide {
-                    garbler: Garbler::new(scheme),
+                    engine: GarbleEngine::new(scheme, self.parallel),
                     prg: self.prg,
                     encoding: None,
                     tables: TableBuffer::new(),
@@ -866,8 +833,9 @@ impl SchemeVisitor for Build {
             }),
             YaoRole::Evaluator => Box::new(Execution {
                 side: EvaluatorSide {
-                    evaluator: Evaluator::new(scheme),
+                    engine: EvaluateEngine::new(scheme, self.parallel),
                     labels: Vec::new(),
+                    streams: Vec::new(),
                 },
                 shape,
                 peer,
@@ -906,7 +874,8 @@ pub(crate) fn check_circuit(circuit: &Circuit) -> Result<(), Error> {
 
 impl Yao {
     /// Agrees with `peer` on the computation and the garbling scheme, sets up the OT
-    /// providers and compiles the plan. A failure stops both parties, the peer told why.
+    /// providers and compiles the plan, for one thread. A failure stops both parties, the
+    /// peer told why.
     pub fn setup(
         session: &mut Session,
         peer: usize,
@@ -915,21 +884,28 @@ impl Yao {
         scheme: SchemeKind,
         outputs: OutputTo,
     ) -> Result<Yao, Error> {
+        let modes = (scheme, outputs, Parallel::default());
+        Yao::setup_parallel(session, (peer, role), circuit, modes)
+    }
+
+    /// [`Yao::setup`] with this party's threads and the strategy both parties name
+    /// ([`crate::yao_threads`]).
+    pub fn setup_parallel(
+        session: &mut Session,
+        (peer, role): (usize, YaoRole),
+        circuit: Circuit,
+        (scheme, outputs, parallel): (SchemeKind, OutputTo, Parallel),
+    ) -> Result<Yao, Error> {
         session.run(|s| {
             check_circuit(&circuit)?;
             let space = s.space(peer)?;
-            let print = fingerprint(&circuit, scheme, outputs);
+            let print = fingerprint(&circuit, scheme, outputs, parallel.strategy);
             let session_block = hello(s, (peer, space), role, scheme, print)?;
             // The base OTs spend much of their time waiting for the peer: compile meanwhile.
-            let plan = s.phase("base-ot+plan", |s| {
+            let compiled = s.phase("base-ot+plan", |s| {
                 std::thread::scope(|scope| {
-                    let plan = scope.spawn(|| {
-                        Plan::with_xor(
-                            &circuit,
-                            Batching::default_for(&circuit),
-                            scheme.xor_gates(),
-                        )
-                    });
+                    let plan = scope
+                        .spawn(|| Compiled::new(&circuit, parallel.strategy, scheme.xor_gates()));
                     let ot = match role {
                         YaoRole::Garbler => {
                             s.with_ot_sender(peer, |_, ch| Ok(tessera_net::Channel::flush(ch)?))
@@ -940,21 +916,23 @@ impl Yao {
                     };
                     // A panic in the planner is a bug in this crate, not the peer's doing.
                     let plan = plan.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-                    ot.map(|()| plan)
+                    ot.and(plan)
                 })
             })?;
             let build = Build {
                 role,
                 shape: Shape {
                     circuit,
-                    plan,
+                    compiled,
                     outputs,
+                    threads: parallel.threads.max(1),
                 },
                 peer,
                 space,
                 session_block,
                 prg: s.fork_prg(),
                 backend: s.backend(),
+                parallel,
             };
             let execution = scheme.visit(build)?;
             Ok(Yao {

@@ -133,10 +133,10 @@ impl SchemeVisitor for Visit<'_> {
                 })?;
                 let mut file = self.file;
                 let mut core = GarbleCore {
-                    garbler: &mut Garbler::new(scheme),
                     encoding: Some(&encoding),
                     tables: &mut TableBuffer::new(),
                     body: FileGarbling {
+                        garbler: Garbler::new(scheme),
                         file: &mut file,
                         compile,
                     },
@@ -173,16 +173,16 @@ impl SchemeVisitor for Visit<'_> {
     }
 }
 
-/// The garbler's body: the file window by window.
-struct FileGarbling<'f, C> {
+/// The garbler's body: its engine, the file window by window.
+struct FileGarbling<'f, S: Scheme, C> {
+    garbler: Garbler<S>,
     file: &'f mut Streamed,
     compile: C,
 }
 
-impl<S: Scheme, C: FnMut(&Circuit) -> Plan> GarbleBody<S> for FileGarbling<'_, C> {
+impl<S: Scheme, C: FnMut(&Circuit) -> Plan> GarbleBody<S> for FileGarbling<'_, S, C> {
     fn garble(
         &mut self,
-        garbler: &mut Garbler<S>,
         enc: &InputEncoding<S>,
         sink: &mut impl TableSink,
     ) -> Result<Vec<S::Wire>, Error> {
@@ -190,7 +190,7 @@ impl<S: Scheme, C: FnMut(&Circuit) -> Plan> GarbleBody<S> for FileGarbling<'_, C
         Ok(garble_streamed(
             self.file,
             &mut self.compile,
-            garbler,
+            &mut self.garbler,
             inputs,
             sink,
         )?)

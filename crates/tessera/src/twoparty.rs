@@ -14,7 +14,7 @@ use tessera_core::{FixedKeyAes, Prg};
 use tessera_garble::SchemeKind;
 use tessera_net::tcp::{Mesh, mesh};
 use tessera_net::{NetConfig, Network, Phase, memory, tcp, tls};
-use tessera_protocols::yao::{OutputTo, Yao, YaoRole};
+use tessera_protocols::yao::{OutputTo, Parallel, Strategy, Yao, YaoRole};
 use tessera_protocols::yao_file;
 use tessera_protocols::{Session, SessionConfig};
 
@@ -153,6 +153,15 @@ pub enum OutputArg {
     Both,
 }
 
+/// `--strategy`.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum StrategyArg {
+    /// Fine-grained: each wide batch shared among the threads.
+    Fgp,
+    /// Coarse-grained: independent partitions on separate threads.
+    Cgp,
+}
+
 /// Options of `tessera run`.
 #[derive(Args)]
 pub struct RunArgs {
@@ -179,8 +188,18 @@ pub struct RunArgs {
     /// gates) and garble and evaluate it window by window, in memory that follows its live
     /// wires whatever its size (no limit on the file's size); both parties must give the
     /// same number.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1 << 24))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1 << 24), conflicts_with_all = ["threads", "strategy"])]
     stream_window: Option<u32>,
+    /// This party's threads (each party picks its own): the garbler shares each wide batch
+    /// among them (fgp) or garbles independent partitions on them (cgp); an evaluator on more
+    /// than one thread, or under cgp, takes every table first, then evaluates on its threads.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    threads: u32,
+    /// Parallel garbling: `fgp` shares the gates of each wide batch among the threads, `cgp`
+    /// garbles the independent partitions the compiler finds on separate threads, then the
+    /// rest fine-grained; both parties must name the same.
+    #[arg(long, value_enum, default_value_t = StrategyArg::Fgp)]
+    strategy: StrategyArg,
     /// One JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -301,7 +320,15 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             (outcome.output, Vec::new(), outcome.phases)
         }
         Body::Whole(circuit) => {
-            let mut yao = Yao::setup(&mut session, peer, role, circuit, args.scheme, outputs)?;
+            let parallel = Parallel {
+                strategy: match args.strategy {
+                    StrategyArg::Fgp => Strategy::Fgp,
+                    StrategyArg::Cgp => Strategy::Cgp,
+                },
+                threads: args.threads as usize,
+            };
+            let modes = (args.scheme, outputs, parallel);
+            let mut yao = Yao::setup_parallel(&mut session, (peer, role), circuit, modes)?;
             let outcome = yao.run(&mut session, &bits)?;
             (outcome.output, yao.setup_phases().to_vec(), outcome.phases)
         }
@@ -316,6 +343,8 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             json!({
                 "role": if value == 0 { "garbler" } else { "evaluator" },
                 "circuit": args.circuit,
+                "threads": args.threads,
+                "strategy": args.strategy.to_possible_value().map(|v| v.get_name().to_owned()),
                 "output": output,
                 "total_ms": total_ms,
                 "bytes_sent": stats.bytes_sent,

@@ -392,6 +392,49 @@ fn two_processes_stream_a_circuit_file() {
     );
 }
 
+/// Threads on both sides, each party its own count: the FIPS-197 ciphertext under either
+/// strategy; different strategies stop both; streaming a file takes no threads.
+#[test]
+fn two_processes_garble_and_evaluate_on_threads() {
+    let (key, text) = (
+        "000102030405060708090a0b0c0d0e0f",
+        "00112233445566778899aabbccddeeff",
+    );
+    let on = |threads: &str, strategy: &str| {
+        ["--threads", threads, "--strategy", strategy].map(str::to_owned)
+    };
+    for strategy in ["fgp", "cgp"] {
+        let garbler = spawn_garbler("aes128", key, &on("2", strategy));
+        let ((ok, out, err), (g_ok, g_err)) =
+            run_evaluator(garbler, "aes128", text, &on("3", strategy));
+        assert!(ok && g_ok, "{strategy}: {err} {g_err}");
+        assert_eq!(out.trim(), "69c4e0d86a7b0430d8cdb78070b4c55a", "{strategy}");
+    }
+    let garbler = spawn_garbler("aes128", key, &on("1", "fgp"));
+    let ((ok, _, err), (g_ok, g_err)) = run_evaluator(garbler, "aes128", text, &on("1", "cgp"));
+    assert!(!ok && !g_ok);
+    assert!(
+        err.contains("fingerprint") && g_err.contains("fingerprint"),
+        "{err} {g_err}"
+    );
+    let (ok, _, err) = tessera(&[
+        "run",
+        "--role",
+        "garbler",
+        "--listen",
+        "127.0.0.1:0",
+        "--circuit",
+        "aes128",
+        "--input",
+        key,
+        "--stream-window",
+        "100",
+        "--threads",
+        "2",
+    ]);
+    assert!(!ok && err.contains("--threads"), "{err}");
+}
+
 /// Mismatched circuits stop both processes with the reason.
 #[test]
 fn two_processes_with_different_circuits_both_fail_clearly() {

@@ -1,0 +1,369 @@
+//! Yao with several threads per party (UltraSFE, seed `002_2902c9802de6ea52.txt`, §4): what
+//! each party compiles and how its threads garble or evaluate it.
+//!
+//! - [`Strategy::Fgp`]: one plan, each wide batch shared among the garbler's threads
+//!   ([`Garbler::with_threads`]); the tables are the same whatever the thread count, one
+//!   message per batch. An evaluator on one thread evaluates each batch as it arrives.
+//! - [`Strategy::Cgp`]: the partitions the compiler finds ([`Partitions`]) garbled by
+//!   separate threads, each in its own tweak domain, then the tail with every thread
+//!   fine-grained; the garbler sends partition after partition, the tail last, in pieces of
+//!   at most [`PIECE`] blocks.
+//!
+//! An evaluator on more than one thread, or under CGP, first takes every table message, then
+//! evaluates on its threads: it holds the whole garbled circuit (two blocks per AND gate for
+//! half-gates), where the evaluator on one thread holds one batch. Neither party's thread
+//! count changes a message, so each party picks its own; both must name the same strategy
+//! (the hello's fingerprint covers it).
+
+use crate::Error;
+use crate::yao::{EvaluateBody, GarbleBody};
+use serde::Serialize;
+use tessera_circuit::Circuit;
+use tessera_core::Block;
+use tessera_garble::{
+    Batching, CgpEvaluator, CgpGarbler, Evaluation, Evaluator, Garbler, InputEncoding, Partitions,
+    Plan, Scheme, TableBuffer, TableReader, TableSink, XorGates, batch_tables, table_blocks,
+};
+
+/// Table blocks per message of a CGP partition's stream (1 MiB).
+pub const PIECE: usize = 1 << 16;
+
+/// How a party spreads garbling and evaluation over its threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Strategy {
+    /// Fine-grained: the gates of each wide batch shared among the threads.
+    Fgp,
+    /// Coarse-grained: independent partitions of the circuit on separate threads, then the
+    /// tail fine-grained.
+    Cgp,
+}
+
+impl Strategy {
+    /// The strategy's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Fgp => "fgp",
+            Strategy::Cgp => "cgp",
+        }
+    }
+}
+
+/// A party's strategy and thread count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Parallel {
+    /// Both parties name the same.
+    pub strategy: Strategy,
+    /// This party's threads (at least one; each party picks its own).
+    pub threads: usize,
+}
+
+impl Default for Parallel {
+    /// One thread, fine-grained: garbled and evaluated batch by batch as the tables flow.
+    fn default() -> Self {
+        Parallel {
+            strategy: Strategy::Fgp,
+            threads: 1,
+        }
+    }
+}
+
+/// What both parties compile from the circuit for their strategy.
+pub(crate) enum Compiled {
+    Plan(Plan),
+    Parts(Partitions),
+}
+
+impl Compiled {
+    /// Compiles `circuit` (valid) for `strategy` and a scheme with `xor` gates.
+    pub(crate) fn new(circuit: &Circuit, strategy: Strategy, xor: XorGates) -> Result<Self, Error> {
+        let compile = |c: &Circuit| Plan::with_xor(c, Batching::default_for(c), xor);
+        Ok(match strategy {
+            Strategy::Fgp => Compiled::Plan(compile(circuit)),
+            Strategy::Cgp => Compiled::Parts(Partitions::new(circuit, compile)?),
+        })
+    }
+
+    /// Table streams: one, or one per partition.
+    fn streams(&self) -> usize {
+        match self {
+            Compiled::Plan(_) => 1,
+            Compiled::Parts(p) => p.len(),
+        }
+    }
+
+    /// The garbler's table messages for scheme `S` in order: their stream and blocks.
+    fn messages<S: Scheme>(&self) -> Vec<(usize, usize)> {
+        match self {
+            Compiled::Plan(plan) => batch_tables::<S>(plan).map(|n| (0, n)).collect(),
+            Compiled::Parts(parts) => parts
+                .plans()
+                .enumerate()
+                .flat_map(|(k, plan)| pieces(table_blocks::<S>(plan)).map(move |n| (k, n)))
+                .collect(),
+        }
+    }
+}
+
+/// A stream of `total` blocks in messages of at most [`PIECE`].
+fn pieces(total: usize) -> impl Iterator<Item = usize> {
+    (0..total.div_ceil(PIECE)).map(move |i| (total - i * PIECE).min(PIECE))
+}
+
+fn other_strategy() -> Error {
+    Error::Input("an engine built for another strategy".into())
+}
+
+/// The garbler's engine for its strategy.
+pub(crate) enum GarbleEngine<S: Scheme> {
+    Fine(Garbler<S>),
+    /// With the partitions' table streams, kept from one execution to the next.
+    Coarse(CgpGarbler<S>, Vec<TableBuffer>),
+}
+
+impl<S: Scheme> GarbleEngine<S> {
+    pub(crate) fn new(scheme: S, parallel: Parallel) -> Self {
+        match parallel.strategy {
+            Strategy::Fgp => GarbleEngine::Fine(Garbler::with_threads(scheme, parallel.threads)),
+            Strategy::Cgp => {
+                GarbleEngine::Coarse(CgpGarbler::new(scheme, parallel.threads), Vec::new())
+            }
+        }
+    }
+}
+
+/// The garbler's body: its engine over what both parties compiled.
+pub(crate) struct Garbling<'a, S: Scheme> {
+    pub engine: &'a mut GarbleEngine<S>,
+    pub compiled: &'a Compiled,
+}
+
+impl<S: Scheme> GarbleBody<S> for Garbling<'_, S> {
+    fn garble(
+        &mut self,
+        enc: &InputEncoding<S>,
+        sink: &mut impl TableSink,
+    ) -> Result<Vec<S::Wire>, Error> {
+        match (&mut *self.engine, self.compiled) {
+            (GarbleEngine::Fine(g), Compiled::Plan(plan)) => {
+                Ok(g.garble(plan, &enc.secret, &enc.wires, sink)?.to_vec())
+            }
+            (GarbleEngine::Coarse(g, streams), Compiled::Parts(parts)) => {
+                streams.resize_with(parts.len(), TableBuffer::new);
+                let out = g.garble(parts, &enc.secret, &enc.wires, streams)?.to_vec();
+                for piece in streams.iter().flat_map(|s| s.as_slice().chunks(PIECE)) {
+                    sink.put(piece)?;
+                }
+                Ok(out)
+            }
+            _ => Err(other_strategy()),
+        }
+    }
+}
+
+/// The evaluator's engine for its strategy.
+pub(crate) enum EvaluateEngine<S: Scheme> {
+    Fine(Evaluator<S>),
+    Coarse(CgpEvaluator<S>),
+}
+
+impl<S: Scheme> EvaluateEngine<S> {
+    pub(crate) fn new(scheme: S, parallel: Parallel) -> Self {
+        match parallel.strategy {
+            Strategy::Fgp => {
+                EvaluateEngine::Fine(Evaluator::with_threads(scheme, parallel.threads))
+            }
+            Strategy::Cgp => EvaluateEngine::Coarse(CgpEvaluator::new(scheme, parallel.threads)),
+        }
+    }
+}
+
+/// The evaluator's body: batch by batch as the tables arrive (one thread, FGP), or every
+/// table first and then the threads.
+pub(crate) enum Evaluating<'a, S: Scheme> {
+    Flowing(PlanEvaluation<'a, S>),
+    Collected(Collected<'a, S>),
+}
+
+impl<'a, S: Scheme> Evaluating<'a, S> {
+    /// The body for `engine` on `threads` threads over `compiled`; `streams` keep the
+    /// tables from one execution to the next.
+    pub(crate) fn new(
+        (engine, threads): (&'a mut EvaluateEngine<S>, usize),
+        compiled: &'a Compiled,
+        streams: &'a mut Vec<TableBuffer>,
+    ) -> Self {
+        let fine = matches!(engine, EvaluateEngine::Fine(_));
+        match compiled {
+            Compiled::Plan(plan) if fine && threads == 1 => Evaluating::Flowing(PlanEvaluation {
+                engine,
+                plan,
+                evaluation: None,
+            }),
+            _ => Evaluating::Collected(Collected {
+                engine,
+                compiled,
+                streams,
+                messages: Vec::new(),
+                at: 0,
+                labels: Vec::new(),
+            }),
+        }
+    }
+}
+
+impl<S: Scheme> EvaluateBody for Evaluating<'_, S> {
+    fn start(&mut self, labels: &[Block]) -> Result<(), Error> {
+        match self {
+            Evaluating::Flowing(e) => e.start(labels),
+            Evaluating::Collected(e) => e.start(labels),
+        }
+    }
+    fn next_tables(&mut self) -> Result<Option<usize>, Error> {
+        match self {
+            Evaluating::Flowing(e) => e.next_tables(),
+            Evaluating::Collected(e) => Ok(e.messages.get(e.at).map(|&(_, n)| n)),
+        }
+    }
+    fn feed(&mut self, table: &[Block]) -> Result<(), Error> {
+        match self {
+            Evaluating::Flowing(e) => e.feed(table),
+            Evaluating::Collected(e) => e.feed(table),
+        }
+    }
+    fn outputs(&mut self) -> Result<Vec<Block>, Error> {
+        match self {
+            Evaluating::Flowing(e) => e.outputs(),
+            Evaluating::Collected(e) => e.outputs(),
+        }
+    }
+}
+
+/// A compiled plan's evaluation batch by batch.
+pub(crate) struct PlanEvaluation<'a, S: Scheme> {
+    engine: &'a mut EvaluateEngine<S>,
+    plan: &'a Plan,
+    evaluation: Option<Evaluation<'a>>,
+}
+
+impl<'a, S: Scheme> PlanEvaluation<'a, S> {
+    fn running(&mut self) -> Result<(&mut Evaluator<S>, &mut Evaluation<'a>), Error> {
+        let ev = self
+            .evaluation
+            .as_mut()
+            .ok_or_else(|| Error::Input("evaluating before the labels".into()))?;
+        Ok((fine(self.engine)?, ev))
+    }
+
+    fn start(&mut self, labels: &[Block]) -> Result<(), Error> {
+        self.evaluation = Some(fine(self.engine)?.start(self.plan, labels)?);
+        Ok(())
+    }
+    fn next_tables(&mut self) -> Result<Option<usize>, Error> {
+        let (evaluator, ev) = self.running()?;
+        Ok(evaluator.next_tables(ev))
+    }
+    fn feed(&mut self, table: &[Block]) -> Result<(), Error> {
+        let (evaluator, ev) = self.running()?;
+        Ok(evaluator.feed(ev, table)?)
+    }
+    fn outputs(&mut self) -> Result<Vec<Block>, Error> {
+        let (evaluator, ev) = self.running()?;
+        Ok(evaluator.outputs(ev).to_vec())
+    }
+}
+
+/// The fine-grained evaluator of `engine`.
+fn fine<S: Scheme>(engine: &mut EvaluateEngine<S>) -> Result<&mut Evaluator<S>, Error> {
+    match engine {
+        EvaluateEngine::Fine(e) => Ok(e),
+        EvaluateEngine::Coarse(_) => Err(other_strategy()),
+    }
+}
+
+/// Every table message kept, then evaluated on the engine's threads.
+pub(crate) struct Collected<'a, S: Scheme> {
+    engine: &'a mut EvaluateEngine<S>,
+    compiled: &'a Compiled,
+    streams: &'a mut Vec<TableBuffer>,
+    /// The messages expected: stream and blocks.
+    messages: Vec<(usize, usize)>,
+    at: usize,
+    labels: Vec<Block>,
+}
+
+impl<S: Scheme> Collected<'_, S> {
+    fn start(&mut self, labels: &[Block]) -> Result<(), Error> {
+        self.labels = labels.to_vec();
+        self.messages = self.compiled.messages::<S>();
+        self.at = 0;
+        self.streams
+            .resize_with(self.compiled.streams(), TableBuffer::new);
+        self.streams.iter_mut().for_each(TableBuffer::clear);
+        Ok(())
+    }
+
+    fn feed(&mut self, table: &[Block]) -> Result<(), Error> {
+        let &(stream, n) = self
+            .messages
+            .get(self.at)
+            .ok_or_else(|| Error::Input("tables after the last message".into()))?;
+        if table.len() != n {
+            return Err(tessera_garble::Error::Truncated {
+                needed: n,
+                available: table.len(),
+            }
+            .into());
+        }
+        self.streams[stream].put(table)?;
+        self.at += 1;
+        Ok(())
+    }
+
+    fn outputs(&mut self) -> Result<Vec<Block>, Error> {
+        let labels = &self.labels;
+        match (&mut *self.engine, self.compiled) {
+            (EvaluateEngine::Fine(e), Compiled::Plan(plan)) => {
+                let tables = self.streams.first().map_or(&[][..], TableBuffer::as_slice);
+                let mut source = TableReader::new(tables);
+                Ok(e.evaluate(plan, labels, &mut source)?.to_vec())
+            }
+            (EvaluateEngine::Coarse(e), Compiled::Parts(parts)) => {
+                Ok(e.evaluate(parts, labels, self.streams)?.to_vec())
+            }
+            _ => Err(other_strategy()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_circuit::library::{builtin, ultrasfe};
+    use tessera_garble::{Prf, Prp};
+
+    #[test]
+    fn streams_are_cut_into_pieces_of_at_most_a_piece() {
+        assert_eq!(pieces(0).count(), 0);
+        assert_eq!(pieces(PIECE).collect::<Vec<_>>(), [PIECE]);
+        assert_eq!(pieces(2 * PIECE + 5).collect::<Vec<_>>(), [PIECE, PIECE, 5]);
+    }
+
+    /// What the protocol tests lean on: the small MVMul has several partitions, and
+    /// SHA-256 garbled with the PRF scheme a tail of several pieces.
+    #[test]
+    fn the_test_circuits_have_partitions_and_pieces() {
+        let mvmul = ultrasfe::mvmul(4, 4, 16).unwrap();
+        let parts = Compiled::new(&mvmul, Strategy::Cgp, XorGates::Free).unwrap();
+        assert!(parts.streams() > 2, "{}", parts.streams());
+        let messages = parts.messages::<Prp>();
+        let streams: std::collections::BTreeSet<_> = messages.iter().map(|m| m.0).collect();
+        assert!(streams.len() > 2, "{messages:?}");
+        let sha = builtin("sha256").unwrap().unwrap();
+        let sha = Compiled::new(&sha, Strategy::Cgp, XorGates::Garbled).unwrap();
+        let tail = sha.streams() - 1;
+        let messages = sha.messages::<Prf>();
+        let pieces = messages.iter().filter(|m| m.0 == tail).count();
+        assert!(pieces > 1, "{messages:?}");
+    }
+}
