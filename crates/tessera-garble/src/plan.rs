@@ -57,10 +57,10 @@ impl Batching {
     /// hashes), dynamic batching otherwise, since it keeps labels in cache and memory small.
     /// The threshold comes from `tessera bench garble` on the library's circuits.
     pub fn default_for(circuit: &Circuit) -> Batching {
-        // The batch sizes only: no need to place labels.
-        let (items, ands) = dynamic_order(circuit, DYNAMIC_MAX, XorGates::Free);
-        let batches = count_batches(&items);
-        if !ands.is_empty() && (ands.len() as f64) < 32.0 * batches as f64 {
+        // The batch sizes only: no need to keep the order.
+        let mut counts = Counts::default();
+        dynamic_order(circuit, DYNAMIC_MAX, XorGates::Free, &mut counts);
+        if counts.gates > 0 && (counts.gates as f64) < 32.0 * counts.batches as f64 {
             Batching::Layered
         } else {
             Batching::DYNAMIC
@@ -184,10 +184,72 @@ impl PlanStats {
     }
 }
 
-/// Gate order before slot assignment: a free gate, or a batch of AND gates (circuit indices).
+/// Gate order before slot assignment: a free gate (its circuit index), or a batch of at
+/// most [`BATCH_MAX`] AND (or garbled XOR) gates (positions `start..end` of
+/// [`Schedule::order`]). Gate indices fit in 32 bits, as wires do; 12 bytes a gate at most,
+/// for circuits of 10^8 gates.
+#[derive(Clone, Copy)]
 enum Item {
-    Free(usize),
-    Batch(std::ops::Range<usize>),
+    Free(u32),
+    Batch(u32, u32),
+}
+
+impl Item {
+    /// The item's gates (circuit indices), with the batched gates' `order`.
+    fn gates<'a>(&'a self, order: &'a [u32]) -> &'a [u32] {
+        match self {
+            Item::Free(i) => std::slice::from_ref(i),
+            &Item::Batch(start, end) => &order[start as usize..end as usize],
+        }
+    }
+}
+
+/// Where an ordering puts the gates: free gates one by one, batched gates a batch at a time.
+trait Order {
+    fn free(&mut self, gate: usize);
+    fn batch(&mut self, gates: impl ExactSizeIterator<Item = usize>);
+}
+
+/// An order for [`assign_slots`]: the items, and the batched gates' circuit indices in
+/// execution order.
+#[derive(Default)]
+struct Schedule {
+    items: Vec<Item>,
+    order: Vec<u32>,
+}
+
+impl Order for Schedule {
+    fn free(&mut self, gate: usize) {
+        self.items.push(Item::Free(gate as u32));
+    }
+
+    /// Appends the batch, split into batches of at most [`BATCH_MAX`] gates.
+    fn batch(&mut self, gates: impl ExactSizeIterator<Item = usize>) {
+        let start = self.order.len();
+        self.order.extend(gates.map(|i| i as u32));
+        let end = self.order.len();
+        self.items.extend(
+            (start..end)
+                .step_by(BATCH_MAX)
+                .map(|s| Item::Batch(s as u32, (s + BATCH_MAX).min(end) as u32)),
+        );
+    }
+}
+
+/// Only the number of batches and of batched gates: what [`Batching::default_for`] weighs.
+#[derive(Default)]
+struct Counts {
+    batches: usize,
+    gates: usize,
+}
+
+impl Order for Counts {
+    fn free(&mut self, _gate: usize) {}
+
+    fn batch(&mut self, gates: impl ExactSizeIterator<Item = usize>) {
+        self.batches += 1;
+        self.gates += gates.len();
+    }
 }
 
 impl Plan {
@@ -202,15 +264,16 @@ impl Plan {
     pub fn with_xor(circuit: &Circuit, batching: Batching, xor: XorGates) -> Plan {
         match batching {
             Batching::Dynamic { max } => {
-                let (items, order) = dynamic_order(circuit, max.max(1), xor);
-                compile(circuit, (batching, xor), items, &order)
+                let mut schedule = Schedule::default();
+                dynamic_order(circuit, max.max(1), xor, &mut schedule);
+                assign_slots(circuit, (batching, xor), &schedule)
             }
             Batching::Layered => {
                 // Levelled whole only where the lower bound leaves room for it.
                 let whole = (RESERVED + levelled_live(circuit, xor) <= LAYER_SLOTS)
                     .then(|| {
-                        let (items, order) = layered_order(circuit, xor, circuit.gates.len());
-                        compile(circuit, (batching, xor), items, &order)
+                        let schedule = layered_order(circuit, xor, circuit.gates.len());
+                        assign_slots(circuit, (batching, xor), &schedule)
                     })
                     .filter(|whole| whole.num_slots <= LAYER_SLOTS);
                 whole.unwrap_or_else(|| Plan::layered_in_windows(circuit, xor, LAYER_WINDOW))
@@ -222,8 +285,8 @@ impl Plan {
     /// circuit order, one window after another: what [`Plan::with_xor`] compiles where
     /// levelling the whole circuit would hold more than 2^18 labels at once.
     pub fn layered_in_windows(circuit: &Circuit, xor: XorGates, window: usize) -> Plan {
-        let (items, order) = layered_order(circuit, xor, window);
-        compile(circuit, (Batching::Layered, xor), items, &order)
+        let schedule = layered_order(circuit, xor, window);
+        assign_slots(circuit, (Batching::Layered, xor), &schedule)
     }
 
     /// The strategy it was compiled for.
@@ -276,10 +339,6 @@ impl Plan {
     }
 }
 
-fn count_batches(items: &[Item]) -> usize {
-    items.iter().filter(|i| matches!(i, Item::Batch(_))).count()
-}
-
 impl Plan {
     /// Segment k's free operations and batched gates: index ranges into `free` and `gates`.
     pub(crate) fn segment(&self, k: usize) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
@@ -295,55 +354,40 @@ impl Plan {
     }
 }
 
-/// The two queues of dynamic batching: AND gates and (garbled) XOR gates, executed together.
-struct Queues {
-    /// Gate indices of each queue since the last flush.
-    queue: [Vec<usize>; 2],
-    /// Batched gate indices in execution order (what batches index).
-    order: Vec<usize>,
-}
-
-impl Queues {
-    fn flush(&mut self, c: &Circuit, items: &mut Vec<Item>, queued: &mut [bool]) {
-        for q in &mut self.queue {
-            if q.is_empty() {
-                continue;
-            }
-            for &g in q.iter() {
-                queued[c.gates[g].out as usize] = false;
-            }
-            let start = self.order.len();
-            self.order.append(q);
-            items.push(Item::Batch(start..self.order.len()));
+/// Dynamic batching's order (VASA §4.1.1) into `to`: AND gates (and garbled XOR gates, in a
+/// queue of their own) queue up until a gate reads a queued gate's output or a queue holds
+/// `max` gates; then the AND queue runs, then the XOR queue.
+fn dynamic_order(c: &Circuit, max: usize, xor: XorGates, to: &mut impl Order) {
+    let mut queue: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
+    // queued[w] == epoch: wire w is the output of a gate queued since the last flush.
+    let mut queued = vec![0u32; c.num_wires as usize];
+    let mut epoch = 1u32;
+    let flush = |queue: &mut [Vec<usize>; 2], to: &mut _| {
+        for q in queue.iter_mut().filter(|q| !q.is_empty()) {
+            Order::batch(to, q.drain(..));
         }
-    }
-}
-
-fn dynamic_order(c: &Circuit, max: usize, xor: XorGates) -> (Vec<Item>, Vec<usize>) {
-    let mut items = Vec::new();
-    let mut q = Queues {
-        queue: [Vec::new(), Vec::new()],
-        order: Vec::new(),
     };
-    // queued[w]: wire w is the output of a queued, not yet executed gate.
-    let mut queued = vec![false; c.num_wires as usize];
     for (i, g) in c.gates.iter().enumerate() {
-        if g.inputs().iter().any(|&k| queued[g.input(k) as usize]) {
-            q.flush(c, &mut items, &mut queued);
+        if g.inputs()
+            .iter()
+            .any(|&k| queued[g.input(k) as usize] == epoch)
+        {
+            flush(&mut queue, to);
+            epoch += 1;
         }
         if xor.batched(g.kind) {
             let which = usize::from(g.kind == GateKind::Xor);
-            q.queue[which].push(i);
-            queued[g.out as usize] = true;
-            if q.queue[which].len() >= max {
-                q.flush(c, &mut items, &mut queued);
+            queue[which].push(i);
+            queued[g.out as usize] = epoch;
+            if queue[which].len() >= max {
+                flush(&mut queue, to);
+                epoch += 1;
             }
         } else {
-            items.push(Item::Free(i));
+            to.free(i);
         }
     }
-    q.flush(c, &mut items, &mut queued);
-    (items, q.order)
+    flush(&mut queue, to);
 }
 
 /// The most slots a plan levelled over the whole circuit may take (4 MiB of labels) before the
@@ -408,24 +452,24 @@ fn levelled_live(c: &Circuit, xor: XorGates) -> usize {
 /// Layered order (VASA §4.1.2) of windows of `size` gates in circuit order, one after
 /// another: in each, the free gates of level L, then the AND (and garbled XOR) batches of
 /// level L + 1, for each L, levels counted from the window's start.
-fn layered_order(c: &Circuit, xor: XorGates, size: usize) -> (Vec<Item>, Vec<usize>) {
+fn layered_order(c: &Circuit, xor: XorGates, size: usize) -> Schedule {
     let n = c.num_wires as usize;
     // Per wire, within the window that wrote it: the batched gates on the longest path from
     // the window's start (the gate included), and a free gate's depth among the free gates of
     // its level (1 + the deepest input written by a free gate of the same level). Wires from
     // before the window count as depth 0.
-    let mut level = vec![0usize; n];
+    let mut level = vec![0u32; n];
     let mut chain = vec![0u32; n];
-    let mut window_of = vec![usize::MAX; n];
-    let mut items = Vec::new();
-    let mut order = Vec::new();
+    let mut window_of = vec![u32::MAX; n];
+    let mut schedule = Schedule::default();
     let size = size.max(1);
     for (window, gates) in c.gates.chunks(size).enumerate() {
         let first = window * size;
-        let in_window = |w: usize, window_of: &[usize]| window_of[w] == window;
+        let window = window as u32;
+        let in_window = |w: usize, window_of: &[u32]| window_of[w] == window;
         // Free gates of level L, then the AND and XOR batches of level L + 1, for each L.
-        let mut free: Vec<Vec<(u32, usize)>> = vec![Vec::new()];
-        let mut batched: Vec<[Vec<usize>; 2]> = vec![[Vec::new(), Vec::new()]];
+        let mut free: Vec<Vec<(u32, u32)>> = vec![Vec::new()];
+        let mut batched: Vec<[Vec<u32>; 2]> = vec![[Vec::new(), Vec::new()]];
         for (j, g) in gates.iter().enumerate() {
             let i = first + j;
             let reads = || g.inputs().iter().map(|&k| g.input(k) as usize);
@@ -436,12 +480,13 @@ fn layered_order(c: &Circuit, xor: XorGates, size: usize) -> (Vec<Item>, Vec<usi
                 .unwrap_or(0);
             let out = g.out as usize;
             window_of[out] = window;
+            let at = below as usize;
             if xor.batched(g.kind) {
                 level[out] = below + 1;
-                if batched.len() <= below {
-                    batched.resize(below + 1, [Vec::new(), Vec::new()]);
+                if batched.len() <= at {
+                    batched.resize(at + 1, [Vec::new(), Vec::new()]);
                 }
-                batched[below][usize::from(g.kind == GateKind::Xor)].push(i);
+                batched[at][usize::from(g.kind == GateKind::Xor)].push(i as u32);
             } else {
                 let d = reads()
                     .filter(|&w| in_window(w, &window_of) && level[w] == below)
@@ -450,10 +495,10 @@ fn layered_order(c: &Circuit, xor: XorGates, size: usize) -> (Vec<Item>, Vec<usi
                     .unwrap_or(0)
                     + 1;
                 (level[out], chain[out]) = (below, d);
-                if free.len() <= below {
-                    free.resize(below + 1, Vec::new());
+                if free.len() <= at {
+                    free.resize(at + 1, Vec::new());
                 }
-                free[below].push((d, i));
+                free[at].push((d, i as u32));
             }
         }
         free.resize(free.len().max(batched.len()), Vec::new());
@@ -465,30 +510,15 @@ fn layered_order(c: &Circuit, xor: XorGates, size: usize) -> (Vec<Item>, Vec<usi
             f.sort_by_key(|&(d, _)| d);
         }
         for (f, level) in free.into_iter().zip(batched) {
-            items.extend(f.into_iter().map(|(_, i)| Item::Free(i)));
+            for (_, i) in f {
+                schedule.free(i as usize);
+            }
             for b in level.into_iter().filter(|b| !b.is_empty()) {
-                items.push(Item::Batch(order.len()..order.len() + b.len()));
-                order.extend(b);
+                schedule.batch(b.into_iter().map(|i| i as usize));
             }
         }
     }
-    (items, order)
-}
-
-/// Splits batches wider than [`BATCH_MAX`] and places the labels ([`assign_slots`]).
-fn compile(c: &Circuit, kinds: (Batching, XorGates), items: Vec<Item>, order: &[usize]) -> Plan {
-    let mut split = Vec::with_capacity(items.len());
-    for item in items {
-        match item {
-            Item::Free(i) => split.push(Item::Free(i)),
-            Item::Batch(r) => split.extend(
-                r.clone()
-                    .step_by(BATCH_MAX)
-                    .map(|s| Item::Batch(s..(s + BATCH_MAX).min(r.end))),
-            ),
-        }
-    }
-    assign_slots(c, kinds, &split, order)
+    schedule
 }
 
 /// Places labels in slots: a wire's slot is freed after the last item that reads it (never for
@@ -499,25 +529,21 @@ fn compile(c: &Circuit, kinds: (Batching, XorGates), items: Vec<Item>, order: &[
 fn assign_slots(
     c: &Circuit,
     (batching, xor): (Batching, XorGates),
-    items: &[Item],
-    order: &[usize],
+    Schedule { items, order }: &Schedule,
 ) -> Plan {
     let n = c.num_wires as usize;
-    let gate_reads = |i: usize| {
-        let g = &c.gates[i];
+    let gate_reads = |i: u32| {
+        let g = &c.gates[i as usize];
         g.inputs().iter().map(move |&k| g.input(k) as usize)
     };
     // last[w]: 1 + the position of the last item reading w; 0: never read; MAX: an output.
-    let mut last = vec![0usize; n];
+    let mut last = vec![0u32; n];
     for (pos, item) in items.iter().enumerate() {
-        match item {
-            Item::Free(i) => gate_reads(*i).for_each(|w| last[w] = pos + 1),
-            Item::Batch(r) => order[r.clone()]
-                .iter()
-                .for_each(|&i| gate_reads(i).for_each(|w| last[w] = pos + 1)),
+        for &i in item.gates(order) {
+            gate_reads(i).for_each(|w| last[w] = pos as u32 + 1);
         }
     }
-    last[c.output_start() as usize..].fill(usize::MAX);
+    last[c.output_start() as usize..].fill(u32::MAX);
 
     let num_in = c.num_input_wires() as usize;
     let num_out = c.num_output_wires() as usize;
@@ -549,17 +575,14 @@ fn assign_slots(
     };
     let mut read = Vec::new();
     for (pos, item) in items.iter().enumerate() {
-        let pos = pos + 1;
-        let gates: &[usize] = match item {
-            Item::Free(i) => std::slice::from_ref(i),
-            Item::Batch(r) => &order[r.clone()],
-        };
+        let pos = pos as u32 + 1;
+        let gates = item.gates(order);
         // Read; a free gate then releases what it reads for the last time and writes (it may
         // write the slot it frees), a batch writes and then releases (its outputs go straight
         // to their slots while other gates of the batch are still read).
         read.clear();
         read.extend(gates.iter().map(|&i| {
-            let g = &c.gates[i];
+            let g = &c.gates[i as usize];
             let slot = |k: usize| match g.inputs().get(k) {
                 Some(&k) => slots.slot_of[g.input(k) as usize],
                 None => ZERO_SLOT,
@@ -575,17 +598,20 @@ fn assign_slots(
                 }
             }
         };
-        let batch = matches!(item, Item::Batch(_));
+        let batch = matches!(item, Item::Batch(..));
         if !batch {
             release_read(&mut slots);
         }
         // A batch's outputs go to consecutive slots where none is a circuit output (those have
         // theirs), so the kernels store them with plain stores.
         let first_out = slots.outputs.0;
-        let run = (batch && gates.iter().all(|&i| (c.gates[i].out as usize) < first_out))
-            .then(|| slots.take_run(gates.len()));
+        let run = (batch
+            && gates
+                .iter()
+                .all(|&i| (c.gates[i as usize].out as usize) < first_out))
+        .then(|| slots.take_run(gates.len()));
         for (k, (&i, &(a, b))) in gates.iter().zip(&read).enumerate() {
-            let g = &c.gates[i];
+            let g = &c.gates[i as usize];
             let out = match run {
                 Some(first) => slots.place(g.out as usize, first + k as Slot),
                 None => slots.write(g.out as usize),
@@ -594,7 +620,7 @@ fn assign_slots(
             plan.xor_gates += usize::from(g.kind == GateKind::Xor);
             if xor.batched(g.kind) {
                 plan.gates.push(a, b, out);
-                plan.ids.push(i as u32);
+                plan.ids.push(i);
                 continue;
             }
             // A free gate as `out = a ⊕ b` over the constant slots (see [`Plan`]).
@@ -614,11 +640,11 @@ fn assign_slots(
             plan.segments.push(Segment {
                 free_end: plan.free.len() as u32,
                 gates_end: plan.gates.len() as u32,
-                xor: c.gates[gates[0]].kind == GateKind::Xor,
+                xor: c.gates[gates[0] as usize].kind == GateKind::Xor,
             });
         }
         for &i in gates {
-            let w = c.gates[i].out as usize;
+            let w = c.gates[i as usize].out as usize;
             if last[w] == 0 {
                 slots.release(w);
             }
@@ -766,8 +792,8 @@ mod tests {
         for c in circuits {
             for xor in [XorGates::Free, XorGates::Garbled] {
                 let live = RESERVED + levelled_live(&c, xor);
-                let (items, order) = layered_order(&c, xor, c.gates.len());
-                let slots = compile(&c, (Batching::Layered, xor), items, &order).num_slots;
+                let schedule = layered_order(&c, xor, c.gates.len());
+                let slots = assign_slots(&c, (Batching::Layered, xor), &schedule).num_slots;
                 assert!(live <= slots, "{xor:?}: {live} live, {slots} slots");
             }
         }
