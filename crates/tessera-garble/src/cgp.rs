@@ -84,17 +84,22 @@ const NONE: u32 = u32::MAX;
 
 impl Partitions {
     /// Partitions `circuit` (which must be valid) into parts of at most 1/[`PARTS`] of its
-    /// gates (or [`MIN_PART`]) and compiles each with `compile`.
-    pub fn new(circuit: &Circuit, compile: impl Fn(&Circuit) -> Plan) -> Result<Self, Error> {
+    /// gates (or [`MIN_PART`]) and compiles each with `compile`, on `threads` threads (the
+    /// partitions are the same whatever the thread count).
+    pub fn new(
+        circuit: &Circuit,
+        threads: usize,
+        compile: impl Fn(&Circuit) -> Plan + Sync,
+    ) -> Result<Self, Error> {
         let limit = (circuit.gates.len() / PARTS).max(MIN_PART);
-        Partitions::with_limit(circuit, limit, compile)
+        Partitions::with_limit(circuit, (limit, threads), compile)
     }
 
     /// [`Partitions::new`] with components joined up to `limit` gates (at least 1).
     pub fn with_limit(
         circuit: &Circuit,
-        limit: usize,
-        compile: impl Fn(&Circuit) -> Plan,
+        (limit, threads): (usize, usize),
+        compile: impl Fn(&Circuit) -> Plan + Sync,
     ) -> Result<Self, Error> {
         circuit.check()?;
         let n = circuit.gates.len();
@@ -162,7 +167,12 @@ impl Partitions {
         for p in part.iter_mut().filter(|p| **p == TAIL) {
             *p = tail;
         }
-        build(circuit, &part, tail as usize + 1, &producer, compile)
+        let cut = Cut {
+            part: &part,
+            count: tail as usize + 1,
+            producer: &producer,
+        };
+        build(circuit, cut, threads, compile)
     }
 
     /// Number of partitions, the tail included.
@@ -207,15 +217,98 @@ impl Partitions {
     }
 }
 
-/// Compiles each partition `0..count` of `circuit` (`part[i]` is gate i's) as a circuit of
-/// its own: its external inputs, its gates, and copies of the wires read outside it.
+/// How a circuit is cut: gate i's partition `part[i]` (of `0..count`), and the gate that
+/// writes each wire ([`NONE`] for inputs).
+#[derive(Clone, Copy)]
+struct Cut<'a> {
+    part: &'a [u32],
+    count: usize,
+    producer: &'a [u32],
+}
+
+/// Cuts `circuit` into partitions, each a circuit of its own (its external inputs, its gates,
+/// and copies of the wires read outside it), and compiles them on `threads` threads: this
+/// thread builds each partition's circuit in turn, the others (or this one, alone) compile.
 fn build(
     circuit: &Circuit,
-    part: &[u32],
-    count: usize,
-    producer: &[u32],
-    compile: impl Fn(&Circuit) -> Plan,
+    cut: Cut<'_>,
+    threads: usize,
+    compile: impl Fn(&Circuit) -> Plan + Sync,
 ) -> Result<Partitions, Error> {
+    let mut plans: Vec<Option<Plan>> = Vec::with_capacity(cut.count);
+    let shape = if threads <= 1 {
+        cut_parts(circuit, cut, |_, sub| {
+            plans.push(Some(compile(&sub)));
+            Ok(())
+        })?
+    } else {
+        plans.resize_with(cut.count, || None);
+        let (jobs, queue) = std::sync::mpsc::sync_channel::<(usize, Circuit)>(threads);
+        let queue = Mutex::new(queue);
+        let compiled = Mutex::new(plans);
+        let shape = std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    loop {
+                        let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
+                        let Ok((k, sub)) = job else { return };
+                        let plan = compile(&sub);
+                        compiled.lock().unwrap_or_else(PoisonError::into_inner)[k] = Some(plan);
+                    }
+                });
+            }
+            // The sender is dropped at the end, or on an error, and the workers stop.
+            let jobs = jobs;
+            cut_parts(circuit, cut, |k, sub| {
+                jobs.send((k, sub))
+                    .map_err(|_| Error::Inputs("a compiling thread stopped".into()))
+            })
+        })?;
+        plans = compiled
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        shape
+    };
+    let parts = plans
+        .into_iter()
+        .zip(shape.parts)
+        .map(|(plan, (inputs, and_gates))| {
+            let plan = plan.ok_or_else(|| Error::Inputs("a partition was not compiled".into()))?;
+            Ok(Part {
+                plan,
+                inputs,
+                and_gates,
+            })
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    let mut order: Vec<usize> = (0..parts.len().saturating_sub(1)).collect();
+    order.sort_by_key(|&p| std::cmp::Reverse(parts[p].and_gates));
+    Ok(Partitions {
+        parts,
+        order,
+        outputs: shape.outputs,
+        num_inputs: circuit.num_input_wires() as usize,
+    })
+}
+
+/// What [`cut_parts`] finds besides the partitions' circuits: each partition's input sources
+/// and AND-gate count, and the circuit outputs' sources.
+struct Shape {
+    parts: Vec<(Vec<Source>, usize)>,
+    outputs: Vec<Source>,
+}
+
+/// Builds each partition's circuit of `circuit` as `cut` says, in order, and hands it to
+/// `each(k, circuit)`.
+fn cut_parts(
+    circuit: &Circuit,
+    Cut {
+        part,
+        count,
+        producer,
+    }: Cut<'_>,
+    mut each: impl FnMut(usize, Circuit) -> Result<(), Error>,
+) -> Result<Shape, Error> {
     let out_start = circuit.output_start() as usize;
     // Wires read outside the partition that writes them, in the order first needed.
     let mut exported: Vec<Vec<u32>> = vec![Vec::new(); count];
@@ -311,20 +404,10 @@ fn build(
             gates: local_gates,
         };
         sub.check()?;
-        parts.push(Part {
-            plan: compile(&sub),
-            inputs,
-            and_gates,
-        });
+        each(p, sub)?;
+        parts.push((inputs, and_gates));
     }
-    let mut order: Vec<usize> = (0..count - 1).collect();
-    order.sort_by_key(|&p| std::cmp::Reverse(parts[p].and_gates));
-    Ok(Partitions {
-        parts,
-        order,
-        outputs,
-        num_inputs: circuit.num_input_wires() as usize,
-    })
+    Ok(Shape { parts, outputs })
 }
 
 /// Gathers the labels of `sources` from the circuit's input labels `inputs` and the finished

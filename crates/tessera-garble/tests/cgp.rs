@@ -38,8 +38,8 @@ impl SchemeVisitor for &Check<'_> {
     fn visit<S: Scheme>(self) {
         let c = self.c;
         let p = match self.parts {
-            Some(limit) => Partitions::with_limit(c, limit, compile::<S>).unwrap(),
-            None => Partitions::new(c, compile::<S>).unwrap(),
+            Some(limit) => Partitions::with_limit(c, (limit, 3), compile::<S>).unwrap(),
+            None => Partitions::new(c, 2, compile::<S>).unwrap(),
         };
         let mut prg = Prg::from_seed_block(Block::new(u128::from(self.seed)));
         let inputs: Vec<Vec<bool>> = c.inputs.iter().map(|&w| random_bits(&mut prg, w)).collect();
@@ -90,7 +90,7 @@ proptest! {
 
 /// The share of AND gates in the tail, and the number of partitions besides it.
 fn tail_share(c: &Circuit) -> (f64, usize) {
-    let p = Partitions::new(c, compile::<tessera_garble::Prp>).unwrap();
+    let p = Partitions::new(c, 1, compile::<tessera_garble::Prp>).unwrap();
     let and = p.and_gates();
     let total: usize = and.iter().sum();
     (*and.last().unwrap() as f64 / total as f64, p.len() - 1)
@@ -117,6 +117,29 @@ fn ultrasfe_circuits_split_into_partitions_with_a_small_tail() {
                 parts: None,
                 seed: 3,
             });
+        }
+    }
+}
+
+/// Compiling on several threads gives the partitions and plans of one thread.
+#[test]
+fn partitions_compile_alike_on_every_thread_count() {
+    let circuits = [
+        ultrasfe::mvmul(4, 4, 16).unwrap(),
+        ultrasfe::biomatch(16, 2, 16).unwrap(),
+        tessera_circuit::library::builtin("sha256")
+            .unwrap()
+            .unwrap(),
+    ];
+    for c in &circuits {
+        for limit in [1, 50, 1024] {
+            let one = Partitions::with_limit(c, (limit, 1), compile::<tessera_garble::Prp>);
+            let one = format!("{:?}", one.unwrap());
+            for threads in [2, 3, 7] {
+                let many =
+                    Partitions::with_limit(c, (limit, threads), compile::<tessera_garble::Prp>);
+                assert_eq!(one, format!("{:?}", many.unwrap()), "{limit} {threads}");
+            }
         }
     }
 }

@@ -109,7 +109,7 @@ pub fn run(
         };
         let block = hello(s, (peer, space), role, scheme, fingerprint(circuit, scheme))?;
         let parts = s.phase("partition", |_| {
-            Partitions::new(circuit, |c| {
+            Partitions::new(circuit, 1, |c| {
                 Plan::with_xor(c, Batching::default_for(c), XorGates::Free)
             })
         })?;

@@ -904,8 +904,8 @@ impl Yao {
             // The base OTs spend much of their time waiting for the peer: compile meanwhile.
             let compiled = s.phase("base-ot+plan", |s| {
                 std::thread::scope(|scope| {
-                    let plan = scope
-                        .spawn(|| Compiled::new(&circuit, parallel.strategy, scheme.xor_gates()));
+                    let plan =
+                        scope.spawn(|| Compiled::new(&circuit, parallel, scheme.xor_gates()));
                     let ot = match role {
                         YaoRole::Garbler => {
                             s.with_ot_sender(peer, |_, ch| Ok(tessera_net::Channel::flush(ch)?))

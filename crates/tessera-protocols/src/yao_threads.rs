@@ -75,12 +75,13 @@ pub(crate) enum Compiled {
 }
 
 impl Compiled {
-    /// Compiles `circuit` (valid) for `strategy` and a scheme with `xor` gates.
-    pub(crate) fn new(circuit: &Circuit, strategy: Strategy, xor: XorGates) -> Result<Self, Error> {
+    /// Compiles `circuit` (valid) for `parallel` (partitions on its threads) and a scheme
+    /// with `xor` gates.
+    pub(crate) fn new(circuit: &Circuit, parallel: Parallel, xor: XorGates) -> Result<Self, Error> {
         let compile = |c: &Circuit| Plan::with_xor(c, Batching::default_for(c), xor);
-        Ok(match strategy {
+        Ok(match parallel.strategy {
             Strategy::Fgp => Compiled::Plan(compile(circuit)),
-            Strategy::Cgp => Compiled::Parts(Partitions::new(circuit, compile)?),
+            Strategy::Cgp => Compiled::Parts(Partitions::new(circuit, parallel.threads, compile)?),
         })
     }
 
@@ -354,13 +355,17 @@ mod tests {
     #[test]
     fn the_test_circuits_have_partitions_and_pieces() {
         let mvmul = ultrasfe::mvmul(4, 4, 16).unwrap();
-        let parts = Compiled::new(&mvmul, Strategy::Cgp, XorGates::Free).unwrap();
+        let cgp = Parallel {
+            strategy: Strategy::Cgp,
+            threads: 2,
+        };
+        let parts = Compiled::new(&mvmul, cgp, XorGates::Free).unwrap();
         assert!(parts.streams() > 2, "{}", parts.streams());
         let messages = parts.messages::<Prp>();
         let streams: std::collections::BTreeSet<_> = messages.iter().map(|m| m.0).collect();
         assert!(streams.len() > 2, "{messages:?}");
         let sha = builtin("sha256").unwrap().unwrap();
-        let sha = Compiled::new(&sha, Strategy::Cgp, XorGates::Garbled).unwrap();
+        let sha = Compiled::new(&sha, cgp, XorGates::Garbled).unwrap();
         let tail = sha.streams() - 1;
         let messages = sha.messages::<Prf>();
         let pieces = messages.iter().filter(|m| m.0 == tail).count();

@@ -159,7 +159,9 @@ impl<S: Scheme> LocalCgp<S> {
         (backend, threads): (Backend, usize),
         bits: &[bool],
     ) -> Result<Self, CliError> {
-        let parts = Partitions::new(circuit, |c| Plan::with_xor(c, batching, S::XOR_GATES))?;
+        let parts = Partitions::new(circuit, threads, |c| {
+            Plan::with_xor(c, batching, S::XOR_GATES)
+        })?;
         let mut prg = Prg::from_os()?;
         let encoding = InputEncoding::<S>::random(&mut prg, parts.num_inputs());
         let active = encoding.encode(0, bits);
