@@ -67,6 +67,22 @@ struct Components {
 }
 
 impl Components {
+    /// Joins the components of roots `a` and `b` (the smaller under the larger, so paths stay
+    /// short); returns the joined one's root.
+    fn join(&mut self, a: u32, b: u32) -> u32 {
+        if a == b {
+            return a;
+        }
+        let (big, small) = if self.size[a as usize] >= self.size[b as usize] {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        self.parent[small as usize] = big;
+        self.size[big as usize] += self.size[small as usize];
+        big
+    }
+
     fn root(&mut self, mut g: u32) -> u32 {
         while self.parent[g as usize] != g {
             let p = self.parent[g as usize];
@@ -134,12 +150,10 @@ impl Partitions {
             if tail || joined {
                 in_tail[i] = true;
             } else {
+                let mut root = i as u32;
                 for r in roots.into_iter().filter(|&r| r != NONE) {
                     let r = comps.root(r);
-                    if r != i as u32 {
-                        comps.parent[r as usize] = i as u32;
-                        comps.size[i] += comps.size[r as usize];
-                    }
+                    root = comps.join(root, r);
                 }
             }
             producer[g.out as usize] = i as u32;
