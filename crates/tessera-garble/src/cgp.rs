@@ -241,8 +241,9 @@ struct Cut<'a> {
 }
 
 /// Cuts `circuit` into partitions, each a circuit of its own (its external inputs, its gates,
-/// and copies of the wires read outside it), and compiles them on `threads` threads: this
-/// thread builds each partition's circuit in turn, the others (or this one, alone) compile.
+/// and copies of the wires read outside it), and compiles them: this thread builds each
+/// partition's circuit in turn and `threads` others compile them as they come (for one
+/// thread, this one compiles each as it is built).
 fn build(
     circuit: &Circuit,
     cut: Cut<'_>,
