@@ -216,6 +216,44 @@ fn bench_convert_reports_every_conversion() {
     }
 }
 
+/// `tessera bench garble` checks each engine against plaintext and reports one line per thread
+/// count, with the time compiling took beside the rates.
+#[test]
+fn bench_garble_reports_rates_and_compile_time() {
+    for strategy in ["fgp", "cgp"] {
+        let (ok, out, err) = tessera(&[
+            "bench",
+            "garble",
+            "--circuit",
+            "mvmul",
+            "--batching",
+            "default",
+            "--threads",
+            "1,2",
+            "--strategy",
+            strategy,
+            "--samples",
+            "1",
+            "--sample-ms",
+            "1",
+            "--json",
+        ]);
+        assert!(ok, "{strategy}: {err}");
+        let rows: Vec<serde_json::Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(rows.len(), 2, "{out}");
+        for (r, threads) in rows.iter().zip([1, 2]) {
+            assert_eq!(r["threads"], threads, "{r}");
+            assert_eq!(r["and_gates"], 1_047_568, "{r}");
+            for key in ["garble_and_per_sec", "eval_and_per_sec", "compile_ms"] {
+                assert!(r[key].as_f64().is_some_and(|v| v > 0.0), "{key}: {r}");
+            }
+        }
+    }
+}
+
 /// `tessera bench mpc` runs each protocol, checks its outputs and reports one line each.
 #[test]
 fn bench_mpc_reports_every_protocol() {

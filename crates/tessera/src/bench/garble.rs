@@ -154,6 +154,8 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
                     "eval_speedup": eval_speedup,
                     "garble_parallel_efficiency": garble_speedup / per_thread,
                     "eval_parallel_efficiency": eval_speedup / per_thread,
+                    "compile_ms": line.compile_s * 1e3,
+                    "compile_over_garbling": line.compile_s * garble_rate / stats.and_gates.max(1) as f64,
                     "peak_rss_bytes": peak_rss_bytes(),
                     "cpu": cpu_model(),
                 });
@@ -161,7 +163,7 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
                     println!("{json}");
                 } else {
                     println!(
-                        "{:<12} {:<5} {:<8} {:>2}T {:>8} AND  garble {:>7.1} M AND/s ({:.3}, ×{:.2})  evaluate {:>7.1} M AND/s ({:.3}, ×{:.2})  mean batch {:.1}  slots {}",
+                        "{:<12} {:<5} {:<8} {:>2}T {:>8} AND  garble {:>7.1} M AND/s ({:.3}, ×{:.2})  evaluate {:>7.1} M AND/s ({:.3}, ×{:.2})  mean batch {:.1}  slots {}  compile {:.1} ms",
                         args.circuit,
                         scheme.name(),
                         batching.name(),
@@ -174,7 +176,8 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
                         eval_eff,
                         eval_speedup,
                         stats.mean_batch(),
-                        stats.slots
+                        stats.slots,
+                        line.compile_s * 1e3
                     );
                 }
             }
@@ -301,6 +304,8 @@ struct Rates {
     /// CGP: the partitions besides the tail, and the tail's share of the AND gates.
     partitions: Option<usize>,
     tail_share: Option<f64>,
+    /// Seconds compiling the plan (or partitions) took, once.
+    compile_s: f64,
 }
 
 impl Rates {
@@ -363,6 +368,10 @@ fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Vec<Rates>, CliErro
         })
         .collect::<Result<Vec<_>, _>>()?;
     let (stats, partitions, tail_share) = locals[0].stats();
+    let compiles: Vec<f64> = locals
+        .iter()
+        .map(|l| l.compile_time().as_secs_f64())
+        .collect();
     let and = stats.and_gates as f64;
     // Per engine, the rate and speed-up of its runs and the placements' time over the runs';
     // the first failure.
@@ -409,7 +418,8 @@ fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Vec<Rates>, CliErro
     Ok(garbling
         .into_iter()
         .zip(evaluation)
-        .map(|(((g, gs), gp), ((e, es), ep))| Rates {
+        .zip(compiles)
+        .map(|((((g, gs), gp), ((e, es), ep)), compile_s)| Rates {
             stats,
             garble_rate: g,
             eval_rate: e,
@@ -418,6 +428,7 @@ fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Vec<Rates>, CliErro
             placing: [gp, ep],
             partitions,
             tail_share,
+            compile_s,
         })
         .collect())
 }
@@ -447,6 +458,8 @@ trait Local {
     /// The plans' sizes (summed over partitions; slots of the largest), and for CGP the partitions besides the tail
     /// and the tail's share of the AND gates.
     fn stats(&self) -> (PlanStats, Option<usize>, Option<f64>);
+    /// How long compiling took.
+    fn compile_time(&self) -> Duration;
 }
 
 /// One engine: the input labels placed in its slots before the timer starts, as EMP's driver
@@ -460,6 +473,9 @@ impl<S: Scheme> Local for LocalRun<S> {
     }
     fn stats(&self) -> (PlanStats, Option<usize>, Option<f64>) {
         (self.plan().stats(), None, None)
+    }
+    fn compile_time(&self) -> Duration {
+        LocalRun::compile_time(self)
     }
 }
 
@@ -495,5 +511,8 @@ impl<S: Scheme> Local for LocalCgp<S> {
         let and = parts.and_gates();
         let tail = and.last().copied().unwrap_or(0) as f64 / sum.and_gates.max(1) as f64;
         (sum, Some(parts.len() - 1), Some(tail))
+    }
+    fn compile_time(&self) -> Duration {
+        LocalCgp::compile_time(self)
     }
 }

@@ -14,6 +14,8 @@ use tessera_garble::{
 /// One scheme's garbler and evaluator on one plan, with fixed inputs.
 pub struct LocalRun<S: Scheme> {
     plan: Plan,
+    /// How long compiling the plan took.
+    compile: Duration,
     garbler: Garbler<S>,
     evaluator: Evaluator<S>,
     encoding: InputEncoding<S>,
@@ -43,7 +45,9 @@ impl<S: Scheme> LocalRun<S> {
         bits: &[bool],
         threads: usize,
     ) -> Result<Self, CliError> {
+        let t = Instant::now();
         let plan = Plan::with_xor(circuit, batching, S::XOR_GATES);
+        let compile = t.elapsed();
         let mut prg = Prg::from_os()?;
         let encoding = InputEncoding::<S>::random(&mut prg, plan.num_inputs());
         let active = encoding.encode(0, bits);
@@ -51,6 +55,7 @@ impl<S: Scheme> LocalRun<S> {
         let scheme = S::with_backend(backend, prg.random_block())?;
         let mut run = LocalRun {
             plan,
+            compile,
             garbler: Garbler::with_threads(scheme.clone(), threads),
             evaluator: Evaluator::with_threads(scheme, threads),
             encoding,
@@ -65,6 +70,11 @@ impl<S: Scheme> LocalRun<S> {
     /// The plan.
     pub fn plan(&self) -> &Plan {
         &self.plan
+    }
+
+    /// How long compiling the plan took.
+    pub fn compile_time(&self) -> Duration {
+        self.compile
     }
 
     /// Garbles the circuit again, keeping its tables; returns the output wires.
@@ -142,6 +152,8 @@ fn check_plaintext(
 /// partitioned circuit, with fixed inputs.
 pub struct LocalCgp<S: Scheme> {
     parts: Partitions,
+    /// How long partitioning and compiling took.
+    compile: Duration,
     garbler: CgpGarbler<S>,
     evaluator: CgpEvaluator<S>,
     encoding: InputEncoding<S>,
@@ -159,9 +171,11 @@ impl<S: Scheme> LocalCgp<S> {
         (backend, threads): (Backend, usize),
         bits: &[bool],
     ) -> Result<Self, CliError> {
+        let t = Instant::now();
         let parts = Partitions::new(circuit, threads, |c| {
             Plan::with_xor(c, batching, S::XOR_GATES)
         })?;
+        let compile = t.elapsed();
         let mut prg = Prg::from_os()?;
         let encoding = InputEncoding::<S>::random(&mut prg, parts.num_inputs());
         let active = encoding.encode(0, bits);
@@ -169,6 +183,7 @@ impl<S: Scheme> LocalCgp<S> {
         let mut run = LocalCgp {
             tables: vec![TableBuffer::new(); parts.len()],
             parts,
+            compile,
             garbler: CgpGarbler::new(scheme.clone(), threads),
             evaluator: CgpEvaluator::new(scheme, threads),
             encoding,
@@ -183,6 +198,11 @@ impl<S: Scheme> LocalCgp<S> {
     /// The partitions.
     pub fn parts(&self) -> &Partitions {
         &self.parts
+    }
+
+    /// How long partitioning and compiling took.
+    pub fn compile_time(&self) -> Duration {
+        self.compile
     }
 
     /// Garbles the circuit again, keeping its tables; returns the output wires.
