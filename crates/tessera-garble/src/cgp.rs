@@ -262,7 +262,7 @@ fn build(
         let queue = Mutex::new(queue);
         let compiled = Mutex::new(plans);
         let shape = std::thread::scope(|s| {
-            for _ in 0..threads {
+            for _ in 0..threads.min(cut.count) {
                 s.spawn(|| {
                     loop {
                         let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();

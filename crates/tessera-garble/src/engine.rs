@@ -386,16 +386,16 @@ impl<S: Scheme> Garbler<S> {
                 crew.batch(&batch);
                 let mut l = labels.write().unwrap_or_else(PoisonError::into_inner);
                 // One batch, one commit: the stream's pieces do not depend on the threads.
-                let mut table = sink.reserve(batch_table_blocks::<S>(xor, gates.len()));
+                let table = sink.reserve(batch_table_blocks::<S>(xor, gates.len()));
+                let mut at = 0;
                 for (t, share) in shares.iter().enumerate() {
                     let range = batch.range(t);
                     if range.is_empty() {
                         continue;
                     }
                     let share = share.lock().unwrap_or_else(PoisonError::into_inner);
-                    let (mine, rest) = std::mem::take(&mut table).split_at_mut(share.table.len());
-                    mine.copy_from_slice(&share.table);
-                    table = rest;
+                    table[at..at + share.table.len()].copy_from_slice(&share.table);
+                    at += share.table.len();
                     scatter(plan, range, &share.out, &mut l);
                 }
                 sink.commit()?;

@@ -186,8 +186,8 @@ impl PlanStats {
 
 /// Gate order before slot assignment: a free gate (its circuit index), or a batch of at
 /// most [`BATCH_MAX`] AND (or garbled XOR) gates (positions `start..end` of
-/// [`Schedule::order`]). Gate indices fit in 32 bits, as wires do; 12 bytes a gate at most,
-/// for circuits of 10^8 gates.
+/// [`Schedule::order`]). Gate indices fit in 32 bits, as wires do, so an item takes 12 bytes
+/// (a circuit of 10^8 gates orders in at most 1.2 GB).
 #[derive(Clone, Copy)]
 enum Item {
     Free(u32),
@@ -279,6 +279,12 @@ impl Plan {
                 whole.unwrap_or_else(|| Plan::layered_in_windows(circuit, xor, LAYER_WINDOW))
             }
         }
+    }
+
+    /// Compiles `circuit` for the batching it gets by default ([`Batching::default_for`]) and
+    /// a scheme with `xor` gates: what a protocol runs.
+    pub fn default_for(circuit: &Circuit, xor: XorGates) -> Plan {
+        Plan::with_xor(circuit, Batching::default_for(circuit), xor)
     }
 
     /// [`Batching::Layered`] with the levels counted within windows of `window` gates in

@@ -27,8 +27,8 @@ use crate::{Error, Session};
 use tessera_circuit::Circuit;
 use tessera_core::Block;
 use tessera_garble::{
-    Batching, Evaluator, Garbler, InputEncoding, Partitions, Plan, Scheme, SchemeKind,
-    SchemeVisitor, Source, TableReader, XorGates, gather, table_blocks,
+    Evaluator, Garbler, InputEncoding, Partitions, Plan, Scheme, SchemeKind, SchemeVisitor, Source,
+    TableReader, XorGates, gather, table_blocks,
 };
 use tessera_net::role;
 use tessera_net::{Channel, Kind, Phase, Space};
@@ -109,9 +109,7 @@ pub fn run(
         };
         let block = hello(s, (peer, space), role, scheme, fingerprint(circuit, scheme))?;
         let parts = s.phase("partition", |_| {
-            Partitions::new(circuit, 1, |c| {
-                Plan::with_xor(c, Batching::default_for(c), XorGates::Free)
-            })
+            Partitions::new(circuit, 1, |c| Plan::default_for(c, XorGates::Free))
         })?;
         let mut outcome = scheme.visit(Party {
             s,

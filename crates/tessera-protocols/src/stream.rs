@@ -21,7 +21,7 @@ use std::borrow::Cow;
 use tessera_circuit::Circuit;
 use tessera_core::{Block, Prg};
 use tessera_garble::{
-    Batching, Chain, ChainEvaluator, ChainGarbler, Evaluator, Garbler, Plan, Scheme, SchemeKind,
+    Chain, ChainEvaluator, ChainGarbler, Evaluator, Garbler, Plan, Scheme, SchemeKind,
     SchemeVisitor, TableBuffer, TableSink, check_steps, decode,
 };
 use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
@@ -56,7 +56,7 @@ pub struct StreamOutcome {
 /// The chain of `step` compiled for `scheme`.
 fn compile(step: &Circuit, scheme: SchemeKind) -> Result<Chain, Error> {
     Ok(Chain::new(step, |c| {
-        Plan::with_xor(c, Batching::default_for(c), scheme.xor_gates())
+        Plan::default_for(c, scheme.xor_gates())
     })?)
 }
 

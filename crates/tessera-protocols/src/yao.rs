@@ -383,13 +383,11 @@ impl<'a> Decode<'a> for ToEvaluator<'a> {
     }
 }
 
-/// What both parties' executions read: the circuit, what it compiled to, the output mode,
-/// this party's threads.
+/// What both parties' executions read: the circuit, what it compiled to, the output mode.
 struct Shape {
     circuit: Circuit,
     compiled: Compiled,
     outputs: OutputTo,
-    threads: usize,
 }
 
 impl Shape {
@@ -750,11 +748,7 @@ impl<S: Scheme> Side for EvaluatorSide<S> {
 
     fn core<'a>(&'a mut self, shape: &'a Shape, _input: &'a [bool]) -> Self::Core<'a> {
         EvaluateCore {
-            body: Evaluating::new(
-                (&mut self.engine, shape.threads),
-                &shape.compiled,
-                &mut self.streams,
-            ),
+            body: Evaluating::new(&mut self.engine, &shape.compiled, &mut self.streams),
             labels: &mut self.labels,
             garbler_inputs: shape.widths().0,
             outputs: shape.outputs,
@@ -925,7 +919,6 @@ impl Yao {
                     circuit,
                     compiled,
                     outputs,
-                    threads: parallel.threads.max(1),
                 },
                 peer,
                 space,

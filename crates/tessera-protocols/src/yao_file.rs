@@ -23,8 +23,8 @@ use tessera_circuit::bristol::stream::Streamed;
 use tessera_circuit::eval::split_values;
 use tessera_core::Block;
 use tessera_garble::{
-    Batching, Evaluator, Garbler, InputEncoding, Plan, Scheme, SchemeKind, SchemeVisitor,
-    StreamedEvaluator, TableBuffer, TableSink, garble_streamed,
+    Evaluator, Garbler, InputEncoding, Plan, Scheme, SchemeKind, SchemeVisitor, StreamedEvaluator,
+    TableBuffer, TableSink, garble_streamed,
 };
 use tessera_net::role;
 use tessera_net::{Phase, Space};
@@ -103,7 +103,7 @@ pub fn run(
 
 /// A window's plan for a scheme with `xor` gates.
 fn compile(xor: tessera_garble::XorGates) -> impl FnMut(&Circuit) -> Plan + Copy {
-    move |c: &Circuit| Plan::with_xor(c, Batching::default_for(c), xor)
+    move |c: &Circuit| Plan::default_for(c, xor)
 }
 
 /// Either side's run for the scheme chosen at run time.

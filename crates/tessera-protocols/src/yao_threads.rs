@@ -17,20 +17,18 @@
 
 use crate::Error;
 use crate::yao::{EvaluateBody, GarbleBody};
-use serde::Serialize;
 use tessera_circuit::Circuit;
 use tessera_core::Block;
 use tessera_garble::{
-    Batching, CgpEvaluator, CgpGarbler, Evaluation, Evaluator, Garbler, InputEncoding, Partitions,
-    Plan, Scheme, TableBuffer, TableReader, TableSink, XorGates, batch_tables, table_blocks,
+    CgpEvaluator, CgpGarbler, Evaluation, Evaluator, Garbler, InputEncoding, Partitions, Plan,
+    Scheme, TableBuffer, TableReader, TableSink, XorGates, batch_tables, table_blocks,
 };
 
 /// Table blocks per message of a CGP partition's stream (1 MiB).
 pub const PIECE: usize = 1 << 16;
 
 /// How a party spreads garbling and evaluation over its threads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
     /// Fine-grained: the gates of each wide batch shared among the threads.
     Fgp,
@@ -78,7 +76,7 @@ impl Compiled {
     /// Compiles `circuit` (valid) for `parallel` (partitions on its threads) and a scheme
     /// with `xor` gates.
     pub(crate) fn new(circuit: &Circuit, parallel: Parallel, xor: XorGates) -> Result<Self, Error> {
-        let compile = |c: &Circuit| Plan::with_xor(c, Batching::default_for(c), xor);
+        let compile = |c: &Circuit| Plan::default_for(c, xor);
         Ok(match parallel.strategy {
             Strategy::Fgp => Compiled::Plan(compile(circuit)),
             Strategy::Cgp => Compiled::Parts(Partitions::new(circuit, parallel.threads, compile)?),
@@ -162,15 +160,22 @@ impl<S: Scheme> GarbleBody<S> for Garbling<'_, S> {
     }
 }
 
-/// The evaluator's engine for its strategy.
+/// The evaluator's engine for its strategy and thread count.
 pub(crate) enum EvaluateEngine<S: Scheme> {
+    /// FGP on one thread: each batch evaluated as its tables arrive.
+    Flowing(Evaluator<S>),
+    /// FGP on several threads, once every table is in.
     Fine(Evaluator<S>),
+    /// CGP, once every table is in.
     Coarse(CgpEvaluator<S>),
 }
 
 impl<S: Scheme> EvaluateEngine<S> {
     pub(crate) fn new(scheme: S, parallel: Parallel) -> Self {
         match parallel.strategy {
+            Strategy::Fgp if parallel.threads <= 1 => {
+                EvaluateEngine::Flowing(Evaluator::new(scheme))
+            }
             Strategy::Fgp => {
                 EvaluateEngine::Fine(Evaluator::with_threads(scheme, parallel.threads))
             }
@@ -187,21 +192,22 @@ pub(crate) enum Evaluating<'a, S: Scheme> {
 }
 
 impl<'a, S: Scheme> Evaluating<'a, S> {
-    /// The body for `engine` on `threads` threads over `compiled`; `streams` keep the
-    /// tables from one execution to the next.
+    /// The body for `engine` over `compiled`; `streams` keep the tables from one execution
+    /// to the next.
     pub(crate) fn new(
-        (engine, threads): (&'a mut EvaluateEngine<S>, usize),
+        engine: &'a mut EvaluateEngine<S>,
         compiled: &'a Compiled,
         streams: &'a mut Vec<TableBuffer>,
     ) -> Self {
-        let fine = matches!(engine, EvaluateEngine::Fine(_));
-        match compiled {
-            Compiled::Plan(plan) if fine && threads == 1 => Evaluating::Flowing(PlanEvaluation {
-                engine,
-                plan,
-                evaluation: None,
-            }),
-            _ => Evaluating::Collected(Collected {
+        match (engine, compiled) {
+            (EvaluateEngine::Flowing(evaluator), Compiled::Plan(plan)) => {
+                Evaluating::Flowing(PlanEvaluation {
+                    evaluator,
+                    plan,
+                    evaluation: None,
+                })
+            }
+            (engine, compiled) => Evaluating::Collected(Collected {
                 engine,
                 compiled,
                 streams,
@@ -242,7 +248,7 @@ impl<S: Scheme> EvaluateBody for Evaluating<'_, S> {
 
 /// A compiled plan's evaluation batch by batch.
 pub(crate) struct PlanEvaluation<'a, S: Scheme> {
-    engine: &'a mut EvaluateEngine<S>,
+    evaluator: &'a mut Evaluator<S>,
     plan: &'a Plan,
     evaluation: Option<Evaluation<'a>>,
 }
@@ -253,11 +259,11 @@ impl<'a, S: Scheme> PlanEvaluation<'a, S> {
             .evaluation
             .as_mut()
             .ok_or_else(|| Error::Input("evaluating before the labels".into()))?;
-        Ok((fine(self.engine)?, ev))
+        Ok((self.evaluator, ev))
     }
 
     fn start(&mut self, labels: &[Block]) -> Result<(), Error> {
-        self.evaluation = Some(fine(self.engine)?.start(self.plan, labels)?);
+        self.evaluation = Some(self.evaluator.start(self.plan, labels)?);
         Ok(())
     }
     fn next_tables(&mut self) -> Result<Option<usize>, Error> {
@@ -271,14 +277,6 @@ impl<'a, S: Scheme> PlanEvaluation<'a, S> {
     fn outputs(&mut self) -> Result<Vec<Block>, Error> {
         let (evaluator, ev) = self.running()?;
         Ok(evaluator.outputs(ev).to_vec())
-    }
-}
-
-/// The fine-grained evaluator of `engine`.
-fn fine<S: Scheme>(engine: &mut EvaluateEngine<S>) -> Result<&mut Evaluator<S>, Error> {
-    match engine {
-        EvaluateEngine::Fine(e) => Ok(e),
-        EvaluateEngine::Coarse(_) => Err(other_strategy()),
     }
 }
 

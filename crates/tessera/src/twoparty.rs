@@ -313,6 +313,13 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         Role::Garbler => YaoRole::Garbler,
         Role::Evaluator => YaoRole::Evaluator,
     };
+    let parallel = Parallel {
+        strategy: match args.strategy {
+            StrategyArg::Fgp => Strategy::Fgp,
+            StrategyArg::Cgp => Strategy::Cgp,
+        },
+        threads: args.threads as usize,
+    };
     let (output, setup, phases) = match body {
         Body::File(file) => {
             let modes = (args.scheme, outputs);
@@ -320,13 +327,6 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             (outcome.output, Vec::new(), outcome.phases)
         }
         Body::Whole(circuit) => {
-            let parallel = Parallel {
-                strategy: match args.strategy {
-                    StrategyArg::Fgp => Strategy::Fgp,
-                    StrategyArg::Cgp => Strategy::Cgp,
-                },
-                threads: args.threads as usize,
-            };
             let modes = (args.scheme, outputs, parallel);
             let mut yao = Yao::setup_parallel(&mut session, (peer, role), circuit, modes)?;
             let outcome = yao.run(&mut session, &bits)?;
@@ -343,8 +343,8 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             json!({
                 "role": if value == 0 { "garbler" } else { "evaluator" },
                 "circuit": args.circuit,
-                "threads": args.threads,
-                "strategy": args.strategy.to_possible_value().map(|v| v.get_name().to_owned()),
+                "threads": parallel.threads,
+                "strategy": parallel.strategy.name(),
                 "output": output,
                 "total_ms": total_ms,
                 "bytes_sent": stats.bytes_sent,

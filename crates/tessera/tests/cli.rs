@@ -184,6 +184,13 @@ fn mpc_run_between_two_processes() {
 }
 
 /// `tessera bench convert` reports all 20 conversions and the two MULs, each checked.
+/// Each line of a command's `--json` output, parsed.
+fn json_lines(out: &str) -> Vec<serde_json::Value> {
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 #[test]
 fn bench_convert_reports_every_conversion() {
     let (ok, out, err) = tessera(&[
@@ -198,10 +205,7 @@ fn bench_convert_reports_every_conversion() {
         "--json",
     ]);
     assert!(ok, "{err}");
-    let rows: Vec<serde_json::Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = json_lines(&out);
     assert_eq!(rows.len(), 22, "{out}");
     let pairs: std::collections::HashSet<String> =
         rows.iter().map(|r| r["conversion"].to_string()).collect();
@@ -239,10 +243,7 @@ fn bench_garble_reports_rates_and_compile_time() {
             "--json",
         ]);
         assert!(ok, "{strategy}: {err}");
-        let rows: Vec<serde_json::Value> = out
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let rows = json_lines(&out);
         assert_eq!(rows.len(), 2, "{out}");
         for (r, threads) in rows.iter().zip([1, 2]) {
             assert_eq!(r["threads"], threads, "{r}");
@@ -269,10 +270,7 @@ fn bench_mpc_reports_every_protocol() {
         "--json",
     ]);
     assert!(ok, "{err}");
-    let lines: Vec<serde_json::Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&out);
     assert_eq!(lines.len(), 6, "{out}");
     for v in &lines {
         assert_eq!(v["outputs_checked"], true);

@@ -880,8 +880,7 @@ impl Program {
         t: Type,
     ) -> Result<Vec<Value>, Error> {
         let widened = tessera_circuit::simd::simd(c, t.n)?;
-        let plan =
-            tessera_garble::Plan::new(&widened, tessera_garble::Batching::default_for(&widened));
+        let plan = tessera_garble::Plan::default_for(&widened, tessera_garble::XorGates::Free);
         self.garbled.push(YCircuit {
             widened,
             plan,
