@@ -7,9 +7,10 @@
 //! nothing: their labels exist before any gate runs). A gate that would join two components
 //! into one larger than a share of the circuit ([`PARTS`]), or that reads a wire of the tail,
 //! goes to the tail instead. Small components are packed together in circuit order. For
-//! BioMatch this gives the distance computations as partitions and the running minimum as
-//! the tail; for MVMul, the products and partial sums of each row. A circuit with no
-//! independence (AES) ends up mostly in the tail, which runs with fine-grained threads.
+//! BioMatch this gives subtrees of the minimum (16 distances and their 15 minima each) as
+//! partitions and the top of the tree as the tail; for MVMul, the products and partial sums
+//! of each row. A circuit with no independence (AES) ends up mostly in the tail, which runs
+//! with fine-grained threads where its batches are wide enough.
 //!
 //! Each partition is compiled as a circuit of its own (its external inputs, its gates, copies
 //! of the wires others read) and garbled in its own tweak domain (its index), so gate indices

@@ -314,7 +314,7 @@ impl<S: Scheme> Garbler<S> {
         check::<S>(plan, domain)?;
         let party = Garbling::<S> { secret };
         load(&party, plan, &mut self.labels)?;
-        let threads = useful_threads(plan.widest_batch(), S::TABLE_GRAIN, self.threads);
+        let threads = useful_threads(plan.batch_sizes(), S::TABLE_GRAIN, self.threads);
         if threads == 1 {
             for k in 0..plan.segments.len() {
                 let (free, gates) = plan.segment(k);
@@ -636,7 +636,7 @@ impl<S: Scheme> Evaluator<S> {
         source: &mut impl TableSource,
     ) -> Result<&[Block], Error> {
         let mut ev = self.start_placed(plan, domain)?;
-        let threads = useful_threads(plan.widest_batch(), S::TABLE_GRAIN, self.threads);
+        let threads = useful_threads(plan.batch_sizes(), S::TABLE_GRAIN, self.threads);
         if threads == 1 {
             while let Some(n) = self.next_tables(&mut ev) {
                 let table = source.take(n)?;

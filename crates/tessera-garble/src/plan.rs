@@ -315,12 +315,9 @@ impl Plan {
         }
     }
 
-    /// Gates in its largest batch: what decides whether threads can share any batch.
-    pub(crate) fn widest_batch(&self) -> usize {
-        (0..self.segments.len())
-            .map(|k| self.segment(k).1.len())
-            .max()
-            .unwrap_or(0)
+    /// Gates in each batch, in order: what decides whether threads can share any.
+    pub(crate) fn batch_sizes(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.segments.len()).map(|k| self.segment(k).1.len())
     }
 
     /// Number of input wires the plan expects labels for.

@@ -540,8 +540,9 @@ fn wide_layers_split_into_chunks_keep_labels_apart() {
 #[test]
 fn layers_wider_than_a_thread_share_garble_alike_on_every_thread_count() {
     // 1100 AND gates per layer: shared among 2, 3 and 7 threads (at least 256 gates each),
-    // the last share cut off the chunk grid.
-    let c = tessera_circuit::library::ultrasfe::levels(1100, 3, 7).unwrap();
+    // the last share cut off the chunk grid. 40 layers, so the shared batches hold enough
+    // gates to start threads (dynamic batching shares 1024 gates of each layer).
+    let c = tessera_circuit::library::ultrasfe::levels(1100, 40, 7).unwrap();
     let mut prg = Prg::from_seed_block(Block::new(13));
     let inputs: Vec<Vec<bool>> = c.inputs.iter().map(|&w| random_bits(&mut prg, w)).collect();
     for_each_scheme(&CheckAll {

@@ -18,26 +18,37 @@ use tessera_core::{Block, Prg};
 pub const MEXP_MODULUS: u64 = (1 << 31) - 1;
 
 /// BioMatch: the squared Euclidean distance from the evaluator's sample (d coordinates of b
-/// bits) to each of the garbler's n database entries, and the smallest of them.
+/// bits) to each of the garbler's n database entries, and the smallest of them, taken as a
+/// balanced tree of pairwise minima (the same n − 1 comparisons as a running minimum, in
+/// depth log n rather than n, so subtrees are independent work for parallel garbling).
 pub fn biomatch(n: usize, d: usize, b: u32) -> Result<Circuit, Error> {
     let mut g = Builder::new();
     let bits = b as usize;
     let db = g.input(n as u32 * d as u32 * b);
     let sample = g.input(d as u32 * b);
-    let mut best: Option<Vec<Bit>> = None;
-    for entry in db.chunks(d * bits) {
-        let mut dist = Builder::constant(0, bits);
-        for (s, e) in sample.chunks(bits).zip(entry.chunks(bits)) {
-            let diff = g.sub(s, e);
-            let sq = g.mul(&diff, &diff);
-            dist = g.add(&dist, &sq);
-        }
-        best = Some(match best {
-            Some(m) => g.min(&m, &dist, Signedness::Unsigned),
-            None => dist,
-        });
+    let mut level: Vec<Vec<Bit>> = db
+        .chunks(d * bits)
+        .map(|entry| {
+            let mut dist = Builder::constant(0, bits);
+            for (s, e) in sample.chunks(bits).zip(entry.chunks(bits)) {
+                let diff = g.sub(s, e);
+                let sq = g.mul(&diff, &diff);
+                dist = g.add(&dist, &sq);
+            }
+            dist
+        })
+        .collect();
+    while level.len() > 1 {
+        level = level
+            .chunks(2)
+            .filter_map(|pair| {
+                let min = |x: Vec<Bit>, y: Vec<Bit>| g.min(&x, &y, Signedness::Unsigned);
+                pair.iter().cloned().reduce(min)
+            })
+            .collect();
     }
-    g.finish(&[best.unwrap_or_else(|| Builder::constant(0, bits))])
+    let best = level.pop().unwrap_or_else(|| Builder::constant(0, bits));
+    g.finish(&[best])
 }
 
 /// x mod `m` for a public m ≥ 1 by restoring division, one quotient bit per bit of x: the
