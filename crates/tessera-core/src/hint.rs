@@ -20,6 +20,22 @@ pub fn prefetch(bytes: &[u8]) {
     let _ = bytes;
 }
 
+/// Asks the CPU to bring the cache line where `value` starts into the cache, as [`prefetch`]
+/// does for a buffer: for a loop that will read an element of a large array it can name a
+/// few iterations ahead.
+#[inline(always)]
+pub fn prefetch_value<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as in `prefetch`; the pointer comes from a reference.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+            (value as *const T).cast(),
+        )
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}
+
 /// An empty buffer with room for `len` bytes, backed where the system allows by transparent
 /// huge pages (Linux `madvise(MADV_HUGEPAGE)` before the pages are touched, so they are
 /// huge when first written): random look-ups into a buffer of gigabytes then miss the TLB

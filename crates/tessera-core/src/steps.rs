@@ -65,13 +65,22 @@ impl SlotSteps {
         SlotSteps::default()
     }
 
+    /// No steps, with room for `n` (packed; see [`SlotSteps`]).
+    pub fn with_capacity(n: usize) -> Self {
+        SlotSteps {
+            stream: Stream::Packed(Vec::with_capacity(n)),
+            slots: 0,
+        }
+    }
+
     /// Appends the step `out ← (a, b)`.
     pub fn push(&mut self, a: u32, b: u32, out: u32) {
         let top = a.max(b).max(out);
         if let Stream::Packed(words) = &self.stream
             && top >= PACKED_SLOTS
         {
-            let mut wide = [const { Vec::new() }; 3];
+            // Room for as many steps as the packed stream had.
+            let mut wide = [(); 3].map(|()| Vec::with_capacity(words.capacity()));
             for &w in words {
                 for (v, s) in wide.iter_mut().zip(unpack(w)) {
                     v.push(s);

@@ -9,7 +9,6 @@
 //! scheme of Gueron, Lindell, Nof, Pinkas) need AES for XOR gates too: their plans batch XOR
 //! gates in a second queue that shares the gate index with the AND queue (VASA §4.3.1).
 
-use tessera_circuit::analysis::depths;
 use tessera_circuit::{Circuit, GateKind};
 use tessera_core::steps::SlotSteps;
 
@@ -57,9 +56,14 @@ impl Batching {
     /// hashes), dynamic batching otherwise, since it keeps labels in cache and memory small.
     /// The threshold comes from `tessera bench garble` on the library's circuits.
     pub fn default_for(circuit: &Circuit) -> Batching {
+        Batching::default_in(circuit, &mut Scratch::default())
+    }
+
+    /// [`Batching::default_for`] with the compiler's working arrays `scratch`.
+    fn default_in(circuit: &Circuit, scratch: &mut Scratch) -> Batching {
         // The batch sizes only: no need to keep the order.
         let mut counts = Counts::default();
-        dynamic_order(circuit, DYNAMIC_MAX, XorGates::Free, &mut counts);
+        dynamic_order(circuit, DYNAMIC_MAX, XorGates::Free, &mut counts, scratch);
         if counts.gates > 0 && (counts.gates as f64) < 32.0 * counts.batches as f64 {
             Batching::Layered
         } else {
@@ -107,6 +111,14 @@ pub(crate) struct SlotOps {
 }
 
 impl SlotOps {
+    fn with_capacity(n: usize) -> Self {
+        SlotOps {
+            a: Vec::with_capacity(n),
+            b: Vec::with_capacity(n),
+            out: Vec::with_capacity(n),
+        }
+    }
+
     fn push(&mut self, a: Slot, b: Slot, out: Slot) {
         self.a.push(a);
         self.b.push(b);
@@ -236,6 +248,42 @@ impl Order for Schedule {
     }
 }
 
+impl Schedule {
+    /// An empty schedule with room for every gate of `c` (address space only: pages are
+    /// touched as the schedule grows, and it never grows by copying).
+    fn for_circuit(c: &Circuit) -> Self {
+        Schedule {
+            items: Vec::with_capacity(c.gates.len()),
+            order: Vec::with_capacity(c.gates.len()),
+        }
+    }
+}
+
+/// Per-wire working arrays that the compiler's passes take in turn. A fresh array of 4 bytes
+/// a wire costs a page fault every 1024 wires (BioMatch: 100 MB and 25 000 faults each, and a
+/// compilation used eight), so the passes of one compilation share three.
+#[derive(Default)]
+struct Scratch {
+    wires: [Vec<u32>; 3],
+}
+
+impl Scratch {
+    /// `K` (at most 3) arrays of `n` entries, array k filled with `fill[k]`; the others are
+    /// freed, so a pass holds no more than it uses.
+    fn arrays<const K: usize>(&mut self, n: usize, fill: [u32; K]) -> [&mut [u32]; K] {
+        const { assert!(K <= 3, "three working arrays") };
+        let (used, unused) = self.wires.split_at_mut(K);
+        unused.iter_mut().for_each(|array| *array = Vec::new());
+        let mut wires = used.iter_mut();
+        fill.map(|value| {
+            let array = wires.next().expect("K ≤ 3");
+            array.clear();
+            array.resize(n, value);
+            array.as_mut_slice()
+        })
+    }
+}
+
 /// Only the number of batches and of batched gates: what [`Batching::default_for`] weighs.
 #[derive(Default)]
 struct Counts {
@@ -262,21 +310,34 @@ impl Plan {
     /// Compiles `circuit` for `batching`, with XOR gates free or garbled in batches (a scheme's
     /// `Scheme::XOR_GATES`).
     pub fn with_xor(circuit: &Circuit, batching: Batching, xor: XorGates) -> Plan {
+        Plan::compile(circuit, (batching, xor), &mut Scratch::default())
+    }
+
+    /// [`Plan::with_xor`] with the compiler's working arrays `scratch`.
+    fn compile(
+        circuit: &Circuit,
+        (batching, xor): (Batching, XorGates),
+        scratch: &mut Scratch,
+    ) -> Plan {
+        let c = circuit;
         match batching {
             Batching::Dynamic { max } => {
-                let mut schedule = Schedule::default();
-                dynamic_order(circuit, max.max(1), xor, &mut schedule);
-                assign_slots(circuit, (batching, xor), &schedule)
+                let mut schedule = Schedule::for_circuit(c);
+                dynamic_order(c, max.max(1), xor, &mut schedule, scratch);
+                assign_slots(c, (batching, xor), &schedule, scratch)
             }
             Batching::Layered => {
                 // Levelled whole only where the lower bound leaves room for it.
-                let whole = (RESERVED + levelled_live(circuit, xor) <= LAYER_SLOTS)
+                let whole = (RESERVED + levelled_live(c, xor, scratch) <= LAYER_SLOTS)
                     .then(|| {
-                        let schedule = layered_order(circuit, xor, circuit.gates.len());
-                        assign_slots(circuit, (batching, xor), &schedule)
+                        let schedule = layered_order(c, xor, c.gates.len(), scratch);
+                        assign_slots(c, (batching, xor), &schedule, scratch)
                     })
                     .filter(|whole| whole.num_slots <= LAYER_SLOTS);
-                whole.unwrap_or_else(|| Plan::layered_in_windows(circuit, xor, LAYER_WINDOW))
+                whole.unwrap_or_else(|| {
+                    let schedule = layered_order(c, xor, LAYER_WINDOW, scratch);
+                    assign_slots(c, (batching, xor), &schedule, scratch)
+                })
             }
         }
     }
@@ -284,15 +345,18 @@ impl Plan {
     /// Compiles `circuit` for the batching it gets by default ([`Batching::default_for`]) and
     /// a scheme with `xor` gates: what a protocol runs.
     pub fn default_for(circuit: &Circuit, xor: XorGates) -> Plan {
-        Plan::with_xor(circuit, Batching::default_for(circuit), xor)
+        let mut scratch = Scratch::default();
+        let batching = Batching::default_in(circuit, &mut scratch);
+        Plan::compile(circuit, (batching, xor), &mut scratch)
     }
 
     /// [`Batching::Layered`] with the levels counted within windows of `window` gates in
     /// circuit order, one window after another: what [`Plan::with_xor`] compiles where
     /// levelling the whole circuit would hold more than 2^18 labels at once.
     pub fn layered_in_windows(circuit: &Circuit, xor: XorGates, window: usize) -> Plan {
-        let schedule = layered_order(circuit, xor, window);
-        assign_slots(circuit, (Batching::Layered, xor), &schedule)
+        let mut scratch = Scratch::default();
+        let schedule = layered_order(circuit, xor, window, &mut scratch);
+        assign_slots(circuit, (Batching::Layered, xor), &schedule, &mut scratch)
     }
 
     /// The strategy it was compiled for.
@@ -360,10 +424,16 @@ impl Plan {
 /// Dynamic batching's order (VASA §4.1.1) into `to`: AND gates (and garbled XOR gates, in a
 /// queue of their own) queue up until a gate reads a queued gate's output or a queue holds
 /// `max` gates; then the AND queue runs, then the XOR queue.
-fn dynamic_order(c: &Circuit, max: usize, xor: XorGates, to: &mut impl Order) {
+fn dynamic_order(
+    c: &Circuit,
+    max: usize,
+    xor: XorGates,
+    to: &mut impl Order,
+    scratch: &mut Scratch,
+) {
     let mut queue: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
     // queued[w] == epoch: wire w is the output of a gate queued since the last flush.
-    let mut queued = vec![0u32; c.num_wires as usize];
+    let [queued] = scratch.arrays(c.num_wires as usize, [0]);
     let mut epoch = 1u32;
     let flush = |queue: &mut [Vec<usize>; 2], to: &mut _| {
         for q in queue.iter_mut().filter(|q| !q.is_empty()) {
@@ -406,40 +476,50 @@ const LAYER_WINDOW: usize = 1 << 16;
 /// A lower bound on the slots (besides the constants) of the layered order over the whole
 /// circuit, found without building it: the most wires that hold a slot across one boundary
 /// between its steps (step 2L: the free gates of level L; step 2L − 1: the batches of level L,
-/// levels as [`depths`] counts batched gates). A wire holds its slot across the boundaries
-/// after the step that writes it (inputs from the start) up to the last step that reads it;
-/// outputs hold theirs throughout, as [`assign_slots`] places them.
-fn levelled_live(c: &Circuit, xor: XorGates) -> usize {
+/// levels as [`tessera_circuit::analysis::depths`] counts batched gates). A wire holds its
+/// slot across the boundaries after the step that writes it (inputs from the start) up to the
+/// last step that reads it; outputs hold theirs throughout, as [`assign_slots`] places them.
+/// One pass in circuit order.
+fn levelled_live(c: &Circuit, xor: XorGates, scratch: &mut Scratch) -> usize {
     let n = c.num_wires as usize;
     let outputs = c.output_start() as usize;
-    // Per wire: the first boundary it holds a slot across, and the last step reading it.
-    let mut from = vec![0u32; n];
-    let mut to = vec![0u32; n];
-    let mut steps = 0;
-    let levels = depths(c, |kind| xor.batched(kind));
-    for (g, level) in c.gates.iter().zip(levels) {
-        let step = if xor.batched(g.kind) {
-            2 * level - 1
-        } else {
-            2 * level
-        };
-        for &k in g.inputs() {
-            let w = g.input(k) as usize;
-            to[w] = to[w].max(step);
+    // Input wires that are not outputs too.
+    let inputs = (c.num_input_wires() as usize).min(outputs);
+    // Per wire: its level (the batched gates on the longest path to it), and 1 + the last
+    // boundary it holds a slot across, or its first if none (so it counts nowhere).
+    let [level, end] = scratch.arrays(n, [0, 0]);
+    // live[k] − live[k − 1], for the boundaries k: +1 where a wire's slot starts to be held,
+    // −1 after the last boundary it is held across.
+    let mut change = vec![0i64; 2];
+    let add = |change: &mut Vec<i64>, k: usize, d: i64| {
+        if change.len() <= k {
+            change.resize(k + 1, 0);
         }
-        if (g.out as usize) < outputs {
-            from[g.out as usize] = step + 1;
+        change[k] += d;
+    };
+    // Inputs hold theirs from the start, outputs from the start to the end.
+    add(&mut change, 0, (inputs + (n - outputs)) as i64);
+    end[..inputs].fill(1);
+    let mut steps = 0;
+    for g in &c.gates {
+        let reads = || g.inputs().iter().map(|&k| g.input(k) as usize);
+        let batched = xor.batched(g.kind);
+        let l = reads().map(|w| level[w]).max().unwrap_or(0) + u32::from(batched);
+        let step = if batched { 2 * l - 1 } else { 2 * l };
+        for w in reads() {
+            end[w] = end[w].max(step + 1);
+        }
+        let out = g.out as usize;
+        level[out] = l;
+        if out < outputs {
+            add(&mut change, step as usize + 1, 1);
+            end[out] = step + 1;
         }
         steps = steps.max(step + 1);
     }
-    // live[k] − live[k − 1], for the boundaries k before each step and after the last.
-    let mut change = vec![0i64; steps as usize + 2];
-    for w in 0..n {
-        let last = if w >= outputs { steps } else { to[w] };
-        if last >= from[w] {
-            change[from[w] as usize] += 1;
-            change[last as usize + 1] -= 1;
-        }
+    add(&mut change, steps as usize + 1, -((n - outputs) as i64));
+    for &e in &end[..outputs] {
+        add(&mut change, e as usize, -1);
     }
     let mut live = 0i64;
     change
@@ -455,16 +535,14 @@ fn levelled_live(c: &Circuit, xor: XorGates) -> usize {
 /// Layered order (VASA §4.1.2) of windows of `size` gates in circuit order, one after
 /// another: in each, the free gates of level L, then the AND (and garbled XOR) batches of
 /// level L + 1, for each L, levels counted from the window's start.
-fn layered_order(c: &Circuit, xor: XorGates, size: usize) -> Schedule {
+fn layered_order(c: &Circuit, xor: XorGates, size: usize, scratch: &mut Scratch) -> Schedule {
     let n = c.num_wires as usize;
     // Per wire, within the window that wrote it: the batched gates on the longest path from
     // the window's start (the gate included), and a free gate's depth among the free gates of
     // its level (1 + the deepest input written by a free gate of the same level). Wires from
     // before the window count as depth 0.
-    let mut level = vec![0u32; n];
-    let mut chain = vec![0u32; n];
-    let mut window_of = vec![u32::MAX; n];
-    let mut schedule = Schedule::default();
+    let [level, chain, window_of] = scratch.arrays(n, [0, 0, u32::MAX]);
+    let mut schedule = Schedule::for_circuit(c);
     let size = size.max(1);
     for (window, gates) in c.gates.chunks(size).enumerate() {
         let first = window * size;
@@ -477,7 +555,7 @@ fn layered_order(c: &Circuit, xor: XorGates, size: usize) -> Schedule {
             let i = first + j;
             let reads = || g.inputs().iter().map(|&k| g.input(k) as usize);
             let below = reads()
-                .filter(|&w| in_window(w, &window_of))
+                .filter(|&w| in_window(w, window_of))
                 .map(|w| level[w])
                 .max()
                 .unwrap_or(0);
@@ -492,7 +570,7 @@ fn layered_order(c: &Circuit, xor: XorGates, size: usize) -> Schedule {
                 batched[at][usize::from(g.kind == GateKind::Xor)].push(i as u32);
             } else {
                 let d = reads()
-                    .filter(|&w| in_window(w, &window_of) && level[w] == below)
+                    .filter(|&w| in_window(w, window_of) && level[w] == below)
                     .map(|w| chain[w])
                     .max()
                     .unwrap_or(0)
@@ -524,6 +602,9 @@ fn layered_order(c: &Circuit, xor: XorGates, size: usize) -> Schedule {
     schedule
 }
 
+/// Items between the one [`assign_slots`] works on and the one whose gate it asks for.
+const AHEAD: usize = 16;
+
 /// Places labels in slots: a wire's slot is freed after the last item that reads it (never for
 /// outputs) and reused by later writes. A free gate reads before it writes, so it may write
 /// the slot it frees; a batch never writes a slot it reads, since the engine writes its
@@ -533,15 +614,27 @@ fn assign_slots(
     c: &Circuit,
     (batching, xor): (Batching, XorGates),
     Schedule { items, order }: &Schedule,
+    scratch: &mut Scratch,
 ) -> Plan {
     let n = c.num_wires as usize;
     let gate_reads = |i: u32| {
         let g = &c.gates[i as usize];
         g.inputs().iter().map(move |&k| g.input(k) as usize)
     };
+    // The gates of a layered order are read out of circuit order, and a window of them is
+    // about as large as a core's L2 cache: ask for the first gate of an item a few items
+    // ahead, so its miss overlaps the work between (a batch's own gates are independent
+    // loads, which overlap without help).
+    let ahead = |pos: usize| {
+        let next = items.get(pos + AHEAD).map(|item| item.gates(order));
+        if let Some(&i) = next.and_then(|gates| gates.first()) {
+            tessera_core::hint::prefetch_value(&c.gates[i as usize]);
+        }
+    };
     // last[w]: 1 + the position of the last item reading w; 0: never read; MAX: an output.
-    let mut last = vec![0u32; n];
+    let [last, slot_of] = scratch.arrays(n, [0, Slot::MAX]);
     for (pos, item) in items.iter().enumerate() {
+        ahead(pos);
         for &i in item.gates(order) {
             gate_reads(i).for_each(|w| last[w] = pos as u32 + 1);
         }
@@ -551,7 +644,8 @@ fn assign_slots(
     let num_in = c.num_input_wires() as usize;
     let num_out = c.num_output_wires() as usize;
     // Output wires are the last ones, apart from the inputs (the circuit's shape rules).
-    let mut slots = SlotAllocator::new(n, (c.output_start() as usize, (RESERVED + num_in) as Slot));
+    let outputs = (c.output_start() as usize, (RESERVED + num_in) as Slot);
+    let mut slots = SlotAllocator::new(slot_of, outputs);
     // The first writes take fresh slots in order: the inputs fill RESERVED..RESERVED + num_in.
     for w in 0..num_in {
         let s = slots.write(w);
@@ -563,8 +657,9 @@ fn assign_slots(
         .for_each(|w| slots.release(w));
 
     let mut plan = Plan {
-        free: SlotSteps::new(),
-        gates: SlotOps::default(),
+        // Sized once: growing them would copy them and touch their pages twice.
+        free: SlotSteps::with_capacity(c.gates.len() - order.len()),
+        gates: SlotOps::with_capacity(order.len()),
         ids: Vec::with_capacity(order.len()),
         segments: Vec::new(),
         num_inputs: num_in,
@@ -578,6 +673,7 @@ fn assign_slots(
     };
     let mut read = Vec::new();
     for (pos, item) in items.iter().enumerate() {
+        ahead(pos);
         let pos = pos as u32 + 1;
         let gates = item.gates(order);
         // Read; a free gate then releases what it reads for the last time and writes (it may
@@ -666,12 +762,14 @@ fn assign_slots(
 /// recently freed first (likely still in cache), and run slots, which hold a batch's outputs
 /// in consecutive slots and are reused by later runs only (first fit), so single writes do not
 /// fragment the free runs.
-struct SlotAllocator {
-    slot_of: Vec<Slot>,
+struct SlotAllocator<'a> {
+    slot_of: &'a mut [Slot],
     /// Freed single slots, most recent last.
     free: Vec<Slot>,
     /// Bit s: run slot s is free.
     free_run: Vec<u64>,
+    /// No word of `free_run` before this one has a bit set.
+    first_free: usize,
     /// Bit s: slot s is a run slot.
     run_slot: Vec<u64>,
     count: usize,
@@ -697,12 +795,14 @@ fn set_bit(bits: &mut Vec<u64>, s: usize, value: bool) {
     }
 }
 
-impl SlotAllocator {
-    fn new(wires: usize, outputs: (usize, Slot)) -> Self {
+impl<'a> SlotAllocator<'a> {
+    /// An allocator placing wires in `slot_of` (every entry `Slot::MAX`: no slot yet).
+    fn new(slot_of: &'a mut [Slot], outputs: (usize, Slot)) -> Self {
         SlotAllocator {
-            slot_of: vec![Slot::MAX; wires],
+            slot_of,
             free: Vec::new(),
             free_run: Vec::new(),
+            first_free: 0,
             run_slot: Vec::new(),
             count: RESERVED,
             outputs,
@@ -732,29 +832,8 @@ impl SlotAllocator {
     /// Takes `n` consecutive run slots: the first run of free ones, else fresh ones at the end
     /// (after the free run slots that end the array). Returns the first.
     fn take_run(&mut self, n: usize) -> Slot {
-        let (mut start, mut len, mut at) = (0, 0, 0);
-        while at < self.count && len < n {
-            if self
-                .free_run
-                .get(at / 64)
-                .is_none_or(|w| w >> (at % 64) == 0)
-            {
-                // No free run slot in the rest of this word.
-                (at, len) = ((at / 64 + 1) * 64, 0);
-                continue;
-            }
-            if bit(&self.free_run, at) {
-                if len == 0 {
-                    start = at;
-                }
-                len += 1;
-            } else {
-                len = 0;
-            }
-            at += 1;
-        }
-        // A run of n, or free run slots up to the end, else all fresh.
-        let first = if len > 0 && (len == n || start + len >= self.count) {
+        let (start, len) = self.first_free_run(n);
+        let first = if len > 0 && (len >= n || start + len >= self.count) {
             start
         } else {
             self.count
@@ -763,8 +842,49 @@ impl SlotAllocator {
             set_bit(&mut self.free_run, s, false);
             set_bit(&mut self.run_slot, s, true);
         }
+        while self.free_run.get(self.first_free).is_some_and(|&w| w == 0) {
+            self.first_free += 1;
+        }
         self.count = self.count.max(first + n);
         first as Slot
+    }
+
+    /// The first run of at least `n` free run slots below the slot count, else the run of them
+    /// that ends the array (length 0 if none does): (its first slot, its length). Whole words
+    /// at a time, from the first word holding a free run slot.
+    fn first_free_run(&self, n: usize) -> (usize, usize) {
+        let (mut start, mut len) = (0, 0);
+        for (k, &word) in self.free_run.iter().enumerate().skip(self.first_free) {
+            let base = k * 64;
+            if base >= self.count {
+                break;
+            }
+            let mut at = 0;
+            while at < 64 {
+                let rest = word >> at;
+                // Free slots from `at` on, then taken ones (to the word's end if none is free).
+                let free = (rest.trailing_ones() as usize).min(64 - at);
+                if free > 0 {
+                    if len == 0 {
+                        start = base + at;
+                    }
+                    len += free;
+                    if len >= n {
+                        return (start, len);
+                    }
+                    at += free;
+                }
+                if base + at >= self.count {
+                    // A run up to here ends the array.
+                    return (start, len);
+                }
+                if at < 64 {
+                    len = 0;
+                    at += ((rest >> free).trailing_zeros() as usize).min(64 - at);
+                }
+            }
+        }
+        (start, len)
     }
 
     fn release(&mut self, wire: usize) {
@@ -772,6 +892,7 @@ impl SlotAllocator {
         if s != Slot::MAX {
             if bit(&self.run_slot, s as usize) {
                 set_bit(&mut self.free_run, s as usize, true);
+                self.first_free = self.first_free.min(s as usize / 64);
             } else {
                 self.free.push(s);
             }
@@ -794,15 +915,17 @@ mod tests {
             .chain([ultrasfe::biomatch(8, 2, 16).unwrap()]);
         for c in circuits {
             for xor in [XorGates::Free, XorGates::Garbled] {
-                let live = RESERVED + levelled_live(&c, xor);
-                let schedule = layered_order(&c, xor, c.gates.len());
-                let slots = assign_slots(&c, (Batching::Layered, xor), &schedule).num_slots;
+                let scratch = &mut Scratch::default();
+                let live = RESERVED + levelled_live(&c, xor, scratch);
+                let schedule = layered_order(&c, xor, c.gates.len(), scratch);
+                let plan = assign_slots(&c, (Batching::Layered, xor), &schedule, scratch);
+                let slots = plan.num_slots;
                 assert!(live <= slots, "{xor:?}: {live} live, {slots} slots");
             }
         }
         // BioMatch with the seed's parameters is windowed without being levelled whole.
         let big = ultrasfe::biomatch(512, 4, 64).unwrap();
-        assert!(levelled_live(&big, XorGates::Free) > LAYER_SLOTS);
+        assert!(levelled_live(&big, XorGates::Free, &mut Scratch::default()) > LAYER_SLOTS);
     }
 
     /// Batches that write no circuit output write consecutive slots, and the run slots they
@@ -826,7 +949,7 @@ mod tests {
                     runs += 1;
                 }
                 assert!(runs > 0, "{name} {batching:?}");
-                let live = RESERVED + levelled_live(&c, XorGates::Free);
+                let live = RESERVED + levelled_live(&c, XorGates::Free, &mut Scratch::default());
                 if batching == Batching::Layered {
                     assert!(
                         2 * plan.num_slots <= 3 * live,
@@ -864,6 +987,57 @@ mod tests {
                             .collect();
                         let clash = plan.gates.out[gates].iter().find(|s| read.contains(s));
                         assert_eq!(clash, None, "{:?} {xor:?} segment {k}", plan.batching);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs taken word by word are the first fit a slot-by-slot scan finds: random takes and
+    /// releases against that scan.
+    #[test]
+    fn runs_are_first_fit() {
+        let first_fit = |a: &SlotAllocator, n: usize| {
+            let (mut start, mut len) = (0, 0);
+            for s in 0..a.count {
+                if len == n {
+                    break;
+                }
+                if bit(&a.free_run, s) {
+                    start = if len == 0 { s } else { start };
+                    len += 1;
+                } else {
+                    len = 0;
+                }
+            }
+            if len > 0 && (len == n || start + len == a.count) {
+                start
+            } else {
+                a.count
+            }
+        };
+        let mut prg = tessera_core::Prg::from_seed_block(tessera_core::Block::new(5));
+        let wires = 1 << 20;
+        let mut slot_of = vec![Slot::MAX; wires];
+        let mut a = SlotAllocator::new(&mut slot_of, (wires, 0));
+        let (mut live, mut next) = (Vec::new(), 0);
+        for _ in 0..3000 {
+            let r = prg.random_block().low() as usize;
+            if !r.is_multiple_of(3) || live.is_empty() {
+                let n = (r >> 8) % 300 + 1;
+                let want = first_fit(&a, n);
+                let got = a.take_run(n) as usize;
+                assert_eq!(got, want, "{n} slots");
+                for k in 0..n {
+                    a.place(next, (got + k) as Slot);
+                    live.push(next);
+                    next += 1;
+                }
+            } else {
+                for _ in 0..(r >> 8) % 200 {
+                    let k = prg.random_block().low() as usize % live.len().max(1);
+                    if k < live.len() {
+                        a.release(live.swap_remove(k));
                     }
                 }
             }
