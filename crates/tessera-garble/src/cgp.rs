@@ -459,29 +459,72 @@ fn check_streams(p: &Partitions, tables: usize) -> Result<(), Error> {
     Ok(())
 }
 
-/// Runs the partitions other than the tail on `threads` threads, each taking the largest
-/// partition left: `run(worker, part, outputs)` runs one.
+/// Runs the partitions other than the tail on the threads of `workers` (the first on this
+/// thread), each taking the next in `order`: `run(worker, part, outputs)` runs one. This
+/// thread calls `done(k)` for the partitions k in index order, each as soon as it and every
+/// partition before it have run: after each partition it runs itself, and as the others
+/// report theirs once none is left to take.
 fn run_parts<W: Send, L: Send>(
-    p: &Partitions,
-    workers: &mut [W],
+    (workers, order): (&mut [W], &[usize]),
     outs: &mut [Vec<L>],
     run: impl Fn(&mut W, usize, &mut Vec<L>) -> Result<(), Error> + Sync,
+    mut done: impl FnMut(usize) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let next = AtomicUsize::new(0);
     let slots: Vec<Mutex<&mut Vec<L>>> = outs.iter_mut().map(Mutex::new).collect();
-    let take = |w: &mut W| -> Result<(), Error> {
-        while let Some(&part) = p.order.get(next.fetch_add(1, Ordering::Relaxed)) {
-            let mut out = slots[part].lock().unwrap_or_else(PoisonError::into_inner);
-            run(w, part, &mut out)?;
-        }
-        Ok(())
+    let take = || order.get(next.fetch_add(1, Ordering::Relaxed)).copied();
+    let run_one = |w: &mut W, part: usize| {
+        let mut out = slots[part].lock().unwrap_or_else(PoisonError::into_inner);
+        run(w, part, &mut out)
     };
     let (first, rest) = workers.split_first_mut().ok_or(Error::Inputs(
         "coarse-grained garbling needs at least one thread".into(),
     ))?;
+    let (tx, rx) = std::sync::mpsc::channel();
     std::thread::scope(|s| {
-        let handles: Vec<_> = rest.iter_mut().map(|w| s.spawn(|| take(w))).collect();
-        let mine = take(first);
+        let handles: Vec<_> = rest
+            .iter_mut()
+            .map(|w| {
+                let tx = tx.clone();
+                s.spawn(move || -> Result<(), Error> {
+                    while let Some(part) = take() {
+                        run_one(w, part)?;
+                        // A closed channel only means this thread's report is not awaited.
+                        let _ = tx.send(part);
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        drop(tx);
+        let mut ran = vec![false; slots.len()];
+        let mut passed = 0;
+        let mut mine = Ok(());
+        while passed < ran.len() {
+            match take() {
+                Some(part) => {
+                    mine = run_one(first, part);
+                    ran[part] = mine.is_ok();
+                }
+                None => match rx.recv() {
+                    Ok(part) => ran[part] = true,
+                    // Every other thread stopped, one of them short of its partitions.
+                    Err(_) => break,
+                },
+            }
+            while let Ok(part) = rx.try_recv() {
+                ran[part] = true;
+            }
+            while mine.is_ok() && ran.get(passed) == Some(&true) {
+                mine = done(passed);
+                passed += 1;
+            }
+            if mine.is_err() {
+                // Stop the others after their current partition.
+                next.store(order.len(), Ordering::Relaxed);
+                break;
+            }
+        }
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
@@ -529,15 +572,30 @@ impl<E: Send, L: Copy + Send + Sync> Team<E, L> {
         inputs: &[L],
         step: impl Fn(&mut E, usize, &Plan, &[L], &mut Vec<L>) -> Result<(), Error> + Sync,
     ) -> Result<&[L], Error> {
+        self.run_in((p, &p.order), inputs, step, |_| Ok(()))
+    }
+
+    /// [`Team::run`] with the partitions taken in `order`, calling `done(k)` on this thread
+    /// for each partition k but the tail, in index order, once it and those before it have run
+    /// ([`run_parts`]).
+    fn run_in(
+        &mut self,
+        (p, order): (&Partitions, &[usize]),
+        inputs: &[L],
+        step: impl Fn(&mut E, usize, &Plan, &[L], &mut Vec<L>) -> Result<(), Error> + Sync,
+        done: impl FnMut(usize) -> Result<(), Error>,
+    ) -> Result<&[L], Error> {
         check(p, inputs.len())?;
         self.outs.resize_with(p.parts.len(), Vec::new);
         let last = p.parts.len() - 1;
         let (outs, tail_out) = self.outs.split_at_mut(last);
-        run_parts(p, &mut self.workers, outs, |w, k, out| {
+        let workers = (&mut self.workers[..], order);
+        let run = |w: &mut Worker<E, L>, k: usize, out: &mut Vec<L>| {
             let part = &p.parts[k];
             gather(&part.inputs, inputs, &[], &mut w.inputs);
             step(&mut w.engine, k, &part.plan, &w.inputs, out)
-        })?;
+        };
+        run_parts(workers, outs, run, done)?;
         let tail = &p.parts[last];
         let buf = &mut self.workers[0].inputs;
         gather(&tail.inputs, inputs, outs, buf);
@@ -570,16 +628,55 @@ impl<S: Scheme> CgpGarbler<S> {
         inputs: &[S::Wire],
         tables: &mut [TableBuffer],
     ) -> Result<&[S::Wire], Error> {
+        let order = (p, &p.order[..]);
+        self.garble_in(order, (secret, inputs), tables, |_| Ok(()))
+    }
+
+    /// [`CgpGarbler::garble`] passing each partition's tables to `send` on this thread, in
+    /// index order, the tail's last, each as soon as it and every partition before it are
+    /// garbled: the first streams go out while the threads garble later partitions. The
+    /// threads take the partitions in index order for it, not largest first.
+    pub fn garble_streaming(
+        &mut self,
+        p: &Partitions,
+        (secret, inputs): (&S::Secret, &[S::Wire]),
+        tables: &mut [TableBuffer],
+        send: impl FnMut(&[Block]) -> Result<(), Error>,
+    ) -> Result<&[S::Wire], Error> {
+        let in_index: Vec<usize> = (0..p.len() - 1).collect();
+        self.garble_in((p, &in_index), (secret, inputs), tables, send)
+    }
+
+    /// Garbles `p`, the threads taking the partitions in `order`; `send` as in
+    /// [`CgpGarbler::garble_streaming`].
+    fn garble_in(
+        &mut self,
+        (p, order): (&Partitions, &[usize]),
+        (secret, inputs): (&S::Secret, &[S::Wire]),
+        tables: &mut [TableBuffer],
+        mut send: impl FnMut(&[Block]) -> Result<(), Error>,
+    ) -> Result<&[S::Wire], Error> {
         check_streams(p, tables.len())?;
         let sinks: Vec<Mutex<&mut TableBuffer>> = tables.iter_mut().map(Mutex::new).collect();
-        self.team.run(p, inputs, |g, k, plan, labels, out| {
+        let mut send_part = |k: usize| {
+            let sink = sinks[k].lock().unwrap_or_else(PoisonError::into_inner);
+            send(sink.as_slice())
+        };
+        let step = |g: &mut Garbler<S>,
+                    k: usize,
+                    plan: &Plan,
+                    labels: &[S::Wire],
+                    out: &mut Vec<S::Wire>| {
             let mut sink = sinks[k].lock().unwrap_or_else(PoisonError::into_inner);
             sink.clear();
             let o = g.garble_in(plan, k as u64, secret, labels, &mut **sink)?;
             out.clear();
             out.extend_from_slice(o);
             Ok(())
-        })
+        };
+        let outputs = self.team.run_in((p, order), inputs, step, &mut send_part)?;
+        send_part(p.len() - 1)?;
+        Ok(outputs)
     }
 }
 

@@ -64,6 +64,21 @@ impl SchemeVisitor for &Check<'_> {
                 self.parts,
                 self.seed
             );
+            // Streamed, the partitions' tables go out in index order, the tail's last.
+            let mut sent = Vec::new();
+            let send = |t: &[Block]| {
+                sent.push(t.to_vec());
+                Ok(())
+            };
+            let mut streams = vec![TableBuffer::new(); p.len()];
+            CgpGarbler::new(scheme.clone(), threads)
+                .garble_streaming(&p, (&enc.secret, &enc.wires), &mut streams, send)
+                .unwrap();
+            assert!(
+                sent.iter().eq(tables.iter().map(TableBuffer::as_slice)),
+                "{}: streamed on {threads} threads",
+                S::NAME
+            );
             match &first {
                 None => first = Some(tables.iter().map(|t| t.as_slice().to_vec()).collect()),
                 Some(t) => assert!(
@@ -141,5 +156,35 @@ fn partitions_compile_alike_on_every_thread_count() {
                 assert_eq!(one, format!("{:?}", many.unwrap()), "{limit} {threads}");
             }
         }
+    }
+}
+
+/// A failed send stops a streamed garbling: its error comes back, and nothing more is sent.
+#[test]
+fn a_failed_send_stops_the_streamed_garbling() {
+    let c = ultrasfe::mvmul(4, 4, 16).unwrap();
+    let p = Partitions::new(&c, 1, compile::<tessera_garble::Prp>).unwrap();
+    assert!(p.len() > 3, "{} partitions", p.len());
+    let mut prg = Prg::from_seed_block(Block::new(5));
+    let enc = InputEncoding::<tessera_garble::Prp>::random(&mut prg, p.num_inputs());
+    let scheme = tessera_garble::Prp::with_backend(Backend::active(), Block::new(7)).unwrap();
+    for threads in [1, 2, 3] {
+        let mut calls = 0;
+        let send = |_: &[Block]| {
+            calls += 1;
+            match calls {
+                2 => Err(tessera_garble::Error::Stream("peer gone".into())),
+                _ => Ok(()),
+            }
+        };
+        let mut streams = vec![TableBuffer::new(); p.len()];
+        let mut g = CgpGarbler::new(scheme.clone(), threads);
+        let got = g.garble_streaming(&p, (&enc.secret, &enc.wires), &mut streams, send);
+        assert!(
+            matches!(got, Err(tessera_garble::Error::Stream(ref e)) if e == "peer gone"),
+            "{threads} threads: {:?}",
+            got.err()
+        );
+        assert_eq!(calls, 2, "{threads} threads");
     }
 }

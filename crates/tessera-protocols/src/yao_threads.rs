@@ -7,7 +7,8 @@
 //! - [`Strategy::Cgp`]: the partitions the compiler finds ([`Partitions`]) garbled by
 //!   separate threads, each in its own tweak domain, then the tail with every thread
 //!   fine-grained; the garbler sends partition after partition, the tail last, in pieces of
-//!   at most [`PIECE`] blocks.
+//!   at most [`PIECE`] blocks, each partition as soon as it and those before it are garbled
+//!   ([`CgpGarbler::garble_streaming`]).
 //!
 //! An evaluator on more than one thread, or under CGP, first takes every table message, then
 //! evaluates on its threads: it holds the whole garbled circuit (two blocks per AND gate for
@@ -149,11 +150,9 @@ impl<S: Scheme> GarbleBody<S> for Garbling<'_, S> {
             }
             (GarbleEngine::Coarse(g, streams), Compiled::Parts(parts)) => {
                 streams.resize_with(parts.len(), TableBuffer::new);
-                let out = g.garble(parts, &enc.secret, &enc.wires, streams)?.to_vec();
-                for piece in streams.iter().flat_map(|s| s.as_slice().chunks(PIECE)) {
-                    sink.put(piece)?;
-                }
-                Ok(out)
+                let send = |tables: &[Block]| tables.chunks(PIECE).try_for_each(|t| sink.put(t));
+                let run = (&enc.secret, &enc.wires[..]);
+                Ok(g.garble_streaming(parts, run, streams, send)?.to_vec())
             }
             _ => Err(other_strategy()),
         }
