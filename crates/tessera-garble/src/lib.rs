@@ -16,6 +16,7 @@
 #![deny(missing_docs)]
 
 mod cgp;
+mod cgp_stream;
 mod crew;
 mod delta;
 mod encoding;
@@ -27,6 +28,7 @@ mod tables;
 mod windows;
 
 pub use cgp::{CgpEvaluator, CgpGarbler, MIN_PART, PARTS, Partitions, Source, gather};
+pub use cgp_stream::{CgpStreamEvaluator, CgpStreaming};
 pub use delta::Delta;
 pub use encoding::{InputEncoding, decode, decoding_bits};
 pub use engine::{DOMAINS, Evaluation, Evaluator, Garbler, batch_tables, table_blocks};

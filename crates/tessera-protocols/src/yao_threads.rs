@@ -10,19 +10,23 @@
 //!   at most [`PIECE`] blocks, each partition as soon as it and those before it are garbled
 //!   ([`CgpGarbler::garble_streaming`]).
 //!
-//! An evaluator on more than one thread, or under CGP, first takes every table message, then
-//! evaluates on its threads: it holds the whole garbled circuit (two blocks per AND gate for
-//! half-gates), where the evaluator on one thread holds one batch. Neither party's thread
-//! count changes a message, so each party picks its own; both must name the same strategy
-//! (the hello's fingerprint covers it).
+//! Under CGP the evaluator hands each partition to a thread as soon as its stream is complete
+//! ([`CgpStreamEvaluator`]), and evaluates the tail once every partition is done. Under FGP
+//! an evaluator on more than one thread first takes every table message, then evaluates on
+//! its threads: it holds the whole garbled circuit (two blocks per AND gate for half-gates),
+//! where the evaluator on one thread holds one batch. Neither party's thread count changes a
+//! message, so each party picks its own; both must name the same strategy (the hello's
+//! fingerprint covers it).
 
 use crate::Error;
 use crate::yao::{EvaluateBody, GarbleBody};
+use std::sync::Arc;
 use tessera_circuit::Circuit;
 use tessera_core::Block;
 use tessera_garble::{
-    CgpEvaluator, CgpGarbler, Evaluation, Evaluator, Garbler, InputEncoding, Partitions, Plan,
-    Scheme, TableBuffer, TableReader, TableSink, XorGates, batch_tables, table_blocks,
+    CgpGarbler, CgpStreamEvaluator, CgpStreaming, Evaluation, Evaluator, Garbler, InputEncoding,
+    Partitions, Plan, Scheme, TableBuffer, TableReader, TableSink, XorGates, batch_tables,
+    table_blocks,
 };
 
 /// Table blocks per message of a CGP partition's stream (1 MiB).
@@ -69,8 +73,9 @@ impl Default for Parallel {
 
 /// What both parties compile from the circuit for their strategy.
 pub(crate) enum Compiled {
-    Plan(Plan),
-    Parts(Partitions),
+    Plan(Box<Plan>),
+    /// Shared with the evaluator's threads.
+    Parts(Arc<Partitions>),
 }
 
 impl Compiled {
@@ -79,8 +84,12 @@ impl Compiled {
     pub(crate) fn new(circuit: &Circuit, parallel: Parallel, xor: XorGates) -> Result<Self, Error> {
         let compile = |c: &Circuit| Plan::default_for(c, xor);
         Ok(match parallel.strategy {
-            Strategy::Fgp => Compiled::Plan(compile(circuit)),
-            Strategy::Cgp => Compiled::Parts(Partitions::new(circuit, parallel.threads, compile)?),
+            Strategy::Fgp => Compiled::Plan(Box::new(compile(circuit))),
+            Strategy::Cgp => Compiled::Parts(Arc::new(Partitions::new(
+                circuit,
+                parallel.threads,
+                compile,
+            )?)),
         })
     }
 
@@ -96,12 +105,17 @@ impl Compiled {
     fn messages<S: Scheme>(&self) -> Vec<(usize, usize)> {
         match self {
             Compiled::Plan(plan) => batch_tables::<S>(plan).map(|n| (0, n)).collect(),
-            Compiled::Parts(parts) => parts
-                .plans()
-                .enumerate()
-                .flat_map(|(k, plan)| pieces(table_blocks::<S>(plan)).map(move |n| (k, n)))
-                .collect(),
+            Compiled::Parts(parts) => Compiled::messages_of::<S>(parts),
         }
+    }
+
+    /// The CGP garbler's table messages: each partition's stream in pieces, in index order.
+    fn messages_of<S: Scheme>(parts: &Partitions) -> Vec<(usize, usize)> {
+        parts
+            .plans()
+            .enumerate()
+            .flat_map(|(k, plan)| pieces(table_blocks::<S>(plan)).map(move |n| (k, n)))
+            .collect()
     }
 }
 
@@ -165,8 +179,8 @@ pub(crate) enum EvaluateEngine<S: Scheme> {
     Flowing(Evaluator<S>),
     /// FGP on several threads, once every table is in.
     Fine(Evaluator<S>),
-    /// CGP, once every table is in.
-    Coarse(CgpEvaluator<S>),
+    /// CGP: each partition as its stream completes.
+    Coarse(CgpStreamEvaluator<S>),
 }
 
 impl<S: Scheme> EvaluateEngine<S> {
@@ -178,16 +192,20 @@ impl<S: Scheme> EvaluateEngine<S> {
             Strategy::Fgp => {
                 EvaluateEngine::Fine(Evaluator::with_threads(scheme, parallel.threads))
             }
-            Strategy::Cgp => EvaluateEngine::Coarse(CgpEvaluator::new(scheme, parallel.threads)),
+            Strategy::Cgp => {
+                EvaluateEngine::Coarse(CgpStreamEvaluator::new(scheme, parallel.threads))
+            }
         }
     }
 }
 
-/// The evaluator's body: batch by batch as the tables arrive (one thread, FGP), or every
-/// table first and then the threads.
+/// The evaluator's body: batch by batch as the tables arrive (one thread, FGP), every table
+/// first and then the threads (FGP), or partition by partition as their streams complete
+/// (CGP).
 pub(crate) enum Evaluating<'a, S: Scheme> {
     Flowing(PlanEvaluation<'a, S>),
     Collected(Collected<'a, S>),
+    Streaming(PartsEvaluation<'a, S>),
 }
 
 impl<'a, S: Scheme> Evaluating<'a, S> {
@@ -204,6 +222,16 @@ impl<'a, S: Scheme> Evaluating<'a, S> {
                     evaluator,
                     plan,
                     evaluation: None,
+                })
+            }
+            (EvaluateEngine::Coarse(engine), Compiled::Parts(parts)) => {
+                Evaluating::Streaming(PartsEvaluation {
+                    state: PartsState::Ready(engine),
+                    parts,
+                    messages: Vec::new(),
+                    at: 0,
+                    next_part: 0,
+                    stream: TableBuffer::new(),
                 })
             }
             (engine, compiled) => Evaluating::Collected(Collected {
@@ -223,24 +251,28 @@ impl<S: Scheme> EvaluateBody for Evaluating<'_, S> {
         match self {
             Evaluating::Flowing(e) => e.start(labels),
             Evaluating::Collected(e) => e.start(labels),
+            Evaluating::Streaming(e) => e.start(labels),
         }
     }
     fn next_tables(&mut self) -> Result<Option<usize>, Error> {
         match self {
             Evaluating::Flowing(e) => e.next_tables(),
             Evaluating::Collected(e) => Ok(e.messages.get(e.at).map(|&(_, n)| n)),
+            Evaluating::Streaming(e) => Ok(e.messages.get(e.at).map(|&(_, n)| n)),
         }
     }
     fn feed(&mut self, table: &[Block]) -> Result<(), Error> {
         match self {
             Evaluating::Flowing(e) => e.feed(table),
             Evaluating::Collected(e) => e.feed(table),
+            Evaluating::Streaming(e) => e.feed(table),
         }
     }
     fn outputs(&mut self) -> Result<Vec<Block>, Error> {
         match self {
             Evaluating::Flowing(e) => e.outputs(),
             Evaluating::Collected(e) => e.outputs(),
+            Evaluating::Streaming(e) => e.outputs(),
         }
     }
 }
@@ -302,17 +334,7 @@ impl<S: Scheme> Collected<'_, S> {
     }
 
     fn feed(&mut self, table: &[Block]) -> Result<(), Error> {
-        let &(stream, n) = self
-            .messages
-            .get(self.at)
-            .ok_or_else(|| Error::Input("tables after the last message".into()))?;
-        if table.len() != n {
-            return Err(tessera_garble::Error::Truncated {
-                needed: n,
-                available: table.len(),
-            }
-            .into());
-        }
+        let stream = check_message(&self.messages, self.at, table)?;
         self.streams[stream].put(table)?;
         self.at += 1;
         Ok(())
@@ -326,11 +348,98 @@ impl<S: Scheme> Collected<'_, S> {
                 let mut source = TableReader::new(tables);
                 Ok(e.evaluate(plan, labels, &mut source)?.to_vec())
             }
-            (EvaluateEngine::Coarse(e), Compiled::Parts(parts)) => {
-                Ok(e.evaluate(parts, labels, self.streams)?.to_vec())
-            }
             _ => Err(other_strategy()),
         }
+    }
+}
+
+/// A table message the plan does not expect here, or of the wrong size.
+fn check_message(messages: &[(usize, usize)], at: usize, table: &[Block]) -> Result<usize, Error> {
+    let &(stream, n) = messages
+        .get(at)
+        .ok_or_else(|| Error::Input("tables after the last message".into()))?;
+    if table.len() != n {
+        return Err(tessera_garble::Error::Truncated {
+            needed: n,
+            available: table.len(),
+        }
+        .into());
+    }
+    Ok(stream)
+}
+
+/// Where a CGP evaluation stands.
+enum PartsState<'a, S: Scheme> {
+    /// Before the labels.
+    Ready(&'a mut CgpStreamEvaluator<S>),
+    Running(CgpStreaming<'a, S>),
+    /// Finished, or given up on an error.
+    Over,
+}
+
+/// Partitions evaluated on threads as their streams complete, the tail once all are done.
+pub(crate) struct PartsEvaluation<'a, S: Scheme> {
+    state: PartsState<'a, S>,
+    parts: &'a Arc<Partitions>,
+    /// The messages expected: stream and blocks.
+    messages: Vec<(usize, usize)>,
+    at: usize,
+    /// The first partition not yet handed to the threads.
+    next_part: usize,
+    /// The stream being received.
+    stream: TableBuffer,
+}
+
+impl<'a, S: Scheme> PartsEvaluation<'a, S> {
+    fn running(&mut self) -> Result<&mut CgpStreaming<'a, S>, Error> {
+        match &mut self.state {
+            PartsState::Running(run) => Ok(run),
+            _ => Err(Error::Input("evaluating before the labels".into())),
+        }
+    }
+
+    fn start(&mut self, labels: &[Block]) -> Result<(), Error> {
+        let PartsState::Ready(engine) = std::mem::replace(&mut self.state, PartsState::Over) else {
+            return Err(Error::Input("an evaluation started twice".into()));
+        };
+        self.state = PartsState::Running(engine.start(self.parts, labels)?);
+        self.messages = Compiled::messages_of::<S>(self.parts);
+        self.hand_complete()
+    }
+
+    fn feed(&mut self, table: &[Block]) -> Result<(), Error> {
+        check_message(&self.messages, self.at, table)?;
+        self.stream.put(table)?;
+        self.at += 1;
+        self.hand_complete()
+    }
+
+    /// Hands every partition whose stream is complete (every stream before the next
+    /// message's; streams of no message are empty) to the threads; the tail stays.
+    fn hand_complete(&mut self) -> Result<(), Error> {
+        let tail = self.parts.len() - 1;
+        let upto = self
+            .messages
+            .get(self.at)
+            .map_or(tail, |&(s, _)| s.min(tail));
+        while self.next_part < upto {
+            let k = self.next_part;
+            // The stream received last is partition k's if its messages came; it is empty
+            // otherwise.
+            let run = self.running()?;
+            let fresh = run.buffer();
+            let tables = std::mem::replace(&mut self.stream, fresh);
+            self.running()?.evaluate(k, tables)?;
+            self.next_part += 1;
+        }
+        Ok(())
+    }
+
+    fn outputs(&mut self) -> Result<Vec<Block>, Error> {
+        let PartsState::Running(run) = std::mem::replace(&mut self.state, PartsState::Over) else {
+            return Err(Error::Input("outputs before the labels".into()));
+        };
+        Ok(run.finish(self.stream.as_slice())?.to_vec())
     }
 }
 

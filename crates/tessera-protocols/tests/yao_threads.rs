@@ -161,3 +161,47 @@ fn different_strategies_stop_both_parties() {
         assert!(text.contains("fingerprint"), "{who}: {text}");
     }
 }
+
+/// A partition of XOR gates only has no table message: the evaluator hands it to a thread
+/// with an empty stream as the next partition's messages start (or the tail's).
+#[test]
+fn partitions_without_tables_under_cgp() {
+    use tessera_circuit::builder::Builder;
+    use tessera_garble::{Partitions, Plan, XorGates};
+    let mut g = Builder::new();
+    let (x, y) = (g.input(1500), g.input(1500));
+    // A parity of 3000 bits (free XOR gates only), then a product of 16-bit words.
+    let parity = x
+        .iter()
+        .chain(&y)
+        .copied()
+        .reduce(|a, b| g.xor(a, b))
+        .unwrap();
+    let product = g.mul(&x[..16], &y[..16]);
+    let c = g.finish(&[vec![parity], product]).unwrap();
+    let compile = |c: &Circuit| Plan::default_for(c, XorGates::Free);
+    let parts = Partitions::new(&c, 1, compile).unwrap();
+    let ands = parts.and_gates();
+    assert!(
+        ands[..ands.len() - 1].contains(&0) && ands.iter().any(|&n| n > 0),
+        "{ands:?}"
+    );
+    let mut prg = Prg::from_seed_block(Block::new(9));
+    let runs: Vec<_> = (0..2)
+        .map(|_| (random_bits(&mut prg, 1500), random_bits(&mut prg, 1500)))
+        .collect();
+    for threads in [(1, 1), (2, 3)] {
+        let parallel = (on(Strategy::Cgp, threads.0), on(Strategy::Cgp, threads.1));
+        let (g, e) = session(&c, (SchemeKind::Prp, OutputTo::Both), parallel, &runs);
+        for (k, (x, y)) in runs.iter().enumerate() {
+            let expect = evaluate(&c, &[x.clone(), y.clone()]).unwrap();
+            let (g, e) = (g.as_ref().unwrap(), e.as_ref().unwrap());
+            assert_eq!(g[k].as_ref(), Some(&expect), "{threads:?} garbler, run {k}");
+            assert_eq!(
+                e[k].as_ref(),
+                Some(&expect),
+                "{threads:?} evaluator, run {k}"
+            );
+        }
+    }
+}
