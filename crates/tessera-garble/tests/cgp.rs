@@ -11,8 +11,8 @@ use tessera_circuit::eval::evaluate;
 use tessera_circuit::library::ultrasfe;
 use tessera_core::{Backend, Block, Prg};
 use tessera_garble::{
-    Batching, CgpEvaluator, CgpGarbler, InputEncoding, Partitions, Plan, Scheme, SchemeKind,
-    SchemeVisitor, TableBuffer, decode, decoding_bits,
+    Batching, CgpEvaluator, CgpGarbler, CgpStreamEvaluator, InputEncoding, Partitions, Plan,
+    Scheme, SchemeKind, SchemeVisitor, TableBuffer, TableSink, decode, decoding_bits,
 };
 
 const THREADS: [usize; 4] = [1, 2, 3, 7];
@@ -64,6 +64,17 @@ impl SchemeVisitor for &Check<'_> {
                 self.parts,
                 self.seed
             );
+            // Evaluated as the streams come, each partition handed over once complete.
+            let parts = std::sync::Arc::new(p.clone());
+            let mut se = CgpStreamEvaluator::new(scheme.clone(), threads);
+            let mut run = se.start(&parts, &active).unwrap();
+            for (k, t) in tables[..p.len() - 1].iter().enumerate() {
+                let mut buffer = run.buffer();
+                buffer.put(t.as_slice()).unwrap();
+                run.evaluate(k, buffer).unwrap();
+            }
+            let streamed = run.finish(tables[p.len() - 1].as_slice()).unwrap();
+            assert_eq!(decode(streamed, &decoding), expect, "{} streamed", S::NAME);
             // Streamed, the partitions' tables go out in index order, the tail's last.
             let mut sent = Vec::new();
             let send = |t: &[Block]| {
@@ -187,4 +198,30 @@ fn a_failed_send_stops_the_streamed_garbling() {
         );
         assert_eq!(calls, 2, "{threads} threads");
     }
+}
+
+/// A streamed evaluation refuses a partition handed twice or out of range, a finish with a
+/// partition missing, and labels for another circuit, with an error.
+#[test]
+fn a_streamed_evaluation_refuses_what_does_not_fit() {
+    let c = ultrasfe::mvmul(4, 4, 16).unwrap();
+    let p = std::sync::Arc::new(Partitions::new(&c, 1, compile::<tessera_garble::Prp>).unwrap());
+    let scheme = tessera_garble::Prp::with_backend(Backend::active(), Block::new(7)).unwrap();
+    let mut e = CgpStreamEvaluator::new(scheme, 2);
+    let labels = vec![Block::ZERO; p.num_inputs()];
+    assert!(e.start(&p, &labels[1..]).is_err());
+    let mut run = e.start(&p, &labels).unwrap();
+    let tail = p.len() - 1;
+    assert!(run.evaluate(tail, TableBuffer::new()).is_err());
+    // Partition 0 with no tables: its thread reports the stream too short.
+    run.evaluate(0, TableBuffer::new()).unwrap();
+    assert!(run.evaluate(0, TableBuffer::new()).is_err());
+    let err = run.finish(&[]).unwrap_err().to_string();
+    assert!(err.contains("partition 1 got no tables"), "{err}");
+    let mut run = e.start(&p, &labels).unwrap();
+    for k in 0..tail {
+        run.evaluate(k, TableBuffer::new()).unwrap();
+    }
+    let err = run.finish(&[]).unwrap_err().to_string();
+    assert!(err.contains("garbled tables end"), "{err}");
 }
