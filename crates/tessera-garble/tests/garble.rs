@@ -138,10 +138,17 @@ fn run_plan<S: Scheme>(
 /// Garbles `c` with every strategy, backend and thread count, checks the output against
 /// plaintext and the labels and tables against the reference run (portable backend, one
 /// thread), and the output wires against dynamic batching's.
-fn check_all<S: Scheme>(c: &Circuit, inputs: &[Vec<bool>], seed: u128, backends: &[Backend]) {
+fn check_all<S: Scheme>(check: &CheckAll<'_>) {
+    let CheckAll {
+        circuit: c,
+        inputs,
+        seed,
+        backends,
+        batchings,
+    } = *check;
     let expect = plaintext(c, inputs);
     let name = S::NAME;
-    for batching in STRATEGIES {
+    for &batching in batchings {
         let reference = garble_run::<S>(c, batching, Backend::Portable, inputs, seed);
         assert_eq!(reference.decoded, expect, "{name} {batching:?}");
         for &backend in backends {
@@ -189,11 +196,13 @@ struct CheckAll<'a> {
     inputs: &'a [Vec<bool>],
     seed: u128,
     backends: &'a [Backend],
+    /// The batchings to compile for.
+    batchings: &'a [Batching],
 }
 
 impl PerScheme for CheckAll<'_> {
     fn run<S: Scheme>(&self) {
-        check_all::<S>(self.circuit, self.inputs, self.seed, self.backends);
+        check_all::<S>(self);
     }
 }
 
@@ -275,6 +284,7 @@ fn library_circuits_on_random_inputs_every_strategy_and_backend() {
                 inputs: &inputs,
                 seed: trial,
                 backends: &Backend::available(),
+                batchings: &STRATEGIES,
             });
         }
     }
@@ -307,6 +317,7 @@ proptest! {
             inputs: &inputs,
             seed: u128::from(seed),
             backends: &[Backend::active()],
+            batchings: &STRATEGIES,
         });
         for batching in STRATEGIES {
             for xor in [XorGates::Free, XorGates::Garbled] {
@@ -541,7 +552,8 @@ fn wide_layers_split_into_chunks_keep_labels_apart() {
 fn layers_wider_than_a_thread_share_garble_alike_on_every_thread_count() {
     // 1100 AND gates per layer: shared among 2, 3 and 7 threads (at least 256 gates each),
     // the last share cut off the chunk grid. 40 layers, so the shared batches hold enough
-    // gates to start threads (dynamic batching shares 1024 gates of each layer).
+    // gates to start threads (dynamic batching shares 1024 gates of each layer); the
+    // batchings that share (queues of 1 and 7 gates never do).
     let c = tessera_circuit::library::ultrasfe::levels(1100, 40, 7).unwrap();
     let mut prg = Prg::from_seed_block(Block::new(13));
     let inputs: Vec<Vec<bool>> = c.inputs.iter().map(|&w| random_bits(&mut prg, w)).collect();
@@ -550,5 +562,6 @@ fn layers_wider_than_a_thread_share_garble_alike_on_every_thread_count() {
         inputs: &inputs,
         seed: 8,
         backends: &[Backend::active()],
+        batchings: &[Batching::DYNAMIC, Batching::Layered],
     });
 }
