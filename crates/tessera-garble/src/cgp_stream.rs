@@ -66,9 +66,11 @@ impl<S: Scheme> CgpStreamEvaluator<S> {
             let (parts, inputs) = (Arc::clone(parts), Arc::clone(&inputs));
             let mut evaluator = Evaluator::new(self.scheme.clone());
             let mut labels = Vec::new();
-            std::thread::spawn(move || {
+            let thread = std::thread::Builder::new().name("cgp-evaluate".into());
+            let started = thread.spawn(move || {
                 loop {
-                    // The lock is held only to take a job; a closed queue ends the thread.
+                    // One thread at a time waits for the next job, holding the lock; a closed
+                    // queue ends the thread.
                     let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
                     let Ok((k, tables)) = job else { break };
                     let (plan, sources) = parts.part(k);
@@ -83,6 +85,7 @@ impl<S: Scheme> CgpStreamEvaluator<S> {
                     }
                 }
             });
+            started.map_err(|e| Error::Stream(format!("no evaluating thread: {e}")))?;
         }
         self.outs.clear();
         self.outs.resize_with(parts.len(), Vec::new);
