@@ -6,18 +6,9 @@
 /// no value and never faults.
 #[inline(always)]
 pub fn prefetch(bytes: &[u8]) {
-    #[cfg(target_arch = "x86_64")]
     for line in bytes.chunks(64) {
-        // SAFETY: PREFETCHT0 is SSE, part of the x86_64 baseline; it does not access memory
-        // architecturally and cannot fault, and the pointer is in bounds.
-        unsafe {
-            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-                line.as_ptr().cast(),
-            )
-        }
+        prefetch_line(line.as_ptr());
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = bytes;
 }
 
 /// Asks the CPU to bring the cache line where `value` starts into the cache, as [`prefetch`]
@@ -25,15 +16,20 @@ pub fn prefetch(bytes: &[u8]) {
 /// few iterations ahead.
 #[inline(always)]
 pub fn prefetch_value<T>(value: &T) {
+    prefetch_line((value as *const T).cast());
+}
+
+/// PREFETCHT0 of the line holding `at`, a pointer into a live buffer or value.
+#[inline(always)]
+fn prefetch_line(at: *const u8) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: as in `prefetch`; the pointer comes from a reference.
+    // SAFETY: PREFETCHT0 is SSE, part of the x86_64 baseline; it does not access memory
+    // architecturally and cannot fault, and the callers' pointers come from references.
     unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-            (value as *const T).cast(),
-        )
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(at.cast())
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
+    let _ = at;
 }
 
 /// An empty buffer with room for `len` bytes, backed where the system allows by transparent

@@ -439,7 +439,8 @@ pub fn gather<L: Copy>(sources: &[Source], inputs: &[L], outs: &[Vec<L>], dst: &
     }));
 }
 
-fn check(p: &Partitions, inputs: usize) -> Result<(), Error> {
+/// Checks that `inputs` labels fit `p`'s circuit.
+pub(crate) fn check(p: &Partitions, inputs: usize) -> Result<(), Error> {
     if inputs != p.num_inputs {
         return Err(Error::Inputs(format!(
             "the circuit has {} input wires, got {inputs} labels",

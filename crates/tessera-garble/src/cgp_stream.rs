@@ -8,7 +8,7 @@
 //! [`Arc`], one [`Evaluator`] each); tables go to them and come back in owned buffers, which
 //! the caller can fill again with later streams.
 
-use crate::cgp::{Partitions, gather};
+use crate::cgp::{Partitions, check, gather};
 use crate::{Error, Evaluator, Scheme, TableBuffer, TableReader};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use tessera_core::Block;
@@ -49,13 +49,7 @@ impl<S: Scheme> CgpStreamEvaluator<S> {
         parts: &Arc<Partitions>,
         inputs: &[Block],
     ) -> Result<CgpStreaming<'_, S>, Error> {
-        if inputs.len() != parts.num_inputs() {
-            return Err(Error::Inputs(format!(
-                "the circuit has {} input wires, got {} labels",
-                parts.num_inputs(),
-                inputs.len()
-            )));
-        }
+        check(parts, inputs.len())?;
         let inputs: Arc<[Block]> = inputs.into();
         let (jobs, queue) = mpsc::channel::<Job>();
         let queue = Arc::new(Mutex::new(queue));

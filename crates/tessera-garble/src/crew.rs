@@ -80,6 +80,10 @@ pub(crate) fn useful_threads(
     grain: usize,
     threads: usize,
 ) -> usize {
+    if threads <= 1 {
+        // Nothing to weigh: a garbling on one thread does not walk its batches for this.
+        return 1;
+    }
     let (mut shared, mut most) = (0, 1);
     for gates in batches {
         let active = Share::new(false, 0..gates, grain, threads).active;

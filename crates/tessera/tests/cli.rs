@@ -183,7 +183,6 @@ fn mpc_run_between_two_processes() {
     }
 }
 
-/// `tessera bench convert` reports all 20 conversions and the two MULs, each checked.
 /// Each line of a command's `--json` output, parsed.
 fn json_lines(out: &str) -> Vec<serde_json::Value> {
     out.lines()
@@ -191,6 +190,7 @@ fn json_lines(out: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// `tessera bench convert` reports all 20 conversions and the two MULs, each checked.
 #[test]
 fn bench_convert_reports_every_conversion() {
     let (ok, out, err) = tessera(&[
