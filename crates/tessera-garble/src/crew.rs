@@ -132,25 +132,20 @@ impl Drop for PanicFlag<'_> {
 }
 
 /// The calling thread's handle on its workers during [`Crew::run`].
-pub(crate) struct Crew<'a, S, W> {
+pub(crate) struct Crew<'a, S> {
     state: &'a State,
     threads: usize,
     scheme: S,
-    work: &'a W,
 }
 
-impl<'a, S, W> Crew<'a, S, W>
-where
-    S: Clone + Send,
-    W: Fn(&mut S, usize, &Share) + Sync,
-{
+impl<S: Clone + Send> Crew<'_, S> {
     /// Runs `main` with `threads − 1` workers beside the calling thread, each with its own
-    /// clone of `scheme`; `work(scheme, t, share)` does thread t's part of a batch.
+    /// clone of `scheme`; `work(scheme, t, share)` does worker t's part of a batch.
     pub(crate) fn run<R>(
         threads: usize,
         scheme: &S,
-        work: W,
-        main: impl FnOnce(&mut Crew<'_, S, W>) -> R,
+        work: impl Fn(&mut S, usize, &Share) + Sync,
+        main: impl FnOnce(&mut Crew<'_, S>) -> R,
     ) -> R {
         let state = State {
             job: RwLock::new(Share::default()),
@@ -182,7 +177,6 @@ where
                 state: &state,
                 threads,
                 scheme: scheme.clone(),
-                work: &work,
             };
             let result = main(&mut crew);
             state.stop.store(true, Ordering::Release);
@@ -201,11 +195,13 @@ where
         Share::new(xor, gates, grain, self.threads)
     }
 
-    /// Runs `share` on all threads and returns when every share is done.
+    /// Runs `share` on all threads and returns when every share is done: the workers run
+    /// `work` on theirs, the calling thread `own(scheme)`, its share 0, which it may write
+    /// where the caller wants it without a copy.
     ///
     /// # Panics
     /// If a worker panicked (a bug: the work checks nothing a peer supplies).
-    pub(crate) fn batch(&mut self, share: &Share) {
+    pub(crate) fn batch(&mut self, share: &Share, own: impl FnOnce(&mut S)) {
         let helpers = self.threads - 1;
         if share.active > 1 {
             *self
@@ -216,7 +212,7 @@ where
             self.state.done.store(0, Ordering::Release);
             self.state.epoch.fetch_add(1, Ordering::AcqRel);
         }
-        (self.work)(&mut self.scheme, 0, share);
+        own(&mut self.scheme);
         if share.active > 1 {
             wait(|| {
                 let failed = self.state.failed.load(Ordering::Acquire);

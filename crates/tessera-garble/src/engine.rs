@@ -347,17 +347,23 @@ impl<S: Scheme> Garbler<S> {
         let labels = RwLock::new(std::mem::take(&mut self.labels));
         let shares: Vec<Mutex<ShareOut<S::Wire>>> =
             (0..threads).map(|_| Mutex::default()).collect();
-        let work = |scheme: &mut S, t: usize, batch: &Share| {
+        // Thread t's share of `batch`: its outputs to its buffer, its tables to `room` (the
+        // calling thread's go straight to the sink) or else to its buffer.
+        let part = |scheme: &mut S, t: usize, batch: &Share, room: Option<&mut [Block]>| {
             let slots = labels.read().unwrap_or_else(PoisonError::into_inner);
             let mut dst = shares[t].lock().unwrap_or_else(PoisonError::into_inner);
             let ShareOut { out, table } = &mut *dst;
             let range = batch.range(t);
             out.resize(range.len(), S::Wire::default());
-            table.resize(batch_table_blocks::<S>(batch.xor, range.len()), Block::ZERO);
+            let table = room.unwrap_or_else(|| {
+                table.resize(batch_table_blocks::<S>(batch.xor, range.len()), Block::ZERO);
+                table
+            });
             let (run, share) = ((plan, domain), (batch.xor, range));
             let labels = Labels::Buffered { slots: &slots, out };
             garble_share(scheme, secret, run, share, labels, table);
         };
+        let work = |scheme: &mut S, t: usize, batch: &Share| part(scheme, t, batch, None);
         let result = Crew::run(threads, &self.scheme, work, |crew| {
             for k in 0..plan.segments.len() {
                 let (free, gates) = plan.segment(k);
@@ -383,10 +389,12 @@ impl<S: Scheme> Garbler<S> {
                     continue;
                 }
                 drop(l);
-                crew.batch(&batch);
-                let mut l = labels.write().unwrap_or_else(PoisonError::into_inner);
                 // One batch, one commit: the stream's pieces do not depend on the threads.
                 let table = sink.reserve(batch_table_blocks::<S>(xor, gates.len()));
+                let (mine, theirs) =
+                    table.split_at_mut(batch_table_blocks::<S>(xor, batch.range(0).len()));
+                crew.batch(&batch, |scheme| part(scheme, 0, &batch, Some(mine)));
+                let mut l = labels.write().unwrap_or_else(PoisonError::into_inner);
                 let mut at = 0;
                 for (t, share) in shares.iter().enumerate() {
                     let range = batch.range(t);
@@ -394,8 +402,10 @@ impl<S: Scheme> Garbler<S> {
                         continue;
                     }
                     let share = share.lock().unwrap_or_else(PoisonError::into_inner);
-                    table[at..at + share.table.len()].copy_from_slice(&share.table);
-                    at += share.table.len();
+                    if t > 0 {
+                        theirs[at..at + share.table.len()].copy_from_slice(&share.table);
+                        at += share.table.len();
+                    }
                     scatter(plan, range, &share.out, &mut l);
                 }
                 sink.commit()?;
@@ -696,7 +706,7 @@ impl<S: Scheme> Evaluator<S> {
                     t.clear();
                     t.extend_from_slice(table);
                 }
-                crew.batch(&batch);
+                crew.batch(&batch, |scheme| work(scheme, 0, &batch));
                 let mut l = labels.write().unwrap_or_else(PoisonError::into_inner);
                 for (t, out) in outs.iter().enumerate() {
                     let range = batch.range(t);
