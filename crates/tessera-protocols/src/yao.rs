@@ -514,12 +514,12 @@ impl<S: Scheme, B: GarbleBody<S>> Role for GarbleCore<'_, S, B> {
     }
 }
 
-/// The evaluator's side: its engine, its input labels, the tables it collects (on more than
-/// one thread).
+/// The evaluator's side: its engine, its input labels, the tables it collects (FGP on more
+/// than one thread).
 struct EvaluatorSide<S: Scheme> {
     engine: EvaluateEngine<S>,
     labels: Vec<Block>,
-    streams: Vec<TableBuffer>,
+    tables: TableBuffer,
 }
 
 /// How the evaluator's core evaluates the circuit as the tables arrive: a compiled plan or
@@ -748,7 +748,7 @@ impl<S: Scheme> Side for EvaluatorSide<S> {
 
     fn core<'a>(&'a mut self, shape: &'a Shape, _input: &'a [bool]) -> Self::Core<'a> {
         EvaluateCore {
-            body: Evaluating::new(&mut self.engine, &shape.compiled, &mut self.streams),
+            body: Evaluating::new(&mut self.engine, &shape.compiled, &mut self.tables),
             labels: &mut self.labels,
             garbler_inputs: shape.widths().0,
             outputs: shape.outputs,
@@ -829,7 +829,7 @@ impl SchemeVisitor for Build {
                 side: EvaluatorSide {
                     engine: EvaluateEngine::new(scheme, self.parallel),
                     labels: Vec::new(),
-                    streams: Vec::new(),
+                    tables: TableBuffer::new(),
                 },
                 shape,
                 peer,

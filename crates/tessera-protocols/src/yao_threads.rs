@@ -93,22 +93,6 @@ impl Compiled {
         })
     }
 
-    /// Table streams: one, or one per partition.
-    fn streams(&self) -> usize {
-        match self {
-            Compiled::Plan(_) => 1,
-            Compiled::Parts(p) => p.len(),
-        }
-    }
-
-    /// The garbler's table messages for scheme `S` in order: their stream and blocks.
-    fn messages<S: Scheme>(&self) -> Vec<(usize, usize)> {
-        match self {
-            Compiled::Plan(plan) => batch_tables::<S>(plan).map(|n| (0, n)).collect(),
-            Compiled::Parts(parts) => Compiled::messages_of::<S>(parts),
-        }
-    }
-
     /// The CGP garbler's table messages: each partition's stream in pieces, in index order.
     fn messages_of<S: Scheme>(parts: &Partitions) -> Vec<(usize, usize)> {
         parts
@@ -206,15 +190,17 @@ pub(crate) enum Evaluating<'a, S: Scheme> {
     Flowing(PlanEvaluation<'a, S>),
     Collected(Collected<'a, S>),
     Streaming(PartsEvaluation<'a, S>),
+    /// An engine built for another strategy than the compiled circuit's: every step fails.
+    Mismatched,
 }
 
 impl<'a, S: Scheme> Evaluating<'a, S> {
-    /// The body for `engine` over `compiled`; `streams` keep the tables from one execution
-    /// to the next.
+    /// The body for `engine` over `compiled`; `tables` keeps the collected tables (FGP on
+    /// several threads) from one execution to the next.
     pub(crate) fn new(
         engine: &'a mut EvaluateEngine<S>,
         compiled: &'a Compiled,
-        streams: &'a mut Vec<TableBuffer>,
+        tables: &'a mut TableBuffer,
     ) -> Self {
         match (engine, compiled) {
             (EvaluateEngine::Flowing(evaluator), Compiled::Plan(plan)) => {
@@ -234,14 +220,17 @@ impl<'a, S: Scheme> Evaluating<'a, S> {
                     stream: TableBuffer::new(),
                 })
             }
-            (engine, compiled) => Evaluating::Collected(Collected {
-                engine,
-                compiled,
-                streams,
-                messages: Vec::new(),
-                at: 0,
-                labels: Vec::new(),
-            }),
+            (EvaluateEngine::Fine(evaluator), Compiled::Plan(plan)) => {
+                Evaluating::Collected(Collected {
+                    evaluator,
+                    plan,
+                    tables,
+                    messages: Vec::new(),
+                    at: 0,
+                    labels: Vec::new(),
+                })
+            }
+            _ => Evaluating::Mismatched,
         }
     }
 }
@@ -252,13 +241,15 @@ impl<S: Scheme> EvaluateBody for Evaluating<'_, S> {
             Evaluating::Flowing(e) => e.start(labels),
             Evaluating::Collected(e) => e.start(labels),
             Evaluating::Streaming(e) => e.start(labels),
+            Evaluating::Mismatched => Err(other_strategy()),
         }
     }
     fn next_tables(&mut self) -> Result<Option<usize>, Error> {
         match self {
             Evaluating::Flowing(e) => e.next_tables(),
-            Evaluating::Collected(e) => Ok(e.messages.get(e.at).map(|&(_, n)| n)),
+            Evaluating::Collected(e) => Ok(e.messages.get(e.at).copied()),
             Evaluating::Streaming(e) => Ok(e.messages.get(e.at).map(|&(_, n)| n)),
+            Evaluating::Mismatched => Err(other_strategy()),
         }
     }
     fn feed(&mut self, table: &[Block]) -> Result<(), Error> {
@@ -266,6 +257,7 @@ impl<S: Scheme> EvaluateBody for Evaluating<'_, S> {
             Evaluating::Flowing(e) => e.feed(table),
             Evaluating::Collected(e) => e.feed(table),
             Evaluating::Streaming(e) => e.feed(table),
+            Evaluating::Mismatched => Err(other_strategy()),
         }
     }
     fn outputs(&mut self) -> Result<Vec<Block>, Error> {
@@ -273,6 +265,7 @@ impl<S: Scheme> EvaluateBody for Evaluating<'_, S> {
             Evaluating::Flowing(e) => e.outputs(),
             Evaluating::Collected(e) => e.outputs(),
             Evaluating::Streaming(e) => e.outputs(),
+            Evaluating::Mismatched => Err(other_strategy()),
         }
     }
 }
@@ -311,13 +304,13 @@ impl<'a, S: Scheme> PlanEvaluation<'a, S> {
     }
 }
 
-/// Every table message kept, then evaluated on the engine's threads.
+/// Every table message of a plan kept, then evaluated on the evaluator's threads.
 pub(crate) struct Collected<'a, S: Scheme> {
-    engine: &'a mut EvaluateEngine<S>,
-    compiled: &'a Compiled,
-    streams: &'a mut Vec<TableBuffer>,
-    /// The messages expected: stream and blocks.
-    messages: Vec<(usize, usize)>,
+    evaluator: &'a mut Evaluator<S>,
+    plan: &'a Plan,
+    tables: &'a mut TableBuffer,
+    /// The blocks of each message expected.
+    messages: Vec<usize>,
     at: usize,
     labels: Vec<Block>,
 }
@@ -325,39 +318,32 @@ pub(crate) struct Collected<'a, S: Scheme> {
 impl<S: Scheme> Collected<'_, S> {
     fn start(&mut self, labels: &[Block]) -> Result<(), Error> {
         self.labels = labels.to_vec();
-        self.messages = self.compiled.messages::<S>();
+        self.messages = batch_tables::<S>(self.plan).collect();
         self.at = 0;
-        self.streams
-            .resize_with(self.compiled.streams(), TableBuffer::new);
-        self.streams.iter_mut().for_each(TableBuffer::clear);
+        self.tables.clear();
         Ok(())
     }
 
     fn feed(&mut self, table: &[Block]) -> Result<(), Error> {
-        let stream = check_message(&self.messages, self.at, table)?;
-        self.streams[stream].put(table)?;
+        check_size(self.messages.get(self.at).copied(), table)?;
+        self.tables.put(table)?;
         self.at += 1;
         Ok(())
     }
 
     fn outputs(&mut self) -> Result<Vec<Block>, Error> {
-        let labels = &self.labels;
-        match (&mut *self.engine, self.compiled) {
-            (EvaluateEngine::Fine(e), Compiled::Plan(plan)) => {
-                let tables = self.streams.first().map_or(&[][..], TableBuffer::as_slice);
-                let mut source = TableReader::new(tables);
-                Ok(e.evaluate(plan, labels, &mut source)?.to_vec())
-            }
-            _ => Err(other_strategy()),
-        }
+        let mut source = TableReader::new(self.tables.as_slice());
+        let outputs = self
+            .evaluator
+            .evaluate(self.plan, &self.labels, &mut source)?;
+        Ok(outputs.to_vec())
     }
 }
 
-/// A table message the plan does not expect here, or of the wrong size.
-fn check_message(messages: &[(usize, usize)], at: usize, table: &[Block]) -> Result<usize, Error> {
-    let &(stream, n) = messages
-        .get(at)
-        .ok_or_else(|| Error::Input("tables after the last message".into()))?;
+/// A table message where none is expected (`expected` is `None`), or of another size than
+/// the `expected` blocks.
+fn check_size(expected: Option<usize>, table: &[Block]) -> Result<(), Error> {
+    let n = expected.ok_or_else(|| Error::Input("tables after the last message".into()))?;
     if table.len() != n {
         return Err(tessera_garble::Error::Truncated {
             needed: n,
@@ -365,7 +351,7 @@ fn check_message(messages: &[(usize, usize)], at: usize, table: &[Block]) -> Res
         }
         .into());
     }
-    Ok(stream)
+    Ok(())
 }
 
 /// Where a CGP evaluation stands.
@@ -408,7 +394,7 @@ impl<'a, S: Scheme> PartsEvaluation<'a, S> {
     }
 
     fn feed(&mut self, table: &[Block]) -> Result<(), Error> {
-        check_message(&self.messages, self.at, table)?;
+        check_size(self.messages.get(self.at).map(|&(_, n)| n), table)?;
         self.stream.put(table)?;
         self.at += 1;
         self.hand_complete()
@@ -465,15 +451,18 @@ mod tests {
             strategy: Strategy::Cgp,
             threads: 2,
         };
-        let parts = Compiled::new(&mvmul, cgp, XorGates::Free).unwrap();
-        assert!(parts.streams() > 2, "{}", parts.streams());
-        let messages = parts.messages::<Prp>();
+        let partitions = |c: &Circuit, xor| match Compiled::new(c, cgp, xor).unwrap() {
+            Compiled::Parts(parts) => parts,
+            Compiled::Plan(_) => panic!("CGP compiled a plan"),
+        };
+        let parts = partitions(&mvmul, XorGates::Free);
+        assert!(parts.len() > 2, "{}", parts.len());
+        let messages = Compiled::messages_of::<Prp>(&parts);
         let streams: std::collections::BTreeSet<_> = messages.iter().map(|m| m.0).collect();
         assert!(streams.len() > 2, "{messages:?}");
-        let sha = builtin("sha256").unwrap().unwrap();
-        let sha = Compiled::new(&sha, cgp, XorGates::Garbled).unwrap();
-        let tail = sha.streams() - 1;
-        let messages = sha.messages::<Prf>();
+        let sha = partitions(&builtin("sha256").unwrap().unwrap(), XorGates::Garbled);
+        let tail = sha.len() - 1;
+        let messages = Compiled::messages_of::<Prf>(&sha);
         let pieces = messages.iter().filter(|m| m.0 == tail).count();
         assert!(pieces > 1, "{messages:?}");
     }
