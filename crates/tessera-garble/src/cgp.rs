@@ -589,21 +589,40 @@ impl<E: Send, L: Copy + Send + Sync> Team<E, L> {
         check(p, inputs.len())?;
         self.outs.resize_with(p.parts.len(), Vec::new);
         let last = p.parts.len() - 1;
-        let (outs, tail_out) = self.outs.split_at_mut(last);
         let workers = (&mut self.workers[..], order);
         let run = |w: &mut Worker<E, L>, k: usize, out: &mut Vec<L>| {
             let part = &p.parts[k];
             gather(&part.inputs, inputs, &[], &mut w.inputs);
             step(&mut w.engine, k, &part.plan, &w.inputs, out)
         };
-        run_parts(workers, outs, run, done)?;
-        let tail = &p.parts[last];
+        run_parts(workers, &mut self.outs[..last], run, done)?;
         let buf = &mut self.workers[0].inputs;
-        gather(&tail.inputs, inputs, outs, buf);
-        step(&mut self.tail, last, &tail.plan, buf, &mut tail_out[0])?;
-        gather(&p.outputs, inputs, &self.outs, &mut self.outputs);
+        let tail = |plan: &Plan, labels: &[L], out: &mut Vec<L>| {
+            step(&mut self.tail, last, plan, labels, out)
+        };
+        run_tail(p, inputs, &mut self.outs, (buf, &mut self.outputs), tail)?;
         Ok(&self.outputs)
     }
+}
+
+/// Runs the tail of `p` once every other partition has its outputs in `outs`: gathers its
+/// input labels from the circuit's `inputs` and `outs` into `buf`, runs `step(plan, labels,
+/// out)` on them with the tail's `out`, and gathers the circuit's output labels into
+/// `outputs`.
+pub(crate) fn run_tail<L: Copy>(
+    p: &Partitions,
+    inputs: &[L],
+    outs: &mut [Vec<L>],
+    (buf, outputs): (&mut Vec<L>, &mut Vec<L>),
+    step: impl FnOnce(&Plan, &[L], &mut Vec<L>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let last = p.parts.len() - 1;
+    let (done, tail_out) = outs.split_at_mut(last);
+    let tail = &p.parts[last];
+    gather(&tail.inputs, inputs, done, buf);
+    step(&tail.plan, buf, &mut tail_out[0])?;
+    gather(&p.outputs, inputs, outs, outputs);
+    Ok(())
 }
 
 /// Garbles [`Partitions`] with scheme `S` on several threads (UltraSFE §4.2).

@@ -8,8 +8,8 @@
 //! [`Arc`], one [`Evaluator`] each); tables go to them and come back in owned buffers, which
 //! the caller can fill again with later streams.
 
-use crate::cgp::{Partitions, check, gather};
-use crate::{Error, Evaluator, Scheme, TableBuffer, TableReader};
+use crate::cgp::{Partitions, check, gather, run_tail};
+use crate::{Error, Evaluator, Plan, Scheme, TableBuffer, TableReader};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use tessera_core::Block;
 
@@ -159,16 +159,21 @@ impl<'e, S: Scheme> CgpStreaming<'e, S> {
             ..
         } = self;
         let last = parts.len() - 1;
-        let (plan, sources) = parts.part(last);
-        let mut labels = Vec::new();
-        gather(sources, &inputs, &engine.outs, &mut labels);
-        let mut source = TableReader::new(tables);
-        let tail = engine
-            .tail
-            .evaluate_in(plan, last as u64, &labels, &mut source)?;
-        engine.outs[last] = tail.to_vec();
-        gather(parts.outputs(), &inputs, &engine.outs, &mut engine.outputs);
-        Ok(&engine.outputs)
+        let CgpStreamEvaluator {
+            tail,
+            outs,
+            outputs,
+            ..
+        } = engine;
+        let run = |plan: &Plan, labels: &[Block], out: &mut Vec<Block>| {
+            let mut source = TableReader::new(tables);
+            let o = tail.evaluate_in(plan, last as u64, labels, &mut source)?;
+            out.clear();
+            out.extend_from_slice(o);
+            Ok(())
+        };
+        run_tail(&parts, &inputs, outs, (&mut Vec::new(), outputs), run)?;
+        Ok(outputs)
     }
 
     /// Keeps a partition's outputs and its buffer.
