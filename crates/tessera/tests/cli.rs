@@ -221,7 +221,8 @@ fn bench_convert_reports_every_conversion() {
 }
 
 /// `tessera bench garble` checks each engine against plaintext and reports one line per thread
-/// count, with the time compiling took beside the rates.
+/// count, with the time compiling took beside the rates and, for several threads, the
+/// core-to-core round trip.
 #[test]
 fn bench_garble_reports_rates_and_compile_time() {
     for strategy in ["fgp", "cgp"] {
@@ -248,7 +249,12 @@ fn bench_garble_reports_rates_and_compile_time() {
         for (r, threads) in rows.iter().zip([1, 2]) {
             assert_eq!(r["threads"], threads, "{r}");
             assert_eq!(r["and_gates"], 1_047_568, "{r}");
-            for key in ["garble_and_per_sec", "eval_and_per_sec", "compile_ms"] {
+            for key in [
+                "garble_and_per_sec",
+                "eval_and_per_sec",
+                "compile_ms",
+                "core_round_trip_ns",
+            ] {
                 assert!(r[key].as_f64().is_some_and(|v| v > 0.0), "{key}: {r}");
             }
         }

@@ -12,7 +12,10 @@
 //! partitioned runs are timed whole.
 
 use super::local::{LocalCgp, LocalRun};
-use super::{CommonArgs, copy_bandwidth, cpu_model, measure_turns, peak_rss_bytes, roofline_rate};
+use super::{
+    CommonArgs, copy_bandwidth, core_round_trip_ns, cpu_model, measure_turns, peak_rss_bytes,
+    roofline_rate,
+};
 use crate::CliError;
 use crate::circuit::load;
 use clap::{Args, ValueEnum};
@@ -97,6 +100,8 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
     let backend = Backend::active();
     let roofline = roofline_rate(c, backend)?;
     let copy = copy_bandwidth(c);
+    // Only runs on several threads hand work between cores.
+    let round_trip = (args.threads.iter().any(|&t| t > 1)).then(|| core_round_trip_ns(c));
     let default = Batching::default_for(&circuit);
     if args.strategy == Strategy::Ipp {
         return args
@@ -154,6 +159,7 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
                     "eval_speedup": eval_speedup,
                     "garble_parallel_efficiency": garble_speedup / per_thread,
                     "eval_parallel_efficiency": eval_speedup / per_thread,
+                    "core_round_trip_ns": round_trip,
                     "compile_ms": line.compile_s * 1e3,
                     "compile_over_garbling": line.compile_s * garble_rate / stats.and_gates.max(1) as f64,
                     "peak_rss_bytes": peak_rss_bytes(),
@@ -163,7 +169,7 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
                     println!("{json}");
                 } else {
                     println!(
-                        "{:<12} {:<5} {:<8} {:>2}T {:>8} AND  garble {:>7.1} M AND/s ({:.3}, ×{:.2})  evaluate {:>7.1} M AND/s ({:.3}, ×{:.2})  mean batch {:.1}  slots {}  compile {:.1} ms",
+                        "{:<12} {:<5} {:<8} {:>2}T {:>8} AND  garble {:>7.1} M AND/s ({:.3}, ×{:.2})  evaluate {:>7.1} M AND/s ({:.3}, ×{:.2})  mean batch {:.1}  slots {}  compile {:.1} ms{}",
                         args.circuit,
                         scheme.name(),
                         batching.name(),
@@ -177,7 +183,9 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
                         eval_speedup,
                         stats.mean_batch(),
                         stats.slots,
-                        line.compile_s * 1e3
+                        line.compile_s * 1e3,
+                        round_trip
+                            .map_or(String::new(), |ns| format!("  core round trip {ns:.0} ns")),
                     );
                 }
             }
