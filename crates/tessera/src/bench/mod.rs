@@ -216,7 +216,8 @@ pub fn copy_bandwidth(common: &CommonArgs) -> f64 {
 /// (the median of `common`'s samples of 2^16 round trips): the floor under every handing out
 /// of a batch to fine-grained threads and its collection, so their speed-ups can be judged
 /// against it. It depends on where the two threads run: about 50-100 ns between the cores
-/// of one AMD EPYC Zen 5 guest at one time and 500 ns at another (cores of different dies).
+/// of one AMD EPYC Zen 5 guest at one time and 500 ns at another (the host placing them
+/// farther apart).
 pub fn core_round_trip_ns(common: &CommonArgs) -> f64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     const TRIPS: u64 = 1 << 16;
