@@ -329,15 +329,9 @@ impl Plan {
             Batching::Layered => {
                 // Levelled whole only where the lower bound leaves room for it.
                 let whole = (RESERVED + levelled_live(c, xor, scratch) <= LAYER_SLOTS)
-                    .then(|| {
-                        let schedule = layered_order(c, xor, c.gates.len(), scratch);
-                        assign_slots(c, (batching, xor), &schedule, scratch)
-                    })
+                    .then(|| Plan::layered(c, xor, c.gates.len(), scratch))
                     .filter(|whole| whole.num_slots <= LAYER_SLOTS);
-                whole.unwrap_or_else(|| {
-                    let schedule = layered_order(c, xor, LAYER_WINDOW, scratch);
-                    assign_slots(c, (batching, xor), &schedule, scratch)
-                })
+                whole.unwrap_or_else(|| Plan::layered(c, xor, LAYER_WINDOW, scratch))
             }
         }
     }
@@ -354,9 +348,14 @@ impl Plan {
     /// circuit order, one window after another: what [`Plan::with_xor`] compiles where
     /// levelling the whole circuit would hold more than 2^18 labels at once.
     pub fn layered_in_windows(circuit: &Circuit, xor: XorGates, window: usize) -> Plan {
-        let mut scratch = Scratch::default();
-        let schedule = layered_order(circuit, xor, window, &mut scratch);
-        assign_slots(circuit, (Batching::Layered, xor), &schedule, &mut scratch)
+        Plan::layered(circuit, xor, window, &mut Scratch::default())
+    }
+
+    /// [`Batching::Layered`] in windows of `window` gates, with the compiler's working arrays
+    /// `scratch`.
+    fn layered(c: &Circuit, xor: XorGates, window: usize, scratch: &mut Scratch) -> Plan {
+        let schedule = layered_order(c, xor, window, scratch);
+        assign_slots(c, (Batching::Layered, xor), &schedule, scratch)
     }
 
     /// The strategy it was compiled for.
@@ -917,9 +916,7 @@ mod tests {
             for xor in [XorGates::Free, XorGates::Garbled] {
                 let scratch = &mut Scratch::default();
                 let live = RESERVED + levelled_live(&c, xor, scratch);
-                let schedule = layered_order(&c, xor, c.gates.len(), scratch);
-                let plan = assign_slots(&c, (Batching::Layered, xor), &schedule, scratch);
-                let slots = plan.num_slots;
+                let slots = Plan::layered(&c, xor, c.gates.len(), scratch).num_slots;
                 assert!(live <= slots, "{xor:?}: {live} live, {slots} slots");
             }
         }

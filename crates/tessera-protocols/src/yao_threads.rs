@@ -94,12 +94,51 @@ impl Compiled {
     }
 
     /// The CGP garbler's table messages: each partition's stream in pieces, in index order.
-    fn messages_of<S: Scheme>(parts: &Partitions) -> Vec<(usize, usize)> {
-        parts
-            .plans()
-            .enumerate()
-            .flat_map(|(k, plan)| pieces(table_blocks::<S>(plan)).map(move |n| (k, n)))
-            .collect()
+    fn messages_of<S: Scheme>(parts: &Partitions) -> Messages {
+        Messages::new(
+            parts
+                .plans()
+                .enumerate()
+                .flat_map(|(k, plan)| pieces(table_blocks::<S>(plan)).map(move |n| (k, n))),
+        )
+    }
+}
+
+/// The table messages an evaluator expects, in order: each one's stream and blocks, and how
+/// many have come.
+#[derive(Default)]
+struct Messages {
+    expected: Vec<(usize, usize)>,
+    at: usize,
+}
+
+impl Messages {
+    fn new(expected: impl Iterator<Item = (usize, usize)>) -> Self {
+        Messages {
+            expected: expected.collect(),
+            at: 0,
+        }
+    }
+
+    /// The next message's stream and blocks, or `None` after the last.
+    fn next(&self) -> Option<(usize, usize)> {
+        self.expected.get(self.at).copied()
+    }
+
+    /// Takes message `table`: an error if none is expected or it has another size.
+    fn take(&mut self, table: &[Block]) -> Result<(), Error> {
+        let (_, n) = self
+            .next()
+            .ok_or_else(|| Error::Input("tables after the last message".into()))?;
+        if table.len() != n {
+            return Err(tessera_garble::Error::Truncated {
+                needed: n,
+                available: table.len(),
+            }
+            .into());
+        }
+        self.at += 1;
+        Ok(())
     }
 }
 
@@ -214,8 +253,7 @@ impl<'a, S: Scheme> Evaluating<'a, S> {
                 Evaluating::Streaming(PartsEvaluation {
                     state: PartsState::Ready(engine),
                     parts,
-                    messages: Vec::new(),
-                    at: 0,
+                    messages: Messages::default(),
                     next_part: 0,
                     stream: TableBuffer::new(),
                 })
@@ -225,8 +263,7 @@ impl<'a, S: Scheme> Evaluating<'a, S> {
                     evaluator,
                     plan,
                     tables,
-                    messages: Vec::new(),
-                    at: 0,
+                    messages: Messages::default(),
                     labels: Vec::new(),
                 })
             }
@@ -247,8 +284,8 @@ impl<S: Scheme> EvaluateBody for Evaluating<'_, S> {
     fn next_tables(&mut self) -> Result<Option<usize>, Error> {
         match self {
             Evaluating::Flowing(e) => e.next_tables(),
-            Evaluating::Collected(e) => Ok(e.messages.get(e.at).copied()),
-            Evaluating::Streaming(e) => Ok(e.messages.get(e.at).map(|&(_, n)| n)),
+            Evaluating::Collected(e) => Ok(e.messages.next().map(|(_, n)| n)),
+            Evaluating::Streaming(e) => Ok(e.messages.next().map(|(_, n)| n)),
             Evaluating::Mismatched => Err(other_strategy()),
         }
     }
@@ -309,25 +346,21 @@ pub(crate) struct Collected<'a, S: Scheme> {
     evaluator: &'a mut Evaluator<S>,
     plan: &'a Plan,
     tables: &'a mut TableBuffer,
-    /// The blocks of each message expected.
-    messages: Vec<usize>,
-    at: usize,
+    messages: Messages,
     labels: Vec<Block>,
 }
 
 impl<S: Scheme> Collected<'_, S> {
     fn start(&mut self, labels: &[Block]) -> Result<(), Error> {
         self.labels = labels.to_vec();
-        self.messages = batch_tables::<S>(self.plan).collect();
-        self.at = 0;
+        self.messages = Messages::new(batch_tables::<S>(self.plan).map(|n| (0, n)));
         self.tables.clear();
         Ok(())
     }
 
     fn feed(&mut self, table: &[Block]) -> Result<(), Error> {
-        check_size(self.messages.get(self.at).copied(), table)?;
+        self.messages.take(table)?;
         self.tables.put(table)?;
-        self.at += 1;
         Ok(())
     }
 
@@ -338,20 +371,6 @@ impl<S: Scheme> Collected<'_, S> {
             .evaluate(self.plan, &self.labels, &mut source)?;
         Ok(outputs.to_vec())
     }
-}
-
-/// A table message where none is expected (`expected` is `None`), or of another size than
-/// the `expected` blocks.
-fn check_size(expected: Option<usize>, table: &[Block]) -> Result<(), Error> {
-    let n = expected.ok_or_else(|| Error::Input("tables after the last message".into()))?;
-    if table.len() != n {
-        return Err(tessera_garble::Error::Truncated {
-            needed: n,
-            available: table.len(),
-        }
-        .into());
-    }
-    Ok(())
 }
 
 /// Where a CGP evaluation stands.
@@ -367,9 +386,7 @@ enum PartsState<'a, S: Scheme> {
 pub(crate) struct PartsEvaluation<'a, S: Scheme> {
     state: PartsState<'a, S>,
     parts: &'a Arc<Partitions>,
-    /// The messages expected: stream and blocks.
-    messages: Vec<(usize, usize)>,
-    at: usize,
+    messages: Messages,
     /// The first partition not yet handed to the threads.
     next_part: usize,
     /// The stream being received.
@@ -377,13 +394,6 @@ pub(crate) struct PartsEvaluation<'a, S: Scheme> {
 }
 
 impl<'a, S: Scheme> PartsEvaluation<'a, S> {
-    fn running(&mut self) -> Result<&mut CgpStreaming<'a, S>, Error> {
-        match &mut self.state {
-            PartsState::Running(run) => Ok(run),
-            _ => Err(Error::Input("evaluating before the labels".into())),
-        }
-    }
-
     fn start(&mut self, labels: &[Block]) -> Result<(), Error> {
         let PartsState::Ready(engine) = std::mem::replace(&mut self.state, PartsState::Over) else {
             return Err(Error::Input("an evaluation started twice".into()));
@@ -394,9 +404,8 @@ impl<'a, S: Scheme> PartsEvaluation<'a, S> {
     }
 
     fn feed(&mut self, table: &[Block]) -> Result<(), Error> {
-        check_size(self.messages.get(self.at).map(|&(_, n)| n), table)?;
+        self.messages.take(table)?;
         self.stream.put(table)?;
-        self.at += 1;
         self.hand_complete()
     }
 
@@ -404,18 +413,15 @@ impl<'a, S: Scheme> PartsEvaluation<'a, S> {
     /// message's; streams of no message are empty) to the threads; the tail stays.
     fn hand_complete(&mut self) -> Result<(), Error> {
         let tail = self.parts.len() - 1;
-        let upto = self
-            .messages
-            .get(self.at)
-            .map_or(tail, |&(s, _)| s.min(tail));
+        let upto = self.messages.next().map_or(tail, |(s, _)| s.min(tail));
+        let PartsState::Running(run) = &mut self.state else {
+            return Err(Error::Input("evaluating before the labels".into()));
+        };
         while self.next_part < upto {
-            let k = self.next_part;
             // The stream received last is partition k's if its messages came; it is empty
             // otherwise.
-            let run = self.running()?;
-            let fresh = run.buffer();
-            let tables = std::mem::replace(&mut self.stream, fresh);
-            self.running()?.evaluate(k, tables)?;
+            let tables = std::mem::replace(&mut self.stream, run.buffer());
+            run.evaluate(self.next_part, tables)?;
             self.next_part += 1;
         }
         Ok(())
@@ -442,6 +448,23 @@ mod tests {
         assert_eq!(pieces(2 * PIECE + 5).collect::<Vec<_>>(), [PIECE, PIECE, 5]);
     }
 
+    /// A collecting evaluator takes the messages it expects, in order and of their size, and
+    /// refuses a message of another size or one after the last.
+    #[test]
+    fn messages_are_taken_in_order_and_size() {
+        let mut m = Messages::new([(0, 3), (2, 1)].into_iter());
+        assert_eq!(m.next(), Some((0, 3)));
+        let err = m.take(&[Block::ZERO; 2]).unwrap_err().to_string();
+        assert!(err.contains('3') && err.contains('2'), "{err}");
+        assert_eq!(m.next(), Some((0, 3)), "a refused message is not taken");
+        m.take(&[Block::ZERO; 3]).unwrap();
+        assert_eq!(m.next(), Some((2, 1)));
+        m.take(&[Block::ZERO]).unwrap();
+        assert_eq!(m.next(), None);
+        let err = m.take(&[Block::ZERO]).unwrap_err().to_string();
+        assert!(err.contains("after the last message"), "{err}");
+    }
+
     /// What the protocol tests lean on: the small MVMul has several partitions, and
     /// SHA-256 garbled with the PRF scheme a tail of several pieces.
     #[test]
@@ -457,12 +480,12 @@ mod tests {
         };
         let parts = partitions(&mvmul, XorGates::Free);
         assert!(parts.len() > 2, "{}", parts.len());
-        let messages = Compiled::messages_of::<Prp>(&parts);
+        let messages = Compiled::messages_of::<Prp>(&parts).expected;
         let streams: std::collections::BTreeSet<_> = messages.iter().map(|m| m.0).collect();
         assert!(streams.len() > 2, "{messages:?}");
         let sha = partitions(&builtin("sha256").unwrap().unwrap(), XorGates::Garbled);
         let tail = sha.len() - 1;
-        let messages = Compiled::messages_of::<Prf>(&sha);
+        let messages = Compiled::messages_of::<Prf>(&sha).expected;
         let pieces = messages.iter().filter(|m| m.0 == tail).count();
         assert!(pieces > 1, "{messages:?}");
     }
