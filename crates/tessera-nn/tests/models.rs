@@ -1,5 +1,6 @@
-//! Every model in ../shared/models: import, plaintext evaluation in float and fixed point on
-//! the first MNIST test digits, BatchNormalization folding, stripping, and the importer's errors
+//! The models in data/tests and data/nn (and, in the tests marked `#[ignore]`, every model in
+//! ../shared/models): import, plaintext evaluation in float and fixed point on the first MNIST
+//! test digits, BatchNormalization folding, stripping, and the importer's errors
 //! on graphs it must refuse.
 
 use onnx_ir::{Message, ModelProto, NodeProto};
@@ -10,11 +11,31 @@ use tessera_nn::fixed::{Fixed, Float};
 use tessera_nn::model::Op;
 use tessera_nn::{Error, import, strip};
 
+/// The reference data beside the clone: read only by tests marked `#[ignore]`, which `.ci/run`
+/// runs with `--ignored`.
 fn shared() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
 }
 
+/// The repository's own copies (`data/tests`, `data/nn`) of the models a fresh clone tests.
+fn local(name: &str) -> Option<PathBuf> {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data");
+    let file = match name {
+        "S.onnx" => "tests/minionn-S.onnx",
+        "R_S.onnx" => "tests/minionn-R_S.onnx",
+        "R_S_opset13.onnx" => "tests/minionn-R_S_opset13.onnx",
+        "crypten_lenet_cifar10.onnx" => "tests/crypten-lenet-cifar10.onnx",
+        "crypten_tfe_networkB_minionn_mnist_bnfolded.onnx" => "nn/minionn-mnist-b.onnx",
+        _ => return None,
+    };
+    Some(data.join(file))
+}
+
+/// A model by its name in ../shared/models: the repository's copy where there is one.
 fn model_path(name: &str) -> PathBuf {
+    if let Some(path) = local(name) {
+        return path;
+    }
     let dir = if name.starts_with("crypten") {
         "crypten-derived"
     } else {
@@ -23,6 +44,7 @@ fn model_path(name: &str) -> PathBuf {
     shared().join("models").join(dir).join(name)
 }
 
+/// Every MNIST model of ../shared/models.
 const MNIST_MODELS: [&str; 12] = [
     "S.onnx",
     "S_opset13.onnx",
@@ -38,11 +60,13 @@ const MNIST_MODELS: [&str; 12] = [
     "crypten_tfe_networkC_lenet_mnist_bnfolded.onnx",
 ];
 
+/// The first `n` (at most 256) MNIST test digits, normalised, and their labels, from the
+/// repository's copy.
 fn digits(n: usize) -> (Vec<Vec<f32>>, Vec<usize>) {
-    let mnist = shared().join("datasets/mnist");
-    let images = Idx::load(&mnist.join("t10k-images.idx3-ubyte")).unwrap();
-    let labels = Idx::load(&mnist.join("t10k-labels.idx1-ubyte")).unwrap();
-    assert_eq!(images.dims, [10_000, 28, 28]);
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/tests");
+    let images = Idx::load(&data.join("mnist-t10k-256-images.idx3-ubyte")).unwrap();
+    let labels = Idx::load(&data.join("mnist-t10k-256-labels.idx1-ubyte")).unwrap();
+    assert_eq!(images.dims, [256, 28, 28]);
     let x = (0..n)
         .map(|i| Normalise::MNIST.apply(images.item(i).unwrap()))
         .collect();
@@ -53,6 +77,7 @@ fn digits(n: usize) -> (Vec<Vec<f32>>, Vec<usize>) {
 }
 
 #[test]
+#[ignore = "reads ../shared: .ci/run runs it with --ignored"]
 fn every_model_imports_with_its_layers() {
     let kinds = |name: &str| -> Vec<&'static str> {
         let m = import::load(&model_path(name)).unwrap();
@@ -87,10 +112,10 @@ fn every_model_imports_with_its_layers() {
     assert!(s.has_weights);
 }
 
-#[test]
-fn fixed_point_agrees_with_float_on_the_first_100_digits() {
+/// Float and fixed point classify the first 100 digits alike with each of `models`.
+fn fixed_point_agrees_with_float(models: &[&str]) {
     let (x, labels) = digits(100);
-    for name in MNIST_MODELS {
+    for &name in models {
         let m = import::load(&model_path(name)).unwrap();
         let float = Plain::new(&m, Float).unwrap();
         let classes: Vec<usize> = x
@@ -116,6 +141,23 @@ fn fixed_point_agrees_with_float_on_the_first_100_digits() {
 }
 
 #[test]
+fn fixed_point_agrees_with_float_on_the_first_100_digits() {
+    fixed_point_agrees_with_float(&[
+        "S.onnx",
+        "R_S.onnx",
+        "R_S_opset13.onnx",
+        "crypten_tfe_networkB_minionn_mnist_bnfolded.onnx",
+    ]);
+}
+
+#[test]
+#[ignore = "reads ../shared: .ci/run runs it with --ignored"]
+fn fixed_point_agrees_with_float_for_every_shared_model() {
+    fixed_point_agrees_with_float(&MNIST_MODELS);
+}
+
+#[test]
+#[ignore = "reads ../shared: .ci/run runs it with --ignored"]
 fn batch_norm_folding_matches_the_files_folded_offline() {
     let (x, _) = digits(10);
     for net in ["A_mnist", "B_minionn_mnist", "C_lenet_mnist"] {
@@ -145,10 +187,10 @@ fn batch_norm_folding_matches_the_files_folded_offline() {
     }
 }
 
-#[test]
-fn old_and_new_opsets_give_the_same_logits() {
+/// The IR 2 / opset 2 files and their opset 13 re-encodings give the same logits.
+fn old_and_new_opsets_agree(nets: &[&str]) {
     let (x, _) = digits(5);
-    for net in ["S", "R_S", "R2_S"] {
+    for net in nets {
         let old = import::load(&model_path(&format!("{net}.onnx"))).unwrap();
         let new = import::load(&model_path(&format!("{net}_opset13.onnx"))).unwrap();
         let (p, q) = (
@@ -161,6 +203,17 @@ fn old_and_new_opsets_give_the_same_logits() {
     }
 }
 
+#[test]
+fn old_and_new_opsets_give_the_same_logits() {
+    old_and_new_opsets_agree(&["R_S"]);
+}
+
+#[test]
+#[ignore = "reads ../shared: .ci/run runs it with --ignored"]
+fn old_and_new_opsets_give_the_same_logits_for_every_shared_model() {
+    old_and_new_opsets_agree(&["S", "R_S", "R2_S"]);
+}
+
 fn proto(name: &str) -> ModelProto {
     ModelProto::parse_from_bytes(&std::fs::read(model_path(name)).unwrap()).unwrap()
 }
@@ -171,7 +224,7 @@ fn bytes(m: &ModelProto) -> Vec<u8> {
 
 #[test]
 fn stripped_architecture_has_the_shapes_and_no_weights() {
-    let path = model_path("crypten_tfe_networkB_minionn_mnist.onnx");
+    let path = model_path("crypten_tfe_networkB_minionn_mnist_bnfolded.onnx");
     let full = std::fs::read(&path).unwrap();
     let arch = strip::strip(&full, "B").unwrap();
     assert!(

@@ -13,12 +13,15 @@ use tessera_nn::secure::{self, Output, Protocol};
 use tessera_nn::{import, strip, zoo};
 use tessera_protocols::Session;
 
-fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
+/// A file of the repository's reference data (`data/`, with its sources in SOURCE.txt files).
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../data")
+        .join(name)
 }
 
 fn digit(i: usize) -> Vec<f32> {
-    let images = Idx::load(&shared().join("datasets/mnist/t10k-images.idx3-ubyte")).unwrap();
+    let images = Idx::load(&data("tests/mnist-t10k-256-images.idx3-ubyte")).unwrap();
     Normalise::MNIST.apply(images.item(i).unwrap())
 }
 
@@ -74,8 +77,8 @@ fn max_diff(fixed: Fixed, want: &[u64], got: &[u64]) -> f32 {
     max_difference(&fixed, want, got)
 }
 
-fn check(name: &str, dir: &str, digits: &[usize]) {
-    let path = shared().join("models").join(dir).join(name);
+fn check(name: &str, digits: &[usize]) {
+    let path = data(name);
     let fixed = Fixed::new(64, 13).unwrap();
     let model = import::load(&path).unwrap();
     let plain = Plain::new(&model, fixed).unwrap();
@@ -99,23 +102,19 @@ fn check(name: &str, dir: &str, digits: &[usize]) {
 
 #[test]
 fn dense_relu_network_matches_fixed_point() {
-    check("R2_S.onnx", "minionn-ssgaalto", &[0, 1]);
+    check("tests/minionn-R_S.onnx", &[0, 1]);
 }
 
 #[test]
 fn convolution_and_average_pooling_match_fixed_point() {
-    check(
-        "crypten_tfe_networkB_minionn_mnist.onnx",
-        "crypten-derived",
-        &[0],
-    );
+    check("nn/minionn-mnist-b.onnx", &[0]);
 }
 
 #[test]
 fn max_pooling_network_matches_fixed_point() {
     // CrypTen's LeNet for CIFAR-10 (MaxPool), on a synthetic image: no CIFAR data is at hand,
     // and the check is against the same network in plaintext.
-    let path = shared().join("models/crypten-derived/crypten_lenet_cifar10.onnx");
+    let path = data("tests/crypten-lenet-cifar10.onnx");
     let fixed = Fixed::new(64, 13).unwrap();
     let model = import::load(&path).unwrap();
     let x: Vec<f32> = (0..3 * 32 * 32)
@@ -195,7 +194,7 @@ fn minionn_mnist_over_tcp_matches_fixed_point_and_the_estimate() {
 /// fixed point, with the client holding a stripped copy (no constant).
 #[test]
 fn constant_addition_is_the_servers() {
-    let path = shared().join("models/minionn-ssgaalto/R_S.onnx");
+    let path = data("tests/minionn-R_S.onnx");
     let mut model = import::load(&path).unwrap();
     let relu = model.nodes.iter().position(|n| n.op == Op::Relu).unwrap();
     let v = model.nodes[relu].output;
@@ -320,7 +319,7 @@ fn padded_max_pooling_matches_fixed_point() {
 #[test]
 fn the_client_can_learn_only_the_class() {
     use tessera_nn::model::Dense;
-    let path = shared().join("models/minionn-ssgaalto/R_S.onnx");
+    let path = data("tests/minionn-R_S.onnx");
     let model = import::load(&path).unwrap();
     for (bits, frac) in [(64, 13), (32, 10)] {
         let fixed = Fixed::new(bits, frac).unwrap();

@@ -402,16 +402,31 @@ fn two_processes_compute_aes128() {
 /// file evaluated whole; windows of different sizes stop both with the reason.
 #[test]
 fn two_processes_stream_a_circuit_file() {
-    let file = shared("circuits/bristol/bristol_format/AES-non-expanded.txt");
-    if !std::path::Path::new(&file).exists() {
-        println!("SKIPPED: {file} not found");
-        return;
-    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("aes128.txt");
+    let file = path.to_str().unwrap();
+    let (ok, _, err) = tessera(&[
+        "circuit", "write", "aes128", "--out", file, "--format", "old",
+    ]);
+    assert!(ok, "{err}");
+    stream_a_circuit_file(file);
+}
+
+/// [`two_processes_stream_a_circuit_file`] on a third-party file.
+#[test]
+#[ignore = "reads ../shared: .ci/run runs it with --ignored"]
+fn two_processes_stream_a_shared_circuit_file() {
+    stream_a_circuit_file(&shared(
+        "circuits/bristol/bristol_format/AES-non-expanded.txt",
+    ));
+}
+
+fn stream_a_circuit_file(file: &str) {
     let (key, text) = (
         "000102030405060708090a0b0c0d0e0f",
         "00112233445566778899aabbccddeeff",
     );
-    let (ok, want, err) = tessera(&["circuit", "eval", &file, "--input", key, "--input", text]);
+    let (ok, want, err) = tessera(&["circuit", "eval", file, "--input", key, "--input", text]);
     assert!(ok, "{err}");
     let window = |n: &str| {
         vec![
@@ -421,12 +436,12 @@ fn two_processes_stream_a_circuit_file() {
             "both".to_owned(),
         ]
     };
-    let garbler = spawn_garbler(&file, key, &window("1000"));
-    let ((ok, out, err), (g_ok, g_err)) = run_evaluator(garbler, &file, text, &window("1000"));
+    let garbler = spawn_garbler(file, key, &window("1000"));
+    let ((ok, out, err), (g_ok, g_err)) = run_evaluator(garbler, file, text, &window("1000"));
     assert!(ok && g_ok, "{err} {g_err}");
     assert_eq!(out.trim(), want.trim());
-    let garbler = spawn_garbler(&file, key, &window("1000"));
-    let ((ok, _, err), (g_ok, g_err)) = run_evaluator(garbler, &file, text, &window("999"));
+    let garbler = spawn_garbler(file, key, &window("1000"));
+    let ((ok, _, err), (g_ok, g_err)) = run_evaluator(garbler, file, text, &window("999"));
     assert!(!ok && !g_ok);
     assert!(
         err.contains("fingerprint") && g_err.contains("fingerprint"),
@@ -779,8 +794,15 @@ fn the_readme_names_every_option() {
     }
 }
 
+/// A file of ../shared, beside the clone: only for tests marked `#[ignore]`, which `.ci/run`
+/// runs with `--ignored`.
 fn shared(path: &str) -> String {
     format!("{}/../../../shared/{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A file of the repository's reference data (`data/`, sources in its SOURCE.txt files).
+fn data(path: &str) -> String {
+    format!("{}/../../data/{path}", env!("CARGO_MANIFEST_DIR"))
 }
 
 /// `tessera nn run` in two processes: the server with R_S, the client with its stripped
@@ -790,12 +812,12 @@ fn shared(path: &str) -> String {
 fn nn_run_between_two_processes() {
     let dir = tempfile::tempdir().unwrap();
     let arch = dir.path().join("arch.onnx");
-    let model = shared("models/minionn-ssgaalto/R_S.onnx");
+    let model = data("tests/minionn-R_S.onnx");
     let (ok, _, err) = tessera(&["nn", "strip", &model, "-o", arch.to_str().unwrap()]);
     assert!(ok, "{err}");
     let (ok, _, err) = tessera(&["nn", "strip", &model, "-o", arch.to_str().unwrap()]);
     assert!(!ok && err.contains("exists"), "{err}");
-    let images = shared("datasets/mnist/t10k-images.idx3-ubyte");
+    let images = data("tests/mnist-t10k-256-images.idx3-ubyte");
     let pair = |client_model: &str, json: bool, extra: &[&str]| {
         let mut server = Command::new(env!("CARGO_BIN_EXE_tessera"))
             .args(["nn", "run", "--role", "server", "--model", &model])
@@ -847,7 +869,7 @@ fn nn_run_between_two_processes() {
     let v: serde_json::Value = serde_json::from_slice(&client.stdout).unwrap();
     assert_eq!(v["class"], 7);
     assert!(v["logits"].is_null());
-    let other = shared("models/minionn-ssgaalto/R2_S.onnx");
+    let other = data("tests/minionn-S.onnx");
     let (server, client) = pair(&other, false, &[]);
     assert!(!server.status.success() && !client.status.success());
     let err = String::from_utf8_lossy(&client.stderr);
@@ -878,11 +900,11 @@ fn nn_demo_info_and_accuracy() {
         "nn",
         "accuracy",
         "--model",
-        &shared("models/minionn-ssgaalto/S.onnx"),
+        &data("tests/minionn-S.onnx"),
         "--images",
-        &shared("datasets/mnist/t10k-images.idx3-ubyte"),
+        &data("tests/mnist-t10k-256-images.idx3-ubyte"),
         "--labels",
-        &shared("datasets/mnist/t10k-labels.idx1-ubyte"),
+        &data("tests/mnist-t10k-256-labels.idx1-ubyte"),
         "--count",
         "3",
         "--json",
