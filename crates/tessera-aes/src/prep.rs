@@ -437,7 +437,7 @@ impl Material {
             path: name.clone(),
             message: e.to_string(),
         };
-        let mut file = std::fs::File::open(path).map_err(io)?;
+        let mut file = tessera_core::files::open(path).map_err(io)?;
         let mut head = [0u8; HEADER_BYTES];
         let len = file.metadata().map_err(io)?.len();
         std::io::Read::read_exact(&mut file, &mut head).map_err(|_| PrepError::Format {
@@ -479,20 +479,18 @@ impl Material {
     }
 }
 
-/// Marks the file at `path` as used by creating `FILE.used` beside it (atomically: of two
-/// runs, one wins); refuses a file that already has one.
+/// Marks the file at `path` as used by creating `FILE.used-SESSION` beside it (SESSION the
+/// dealing's id in hex): atomically, so of two runs on one file one wins, and per dealing, so
+/// a fresh dealing written where an old one was used is not taken for it. Refuses a file whose
+/// dealing already has a marker.
 pub fn claim(path: &Path, session: &[u8; 16]) -> Result<PathBuf, PrepError> {
+    let hex: String = session.iter().map(|b| format!("{b:02x}")).collect();
     let mut marker = path.as_os_str().to_owned();
-    marker.push(".used");
+    marker.push(format!(".used-{hex}"));
     let marker = PathBuf::from(marker);
     let shown = marker.display().to_string();
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&marker)
-    {
+    match tessera_core::files::create_secret(&marker) {
         Ok(mut f) => {
-            let hex: String = session.iter().map(|b| format!("{b:02x}")).collect();
             writeln!(f, "session {hex} used by pid {}", std::process::id()).map_err(|e| {
                 PrepError::Io {
                     path: shown.clone(),

@@ -572,7 +572,7 @@ pub fn read_file(path: &std::path::Path) -> Result<(Circuit, Format), Error> {
         path: path.display().to_string(),
         message: e.to_string(),
     };
-    let file = std::fs::File::open(path).map_err(io)?;
+    let file = tessera_core::files::open(path).map_err(io)?;
     let size = file.metadata().map_err(io)?.len();
     if size > MAX_FILE_BYTES {
         return Err(Error::Io {

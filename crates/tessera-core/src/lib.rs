@@ -16,6 +16,7 @@
 pub mod aes;
 mod block;
 mod error;
+pub mod files;
 pub mod gf128;
 pub mod gf256;
 pub mod hash;

@@ -1,26 +1,18 @@
-//! Reading small files a party is given (keys, certificates) with a bound on their size, so a
-//! path such as `/dev/zero` is refused instead of read until memory runs out.
+//! Reading small files a party is given (keys, certificates): regular files only, with a bound
+//! on their size counted as they are read, so a path such as `/dev/zero` or a FIFO is refused
+//! at once instead of read until memory runs out or waited on ([`tessera_core::files`]).
 
 use crate::Error;
-use std::io::Read;
 use std::path::Path;
 
 /// The largest key or certificate file read, in bytes.
 pub const MAX_KEY_FILE_BYTES: u64 = 1 << 20;
 
-/// The bytes of `path`, refused by name if there are more than `max`.
+/// The bytes of `path`, refused by name if there are more than `max` or it is not a regular
+/// file.
 pub fn read_capped(path: &Path, max: u64) -> Result<Vec<u8>, Error> {
-    let fail = |message: String| Error::File {
+    tessera_core::files::read(path, max).map_err(|e| Error::File {
         path: path.display().to_string(),
-        message,
-    };
-    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
-    let mut bytes = Vec::new();
-    file.take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| fail(e.to_string()))?;
-    if bytes.len() as u64 > max {
-        return Err(fail(format!("larger than the limit of {max} bytes")));
-    }
-    Ok(bytes)
+        message: e.to_string(),
+    })
 }

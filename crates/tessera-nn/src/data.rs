@@ -5,6 +5,9 @@
 use crate::error::Error;
 use std::path::Path;
 
+/// The largest IDX file read: 1 GiB (MNIST's 60 000 training images are 47 MB).
+pub const MAX_IDX_BYTES: u64 = 1 << 30;
+
 /// An IDX file of unsigned bytes: its axes and its data.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Idx {
@@ -15,9 +18,9 @@ pub struct Idx {
 }
 
 impl Idx {
-    /// Reads `path`.
+    /// Reads `path`, a regular file of at most [`MAX_IDX_BYTES`].
     pub fn load(path: &Path) -> Result<Self, Error> {
-        let bytes = std::fs::read(path).map_err(|e| Error::Io {
+        let bytes = tessera_core::files::read(path, MAX_IDX_BYTES).map_err(|e| Error::Io {
             path: path.display().to_string(),
             reason: e.to_string(),
         })?;

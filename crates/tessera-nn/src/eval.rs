@@ -33,6 +33,7 @@ impl<'m, A: Arith> Plain<'m, A> {
                 "the model is an architecture without weights (written by nn strip)".to_owned(),
             ));
         }
+        arith.check_model(model)?;
         let enc = |v: &[f32]| v.iter().map(|&x| arith.encode(x)).collect::<Vec<_>>();
         let enc2 = |v: &[f32]| {
             v.iter()
@@ -64,6 +65,7 @@ impl<'m, A: Arith> Plain<'m, A> {
 
     /// The output for a real input (encoded here).
     pub fn run(&self, input: &[f32]) -> Result<Vec<A::E>, Error> {
+        self.arith.check_input(input)?;
         let encoded: Vec<A::E> = input.iter().map(|&x| self.arith.encode(x)).collect();
         self.run_encoded(encoded)
     }

@@ -9,6 +9,9 @@
 //! may be off by one unit in the last place (SecureML's local truncation; see the secure
 //! layers for their bounds).
 
+use crate::error::Error;
+use crate::model::{CEILING, Model, Op};
+
 /// A number system: its element type and the operations a network needs.
 pub trait Arith: Sync {
     /// An element.
@@ -36,6 +39,40 @@ pub trait Arith: Sync {
     /// The mean of `count` elements summing to `sum`: fixed point multiplies by the public
     /// ⌊2^f / count⌉ and truncates.
     fn mean(&self, sum: Self::E, count: usize) -> Self::E;
+    /// The largest magnitude an input may have (`None`: no bound beyond being finite).
+    fn input_bound(&self) -> Option<f64> {
+        None
+    }
+    /// Checks that the model's weights are representable; every number system needs them
+    /// finite, which [`Model::check`] holds them to.
+    fn check_model(&self, model: &Model) -> Result<(), Error> {
+        model.check(&CEILING)
+    }
+    /// Checks an input: finite, and within [`Arith::input_bound`].
+    fn check_input(&self, input: &[f32]) -> Result<(), Error> {
+        check_range("input", input, self.input_bound())
+    }
+}
+
+/// `values` (named `what`) finite and, with a bound, below it in magnitude; the error names the
+/// first value that is not and the largest one allowed.
+fn check_range(what: &str, values: &[f32], bound: Option<f64>) -> Result<(), Error> {
+    let bad = values
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !v.is_finite() || bound.is_some_and(|b| f64::from(v.abs()) >= b));
+    match (bad, bound) {
+        (None, _) => Ok(()),
+        (Some((i, v)), _) if !v.is_finite() => Err(Error::Input(format!(
+            "{what} value {i} is {v}; it must be finite"
+        ))),
+        (Some((i, v)), b) => Err(Error::Input(format!(
+            "{what} value {i} is {v}; the largest magnitude this fixed point takes is below {} \
+             (2^{}); use more bits (--bits 64) or clip the input (--clip)",
+            b.unwrap_or(f64::MAX),
+            b.unwrap_or(f64::MAX).log2()
+        ))),
+    }
 }
 
 /// IEEE single precision, as PyTorch and ONNX Runtime evaluate.
@@ -118,6 +155,31 @@ impl Fixed {
         self.wrap((f64::from(x) * (frac as f64).exp2()).round() as i64)
     }
 
+    /// The largest magnitude a value at scale 2^f represents: 2^(ℓ−1−f) (exclusive).
+    pub fn max_value(&self) -> f64 {
+        f64::from(self.bits - 1 - self.frac).exp2()
+    }
+
+    /// The largest magnitude at the products' scale 2^2f (exclusive): 2^(ℓ−1−2f). Biases are
+    /// held to it, and so are inputs: an input times a weight of magnitude at most 1 then
+    /// stays within the ring before its truncation.
+    pub fn max_product(&self) -> f64 {
+        f64::from(self.bits - 1 - 2 * self.frac).exp2()
+    }
+
+    /// `input` clipped to ±[`Fixed::max_product`] (less one unit); how many values were
+    /// clipped. A value that is not finite is refused.
+    pub fn clip(&self, input: &mut [f32]) -> Result<usize, Error> {
+        check_range("input", input, None)?;
+        let most = (self.max_product() - (-f64::from(self.frac)).exp2()) as f32;
+        let mut clipped = 0;
+        for v in input.iter_mut().filter(|v| v.abs() > most) {
+            *v = most.copysign(*v);
+            clipped += 1;
+        }
+        Ok(clipped)
+    }
+
     /// The public multiplier of [`Arith::mean`] for `count` elements: ⌊2^f / count⌉.
     pub fn reciprocal(&self, count: usize) -> u64 {
         let c = count.max(1) as u64;
@@ -147,6 +209,26 @@ impl Arith for Fixed {
     }
     fn rescale(&self, e: u64) -> u64 {
         self.wrap(self.signed(e) >> self.frac)
+    }
+    fn input_bound(&self) -> Option<f64> {
+        Some(self.max_product())
+    }
+    /// Weights below [`Fixed::max_value`]; biases and constants below
+    /// [`Fixed::max_product`].
+    fn check_model(&self, model: &Model) -> Result<(), Error> {
+        model.check(&CEILING)?;
+        for node in &model.nodes {
+            let what = |part: &str| format!("node {:?} ({}): {part}", node.name, node.op.kind());
+            let (weights, rest): (&[f32], &[f32]) = match &node.op {
+                Op::Dense(d) => (&d.weight, &d.bias),
+                Op::Conv(c) => (&c.weight, &c.bias),
+                Op::AddConst(k) => (&[], k),
+                _ => continue,
+            };
+            check_range(&what("weight"), weights, Some(self.max_value()))?;
+            check_range(&what("bias or constant"), rest, Some(self.max_product()))?;
+        }
+        Ok(())
     }
     fn max(&self, a: u64, b: u64) -> u64 {
         if self.signed(a) >= self.signed(b) {

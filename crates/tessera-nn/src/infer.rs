@@ -2,7 +2,7 @@
 //! (before any input exists) then an online phase, with the online phase's time, traffic and
 //! rounds layer by layer. The thin driver over [`crate::secure`]'s compiled program.
 
-use crate::fixed::Fixed;
+use crate::fixed::{Arith, Fixed};
 use crate::secure::{CLIENT, Compiled, SERVER};
 use tessera_net::{PhaseTimer, Stats};
 use tessera_ot::{OtChoice, Protocol, Security};
@@ -156,6 +156,9 @@ pub fn client(
             input.len()
         )));
     }
+    c.fixed
+        .check_input(input)
+        .map_err(|e| Error::Input(e.to_string()))?;
     let encoded = encode(c.fixed, input);
     session.run(|s| {
         let (prepared, setup) = setup(s, c, SERVER)?;
@@ -174,6 +177,5 @@ pub fn client(
 }
 
 fn encode(fixed: Fixed, input: &[f32]) -> Vec<u64> {
-    use crate::fixed::Arith;
     input.iter().map(|&v| fixed.encode(v)).collect()
 }

@@ -19,14 +19,7 @@ pub fn load(path: &Path, index: usize, shape: &[usize], n: Normalise) -> Result<
         path: what.clone(),
         reason: e.to_string(),
     };
-    let size = std::fs::metadata(path).map_err(io)?.len();
-    if size > MAX_FILE {
-        return Err(Error::Data {
-            what,
-            reason: format!("{size} bytes; inputs of at most {MAX_FILE} are read"),
-        });
-    }
-    let bytes = std::fs::read(path).map_err(io)?;
+    let bytes = tessera_core::files::read(path, MAX_FILE).map_err(io)?;
     parse(&bytes, &what, index, shape, n)
 }
 

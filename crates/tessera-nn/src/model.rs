@@ -54,10 +54,10 @@ pub struct Window {
 
 impl Window {
     /// The output's `[height, width]` for an input of `[height, width]` (floor mode), or
-    /// `None` when the kernel does not fit the padded input.
+    /// `None` when the kernel does not fit the padded input (or the padded size overflows).
     pub fn output(&self, input: [usize; 2]) -> Option<[usize; 2]> {
         let axis = |i: usize, lo: usize, hi: usize| {
-            let padded = input[i] + lo + hi;
+            let padded = input[i].checked_add(lo)?.checked_add(hi)?;
             (self.stride[i] > 0 && self.kernel[i] > 0 && padded >= self.kernel[i])
                 .then(|| (padded - self.kernel[i]) / self.stride[i] + 1)
         };
@@ -119,7 +119,22 @@ pub enum Op {
     AddConst(Vec<f32>),
 }
 
+impl Ceiling {
+    /// Where the ceiling is explained.
+    const NOTE: &'static str = "over the ceiling on a model's size (tessera_nn::model::CEILING; README, Private inference)";
+}
+
 impl Op {
+    /// The numbers the operation carries: weights, biases, constants.
+    pub fn weights(&self) -> Vec<&[f32]> {
+        match self {
+            Op::Dense(d) => vec![&d.weight, &d.bias],
+            Op::Conv(c) => vec![&c.weight, &c.bias],
+            Op::AddConst(k) => vec![k],
+            _ => Vec::new(),
+        }
+    }
+
     /// A short name for tables: the operator as ONNX would call it.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -173,6 +188,42 @@ pub struct Model {
     pub has_weights: bool,
 }
 
+/// The largest model this crate imports, evaluates or compiles: a file, or an architecture a
+/// server hands a client, cannot ask for more work or memory than this. [`Model::check`] holds a
+/// model to it in checked arithmetic before anything of its size is allocated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ceiling {
+    /// Nodes in an ONNX graph.
+    pub nodes: usize,
+    /// One axis of a tensor, a kernel, a stride or a padding.
+    pub axis: usize,
+    /// Elements of one tensor: a value of the graph, or a layer's image-to-column matrix.
+    pub tensor_elements: usize,
+    /// Elements of all the graph's values together.
+    pub model_elements: usize,
+    /// Weights and constants of the whole model (the zeros a stripped architecture stands for
+    /// count too).
+    pub weights: usize,
+    /// One layer's multiplications, ReLUs and maxima.
+    pub layer_work: usize,
+    /// The whole model's multiplications, ReLUs and maxima.
+    pub model_work: usize,
+}
+
+/// The ceiling in force: ImageNet networks (ResNet-50: 4·10^9 multiplications, 2.5·10^7
+/// weights; VGG-16's largest image-to-column matrix, 2.9·10^7 elements) fit; a 2^20 padding or
+/// a million-node graph does not. Compiling costs about 12 bytes per element of the values, so
+/// a model at the ceiling asks a client for a few GiB at most.
+pub const CEILING: Ceiling = Ceiling {
+    nodes: 1 << 16,
+    axis: 1 << 16,
+    tensor_elements: 1 << 25,
+    model_elements: 1 << 28,
+    weights: 1 << 28,
+    layer_work: 1 << 36,
+    model_work: 1 << 38,
+};
+
 /// One layer's size, for `nn info` and for planning the secure protocols.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayerCost {
@@ -202,27 +253,121 @@ impl Model {
         self.len(self.output)
     }
 
-    /// The size of `node` in the units that cost in secure evaluation.
+    /// The size of `node` in the units that cost in secure evaluation (saturating: a model
+    /// that passed [`Model::check`] never reaches the bound).
     pub fn cost(&self, node: &Node) -> LayerCost {
-        let out = self.len(node.output);
+        self.checked_cost(node).unwrap_or(LayerCost {
+            multiplications: usize::MAX,
+            relus: 0,
+            maxima: 0,
+            divisions: 0,
+        })
+    }
+
+    /// [`Model::cost`] in checked arithmetic, with the layer's image-to-column matrix (a Conv's
+    /// `in_channels · kh · kw × positions`, else 0): `None` on overflow.
+    fn checked_cost(&self, node: &Node) -> Option<LayerCost> {
+        let out = self.checked_len(node.output)?;
         let mut c = LayerCost {
             multiplications: 0,
             relus: 0,
             maxima: 0,
             divisions: 0,
         };
+        let kernel = |w: &Window| w.kernel[0].checked_mul(w.kernel[1]);
         match &node.op {
-            Op::Dense(d) => c.multiplications = d.inputs * d.outputs,
+            Op::Dense(d) => c.multiplications = d.inputs.checked_mul(d.outputs)?,
             Op::Conv(conv) => {
-                let k = conv.window.kernel[0] * conv.window.kernel[1];
-                c.multiplications = out * conv.in_channels * k;
+                let k = kernel(&conv.window)?;
+                c.multiplications = out.checked_mul(conv.in_channels)?.checked_mul(k)?;
             }
             Op::Relu => c.relus = out,
-            Op::MaxPool(p) => c.maxima = out * (p.window.kernel[0] * p.window.kernel[1] - 1),
+            Op::MaxPool(p) => c.maxima = out.checked_mul(kernel(&p.window)?.checked_sub(1)?)?,
             Op::AvgPool(_) | Op::GlobalAvgPool => c.divisions = out,
             Op::Reshape | Op::Transpose(_) | Op::Add | Op::Sub | Op::AddConst(_) => {}
         }
-        c
+        Some(c)
+    }
+
+    fn checked_len(&self, value: ValueId) -> Option<usize> {
+        self.shapes
+            .get(value)?
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+    }
+
+    /// Holds the model to `ceiling` (in checked arithmetic) and its weights to finite values:
+    /// what the importer ends with, and what evaluators and the compiler check first, since a
+    /// model may also be built in code.
+    pub fn check(&self, ceiling: &Ceiling) -> Result<(), crate::Error> {
+        let over = |what: String| Err(crate::Error::Graph(format!("{what}: {}", Ceiling::NOTE)));
+        if self.nodes.len() > ceiling.nodes {
+            return over(format!(
+                "{} nodes, more than {}",
+                self.nodes.len(),
+                ceiling.nodes
+            ));
+        }
+        let mut elements = 0usize;
+        for (v, shape) in self.shapes.iter().enumerate() {
+            let n = self
+                .checked_len(v)
+                .filter(|&n| n <= ceiling.tensor_elements);
+            let Some(n) = n.filter(|_| shape.iter().all(|&d| d <= ceiling.axis)) else {
+                return over(format!("a value of shape {shape:?} is too large"));
+            };
+            elements = elements.saturating_add(n);
+        }
+        if elements > ceiling.model_elements {
+            return over(format!("the values hold {elements} elements together"));
+        }
+        let (mut work, mut weights) = (0usize, 0usize);
+        for node in &self.nodes {
+            let c = self.checked_cost(node).unwrap_or(LayerCost {
+                multiplications: usize::MAX,
+                relus: 0,
+                maxima: 0,
+                divisions: 0,
+            });
+            let layer = c
+                .multiplications
+                .saturating_add(c.relus)
+                .saturating_add(c.maxima);
+            let matrix = self.im2col_elements(node).unwrap_or(usize::MAX);
+            if layer > ceiling.layer_work || matrix > ceiling.tensor_elements {
+                return over(format!(
+                    "node {:?} ({}) asks for {layer} operations and a {matrix}-element matrix",
+                    node.name,
+                    node.op.kind()
+                ));
+            }
+            work = work.saturating_add(layer);
+            let data = node.op.weights();
+            weights = data.iter().fold(weights, |n, d| n.saturating_add(d.len()));
+            if let Some(bad) = data.iter().flat_map(|d| d.iter()).find(|w| !w.is_finite()) {
+                return Err(crate::Error::Graph(format!(
+                    "node {:?} ({}) has a weight of {bad}; weights must be finite",
+                    node.name,
+                    node.op.kind()
+                )));
+            }
+        }
+        if work > ceiling.model_work || weights > ceiling.weights {
+            return over(format!("{work} operations and {weights} weights in all"));
+        }
+        Ok(())
+    }
+
+    /// A Conv's image-to-column matrix: `in_channels · kh · kw` rows by the output positions.
+    fn im2col_elements(&self, node: &Node) -> Option<usize> {
+        let Op::Conv(conv) = &node.op else {
+            return Some(0);
+        };
+        let positions = self.checked_len(node.output)? / conv.out_channels.max(1);
+        conv.in_channels
+            .checked_mul(conv.window.kernel[0])?
+            .checked_mul(conv.window.kernel[1])?
+            .checked_mul(positions)
     }
 
     /// For each value, the index of the last node that reads it (`usize::MAX` for the output):

@@ -465,6 +465,11 @@ pub fn compile(
     protocol: Protocol,
     output: Output,
 ) -> Result<Compiled, Error> {
+    if model.has_weights {
+        fixed.check_model(model)?;
+    } else {
+        model.check(&crate::model::CEILING)?;
+    }
     let mut c = Compiler {
         fixed,
         protocol,

@@ -1,30 +1,26 @@
 //! The architecture of a model without its weights: what the client of a private inference
 //! needs (the layers and shapes) and nothing the server keeps private.
 //!
-//! [`strip`] empties every floating-point tensor of the file (initializers and the values of
-//! Constant nodes; integer tensors such as Reshape's target shapes stay) and marks the model
-//! with the metadata entry [`MARK`]. [`fill`] undoes the emptying with zeros when a marked file
-//! is loaded, so the parser sees a well-formed model.
+//! [`strip`] removes every number of the file that is not structure: the data of every
+//! real-valued tensor (initializers, Constant nodes' tensors, tensors in any attribute), every
+//! real-valued attribute (Gemm's alpha and beta, BatchNormalization's epsilon, Constant's
+//! `value_float(s)`, which become empty tensors of the same shape), sparse tensors, subgraphs,
+//! functions, training information and documentation strings. Integer tensors stay: the
+//! importer reads them only as shapes (Reshape's target), never as weights. The model is marked
+//! with the metadata entry [`MARK`]; the importer reads a marked file's empty tensors as zeros
+//! and refuses a marked file that still carries any number ([`leftover`]).
 
 use crate::error::Error;
-use onnx_ir::{Message, ModelProto, TensorProto};
+use crate::import::{has_data, is_float, shown};
+use onnx_ir::{AttributeProto, AttributeType, Message, ModelProto, NodeProto, TensorProto};
 
 /// The metadata key of a stripped model.
 pub const MARK: &str = "tessera.stripped";
 
-/// The most elements [`fill`] will make up for a stripped file (2^26: 256 MiB of `f32`): a
-/// stripped file is small, and the zeros it asks for must stay within reason.
+/// The most elements the empty tensors of a stripped file may stand for together (2^26:
+/// 256 MiB of `f32`, the largest allocation a stripped file can cause): a stripped file is
+/// small, and the zeros it asks for must stay within reason.
 pub const MAX_FILLED: usize = 1 << 26;
-
-/// ONNX's floating-point element types and their sizes in bytes.
-fn float_size(data_type: i32) -> Option<usize> {
-    match data_type {
-        1 => Some(4),       // FLOAT
-        11 => Some(8),      // DOUBLE
-        10 | 16 => Some(2), // FLOAT16, BFLOAT16
-        _ => None,
-    }
-}
 
 /// The file's protobuf message, with a graph.
 pub fn parse(bytes: &[u8], what: &str) -> Result<ModelProto, Error> {
@@ -41,32 +37,25 @@ pub fn parse(bytes: &[u8], what: &str) -> Result<ModelProto, Error> {
     Ok(model)
 }
 
-/// Every tensor of the model's main graph that holds weights: initializers and Constant nodes'
-/// `value` attributes.
-fn tensors(model: &mut ModelProto) -> impl Iterator<Item = &mut TensorProto> {
-    let graph = model.graph.mut_or_insert_default();
-    let constants = graph
-        .node
-        .iter_mut()
-        .filter(|n| n.op_type == "Constant")
-        .flat_map(|n| n.attribute.iter_mut())
-        .filter_map(|a| a.t.as_mut());
-    graph.initializer.iter_mut().chain(constants)
+/// Whether the model carries the [`MARK`].
+pub fn is_stripped(model: &ModelProto) -> bool {
+    model.metadata_props.iter().any(|p| p.key == MARK)
 }
 
-/// The file `bytes` (named `what` in errors) with its floating-point tensors emptied and the
-/// [`MARK`] set.
+/// The file `bytes` (named `what` in errors) without its numbers, marked with [`MARK`].
 pub fn strip(bytes: &[u8], what: &str) -> Result<Vec<u8>, Error> {
     let mut model = parse(bytes, what)?;
-    for t in tensors(&mut model) {
-        if float_size(t.data_type).is_some() {
-            t.raw_data = Default::default();
-            t.float_data.clear();
-            t.double_data.clear();
-            t.int32_data.clear();
-        }
+    model.doc_string.clear();
+    model.functions.clear();
+    model.training_info.clear();
+    let graph = model.graph.mut_or_insert_default();
+    graph.doc_string.clear();
+    graph.sparse_initializer.clear();
+    graph.initializer.iter_mut().for_each(empty);
+    for node in &mut graph.node {
+        strip_node(node);
     }
-    if !model.metadata_props.iter().any(|p| p.key == MARK) {
+    if !is_stripped(&model) {
         model.metadata_props.push(Default::default());
         if let Some(p) = model.metadata_props.last_mut() {
             p.key = MARK.to_owned();
@@ -79,34 +68,96 @@ pub fn strip(bytes: &[u8], what: &str) -> Result<Vec<u8>, Error> {
     })
 }
 
-/// Fills a stripped model's empty floating-point tensors with zeros (at most [`MAX_FILLED`]
-/// elements in all) so the parser sees a well-formed model; returns whether it was stripped.
-pub fn fill(model: &mut ModelProto, what: &str) -> Result<bool, Error> {
-    if !model.metadata_props.iter().any(|p| p.key == MARK) {
-        return Ok(false);
+/// Empties a real-valued tensor (its shape and type stay) and its documentation.
+fn empty(t: &mut TensorProto) {
+    if is_float(t.data_type) {
+        t.raw_data = Default::default();
+        t.float_data.clear();
+        t.double_data.clear();
+        t.int32_data.clear();
+        t.external_data.clear();
     }
-    let mut budget = MAX_FILLED;
-    for t in tensors(model) {
-        let Some(size) = float_size(t.data_type) else {
-            continue;
-        };
-        if !t.raw_data.is_empty() || !t.float_data.is_empty() || !t.double_data.is_empty() {
-            continue;
+    t.doc_string.clear();
+}
+
+fn attribute_type(a: &AttributeProto) -> AttributeType {
+    a.type_.enum_value_or(AttributeType::UNDEFINED)
+}
+
+fn strip_node(node: &mut NodeProto) {
+    node.doc_string.clear();
+    for a in &mut node.attribute {
+        a.doc_string.clear();
+        // Constant's value_float(s) become an empty tensor of the same shape.
+        if node.op_type == "Constant" && (a.name == "value_float" || a.name == "value_floats") {
+            let mut t = TensorProto::new();
+            t.data_type = crate::import::data_type::FLOAT;
+            if a.name == "value_floats" {
+                t.dims = vec![a.floats.len() as i64];
+            }
+            *a = AttributeProto::new();
+            a.name = "value".to_owned();
+            a.type_ = AttributeType::TENSOR.into();
+            a.t = Some(t).into();
         }
-        let n = t
-            .dims
-            .iter()
-            .try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?))
-            .filter(|&n| n <= budget)
-            .ok_or_else(|| Error::Parse {
-                what: what.to_owned(),
-                reason: format!(
-                    "stripped tensor {:?} of shape {:?} is larger than the {MAX_FILLED} elements a stripped model may ask for",
-                    t.name, t.dims
-                ),
-            })?;
-        budget -= n;
-        t.raw_data = vec![0u8; n * size].into();
+        if let Some(t) = a.t.as_mut() {
+            empty(t);
+        }
+        a.tensors.iter_mut().for_each(empty);
+        a.f = 0.0;
+        a.floats.clear();
     }
-    Ok(true)
+    node.attribute.retain(|a| {
+        use AttributeType::*;
+        let kind = attribute_type(a);
+        !matches!(
+            kind,
+            FLOAT | FLOATS | GRAPH | GRAPHS | SPARSE_TENSOR | SPARSE_TENSORS
+        ) && a.g.is_none()
+            && a.graphs.is_empty()
+            && a.sparse_tensor.is_none()
+            && a.sparse_tensors.is_empty()
+    });
+}
+
+/// The first number a stripped file must not carry, described, or `None`: data in a
+/// real-valued tensor, a real-valued attribute, a sparse tensor, a subgraph, a function or
+/// training information.
+pub fn leftover(model: &ModelProto) -> Option<String> {
+    if !model.functions.is_empty() || !model.training_info.is_empty() {
+        return Some("functions or training information".to_owned());
+    }
+    let graph = model.graph.as_ref()?;
+    let full = |t: &TensorProto| is_float(t.data_type) && has_data(t);
+    if let Some(t) = graph.initializer.iter().find(|t| full(t)) {
+        return Some(format!("initializer \"{}\"", shown(&t.name)));
+    }
+    if !graph.sparse_initializer.is_empty() {
+        return Some("a sparse initializer".to_owned());
+    }
+    for n in &graph.node {
+        for a in &n.attribute {
+            let numbers = a.f != 0.0
+                || !a.floats.is_empty()
+                || a.t.as_ref().is_some_and(full)
+                || a.tensors.iter().any(full)
+                || a.g.is_some()
+                || !a.graphs.is_empty()
+                || a.sparse_tensor.is_some()
+                || !a.sparse_tensors.is_empty()
+                || matches!(
+                    attribute_type(a),
+                    AttributeType::FLOAT | AttributeType::FLOATS
+                );
+            if numbers {
+                return Some(format!(
+                    "attribute \"{}\" of node \"{}\" ({})",
+                    shown(&a.name),
+                    shown(&n.name),
+                    shown(&n.op_type)
+                ));
+            }
+        }
+    }
+    None
 }

@@ -47,7 +47,7 @@ pub fn hex_value(arg: &str, width: u32) -> Result<Vec<bool>, CliError> {
     };
     let limit = 2 * u64::from(width.div_ceil(8)) + 4096;
     let mut text = String::new();
-    std::fs::File::open(path)
+    tessera_core::files::open(std::path::Path::new(path))
         .and_then(|f| std::io::Read::take(f, limit + 1).read_to_string(&mut text))
         .map_err(io)?;
     if text.len() as u64 > limit {

@@ -146,6 +146,10 @@ pub struct InputArgs {
     /// metadata entry, else mnist.
     #[arg(long, value_parser = parse_normalise)]
     normalise: Option<Normalise>,
+    /// Clip input values beyond the fixed-point range (2^(ℓ−1−2f)) to its edge, with a
+    /// warning; without it such an input is refused with the largest value named.
+    #[arg(long)]
+    clip: bool,
 }
 
 /// Options of `tessera nn run`.
@@ -190,9 +194,9 @@ pub struct AccuracyArgs {
     /// An MNIST IDX file of labels.
     #[arg(long)]
     labels: PathBuf,
-    /// How many images.
-    #[arg(long, default_value_t = 100)]
-    count: usize,
+    /// How many images (at least one).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    count: u64,
     /// The first image.
     #[arg(long, default_value_t = 0)]
     start: usize,
@@ -384,9 +388,14 @@ fn info(args: &InfoArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The bytes of the ONNX file `path` (a regular file of bounded size).
+fn read_model(path: &Path) -> Result<Vec<u8>, CliError> {
+    tessera_core::files::read(path, import::MAX_FILE_BYTES)
+        .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))
+}
+
 fn strip_file(args: &StripArgs) -> Result<(), CliError> {
-    let bytes = std::fs::read(&args.model)
-        .map_err(|e| CliError::Usage(format!("{}: {e}", args.model.display())))?;
+    let bytes = read_model(&args.model)?;
     let out = strip::strip(&bytes, &args.model.display().to_string())?;
     // The architecture must import as the model does: same shapes, same layers.
     let (full, arch) = (
@@ -398,10 +407,7 @@ fn strip_file(args: &StripArgs) -> Result<(), CliError> {
             "the stripped architecture does not import with the model's shapes".to_owned(),
         ));
     }
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&args.out)
+    let mut file = tessera_core::files::create_secret(&args.out)
         .map_err(|e| CliError::Usage(format!("{}: {e}", args.out.display())))?;
     std::io::Write::write_all(&mut file, &out)?;
     eprintln!(
@@ -454,7 +460,7 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
     }
     let fixed = args.number.fixed()?;
     let what = args.model.display().to_string();
-    let bytes = std::fs::read(&args.model).map_err(|e| CliError::Usage(format!("{what}: {e}")))?;
+    let bytes = read_model(&args.model)?;
     let model = import::from_bytes(&bytes, &what)?;
     if args.role == Role::Server && !model.has_weights {
         return Err(CliError::Usage(format!(
@@ -474,7 +480,18 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
                 None => Normalise::from_model(&bytes, &what)?.unwrap_or(Normalise::MNIST),
             };
             let shape = &model.shapes[model.input];
-            Some(input::load(path, args.input.index, shape, normalise)?)
+            let mut x = input::load(path, args.input.index, shape, normalise)?;
+            if args.input.clip {
+                let clipped = fixed.clip(&mut x)?;
+                if clipped > 0 {
+                    eprintln!(
+                        "tessera: warning: {clipped} input values clipped to ±{} (the fixed-point range)",
+                        fixed.max_product()
+                    );
+                }
+            }
+            fixed.check_input(&x)?;
+            Some(x)
         }
         (Role::Client, None) => {
             return Err(CliError::Usage("the client needs --input".to_owned()));
@@ -617,7 +634,16 @@ fn accuracy(args: &AccuracyArgs) -> Result<(), CliError> {
     let model = import::load(&args.model)?;
     let images = Idx::load(&args.images)?;
     let labels = Idx::load(&args.labels)?;
-    let end = args.start.saturating_add(args.count);
+    if labels.dims.len() != 1 || labels.count() != images.count() {
+        return Err(CliError::Usage(format!(
+            "{}: labels of shape {:?} for {} images; one label per image is needed",
+            args.labels.display(),
+            labels.dims,
+            images.count()
+        )));
+    }
+    let count = usize::try_from(args.count).unwrap_or(usize::MAX);
+    let end = args.start.saturating_add(count);
     if end > images.count() || end > labels.count() {
         return Err(CliError::Usage(format!(
             "images {}..{end}: the files hold {} images and {} labels",
@@ -629,7 +655,7 @@ fn accuracy(args: &AccuracyArgs) -> Result<(), CliError> {
     let plain = Plain::new(&model, fixed)?;
     let float = Plain::new(&model, tessera_nn::fixed::Float)?;
     let mut pair = Pair::new(tessera_net::memory::pair()?, &model, fixed, args.protocol)?;
-    let bar = ProgressBar::new(args.count as u64);
+    let bar = ProgressBar::new(args.count);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg} [{elapsed} < {eta}]")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -655,7 +681,7 @@ fn accuracy(args: &AccuracyArgs) -> Result<(), CliError> {
         bar.set_message(format!("agree {same}, correct {secure_right}"));
     }
     bar.finish_and_clear();
-    let n = args.count.max(1) as f64;
+    let n = count as f64;
     let pct = |k: usize| 100.0 * k as f64 / n;
     if args.json {
         println!(

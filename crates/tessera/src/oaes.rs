@@ -164,9 +164,14 @@ fn prep(args: &PrepArgs) -> Result<(), CliError> {
         .map(|p| prep_path(&args.out, p))
         .collect();
     let t = Instant::now();
+    // Secrets: new files of mode 0600, never over an existing file or through a link.
     let mut files = paths
         .iter()
-        .map(|p| std::fs::File::create(p).map(std::io::BufWriter::new))
+        .map(|p| {
+            tessera_core::files::create_secret(p)
+                .map(std::io::BufWriter::new)
+                .map_err(|e| CliError::Usage(format!("{}: {e}", p.display())))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let session = {
         let mut sinks: Vec<&mut dyn std::io::Write> = files

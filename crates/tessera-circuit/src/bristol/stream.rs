@@ -123,7 +123,7 @@ impl Streamed {
                 "a window holds 1 to {MAX_WINDOW} gates, not {window}"
             )));
         }
-        let file = File::open(path).map_err(io)?;
+        let file = tessera_core::files::open(path).map_err(io)?;
         let size = file.metadata().map_err(io)?.len();
         let mut lines = Lines::at(BufReader::new(file), 0, 0, u64::MAX);
         let h = header(&mut lines).map_err(|e| in_file(e, &name))?;
@@ -144,7 +144,7 @@ impl Streamed {
             list.iter().for_each(|w| digest.update(w.to_le_bytes()));
         }
         let scan = Backward {
-            file: File::open(path).map_err(io)?,
+            file: tessera_core::files::open(path).map_err(io)?,
             range: (gates_at, size),
             num_gates: h.num_gates,
             output_start,

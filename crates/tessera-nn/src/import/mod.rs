@@ -1,0 +1,382 @@
+//! ONNX files to [`Model`]s, read straight from the protobuf messages of the ONNX IR (every
+//! opset from the IR 2 / opset 2 MiniONN files on; weights as initializers, as graph inputs
+//! that have initializers, or as Constant nodes), one node at a time in one pass: the cost is
+//! linear in the file. A file is hostile input: every size it states is checked in checked
+//! arithmetic against what it holds and against [`CEILING`] before anything is allocated, every
+//! attribute is range-checked (a negative stride is refused, never wrapped), weights must be
+//! finite, and an operator outside [`SUPPORTED`] or a shape this crate cannot handle stops the
+//! import with the node's name (escaped) and operator.
+//!
+//! The batch axis is dropped: every tensor's first ONNX axis is the batch, and a node may not
+//! mix it with the others (Flatten from axis 1, Reshape keeping the first axis, Transpose
+//! fixing axis 0). BatchNormalization is folded into the Conv or Gemm before it; Softmax,
+//! LogSoftmax and Log at the end of the graph are peeled off into [`Model::client_side`].
+//!
+//! [`SUPPORTED`]: crate::model::SUPPORTED
+
+mod ops;
+mod proto;
+
+pub(crate) use proto::{data_type, has_data, is_float};
+
+use crate::error::Error;
+use crate::model::{CEILING, Ceiling, Model, Node, Op, ValueId};
+use crate::strip;
+use onnx_ir::{GraphProto, ModelProto, NodeProto, TensorProto};
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+/// The largest ONNX file read, in bytes: 2 GiB, protobuf's own limit on a message.
+pub const MAX_FILE_BYTES: u64 = 2 << 30;
+
+/// Reads and imports the model at `path` (a regular file of at most [`MAX_FILE_BYTES`]).
+pub fn load(path: &Path) -> Result<Model, Error> {
+    let bytes = tessera_core::files::read(path, MAX_FILE_BYTES).map_err(|e| Error::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    from_bytes(&bytes, &path.display().to_string())
+}
+
+/// Imports a model from the bytes of an ONNX file; `what` names it in errors.
+pub fn from_bytes(bytes: &[u8], what: &str) -> Result<Model, Error> {
+    let proto = strip::parse(bytes, what)?;
+    from_proto(&proto, &CEILING)
+}
+
+/// Imports a parsed model, held to `ceiling`.
+pub fn from_proto(proto: &ModelProto, ceiling: &Ceiling) -> Result<Model, Error> {
+    let stripped = strip::is_stripped(proto);
+    if stripped && let Some(left) = strip::leftover(proto) {
+        return Err(Error::Graph(format!(
+            "an architecture marked as stripped still carries numbers ({left}); strip it again with `tessera nn strip`"
+        )));
+    }
+    let graph = proto
+        .graph
+        .as_ref()
+        .ok_or_else(|| Error::Graph("the file holds no graph".to_owned()))?;
+    if graph.node.len() > ceiling.nodes {
+        return Err(Error::Graph(format!(
+            "{} nodes, more than the {} a model may have",
+            graph.node.len(),
+            ceiling.nodes
+        )));
+    }
+    let mut importer = Importer::new(proto, graph, ceiling, stripped)?;
+    for (index, node) in graph.node.iter().enumerate() {
+        let at = At::new(index, node);
+        ops::import(&mut importer, &at).map_err(|reason| match reason {
+            Refusal::Unsupported => Error::Unsupported {
+                node: at.label.clone(),
+                op: shown(&node.op_type),
+            },
+            Refusal::Node(reason) => Error::Node {
+                node: at.label.clone(),
+                op: shown(&node.op_type),
+                reason,
+            },
+        })?;
+    }
+    let mut model = importer.finish(graph)?;
+    model.has_weights = !stripped;
+    model.check(ceiling)?;
+    Ok(model)
+}
+
+/// Text from the file as printed: escaped, at most 60 characters.
+pub(crate) fn shown(text: &str) -> String {
+    tessera_net::escape(text.as_bytes(), 60)
+}
+
+/// Why one node was refused; [`from_proto`] names the node.
+pub(crate) enum Refusal {
+    /// Its operator is not supported.
+    Unsupported,
+    /// Its attributes, inputs or shapes are not.
+    Node(String),
+}
+
+impl From<String> for Refusal {
+    fn from(reason: String) -> Self {
+        Refusal::Node(reason)
+    }
+}
+
+impl From<&str> for Refusal {
+    fn from(reason: &str) -> Self {
+        Refusal::Node(reason.to_owned())
+    }
+}
+
+/// One node of the file, with the label errors give it: its name where the file has one, else
+/// its position and the tensor it writes.
+pub(crate) struct At<'a> {
+    pub(crate) node: &'a NodeProto,
+    pub(crate) label: String,
+}
+
+impl<'a> At<'a> {
+    fn new(index: usize, node: &'a NodeProto) -> Self {
+        let label = if !node.name.is_empty() {
+            format!("\"{}\"", shown(&node.name))
+        } else {
+            let out = node.output.first().map_or("", String::as_str);
+            format!("#{index} writing \"{}\"", shown(out))
+        };
+        At { node, label }
+    }
+}
+
+/// A constant of the graph: an initializer or a Constant node's value.
+#[derive(Clone, Copy)]
+pub(crate) enum Constant<'a> {
+    /// A tensor.
+    Tensor(&'a TensorProto),
+    /// `value_float` (a scalar) or `value_floats` (a vector).
+    Floats(&'a [f32], bool),
+    /// `value_int` (a scalar) or `value_ints` (a vector).
+    Ints(&'a [i64]),
+}
+
+/// The state of one import: value names to values, their shapes, the nodes so far.
+pub(crate) struct Importer<'a> {
+    pub(crate) opset: i64,
+    pub(crate) ceiling: &'a Ceiling,
+    /// The zeros a stripped architecture may still stand for; `None` for a model.
+    pub(crate) zeros: Option<usize>,
+    pub(crate) constants: HashMap<&'a str, Constant<'a>>,
+    values: HashMap<&'a str, ValueId>,
+    pub(crate) shapes: Vec<Vec<usize>>,
+    pub(crate) nodes: Vec<Node>,
+    /// Nodes that only the client may apply, by the value they write: (op, its input).
+    pub(crate) client: HashMap<ValueId, (String, ValueId)>,
+    /// The declared batch size, where the input fixes one.
+    pub(crate) batch: Option<usize>,
+    input_name: String,
+}
+
+impl<'a> Importer<'a> {
+    fn new(
+        proto: &'a ModelProto,
+        graph: &'a GraphProto,
+        ceiling: &'a Ceiling,
+        stripped: bool,
+    ) -> Result<Self, Error> {
+        let opset = proto
+            .opset_import
+            .iter()
+            .filter(|o| o.domain.is_empty() || o.domain == "ai.onnx")
+            .map(|o| o.version)
+            .max()
+            .unwrap_or(1);
+        let constants: HashMap<&str, Constant<'_>> = graph
+            .initializer
+            .iter()
+            .map(|t| (t.name.as_str(), Constant::Tensor(t)))
+            .collect();
+        let inputs: Vec<_> = graph
+            .input
+            .iter()
+            .filter(|i| !constants.contains_key(i.name.as_str()))
+            .collect();
+        let [input] = inputs[..] else {
+            return Err(Error::Graph(format!(
+                "{} inputs that are not weights; one is supported",
+                inputs.len()
+            )));
+        };
+        let (batch, sample) = input_shape(input, ceiling)?;
+        Ok(Importer {
+            opset,
+            ceiling,
+            zeros: stripped.then_some(strip::MAX_FILLED),
+            constants,
+            values: HashMap::from([(input.name.as_str(), 0)]),
+            shapes: vec![sample],
+            nodes: Vec::new(),
+            client: HashMap::new(),
+            batch,
+            input_name: input.name.clone(),
+        })
+    }
+
+    /// The value `name` names, or an error: nothing computes it.
+    pub(crate) fn value(&self, name: &str) -> Result<ValueId, Refusal> {
+        self.values.get(name).copied().ok_or_else(|| {
+            Refusal::Node(format!(
+                "reads \"{}\", which no node before it computes",
+                shown(name)
+            ))
+        })
+    }
+
+    /// A new value `name` of `shape`; each name is written once.
+    pub(crate) fn new_value(
+        &mut self,
+        name: &'a str,
+        shape: Vec<usize>,
+    ) -> Result<ValueId, Refusal> {
+        if self.values.contains_key(name) || self.constants.contains_key(name) {
+            return Err(Refusal::Node(format!(
+                "writes \"{}\", which is already written",
+                shown(name)
+            )));
+        }
+        let n = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        if shape.iter().any(|&d| d > self.ceiling.axis)
+            || n.is_none_or(|n| n > self.ceiling.tensor_elements)
+        {
+            return Err(Refusal::Node(format!(
+                "an output of shape {shape:?} is larger than a tensor may be"
+            )));
+        }
+        self.shapes.push(shape);
+        let id = self.shapes.len() - 1;
+        self.values.insert(name, id);
+        Ok(id)
+    }
+
+    /// Another name for an existing value (Identity, Dropout).
+    pub(crate) fn alias(&mut self, name: &'a str, value: ValueId) -> Result<(), Refusal> {
+        if self.values.insert(name, value).is_some() || self.constants.contains_key(name) {
+            return Err(Refusal::Node(format!(
+                "writes \"{}\", which is already written",
+                shown(name)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Adds a layer writing the node's first output.
+    pub(crate) fn push(
+        &mut self,
+        at: &At<'a>,
+        op: Op,
+        inputs: Vec<ValueId>,
+        shape: Vec<usize>,
+    ) -> Result<(), Refusal> {
+        let output = self.new_value(output(at)?, shape)?;
+        self.nodes.push(Node {
+            name: at.node.name.clone(),
+            op,
+            inputs,
+            output,
+        });
+        Ok(())
+    }
+
+    fn finish(self, graph: &GraphProto) -> Result<Model, Error> {
+        let [output] = &graph.output[..] else {
+            return Err(Error::Graph(format!(
+                "{} outputs; one is supported",
+                graph.output.len()
+            )));
+        };
+        let mut output = self
+            .values
+            .get(output.name.as_str())
+            .copied()
+            .ok_or_else(|| {
+                Error::Graph(format!(
+                    "the output \"{}\" is computed by no node",
+                    shown(&output.name)
+                ))
+            })?;
+        let mut client = self.client;
+        let mut client_side = Vec::new();
+        while let Some((op, input)) = client.remove(&output) {
+            client_side.push(op);
+            output = input;
+        }
+        client_side.reverse();
+        let mut model = Model {
+            input_name: self.input_name,
+            input: 0,
+            shapes: self.shapes,
+            nodes: self.nodes,
+            output,
+            client_side,
+            has_weights: true,
+        };
+        check_client_side(&model, &client)?;
+        ops::fold_batch_norms(&mut model)?;
+        Ok(model)
+    }
+}
+
+/// The node's first output's name.
+pub(crate) fn output<'a>(at: &At<'a>) -> Result<&'a str, Refusal> {
+    at.node
+        .output
+        .first()
+        .map(String::as_str)
+        .filter(|o| !o.is_empty())
+        .ok_or_else(|| Refusal::Node("writes no output".to_owned()))
+}
+
+/// The graph input's batch size (if fixed) and per-sample shape.
+fn input_shape(
+    input: &onnx_ir::ValueInfoProto,
+    ceiling: &Ceiling,
+) -> Result<(Option<usize>, Vec<usize>), Error> {
+    let name = shown(&input.name);
+    let t = input.type_.as_ref().filter(|t| t.has_tensor_type());
+    let Some(t) = t else {
+        return Err(Error::Graph(format!("input \"{name}\" is not a tensor")));
+    };
+    let dims: Vec<Option<usize>> = t
+        .tensor_type()
+        .shape
+        .dim
+        .iter()
+        .map(|d| {
+            d.has_dim_value()
+                .then(|| usize::try_from(d.dim_value()).ok())
+                .flatten()
+        })
+        .collect();
+    if dims.len() < 2 {
+        return Err(Error::Graph(format!(
+            "input \"{name}\" has rank {}; a batch axis and known per-sample axes are needed",
+            dims.len()
+        )));
+    }
+    let sample: Option<Vec<usize>> = dims[1..].iter().copied().collect();
+    let Some(sample) = sample.filter(|s| s.iter().all(|&d| d > 0 && d <= ceiling.axis)) else {
+        return Err(Error::Graph(format!(
+            "input \"{name}\" has shape {dims:?}; every axis but the batch must be known and at most {}",
+            ceiling.axis
+        )));
+    };
+    Ok((dims[0], sample))
+}
+
+/// Every Softmax, LogSoftmax and Log left after peeling the output's tail is inside the graph,
+/// where the secure protocols cannot compute it.
+fn check_client_side(
+    model: &Model,
+    rest: &HashMap<ValueId, (String, ValueId)>,
+) -> Result<(), Error> {
+    let read: HashSet<ValueId> = model
+        .nodes
+        .iter()
+        .flat_map(|n| n.inputs.iter().copied())
+        .collect();
+    if let Some((op, _)) = rest.iter().find(|(v, _)| read.contains(v)).map(|(_, r)| r) {
+        return Err(Error::Graph(format!(
+            "{op} inside the network (its result is read by another node); it is supported only at the output, where the client applies it"
+        )));
+    }
+    if model
+        .client_side
+        .iter()
+        .enumerate()
+        .any(|(i, op)| op == "Log" && (i == 0 || model.client_side[i - 1] != "Softmax"))
+    {
+        return Err(Error::Graph(
+            "Log at the output is supported only after Softmax".to_owned(),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,191 @@
+//! Files as a hostile user hands them to the command line (issue 42, defects 8, 12, 13 and 16):
+//! devices and FIFOs where files are expected, secrets written through planted links or
+//! readable by others, a used folder dealt into again, and counts and labels that do not fit.
+//! Every command must end at once with a message naming the file, never hang, abort or panic.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs `tessera args` for at most 20 s: (success, stdout, stderr); a command still running
+/// then is killed and fails the test.
+fn tessera(args: &[&str]) -> (bool, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("tessera {args:?} still ran after 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !err.contains("panicked"),
+        "tessera {args:?} panicked: {err}"
+    );
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        err,
+    )
+}
+
+fn data(path: &str) -> String {
+    format!("{}/../../data/{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fifo(dir: &Path) -> String {
+    let path = dir.join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap()
+            .success()
+    );
+    path.to_str().unwrap().to_owned()
+}
+
+/// Defect 13: `/dev/zero`, a FIFO and a directory as a model, an input, images or
+/// pre-processing are refused at once, by name.
+#[test]
+fn devices_fifos_and_directories_are_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = fifo(dir.path());
+    let folder = dir.path().to_str().unwrap();
+    let model = data("tests/minionn-R_S.onnx");
+    let images = data("tests/mnist-t10k-256-images.idx3-ubyte");
+    let labels = data("tests/mnist-t10k-256-labels.idx1-ubyte");
+    for bad in ["/dev/zero", fifo.as_str(), folder] {
+        let runs: [Vec<&str>; 4] = [
+            vec!["nn", "info", bad],
+            vec![
+                "nn", "run", "--role", "client", "--model", &model, "--input", bad,
+            ],
+            vec![
+                "nn", "run", "--role", "client", "--model", bad, "--input", &images,
+            ],
+            vec![
+                "nn", "accuracy", "--model", &model, "--images", bad, "--labels", &labels,
+            ],
+        ];
+        for mut args in runs {
+            if args[1] == "run" {
+                args.extend(["--connect", "127.0.0.1:9"]);
+            }
+            let (ok, _, err) = tessera(&args);
+            assert!(!ok, "{args:?}");
+            assert!(
+                err.contains("not a regular file") || err.contains("a directory"),
+                "{args:?}: {err}"
+            );
+        }
+        let (ok, _, err) = tessera(&[
+            "oaes",
+            "run",
+            "--party",
+            "1",
+            "--parties",
+            "127.0.0.1:9,-",
+            "--prep",
+            bad,
+            "--key-share",
+            "00000000000000000000000000000000",
+            "--plaintext",
+            "00000000000000000000000000000000",
+        ]);
+        assert!(!ok);
+        assert!(
+            err.contains("not a regular file") || err.contains("a directory"),
+            "{err}"
+        );
+    }
+}
+
+/// Defect 8 (and 16's used folder): pre-processing files are new files of mode 0600, never
+/// written through a planted link nor over old ones, and a fresh dealing's files are not taken
+/// for used ones by an old marker.
+#[test]
+fn pre_processing_is_written_as_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("prep");
+    let o = out.to_str().unwrap();
+    let prep = || {
+        tessera(&[
+            "oaes",
+            "prep",
+            "--parties",
+            "2",
+            "--protocol",
+            "3",
+            "--out",
+            o,
+        ])
+    };
+    let (ok, _, err) = prep();
+    assert!(ok, "{err}");
+    for p in 0..2 {
+        let file = out.join(format!("party-{p}.oaes"));
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{}", file.display());
+    }
+    // Dealing again into the folder would overwrite secrets: refused.
+    let (ok, _, err) = prep();
+    assert!(!ok && err.contains("exists"), "{err}");
+    // A link planted where a file will be written: refused, its target untouched.
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let target = dir.path().join("target");
+    std::os::unix::fs::symlink(&target, other.join("party-0.oaes")).unwrap();
+    let (ok, _, err) = tessera(&[
+        "oaes",
+        "prep",
+        "--parties",
+        "2",
+        "--protocol",
+        "3",
+        "--out",
+        other.to_str().unwrap(),
+    ]);
+    assert!(!ok, "{err}");
+    assert!(!target.exists(), "nothing is written through the link");
+    // A marker of an old dealing beside a fresh one does not block it.
+    std::fs::write(
+        out.join("party-1.oaes.used-00000000000000000000000000000000"),
+        "old",
+    )
+    .unwrap();
+    let mat = tessera_aes::Material::load(&out.join("party-1.oaes"), 1).unwrap();
+    tessera_aes::claim(&out.join("party-1.oaes"), &mat.header().session).unwrap();
+    assert!(tessera_aes::claim(&out.join("party-1.oaes"), &mat.header().session).is_err());
+}
+
+/// Defects 12 and 16: `nn accuracy` with no images, and with labels that are not one per
+/// image, is refused with a message.
+#[test]
+fn accuracy_needs_images_and_one_label_each() {
+    let model = data("tests/minionn-S.onnx");
+    let images = data("tests/mnist-t10k-256-images.idx3-ubyte");
+    let labels = data("tests/mnist-t10k-256-labels.idx1-ubyte");
+    let nn16 = data("nn/mnist-t10k-16-labels.idx1-ubyte");
+    for (labels, count, named) in [
+        (labels.as_str(), "0", "0"),
+        (images.as_str(), "3", "one label per image"),
+        (nn16.as_str(), "3", "one label per image"),
+    ] {
+        let (ok, _, err) = tessera(&[
+            "nn", "accuracy", "--model", &model, "--images", &images, "--labels", labels,
+            "--count", count,
+        ]);
+        assert!(!ok && err.contains(named), "{err}");
+    }
+}
