@@ -58,12 +58,12 @@ pub enum Error {
         message: String,
     },
     /// A peer hung up.
-    #[error("party {party} closed the connection{}", if *mid_message { " in the middle of a message" } else { "" })]
+    #[error("party {party} closed the connection{}", during.map(|m| format!(" in the middle of message '{m}'")).unwrap_or_default())]
     Closed {
         /// The peer.
         party: usize,
-        /// Whether a message was cut off.
-        mid_message: bool,
+        /// The message it cut off, if it did.
+        during: Option<&'static str>,
     },
     /// Nothing arrived from a peer within the timeout.
     #[error("party {party} sent nothing for {after:?} (read timeout)")]

@@ -105,6 +105,9 @@ pub(crate) struct Link {
     pub(crate) abort: Option<String>,
     /// The peer closed its end.
     pub(crate) eof: bool,
+    /// The poller reported the peer's end closed (or an error): reads go on to the end of
+    /// the stream instead of stopping at a short read.
+    pub(crate) hung_up: bool,
     /// A transport error seen while serving other links, reported when this link is used.
     pub(crate) broken: Option<String>,
     /// Readiness as the poller reported it, cleared when an operation would block.
@@ -129,6 +132,7 @@ impl Link {
             opos: 0,
             abort: None,
             eof: false,
+            hung_up: false,
             broken: None,
             readable: true,
             writable: true,
@@ -254,9 +258,11 @@ impl Link {
     /// A stream socket that gave fewer bytes than asked for is drained (epoll(7): "if you call
     /// read(2) ... and read(2) returns a lower number of bytes, you can be sure of having
     /// exhausted the read I/O space"), so the next wait goes straight to the poller instead of
-    /// a read that would block. Not under TLS, whose reads go through rustls' buffers.
+    /// a read that would block. Not under TLS, whose reads go through rustls' buffers, nor
+    /// once the peer hung up: the end of the stream may have come with the last bytes, in the
+    /// same readiness event, and only a read sees it.
     fn note_short_read(&mut self, got: usize, asked: usize) {
-        if self.tls.is_none() && got < asked {
+        if self.tls.is_none() && !self.hung_up && got < asked {
             self.readable = false;
         }
     }

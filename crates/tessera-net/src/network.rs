@@ -102,11 +102,13 @@ impl std::fmt::Debug for Network {
 }
 
 impl Network {
-    /// A network over connected links (`links[me]` is `None`).
+    /// A network over connected links (`links[me]` is `None`), bounded by `deadline` (the
+    /// run's, counted from before set-up).
     pub(crate) fn new(
         me: usize,
         links: Vec<Option<Link>>,
         config: NetConfig,
+        deadline: Option<Instant>,
     ) -> Result<Self, Error> {
         let setup = |e: io::Error| Error::Usage(format!("setting up the event loop: {e}"));
         let poll = mio::Poll::new().map_err(setup)?;
@@ -128,7 +130,7 @@ impl Network {
             poll,
             events: mio::Events::with_capacity(64),
             config,
-            deadline: config.deadline.and_then(after),
+            deadline,
             failed: None,
             aborted: false,
             rounds: 0,
@@ -339,7 +341,7 @@ impl Network {
         self.check()?;
         let r = self.recv_header(from, tag, len).and_then(|n| {
             let out = frame.prepare(n);
-            self.recv_payload(from, out)
+            self.recv_payload(from, tag.kind.name, out)
         });
         self.track(r)
     }
@@ -349,14 +351,14 @@ impl Network {
         self.check()?;
         let r = self
             .recv_header(from, tag, Len::Exact(out.len()))
-            .and_then(|_| self.recv_payload(from, out));
+            .and_then(|_| self.recv_payload(from, tag.kind.name, out));
         self.track(r)
     }
 
     /// Reads and checks the next header from `from`; returns the payload length.
     fn recv_header(&mut self, from: usize, tag: Tag, len: Len) -> Result<usize, Error> {
         self.push_all();
-        self.buffer(from, HEADER)?;
+        self.buffer(from, tag.kind.name, HEADER)?;
         let link = self.link(from)?;
         let h = link.take_header();
         link.count_received(HEADER);
@@ -365,7 +367,7 @@ impl Network {
         if got == ABORT_TAG {
             let want = n.min(MAX_ABORT_REASON);
             // The reason may be cut off by a hang-up; show what arrived.
-            let _ = self.buffer(from, want);
+            let _ = self.buffer(from, "abort", want);
             let link = self.link(from)?;
             let mut reason = vec![0u8; want.min(link.unread())];
             link.take(&mut reason);
@@ -399,9 +401,14 @@ impl Network {
         }
     }
 
-    /// Fills `out` with the next bytes from `from`: buffered ones first, then straight from
-    /// the transport for large payloads.
-    fn recv_payload(&mut self, from: usize, out: &mut [u8]) -> Result<(), Error> {
+    /// Fills `out` with the next bytes from `from`, the payload of message `name`: buffered
+    /// ones first, then straight from the transport for large payloads.
+    fn recv_payload(
+        &mut self,
+        from: usize,
+        name: &'static str,
+        out: &mut [u8],
+    ) -> Result<(), Error> {
         let mut got = self.link(from)?.take(out);
         let mut progress = Instant::now();
         while got < out.len() {
@@ -417,7 +424,7 @@ impl Network {
                     Fill::Eof => {
                         return Err(Error::Closed {
                             party: from,
-                            mid_message: true,
+                            during: Some(name),
                         });
                     }
                     Fill::Blocked => self.wait(from, Dir::Read, progress)?,
@@ -433,7 +440,7 @@ impl Network {
                 Some(0) => {
                     return Err(Error::Closed {
                         party: from,
-                        mid_message: true,
+                        during: Some(name),
                     });
                 }
                 Some(n) => {
@@ -448,8 +455,8 @@ impl Network {
         Ok(())
     }
 
-    /// Waits until `n` bytes from `from` are buffered.
-    fn buffer(&mut self, from: usize, n: usize) -> Result<(), Error> {
+    /// Waits until `n` bytes from `from` are buffered, for message `name`.
+    fn buffer(&mut self, from: usize, name: &'static str, n: usize) -> Result<(), Error> {
         let mut progress = Instant::now();
         loop {
             let link = self.link(from)?;
@@ -466,7 +473,7 @@ impl Network {
                 Fill::Eof => {
                     return Err(Error::Closed {
                         party: from,
-                        mid_message: before > 0,
+                        during: (before > 0).then_some(name),
                     });
                 }
                 Fill::Blocked => self.wait(from, Dir::Read, progress)?,
@@ -556,6 +563,11 @@ impl Network {
             if let Some(Some(link)) = self.links.get_mut(event.token().0) {
                 if event.is_readable() || event.is_read_closed() || event.is_error() {
                     link.readable = true;
+                }
+                // The end of the stream may come in the same event as the last bytes: the
+                // link must then read on to it after a short read.
+                if event.is_read_closed() || event.is_error() {
+                    link.hung_up = true;
                 }
                 if event.is_writable() || event.is_write_closed() || event.is_error() {
                     link.writable = true;

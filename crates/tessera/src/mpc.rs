@@ -82,10 +82,11 @@ fn run_party(args: &MpcRunArgs) -> Result<(), CliError> {
             circuit.inputs.len()
         )));
     }
-    let network = open(&args.link)?;
-    let me = network.id();
-    let peer = 1 - me;
+    // The listener is party 0. The input is checked before anything is sent.
+    let me = usize::from(!args.link.listens());
     let bits = crate::circuit::hex_value(&args.input, circuit.inputs[me])?;
+    let network = open(&args.link)?;
+    let peer = 1 - me;
     let mut s = Session::new(network, SessionConfig::default())?;
     let protocol = args.protocol;
     let (output, phases) = s.run(|s| match protocol {

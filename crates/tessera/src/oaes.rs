@@ -9,7 +9,7 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Barrier;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tessera_aes::{Encryption, Key, Material, Party, Protocol, Shape, claim, deal, deal_buffers};
 use tessera_core::Prg;
 use tessera_net::tcp::{self, Mesh, mesh};
@@ -75,6 +75,10 @@ pub struct RunArgs {
     /// Seconds to wait for a peer: to connect, and for each message.
     #[arg(long, default_value_t = 30)]
     timeout: u64,
+    /// Seconds the whole run may take, set-up included, however the peers trickle their data
+    /// (0: no bound).
+    #[arg(long, default_value_t = crate::twoparty::DEFAULT_DEADLINE_S)]
+    deadline: u64,
     /// One JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -247,7 +251,8 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
 
 /// This party's mesh: listen on its own address, connect to lower ones.
 fn open(args: &RunArgs) -> Result<Network, CliError> {
-    let timeout = Duration::from_secs(args.timeout.max(1));
+    let config = crate::twoparty::net_config(args.timeout, args.deadline);
+    let timeout = config.timeout;
     let me = args.party;
     let tls = match &args.tls_dir {
         Some(dir) => {
@@ -284,7 +289,7 @@ fn open(args: &RunArgs) -> Result<Network, CliError> {
         tls: tls.as_ref(),
         setup: timeout,
     };
-    Ok(mesh(m, NetConfig::with_timeout(timeout))?)
+    Ok(mesh(m, config)?)
 }
 
 /// Every party's material dealt in memory, and the time parsing and checking the largest

@@ -224,10 +224,21 @@ pub struct LinkArgs {
     /// this party's data (values too large for the clock wait forever).
     #[arg(long, default_value_t = 30)]
     timeout: u64,
-    /// Seconds the whole run may take, however the peer trickles its data (default: no
-    /// bound).
-    #[arg(long)]
-    deadline: Option<u64>,
+    /// Seconds the whole run may take, set-up included, however the peer trickles its data
+    /// (0: no bound).
+    #[arg(long, default_value_t = DEFAULT_DEADLINE_S)]
+    deadline: u64,
+}
+
+/// The default bound on a whole run, in seconds: an hour.
+pub const DEFAULT_DEADLINE_S: u64 = 3600;
+
+/// The network settings of `--timeout` and `--deadline` (0: none), in seconds.
+pub fn net_config(timeout: u64, deadline: u64) -> NetConfig {
+    NetConfig {
+        timeout: Duration::from_secs(timeout.max(1)),
+        deadline: (deadline > 0).then(|| Duration::from_secs(deadline)),
+    }
 }
 
 impl LinkArgs {
@@ -239,17 +250,13 @@ impl LinkArgs {
 
 /// The network `args` describes: the listening party is party 0, the connecting one party 1.
 pub fn open(args: &LinkArgs) -> Result<Network, CliError> {
-    let timeout = Duration::from_secs(args.timeout.max(1));
-    let config = NetConfig {
-        timeout,
-        deadline: args.deadline.map(Duration::from_secs),
-    };
+    let config = net_config(args.timeout, args.deadline);
+    let timeout = config.timeout;
     let me = usize::from(args.listen.is_none());
     let tls = match (&args.tls_dir, &args.peer_cert) {
         (Some(dir), Some(peer)) => Some(tls::TlsConfig::load(dir, &[(1 - me, peer.as_path())])?),
         _ => None,
     };
-    let setup = config.deadline.map_or(timeout, |d| d.min(timeout));
     let listener = match &args.listen {
         Some(addr) => {
             let l = tcp::listen(addr)?;
@@ -265,7 +272,7 @@ pub fn open(args: &LinkArgs) -> Result<Network, CliError> {
         listener: listener.as_ref(),
         lower: &lower,
         tls: tls.as_ref(),
-        setup,
+        setup: timeout,
     };
     Ok(mesh(m, config)?)
 }

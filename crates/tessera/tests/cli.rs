@@ -529,7 +529,7 @@ fn hostile_circuit_files_and_inputs_are_refused_early() {
     let start = std::time::Instant::now();
     let (ok, _, err) = tessera(&["circuit", "info", "/dev/zero"]);
     assert!(
-        !ok && err.contains("line 1") && err.contains("longer than the limit"),
+        !ok && err.contains("/dev/zero") && err.contains("not a regular file"),
         "{err}"
     );
     assert!(start.elapsed() < std::time::Duration::from_secs(10));
@@ -716,7 +716,7 @@ fn keygen_and_key_loading_are_careful() {
         ],
     );
     assert!(
-        !ok && err.contains("/dev/zero") && err.contains("limit"),
+        !ok && err.contains("/dev/zero") && err.contains("not a regular file"),
         "{err}"
     );
 }

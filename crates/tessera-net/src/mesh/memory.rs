@@ -16,10 +16,11 @@ pub fn mesh(n: usize, config: NetConfig) -> Result<Vec<Network>, Error> {
         links[i][j] = Some(Link::new(Socket::Unix(a), None));
         links[j][i] = Some(Link::new(Socket::Unix(b), None));
     }
+    let deadline = config.deadline.and_then(crate::network::after);
     links
         .into_iter()
         .enumerate()
-        .map(|(me, l)| Network::new(me, l, config))
+        .map(|(me, l)| Network::new(me, l, config, deadline))
         .collect()
 }
 

@@ -3,5 +3,6 @@
 //! [`tls`]).
 
 pub mod memory;
+mod setup;
 pub mod tcp;
 pub mod tls;

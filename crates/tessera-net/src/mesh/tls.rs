@@ -115,9 +115,13 @@ pub fn parse_private_key(pem: &[u8]) -> Result<PrivateKeyDer<'static>, String> {
     PrivateKeyDer::from_pem_slice(pem).map_err(|e| format!("not a PEM private key: {e}"))
 }
 
+/// A certificate file: PEM text holding an X.509 certificate that decodes.
 fn load_cert(path: &Path) -> Result<CertificateDer<'static>, Error> {
     let bytes = read_capped(path, MAX_KEY_FILE_BYTES)?;
-    parse_certificate(&bytes).map_err(|e| file_error(path, e))
+    let cert = parse_certificate(&bytes).map_err(|e| file_error(path, e))?;
+    rustls::server::ParsedCertificate::try_from(&cert)
+        .map_err(|e| file_error(path, format!("the certificate does not decode: {e}")))?;
+    Ok(cert)
 }
 
 /// One party's TLS settings: its key and certificate, and the pinned certificate of each peer
@@ -148,8 +152,21 @@ impl TlsConfig {
         check_private(&key_path)?;
         let bytes = read_capped(&key_path, MAX_KEY_FILE_BYTES)?;
         let key = parse_private_key(&bytes).map_err(|e| file_error(&key_path, e))?;
+        let cert_path = dir.join(CERT_FILE);
+        let cert = load_cert(&cert_path)?;
+        // Checked now, before anything listens: a key the provider cannot use, or one that is
+        // not the certificate's, would otherwise fail only in a handshake, as the peer's fault.
+        let provider = rustls::crypto::ring::default_provider();
+        rustls::sign::CertifiedKey::from_der(vec![cert.clone()], key.clone_key(), &provider)
+            .and_then(|k| k.keys_match())
+            .map_err(|e| {
+                file_error(
+                    &key_path,
+                    format!("the key does not go with {}: {e}", cert_path.display()),
+                )
+            })?;
         Ok(TlsConfig {
-            cert: load_cert(&dir.join(CERT_FILE))?,
+            cert,
             key,
             peers: peers
                 .iter()

@@ -1,7 +1,8 @@
-//! Files as a hostile user hands them to the command line (issue 42, defects 8, 12, 13 and 16):
-//! devices and FIFOs where files are expected, secrets written through planted links or
-//! readable by others, a used folder dealt into again, and counts and labels that do not fit.
-//! Every command must end at once with a message naming the file, never hang, abort or panic.
+//! The command line against a hostile user and a hostile peer (issue 42, defects 6, 8, 12, 13
+//! and 16): devices and FIFOs where files are expected, secrets written through planted links
+//! or readable by others, a used folder dealt into again, counts and labels that do not fit,
+//! and a peer that trickles its bytes. Every command must end within its bounds with a message
+//! naming the file or the peer, never hang, abort or panic.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -188,4 +189,73 @@ fn accuracy_needs_images_and_one_label_each() {
         ]);
         assert!(!ok && err.contains(named), "{err}");
     }
+}
+
+/// Defect 6: `oaes run` is bounded by `--deadline`, set-up included, however a peer trickles.
+#[test]
+fn oaes_run_ends_at_its_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("prep");
+    let o = out.to_str().unwrap();
+    let (ok, _, err) = tessera(&[
+        "oaes",
+        "prep",
+        "--parties",
+        "2",
+        "--protocol",
+        "3",
+        "--out",
+        o,
+    ]);
+    assert!(ok, "{err}");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let peer = addr.clone();
+    // A peer that sends a mesh hello a byte every 500 ms, over and over.
+    let trickler = std::thread::spawn(move || {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(4) {
+            let Ok(mut s) = std::net::TcpStream::connect(&peer) else {
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            };
+            for b in [0u8, 0, 1, 15, 0, 0, 0, b't'] {
+                if std::io::Write::write_all(&mut s, &[b]).is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        }
+    });
+    let prep = out.join("party-0.oaes");
+    let start = Instant::now();
+    let (ok, _, err) = tessera(&[
+        "oaes",
+        "run",
+        "--party",
+        "0",
+        "--parties",
+        &format!("{addr},-"),
+        "--prep",
+        prep.to_str().unwrap(),
+        "--key-share",
+        "00000000000000000000000000000000",
+        "--plaintext",
+        "00000000000000000000000000000000",
+        "--timeout",
+        "3",
+        "--deadline",
+        "2",
+    ]);
+    assert!(!ok, "{err}");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}: {err}",
+        start.elapsed()
+    );
+    trickler.join().unwrap();
 }
