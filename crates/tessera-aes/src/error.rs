@@ -1,6 +1,6 @@
 //! The one error type of `tessera-aes`: a peer that cheated or misbehaved apart from files
 //! that cannot be used and from the caller's own mistakes, and the one mapping from an error to
-//! what the peers are told ([`Error::reason_for_peers`]).
+//! what the peers are told ([`Error::abort_code`]).
 
 /// A check that caught a peer; its name is what every honest party reports.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -137,13 +137,17 @@ pub enum Error {
 }
 
 impl Error {
-    /// What the peers are told when this party stops because of `self`, or `None` where they
-    /// need not be (the error is another party's abort, or the network is gone).
-    pub fn reason_for_peers(&self) -> Option<String> {
+    /// What the peers are told when this party stops because of `self`: a code, never our
+    /// text, or `None` where they must not be (the error is another party's abort, or the
+    /// network failed earlier). The one mapping of this crate's errors to abort codes.
+    pub fn abort_code(&self) -> Option<tessera_net::AbortCode> {
+        use tessera_net::AbortCode;
         match self {
-            Error::Net(tessera_net::Error::PeerAborted { .. })
-            | Error::Net(tessera_net::Error::Poisoned(_)) => None,
-            e => Some(e.to_string()),
+            Error::Net(e) => e.abort_code(),
+            Error::Cheat(_) => Some(AbortCode::CheatDetected),
+            Error::Prep(_) => Some(AbortCode::Preprocessing),
+            Error::Usage(_) => Some(AbortCode::Input),
+            Error::Core(_) => Some(AbortCode::Internal),
         }
     }
 }

@@ -66,7 +66,7 @@ pub trait Exchange {
         received: &mut [Vec<u8>],
     ) -> Result<(), Error>;
     /// Tells every peer, once, that this party stops and why.
-    fn abort(&mut self, reason: &str);
+    fn abort(&mut self, code: tessera_net::AbortCode);
 }
 
 impl Exchange for Network {
@@ -88,8 +88,8 @@ impl Exchange for Network {
         exchange_each(self, kind, |j| out.to(j), len, received)
     }
 
-    fn abort(&mut self, reason: &str) {
-        Network::abort(self, reason)
+    fn abort(&mut self, code: tessera_net::AbortCode) {
+        Network::abort(self, code)
     }
 }
 
@@ -202,7 +202,7 @@ impl<X: Exchange> Exchange for Tamper<X> {
         Ok(())
     }
 
-    fn abort(&mut self, reason: &str) {
-        self.inner.abort(reason)
+    fn abort(&mut self, code: tessera_net::AbortCode) {
+        self.inner.abort(code)
     }
 }

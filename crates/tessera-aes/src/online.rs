@@ -166,9 +166,9 @@ impl PairKey {
 /// Stops with `r`'s error, telling the peers once.
 fn guard<T, X: Exchange>(x: &mut X, r: Result<T, Error>) -> Result<T, Error> {
     if let Err(e) = &r
-        && let Some(reason) = e.reason_for_peers()
+        && let Some(code) = e.abort_code()
     {
-        x.abort(&reason);
+        x.abort(code);
     }
     r
 }

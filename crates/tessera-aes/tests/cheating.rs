@@ -100,8 +100,8 @@ fn lengths(protocol: Protocol, words: usize) -> Vec<(usize, bool)> {
 fn names_a_check(e: &Error) -> bool {
     match e {
         Error::Cheat(_) => true,
-        Error::Net(tessera_net::Error::PeerAborted { reason, .. }) => {
-            reason.contains("cheating detected")
+        Error::Net(tessera_net::Error::PeerAborted { code, .. }) => {
+            *code == tessera_net::AbortCode::CheatDetected
         }
         _ => false,
     }

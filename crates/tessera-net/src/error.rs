@@ -1,6 +1,7 @@
 //! What the network reports: set-up failures, link failures and a peer's misbehaviour, each
 //! naming the party concerned. Text a peer supplied (an abort reason) arrives escaped.
 
+use crate::AbortCode;
 use crate::wire::RawTag;
 use std::time::Duration;
 
@@ -135,13 +136,13 @@ pub enum Error {
         /// What is wrong with it.
         what: String,
     },
-    /// A peer gave up and said why (escaped: printable ASCII only, bounded).
-    #[error("party {party} aborted: {reason}")]
+    /// A peer gave up and said why, as a code.
+    #[error("party {party} aborted: {code}")]
     PeerAborted {
         /// The peer.
         party: usize,
-        /// Its reason, escaped.
-        reason: String,
+        /// Its reason.
+        code: AbortCode,
     },
     /// A network that already failed, used again.
     #[error("the network failed earlier and cannot be used: {0}")]
@@ -160,6 +161,27 @@ pub enum Error {
     /// A request the network cannot serve (this party's own mistake, not a peer's).
     #[error("{0}")]
     Usage(String),
+}
+
+impl Error {
+    /// What the peers are told when this error stops a party, or `None` when they must not
+    /// be told anything (a peer's own abort is never echoed back, nor is a failure that only
+    /// repeats an earlier one). The one mapping from the network's errors to abort codes.
+    pub fn abort_code(&self) -> Option<AbortCode> {
+        use Error::*;
+        Some(match self {
+            PeerAborted { .. } | Poisoned(_) => return None,
+            UnexpectedMessage { .. } | WrongLength { .. } | Oversized { .. } | Malformed { .. } => {
+                AbortCode::PeerMisbehaved
+            }
+            ReadTimeout { .. } | WriteTimeout { .. } | Deadline { .. } => AbortCode::Timeout,
+            Listen { .. } | Connect { .. } | NeverConnected { .. } | Handshake { .. } => {
+                AbortCode::Network
+            }
+            Io { .. } | Closed { .. } => AbortCode::Network,
+            Tls(_) | File { .. } | Usage(_) => AbortCode::Input,
+        })
+    }
 }
 
 fn parties(list: &[usize]) -> String {

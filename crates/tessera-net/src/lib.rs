@@ -23,6 +23,7 @@
 
 #![deny(missing_docs)]
 
+mod abort;
 mod channel;
 mod error;
 mod files;
@@ -33,6 +34,7 @@ pub mod role;
 mod stats;
 mod wire;
 
+pub use abort::AbortCode;
 pub use channel::Channel;
 pub use error::{DecodeError, Error};
 pub use files::{MAX_KEY_FILE_BYTES, read_capped};
@@ -41,9 +43,7 @@ pub use mesh::memory;
 pub use mesh::{tcp, tls};
 pub use network::{MAX_UNREAD, NetConfig, Network, PeerChannel};
 pub use stats::{Phase, PhaseTimer, Stats, Traffic};
-pub use wire::{
-    ABORT, Frame, Kind, Len, MAX_ABORT_REASON, MAX_SHOWN_REASON, RawTag, Space, Spaces, Tag, escape,
-};
+pub use wire::{ABORT, Frame, Kind, Len, RawTag, Space, Spaces, Tag, escape, escape_text};
 
 use std::time::Duration;
 

@@ -2,7 +2,8 @@
 //! in-memory mesh), optionally under TLS, with the bytes received but not yet consumed and the
 //! bytes queued but not yet sent. The network's event loop drives it; nothing here blocks.
 
-use crate::wire::{ABORT_TAG, HEADER, MAX_ABORT_REASON, MAX_SHOWN_REASON, escape, parse_header};
+use crate::AbortCode;
+use crate::wire::{ABORT_TAG, HEADER, parse_header};
 use crate::{MAX_UNREAD, Stats};
 use std::io::{self, IoSlice, Read, Write};
 
@@ -101,8 +102,8 @@ pub(crate) struct Link {
     /// Queued, not sent: `outbuf[opos..]`.
     outbuf: Vec<u8>,
     opos: usize,
-    /// An abort message found in the received data (its reason escaped).
-    pub(crate) abort: Option<String>,
+    /// An abort message found in the received data: its code.
+    pub(crate) abort: Option<AbortCode>,
     /// The peer closed its end.
     pub(crate) eof: bool,
     /// The poller reported the peer's end closed (or an error): reads go on to the end of
@@ -298,11 +299,14 @@ impl Link {
             let off = self.ipos + (start - self.consumed) as usize;
             let (tag, len) = parse_header(&self.inbuf[off..off + HEADER]);
             if tag == ABORT_TAG {
-                let want = len.min(MAX_ABORT_REASON);
                 let have = (buffered_end - start) as usize - HEADER;
-                if have >= want || self.eof {
-                    let reason = &self.inbuf[off + HEADER..off + HEADER + have.min(want)];
-                    self.abort = Some(escape(reason, MAX_SHOWN_REASON));
+                if have >= 1 || len == 0 || self.eof {
+                    let code = self
+                        .inbuf
+                        .get(off + HEADER)
+                        .filter(|_| have >= 1 && len >= 1);
+                    self.abort =
+                        Some(code.map_or(AbortCode::Unknown, |&b| AbortCode::from_byte(b)));
                 }
                 return;
             }

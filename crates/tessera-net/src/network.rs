@@ -7,11 +7,9 @@
 //! communication, seed `003_09f17a858ba9cc5b.txt`). An abort message that arrives from any
 //! peer while this party waits for another ends the wait.
 
+use crate::AbortCode;
 use crate::link::{Fill, Link};
-use crate::wire::{
-    ABORT, ABORT_TAG, Frame, HEADER, Len, MAX_ABORT_REASON, MAX_SHOWN_REASON, RawTag, Space, Tag,
-    escape, header, parse_header,
-};
+use crate::wire::{ABORT, ABORT_TAG, Frame, HEADER, Len, RawTag, Space, Tag, header, parse_header};
 use crate::{Channel, Error, Stats};
 use std::io;
 use std::time::{Duration, Instant};
@@ -208,8 +206,8 @@ impl Network {
             link.read_available();
         }
         self.links.iter().enumerate().find_map(|(k, l)| {
-            let reason = l.as_ref()?.abort.clone()?;
-            Some(Error::PeerAborted { party: k, reason })
+            let code = l.as_ref()?.abort?;
+            Some(Error::PeerAborted { party: k, code })
         })
     }
 
@@ -365,16 +363,16 @@ impl Network {
         self.receiving = true;
         let (got, n) = parse_header(&h);
         if got == ABORT_TAG {
-            let want = n.min(MAX_ABORT_REASON);
-            // The reason may be cut off by a hang-up; show what arrived.
-            let _ = self.buffer(from, "abort", want);
+            // The code may be cut off by a hang-up: then it is unknown.
+            let _ = self.buffer(from, "abort", n.min(1));
             let link = self.link(from)?;
-            let mut reason = vec![0u8; want.min(link.unread())];
-            link.take(&mut reason);
-            return Err(Error::PeerAborted {
-                party: from,
-                reason: escape(&reason, MAX_SHOWN_REASON),
-            });
+            let mut code = [0u8; 1];
+            let code = if n >= 1 && link.take(&mut code) == 1 {
+                AbortCode::from_byte(code[0])
+            } else {
+                AbortCode::Unknown
+            };
+            return Err(Error::PeerAborted { party: from, code });
         }
         if got != RawTag::from(tag) {
             return Err(Error::UnexpectedMessage {
@@ -507,8 +505,8 @@ impl Network {
                 continue;
             }
             link.read_available();
-            if let Some(reason) = link.abort.clone() {
-                return Err(Error::PeerAborted { party: k, reason });
+            if let Some(code) = link.abort {
+                return Err(Error::PeerAborted { party: k, code });
             }
         }
         let link = self.link(focus)?;
@@ -577,23 +575,22 @@ impl Network {
         Ok(())
     }
 
-    /// Tells every peer, once, that this party stops and why (at most
-    /// [`MAX_ABORT_REASON`] bytes of `reason`), then closes the links. Best effort: a link may
-    /// be what failed. Later calls do nothing; the network fails from then on.
-    pub fn abort(&mut self, reason: &str) {
+    /// Tells every peer, once, that this party stops and why (a code: our own text stays
+    /// here), then closes the links. Best effort: a link may be what failed. Later calls do
+    /// nothing; the network fails from then on.
+    pub fn abort(&mut self, code: AbortCode) {
         if self.aborted {
             return;
         }
         self.aborted = true;
-        let bytes = &reason.as_bytes()[..reason.len().min(MAX_ABORT_REASON)];
         let control = Space::CONTROL.tag(ABORT);
         for j in 0..self.links.len() {
             if j != self.me {
-                let _ = self.send_raw(j, control.into(), bytes);
+                let _ = self.send_raw(j, control.into(), &[code as u8]);
             }
         }
         self.failed
-            .get_or_insert_with(|| format!("this party aborted: {reason}"));
+            .get_or_insert_with(|| format!("this party aborted: {code}"));
         self.close(Duration::from_secs(1).min(self.config.timeout), true);
     }
 

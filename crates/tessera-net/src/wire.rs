@@ -117,13 +117,9 @@ pub enum Len {
     AtMost(usize),
 }
 
-/// The message a party sends, once, to every peer when it gives up; its payload is the
-/// reason in UTF-8. It lives in the network's own space.
+/// The message a party sends, once, to every peer when it gives up; its payload is one byte,
+/// an [`crate::AbortCode`]. It lives in the network's own space.
 pub const ABORT: Kind = Kind::new(0xff, "abort");
-/// The longest abort reason sent or read, in bytes.
-pub const MAX_ABORT_REASON: usize = 4096;
-/// The most characters of a peer's abort reason that are shown, after escaping.
-pub const MAX_SHOWN_REASON: usize = 400;
 
 /// Frame header bytes: space (2, little-endian), kind id (1), payload length (4, LE).
 pub(crate) const HEADER: usize = 7;
@@ -163,6 +159,28 @@ pub fn escape(bytes: &[u8], max: usize) -> String {
             break;
         }
         out.push_str(&piece);
+    }
+    out
+}
+
+/// Text made safe to print on a terminal: printable characters (any script) stay, a backslash
+/// is doubled, control characters (C0, DEL, C1) and the bidirectional overrides become
+/// `\u{XX}`, and at most `max` characters are kept (then `...`). For text that may come from a
+/// file or a peer (a path, a circuit's name) inside a message of ours.
+pub fn escape_text(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (count, c) in text.chars().enumerate() {
+        if count >= max {
+            out.push_str("...");
+            break;
+        }
+        let hidden =
+            c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        match c {
+            '\\' => out.push_str("\\\\"),
+            c if hidden => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => out.push(c),
+        }
     }
     out
 }
@@ -207,6 +225,14 @@ mod tests {
         let long = escape(&[0u8; 4096], 40);
         assert!(long.len() <= 43 && long.ends_with("..."), "{long}");
         assert_eq!(escape("é".as_bytes(), 100), "\\xc3\\xa9");
+    }
+
+    #[test]
+    fn text_keeps_printable_characters_and_hides_controls() {
+        let shown = escape_text("ℓ = 32 \u{1b}[2J\nx\u{202e}y\\", 100);
+        assert_eq!(shown, "ℓ = 32 \\u{1b}[2J\\u{a}x\\u{202e}y\\\\");
+        assert!(!shown.chars().any(char::is_control));
+        assert_eq!(escape_text(&"é".repeat(10), 4), "éééé...");
     }
 
     #[test]

@@ -368,3 +368,73 @@ fn a_man_in_the_middle_is_caught() {
         assert!(took < Duration::from_secs(3), "{fault:?}: {took:?}");
     }
 }
+
+/// Defect 11 at the wire: an abort carries one code byte. A raw peer's abort with 4 KiB of
+/// terminal escapes and text is read as a code (here an unknown one) and shown as fixed text;
+/// nothing it sent reaches the error.
+#[test]
+fn an_abort_is_a_code_and_a_peers_text_is_never_shown() {
+    let config = NetConfig::with_timeout(Duration::from_secs(10));
+    let (addr, zero) = party0(None, Duration::from_secs(10), config);
+    let mut raw = TcpStream::connect(addr).unwrap();
+    raw.write_all(&hello(2, 1, 0)).unwrap();
+    let mut answer = [0u8; 22];
+    raw.read_exact(&mut answer).unwrap();
+    let mut zero = zero.join().unwrap().unwrap();
+    let text = format!("\u{1b}[2J\ntessera: result 42\n{}", "x".repeat(4000));
+    let mut frame = vec![0, 0, 0xff];
+    frame.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    frame.extend_from_slice(text.as_bytes());
+    raw.write_all(&frame).unwrap();
+    let mut buf = [0u8; 4];
+    let err = zero.recv_into(1, SPACE.tag(A), &mut buf).unwrap_err();
+    assert_eq!(
+        err,
+        Error::PeerAborted {
+            party: 1,
+            code: tessera_net::AbortCode::Unknown
+        }
+    );
+    let shown = err.to_string();
+    assert!(
+        !shown.contains("result 42") && !shown.contains('\u{1b}'),
+        "{shown}"
+    );
+    assert!(shown.len() < 100, "{shown}");
+}
+
+/// Defect 15: a key that does not go with its certificate, and a certificate that does not
+/// decode, are refused when the configuration loads, naming the file, before anything listens.
+#[test]
+fn tls_misconfiguration_is_refused_when_loaded() {
+    use tessera_net::tls::{CERT_FILE, KEY_FILE};
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let (cert_a, cert_b) = (keygen(&a, false).unwrap(), keygen(&b, false).unwrap());
+    let own = std::fs::read(&cert_a).unwrap();
+    TlsConfig::load(&a, &[(1, cert_b.as_path())]).unwrap();
+    // a's key with b's certificate.
+    std::fs::copy(&cert_b, a.join(CERT_FILE)).unwrap();
+    let err = TlsConfig::load(&a, &[(1, cert_b.as_path())]).unwrap_err();
+    assert!(
+        err.to_string().contains(KEY_FILE) && err.to_string().contains("does not go with"),
+        "{err}"
+    );
+    std::fs::write(&cert_a, &own).unwrap();
+    TlsConfig::load(&a, &[(1, cert_b.as_path())]).unwrap();
+    // A PEM certificate whose DER is not a certificate, as the peer's and as our own.
+    let junk = dir.path().join("junk.pem");
+    std::fs::write(
+        &junk,
+        "-----BEGIN CERTIFICATE-----\nAAECAwQFBgcICQ==\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    let err = TlsConfig::load(&a, &[(1, junk.as_path())]).unwrap_err();
+    assert!(
+        err.to_string().contains("junk.pem") && err.to_string().contains("does not decode"),
+        "{err}"
+    );
+    std::fs::copy(&junk, a.join(CERT_FILE)).unwrap();
+    let err = TlsConfig::load(&a, &[(1, cert_b.as_path())]).unwrap_err();
+    assert!(err.to_string().contains("does not decode"), "{err}");
+}

@@ -80,6 +80,7 @@ fn png(bytes: &[u8], what: &str, shape: &[usize]) -> Result<Vec<u8>, Error> {
             "an image for a model whose input is {shape:?}, not [C, H, W]"
         )));
     };
+    png_chunks(bytes).map_err(&bad)?;
     let mut reader =
         image::ImageReader::with_format(std::io::Cursor::new(bytes), image::ImageFormat::Png);
     let mut limits = image::Limits::default();
@@ -105,6 +106,40 @@ fn png(bytes: &[u8], what: &str, shape: &[usize]) -> Result<Vec<u8>, Error> {
     }
 }
 
+/// Checks a PNG's chunks (PNG specification, §5.3): each one's CRC-32, and nothing after
+/// IEND, before the decoder (which lets some checksums pass) sees the file.
+fn png_chunks(bytes: &[u8]) -> Result<(), String> {
+    let mut at = 8;
+    loop {
+        let head = bytes
+            .get(at..at + 8)
+            .ok_or_else(|| format!("a PNG chunk cut short at byte {at}"))?;
+        let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+        let body = at + 4..at.saturating_add(8).saturating_add(len);
+        let (Some(typed), Some(crc)) = (bytes.get(body.clone()), bytes.get(body.end..body.end + 4))
+        else {
+            return Err(format!(
+                "a PNG chunk of {len} bytes at byte {at} runs past the end"
+            ));
+        };
+        if crc32fast::hash(typed).to_be_bytes() != crc {
+            let name = String::from_utf8_lossy(&typed[..4]).into_owned();
+            return Err(format!(
+                "the CRC of PNG chunk {} at byte {at} does not match",
+                tessera_net::escape(name.as_bytes(), 8)
+            ));
+        }
+        at = body.end + 4;
+        if &typed[..4] == b"IEND" {
+            return if at == bytes.len() {
+                Ok(())
+            } else {
+                Err(format!("{} bytes after the PNG's end", bytes.len() - at))
+            };
+        }
+    }
+}
+
 /// A `.npy` array in C order of `u1` (pixels), `f4` or `f8`: the whole array, or item
 /// `index` of its first axis.
 fn npy(
@@ -119,7 +154,7 @@ fn npy(
         what: what.to_owned(),
         reason,
     };
-    plain_header(bytes).map_err(|e| bad(e.to_owned()))?;
+    let data_at = plain_header(bytes).map_err(|e| bad(e.to_owned()))?;
     let file = npyz::NpyFile::new(bytes).map_err(|e| bad(e.to_string()))?;
     if file.order() != npyz::Order::C {
         return Err(bad("Fortran order; C order is read".to_owned()));
@@ -131,30 +166,34 @@ fn npy(
     };
     let size = ty.size_field();
     let kind = (ty.type_char(), size);
-    // The data must be in the file: nothing is allocated for what the header merely claims.
+    // The data must be in the file, all of it and nothing after it: nothing is allocated for
+    // what the header merely claims.
     let records = file.len();
-    if records
+    let data = records
         .checked_mul(size)
-        .is_none_or(|b| b > bytes.len() as u64)
-    {
+        .and_then(|b| b.checked_add(data_at as u64));
+    if data != Some(bytes.len() as u64) {
         return Err(bad(format!(
-            "the header claims {records} values of {size} bytes, more than the file holds"
+            "the header says {records} values of {size} bytes; the file holds {} bytes of data",
+            bytes.len().saturating_sub(data_at)
         )));
     }
-    let per_item = |count: u64| -> Result<(usize, usize), Error> {
-        if count == len as u64 {
-            only_item(index, what)?;
-            return Ok((0, len));
-        }
-        let items = dims.first().copied().unwrap_or(1);
-        if items.checked_mul(len as u64) == Some(count) && (index as u64) < items {
-            return Ok((index * len, len));
-        }
-        Err(bad(format!(
-            "shape {dims:?}: neither the model's input {shape:?} nor items of it, or index {index} past the end"
-        )))
+    // The whole array is the input, or its first axis counts items of it.
+    let fits = |axes: &[u64]| {
+        let squeeze = |a: &mut dyn Iterator<Item = u64>| a.filter(|&d| d != 1).collect::<Vec<_>>();
+        axes == [len as u64]
+            || squeeze(&mut axes.iter().copied()) == squeeze(&mut shape.iter().map(|&d| d as u64))
     };
-    let (start, take) = per_item(records)?;
+    let (start, take) = if fits(&dims) {
+        only_item(index, what)?;
+        (0, len)
+    } else if dims.len() > 1 && fits(&dims[1..]) && (index as u64) < dims[0] {
+        (index * len, len)
+    } else {
+        return Err(bad(format!(
+            "shape {dims:?}: neither the model's input {shape:?} nor items of it, or index {index} past the end"
+        )));
+    };
     let data = |e: std::io::Error| bad(e.to_string());
     Ok(match kind {
         (TypeChar::Uint, 1) => {
@@ -183,7 +222,7 @@ const MAX_NPY_HEADER: usize = 4096;
 /// Checks that a `.npy` header is the flat dictionary NumPy writes (one pair of braces, at
 /// most one tuple, no lists), bounded in length, before the parser sees it: nested brackets
 /// make `npyz`'s parser take time exponential in their depth.
-fn plain_header(bytes: &[u8]) -> Result<(), &'static str> {
+fn plain_header(bytes: &[u8]) -> Result<usize, &'static str> {
     let (len, start) = match bytes.get(6) {
         Some(1) => (
             bytes
@@ -211,7 +250,7 @@ fn plain_header(bytes: &[u8]) -> Result<(), &'static str> {
     {
         return Err("a .npy header that is not a flat dictionary with one shape tuple");
     }
-    Ok(())
+    Ok(start + len)
 }
 
 #[cfg(test)]
@@ -244,9 +283,19 @@ mod tests {
         let f = npy_file(&[3, 4], &v);
         assert_eq!(parse(&f, "t", 1, &[4], ID).unwrap(), vec![4., 5., 6., 7.]);
         assert!(parse(&f, "t", 3, &[4], ID).is_err());
-        assert_eq!(parse(&f, "t", 0, &[2, 6], ID).unwrap(), v);
-        assert!(parse(&f, "t", 1, &[2, 6], ID).is_err());
+        // The whole array must have the input's shape (axes of 1 aside) or be flat: (3, 4) is
+        // not a [2, 6] input, nor a [1, 12] one.
+        assert!(parse(&f, "t", 0, &[2, 6], ID).is_err());
+        assert!(parse(&f, "t", 0, &[1, 12], ID).is_err());
+        assert_eq!(parse(&f, "t", 0, &[1, 3, 4], ID).unwrap(), v);
+        assert!(parse(&f, "t", 1, &[1, 3, 4], ID).is_err());
+        assert_eq!(parse(&npy_file(&[12], &v), "t", 0, &[3, 4], ID).unwrap(), v);
         assert!(parse(&f, "t", 0, &[5], ID).is_err());
+        // Nothing may follow the data.
+        let mut long = f.clone();
+        long.push(0);
+        let e = parse(&long, "t", 0, &[3, 4], ID).unwrap_err().to_string();
+        assert!(e.contains("holds 49 bytes of data"), "{e}");
         let bytes = npy_file(&[2], &[10u8, 20]);
         let half = Normalise {
             scale: 0.5,
@@ -292,6 +341,19 @@ mod tests {
             vec![0., 1., 2., 10., 11., 12.]
         );
         assert!(parse(&grey, "g", 0, &[1, 3, 2], ID).is_err());
+        // A flipped bit in any chunk is caught by its CRC; bytes after IEND are refused.
+        for at in [20, grey.len() - 20] {
+            let mut bad = grey.clone();
+            bad[at] ^= 1;
+            let e = parse(&bad, "g", 0, &[1, 2, 3], ID).unwrap_err().to_string();
+            assert!(e.contains("CRC"), "byte {at}: {e}");
+        }
+        let mut long = grey.clone();
+        long.extend_from_slice(b"junk");
+        let e = parse(&long, "g", 0, &[1, 2, 3], ID)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("after the PNG's end"), "{e}");
         assert!(parse(&grey, "g", 1, &[1, 2, 3], ID).is_err());
         let mut rgb = Vec::new();
         image::RgbImage::from_fn(2, 1, |x, _| {

@@ -78,3 +78,20 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
 }
+
+impl Error {
+    /// What the peers are told when this error stops a party (see
+    /// [`tessera_net::Error::abort_code`]).
+    pub fn abort_code(&self) -> Option<tessera_net::AbortCode> {
+        use tessera_net::AbortCode;
+        match self {
+            Error::Net(e) => e.abort_code(),
+            Error::BadPoint { .. } => Some(AbortCode::PeerMisbehaved),
+            Error::CheckFailed | Error::FerretCheckFailed | Error::BadCommitment => {
+                Some(AbortCode::CheatDetected)
+            }
+            Error::Usage(_) => Some(AbortCode::Input),
+            Error::Core(_) => Some(AbortCode::Internal),
+        }
+    }
+}

@@ -43,17 +43,23 @@ pub enum Error {
 }
 
 impl Error {
-    /// What the peers are told when this error stops a party ([`Session::run`]), or `None`
-    /// when they must not be: a peer's own abort is never echoed back, nor is a failure that
-    /// only repeats an earlier one (whose text may hold a peer's words).
-    pub fn reason_for_peers(&self) -> Option<String> {
-        let net = match self {
-            Error::Net(e) | Error::Ot(tessera_ot::Error::Net(e)) => Some(e),
-            _ => None,
-        };
-        match net {
-            Some(tessera_net::Error::PeerAborted { .. } | tessera_net::Error::Poisoned(_)) => None,
-            _ => Some(self.to_string()),
+    /// What the peers are told when this error stops a party ([`Session::run`]): a code, never
+    /// our text, or `None` when they must not be told (a peer's own abort is never echoed
+    /// back, nor is a failure that only repeats an earlier one). The one mapping of this
+    /// crate's errors to abort codes.
+    pub fn abort_code(&self) -> Option<tessera_net::AbortCode> {
+        use tessera_net::AbortCode;
+        match self {
+            Error::Net(e) => e.abort_code(),
+            Error::Ot(e) => e.abort_code(),
+            Error::Mismatch(_) => Some(AbortCode::Mismatch),
+            Error::Input(_) | Error::Circuit(_) => Some(AbortCode::Input),
+            Error::Garble(tessera_garble::Error::Stream(_)) => Some(AbortCode::Network),
+            Error::Garble(
+                tessera_garble::Error::Truncated { .. } | tessera_garble::Error::TrailingTables(_),
+            ) => Some(AbortCode::PeerMisbehaved),
+            Error::Garble(_) => Some(AbortCode::Input),
+            Error::Core(_) => Some(AbortCode::Internal),
         }
     }
 }

@@ -252,8 +252,8 @@ impl Session {
     /// failure that is itself a peer's abort is not echoed back.
     pub fn run<T>(&mut self, f: impl FnOnce(&mut Session) -> Result<T, Error>) -> Result<T, Error> {
         f(self).inspect_err(|e| {
-            if let Some(reason) = e.reason_for_peers() {
-                self.network.abort(&reason);
+            if let Some(code) = e.abort_code() {
+                self.network.abort(code);
             }
         })
     }

@@ -62,3 +62,37 @@ fn both_ot_directions_with_a_peer() {
         assert_ne!(zero.0, one.0);
     }
 }
+
+/// A party that stops tells its peer a code, never its own text (issue 42, defect 11): an
+/// error naming a private path reaches the peer as "its own input, file or request was
+/// refused", and a mismatch as a mismatch.
+#[test]
+fn the_peer_is_told_a_code_never_our_text() {
+    use tessera_net::{AbortCode, Error as NetError, Kind, Space};
+    use tessera_protocols::Error;
+    let cases = [
+        (
+            Error::Input("line 3005: /srv/private/secret-circuit.txt: bad gate".into()),
+            AbortCode::Input,
+        ),
+        (
+            Error::Mismatch("fingerprint of /srv/private/secret-circuit.txt".into()),
+            AbortCode::Mismatch,
+        ),
+    ];
+    for (local, code) in cases {
+        let (a, b) = memory::pair().unwrap();
+        let waiting = thread::spawn(move || {
+            let mut s = Session::new(b, SessionConfig::default()).unwrap();
+            let mut buf = [0u8; 1];
+            let tag = Space::new(1).tag(Kind::new(1, "never sent"));
+            s.run(|s| Ok(s.network().recv_into(0, tag, &mut buf)?))
+        });
+        let mut s = Session::new(a, SessionConfig::default()).unwrap();
+        let err = s.run(|_| Err::<(), _>(local.clone())).unwrap_err();
+        assert_eq!(err, local, "our own error stays as it was, here");
+        let seen = waiting.join().unwrap().unwrap_err();
+        assert_eq!(seen, Error::Net(NetError::PeerAborted { party: 0, code }));
+        assert!(!seen.to_string().contains("secret"), "{seen}");
+    }
+}

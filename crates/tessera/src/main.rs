@@ -113,6 +113,9 @@ pub enum CliError {
     Io(#[from] std::io::Error),
 }
 
+/// The most characters of an error message printed.
+const MAX_ERROR_CHARS: usize = 2000;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // A bad TESSERA_AES_BACKEND is fatal here, not silently ignored.
@@ -139,7 +142,10 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("tessera: error: {e}");
+            // Errors may quote a file, a path or a name: control characters never reach the
+            // terminal, and a long quote is cut.
+            let shown = tessera_net::escape_text(&e.to_string(), MAX_ERROR_CHARS);
+            eprintln!("tessera: error: {shown}");
             ExitCode::FAILURE
         }
     }

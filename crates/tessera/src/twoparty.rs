@@ -13,10 +13,10 @@ use tessera_circuit::library::builtin;
 use tessera_core::{FixedKeyAes, Prg};
 use tessera_garble::SchemeKind;
 use tessera_net::tcp::{Mesh, mesh};
-use tessera_net::{NetConfig, Network, Phase, memory, tcp, tls};
+use tessera_net::{Kind, NetConfig, Network, Phase, memory, tcp, tls};
 use tessera_protocols::yao::{OutputTo, Parallel, Strategy, Yao, YaoRole};
 use tessera_protocols::yao_file;
-use tessera_protocols::{Session, SessionConfig};
+use tessera_protocols::{Error as ProtocolError, Session, SessionConfig};
 
 /// Options of `tessera demo`.
 #[derive(Args)]
@@ -283,6 +283,24 @@ enum Body {
     File(Box<Streamed>),
 }
 
+/// The evaluator's word, when only it learns the output, that it has it.
+const FINISHED: Kind = Kind::new(1, "finished");
+
+/// When only the evaluator learns the output, the garbler waits (within its timeout and
+/// deadline) for the evaluator's word that it finished, so it never reports success for a run
+/// that failed there: a failed evaluator's abort arrives instead.
+fn finished(s: &mut Session, peer: usize, role: YaoRole) -> Result<(), ProtocolError> {
+    let tag = s.space(peer)?.tag(FINISHED);
+    match role {
+        YaoRole::Evaluator => {
+            s.network().send(peer, tag, &[])?;
+            s.network().flush()?;
+        }
+        YaoRole::Garbler => s.network().recv_into(peer, tag, &mut [])?,
+    }
+    Ok(())
+}
+
 /// One party of a Yao run.
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let opened = Instant::now();
@@ -340,6 +358,9 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             (outcome.output, yao.setup_phases().to_vec(), outcome.phases)
         }
     };
+    if matches!(outputs, OutputTo::Evaluator) {
+        session.run(|s| finished(s, peer, role))?;
+    }
     let total_ms = start.elapsed().as_secs_f64() * 1e3;
     let output: Option<Vec<String>> =
         output.map(|values| values.iter().map(|v| bits_to_hex(v)).collect());
@@ -368,7 +389,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     } else {
         match output {
             Some(values) => values.iter().for_each(|v| println!("{v}")),
-            None => eprintln!("tessera: done; the peer learns the output"),
+            None => eprintln!("tessera: done; the evaluator has the output"),
         }
     }
     Ok(())

@@ -259,3 +259,26 @@ fn oaes_run_ends_at_its_deadline() {
     );
     trickler.join().unwrap();
 }
+
+/// Defect 16: a name with escape sequences, 100 KB long, is printed neither raw nor whole.
+#[test]
+fn names_are_printed_escaped_and_cut() {
+    let name = format!("\u{1b}[2J\u{1b}[H{}\u{202e}", "a".repeat(100_000));
+    for args in [
+        vec!["circuit", "info", &name],
+        vec!["run", "--role", "evaluator", "--connect", "127.0.0.1:9"],
+    ] {
+        let mut args = args;
+        if args[0] == "run" {
+            args.extend(["--circuit", &name, "--input", "00"]);
+        }
+        let (ok, out, err) = tessera(&args);
+        assert!(!ok && out.is_empty());
+        assert!(
+            !err.contains('\u{1b}') && !err.contains('\u{202e}'),
+            "{err:?}"
+        );
+        assert!(err.contains("\\u{1b}[2J"), "{err}");
+        assert!(err.len() < 2100, "{} bytes", err.len());
+    }
+}

@@ -1,0 +1,87 @@
+//! Why a party stopped, as its peers are told: one code from a closed set, never text. Our own
+//! error text may hold local paths, file contents or a peer's words; it stays on our terminal.
+//! A peer's code is shown as the fixed description here, so nothing a peer sends in an abort
+//! reaches the user's terminal as it was sent (rustls' alerts follow the same rule).
+
+/// The reasons a party tells its peers when it stops. The byte on the wire is the
+/// discriminant; an unknown byte reads as [`AbortCode::Unknown`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum AbortCode {
+    /// A peer's message was malformed, out of place or of the wrong size.
+    PeerMisbehaved = 1,
+    /// The parties are not set up for the same computation (their fingerprints differ).
+    Mismatch = 2,
+    /// This party's own input, file or request was refused.
+    Input = 3,
+    /// A wait ran out, or the run's deadline passed.
+    Timeout = 4,
+    /// A connection to another party failed.
+    Network = 5,
+    /// A check against cheating failed.
+    CheatDetected = 6,
+    /// The pre-processing cannot be used (used before, exhausted, another dealing's).
+    Preprocessing = 7,
+    /// A fault inside this party.
+    Internal = 8,
+    /// A code this version does not know.
+    Unknown = 0,
+}
+
+impl AbortCode {
+    /// Every code a party sends.
+    pub const ALL: [AbortCode; 8] = [
+        AbortCode::PeerMisbehaved,
+        AbortCode::Mismatch,
+        AbortCode::Input,
+        AbortCode::Timeout,
+        AbortCode::Network,
+        AbortCode::CheatDetected,
+        AbortCode::Preprocessing,
+        AbortCode::Internal,
+    ];
+
+    /// The code a byte on the wire stands for.
+    pub fn from_byte(b: u8) -> Self {
+        Self::ALL
+            .into_iter()
+            .find(|c| *c as u8 == b)
+            .unwrap_or(AbortCode::Unknown)
+    }
+
+    /// What the user is shown.
+    pub fn describe(self) -> &'static str {
+        match self {
+            AbortCode::PeerMisbehaved => "it found a message of ours malformed or out of place",
+            AbortCode::Mismatch => "the parties are not set up for the same computation",
+            AbortCode::Input => "its own input, file or request was refused",
+            AbortCode::Timeout => "a wait ran out or its deadline passed",
+            AbortCode::Network => "its connection to a party failed",
+            AbortCode::CheatDetected => "a check against cheating failed",
+            AbortCode::Preprocessing => "its pre-processing cannot be used",
+            AbortCode::Internal => "an internal fault",
+            AbortCode::Unknown => "a reason this version does not know",
+        }
+    }
+}
+
+impl std::fmt::Display for AbortCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.describe())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AbortCode;
+
+    #[test]
+    fn codes_round_trip_and_unknown_bytes_are_named() {
+        for c in AbortCode::ALL {
+            assert_eq!(AbortCode::from_byte(c as u8), c);
+        }
+        for b in [0u8, 9, 0x1b, 255] {
+            assert_eq!(AbortCode::from_byte(b), AbortCode::Unknown);
+        }
+    }
+}
