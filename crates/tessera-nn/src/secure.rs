@@ -457,6 +457,15 @@ pub enum Output {
     Class,
 }
 
+/// Holds `model` to the ceiling, and its weights (where it has them) to `fixed`'s range.
+fn checked(model: &Model, fixed: Fixed) -> Result<(), Error> {
+    if model.has_weights {
+        fixed.check_model(model)
+    } else {
+        model.check(&crate::model::CEILING)
+    }
+}
+
 /// Compiles `model` in `fixed` for `protocol`, revealing `output` to the client: the same
 /// program at both parties (the client's model may be stripped: its weights are not used).
 pub fn compile(
@@ -465,11 +474,7 @@ pub fn compile(
     protocol: Protocol,
     output: Output,
 ) -> Result<Compiled, Error> {
-    if model.has_weights {
-        fixed.check_model(model)?;
-    } else {
-        model.check(&crate::model::CEILING)?;
-    }
+    checked(model, fixed)?;
     let mut c = Compiler {
         fixed,
         protocol,

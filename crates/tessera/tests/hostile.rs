@@ -44,6 +44,21 @@ fn data(path: &str) -> String {
     format!("{}/../../data/{path}", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// `tessera oaes prep` of two parties, protocol 3, into `out`.
+fn deal(out: &Path) -> (bool, String, String) {
+    let out = out.to_str().unwrap();
+    tessera(&[
+        "oaes",
+        "prep",
+        "--parties",
+        "2",
+        "--protocol",
+        "3",
+        "--out",
+        out,
+    ])
+}
+
 fn fifo(dir: &Path) -> String {
     let path = dir.join("fifo");
     assert!(
@@ -119,20 +134,7 @@ fn devices_fifos_and_directories_are_refused_at_once() {
 fn pre_processing_is_written_as_secrets() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("prep");
-    let o = out.to_str().unwrap();
-    let prep = || {
-        tessera(&[
-            "oaes",
-            "prep",
-            "--parties",
-            "2",
-            "--protocol",
-            "3",
-            "--out",
-            o,
-        ])
-    };
-    let (ok, _, err) = prep();
+    let (ok, _, err) = deal(&out);
     assert!(ok, "{err}");
     for p in 0..2 {
         let file = out.join(format!("party-{p}.oaes"));
@@ -140,23 +142,14 @@ fn pre_processing_is_written_as_secrets() {
         assert_eq!(mode & 0o777, 0o600, "{}", file.display());
     }
     // Dealing again into the folder would overwrite secrets: refused.
-    let (ok, _, err) = prep();
+    let (ok, _, err) = deal(&out);
     assert!(!ok && err.contains("exists"), "{err}");
     // A link planted where a file will be written: refused, its target untouched.
     let other = dir.path().join("other");
     std::fs::create_dir(&other).unwrap();
     let target = dir.path().join("target");
     std::os::unix::fs::symlink(&target, other.join("party-0.oaes")).unwrap();
-    let (ok, _, err) = tessera(&[
-        "oaes",
-        "prep",
-        "--parties",
-        "2",
-        "--protocol",
-        "3",
-        "--out",
-        other.to_str().unwrap(),
-    ]);
+    let (ok, _, err) = deal(&other);
     assert!(!ok, "{err}");
     assert!(!target.exists(), "nothing is written through the link");
     // A marker of an old dealing beside a fresh one does not block it.
@@ -196,17 +189,7 @@ fn accuracy_needs_images_and_one_label_each() {
 fn oaes_run_ends_at_its_deadline() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("prep");
-    let o = out.to_str().unwrap();
-    let (ok, _, err) = tessera(&[
-        "oaes",
-        "prep",
-        "--parties",
-        "2",
-        "--protocol",
-        "3",
-        "--out",
-        o,
-    ]);
+    let (ok, _, err) = deal(&out);
     assert!(ok, "{err}");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

@@ -89,6 +89,24 @@ fn transport(e: impl std::fmt::Display) -> Failure {
     Failure::Transport(e.to_string())
 }
 
+/// A non-blocking read's or write's outcome: the bytes it moved, `None` if it would block,
+/// or the failure (`closed` when it moved nothing: the end of the stream).
+fn progress(r: io::Result<usize>, closed: &str) -> Result<Option<usize>, Failure> {
+    match r {
+        Ok(0) => Err(transport(closed)),
+        Ok(n) => Ok(Some(n)),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(transport(e)),
+    }
+}
+
 /// Which end of a connection this party is.
 #[derive(Clone, Copy, Debug)]
 enum Side {
@@ -162,22 +180,13 @@ impl Pending {
             Some(tls) => tls.writer().write(rest),
             None => self.socket.write(rest),
         };
-        match written {
-            Ok(0) => Err(transport("the connection closed")),
-            Ok(n) => {
+        Ok(match progress(written, "the connection closed")? {
+            Some(n) => {
                 self.sent += n;
-                Ok(true)
+                true
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-                ) =>
-            {
-                Ok(false)
-            }
-            Err(e) => Err(transport(e)),
-        }
+            None => false,
+        })
     }
 
     /// Reads more of the peer's hello (never past it); whether anything moved.
@@ -191,22 +200,15 @@ impl Pending {
             Some(tls) => tls.reader().read(&mut buf[..need]),
             None => self.socket.read(&mut buf[..need]),
         };
-        match read {
-            Ok(0) => Err(transport("the peer closed the connection before its hello")),
-            Ok(n) => {
-                self.got.extend_from_slice(&buf[..n]);
-                Ok(true)
-            }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-                ) =>
-            {
-                Ok(false)
-            }
-            Err(e) => Err(transport(e)),
-        }
+        Ok(
+            match progress(read, "the peer closed the connection before its hello")? {
+                Some(n) => {
+                    self.got.extend_from_slice(&buf[..n]);
+                    true
+                }
+                None => false,
+            },
+        )
     }
 
     /// Whether the TCP connect has completed; an error if it failed.
