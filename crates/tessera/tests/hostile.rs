@@ -265,3 +265,25 @@ fn names_are_printed_escaped_and_cut() {
         assert!(err.len() < 2100, "{} bytes", err.len());
     }
 }
+
+/// Defect 16: `mpc run` checks its input before it listens or connects, so the peer never
+/// sees a connection closed for a mistake of this party's.
+#[test]
+fn mpc_run_checks_its_input_first() {
+    for side in [["--listen", "127.0.0.1:0"], ["--connect", "127.0.0.1:9"]] {
+        let (ok, _, err) = tessera(&[
+            "mpc",
+            "run",
+            "--protocol",
+            "b",
+            side[0],
+            side[1],
+            "--circuit",
+            "add8",
+            "--input",
+            "zz",
+        ]);
+        assert!(!ok && !err.contains("listening"), "{err}");
+        assert!(err.contains("hex") || err.contains("zz"), "{err}");
+    }
+}
