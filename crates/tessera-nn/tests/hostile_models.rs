@@ -40,6 +40,13 @@ fn ints(name: &str, v: &[i64]) -> AttributeProto {
     a
 }
 
+/// An integer list under a declared type of FLOAT.
+fn mistyped(name: &str, v: &[i64]) -> AttributeProto {
+    let mut a = ints(name, v);
+    a.type_ = AttributeType::FLOAT.into();
+    a
+}
+
 fn float(name: &str, f: f32) -> AttributeProto {
     let mut a = AttributeProto::new();
     a.name = name.into();
@@ -151,7 +158,7 @@ fn window_attributes_are_range_checked_and_sizes_held_to_the_ceiling() {
     let base = proto("nn/minionn-mnist-b.onnx");
     let conv = position(&base, "Conv");
     let pool = position(&base, "AveragePool");
-    let cases: [(usize, AttributeProto, &str); 7] = [
+    let cases: [(usize, AttributeProto, &str); 8] = [
         (conv, ints("pads", &[1 << 20; 4]), "pads"),
         (conv, ints("pads", &[i64::MAX; 4]), "pads"),
         (conv, ints("pads", &[-1, 0, 0, 0]), "pads"),
@@ -163,6 +170,8 @@ fn window_attributes_are_range_checked_and_sizes_held_to_the_ceiling() {
             ints("pads", &[60_000; 4]),
             "larger than a tensor may be",
         ),
+        // Declared real, holding integers: read as declared (strip removes it as a number).
+        (conv, mistyped("strides", &[2, 2]), "of type FLOAT"),
     ];
     for (at, attribute, named) in cases {
         let mut m = base.clone();

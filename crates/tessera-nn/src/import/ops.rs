@@ -150,12 +150,12 @@ fn constant<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
 
 fn gemm<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let a = Attributes::of(at.node);
-    if a.int("transA", 0) != 0 {
+    if a.int("transA", 0)? != 0 {
         return Err("transA = 1 would mix the batch axis".into());
     }
     let (x, shape) = computed(imp, at)?;
     let w = weight(imp, at, 1, "B")?;
-    let (mut weight, outputs, inputs) = matrix(w, a.int("transB", 0) != 0)?;
+    let (mut weight, outputs, inputs) = matrix(w, a.int("transB", 0)? != 0)?;
     let alpha = a.float("alpha", 1.0)?;
     weight.iter_mut().for_each(|w| *w *= alpha);
     let mut bias = bias(imp, at, 2, outputs)?;
@@ -247,7 +247,7 @@ fn window(
         return Err("dilation other than 1 is not supported".into());
     }
     let stride = a.sizes("strides", Some([1, 1]), range)?;
-    let auto = a.string("auto_pad").unwrap_or(b"NOTSET");
+    let auto = a.string("auto_pad")?.unwrap_or(b"NOTSET");
     let pads = match auto {
         b"NOTSET" => a.sizes("pads", Some([0; 4]), (0, imp.ceiling.axis))?,
         b"VALID" => [0; 4],
@@ -284,7 +284,7 @@ fn window(
 
 fn conv<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let a = Attributes::of(at.node);
-    let group = a.int("group", 1);
+    let group = a.int("group", 1)?;
     if group != 1 {
         return Err(format!("groups {group}: only groups 1 is supported").into());
     }
@@ -325,7 +325,7 @@ fn average_pool<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> 
 
 fn pool<'a>(imp: &mut Importer<'a>, at: &At<'a>, max: bool) -> Result<(), Refusal> {
     let a = Attributes::of(at.node);
-    if a.int("ceil_mode", 0) != 0 {
+    if a.int("ceil_mode", 0)? != 0 {
         return Err("ceil_mode is not supported".into());
     }
     let (x, shape) = computed(imp, at)?;
@@ -334,7 +334,7 @@ fn pool<'a>(imp: &mut Importer<'a>, at: &At<'a>, max: bool) -> Result<(), Refusa
     let (window, [oh, ow]) = window(&a, imp, [h, w], kernel)?;
     let pool = Pool {
         window,
-        count_include_pad: max || a.int("count_include_pad", 0) != 0,
+        count_include_pad: max || a.int("count_include_pad", 0)? != 0,
     };
     let op = if max {
         Op::MaxPool(pool)
@@ -353,7 +353,7 @@ fn global_average_pool<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Re
 
 fn batch_norm<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let a = Attributes::of(at.node);
-    if a.int("training_mode", 0) != 0 {
+    if a.int("training_mode", 0)? != 0 {
         return Err("training_mode is not supported".into());
     }
     let eps = a.float("epsilon", 1e-5)?;
@@ -368,16 +368,12 @@ fn batch_norm<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
         *p = v;
     }
     let [scale, bias, mean, var] = params;
-    if let Some(v) = var.iter().find(|&&v| f64::from(v) + f64::from(eps) <= 0.0) {
-        return Err(format!(
-            "a variance of {v} with epsilon {eps}: variance + epsilon must be positive"
-        )
-        .into());
-    }
-    let a: Vec<f32> = (0..channels)
-        .map(|c| (f64::from(scale[c]) / (f64::from(var[c]) + f64::from(eps)).sqrt()) as f32)
-        .collect();
-    let b: Vec<f32> = (0..channels).map(|c| bias[c] - a[c] * mean[c]).collect();
+    // A stripped architecture has no numbers to fold, only the shape.
+    let (a, b) = if imp.zeros.is_some() {
+        (vec![0.0; channels], vec![0.0; channels])
+    } else {
+        affine(&scale, &bias, &mean, &var, eps)?
+    };
     // Kept as a node until the fold: per-channel a (weights) and b (bias).
     let fold = Dense {
         inputs: channels,
@@ -388,8 +384,29 @@ fn batch_norm<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     imp.push(at, Op::Dense(fold), vec![x, usize::MAX], shape)
 }
 
+/// BatchNormalization as a per-channel `a·x + b`: `a = scale / √(var + ε)`, `b = bias − a·mean`.
+fn affine(
+    scale: &[f32],
+    bias: &[f32],
+    mean: &[f32],
+    var: &[f32],
+    eps: f32,
+) -> Result<(Vec<f32>, Vec<f32>), Refusal> {
+    if let Some(v) = var.iter().find(|&&v| f64::from(v) + f64::from(eps) <= 0.0) {
+        return Err(format!(
+            "a variance of {v} with epsilon {eps}: variance + epsilon must be positive"
+        )
+        .into());
+    }
+    let a: Vec<f32> = (scale.iter().zip(var))
+        .map(|(&s, &v)| (f64::from(s) / (f64::from(v) + f64::from(eps)).sqrt()) as f32)
+        .collect();
+    let b = (0..a.len()).map(|c| bias[c] - a[c] * mean[c]).collect();
+    Ok((a, b))
+}
+
 fn flatten<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
-    let axis = Attributes::of(at.node).int("axis", 1);
+    let axis = Attributes::of(at.node).int("axis", 1)?;
     if axis != 1 {
         return Err(
             format!("axis {axis} would mix the batch axis; only axis 1 is supported").into(),
@@ -401,7 +418,7 @@ fn flatten<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
 
 fn reshape<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let target = if imp.opset < 5 {
-        let shape = Attributes::of(at.node).ints("shape");
+        let shape = Attributes::of(at.node).ints("shape")?;
         shape
             .ok_or("the target shape attribute is missing")?
             .to_vec()
@@ -463,7 +480,7 @@ fn transpose<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let (x, shape) = computed(imp, at)?;
     let rank = shape.len() + 1;
     let reversed: Vec<i64> = (0..rank as i64).rev().collect();
-    let perm = Attributes::of(at.node).ints("perm").unwrap_or(&reversed);
+    let perm = Attributes::of(at.node).ints("perm")?.unwrap_or(&reversed);
     let mut seen = vec![false; rank];
     let ok = perm.len() == rank
         && perm.first() == Some(&0)

@@ -4,7 +4,7 @@
 //! [`Ceiling`] before anything is allocated.
 
 use crate::model::Ceiling;
-use onnx_ir::{AttributeProto, NodeProto, TensorProto};
+use onnx_ir::{AttributeProto, AttributeType, NodeProto, TensorProto};
 
 /// ONNX's `TensorProto.DataType` codes that this importer reads.
 pub(crate) mod data_type {
@@ -191,18 +191,31 @@ impl<'a> Attributes<'a> {
         Attributes(&node.attribute)
     }
 
-    pub(crate) fn get(&self, name: &str) -> Option<&'a AttributeProto> {
-        self.0.iter().find(|a| a.name == name)
+    /// Attribute `name`, which must be declared of type `kind` (or of no type, as some old
+    /// exporters write): the importer reads a number as the type says, as `strip` removes it.
+    fn get(&self, name: &str, kind: AttributeType) -> Result<Option<&'a AttributeProto>, String> {
+        let Some(a) = self.0.iter().find(|a| a.name == name) else {
+            return Ok(None);
+        };
+        let declared = a.type_.enum_value_or(AttributeType::UNDEFINED);
+        if declared != kind && declared != AttributeType::UNDEFINED {
+            return Err(format!(
+                "attribute {name} is of type {declared:?}; {kind:?} is needed"
+            ));
+        }
+        Ok(Some(a))
     }
 
     /// An integer attribute, or `default`.
-    pub(crate) fn int(&self, name: &str, default: i64) -> i64 {
-        self.get(name).map_or(default, |a| a.i)
+    pub(crate) fn int(&self, name: &str, default: i64) -> Result<i64, String> {
+        Ok(self.get(name, AttributeType::INT)?.map_or(default, |a| a.i))
     }
 
     /// A real attribute, or `default`; it must be finite.
     pub(crate) fn float(&self, name: &str, default: f32) -> Result<f32, String> {
-        let v = self.get(name).map_or(default, |a| a.f);
+        let v = self
+            .get(name, AttributeType::FLOAT)?
+            .map_or(default, |a| a.f);
         if v.is_finite() {
             Ok(v)
         } else {
@@ -211,13 +224,13 @@ impl<'a> Attributes<'a> {
     }
 
     /// An integer list attribute, if present.
-    pub(crate) fn ints(&self, name: &str) -> Option<&'a [i64]> {
-        self.get(name).map(|a| &a.ints[..])
+    pub(crate) fn ints(&self, name: &str) -> Result<Option<&'a [i64]>, String> {
+        Ok(self.get(name, AttributeType::INTS)?.map(|a| &a.ints[..]))
     }
 
     /// A string attribute, if present.
-    pub(crate) fn string(&self, name: &str) -> Option<&'a [u8]> {
-        self.get(name).map(|a| &a.s[..])
+    pub(crate) fn string(&self, name: &str) -> Result<Option<&'a [u8]>, String> {
+        Ok(self.get(name, AttributeType::STRING)?.map(|a| &a.s[..]))
     }
 
     /// `name` as `N` sizes in `lo..=hi` (kernels, strides, paddings), or `default`; a negative
@@ -228,7 +241,7 @@ impl<'a> Attributes<'a> {
         default: Option<[usize; N]>,
         (lo, hi): (usize, usize),
     ) -> Result<[usize; N], String> {
-        let Some(list) = self.ints(name) else {
+        let Some(list) = self.ints(name)? else {
             return default.ok_or_else(|| format!("attribute {name} is missing"));
         };
         let mut out = [0usize; N];
