@@ -9,6 +9,8 @@
 //!   and TLS 1.3 with mutual authentication by pinned certificates.
 //! - [`role`]: protocol cores without I/O (typed messages in, typed messages out) and the one
 //!   driver that moves them over a channel.
+//! - [`relay`]: a user-space TCP link emulator (a one-way delay and a bandwidth per direction)
+//!   that any program can be pointed at.
 //!
 //! Communication follows MOTION2NX App. B (seed `003_09f17a858ba9cc5b.txt`): messages are sent
 //! asynchronously with respect to computation, and every run can report time and traffic per
@@ -18,8 +20,8 @@
 //! a kind and a length; a message that is not the one expected, has the wrong length, exceeds
 //! its bound, does not arrive within the timeout or the run's deadline, or is cut off by a
 //! hang-up ends in an [`Error`] naming the party and what was wrong, never a panic or a hang.
-//! A party that gives up tells every peer once ([`Network::abort`]); a peer's reason is
-//! escaped before anything shows it ([`escape`]).
+//! A party that gives up tells every peer once, with a code ([`Network::abort`],
+//! [`AbortCode`]): our own text never leaves, and a peer's never reaches the terminal.
 
 #![deny(missing_docs)]
 
@@ -30,6 +32,7 @@ mod files;
 mod link;
 pub mod mesh;
 pub mod network;
+pub mod relay;
 pub mod role;
 mod stats;
 mod wire;

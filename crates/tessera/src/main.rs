@@ -5,6 +5,7 @@ mod circuit;
 mod mpc;
 mod nn;
 mod oaes;
+mod relay;
 mod schemes;
 mod twoparty;
 
@@ -45,6 +46,9 @@ enum Command {
     },
     /// Writes a TLS key and self-signed certificate (key.pem, cert.pem) for `run --tls-dir`.
     Keygen(twoparty::KeygenArgs),
+    /// A TCP link emulator for any program: forwards connections with a one-way delay and a
+    /// bandwidth limit per direction (named profiles from the literature, or your own).
+    Relay(relay::RelayArgs),
     /// Measure the hot paths; one JSON object per line with --json.
     Bench {
         #[command(subcommand)]
@@ -133,6 +137,7 @@ fn main() -> ExitCode {
             }) => oaes::demo(&args),
             Command::Run(args) => twoparty::run(&args),
             Command::Keygen(args) => twoparty::keygen(&args),
+            Command::Relay(args) => relay::run(&args),
             Command::Mpc { what } => mpc::run(what),
             Command::Nn { what } => nn::run(what),
             Command::Oaes { what } => oaes::run(what),

@@ -1017,3 +1017,77 @@ fn the_oblivious_aes_demo_gives_fips_197() {
         "{out}"
     );
 }
+
+/// `tessera relay` forwards a connection both ways with the delay it was given, and prints its
+/// counters as JSON when it stops; a bad setting is refused.
+#[test]
+fn the_relay_forwards_with_its_delay_and_reports() {
+    use std::io::Write;
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let to = server.local_addr().unwrap().to_string();
+    let mut relay = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["relay", "--listen", "127.0.0.1:0", "--to", &to])
+        .args([
+            "--delay-ms",
+            "25",
+            "--rate-mbit",
+            "100",
+            "--max-seconds",
+            "3",
+            "--json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(relay.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line.split_whitespace().nth(4).unwrap().to_owned();
+    let echo = std::thread::spawn(move || {
+        let (mut s, _) = server.accept().unwrap();
+        let mut b = [0u8; 5];
+        s.read_exact(&mut b).unwrap();
+        s.write_all(&b).unwrap();
+    });
+    let mut c = std::net::TcpStream::connect(&addr).unwrap();
+    let start = std::time::Instant::now();
+    c.write_all(b"hello").unwrap();
+    let mut b = [0u8; 5];
+    c.read_exact(&mut b).unwrap();
+    let rtt = start.elapsed();
+    assert_eq!(&b, b"hello");
+    assert!(rtt >= std::time::Duration::from_millis(50), "{rtt:?}");
+    echo.join().unwrap();
+    let out = relay.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["connections"].as_u64(), v["delay_ms"].as_f64()),
+        (Some(1), Some(25.0))
+    );
+    assert_eq!(v["forward"]["bytes"], 5);
+    assert_eq!(v["backward"]["bytes"], 5);
+    let (ok, _, err) = tessera(&[
+        "relay",
+        "--listen",
+        "127.0.0.1:0",
+        "--to",
+        &to,
+        "--rate-mbit=0",
+    ]);
+    assert!(!ok && err.contains("--rate-mbit"), "{err}");
+    let (ok, _, err) = tessera(&[
+        "relay",
+        "--listen",
+        "127.0.0.1:0",
+        "--to",
+        &to,
+        "--profile",
+        "wan",
+        "--delay-ms",
+        "5",
+    ]);
+    assert!(!ok && err.contains("cannot be used with"), "{err}");
+}
