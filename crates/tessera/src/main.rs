@@ -5,6 +5,7 @@ mod circuit;
 mod mpc;
 mod nn;
 mod oaes;
+mod parties;
 mod relay;
 mod schemes;
 mod twoparty;

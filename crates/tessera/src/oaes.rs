@@ -55,8 +55,12 @@ pub struct RunArgs {
     party: usize,
     /// Every party's address, in party order: this party listens on its own (unless it is the
     /// last) and connects to those of lower ids.
-    #[arg(long, value_delimiter = ',', required = true)]
+    #[arg(long, value_delimiter = ',', required_unless_present = "parties_file")]
     parties: Vec<String>,
+    /// A TOML file of every party's id, address and (for TLS) certificate, instead of
+    /// --parties and --peer-certs.
+    #[arg(long, conflicts_with_all = ["parties", "peer_certs"])]
+    parties_file: Option<PathBuf>,
     /// This party's pre-processing file (from `tessera oaes prep`); used once.
     #[arg(long)]
     prep: PathBuf,
@@ -67,7 +71,7 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', required = true)]
     plaintext: Vec<String>,
     /// Directory with this party's key.pem and cert.pem (from `tessera keygen`): use TLS.
-    #[arg(long, requires = "peer_certs")]
+    #[arg(long)]
     tls_dir: Option<PathBuf>,
     /// Every party's certificate, in party order (this party's own entry is ignored), pinned.
     #[arg(long, value_delimiter = ',', requires = "tls_dir")]
@@ -210,10 +214,11 @@ fn prep(args: &PrepArgs) -> Result<(), CliError> {
 }
 
 fn run_party(args: &RunArgs) -> Result<(), CliError> {
-    let n = args.parties.len();
+    let parties = where_parties_are(args)?;
+    let n = parties.addresses.len();
     if args.party >= n {
         return Err(CliError::Usage(format!(
-            "--party {} but --parties names {n}",
+            "--party {} but there are {n} parties",
             args.party
         )));
     }
@@ -227,7 +232,7 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
     let mat = Material::load(&args.prep, args.party).map_err(tessera_aes::Error::from)?;
     let load_ms = t.elapsed().as_secs_f64() * 1e3;
     claim(&args.prep, &mat.header().session).map_err(tessera_aes::Error::from)?;
-    let mut net = open(args)?;
+    let mut net = open(args, &parties)?;
     let t = Instant::now();
     let mut party = Party::new(&mat, &mut net)?;
     let e = party.encrypt(&mut net, Key::Share(key), &plain)?;
@@ -249,22 +254,36 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The parties' addresses and certificates, from `--parties-file` or from `--parties` and
+/// `--peer-certs`.
+fn where_parties_are(args: &RunArgs) -> Result<crate::parties::Parties, CliError> {
+    if let Some(file) = &args.parties_file {
+        return crate::parties::load(file);
+    }
+    let certificates = (!args.peer_certs.is_empty()).then(|| args.peer_certs.clone());
+    if certificates
+        .as_ref()
+        .is_some_and(|c| c.len() != args.parties.len())
+    {
+        return Err(CliError::Usage(format!(
+            "--peer-certs names {} certificates for {} parties",
+            args.peer_certs.len(),
+            args.parties.len()
+        )));
+    }
+    Ok(crate::parties::Parties {
+        addresses: args.parties.clone(),
+        certificates,
+    })
+}
+
 /// This party's mesh: listen on its own address, connect to lower ones.
-fn open(args: &RunArgs) -> Result<Network, CliError> {
+fn open(args: &RunArgs, parties: &crate::parties::Parties) -> Result<Network, CliError> {
     let config = crate::twoparty::net_config(args.timeout, args.deadline);
-    let timeout = config.timeout;
     let me = args.party;
-    let tls = match &args.tls_dir {
-        Some(dir) => {
-            if args.peer_certs.len() != args.parties.len() {
-                return Err(CliError::Usage(format!(
-                    "--peer-certs names {} certificates for {} parties",
-                    args.peer_certs.len(),
-                    args.parties.len()
-                )));
-            }
-            let peers: Vec<(usize, &Path)> = args
-                .peer_certs
+    let tls = match (&args.tls_dir, &parties.certificates) {
+        (Some(dir), Some(certificates)) => {
+            let peers: Vec<(usize, &Path)> = certificates
                 .iter()
                 .enumerate()
                 .filter(|&(j, _)| j != me)
@@ -272,10 +291,17 @@ fn open(args: &RunArgs) -> Result<Network, CliError> {
                 .collect();
             Some(tls::TlsConfig::load(dir, &peers)?)
         }
-        None => None,
+        (Some(_), None) => {
+            return Err(CliError::Usage(
+                "--tls-dir needs every party's certificate (--peer-certs or the parties file)"
+                    .to_owned(),
+            ));
+        }
+        (None, _) => None,
     };
-    let listener = if me + 1 < args.parties.len() {
-        let l = tcp::listen(&args.parties[me])?;
+    let addresses = &parties.addresses;
+    let listener = if me + 1 < addresses.len() {
+        let l = tcp::listen(&addresses[me])?;
         eprintln!("tessera: party {me} listening on {}", l.local_addr()?);
         Some(l)
     } else {
@@ -283,11 +309,11 @@ fn open(args: &RunArgs) -> Result<Network, CliError> {
     };
     let m = Mesh {
         me,
-        parties: args.parties.len(),
+        parties: addresses.len(),
         listener: listener.as_ref(),
-        lower: &args.parties[..me],
+        lower: &addresses[..me],
         tls: tls.as_ref(),
-        setup: timeout,
+        setup: config.timeout,
     };
     Ok(mesh(m, config)?)
 }

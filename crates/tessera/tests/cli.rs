@@ -1091,3 +1091,87 @@ fn the_relay_forwards_with_its_delay_and_reports() {
     ]);
     assert!(!ok && err.contains("cannot be used with"), "{err}");
 }
+
+/// `oaes run --parties-file`: two processes over TLS, each reading the parties' addresses and
+/// certificates from a TOML file (certificates beside it), give FIPS-197's ciphertext.
+#[test]
+fn oblivious_aes_from_a_parties_file_over_tls() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |p: &str| dir.path().join(p).to_str().unwrap().to_owned();
+    let (ok, _, err) = tessera(&[
+        "oaes",
+        "prep",
+        "--parties",
+        "2",
+        "--protocol",
+        "3",
+        "--out",
+        &d("prep"),
+    ]);
+    assert!(ok, "{err}");
+    for k in ["k0", "k1"] {
+        let (ok, _, err) = tessera(&["keygen", "--out", &d(k)]);
+        assert!(ok, "{err}");
+    }
+    let file = |first: &str| {
+        format!(
+            "[[party]]\nid = 0\naddress = \"{first}\"\ncertificate = \"k0/cert.pem\"\n\n\
+             [[party]]\nid = 1\naddress = \"127.0.0.1:9\"\ncertificate = \"k1/cert.pem\"\n"
+        )
+    };
+    std::fs::write(d("listen.toml"), file("127.0.0.1:0")).unwrap();
+    let party = |p: usize, parties: &str| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_tessera"));
+        c.args([
+            "oaes",
+            "run",
+            "--party",
+            &p.to_string(),
+            "--parties-file",
+            parties,
+        ])
+        .args([
+            "--prep",
+            &d(&format!("prep/party-{p}.oaes")),
+            "--tls-dir",
+            &d(&format!("k{p}")),
+        ])
+        .args(["--plaintext", "00112233445566778899aabbccddeeff"]);
+        let share = [
+            "000102030405060708090a0b0c0d0e0f",
+            "00000000000000000000000000000000",
+        ][p];
+        c.args(["--key-share", share])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    };
+    let mut first = party(0, &d("listen.toml")).spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(first.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line.trim().rsplit(' ').next().unwrap().to_owned();
+    std::fs::write(d("connect.toml"), file(&addr)).unwrap();
+    let second = party(1, &d("connect.toml")).output().unwrap();
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    let first = first.wait_with_output().unwrap();
+    for out in [&first.stdout, &second.stdout] {
+        assert_eq!(
+            String::from_utf8_lossy(out).trim(),
+            "69c4e0d86a7b0430d8cdb78070b4c55a"
+        );
+    }
+    // A file that names a party twice is refused by line and field.
+    std::fs::write(d("bad.toml"), file(&addr).replace("id = 1", "id = 0")).unwrap();
+    let out = party(1, &d("bad.toml")).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("bad.toml, line 7, field id"),
+        "{err}"
+    );
+}
