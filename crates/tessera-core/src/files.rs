@@ -3,9 +3,9 @@
 //! [`read`] and [`open`] take regular files only: a device such as `/dev/zero`, a FIFO, a
 //! socket or a directory is refused by name (a FIFO is opened without blocking, so it cannot
 //! hold the caller), and [`read`] stops at its bound by counting the bytes it reads, never by
-//! trusting the size the file system states. [`create_secret`] makes a new file readable by its
-//! owner alone (mode 0600), refusing one that exists and a symbolic link in its place
-//! (`O_CREAT | O_EXCL | O_NOFOLLOW`).
+//! trusting the size the file system states. [`create_new`] makes a new file, refusing one that
+//! exists and a symbolic link in its place (`O_CREAT | O_EXCL | O_NOFOLLOW`); [`create_secret`]
+//! makes it readable by its owner alone (mode 0600).
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -50,17 +50,24 @@ pub fn read(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Creates the new file `path` for writing a secret: mode 0600, refused if anything (a file, a
-/// symbolic link) is already there.
-pub fn create_secret(path: &Path) -> io::Result<File> {
+/// Creates the new file `path` for writing, with permissions `mode`: refused if anything (a
+/// file, a symbolic link) is already there, so nothing is ever written through a link.
+pub fn create_new(path: &Path, mode: u32) -> io::Result<File> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+        options.mode(mode).custom_flags(libc::O_NOFOLLOW);
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = mode;
     options.open(path)
+}
+
+/// Creates the new file `path` for writing a secret: [`create_new`] with mode 0600.
+pub fn create_secret(path: &Path) -> io::Result<File> {
+    create_new(path, 0o600)
 }
 
 #[cfg(all(test, target_os = "linux"))]

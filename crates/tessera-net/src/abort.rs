@@ -49,6 +49,14 @@ impl AbortCode {
             .unwrap_or(AbortCode::Unknown)
     }
 
+    /// The code an abort message's payload carries: its first byte; a payload cut off (or
+    /// empty) reads as [`AbortCode::Unknown`].
+    pub fn from_payload(payload: &[u8]) -> Self {
+        payload
+            .first()
+            .map_or(AbortCode::Unknown, |&b| Self::from_byte(b))
+    }
+
     /// What the user is shown.
     pub fn describe(self) -> &'static str {
         match self {

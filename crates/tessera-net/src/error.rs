@@ -1,5 +1,6 @@
 //! What the network reports: set-up failures, link failures and a peer's misbehaviour, each
-//! naming the party concerned. Text a peer supplied (an abort reason) arrives escaped.
+//! naming the party concerned. A peer's abort arrives as a code ([`AbortCode`]), never as text,
+//! and [`Error::abort_code`] is the one mapping from an error to the code the peers are told.
 
 use crate::AbortCode;
 use crate::wire::RawTag;
@@ -175,10 +176,12 @@ impl Error {
                 AbortCode::PeerMisbehaved
             }
             ReadTimeout { .. } | WriteTimeout { .. } | Deadline { .. } => AbortCode::Timeout,
-            Listen { .. } | Connect { .. } | NeverConnected { .. } | Handshake { .. } => {
-                AbortCode::Network
-            }
-            Io { .. } | Closed { .. } => AbortCode::Network,
+            Listen { .. }
+            | Connect { .. }
+            | NeverConnected { .. }
+            | Handshake { .. }
+            | Io { .. }
+            | Closed { .. } => AbortCode::Network,
             Tls(_) | File { .. } | Usage(_) => AbortCode::Input,
         })
     }

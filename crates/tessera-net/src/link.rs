@@ -301,12 +301,8 @@ impl Link {
             if tag == ABORT_TAG {
                 let have = (buffered_end - start) as usize - HEADER;
                 if have >= 1 || len == 0 || self.eof {
-                    let code = self
-                        .inbuf
-                        .get(off + HEADER)
-                        .filter(|_| have >= 1 && len >= 1);
-                    self.abort =
-                        Some(code.map_or(AbortCode::Unknown, |&b| AbortCode::from_byte(b)));
+                    let payload = off + HEADER..off + HEADER + have.min(len).min(1);
+                    self.abort = Some(AbortCode::from_payload(&self.inbuf[payload]));
                 }
                 return;
             }

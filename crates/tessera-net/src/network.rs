@@ -366,12 +366,9 @@ impl Network {
             // The code may be cut off by a hang-up: then it is unknown.
             let _ = self.buffer(from, "abort", n.min(1));
             let link = self.link(from)?;
-            let mut code = [0u8; 1];
-            let code = if n >= 1 && link.take(&mut code) == 1 {
-                AbortCode::from_byte(code[0])
-            } else {
-                AbortCode::Unknown
-            };
+            let mut first = [0u8; 1];
+            let got = if n >= 1 { link.take(&mut first) } else { 0 };
+            let code = AbortCode::from_payload(&first[..got]);
             return Err(Error::PeerAborted { party: from, code });
         }
         if got != RawTag::from(tag) {

@@ -49,6 +49,22 @@ fn party0(
     (addr, handle)
 }
 
+/// Party 0 of two (read timeout `timeout`) and a raw socket as party 1 that has exchanged the
+/// mesh hello with it.
+fn raw_party1(timeout: Duration) -> (TcpStream, Network) {
+    let (addr, zero) = party0(
+        None,
+        Duration::from_secs(10),
+        NetConfig::with_timeout(timeout),
+    );
+    let mut raw = TcpStream::connect(addr).unwrap();
+    raw.write_all(&hello(2, 1, 0)).unwrap();
+    let mut answer = [0u8; 22];
+    raw.read_exact(&mut answer).unwrap();
+    assert_eq!(answer.to_vec(), hello(2, 0, 1));
+    (raw, zero.join().unwrap().unwrap())
+}
+
 /// Party 1 of two, connecting to `addr`.
 fn party1(addr: SocketAddr, tls: Option<&TlsConfig>, config: NetConfig) -> Result<Network, Error> {
     let lower = [addr.to_string()];
@@ -186,14 +202,7 @@ fn a_trickled_tls_handshake_holds_nothing() {
 #[test]
 fn half_a_frame_then_a_hang_up_is_seen_at_once() {
     for sent in [3usize, 7 + 50] {
-        let config = NetConfig::with_timeout(Duration::from_secs(100));
-        let (addr, zero) = party0(None, Duration::from_secs(10), config);
-        let mut raw = TcpStream::connect(addr).unwrap();
-        raw.write_all(&hello(2, 1, 0)).unwrap();
-        let mut answer = [0u8; 22];
-        raw.read_exact(&mut answer).unwrap();
-        assert_eq!(answer.to_vec(), hello(2, 0, 1));
-        let mut zero = zero.join().unwrap().unwrap();
+        let (mut raw, mut zero) = raw_party1(Duration::from_secs(100));
         // A whole message first, so the party has waited on the link once.
         let (tail, mut whole) = (vec![1, 0, A.id, 100, 0, 0, 0], vec![1, 0, A.id, 4, 0, 0, 0]);
         whole.extend_from_slice(&[9u8; 4]);
@@ -374,13 +383,7 @@ fn a_man_in_the_middle_is_caught() {
 /// nothing it sent reaches the error.
 #[test]
 fn an_abort_is_a_code_and_a_peers_text_is_never_shown() {
-    let config = NetConfig::with_timeout(Duration::from_secs(10));
-    let (addr, zero) = party0(None, Duration::from_secs(10), config);
-    let mut raw = TcpStream::connect(addr).unwrap();
-    raw.write_all(&hello(2, 1, 0)).unwrap();
-    let mut answer = [0u8; 22];
-    raw.read_exact(&mut answer).unwrap();
-    let mut zero = zero.join().unwrap().unwrap();
+    let (mut raw, mut zero) = raw_party1(Duration::from_secs(10));
     let text = format!("\u{1b}[2J\ntessera: result 42\n{}", "x".repeat(4000));
     let mut frame = vec![0, 0, 0xff];
     frame.extend_from_slice(&(text.len() as u32).to_le_bytes());

@@ -120,6 +120,15 @@ pub enum Op {
 }
 
 impl Ceiling {
+    /// The elements of a tensor of `shape` if it fits: every axis at most [`Ceiling::axis`],
+    /// all of them at most [`Ceiling::tensor_elements`] (in checked arithmetic).
+    pub fn tensor(&self, shape: &[usize]) -> Option<usize> {
+        shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d).filter(|_| d <= self.axis))
+            .filter(|&n| n <= self.tensor_elements)
+    }
+
     /// Where the ceiling is explained.
     const NOTE: &'static str = "over the ceiling on a model's size (tessera_nn::model::CEILING; README, Private inference)";
 }
@@ -309,11 +318,8 @@ impl Model {
             ));
         }
         let mut elements = 0usize;
-        for (v, shape) in self.shapes.iter().enumerate() {
-            let n = self
-                .checked_len(v)
-                .filter(|&n| n <= ceiling.tensor_elements);
-            let Some(n) = n.filter(|_| shape.iter().all(|&d| d <= ceiling.axis)) else {
+        for shape in &self.shapes {
+            let Some(n) = ceiling.tensor(shape) else {
                 return over(format!("a value of shape {shape:?} is too large"));
             };
             elements = elements.saturating_add(n);
@@ -323,12 +329,7 @@ impl Model {
         }
         let (mut work, mut weights) = (0usize, 0usize);
         for node in &self.nodes {
-            let c = self.checked_cost(node).unwrap_or(LayerCost {
-                multiplications: usize::MAX,
-                relus: 0,
-                maxima: 0,
-                divisions: 0,
-            });
+            let c = self.cost(node);
             let layer = c
                 .multiplications
                 .saturating_add(c.relus)

@@ -185,6 +185,16 @@ fn window_attributes_are_range_checked_and_sizes_held_to_the_ceiling() {
         );
     }
 
+    // An input of 2^48 elements (each axis within range) is refused before any node uses it.
+    let mut m = base.clone();
+    let input = &mut m.graph.as_mut().unwrap().input[0];
+    let dims = &mut input.type_.mut_or_insert_default().mut_tensor_type().shape;
+    for d in dims.mut_or_insert_default().dim.iter_mut().skip(1) {
+        d.set_dim_value(1 << 16);
+    }
+    let err = import::from_bytes(&bytes(&m), "huge input").unwrap_err();
+    assert!(err.to_string().contains("the sample at most"), "{err}");
+
     // A model built in code is held to the same ceiling by the compiler and the evaluator.
     let mut model = import::from_bytes(&bytes(&base), "b").unwrap();
     let out = model.nodes[0].output;

@@ -14,6 +14,7 @@ use tessera_net::escape;
 use tessera_nn::data::{Idx, Normalise};
 use tessera_nn::eval::{Plain, argmax, max_difference};
 use tessera_nn::fixed::{Arith, Fixed};
+use tessera_nn::import::shown;
 use tessera_nn::infer::{self, Report};
 use tessera_nn::model::Model;
 use tessera_nn::secure::{self, Compiled, Output, Protocol};
@@ -263,11 +264,6 @@ fn load_model(spec: &str) -> Result<Model, CliError> {
         )));
     }
     Ok(import::load(path)?)
-}
-
-/// A node's name as printed: escaped, at most 60 characters.
-fn shown(name: &str) -> String {
-    escape(name.as_bytes(), 60)
 }
 
 fn info(args: &InfoArgs) -> Result<(), CliError> {

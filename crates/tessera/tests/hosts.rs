@@ -167,80 +167,29 @@ fn two_and_three_hosts_over_tls_need_root() {
         "00112233445566778899aabbccddeeff",
     );
 
+    // `cmd` on host 0 (listening, with `first`) and host 1 (connecting, with `second`), TLS.
+    let two = |cmd: &[&str], first: &[&str], second: &[&str]| {
+        let mut sides = [(0, "--listen", first), (1, "--connect", second)].map(|(i, how, own)| {
+            let mut c = hosts.tessera(i, cmd);
+            c.args([how, &listen]).args(own).args(tls(i));
+            c
+        });
+        let [listener, connector] = &mut sides;
+        pair(listener, connector)
+    };
+
     // Yao, two hosts.
-    let (_, e) = pair(
-        hosts
-            .tessera(
-                0,
-                &[
-                    "run",
-                    "--role",
-                    "garbler",
-                    "--listen",
-                    &listen,
-                    "--circuit",
-                    "aes128",
-                    "--input",
-                    key,
-                ],
-            )
-            .args(tls(0)),
-        hosts
-            .tessera(
-                1,
-                &[
-                    "run",
-                    "--role",
-                    "evaluator",
-                    "--connect",
-                    &listen,
-                    "--circuit",
-                    "aes128",
-                    "--input",
-                    text_in,
-                ],
-            )
-            .args(tls(1)),
+    let yao = ["run", "--circuit", "aes128"];
+    let (_, e) = two(
+        &yao,
+        &["--role", "garbler", "--input", key],
+        &["--role", "evaluator", "--input", text_in],
     );
     assert_eq!(text(&e), "69c4e0d86a7b0430d8cdb78070b4c55a");
 
     // GMW, two hosts: 5 + 7 in 8 bits, both learn it.
-    let (a, b) = pair(
-        hosts
-            .tessera(
-                0,
-                &[
-                    "mpc",
-                    "run",
-                    "--protocol",
-                    "b",
-                    "--listen",
-                    &listen,
-                    "--circuit",
-                    "add8",
-                    "--input",
-                    "05",
-                ],
-            )
-            .args(tls(0)),
-        hosts
-            .tessera(
-                1,
-                &[
-                    "mpc",
-                    "run",
-                    "--protocol",
-                    "b",
-                    "--connect",
-                    &listen,
-                    "--circuit",
-                    "add8",
-                    "--input",
-                    "07",
-                ],
-            )
-            .args(tls(1)),
-    );
+    let gmw = ["mpc", "run", "--protocol", "b", "--circuit", "add8"];
+    let (a, b) = two(&gmw, &["--input", "05"], &["--input", "07"]);
     assert_eq!((text(&a), text(&b)), ("0c".to_owned(), "0c".to_owned()));
 
     // Private inference, two hosts: the client holds the stripped architecture.
@@ -251,32 +200,17 @@ fn two_and_three_hosts_over_tls_need_root() {
         .unwrap();
     assert!(o.status.success());
     let images = data("tests/mnist-t10k-256-images.idx3-ubyte");
-    let (_, c) = pair(
-        hosts
-            .tessera(
-                0,
-                &[
-                    "nn", "run", "--role", "server", "--model", &model, "--listen", &listen,
-                ],
-            )
-            .args(tls(0)),
-        hosts
-            .tessera(
-                1,
-                &[
-                    "nn",
-                    "run",
-                    "--role",
-                    "client",
-                    "--model",
-                    &d("arch.onnx"),
-                    "--connect",
-                    &listen,
-                    "--input",
-                    &images,
-                ],
-            )
-            .args(tls(1)),
+    let (_, c) = two(
+        &["nn", "run"],
+        &["--role", "server", "--model", &model],
+        &[
+            "--role",
+            "client",
+            "--model",
+            &d("arch.onnx"),
+            "--input",
+            &images,
+        ],
     );
     assert!(text(&c).starts_with("class 7"), "{}", text(&c));
 

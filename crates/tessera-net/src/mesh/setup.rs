@@ -89,20 +89,15 @@ fn transport(e: impl std::fmt::Display) -> Failure {
     Failure::Transport(e.to_string())
 }
 
-/// A non-blocking read's or write's outcome: the bytes it moved, `None` if it would block,
-/// or the failure (`closed` when it moved nothing: the end of the stream).
+/// A non-blocking read's or write's outcome: the bytes it moved (0 when interrupted: try
+/// again), `None` if it would block, or the failure (`closed` when it moved nothing: the end
+/// of the stream).
 fn progress(r: io::Result<usize>, closed: &str) -> Result<Option<usize>, Failure> {
     match r {
         Ok(0) => Err(transport(closed)),
         Ok(n) => Ok(Some(n)),
-        Err(e)
-            if matches!(
-                e.kind(),
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-            ) =>
-        {
-            Ok(None)
-        }
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(Some(0)),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
         Err(e) => Err(transport(e)),
     }
 }
@@ -132,6 +127,22 @@ struct Pending {
 }
 
 impl Pending {
+    /// A connection on `socket` for `side`, with this party's hello `out` (empty until an
+    /// accepted connection's peer has said who it is).
+    fn new(socket: TcpStream, tls: Option<rustls::Connection>, side: Side, out: Vec<u8>) -> Self {
+        let _ = socket.set_nodelay(true);
+        Pending {
+            socket,
+            tls: tls.map(Box::new),
+            side,
+            since: Instant::now(),
+            connected: matches!(side, Side::Accepted(_)),
+            out,
+            sent: 0,
+            got: Vec::new(),
+        }
+    }
+
     fn handshaking(&self) -> bool {
         self.tls.as_ref().is_some_and(|t| t.is_handshaking())
     }
@@ -143,29 +154,21 @@ impl Pending {
         };
         let mut moved = false;
         while tls.wants_write() {
-            match tls.write_tls(&mut self.socket) {
-                Ok(0) => return Err(transport("the connection closed")),
-                Ok(_) => moved = true,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(transport(e)),
+            match progress(tls.write_tls(&mut self.socket), "the connection closed")? {
+                Some(_) => moved = true,
+                None => break,
             }
         }
-        if tls.wants_read() {
-            match tls.read_tls(&mut self.socket) {
-                Ok(0) => return Err(transport("the peer closed the connection")),
-                Ok(_) => {
-                    moved = true;
-                    tls.process_new_packets()
-                        .map_err(|e| Failure::Refused(format!("TLS handshake: {e}")))?;
-                }
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-                    ) => {}
-                Err(e) => return Err(transport(e)),
-            }
+        if tls.wants_read()
+            && progress(
+                tls.read_tls(&mut self.socket),
+                "the peer closed the connection",
+            )?
+            .is_some()
+        {
+            moved = true;
+            tls.process_new_packets()
+                .map_err(|e| Failure::Refused(format!("TLS handshake: {e}")))?;
         }
         Ok(moved)
     }
@@ -238,7 +241,8 @@ impl Pending {
 
     /// Drives the connection as far as its socket allows: the party at the other end once its
     /// hello has checked out (this party's answer then queued), or `None` while waiting.
-    fn advance(&mut self, m: &Mesh<'_>, taken: &[bool]) -> Result<Option<usize>, Failure> {
+    /// `links` are the links made so far: a party connects once.
+    fn advance(&mut self, m: &Mesh<'_>, links: &[Option<Link>]) -> Result<Option<usize>, Failure> {
         if !self.check_connected()? {
             return Ok(None);
         }
@@ -248,7 +252,7 @@ impl Pending {
                 moved |= self.write_hello()?;
                 moved |= self.read_hello()?;
                 if let Some(hello) = parse_hello(&self.got).map_err(Failure::Refused)? {
-                    let peer = self.check(m, taken, hello)?;
+                    let peer = self.check(m, links, hello)?;
                     if let Side::Accepted(_) = self.side {
                         self.out = hello_frame(m.parties, m.me, peer);
                         self.sent = 0;
@@ -268,7 +272,7 @@ impl Pending {
     fn check(
         &self,
         m: &Mesh<'_>,
-        taken: &[bool],
+        links: &[Option<Link>],
         (n, from, to): (usize, usize, usize),
     ) -> Result<usize, Failure> {
         let refuse = |why: String| Err(Failure::Refused(why));
@@ -285,7 +289,7 @@ impl Pending {
                         m.me, m.parties
                     ));
                 }
-                if taken[from] {
+                if links[from].is_some() {
                     return refuse(format!("party {from} is already connected"));
                 }
                 if let (Some(config), Some(tls)) = (m.tls, &self.tls) {
@@ -399,10 +403,6 @@ pub(super) fn connect_all(
 }
 
 impl Setup<'_> {
-    fn taken(&self) -> Vec<bool> {
-        self.links.iter().map(Option::is_some).collect()
-    }
-
     /// How long to sleep: until the deadline, the next connection attempt or the next expiry.
     fn wait(&self, deadline: Option<Instant>) -> Duration {
         let dials = self.dials.iter().filter(|d| !d.active).map(|d| d.next);
@@ -425,23 +425,14 @@ impl Setup<'_> {
             let addr = d.addrs[d.attempts % d.addrs.len()];
             d.attempts += 1;
             let pending = TcpStream::connect(addr).and_then(|socket| {
-                socket.set_nodelay(true)?;
                 let tls = match self.m.tls {
-                    Some(t) => Some(Box::new(rustls::Connection::Client(
+                    Some(t) => Some(rustls::Connection::Client(
                         t.client(j).map_err(|e| io::Error::other(e.to_string()))?,
-                    ))),
+                    )),
                     None => None,
                 };
-                Ok(Pending {
-                    socket,
-                    tls,
-                    side: Side::Dialed(j),
-                    since: now,
-                    connected: false,
-                    out: hello_frame(self.m.parties, self.m.me, j),
-                    sent: 0,
-                    got: Vec::new(),
-                })
+                let hello = hello_frame(self.m.parties, self.m.me, j);
+                Ok(Pending::new(socket, tls, Side::Dialed(j), hello))
             });
             match pending.and_then(|p| self.insert(p)) {
                 Ok(()) => self.dials[j].active = true,
@@ -501,24 +492,14 @@ impl Setup<'_> {
                 }
             }
             let tls = match self.m.tls.map(|t| t.server(self.m.me + 1..self.m.parties)) {
-                Some(Ok(t)) => Some(Box::new(rustls::Connection::Server(t))),
+                Some(Ok(t)) => Some(rustls::Connection::Server(t)),
                 Some(Err(e)) => {
                     self.refused = Some(format!("from {from}: {e}"));
                     continue;
                 }
                 None => None,
             };
-            let p = Pending {
-                socket,
-                tls,
-                side: Side::Accepted(from),
-                since: Instant::now(),
-                connected: true,
-                out: Vec::new(),
-                sent: 0,
-                got: Vec::new(),
-            };
-            let _ = p.socket.set_nodelay(true);
+            let p = Pending::new(socket, tls, Side::Accepted(from), Vec::new());
             if let Err(e) = self.insert(p) {
                 self.refused = Some(format!("from {from}: {e}"));
             }
@@ -528,12 +509,11 @@ impl Setup<'_> {
     /// Drives the connection in slot `k` after an event; a hello that does not check out on a
     /// connection this party made is an error.
     fn serve(&mut self, k: usize) -> Result<(), Error> {
-        let taken = self.taken();
         let Some(p) = self.slots.get_mut(k).and_then(Option::as_mut) else {
             return Ok(());
         };
         let side = p.side;
-        match (p.advance(&self.m, &taken), side) {
+        match (p.advance(&self.m, &self.links), side) {
             (Ok(None), _) => Ok(()),
             (Ok(Some(peer)), _) => {
                 if let Some(p) = self.slots[k].take() {

@@ -62,15 +62,9 @@ fn write_new(path: &Path, bytes: &[u8], mode: u32, force: bool) -> Result<(), Er
             Err(e) => return Err(file_error(path, e)),
         }
     }
-    let mut options = std::fs::OpenOptions::new();
-    // create_new is O_CREAT | O_EXCL: it fails on anything already there, a symbolic link
-    // included, so the key never lands in a link's target.
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
-    #[cfg(not(unix))]
-    let _ = mode;
-    let mut file = options.open(path).map_err(|e| {
+    // O_CREAT | O_EXCL | O_NOFOLLOW: anything already there, a symbolic link included, is
+    // refused, so the key never lands in a link's target.
+    let mut file = tessera_core::files::create_new(path, mode).map_err(|e| {
         if e.kind() == io::ErrorKind::AlreadyExists {
             file_error(path, "already exists (use --force to replace it)")
         } else {

@@ -84,8 +84,8 @@ pub fn from_proto(proto: &ModelProto, ceiling: &Ceiling) -> Result<Model, Error>
     Ok(model)
 }
 
-/// Text from the file as printed: escaped, at most 60 characters.
-pub(crate) fn shown(text: &str) -> String {
+/// Text from a file as printed: escaped, at most 60 characters.
+pub fn shown(text: &str) -> String {
     tessera_net::escape(text.as_bytes(), 60)
 }
 
@@ -223,10 +223,7 @@ impl<'a> Importer<'a> {
                 shown(name)
             )));
         }
-        let n = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
-        if shape.iter().any(|&d| d > self.ceiling.axis)
-            || n.is_none_or(|n| n > self.ceiling.tensor_elements)
-        {
+        if self.ceiling.tensor(&shape).is_none() {
             return Err(Refusal::Node(format!(
                 "an output of shape {shape:?} is larger than a tensor may be"
             )));
@@ -343,10 +340,11 @@ fn input_shape(
         )));
     }
     let sample: Option<Vec<usize>> = dims[1..].iter().copied().collect();
-    let Some(sample) = sample.filter(|s| s.iter().all(|&d| d > 0 && d <= ceiling.axis)) else {
+    let fits = |s: &Vec<usize>| s.iter().all(|&d| d > 0) && ceiling.tensor(s).is_some();
+    let Some(sample) = sample.filter(fits) else {
         return Err(Error::Graph(format!(
-            "input \"{name}\" has shape {dims:?}; every axis but the batch must be known and at most {}",
-            ceiling.axis
+            "input \"{name}\" has shape {dims:?}; every axis but the batch must be known, and the sample at most {} elements with axes of at most {}",
+            ceiling.tensor_elements, ceiling.axis
         )));
     };
     Ok((dims[0], sample))
