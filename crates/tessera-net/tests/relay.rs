@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 use tessera_net::relay::{LinkSpec, Relay, profile};
-use tessera_net::tcp::{Mesh, listen, mesh};
+use tessera_net::tcp::loopback_through;
 use tessera_net::{Kind, NetConfig, Space};
 
 /// The tests of this file run one at a time: a transfer at full rate beside a delay
@@ -134,29 +134,13 @@ fn meshes_run_through_relays() {
     let _alone = alone();
     let wan = profile("wan").unwrap();
     for n in [2usize, 3, 5] {
-        let listeners: Vec<_> = (0..n).map(|_| listen("127.0.0.1:0").unwrap()).collect();
-        let relays: Vec<Relay> = listeners
-            .iter()
-            .map(|l| {
-                let to = l.local_addr().unwrap().to_string();
-                Relay::start(TcpListener::bind("127.0.0.1:0").unwrap(), &to, wan.link).unwrap()
-            })
-            .collect();
-        let via: Vec<String> = relays.iter().map(|r| r.local_addr().to_string()).collect();
         let start = Instant::now();
+        let setup = Duration::from_secs(20);
+        let mesh = loopback_through(n, None, setup, NetConfig::default(), Some(wan.link)).unwrap();
         thread::scope(|s| {
-            for me in 0..n {
-                let (listener, via) = (&listeners[me], &via);
+            for mut net in mesh.networks {
                 s.spawn(move || {
-                    let m = Mesh {
-                        me,
-                        parties: n,
-                        listener: Some(listener),
-                        lower: &via[..me],
-                        tls: None,
-                        setup: Duration::from_secs(20),
-                    };
-                    let mut net = mesh(m, NetConfig::default()).unwrap();
+                    let me = net.id();
                     for j in (0..n).filter(|&j| j != me) {
                         net.send(j, SPACE.tag(A), &[me as u8; 1000]).unwrap();
                     }
@@ -174,7 +158,8 @@ fn meshes_run_through_relays() {
             "{n}: {:?}",
             start.elapsed()
         );
-        let connections: u64 = relays.into_iter().map(|r| r.stop().connections).sum();
+        assert_eq!(mesh.relays.len(), n - 1);
+        let connections: u64 = mesh.relays.into_iter().map(|r| r.stop().connections).sum();
         assert_eq!(connections as usize, n * (n - 1) / 2);
     }
 }

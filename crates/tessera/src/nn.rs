@@ -3,7 +3,7 @@
 //! alone learns the logits), MOTION2NX's A+B protocol (`tessera_nn::secure`).
 
 use crate::CliError;
-use crate::bench::{cpu_model, loopback, loopback_bandwidth, median};
+use crate::bench::{Exchange, NetCondition, Wire, cpu_model, loopback, loopback_bandwidth, median};
 use crate::twoparty::{LinkArgs, open};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -236,6 +236,8 @@ pub struct BenchArgs {
     /// One JSON object per model and protocol, with the layers.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    net: NetCondition,
 }
 
 /// Runs `tessera nn ...`.
@@ -718,7 +720,8 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
         let model = load_model(spec)?;
         let plain = Plain::new(&model, fixed)?;
         for &protocol in &args.protocol {
-            let mut pair = Pair::new(loopback()?, &model, fixed, protocol)?;
+            let (nets, wire) = loopback(args.net)?;
+            let mut pair = Pair::new(nets, &model, fixed, protocol)?;
             // Inputs: fixed-seed values of the input's normal range.
             let x: Vec<f32> = (0..model.input_len())
                 .map(|i| ((i * 7919 % 255) as f32 / 255.0 - 0.5) * 2.0)
@@ -737,10 +740,21 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
                     runs.push((server, client));
                 }
             }
-            print_bench(args, spec, protocol, &runs, fixed, bandwidth);
+            let links = BenchLinks {
+                loopback_bytes_per_s: bandwidth,
+                wire: &wire,
+            };
+            print_bench(args, spec, protocol, &runs, fixed, &links);
         }
     }
     Ok(())
+}
+
+/// What `nn bench` judges its times against: the loopback bandwidth measured in the same run,
+/// and the link the parties ran over.
+struct BenchLinks<'a> {
+    loopback_bytes_per_s: f64,
+    wire: &'a Wire,
 }
 
 fn print_bench(
@@ -749,8 +763,9 @@ fn print_bench(
     protocol: Protocol,
     runs: &[(Report, Report)],
     fixed: Fixed,
-    bandwidth: f64,
+    links: &BenchLinks<'_>,
 ) {
+    let bandwidth = links.loopback_bytes_per_s;
     let med = |f: &dyn Fn(&(Report, Report)) -> f64| median(runs.iter().map(f).collect());
     let (s, c) = &runs[0];
     let setup_bytes = s.setup.bytes_sent + c.setup.bytes_sent;
@@ -787,23 +802,33 @@ fn print_bench(
         .collect();
     // The setup's bytes at the loopback bandwidth measured in this run: its transfer bound.
     let transfer_ms = setup_bytes as f64 / bandwidth * 1e3;
+    let mut v = json!({
+        "model": spec, "protocol": protocol.name(), "bits": fixed.bits(), "frac": fixed.frac(),
+        "samples": runs.len(), "setup_ms": setup_ms, "online_ms": online_ms,
+        "setup_bytes": setup_bytes, "online_bytes": online_bytes,
+        "setup_rounds": c.setup.rounds, "online_rounds": c.online_rounds(),
+        "setup_transfer_ms": transfer_ms, "setup_over_transfer": setup_ms / transfer_ms,
+        "loopback_bytes_per_s": bandwidth, "cpu": cpu_model(), "layers": layers,
+        "shared_setup": shared,
+    });
+    let wire = links.wire;
+    wire.describe(&mut v);
+    let online = Exchange {
+        rounds: s.online_rounds().max(c.online_rounds()) as f64,
+        ..Exchange::of_pair(&s.online(), &c.online())
+    };
+    let judged = wire.judge(
+        &mut v,
+        "setup",
+        setup_ms,
+        Exchange::of_pair(&s.setup, &c.setup),
+    ) + &wire.judge(&mut v, "online", online_ms, online);
     if args.json {
-        println!(
-            "{}",
-            json!({
-                "model": spec, "protocol": protocol.name(), "bits": fixed.bits(), "frac": fixed.frac(),
-                "samples": runs.len(), "setup_ms": setup_ms, "online_ms": online_ms,
-                "setup_bytes": setup_bytes, "online_bytes": online_bytes,
-                "setup_rounds": c.setup.rounds, "online_rounds": c.online_rounds(),
-                "setup_transfer_ms": transfer_ms, "setup_over_transfer": setup_ms / transfer_ms,
-                "loopback_bytes_per_s": bandwidth, "cpu": cpu_model(), "layers": layers,
-                "shared_setup": shared,
-            })
-        );
+        println!("{v}");
     } else {
         println!(
             "{spec} ({}, ℓ = {}, f = {}): setup {setup_ms:.1} ms ({:.1} MB, {:.1}× its transfer \
-             time at loopback bandwidth), online {online_ms:.2} ms ({:.1} kB, {} rounds); median of {}",
+             time at loopback bandwidth), online {online_ms:.2} ms ({:.1} kB, {} rounds); median of {}{judged}",
             protocol.name(),
             fixed.bits(),
             fixed.frac(),

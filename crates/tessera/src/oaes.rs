@@ -4,7 +4,7 @@
 //! all know the plaintexts and all print the ciphertexts.
 
 use crate::CliError;
-use crate::bench::{CommonArgs, cpu_model, loopback_mesh, median};
+use crate::bench::{CommonArgs, Exchange, NetCondition, cpu_model, loopback_mesh, median};
 use clap::{Args, Subcommand};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -106,6 +106,8 @@ pub struct BenchArgs {
     codes: bool,
     #[command(flatten)]
     common: CommonArgs,
+    #[command(flatten)]
+    net: NetCondition,
 }
 
 /// Options of `tessera demo oaes`.
@@ -338,12 +340,13 @@ fn deal_loaded(shape: Shape) -> Result<(Vec<Material>, f64, f64), CliError> {
     Ok((mats, deal_s, load_ms))
 }
 
-/// One timed encryption: the slowest party's milliseconds, party 0's bytes sent and rounds,
-/// and the ciphertexts.
+/// One timed encryption: the slowest party's milliseconds, party 0's bytes sent, the most
+/// rounds and bytes sent any party counted, and the ciphertexts.
 struct Timed {
     ms: f64,
     bytes: u64,
     rounds: u64,
+    most_bytes: u64,
     ciphertexts: Vec<[u8; 16]>,
 }
 
@@ -399,13 +402,16 @@ fn timed(
         ms: 0.0,
         bytes: 0,
         rounds: 0,
+        most_bytes: 0,
         ciphertexts: Vec::new(),
     };
     for (i, r) in results.into_iter().enumerate() {
         let (ms, bytes, rounds, e) = r?;
         out.ms = out.ms.max(ms);
+        out.rounds = out.rounds.max(rounds);
+        out.most_bytes = out.most_bytes.max(bytes);
         if i == 0 {
-            (out.bytes, out.rounds, out.ciphertexts) = (bytes, rounds, e.ciphertexts);
+            (out.bytes, out.ciphertexts) = (bytes, e.ciphertexts);
         }
     }
     Ok(out)
@@ -481,10 +487,11 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
             for &blocks in &args.blocks {
                 let shape = Shape::new(protocol, n, blocks)?;
                 let (mats, deal_s, load_ms) = deal_loaded(shape)?;
-                let mut nets = loopback_mesh(n, None)?;
+                let (mut nets, wire) = loopback_mesh(n, None, args.net)?;
                 let mut with_key = Vec::new();
                 let mut without_key = Vec::new();
                 let (mut bytes, mut rounds) = ([0u64; 2], [0u64; 2]);
+                let mut exchange = [Exchange::default(); 2];
                 for sample in 0..args.common.samples + 1 {
                     for (expand_first, times) in [(false, &mut with_key), (true, &mut without_key)]
                     {
@@ -503,13 +510,18 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
                         if sample > 0 {
                             times.push(t.ms);
                         }
-                        bytes[usize::from(expand_first)] = t.bytes;
-                        rounds[usize::from(expand_first)] = t.rounds;
+                        let k = usize::from(expand_first);
+                        (bytes[k], rounds[k]) = (t.bytes, t.rounds);
+                        // A party sends alike to every peer: its bytes over n - 1 per link.
+                        exchange[k] = Exchange {
+                            rounds: t.rounds as f64,
+                            busier_bytes: t.most_bytes as f64 / (n - 1) as f64,
+                        };
                     }
                 }
                 let (lat_key, lat) = (median(with_key), median(without_key));
                 let biggest = shape.file_bytes(n - 1);
-                let v = json!({
+                let mut v = json!({
                     "bench": "oaes", "protocol": protocol.number(), "parties": n, "blocks": blocks,
                     "latency_ms_with_key_expansion": lat_key,
                     "latency_ms_without_key_expansion": lat,
@@ -523,11 +535,18 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
                     "samples": args.common.samples, "backend": tessera_core::Backend::active().name(),
                     "gf256": tessera_core::gf256::Gf256Kernel::active().name(), "cpu": cpu_model(),
                 });
+                wire.describe(&mut v);
+                let judged = [
+                    ("with_key_expansion", lat_key, 0),
+                    ("without_key_expansion", lat, 1),
+                ]
+                .map(|(name, ms, k)| wire.judge(&mut v, name, ms, exchange[k]))
+                .concat();
                 if args.common.json {
                     println!("{v}");
                 } else {
                     println!(
-                        "protocol {} {n} parties {blocks:>4} blocks: latency {lat_key:.3} ms with key expansion, {lat:.3} ms without; {:.1} µs/block; {} B sent/party; {} rounds; prep {:.1} MB/block (largest file), load {load_ms:.0} ms",
+                        "protocol {} {n} parties {blocks:>4} blocks: latency {lat_key:.3} ms with key expansion, {lat:.3} ms without; {:.1} µs/block; {} B sent/party; {} rounds; prep {:.1} MB/block (largest file), load {load_ms:.0} ms{judged}",
                         protocol.number(),
                         lat * 1e3 / blocks as f64,
                         bytes[0],
@@ -561,6 +580,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
         bytes,
         rounds,
         ciphertexts,
+        ..
     } = timed(&mats, &mut nets, &shares, &[plain], false)?;
     let got = ciphertexts.first().copied().unwrap_or_default();
     let ok = got == want;

@@ -36,7 +36,7 @@ pub struct RelayArgs {
 }
 
 /// `--profile`'s values, with their sources as help, from the one list of profiles.
-fn profiles() -> impl TypedValueParser<Value = Profile> {
+pub(crate) fn profiles() -> impl TypedValueParser<Value = Profile> {
     let names = PROFILES
         .iter()
         .map(|p| PossibleValue::new(p.name).help(p.source))

@@ -261,6 +261,53 @@ fn bench_garble_reports_rates_and_compile_time() {
     }
 }
 
+/// `--net` runs a benchmark's parties through relays: the measured round trip cannot beat the
+/// profile's two one-way delays, and each time is set beside its bound with the round trips the
+/// parties counted (Y's output to both: two; B's add8: one per AND layer and the output).
+#[test]
+fn benchmarks_run_under_a_network_profile() {
+    let (ok, out, err) = tessera(&[
+        "bench",
+        "mpc",
+        "--circuit",
+        "add8",
+        "--protocol",
+        "y,b",
+        "--samples",
+        "1",
+        "--net",
+        "lan",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 2, "{out}");
+    for (v, trips) in lines.iter().zip([2.0, 8.0]) {
+        assert_eq!(v["net"], "cheetah-lan", "{v}");
+        let rtt = v["round_trip_ms"].as_f64().unwrap();
+        assert!(rtt >= 0.3, "{v}");
+        assert_eq!(v["online_round_trips"], trips, "{v}");
+        let bound = v["online_net_bound_ms"].as_f64().unwrap();
+        assert!(bound >= trips * rtt, "{v}");
+        assert!(v["online_over_net_bound"].as_f64().is_some(), "{v}");
+    }
+    let args = ["bench", "net", "--parties", "3", "--bytes", "1048576"];
+    let (ok, out, err) =
+        tessera(&[&args[..], &["--samples", "1", "--net", "wan", "--json"]].concat());
+    assert!(ok, "{err}");
+    let v = &json_lines(&out)[0];
+    assert!(v["one_way_ms"].as_f64().unwrap() >= 20.0, "{v}");
+    assert!(v["link_bytes_per_sec"].as_f64().unwrap() > 0.0, "{v}");
+    // Plain loopback has no bound.
+    let (ok, out, err) = tessera(&[&args[..], &["--samples", "1", "--json"]].concat());
+    assert!(ok, "{err}");
+    let v = &json_lines(&out)[0];
+    assert_eq!(v["net"], "loopback", "{v}");
+    assert!(v.get("sample_net_bound_ms").is_none(), "{v}");
+    let (ok, _, err) = tessera(&["bench", "yao", "--net", "dialup"]);
+    assert!(!ok && err.contains("cheetah-wan"), "{err}");
+}
+
 /// `tessera bench mpc` runs each protocol, checks its outputs and reports one line each.
 #[test]
 fn bench_mpc_reports_every_protocol() {

@@ -10,6 +10,7 @@
 use super::setup;
 use super::tls::TlsConfig;
 use crate::network::after;
+use crate::relay::{LinkSpec, Relay};
 use crate::{Error, NetConfig, Network};
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::time::Duration;
@@ -58,6 +59,27 @@ pub fn loopback(
     setup: Duration,
     config: NetConfig,
 ) -> Result<Vec<Network>, Error> {
+    Ok(loopback_through(n, tls, setup, config, None)?.networks)
+}
+
+/// A loopback mesh and the relays its connections pass through.
+pub struct RelayedMesh {
+    /// Party i's network at index i.
+    pub networks: Vec<Network>,
+    /// One relay in front of each listening party (none without a link); dropping one cuts
+    /// the connections through it.
+    pub relays: Vec<Relay>,
+}
+
+/// Like [`loopback`], but with `link`, every connection passes through a [`Relay`] under it:
+/// one relay in front of each listening party, which the parties with higher ids dial.
+pub fn loopback_through(
+    n: usize,
+    tls: Option<&[TlsConfig]>,
+    setup: Duration,
+    config: NetConfig,
+    link: Option<LinkSpec>,
+) -> Result<RelayedMesh, Error> {
     let listeners = (0..n)
         .map(|_| listen("127.0.0.1:0"))
         .collect::<Result<Vec<_>, _>>()?;
@@ -66,16 +88,33 @@ pub fn loopback(
         .map(|l| l.local_addr().map(|a| a.to_string()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| Error::Usage(format!("a listener's address: {e}")))?;
-    std::thread::scope(|s| {
+    let relays = match link {
+        None => Vec::new(),
+        Some(link) => addrs[..n.saturating_sub(1)]
+            .iter()
+            .map(|to| {
+                let front = listen("127.0.0.1:0")?;
+                Relay::start(front, to, link).map_err(|e| Error::Listen {
+                    addr: format!("a relay to {to}"),
+                    message: e.to_string(),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+    };
+    let dial: Vec<String> = match link {
+        None => addrs,
+        Some(_) => relays.iter().map(|r| r.local_addr().to_string()).collect(),
+    };
+    let networks = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|me| {
-                let (listener, addrs) = (&listeners[me], &addrs);
+                let (listener, dial) = (&listeners[me], &dial);
                 s.spawn(move || {
                     let m = Mesh {
                         me,
                         parties: n,
                         listener: Some(listener),
-                        lower: &addrs[..me],
+                        lower: &dial[..me],
                         tls: tls.map(|t| &t[me]),
                         setup,
                     };
@@ -86,8 +125,9 @@ pub fn loopback(
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    })
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    Ok(RelayedMesh { networks, relays })
 }
 
 /// Builds this party's network; see the module documentation. The whole-run deadline of

@@ -6,13 +6,13 @@
 //! too), their bytes and rounds, and values per second online; every output is checked against
 //! the input.
 
-use super::{cpu_model, loopback, median};
+use super::{Exchange, NetCondition, cpu_model, loopback, median};
 use crate::CliError;
 use serde_json::json;
 use std::thread;
 use std::time::Instant;
 use tessera_core::{Backend, Prg};
-use tessera_net::Network;
+use tessera_net::{Network, Stats};
 use tessera_protocols::hybrid::{Kind, Plain, Program, Reveal, Sharing, Step, Type, route};
 use tessera_protocols::{Session, SessionConfig};
 
@@ -31,6 +31,8 @@ pub struct ConvertArgs {
     /// One JSON object per line instead of a table.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    net: NetCondition,
 }
 
 fn parse_bits(s: &str) -> Result<u32, String> {
@@ -117,10 +119,10 @@ fn plain(sharing: Sharing, bits: u32, v: &[u64]) -> Plain {
     }
 }
 
-/// One timed execution at party 0: setup ms and bytes, then the online steps.
+/// One timed execution at party 0: setup time and traffic, then the online steps.
 struct Sample {
     setup_ms: f64,
-    setup_bytes: u64,
+    setup: Stats,
     steps: Vec<Step>,
 }
 
@@ -173,7 +175,7 @@ fn party(
             }
             samples.push(Sample {
                 setup_ms,
-                setup_bytes: setup.bytes_sent + setup.bytes_received,
+                setup,
                 steps,
             });
         }
@@ -198,16 +200,16 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
         .iter()
         .map(|_| [0, 1].map(|_| (0..n).map(|_| prg.random_block().low() & m).collect()))
         .collect();
-    let (n0, n1) = loopback()?;
+    let ((n0, n1), wire) = loopback(args.net)?;
     let results = thread::scope(|scope| {
         let other = scope.spawn(|| party(n1, &rows, args, &values));
         let mine = party(n0, &rows, args, &values);
         let theirs = other
             .join()
             .map_err(|_| CliError::Usage("party 1 panicked".into()))?;
-        theirs.and(mine)
+        Ok::<_, CliError>((mine?, theirs?))
     })?;
-    for (row, samples) in rows.iter().zip(&results) {
+    for ((row, samples), their) in rows.iter().zip(&results.0).zip(&results.1) {
         // The operations between the barrier after the inputs and the output.
         let inner = |s: &Sample| -> Vec<Step> {
             let k = s.steps.len();
@@ -224,7 +226,17 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
             .iter()
             .map(|st| st.traffic.bytes_sent + st.traffic.bytes_received)
             .sum();
-        let rounds: usize = inner(&samples[0]).iter().map(|st| st.waits).sum();
+        let waits = |s: &Sample| -> usize { inner(s).iter().map(|st| st.waits).sum() };
+        let rounds = waits(&samples[0]);
+        // The online steps' traffic at one party, summed.
+        let online = |s: &Sample| -> Stats { inner(s).iter().map(|st| st.traffic).sum::<Stats>() };
+        let online_exchange = Exchange {
+            rounds: rounds.max(waits(&their[0])) as f64,
+            ..Exchange::of_pair(&online(&samples[0]), &online(&their[0]))
+        };
+        let setup = samples[0].setup;
+        let setup_exchange = Exchange::of_pair(&setup, &their[0].setup);
+        let setup_bytes = setup.bytes_sent + setup.bytes_received;
         let setup_ms = median(samples.iter().map(|s| s.setup_ms).collect());
         let path: Vec<&str> = match row.to {
             Some(to) => std::iter::once(row.from)
@@ -234,7 +246,7 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
             None => vec![row.from.name()],
         };
         let per_s = n as f64 / (online_ms / 1e3).max(1e-12);
-        let v = json!({
+        let mut v = json!({
             "conversion": row.name(),
             "from": row.from.name(),
             "to": row.to.map(Sharing::name),
@@ -248,19 +260,22 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
             "online_bytes_per_value": bytes as f64 / n as f64,
             "online_rounds": rounds,
             "setup_ms": setup_ms,
-            "setup_bytes": samples[0].setup_bytes,
+            "setup_bytes": setup_bytes,
             "backend": Backend::active().name(),
             "cpu": cpu_model(),
         });
+        wire.describe(&mut v);
+        let judged = wire.judge(&mut v, "online", online_ms, online_exchange)
+            + &wire.judge(&mut v, "setup", setup_ms, setup_exchange);
         if args.json {
             println!("{v}");
         } else {
             println!(
-                "{:<14} via {:<22} online {online_ms:9.3} ms {per_s:12.0} values/s {:>10} B {rounds:>3} rounds | setup {setup_ms:9.2} ms {:>11} B",
+                "{:<14} via {:<22} online {online_ms:9.3} ms {per_s:12.0} values/s {:>10} B {rounds:>3} rounds | setup {setup_ms:9.2} ms {:>11} B{judged}",
                 row.name(),
                 path.join(" → "),
                 bytes,
-                samples[0].setup_bytes
+                setup_bytes
             );
         }
     }

@@ -223,7 +223,7 @@ fn ipp_line(args: &GarbleArgs, circuit: &Circuit, scheme: SchemeKind) -> Result<
         (0..circuit.inputs[1]).map(|i| i % 5 == 1).collect(),
     );
     let expect = tessera_circuit::eval::evaluate(circuit, &[x.clone(), y.clone()])?.concat();
-    let (na, nb) = super::loopback()?;
+    let ((na, nb), _wire) = super::loopback(super::NetCondition::default())?;
     let runs = args.common.samples as usize + 1;
     let (c, y2) = (circuit.clone(), y.clone());
     let b = std::thread::spawn(move || -> Result<(), CliError> {

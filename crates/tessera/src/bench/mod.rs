@@ -13,13 +13,14 @@ mod ot_select;
 mod stream;
 mod triples;
 mod vasa;
+mod wire;
 mod yao;
+
+pub use wire::{Exchange, NetCondition, Wire, loopback, loopback_mesh};
 
 use crate::CliError;
 use clap::{Args, Subcommand};
 use std::time::{Duration, Instant};
-use tessera_net::tcp;
-use tessera_net::{NetConfig, Network};
 
 /// What to benchmark.
 #[derive(Subcommand)]
@@ -279,12 +280,13 @@ pub fn peak_rss_bytes() -> Option<u64> {
 pub const BENCH: tessera_net::Space = tessera_net::Space::new(1000);
 const GO: tessera_net::Kind = tessera_net::Kind::new(0x70, "bench start");
 const DONE: tessera_net::Kind = tessera_net::Kind::new(0x71, "bench done");
+const PING: tessera_net::Kind = tessera_net::Kind::new(0x74, "bench ping");
 
 /// Bytes per second one framed TCP stream carries over loopback, one way: the bound for
 /// protocols whose cost is what crosses the wire.
 pub fn loopback_bandwidth() -> Result<f64, CliError> {
     use tessera_net::Channel;
-    let (mut a, mut b) = loopback()?;
+    let ((mut a, mut b), _wire) = loopback(NetCondition::default())?;
     let message = vec![0x5au8; 1 << 20];
     let rounds = 256;
     let reader = std::thread::spawn(move || -> Result<(), tessera_net::Error> {
@@ -306,23 +308,4 @@ pub fn loopback_bandwidth() -> Result<f64, CliError> {
         .join()
         .map_err(|_| CliError::Usage("reader panicked".into()))??;
     Ok(rate)
-}
-
-/// An n-party TCP (or TLS) mesh over loopback, all parties in this process; reads time out
-/// after two minutes.
-pub fn loopback_mesh(
-    n: usize,
-    tls: Option<&[tessera_net::tls::TlsConfig]>,
-) -> Result<Vec<Network>, CliError> {
-    let config = NetConfig::with_timeout(Duration::from_secs(120));
-    Ok(tcp::loopback(n, tls, Duration::from_secs(30), config)?)
-}
-
-/// A two-party TCP mesh over loopback: (party 0, party 1).
-pub fn loopback() -> Result<(Network, Network), CliError> {
-    let mut nets = loopback_mesh(2, None)?;
-    let b = nets.pop();
-    let a = nets.pop();
-    a.zip(b)
-        .ok_or_else(|| CliError::Usage("a mesh of two has two parties".into()))
 }

@@ -7,7 +7,7 @@
 //! Y's setup is its hello (the base OTs are set up once per session, in the warm-up); it
 //! garbles online, streaming the tables. B's and β's setup draws the triples by OT.
 
-use super::{BENCH, cpu_model, loopback, median};
+use super::{BENCH, Exchange, NetCondition, Wire, cpu_model, loopback, median};
 use crate::CliError;
 use crate::circuit::load;
 use serde_json::json;
@@ -24,8 +24,6 @@ use tessera_protocols::yao::{OutputTo, Yao, YaoRole};
 use tessera_protocols::{Session, SessionConfig};
 
 const SYNC: Kind = Kind::new(0x73, "bench sync");
-/// Round trips timed for the bound.
-const PINGS: usize = 200;
 
 /// A protocol `tessera bench mpc` runs a Boolean circuit in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +78,8 @@ pub struct MpcArgs {
     /// One JSON object per line instead of a table.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    net: NetCondition,
 }
 
 /// One timed execution at party 0.
@@ -128,27 +128,6 @@ fn sync(s: &mut Session, peer: usize) -> Result<(), CliError> {
     ch.flush()?;
     ch.recv_bounded(BENCH.tag(SYNC), 0)?;
     Ok(())
-}
-
-/// The median round trip over the session's link, in milliseconds.
-fn round_trip_ms(s: &mut Session, peer: usize, side: usize) -> Result<f64, CliError> {
-    let mut times = Vec::with_capacity(PINGS);
-    let mut ch = s.channel(peer);
-    for _ in 0..PINGS {
-        let t = Instant::now();
-        if side == 0 {
-            ch.send(BENCH.tag(SYNC), &[])?;
-            ch.flush()?;
-            ch.recv_bounded(BENCH.tag(SYNC), 0)?;
-        } else {
-            ch.recv_bounded(BENCH.tag(SYNC), 0)?;
-            ch.send(BENCH.tag(SYNC), &[])?;
-            ch.flush()?;
-        }
-        times.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    times.sort_by(f64::total_cmp);
-    Ok(times[PINGS / 2])
 }
 
 /// One execution of `c` (already SIMD-widened for Y) between the two sides.
@@ -218,11 +197,10 @@ fn party(
     c: Circuit,
     simd: usize,
     runs: Vec<(Inputs, Outputs)>,
-) -> Result<(f64, Vec<Sample>), CliError> {
+) -> Result<Vec<Sample>, CliError> {
     let side = net.id();
     let peer = 1 - side;
     let mut s = Session::new(net, SessionConfig::default())?;
-    let rtt = round_trip_ms(&mut s, peer, side)?;
     let widened = match protocol {
         MpcProtocol::Yao => tessera_circuit::simd::simd(&c, simd)?,
         MpcProtocol::Shared(_) => c.clone(),
@@ -238,7 +216,7 @@ fn party(
         }
         samples.push(sample);
     }
-    Ok((rtt, samples))
+    Ok(samples)
 }
 
 /// Runs `f` on a rayon pool of `threads` threads (the party's local work of wide layers).
@@ -274,7 +252,7 @@ pub fn run(args: &MpcArgs) -> Result<(), CliError> {
                     Ok((x, expect))
                 })
                 .collect::<Result<Vec<_>, CliError>>()?;
-            let (n0, n1) = loopback()?;
+            let ((n0, n1), wire) = loopback(args.net)?;
             let (c1, runs1) = (circuit.clone(), runs.clone());
             let threads = args.threads as usize;
             let other =
@@ -283,9 +261,16 @@ pub fn run(args: &MpcArgs) -> Result<(), CliError> {
             let theirs = other
                 .join()
                 .map_err(|_| CliError::Usage("party 1 panicked".into()))?;
-            let (rtt, samples) = mine?;
-            theirs?;
-            report(args, protocol, simd, depth, rtt, &samples);
+            let samples = mine?;
+            let their_samples = theirs?;
+            report(
+                args,
+                protocol,
+                simd,
+                depth,
+                &wire,
+                [&samples, &their_samples],
+            );
         }
     }
     Ok(())
@@ -296,9 +281,23 @@ fn report(
     protocol: MpcProtocol,
     simd: usize,
     depth: f64,
-    rtt: f64,
-    samples: &[Sample],
+    wire: &Wire,
+    [samples, theirs]: [&[Sample]; 2],
 ) {
+    let rtt = wire.rtt_ms();
+    // Each sample's exchanges, both parties' counts together.
+    let exchange = |f: fn(&Sample) -> Stats| {
+        let x: Vec<Exchange> = samples[1..]
+            .iter()
+            .zip(&theirs[1..])
+            .map(|(a, b)| Exchange::of_pair(&f(a), &f(b)))
+            .collect();
+        Exchange {
+            rounds: median(x.iter().map(|e| e.rounds).collect()),
+            busier_bytes: median(x.iter().map(|e| e.busier_bytes).collect()),
+        }
+    };
+    let (setup_exchange, online_exchange) = (exchange(|s| s.setup), exchange(|s| s.online));
     let (first, samples) = (samples[0], &samples[1..]);
     let pick = |f: fn(&Sample) -> f64| median(samples.iter().map(f).collect());
     let (setup_ms, online_ms) = (pick(|s| s.setup_ms), pick(|s| s.online_ms));
@@ -311,7 +310,7 @@ fn report(
         pick(|s| s.online.rounds as f64),
     );
     let bound = depth * rtt;
-    let v = json!({
+    let mut v = json!({
         "circuit": args.circuit,
         "protocol": protocol.name(),
         "simd": simd,
@@ -325,18 +324,20 @@ fn report(
         "setup_rounds": setup_rounds,
         "online_rounds": online_rounds,
         "and_depth": depth,
-        "round_trip_ms": rtt,
         "depth_round_trips_ms": bound,
         "online_over_depth_round_trips": online_ms / bound.max(1e-9),
         "outputs_checked": true,
         "backend": Backend::active().name(),
         "cpu": cpu_model(),
     });
+    wire.describe(&mut v);
+    let judged = wire.judge(&mut v, "setup", setup_ms, setup_exchange)
+        + &wire.judge(&mut v, "online", online_ms, online_exchange);
     if args.json {
         println!("{v}");
     } else {
         println!(
-            "{} {:>4} simd {simd:>4}: first setup (base OTs) {:8.2} ms, setup {setup_ms:8.2} ms {:>10} B {setup_rounds:>4} rounds | online {online_ms:8.3} ms {:>10} B {online_rounds:>5} rounds | depth {depth} x rtt {rtt:.4} ms = {bound:.3} ms, online/that {:.2}",
+            "{} {:>4} simd {simd:>4}: first setup (base OTs) {:8.2} ms, setup {setup_ms:8.2} ms {:>10} B {setup_rounds:>4} rounds | online {online_ms:8.3} ms {:>10} B {online_rounds:>5} rounds | depth {depth} x rtt {rtt:.4} ms = {bound:.3} ms, online/that {:.2}{judged}",
             args.circuit,
             protocol.name(),
             first.setup_ms,

@@ -1,9 +1,11 @@
 //! `tessera bench net`: all parties send to all others at once over a loopback TCP (or TLS)
 //! mesh in this process, one thread per party; reports the aggregate throughput and what each
 //! link carried, beside the bandwidth of one framed stream over loopback measured in the same
-//! run.
+//! run. With `--net PROFILE` every connection passes through a relay under the profile, and
+//! it reports the one-way delay (half the measured round trip) and each link's throughput
+//! beside the profile's settings: the emulator checked, not trusted.
 
-use super::{CommonArgs, cpu_model, loopback_bandwidth, loopback_mesh};
+use super::{CommonArgs, Exchange, NetCondition, cpu_model, loopback_bandwidth, loopback_mesh};
 use crate::CliError;
 use clap::Args;
 use serde_json::json;
@@ -30,6 +32,8 @@ pub struct NetArgs {
     /// Mutually authenticated TLS 1.3 instead of plain TCP.
     #[arg(long)]
     tls: bool,
+    #[command(flatten)]
+    net: NetCondition,
 }
 
 /// One party's part of a sample: send `bytes` to every peer, receive as much from each.
@@ -88,7 +92,7 @@ pub fn run(args: &NetArgs) -> Result<(), CliError> {
     } else {
         None
     };
-    let mut nets = loopback_mesh(n, tls.as_deref())?;
+    let (mut nets, wire) = loopback_mesh(n, tls.as_deref(), args.net)?;
     let payload = vec![0xa5u8; MESSAGE.min(bytes)];
     let mut times = Vec::new();
     for _ in 0..args.common.samples {
@@ -116,7 +120,7 @@ pub fn run(args: &NetArgs) -> Result<(), CliError> {
         .iter()
         .map(|net| (0..n).map(|j| net.peer_stats(j).bytes_sent).collect())
         .collect();
-    let report = json!({
+    let mut report = json!({
         "bench": "net",
         "parties": n,
         "tls": args.tls,
@@ -130,11 +134,36 @@ pub fn run(args: &NetArgs) -> Result<(), CliError> {
         "bytes_sent_per_peer": per_peer,
         "cpu": cpu_model(),
     });
+    wire.describe(&mut report);
+    let link = bytes as f64 / median;
+    let checked = args.net.profile.map_or(String::new(), |p| {
+        let one_way = wire.rtt_ms() / 2.0;
+        let setting = p.link.delay.as_secs_f64() * 1e3;
+        report["one_way_ms"] = json!(one_way);
+        report["link_bytes_per_sec"] = json!(link);
+        let rate = p.link.rate_bps.map(|r| r as f64 / 8.0);
+        report["link_over_rate"] = json!(rate.map(|r| link / r));
+        // Each party sends to every peer at once, then reads: half a round trip and the bytes.
+        let x = Exchange {
+            rounds: 0.5,
+            busier_bytes: bytes as f64,
+        };
+        wire.judge(&mut report, "sample", median * 1e3, x)
+            + &format!(
+                "; {}: one way {one_way:.3} ms (set {setting:.3}), each link {:.1} Mbit/s (set {})",
+                p.name,
+                link * 8.0 / 1e6,
+                rate.map_or("no limit".to_owned(), |r| format!(
+                    "{:.0} Mbit/s",
+                    r * 8.0 / 1e6
+                ))
+            )
+    });
     if args.common.json {
         println!("{report}");
     } else {
         println!(
-            "{n} parties{}, {} MiB to every peer: {:.2} GB/s in all ({:.2} GB/s sent per party), one loopback stream {:.2} GB/s, ratio {:.2}",
+            "{n} parties{}, {} MiB to every peer: {:.2} GB/s in all ({:.2} GB/s sent per party), one loopback stream {:.2} GB/s, ratio {:.2}{checked}",
             if args.tls { " over TLS" } else { "" },
             bytes >> 20,
             aggregate / 1e9,

@@ -2,7 +2,9 @@
 //! loopback TCP (one thread each), against the loopback bandwidth measured in the same run.
 
 use super::ot_select::{OtSelect, ProtocolArg};
-use super::{BENCH, CommonArgs, annotate_link, loopback, loopback_bandwidth};
+use super::{
+    BENCH, CommonArgs, Exchange, NetCondition, annotate_link, loopback, loopback_bandwidth,
+};
 use crate::CliError;
 use crate::twoparty::phases_json;
 use clap::{Args, ValueEnum};
@@ -10,7 +12,7 @@ use serde_json::json;
 use std::thread;
 use std::time::Instant;
 use tessera_core::{Block, Prg};
-use tessera_net::{Channel, Kind, PhaseTimer, Spaces};
+use tessera_net::{Channel, Kind, PhaseTimer, Spaces, Stats, Traffic};
 use tessera_ot::OtChoice;
 
 /// Options of `tessera bench ot`.
@@ -26,6 +28,8 @@ pub struct OtArgs {
     /// OTs per timed sample.
     #[arg(long, default_value_t = 1 << 24, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
     count: u64,
+    #[command(flatten)]
+    net: NetCondition,
 }
 
 /// `--flavour`.
@@ -59,11 +63,14 @@ fn measure(
     flavour: FlavourArg,
     count: usize,
     samples: u32,
+    net: NetCondition,
 ) -> Result<serde_json::Value, CliError> {
-    let (mut s_net, mut r_net) = loopback()?;
-    let receiver = thread::spawn(move || -> Result<(), CliError> {
+    let ((mut s_net, mut r_net), wire) = loopback(net)?;
+    let receiver = thread::spawn(move || -> Result<[Stats; 2], CliError> {
         let ch = &mut r_net.peer(0);
+        let before = ch.traffic();
         let mut r = protocol.receiver(ch, &mut Spaces::default(), Prg::from_os()?)?;
+        let after_setup = ch.traffic();
         let mut prg = Prg::from_os()?;
         let choices: Vec<bool> = (0..count).map(|_| prg.random_block().lsb()).collect();
         let mut out = vec![Block::ZERO; count];
@@ -78,7 +85,7 @@ fn measure(
             ch.send(BENCH.tag(DONE), &[])?;
             ch.flush()?;
         }
-        Ok(())
+        Ok([after_setup.since(&before), ch.traffic().since(&after_setup)])
     });
     let s_ch = &mut s_net.peer(1);
     let timer = PhaseTimer::start("base-ot", s_ch);
@@ -112,23 +119,31 @@ fn measure(
     }
     let extension = timer.stop(s_ch);
     let traffic = extension.traffic;
-    receiver
+    let theirs = receiver
         .join()
         .map_err(|_| CliError::Usage("receiver thread panicked".into()))??;
     rates.sort_by(f64::total_cmp);
+    let rate = rates[rates.len() / 2];
     let per_run = |v: u64| v / u64::from(samples);
-    Ok(json!({
+    let mut v = json!({
         "protocol": protocol.name(),
         "flavour": flavour.name(),
         "count": count,
-        "ots_per_sec": rates[rates.len() / 2],
+        "ots_per_sec": rate,
         "setup_ms": setup.ms,
         "bytes_sent": per_run(traffic.bytes_sent),
         "bytes_received": per_run(traffic.bytes_received),
         "rounds": per_run(traffic.rounds),
         "samples": samples,
-        "phases": phases_json(&[setup, extension]),
-    }))
+    });
+    wire.describe(&mut v);
+    let setup_exchange = Exchange::of_pair(&setup.traffic, &theirs[0]);
+    wire.judge(&mut v, "setup", setup.ms, setup_exchange);
+    let sample_ms = count as f64 / rate * 1e3;
+    let per_sample = Exchange::of_pair(&traffic, &theirs[1]).per(f64::from(samples));
+    wire.judge(&mut v, "sample", sample_ms, per_sample);
+    v["phases"] = phases_json(&[setup, extension]);
+    Ok(v)
 }
 
 /// Runs `tessera bench ot`.
@@ -146,27 +161,31 @@ pub fn run(args: &OtArgs) -> Result<(), CliError> {
     };
     if !args.common.json {
         println!(
-            "{:<24} {:<5} {:>10} {:>10} {:>10} {:>14} {:>8}",
-            "proto", "kind", "count", "M OT/s", "setup ms", "bytes sent", "link"
+            "{:<24} {:<5} {:>10} {:>10} {:>10} {:>14} {:>8} {:>12}",
+            "proto", "kind", "count", "M OT/s", "setup ms", "bytes sent", "link", "/net bound"
         );
     }
     for &protocol in &protocols {
         for &flavour in &flavours {
-            let mut v = measure(protocol, flavour, args.count as usize, args.common.samples)?;
+            let (count, samples) = (args.count as usize, args.common.samples);
+            let mut v = measure(protocol, flavour, count, samples, args.net)?;
             let rate = v["ots_per_sec"].as_f64().unwrap_or(0.0);
             let (_, link) = annotate_link(&mut v, args.count as f64, rate, bandwidth);
             if args.common.json {
                 println!("{v}");
             } else {
                 println!(
-                    "{:<24} {:<5} {:>10} {:>10.2} {:>10.2} {:>14} {:>8.2}",
+                    "{:<24} {:<5} {:>10} {:>10.2} {:>10.2} {:>14} {:>8.2} {:>12}",
                     protocol.name(),
                     flavour.name(),
                     args.count,
                     rate / 1e6,
                     v["setup_ms"].as_f64().unwrap_or(0.0),
                     v["bytes_sent"],
-                    link
+                    link,
+                    v["sample_over_net_bound"]
+                        .as_f64()
+                        .map_or("-".to_owned(), |r| format!("{r:.2}")),
                 );
             }
         }

@@ -3,14 +3,16 @@
 //! measured in the same run.
 
 use super::ot_select::{OtSelect, ProtocolArg};
-use super::{BENCH, CommonArgs, annotate_link, loopback, loopback_bandwidth};
+use super::{
+    BENCH, CommonArgs, Exchange, NetCondition, annotate_link, loopback, loopback_bandwidth,
+};
 use crate::CliError;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 use std::thread;
 use std::time::Instant;
 use tessera_core::Prg;
-use tessera_net::{Channel, Kind, Network, PhaseTimer, Spaces};
+use tessera_net::{Channel, Kind, Network, Spaces, Stats, Traffic};
 use tessera_ot::OtChoice;
 use tessera_ot::triples::{Links, Ring, TripleGenerator};
 
@@ -30,6 +32,8 @@ pub struct TriplesArgs {
     shape: (usize, usize, usize),
     #[command(flatten)]
     ot: OtSelect,
+    #[command(flatten)]
+    net: NetCondition,
 }
 
 fn parse_shape(s: &str) -> Result<(usize, usize, usize), String> {
@@ -116,6 +120,7 @@ fn make(
 }
 
 /// One party: OT set-up both ways (party 0 sender first), then `samples` timed rounds.
+/// Returns each sample's rate and the traffic of all samples.
 fn party(
     net: &mut Network,
     me: usize,
@@ -124,12 +129,13 @@ fn party(
     count: usize,
     shape: (usize, usize, usize),
     samples: u32,
-) -> Result<Vec<f64>, CliError> {
+) -> Result<(Vec<f64>, Stats), CliError> {
     let ch = &mut net.peer(1 - me);
     let mut spaces = Spaces::default();
     let (mut s, mut r) = protocol.pair(ch, &mut spaces, me == 0, &mut Prg::from_os()?)?;
     let mut g = TripleGenerator::new(&mut spaces, me == 0, Prg::from_os()?)?;
     let mut rates = Vec::new();
+    let before = ch.traffic();
     for _ in 0..samples {
         // Both start together: party 0 says go, party 1 waits for it.
         if me == 0 {
@@ -147,7 +153,7 @@ fn party(
         make(&mut g, &mut links, kind, count, shape)?;
         rates.push(count as f64 / t.elapsed().as_secs_f64());
     }
-    Ok(rates)
+    Ok((rates, ch.traffic().since(&before)))
 }
 
 fn measure_triples(
@@ -156,28 +162,31 @@ fn measure_triples(
     count: usize,
     shape: (usize, usize, usize),
     samples: u32,
+    net: NetCondition,
 ) -> Result<serde_json::Value, CliError> {
-    let (mut a, mut b) = loopback()?;
+    let ((mut a, mut b), wire) = loopback(net)?;
     let other = thread::spawn(move || party(&mut b, 1, protocol, kind, count, shape, samples));
-    let timer = PhaseTimer::start("triples", &a);
-    let mut rates = party(&mut a, 0, protocol, kind, count, shape, samples)?;
-    let phase = timer.stop(&a);
-    other
+    let (mut rates, traffic) = party(&mut a, 0, protocol, kind, count, shape, samples)?;
+    let (_, theirs) = other
         .join()
         .map_err(|_| CliError::Usage("party 1's thread panicked".into()))??;
     rates.sort_by(f64::total_cmp);
     let rate = rates[rates.len() / 2];
     let per_sample = |v: u64| v / u64::from(samples);
-    Ok(json!({
+    let mut v = json!({
         "kind": kind.name(),
         "ot": protocol.name(),
         "count": count,
         "shape": if kind == KindArg::Matrix { json!([shape.0, shape.1, shape.2]) } else { json!(null) },
         "triples_per_sec": rate,
-        "bytes_sent": per_sample(phase.traffic.bytes_sent),
-        "bytes_received": per_sample(phase.traffic.bytes_received),
+        "bytes_sent": per_sample(traffic.bytes_sent),
+        "bytes_received": per_sample(traffic.bytes_received),
         "samples": samples,
-    }))
+    });
+    wire.describe(&mut v);
+    let per_sample = Exchange::of_pair(&traffic, &theirs).per(f64::from(samples));
+    wire.judge(&mut v, "sample", count as f64 / rate * 1e3, per_sample);
+    Ok(v)
 }
 
 /// Runs `tessera bench triples`.
@@ -196,8 +205,8 @@ pub fn run(args: &TriplesArgs) -> Result<(), CliError> {
     };
     if !args.common.json {
         println!(
-            "{:<8} {:<20} {:>10} {:>14} {:>16} {:>8}",
-            "kind", "ot", "count", "triples/s", "bytes/triple", "link"
+            "{:<8} {:<20} {:>10} {:>14} {:>16} {:>8} {:>12}",
+            "kind", "ot", "count", "triples/s", "bytes/triple", "link", "/net bound"
         );
     }
     let protocols = args.ot.choices(ProtocolArg::Softspoken)?;
@@ -206,20 +215,24 @@ pub fn run(args: &TriplesArgs) -> Result<(), CliError> {
         .flat_map(|&p| kinds.iter().map(move |&k| (p, k)))
     {
         let count = args.count.unwrap_or(kind.default_count()) as usize;
-        let mut v = measure_triples(protocol, kind, count, args.shape, args.common.samples)?;
+        let samples = args.common.samples;
+        let mut v = measure_triples(protocol, kind, count, args.shape, samples, args.net)?;
         let rate = v["triples_per_sec"].as_f64().unwrap_or(0.0);
         let (per_triple, link) = annotate_link(&mut v, count as f64, rate, bandwidth);
         if args.common.json {
             println!("{v}");
         } else {
             println!(
-                "{:<8} {:<20} {:>10} {:>14.0} {:>16.1} {:>8.2}",
+                "{:<8} {:<20} {:>10} {:>14.0} {:>16.1} {:>8.2} {:>12}",
                 kind.name(),
                 protocol.name(),
                 count,
                 rate,
                 per_triple,
-                link
+                link,
+                v["sample_over_net_bound"]
+                    .as_f64()
+                    .map_or("-".to_owned(), |r| format!("{r:.2}")),
             );
         }
     }

@@ -5,7 +5,7 @@
 
 use super::BENCH;
 use super::local::LocalRun;
-use super::{CommonArgs, cpu_model, loopback, measure};
+use super::{CommonArgs, Exchange, NetCondition, cpu_model, loopback, measure};
 use crate::CliError;
 use crate::circuit::load;
 use crate::twoparty::phases_json;
@@ -37,6 +37,8 @@ pub struct YaoArgs {
     /// One JSON object instead of text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    net: NetCondition,
 }
 
 /// Garbling plus evaluation in one thread, in milliseconds (the median of 5 samples of
@@ -97,10 +99,12 @@ pub fn run(args: &YaoArgs) -> Result<(), CliError> {
     let scheme = args.scheme;
     let bound_ms = scheme.visit(LocalMs(&circuit))?;
 
-    let (g_net, e_net) = loopback()?;
+    let ((g_net, e_net), wire) = loopback(args.net)?;
+    let before = g_net.stats();
     let evaluator_inputs: Vec<Vec<bool>> = inputs.iter().map(|i| i.1.clone()).collect();
     let e_circuit = circuit.clone();
     let evaluator = thread::spawn(move || -> Result<_, CliError> {
+        let before = e_net.stats();
         let mut s = Session::new(e_net, SessionConfig::default())?;
         let mut e = Yao::setup(
             &mut s,
@@ -113,6 +117,7 @@ pub fn run(args: &YaoArgs) -> Result<(), CliError> {
         // Set-up ends when both parties are ready, so the first execution is timed alone.
         s.network().send(0, BENCH.tag(READY), &[])?;
         s.network().flush()?;
+        let after_setup = s.network().stats();
         let mut outputs = Vec::new();
         let mut phases = Vec::new();
         for x in &evaluator_inputs {
@@ -120,7 +125,11 @@ pub fn run(args: &YaoArgs) -> Result<(), CliError> {
             outputs.push(o.output);
             phases = o.phases;
         }
-        Ok((outputs, phases))
+        let traffic = [
+            after_setup.since(&before),
+            s.network().stats().since(&after_setup),
+        ];
+        Ok((outputs, phases, traffic))
     });
     let t = Instant::now();
     let mut s = Session::new(g_net, SessionConfig::default())?;
@@ -135,6 +144,7 @@ pub fn run(args: &YaoArgs) -> Result<(), CliError> {
     s.network().peer(1).recv_bounded(BENCH.tag(READY), 0)?;
     let setup_ms = t.elapsed().as_secs_f64() * 1e3;
     let after_setup = s.network().stats();
+    let setup_traffic = after_setup.since(&before);
     let mut times = Vec::with_capacity(n);
     let mut outputs = Vec::with_capacity(n);
     let mut last_phases = Vec::new();
@@ -146,7 +156,7 @@ pub fn run(args: &YaoArgs) -> Result<(), CliError> {
         last_phases = o.phases;
     }
     let traffic = s.network().stats().since(&after_setup);
-    let (e_outputs, e_phases) = evaluator
+    let (e_outputs, e_phases, e_traffic) = evaluator
         .join()
         .map_err(|_| CliError::Usage("the evaluator thread panicked".into()))??;
     for (k, (x, y)) in inputs.iter().enumerate() {
@@ -164,7 +174,7 @@ pub fn run(args: &YaoArgs) -> Result<(), CliError> {
         first_ms
     };
     let per_run = |v: u64| v / n as u64;
-    let report = json!({
+    let mut report = json!({
         "circuit": args.circuit,
         "scheme": scheme.name(),
         "repeat": n,
@@ -183,14 +193,26 @@ pub fn run(args: &YaoArgs) -> Result<(), CliError> {
         "backend": Backend::active().name(),
         "cpu": cpu_model(),
     });
+    wire.describe(&mut report);
+    let setup_exchange = Exchange::of_pair(&setup_traffic, &e_traffic[0]);
+    let run_exchange = Exchange::of_pair(&traffic, &e_traffic[1]).per(n as f64);
+    let judged = [
+        ("setup", setup_ms, setup_exchange),
+        ("first", first_ms, run_exchange),
+        ("amortised", amortised_ms, run_exchange),
+    ]
+    .map(|(name, ms, x)| wire.judge(&mut report, name, ms, x))
+    .concat();
     if args.json {
         println!("{report}");
     } else {
         println!(
-            "{} ({scheme}): setup {setup_ms:.2} ms, first execution {first_ms:.3} ms, amortised {amortised_ms:.3} ms over {n} (local garble+evaluate {bound_ms:.3} ms); garbler sends {} bytes, receives {} per execution; outputs checked against plaintext",
+            "{} ({scheme}): setup {setup_ms:.2} ms, first execution {first_ms:.3} ms, amortised {amortised_ms:.3} ms over {n} (local garble+evaluate {bound_ms:.3} ms); garbler sends {} bytes, receives {} per execution; outputs checked against plaintext; {} round trip {:.3} ms{judged}",
             args.circuit,
             per_run(traffic.bytes_sent),
-            per_run(traffic.bytes_received)
+            per_run(traffic.bytes_received),
+            wire.name(),
+            wire.rtt_ms(),
         );
     }
     Ok(())
