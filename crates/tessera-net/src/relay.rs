@@ -365,10 +365,40 @@ fn read_side(mut from: TcpStream, line: &Line, shared: &Shared, forward: bool) {
     }
 }
 
+/// The most a [`Pacer`] sleeps short: about Linux's default timer slack. A thread that was
+/// not scheduled for longer (a busy machine) must not teach it to skip delays.
+const MAX_EARLY: Duration = Duration::from_micros(60);
+
+/// Sleeps until deadlines, sleeping less by how late its sleeps have woken (Linux wakes a
+/// sleeping thread up to its timer slack, 50 µs by default, after the time asked for), at most
+/// [`MAX_EARLY`], so that releases fall around their deadlines rather than always after them.
+#[derive(Default)]
+struct Pacer {
+    /// The running mean of how late a sleep woke.
+    late: Duration,
+}
+
+impl Pacer {
+    fn wait_until(&mut self, deadline: Instant) {
+        let now = Instant::now();
+        let Some(wait) = deadline.checked_duration_since(now) else {
+            return;
+        };
+        let aim = wait.saturating_sub(self.late);
+        if aim.is_zero() {
+            return;
+        }
+        thread::sleep(aim);
+        let overshoot = now.elapsed().saturating_sub(aim).min(MAX_EARLY);
+        self.late = (self.late * 7 + overshoot) / 8;
+    }
+}
+
 /// Writes each chunk to `to` at its release time, paced at the rate; closes `to`'s write side
 /// after the last one, or both ends of both sockets on a failure.
 fn write_side(mut to: TcpStream, line: &Line, shared: &Shared, forward: bool) {
     let mut free_at = Instant::now();
+    let mut pacer = Pacer::default();
     loop {
         let next = {
             let mut q = lock(line);
@@ -387,9 +417,7 @@ fn write_side(mut to: TcpStream, line: &Line, shared: &Shared, forward: bool) {
             return;
         };
         let start = release.max(free_at);
-        if let Some(wait) = start.checked_duration_since(Instant::now()) {
-            thread::sleep(wait);
-        }
+        pacer.wait_until(start);
         let wrote = to.write_all(&data);
         free_at = start + shared.link.transmission(data.len());
         let mut q = lock(line);
