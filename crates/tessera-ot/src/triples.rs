@@ -558,6 +558,35 @@ pub struct Links<'a> {
     pub receiver: &'a mut dyn RcotReceiver,
 }
 
+impl Links<'_> {
+    /// Random correlated OTs in both directions at once: `sent.len()` as the sender and
+    /// `received.len()` as the receiver, in the order the provider's [`Flow`] allows, so the
+    /// two directions overlap where it can. `sender_first` must differ between the two parties:
+    /// the one with it set draws as the sender first where messages go both ways
+    /// ([`Flow::Both`]).
+    pub fn draw(
+        &mut self,
+        sender_first: bool,
+        sent: &mut [Block],
+        received: &mut [Block],
+    ) -> Result<(), Error> {
+        let sender_first = match self.receiver.flow() {
+            Flow::ReceiverToSender => false,
+            Flow::SenderToReceiver => true,
+            Flow::Both => sender_first,
+        };
+        if sender_first {
+            self.sender.send_random_correlated(self.channel, sent)?;
+            self.receiver
+                .receive_random_correlated(self.channel, received)
+        } else {
+            self.receiver
+                .receive_random_correlated(self.channel, received)?;
+            self.sender.send_random_correlated(self.channel, sent)
+        }
+    }
+}
+
 impl TripleGenerator {
     /// A generator whose messages go in a space from `spaces` (the peer takes its own at the
     /// same point). `sender_first` must differ between the two parties: the one with it set
@@ -575,28 +604,12 @@ impl TripleGenerator {
         })
     }
 
-    /// `n` random correlated OTs in each direction into the row buffers, in the order the
-    /// provider's [`Flow`] allows.
+    /// `n` random correlated OTs in each direction into the row buffers.
     fn draw(&mut self, links: &mut Links<'_>, n: usize) -> Result<(), Error> {
-        let sender_first = match links.receiver.flow() {
-            Flow::ReceiverToSender => false,
-            Flow::SenderToReceiver => true,
-            Flow::Both => self.sender_first,
-        };
         let (sent, received) = (&mut self.sent_rows, &mut self.received_rows);
         sent.resize(n, Block::ZERO);
         received.resize(n, Block::ZERO);
-        if sender_first {
-            links.sender.send_random_correlated(links.channel, sent)?;
-            links
-                .receiver
-                .receive_random_correlated(links.channel, received)
-        } else {
-            links
-                .receiver
-                .receive_random_correlated(links.channel, received)?;
-            links.sender.send_random_correlated(links.channel, sent)
-        }
+        links.draw(self.sender_first, sent, received)
     }
 
     /// `n` Boolean triples: two random OTs each, nothing else sent.

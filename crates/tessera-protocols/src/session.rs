@@ -99,6 +99,11 @@ impl Session {
         self.prg.random_block()
     }
 
+    /// The OT every provider of this session runs.
+    pub fn ot_choice(&self) -> OtChoice {
+        self.config.ot
+    }
+
     /// A PRG seeded from the session's, for one protocol instance.
     pub fn fork_prg(&mut self) -> Prg {
         Prg::from_seed_block(self.prg.random_block())

@@ -1,0 +1,240 @@
+//! Authenticated bits (WRK17 §2.2, KRRW18 §2). A bit b that one party holds is authenticated to a
+//! peer that holds a key K under its global offset Δ: the holder's MAC is M = K ⊕ b·Δ. Keys have
+//! least significant bit 0 and Δ has it 1, so a MAC's least significant bit is its bit, and an
+//! authenticated bit costs one block on each side.
+//!
+//! They are random correlated OTs with the peer as the sender: the receiver's outputs are MACs,
+//! the sender's are keys and its Δ is the global one. With an actively secure provider (the KOS
+//! check on IKNP or SoftSpoken, malicious Ferret) a cheating peer cannot make the correlation
+//! inconsistent without being caught, which is what WRK17's F_aBit asks of it.
+//!
+//! Opening: the holder sends the bits and a digest of their MACs; the peer recomputes the MACs
+//! from its keys and Δ and compares. To open a flipped bit the holder must produce K ⊕ (b⊕1)·Δ
+//! without knowing Δ: it succeeds with probability 2^-127 per bit (Δ's least significant bit is
+//! public).
+
+use crate::Error;
+use sha2::{Digest, Sha256};
+use std::ops::Range;
+use subtle::ConstantTimeEq;
+use tessera_core::Block;
+use tessera_net::{Channel, Kind, Space};
+use tessera_ot::extension::Security;
+use tessera_ot::triples::Links;
+use tessera_protocols::{OtChoice, Session};
+
+/// Opened bits and the digest of their MACs.
+pub const OPENING: Kind = Kind::new(0x01, "authenticated bits opened");
+/// Bytes of an opening's digest.
+const DIGEST: usize = 32;
+
+/// Bits this party holds, each authenticated to one peer (their MACs under the peer's Δ).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AuthBits {
+    macs: Vec<Block>,
+}
+
+impl AuthBits {
+    /// Authenticated bits from their MACs (each MAC's least significant bit is its bit).
+    pub fn from_macs(macs: Vec<Block>) -> Self {
+        AuthBits { macs }
+    }
+
+    /// How many bits.
+    pub fn len(&self) -> usize {
+        self.macs.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.macs.is_empty()
+    }
+
+    /// Bit `i`. Secret.
+    pub fn bit(&self, i: usize) -> bool {
+        self.macs[i].lsb()
+    }
+
+    /// The MACs. Secret.
+    pub fn macs(&self) -> &[Block] {
+        &self.macs
+    }
+}
+
+/// The keys this party holds for a peer's authenticated bits, under this party's global Δ.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AuthKeys {
+    delta: Block,
+    keys: Vec<Block>,
+}
+
+impl std::fmt::Debug for AuthKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthKeys")
+            .field("len", &self.keys.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AuthKeys {
+    /// Keys under `delta` (least significant bit 1; every key's is 0).
+    pub fn new(delta: Block, keys: Vec<Block>) -> Self {
+        AuthKeys { delta, keys }
+    }
+
+    /// How many keys.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// This party's global Δ. Secret.
+    pub fn delta(&self) -> Block {
+        self.delta
+    }
+
+    /// The keys. Secret.
+    pub fn keys(&self) -> &[Block] {
+        &self.keys
+    }
+
+    /// The MAC the holder of bit `i` must show if the bit is `bit`: K ⊕ bit·Δ.
+    pub fn mac_for(&self, i: usize, bit: bool) -> Block {
+        self.keys[i] ^ (self.delta & Block::mask(bit))
+    }
+}
+
+/// Refuses an OT that is not actively secure: authenticated bits from it would let a cheating
+/// peer break the MACs' correlation unnoticed.
+pub fn check_provider(choice: OtChoice) -> Result<(), Error> {
+    let security = match choice {
+        OtChoice::Extension(p) => p.security(),
+        OtChoice::Ferret(_, s) => s,
+    };
+    match security {
+        Security::Malicious => Ok(()),
+        Security::SemiHonest => Err(Error::Usage(format!(
+            "authenticated garbling needs an actively secure OT; {} is semi-honest",
+            choice.name()
+        ))),
+    }
+}
+
+/// `n` fresh random authenticated bits each way with `peer`: this party's, authenticated to the
+/// peer, and the keys for the peer's, under this party's Δ (its OT sender's).
+pub fn random(session: &mut Session, peer: usize, n: usize) -> Result<(AuthBits, AuthKeys), Error> {
+    check_provider(session.ot_choice())?;
+    let sender_first = session.id() < peer;
+    let mut keys = vec![Block::ZERO; n];
+    let mut macs = vec![Block::ZERO; n];
+    let delta = session.with_ot_pair(peer, |sender, receiver, channel| {
+        let delta = sender.delta();
+        let mut links = Links {
+            channel,
+            sender,
+            receiver,
+        };
+        links.draw(sender_first, &mut keys, &mut macs)?;
+        Ok(delta)
+    })?;
+    Ok((AuthBits { macs }, AuthKeys { delta, keys }))
+}
+
+/// The digest of the MACs of an opening of `range`, bound to where the range starts.
+fn digest(start: usize, macs: impl Iterator<Item = Block>) -> [u8; DIGEST] {
+    let mut h = Sha256::new();
+    h.update(b"tessera-ag opening");
+    h.update((start as u64).to_le_bytes());
+    for m in macs {
+        h.update(m.to_bytes());
+    }
+    h.finalize().into()
+}
+
+/// The message that opens bits `range` of `held` to the peer: the bits packed least significant
+/// first, then a SHA-256 digest of their MACs.
+pub fn opening(held: &AuthBits, range: Range<usize>) -> Result<Vec<u8>, Error> {
+    let macs = held.macs.get(range.clone()).ok_or_else(|| {
+        Error::Usage(format!(
+            "opening {range:?} of {} authenticated bits",
+            held.len()
+        ))
+    })?;
+    let mut msg = vec![0u8; macs.len().div_ceil(8) + DIGEST];
+    for (i, m) in macs.iter().enumerate() {
+        msg[i / 8] |= u8::from(m.lsb()) << (i % 8);
+    }
+    let at = macs.len().div_ceil(8);
+    msg[at..].copy_from_slice(&digest(range.start, macs.iter().copied()));
+    Ok(msg)
+}
+
+/// The bits an opening of the peer's bits `range` shows, if it checks against this party's keys.
+pub fn check_opening(keys: &AuthKeys, range: Range<usize>, msg: &[u8]) -> Result<Vec<bool>, Error> {
+    if range.end > keys.len() || range.start > range.end {
+        return Err(Error::Usage(format!(
+            "checking {range:?} of {} keys",
+            keys.len()
+        )));
+    }
+    let n = range.len();
+    let at = n.div_ceil(8);
+    let malformed = || Error::CheckFailed {
+        check: "the opening's format",
+    };
+    if msg.len() != at + DIGEST {
+        return Err(malformed());
+    }
+    // Bits past the last must be zero.
+    if !n.is_multiple_of(8) && msg[at - 1] >> (n % 8) != 0 {
+        return Err(malformed());
+    }
+    let bits: Vec<bool> = (0..n).map(|i| msg[i / 8] >> (i % 8) & 1 == 1).collect();
+    let expected = digest(
+        range.start,
+        bits.iter()
+            .zip(range.clone())
+            .map(|(&b, i)| keys.mac_for(i, b)),
+    );
+    if bool::from(expected.ct_eq(&msg[at..])) {
+        Ok(bits)
+    } else {
+        Err(Error::CheckFailed {
+            check: "the MAC check of opened authenticated bits",
+        })
+    }
+}
+
+/// Sends an opening of bits `range` of `held` to `peer` in `space`.
+pub fn open(
+    session: &mut Session,
+    peer: usize,
+    space: Space,
+    held: &AuthBits,
+    range: Range<usize>,
+) -> Result<(), Error> {
+    let msg = opening(held, range)?;
+    let mut ch = session.channel(peer);
+    ch.send(space.tag(OPENING), &msg)?;
+    ch.flush()?;
+    Ok(())
+}
+
+/// Receives `peer`'s opening of its bits `range` in `space` and checks it against `keys`.
+pub fn receive_opening(
+    session: &mut Session,
+    peer: usize,
+    space: Space,
+    keys: &AuthKeys,
+    range: Range<usize>,
+) -> Result<Vec<bool>, Error> {
+    let mut msg = vec![0u8; range.len().div_ceil(8) + DIGEST];
+    session
+        .channel(peer)
+        .recv_into(space.tag(OPENING), &mut msg)?;
+    check_opening(keys, range, &msg)
+}

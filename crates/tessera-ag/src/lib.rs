@@ -1,0 +1,58 @@
+//! Actively secure computation by authenticated garbling: Wang-Ranellucci-Katz, "Authenticated
+//! garbling and efficient maliciously secure two-party computation" (CCS 2017, eprint 2017/030;
+//! WRK17) and Katz-Ranellucci-Rosulek-Wang, "Optimizing authenticated garbling for faster secure
+//! two-party computation" (CRYPTO 2018, eprint 2018/578; KRRW18). Issue 44 builds it in parts:
+//!
+//! - [`abit`]: authenticated bits from the session's random correlated OT, and their checked
+//!   opening (WRK17 §2.2). *On main.*
+//! - Next: leaky authenticated AND triples, the equality check and bucketing (WRK17 §3,
+//!   KRRW18 §4), generated in batches as a circuit needs them; then the authenticated
+//!   half-gates garbling and its driver (KRRW18 §3), then n parties (WRK17b).
+//!
+//! Security against active adversaries rests on the OT: a session for these protocols must use
+//! an actively secure provider (SoftSpoken or IKNP with the KOS consistency check, or malicious
+//! Ferret); [`abit::check_provider`] refuses the others.
+
+pub mod abit;
+
+/// What went wrong in an authenticated-garbling protocol.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// From the session: the network, the OT, or this party's own request.
+    #[error(transparent)]
+    Session(#[from] tessera_protocols::Error),
+    /// A check against cheating failed: the peer deviated from the protocol.
+    #[error("{check} failed: the peer's values are not authentic (cheating)")]
+    CheckFailed {
+        /// Which check.
+        check: &'static str,
+    },
+    /// This party's own request does not fit.
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl From<tessera_net::Error> for Error {
+    fn from(e: tessera_net::Error) -> Self {
+        Error::Session(e.into())
+    }
+}
+
+impl From<tessera_ot::Error> for Error {
+    fn from(e: tessera_ot::Error) -> Self {
+        Error::Session(e.into())
+    }
+}
+
+impl Error {
+    /// What the peers are told when this error stops a party: a code, never our text (the one
+    /// mapping of this crate's errors to abort codes).
+    pub fn abort_code(&self) -> Option<tessera_net::AbortCode> {
+        use tessera_net::AbortCode;
+        match self {
+            Error::Session(e) => e.abort_code(),
+            Error::CheckFailed { .. } => Some(AbortCode::CheatDetected),
+            Error::Usage(_) => Some(AbortCode::Input),
+        }
+    }
+}
