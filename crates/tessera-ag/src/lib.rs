@@ -7,7 +7,9 @@
 //!   opening (WRK17 §2.2). *On main.*
 //! - Next: leaky authenticated AND triples, the equality check and bucketing (WRK17 §3,
 //!   KRRW18 §4), generated in batches as a circuit needs them; then the authenticated
-//!   half-gates garbling and its driver (KRRW18 §3), then n parties (WRK17b).
+//!   half-gates garbling and its driver (KRRW18 §3), then n parties (WRK17b). For n parties a
+//!   party's Δ must be the same toward every peer, so its OT senders will need a Δ given to
+//!   them rather than one each picks.
 //!
 //! Security against active adversaries rests on the OT: a session for these protocols must use
 //! an actively secure provider (SoftSpoken or IKNP with the KOS consistency check, or malicious
