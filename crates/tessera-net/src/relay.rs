@@ -149,6 +149,17 @@ impl Shared {
     }
 }
 
+impl RelayStats {
+    /// The counters of one direction: from the connecting side (`forward`) or back.
+    fn direction(&mut self, forward: bool) -> &mut DirectionStats {
+        if forward {
+            &mut self.forward
+        } else {
+            &mut self.backward
+        }
+    }
+}
+
 /// A running relay: accepts on its listener and forwards each connection to the target.
 pub struct Relay {
     addr: std::net::SocketAddr,
@@ -346,11 +357,7 @@ fn read_side(mut from: TcpStream, line: &Line, shared: &Shared, forward: bool) {
                 q.buffered += n;
                 let peak = q.buffered as u64;
                 let mut stats = shared.stats();
-                let d = if forward {
-                    &mut stats.forward
-                } else {
-                    &mut stats.backward
-                };
+                let d = stats.direction(forward);
                 d.peak_buffered = d.peak_buffered.max(peak);
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -366,12 +373,13 @@ fn read_side(mut from: TcpStream, line: &Line, shared: &Shared, forward: bool) {
 }
 
 /// The most a [`Pacer`] sleeps short: about Linux's default timer slack. A thread that was
-/// not scheduled for longer (a busy machine) must not teach it to skip delays.
+/// not scheduled for longer (a busy machine) must not teach it to spin for long.
 const MAX_EARLY: Duration = Duration::from_micros(60);
 
-/// Sleeps until deadlines, sleeping less by how late its sleeps have woken (Linux wakes a
-/// sleeping thread up to its timer slack, 50 µs by default, after the time asked for), at most
-/// [`MAX_EARLY`], so that releases fall around their deadlines rather than always after them.
+/// Waits until deadlines without waking late: Linux wakes a sleeping thread up to its timer
+/// slack (50 µs by default) after the time asked for, so it sleeps short by how late its sleeps
+/// have woken (at most [`MAX_EARLY`]) and yields the rest away. A release never comes before
+/// its deadline.
 #[derive(Default)]
 struct Pacer {
     /// The running mean of how late a sleep woke.
@@ -385,12 +393,14 @@ impl Pacer {
             return;
         };
         let aim = wait.saturating_sub(self.late);
-        if aim.is_zero() {
-            return;
+        if !aim.is_zero() {
+            thread::sleep(aim);
+            let overshoot = now.elapsed().saturating_sub(aim).min(MAX_EARLY);
+            self.late = (self.late * 7 + overshoot) / 8;
         }
-        thread::sleep(aim);
-        let overshoot = now.elapsed().saturating_sub(aim).min(MAX_EARLY);
-        self.late = (self.late * 7 + overshoot) / 8;
+        while Instant::now() < deadline {
+            thread::yield_now();
+        }
     }
 }
 
@@ -416,8 +426,14 @@ fn write_side(mut to: TcpStream, line: &Line, shared: &Shared, forward: bool) {
             let _ = to.shutdown(Shutdown::Write);
             return;
         };
+        // A chunk held back by its delay is released on time; one held back by the rate may
+        // leave late, as the bucket's time runs from when it was due, not from when it left.
+        if release >= free_at {
+            pacer.wait_until(release);
+        } else if let Some(wait) = free_at.checked_duration_since(Instant::now()) {
+            thread::sleep(wait);
+        }
         let start = release.max(free_at);
-        pacer.wait_until(start);
         let wrote = to.write_all(&data);
         free_at = start + shared.link.transmission(data.len());
         let mut q = lock(line);
@@ -432,11 +448,7 @@ fn write_side(mut to: TcpStream, line: &Line, shared: &Shared, forward: bool) {
             return;
         }
         let mut stats = shared.stats();
-        let d = if forward {
-            &mut stats.forward
-        } else {
-            &mut stats.backward
-        };
+        let d = stats.direction(forward);
         d.bytes += data.len() as u64;
         d.chunks += 1;
     }
