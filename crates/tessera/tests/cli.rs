@@ -3,6 +3,9 @@
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 
+mod common;
+use common::{data, oaes_prep};
+
 fn tessera(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
         .args(args)
@@ -852,11 +855,6 @@ fn shared(path: &str) -> String {
     format!("{}/../../../shared/{path}", env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A file of the repository's reference data (`data/`, sources in its SOURCE.txt files).
-fn data(path: &str) -> String {
-    format!("{}/../../data/{path}", env!("CARGO_MANIFEST_DIR"))
-}
-
 /// `tessera nn run` in two processes: the server with R_S, the client with its stripped
 /// architecture and MNIST digit 0 (a 7), in text and JSON; a client with another network's
 /// architecture stops both with a message.
@@ -971,16 +969,7 @@ fn oblivious_aes_between_two_processes_and_files_used_once() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("prep");
     let o = out.to_str().unwrap();
-    let (ok, _, err) = tessera(&[
-        "oaes",
-        "prep",
-        "--parties",
-        "2",
-        "--protocol",
-        "1",
-        "--out",
-        o,
-    ]);
+    let (ok, _, err) = tessera(&oaes_prep("2", "1", o));
     assert!(ok, "{err}");
     let prep = |p: usize| {
         out.join(format!("party-{p}.oaes"))
@@ -1145,16 +1134,7 @@ fn the_relay_forwards_with_its_delay_and_reports() {
 fn oblivious_aes_from_a_parties_file_over_tls() {
     let dir = tempfile::tempdir().unwrap();
     let d = |p: &str| dir.path().join(p).to_str().unwrap().to_owned();
-    let (ok, _, err) = tessera(&[
-        "oaes",
-        "prep",
-        "--parties",
-        "2",
-        "--protocol",
-        "3",
-        "--out",
-        &d("prep"),
-    ]);
+    let (ok, _, err) = tessera(&oaes_prep("2", "3", &d("prep")));
     assert!(ok, "{err}");
     for k in ["k0", "k1"] {
         let (ok, _, err) = tessera(&["keygen", "--out", &d(k)]);

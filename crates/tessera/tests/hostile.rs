@@ -9,6 +9,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{data, oaes_prep};
+
 /// Runs `tessera args` for at most 20 s: (success, stdout, stderr); a command still running
 /// then is killed and fails the test.
 fn tessera(args: &[&str]) -> (bool, String, String) {
@@ -40,23 +43,9 @@ fn tessera(args: &[&str]) -> (bool, String, String) {
     )
 }
 
-fn data(path: &str) -> String {
-    format!("{}/../../data/{path}", env!("CARGO_MANIFEST_DIR"))
-}
-
 /// `tessera oaes prep` of two parties, protocol 3, into `out`.
 fn deal(out: &Path) -> (bool, String, String) {
-    let out = out.to_str().unwrap();
-    tessera(&[
-        "oaes",
-        "prep",
-        "--parties",
-        "2",
-        "--protocol",
-        "3",
-        "--out",
-        out,
-    ])
+    tessera(&oaes_prep("2", "3", out.to_str().unwrap()))
 }
 
 fn fifo(dir: &Path) -> String {

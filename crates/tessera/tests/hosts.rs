@@ -8,6 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
+mod common;
+use common::{data, oaes_prep};
+
 /// `ip ARGS`, which must succeed.
 fn ip(args: &[&str]) {
     let out = Command::new("ip").args(args).output().unwrap();
@@ -105,10 +108,6 @@ impl Drop for Hosts {
             let _ = Command::new("ip").args(["netns", "del", ns]).output();
         }
     }
-}
-
-fn data(path: &str) -> String {
-    format!("{}/../../data/{path}", env!("CARGO_MANIFEST_DIR"))
 }
 
 /// Both parties' output, the listener's started first.
@@ -216,19 +215,7 @@ fn two_and_three_hosts_over_tls_need_root() {
 
     // Oblivious AES, three hosts, from one parties file.
     let o = hosts
-        .tessera(
-            0,
-            &[
-                "oaes",
-                "prep",
-                "--parties",
-                "3",
-                "--protocol",
-                "3",
-                "--out",
-                &d("prep"),
-            ],
-        )
+        .tessera(0, &oaes_prep("3", "3", &d("prep")))
         .output()
         .unwrap();
     assert!(o.status.success());
