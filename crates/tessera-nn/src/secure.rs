@@ -269,6 +269,33 @@ impl Compiler {
     }
 
     /// max(x, 0) on A.
+    /// `x` plus the constants `k`, the server's (weights): its A input at `x`'s scale.
+    fn add_const(&mut self, x: Shared, k: &[f32]) -> Result<Shared, Error> {
+        let e = protocol_error;
+        let a = self.a(x)?;
+        let t = Type {
+            sharing: Sharing::A,
+            kind: Kind::Ring(self.fixed.bits()),
+            n: k.len(),
+        };
+        let v = self.p.input(SERVER, t).map_err(e)?;
+        let fixed = self.fixed;
+        let encode = |v: f32| {
+            if x.double {
+                fixed.encode_product(v)
+            } else {
+                fixed.encode(v)
+            }
+        };
+        self.constants
+            .push((v, k.iter().map(|&v| encode(v)).collect()));
+        Ok(Shared {
+            v: self.p.add(a, v).map_err(e)?,
+            double: x.double,
+            nonnegative: false,
+        })
+    }
+
     fn relu(&mut self, x: Shared) -> Result<Shared, Error> {
         let e = protocol_error;
         let xa = self.a(x)?;
@@ -556,30 +583,7 @@ pub fn compile(
                     nonnegative: add && x.nonnegative && y.nonnegative,
                 }
             }
-            Op::AddConst(k) => {
-                // The constant is the server's (a weight): its A input at the value's scale.
-                let a = c.a(x)?;
-                let t = Type {
-                    sharing: Sharing::A,
-                    kind: Kind::Ring(fixed.bits()),
-                    n: k.len(),
-                };
-                let v = c.p.input(SERVER, t).map_err(e)?;
-                let encode = |v: f32| {
-                    if x.double {
-                        fixed.encode_product(v)
-                    } else {
-                        fixed.encode(v)
-                    }
-                };
-                c.constants
-                    .push((v, k.iter().map(|&v| encode(v)).collect()));
-                Shared {
-                    v: c.p.add(a, v).map_err(e)?,
-                    double: x.double,
-                    nonnegative: false,
-                }
-            }
+            Op::AddConst(k) => c.add_const(x, k)?,
         };
         values[node.output] = Some(y);
         layers.push(Layer {
