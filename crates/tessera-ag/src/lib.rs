@@ -4,10 +4,12 @@
 //! two-party computation" (CRYPTO 2018, eprint 2018/578; KRRW18). Issue 44 builds it in parts:
 //!
 //! - [`abit`]: authenticated bits from the session's random correlated OT, and their checked
-//!   opening (WRK17 §2.2). *On main.*
-//! - Next: leaky authenticated AND triples, the equality check and bucketing (WRK17 §3,
-//!   KRRW18 §4), generated in batches as a circuit needs them; then the authenticated
-//!   half-gates garbling and its driver (KRRW18 §3), then n parties (WRK17b). For n parties a
+//!   opening (WRK17 §2.2).
+//! - [`share`]: authenticated XOR shares between two parties.
+//! - [`triples`]: authenticated AND triples, batch by batch: KRRW18's leaky AND, the equality
+//!   check, and WRK17's bucketing.
+//! - Next: the authenticated half-gates garbling and its driver (KRRW18 §3), then n parties
+//!   (WRK17b). For n parties a
 //!   party's Δ must be the same toward every peer, so its OT senders will need a Δ given to
 //!   them rather than one each picks.
 //!
@@ -16,6 +18,8 @@
 //! Ferret); [`abit::check_provider`] refuses the others.
 
 pub mod abit;
+pub mod share;
+pub mod triples;
 
 /// What went wrong in an authenticated-garbling protocol.
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,116 @@
+//! Authenticated XOR shares between two parties (WRK17 §2.2, KRRW18 §2): a bit x = x_0 ⊕ x_1
+//! of which each party holds its share with a MAC under the peer's Δ and a key for the peer's
+//! share under its own Δ. Party i holds x_i, M_i[x_i] = K_j[x_i] ⊕ x_i·Δ_j and K_i[x_j]. XOR
+//! is local; adding a public constant moves one share and the other party's key.
+
+use crate::abit::{AuthBits, AuthKeys};
+use tessera_core::Block;
+
+/// One party's side of a pair: its global Δ (least significant bit 1) and whether it is the
+/// first of the two (the party with the lower id). The first party's share moves when a public
+/// constant is added; the second party's key does.
+#[derive(Clone, Copy)]
+pub struct Keyring {
+    /// This party's global Δ. Secret.
+    pub delta: Block,
+    /// Whether this party is the first of the pair.
+    pub first: bool,
+}
+
+impl std::fmt::Debug for Keyring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Keyring")
+            .field("first", &self.first)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One party's authenticated shares of a vector of bits: share i's MAC (least significant
+/// bit = the share) and its key for the peer's share (least significant bit 0).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Shares {
+    macs: Vec<Block>,
+    keys: Vec<Block>,
+}
+
+impl Shares {
+    /// Shares from this party's authenticated bits and its keys for the peer's, index by
+    /// index (random shares: [`crate::abit::random`]).
+    ///
+    /// # Panics
+    /// If the lengths differ.
+    pub fn from_bits(bits: AuthBits, keys: &AuthKeys) -> Self {
+        Shares::from_parts(bits.macs().to_vec(), keys.keys().to_vec())
+    }
+
+    /// Shares from MACs and keys.
+    ///
+    /// # Panics
+    /// If the lengths differ.
+    pub fn from_parts(macs: Vec<Block>, keys: Vec<Block>) -> Self {
+        assert_eq!(macs.len(), keys.len(), "as many MACs as keys");
+        Shares { macs, keys }
+    }
+
+    /// How many.
+    pub fn len(&self) -> usize {
+        self.macs.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.macs.is_empty()
+    }
+
+    /// This party's share of bit `i`. Secret.
+    pub fn bit(&self, i: usize) -> bool {
+        self.macs[i].lsb()
+    }
+
+    /// The MACs of this party's shares. Secret.
+    pub fn macs(&self) -> &[Block] {
+        &self.macs
+    }
+
+    /// The keys for the peer's shares. Secret.
+    pub fn keys(&self) -> &[Block] {
+        &self.keys
+    }
+
+    /// Bit `i`'s MAC and key.
+    pub fn get(&self, i: usize) -> (Block, Block) {
+        (self.macs[i], self.keys[i])
+    }
+
+    /// Bit `i` ⊕= `other`'s (local: MACs and keys add).
+    pub fn xor_at(&mut self, i: usize, (mac, key): (Block, Block)) {
+        self.macs[i] ^= mac;
+        self.keys[i] ^= key;
+    }
+
+    /// Bit `i` ⊕= the public bit `c`: the first party flips its share (its MAC's least
+    /// significant bit), the second moves its key by c·(Δ ⊕ 1), so that the MAC relation holds
+    /// and keys keep least significant bit 0. Constant time in `c`.
+    pub fn add_public(&mut self, ring: Keyring, i: usize, c: bool) {
+        let m = Block::mask(c);
+        if ring.first {
+            self.macs[i] ^= Block::new(1) & m;
+        } else {
+            self.keys[i] ^= (ring.delta ^ Block::new(1)) & m;
+        }
+    }
+
+    /// The shares as authenticated bits and the keys under `delta`, to open them ([`crate::abit::opening`]).
+    pub fn split(&self, delta: Block) -> (AuthBits, AuthKeys) {
+        (
+            AuthBits::from_macs(self.macs.clone()),
+            AuthKeys::new(delta, self.keys.clone()),
+        )
+    }
+
+    /// Appends share (mac, key).
+    pub fn push(&mut self, (mac, key): (Block, Block)) {
+        self.macs.push(mac);
+        self.keys.push(key);
+    }
+}

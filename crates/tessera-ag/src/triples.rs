@@ -1,0 +1,564 @@
+//! Authenticated AND triples between two parties: [x], [y], [z] with z = x ∧ y, every share
+//! authenticated ([`crate::share`]). Made batch by batch as a circuit needs them, never all at
+//! once, in three steps:
+//!
+//! 1. **Leaky AND** (KRRW18 §4, Fig. 5: one garbled row each way per triple). From random
+//!    authenticated [x], [y], [r] each party, as a garbler under its own Δ, sends
+//!    G = H(K[x_peer]) ⊕ H(K[x_peer] ⊕ Δ) ⊕ C with C = y_me·Δ ⊕ K[y_peer] ⊕ M[y_me]; as the
+//!    evaluator of the peer's row it computes S with S_0 ⊕ S_1 = (xy ⊕ r)·(Δ_0 ⊕ Δ_1). The low
+//!    bits of S are opened: d = xy ⊕ r, and [z] = [r] ⊕ d. Both Δ have low bit 1, so the second
+//!    party works under Δ_1 ⊕ 1 (the first clears the low bit of its MACs to match, a public
+//!    change that reveals nothing) and Δ_0 ⊕ Δ_1 ⊕ 1 has low bit 1.
+//! 2. **Equality check** (KRRW18 §4, F_EQ): L = S ⊕ d·Δ is the same on both sides exactly when
+//!    the rows were honest, except that a wrong row goes unseen when the honest party's x-share
+//!    is 0: each cheat is caught with probability 1/2 and otherwise leaks that share. The first
+//!    party commits to the SHA-256 of its L, the second shows its digest, the first opens.
+//! 3. **Bucketing** (WRK17 §3): the ℓ·B leaky triples of a batch are permuted by a coin both
+//!    parties toss after the check, and each bucket of B is folded into one triple, opening
+//!    y_1 ⊕ y_i with MACs: (x, y, z) = (x_1 ⊕ x_i, y_1, z_1 ⊕ z_i ⊕ (y_1 ⊕ y_i)·x_i). One
+//!    unleaked triple in a bucket hides its x. [`bucket_size`] picks B for ℓ.
+
+use crate::Error;
+use crate::abit;
+use crate::share::{Keyring, Shares};
+use sha2::{Digest, Sha256};
+use std::borrow::Cow;
+use subtle::ConstantTimeEq;
+use tessera_core::{Block, FixedKeyHash, Prg};
+use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
+use tessera_net::{DecodeError, Kind, Space};
+use tessera_protocols::Session;
+
+/// Each party's garbled rows of a batch's leaky ANDs.
+pub const GARBLED: Kind = Kind::new(0x10, "leaky AND garbled rows");
+/// The low bits of each party's S.
+pub const SHARES: Kind = Kind::new(0x11, "leaky AND output shares");
+/// The first party's commitment to its equality digest and coin.
+pub const COMMIT: Kind = Kind::new(0x12, "equality check commitment");
+/// The second party's equality digest and coin.
+pub const REVEAL: Kind = Kind::new(0x13, "equality check digest");
+/// The first party's digest, coin and the commitment's nonce.
+pub const OPEN: Kind = Kind::new(0x14, "equality check opening");
+/// Each party's opening of its bucket differences y_1 ⊕ y_i.
+pub const BUCKETS: Kind = Kind::new(0x15, "bucket differences opened");
+
+/// The statistical security parameter ρ: a cheating party gets a bad triple past the checks
+/// with probability at most 2^-ρ per batch.
+pub const RHO: u32 = 40;
+
+/// The high 64 bits of the leaky AND's hash tweaks: bit 61 (tweak bit 125) keeps them apart
+/// from the OT providers' tweaks (below 2^64 and bits 126, 127).
+const TWEAK_HIGH: u64 = 1 << 61;
+
+/// log2 of a bound on the chance that a cheating party gets a bad triple into the output of
+/// a batch of ℓ buckets of B: corrupting t of the ℓ·B leaky triples passes the equality check
+/// with probability 2^-t and then leaves some bucket all corrupted with probability at most
+/// ℓ·C(t, B) / C(ℓB, B) (the expected number of such buckets under a random permutation;
+/// WRK17 §3, Lemma 3's counting); the bound is the largest over t.
+pub fn log2_bad_bucket(l: usize, b: usize) -> f64 {
+    let log2_choose = |n: f64, k: usize| -> f64 {
+        (0..k)
+            .map(|i| ((n - i as f64) / (k - i) as f64).log2())
+            .sum()
+    };
+    let n = (l * b) as f64;
+    (b..b + 256)
+        .filter(|&t| t as f64 <= n)
+        .map(|t| (l as f64).log2() + log2_choose(t as f64, b) - log2_choose(n, b) - t as f64)
+        .fold(f64::NEG_INFINITY, f64::max)
+}
+
+/// The smallest bucket size B ≥ 2 for which [`log2_bad_bucket`] of a batch of `l` triples is
+/// at most −[`RHO`]. For ρ = 40:
+///
+/// | ℓ from | B |
+/// |---|---|
+/// | 276 325 | 3 |
+/// | 3 044 | 4 |
+/// | 320 | 5 |
+/// | 84 | 6 |
+///
+/// WRK17 §3 (and emp-ag2pc's `fpre.h`) use B = 3 from ℓ = 280 000, 4 from 3 100, 5 below.
+pub fn bucket_size(l: usize) -> usize {
+    (2..64)
+        .find(|&b| log2_bad_bucket(l.max(1), b) <= -f64::from(RHO))
+        .unwrap_or(64)
+}
+
+/// One party's authenticated AND triples.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Triples {
+    /// Shares of x.
+    pub x: Shares,
+    /// Shares of y.
+    pub y: Shares,
+    /// Shares of z = x ∧ y.
+    pub z: Shares,
+}
+
+impl Triples {
+    /// How many.
+    pub fn len(&self) -> usize {
+        self.x.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.x.is_empty()
+    }
+}
+
+/// A message of this protocol: its kind's id and its payload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message<'a, const ID: u8>(pub Cow<'a, [u8]>);
+
+/// The kind of id `id`.
+const fn kind(id: u8) -> Kind {
+    match id {
+        0x10 => GARBLED,
+        0x11 => SHARES,
+        0x12 => COMMIT,
+        0x13 => REVEAL,
+        0x14 => OPEN,
+        _ => BUCKETS,
+    }
+}
+
+impl<const ID: u8> Encode for Message<'_, ID> {
+    const KIND: Kind = kind(ID);
+    fn encode<'a>(&'a self, _scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        &self.0
+    }
+}
+
+/// What a party of the triple protocol receives: the kind's id and the payload (the driver
+/// has checked both against what the role expects).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Incoming<'a> {
+    /// The kind's id.
+    pub kind: u8,
+    /// The payload.
+    pub bytes: &'a [u8],
+}
+
+impl<'a> Decode<'a> for Incoming<'a> {
+    fn decode(kind: u8, bytes: &'a [u8]) -> Result<Self, DecodeError> {
+        match kind {
+            0x10..=0x15 => Ok(Incoming { kind, bytes }),
+            k => Err(DecodeError(format!(
+                "kind {k:#04x} is not an AND triple message"
+            ))),
+        }
+    }
+}
+
+/// Bytes of a SHA-256 digest.
+const DIGEST: usize = 32;
+
+/// Where a batch stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Start,
+    Garbled,
+    Shared,
+    Committed,
+    Revealed,
+    Bucketed,
+}
+
+/// One batch of the triple protocol, one party's role (no I/O; [`Generator`] drives it).
+pub struct TripleBatch {
+    ring: Keyring,
+    /// The batch's number, which separates its hash tweaks and digests from other batches'.
+    batch: u64,
+    bucket: usize,
+    hash: FixedKeyHash,
+    prg: Prg,
+    /// The ℓ·B leaky triples: [x], [y], and [r], which becomes [z].
+    x: Shares,
+    y: Shares,
+    r: Shares,
+    /// Per leaky triple: C, then after the peer's rows S (and L after the opening).
+    c: Vec<Block>,
+    /// Per leaky triple: the part of S known before the peer's row, then S.
+    s: Vec<Block>,
+    digest: [u8; DIGEST],
+    coin: Block,
+    nonce: Block,
+    commitment: [u8; DIGEST],
+    /// Bucket differences y_1 ⊕ y_i, (B − 1) per bucket, and the permutation.
+    diffs: Shares,
+    order: Vec<u32>,
+    stage: Stage,
+}
+
+impl std::fmt::Debug for TripleBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TripleBatch")
+            .field("batch", &self.batch)
+            .field("leaky", &self.x.len())
+            .field("bucket", &self.bucket)
+            .field("stage", &self.stage)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The random authenticated shares a batch starts from.
+#[derive(Clone, Debug)]
+pub struct LeakyInputs {
+    /// [x] of the ℓ·B leaky triples.
+    pub x: Shares,
+    /// [y].
+    pub y: Shares,
+    /// [r].
+    pub r: Shares,
+}
+
+impl TripleBatch {
+    /// Batch number `batch` of ℓ = len / `bucket` triples from `inputs` (each of ℓ·B
+    /// shares), with randomness for the coin and the commitment from `prg`.
+    ///
+    /// # Panics
+    /// If the inputs differ in length or it is not a multiple of `bucket`.
+    pub fn new(ring: Keyring, batch: u64, bucket: usize, inputs: LeakyInputs, prg: Prg) -> Self {
+        let n = inputs.x.len();
+        assert!(
+            inputs.y.len() == n && inputs.r.len() == n && bucket > 0 && n.is_multiple_of(bucket),
+            "a batch is ℓ·B leaky triples"
+        );
+        TripleBatch {
+            ring,
+            batch,
+            bucket,
+            hash: FixedKeyHash::default(),
+            prg,
+            x: inputs.x,
+            y: inputs.y,
+            r: inputs.r,
+            c: Vec::new(),
+            s: Vec::new(),
+            digest: [0; DIGEST],
+            coin: Block::ZERO,
+            nonce: Block::ZERO,
+            commitment: [0; DIGEST],
+            diffs: Shares::default(),
+            order: Vec::new(),
+            stage: Stage::Start,
+        }
+    }
+
+    /// The Δ this party works under in the leaky AND: Δ_0, or Δ_1 ⊕ 1.
+    fn work_delta(&self) -> Block {
+        self.ring.delta ^ Block::new(u128::from(!self.ring.first))
+    }
+
+    /// A MAC of this party's under the peer's working Δ: the first clears its low bit.
+    fn work_mac(&self, m: Block) -> Block {
+        m & Block::new(!u128::from(self.ring.first))
+    }
+
+    /// The first tweak of the rows garbled by the first party (`by_first`) or the second.
+    fn tweak(&self, by_first: bool) -> Block {
+        Block::from_halves(TWEAK_HIGH | self.batch << 1 | u64::from(by_first), 0)
+    }
+
+    /// Garbles this party's rows: G = H(K[x]) ⊕ H(K[x] ⊕ Δ) ⊕ C.
+    fn garble(&mut self) -> Vec<Block> {
+        let n = self.x.len();
+        let d = self.work_delta();
+        let t = self.tweak(self.ring.first);
+        let (mut h0, mut h1) = (vec![Block::ZERO; n], vec![Block::ZERO; n]);
+        self.hash
+            .tccr_counter(self.x.keys(), Block::ZERO, t, &mut h0);
+        self.hash.tccr_counter(self.x.keys(), d, t, &mut h1);
+        self.c = (0..n)
+            .map(|k| {
+                let (m, key) = self.y.get(k);
+                (d & Block::mask(m.lsb())) ^ key ^ self.work_mac(m)
+            })
+            .collect();
+        // S's part known now: H(K[x]) ⊕ K[r] ⊕ M[r] ⊕ r·Δ.
+        self.s = (0..n)
+            .map(|k| {
+                let (m, key) = self.r.get(k);
+                h0[k] ^ key ^ self.work_mac(m) ^ (d & Block::mask(m.lsb()))
+            })
+            .collect();
+        (0..n).map(|k| h0[k] ^ h1[k] ^ self.c[k]).collect()
+    }
+
+    /// Evaluates the peer's rows: S ⊕= H(M[x]) ⊕ x·(G ⊕ C). Returns the low bits of S.
+    fn evaluate(&mut self, rows: &[Block]) -> Vec<u8> {
+        let n = self.x.len();
+        let t = self.tweak(!self.ring.first);
+        let macs: Vec<Block> = self.x.macs().iter().map(|&m| self.work_mac(m)).collect();
+        let mut hm = vec![Block::ZERO; n];
+        self.hash.tccr_counter(&macs, Block::ZERO, t, &mut hm);
+        for k in 0..n {
+            let xm = Block::mask(self.x.bit(k));
+            self.s[k] ^= hm[k] ^ ((rows[k] ^ self.c[k]) & xm);
+        }
+        self.c = Vec::new();
+        role::pack_bits(self.s.iter().map(|s| s.lsb()))
+    }
+
+    /// Takes the peer's low bits: d = xy ⊕ r, [z] = [r] ⊕ d, and the digest of L = S ⊕ d·Δ.
+    fn open_products(&mut self, theirs: &[u8]) -> Result<(), Error> {
+        let n = self.x.len();
+        if !n.is_multiple_of(8) && theirs[n / 8] >> (n % 8) != 0 {
+            return Err(Error::CheckFailed {
+                check: "the leaky AND shares' format",
+            });
+        }
+        let d = self.work_delta();
+        let mut h = Sha256::new();
+        h.update(b"tessera-ag leaky AND equality");
+        h.update(self.batch.to_le_bytes());
+        for k in 0..n {
+            let open = self.s[k].lsb() ^ role::packed_bit(theirs, k);
+            self.r.add_public(self.ring, k, open);
+            h.update((self.s[k] ^ (d & Block::mask(open))).to_bytes());
+        }
+        self.s = Vec::new();
+        self.digest = h.finalize().into();
+        Ok(())
+    }
+
+    /// Checks the peer's equality digest against this party's.
+    fn compare(&self, theirs: &[u8]) -> Result<(), Error> {
+        if bool::from(self.digest.ct_eq(theirs)) {
+            Ok(())
+        } else {
+            Err(Error::CheckFailed {
+                check: "the leaky AND equality check",
+            })
+        }
+    }
+
+    /// Permutes the leaky triples by the tossed coin and opens this party's bucket differences.
+    fn bucket_opening(&mut self, their_coin: Block) -> Result<Vec<u8>, Error> {
+        let n = self.x.len();
+        let mut prg = Prg::from_seed_block(self.coin ^ their_coin);
+        self.order = permutation(n, &mut prg);
+        let b = self.bucket;
+        self.diffs = Shares::default();
+        for bucket in self.order.chunks_exact(b) {
+            let (m1, k1) = self.y.get(bucket[0] as usize);
+            for &i in &bucket[1..] {
+                let (m, k) = self.y.get(i as usize);
+                self.diffs.push((m1 ^ m, k1 ^ k));
+            }
+        }
+        let (bits, _) = self.diffs.split(self.ring.delta);
+        abit::opening(&bits, 0..bits.len())
+    }
+
+    /// Checks the peer's opening of its differences and folds each bucket into one triple.
+    fn fold(&mut self, theirs: &[u8]) -> Result<Triples, Error> {
+        let (_, keys) = self.diffs.split(self.ring.delta);
+        let their_bits =
+            abit::check_opening(&keys, 0..keys.len(), theirs).map_err(|e| match e {
+                Error::CheckFailed { .. } => Error::CheckFailed {
+                    check: "the bucket differences' MAC check",
+                },
+                e => e,
+            })?;
+        let b = self.bucket;
+        let mut out = Triples::default();
+        for (j, bucket) in self.order.chunks_exact(b).enumerate() {
+            let first = bucket[0] as usize;
+            let (mut x, mut z) = (self.x.get(first), self.r.get(first));
+            for (i, &other) in bucket[1..].iter().enumerate() {
+                let at = j * (b - 1) + i;
+                let d = Block::mask(self.diffs.bit(at) ^ their_bits[at]);
+                let (xm, xk) = self.x.get(other as usize);
+                let (zm, zk) = self.r.get(other as usize);
+                x = (x.0 ^ xm, x.1 ^ xk);
+                z = (z.0 ^ zm ^ (xm & d), z.1 ^ zk ^ (xk & d));
+            }
+            out.x.push(x);
+            out.y.push(self.y.get(first));
+            out.z.push(z);
+        }
+        Ok(out)
+    }
+}
+
+/// The first party's commitment to its equality digest and coin, under a random nonce.
+fn commitment(batch: u64, digest: &[u8], coin: Block, nonce: Block) -> [u8; DIGEST] {
+    let mut h = Sha256::new();
+    h.update(b"tessera-ag equality commitment");
+    h.update(batch.to_le_bytes());
+    h.update(digest);
+    h.update(coin.to_bytes());
+    h.update(nonce.to_bytes());
+    h.finalize().into()
+}
+
+/// The block at byte `at` of a payload whose length the driver has checked.
+fn block_at(bytes: &[u8], at: usize) -> Block {
+    Block::from_bytes(bytes[at..at + 16].try_into().unwrap_or_default())
+}
+
+/// A uniformly random permutation of 0..n (Fisher-Yates, each draw by rejection: no bias).
+fn permutation(n: usize, prg: &mut Prg) -> Vec<u32> {
+    use rand_core::RngCore;
+    let mut p: Vec<u32> = (0..n as u32).collect();
+    for i in (1..n).rev() {
+        let bound = (i + 1) as u64;
+        let zone = u64::MAX - (u64::MAX % bound);
+        let j = loop {
+            let v = prg.next_u64();
+            if v < zone {
+                break (v % bound) as usize;
+            }
+        };
+        p.swap(i, j);
+    }
+    p
+}
+
+/// The protocol steps out of order (a bug, not the peer: the driver checks kinds).
+fn out_of_turn(stage: Stage) -> Error {
+    Error::Usage(format!(
+        "AND triple batch: no message expected at {stage:?}"
+    ))
+}
+
+impl Role for TripleBatch {
+    type Incoming<'a> = Incoming<'a>;
+    type Output = Triples;
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<Incoming<'_>>,
+        out: &mut O,
+    ) -> Result<Next<Triples>, Error> {
+        let n = self.x.len();
+        let bytes = incoming.map(|m| m.bytes);
+        match (self.stage, bytes) {
+            (Stage::Start, None) => {
+                let rows = self.garble();
+                out.post(&Message::<0x10>(Cow::Borrowed(bytemuck::cast_slice(&rows))))?;
+                out.flush()?;
+                self.stage = Stage::Garbled;
+                Ok(Next::exact(GARBLED, n * 16))
+            }
+            (Stage::Garbled, Some(bytes)) => {
+                let rows = role::blocks(bytes).map_err(|_| Error::CheckFailed {
+                    check: "the leaky AND rows' format",
+                })?;
+                let low = self.evaluate(&rows);
+                out.post(&Message::<0x11>(Cow::Owned(low)))?;
+                out.flush()?;
+                self.stage = Stage::Shared;
+                Ok(Next::exact(SHARES, n.div_ceil(8)))
+            }
+            (Stage::Shared, Some(bytes)) => {
+                self.open_products(bytes)?;
+                self.coin = self.prg.random_block();
+                self.stage = Stage::Committed;
+                if self.ring.first {
+                    self.nonce = self.prg.random_block();
+                    let c = commitment(self.batch, &self.digest, self.coin, self.nonce);
+                    out.post(&Message::<0x12>(Cow::Owned(c.to_vec())))?;
+                    out.flush()?;
+                    Ok(Next::exact(REVEAL, DIGEST + 16))
+                } else {
+                    Ok(Next::exact(COMMIT, DIGEST))
+                }
+            }
+            (Stage::Committed, Some(bytes)) if self.ring.first => {
+                self.compare(&bytes[..DIGEST])?;
+                let their_coin = block_at(bytes, DIGEST);
+                let mut open = self.digest.to_vec();
+                open.extend_from_slice(&self.coin.to_bytes());
+                open.extend_from_slice(&self.nonce.to_bytes());
+                out.post(&Message::<0x14>(Cow::Owned(open)))?;
+                let opening = self.bucket_opening(their_coin)?;
+                out.post(&Message::<0x15>(Cow::Owned(opening)))?;
+                out.flush()?;
+                self.stage = Stage::Bucketed;
+                Ok(Next::exact(BUCKETS, self.diffs.len().div_ceil(8) + DIGEST))
+            }
+            (Stage::Committed, Some(bytes)) => {
+                self.commitment.copy_from_slice(bytes);
+                let mut reveal = self.digest.to_vec();
+                reveal.extend_from_slice(&self.coin.to_bytes());
+                out.post(&Message::<0x13>(Cow::Owned(reveal)))?;
+                out.flush()?;
+                self.stage = Stage::Revealed;
+                Ok(Next::exact(OPEN, DIGEST + 32))
+            }
+            (Stage::Revealed, Some(bytes)) => {
+                let (digest, their_coin) = (&bytes[..DIGEST], block_at(bytes, DIGEST));
+                let opened =
+                    commitment(self.batch, digest, their_coin, block_at(bytes, DIGEST + 16));
+                if !bool::from(opened.ct_eq(&self.commitment)) {
+                    return Err(Error::CheckFailed {
+                        check: "the equality check's commitment",
+                    });
+                }
+                self.compare(digest)?;
+                let opening = self.bucket_opening(their_coin)?;
+                out.post(&Message::<0x15>(Cow::Owned(opening)))?;
+                out.flush()?;
+                self.stage = Stage::Bucketed;
+                Ok(Next::exact(BUCKETS, self.diffs.len().div_ceil(8) + DIGEST))
+            }
+            (Stage::Bucketed, Some(bytes)) => Ok(Next::Done(self.fold(bytes)?)),
+            (stage, _) => Err(out_of_turn(stage)),
+        }
+    }
+}
+
+/// Makes a party's triples with one peer, batch by batch, over the session's actively secure
+/// random correlated OT.
+#[derive(Debug)]
+pub struct Generator {
+    peer: usize,
+    space: Space,
+    batches: u64,
+}
+
+impl Generator {
+    /// A generator with `peer` (the peer makes its own at the same point of its session).
+    pub fn new(session: &mut Session, peer: usize) -> Result<Self, Error> {
+        abit::check_provider(session.ot_choice())?;
+        Ok(Generator {
+            peer,
+            space: session.space(peer)?,
+            batches: 0,
+        })
+    }
+
+    /// One batch of `l` triples (with ℓ·B leaky ones, B = [`bucket_size`]`(l)`), and this
+    /// party's keyring.
+    pub fn batch(&mut self, session: &mut Session, l: usize) -> Result<(Triples, Keyring), Error> {
+        let b = bucket_size(l);
+        let n = l * b;
+        let (bits, keys) = abit::random(session, self.peer, 3 * n)?;
+        let ring = Keyring {
+            delta: keys.delta(),
+            first: session.id() < self.peer,
+        };
+        let all = Shares::from_bits(bits, &keys);
+        let part = |k: usize| {
+            Shares::from_parts(
+                all.macs()[k * n..(k + 1) * n].to_vec(),
+                all.keys()[k * n..(k + 1) * n].to_vec(),
+            )
+        };
+        let inputs = LeakyInputs {
+            x: part(0),
+            y: part(1),
+            r: part(2),
+        };
+        drop(all);
+        let mut role = TripleBatch::new(ring, self.batches, b, inputs, session.fork_prg());
+        self.batches += 1;
+        let triples = role::drive(&mut role, &mut session.channel(self.peer), self.space)?;
+        Ok((triples, ring))
+    }
+}
