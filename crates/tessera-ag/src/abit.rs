@@ -26,7 +26,7 @@ use tessera_protocols::{OtChoice, Session};
 /// Opened bits and the digest of their MACs.
 pub const OPENING: Kind = Kind::new(0x01, "authenticated bits opened");
 /// Bytes of an opening's digest.
-const DIGEST: usize = 32;
+pub const DIGEST: usize = 32;
 
 /// Bits this party holds, each authenticated to one peer (their MACs under the peer's Δ).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

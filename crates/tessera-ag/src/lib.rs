@@ -18,8 +18,11 @@
 //! Ferret); [`abit::check_provider`] refuses the others.
 
 pub mod abit;
+pub mod garbling;
 pub mod share;
 pub mod triples;
+pub mod twopc;
+pub mod wire;
 
 /// What went wrong in an authenticated-garbling protocol.
 #[derive(Debug, thiserror::Error)]

@@ -108,6 +108,14 @@ impl Shares {
         )
     }
 
+    /// Shares `range`, copied.
+    pub fn slice(&self, range: std::ops::Range<usize>) -> Shares {
+        Shares {
+            macs: self.macs[range.clone()].to_vec(),
+            keys: self.keys[range].to_vec(),
+        }
+    }
+
     /// Appends share (mac, key).
     pub fn push(&mut self, (mac, key): (Block, Block)) {
         self.macs.push(mac);

@@ -21,26 +21,14 @@
 use crate::Error;
 use crate::abit;
 use crate::share::{Keyring, Shares};
+use crate::wire::{BUCKETS, COMMIT, GARBLED, Incoming, Message, OPEN, REVEAL, SHARES};
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use subtle::ConstantTimeEq;
 use tessera_core::{Block, FixedKeyHash, Prg};
-use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
-use tessera_net::{DecodeError, Kind, Space};
+use tessera_net::Space;
+use tessera_net::role::{self, Next, Outbox, Role};
 use tessera_protocols::Session;
-
-/// Each party's garbled rows of a batch's leaky ANDs.
-pub const GARBLED: Kind = Kind::new(0x10, "leaky AND garbled rows");
-/// The low bits of each party's S.
-pub const SHARES: Kind = Kind::new(0x11, "leaky AND output shares");
-/// The first party's commitment to its equality digest and coin.
-pub const COMMIT: Kind = Kind::new(0x12, "equality check commitment");
-/// The second party's equality digest and coin.
-pub const REVEAL: Kind = Kind::new(0x13, "equality check digest");
-/// The first party's digest, coin and the commitment's nonce.
-pub const OPEN: Kind = Kind::new(0x14, "equality check opening");
-/// Each party's opening of its bucket differences y_1 ⊕ y_i.
-pub const BUCKETS: Kind = Kind::new(0x15, "bucket differences opened");
 
 /// The statistical security parameter ρ: a cheating party gets a bad triple past the checks
 /// with probability at most 2^-ρ per batch.
@@ -105,50 +93,6 @@ impl Triples {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.x.is_empty()
-    }
-}
-
-/// A message of this protocol: its kind's id and its payload.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Message<'a, const ID: u8>(pub Cow<'a, [u8]>);
-
-/// The kind of id `id`.
-const fn kind(id: u8) -> Kind {
-    match id {
-        0x10 => GARBLED,
-        0x11 => SHARES,
-        0x12 => COMMIT,
-        0x13 => REVEAL,
-        0x14 => OPEN,
-        _ => BUCKETS,
-    }
-}
-
-impl<const ID: u8> Encode for Message<'_, ID> {
-    const KIND: Kind = kind(ID);
-    fn encode<'a>(&'a self, _scratch: &'a mut Vec<u8>) -> &'a [u8] {
-        &self.0
-    }
-}
-
-/// What a party of the triple protocol receives: the kind's id and the payload (the driver
-/// has checked both against what the role expects).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Incoming<'a> {
-    /// The kind's id.
-    pub kind: u8,
-    /// The payload.
-    pub bytes: &'a [u8],
-}
-
-impl<'a> Decode<'a> for Incoming<'a> {
-    fn decode(kind: u8, bytes: &'a [u8]) -> Result<Self, DecodeError> {
-        match kind {
-            0x10..=0x15 => Ok(Incoming { kind, bytes }),
-            k => Err(DecodeError(format!(
-                "kind {k:#04x} is not an AND triple message"
-            ))),
-        }
     }
 }
 
@@ -440,7 +384,9 @@ impl Role for TripleBatch {
         match (self.stage, bytes) {
             (Stage::Start, None) => {
                 let rows = self.garble();
-                out.post(&Message::<0x10>(Cow::Borrowed(bytemuck::cast_slice(&rows))))?;
+                out.post(&Message::<{ GARBLED.id }>(Cow::Borrowed(
+                    bytemuck::cast_slice(&rows),
+                )))?;
                 out.flush()?;
                 self.stage = Stage::Garbled;
                 Ok(Next::exact(GARBLED, n * 16))
@@ -450,7 +396,7 @@ impl Role for TripleBatch {
                     check: "the leaky AND rows' format",
                 })?;
                 let low = self.evaluate(&rows);
-                out.post(&Message::<0x11>(Cow::Owned(low)))?;
+                out.post(&Message::<{ SHARES.id }>(Cow::Owned(low)))?;
                 out.flush()?;
                 self.stage = Stage::Shared;
                 Ok(Next::exact(SHARES, n.div_ceil(8)))
@@ -462,7 +408,7 @@ impl Role for TripleBatch {
                 if self.ring.first {
                     self.nonce = self.prg.random_block();
                     let c = commitment(self.batch, &self.digest, self.coin, self.nonce);
-                    out.post(&Message::<0x12>(Cow::Owned(c.to_vec())))?;
+                    out.post(&Message::<{ COMMIT.id }>(Cow::Owned(c.to_vec())))?;
                     out.flush()?;
                     Ok(Next::exact(REVEAL, DIGEST + 16))
                 } else {
@@ -475,9 +421,9 @@ impl Role for TripleBatch {
                 let mut open = self.digest.to_vec();
                 open.extend_from_slice(&self.coin.to_bytes());
                 open.extend_from_slice(&self.nonce.to_bytes());
-                out.post(&Message::<0x14>(Cow::Owned(open)))?;
+                out.post(&Message::<{ OPEN.id }>(Cow::Owned(open)))?;
                 let opening = self.bucket_opening(their_coin)?;
-                out.post(&Message::<0x15>(Cow::Owned(opening)))?;
+                out.post(&Message::<{ BUCKETS.id }>(Cow::Owned(opening)))?;
                 out.flush()?;
                 self.stage = Stage::Bucketed;
                 Ok(Next::exact(BUCKETS, self.diffs.len().div_ceil(8) + DIGEST))
@@ -486,7 +432,7 @@ impl Role for TripleBatch {
                 self.commitment.copy_from_slice(bytes);
                 let mut reveal = self.digest.to_vec();
                 reveal.extend_from_slice(&self.coin.to_bytes());
-                out.post(&Message::<0x13>(Cow::Owned(reveal)))?;
+                out.post(&Message::<{ REVEAL.id }>(Cow::Owned(reveal)))?;
                 out.flush()?;
                 self.stage = Stage::Revealed;
                 Ok(Next::exact(OPEN, DIGEST + 32))
@@ -502,7 +448,7 @@ impl Role for TripleBatch {
                 }
                 self.compare(digest)?;
                 let opening = self.bucket_opening(their_coin)?;
-                out.post(&Message::<0x15>(Cow::Owned(opening)))?;
+                out.post(&Message::<{ BUCKETS.id }>(Cow::Owned(opening)))?;
                 out.flush()?;
                 self.stage = Stage::Bucketed;
                 Ok(Next::exact(BUCKETS, self.diffs.len().div_ceil(8) + DIGEST))
@@ -544,16 +490,10 @@ impl Generator {
             first: session.id() < self.peer,
         };
         let all = Shares::from_bits(bits, &keys);
-        let part = |k: usize| {
-            Shares::from_parts(
-                all.macs()[k * n..(k + 1) * n].to_vec(),
-                all.keys()[k * n..(k + 1) * n].to_vec(),
-            )
-        };
         let inputs = LeakyInputs {
-            x: part(0),
-            y: part(1),
-            r: part(2),
+            x: all.slice(0..n),
+            y: all.slice(n..2 * n),
+            r: all.slice(2 * n..3 * n),
         };
         drop(all);
         let mut role = TripleBatch::new(ring, self.batches, b, inputs, session.fork_prg());

@@ -4,9 +4,9 @@
 //! error naming a check before the party it was sent to finishes, except edits of a garbled row the honest party's x-share
 //! ignores (the leak bucketing is there for), which leave the triples correct.
 
-use tessera_ag::Error;
 use tessera_ag::share::{Keyring, Shares};
 use tessera_ag::triples::{self, Generator, LeakyInputs, TripleBatch, Triples};
+use tessera_ag::{Error, wire};
 use tessera_core::{Block, Prg};
 use tessera_net::role::{self, Side};
 use tessera_net::{Kind, NetConfig, memory};
@@ -204,12 +204,12 @@ fn transcript() -> Vec<(Side, Kind, Vec<u8>)> {
 }
 
 const KINDS: [Kind; 6] = [
-    triples::GARBLED,
-    triples::SHARES,
-    triples::COMMIT,
-    triples::REVEAL,
-    triples::OPEN,
-    triples::BUCKETS,
+    wire::GARBLED,
+    wire::SHARES,
+    wire::COMMIT,
+    wire::REVEAL,
+    wire::OPEN,
+    wire::BUCKETS,
 ];
 
 /// How a test tampers with one message.
@@ -270,7 +270,7 @@ fn assert_caught(
     };
     let result = [a, c];
     let what = format!("{} from {from:?} {tamper:?}", kind.name);
-    let ignored_row = kind == triples::GARBLED
+    let ignored_row = kind == wire::GARBLED
         && matches!(tamper, Tamper::Flip(_))
         && row.is_some_and(|k| !inputs[victim].x.bit(k));
     if ignored_row {

@@ -32,7 +32,7 @@ pub use cgp_stream::{CgpStreamEvaluator, CgpStreaming};
 pub use delta::Delta;
 pub use encoding::{InputEncoding, decode, decoding_bits};
 pub use engine::{DOMAINS, Evaluation, Evaluator, Garbler, batch_tables, table_blocks};
-pub use plan::{Batching, Plan, PlanStats, XorGates};
+pub use plan::{Batching, ONE_SLOT, Plan, PlanStats, RESERVED, XorGates, ZERO_SLOT};
 pub use scheme::{
     Circ, CircHash, GateCost, HalfGates, HalfGatesHash, Mi, MiHash, Offset, Prf, PrfSecret,
     PrfWire, Prp, PrpHash, Scheme, SchemeCost, SchemeKind, SchemeVisitor, ThreeHalves,

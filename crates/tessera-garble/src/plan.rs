@@ -11,6 +11,7 @@
 
 use tessera_circuit::{Circuit, GateKind};
 use tessera_core::steps::SlotSteps;
+use tessera_core::{Block, SlotGates};
 
 /// The queue length of [`Batching::DYNAMIC`]: 1024 gates, 4096 hashes to garble.
 pub const DYNAMIC_MAX: usize = 1024;
@@ -93,14 +94,14 @@ pub(crate) const CHUNK: usize = 128;
 pub(crate) const BATCH_MAX: usize = 4096;
 
 /// A slot index.
-pub(crate) type Slot = u32;
+pub type Slot = u32;
 
 /// The slot that always holds the label of the constant 0 (the evaluator's zero block).
-pub(crate) const ZERO_SLOT: Slot = 0;
+pub const ZERO_SLOT: Slot = 0;
 /// The slot that always holds the label of the constant 1.
-pub(crate) const ONE_SLOT: Slot = 1;
+pub const ONE_SLOT: Slot = 1;
 /// Slots reserved for the constants; the inputs follow them, in order.
-pub(crate) const RESERVED: usize = 2;
+pub const RESERVED: usize = 2;
 
 /// Struct-of-arrays slot indices: operation k reads `a[k]` and `b[k]` and writes `out[k]`.
 #[derive(Clone, Debug, Default)]
@@ -394,14 +395,57 @@ impl Plan {
     }
 
     /// The slots of the input labels.
-    pub(crate) fn input_slots(&self) -> std::ops::Range<usize> {
+    pub fn input_slots(&self) -> std::ops::Range<usize> {
         RESERVED..RESERVED + self.num_inputs
     }
 
     /// The slots of the output labels.
-    pub(crate) fn output_slots(&self) -> std::ops::Range<usize> {
+    pub fn output_slots(&self) -> std::ops::Range<usize> {
         let start = RESERVED + self.num_inputs;
         start..start + self.num_outputs
+    }
+}
+
+/// A free-XOR plan as another protocol walks it: a protocol that keeps more than one label per
+/// wire (authenticated garbling keeps a label, a mask's MAC and key and more) runs each
+/// segment's free steps on each of its slot arrays, then its batch of AND gates.
+impl Plan {
+    /// How many segments: each is free steps, then a batch of AND gates (maybe none).
+    pub fn segments(&self) -> usize {
+        self.segments.len()
+    }
+
+    /// Slots a slot array for this plan needs.
+    pub fn slots(&self) -> usize {
+        self.num_slots
+    }
+
+    /// Runs segment `k`'s free steps on `slots`: each writes a ⊕ b, the constants read from
+    /// [`ZERO_SLOT`] and [`ONE_SLOT`] (NOT is XOR with the constant 1, a constant a copy of its
+    /// slot).
+    ///
+    /// # Panics
+    /// If the plan garbles XOR gates, `k` is not a segment or `slots` is shorter than
+    /// [`Plan::slots`].
+    pub fn run_free(&self, k: usize, slots: &mut [Block]) {
+        assert_eq!(self.xor, XorGates::Free, "free steps of a free-XOR plan");
+        let (free, _) = self.segment(k);
+        self.free.xor(free, slots);
+    }
+
+    /// Segment `k`'s AND gates as the kernels read them, tweaks in `domain`.
+    ///
+    /// # Panics
+    /// If `k` is not a segment.
+    pub fn batch(&self, k: usize, domain: u64) -> SlotGates<'_> {
+        let (_, g) = self.segment(k);
+        SlotGates {
+            a: &self.gates.a[g.clone()],
+            b: &self.gates.b[g.clone()],
+            out: &self.gates.out[g.clone()],
+            ids: &self.ids[g],
+            domain,
+        }
     }
 }
 

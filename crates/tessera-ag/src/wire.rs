@@ -1,0 +1,101 @@
+//! The messages of this crate's protocols: one table of kinds, one message type.
+
+use std::borrow::Cow;
+use tessera_net::role::{Decode, Encode};
+use tessera_net::{DecodeError, Kind};
+
+/// Each party's garbled rows of a batch's leaky ANDs ([`crate::triples`]).
+pub const GARBLED: Kind = Kind::new(0x10, "leaky AND garbled rows");
+/// The low bits of each party's S.
+pub const SHARES: Kind = Kind::new(0x11, "leaky AND output shares");
+/// The first party's commitment to its equality digest and coin.
+pub const COMMIT: Kind = Kind::new(0x12, "equality check commitment");
+/// The second party's equality digest and coin.
+pub const REVEAL: Kind = Kind::new(0x13, "equality check digest");
+/// The first party's digest, coin and the commitment's nonce.
+pub const OPEN: Kind = Kind::new(0x14, "equality check opening");
+/// Each party's opening of its bucket differences y_1 ⊕ y_i.
+pub const BUCKETS: Kind = Kind::new(0x15, "bucket differences opened");
+/// Each party's openings of its shares of λ_α ⊕ x and λ_β ⊕ y, and of the masks of the peer's
+/// input wires ([`crate::twopc`]).
+pub const OPENINGS: Kind = Kind::new(0x20, "mask and Beaver openings");
+/// The evaluator's masked input bits.
+pub const MASKED_INPUTS: Kind = Kind::new(0x21, "masked inputs");
+/// The garbler's input labels.
+pub const INPUT_LABELS: Kind = Kind::new(0x22, "input labels");
+/// The garbler's authenticated half-gates tables.
+pub const TABLES: Kind = Kind::new(0x23, "garbled tables");
+/// The garbler's label flips, one bit per AND gate.
+pub const FLIPS: Kind = Kind::new(0x24, "garbled label flips");
+/// The evaluator's masked values of the AND gates and the digest of their labels.
+pub const MASKED_VALUES: Kind = Kind::new(0x25, "masked AND values");
+/// The garbler's digest of its consistency-check MACs.
+pub const CONSISTENCY: Kind = Kind::new(0x26, "consistency check digest");
+/// The garbler's opening of its output masks.
+pub const OUTPUT_MASKS: Kind = Kind::new(0x27, "output mask opening");
+/// The evaluator's output labels and the opening of its output masks.
+pub const OUTPUT_LABELS: Kind = Kind::new(0x28, "output labels");
+
+/// Every kind, for looking one up by its id.
+const KINDS: [Kind; 15] = [
+    GARBLED,
+    SHARES,
+    COMMIT,
+    REVEAL,
+    OPEN,
+    BUCKETS,
+    OPENINGS,
+    MASKED_INPUTS,
+    INPUT_LABELS,
+    TABLES,
+    FLIPS,
+    MASKED_VALUES,
+    CONSISTENCY,
+    OUTPUT_MASKS,
+    OUTPUT_LABELS,
+];
+
+/// The kind of id `id` (an unknown id, which no message here has, names the first kind).
+const fn kind(id: u8) -> Kind {
+    let mut k = 0;
+    while k < KINDS.len() {
+        if KINDS[k].id == id {
+            return KINDS[k];
+        }
+        k += 1;
+    }
+    KINDS[0]
+}
+
+/// A message of kind id `ID` with its payload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message<'a, const ID: u8>(pub Cow<'a, [u8]>);
+
+impl<const ID: u8> Encode for Message<'_, ID> {
+    const KIND: Kind = kind(ID);
+    fn encode<'a>(&'a self, _scratch: &'a mut Vec<u8>) -> &'a [u8] {
+        &self.0
+    }
+}
+
+/// A message received: its kind's id and its payload (the driver has checked both against
+/// what the role expects).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Incoming<'a> {
+    /// The kind's id.
+    pub kind: u8,
+    /// The payload.
+    pub bytes: &'a [u8],
+}
+
+impl<'a> Decode<'a> for Incoming<'a> {
+    fn decode(kind: u8, bytes: &'a [u8]) -> Result<Self, DecodeError> {
+        if KINDS.iter().any(|k| k.id == kind) {
+            Ok(Incoming { kind, bytes })
+        } else {
+            Err(DecodeError(format!(
+                "kind {kind:#04x} is not an authenticated-garbling message"
+            )))
+        }
+    }
+}
