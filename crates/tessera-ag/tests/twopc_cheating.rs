@@ -5,7 +5,7 @@
 //! plaintext; and a garbler that corrupts the row an evaluator input selects is caught with a
 //! probability that does not depend on the evaluator's input bit.
 
-use tessera_ag::twopc::{EvaluatorRole, GarblerRole, Material, Outputs, Program};
+use tessera_ag::twopc::{Material, Outputs, Program, evaluator, garbler};
 use tessera_ag::{Error, wire};
 use tessera_circuit::library::aes128;
 use tessera_circuit::{Circuit, Gate, GateKind, eval};
@@ -38,21 +38,34 @@ fn materials(program: &Program) -> [Material; 2] {
 
 type Outcome = [Option<Result<Option<Vec<bool>>, Error>>; 2];
 
-/// One run of `program` between the two roles on `values`, `edit` applied on the way.
+/// One run of `program` between the two parties' roles on `values`, `edit` applied to every
+/// message on the way.
 fn stepped(
     program: &Program,
     [g, e]: &[Material; 2],
     values: &[Vec<bool>; 2],
     seed: u128,
-    edit: impl FnMut(Side, Kind, &mut Vec<u8>),
+    mut edit: impl FnMut(Side, Kind, &mut Vec<u8>),
 ) -> Outcome {
     let prg = Prg::from_seed_block(Block::new(seed));
-    let mut garbler =
-        GarblerRole::new(program, g.clone(), values[0].clone(), Outputs::All, prg).unwrap();
-    let mut evaluator =
-        EvaluatorRole::new(program, e.clone(), values[1].clone(), Outputs::All).unwrap();
-    let (a, b) = role::run_pair(&mut garbler, &mut evaluator, edit);
+    let mut g_prep = garbler::Prep::new(program, g.clone(), prg);
+    let mut e_prep = evaluator::Prep::new(program, e.clone());
+    let (gp, ep) = role::run_pair(&mut g_prep, &mut e_prep, &mut edit);
+    let (gp, ep) = match (gp, ep) {
+        (Some(Ok(gp)), Some(Ok(ep))) => (gp, ep),
+        (gp, ep) => {
+            return [stopped(gp), stopped(ep)];
+        }
+    };
+    let mut g_on = garbler::Online::new(program, gp, &values[0], Outputs::All).unwrap();
+    let mut e_on = evaluator::Online::new(program, ep, &values[1], Outputs::All).unwrap();
+    let (a, b) = role::run_pair(&mut g_on, &mut e_on, &mut edit);
     [a, b]
+}
+
+/// A prep phase's end as the run's: an error, or left waiting (no output either way).
+fn stopped<T>(r: Option<Result<T, Error>>) -> Option<Result<Option<Vec<bool>>, Error>> {
+    r.map(|r| r.map(|_| None))
 }
 
 /// How a test tampers with one message.
@@ -86,7 +99,12 @@ fn every_tampered_message_is_caught() {
     for &(from, kind) in &kinds {
         for trial in 0..20u128 {
             let at = (prg.random_block().low() % (1 << 24)) as usize;
-            for tamper in [Tamper::Flip(at), Tamper::Random, Tamper::Replay, Tamper::Cut] {
+            for tamper in [
+                Tamper::Flip(at),
+                Tamper::Random,
+                Tamper::Replay,
+                Tamper::Cut,
+            ] {
                 let what = format!("{} from {from:?}, {tamper:?}", kind.name);
                 let outcome = stepped(&program, &mine, &values, 100 + trial, |side, k, bytes| {
                     if side == from && k == kind {
@@ -187,14 +205,23 @@ fn corrupting_the_row_of_an_evaluator_input_aborts_independently_of_the_input() 
     for y in [false, true] {
         for run in 0..RUNS {
             let m = materials(&program);
-            let outcome = stepped(&program, &m, &[vec![true], vec![y]], run as u128, |_, k, b| {
-                if k == wire::TABLES {
-                    b[16 + run % 16] ^= 1 << (run % 8);
-                }
-            });
+            let outcome = stepped(
+                &program,
+                &m,
+                &[vec![true], vec![y]],
+                run as u128,
+                |_, k, b| {
+                    if k == wire::TABLES {
+                        b[16 + run % 16] ^= 1 << (run % 8);
+                    }
+                },
+            );
             let finished = matches!(&outcome[1], Some(Ok(Some(z))) if *z == vec![y]);
             if !finished {
-                assert!(!matches!(outcome[1], Some(Ok(_))), "wrong output: {outcome:?}");
+                assert!(
+                    !matches!(outcome[1], Some(Ok(_))),
+                    "wrong output: {outcome:?}"
+                );
                 aborts[usize::from(y)] += 1;
             }
         }
@@ -202,8 +229,14 @@ fn corrupting_the_row_of_an_evaluator_input_aborts_independently_of_the_input() 
     // Each count is Binomial(40, 1/2) when the abort depends only on the masked value: their
     // difference has standard deviation 4.5, and 18 is four of them (false alarm < 10^-4).
     let [a0, a1] = aborts;
-    assert!(a0.abs_diff(a1) <= 18, "aborts with y = 0: {a0}, y = 1: {a1}");
+    assert!(
+        a0.abs_diff(a1) <= 18,
+        "aborts with y = 0: {a0}, y = 1: {a1}"
+    );
     for a in aborts {
-        assert!((6..=34).contains(&a), "aborts {a} of {RUNS}: not about half");
+        assert!(
+            (6..=34).contains(&a),
+            "aborts {a} of {RUNS}: not about half"
+        );
     }
 }

@@ -1,0 +1,296 @@
+//! The evaluator's roles (party 1): [`Prep`] for the function-dependent phase, [`Online`]
+//! for the online phase.
+
+use super::{
+    Material, Opened, Openings, Outputs, Program, check_inputs, checked, masked_inputs, opening,
+    opening_len, out_of_turn, output_masks, unpack,
+};
+use crate::Error;
+use crate::garbling::{self, Evaluated, Slots};
+use crate::wire::{
+    CONSISTENCY, FLIPS, INPUT_LABELS, Incoming, MASKED_INPUTS, MASKED_VALUES, Message, OPENINGS,
+    OUTPUT_LABELS, OUTPUT_MASKS, TABLES,
+};
+use std::borrow::Cow;
+use subtle::ConstantTimeEq;
+use tessera_core::Block;
+use tessera_net::role::{self, Next, Outbox, Role};
+
+/// Where the evaluator's function-dependent phase stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PrepStage {
+    Start,
+    Openings,
+    Tables,
+    Flips,
+}
+
+/// The evaluator's function-dependent phase: the openings both ways, then the garbled circuit
+/// received.
+pub struct Prep<'a> {
+    program: &'a Program,
+    material: Option<Material>,
+    openings: Openings,
+    opened: Option<Opened>,
+    tables: Vec<Block>,
+    stage: PrepStage,
+}
+
+impl std::fmt::Debug for Prep<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("evaluator::Prep")
+            .field("stage", &self.stage)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The evaluator's state between the phases: its material, the AND products, the garbled
+/// tables and flips.
+#[derive(Debug)]
+pub struct Prepared {
+    material: Material,
+    opened: Opened,
+    tables: Vec<Block>,
+    flips: Vec<bool>,
+}
+
+impl<'a> Prep<'a> {
+    /// The evaluator of `program` with its `material`.
+    pub fn new(program: &'a Program, material: Material) -> Self {
+        Prep {
+            openings: Openings::new(program, &material, 1),
+            program,
+            material: Some(material),
+            opened: None,
+            tables: Vec::new(),
+            stage: PrepStage::Start,
+        }
+    }
+
+    /// The state once the flips are in.
+    fn finish(&mut self, flips: Vec<bool>) -> Result<Prepared, Error> {
+        match (self.material.take(), self.opened.take()) {
+            (Some(material), Some(opened)) => Ok(Prepared {
+                material,
+                opened,
+                tables: std::mem::take(&mut self.tables),
+                flips,
+            }),
+            _ => Err(out_of_turn("evaluator prep", self.stage)),
+        }
+    }
+}
+
+impl Role for Prep<'_> {
+    type Incoming<'a> = Incoming<'a>;
+    type Output = Prepared;
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<Incoming<'_>>,
+        out: &mut O,
+    ) -> Result<Next<Prepared>, Error> {
+        let p = self.program;
+        let material = self
+            .material
+            .as_ref()
+            .ok_or_else(|| out_of_turn("evaluator prep", self.stage))?;
+        match (self.stage, incoming.map(|m| m.bytes)) {
+            (PrepStage::Start, None) => {
+                let msg = self.openings.message(material)?;
+                out.post(&Message::<{ OPENINGS.id }>(Cow::Owned(msg)))?;
+                out.flush()?;
+                self.stage = PrepStage::Openings;
+                Ok(Next::exact(OPENINGS, self.openings.peer_len()))
+            }
+            (PrepStage::Openings, Some(bytes)) => {
+                self.opened = Some(self.openings.take(material, bytes)?);
+                self.stage = PrepStage::Tables;
+                Ok(Next::exact(TABLES, 32 * p.ands))
+            }
+            (PrepStage::Tables, Some(bytes)) => {
+                self.tables = role::blocks(bytes)
+                    .map_err(|_| Error::CheckFailed {
+                        check: "the garbled tables' format",
+                    })?
+                    .into_owned();
+                self.stage = PrepStage::Flips;
+                Ok(Next::exact(FLIPS, p.ands.div_ceil(8)))
+            }
+            (PrepStage::Flips, Some(bytes)) => {
+                let flips = unpack(bytes, p.ands, "the label flips' format")?;
+                Ok(Next::Done(self.finish(flips)?))
+            }
+            (stage, _) => Err(out_of_turn("evaluator prep", stage)),
+        }
+    }
+}
+
+/// Where the evaluator's online phase stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Start,
+    Labels,
+    Consistency,
+    Outputs,
+}
+
+/// The evaluator's online phase: masked inputs, evaluation, the checks, the outputs.
+pub struct Online<'a> {
+    program: &'a Program,
+    state: Prepared,
+    inputs: Vec<bool>,
+    outputs: Outputs,
+    masked: Vec<bool>,
+    slots: Option<Slots>,
+    evaluated: Evaluated,
+    stage: Stage,
+}
+
+impl std::fmt::Debug for Online<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("evaluator::Online")
+            .field("stage", &self.stage)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Online<'a> {
+    /// The online phase of `program` from the prepared `state`, on the evaluator's `inputs`.
+    pub fn new(
+        program: &'a Program,
+        state: Prepared,
+        inputs: &[bool],
+        outputs: Outputs,
+    ) -> Result<Self, Error> {
+        check_inputs(program, 1, inputs)?;
+        Ok(Online {
+            program,
+            state,
+            inputs: inputs.to_vec(),
+            outputs,
+            masked: Vec::new(),
+            slots: None,
+            evaluated: Evaluated::default(),
+            stage: Stage::Start,
+        })
+    }
+
+    /// Evaluates from the garbler's input labels; returns the masked AND values and the digest
+    /// of their labels.
+    fn evaluate(&mut self, bytes: &[u8]) -> Result<Vec<u8>, Error> {
+        let p = self.program;
+        let labels = role::blocks(bytes).map_err(|_| Error::CheckFailed {
+            check: "the input labels' format",
+        })?;
+        let own = &labels[p.garbler_inputs..];
+        if own.iter().zip(&self.masked).any(|(l, &z)| l.lsb() != z) {
+            return Err(Error::CheckFailed {
+                check: "the input labels' low bits",
+            });
+        }
+        let s = &mut self.state;
+        let mut slots = Slots::new(&p.plan, &s.material.masks);
+        for (i, slot) in p.plan.input_slots().enumerate() {
+            slots.label[slot] = labels[i];
+        }
+        self.evaluated = garbling::evaluate(
+            &p.plan,
+            (&s.material.masks, &s.opened.products),
+            s.material.ring,
+            (&s.tables, &s.flips),
+            &mut slots,
+        );
+        self.slots = Some(slots);
+        s.tables = Vec::new();
+        let mut msg = role::pack_bits(self.evaluated.masked.iter().copied());
+        msg.extend_from_slice(&self.evaluated.label_digest);
+        Ok(msg)
+    }
+
+    /// This party's output labels and the opening of its output masks.
+    fn output_labels(&self, slots: &Slots) -> Result<Vec<u8>, Error> {
+        let mut msg = Vec::new();
+        for slot in self.program.plan.output_slots() {
+            msg.extend_from_slice(&slots.label[slot].to_bytes());
+        }
+        let masks = output_masks(&self.program.plan, slots);
+        msg.extend(opening(&masks, self.state.material.ring.delta)?);
+        Ok(msg)
+    }
+
+    /// Decodes the outputs from the garbler's opening of its output masks.
+    fn decode(&self, slots: &Slots, bytes: &[u8]) -> Result<Vec<bool>, Error> {
+        let plan = &self.program.plan;
+        let mine = output_masks(plan, slots);
+        let delta = self.state.material.ring.delta;
+        let theirs = checked(&mine, delta, bytes, "the output masks' MAC check")?;
+        Ok(plan
+            .output_slots()
+            .enumerate()
+            .map(|(i, s)| slots.label[s].lsb() ^ slots.flip[s].lsb() ^ mine.bit(i) ^ theirs[i])
+            .collect())
+    }
+
+    /// The slots, once evaluated.
+    fn slots(&self) -> Result<&Slots, Error> {
+        self.slots
+            .as_ref()
+            .ok_or_else(|| out_of_turn("evaluator online", self.stage))
+    }
+}
+
+impl Role for Online<'_> {
+    type Incoming<'a> = Incoming<'a>;
+    type Output = Option<Vec<bool>>;
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<Incoming<'_>>,
+        out: &mut O,
+    ) -> Result<Next<Option<Vec<bool>>>, Error> {
+        let p = self.program;
+        match (self.stage, incoming.map(|m| m.bytes)) {
+            (Stage::Start, None) => {
+                let (m, peer) = (&self.state.material, &self.state.opened.peer_masks);
+                self.masked = masked_inputs(m, p.input_range(1), &self.inputs, peer);
+                let msg = role::pack_bits(self.masked.iter().copied());
+                out.post(&Message::<{ MASKED_INPUTS.id }>(Cow::Owned(msg)))?;
+                out.flush()?;
+                self.stage = Stage::Labels;
+                Ok(Next::exact(INPUT_LABELS, 16 * p.inputs()))
+            }
+            (Stage::Labels, Some(bytes)) => {
+                let msg = self.evaluate(bytes)?;
+                out.post(&Message::<{ MASKED_VALUES.id }>(Cow::Owned(msg)))?;
+                out.flush()?;
+                self.stage = Stage::Consistency;
+                Ok(Next::exact(CONSISTENCY, 32))
+            }
+            (Stage::Consistency, Some(bytes)) => {
+                if !bool::from(self.evaluated.check_digest.ct_eq(bytes)) {
+                    return Err(Error::CheckFailed {
+                        check: "the consistency check",
+                    });
+                }
+                if self.outputs.to_garbler() {
+                    let msg = self.output_labels(self.slots()?)?;
+                    out.post(&Message::<{ OUTPUT_LABELS.id }>(Cow::Owned(msg)))?;
+                    out.flush()?;
+                }
+                if self.outputs.to_evaluator() {
+                    self.stage = Stage::Outputs;
+                    Ok(Next::exact(OUTPUT_MASKS, opening_len(p.outputs)))
+                } else {
+                    Ok(Next::Done(None))
+                }
+            }
+            (Stage::Outputs, Some(bytes)) => {
+                Ok(Next::Done(Some(self.decode(self.slots()?, bytes)?)))
+            }
+            (stage, _) => Err(out_of_turn("evaluator online", stage)),
+        }
+    }
+}

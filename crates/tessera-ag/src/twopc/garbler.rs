@@ -1,0 +1,283 @@
+//! The garbler's roles (party 0): [`Prep`] for the function-dependent phase, [`Online`] for
+//! the online phase.
+
+use super::{
+    Material, Opened, Openings, Outputs, Program, check_inputs, checked, masked_inputs, opening,
+    opening_len, out_of_turn, output_masks, unpack,
+};
+use crate::Error;
+use crate::garbling::{self, Garbled, Slots};
+use crate::wire::{
+    CONSISTENCY, FLIPS, INPUT_LABELS, Incoming, MASKED_INPUTS, MASKED_VALUES, Message, OPENINGS,
+    OUTPUT_LABELS, OUTPUT_MASKS, TABLES,
+};
+use std::borrow::Cow;
+use subtle::ConstantTimeEq;
+use tessera_core::{Block, Prg};
+use tessera_net::role::{self, Next, Outbox, Role};
+
+/// The garbler's function-dependent phase: the openings both ways, then the garbled circuit.
+pub struct Prep<'a> {
+    program: &'a Program,
+    material: Option<Material>,
+    openings: Openings,
+    prg: Prg,
+    started: bool,
+}
+
+impl std::fmt::Debug for Prep<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("garbler::Prep")
+            .field("started", &self.started)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The garbler's state between the phases: its material, the AND products, the garbled
+/// circuit and the slots it leaves (zero labels, masks and flips of every wire).
+#[derive(Debug)]
+pub struct Prepared {
+    material: Material,
+    opened: Opened,
+    slots: Slots,
+    garbled: Garbled,
+    zero_inputs: Vec<Block>,
+}
+
+impl<'a> Prep<'a> {
+    /// The garbler of `program` with its `material`, drawing labels from `prg`.
+    pub fn new(program: &'a Program, material: Material, prg: Prg) -> Self {
+        Prep {
+            openings: Openings::new(program, &material, 0),
+            program,
+            material: Some(material),
+            prg,
+            started: false,
+        }
+    }
+
+    /// Garbles once the openings are in.
+    fn garble(&mut self, opened: Opened) -> Result<Prepared, Error> {
+        let material = self
+            .material
+            .take()
+            .ok_or_else(|| out_of_turn("garbler prep", "done"))?;
+        let plan = &self.program.plan;
+        let mut slots = Slots::new(plan, &material.masks);
+        let zero_inputs = garbling::zero_labels(self.program.inputs(), &mut self.prg);
+        for (i, slot) in plan.input_slots().enumerate() {
+            slots.label[slot] = zero_inputs[i];
+        }
+        let mut garbled = Garbled::default();
+        let masks = (&material.masks, &opened.products);
+        garbling::garble(plan, masks, material.ring.delta, &mut slots, &mut garbled);
+        Ok(Prepared {
+            material,
+            opened,
+            slots,
+            garbled,
+            zero_inputs,
+        })
+    }
+}
+
+impl Role for Prep<'_> {
+    type Incoming<'a> = Incoming<'a>;
+    type Output = Prepared;
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<Incoming<'_>>,
+        out: &mut O,
+    ) -> Result<Next<Prepared>, Error> {
+        let material = self
+            .material
+            .as_ref()
+            .ok_or_else(|| out_of_turn("garbler prep", "done"))?;
+        match (self.started, incoming) {
+            (false, None) => {
+                let msg = self.openings.message(material)?;
+                out.post(&Message::<{ OPENINGS.id }>(Cow::Owned(msg)))?;
+                out.flush()?;
+                self.started = true;
+                Ok(Next::exact(OPENINGS, self.openings.peer_len()))
+            }
+            (true, Some(m)) => {
+                let opened = self.openings.take(material, m.bytes)?;
+                let state = self.garble(opened)?;
+                let tables = bytemuck::cast_slice(&state.garbled.tables);
+                out.post(&Message::<{ TABLES.id }>(Cow::Borrowed(tables)))?;
+                let flips = role::pack_bits(state.garbled.flips.iter().copied());
+                out.post(&Message::<{ FLIPS.id }>(Cow::Owned(flips)))?;
+                out.flush()?;
+                Ok(Next::Done(state))
+            }
+            (started, _) => Err(out_of_turn("garbler prep", started)),
+        }
+    }
+}
+
+/// Where the garbler's online phase stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Start,
+    Inputs,
+    Values,
+    Outputs,
+}
+
+/// The garbler's online phase: input labels, the checks, the outputs.
+pub struct Online<'a> {
+    program: &'a Program,
+    state: Prepared,
+    inputs: Vec<bool>,
+    outputs: Outputs,
+    masked: Vec<bool>,
+    stage: Stage,
+}
+
+impl std::fmt::Debug for Online<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("garbler::Online")
+            .field("stage", &self.stage)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Online<'a> {
+    /// The online phase of `program` from the prepared `state`, on the garbler's `inputs`.
+    pub fn new(
+        program: &'a Program,
+        state: Prepared,
+        inputs: &[bool],
+        outputs: Outputs,
+    ) -> Result<Self, Error> {
+        check_inputs(program, 0, inputs)?;
+        Ok(Online {
+            program,
+            state,
+            inputs: inputs.to_vec(),
+            outputs,
+            masked: Vec::new(),
+            stage: Stage::Start,
+        })
+    }
+
+    /// The input labels, from the masked values of every input wire.
+    fn input_labels(&mut self, theirs: &[u8]) -> Result<Vec<Block>, Error> {
+        let p = self.program;
+        let m = &self.state.material;
+        let own = p.input_range(0);
+        self.masked = masked_inputs(m, own, &self.inputs, &self.state.opened.peer_masks);
+        self.masked.extend(unpack(
+            theirs,
+            p.evaluator_inputs,
+            "the masked inputs' format",
+        )?);
+        let delta = m.ring.delta;
+        Ok(self
+            .state
+            .zero_inputs
+            .iter()
+            .zip(&self.masked)
+            .map(|(&zero, &z)| zero ^ (delta & Block::mask(z)))
+            .collect())
+    }
+
+    /// Checks the evaluator's masked AND values and the digest of its labels; returns the
+    /// digest of the consistency MACs.
+    fn consistency(&self, bytes: &[u8]) -> Result<[u8; 32], Error> {
+        let n = self.program.ands;
+        let (bits, digest) = bytes.split_at(n.div_ceil(8));
+        let masked = unpack(bits, n, "the masked AND values' format")?;
+        let s = &self.state;
+        let (labels, check) = garbling::garbler_check(
+            &self.program.plan,
+            (&s.material.masks, &s.opened.products),
+            &s.garbled,
+            (&self.masked, &masked),
+            s.material.ring.delta,
+        );
+        if !bool::from(labels.ct_eq(digest)) {
+            return Err(Error::CheckFailed {
+                check: "the evaluator's AND labels",
+            });
+        }
+        Ok(check)
+    }
+
+    /// Decodes the outputs from the evaluator's output labels and mask opening.
+    fn decode(&self, bytes: &[u8]) -> Result<Vec<bool>, Error> {
+        let delta = self.state.material.ring.delta;
+        let n = self.program.outputs;
+        let (labels, opened) = bytes.split_at(16 * n);
+        let slots = &self.state.slots;
+        let mine = output_masks(&self.program.plan, slots);
+        let theirs = checked(&mine, delta, opened, "the output masks' MAC check")?;
+        let mut z = Vec::with_capacity(n);
+        for (i, slot) in self.program.plan.output_slots().enumerate() {
+            let label = &labels[16 * i..16 * i + 16];
+            let zero = slots.label[slot];
+            let is_zero = label.ct_eq(&zero.to_bytes());
+            let is_one = label.ct_eq(&(zero ^ delta).to_bytes());
+            if !bool::from(is_zero | is_one) {
+                return Err(Error::CheckFailed {
+                    check: "the evaluator's output labels",
+                });
+            }
+            let masked = bool::from(is_one) ^ slots.flip[slot].lsb();
+            z.push(masked ^ mine.bit(i) ^ theirs[i]);
+        }
+        Ok(z)
+    }
+}
+
+impl Role for Online<'_> {
+    type Incoming<'a> = Incoming<'a>;
+    type Output = Option<Vec<bool>>;
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<Incoming<'_>>,
+        out: &mut O,
+    ) -> Result<Next<Option<Vec<bool>>>, Error> {
+        let p = self.program;
+        match (self.stage, incoming.map(|m| m.bytes)) {
+            (Stage::Start, None) => {
+                self.stage = Stage::Inputs;
+                Ok(Next::exact(MASKED_INPUTS, p.evaluator_inputs.div_ceil(8)))
+            }
+            (Stage::Inputs, Some(bytes)) => {
+                let labels = self.input_labels(bytes)?;
+                let msg = bytemuck::cast_slice(&labels);
+                out.post(&Message::<{ INPUT_LABELS.id }>(Cow::Borrowed(msg)))?;
+                out.flush()?;
+                self.stage = Stage::Values;
+                Ok(Next::exact(MASKED_VALUES, p.ands.div_ceil(8) + 32))
+            }
+            (Stage::Values, Some(bytes)) => {
+                let check = self.consistency(bytes)?;
+                out.post(&Message::<{ CONSISTENCY.id }>(Cow::Owned(check.to_vec())))?;
+                if self.outputs.to_evaluator() {
+                    let masks = output_masks(&p.plan, &self.state.slots);
+                    let msg = opening(&masks, self.state.material.ring.delta)?;
+                    out.post(&Message::<{ OUTPUT_MASKS.id }>(Cow::Owned(msg)))?;
+                }
+                out.flush()?;
+                if self.outputs.to_garbler() {
+                    self.stage = Stage::Outputs;
+                    Ok(Next::exact(
+                        OUTPUT_LABELS,
+                        16 * p.outputs + opening_len(p.outputs),
+                    ))
+                } else {
+                    Ok(Next::Done(None))
+                }
+            }
+            (Stage::Outputs, Some(bytes)) => Ok(Next::Done(Some(self.decode(bytes)?))),
+            (stage, _) => Err(out_of_turn("garbler online", stage)),
+        }
+    }
+}

@@ -1,0 +1,353 @@
+//! Actively secure two-party computation by authenticated garbling (KRRW18 §3, Fig. 3), party 0
+//! the garbler and party 1 the evaluator:
+//!
+//! 1. **Function-independent**: authenticated masks for the input wires and AND outputs, and
+//!    authenticated AND triples ([`crate::triples`]), batch by batch: [`Material`].
+//! 2. **Function-dependent**: each AND gate's mask product λ_α·λ_β from a triple by Beaver's
+//!    trick (the differences opened with MACs), and the authenticated half-gates tables
+//!    ([`crate::garbling`]).
+//! 3. **Online**: inputs go in as masked values ẑ = x ⊕ λ, each party opening its mask shares of
+//!    the other's input wires with MACs (no oblivious transfer on inputs, so no selective
+//!    failure: what the garbler sends depends only on public ẑ); the evaluator evaluates, then
+//!    sends the AND outputs' masked values with a digest of their labels (which it cannot forge
+//!    without Δ_A); the garbler answers with the digest of its consistency MACs (zero products
+//!    c = (ẑ_α ⊕ λ_α)(ẑ_β ⊕ λ_β) ⊕ ẑ_γ ⊕ λ_γ, checked under Δ_B); only then are outputs
+//!    decoded: the garbler opens its output masks to the evaluator, and the evaluator sends its
+//!    output labels (which the garbler checks are its own) and opens its output masks.
+//!
+//! Each party's part of phases 2 and 3 is a state machine without I/O ([`garbler`],
+//! [`evaluator`]); [`run`] drives them over a session and times the phases.
+
+pub mod evaluator;
+pub mod garbler;
+
+use crate::Error;
+use crate::abit;
+use crate::garbling::{self, Slots};
+use crate::share::{Keyring, Shares};
+use crate::triples::{Generator, Triples};
+use std::ops::Range;
+use tessera_circuit::Circuit;
+use tessera_core::Block;
+use tessera_garble::{Batching, Plan};
+use tessera_net::role;
+use tessera_protocols::Session;
+
+/// Triples per batch at most: B = 3 from 276 325 triples on, and a batch of 2^19 holds about
+/// 150 MB of leaky triples per party.
+pub const TRIPLE_BATCH: usize = 1 << 19;
+
+/// Which parties learn the outputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outputs {
+    /// Both.
+    All,
+    /// The evaluator only.
+    Evaluator,
+    /// The garbler only.
+    Garbler,
+}
+
+impl Outputs {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outputs::All => "all",
+            Outputs::Evaluator => "evaluator",
+            Outputs::Garbler => "garbler",
+        }
+    }
+
+    fn to_evaluator(self) -> bool {
+        self != Outputs::Garbler
+    }
+
+    fn to_garbler(self) -> bool {
+        self != Outputs::Evaluator
+    }
+}
+
+/// A circuit compiled for two-party authenticated garbling: input value 0 is the garbler's,
+/// value 1 (if any) the evaluator's.
+#[derive(Clone, Debug)]
+pub struct Program {
+    plan: Plan,
+    garbler_inputs: usize,
+    evaluator_inputs: usize,
+    ands: usize,
+    outputs: usize,
+}
+
+impl Program {
+    /// `circuit`, checked and compiled.
+    pub fn new(circuit: &Circuit) -> Result<Program, Error> {
+        circuit
+            .check()
+            .map_err(|e| Error::Usage(format!("the circuit: {e}")))?;
+        if circuit.inputs.len() > 2 {
+            return Err(Error::Usage(format!(
+                "the circuit has {} input values; two parties give at most two",
+                circuit.inputs.len()
+            )));
+        }
+        let plan = Plan::new(circuit, Batching::default_for(circuit));
+        let width = |v: usize| circuit.inputs.get(v).map_or(0, |&w| w as usize);
+        Ok(Program {
+            garbler_inputs: width(0),
+            evaluator_inputs: width(1),
+            ands: plan.stats().and_gates,
+            outputs: plan.output_slots().len(),
+            plan,
+        })
+    }
+
+    /// AND gates.
+    pub fn ands(&self) -> usize {
+        self.ands
+    }
+
+    /// Input wires of party `p` (0 garbler, 1 evaluator).
+    pub fn inputs_of(&self, p: usize) -> usize {
+        if p == 0 {
+            self.garbler_inputs
+        } else {
+            self.evaluator_inputs
+        }
+    }
+
+    /// Output wires.
+    pub fn outputs(&self) -> usize {
+        self.outputs
+    }
+
+    fn inputs(&self) -> usize {
+        self.garbler_inputs + self.evaluator_inputs
+    }
+
+    /// The input wires of party `p`, as indices into all input wires.
+    fn input_range(&self, p: usize) -> Range<usize> {
+        if p == 0 {
+            0..self.garbler_inputs
+        } else {
+            self.garbler_inputs..self.inputs()
+        }
+    }
+}
+
+/// One party's function-independent material for a program: its keyring, the masks of the
+/// input wires then of the AND outputs in plan order, and one AND triple per AND gate.
+#[derive(Clone, Debug)]
+pub struct Material {
+    ring: Keyring,
+    masks: Shares,
+    triples: Triples,
+}
+
+impl Material {
+    /// Draws the material for `program` with `peer`, the triples in batches of at most
+    /// [`TRIPLE_BATCH`].
+    pub fn generate(session: &mut Session, peer: usize, program: &Program) -> Result<Self, Error> {
+        let mut generator = Generator::new(session, peer)?;
+        let (bits, keys) = abit::random(session, peer, program.inputs() + program.ands)?;
+        let ring = Keyring {
+            delta: keys.delta(),
+            first: session.id() < peer,
+        };
+        let masks = Shares::from_bits(bits, &keys);
+        let mut triples = Triples::default();
+        let batches = program.ands.div_ceil(TRIPLE_BATCH);
+        let per = program.ands.div_ceil(batches.max(1));
+        while triples.len() < program.ands {
+            let (t, _) = generator.batch(session, per.min(program.ands - triples.len()))?;
+            for (all, part) in [
+                (&mut triples.x, t.x),
+                (&mut triples.y, t.y),
+                (&mut triples.z, t.z),
+            ] {
+                for k in 0..part.len() {
+                    all.push(part.get(k));
+                }
+            }
+        }
+        Ok(Material {
+            ring,
+            masks,
+            triples,
+        })
+    }
+}
+
+/// Bits unpacked from `bytes` (n of them), the padding checked.
+fn unpack(bytes: &[u8], n: usize, what: &'static str) -> Result<Vec<bool>, Error> {
+    if !n.is_multiple_of(8) && bytes[n / 8] >> (n % 8) != 0 {
+        return Err(Error::CheckFailed { check: what });
+    }
+    Ok((0..n).map(|k| role::packed_bit(bytes, k)).collect())
+}
+
+/// Bytes of an opening of `n` bits.
+fn opening_len(n: usize) -> usize {
+    n.div_ceil(8) + abit::DIGEST
+}
+
+/// Opens `shares` (this party's), for the peer to check.
+fn opening(shares: &Shares, delta: Block) -> Result<Vec<u8>, Error> {
+    let (bits, _) = shares.split(delta);
+    abit::opening(&bits, 0..bits.len())
+}
+
+/// The peer's shares behind `shares` (this party's keys for them), from its opening.
+fn checked(
+    shares: &Shares,
+    delta: Block,
+    msg: &[u8],
+    check: &'static str,
+) -> Result<Vec<bool>, Error> {
+    let (_, keys) = shares.split(delta);
+    abit::check_opening(&keys, 0..keys.len(), msg).map_err(|e| match e {
+        Error::CheckFailed { .. } => Error::CheckFailed { check },
+        e => e,
+    })
+}
+
+/// The exchange that opens the function-dependent phase, the same both ways: each party opens,
+/// with MACs, its shares of Beaver's differences (λ_α ⊕ x, λ_β ⊕ y per AND gate) and of the
+/// masks of the other party's input wires.
+#[derive(Clone, Debug)]
+struct Openings {
+    differences: Shares,
+    /// This party's input wires (indices into all input wires) and the peer's.
+    own: Range<usize>,
+    peer: Range<usize>,
+}
+
+/// What the exchange gives: the AND products of the masks, and the peer's shares of the masks
+/// of this party's input wires.
+#[derive(Clone, Debug)]
+struct Opened {
+    products: Shares,
+    peer_masks: Vec<bool>,
+}
+
+impl Openings {
+    /// Party `me`'s side.
+    fn new(program: &Program, m: &Material, me: usize) -> Openings {
+        let inputs = garbling::gate_input_masks(&program.plan, &m.masks);
+        Openings {
+            differences: garbling::beaver_differences(&inputs, &m.triples),
+            own: program.input_range(me),
+            peer: program.input_range(1 - me),
+        }
+    }
+
+    /// This party's message.
+    fn message(&self, m: &Material) -> Result<Vec<u8>, Error> {
+        let mut msg = opening(&self.differences, m.ring.delta)?;
+        msg.extend(opening(&m.masks.slice(self.peer.clone()), m.ring.delta)?);
+        Ok(msg)
+    }
+
+    /// The length of the peer's message.
+    fn peer_len(&self) -> usize {
+        opening_len(self.differences.len()) + opening_len(self.own.len())
+    }
+
+    /// Checks the peer's message.
+    fn take(&self, m: &Material, bytes: &[u8]) -> Result<Opened, Error> {
+        let (beaver, masks) = bytes.split_at(opening_len(self.differences.len()));
+        let theirs = checked(
+            &self.differences,
+            m.ring.delta,
+            beaver,
+            "the Beaver opening's MAC check",
+        )?;
+        let e_f: Vec<bool> = (0..theirs.len())
+            .map(|k| theirs[k] ^ self.differences.bit(k))
+            .collect();
+        let own = m.masks.slice(self.own.clone());
+        Ok(Opened {
+            products: garbling::products(m.ring, &m.triples, &e_f),
+            peer_masks: checked(&own, m.ring.delta, masks, "the input masks' MAC check")?,
+        })
+    }
+}
+
+/// This party's masked input values ẑ = x ⊕ (its mask share) ⊕ (the peer's, opened).
+fn masked_inputs(m: &Material, own: Range<usize>, inputs: &[bool], peer: &[bool]) -> Vec<bool> {
+    own.enumerate()
+        .map(|(i, w)| inputs[i] ^ m.masks.bit(w) ^ peer[i])
+        .collect()
+}
+
+/// This party's mask shares of `plan`'s output wires, from its slots.
+fn output_masks(plan: &Plan, slots: &Slots) -> Shares {
+    let mut s = Shares::default();
+    for slot in plan.output_slots() {
+        s.push((slots.mac[slot], slots.key[slot]));
+    }
+    s
+}
+
+/// Checks that party `p` gives as many input bits as the program has wires for it.
+fn check_inputs(program: &Program, p: usize, inputs: &[bool]) -> Result<(), Error> {
+    let want = program.inputs_of(p);
+    if inputs.len() == want {
+        Ok(())
+    } else {
+        Err(Error::Usage(format!(
+            "party {p} gives {} input bits; the circuit takes {want} from it",
+            inputs.len()
+        )))
+    }
+}
+
+/// A role stepped out of order (a bug here, not the peer: the driver checks kinds).
+fn out_of_turn(role: &str, stage: impl std::fmt::Debug) -> Error {
+    Error::Usage(format!("{role}: no message expected at {stage:?}"))
+}
+
+/// Runs `program` between the two parties of `session` (party 0 garbles, party 1 evaluates)
+/// on this party's `inputs`; returns the outputs if this party learns them. Times the phases
+/// "setup" (the OT's base OTs), "function-independent", "function-dependent" and "online".
+pub fn run(
+    session: &mut Session,
+    program: &Program,
+    inputs: &[bool],
+    outputs: Outputs,
+) -> Result<Option<Vec<bool>>, Error> {
+    if session.parties() != 2 {
+        return Err(Error::Usage(format!(
+            "two-party garbling runs between 2 parties, not {}",
+            session.parties()
+        )));
+    }
+    let me = session.id();
+    check_inputs(program, me, inputs)?;
+    let peer = 1 - me;
+    abit::check_provider(session.ot_choice())?;
+    session.phase("setup", |s| s.with_ot_pair(peer, |_, _, _| Ok(())))?;
+    let material = session.phase("function-independent", |s| {
+        Material::generate(s, peer, program)
+    })?;
+    let space = session.space(peer)?;
+    if me == 0 {
+        let prg = session.fork_prg();
+        let mut prep = garbler::Prep::new(program, material, prg);
+        let state = session.phase("function-dependent", |s| {
+            role::drive(&mut prep, &mut s.channel(peer), space)
+        })?;
+        let mut online = garbler::Online::new(program, state, inputs, outputs)?;
+        session.phase("online", |s| {
+            role::drive(&mut online, &mut s.channel(peer), space)
+        })
+    } else {
+        let mut prep = evaluator::Prep::new(program, material);
+        let state = session.phase("function-dependent", |s| {
+            role::drive(&mut prep, &mut s.channel(peer), space)
+        })?;
+        let mut online = evaluator::Online::new(program, state, inputs, outputs)?;
+        session.phase("online", |s| {
+            role::drive(&mut online, &mut s.channel(peer), space)
+        })
+    }
+}
