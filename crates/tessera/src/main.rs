@@ -1,5 +1,6 @@
 //! `tessera`: the command line of the Tessera MPC framework.
 
+mod ag;
 mod bench;
 mod circuit;
 mod mpc;
@@ -26,7 +27,7 @@ enum Command {
     /// AES-128 as a two-party computation in one process: garbler's random key, evaluator's
     /// random plaintext; prints the ciphertext, checked against plain AES, with time and bytes.
     /// `demo nn`: one private inference of an MNIST digit; `demo oaes`: oblivious AES among
-    /// three parties.
+    /// three parties; `demo ag`: AES-128 by actively secure 2PC.
     Demo(DemoCli),
     /// One party of a semi-honest Yao computation over TCP or TLS.
     Run(Box<twoparty::RunArgs>),
@@ -39,6 +40,12 @@ enum Command {
     Nn {
         #[command(subcommand)]
         what: nn::NnCommand,
+    },
+    /// Actively secure computation by authenticated garbling (KRRW18): a cheating party is
+    /// caught.
+    Ag {
+        #[command(subcommand)]
+        what: ag::AgCommand,
     },
     /// Oblivious AES for n parties from a trusted dealer's pre-processing (MiniMac tables).
     Oaes {
@@ -81,6 +88,9 @@ enum DemoCommand {
     /// Oblivious AES-128 among three parties in one process, the FIPS-197 key split among
     /// them; prints the ciphertext checked against FIPS-197.
     Oaes(oaes::DemoArgs),
+    /// FIPS-197's AES-128 example by actively secure two-party computation in one process:
+    /// party 0 holds the key, party 1 the plaintext; prints the ciphertext, checked.
+    Ag(ag::DemoArgs),
 }
 
 /// Everything the command line reports as a one-line error.
@@ -113,6 +123,9 @@ pub enum CliError {
     /// From oblivious AES.
     #[error(transparent)]
     Aes(#[from] tessera_aes::Error),
+    /// From authenticated garbling.
+    #[error(transparent)]
+    Ag(#[from] tessera_ag::Error),
     /// Writing the output failed.
     #[error("writing output: {0}")]
     Io(#[from] std::io::Error),
@@ -136,12 +149,17 @@ fn main() -> ExitCode {
                 what: Some(DemoCommand::Oaes(args)),
                 ..
             }) => oaes::demo(&args),
+            Command::Demo(DemoCli {
+                what: Some(DemoCommand::Ag(args)),
+                ..
+            }) => ag::demo(&args),
             Command::Run(args) => twoparty::run(&args),
             Command::Keygen(args) => twoparty::keygen(&args),
             Command::Relay(args) => relay::run(&args),
             Command::Mpc { what } => mpc::run(what),
             Command::Nn { what } => nn::run(what),
             Command::Oaes { what } => oaes::run(what),
+            Command::Ag { what } => ag::run(what),
             Command::Bench { what } => bench::run(what),
             Command::Circuit { what } => circuit::run(what),
         });

@@ -12,8 +12,7 @@ use std::sync::Barrier;
 use std::time::Instant;
 use tessera_aes::{Encryption, Key, Material, Party, Protocol, Shape, claim, deal, deal_buffers};
 use tessera_core::Prg;
-use tessera_net::tcp::{self, Mesh, mesh};
-use tessera_net::{NetConfig, Network, tls};
+use tessera_net::{NetConfig, Network};
 
 /// `tessera oaes ...`.
 #[derive(Subcommand)]
@@ -50,17 +49,8 @@ pub struct PrepArgs {
 /// Options of `tessera oaes run`.
 #[derive(Args)]
 pub struct RunArgs {
-    /// This party's id (0-based).
-    #[arg(long)]
-    party: usize,
-    /// Every party's address, in party order: this party listens on its own (unless it is the
-    /// last) and connects to those of lower ids.
-    #[arg(long, value_delimiter = ',', required_unless_present = "parties_file")]
-    parties: Vec<String>,
-    /// A TOML file of every party's id, address and (for TLS) certificate, instead of
-    /// --parties and --peer-certs.
-    #[arg(long, conflicts_with_all = ["parties", "peer_certs"])]
-    parties_file: Option<PathBuf>,
+    #[command(flatten)]
+    mesh: crate::parties::MeshArgs,
     /// This party's pre-processing file (from `tessera oaes prep`); used once.
     #[arg(long)]
     prep: PathBuf,
@@ -70,19 +60,6 @@ pub struct RunArgs {
     /// The plaintext blocks, 32 hex digits each, comma-separated; every party names the same.
     #[arg(long, value_delimiter = ',', required = true)]
     plaintext: Vec<String>,
-    /// Directory with this party's key.pem and cert.pem (from `tessera keygen`): use TLS.
-    #[arg(long)]
-    tls_dir: Option<PathBuf>,
-    /// Every party's certificate, in party order (this party's own entry is ignored), pinned.
-    #[arg(long, value_delimiter = ',', requires = "tls_dir")]
-    peer_certs: Vec<PathBuf>,
-    /// Seconds to wait for a peer: to connect, and for each message.
-    #[arg(long, default_value_t = 30)]
-    timeout: u64,
-    /// Seconds the whole run may take, set-up included, however the peers trickle their data
-    /// (0: no bound).
-    #[arg(long, default_value_t = crate::twoparty::DEFAULT_DEADLINE_S)]
-    deadline: u64,
     /// One JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -216,14 +193,7 @@ fn prep(args: &PrepArgs) -> Result<(), CliError> {
 }
 
 fn run_party(args: &RunArgs) -> Result<(), CliError> {
-    let parties = where_parties_are(args)?;
-    let n = parties.addresses.len();
-    if args.party >= n {
-        return Err(CliError::Usage(format!(
-            "--party {} but there are {n} parties",
-            args.party
-        )));
-    }
+    let n = args.mesh.parties()?;
     let key = block_hex(&args.key_share, "--key-share")?;
     let plain = args
         .plaintext
@@ -231,10 +201,10 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
         .map(|p| block_hex(p, "--plaintext"))
         .collect::<Result<Vec<_>, _>>()?;
     let t = Instant::now();
-    let mat = Material::load(&args.prep, args.party).map_err(tessera_aes::Error::from)?;
+    let mat = Material::load(&args.prep, args.mesh.party).map_err(tessera_aes::Error::from)?;
     let load_ms = t.elapsed().as_secs_f64() * 1e3;
     claim(&args.prep, &mat.header().session).map_err(tessera_aes::Error::from)?;
-    let mut net = open(args, &parties)?;
+    let mut net = args.mesh.open()?;
     let t = Instant::now();
     let mut party = Party::new(&mat, &mut net)?;
     let e = party.encrypt(&mut net, Key::Share(key), &plain)?;
@@ -245,7 +215,7 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
         println!(
             "{}",
             json!({
-                "party": args.party, "parties": n, "protocol": mat.header().shape.protocol.number(),
+                "party": args.mesh.party, "parties": n, "protocol": mat.header().shape.protocol.number(),
                 "ciphertexts": cts, "load_ms": load_ms, "online_ms": online_ms,
                 "bytes_sent": s.bytes_sent, "bytes_received": s.bytes_received, "rounds": s.rounds,
             })
@@ -258,68 +228,6 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
 
 /// The parties' addresses and certificates, from `--parties-file` or from `--parties` and
 /// `--peer-certs`.
-fn where_parties_are(args: &RunArgs) -> Result<crate::parties::Parties, CliError> {
-    if let Some(file) = &args.parties_file {
-        return crate::parties::load(file);
-    }
-    let certificates = (!args.peer_certs.is_empty()).then(|| args.peer_certs.clone());
-    if certificates
-        .as_ref()
-        .is_some_and(|c| c.len() != args.parties.len())
-    {
-        return Err(CliError::Usage(format!(
-            "--peer-certs names {} certificates for {} parties",
-            args.peer_certs.len(),
-            args.parties.len()
-        )));
-    }
-    Ok(crate::parties::Parties {
-        addresses: args.parties.clone(),
-        certificates,
-    })
-}
-
-/// This party's mesh: listen on its own address, connect to lower ones.
-fn open(args: &RunArgs, parties: &crate::parties::Parties) -> Result<Network, CliError> {
-    let config = crate::twoparty::net_config(args.timeout, args.deadline);
-    let me = args.party;
-    let tls = match (&args.tls_dir, &parties.certificates) {
-        (Some(dir), Some(certificates)) => {
-            let peers: Vec<(usize, &Path)> = certificates
-                .iter()
-                .enumerate()
-                .filter(|&(j, _)| j != me)
-                .map(|(j, p)| (j, p.as_path()))
-                .collect();
-            Some(tls::TlsConfig::load(dir, &peers)?)
-        }
-        (Some(_), None) => {
-            return Err(CliError::Usage(
-                "--tls-dir needs every party's certificate (--peer-certs or the parties file)"
-                    .to_owned(),
-            ));
-        }
-        (None, _) => None,
-    };
-    let addresses = &parties.addresses;
-    let listener = if me + 1 < addresses.len() {
-        let l = tcp::listen(&addresses[me])?;
-        eprintln!("tessera: party {me} listening on {}", l.local_addr()?);
-        Some(l)
-    } else {
-        None
-    };
-    let m = Mesh {
-        me,
-        parties: addresses.len(),
-        listener: listener.as_ref(),
-        lower: &addresses[..me],
-        tls: tls.as_ref(),
-        setup: config.timeout,
-    };
-    Ok(mesh(m, config)?)
-}
-
 /// Every party's material dealt in memory, and the time parsing and checking the largest
 /// file's bytes took.
 fn deal_loaded(shape: Shape) -> Result<(Vec<Material>, f64, f64), CliError> {

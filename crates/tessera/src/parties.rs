@@ -12,8 +12,11 @@
 //! beside the file. Errors name the file, the line and the field.
 
 use crate::CliError;
+use clap::Args;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use tessera_net::tcp::{self, Mesh, mesh};
+use tessera_net::{Network, tls};
 use toml::Spanned;
 
 /// The largest parties file read.
@@ -185,5 +188,127 @@ mod tests {
                 "{e}"
             );
         }
+    }
+}
+
+/// Where the parties of an n-party run are and how to reach them: the options every n-party
+/// `run` command takes.
+#[derive(Args)]
+pub struct MeshArgs {
+    /// This party's id (0-based).
+    #[arg(long)]
+    pub party: usize,
+    /// Every party's address, in party order: this party listens on its own (unless it is the
+    /// last) and connects to those of lower ids.
+    #[arg(long, value_delimiter = ',', required_unless_present = "parties_file")]
+    parties: Vec<String>,
+    /// A TOML file of every party's id, address and (for TLS) certificate, instead of
+    /// --parties and --peer-certs.
+    #[arg(long, conflicts_with_all = ["parties", "peer_certs"])]
+    parties_file: Option<PathBuf>,
+    /// Directory with this party's key.pem and cert.pem (from `tessera keygen`): use TLS.
+    #[arg(long)]
+    tls_dir: Option<PathBuf>,
+    /// Every party's certificate, in party order (this party's own entry is ignored), pinned.
+    #[arg(long, value_delimiter = ',', requires = "tls_dir")]
+    peer_certs: Vec<PathBuf>,
+    /// Seconds to wait for a peer: to connect, and for each message.
+    #[arg(long, default_value_t = 30)]
+    timeout: u64,
+    /// Seconds the whole run may take, set-up included, however the peers trickle their data
+    /// (0: no bound).
+    #[arg(long, default_value_t = crate::twoparty::DEFAULT_DEADLINE_S)]
+    deadline: u64,
+}
+
+impl MeshArgs {
+    /// Every party's address and certificates, from the file or the lists, checked.
+    fn where_parties_are(&self) -> Result<Parties, CliError> {
+        let parties = match &self.parties_file {
+            Some(file) => load(file)?,
+            None => {
+                let certificates = (!self.peer_certs.is_empty()).then(|| self.peer_certs.clone());
+                if certificates
+                    .as_ref()
+                    .is_some_and(|c| c.len() != self.parties.len())
+                {
+                    return Err(CliError::Usage(format!(
+                        "--peer-certs names {} certificates for {} parties",
+                        self.peer_certs.len(),
+                        self.parties.len()
+                    )));
+                }
+                Parties {
+                    addresses: self.parties.clone(),
+                    certificates,
+                }
+            }
+        };
+        if let Some((i, a)) = parties
+            .addresses
+            .iter()
+            .enumerate()
+            .find(|(i, a)| parties.addresses[..*i].contains(a))
+        {
+            return Err(CliError::Usage(format!(
+                "party {i}'s address {a} is another party's too"
+            )));
+        }
+        let n = parties.addresses.len();
+        if self.party >= n {
+            return Err(CliError::Usage(format!(
+                "--party {} but there are {n} parties",
+                self.party
+            )));
+        }
+        Ok(parties)
+    }
+
+    /// How many parties, once the lists or the file are checked.
+    pub fn parties(&self) -> Result<usize, CliError> {
+        Ok(self.where_parties_are()?.addresses.len())
+    }
+
+    /// This party's mesh: listen on its own address, connect to lower ones, over TLS with
+    /// pinned certificates where asked.
+    pub fn open(&self) -> Result<Network, CliError> {
+        let parties = self.where_parties_are()?;
+        let config = crate::twoparty::net_config(self.timeout, self.deadline);
+        let me = self.party;
+        let tls = match (&self.tls_dir, &parties.certificates) {
+            (Some(dir), Some(certificates)) => {
+                let peers: Vec<(usize, &Path)> = certificates
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, _)| j != me)
+                    .map(|(j, p)| (j, p.as_path()))
+                    .collect();
+                Some(tls::TlsConfig::load(dir, &peers)?)
+            }
+            (Some(_), None) => {
+                return Err(CliError::Usage(
+                    "--tls-dir needs every party's certificate (--peer-certs or the parties file)"
+                        .to_owned(),
+                ));
+            }
+            (None, _) => None,
+        };
+        let addresses = &parties.addresses;
+        let listener = if me + 1 < addresses.len() {
+            let l = tcp::listen(&addresses[me])?;
+            eprintln!("tessera: party {me} listening on {}", l.local_addr()?);
+            Some(l)
+        } else {
+            None
+        };
+        let m = Mesh {
+            me,
+            parties: addresses.len(),
+            listener: listener.as_ref(),
+            lower: &addresses[..me],
+            tls: tls.as_ref(),
+            setup: config.timeout,
+        };
+        Ok(mesh(m, config)?)
     }
 }

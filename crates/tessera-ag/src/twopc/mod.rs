@@ -309,7 +309,57 @@ fn out_of_turn(role: &str, stage: impl std::fmt::Debug) -> Error {
 /// Runs `program` between the two parties of `session` (party 0 garbles, party 1 evaluates)
 /// on this party's `inputs`; returns the outputs if this party learns them. Times the phases
 /// "setup" (the OT's base OTs), "function-independent", "function-dependent" and "online".
+/// If it fails, the peer is told why with an abort code (never this party's text).
+///
+/// ```
+/// use tessera_ag::twopc::{self, Outputs, Program};
+/// use tessera_net::{NetConfig, memory};
+/// use tessera_ot::{OtChoice, Protocol, Security};
+/// use tessera_protocols::{Session, SessionConfig};
+///
+/// // z = x ∧ y, x the garbler's bit and y the evaluator's.
+/// let circuit = tessera_circuit::Circuit {
+///     num_wires: 3,
+///     inputs: vec![1, 1],
+///     outputs: vec![1],
+///     gates: vec![tessera_circuit::Gate {
+///         kind: tessera_circuit::GateKind::And,
+///         a: 0,
+///         b: 1,
+///         out: 2,
+///     }],
+/// };
+/// let program = Program::new(&circuit)?;
+/// let ot = OtChoice::Extension(Protocol::softspoken(8, Security::Malicious)?);
+/// let [a, b]: [_; 2] = memory::mesh(2, NetConfig::default())?.try_into().unwrap();
+/// let evaluator = std::thread::spawn({
+///     let program = program.clone();
+///     move || {
+///         let mut s = Session::new(b, SessionConfig { ot }).unwrap();
+///         twopc::run(&mut s, &program, &[true], Outputs::All)
+///     }
+/// });
+/// let mut s = Session::new(a, SessionConfig { ot })?;
+/// let z = twopc::run(&mut s, &program, &[true], Outputs::All)?;
+/// assert_eq!(z, Some(vec![true]));
+/// assert_eq!(evaluator.join().unwrap()?, Some(vec![true]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn run(
+    session: &mut Session,
+    program: &Program,
+    inputs: &[bool],
+    outputs: Outputs,
+) -> Result<Option<Vec<bool>>, Error> {
+    run_phases(session, program, inputs, outputs).inspect_err(|e| {
+        if let Some(code) = e.abort_code() {
+            session.network().abort(code);
+        }
+    })
+}
+
+/// [`run`] without the abort.
+fn run_phases(
     session: &mut Session,
     program: &Program,
     inputs: &[bool],

@@ -3,6 +3,7 @@
 //! a ratio to a bound measured in the same run.
 
 mod aes;
+mod ag;
 mod convert;
 mod garble;
 mod local;
@@ -25,6 +26,10 @@ use std::time::{Duration, Instant};
 /// What to benchmark.
 #[derive(Subcommand)]
 pub enum BenchCommand {
+    /// Actively secure two-party computation by authenticated garbling over loopback TCP:
+    /// setup, function-independent, function-dependent and online time, bytes per AND gate,
+    /// AND gates per second and peak RSS.
+    Ag(ag::AgArgs),
     /// Batched AES, hashes, PRG and transposition on every backend this CPU has.
     Aes(aes::AesArgs),
     /// Every conversion among Y, B, A, β and α (and MUL in A and α) on many values between two
@@ -73,6 +78,7 @@ pub struct CommonArgs {
 pub fn run(cmd: BenchCommand) -> Result<(), CliError> {
     match cmd {
         BenchCommand::Aes(args) => aes::run(&args),
+        BenchCommand::Ag(args) => ag::run(&args),
         BenchCommand::Convert(args) => convert::run(&args),
         BenchCommand::Garble(args) => garble::run(&args),
         BenchCommand::Net(args) => net::run(&args),

@@ -1,0 +1,248 @@
+//! `tessera ag run` and `tessera demo ag`: actively secure computation by authenticated
+//! garbling (KRRW18), between two parties.
+
+use crate::CliError;
+use crate::circuit::{hex_value, load};
+use crate::parties::MeshArgs;
+use crate::twoparty::phases_json;
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::json;
+use std::time::Instant;
+use tessera_ag::twopc::{self, Outputs, Program};
+use tessera_circuit::Circuit;
+use tessera_circuit::eval::{bits_from_hex, bits_to_hex, split_values};
+use tessera_net::{NetConfig, memory};
+use tessera_ot::ferret::Params;
+use tessera_ot::{OtChoice, Protocol, Security};
+use tessera_protocols::{Session, SessionConfig};
+
+/// `tessera ag ...`.
+#[derive(Subcommand)]
+pub enum AgCommand {
+    /// One party of an actively secure two-party computation over TCP or TLS: party 0
+    /// garbles, party 1 evaluates; a cheating peer is caught and the run stops with an error
+    /// naming the check.
+    Run(Box<RunArgs>),
+}
+
+/// The random correlated OT authenticated bits come from (each actively secure).
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum CotArg {
+    /// SoftSpoken OT (k = 8) with its consistency check.
+    Softspoken,
+    /// Ferret silent OT with its malicious checks (EMP-OT's ferret_b10 parameters).
+    Ferret,
+    /// IKNP with the KOS consistency check.
+    Kos,
+}
+
+impl CotArg {
+    /// The session's OT.
+    pub fn choice(self) -> Result<OtChoice, CliError> {
+        Ok(match self {
+            CotArg::Softspoken => OtChoice::Extension(Protocol::softspoken(
+                Protocol::DEFAULT_K,
+                Security::Malicious,
+            )?),
+            CotArg::Ferret => OtChoice::Ferret(Params::EMP_B10, Security::Malicious),
+            CotArg::Kos => OtChoice::Extension(Protocol::KOS),
+        })
+    }
+}
+
+/// Who learns the outputs.
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+pub enum OutputArg {
+    /// Both parties.
+    All,
+    /// Party 1 only.
+    Evaluator,
+    /// Party 0 only.
+    Garbler,
+}
+
+impl From<OutputArg> for Outputs {
+    fn from(o: OutputArg) -> Outputs {
+        match o {
+            OutputArg::All => Outputs::All,
+            OutputArg::Evaluator => Outputs::Evaluator,
+            OutputArg::Garbler => Outputs::Garbler,
+        }
+    }
+}
+
+/// Options of `tessera ag run`.
+#[derive(Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    mesh: MeshArgs,
+    /// A built-in circuit or a Bristol Fashion file: input value i is party i's (for aes128,
+    /// party 0 holds the key and party 1 the plaintext).
+    #[arg(long)]
+    circuit: String,
+    /// This party's input value in hex, as `circuit eval` reads it (or @FILE); empty for a
+    /// party past the circuit's input values.
+    #[arg(long, default_value = "")]
+    input: String,
+    /// Who learns the outputs.
+    #[arg(long, value_enum, default_value_t = OutputArg::All)]
+    output: OutputArg,
+    /// The correlated OT behind the authenticated bits.
+    #[arg(long, value_enum, default_value_t = CotArg::Softspoken)]
+    cot: CotArg,
+    /// One JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `tessera ag ...`.
+pub fn run(cmd: AgCommand) -> Result<(), CliError> {
+    match cmd {
+        AgCommand::Run(args) => run_party(&args),
+    }
+}
+
+/// This party's input bits for `circuit`: its value's hex, or nothing past the values.
+fn party_input(circuit: &Circuit, party: usize, hex: &str) -> Result<Vec<bool>, CliError> {
+    match circuit.inputs.get(party) {
+        Some(&w) => hex_value(hex, w),
+        None if hex.is_empty() => Ok(Vec::new()),
+        None => Err(CliError::Usage(format!(
+            "party {party} gives no input to a circuit of {} input values, but --input is set",
+            circuit.inputs.len()
+        ))),
+    }
+}
+
+fn run_party(args: &RunArgs) -> Result<(), CliError> {
+    let (circuit, _) = load(&args.circuit)?;
+    let n = args.mesh.parties()?;
+    if n != 2 {
+        return Err(CliError::Usage(format!(
+            "{n} parties: tessera ag runs between two parties (n-party authenticated garbling is not built yet)"
+        )));
+    }
+    if circuit.inputs.len() > n {
+        return Err(CliError::Usage(format!(
+            "{}: {} input values for {n} parties",
+            args.circuit,
+            circuit.inputs.len()
+        )));
+    }
+    let me = args.mesh.party;
+    let input = party_input(&circuit, me, &args.input)?;
+    let program = Program::new(&circuit)?;
+    let start = Instant::now();
+    let net = args.mesh.open()?;
+    let mut session = Session::new(
+        net,
+        SessionConfig {
+            ot: args.cot.choice()?,
+        },
+    )?;
+    let output = twopc::run(&mut session, &program, &input, args.output.into())?;
+    let total_ms = start.elapsed().as_secs_f64() * 1e3;
+    let values: Option<Vec<String>> = output.map(|bits| {
+        split_values(&circuit.outputs, &bits)
+            .iter()
+            .map(|v| bits_to_hex(v))
+            .collect()
+    });
+    let stats = session.network().stats();
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "party": me,
+                "role": if me == 0 { "garbler" } else { "evaluator" },
+                "circuit": args.circuit,
+                "cot": args.cot.choice()?.name(),
+                "and_gates": program.ands(),
+                "output": values,
+                "total_ms": total_ms,
+                "bytes_sent": stats.bytes_sent,
+                "bytes_received": stats.bytes_received,
+                "phases": phases_json(&session.take_phases()),
+            })
+        );
+    } else if let Some(values) = values {
+        for v in values {
+            println!("{v}");
+        }
+    }
+    Ok(())
+}
+
+/// Options of `tessera demo ag`.
+#[derive(Args)]
+pub struct DemoArgs {
+    /// The correlated OT behind the authenticated bits.
+    #[arg(long, value_enum, default_value_t = CotArg::Softspoken)]
+    cot: CotArg,
+    /// One JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `tessera demo ag`: FIPS-197's AES-128 example between two parties in this process, party 0
+/// holding the key and party 1 the plaintext, both learning the ciphertext, checked.
+pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
+    let circuit = tessera_circuit::library::aes128()?;
+    let program = Program::new(&circuit)?;
+    let key = bits_from_hex("000102030405060708090a0b0c0d0e0f", 128)?;
+    let plain = bits_from_hex("00112233445566778899aabbccddeeff", 128)?;
+    let want = "69c4e0d86a7b0430d8cdb78070b4c55a";
+    let ot = args.cot.choice()?;
+    let start = Instant::now();
+    let nets = memory::mesh(2, NetConfig::default())?;
+    let results: Vec<Result<(Option<Vec<bool>>, u64), CliError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = nets
+            .into_iter()
+            .zip([key, plain])
+            .map(|(net, input)| {
+                let program = &program;
+                s.spawn(move || -> Result<_, CliError> {
+                    let mut session = Session::new(net, SessionConfig { ot })?;
+                    let out = twopc::run(&mut session, program, &input, Outputs::All)?;
+                    Ok((out, session.network().stats().bytes_sent))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|_| CliError::Usage("a party's thread panicked".into()))?
+            })
+            .collect()
+    });
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    let mut bytes = 0;
+    let mut shown = Vec::new();
+    for (p, r) in results.into_iter().enumerate() {
+        let (out, sent) = r?;
+        bytes += sent;
+        let hex = out.map(|b| bits_to_hex(&b)).unwrap_or_default();
+        if hex != want {
+            return Err(CliError::Usage(format!(
+                "party {p} learned {hex}, not FIPS-197's {want}"
+            )));
+        }
+        shown.push(hex);
+    }
+    if args.json {
+        println!(
+            "{}",
+            json!({"ciphertext": shown[0], "expected": want, "checked": true, "ms": ms,
+                   "bytes": bytes, "and_gates": program.ands(), "cot": ot.name()})
+        );
+    } else {
+        println!(
+            "AES-128 (FIPS-197 C.1) by actively secure 2PC: {} (checked), {ms:.1} ms, {bytes} bytes, {} AND gates, {}",
+            shown[0],
+            program.ands(),
+            ot.name()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,207 @@
+//! `tessera bench ag`: actively secure two-party computation by authenticated garbling between
+//! two threads over loopback TCP (or through the link emulator): setup, function-independent,
+//! function-dependent and online time, bytes per AND gate per phase, AND gates per second and
+//! the process's peak RSS, against semi-honest garbling plus evaluation of the same circuit in
+//! one thread (measured in the same run) and, with `--net`, against the link's bound.
+
+use super::yao::LocalMs;
+use super::{Exchange, NetCondition, Wire, cpu_model, loopback, median, peak_rss_bytes};
+use crate::CliError;
+use crate::ag::CotArg;
+use crate::circuit::load;
+use clap::Args;
+use serde_json::{Value, json};
+use std::time::Instant;
+use tessera_ag::twopc::{self, Outputs, Program};
+use tessera_circuit::Circuit;
+use tessera_circuit::eval::evaluate;
+use tessera_core::{Backend, Prg};
+use tessera_garble::SchemeKind;
+use tessera_net::Phase;
+use tessera_protocols::{Session, SessionConfig};
+
+/// The phases of a run, in order.
+const PHASES: [&str; 4] = ["setup", "function-independent", "function-dependent", "online"];
+
+/// Options of `tessera bench ag`.
+#[derive(Args)]
+pub struct AgArgs {
+    /// Party counts (two parties only, for now).
+    #[arg(long, value_delimiter = ',', default_value = "2")]
+    parties: Vec<usize>,
+    /// Built-in circuits or Bristol files of one or two input values.
+    #[arg(long, value_delimiter = ',', default_value = "aes128,sha256")]
+    circuit: Vec<String>,
+    /// The correlated OT behind the authenticated bits.
+    #[arg(long, value_enum, default_value_t = CotArg::Softspoken)]
+    cot: CotArg,
+    /// Runs per circuit; the medians are reported.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    samples: u32,
+    /// One JSON object per line instead of a table.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    net: NetCondition,
+}
+
+/// One run: each party's phases, and the outputs checked.
+struct Sample {
+    phases: [Vec<Phase>; 2],
+    total_ms: f64,
+    /// The link the run went over.
+    wire: Wire,
+}
+
+/// Runs `tessera bench ag`.
+pub fn run(args: &AgArgs) -> Result<(), CliError> {
+    if let Some(&n) = args.parties.iter().find(|&&n| n != 2) {
+        return Err(CliError::Usage(format!(
+            "--parties {n}: authenticated garbling runs between two parties for now"
+        )));
+    }
+    for name in &args.circuit {
+        let (circuit, _) = load(name)?;
+        let program = Program::new(&circuit)?;
+        let samples = (0..args.samples)
+            .map(|_| sample(&circuit, &program, args))
+            .collect::<Result<Vec<_>, _>>()?;
+        report(args, name, &circuit, &program, &samples)?;
+    }
+    Ok(())
+}
+
+/// One run between two threads on fresh random inputs, outputs checked against plaintext.
+fn sample(circuit: &Circuit, program: &Program, args: &AgArgs) -> Result<Sample, CliError> {
+    let mut prg = Prg::from_os()?;
+    let values: Vec<Vec<bool>> = circuit
+        .inputs
+        .iter()
+        .map(|&w| (0..w).map(|_| prg.random_block().lsb()).collect())
+        .collect();
+    let expect = evaluate(circuit, &values)?.concat();
+    let ot = args.cot.choice()?;
+    let ((g_net, e_net), wire) = loopback(args.net)?;
+    let start = Instant::now();
+    let results: Vec<Result<_, CliError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = [g_net, e_net]
+            .into_iter()
+            .enumerate()
+            .map(|(p, net)| {
+                let input = values.get(p).cloned().unwrap_or_default();
+                s.spawn(move || -> Result<_, CliError> {
+                    let mut session = Session::new(net, SessionConfig { ot })?;
+                    let out = twopc::run(&mut session, program, &input, Outputs::All)?;
+                    Ok((out, session.take_phases()))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|_| CliError::Usage("a party's thread panicked".into()))?
+            })
+            .collect()
+    });
+    let total_ms = start.elapsed().as_secs_f64() * 1e3;
+    let mut phases = [Vec::new(), Vec::new()];
+    for (p, r) in results.into_iter().enumerate() {
+        let (out, ph) = r?;
+        if out.as_deref() != Some(&expect[..]) {
+            return Err(CliError::Usage(format!(
+                "party {p}'s output differs from plaintext"
+            )));
+        }
+        phases[p] = ph;
+    }
+    Ok(Sample {
+        phases,
+        total_ms,
+        wire,
+    })
+}
+
+/// Phase `name` of a run: the later party's time, both parties' bytes.
+fn phase(s: &Sample, name: &str) -> (f64, u64) {
+    let mut ms: f64 = 0.0;
+    let mut bytes = 0;
+    for ph in s.phases.iter().flatten().filter(|p| p.name == name) {
+        ms = ms.max(ph.ms);
+        bytes += ph.traffic.bytes_sent;
+    }
+    (ms, bytes)
+}
+
+fn report(
+    args: &AgArgs,
+    name: &str,
+    circuit: &Circuit,
+    program: &Program,
+    samples: &[Sample],
+) -> Result<(), CliError> {
+    let ands = program.ands().max(1) as f64;
+    let local_ms = SchemeKind::Prp.visit(LocalMs(circuit))?;
+    let mut phases = serde_json::Map::new();
+    let mut text = Vec::new();
+    let mut total_bytes = 0.0;
+    for name in PHASES {
+        let ms = median(samples.iter().map(|s| phase(s, name).0).collect());
+        let bytes = median(samples.iter().map(|s| phase(s, name).1 as f64).collect());
+        total_bytes += bytes;
+        phases.insert(
+            name.to_owned(),
+            json!({"ms": ms, "bytes": bytes, "bytes_per_and": bytes / ands}),
+        );
+        text.push(format!("{name} {ms:.1} ms"));
+    }
+    let total_ms = median(samples.iter().map(|s| s.total_ms).collect());
+    let mut v = json!({
+        "circuit": name,
+        "parties": 2,
+        "cot": args.cot.choice()?.name(),
+        "and_gates": program.ands(),
+        "samples": samples.len(),
+        "phases": Value::Object(phases),
+        "total_ms": total_ms,
+        "bytes_per_and": total_bytes / ands,
+        "and_per_sec": ands / (total_ms / 1e3),
+        "semi_honest_local_ms": local_ms,
+        "total_over_semi_honest_local": total_ms / local_ms,
+        "peak_rss_bytes": peak_rss_bytes(),
+        "outputs_checked": true,
+        "backend": Backend::active().name(),
+        "cpu": cpu_model(),
+    });
+    let last = &samples[samples.len() - 1];
+    last.wire.describe(&mut v);
+    let judged = online_bound(samples, &mut v);
+    if args.json {
+        println!("{v}");
+    } else {
+        println!(
+            "{name}, 2 parties, {}: {} AND gates, {}; total {total_ms:.1} ms, {:.0} bytes per AND gate, {:.3} M AND/s (semi-honest garble+evaluate alone {local_ms:.2} ms){judged}",
+            args.cot.choice()?.name(),
+            program.ands(),
+            text.join(", "),
+            total_bytes / ands,
+            ands / (total_ms / 1e3) / 1e6,
+        );
+    }
+    Ok(())
+}
+
+/// The online phase against the link's bound (rounds × round trip + bytes / rate).
+fn online_bound(samples: &[Sample], v: &mut Value) -> String {
+    let last = &samples[samples.len() - 1];
+    let online = |p: usize| {
+        last.phases[p]
+            .iter()
+            .find(|ph| ph.name == "online")
+            .map(|ph| ph.traffic)
+            .unwrap_or_default()
+    };
+    let ms = median(samples.iter().map(|s| phase(s, "online").0).collect());
+    last.wire
+        .judge(v, "online", ms, Exchange::of_pair(&online(0), &online(1)))
+}
