@@ -11,7 +11,7 @@ use std::time::Instant;
 use tessera_ag::twopc::{self, Outputs, Program};
 use tessera_circuit::Circuit;
 use tessera_circuit::eval::{bits_from_hex, bits_to_hex, split_values};
-use tessera_net::{NetConfig, memory};
+use tessera_net::{NetConfig, Network, Phase, memory};
 use tessera_ot::ferret::Params;
 use tessera_ot::{OtChoice, Protocol, Security};
 use tessera_protocols::{Session, SessionConfig};
@@ -195,34 +195,13 @@ pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
     let ot = args.cot.choice()?;
     let start = Instant::now();
     let nets = memory::mesh(2, NetConfig::default())?;
-    let results: Vec<Result<(Option<Vec<bool>>, u64), CliError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = nets
-            .into_iter()
-            .zip([key, plain])
-            .map(|(net, input)| {
-                let program = &program;
-                s.spawn(move || -> Result<_, CliError> {
-                    let mut session = Session::new(net, SessionConfig { ot })?;
-                    let out = twopc::run(&mut session, program, &input, Outputs::All)?;
-                    Ok((out, session.network().stats().bytes_sent))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .map_err(|_| CliError::Usage("a party's thread panicked".into()))?
-            })
-            .collect()
-    });
+    let runs = in_threads(nets, ot, &program, &[key, plain])?;
     let ms = start.elapsed().as_secs_f64() * 1e3;
     let mut bytes = 0;
     let mut shown = Vec::new();
-    for (p, r) in results.into_iter().enumerate() {
-        let (out, sent) = r?;
-        bytes += sent;
-        let hex = out.map(|b| bits_to_hex(&b)).unwrap_or_default();
+    for (p, r) in runs.into_iter().enumerate() {
+        bytes += r.bytes_sent;
+        let hex = r.output.map(|b| bits_to_hex(&b)).unwrap_or_default();
         if hex != want {
             return Err(CliError::Usage(format!(
                 "party {p} learned {hex}, not FIPS-197's {want}"
@@ -245,4 +224,49 @@ pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
         );
     }
     Ok(())
+}
+
+/// What one party of a run on a thread ends with.
+pub struct PartyRun {
+    /// The outputs it learned.
+    pub output: Option<Vec<bool>>,
+    /// Its phases.
+    pub phases: Vec<Phase>,
+    /// Bytes it sent.
+    pub bytes_sent: u64,
+}
+
+/// Runs `program` with every party of `nets` on a thread of its own, party i on `inputs[i]`
+/// (none past the list), outputs to all.
+pub fn in_threads(
+    nets: Vec<Network>,
+    ot: OtChoice,
+    program: &Program,
+    inputs: &[Vec<bool>],
+) -> Result<Vec<PartyRun>, CliError> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = nets
+            .into_iter()
+            .enumerate()
+            .map(|(p, net)| {
+                let input = inputs.get(p).cloned().unwrap_or_default();
+                s.spawn(move || -> Result<PartyRun, CliError> {
+                    let mut session = Session::new(net, SessionConfig { ot })?;
+                    let output = twopc::run(&mut session, program, &input, Outputs::All)?;
+                    Ok(PartyRun {
+                        output,
+                        phases: session.take_phases(),
+                        bytes_sent: session.network().stats().bytes_sent,
+                    })
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|_| CliError::Usage("a party's thread panicked".into()))?
+            })
+            .collect()
+    })
 }

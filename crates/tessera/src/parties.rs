@@ -244,11 +244,13 @@ impl MeshArgs {
                 }
             }
         };
+        // Port 0 (listen anywhere) and "-" (the last party's, unused) may repeat.
+        let reachable = |a: &String| a != "-" && !a.ends_with(":0");
         if let Some((i, a)) = parties
             .addresses
             .iter()
             .enumerate()
-            .find(|(i, a)| parties.addresses[..*i].contains(a))
+            .find(|(i, a)| reachable(a) && parties.addresses[..*i].contains(a))
         {
             return Err(CliError::Usage(format!(
                 "party {i}'s address {a} is another party's too"

@@ -820,6 +820,9 @@ fn the_readme_names_every_option() {
         vec!["oaes", "prep"],
         vec!["oaes", "run"],
         vec!["oaes", "bench"],
+        vec!["demo", "ag"],
+        vec!["ag", "run"],
+        vec!["bench", "ag"],
     ] {
         let mut args = cmd.clone();
         args.push("--help");
@@ -1041,6 +1044,128 @@ fn oblivious_aes_between_two_processes_and_files_used_once() {
     assert!(
         !ok && err.contains("party 0's pre-processing, not party 1's"),
         "{err}"
+    );
+}
+
+/// Party 0 of `tessera ag run` on port 0 with `extra` arguments, and the address it listens on.
+fn spawn_ag_party_0(extra: &[&str]) -> (std::process::Child, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["ag", "run", "--party", "0", "--parties", "127.0.0.1:0,-"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(c.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .rsplit(' ')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    (c, addr)
+}
+
+/// `tessera ag run` in two processes: AES-128 on FIPS-197's key (party 0) and plaintext
+/// (party 1), outputs to both, then to the evaluator only.
+#[test]
+fn actively_secure_aes_between_two_processes() {
+    let key = "000102030405060708090a0b0c0d0e0f";
+    let plain = "00112233445566778899aabbccddeeff";
+    let cipher = "69c4e0d86a7b0430d8cdb78070b4c55a";
+    for (output, garbler_sees) in [("all", true), ("evaluator", false)] {
+        let common = ["--circuit", "aes128", "--output", output];
+        let (first, addr) = spawn_ag_party_0(&[&common[..], &["--input", key]].concat());
+        let parties = format!("{addr},-");
+        let (ok, out, err) = tessera(
+            &[
+                &[
+                    "ag",
+                    "run",
+                    "--party",
+                    "1",
+                    "--parties",
+                    &parties,
+                    "--input",
+                    plain,
+                ][..],
+                &common,
+                &["--json"],
+            ]
+            .concat(),
+        );
+        assert!(ok, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["output"][0], cipher, "{out}");
+        assert_eq!(v["and_gates"], 6400);
+        let phases: Vec<&str> = v["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            phases,
+            [
+                "setup",
+                "function-independent",
+                "function-dependent",
+                "online"
+            ]
+        );
+        let first = first.wait_with_output().unwrap();
+        assert!(
+            first.status.success(),
+            "{}",
+            String::from_utf8_lossy(&first.stderr)
+        );
+        let printed = String::from_utf8_lossy(&first.stdout).trim().to_owned();
+        assert_eq!(printed, if garbler_sees { cipher } else { "" });
+    }
+}
+
+/// `tessera ag run` refuses, with a message naming what is wrong: an input of the wrong width,
+/// a party list naming one address twice, three parties, and a peer that never comes.
+#[test]
+fn actively_secure_runs_refuse_bad_setups() {
+    let run = |args: &[&str]| tessera(&[&["ag", "run", "--circuit", "aes128"][..], args].concat());
+    let (ok, _, err) = run(&[
+        "--party",
+        "0",
+        "--parties",
+        "127.0.0.1:1,-",
+        "--input",
+        "00",
+    ]);
+    assert!(!ok && err.contains("128"), "{err}");
+    let twice = "127.0.0.1:7399,127.0.0.1:7399";
+    let (ok, _, err) = run(&["--party", "0", "--parties", twice, "--input", "00"]);
+    assert!(!ok && err.contains("another party's too"), "{err}");
+    let three = "127.0.0.1:7398,127.0.0.1:7397,-";
+    let (ok, _, err) = run(&["--party", "0", "--parties", three]);
+    assert!(!ok && err.contains("two parties"), "{err}");
+    let key = "000102030405060708090a0b0c0d0e0f";
+    let alone = [
+        "--party",
+        "0",
+        "--parties",
+        "127.0.0.1:0,-",
+        "--timeout",
+        "1",
+    ];
+    let (ok, _, err) = run(&[&alone[..], &["--input", key]].concat());
+    assert!(!ok && err.contains("party 1 never connected"), "{err}");
+}
+
+#[test]
+fn the_actively_secure_demo_gives_fips_197() {
+    let (ok, out, err) = tessera(&["demo", "ag", "--json"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("\"checked\":true") && out.contains("69c4e0d86a7b0430d8cdb78070b4c55a"),
+        "{out}"
     );
 }
 

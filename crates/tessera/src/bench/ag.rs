@@ -7,21 +7,25 @@
 use super::yao::LocalMs;
 use super::{Exchange, NetCondition, Wire, cpu_model, loopback, median, peak_rss_bytes};
 use crate::CliError;
-use crate::ag::CotArg;
+use crate::ag::{CotArg, in_threads};
 use crate::circuit::load;
 use clap::Args;
 use serde_json::{Value, json};
 use std::time::Instant;
-use tessera_ag::twopc::{self, Outputs, Program};
+use tessera_ag::twopc::Program;
 use tessera_circuit::Circuit;
 use tessera_circuit::eval::evaluate;
 use tessera_core::{Backend, Prg};
 use tessera_garble::SchemeKind;
 use tessera_net::Phase;
-use tessera_protocols::{Session, SessionConfig};
 
 /// The phases of a run, in order.
-const PHASES: [&str; 4] = ["setup", "function-independent", "function-dependent", "online"];
+const PHASES: [&str; 4] = [
+    "setup",
+    "function-independent",
+    "function-dependent",
+    "online",
+];
 
 /// Options of `tessera bench ag`.
 #[derive(Args)]
@@ -83,37 +87,16 @@ fn sample(circuit: &Circuit, program: &Program, args: &AgArgs) -> Result<Sample,
     let ot = args.cot.choice()?;
     let ((g_net, e_net), wire) = loopback(args.net)?;
     let start = Instant::now();
-    let results: Vec<Result<_, CliError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = [g_net, e_net]
-            .into_iter()
-            .enumerate()
-            .map(|(p, net)| {
-                let input = values.get(p).cloned().unwrap_or_default();
-                s.spawn(move || -> Result<_, CliError> {
-                    let mut session = Session::new(net, SessionConfig { ot })?;
-                    let out = twopc::run(&mut session, program, &input, Outputs::All)?;
-                    Ok((out, session.take_phases()))
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .map_err(|_| CliError::Usage("a party's thread panicked".into()))?
-            })
-            .collect()
-    });
+    let runs = in_threads(vec![g_net, e_net], ot, program, &values)?;
     let total_ms = start.elapsed().as_secs_f64() * 1e3;
     let mut phases = [Vec::new(), Vec::new()];
-    for (p, r) in results.into_iter().enumerate() {
-        let (out, ph) = r?;
-        if out.as_deref() != Some(&expect[..]) {
+    for (p, r) in runs.into_iter().enumerate() {
+        if r.output.as_deref() != Some(&expect[..]) {
             return Err(CliError::Usage(format!(
                 "party {p}'s output differs from plaintext"
             )));
         }
-        phases[p] = ph;
+        phases[p] = r.phases;
     }
     Ok(Sample {
         phases,
