@@ -59,6 +59,11 @@ impl AuthBits {
     pub fn macs(&self) -> &[Block] {
         &self.macs
     }
+
+    /// The MACs, taken.
+    pub fn into_macs(self) -> Vec<Block> {
+        self.macs
+    }
 }
 
 /// The keys this party holds for a peer's authenticated bits, under this party's global Δ.
@@ -100,6 +105,11 @@ impl AuthKeys {
     /// The keys. Secret.
     pub fn keys(&self) -> &[Block] {
         &self.keys
+    }
+
+    /// The keys, taken.
+    pub fn into_keys(self) -> Vec<Block> {
+        self.keys
     }
 
     /// The MAC the holder of bit `i` must show if the bit is `bit`: K ⊕ bit·Δ.
@@ -164,24 +174,39 @@ pub fn opening(held: &AuthBits, range: Range<usize>) -> Result<Vec<u8>, Error> {
             held.len()
         ))
     })?;
+    Ok(open_macs(macs, range.start))
+}
+
+/// The message that opens the bits whose MACs are `macs`, the first being bit `start` of its
+/// sequence: the bits packed least significant first, then a SHA-256 digest of the MACs.
+pub fn open_macs(macs: &[Block], start: usize) -> Vec<u8> {
     let mut msg = vec![0u8; macs.len().div_ceil(8) + DIGEST];
     for (i, m) in macs.iter().enumerate() {
         msg[i / 8] |= u8::from(m.lsb()) << (i % 8);
     }
     let at = macs.len().div_ceil(8);
-    msg[at..].copy_from_slice(&digest(range.start, macs.iter().copied()));
-    Ok(msg)
+    msg[at..].copy_from_slice(&digest(start, macs.iter().copied()));
+    msg
 }
 
 /// The bits an opening of the peer's bits `range` shows, if it checks against this party's keys.
 pub fn check_opening(keys: &AuthKeys, range: Range<usize>, msg: &[u8]) -> Result<Vec<bool>, Error> {
-    if range.end > keys.len() || range.start > range.end {
-        return Err(Error::Usage(format!(
-            "checking {range:?} of {} keys",
-            keys.len()
-        )));
-    }
-    let n = range.len();
+    let k = keys
+        .keys
+        .get(range.clone())
+        .ok_or_else(|| Error::Usage(format!("checking {range:?} of {} keys", keys.len())))?;
+    check_macs(keys.delta, k, range.start, msg)
+}
+
+/// The bits an opening shows of the peer's bits whose keys (under `delta`) are `keys`, the
+/// first being bit `start` of its sequence, if the digest matches the MACs they make.
+pub fn check_macs(
+    delta: Block,
+    keys: &[Block],
+    start: usize,
+    msg: &[u8],
+) -> Result<Vec<bool>, Error> {
+    let n = keys.len();
     let at = n.div_ceil(8);
     let malformed = || Error::CheckFailed {
         check: "the opening's format",
@@ -195,10 +220,10 @@ pub fn check_opening(keys: &AuthKeys, range: Range<usize>, msg: &[u8]) -> Result
     }
     let bits: Vec<bool> = (0..n).map(|i| msg[i / 8] >> (i % 8) & 1 == 1).collect();
     let expected = digest(
-        range.start,
+        start,
         bits.iter()
-            .zip(range.clone())
-            .map(|(&b, i)| keys.mac_for(i, b)),
+            .zip(keys)
+            .map(|(&b, &k)| k ^ (delta & Block::mask(b))),
     );
     if bool::from(expected.ct_eq(&msg[at..])) {
         Ok(bits)

@@ -3,7 +3,7 @@
 //! share under its own Δ. Party i holds x_i, M_i[x_i] = K_j[x_i] ⊕ x_i·Δ_j and K_i[x_j]. XOR
 //! is local; adding a public constant moves one share and the other party's key.
 
-use crate::abit::{AuthBits, AuthKeys};
+use crate::abit::{self, AuthBits, AuthKeys};
 use tessera_core::Block;
 
 /// One party's side of a pair: its global Δ (least significant bit 1) and whether it is the
@@ -39,8 +39,8 @@ impl Shares {
     ///
     /// # Panics
     /// If the lengths differ.
-    pub fn from_bits(bits: AuthBits, keys: &AuthKeys) -> Self {
-        Shares::from_parts(bits.macs().to_vec(), keys.keys().to_vec())
+    pub fn from_bits(bits: AuthBits, keys: AuthKeys) -> Self {
+        Shares::from_parts(bits.into_macs(), keys.into_keys())
     }
 
     /// Shares from MACs and keys.
@@ -100,12 +100,15 @@ impl Shares {
         }
     }
 
-    /// The shares as authenticated bits and the keys under `delta`, to open them ([`crate::abit::opening`]).
-    pub fn split(&self, delta: Block) -> (AuthBits, AuthKeys) {
-        (
-            AuthBits::from_macs(self.macs.clone()),
-            AuthKeys::new(delta, self.keys.clone()),
-        )
+    /// The message that opens this party's shares to the peer ([`abit::open_macs`]).
+    pub fn opening(&self) -> Vec<u8> {
+        abit::open_macs(&self.macs, 0)
+    }
+
+    /// The peer's shares, from its opening, checked against this party's keys under `delta`
+    /// ([`abit::check_macs`]).
+    pub fn check_opening(&self, delta: Block, msg: &[u8]) -> Result<Vec<bool>, crate::Error> {
+        abit::check_macs(delta, &self.keys, 0, msg)
     }
 
     /// Shares `range`, copied.
@@ -114,6 +117,12 @@ impl Shares {
             macs: self.macs[range.clone()].to_vec(),
             keys: self.keys[range].to_vec(),
         }
+    }
+
+    /// Appends `other`'s shares.
+    pub fn append(&mut self, mut other: Shares) {
+        self.macs.append(&mut other.macs);
+        self.keys.append(&mut other.keys);
     }
 
     /// Appends share (mac, key).

@@ -96,6 +96,9 @@ impl Triples {
     }
 }
 
+/// Leaky triples hashed at a time.
+const CHUNK: usize = 1024;
+
 /// Bytes of a SHA-256 digest.
 const DIGEST: usize = 32;
 
@@ -118,10 +121,10 @@ pub struct TripleBatch {
     bucket: usize,
     hash: FixedKeyHash,
     prg: Prg,
-    /// The ℓ·B leaky triples: [x], [y], and [r], which becomes [z].
-    x: Shares,
-    y: Shares,
-    r: Shares,
+    /// The ℓ·B leaky triples: [x] (the first n shares), [y] (the next n) and [r] (the last
+    /// n), which becomes [z].
+    leaky: Shares,
+    n: usize,
     /// Per leaky triple: C, then after the peer's rows S (and L after the opening).
     c: Vec<Block>,
     /// Per leaky triple: the part of S known before the peer's row, then S.
@@ -140,34 +143,24 @@ impl std::fmt::Debug for TripleBatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TripleBatch")
             .field("batch", &self.batch)
-            .field("leaky", &self.x.len())
+            .field("leaky", &self.n)
             .field("bucket", &self.bucket)
             .field("stage", &self.stage)
             .finish_non_exhaustive()
     }
 }
 
-/// The random authenticated shares a batch starts from.
-#[derive(Clone, Debug)]
-pub struct LeakyInputs {
-    /// [x] of the ℓ·B leaky triples.
-    pub x: Shares,
-    /// [y].
-    pub y: Shares,
-    /// [r].
-    pub r: Shares,
-}
-
 impl TripleBatch {
-    /// Batch number `batch` of ℓ = len / `bucket` triples from `inputs` (each of ℓ·B
-    /// shares), with randomness for the coin and the commitment from `prg`.
+    /// Batch number `batch` of ℓ triples in buckets of `bucket` from the random shares
+    /// `leaky` of the n = ℓ·B leaky triples: [x] (the first n), [y] (the next n) and [r] (the
+    /// last n), with randomness for the coin and the commitment from `prg`.
     ///
     /// # Panics
-    /// If the inputs differ in length or it is not a multiple of `bucket`.
-    pub fn new(ring: Keyring, batch: u64, bucket: usize, inputs: LeakyInputs, prg: Prg) -> Self {
-        let n = inputs.x.len();
+    /// If `leaky` is not 3·ℓ·B shares for a whole ℓ.
+    pub fn new(ring: Keyring, batch: u64, bucket: usize, leaky: Shares, prg: Prg) -> Self {
+        let n = leaky.len() / 3;
         assert!(
-            inputs.y.len() == n && inputs.r.len() == n && bucket > 0 && n.is_multiple_of(bucket),
+            leaky.len() == 3 * n && bucket > 0 && n.is_multiple_of(bucket),
             "a batch is ℓ·B leaky triples"
         );
         TripleBatch {
@@ -176,9 +169,8 @@ impl TripleBatch {
             bucket,
             hash: FixedKeyHash::default(),
             prg,
-            x: inputs.x,
-            y: inputs.y,
-            r: inputs.r,
+            leaky,
+            n,
             c: Vec::new(),
             s: Vec::new(),
             digest: [0; DIGEST],
@@ -201,46 +193,59 @@ impl TripleBatch {
         m & Block::new(!u128::from(self.ring.first))
     }
 
-    /// The first tweak of the rows garbled by the first party (`by_first`) or the second.
-    fn tweak(&self, by_first: bool) -> Block {
-        Block::from_halves(TWEAK_HIGH | self.batch << 1 | u64::from(by_first), 0)
+    /// The tweak of leaky triple `k`'s row garbled by the first party (`by_first`) or the
+    /// second.
+    fn tweak(&self, by_first: bool, k: usize) -> Block {
+        Block::from_halves(TWEAK_HIGH | self.batch << 1 | u64::from(by_first), k as u64)
     }
 
-    /// Garbles this party's rows: G = H(K[x]) ⊕ H(K[x] ⊕ Δ) ⊕ C.
+    /// Garbles this party's rows: G = H(K[x]) ⊕ H(K[x] ⊕ Δ) ⊕ C, hashing a chunk at a time
+    /// (H(K[x]) goes straight into S, H(K[x] ⊕ Δ) into the rows).
     fn garble(&mut self) -> Vec<Block> {
-        let n = self.x.len();
+        let n = self.n;
         let d = self.work_delta();
-        let t = self.tweak(self.ring.first);
-        let (mut h0, mut h1) = (vec![Block::ZERO; n], vec![Block::ZERO; n]);
-        self.hash
-            .tccr_counter(self.x.keys(), Block::ZERO, t, &mut h0);
-        self.hash.tccr_counter(self.x.keys(), d, t, &mut h1);
-        self.c = (0..n)
-            .map(|k| {
-                let (m, key) = self.y.get(k);
-                (d & Block::mask(m.lsb())) ^ key ^ self.work_mac(m)
-            })
-            .collect();
-        // S's part known now: H(K[x]) ⊕ K[r] ⊕ M[r] ⊕ r·Δ.
-        self.s = (0..n)
-            .map(|k| {
-                let (m, key) = self.r.get(k);
-                h0[k] ^ key ^ self.work_mac(m) ^ (d & Block::mask(m.lsb()))
-            })
-            .collect();
-        (0..n).map(|k| h0[k] ^ h1[k] ^ self.c[k]).collect()
+        let (mut rows, mut s) = (vec![Block::ZERO; n], vec![Block::ZERO; n]);
+        let keys = &self.leaky.keys()[..n];
+        for at in (0..n).step_by(CHUNK) {
+            let end = (at + CHUNK).min(n);
+            let t = self.tweak(self.ring.first, at);
+            self.hash
+                .tccr_counter(&keys[at..end], Block::ZERO, t, &mut s[at..end]);
+            self.hash
+                .tccr_counter(&keys[at..end], d, t, &mut rows[at..end]);
+        }
+        self.c = Vec::with_capacity(n);
+        for k in 0..n {
+            let (ym, yk) = self.leaky.get(n + k);
+            let c = (d & Block::mask(ym.lsb())) ^ yk ^ self.work_mac(ym);
+            rows[k] ^= s[k] ^ c;
+            self.c.push(c);
+            // S's part known now: H(K[x]) ⊕ K[r] ⊕ M[r] ⊕ r·Δ.
+            let (rm, rk) = self.leaky.get(2 * n + k);
+            s[k] ^= rk ^ self.work_mac(rm) ^ (d & Block::mask(rm.lsb()));
+        }
+        self.s = s;
+        rows
     }
 
-    /// Evaluates the peer's rows: S ⊕= H(M[x]) ⊕ x·(G ⊕ C). Returns the low bits of S.
+    /// Evaluates the peer's rows: S ⊕= H(M[x]) ⊕ x·(G ⊕ C), a chunk at a time. Returns the low
+    /// bits of S.
     fn evaluate(&mut self, rows: &[Block]) -> Vec<u8> {
-        let n = self.x.len();
-        let t = self.tweak(!self.ring.first);
-        let macs: Vec<Block> = self.x.macs().iter().map(|&m| self.work_mac(m)).collect();
-        let mut hm = vec![Block::ZERO; n];
-        self.hash.tccr_counter(&macs, Block::ZERO, t, &mut hm);
-        for k in 0..n {
-            let xm = Block::mask(self.x.bit(k));
-            self.s[k] ^= hm[k] ^ ((rows[k] ^ self.c[k]) & xm);
+        let n = self.n;
+        let (mut macs, mut hm) = ([Block::ZERO; CHUNK], [Block::ZERO; CHUNK]);
+        for at in (0..n).step_by(CHUNK) {
+            let len = CHUNK.min(n - at);
+            for (i, m) in macs[..len].iter_mut().enumerate() {
+                *m = self.work_mac(self.leaky.macs()[at + i]);
+            }
+            let t = self.tweak(!self.ring.first, at);
+            self.hash
+                .tccr_counter(&macs[..len], Block::ZERO, t, &mut hm[..len]);
+            for i in 0..len {
+                let k = at + i;
+                let xm = Block::mask(self.leaky.bit(k));
+                self.s[k] ^= hm[i] ^ ((rows[k] ^ self.c[k]) & xm);
+            }
         }
         self.c = Vec::new();
         role::pack_bits(self.s.iter().map(|s| s.lsb()))
@@ -248,7 +253,7 @@ impl TripleBatch {
 
     /// Takes the peer's low bits: d = xy ⊕ r, [z] = [r] ⊕ d, and the digest of L = S ⊕ d·Δ.
     fn open_products(&mut self, theirs: &[u8]) -> Result<(), Error> {
-        let n = self.x.len();
+        let n = self.n;
         if !n.is_multiple_of(8) && theirs[n / 8] >> (n % 8) != 0 {
             return Err(Error::CheckFailed {
                 check: "the leaky AND shares' format",
@@ -260,7 +265,7 @@ impl TripleBatch {
         h.update(self.batch.to_le_bytes());
         for k in 0..n {
             let open = self.s[k].lsb() ^ role::packed_bit(theirs, k);
-            self.r.add_public(self.ring, k, open);
+            self.leaky.add_public(self.ring, 2 * n + k, open);
             h.update((self.s[k] ^ (d & Block::mask(open))).to_bytes());
         }
         self.s = Vec::new();
@@ -281,47 +286,48 @@ impl TripleBatch {
 
     /// Permutes the leaky triples by the tossed coin and opens this party's bucket differences.
     fn bucket_opening(&mut self, their_coin: Block) -> Result<Vec<u8>, Error> {
-        let n = self.x.len();
+        let n = self.n;
         let mut prg = Prg::from_seed_block(self.coin ^ their_coin);
         self.order = permutation(n, &mut prg);
         let b = self.bucket;
         self.diffs = Shares::default();
         for bucket in self.order.chunks_exact(b) {
-            let (m1, k1) = self.y.get(bucket[0] as usize);
+            let (m1, k1) = self.leaky.get(n + bucket[0] as usize);
             for &i in &bucket[1..] {
-                let (m, k) = self.y.get(i as usize);
+                let (m, k) = self.leaky.get(n + i as usize);
                 self.diffs.push((m1 ^ m, k1 ^ k));
             }
         }
-        let (bits, _) = self.diffs.split(self.ring.delta);
-        abit::opening(&bits, 0..bits.len())
+        Ok(self.diffs.opening())
     }
 
     /// Checks the peer's opening of its differences and folds each bucket into one triple.
     fn fold(&mut self, theirs: &[u8]) -> Result<Triples, Error> {
-        let (_, keys) = self.diffs.split(self.ring.delta);
+        let n = self.n;
         let their_bits =
-            abit::check_opening(&keys, 0..keys.len(), theirs).map_err(|e| match e {
-                Error::CheckFailed { .. } => Error::CheckFailed {
-                    check: "the bucket differences' MAC check",
-                },
-                e => e,
-            })?;
+            self.diffs
+                .check_opening(self.ring.delta, theirs)
+                .map_err(|e| match e {
+                    Error::CheckFailed { .. } => Error::CheckFailed {
+                        check: "the bucket differences' MAC check",
+                    },
+                    e => e,
+                })?;
         let b = self.bucket;
         let mut out = Triples::default();
         for (j, bucket) in self.order.chunks_exact(b).enumerate() {
             let first = bucket[0] as usize;
-            let (mut x, mut z) = (self.x.get(first), self.r.get(first));
+            let (mut x, mut z) = (self.leaky.get(first), self.leaky.get(2 * n + first));
             for (i, &other) in bucket[1..].iter().enumerate() {
                 let at = j * (b - 1) + i;
                 let d = Block::mask(self.diffs.bit(at) ^ their_bits[at]);
-                let (xm, xk) = self.x.get(other as usize);
-                let (zm, zk) = self.r.get(other as usize);
+                let (xm, xk) = self.leaky.get(other as usize);
+                let (zm, zk) = self.leaky.get(2 * n + other as usize);
                 x = (x.0 ^ xm, x.1 ^ xk);
                 z = (z.0 ^ zm ^ (xm & d), z.1 ^ zk ^ (xk & d));
             }
             out.x.push(x);
-            out.y.push(self.y.get(first));
+            out.y.push(self.leaky.get(n + first));
             out.z.push(z);
         }
         Ok(out)
@@ -379,7 +385,7 @@ impl Role for TripleBatch {
         incoming: Option<Incoming<'_>>,
         out: &mut O,
     ) -> Result<Next<Triples>, Error> {
-        let n = self.x.len();
+        let n = self.n;
         let bytes = incoming.map(|m| m.bytes);
         match (self.stage, bytes) {
             (Stage::Start, None) => {
@@ -489,14 +495,8 @@ impl Generator {
             delta: keys.delta(),
             first: session.id() < self.peer,
         };
-        let all = Shares::from_bits(bits, &keys);
-        let inputs = LeakyInputs {
-            x: all.slice(0..n),
-            y: all.slice(n..2 * n),
-            r: all.slice(2 * n..3 * n),
-        };
-        drop(all);
-        let mut role = TripleBatch::new(ring, self.batches, b, inputs, session.fork_prg());
+        let leaky = Shares::from_bits(bits, keys);
+        let mut role = TripleBatch::new(ring, self.batches, b, leaky, session.fork_prg());
         self.batches += 1;
         let triples = role::drive(&mut role, &mut session.channel(self.peer), self.space)?;
         Ok((triples, ring))

@@ -5,7 +5,7 @@
 //! ignores (the leak bucketing is there for), which leave the triples correct.
 
 use tessera_ag::share::{Keyring, Shares};
-use tessera_ag::triples::{self, Generator, LeakyInputs, TripleBatch, Triples};
+use tessera_ag::triples::{self, Generator, TripleBatch, Triples};
 use tessera_ag::{Error, wire};
 use tessera_core::{Block, Prg};
 use tessera_net::role::{self, Side};
@@ -116,50 +116,31 @@ fn semi_honest_ot_is_refused() {
     assert!(matches!(a, Err(Error::Usage(_))), "{a:?}");
 }
 
-/// Both parties' random authenticated inputs for `n` leaky triples, dealt locally.
-fn dealt(n: usize, prg: &mut Prg) -> ([LeakyInputs; 2], [Keyring; 2]) {
+/// Both parties' random authenticated shares of x, y and r for `n` leaky triples (3n shares,
+/// x first), dealt locally.
+fn dealt(n: usize, prg: &mut Prg) -> ([Shares; 2], [Keyring; 2]) {
     let rings = [true, false].map(|first| Keyring {
         delta: prg.random_block().with_lsb(true),
         first,
     });
-    let mut deal = || {
-        let (mut s0, mut s1) = (Shares::default(), Shares::default());
-        for _ in 0..n {
-            let r = prg.random_block();
-            let (b0, b1) = (r.lsb(), r.high() & 1 == 1);
-            let (k1, k0) = (
-                prg.random_block().with_lsb(false),
-                prg.random_block().with_lsb(false),
-            );
-            s0.push((k1 ^ (rings[1].delta & Block::mask(b0)), k0));
-            s1.push((k0 ^ (rings[0].delta & Block::mask(b1)), k1));
-        }
-        [s0, s1]
-    };
-    let [x0, x1] = deal();
-    let [y0, y1] = deal();
-    let [r0, r1] = deal();
-    (
-        [
-            LeakyInputs {
-                x: x0,
-                y: y0,
-                r: r0,
-            },
-            LeakyInputs {
-                x: x1,
-                y: y1,
-                r: r1,
-            },
-        ],
-        rings,
-    )
+    let (mut s0, mut s1) = (Shares::default(), Shares::default());
+    for _ in 0..3 * n {
+        let r = prg.random_block();
+        let (b0, b1) = (r.lsb(), r.high() & 1 == 1);
+        let (k1, k0) = (
+            prg.random_block().with_lsb(false),
+            prg.random_block().with_lsb(false),
+        );
+        s0.push((k1 ^ (rings[1].delta & Block::mask(b0)), k0));
+        s1.push((k0 ^ (rings[0].delta & Block::mask(b1)), k1));
+    }
+    ([s0, s1], rings)
 }
 
 /// What two stepped roles ended with, from which inputs.
 type Stepped = (
     [Option<Result<Triples, Error>>; 2],
-    [LeakyInputs; 2],
+    [Shares; 2],
     [Keyring; 2],
 );
 
@@ -272,7 +253,7 @@ fn assert_caught(
     let what = format!("{} from {from:?} {tamper:?}", kind.name);
     let ignored_row = kind == wire::GARBLED
         && matches!(tamper, Tamper::Flip(_))
-        && row.is_some_and(|k| !inputs[victim].x.bit(k));
+        && row.is_some_and(|k| !inputs[victim].bit(k));
     if ignored_row {
         let [Some(Ok(t0)), Some(Ok(t1))] = &result else {
             panic!("{what}: an ignored row stopped the batch: {result:?}");

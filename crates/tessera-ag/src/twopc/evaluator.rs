@@ -2,7 +2,7 @@
 //! for the online phase.
 
 use super::{
-    Material, Opened, Openings, Outputs, Program, check_inputs, checked, masked_inputs, opening,
+    Material, Opened, Openings, Outputs, Program, check_inputs, checked, masked_inputs,
     opening_len, out_of_turn, output_masks, unpack,
 };
 use crate::Error;
@@ -216,7 +216,7 @@ impl<'a> Online<'a> {
             msg.extend_from_slice(&slots.label[slot].to_bytes());
         }
         let masks = output_masks(&self.program.plan, slots);
-        msg.extend(opening(&masks, self.state.material.ring.delta)?);
+        msg.extend(masks.opening());
         Ok(msg)
     }
 

@@ -2,7 +2,7 @@
 //! the online phase.
 
 use super::{
-    Material, Opened, Openings, Outputs, Program, check_inputs, checked, masked_inputs, opening,
+    Material, Opened, Openings, Outputs, Program, check_inputs, checked, masked_inputs,
     opening_len, out_of_turn, output_masks, unpack,
 };
 use crate::Error;
@@ -262,7 +262,7 @@ impl Role for Online<'_> {
                 out.post(&Message::<{ CONSISTENCY.id }>(Cow::Owned(check.to_vec())))?;
                 if self.outputs.to_evaluator() {
                     let masks = output_masks(&p.plan, &self.state.slots);
-                    let msg = opening(&masks, self.state.material.ring.delta)?;
+                    let msg = masks.opening();
                     out.post(&Message::<{ OUTPUT_MASKS.id }>(Cow::Owned(msg)))?;
                 }
                 out.flush()?;

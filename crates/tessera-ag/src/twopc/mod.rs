@@ -153,21 +153,15 @@ impl Material {
             delta: keys.delta(),
             first: session.id() < peer,
         };
-        let masks = Shares::from_bits(bits, &keys);
+        let masks = Shares::from_bits(bits, keys);
         let mut triples = Triples::default();
         let batches = program.ands.div_ceil(TRIPLE_BATCH);
         let per = program.ands.div_ceil(batches.max(1));
         while triples.len() < program.ands {
             let (t, _) = generator.batch(session, per.min(program.ands - triples.len()))?;
-            for (all, part) in [
-                (&mut triples.x, t.x),
-                (&mut triples.y, t.y),
-                (&mut triples.z, t.z),
-            ] {
-                for k in 0..part.len() {
-                    all.push(part.get(k));
-                }
-            }
+            triples.x.append(t.x);
+            triples.y.append(t.y);
+            triples.z.append(t.z);
         }
         Ok(Material {
             ring,
@@ -190,12 +184,6 @@ fn opening_len(n: usize) -> usize {
     n.div_ceil(8) + abit::DIGEST
 }
 
-/// Opens `shares` (this party's), for the peer to check.
-fn opening(shares: &Shares, delta: Block) -> Result<Vec<u8>, Error> {
-    let (bits, _) = shares.split(delta);
-    abit::opening(&bits, 0..bits.len())
-}
-
 /// The peer's shares behind `shares` (this party's keys for them), from its opening.
 fn checked(
     shares: &Shares,
@@ -203,8 +191,7 @@ fn checked(
     msg: &[u8],
     check: &'static str,
 ) -> Result<Vec<bool>, Error> {
-    let (_, keys) = shares.split(delta);
-    abit::check_opening(&keys, 0..keys.len(), msg).map_err(|e| match e {
+    shares.check_opening(delta, msg).map_err(|e| match e {
         Error::CheckFailed { .. } => Error::CheckFailed { check },
         e => e,
     })
@@ -242,8 +229,8 @@ impl Openings {
 
     /// This party's message.
     fn message(&self, m: &Material) -> Result<Vec<u8>, Error> {
-        let mut msg = opening(&self.differences, m.ring.delta)?;
-        msg.extend(opening(&m.masks.slice(self.peer.clone()), m.ring.delta)?);
+        let mut msg = self.differences.opening();
+        msg.extend(m.masks.slice(self.peer.clone()).opening());
         Ok(msg)
     }
 
