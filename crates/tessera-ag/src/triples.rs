@@ -241,10 +241,10 @@ impl TripleBatch {
             let t = self.tweak(!self.ring.first, at);
             self.hash
                 .tccr_counter(&macs[..len], Block::ZERO, t, &mut hm[..len]);
-            for i in 0..len {
+            for (i, h) in hm[..len].iter().enumerate() {
                 let k = at + i;
                 let xm = Block::mask(self.leaky.bit(k));
-                self.s[k] ^= hm[i] ^ ((rows[k] ^ self.c[k]) & xm);
+                self.s[k] ^= *h ^ ((rows[k] ^ self.c[k]) & xm);
             }
         }
         self.c = Vec::new();
