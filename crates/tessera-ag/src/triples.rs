@@ -13,10 +13,13 @@
 //!    the rows were honest, except that a wrong row goes unseen when the honest party's x-share
 //!    is 0: each cheat is caught with probability 1/2 and otherwise leaks that share. The first
 //!    party commits to the SHA-256 of its L, the second shows its digest, the first opens.
-//! 3. **Bucketing** (WRK17 §3): the ℓ·B leaky triples of a batch are permuted by a coin both
-//!    parties toss after the check, and each bucket of B is folded into one triple, opening
+//! 3. **Bucketing** (WRK17 §3, with the buckets drawn as cyclic shifts of layers, as the 2026
+//!    EMP-AG2PC does): the ℓ·B leaky triples of a batch are B layers of ℓ; after the check the
+//!    parties toss a coin for B − 1 shifts r_i, and bucket j takes triple j of layer 0 and
+//!    triple (j + r_i) mod ℓ of layer i. Each bucket is folded into one triple, opening
 //!    y_1 ⊕ y_i with MACs: (x, y, z) = (x_1 ⊕ x_i, y_1, z_1 ⊕ z_i ⊕ (y_1 ⊕ y_i)·x_i). One
-//!    unleaked triple in a bucket hides its x. [`bucket_size`] picks B for ℓ.
+//!    unleaked triple in a bucket hides its x. Every pass over the layers is sequential, so
+//!    bucketing costs no cache misses however large the batch. [`bucket_size`] picks B for ℓ.
 
 use crate::Error;
 use crate::abit;
@@ -39,21 +42,14 @@ pub const RHO: u32 = 40;
 const TWEAK_HIGH: u64 = 1 << 61;
 
 /// log2 of a bound on the chance that a cheating party gets a bad triple into the output of
-/// a batch of ℓ buckets of B: corrupting t of the ℓ·B leaky triples passes the equality check
-/// with probability 2^-t and then leaves some bucket all corrupted with probability at most
-/// ℓ·C(t, B) / C(ℓB, B) (the expected number of such buckets under a random permutation;
-/// WRK17 §3, Lemma 3's counting); the bound is the largest over t.
+/// a batch of ℓ buckets of B. The cheater corrupts s_i triples of layer i, before the shifts are
+/// tossed; each passes the equality check with probability 1/2, independently (it must guess
+/// the honest party's x-share), and bucket j is all corrupted with probability
+/// Π_{i ≥ 1} s_i/ℓ for j in the corrupted set of layer 0. So the expected number of buckets
+/// all corrupted and unseen is s_0 · Π_{i ≥ 1} (s_i/ℓ) · 2^-Σ s_i ≤ 2^-B · ℓ^-(B-1), since
+/// s·2^-s ≤ 1/2; by Markov's inequality this bounds the chance of one.
 pub fn log2_bad_bucket(l: usize, b: usize) -> f64 {
-    let log2_choose = |n: f64, k: usize| -> f64 {
-        (0..k)
-            .map(|i| ((n - i as f64) / (k - i) as f64).log2())
-            .sum()
-    };
-    let n = (l * b) as f64;
-    (b..b + 256)
-        .filter(|&t| t as f64 <= n)
-        .map(|t| (l as f64).log2() + log2_choose(t as f64, b) - log2_choose(n, b) - t as f64)
-        .fold(f64::NEG_INFINITY, f64::max)
+    -(b as f64) - (b as f64 - 1.0) * (l.max(1) as f64).log2()
 }
 
 /// The smallest bucket size B ≥ 2 for which [`log2_bad_bucket`] of a batch of `l` triples is
@@ -61,15 +57,17 @@ pub fn log2_bad_bucket(l: usize, b: usize) -> f64 {
 ///
 /// | ℓ from | B |
 /// |---|---|
-/// | 276 325 | 3 |
-/// | 3 044 | 4 |
-/// | 320 | 5 |
-/// | 84 | 6 |
+/// | 370 728 (2^18.5) | 3 |
+/// | 4 096 (2^12) | 4 |
+/// | 431 (2^8.75) | 5 |
+/// | 112 (2^6.8) | 6 |
 ///
-/// WRK17 §3 (and emp-ag2pc's `fpre.h`) use B = 3 from ℓ = 280 000, 4 from 3 100, 5 below.
+/// WRK17 §3 (and the classic EMP-AG2PC's `fpre.h`), bucketing by a random permutation, use
+/// B = 3 from ℓ = 280 000, 4 from 3 100, 5 below; the 2026 EMP-AG2PC's cyclic shifts take the
+/// smallest B with ℓ^(B−1) > 2^40.
 pub fn bucket_size(l: usize) -> usize {
     (2..64)
-        .find(|&b| log2_bad_bucket(l.max(1), b) <= -f64::from(RHO))
+        .find(|&b| log2_bad_bucket(l, b) <= -f64::from(RHO))
         .unwrap_or(64)
 }
 
@@ -133,9 +131,10 @@ pub struct TripleBatch {
     coin: Block,
     nonce: Block,
     commitment: [u8; DIGEST],
-    /// Bucket differences y_1 ⊕ y_i, (B − 1) per bucket, and the permutation.
+    /// Bucket differences y_1 ⊕ y_i, layer by layer (ℓ per layer past the first), and the
+    /// layers' shifts.
     diffs: Shares,
-    order: Vec<u32>,
+    shifts: Vec<usize>,
     stage: Stage,
 }
 
@@ -178,7 +177,7 @@ impl TripleBatch {
             nonce: Block::ZERO,
             commitment: [0; DIGEST],
             diffs: Shares::default(),
-            order: Vec::new(),
+            shifts: Vec::new(),
             stage: Stage::Start,
         }
     }
@@ -284,17 +283,21 @@ impl TripleBatch {
         }
     }
 
-    /// Permutes the leaky triples by the tossed coin and opens this party's bucket differences.
+    /// Draws the layers' shifts from the tossed coin and opens this party's bucket
+    /// differences.
     fn bucket_opening(&mut self, their_coin: Block) -> Result<Vec<u8>, Error> {
-        let n = self.n;
+        let (n, b) = (self.n, self.bucket);
+        let l = n / b;
         let mut prg = Prg::from_seed_block(self.coin ^ their_coin);
-        self.order = permutation(n, &mut prg);
-        let b = self.bucket;
+        let mut draws = vec![Block::ZERO; b - 1];
+        prg.fill_blocks(&mut draws);
+        self.shifts = draws.iter().map(|&r| below(r, l)).collect();
         self.diffs = Shares::default();
-        for bucket in self.order.chunks_exact(b) {
-            let (m1, k1) = self.leaky.get(n + bucket[0] as usize);
-            for &i in &bucket[1..] {
-                let (m, k) = self.leaky.get(n + i as usize);
+        for (i, &shift) in self.shifts.iter().enumerate() {
+            let layer = (i + 1) * l;
+            for j in 0..l {
+                let (m1, k1) = self.leaky.get(n + j);
+                let (m, k) = self.leaky.get(n + layer + (j + shift) % l);
                 self.diffs.push((m1 ^ m, k1 ^ k));
             }
         }
@@ -303,7 +306,8 @@ impl TripleBatch {
 
     /// Checks the peer's opening of its differences and folds each bucket into one triple.
     fn fold(&mut self, theirs: &[u8]) -> Result<Triples, Error> {
-        let n = self.n;
+        let (n, b) = (self.n, self.bucket);
+        let l = n / b;
         let their_bits =
             self.diffs
                 .check_opening(self.ring.delta, theirs)
@@ -313,25 +317,34 @@ impl TripleBatch {
                     },
                     e => e,
                 })?;
-        let b = self.bucket;
-        let mut out = Triples::default();
-        for (j, bucket) in self.order.chunks_exact(b).enumerate() {
-            let first = bucket[0] as usize;
-            let (mut x, mut z) = (self.leaky.get(first), self.leaky.get(2 * n + first));
-            for (i, &other) in bucket[1..].iter().enumerate() {
-                let at = j * (b - 1) + i;
+        let mut out = Triples {
+            x: self.leaky.slice(0..l),
+            y: self.leaky.slice(n..n + l),
+            z: self.leaky.slice(2 * n..2 * n + l),
+        };
+        for (i, &shift) in self.shifts.iter().enumerate() {
+            let layer = (i + 1) * l;
+            for j in 0..l {
+                let at = i * l + j;
                 let d = Block::mask(self.diffs.bit(at) ^ their_bits[at]);
-                let (xm, xk) = self.leaky.get(other as usize);
-                let (zm, zk) = self.leaky.get(2 * n + other as usize);
-                x = (x.0 ^ xm, x.1 ^ xk);
-                z = (z.0 ^ zm ^ (xm & d), z.1 ^ zk ^ (xk & d));
+                let other = layer + (j + shift) % l;
+                let (xm, xk) = self.leaky.get(other);
+                let (zm, zk) = self.leaky.get(2 * n + other);
+                out.x.xor_at(j, (xm, xk));
+                out.z.xor_at(j, (zm ^ (xm & d), zk ^ (xk & d)));
             }
-            out.x.push(x);
-            out.y.push(self.leaky.get(n + first));
-            out.z.push(z);
         }
         Ok(out)
     }
+}
+
+/// ⌊r·bound / 2^128⌋ for a random 128-bit r: a draw below `bound` off uniform by less than
+/// bound·2^-128.
+fn below(r: Block, bound: usize) -> usize {
+    let bound = bound as u128;
+    let high = u128::from(r.high()) * bound;
+    let low = (u128::from(r.low()) * bound) >> 64;
+    ((high + low) >> 64) as usize
 }
 
 /// The first party's commitment to its equality digest and coin, under a random nonce.
@@ -348,27 +361,6 @@ fn commitment(batch: u64, digest: &[u8], coin: Block, nonce: Block) -> [u8; DIGE
 /// The block at byte `at` of a payload whose length the driver has checked.
 fn block_at(bytes: &[u8], at: usize) -> Block {
     Block::from_bytes(bytes[at..at + 16].try_into().unwrap_or_default())
-}
-
-/// A random permutation of 0..n (Fisher-Yates): the position swapped with i is ⌊r·(i + 1) /
-/// 2^128⌋ for a fresh random 128-bit r, so each draw is off uniform by less than 2^-96 and the
-/// whole permutation by less than n·2^-96; randomness drawn 256 blocks at a time.
-fn permutation(n: usize, prg: &mut Prg) -> Vec<u32> {
-    let mut p: Vec<u32> = (0..n as u32).collect();
-    let mut r = [Block::ZERO; 256];
-    let mut i = n;
-    while i > 1 {
-        let m = (i - 1).min(r.len());
-        prg.fill_blocks(&mut r[..m]);
-        for draw in &r[..m] {
-            i -= 1;
-            let bound = (i + 1) as u128;
-            let high = u128::from(draw.high()) * bound;
-            let low = (u128::from(draw.low()) * bound) >> 64;
-            p.swap(i, ((high + low) >> 64) as usize);
-        }
-    }
-    p
 }
 
 /// The protocol steps out of order (a bug, not the peer: the driver checks kinds).
@@ -511,19 +503,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn permutations_are_permutations_and_uniform() {
+    fn draws_below_a_bound_are_even() {
         let mut prg = Prg::from_seed_block(Block::new(9));
-        let mut p = permutation(1000, &mut prg);
-        p.sort_unstable();
-        assert!(p.iter().enumerate().all(|(i, &v)| v as usize == i));
-        // The six orders of three, 60 000 times: each about 10 000 (sd 91).
-        let mut counts = std::collections::HashMap::new();
+        let mut counts = [0usize; 6];
         for _ in 0..60_000 {
-            *counts.entry(permutation(3, &mut prg)).or_insert(0) += 1;
+            counts[below(prg.random_block(), 6)] += 1;
         }
-        assert_eq!(counts.len(), 6);
-        for (order, c) in counts {
-            assert!((9_500..10_500).contains(&c), "{order:?}: {c}");
-        }
+        // Each about 10 000 (sd 91).
+        assert!(
+            counts.iter().all(|c| (9_500..10_500).contains(c)),
+            "{counts:?}"
+        );
+        assert_eq!(below(Block::ONES, 6), 5);
+        assert_eq!(below(Block::ZERO, 6), 0);
     }
 }

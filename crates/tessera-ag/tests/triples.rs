@@ -1,5 +1,6 @@
 //! Authenticated AND triples: made between two sessions over actively secure OT they satisfy
-//! z = x ∧ y with every share authenticated both ways; the bucket sizes follow WRK17's table;
+//! z = x ∧ y with every share authenticated both ways; the bucket sizes keep a bad bucket
+//! below 2^-40;
 //! and every edit, replay and cut of every message kind of a batch stops the batch with an
 //! error naming a check before the party it was sent to finishes, except edits of a garbled row the honest party's x-share
 //! ignores (the leak bucketing is there for), which leave the triples correct.
@@ -52,13 +53,13 @@ fn assert_authentic(name: &str, s: [&Shares; 2], rings: [Keyring; 2]) {
 }
 
 #[test]
-fn bucket_sizes_follow_wrk17s_table() {
-    for (from, b) in [(276_325, 3), (3_044, 4), (320, 5), (84, 6)] {
+fn bucket_sizes_keep_a_bad_bucket_below_2_to_the_minus_40() {
+    for (from, b) in [(370_728, 3), (4_096, 4), (431, 5), (112, 6)] {
         assert_eq!(triples::bucket_size(from), b, "ℓ = {from}");
         assert_eq!(triples::bucket_size(from - 1), b + 1, "ℓ = {}", from - 1);
     }
-    assert!(triples::log2_bad_bucket(280_000, 3) <= -40.0);
-    assert!(triples::log2_bad_bucket(280_000, 2) > -40.0);
+    assert!(triples::log2_bad_bucket(1 << 19, 3) <= -40.0);
+    assert!(triples::log2_bad_bucket(1 << 19, 2) > -40.0);
 }
 
 /// Runs `f` as both parties of a two-party session over memory with `ot`.

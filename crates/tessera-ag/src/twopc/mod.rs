@@ -33,8 +33,9 @@ use tessera_garble::{Batching, Plan};
 use tessera_net::role;
 use tessera_protocols::Session;
 
-/// Triples per batch at most: B = 3 from 276 325 triples on, and a batch of 2^19 holds about
-/// 150 MB of leaky triples per party.
+/// Triples per batch: a circuit of n AND gates takes ⌊n / 2^19⌋ batches (one if fewer) of
+/// equal size, so every batch of a large circuit holds 2^19 to 2^20 triples, well past the
+/// 370 728 from which buckets of 3 suffice, and 150 to 300 MB of leaky triples per party.
 pub const TRIPLE_BATCH: usize = 1 << 19;
 
 /// Which parties learn the outputs.
@@ -144,7 +145,7 @@ pub struct Material {
 }
 
 impl Material {
-    /// Draws the material for `program` with `peer`, the triples in batches of at most
+    /// Draws the material for `program` with `peer`, the triples in batches of about
     /// [`TRIPLE_BATCH`].
     pub fn generate(session: &mut Session, peer: usize, program: &Program) -> Result<Self, Error> {
         let mut generator = Generator::new(session, peer)?;
@@ -155,8 +156,8 @@ impl Material {
         };
         let masks = Shares::from_bits(bits, keys);
         let mut triples = Triples::default();
-        let batches = program.ands.div_ceil(TRIPLE_BATCH);
-        let per = program.ands.div_ceil(batches.max(1));
+        let batches = (program.ands / TRIPLE_BATCH).max(1);
+        let per = program.ands.div_ceil(batches);
         while triples.len() < program.ands {
             let (t, _) = generator.batch(session, per.min(program.ands - triples.len()))?;
             triples.x.append(t.x);
