@@ -18,6 +18,7 @@
 //! Ferret); [`abit::check_provider`] refuses the others.
 
 pub mod abit;
+pub mod checks;
 pub mod garbling;
 pub mod share;
 pub mod triples;

@@ -23,6 +23,7 @@
 
 use crate::Error;
 use crate::abit;
+use crate::checks::{self, Check};
 use crate::share::{Keyring, Shares};
 use crate::wire::{BUCKETS, COMMIT, GARBLED, Incoming, Message, OPEN, REVEAL, SHARES};
 use sha2::{Digest, Sha256};
@@ -274,7 +275,7 @@ impl TripleBatch {
 
     /// Checks the peer's equality digest against this party's.
     fn compare(&self, theirs: &[u8]) -> Result<(), Error> {
-        if bool::from(self.digest.ct_eq(theirs)) {
+        if !checks::on(Check::Equality) || bool::from(self.digest.ct_eq(theirs)) {
             Ok(())
         } else {
             Err(Error::CheckFailed {
@@ -322,7 +323,12 @@ impl TripleBatch {
             y: self.leaky.slice(n..n + l),
             z: self.leaky.slice(2 * n..2 * n + l),
         };
-        for (i, &shift) in self.shifts.iter().enumerate() {
+        let folded = if checks::on(Check::Bucketing) {
+            &self.shifts[..]
+        } else {
+            &[]
+        };
+        for (i, &shift) in folded.iter().enumerate() {
             let layer = (i + 1) * l;
             for j in 0..l {
                 let at = i * l + j;
@@ -442,7 +448,7 @@ impl Role for TripleBatch {
                 let (digest, their_coin) = (&bytes[..DIGEST], block_at(bytes, DIGEST));
                 let opened =
                     commitment(self.batch, digest, their_coin, block_at(bytes, DIGEST + 16));
-                if !bool::from(opened.ct_eq(&self.commitment)) {
+                if checks::on(Check::Equality) && !bool::from(opened.ct_eq(&self.commitment)) {
                     return Err(Error::CheckFailed {
                         check: "the equality check's commitment",
                     });

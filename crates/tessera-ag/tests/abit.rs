@@ -2,35 +2,15 @@
 //! key plus its bit times the peer's Δ; an honest opening shows the bits; every edit of an
 //! opening (a flipped bit, a flipped digest byte, a cut, a replay of another opening) is caught.
 
+mod common;
+
+use common::two_parties;
 use tessera_ag::Error;
 use tessera_ag::abit::{self, AuthBits, AuthKeys};
 use tessera_core::{Block, Prg};
-use tessera_net::{NetConfig, memory};
+
 use tessera_ot::OtChoice;
 use tessera_ot::extension::Protocol;
-use tessera_protocols::{Session, SessionConfig};
-
-/// Runs `f` as both parties of a two-party session over memory with `ot`.
-fn two_parties<T: Send>(
-    ot: OtChoice,
-    f: impl Fn(&mut Session) -> Result<T, Error> + Sync,
-) -> [Result<T, Error>; 2] {
-    let nets = memory::mesh(2, NetConfig::default()).unwrap();
-    let f = &f;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = nets
-            .into_iter()
-            .map(|net| {
-                s.spawn(move || {
-                    let mut session = Session::new(net, SessionConfig { ot }).unwrap();
-                    f(&mut session)
-                })
-            })
-            .collect();
-        let mut out = handles.into_iter().map(|h| h.join().unwrap());
-        [out.next().unwrap(), out.next().unwrap()]
-    })
-}
 
 #[test]
 fn drawn_bits_are_authenticated_both_ways_and_open() {

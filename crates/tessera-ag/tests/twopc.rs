@@ -2,41 +2,15 @@
 //! plaintext evaluation on random circuits (wide and deep, every gate kind), AES-128 (FIPS-197)
 //! and SHA-256 ("abc"), to both parties or either.
 
-use tessera_ag::Error;
+mod common;
+
+use common::{softspoken, two_parties};
 use tessera_ag::twopc::{self, Outputs, Program};
 use tessera_circuit::library::{self as sha, aes128};
 use tessera_circuit::{Circuit, Gate, GateKind, eval};
 use tessera_core::{Block, Prg};
-use tessera_net::{NetConfig, memory};
 use tessera_ot::OtChoice;
-use tessera_ot::extension::{Protocol, Security};
-use tessera_protocols::{Session, SessionConfig};
-
-fn softspoken() -> OtChoice {
-    OtChoice::Extension(Protocol::softspoken(8, Security::Malicious).unwrap())
-}
-
-/// Runs `f` as both parties of a two-party session over memory with `ot`.
-fn two_parties<T: Send>(
-    ot: OtChoice,
-    f: impl Fn(&mut Session) -> Result<T, Error> + Sync,
-) -> [Result<T, Error>; 2] {
-    let nets = memory::mesh(2, NetConfig::default()).unwrap();
-    let f = &f;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = nets
-            .into_iter()
-            .map(|net| {
-                s.spawn(move || {
-                    let mut session = Session::new(net, SessionConfig { ot }).unwrap();
-                    f(&mut session)
-                })
-            })
-            .collect();
-        let mut out = handles.into_iter().map(|h| h.join().unwrap());
-        [out.next().unwrap(), out.next().unwrap()]
-    })
-}
+use tessera_ot::extension::Protocol;
 
 /// Runs `circuit` on `values` (input value i from party i) with outputs to `to`, and checks
 /// each party's outputs against plaintext evaluation.

@@ -23,6 +23,7 @@ pub mod garbler;
 
 use crate::Error;
 use crate::abit;
+use crate::checks::{self, Check};
 use crate::garbling::{self, Slots};
 use crate::share::{Keyring, Shares};
 use crate::triples::{Generator, Triples};
@@ -257,6 +258,16 @@ impl Openings {
             products: garbling::products(m.ring, &m.triples, &e_f),
             peer_masks: checked(&own, m.ring.delta, masks, "the input masks' MAC check")?,
         })
+    }
+}
+
+/// The peer's output mask shares from its opening, MAC-checked against this party's keys for
+/// them ([`Check::Output`]).
+fn output_opening(mine: &Shares, delta: Block, msg: &[u8]) -> Result<Vec<bool>, Error> {
+    if checks::on(Check::Output) {
+        checked(mine, delta, msg, "the output masks' MAC check")
+    } else {
+        Ok((0..mine.len()).map(|i| role::packed_bit(msg, i)).collect())
     }
 }
 
