@@ -61,6 +61,19 @@ impl Slots {
         s
     }
 
+    /// Puts `labels` and `flips` on the input wires, in order.
+    pub fn load_inputs<'a>(
+        &mut self,
+        plan: &Plan,
+        labels: impl Iterator<Item = &'a Block>,
+        flips: impl Iterator<Item = &'a bool>,
+    ) {
+        for ((slot, &label), &flip) in plan.input_slots().zip(labels).zip(flips) {
+            self.label[slot] = label;
+            self.flip[slot] = Block::new(u128::from(flip));
+        }
+    }
+
     /// Runs segment `k`'s free steps on every part.
     pub fn free(&mut self, plan: &Plan, k: usize) {
         for part in [
@@ -284,14 +297,15 @@ pub fn evaluate(
 /// The garbler's side of the consistency check (KRRW18 §3): given the evaluator's masked
 /// values of the input wires and AND outputs, the SHA-256 of M_A[c_A] per AND gate, where
 /// c = (ẑ_α ⊕ λ_α)(ẑ_β ⊕ λ_β) ⊕ ẑ_γ ⊕ λ_γ is 0 for an honest evaluation; and the SHA-256
-/// of the labels the evaluator must hold, L_{γ,0} ⊕ (ẑ_γ ⊕ f_γ)·Δ.
+/// of the labels the evaluator must hold, L_{γ,0} ⊕ (ẑ_γ ⊕ f_γ)·Δ; and the masked values of
+/// the output wires.
 pub fn garbler_check(
     plan: &Plan,
     (masks, products): (&Shares, &Shares),
     garbled: &Garbled,
     (input_masked, and_masked): (&[bool], &[bool]),
     delta: Block,
-) -> ([u8; 32], [u8; 32]) {
+) -> ([u8; 32], [u8; 32], Vec<bool>) {
     let inputs = plan.input_slots().len();
     let n = plan.slots();
     let (mut z, mut mac) = (vec![Block::ZERO; n], vec![Block::ZERO; n]);
@@ -326,7 +340,8 @@ pub fn garbler_check(
             g += 1;
         }
     }
-    (labels.finalize().into(), check.finalize().into())
+    let outputs = plan.output_slots().map(|s| z[s].lsb()).collect();
+    (labels.finalize().into(), check.finalize().into(), outputs)
 }
 
 /// Random zero labels for `n` input wires, low bit 0.

@@ -2,12 +2,13 @@
 //! for the online phase.
 
 use super::{
-    Material, Opened, Openings, Outputs, Program, check_inputs, masked_inputs, opening_len,
+    Ended, Ending, Material, Opened, Openings, Program, check_inputs, masked_inputs, opening_len,
     out_of_turn, output_masks, output_opening, unpack,
 };
 use crate::Error;
 use crate::checks::{self, Check};
 use crate::garbling::{self, Evaluated, Slots};
+use crate::share::Shares;
 use crate::wire::{
     CONSISTENCY, FLIPS, INPUT_LABELS, Incoming, MASKED_INPUTS, MASKED_VALUES, Message, OPENINGS,
     OUTPUT_LABELS, OUTPUT_MASKS, TABLES,
@@ -34,6 +35,7 @@ pub struct Prep<'a> {
     openings: Openings,
     opened: Option<Opened>,
     tables: Vec<Block>,
+    carry: Carry,
     stage: PrepStage,
 }
 
@@ -46,24 +48,38 @@ impl std::fmt::Debug for Prep<'_> {
 }
 
 /// The evaluator's state between the phases: its material, the AND products, the garbled
-/// tables and flips.
+/// tables and flips, and what the step before carried.
 #[derive(Debug)]
 pub struct Prepared {
     material: Material,
     opened: Opened,
     tables: Vec<Block>,
     flips: Vec<bool>,
+    carry: Carry,
+}
+
+/// What the evaluator carries from one step of a chain to the next: each state wire's active
+/// label, mask share and flip.
+#[derive(Clone, Debug, Default)]
+pub struct Carry {
+    labels: Vec<Block>,
+    masks: Shares,
+    flips: Vec<bool>,
 }
 
 impl<'a> Prep<'a> {
-    /// The evaluator of `program` with its `material`.
-    pub fn new(program: &'a Program, material: Material) -> Self {
+    /// The evaluator of `program` with its `material`, and for a later step of a chain, the
+    /// state `carry` from the step before.
+    pub fn new(program: &'a Program, mut material: Material, carry: Option<Carry>) -> Self {
+        let carry = carry.unwrap_or_default();
+        material.carry_in(program, &carry.masks);
         Prep {
             openings: Openings::new(program, &material, 1),
             program,
             material: Some(material),
             opened: None,
             tables: Vec::new(),
+            carry,
             stage: PrepStage::Start,
         }
     }
@@ -76,6 +92,7 @@ impl<'a> Prep<'a> {
                 opened,
                 tables: std::mem::take(&mut self.tables),
                 flips,
+                carry: std::mem::take(&mut self.carry),
             }),
             _ => Err(out_of_turn("evaluator prep", self.stage)),
         }
@@ -142,7 +159,7 @@ pub struct Online<'a> {
     program: &'a Program,
     state: Prepared,
     inputs: Vec<bool>,
-    outputs: Outputs,
+    ending: Ending,
     masked: Vec<bool>,
     slots: Option<Slots>,
     evaluated: Evaluated,
@@ -158,19 +175,20 @@ impl std::fmt::Debug for Online<'_> {
 }
 
 impl<'a> Online<'a> {
-    /// The online phase of `program` from the prepared `state`, on the evaluator's `inputs`.
+    /// The online phase of `program` from the prepared `state`, on the evaluator's `inputs`,
+    /// ending as `ending` says.
     pub fn new(
         program: &'a Program,
         state: Prepared,
         inputs: &[bool],
-        outputs: Outputs,
+        ending: Ending,
     ) -> Result<Self, Error> {
         check_inputs(program, 1, inputs)?;
         Ok(Online {
             program,
             state,
             inputs: inputs.to_vec(),
-            outputs,
+            ending,
             masked: Vec::new(),
             slots: None,
             evaluated: Evaluated::default(),
@@ -193,9 +211,9 @@ impl<'a> Online<'a> {
         }
         let s = &mut self.state;
         let mut slots = Slots::new(&p.plan, &s.material.masks);
-        for (i, slot) in p.plan.input_slots().enumerate() {
-            slots.label[slot] = labels[i];
-        }
+        let flips = std::iter::repeat_n(&false, labels.len());
+        let all = labels.iter().chain(&s.carry.labels);
+        slots.load_inputs(&p.plan, all, flips.chain(&s.carry.flips));
         self.evaluated = garbling::evaluate(
             &p.plan,
             (&s.material.masks, &s.opened.products),
@@ -234,6 +252,17 @@ impl<'a> Online<'a> {
             .collect())
     }
 
+    /// The state the output wires carry into the next step of a chain.
+    fn carry_out(&self) -> Result<Carry, Error> {
+        let slots = self.slots()?;
+        let outputs = self.program.plan.output_slots();
+        Ok(Carry {
+            labels: outputs.clone().map(|s| slots.label[s]).collect(),
+            masks: output_masks(&self.program.plan, slots),
+            flips: outputs.map(|s| slots.flip[s].lsb()).collect(),
+        })
+    }
+
     /// The slots, once evaluated.
     fn slots(&self) -> Result<&Slots, Error> {
         self.slots
@@ -244,14 +273,14 @@ impl<'a> Online<'a> {
 
 impl Role for Online<'_> {
     type Incoming<'a> = Incoming<'a>;
-    type Output = Option<Vec<bool>>;
+    type Output = Ended<Carry>;
     type Error = Error;
 
     fn step<O: Outbox>(
         &mut self,
         incoming: Option<Incoming<'_>>,
         out: &mut O,
-    ) -> Result<Next<Option<Vec<bool>>>, Error> {
+    ) -> Result<Next<Ended<Carry>>, Error> {
         let p = self.program;
         match (self.stage, incoming.map(|m| m.bytes)) {
             (Stage::Start, None) => {
@@ -261,7 +290,7 @@ impl Role for Online<'_> {
                 out.post(&Message::<{ MASKED_INPUTS.id }>(Cow::Owned(msg)))?;
                 out.flush()?;
                 self.stage = Stage::Labels;
-                Ok(Next::exact(INPUT_LABELS, 16 * p.inputs()))
+                Ok(Next::exact(INPUT_LABELS, 16 * p.fresh_inputs()))
             }
             (Stage::Labels, Some(bytes)) => {
                 let msg = self.evaluate(bytes)?;
@@ -278,20 +307,24 @@ impl Role for Online<'_> {
                         check: "the consistency check",
                     });
                 }
-                if self.outputs.to_garbler() {
+                let Ending::Decode(outputs) = self.ending else {
+                    return Ok(Next::Done(Ended::Carried(self.carry_out()?)));
+                };
+                if outputs.to_garbler() {
                     let msg = self.output_labels(self.slots()?)?;
                     out.post(&Message::<{ OUTPUT_LABELS.id }>(Cow::Owned(msg)))?;
                     out.flush()?;
                 }
-                if self.outputs.to_evaluator() {
+                if outputs.to_evaluator() {
                     self.stage = Stage::Outputs;
                     Ok(Next::exact(OUTPUT_MASKS, opening_len(p.outputs)))
                 } else {
-                    Ok(Next::Done(None))
+                    Ok(Next::Done(Ended::Outputs(None)))
                 }
             }
             (Stage::Outputs, Some(bytes)) => {
-                Ok(Next::Done(Some(self.decode(self.slots()?, bytes)?)))
+                let z = self.decode(self.slots()?, bytes)?;
+                Ok(Next::Done(Ended::Outputs(Some(z))))
             }
             (stage, _) => Err(out_of_turn("evaluator online", stage)),
         }

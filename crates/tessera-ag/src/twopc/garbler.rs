@@ -2,12 +2,13 @@
 //! the online phase.
 
 use super::{
-    Material, Opened, Openings, Outputs, Program, check_inputs, masked_inputs, opening_len,
+    Ended, Ending, Material, Opened, Openings, Program, check_inputs, masked_inputs, opening_len,
     out_of_turn, output_masks, output_opening, unpack,
 };
 use crate::Error;
 use crate::checks::{self, Check};
 use crate::garbling::{self, Garbled, Slots};
+use crate::share::Shares;
 use crate::wire::{
     CONSISTENCY, FLIPS, INPUT_LABELS, Incoming, MASKED_INPUTS, MASKED_VALUES, Message, OPENINGS,
     OUTPUT_LABELS, OUTPUT_MASKS, TABLES,
@@ -23,6 +24,7 @@ pub struct Prep<'a> {
     material: Option<Material>,
     openings: Openings,
     prg: Prg,
+    carry: Carry,
     started: bool,
 }
 
@@ -42,17 +44,39 @@ pub struct Prepared {
     opened: Opened,
     slots: Slots,
     garbled: Garbled,
+    /// The zero labels of the fresh input wires.
     zero_inputs: Vec<Block>,
+    /// The masked values of the carried input wires.
+    carried_masked: Vec<bool>,
+}
+
+/// What the garbler carries from one step of a chain to the next: each state wire's zero
+/// label, mask share, flip and masked value.
+#[derive(Clone, Debug, Default)]
+pub struct Carry {
+    zero: Vec<Block>,
+    masks: Shares,
+    flips: Vec<bool>,
+    masked: Vec<bool>,
 }
 
 impl<'a> Prep<'a> {
-    /// The garbler of `program` with its `material`, drawing labels from `prg`.
-    pub fn new(program: &'a Program, material: Material, prg: Prg) -> Self {
+    /// The garbler of `program` with its `material`, drawing labels from `prg`, and for a
+    /// later step of a chain, the state `carry` from the step before.
+    pub fn new(
+        program: &'a Program,
+        mut material: Material,
+        prg: Prg,
+        carry: Option<Carry>,
+    ) -> Self {
+        let carry = carry.unwrap_or_default();
+        material.carry_in(program, &carry.masks);
         Prep {
             openings: Openings::new(program, &material, 0),
             program,
             material: Some(material),
             prg,
+            carry,
             started: false,
         }
     }
@@ -64,11 +88,11 @@ impl<'a> Prep<'a> {
             .take()
             .ok_or_else(|| out_of_turn("garbler prep", "done"))?;
         let plan = &self.program.plan;
+        let zero_inputs = garbling::zero_labels(self.program.fresh_inputs(), &mut self.prg);
         let mut slots = Slots::new(plan, &material.masks);
-        let zero_inputs = garbling::zero_labels(self.program.inputs(), &mut self.prg);
-        for (i, slot) in plan.input_slots().enumerate() {
-            slots.label[slot] = zero_inputs[i];
-        }
+        let zero = zero_inputs.iter().chain(&self.carry.zero);
+        let flips = std::iter::repeat_n(&false, zero_inputs.len());
+        slots.load_inputs(plan, zero, flips.chain(&self.carry.flips));
         let mut garbled = Garbled::default();
         let masks = (&material.masks, &opened.products);
         garbling::garble(plan, masks, material.ring.delta, &mut slots, &mut garbled);
@@ -78,6 +102,7 @@ impl<'a> Prep<'a> {
             slots,
             garbled,
             zero_inputs,
+            carried_masked: std::mem::take(&mut self.carry.masked),
         })
     }
 }
@@ -133,8 +158,10 @@ pub struct Online<'a> {
     program: &'a Program,
     state: Prepared,
     inputs: Vec<bool>,
-    outputs: Outputs,
+    ending: Ending,
     masked: Vec<bool>,
+    /// The masked values of the output wires, from the consistency check.
+    output_masked: Vec<bool>,
     stage: Stage,
 }
 
@@ -147,20 +174,22 @@ impl std::fmt::Debug for Online<'_> {
 }
 
 impl<'a> Online<'a> {
-    /// The online phase of `program` from the prepared `state`, on the garbler's `inputs`.
+    /// The online phase of `program` from the prepared `state`, on the garbler's `inputs`,
+    /// ending as `ending` says.
     pub fn new(
         program: &'a Program,
         state: Prepared,
         inputs: &[bool],
-        outputs: Outputs,
+        ending: Ending,
     ) -> Result<Self, Error> {
         check_inputs(program, 0, inputs)?;
         Ok(Online {
             program,
             state,
             inputs: inputs.to_vec(),
-            outputs,
+            ending,
             masked: Vec::new(),
+            output_masked: Vec::new(),
             stage: Stage::Start,
         })
     }
@@ -177,23 +206,25 @@ impl<'a> Online<'a> {
             "the masked inputs' format",
         )?);
         let delta = m.ring.delta;
-        Ok(self
+        let labels = self
             .state
             .zero_inputs
             .iter()
             .zip(&self.masked)
             .map(|(&zero, &z)| zero ^ (delta & Block::mask(z)))
-            .collect())
+            .collect();
+        self.masked.extend(&self.state.carried_masked);
+        Ok(labels)
     }
 
     /// Checks the evaluator's masked AND values and the digest of its labels; returns the
     /// digest of the consistency MACs.
-    fn consistency(&self, bytes: &[u8]) -> Result<[u8; 32], Error> {
+    fn consistency(&mut self, bytes: &[u8]) -> Result<[u8; 32], Error> {
         let n = self.program.ands;
         let (bits, digest) = bytes.split_at(n.div_ceil(8));
         let masked = unpack(bits, n, "the masked AND values' format")?;
         let s = &self.state;
-        let (labels, check) = garbling::garbler_check(
+        let (labels, check, outputs) = garbling::garbler_check(
             &self.program.plan,
             (&s.material.masks, &s.opened.products),
             &s.garbled,
@@ -205,7 +236,20 @@ impl<'a> Online<'a> {
                 check: "the evaluator's AND labels",
             });
         }
+        self.output_masked = outputs;
         Ok(check)
+    }
+
+    /// The state the output wires carry into the next step of a chain.
+    fn carry_out(&self) -> Carry {
+        let slots = &self.state.slots;
+        let outputs = self.program.plan.output_slots();
+        Carry {
+            zero: outputs.clone().map(|s| slots.label[s]).collect(),
+            masks: output_masks(&self.program.plan, slots),
+            flips: outputs.map(|s| slots.flip[s].lsb()).collect(),
+            masked: self.output_masked.clone(),
+        }
     }
 
     /// Decodes the outputs from the evaluator's output labels and mask opening.
@@ -236,14 +280,14 @@ impl<'a> Online<'a> {
 
 impl Role for Online<'_> {
     type Incoming<'a> = Incoming<'a>;
-    type Output = Option<Vec<bool>>;
+    type Output = Ended<Carry>;
     type Error = Error;
 
     fn step<O: Outbox>(
         &mut self,
         incoming: Option<Incoming<'_>>,
         out: &mut O,
-    ) -> Result<Next<Option<Vec<bool>>>, Error> {
+    ) -> Result<Next<Ended<Carry>>, Error> {
         let p = self.program;
         match (self.stage, incoming.map(|m| m.bytes)) {
             (Stage::Start, None) => {
@@ -261,23 +305,29 @@ impl Role for Online<'_> {
             (Stage::Values, Some(bytes)) => {
                 let check = self.consistency(bytes)?;
                 out.post(&Message::<{ CONSISTENCY.id }>(Cow::Owned(check.to_vec())))?;
-                if self.outputs.to_evaluator() {
+                let Ending::Decode(outputs) = self.ending else {
+                    out.flush()?;
+                    return Ok(Next::Done(Ended::Carried(self.carry_out())));
+                };
+                if outputs.to_evaluator() {
                     let masks = output_masks(&p.plan, &self.state.slots);
                     let msg = masks.opening();
                     out.post(&Message::<{ OUTPUT_MASKS.id }>(Cow::Owned(msg)))?;
                 }
                 out.flush()?;
-                if self.outputs.to_garbler() {
+                if outputs.to_garbler() {
                     self.stage = Stage::Outputs;
                     Ok(Next::exact(
                         OUTPUT_LABELS,
                         16 * p.outputs + opening_len(p.outputs),
                     ))
                 } else {
-                    Ok(Next::Done(None))
+                    Ok(Next::Done(Ended::Outputs(None)))
                 }
             }
-            (Stage::Outputs, Some(bytes)) => Ok(Next::Done(Some(self.decode(bytes)?))),
+            (Stage::Outputs, Some(bytes)) => {
+                Ok(Next::Done(Ended::Outputs(Some(self.decode(bytes)?))))
+            }
             (stage, _) => Err(out_of_turn("garbler online", stage)),
         }
     }

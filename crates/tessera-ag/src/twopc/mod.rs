@@ -30,7 +30,7 @@ use crate::triples::{Generator, Triples};
 use std::ops::Range;
 use tessera_circuit::Circuit;
 use tessera_core::Block;
-use tessera_garble::{Batching, Plan};
+use tessera_garble::{Batching, Chain, Plan};
 use tessera_net::role;
 use tessera_protocols::Session;
 
@@ -69,8 +69,37 @@ impl Outputs {
     }
 }
 
+/// How a party's online phase ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// The outputs are decoded, to whom this says.
+    Decode(Outputs),
+    /// A step of a chain: the outputs are the state, carried into the next step as they are.
+    Carry,
+}
+
+/// What a party's online phase ended with.
+#[derive(Debug)]
+pub enum Ended<C> {
+    /// The outputs, if this party learns them.
+    Outputs(Option<Vec<bool>>),
+    /// The state for the next step.
+    Carried(C),
+}
+
+impl<C> Ended<C> {
+    /// The outputs (none for a carried state).
+    pub fn outputs(self) -> Option<Vec<bool>> {
+        match self {
+            Ended::Outputs(o) => o,
+            Ended::Carried(_) => None,
+        }
+    }
+}
+
 /// A circuit compiled for two-party authenticated garbling: input value 0 is the garbler's,
-/// value 1 (if any) the evaluator's.
+/// value 1 (if any) the evaluator's. A step of a chain ([`Program::chain_step`]) has a third
+/// kind of input wire, the state carried from the step before, last.
 #[derive(Clone, Debug)]
 pub struct Program {
     plan: Plan,
@@ -103,6 +132,21 @@ impl Program {
         })
     }
 
+    /// A step of `chain`, whose fresh input is the garbler's: the first step takes the initial
+    /// state from the garbler too, every later one carries it from the step before.
+    pub fn chain_step(chain: &Chain, first: bool) -> Program {
+        let (fresh, state) = (chain.fresh_bits(), chain.state_bits());
+        // The state is the last input value: carried (not the garbler's) after the first step.
+        let plan = chain.plan().clone();
+        Program {
+            garbler_inputs: if first { fresh + state } else { fresh },
+            evaluator_inputs: 0,
+            ands: plan.stats().and_gates,
+            outputs: plan.output_slots().len(),
+            plan,
+        }
+    }
+
     /// AND gates.
     pub fn ands(&self) -> usize {
         self.ands
@@ -122,7 +166,8 @@ impl Program {
         self.outputs
     }
 
-    fn inputs(&self) -> usize {
+    /// Input wires the parties give (all but the carried ones).
+    fn fresh_inputs(&self) -> usize {
         self.garbler_inputs + self.evaluator_inputs
     }
 
@@ -131,13 +176,14 @@ impl Program {
         if p == 0 {
             0..self.garbler_inputs
         } else {
-            self.garbler_inputs..self.inputs()
+            self.garbler_inputs..self.fresh_inputs()
         }
     }
 }
 
 /// One party's function-independent material for a program: its keyring, the masks of the
-/// input wires then of the AND outputs in plan order, and one AND triple per AND gate.
+/// input wires then of the AND outputs in plan order, and one AND triple per AND gate. The
+/// masks of carried input wires come with the state ([`Material::carry_in`]).
 #[derive(Clone, Debug)]
 pub struct Material {
     ring: Keyring,
@@ -149,27 +195,85 @@ impl Material {
     /// Draws the material for `program` with `peer`, the triples in batches of about
     /// [`TRIPLE_BATCH`].
     pub fn generate(session: &mut Session, peer: usize, program: &Program) -> Result<Self, Error> {
-        let mut generator = Generator::new(session, peer)?;
-        let (bits, keys) = abit::random(session, peer, program.inputs() + program.ands)?;
+        let mut pool = TriplePool::new(session, peer, program.ands as u64)?;
+        Material::draw(session, &mut pool, program)
+    }
+
+    /// Draws the masks for `program` and takes its triples from `pool`.
+    pub fn draw(
+        session: &mut Session,
+        pool: &mut TriplePool,
+        program: &Program,
+    ) -> Result<Self, Error> {
+        let peer = pool.peer;
+        let (bits, keys) = abit::random(session, peer, program.fresh_inputs() + program.ands)?;
         let ring = Keyring {
             delta: keys.delta(),
             first: session.id() < peer,
         };
-        let masks = Shares::from_bits(bits, keys);
-        let mut triples = Triples::default();
-        let batches = (program.ands / TRIPLE_BATCH).max(1);
-        let per = program.ands.div_ceil(batches);
-        while triples.len() < program.ands {
-            let (t, _) = generator.batch(session, per.min(program.ands - triples.len()))?;
-            triples.x.append(t.x);
-            triples.y.append(t.y);
-            triples.z.append(t.z);
-        }
         Ok(Material {
             ring,
-            masks,
-            triples,
+            masks: Shares::from_bits(bits, keys),
+            triples: pool.take(session, program.ands)?,
         })
+    }
+
+    /// The masks of the carried input wires, `carried`, put in place after the fresh ones.
+    fn carry_in(&mut self, program: &Program, carried: &Shares) {
+        let fresh = program.fresh_inputs();
+        let mut masks = self.masks.slice(0..fresh);
+        masks.append(carried.clone());
+        masks.append(self.masks.slice(fresh..self.masks.len()));
+        self.masks = masks;
+    }
+}
+
+/// A party's AND triples with one peer for a whole run, made in batches and handed out as
+/// programs (a circuit, or each step of a chain) take them: a run of n triples in all makes
+/// ⌊n / 2^19⌋ batches of equal size (one if fewer), so each batch of a large run holds 2^19 to
+/// 2^20 triples and buckets of 3 suffice; at most one batch is held at a time.
+#[derive(Debug)]
+pub struct TriplePool {
+    generator: Generator,
+    peer: usize,
+    batch: usize,
+    left: u64,
+    stock: Triples,
+    used: usize,
+}
+
+impl TriplePool {
+    /// A pool for `total` triples with `peer`.
+    pub fn new(session: &mut Session, peer: usize, total: u64) -> Result<Self, Error> {
+        let parts = (total / TRIPLE_BATCH as u64).max(1);
+        Ok(TriplePool {
+            generator: Generator::new(session, peer)?,
+            peer,
+            batch: total.div_ceil(parts).max(1) as usize,
+            left: total,
+            stock: Triples::default(),
+            used: 0,
+        })
+    }
+
+    /// The next `n` triples.
+    pub fn take(&mut self, session: &mut Session, n: usize) -> Result<Triples, Error> {
+        let mut out = Triples::default();
+        while out.len() < n {
+            if self.used == self.stock.len() {
+                let size = (self.left.min(self.batch as u64) as usize).max(n - out.len());
+                self.stock = self.generator.batch(session, size)?.0;
+                self.used = 0;
+                self.left = self.left.saturating_sub(size as u64);
+            }
+            let k = (n - out.len()).min(self.stock.len() - self.used);
+            let range = self.used..self.used + k;
+            out.x.append(self.stock.x.slice(range.clone()));
+            out.y.append(self.stock.y.slice(range.clone()));
+            out.z.append(self.stock.z.slice(range));
+            self.used += k;
+        }
+        Ok(out)
     }
 }
 
@@ -305,6 +409,56 @@ fn out_of_turn(role: &str, stage: impl std::fmt::Debug) -> Error {
     Error::Usage(format!("{role}: no message expected at {stage:?}"))
 }
 
+/// Where a run's roles talk: the peer and the space of their messages.
+#[derive(Clone, Copy, Debug)]
+struct Parts {
+    peer: usize,
+    space: tessera_net::Space,
+}
+
+/// One program's garbler, or evaluator: what it takes.
+type Run<'a, C> = (&'a Program, Material, Option<C>);
+
+impl Parts {
+    /// The garbler's function-dependent and online phases of one program (a circuit, or a step
+    /// of a chain carrying `carry` in), each timed in the session.
+    fn garbler(
+        self,
+        session: &mut Session,
+        (program, material, carry): Run<'_, garbler::Carry>,
+        inputs: &[bool],
+        ending: Ending,
+    ) -> Result<Ended<garbler::Carry>, Error> {
+        let prg = session.fork_prg();
+        let mut prep = garbler::Prep::new(program, material, prg, carry);
+        let state = session.phase("function-dependent", |s| {
+            role::drive(&mut prep, &mut s.channel(self.peer), self.space)
+        })?;
+        let mut online = garbler::Online::new(program, state, inputs, ending)?;
+        session.phase("online", |s| {
+            role::drive(&mut online, &mut s.channel(self.peer), self.space)
+        })
+    }
+
+    /// The evaluator's side of [`Parts::garbler`].
+    fn evaluator(
+        self,
+        session: &mut Session,
+        (program, material, carry): Run<'_, evaluator::Carry>,
+        inputs: &[bool],
+        ending: Ending,
+    ) -> Result<Ended<evaluator::Carry>, Error> {
+        let mut prep = evaluator::Prep::new(program, material, carry);
+        let state = session.phase("function-dependent", |s| {
+            role::drive(&mut prep, &mut s.channel(self.peer), self.space)
+        })?;
+        let mut online = evaluator::Online::new(program, state, inputs, ending)?;
+        session.phase("online", |s| {
+            role::drive(&mut online, &mut s.channel(self.peer), self.space)
+        })
+    }
+}
+
 /// Runs `program` between the two parties of `session` (party 0 garbles, party 1 evaluates)
 /// on this party's `inputs`; returns the outputs if this party learns them. Times the phases
 /// "setup" (the OT's base OTs), "function-independent", "function-dependent" and "online".
@@ -379,24 +533,91 @@ fn run_phases(
         Material::generate(s, peer, program)
     })?;
     let space = session.space(peer)?;
-    if me == 0 {
-        let prg = session.fork_prg();
-        let mut prep = garbler::Prep::new(program, material, prg);
-        let state = session.phase("function-dependent", |s| {
-            role::drive(&mut prep, &mut s.channel(peer), space)
-        })?;
-        let mut online = garbler::Online::new(program, state, inputs, outputs)?;
-        session.phase("online", |s| {
-            role::drive(&mut online, &mut s.channel(peer), space)
-        })
+    let (parts, ending) = (Parts { peer, space }, Ending::Decode(outputs));
+    Ok(if me == 0 {
+        parts
+            .garbler(session, (program, material, None), inputs, ending)?
+            .outputs()
     } else {
-        let mut prep = evaluator::Prep::new(program, material);
-        let state = session.phase("function-dependent", |s| {
-            role::drive(&mut prep, &mut s.channel(peer), space)
-        })?;
-        let mut online = evaluator::Online::new(program, state, inputs, outputs)?;
-        session.phase("online", |s| {
-            role::drive(&mut online, &mut s.channel(peer), space)
-        })
+        parts
+            .evaluator(session, (program, material, None), inputs, ending)?
+            .outputs()
+    })
+}
+
+/// Runs `steps` steps of `chain` between the two parties of `session`, party 0 garbling and
+/// party 1 evaluating: the garbler gives the initial state (`initial`) and each step's fresh
+/// input (`fresh(k)`; the evaluator gives none), the state is carried from step to step
+/// without being decoded, and the final state is decoded to whom `outputs` says. Each step is
+/// a whole run (masks and triples, the function-dependent phase, evaluation and both checks)
+/// whose state stays in its labels and masks, so memory follows one step and one triple batch
+/// (at most 2^20 triples), however many steps.
+pub fn run_chain(
+    session: &mut Session,
+    chain: &Chain,
+    (steps, initial): (u64, &[bool]),
+    mut fresh: impl FnMut(u64) -> Vec<bool>,
+    outputs: Outputs,
+) -> Result<Option<Vec<bool>>, Error> {
+    run_steps(session, chain, (steps, initial), &mut fresh, outputs).inspect_err(|e| {
+        if let Some(code) = e.abort_code() {
+            session.network().abort(code);
+        }
+    })
+}
+
+/// [`run_chain`] without the abort.
+fn run_steps(
+    session: &mut Session,
+    chain: &Chain,
+    (steps, initial): (u64, &[bool]),
+    fresh: &mut dyn FnMut(u64) -> Vec<bool>,
+    outputs: Outputs,
+) -> Result<Option<Vec<bool>>, Error> {
+    if session.parties() != 2 || steps == 0 {
+        return Err(Error::Usage(format!(
+            "a chain runs at least one step between 2 parties, not {steps} steps among {}",
+            session.parties()
+        )));
     }
+    let (me, peer) = (session.id(), 1 - session.id());
+    let [first, later] = [true, false].map(|f| Program::chain_step(chain, f));
+    abit::check_provider(session.ot_choice())?;
+    session.phase("setup", |s| s.with_ot_pair(peer, |_, _, _| Ok(())))?;
+    let total = steps.saturating_mul(first.ands as u64);
+    let mut pool = TriplePool::new(session, peer, total)?;
+    let parts = Parts {
+        peer,
+        space: session.space(peer)?,
+    };
+    let (mut g_carry, mut e_carry) = (None, None);
+    for k in 0..steps {
+        let program = if k == 0 { &first } else { &later };
+        let material = session.phase("function-independent", |s| {
+            Material::draw(s, &mut pool, program)
+        })?;
+        let ending = if k + 1 == steps {
+            Ending::Decode(outputs)
+        } else {
+            Ending::Carry
+        };
+        if me == 0 {
+            let mut inputs = fresh(k);
+            if k == 0 {
+                inputs.extend_from_slice(initial);
+            }
+            let run = (program, material, g_carry.take());
+            match parts.garbler(session, run, &inputs, ending)? {
+                Ended::Carried(c) => g_carry = Some(c),
+                Ended::Outputs(o) => return Ok(o),
+            }
+        } else {
+            let run = (program, material, e_carry.take());
+            match parts.evaluator(session, run, &[], ending)? {
+                Ended::Carried(c) => e_carry = Some(c),
+                Ended::Outputs(o) => return Ok(o),
+            }
+        }
+    }
+    Err(Error::Usage("the chain ended without its last step".into()))
 }

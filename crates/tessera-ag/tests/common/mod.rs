@@ -7,7 +7,7 @@
 
 use tessera_ag::share::{Keyring, Shares};
 use tessera_ag::triples::{TripleBatch, Triples};
-use tessera_ag::twopc::{Material, Outputs, Program, evaluator, garbler};
+use tessera_ag::twopc::{Ended, Ending, Material, Outputs, Program, evaluator, garbler};
 use tessera_ag::{Error, wire};
 use tessera_circuit::{Circuit, eval};
 use tessera_core::{Block, Prg};
@@ -283,6 +283,11 @@ pub fn materials(program: &Program) -> [Material; 2] {
 /// What each party of a stepped two-party run ended with.
 pub type Outcome = [Option<Result<Option<Vec<bool>>, Error>>; 2];
 
+/// An online phase's end as the run's outputs.
+fn ended<C>(r: Option<Result<Ended<C>, Error>>) -> Option<Result<Option<Vec<bool>>, Error>> {
+    r.map(|r| r.map(Ended::outputs))
+}
+
 /// A prep phase's end as the run's: an error, or left waiting (no output either way).
 fn stopped<T>(r: Option<Result<T, Error>>) -> Option<Result<Option<Vec<bool>>, Error>> {
     r.map(|r| r.map(|_| None))
@@ -298,17 +303,18 @@ pub fn stepped_2pc(
     mut edit: impl FnMut(Side, Kind, &mut Vec<u8>),
 ) -> Outcome {
     let prg = Prg::from_seed_block(Block::new(seed));
-    let mut g_prep = garbler::Prep::new(program, g.clone(), prg);
-    let mut e_prep = evaluator::Prep::new(program, e.clone());
+    let mut g_prep = garbler::Prep::new(program, g.clone(), prg, None);
+    let mut e_prep = evaluator::Prep::new(program, e.clone(), None);
     let (gp, ep) = role::run_pair(&mut g_prep, &mut e_prep, &mut edit);
     let (gp, ep) = match (gp, ep) {
         (Some(Ok(gp)), Some(Ok(ep))) => (gp, ep),
         (gp, ep) => return [stopped(gp), stopped(ep)],
     };
-    let mut g_on = garbler::Online::new(program, gp, &values[0], Outputs::All).unwrap();
-    let mut e_on = evaluator::Online::new(program, ep, &values[1], Outputs::All).unwrap();
+    let all = Ending::Decode(Outputs::All);
+    let mut g_on = garbler::Online::new(program, gp, &values[0], all).unwrap();
+    let mut e_on = evaluator::Online::new(program, ep, &values[1], all).unwrap();
     let (a, b) = role::run_pair(&mut g_on, &mut e_on, &mut edit);
-    [a, b]
+    [ended(a), ended(b)]
 }
 
 /// Every message kind of a two-party run of `circuit` from each party tampered in the four
