@@ -1159,6 +1159,18 @@ fn actively_secure_runs_refuse_bad_setups() {
     assert!(!ok && err.contains("party 1 never connected"), "{err}");
 }
 
+/// `tessera bench ag --chain-ands`: a three-step SHA-256 chain between two processes, both
+/// digests checked against SHA-256 of the message.
+#[test]
+fn an_actively_secure_chain_runs_between_two_processes() {
+    let (ok, out, err) = tessera(&["bench", "ag", "--chain-ands", "50000", "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["steps"], 3);
+    assert_eq!(v["digests_checked"], true);
+    assert!(v["evaluator_peak_rss_bytes"].as_u64().is_some(), "{out}");
+}
+
 #[test]
 fn the_actively_secure_demo_gives_fips_197() {
     let (ok, out, err) = tessera(&["demo", "ag", "--json"]);

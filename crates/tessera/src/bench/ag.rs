@@ -47,6 +47,16 @@ pub struct AgArgs {
     json: bool,
     #[command(flatten)]
     net: NetCondition,
+    /// Instead of the circuits: SHA-256 of a random message long enough for this many AND
+    /// gates, as a chain of compression functions with the state carried, between this
+    /// process and a second one it starts; reports time, AND gates per second and both peak
+    /// RSS.
+    #[arg(long, conflicts_with_all = ["circuit", "net", "samples"])]
+    chain_ands: Option<u64>,
+    /// Evaluate the chain, connecting to the garbler at this address (the benchmark starts
+    /// this second process itself).
+    #[arg(long, hide = true, requires = "chain_ands")]
+    evaluator_of: Option<String>,
 }
 
 /// One run: each party's phases, and the outputs checked.
@@ -59,6 +69,9 @@ struct Sample {
 
 /// Runs `tessera bench ag`.
 pub fn run(args: &AgArgs) -> Result<(), CliError> {
+    if let Some(ands) = args.chain_ands {
+        return super::ag_chain::run(ands, args.cot, args.json, args.evaluator_of.as_deref());
+    }
     if let Some(&n) = args.parties.iter().find(|&&n| n != 2) {
         return Err(CliError::Usage(format!(
             "--parties {n}: authenticated garbling runs between two parties for now"

@@ -4,6 +4,7 @@
 
 mod aes;
 mod ag;
+mod ag_chain;
 mod convert;
 mod garble;
 mod local;

@@ -55,19 +55,33 @@ const SETUP: Duration = Duration::from_secs(60);
 /// A random message of `steps` blocks less 9 bytes (so its padding fills the last block), drawn
 /// block by block as the garbler asks for it and hashed as it goes: neither the message nor
 /// its bits are ever held whole.
-struct Message {
+pub(super) struct Message {
     steps: u64,
     prg: Prg,
     hasher: Sha256,
 }
 
 impl Message {
+    /// A message of `steps` blocks, drawn from `prg`.
+    pub(super) fn new(steps: u64, prg: Prg) -> Self {
+        Message {
+            steps,
+            prg,
+            hasher: Sha256::new(),
+        }
+    }
+
+    /// The SHA-256 digest of the blocks drawn so far (of the whole message once the last is).
+    pub(super) fn digest(&self) -> [u8; 32] {
+        self.hasher.clone().finalize().into()
+    }
+
     fn len(&self) -> u64 {
         64 * self.steps - 9
     }
 
     /// Step `k`'s 512 input bits: the message's block k, the last one padded.
-    fn fill(&mut self, k: u64, out: &mut [bool]) {
+    pub(super) fn fill(&mut self, k: u64, out: &mut [bool]) {
         let mut block = [0u8; 64];
         for chunk in block.chunks_exact_mut(16) {
             chunk.copy_from_slice(&self.prg.random_block().to_bytes());
@@ -178,11 +192,7 @@ fn garble_both(
     let and_per_step = tessera_circuit::analysis::gate_counts(step).and as u64;
     let mut runs = Vec::new();
     for steps in lengths {
-        let mut message = Message {
-            steps,
-            prg: Prg::from_os()?,
-            hasher: Sha256::new(),
-        };
+        let mut message = Message::new(steps, Prg::from_os()?);
         let before = s.network().stats();
         let t = Instant::now();
         let fresh = |k: u64, out: &mut [bool]| message.fill(k, out);
@@ -198,7 +208,7 @@ fn garble_both(
         let garble = o.phases.iter().find(|p| p.name == "garble");
         let seconds = garble.map_or(wall, |p| p.ms / 1e3);
         let traffic = s.network().stats().since(&before);
-        let digest = bits_to_hex(&bits_from_bytes(&message.hasher.finalize()));
+        let digest = bits_to_hex(&bits_from_bytes(&message.digest()));
         if bits_to_hex(&o.output) != digest {
             return Err(CliError::Usage(format!(
                 "{steps} steps: the garbler's output {} is not SHA-256 of the message, {digest}",
