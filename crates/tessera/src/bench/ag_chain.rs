@@ -10,20 +10,15 @@ use super::{cpu_model, peak_rss_bytes};
 use crate::CliError;
 use crate::ag::CotArg;
 use serde_json::{Value, json};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tessera_ag::twopc::{self, Outputs};
 use tessera_circuit::analysis::gate_counts;
 use tessera_circuit::eval::{bits_from_bytes, bits_to_hex};
 use tessera_circuit::library::{SHA256_IV, sha256_compress};
 use tessera_core::{Backend, Prg};
 use tessera_garble::{Batching, Chain, Plan};
-use tessera_net::tcp::{Mesh, listen, mesh};
-use tessera_net::{NetConfig, Network, Phase};
+use tessera_net::{Network, Phase};
 use tessera_protocols::{Session, SessionConfig};
-
-/// How long the processes may take to connect.
-const SETUP: Duration = Duration::from_secs(60);
 
 /// The chain of SHA-256 compression functions and its AND gates per step.
 fn sha256_chain() -> Result<(Chain, u64), CliError> {
@@ -61,38 +56,13 @@ pub fn run(
     if let Some(addr) = evaluator_of {
         return evaluate(&chain, steps, ot, addr);
     }
-    let listener = listen("127.0.0.1:0")?;
-    let addr = listener.local_addr()?.to_string();
-    let child = Command::new(std::env::current_exe()?)
-        .args(["bench", "ag", "--chain-ands", &ands.to_string()])
-        .args([
-            "--cot",
-            &format!("{cot:?}").to_lowercase(),
-            "--evaluator-of",
-            &addr,
-        ])
-        .stdout(Stdio::piped())
-        .spawn()?;
-    let m = Mesh {
-        me: 0,
-        parties: 2,
-        listener: Some(&listener),
-        lower: &[],
-        tls: None,
-        setup: SETUP,
-    };
-    let garbled = garble(mesh(m, NetConfig::default())?, &chain, steps, ot);
+    let (ands_arg, cot_arg) = (ands.to_string(), format!("{cot:?}").to_lowercase());
+    let (child, net) =
+        super::second_process(&["bench", "ag", "--chain-ands", &ands_arg, "--cot", &cot_arg])?;
+    let garbled = garble(net, &chain, steps, ot);
     let out = child.wait_with_output()?;
     let (mine, digest) = garbled?;
-    let theirs: Value = std::str::from_utf8(&out.stdout)
-        .ok()
-        .and_then(|s| s.lines().find_map(|l| serde_json::from_str(l).ok()))
-        .ok_or_else(|| {
-            CliError::Usage(format!(
-                "the evaluator process ({}) printed no report",
-                out.status
-            ))
-        })?;
+    let theirs = super::second_report(&out)?;
     if theirs["digest"] != json!(digest) {
         return Err(CliError::Usage(format!(
             "the evaluator's digest {} is not SHA-256 of the message, {digest}",
@@ -147,15 +117,7 @@ fn evaluate(
     ot: tessera_ot::OtChoice,
     addr: &str,
 ) -> Result<(), CliError> {
-    let m = Mesh {
-        me: 1,
-        parties: 2,
-        listener: None,
-        lower: &[addr.to_owned()],
-        tls: None,
-        setup: SETUP,
-    };
-    let mut s = Session::new(mesh(m, NetConfig::default())?, SessionConfig { ot })?;
+    let mut s = Session::new(super::first_process(addr)?, SessionConfig { ot })?;
     let out = twopc::run_chain(&mut s, chain, (steps, &[]), |_| Vec::new(), Outputs::All)?;
     let digest = out.map(|b| bits_to_hex(&b)).unwrap_or_default();
     println!(

@@ -270,6 +270,65 @@ pub fn cpu_model() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// How long a benchmark's second process may take to connect.
+const SECOND_PROCESS_SETUP: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Starts a second process of this binary with `args` and `--evaluator-of ADDR`, and connects
+/// to it as party 0 of a two-party mesh over loopback TCP: the benchmarks that run their
+/// parties as two processes (`bench stream`, `bench ag --chain-ands`).
+pub fn second_process(
+    args: &[&str],
+) -> Result<(std::process::Child, tessera_net::Network), CliError> {
+    let listener = tessera_net::tcp::listen("127.0.0.1:0")?;
+    let addr = listener.local_addr()?.to_string();
+    let child = std::process::Command::new(std::env::current_exe()?)
+        .args(args)
+        .args(["--evaluator-of", &addr])
+        .stdout(std::process::Stdio::piped())
+        .spawn()?;
+    let m = tessera_net::tcp::Mesh {
+        me: 0,
+        parties: 2,
+        listener: Some(&listener),
+        lower: &[],
+        tls: None,
+        setup: SECOND_PROCESS_SETUP,
+    };
+    Ok((
+        child,
+        tessera_net::tcp::mesh(m, tessera_net::NetConfig::default())?,
+    ))
+}
+
+/// In the second process of [`second_process`]: party 1's mesh, connected to `addr`.
+pub fn first_process(addr: &str) -> Result<tessera_net::Network, CliError> {
+    let m = tessera_net::tcp::Mesh {
+        me: 1,
+        parties: 2,
+        listener: None,
+        lower: &[addr.to_owned()],
+        tls: None,
+        setup: SECOND_PROCESS_SETUP,
+    };
+    Ok(tessera_net::tcp::mesh(
+        m,
+        tessera_net::NetConfig::default(),
+    )?)
+}
+
+/// The JSON report a second process printed on its standard output.
+pub fn second_report(out: &std::process::Output) -> Result<serde_json::Value, CliError> {
+    std::str::from_utf8(&out.stdout)
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| serde_json::from_str(l).ok()))
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "the evaluator process ({}) printed no report",
+                out.status
+            ))
+        })
+}
+
 /// The process's peak resident set (VmHWM), in bytes.
 pub fn peak_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;

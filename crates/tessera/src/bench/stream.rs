@@ -13,15 +13,13 @@ use crate::twoparty::phases_json;
 use clap::Args;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tessera_circuit::Circuit;
 use tessera_circuit::eval::{bits_from_bytes, bits_to_hex};
 use tessera_circuit::library::{SHA256_IV, builtin, sha256_final_blocks};
 use tessera_core::{Backend, Prg};
 use tessera_garble::SchemeKind;
-use tessera_net::tcp::{Mesh, listen, mesh};
-use tessera_net::{NetConfig, Network};
+use tessera_net::Network;
 use tessera_protocols::stream::{self, StreamOutcome};
 use tessera_protocols::{Session, SessionConfig};
 
@@ -48,9 +46,6 @@ pub struct StreamArgs {
     #[arg(long, hide = true)]
     evaluator_of: Option<String>,
 }
-
-/// How long the processes may take to connect.
-const SETUP: Duration = Duration::from_secs(60);
 
 /// A random message of `steps` blocks less 9 bytes (so its padding fills the last block), drawn
 /// block by block as the garbler asks for it and hashed as it goes: neither the message nor
@@ -120,39 +115,24 @@ pub fn run(args: &StreamArgs) -> Result<(), CliError> {
         return evaluator(args, &step, addr);
     }
     let (short, long) = steps(args, &step)?;
-    let listener = listen("127.0.0.1:0")?;
-    let addr = listener.local_addr()?.to_string();
-    let exe = std::env::current_exe()?;
-    let child = Command::new(exe)
-        .args(["bench", "stream", "--evaluator-of", &addr])
-        .args(["--circuit", &args.circuit, "--scheme", args.scheme.name()])
-        .args(["--gigagates", &args.gigagates.to_string()])
-        .args(["--short", &args.short.to_string()])
-        .stdout(Stdio::piped())
-        .spawn()?;
-    let net = mesh(
-        Mesh {
-            me: 0,
-            parties: 2,
-            listener: Some(&listener),
-            lower: &[],
-            tls: None,
-            setup: SETUP,
-        },
-        NetConfig::default(),
-    )?;
+    let gigagates = args.gigagates.to_string();
+    let short_share = args.short.to_string();
+    let (child, net) = super::second_process(&[
+        "bench",
+        "stream",
+        "--circuit",
+        &args.circuit,
+        "--scheme",
+        args.scheme.name(),
+        "--gigagates",
+        &gigagates,
+        "--short",
+        &short_share,
+    ])?;
     let garbled = garble_both(net, args.scheme, &step, [short, long]);
     let out = child.wait_with_output()?;
     let runs = garbled?;
-    let theirs: Value = std::str::from_utf8(&out.stdout)
-        .ok()
-        .and_then(|s| s.lines().find_map(|l| serde_json::from_str(l).ok()))
-        .ok_or_else(|| {
-            CliError::Usage(format!(
-                "the evaluator process ({}) printed no report",
-                out.status
-            ))
-        })?;
+    let theirs = super::second_report(&out)?;
     // The same step garbled and evaluated in one thread, no network: both parties' work on
     // one core.
     let local_ms = args.scheme.visit(LocalMs(&step))?;
@@ -232,17 +212,7 @@ fn garble_both(
 
 /// The second process: evaluates both streams, prints its digests and peak memory as JSON.
 fn evaluator(args: &StreamArgs, step: &Circuit, addr: &str) -> Result<(), CliError> {
-    let net = mesh(
-        Mesh {
-            me: 1,
-            parties: 2,
-            listener: None,
-            lower: &[addr.to_owned()],
-            tls: None,
-            setup: SETUP,
-        },
-        NetConfig::default(),
-    )?;
+    let net = super::first_process(addr)?;
     let mut s = Session::new(net, SessionConfig::default())?;
     let mut digests = Vec::new();
     let mut seconds = Vec::new();
