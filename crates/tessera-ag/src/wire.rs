@@ -27,8 +27,13 @@ pub const INPUT_LABELS: Kind = Kind::new(0x22, "input labels");
 pub const TABLES: Kind = Kind::new(0x23, "garbled tables");
 /// The garbler's label flips, one bit per AND gate.
 pub const FLIPS: Kind = Kind::new(0x24, "garbled label flips");
-/// The evaluator's masked values of the AND gates and the digest of their labels.
+/// The evaluator's masked values of the AND gates and its commitment to the digest of their
+/// labels.
 pub const MASKED_VALUES: Kind = Kind::new(0x25, "masked AND values");
+/// The garbler's digest of the AND labels the evaluator must hold.
+pub const EXPECTED_LABELS: Kind = Kind::new(0x29, "expected AND labels");
+/// The evaluator's digest of its AND labels and the commitment's nonce.
+pub const LABELS_OPENED: Kind = Kind::new(0x2a, "AND label digest opened");
 /// The garbler's digest of its consistency-check MACs.
 pub const CONSISTENCY: Kind = Kind::new(0x26, "consistency check digest");
 /// The garbler's opening of its output masks.
@@ -37,7 +42,7 @@ pub const OUTPUT_MASKS: Kind = Kind::new(0x27, "output mask opening");
 pub const OUTPUT_LABELS: Kind = Kind::new(0x28, "output labels");
 
 /// Every kind, for looking one up by its id.
-const KINDS: [Kind; 15] = [
+const KINDS: [Kind; 17] = [
     GARBLED,
     SHARES,
     COMMIT,
@@ -50,6 +55,8 @@ const KINDS: [Kind; 15] = [
     TABLES,
     FLIPS,
     MASKED_VALUES,
+    EXPECTED_LABELS,
+    LABELS_OPENED,
     CONSISTENCY,
     OUTPUT_MASKS,
     OUTPUT_LABELS,

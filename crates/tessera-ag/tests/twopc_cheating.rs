@@ -12,6 +12,7 @@ use tessera_ag::twopc::Program;
 use tessera_ag::wire;
 use tessera_circuit::library::aes128;
 use tessera_circuit::{Circuit, Gate, GateKind};
+use tessera_net::role::Side;
 
 #[test]
 fn every_tampered_message_is_caught() {
@@ -99,4 +100,30 @@ fn a_thousand_trials_per_kind_are_all_caught() {
     let missed = uncaught_in_2pc(&aes128().unwrap(), 1000);
     assert!(missed.is_empty(), "{missed:#?}");
     eprintln!("2PC: every message kind, 4 tamperings × 1000 trials each: all caught");
+}
+
+/// A garbler that corrupts a garbled row the evaluator uses learns nothing of the evaluator's
+/// labels: the evaluator stops at the label check, before it opens its label digest.
+#[test]
+fn a_corrupted_table_stops_the_evaluator_before_its_labels_leave_it() {
+    let program = Program::new(&aes128().unwrap()).unwrap();
+    let m = materials(&program);
+    let values = [vec![true; 128], vec![false; 128]];
+    let mut stopped = 0;
+    for run in 0..40usize {
+        let mut opened = false;
+        let outcome = stepped_2pc(&program, &m, &values, run as u128, |side, k, b| {
+            if k == wire::TABLES {
+                let (bit, len) = (8 + 131 * run, b.len());
+                b[bit / 8 % len] ^= 1 << (bit % 8);
+            }
+            opened |= side == Side::Second && k == wire::LABELS_OPENED;
+        });
+        if let Some(Err(e)) = &outcome[1] {
+            assert!(e.to_string().contains("label check"), "{e}");
+            assert!(!opened, "run {run}: the evaluator opened its label digest");
+            stopped += 1;
+        }
+    }
+    assert!(stopped > 0, "no corrupted row was used in 40 runs");
 }

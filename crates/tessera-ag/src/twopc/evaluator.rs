@@ -2,20 +2,20 @@
 //! for the online phase.
 
 use super::{
-    Ended, Ending, Material, Opened, Openings, Program, check_inputs, masked_inputs, opening_len,
-    out_of_turn, output_masks, output_opening, unpack,
+    Ended, Ending, Material, Opened, Openings, Program, check_inputs, label_commitment,
+    masked_inputs, opening_len, out_of_turn, output_masks, output_opening, unpack,
 };
 use crate::Error;
 use crate::checks::{self, Check};
 use crate::garbling::{self, Evaluated, Slots};
 use crate::share::Shares;
 use crate::wire::{
-    CONSISTENCY, FLIPS, INPUT_LABELS, Incoming, MASKED_INPUTS, MASKED_VALUES, Message, OPENINGS,
-    OUTPUT_LABELS, OUTPUT_MASKS, TABLES,
+    CONSISTENCY, EXPECTED_LABELS, FLIPS, INPUT_LABELS, Incoming, LABELS_OPENED, MASKED_INPUTS,
+    MASKED_VALUES, Message, OPENINGS, OUTPUT_LABELS, OUTPUT_MASKS, TABLES,
 };
 use std::borrow::Cow;
 use subtle::ConstantTimeEq;
-use tessera_core::Block;
+use tessera_core::{Block, Prg};
 use tessera_net::role::{self, Next, Outbox, Role};
 
 /// Where the evaluator's function-dependent phase stands.
@@ -150,6 +150,7 @@ impl Role for Prep<'_> {
 enum Stage {
     Start,
     Labels,
+    Expected,
     Consistency,
     Outputs,
 }
@@ -163,6 +164,8 @@ pub struct Online<'a> {
     masked: Vec<bool>,
     slots: Option<Slots>,
     evaluated: Evaluated,
+    /// The nonce of the commitment to the label digest.
+    nonce: Block,
     stage: Stage,
 }
 
@@ -176,12 +179,13 @@ impl std::fmt::Debug for Online<'_> {
 
 impl<'a> Online<'a> {
     /// The online phase of `program` from the prepared `state`, on the evaluator's `inputs`,
-    /// ending as `ending` says.
+    /// ending as `ending` says; the commitment's nonce drawn from `prg`.
     pub fn new(
         program: &'a Program,
         state: Prepared,
         inputs: &[bool],
         ending: Ending,
+        mut prg: Prg,
     ) -> Result<Self, Error> {
         check_inputs(program, 1, inputs)?;
         Ok(Online {
@@ -192,6 +196,7 @@ impl<'a> Online<'a> {
             masked: Vec::new(),
             slots: None,
             evaluated: Evaluated::default(),
+            nonce: prg.random_block(),
             stage: Stage::Start,
         })
     }
@@ -224,7 +229,7 @@ impl<'a> Online<'a> {
         self.slots = Some(slots);
         s.tables = Vec::new();
         let mut msg = role::pack_bits(self.evaluated.masked.iter().copied());
-        msg.extend_from_slice(&self.evaluated.label_digest);
+        msg.extend_from_slice(&label_commitment(&self.evaluated.label_digest, self.nonce));
         Ok(msg)
     }
 
@@ -295,6 +300,21 @@ impl Role for Online<'_> {
             (Stage::Labels, Some(bytes)) => {
                 let msg = self.evaluate(bytes)?;
                 out.post(&Message::<{ MASKED_VALUES.id }>(Cow::Owned(msg)))?;
+                out.flush()?;
+                self.stage = Stage::Expected;
+                Ok(Next::exact(EXPECTED_LABELS, 32))
+            }
+            (Stage::Expected, Some(bytes)) => {
+                // The label check: only labels the garbler already knows are shown.
+                let digest = &self.evaluated.label_digest;
+                if checks::on(Check::Consistency) && !bool::from(digest.ct_eq(bytes)) {
+                    return Err(Error::CheckFailed {
+                        check: "the label check (the garbler's expected labels)",
+                    });
+                }
+                let mut msg = digest.to_vec();
+                msg.extend_from_slice(&self.nonce.to_bytes());
+                out.post(&Message::<{ LABELS_OPENED.id }>(Cow::Owned(msg)))?;
                 out.flush()?;
                 self.stage = Stage::Consistency;
                 Ok(Next::exact(CONSISTENCY, 32))

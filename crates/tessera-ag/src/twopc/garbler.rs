@@ -2,16 +2,16 @@
 //! the online phase.
 
 use super::{
-    Ended, Ending, Material, Opened, Openings, Program, check_inputs, masked_inputs, opening_len,
-    out_of_turn, output_masks, output_opening, unpack,
+    Ended, Ending, Material, Opened, Openings, Program, check_inputs, label_commitment,
+    masked_inputs, opening_len, out_of_turn, output_masks, output_opening, unpack,
 };
 use crate::Error;
 use crate::checks::{self, Check};
 use crate::garbling::{self, Garbled, Slots};
 use crate::share::Shares;
 use crate::wire::{
-    CONSISTENCY, FLIPS, INPUT_LABELS, Incoming, MASKED_INPUTS, MASKED_VALUES, Message, OPENINGS,
-    OUTPUT_LABELS, OUTPUT_MASKS, TABLES,
+    CONSISTENCY, EXPECTED_LABELS, FLIPS, INPUT_LABELS, Incoming, LABELS_OPENED, MASKED_INPUTS,
+    MASKED_VALUES, Message, OPENINGS, OUTPUT_LABELS, OUTPUT_MASKS, TABLES,
 };
 use std::borrow::Cow;
 use subtle::ConstantTimeEq;
@@ -150,6 +150,7 @@ enum Stage {
     Start,
     Inputs,
     Values,
+    Opened,
     Outputs,
 }
 
@@ -162,6 +163,11 @@ pub struct Online<'a> {
     masked: Vec<bool>,
     /// The masked values of the output wires, from the consistency check.
     output_masked: Vec<bool>,
+    /// The evaluator's commitment to its label digest, the digest it must open to, and the
+    /// digest of the consistency MACs.
+    commitment: [u8; 32],
+    expected: [u8; 32],
+    check: [u8; 32],
     stage: Stage,
 }
 
@@ -190,6 +196,9 @@ impl<'a> Online<'a> {
             ending,
             masked: Vec::new(),
             output_masked: Vec::new(),
+            commitment: [0; 32],
+            expected: [0; 32],
+            check: [0; 32],
             stage: Stage::Start,
         })
     }
@@ -217,11 +226,11 @@ impl<'a> Online<'a> {
         Ok(labels)
     }
 
-    /// Checks the evaluator's masked AND values and the digest of its labels; returns the
-    /// digest of the consistency MACs.
-    fn consistency(&mut self, bytes: &[u8]) -> Result<[u8; 32], Error> {
+    /// Takes the evaluator's masked AND values and its commitment: works out the digest of the
+    /// labels they call for and of the consistency MACs.
+    fn consistency(&mut self, bytes: &[u8]) -> Result<(), Error> {
         let n = self.program.ands;
-        let (bits, digest) = bytes.split_at(n.div_ceil(8));
+        let (bits, commitment) = bytes.split_at(n.div_ceil(8));
         let masked = unpack(bits, n, "the masked AND values' format")?;
         let s = &self.state;
         let (labels, check, outputs) = garbling::garbler_check(
@@ -231,13 +240,24 @@ impl<'a> Online<'a> {
             (&self.masked, &masked),
             s.material.ring.delta,
         );
-        if checks::on(Check::Consistency) && !bool::from(labels.ct_eq(digest)) {
+        self.commitment.copy_from_slice(commitment);
+        (self.expected, self.check, self.output_masked) = (labels, check, outputs);
+        Ok(())
+    }
+
+    /// Checks the evaluator's opened label digest: it must open the commitment and be the
+    /// digest the masked values call for.
+    fn label_check(&self, bytes: &[u8]) -> Result<(), Error> {
+        let (digest, nonce) = bytes.split_at(32);
+        let nonce = Block::from_bytes(nonce.try_into().unwrap_or_default());
+        let opens = label_commitment(digest, nonce).ct_eq(&self.commitment);
+        let right = digest.ct_eq(&self.expected);
+        if checks::on(Check::Consistency) && !bool::from(opens & right) {
             return Err(Error::CheckFailed {
-                check: "the evaluator's AND labels",
+                check: "the label check (the evaluator's AND labels)",
             });
         }
-        self.output_masked = outputs;
-        Ok(check)
+        Ok(())
     }
 
     /// The state the output wires carry into the next step of a chain.
@@ -303,8 +323,17 @@ impl Role for Online<'_> {
                 Ok(Next::exact(MASKED_VALUES, p.ands.div_ceil(8) + 32))
             }
             (Stage::Values, Some(bytes)) => {
-                let check = self.consistency(bytes)?;
-                out.post(&Message::<{ CONSISTENCY.id }>(Cow::Owned(check.to_vec())))?;
+                self.consistency(bytes)?;
+                let msg = self.expected.to_vec();
+                out.post(&Message::<{ EXPECTED_LABELS.id }>(Cow::Owned(msg)))?;
+                out.flush()?;
+                self.stage = Stage::Opened;
+                Ok(Next::exact(LABELS_OPENED, 48))
+            }
+            (Stage::Opened, Some(bytes)) => {
+                self.label_check(bytes)?;
+                let check = self.check.to_vec();
+                out.post(&Message::<{ CONSISTENCY.id }>(Cow::Owned(check)))?;
                 let Ending::Decode(outputs) = self.ending else {
                     out.flush()?;
                     return Ok(Next::Done(Ended::Carried(self.carry_out())));

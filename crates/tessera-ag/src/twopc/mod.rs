@@ -9,11 +9,16 @@
 //! 3. **Online**: inputs go in as masked values ẑ = x ⊕ λ, each party opening its mask shares of
 //!    the other's input wires with MACs (no oblivious transfer on inputs, so no selective
 //!    failure: what the garbler sends depends only on public ẑ); the evaluator evaluates, then
-//!    sends the AND outputs' masked values with a digest of their labels (which it cannot forge
-//!    without Δ_A); the garbler answers with the digest of its consistency MACs (zero products
-//!    c = (ẑ_α ⊕ λ_α)(ẑ_β ⊕ λ_β) ⊕ ẑ_γ ⊕ λ_γ, checked under Δ_B); only then are outputs
-//!    decoded: the garbler opens its output masks to the evaluator, and the evaluator sends its
-//!    output labels (which the garbler checks are its own) and opens its output masks.
+//!    sends the AND outputs' masked values (each padded by a fresh share of the evaluator's, so
+//!    they show nothing even when the tables were corrupted) and a commitment to the digest of
+//!    its AND labels. The label check: the garbler answers with the digest of the labels those
+//!    values call for, the evaluator compares it with its own (nothing of its labels has left
+//!    it) and only then opens its commitment, which the garbler checks: a lie about a masked
+//!    value needs the other label, so Δ_A. Then the consistency check: the garbler sends the
+//!    digest of its MACs of c = (ẑ_α ⊕ λ_α)(ẑ_β ⊕ λ_β) ⊕ ẑ_γ ⊕ λ_γ per AND gate, which must be
+//!    0 and which the evaluator checks under Δ_B. Only then are outputs decoded: the garbler
+//!    opens its output masks to the evaluator, and the evaluator sends its output labels
+//!    (which the garbler checks are its own) and opens its output masks.
 //!
 //! Each party's part of phases 2 and 3 is a state machine without I/O ([`garbler`],
 //! [`evaluator`]); [`run`] drives them over a session and times the phases.
@@ -375,6 +380,16 @@ fn output_opening(mine: &Shares, delta: Block, msg: &[u8]) -> Result<Vec<bool>, 
     }
 }
 
+/// The evaluator's commitment to the digest of its AND labels, under a random nonce.
+fn label_commitment(digest: &[u8], nonce: Block) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(b"tessera-ag AND label commitment");
+    h.update(digest);
+    h.update(nonce.to_bytes());
+    h.finalize().into()
+}
+
 /// This party's masked input values ẑ = x ⊕ (its mask share) ⊕ (the peer's, opened).
 fn masked_inputs(m: &Material, own: Range<usize>, inputs: &[bool], peer: &[bool]) -> Vec<bool> {
     own.enumerate()
@@ -452,7 +467,8 @@ impl Parts {
         let state = session.phase("function-dependent", |s| {
             role::drive(&mut prep, &mut s.channel(self.peer), self.space)
         })?;
-        let mut online = evaluator::Online::new(program, state, inputs, ending)?;
+        let prg = session.fork_prg();
+        let mut online = evaluator::Online::new(program, state, inputs, ending, prg)?;
         session.phase("online", |s| {
             role::drive(&mut online, &mut s.channel(self.peer), self.space)
         })

@@ -312,7 +312,8 @@ pub fn stepped_2pc(
     };
     let all = Ending::Decode(Outputs::All);
     let mut g_on = garbler::Online::new(program, gp, &values[0], all).unwrap();
-    let mut e_on = evaluator::Online::new(program, ep, &values[1], all).unwrap();
+    let prg = Prg::from_seed_block(Block::new(seed + 1));
+    let mut e_on = evaluator::Online::new(program, ep, &values[1], all, prg).unwrap();
     let (a, b) = role::run_pair(&mut g_on, &mut e_on, &mut edit);
     [ended(a), ended(b)]
 }
