@@ -5,13 +5,13 @@
 //! Every wire w has a mask λ_w = a_w ⊕ b_w, authenticated and shared (a: the garbler's, b: the
 //! evaluator's), fresh for input wires and AND outputs and XORed through free gates. The
 //! evaluator learns the masked value ẑ_w = z_w ⊕ λ_w and the label L_{w,0} ⊕ ẑ_w·Δ_A. For
-//! an AND gate (α, β, γ) the garbler sends, with Λ_w = λ_w·Δ_A shared as (a_w·Δ_A ⊕ K_A[b_w],
-//! M_B[b_w]):
+//! an AND gate (α, β, γ) the garbler sends, with Λ_w = λ_w·Δ_A shared as (a_w·Δ_A ⊕ K_A\[b_w\],
+//! M_B\[b_w\]):
 //!
 //! G_0 = H(L_{α,0}) ⊕ H(L_{α,1}) ⊕ Λ_β,  G_1 = H(L_{β,0}) ⊕ H(L_{β,1}) ⊕ L_{α,0} ⊕ Λ_α,
 //! L_{γ,0} = H(L_{α,0}) ⊕ H(L_{β,0}) ⊕ Λ_γ ⊕ Λ_{αβ},
 //!
-//! each Λ the garbler's share, and the evaluator adds its shares M_B[·] where the formula has Λ.
+//! each Λ the garbler's share, and the evaluator adds its shares M_B\[·\] where the formula has Λ.
 //! Tessera keeps every zero label's low bit 0, so the evaluator's selection bits are its
 //! labels' low bits and the semi-honest kernels run unchanged: the garbler sends the low bit
 //! f_γ of each AND output's zero label and flips the label by f_γ·Δ_A, which flips the mask
@@ -129,7 +129,7 @@ pub fn beaver_differences([alpha, beta]: &[Shares; 2], t: &Triples) -> Shares {
     d
 }
 
-/// [λ_α λ_β] = [z] ⊕ e·[y] ⊕ f·[x] ⊕ e·f from the opened differences (`e_f`: e then f).
+/// \[λ_α λ_β\] = \[z\] ⊕ e·\[y\] ⊕ f·\[x\] ⊕ e·f from the opened differences (`e_f`: e then f).
 pub fn products(ring: Keyring, t: &Triples, e_f: &[bool]) -> Shares {
     let n = t.len();
     let mut p = Shares::default();
@@ -144,7 +144,7 @@ pub fn products(ring: Keyring, t: &Triples, e_f: &[bool]) -> Shares {
 }
 
 /// The garbler's share of Λ_w = λ_w·Δ for a mask share (MAC, key), with flip `f`:
-/// (a_w ⊕ f)·Δ ⊕ K[b_w].
+/// (a_w ⊕ f)·Δ ⊕ K\[b_w\].
 fn garbler_lambda((mac, key): (Block, Block), f: bool, delta: Block) -> Block {
     (delta & Block::mask(mac.lsb() ^ f)) ^ key
 }
@@ -225,7 +225,7 @@ pub struct Evaluated {
     pub masked: Vec<bool>,
     /// SHA-256 of the AND outputs' labels.
     pub label_digest: [u8; 32],
-    /// SHA-256 of K_B[c_A] ⊕ c_B·Δ_B per AND gate.
+    /// SHA-256 of K_B\[c_A\] ⊕ c_B·Δ_B per AND gate.
     pub check_digest: [u8; 32],
 }
 
@@ -295,7 +295,7 @@ pub fn evaluate(
 }
 
 /// The garbler's side of the consistency check (KRRW18 §3): given the evaluator's masked
-/// values of the input wires and AND outputs, the SHA-256 of M_A[c_A] per AND gate, where
+/// values of the input wires and AND outputs, the SHA-256 of M_A\[c_A\] per AND gate, where
 /// c = (ẑ_α ⊕ λ_α)(ẑ_β ⊕ λ_β) ⊕ ẑ_γ ⊕ λ_γ is 0 for an honest evaluation; and the SHA-256
 /// of the labels the evaluator must hold, L_{γ,0} ⊕ (ẑ_γ ⊕ f_γ)·Δ; and the masked values of
 /// the output wires.

@@ -7,11 +7,16 @@
 //!   opening (WRK17 §2.2).
 //! - [`share`]: authenticated XOR shares between two parties.
 //! - [`triples`]: authenticated AND triples, batch by batch: KRRW18's leaky AND, the equality
-//!   check, and WRK17's bucketing.
-//! - Next: the authenticated half-gates garbling and its driver (KRRW18 §3), then n parties
-//!   (WRK17b). For n parties a
-//!   party's Δ must be the same toward every peer, so its OT senders will need a Δ given to
-//!   them rather than one each picks.
+//!   check, and WRK17's bucketing (by cyclic shifts of layers).
+//! - [`garbling`]: KRRW18's authenticated half-gates on the garbling engine's plans and kernels.
+//! - [`twopc`]: the two-party protocol, its phases as roles without I/O and the drivers for a
+//!   circuit ([`twopc::run`]) and for a chain of steps with the state carried
+//!   ([`twopc::run_chain`]).
+//! - [`checks`]: the checks against cheating by name (switchable in this crate's tests only).
+//! - [`wire`]: the message kinds.
+//!
+//! Next: n parties (WRK17b, with YWZ20's improvements). There a party's Δ must be the same
+//! toward every peer, so its OT senders will need a Δ given to them rather than one each picks.
 //!
 //! Security against active adversaries rests on the OT: a session for these protocols must use
 //! an actively secure provider (SoftSpoken or IKNP with the KOS consistency check, or malicious

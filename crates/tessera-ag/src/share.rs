@@ -1,6 +1,6 @@
 //! Authenticated XOR shares between two parties (WRK17 §2.2, KRRW18 §2): a bit x = x_0 ⊕ x_1
 //! of which each party holds its share with a MAC under the peer's Δ and a key for the peer's
-//! share under its own Δ. Party i holds x_i, M_i[x_i] = K_j[x_i] ⊕ x_i·Δ_j and K_i[x_j]. XOR
+//! share under its own Δ. Party i holds x_i, M_i\[x_i\] = K_j\[x_i\] ⊕ x_i·Δ_j and K_i\[x_j\]. XOR
 //! is local; adding a public constant moves one share and the other party's key.
 
 use crate::abit::{self, AuthBits, AuthKeys};

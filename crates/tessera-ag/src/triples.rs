@@ -1,12 +1,12 @@
-//! Authenticated AND triples between two parties: [x], [y], [z] with z = x ∧ y, every share
+//! Authenticated AND triples between two parties: \[x\], \[y\], \[z\] with z = x ∧ y, every share
 //! authenticated ([`crate::share`]). Made batch by batch as a circuit needs them, never all at
 //! once, in three steps:
 //!
 //! 1. **Leaky AND** (KRRW18 §4, Fig. 5: one garbled row each way per triple). From random
-//!    authenticated [x], [y], [r] each party, as a garbler under its own Δ, sends
-//!    G = H(K[x_peer]) ⊕ H(K[x_peer] ⊕ Δ) ⊕ C with C = y_me·Δ ⊕ K[y_peer] ⊕ M[y_me]; as the
+//!    authenticated \[x\], \[y\], \[r\] each party, as a garbler under its own Δ, sends
+//!    G = H(K\[x_peer\]) ⊕ H(K\[x_peer\] ⊕ Δ) ⊕ C with C = y_me·Δ ⊕ K\[y_peer\] ⊕ M\[y_me\]; as the
 //!    evaluator of the peer's row it computes S with S_0 ⊕ S_1 = (xy ⊕ r)·(Δ_0 ⊕ Δ_1). The low
-//!    bits of S are opened: d = xy ⊕ r, and [z] = [r] ⊕ d. Both Δ have low bit 1, so the second
+//!    bits of S are opened: d = xy ⊕ r, and \[z\] = \[r\] ⊕ d. Both Δ have low bit 1, so the second
 //!    party works under Δ_1 ⊕ 1 (the first clears the low bit of its MACs to match, a public
 //!    change that reveals nothing) and Δ_0 ⊕ Δ_1 ⊕ 1 has low bit 1.
 //! 2. **Equality check** (KRRW18 §4, F_EQ): L = S ⊕ d·Δ is the same on both sides exactly when
@@ -120,8 +120,8 @@ pub struct TripleBatch {
     bucket: usize,
     hash: FixedKeyHash,
     prg: Prg,
-    /// The ℓ·B leaky triples: [x] (the first n shares), [y] (the next n) and [r] (the last
-    /// n), which becomes [z].
+    /// The ℓ·B leaky triples: \[x\] (the first n shares), \[y\] (the next n) and \[r\] (the last
+    /// n), which becomes \[z\].
     leaky: Shares,
     n: usize,
     /// Per leaky triple: C, then after the peer's rows S (and L after the opening).
@@ -152,7 +152,7 @@ impl std::fmt::Debug for TripleBatch {
 
 impl TripleBatch {
     /// Batch number `batch` of ℓ triples in buckets of `bucket` from the random shares
-    /// `leaky` of the n = ℓ·B leaky triples: [x] (the first n), [y] (the next n) and [r] (the
+    /// `leaky` of the n = ℓ·B leaky triples: \[x\] (the first n), \[y\] (the next n) and \[r\] (the
     /// last n), with randomness for the coin and the commitment from `prg`.
     ///
     /// # Panics
@@ -199,8 +199,8 @@ impl TripleBatch {
         Block::from_halves(TWEAK_HIGH | self.batch << 1 | u64::from(by_first), k as u64)
     }
 
-    /// Garbles this party's rows: G = H(K[x]) ⊕ H(K[x] ⊕ Δ) ⊕ C, hashing a chunk at a time
-    /// (H(K[x]) goes straight into S, H(K[x] ⊕ Δ) into the rows).
+    /// Garbles this party's rows: G = H(K\[x\]) ⊕ H(K\[x\] ⊕ Δ) ⊕ C, hashing a chunk at a time
+    /// (H(K\[x\]) goes straight into S, H(K\[x\] ⊕ Δ) into the rows).
     fn garble(&mut self) -> Vec<Block> {
         let n = self.n;
         let d = self.work_delta();
@@ -228,7 +228,7 @@ impl TripleBatch {
         rows
     }
 
-    /// Evaluates the peer's rows: S ⊕= H(M[x]) ⊕ x·(G ⊕ C), a chunk at a time. Returns the low
+    /// Evaluates the peer's rows: S ⊕= H(M\[x\]) ⊕ x·(G ⊕ C), a chunk at a time. Returns the low
     /// bits of S.
     fn evaluate(&mut self, rows: &[Block]) -> Vec<u8> {
         let n = self.n;
@@ -251,7 +251,7 @@ impl TripleBatch {
         role::pack_bits(self.s.iter().map(|s| s.lsb()))
     }
 
-    /// Takes the peer's low bits: d = xy ⊕ r, [z] = [r] ⊕ d, and the digest of L = S ⊕ d·Δ.
+    /// Takes the peer's low bits: d = xy ⊕ r, \[z\] = \[r\] ⊕ d, and the digest of L = S ⊕ d·Δ.
     fn open_products(&mut self, theirs: &[u8]) -> Result<(), Error> {
         let n = self.n;
         if !n.is_multiple_of(8) && theirs[n / 8] >> (n % 8) != 0 {

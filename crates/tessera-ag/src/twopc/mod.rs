@@ -188,7 +188,7 @@ impl Program {
 
 /// One party's function-independent material for a program: its keyring, the masks of the
 /// input wires then of the AND outputs in plan order, and one AND triple per AND gate. The
-/// masks of carried input wires come with the state ([`Material::carry_in`]).
+/// masks of carried input wires come with the state.
 #[derive(Clone, Debug)]
 pub struct Material {
     ring: Keyring,
