@@ -176,6 +176,15 @@ impl Program {
         self.garbler_inputs + self.evaluator_inputs
     }
 
+    /// The masks and triples `runs` runs of this program take: (masks, triples).
+    fn needs(&self, runs: u64) -> (u64, u64) {
+        let masks = (self.fresh_inputs() + self.ands) as u64;
+        (
+            runs.saturating_mul(masks),
+            runs.saturating_mul(self.ands as u64),
+        )
+    }
+
     /// The input wires of party `p`, as indices into all input wires.
     fn input_range(&self, p: usize) -> Range<usize> {
         if p == 0 {
@@ -200,26 +209,17 @@ impl Material {
     /// Draws the material for `program` with `peer`, the triples in batches of about
     /// [`TRIPLE_BATCH`].
     pub fn generate(session: &mut Session, peer: usize, program: &Program) -> Result<Self, Error> {
-        let mut pool = TriplePool::new(session, peer, program.ands as u64)?;
+        let mut pool = Pool::new(session, peer, program.needs(1))?;
         Material::draw(session, &mut pool, program)
     }
 
-    /// Draws the masks for `program` and takes its triples from `pool`.
-    pub fn draw(
-        session: &mut Session,
-        pool: &mut TriplePool,
-        program: &Program,
-    ) -> Result<Self, Error> {
-        let peer = pool.peer;
-        let (bits, keys) = abit::random(session, peer, program.fresh_inputs() + program.ands)?;
-        let ring = Keyring {
-            delta: keys.delta(),
-            first: session.id() < peer,
-        };
+    /// Takes the masks and triples for `program` from `pool`.
+    pub fn draw(session: &mut Session, pool: &mut Pool, program: &Program) -> Result<Self, Error> {
+        let masks = pool.masks(session, program.fresh_inputs() + program.ands)?;
         Ok(Material {
-            ring,
-            masks: Shares::from_bits(bits, keys),
-            triples: pool.take(session, program.ands)?,
+            ring: pool.ring(),
+            masks,
+            triples: pool.triples(session, program.ands)?,
         })
     }
 
@@ -233,43 +233,87 @@ impl Material {
     }
 }
 
-/// A party's AND triples with one peer for a whole run, made in batches and handed out as
-/// programs (a circuit, or each step of a chain) take them: a run of n triples in all makes
-/// ⌊n / 2^19⌋ batches of equal size (one if fewer), so each batch of a large run holds 2^19 to
-/// 2^20 triples and buckets of 3 suffice; at most one batch is held at a time.
+/// Random authenticated masks drawn at a time at most: 2^20, 32 MiB per party.
+pub const MASK_BATCH: usize = 1 << 20;
+
+/// A party's function-independent material with one peer for a whole run (a circuit, or every
+/// step of a chain), made in batches and handed out as programs take it: random authenticated
+/// masks, [`MASK_BATCH`] at a time at most, and AND triples. A run of n triples in all makes
+/// ⌊n / 2^19⌋ triple batches of equal size (one if fewer), so each batch of a large run holds
+/// 2^19 to 2^20 triples and buckets of 3 suffice. At most one batch of each is held at a time.
 #[derive(Debug)]
-pub struct TriplePool {
+pub struct Pool {
     generator: Generator,
     peer: usize,
+    ring: Keyring,
+    /// Masks and triples still to make, the triple batch size, and the stocks.
+    masks_left: u64,
+    triples_left: u64,
     batch: usize,
-    left: u64,
+    mask_stock: Shares,
+    masks_used: usize,
     stock: Triples,
     used: usize,
 }
 
-impl TriplePool {
-    /// A pool for `total` triples with `peer`.
-    pub fn new(session: &mut Session, peer: usize, total: u64) -> Result<Self, Error> {
-        let parts = (total / TRIPLE_BATCH as u64).max(1);
-        Ok(TriplePool {
+impl Pool {
+    /// A pool for `(masks, triples)` in all with `peer`.
+    pub fn new(
+        session: &mut Session,
+        peer: usize,
+        (masks, triples): (u64, u64),
+    ) -> Result<Self, Error> {
+        let parts = (triples / TRIPLE_BATCH as u64).max(1);
+        Ok(Pool {
             generator: Generator::new(session, peer)?,
             peer,
-            batch: total.div_ceil(parts).max(1) as usize,
-            left: total,
+            ring: Keyring {
+                delta: Block::ZERO,
+                first: session.id() < peer,
+            },
+            masks_left: masks,
+            triples_left: triples,
+            batch: triples.div_ceil(parts).max(1) as usize,
+            mask_stock: Shares::default(),
+            masks_used: 0,
             stock: Triples::default(),
             used: 0,
         })
     }
 
+    /// This party's keyring (its Δ known once masks are drawn).
+    fn ring(&self) -> Keyring {
+        self.ring
+    }
+
+    /// The next `n` masks.
+    pub fn masks(&mut self, session: &mut Session, n: usize) -> Result<Shares, Error> {
+        let mut out = Shares::default();
+        while out.len() < n {
+            if self.masks_used == self.mask_stock.len() {
+                let size = (self.masks_left.min(MASK_BATCH as u64) as usize).max(n - out.len());
+                let (bits, keys) = abit::random(session, self.peer, size)?;
+                self.ring.delta = keys.delta();
+                self.mask_stock = Shares::from_bits(bits, keys);
+                self.masks_used = 0;
+                self.masks_left = self.masks_left.saturating_sub(size as u64);
+            }
+            let k = (n - out.len()).min(self.mask_stock.len() - self.masks_used);
+            out.append(self.mask_stock.slice(self.masks_used..self.masks_used + k));
+            self.masks_used += k;
+        }
+        Ok(out)
+    }
+
     /// The next `n` triples.
-    pub fn take(&mut self, session: &mut Session, n: usize) -> Result<Triples, Error> {
+    pub fn triples(&mut self, session: &mut Session, n: usize) -> Result<Triples, Error> {
         let mut out = Triples::default();
         while out.len() < n {
             if self.used == self.stock.len() {
-                let size = (self.left.min(self.batch as u64) as usize).max(n - out.len());
+                let size = (self.triples_left.min(self.batch as u64) as usize).max(n - out.len());
                 self.stock = self.generator.batch(session, size)?.0;
                 self.used = 0;
-                self.left = self.left.saturating_sub(size as u64);
+                self.triples_left = self.triples_left.saturating_sub(size as u64);
             }
             let k = (n - out.len()).min(self.stock.len() - self.used);
             let range = self.used..self.used + k;
@@ -600,8 +644,7 @@ fn run_steps(
     let [first, later] = [true, false].map(|f| Program::chain_step(chain, f));
     abit::check_provider(session.ot_choice())?;
     session.phase("setup", |s| s.with_ot_pair(peer, |_, _, _| Ok(())))?;
-    let total = steps.saturating_mul(first.ands as u64);
-    let mut pool = TriplePool::new(session, peer, total)?;
+    let mut pool = Pool::new(session, peer, later.needs(steps))?;
     let parts = Parts {
         peer,
         space: session.space(peer)?,
