@@ -14,7 +14,7 @@
 //! public).
 
 use crate::Error;
-use sha2::{Digest, Sha256};
+use crate::combine::Combination;
 use std::ops::Range;
 use subtle::ConstantTimeEq;
 use tessera_core::Block;
@@ -25,8 +25,9 @@ use tessera_protocols::{OtChoice, Session};
 
 /// Opened bits and the digest of their MACs.
 pub const OPENING: Kind = Kind::new(0x01, "authenticated bits opened");
-/// Bytes of an opening's digest.
-pub const DIGEST: usize = 32;
+/// Bytes of an opening's digest: one random linear combination of the MACs over GF(2^128)
+/// ([`crate::combine`]).
+pub const DIGEST: usize = 16;
 
 /// Bits this party holds, each authenticated to one peer (their MACs under the peer's Δ).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -155,18 +156,19 @@ pub fn random(session: &mut Session, peer: usize, n: usize) -> Result<(AuthBits,
 }
 
 /// The digest of the MACs of an opening of `range`, bound to where the range starts.
-fn digest(start: usize, macs: impl Iterator<Item = Block>) -> [u8; DIGEST] {
-    let mut h = Sha256::new();
-    h.update(b"tessera-ag opening");
-    h.update((start as u64).to_le_bytes());
+fn digest(start: usize, bits: &[u8], macs: impl Iterator<Item = Block>) -> [u8; DIGEST] {
+    let mut c = Combination::new(
+        b"tessera-ag opening",
+        &[&(start as u64).to_le_bytes(), bits],
+    );
     for m in macs {
-        h.update(m.to_bytes());
+        c.push(m);
     }
-    h.finalize().into()
+    c.finish().to_bytes()
 }
 
 /// The message that opens bits `range` of `held` to the peer: the bits packed least significant
-/// first, then a SHA-256 digest of their MACs.
+/// first, then a digest of their MACs ([`DIGEST`]).
 pub fn opening(held: &AuthBits, range: Range<usize>) -> Result<Vec<u8>, Error> {
     let macs = held.macs.get(range.clone()).ok_or_else(|| {
         Error::Usage(format!(
@@ -178,14 +180,15 @@ pub fn opening(held: &AuthBits, range: Range<usize>) -> Result<Vec<u8>, Error> {
 }
 
 /// The message that opens the bits whose MACs are `macs`, the first being bit `start` of its
-/// sequence: the bits packed least significant first, then a SHA-256 digest of the MACs.
+/// sequence: the bits packed least significant first, then a digest of the MACs ([`DIGEST`]).
 pub fn open_macs(macs: &[Block], start: usize) -> Vec<u8> {
     let mut msg = vec![0u8; macs.len().div_ceil(8) + DIGEST];
     for (i, m) in macs.iter().enumerate() {
         msg[i / 8] |= u8::from(m.lsb()) << (i % 8);
     }
     let at = macs.len().div_ceil(8);
-    msg[at..].copy_from_slice(&digest(start, macs.iter().copied()));
+    let d = digest(start, &msg[..at], macs.iter().copied());
+    msg[at..].copy_from_slice(&d);
     msg
 }
 
@@ -221,6 +224,7 @@ pub fn check_macs(
     let bits: Vec<bool> = (0..n).map(|i| msg[i / 8] >> (i % 8) & 1 == 1).collect();
     let expected = digest(
         start,
+        &msg[..at],
         bits.iter()
             .zip(keys)
             .map(|(&b, &k)| k ^ (delta & Block::mask(b))),

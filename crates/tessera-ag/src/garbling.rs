@@ -19,11 +19,12 @@
 //! wire carries flip 1), and masks stay as drawn, so the AND products drawn for them stay
 //! valid once corrected for the flips.
 
+use crate::combine::Combination;
 use crate::share::{Keyring, Shares};
 use crate::triples::Triples;
-use sha2::{Digest, Sha256};
 use tessera_core::{Block, FixedKeyHash, GateHash, Labels, Prg};
 use tessera_garble::{ONE_SLOT, Plan};
+use tessera_net::role;
 
 /// The high 64 bits of the authenticated gates' hash tweaks.
 pub const DOMAIN: u64 = 0xa6_0000;
@@ -218,16 +219,22 @@ pub fn garble(
 
 /// What the evaluator learns from evaluating: the true masked value of each AND output, the
 /// digest of their labels, and the digest of the MACs it expects from the garbler's
-/// consistency check.
+/// consistency check. Both digests are random linear combinations ([`crate::combine`]) whose
+/// weights follow from the masked values ([`LABELS`], [`CONSISTENCY`]).
 #[derive(Clone, Debug, Default)]
 pub struct Evaluated {
-    /// ẑ_γ per AND gate.
-    pub masked: Vec<bool>,
-    /// SHA-256 of the AND outputs' labels.
-    pub label_digest: [u8; 32],
-    /// SHA-256 of K_B\[c_A\] ⊕ c_B·Δ_B per AND gate.
-    pub check_digest: [u8; 32],
+    /// ẑ_γ per AND gate, packed.
+    pub masked: Vec<u8>,
+    /// The combination of the AND outputs' labels.
+    pub label_digest: Block,
+    /// The combination of K_B\[c_A\] ⊕ c_B·Δ_B per AND gate.
+    pub check_digest: Block,
 }
+
+/// What the label digest combines.
+pub const LABELS: &[u8] = b"tessera-ag AND labels";
+/// What the consistency digest combines.
+pub const CONSISTENCY: &[u8] = b"tessera-ag consistency MACs";
 
 /// The evaluator's walk over `plan` with the garbler's `tables` and `flips`, from `slots`
 /// holding the input wires' active labels (low bit = masked value) and masks.
@@ -240,7 +247,7 @@ pub fn evaluate(
 ) -> Evaluated {
     let hash = FixedKeyHash::default();
     let inputs = plan.input_slots().len();
-    let (mut labels, mut check) = (Sha256::new(), Sha256::new());
+    let (mut labels, mut check) = (Vec::with_capacity(flips.len()), Vec::new());
     let mut masked = Vec::with_capacity(flips.len());
     let mut table = Vec::new();
     let mut g = 0;
@@ -271,7 +278,7 @@ pub fn evaluate(
             slots.label[c] ^= mask.0 ^ m_ab;
             slots.flip[c] = Block::new(u128::from(flips[g]));
             (slots.mac[c], slots.key[c]) = mask;
-            labels.update(slots.label[c].to_bytes());
+            labels.push(slots.label[c]);
             // The consistency check with the true masked values ẑ = low bit ⊕ flip.
             let z = |s: usize| slots.label[s].lsb() ^ slots.flip[s].lsb();
             let (za, zb, zc) = (z(a), z(b), z(c));
@@ -283,29 +290,35 @@ pub fn evaluate(
                 ^ kp
                 ^ mask.1
                 ^ ((ring.delta ^ Block::new(1)) & Block::mask((za & zb) ^ zc));
-            check.update((key ^ (ring.delta & Block::mask(c_b))).to_bytes());
+            check.push(key ^ (ring.delta & Block::mask(c_b)));
             g += 1;
         }
     }
+    let masked = role::pack_bits(masked.into_iter());
+    let combine = |what: &[u8], values: &[Block]| {
+        let mut c = Combination::new(what, &[&masked]);
+        c.extend(values);
+        c.finish()
+    };
     Evaluated {
+        label_digest: combine(LABELS, &labels),
+        check_digest: combine(CONSISTENCY, &check),
         masked,
-        label_digest: labels.finalize().into(),
-        check_digest: check.finalize().into(),
     }
 }
 
-/// The garbler's side of the consistency check (KRRW18 §3): given the evaluator's masked
-/// values of the input wires and AND outputs, the SHA-256 of M_A\[c_A\] per AND gate, where
-/// c = (ẑ_α ⊕ λ_α)(ẑ_β ⊕ λ_β) ⊕ ẑ_γ ⊕ λ_γ is 0 for an honest evaluation; and the SHA-256
-/// of the labels the evaluator must hold, L_{γ,0} ⊕ (ẑ_γ ⊕ f_γ)·Δ; and the masked values of
-/// the output wires.
+/// The garbler's side of the checks (KRRW18 §3): given the evaluator's masked values of the
+/// input wires and AND outputs (`packed`, as sent), the digest of the labels the evaluator must
+/// hold, L_{γ,0} ⊕ (ẑ_γ ⊕ f_γ)·Δ; the digest of M_A\[c_A\] per AND gate, where
+/// c = (ẑ_α ⊕ λ_α)(ẑ_β ⊕ λ_β) ⊕ ẑ_γ ⊕ λ_γ is 0 for an honest evaluation; and the masked values
+/// of the output wires. The digests are combinations as in [`Evaluated`].
 pub fn garbler_check(
     plan: &Plan,
     (masks, products): (&Shares, &Shares),
     garbled: &Garbled,
-    (input_masked, and_masked): (&[bool], &[bool]),
+    (input_masked, and_masked, packed): (&[bool], &[bool], &[u8]),
     delta: Block,
-) -> ([u8; 32], [u8; 32], Vec<bool>) {
+) -> (Block, Block, Vec<bool>) {
     let inputs = plan.input_slots().len();
     let n = plan.slots();
     let (mut z, mut mac) = (vec![Block::ZERO; n], vec![Block::ZERO; n]);
@@ -314,7 +327,8 @@ pub fn garbler_check(
         z[slot] = Block::new(u128::from(input_masked[i]));
         mac[slot] = masks.get(i).0;
     }
-    let (mut labels, mut check) = (Sha256::new(), Sha256::new());
+    let mut labels = Combination::new(LABELS, &[packed]);
+    let mut check = Combination::new(CONSISTENCY, &[packed]);
     let mut g = 0;
     for k in 0..plan.segments() {
         plan.run_free(k, &mut z);
@@ -332,16 +346,15 @@ pub fn garbler_check(
                 ^ products.get(g).0
                 ^ masks.get(inputs + g).0
                 ^ Block::new(u128::from((za & zb) ^ zc));
-            check.update(m.to_bytes());
-            let held = garbled.and_labels[g] ^ (delta & Block::mask(zc ^ garbled.flips[g]));
-            labels.update(held.to_bytes());
+            check.push(m);
+            labels.push(garbled.and_labels[g] ^ (delta & Block::mask(zc ^ garbled.flips[g])));
             z[c] = Block::new(u128::from(zc));
             mac[c] = masks.get(inputs + g).0;
             g += 1;
         }
     }
     let outputs = plan.output_slots().map(|s| z[s].lsb()).collect();
-    (labels.finalize().into(), check.finalize().into(), outputs)
+    (labels.finish(), check.finish(), outputs)
 }
 
 /// Random zero labels for `n` input wires, low bit 0.

@@ -12,6 +12,7 @@
 //! - [`twopc`]: the two-party protocol, its phases as roles without I/O and the drivers for a
 //!   circuit ([`twopc::run`]) and for a chain of steps with the state carried
 //!   ([`twopc::run_chain`]).
+//! - [`combine`]: comparing long vectors of MACs by one random linear combination.
 //! - [`checks`]: the checks against cheating by name (switchable in this crate's tests only).
 //! - [`wire`]: the message kinds.
 //!
@@ -24,6 +25,7 @@
 
 pub mod abit;
 pub mod checks;
+pub mod combine;
 pub mod garbling;
 pub mod share;
 pub mod triples;

@@ -433,7 +433,10 @@ impl Role for TripleBatch {
                 out.post(&Message::<{ BUCKETS.id }>(Cow::Owned(opening)))?;
                 out.flush()?;
                 self.stage = Stage::Bucketed;
-                Ok(Next::exact(BUCKETS, self.diffs.len().div_ceil(8) + DIGEST))
+                Ok(Next::exact(
+                    BUCKETS,
+                    self.diffs.len().div_ceil(8) + abit::DIGEST,
+                ))
             }
             (Stage::Committed, Some(bytes)) => {
                 self.commitment.copy_from_slice(bytes);
@@ -458,7 +461,10 @@ impl Role for TripleBatch {
                 out.post(&Message::<{ BUCKETS.id }>(Cow::Owned(opening)))?;
                 out.flush()?;
                 self.stage = Stage::Bucketed;
-                Ok(Next::exact(BUCKETS, self.diffs.len().div_ceil(8) + DIGEST))
+                Ok(Next::exact(
+                    BUCKETS,
+                    self.diffs.len().div_ceil(8) + abit::DIGEST,
+                ))
             }
             (Stage::Bucketed, Some(bytes)) => Ok(Next::Done(self.fold(bytes)?)),
             (stage, _) => Err(out_of_turn(stage)),

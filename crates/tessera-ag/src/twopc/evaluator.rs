@@ -228,8 +228,9 @@ impl<'a> Online<'a> {
         );
         self.slots = Some(slots);
         s.tables = Vec::new();
-        let mut msg = role::pack_bits(self.evaluated.masked.iter().copied());
-        msg.extend_from_slice(&label_commitment(&self.evaluated.label_digest, self.nonce));
+        let mut msg = self.evaluated.masked.clone();
+        let digest = self.evaluated.label_digest.to_bytes();
+        msg.extend_from_slice(&label_commitment(&digest, self.nonce));
         Ok(msg)
     }
 
@@ -302,11 +303,11 @@ impl Role for Online<'_> {
                 out.post(&Message::<{ MASKED_VALUES.id }>(Cow::Owned(msg)))?;
                 out.flush()?;
                 self.stage = Stage::Expected;
-                Ok(Next::exact(EXPECTED_LABELS, 32))
+                Ok(Next::exact(EXPECTED_LABELS, 16))
             }
             (Stage::Expected, Some(bytes)) => {
                 // The label check: only labels the garbler already knows are shown.
-                let digest = &self.evaluated.label_digest;
+                let digest = self.evaluated.label_digest.to_bytes();
                 if checks::on(Check::Consistency) && !bool::from(digest.ct_eq(bytes)) {
                     return Err(Error::CheckFailed {
                         check: "the label check (the garbler's expected labels)",
@@ -317,11 +318,11 @@ impl Role for Online<'_> {
                 out.post(&Message::<{ LABELS_OPENED.id }>(Cow::Owned(msg)))?;
                 out.flush()?;
                 self.stage = Stage::Consistency;
-                Ok(Next::exact(CONSISTENCY, 32))
+                Ok(Next::exact(CONSISTENCY, 16))
             }
             (Stage::Consistency, Some(bytes)) => {
                 if checks::on(Check::Consistency)
-                    && !bool::from(self.evaluated.check_digest.ct_eq(bytes))
+                    && !bool::from(self.evaluated.check_digest.to_bytes().ct_eq(bytes))
                 {
                     return Err(Error::CheckFailed {
                         check: "the consistency check",

@@ -166,8 +166,8 @@ pub struct Online<'a> {
     /// The evaluator's commitment to its label digest, the digest it must open to, and the
     /// digest of the consistency MACs.
     commitment: [u8; 32],
-    expected: [u8; 32],
-    check: [u8; 32],
+    expected: Block,
+    check: Block,
     stage: Stage,
 }
 
@@ -197,8 +197,8 @@ impl<'a> Online<'a> {
             masked: Vec::new(),
             output_masked: Vec::new(),
             commitment: [0; 32],
-            expected: [0; 32],
-            check: [0; 32],
+            expected: Block::ZERO,
+            check: Block::ZERO,
             stage: Stage::Start,
         })
     }
@@ -237,7 +237,7 @@ impl<'a> Online<'a> {
             &self.program.plan,
             (&s.material.masks, &s.opened.products),
             &s.garbled,
-            (&self.masked, &masked),
+            (&self.masked, &masked, bits),
             s.material.ring.delta,
         );
         self.commitment.copy_from_slice(commitment);
@@ -248,10 +248,10 @@ impl<'a> Online<'a> {
     /// Checks the evaluator's opened label digest: it must open the commitment and be the
     /// digest the masked values call for.
     fn label_check(&self, bytes: &[u8]) -> Result<(), Error> {
-        let (digest, nonce) = bytes.split_at(32);
+        let (digest, nonce) = bytes.split_at(16);
         let nonce = Block::from_bytes(nonce.try_into().unwrap_or_default());
         let opens = label_commitment(digest, nonce).ct_eq(&self.commitment);
-        let right = digest.ct_eq(&self.expected);
+        let right = digest.ct_eq(&self.expected.to_bytes());
         if checks::on(Check::Consistency) && !bool::from(opens & right) {
             return Err(Error::CheckFailed {
                 check: "the label check (the evaluator's AND labels)",
@@ -324,15 +324,15 @@ impl Role for Online<'_> {
             }
             (Stage::Values, Some(bytes)) => {
                 self.consistency(bytes)?;
-                let msg = self.expected.to_vec();
+                let msg = self.expected.to_bytes().to_vec();
                 out.post(&Message::<{ EXPECTED_LABELS.id }>(Cow::Owned(msg)))?;
                 out.flush()?;
                 self.stage = Stage::Opened;
-                Ok(Next::exact(LABELS_OPENED, 48))
+                Ok(Next::exact(LABELS_OPENED, 32))
             }
             (Stage::Opened, Some(bytes)) => {
                 self.label_check(bytes)?;
-                let check = self.check.to_vec();
+                let check = self.check.to_bytes().to_vec();
                 out.post(&Message::<{ CONSISTENCY.id }>(Cow::Owned(check)))?;
                 let Ending::Decode(outputs) = self.ending else {
                     out.flush()?;
