@@ -253,6 +253,23 @@ impl Session {
         std::mem::take(&mut self.phases)
     }
 
+    /// Folds the phases timed so far that share a name into one, in the order the names first
+    /// came, times and traffic added: what a run of many steps calls after each, so the record
+    /// stays one entry per phase however many steps there are.
+    pub fn fold_phases(&mut self) {
+        let mut folded: Vec<Phase> = Vec::new();
+        for p in self.phases.drain(..) {
+            match folded.iter_mut().find(|f| f.name == p.name) {
+                Some(f) => {
+                    f.ms += p.ms;
+                    f.traffic = [f.traffic, p.traffic].into_iter().sum();
+                }
+                None => folded.push(p),
+            }
+        }
+        self.phases = folded;
+    }
+
     /// Runs `f`; if it fails, tells every peer why, once: the one place a session aborts. A
     /// failure that is itself a peer's abort is not echoed back.
     pub fn run<T>(&mut self, f: impl FnOnce(&mut Session) -> Result<T, Error>) -> Result<T, Error> {

@@ -611,7 +611,8 @@ fn run_phases(
 /// without being decoded, and the final state is decoded to whom `outputs` says. Each step is
 /// a whole run (masks and triples, the function-dependent phase, evaluation and both checks)
 /// whose state stays in its labels and masks, so memory follows one step and one triple batch
-/// (at most 2^20 triples), however many steps.
+/// (at most 2^20 triples), however many steps; the session's phases are folded into one entry
+/// per name as the steps go ([`Session::fold_phases`]).
 pub fn run_chain(
     session: &mut Session,
     chain: &Chain,
@@ -624,6 +625,12 @@ pub fn run_chain(
             session.network().abort(code);
         }
     })
+}
+
+/// `outputs`, once the session's phases are folded into one entry per name.
+fn folded(session: &mut Session, outputs: Option<Vec<bool>>) -> Option<Vec<bool>> {
+    session.fold_phases();
+    outputs
 }
 
 /// [`run_chain`] without the abort.
@@ -660,6 +667,7 @@ fn run_steps(
         } else {
             Ending::Carry
         };
+        session.fold_phases();
         if me == 0 {
             let mut inputs = fresh(k);
             if k == 0 {
@@ -668,13 +676,13 @@ fn run_steps(
             let run = (program, material, g_carry.take());
             match parts.garbler(session, run, &inputs, ending)? {
                 Ended::Carried(c) => g_carry = Some(c),
-                Ended::Outputs(o) => return Ok(o),
+                Ended::Outputs(o) => return Ok(folded(session, o)),
             }
         } else {
             let run = (program, material, e_carry.take());
             match parts.evaluator(session, run, &[], ending)? {
                 Ended::Carried(c) => e_carry = Some(c),
-                Ended::Outputs(o) => return Ok(o),
+                Ended::Outputs(o) => return Ok(folded(session, o)),
             }
         }
     }

@@ -9,6 +9,7 @@ use super::stream::Message;
 use super::{cpu_model, peak_rss_bytes};
 use crate::CliError;
 use crate::ag::CotArg;
+use crate::twoparty::phases_json;
 use serde_json::{Value, json};
 use std::time::Instant;
 use tessera_ag::twopc::{self, Outputs};
@@ -17,7 +18,7 @@ use tessera_circuit::eval::{bits_from_bytes, bits_to_hex};
 use tessera_circuit::library::{SHA256_IV, sha256_compress};
 use tessera_core::{Backend, Prg};
 use tessera_garble::{Batching, Chain, Plan};
-use tessera_net::{Network, Phase};
+use tessera_net::Network;
 use tessera_protocols::{Session, SessionConfig};
 
 /// The chain of SHA-256 compression functions and its AND gates per step.
@@ -26,20 +27,6 @@ fn sha256_chain() -> Result<(Chain, u64), CliError> {
     let ands = gate_counts(&step).and as u64;
     let chain = Chain::new(&step, |c| Plan::new(c, Batching::default_for(c)))?;
     Ok((chain, ands))
-}
-
-/// Each phase's total over the steps, in milliseconds, and both parties' bytes in it.
-fn phase_totals(phases: &[Phase]) -> Value {
-    let mut totals = serde_json::Map::new();
-    for p in phases {
-        let entry = totals
-            .entry(p.name.clone())
-            .or_insert_with(|| json!({"ms": 0.0, "bytes_sent": 0}));
-        entry["ms"] = json!(entry["ms"].as_f64().unwrap_or(0.0) + p.ms);
-        entry["bytes_sent"] =
-            json!(entry["bytes_sent"].as_u64().unwrap_or(0) + p.traffic.bytes_sent);
-    }
-    Value::Object(totals)
 }
 
 /// Runs the chain benchmark for at least `ands` AND gates; with `evaluator_of`, as the
@@ -104,7 +91,7 @@ fn garble(
         "seconds": seconds,
         "bytes_sent": stats.bytes_sent,
         "bytes_received": stats.bytes_received,
-        "phases": phase_totals(&s.take_phases()),
+        "phases": phases_json(&s.take_phases()),
         "peak_rss_bytes": peak_rss_bytes(),
     });
     Ok((report, digest))
