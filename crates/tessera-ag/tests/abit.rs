@@ -128,3 +128,54 @@ fn a_holder_without_delta_cannot_open_a_flipped_bit() {
         assert!(caught(abit::check_opening(&keys, 0..64, &msg)), "bit {i}");
     }
 }
+
+/// With its OT Δ fixed, a party's bits are authenticated under one Δ toward every peer (what
+/// n parties need), over SoftSpoken and over Ferret; fixing it after a sender exists is refused.
+#[test]
+fn a_fixed_delta_is_the_same_toward_every_peer() {
+    use tessera_core::Block;
+    use tessera_ot::extension::Security;
+    use tessera_ot::ferret::Params;
+    let fixed = Block::new(0x1234_5678_9abc_def0_0fed_cba9_8765_4321);
+    for ot in [
+        OtChoice::Extension(Protocol::softspoken(8, Security::Malicious).unwrap()),
+        OtChoice::Ferret(Params::EMP_B10, Security::Malicious),
+    ] {
+        let nets = tessera_net::memory::mesh(3, tessera_net::NetConfig::default()).unwrap();
+        let deltas: Vec<Vec<Block>> = std::thread::scope(|s| {
+            let handles: Vec<_> = nets
+                .into_iter()
+                .map(|net| {
+                    s.spawn(move || {
+                        let mut session = tessera_protocols::Session::new(
+                            net,
+                            tessera_protocols::SessionConfig { ot },
+                        )
+                        .unwrap();
+                        let me = session.id();
+                        if me == 0 {
+                            session.fix_ot_delta(fixed).unwrap();
+                        }
+                        let mut seen = Vec::new();
+                        for peer in (0..3).filter(|&p| p != me) {
+                            let (_, keys) = abit::random(&mut session, peer, 100).unwrap();
+                            seen.push(keys.delta());
+                        }
+                        if me == 0 {
+                            assert!(session.fix_ot_delta(fixed).is_err());
+                        }
+                        seen
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(deltas[0], vec![fixed.with_lsb(true); 2], "{}", ot.name());
+        assert_ne!(
+            deltas[1][0],
+            deltas[1][1],
+            "{}: party 1 draws a Δ per peer",
+            ot.name()
+        );
+    }
+}

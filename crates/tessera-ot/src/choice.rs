@@ -7,7 +7,7 @@ use crate::ferret::{FerretReceiver, FerretSender, Params};
 use crate::traits::{
     CotReceiver, CotSender, OtReceiver, OtSender, RcotReceiver, RotReceiver, RotSender,
 };
-use tessera_core::Prg;
+use tessera_core::{Block, Prg};
 use tessera_net::{Channel, Spaces};
 
 /// An OT provider's sender side: every flavour.
@@ -48,9 +48,29 @@ impl OtChoice {
         spaces: &mut Spaces,
         prg: Prg,
     ) -> Result<Box<dyn OtSending>, Error> {
+        self.sender_with_delta(channel, spaces, None, prg)
+    }
+
+    /// [`OtChoice::sender`] with the global Δ `delta` (its least significant bit taken as 1), or
+    /// a random one for `None`.
+    pub fn sender_with_delta(
+        self,
+        channel: &mut dyn Channel,
+        spaces: &mut Spaces,
+        delta: Option<Block>,
+        prg: Prg,
+    ) -> Result<Box<dyn OtSending>, Error> {
         Ok(match self {
-            OtChoice::Extension(p) => Box::new(ExtensionSender::setup(channel, spaces, p, prg)?),
-            OtChoice::Ferret(p, s) => Box::new(FerretSender::setup(channel, spaces, p, s, prg)?),
+            OtChoice::Extension(p) => Box::new(ExtensionSender::setup_with_delta(
+                channel, spaces, p, delta, prg,
+            )?),
+            OtChoice::Ferret(p, s) => Box::new(FerretSender::setup_with_delta(
+                channel,
+                spaces,
+                (p, s),
+                delta,
+                prg,
+            )?),
         })
     }
 

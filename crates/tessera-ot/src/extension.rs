@@ -1086,10 +1086,23 @@ impl ExtensionSender {
         channel: &mut C,
         spaces: &mut Spaces,
         protocol: Protocol,
+        prg: Prg,
+    ) -> Result<Self, Error> {
+        ExtensionSender::setup_with_delta(channel, spaces, protocol, None, prg)
+    }
+
+    /// [`ExtensionSender::setup`] with the global Δ `delta` (its least significant bit taken as
+    /// 1), or a random one for `None`: for a party whose Δ must be the same toward every peer
+    /// (n-party authenticated garbling, WRK17b).
+    pub fn setup_with_delta<C: Channel + ?Sized>(
+        channel: &mut C,
+        spaces: &mut Spaces,
+        protocol: Protocol,
+        delta: Option<Block>,
         mut prg: Prg,
     ) -> Result<Self, Error> {
         let (base_space, space) = (spaces.allocate()?, spaces.allocate()?);
-        let delta = prg.random_block().with_lsb(true);
+        let delta = delta.unwrap_or_else(|| prg.random_block()).with_lsb(true);
         let choices = SenderColumns::base_choices(protocol.k(), delta);
         let base_prg = Prg::from_seed_block(prg.random_block());
         let keys = base::receive_random(channel, base_space, &choices, base_prg)?;

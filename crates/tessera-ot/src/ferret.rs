@@ -921,11 +921,24 @@ impl FerretSender {
         spaces: &mut Spaces,
         params: Params,
         security: Security,
+        prg: Prg,
+    ) -> Result<Self, Error> {
+        FerretSender::setup_with_delta(channel, spaces, (params, security), None, prg)
+    }
+
+    /// [`FerretSender::setup`] with the global Δ `delta` (its least significant bit taken as
+    /// 1; the bootstrapping extension's, which Ferret keeps), or a random one for `None`.
+    pub fn setup_with_delta(
+        channel: &mut dyn Channel,
+        spaces: &mut Spaces,
+        (params, security): (Params, Security),
+        delta: Option<Block>,
         mut prg: Prg,
     ) -> Result<Self, Error> {
         let protocol = bootstrap(params, security)?;
         let base_prg = Prg::from_seed_block(prg.random_block());
-        let mut base = ExtensionSender::setup(channel, spaces, protocol, base_prg)?;
+        let mut base =
+            ExtensionSender::setup_with_delta(channel, spaces, protocol, delta, base_prg)?;
         let space = spaces.allocate()?;
         let mut reserve = vec![Block::ZERO; params.setup.reserve(security)];
         base.send_random_correlated(channel, &mut reserve)?;

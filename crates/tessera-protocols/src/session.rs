@@ -38,6 +38,8 @@ pub struct Session {
     prg: Prg,
     backend: Backend,
     config: SessionConfig,
+    /// The global Δ every OT sender of this party takes, if fixed.
+    ot_delta: Option<Block>,
     /// Spaces per link: both ends of a link hand them out in the same order.
     spaces: Vec<Spaces>,
     ot: Vec<PeerOt>,
@@ -63,6 +65,7 @@ impl Session {
             prg: Prg::from_os()?,
             backend: Backend::active(),
             config,
+            ot_delta: None,
             spaces: (0..n).map(|_| Spaces::default()).collect(),
             ot: (0..n).map(|_| PeerOt::default()).collect(),
             phases: Vec::new(),
@@ -130,12 +133,26 @@ impl Session {
         j: usize,
         f: impl FnOnce(&mut dyn OtSending, &mut PeerChannel<'_>) -> Result<T, Error>,
     ) -> Result<T, Error> {
+        let delta = self.ot_delta;
         self.with_provider(
             j,
             |p| &mut p.sender,
-            |ch, spaces, choice, prg| Ok(choice.sender(ch, spaces, prg)?),
+            |ch, spaces, choice, prg| Ok(choice.sender_with_delta(ch, spaces, delta, prg)?),
             |p, ch| f(p, ch),
         )
+    }
+
+    /// Fixes the global Δ of every OT sender this party sets up from now on (its least
+    /// significant bit taken as 1): what n-party authenticated garbling needs, where a party's
+    /// bits are authenticated to every peer under one Δ. Refused once a sender is set up.
+    pub fn fix_ot_delta(&mut self, delta: Block) -> Result<(), Error> {
+        if self.ot.iter().any(|p| p.sender.is_some()) {
+            return Err(Error::Input(
+                "the OT Δ is fixed before any OT sender is set up".into(),
+            ));
+        }
+        self.ot_delta = Some(delta.with_lsb(true));
+        Ok(())
     }
 
     /// Runs `f` with this party's OT receiver from peer `j` (set up with the peer's
