@@ -96,3 +96,41 @@ fn the_peer_is_told_a_code_never_our_text() {
         assert!(!seen.to_string().contains("secret"), "{seen}");
     }
 }
+
+/// Folding phases keeps one entry per name, in the order the names first came, with the times
+/// and the traffic added up.
+#[test]
+fn folded_phases_keep_one_entry_per_name() {
+    let [a, b]: [_; 2] = memory::mesh(2, tessera_net::NetConfig::default())
+        .unwrap()
+        .try_into()
+        .unwrap();
+    let peer = thread::spawn(move || {
+        let mut s = Session::new(b, SessionConfig::default()).unwrap();
+        let space = s.space(0).unwrap();
+        let tag = space.tag(tessera_net::Kind::new(1, "ping"));
+        for _ in 0..3 {
+            let mut got = [0u8; 4];
+            tessera_net::Channel::recv_into(&mut s.channel(0), tag, &mut got).unwrap();
+        }
+    });
+    let mut s = Session::new(a, SessionConfig::default()).unwrap();
+    let space = s.space(1).unwrap();
+    let tag = space.tag(tessera_net::Kind::new(1, "ping"));
+    for name in ["send", "idle", "send", "send"] {
+        s.phase(name, |s| {
+            if name == "send" {
+                let mut ch = s.channel(1);
+                tessera_net::Channel::send(&mut ch, tag, &[1, 2, 3, 4]).unwrap();
+                tessera_net::Channel::flush(&mut ch).unwrap();
+            }
+        });
+    }
+    s.fold_phases();
+    let phases = s.take_phases();
+    let names: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["send", "idle"]);
+    assert_eq!(phases[0].traffic.messages_sent, 3);
+    assert_eq!(phases[1].traffic.messages_sent, 0);
+    peer.join().unwrap();
+}
