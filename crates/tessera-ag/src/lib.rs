@@ -47,6 +47,9 @@ pub enum Error {
     /// This party's own request does not fit.
     #[error("{0}")]
     Usage(String),
+    /// The circuit file this party reads: unreadable or malformed (named with its line).
+    #[error(transparent)]
+    Circuit(#[from] tessera_circuit::Error),
 }
 
 impl From<tessera_net::Error> for Error {
@@ -69,7 +72,7 @@ impl Error {
         match self {
             Error::Session(e) => e.abort_code(),
             Error::CheckFailed { .. } => Some(AbortCode::CheatDetected),
-            Error::Usage(_) => Some(AbortCode::Input),
+            Error::Usage(_) | Error::Circuit(_) => Some(AbortCode::Input),
         }
     }
 }

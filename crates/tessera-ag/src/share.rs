@@ -119,6 +119,20 @@ impl Shares {
         }
     }
 
+    /// The shares at `positions`, in order.
+    pub fn gather(&self, positions: &[u32]) -> Shares {
+        Shares {
+            macs: gather(&self.macs, positions),
+            keys: gather(&self.keys, positions),
+        }
+    }
+
+    /// Puts `from`'s shares at `positions`, first growing to `size` shares.
+    pub fn scatter(&mut self, positions: &[u32], from: &Shares, size: usize) {
+        scatter(&mut self.macs, positions, &from.macs, size);
+        scatter(&mut self.keys, positions, &from.keys, size);
+    }
+
     /// Appends `other`'s shares.
     pub fn append(&mut self, mut other: Shares) {
         self.macs.append(&mut other.macs);
@@ -129,5 +143,20 @@ impl Shares {
     pub fn push(&mut self, (mac, key): (Block, Block)) {
         self.macs.push(mac);
         self.keys.push(key);
+    }
+}
+
+/// The values of `v` at `positions`, in order.
+pub fn gather<T: Copy>(v: &[T], positions: &[u32]) -> Vec<T> {
+    positions.iter().map(|&p| v[p as usize]).collect()
+}
+
+/// Puts `from` at `positions` of `v`, first growing it to at least `size`.
+pub fn scatter<T: Copy + Default>(v: &mut Vec<T>, positions: &[u32], from: &[T], size: usize) {
+    if v.len() < size {
+        v.resize(size, T::default());
+    }
+    for (&p, &x) in positions.iter().zip(from) {
+        v[p as usize] = x;
     }
 }

@@ -186,3 +186,40 @@ fn a_chain_carries_its_state_from_step_to_step() {
         assert_eq!(g.unwrap(), (to == Outputs::All).then_some(digest));
     }
 }
+
+/// Circuit files streamed window by window, each window a run whose inputs are carried from the
+/// windows before by position: AES-128 in windows of 300 gates and a random circuit in windows
+/// of 7, equal to plaintext, to both parties and to the evaluator only.
+#[test]
+fn a_file_streams_window_by_window() {
+    use tessera_circuit::bristol::{self, stream::Streamed};
+    let dir = tempfile::tempdir().unwrap();
+    let mut prg = Prg::from_seed_block(Block::new(71));
+    let random = random_circuit(&mut prg, (9, 6), 300, Some(12));
+    for (name, circuit, window, to) in [
+        ("aes", aes128().unwrap(), 300, Outputs::All),
+        ("random", random, 7, Outputs::Evaluator),
+    ] {
+        let path = dir.path().join(format!("{name}.txt"));
+        let text = bristol::write(&circuit, bristol::Format::Fashion).unwrap();
+        std::fs::write(&path, text).unwrap();
+        let values = random_values(&mut prg, &circuit);
+        let expect: Vec<bool> = eval::evaluate(&circuit, &values).unwrap().concat();
+        let [g, e] = two_parties(softspoken(), |s| {
+            let mut file = Streamed::open(&path, window).unwrap();
+            let mine = values.get(s.id()).cloned().unwrap_or_default();
+            twopc::run_file(s, &mut file, &mine, to)
+        });
+        assert_eq!(
+            e.unwrap(),
+            Some(expect.clone()),
+            "{name}: the evaluator's outputs"
+        );
+        let g = g.unwrap();
+        assert_eq!(
+            g,
+            (to == Outputs::All).then_some(expect),
+            "{name}: the garbler's outputs"
+        );
+    }
+}

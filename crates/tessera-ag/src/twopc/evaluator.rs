@@ -2,13 +2,13 @@
 //! for the online phase.
 
 use super::{
-    Ended, Ending, Material, Opened, Openings, Program, check_inputs, label_commitment,
+    Carried, Ended, Ending, Material, Opened, Openings, Program, check_inputs, label_commitment,
     masked_inputs, opening_len, out_of_turn, output_masks, output_opening, unpack,
 };
 use crate::Error;
 use crate::checks::{self, Check};
 use crate::garbling::{self, Evaluated, Slots};
-use crate::share::Shares;
+use crate::share::{Shares, gather, scatter};
 use crate::wire::{
     CONSISTENCY, EXPECTED_LABELS, FLIPS, INPUT_LABELS, Incoming, LABELS_OPENED, MASKED_INPUTS,
     MASKED_VALUES, Message, OPENINGS, OUTPUT_LABELS, OUTPUT_MASKS, TABLES,
@@ -65,6 +65,22 @@ pub struct Carry {
     labels: Vec<Block>,
     masks: Shares,
     flips: Vec<bool>,
+}
+
+impl Carried for Carry {
+    fn select(&self, positions: &[u32]) -> Self {
+        Carry {
+            labels: gather(&self.labels, positions),
+            masks: self.masks.gather(positions),
+            flips: gather(&self.flips, positions),
+        }
+    }
+
+    fn place(&mut self, positions: &[u32], from: Self, size: usize) {
+        scatter(&mut self.labels, positions, &from.labels, size);
+        self.masks.scatter(positions, &from.masks, size);
+        scatter(&mut self.flips, positions, &from.flips, size);
+    }
 }
 
 impl<'a> Prep<'a> {

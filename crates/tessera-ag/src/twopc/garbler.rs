@@ -2,13 +2,13 @@
 //! the online phase.
 
 use super::{
-    Ended, Ending, Material, Opened, Openings, Program, check_inputs, label_commitment,
+    Carried, Ended, Ending, Material, Opened, Openings, Program, check_inputs, label_commitment,
     masked_inputs, opening_len, out_of_turn, output_masks, output_opening, unpack,
 };
 use crate::Error;
 use crate::checks::{self, Check};
 use crate::garbling::{self, Garbled, Slots};
-use crate::share::Shares;
+use crate::share::{Shares, gather, scatter};
 use crate::wire::{
     CONSISTENCY, EXPECTED_LABELS, FLIPS, INPUT_LABELS, Incoming, LABELS_OPENED, MASKED_INPUTS,
     MASKED_VALUES, Message, OPENINGS, OUTPUT_LABELS, OUTPUT_MASKS, TABLES,
@@ -58,6 +58,24 @@ pub struct Carry {
     masks: Shares,
     flips: Vec<bool>,
     masked: Vec<bool>,
+}
+
+impl Carried for Carry {
+    fn select(&self, positions: &[u32]) -> Self {
+        Carry {
+            zero: gather(&self.zero, positions),
+            masks: self.masks.gather(positions),
+            flips: gather(&self.flips, positions),
+            masked: gather(&self.masked, positions),
+        }
+    }
+
+    fn place(&mut self, positions: &[u32], from: Self, size: usize) {
+        scatter(&mut self.zero, positions, &from.zero, size);
+        self.masks.scatter(positions, &from.masks, size);
+        scatter(&mut self.flips, positions, &from.flips, size);
+        scatter(&mut self.masked, positions, &from.masked, size);
+    }
 }
 
 impl<'a> Prep<'a> {

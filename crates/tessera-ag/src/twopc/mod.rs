@@ -34,6 +34,7 @@ use crate::share::{Keyring, Shares};
 use crate::triples::{Generator, Triples};
 use std::ops::Range;
 use tessera_circuit::Circuit;
+use tessera_circuit::bristol::stream::Streamed;
 use tessera_core::Block;
 use tessera_garble::{Batching, Chain, Plan};
 use tessera_net::role;
@@ -81,6 +82,15 @@ pub enum Ending {
     Decode(Outputs),
     /// A step of a chain: the outputs are the state, carried into the next step as they are.
     Carry,
+}
+
+/// A party's state of the wires carried between programs, by position: what a circuit file
+/// streamed window by window keeps between its windows ([`run_file`]).
+pub trait Carried: Default {
+    /// The state of the wires at `positions`, in order.
+    fn select(&self, positions: &[u32]) -> Self;
+    /// Puts the wires of `from` at `positions`, the store first grown to `size` positions.
+    fn place(&mut self, positions: &[u32], from: Self, size: usize);
 }
 
 /// What a party's online phase ended with.
@@ -135,6 +145,14 @@ impl Program {
             outputs: plan.output_slots().len(),
             plan,
         })
+    }
+
+    /// A window of a circuit file ([`tessera_circuit::bristol::stream`]): every input wire is
+    /// carried from an earlier window.
+    pub fn window(circuit: &Circuit) -> Result<Program, Error> {
+        let mut p = Program::new(circuit)?;
+        (p.garbler_inputs, p.evaluator_inputs) = (0, 0);
+        Ok(p)
     }
 
     /// A step of `chain`, whose fresh input is the garbler's: the first step takes the initial
@@ -687,4 +705,116 @@ fn run_steps(
         }
     }
     Err(Error::Usage("the chain ended without its last step".into()))
+}
+
+/// A circuit that copies its inputs (input values of widths `widths`) to one output value, in
+/// order: a file's inputs going in, and its outputs coming out, as programs of their own.
+fn copies(widths: &[u32]) -> Circuit {
+    let n: u32 = widths.iter().sum();
+    Circuit {
+        num_wires: 2 * n,
+        inputs: widths.to_vec(),
+        outputs: vec![n],
+        gates: (0..n)
+            .map(|i| tessera_circuit::Gate {
+                kind: tessera_circuit::GateKind::Eqw,
+                a: i,
+                b: 0,
+                out: n + i,
+            })
+            .collect(),
+    }
+}
+
+/// Runs a circuit file between the two parties of `session`, window by window as `file`
+/// gives them ([`tessera_circuit::bristol::stream`]): party 0 garbles and gives input value 0,
+/// party 1 evaluates and gives value 1 (`inputs`, this party's), and the outputs are decoded to
+/// whom `outputs` says. The inputs go in as a program of their own; each window is then a run
+/// whose input wires are all carried, by position, from the windows before (labels, masks,
+/// flips and masked values kept in a store that grows with the live wires, not the file); the
+/// outputs come out as a last program. Memory follows one window, the live wires and one
+/// triple batch.
+pub fn run_file(
+    session: &mut Session,
+    file: &mut Streamed,
+    inputs: &[bool],
+    outputs: Outputs,
+) -> Result<Option<Vec<bool>>, Error> {
+    run_windows(session, file, inputs, outputs).inspect_err(|e| {
+        if let Some(code) = e.abort_code() {
+            session.network().abort(code);
+        }
+    })
+}
+
+/// [`run_file`] without the abort.
+fn run_windows(
+    session: &mut Session,
+    file: &mut Streamed,
+    inputs: &[bool],
+    outputs: Outputs,
+) -> Result<Option<Vec<bool>>, Error> {
+    if session.parties() != 2 || file.inputs().len() > 2 {
+        return Err(Error::Usage(format!(
+            "a file of {} input values between {} parties: two-party garbling takes at most two \
+             values, one a party",
+            file.inputs().len(),
+            session.parties()
+        )));
+    }
+    let (me, peer) = (session.id(), 1 - session.id());
+    abit::check_provider(session.ot_choice())?;
+    session.phase("setup", |s| s.with_ot_pair(peer, |_, _, _| Ok(())))?;
+    let gates = u64::from(file.num_gates());
+    let wires: u64 = file.inputs().iter().map(|&w| u64::from(w)).sum();
+    let mut pool = Pool::new(session, peer, (gates + wires, gates))?;
+    let parts = Parts {
+        peer,
+        space: session.space(peer)?,
+    };
+    let run = (inputs, outputs);
+    if me == 0 {
+        stream(session, file, (&mut pool, parts), run, Parts::garbler)
+    } else {
+        stream(session, file, (&mut pool, parts), run, Parts::evaluator)
+    }
+}
+
+/// One party's part of [`run_file`], `role` its side of one program.
+fn stream<C: Carried>(
+    session: &mut Session,
+    file: &mut Streamed,
+    (pool, parts): (&mut Pool, Parts),
+    (inputs, outputs): (&[bool], Outputs),
+    role: impl Fn(Parts, &mut Session, Run<'_, C>, &[bool], Ending) -> Result<Ended<C>, Error>,
+) -> Result<Option<Vec<bool>>, Error> {
+    let mut step = |session: &mut Session, program: &Program, carry, inputs: &[bool], ending| {
+        let material =
+            session.phase("function-independent", |s| Material::draw(s, pool, program))?;
+        let ended = role(parts, session, (program, material, carry), inputs, ending);
+        session.fold_phases();
+        ended
+    };
+    let mut store = C::default();
+    let widths = file.inputs().to_vec();
+    if widths.iter().any(|&w| w > 0) {
+        let entry = Program::new(&copies(&widths))?;
+        if let Ended::Carried(c) = step(session, &entry, None, inputs, Ending::Carry)? {
+            store = c;
+        }
+    } else {
+        check_inputs(&Program::new(&copies(&widths))?, session.id(), inputs)?;
+    }
+    while let Some(w) = file.next_window()? {
+        let program = Program::window(w.circuit)?;
+        let carry = store.select(w.inputs);
+        if let Ended::Carried(c) = step(session, &program, Some(carry), &[], Ending::Carry)? {
+            store.place(w.outputs, c, w.positions);
+        }
+    }
+    let positions = file.output_positions()?;
+    let exit = Program::window(&copies(&[positions.len() as u32]))?;
+    let carry = store.select(&positions);
+    let ended = step(session, &exit, Some(carry), &[], Ending::Decode(outputs))?;
+    Ok(ended.outputs())
 }
