@@ -10,6 +10,7 @@ use serde_json::json;
 use std::time::Instant;
 use tessera_ag::twopc::{self, Outputs, Program};
 use tessera_circuit::Circuit;
+use tessera_circuit::bristol::stream::Streamed;
 use tessera_circuit::eval::{bits_from_hex, bits_to_hex, split_values};
 use tessera_net::{NetConfig, Network, Phase, memory};
 use tessera_ot::ferret::Params;
@@ -87,6 +88,11 @@ pub struct RunArgs {
     /// Who learns the outputs.
     #[arg(long, value_enum, default_value_t = OutputArg::All)]
     output: OutputArg,
+    /// Read the circuit file in windows of this many gates, each run with the live wires
+    /// carried from the ones before, instead of whole: memory follows one window and the live
+    /// wires, not the file.
+    #[arg(long)]
+    window: Option<usize>,
     /// The correlated OT behind the authenticated bits.
     #[arg(long, value_enum, default_value_t = CotArg::Softspoken)]
     cot: CotArg,
@@ -102,36 +108,95 @@ pub fn run(cmd: AgCommand) -> Result<(), CliError> {
     }
 }
 
-/// This party's input bits for `circuit`: its value's hex, or nothing past the values.
-fn party_input(circuit: &Circuit, party: usize, hex: &str) -> Result<Vec<bool>, CliError> {
-    match circuit.inputs.get(party) {
+/// This party's input bits for a circuit of input values of widths `inputs`: its value's hex,
+/// or nothing past the values.
+fn party_input(inputs: &[u32], party: usize, hex: &str) -> Result<Vec<bool>, CliError> {
+    match inputs.get(party) {
         Some(&w) => hex_value(hex, w),
         None if hex.is_empty() => Ok(Vec::new()),
         None => Err(CliError::Usage(format!(
             "party {party} gives no input to a circuit of {} input values, but --input is set",
-            circuit.inputs.len()
+            inputs.len()
         ))),
     }
 }
 
+/// The circuit of a run: whole, or a file read window by window.
+enum Source {
+    Whole(Box<(Circuit, Program)>),
+    Streamed(Box<Streamed>),
+}
+
+impl Source {
+    /// The circuit `args` name, checked for two parties.
+    fn load(args: &RunArgs, parties: usize) -> Result<Source, CliError> {
+        let source = match args.window {
+            Some(w) => Source::Streamed(Box::new(Streamed::open(
+                std::path::Path::new(&args.circuit),
+                w,
+            )?)),
+            None => {
+                let (circuit, _) = load(&args.circuit)?;
+                let program = Program::new(&circuit)?;
+                Source::Whole(Box::new((circuit, program)))
+            }
+        };
+        let values = source.inputs().len();
+        if values > parties {
+            return Err(CliError::Usage(format!(
+                "{}: {values} input values for {parties} parties",
+                args.circuit
+            )));
+        }
+        Ok(source)
+    }
+
+    fn inputs(&self) -> &[u32] {
+        match self {
+            Source::Whole(w) => &w.0.inputs,
+            Source::Streamed(f) => f.inputs(),
+        }
+    }
+
+    fn outputs(&self) -> Vec<u32> {
+        match self {
+            Source::Whole(w) => w.0.outputs.clone(),
+            Source::Streamed(f) => f.outputs().to_vec(),
+        }
+    }
+
+    /// Runs it as this party of `session`.
+    fn run(
+        &mut self,
+        session: &mut Session,
+        input: &[bool],
+        to: Outputs,
+    ) -> Result<Option<Vec<bool>>, CliError> {
+        Ok(match self {
+            Source::Whole(w) => twopc::run(session, &w.1, input, to)?,
+            Source::Streamed(file) => twopc::run_file(session, file, input, to)?,
+        })
+    }
+
+    /// What the JSON report says of its size.
+    fn size(&self) -> serde_json::Value {
+        match self {
+            Source::Whole(w) => json!({"and_gates": w.1.ands()}),
+            Source::Streamed(f) => json!({"gates": f.num_gates(), "window": f.window()}),
+        }
+    }
+}
+
 fn run_party(args: &RunArgs) -> Result<(), CliError> {
-    let (circuit, _) = load(&args.circuit)?;
     let n = args.mesh.parties()?;
     if n != 2 {
         return Err(CliError::Usage(format!(
             "{n} parties: tessera ag runs between two parties (n-party authenticated garbling is not built yet)"
         )));
     }
-    if circuit.inputs.len() > n {
-        return Err(CliError::Usage(format!(
-            "{}: {} input values for {n} parties",
-            args.circuit,
-            circuit.inputs.len()
-        )));
-    }
+    let mut source = Source::load(args, n)?;
     let me = args.mesh.party;
-    let input = party_input(&circuit, me, &args.input)?;
-    let program = Program::new(&circuit)?;
+    let input = party_input(source.inputs(), me, &args.input)?;
     let start = Instant::now();
     let net = args.mesh.open()?;
     let mut session = Session::new(
@@ -140,10 +205,11 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
             ot: args.cot.choice()?,
         },
     )?;
-    let output = twopc::run(&mut session, &program, &input, args.output.into())?;
+    let output = source.run(&mut session, &input, args.output.into())?;
     let total_ms = start.elapsed().as_secs_f64() * 1e3;
+    let widths = source.outputs();
     let values: Option<Vec<String>> = output.map(|bits| {
-        split_values(&circuit.outputs, &bits)
+        split_values(&widths, &bits)
             .iter()
             .map(|v| bits_to_hex(v))
             .collect()
@@ -157,7 +223,7 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
                 "role": if me == 0 { "garbler" } else { "evaluator" },
                 "circuit": args.circuit,
                 "cot": args.cot.choice()?.name(),
-                "and_gates": program.ands(),
+                "size": source.size(),
                 "output": values,
                 "total_ms": total_ms,
                 "bytes_sent": stats.bytes_sent,
