@@ -276,3 +276,49 @@ fn mpc_run_checks_its_input_first() {
         assert!(err.contains("hex") || err.contains("zz"), "{err}");
     }
 }
+
+/// `ag run`: a peer that connects and then sends nothing stops party 0 within its `--timeout`,
+/// with a message.
+#[test]
+fn an_actively_secure_run_stops_when_the_peer_sends_nothing() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let peer = addr.clone();
+    let silent = std::thread::spawn(move || {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(4) {
+            if let Ok(s) = std::net::TcpStream::connect(&peer) {
+                std::thread::sleep(Duration::from_secs(3));
+                drop(s);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+    let start = Instant::now();
+    let (ok, _, err) = tessera(&[
+        "ag",
+        "run",
+        "--party",
+        "0",
+        "--parties",
+        &format!("{addr},-"),
+        "--circuit",
+        "aes128",
+        "--input",
+        "000102030405060708090a0b0c0d0e0f",
+        "--timeout",
+        "1",
+    ]);
+    assert!(!ok && err.contains("error"), "{err}");
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "{:?}: {err}",
+        start.elapsed()
+    );
+    silent.join().unwrap();
+}
