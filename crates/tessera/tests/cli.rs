@@ -1126,6 +1126,50 @@ fn actively_secure_aes_between_two_processes() {
     }
 }
 
+/// `tessera ag run` over TLS, every party pinning the other's certificate.
+#[test]
+fn actively_secure_aes_over_tls() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |p: &str| dir.path().join(p).to_str().unwrap().to_owned();
+    for k in ["k0", "k1"] {
+        let (ok, _, err) = tessera(&["keygen", "--out", &d(k)]);
+        assert!(ok, "{err}");
+    }
+    let certs = format!("{},{}", d("k0/cert.pem"), d("k1/cert.pem"));
+    let tls = |k: &str| {
+        [
+            "--tls-dir".to_owned(),
+            d(k),
+            "--peer-certs".to_owned(),
+            certs.clone(),
+        ]
+    };
+    let key = "000102030405060708090a0b0c0d0e0f";
+    let t0 = tls("k0");
+    let mut first_args: Vec<&str> = t0.iter().map(String::as_str).collect();
+    first_args.extend(["--circuit", "aes128", "--input", key]);
+    let (first, addr) = spawn_ag_party_0(&first_args);
+    let parties = format!("{addr},-");
+    let t1 = tls("k1");
+    let mut args = vec!["ag", "run", "--party", "1", "--parties", &parties];
+    args.extend(t1.iter().map(String::as_str));
+    args.extend([
+        "--circuit",
+        "aes128",
+        "--input",
+        "00112233445566778899aabbccddeeff",
+    ]);
+    let (ok, out, err) = tessera(&args);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "69c4e0d86a7b0430d8cdb78070b4c55a");
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&first.stdout).trim(),
+        "69c4e0d86a7b0430d8cdb78070b4c55a"
+    );
+}
+
 /// `tessera ag run --window`: AES-128 written to a Bristol file and read in windows of 500
 /// gates by both processes.
 #[test]
