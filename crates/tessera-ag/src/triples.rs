@@ -495,18 +495,32 @@ impl Generator {
     /// One batch of `l` triples (with ℓ·B leaky ones, B = [`bucket_size`]`(l)`), and this
     /// party's keyring.
     pub fn batch(&mut self, session: &mut Session, l: usize) -> Result<(Triples, Keyring), Error> {
+        let (triples, ring, _) = self.batch_and_bits(session, l, 0)?;
+        Ok((triples, ring))
+    }
+
+    /// [`Generator::batch`], and `extra` more random authenticated shares drawn in the same
+    /// OT call (one round trip fewer than two draws).
+    pub fn batch_and_bits(
+        &mut self,
+        session: &mut Session,
+        l: usize,
+        extra: usize,
+    ) -> Result<(Triples, Keyring, Shares), Error> {
         let b = bucket_size(l);
         let n = l * b;
-        let (bits, keys) = abit::random(session, self.peer, 3 * n)?;
+        let (bits, keys) = abit::random(session, self.peer, 3 * n + extra)?;
         let ring = Keyring {
             delta: keys.delta(),
             first: session.id() < self.peer,
         };
-        let leaky = Shares::from_bits(bits, keys);
+        let all = Shares::from_bits(bits, keys);
+        let (leaky, more) = (all.slice(0..3 * n), all.slice(3 * n..3 * n + extra));
+        drop(all);
         let mut role = TripleBatch::new(ring, self.batches, b, leaky, session.fork_prg());
         self.batches += 1;
         let triples = role::drive(&mut role, &mut session.channel(self.peer), self.space)?;
-        Ok((triples, ring))
+        Ok((triples, ring, more))
     }
 }
 

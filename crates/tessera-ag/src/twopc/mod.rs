@@ -310,17 +310,32 @@ impl Pool {
         while out.len() < n {
             if self.masks_used == self.mask_stock.len() {
                 let size = (self.masks_left.min(MASK_BATCH as u64) as usize).max(n - out.len());
-                let (bits, keys) = abit::random(session, self.peer, size)?;
-                self.ring.delta = keys.delta();
-                self.mask_stock = Shares::from_bits(bits, keys);
-                self.masks_used = 0;
-                self.masks_left = self.masks_left.saturating_sub(size as u64);
+                self.refill_masks(session, size)?;
             }
             let k = (n - out.len()).min(self.mask_stock.len() - self.masks_used);
             out.append(self.mask_stock.slice(self.masks_used..self.masks_used + k));
             self.masks_used += k;
         }
         Ok(out)
+    }
+
+    /// Draws `size` masks; with the next triple batch's bits in the same OT call when that
+    /// batch is due too (both parties decide alike: on sizes alone).
+    fn refill_masks(&mut self, session: &mut Session, size: usize) -> Result<(), Error> {
+        if self.used == self.stock.len() && self.triples_left > 0 {
+            let batch = self.triples_left.min(self.batch as u64) as usize;
+            let (triples, ring, masks) = self.generator.batch_and_bits(session, batch, size)?;
+            (self.stock, self.used) = (triples, 0);
+            self.triples_left -= batch as u64;
+            (self.ring.delta, self.mask_stock) = (ring.delta, masks);
+        } else {
+            let (bits, keys) = abit::random(session, self.peer, size)?;
+            self.ring.delta = keys.delta();
+            self.mask_stock = Shares::from_bits(bits, keys);
+        }
+        self.masks_used = 0;
+        self.masks_left = self.masks_left.saturating_sub(size as u64);
+        Ok(())
     }
 
     /// The next `n` triples.
