@@ -64,6 +64,19 @@ impl From<tessera_ot::Error> for Error {
     }
 }
 
+/// Runs `f`; if it fails, tells every peer of `session` why with the error's abort code (never
+/// this party's text): the one place this crate's drivers abort.
+pub fn aborting<T>(
+    session: &mut tessera_protocols::Session,
+    f: impl FnOnce(&mut tessera_protocols::Session) -> Result<T, Error>,
+) -> Result<T, Error> {
+    f(session).inspect_err(|e| {
+        if let Some(code) = e.abort_code() {
+            session.network().abort(code);
+        }
+    })
+}
+
 impl Error {
     /// What the peers are told when this error stops a party: a code, never our text (the one
     /// mapping of this crate's errors to abort codes).

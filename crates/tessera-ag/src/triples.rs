@@ -305,6 +305,22 @@ impl TripleBatch {
         Ok(self.diffs.opening())
     }
 
+    /// Posts this party's bucket differences, drawn with the tossed coin; waits for the peer's.
+    fn open_buckets<O: Outbox>(
+        &mut self,
+        their_coin: Block,
+        out: &mut O,
+    ) -> Result<Next<Triples>, Error> {
+        let opening = self.bucket_opening(their_coin)?;
+        out.post(&Message::<{ BUCKETS.id }>(Cow::Owned(opening)))?;
+        out.flush()?;
+        self.stage = Stage::Bucketed;
+        Ok(Next::exact(
+            BUCKETS,
+            self.diffs.len().div_ceil(8) + abit::DIGEST,
+        ))
+    }
+
     /// Checks the peer's opening of its differences and folds each bucket into one triple.
     fn fold(&mut self, theirs: &[u8]) -> Result<Triples, Error> {
         let (n, b) = (self.n, self.bucket);
@@ -429,14 +445,7 @@ impl Role for TripleBatch {
                 open.extend_from_slice(&self.coin.to_bytes());
                 open.extend_from_slice(&self.nonce.to_bytes());
                 out.post(&Message::<{ OPEN.id }>(Cow::Owned(open)))?;
-                let opening = self.bucket_opening(their_coin)?;
-                out.post(&Message::<{ BUCKETS.id }>(Cow::Owned(opening)))?;
-                out.flush()?;
-                self.stage = Stage::Bucketed;
-                Ok(Next::exact(
-                    BUCKETS,
-                    self.diffs.len().div_ceil(8) + abit::DIGEST,
-                ))
+                self.open_buckets(their_coin, out)
             }
             (Stage::Committed, Some(bytes)) => {
                 self.commitment.copy_from_slice(bytes);
@@ -457,14 +466,7 @@ impl Role for TripleBatch {
                     });
                 }
                 self.compare(digest)?;
-                let opening = self.bucket_opening(their_coin)?;
-                out.post(&Message::<{ BUCKETS.id }>(Cow::Owned(opening)))?;
-                out.flush()?;
-                self.stage = Stage::Bucketed;
-                Ok(Next::exact(
-                    BUCKETS,
-                    self.diffs.len().div_ceil(8) + abit::DIGEST,
-                ))
+                self.open_buckets(their_coin, out)
             }
             (Stage::Bucketed, Some(bytes)) => Ok(Next::Done(self.fold(bytes)?)),
             (stage, _) => Err(out_of_turn(stage)),

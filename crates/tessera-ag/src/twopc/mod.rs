@@ -597,11 +597,7 @@ pub fn run(
     inputs: &[bool],
     outputs: Outputs,
 ) -> Result<Option<Vec<bool>>, Error> {
-    run_phases(session, program, inputs, outputs).inspect_err(|e| {
-        if let Some(code) = e.abort_code() {
-            session.network().abort(code);
-        }
-    })
+    crate::aborting(session, |s| run_phases(s, program, inputs, outputs))
 }
 
 /// [`run`] without the abort.
@@ -653,10 +649,8 @@ pub fn run_chain(
     mut fresh: impl FnMut(u64) -> Vec<bool>,
     outputs: Outputs,
 ) -> Result<Option<Vec<bool>>, Error> {
-    run_steps(session, chain, (steps, initial), &mut fresh, outputs).inspect_err(|e| {
-        if let Some(code) = e.abort_code() {
-            session.network().abort(code);
-        }
+    crate::aborting(session, |s| {
+        run_steps(s, chain, (steps, initial), &mut fresh, outputs)
     })
 }
 
@@ -755,11 +749,7 @@ pub fn run_file(
     inputs: &[bool],
     outputs: Outputs,
 ) -> Result<Option<Vec<bool>>, Error> {
-    run_windows(session, file, inputs, outputs).inspect_err(|e| {
-        if let Some(code) = e.abort_code() {
-            session.network().abort(code);
-        }
-    })
+    crate::aborting(session, |s| run_windows(s, file, inputs, outputs))
 }
 
 /// [`run_file`] without the abort.
