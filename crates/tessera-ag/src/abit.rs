@@ -182,13 +182,9 @@ pub fn opening(held: &AuthBits, range: Range<usize>) -> Result<Vec<u8>, Error> {
 /// The message that opens the bits whose MACs are `macs`, the first being bit `start` of its
 /// sequence: the bits packed least significant first, then a digest of the MACs ([`DIGEST`]).
 pub fn open_macs(macs: &[Block], start: usize) -> Vec<u8> {
-    let mut msg = vec![0u8; macs.len().div_ceil(8) + DIGEST];
-    for (i, m) in macs.iter().enumerate() {
-        msg[i / 8] |= u8::from(m.lsb()) << (i % 8);
-    }
-    let at = macs.len().div_ceil(8);
-    let d = digest(start, &msg[..at], macs.iter().copied());
-    msg[at..].copy_from_slice(&d);
+    let mut msg = tessera_net::role::pack_bits(macs.iter().map(|m| m.lsb()));
+    let d = digest(start, &msg, macs.iter().copied());
+    msg.extend_from_slice(&d);
     msg
 }
 
@@ -217,11 +213,7 @@ pub fn check_macs(
     if msg.len() != at + DIGEST {
         return Err(malformed());
     }
-    // Bits past the last must be zero.
-    if !n.is_multiple_of(8) && msg[at - 1] >> (n % 8) != 0 {
-        return Err(malformed());
-    }
-    let bits: Vec<bool> = (0..n).map(|i| msg[i / 8] >> (i % 8) & 1 == 1).collect();
+    let bits = crate::wire::unpack_bits(&msg[..at], n).ok_or_else(malformed)?;
     let expected = digest(
         start,
         &msg[..at],

@@ -55,9 +55,19 @@ impl Combination {
         }
     }
 
-    /// Adds the next values.
+    /// Adds the next values, whole chunks straight from `vs`.
     pub fn extend(&mut self, vs: &[Block]) {
-        for &v in vs {
+        let mut rest = vs;
+        while !self.values.is_empty() && !rest.is_empty() {
+            self.push(rest[0]);
+            rest = &rest[1..];
+        }
+        let mut chunks = rest.chunks_exact(CHUNK);
+        for chunk in &mut chunks {
+            self.prg.fill_blocks(&mut self.weights);
+            self.sum ^= gf128::inner_product(&self.weights, chunk);
+        }
+        for &v in chunks.remainder() {
             self.push(v);
         }
     }

@@ -93,15 +93,24 @@ impl Slots {
     }
 }
 
-/// Per AND gate in plan order, this party's shares of its two inputs' masks.
-pub fn gate_input_masks(plan: &Plan, masks: &Shares) -> [Shares; 2] {
+/// Beaver's differences to open, e = λ_α ⊕ x then f = λ_β ⊕ y, per AND gate in plan order:
+/// the masks of the gate's inputs (walked through the free gates from `masks`, the input wires'
+/// then the AND outputs') and the triple's `t`.
+pub fn beaver_differences(plan: &Plan, masks: &Shares, t: &Triples) -> Shares {
     let inputs = plan.input_slots().len();
-    let mut slots = Slots::new(plan, masks);
-    let [mut alpha, mut beta] = [Shares::default(), Shares::default()];
+    let (mut mac, mut key) = (
+        vec![Block::ZERO; plan.slots()],
+        vec![Block::ZERO; plan.slots()],
+    );
+    for (i, slot) in plan.input_slots().enumerate() {
+        (mac[slot], key[slot]) = masks.get(i);
+    }
+    let ands = t.len();
+    let mut d = Shares::zeroed(2 * ands);
     let mut g = 0;
     for k in 0..plan.segments() {
-        plan.run_free(k, &mut slots.mac);
-        plan.run_free(k, &mut slots.key);
+        plan.run_free(k, &mut mac);
+        plan.run_free(k, &mut key);
         let gates = plan.batch(k, DOMAIN);
         for i in 0..gates.out.len() {
             let (a, b, out) = (
@@ -109,22 +118,11 @@ pub fn gate_input_masks(plan: &Plan, masks: &Shares) -> [Shares; 2] {
                 gates.b[i] as usize,
                 gates.out[i] as usize,
             );
-            alpha.push((slots.mac[a], slots.key[a]));
-            beta.push((slots.mac[b], slots.key[b]));
-            (slots.mac[out], slots.key[out]) = masks.get(inputs + g);
+            let ((xm, xk), (ym, yk)) = (t.x.get(g), t.y.get(g));
+            d.set(g, (mac[a] ^ xm, key[a] ^ xk));
+            d.set(ands + g, (mac[b] ^ ym, key[b] ^ yk));
+            (mac[out], key[out]) = masks.get(inputs + g);
             g += 1;
-        }
-    }
-    [alpha, beta]
-}
-
-/// Beaver's differences to open, e = λ_α ⊕ x then f = λ_β ⊕ y, gate by gate.
-pub fn beaver_differences([alpha, beta]: &[Shares; 2], t: &Triples) -> Shares {
-    let mut d = Shares::default();
-    for (masks, of) in [(alpha, &t.x), (beta, &t.y)] {
-        for k in 0..masks.len() {
-            let ((m, key), (tm, tk)) = (masks.get(k), of.get(k));
-            d.push((m ^ tm, key ^ tk));
         }
     }
     d

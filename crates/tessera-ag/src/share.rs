@@ -40,16 +40,23 @@ impl Shares {
     /// # Panics
     /// If the lengths differ.
     pub fn from_bits(bits: AuthBits, keys: AuthKeys) -> Self {
-        Shares::from_parts(bits.into_macs(), keys.into_keys())
-    }
-
-    /// Shares from MACs and keys.
-    ///
-    /// # Panics
-    /// If the lengths differ.
-    pub fn from_parts(macs: Vec<Block>, keys: Vec<Block>) -> Self {
+        let (macs, keys) = (bits.into_macs(), keys.into_keys());
         assert_eq!(macs.len(), keys.len(), "as many MACs as keys");
         Shares { macs, keys }
+    }
+
+    /// Shares of `n` zeros (each party's shares and keys 0).
+    pub fn zeroed(n: usize) -> Self {
+        Shares {
+            macs: vec![Block::ZERO; n],
+            keys: vec![Block::ZERO; n],
+        }
+    }
+
+    /// Sets bit `i`'s MAC and key.
+    pub fn set(&mut self, i: usize, (mac, key): (Block, Block)) {
+        self.macs[i] = mac;
+        self.keys[i] = key;
     }
 
     /// How many.
@@ -133,8 +140,26 @@ impl Shares {
         scatter(&mut self.keys, positions, &from.keys, size);
     }
 
-    /// Appends `other`'s shares.
+    /// Splits off the shares from `at` on (copying only those).
+    pub fn split_off(&mut self, at: usize) -> Shares {
+        Shares {
+            macs: self.macs.split_off(at),
+            keys: self.keys.split_off(at),
+        }
+    }
+
+    /// Inserts `other`'s shares before share `at`.
+    pub fn insert(&mut self, at: usize, other: Shares) {
+        self.macs.splice(at..at, other.macs);
+        self.keys.splice(at..at, other.keys);
+    }
+
+    /// Appends `other`'s shares (taking them whole, no copy, when there are none yet).
     pub fn append(&mut self, mut other: Shares) {
+        if self.is_empty() {
+            *self = other;
+            return;
+        }
         self.macs.append(&mut other.macs);
         self.keys.append(&mut other.keys);
     }

@@ -254,17 +254,15 @@ impl TripleBatch {
     /// Takes the peer's low bits: d = xy ⊕ r, \[z\] = \[r\] ⊕ d, and the digest of L = S ⊕ d·Δ.
     fn open_products(&mut self, theirs: &[u8]) -> Result<(), Error> {
         let n = self.n;
-        if !n.is_multiple_of(8) && theirs[n / 8] >> (n % 8) != 0 {
-            return Err(Error::CheckFailed {
-                check: "the leaky AND shares' format",
-            });
-        }
+        let theirs = crate::wire::unpack_bits(theirs, n).ok_or(Error::CheckFailed {
+            check: "the leaky AND shares' format",
+        })?;
         let d = self.work_delta();
         let mut h = Sha256::new();
         h.update(b"tessera-ag leaky AND equality");
         h.update(self.batch.to_le_bytes());
-        for k in 0..n {
-            let open = self.s[k].lsb() ^ role::packed_bit(theirs, k);
+        for (k, &their) in theirs.iter().enumerate() {
+            let open = self.s[k].lsb() ^ their;
             self.leaky.add_public(self.ring, 2 * n + k, open);
             h.update((self.s[k] ^ (d & Block::mask(open))).to_bytes());
         }
@@ -296,9 +294,9 @@ impl TripleBatch {
         self.diffs = Shares::default();
         for (i, &shift) in self.shifts.iter().enumerate() {
             let layer = (i + 1) * l;
-            for j in 0..l {
+            for (j, other) in rotated(l, shift).enumerate() {
                 let (m1, k1) = self.leaky.get(n + j);
-                let (m, k) = self.leaky.get(n + layer + (j + shift) % l);
+                let (m, k) = self.leaky.get(n + layer + other);
                 self.diffs.push((m1 ^ m, k1 ^ k));
             }
         }
@@ -346,10 +344,10 @@ impl TripleBatch {
         };
         for (i, &shift) in folded.iter().enumerate() {
             let layer = (i + 1) * l;
-            for j in 0..l {
+            for (j, other) in rotated(l, shift).enumerate() {
                 let at = i * l + j;
                 let d = Block::mask(self.diffs.bit(at) ^ their_bits[at]);
-                let other = layer + (j + shift) % l;
+                let other = layer + other;
                 let (xm, xk) = self.leaky.get(other);
                 let (zm, zk) = self.leaky.get(2 * n + other);
                 out.x.xor_at(j, (xm, xk));
@@ -358,6 +356,11 @@ impl TripleBatch {
         }
         Ok(out)
     }
+}
+
+/// (j + shift) mod l for j = 0, 1, …, l − 1: a layer cyclically shifted, as two runs.
+fn rotated(l: usize, shift: usize) -> impl Iterator<Item = usize> {
+    (shift..l).chain(0..shift)
 }
 
 /// ⌊r·bound / 2^128⌋ for a random 128-bit r: a draw below `bound` off uniform by less than
@@ -516,9 +519,8 @@ impl Generator {
             delta: keys.delta(),
             first: session.id() < self.peer,
         };
-        let all = Shares::from_bits(bits, keys);
-        let (leaky, more) = (all.slice(0..3 * n), all.slice(3 * n..3 * n + extra));
-        drop(all);
+        let mut leaky = Shares::from_bits(bits, keys);
+        let more = leaky.split_off(3 * n);
         let mut role = TripleBatch::new(ring, self.batches, b, leaky, session.fork_prg());
         self.batches += 1;
         let triples = role::drive(&mut role, &mut session.channel(self.peer), self.space)?;

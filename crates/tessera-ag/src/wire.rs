@@ -106,3 +106,14 @@ impl<'a> Decode<'a> for Incoming<'a> {
         }
     }
 }
+
+/// `n` bits packed least significant first ([`tessera_net::role::pack_bits`]), or `None` if a
+/// padding bit past the last is set (the payload's length the driver has checked).
+pub fn unpack_bits(bytes: &[u8], n: usize) -> Option<Vec<bool>> {
+    let padded = !n.is_multiple_of(8) && bytes.get(n / 8).is_some_and(|b| b >> (n % 8) != 0);
+    (!padded).then(|| {
+        (0..n)
+            .map(|k| tessera_net::role::packed_bit(bytes, k))
+            .collect()
+    })
+}

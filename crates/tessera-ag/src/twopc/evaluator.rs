@@ -2,13 +2,12 @@
 //! for the online phase.
 
 use super::{
-    Carried, Ended, Ending, Material, Opened, Openings, Program, check_inputs, label_commitment,
+    Carry, Ended, Ending, Material, Opened, Openings, Program, check_inputs, label_commitment,
     masked_inputs, opening_len, out_of_turn, output_masks, output_opening, unpack,
 };
 use crate::Error;
 use crate::checks::{self, Check};
 use crate::garbling::{self, Evaluated, Slots};
-use crate::share::{Shares, gather, scatter};
 use crate::wire::{
     CONSISTENCY, EXPECTED_LABELS, FLIPS, INPUT_LABELS, Incoming, LABELS_OPENED, MASKED_INPUTS,
     MASKED_VALUES, Message, OPENINGS, OUTPUT_LABELS, OUTPUT_MASKS, TABLES,
@@ -58,37 +57,12 @@ pub struct Prepared {
     carry: Carry,
 }
 
-/// What the evaluator carries from one step of a chain to the next: each state wire's active
-/// label, mask share and flip.
-#[derive(Clone, Debug, Default)]
-pub struct Carry {
-    labels: Vec<Block>,
-    masks: Shares,
-    flips: Vec<bool>,
-}
-
-impl Carried for Carry {
-    fn select(&self, positions: &[u32]) -> Self {
-        Carry {
-            labels: gather(&self.labels, positions),
-            masks: self.masks.gather(positions),
-            flips: gather(&self.flips, positions),
-        }
-    }
-
-    fn place(&mut self, positions: &[u32], from: Self, size: usize) {
-        scatter(&mut self.labels, positions, &from.labels, size);
-        self.masks.scatter(positions, &from.masks, size);
-        scatter(&mut self.flips, positions, &from.flips, size);
-    }
-}
-
 impl<'a> Prep<'a> {
     /// The evaluator of `program` with its `material`, and for a later step of a chain, the
     /// state `carry` from the step before.
     pub fn new(program: &'a Program, mut material: Material, carry: Option<Carry>) -> Self {
-        let carry = carry.unwrap_or_default();
-        material.carry_in(program, &carry.masks);
+        let mut carry = carry.unwrap_or_default();
+        material.carry_in(program, std::mem::take(&mut carry.masks));
         Prep {
             openings: Openings::new(program, &material, 1),
             program,
@@ -276,13 +250,7 @@ impl<'a> Online<'a> {
 
     /// The state the output wires carry into the next step of a chain.
     fn carry_out(&self) -> Result<Carry, Error> {
-        let slots = self.slots()?;
-        let outputs = self.program.plan.output_slots();
-        Ok(Carry {
-            labels: outputs.clone().map(|s| slots.label[s]).collect(),
-            masks: output_masks(&self.program.plan, slots),
-            flips: outputs.map(|s| slots.flip[s].lsb()).collect(),
-        })
+        Ok(Carry::out_of(&self.program.plan, self.slots()?, None))
     }
 
     /// The slots, once evaluated.
@@ -295,14 +263,14 @@ impl<'a> Online<'a> {
 
 impl Role for Online<'_> {
     type Incoming<'a> = Incoming<'a>;
-    type Output = Ended<Carry>;
+    type Output = Ended;
     type Error = Error;
 
     fn step<O: Outbox>(
         &mut self,
         incoming: Option<Incoming<'_>>,
         out: &mut O,
-    ) -> Result<Next<Ended<Carry>>, Error> {
+    ) -> Result<Next<Ended>, Error> {
         let p = self.program;
         match (self.stage, incoming.map(|m| m.bytes)) {
             (Stage::Start, None) => {

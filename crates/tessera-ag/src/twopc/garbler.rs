@@ -2,13 +2,12 @@
 //! the online phase.
 
 use super::{
-    Carried, Ended, Ending, Material, Opened, Openings, Program, check_inputs, label_commitment,
+    Carry, Ended, Ending, Material, Opened, Openings, Program, check_inputs, label_commitment,
     masked_inputs, opening_len, out_of_turn, output_masks, output_opening, unpack,
 };
 use crate::Error;
 use crate::checks::{self, Check};
 use crate::garbling::{self, Garbled, Slots};
-use crate::share::{Shares, gather, scatter};
 use crate::wire::{
     CONSISTENCY, EXPECTED_LABELS, FLIPS, INPUT_LABELS, Incoming, LABELS_OPENED, MASKED_INPUTS,
     MASKED_VALUES, Message, OPENINGS, OUTPUT_LABELS, OUTPUT_MASKS, TABLES,
@@ -50,34 +49,6 @@ pub struct Prepared {
     carried_masked: Vec<bool>,
 }
 
-/// What the garbler carries from one step of a chain to the next: each state wire's zero
-/// label, mask share, flip and masked value.
-#[derive(Clone, Debug, Default)]
-pub struct Carry {
-    zero: Vec<Block>,
-    masks: Shares,
-    flips: Vec<bool>,
-    masked: Vec<bool>,
-}
-
-impl Carried for Carry {
-    fn select(&self, positions: &[u32]) -> Self {
-        Carry {
-            zero: gather(&self.zero, positions),
-            masks: self.masks.gather(positions),
-            flips: gather(&self.flips, positions),
-            masked: gather(&self.masked, positions),
-        }
-    }
-
-    fn place(&mut self, positions: &[u32], from: Self, size: usize) {
-        scatter(&mut self.zero, positions, &from.zero, size);
-        self.masks.scatter(positions, &from.masks, size);
-        scatter(&mut self.flips, positions, &from.flips, size);
-        scatter(&mut self.masked, positions, &from.masked, size);
-    }
-}
-
 impl<'a> Prep<'a> {
     /// The garbler of `program` with its `material`, drawing labels from `prg`, and for a
     /// later step of a chain, the state `carry` from the step before.
@@ -87,8 +58,8 @@ impl<'a> Prep<'a> {
         prg: Prg,
         carry: Option<Carry>,
     ) -> Self {
-        let carry = carry.unwrap_or_default();
-        material.carry_in(program, &carry.masks);
+        let mut carry = carry.unwrap_or_default();
+        material.carry_in(program, std::mem::take(&mut carry.masks));
         Prep {
             openings: Openings::new(program, &material, 0),
             program,
@@ -108,7 +79,7 @@ impl<'a> Prep<'a> {
         let plan = &self.program.plan;
         let zero_inputs = garbling::zero_labels(self.program.fresh_inputs(), &mut self.prg);
         let mut slots = Slots::new(plan, &material.masks);
-        let zero = zero_inputs.iter().chain(&self.carry.zero);
+        let zero = zero_inputs.iter().chain(&self.carry.labels);
         let flips = std::iter::repeat_n(&false, zero_inputs.len());
         slots.load_inputs(plan, zero, flips.chain(&self.carry.flips));
         let mut garbled = Garbled::default();
@@ -280,14 +251,8 @@ impl<'a> Online<'a> {
 
     /// The state the output wires carry into the next step of a chain.
     fn carry_out(&self) -> Carry {
-        let slots = &self.state.slots;
-        let outputs = self.program.plan.output_slots();
-        Carry {
-            zero: outputs.clone().map(|s| slots.label[s]).collect(),
-            masks: output_masks(&self.program.plan, slots),
-            flips: outputs.map(|s| slots.flip[s].lsb()).collect(),
-            masked: self.output_masked.clone(),
-        }
+        let masked = self.output_masked.clone();
+        Carry::out_of(&self.program.plan, &self.state.slots, Some(masked))
     }
 
     /// Decodes the outputs from the evaluator's output labels and mask opening.
@@ -318,14 +283,14 @@ impl<'a> Online<'a> {
 
 impl Role for Online<'_> {
     type Incoming<'a> = Incoming<'a>;
-    type Output = Ended<Carry>;
+    type Output = Ended;
     type Error = Error;
 
     fn step<O: Outbox>(
         &mut self,
         incoming: Option<Incoming<'_>>,
         out: &mut O,
-    ) -> Result<Next<Ended<Carry>>, Error> {
+    ) -> Result<Next<Ended>, Error> {
         let p = self.program;
         match (self.stage, incoming.map(|m| m.bytes)) {
             (Stage::Start, None) => {

@@ -30,7 +30,7 @@ use crate::Error;
 use crate::abit;
 use crate::checks::{self, Check};
 use crate::garbling::{self, Slots};
-use crate::share::{Keyring, Shares};
+use crate::share::{Keyring, Shares, gather, scatter};
 use crate::triples::{Generator, Triples};
 use std::ops::Range;
 use tessera_circuit::Circuit;
@@ -57,15 +57,6 @@ pub enum Outputs {
 }
 
 impl Outputs {
-    /// The name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Outputs::All => "all",
-            Outputs::Evaluator => "evaluator",
-            Outputs::Garbler => "garbler",
-        }
-    }
-
     fn to_evaluator(self) -> bool {
         self != Outputs::Garbler
     }
@@ -84,25 +75,68 @@ pub enum Ending {
     Carry,
 }
 
-/// A party's state of the wires carried between programs, by position: what a circuit file
-/// streamed window by window keeps between its windows ([`run_file`]).
-pub trait Carried: Default {
+/// What a party carries from one program to the next (a chain's state, a file's live wires),
+/// wire by wire: its label (the garbler's zero label, the evaluator's active label), this
+/// party's mask share, the label's flip and the masked value.
+#[derive(Clone, Debug, Default)]
+pub struct Carry {
+    labels: Vec<Block>,
+    masks: Shares,
+    flips: Vec<bool>,
+    masked: Vec<bool>,
+}
+
+impl Carry {
+    /// The output wires of `plan` as `slots` leave them, with their masked values (`masked`,
+    /// or the labels' low bits ⊕ the flips where the labels are active).
+    fn out_of(plan: &Plan, slots: &Slots, masked: Option<Vec<bool>>) -> Carry {
+        let outputs = plan.output_slots();
+        let flips: Vec<bool> = outputs.clone().map(|s| slots.flip[s].lsb()).collect();
+        let labels: Vec<Block> = outputs.map(|s| slots.label[s]).collect();
+        let masked = masked.unwrap_or_else(|| {
+            labels
+                .iter()
+                .zip(&flips)
+                .map(|(l, &f)| l.lsb() ^ f)
+                .collect()
+        });
+        Carry {
+            masks: output_masks(plan, slots),
+            labels,
+            flips,
+            masked,
+        }
+    }
+
     /// The state of the wires at `positions`, in order.
-    fn select(&self, positions: &[u32]) -> Self;
+    fn select(&self, positions: &[u32]) -> Carry {
+        Carry {
+            labels: gather(&self.labels, positions),
+            masks: self.masks.gather(positions),
+            flips: gather(&self.flips, positions),
+            masked: gather(&self.masked, positions),
+        }
+    }
+
     /// Puts the wires of `from` at `positions`, the store first grown to `size` positions.
-    fn place(&mut self, positions: &[u32], from: Self, size: usize);
+    fn place(&mut self, positions: &[u32], from: Carry, size: usize) {
+        scatter(&mut self.labels, positions, &from.labels, size);
+        self.masks.scatter(positions, &from.masks, size);
+        scatter(&mut self.flips, positions, &from.flips, size);
+        scatter(&mut self.masked, positions, &from.masked, size);
+    }
 }
 
 /// What a party's online phase ended with.
 #[derive(Debug)]
-pub enum Ended<C> {
+pub enum Ended {
     /// The outputs, if this party learns them.
     Outputs(Option<Vec<bool>>),
-    /// The state for the next step.
-    Carried(C),
+    /// The state for the next program.
+    Carried(Carry),
 }
 
-impl<C> Ended<C> {
+impl Ended {
     /// The outputs (none for a carried state).
     pub fn outputs(self) -> Option<Vec<bool>> {
         match self {
@@ -242,17 +276,81 @@ impl Material {
     }
 
     /// The masks of the carried input wires, `carried`, put in place after the fresh ones.
-    fn carry_in(&mut self, program: &Program, carried: &Shares) {
-        let fresh = program.fresh_inputs();
-        let mut masks = self.masks.slice(0..fresh);
-        masks.append(carried.clone());
-        masks.append(self.masks.slice(fresh..self.masks.len()));
-        self.masks = masks;
+    fn carry_in(&mut self, program: &Program, carried: Shares) {
+        self.masks.insert(program.fresh_inputs(), carried);
     }
 }
 
 /// Random authenticated masks drawn at a time at most: 2^20, 32 MiB per party.
 pub const MASK_BATCH: usize = 1 << 20;
+
+/// Things handed out front first in pieces of any size: masks ([`Shares`]) and [`Triples`].
+trait Pieces: Default {
+    fn count(&self) -> usize;
+    fn piece(&self, range: Range<usize>) -> Self;
+    fn join(&mut self, other: Self);
+}
+
+impl Pieces for Shares {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn piece(&self, range: Range<usize>) -> Self {
+        self.slice(range)
+    }
+    fn join(&mut self, other: Self) {
+        self.append(other);
+    }
+}
+
+impl Pieces for Triples {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn piece(&self, r: Range<usize>) -> Self {
+        Triples {
+            x: self.x.slice(r.clone()),
+            y: self.y.slice(r.clone()),
+            z: self.z.slice(r),
+        }
+    }
+    fn join(&mut self, other: Self) {
+        self.x.append(other.x);
+        self.y.append(other.y);
+        self.z.append(other.z);
+    }
+}
+
+/// A batch being handed out, and how much of it is.
+#[derive(Debug, Default)]
+struct Stock<T> {
+    items: T,
+    used: usize,
+}
+
+impl<T: Pieces> Stock<T> {
+    /// Items not handed out yet.
+    fn left(&self) -> usize {
+        self.items.count() - self.used
+    }
+
+    /// Up to `n` items from the front of what is left: the whole batch moved, not copied, when
+    /// it goes at once.
+    fn take(&mut self, n: usize) -> T {
+        let k = n.min(self.left());
+        if self.used == 0 && k == self.items.count() {
+            return std::mem::take(&mut self.items);
+        }
+        let piece = self.items.piece(self.used..self.used + k);
+        self.used += k;
+        piece
+    }
+
+    /// A fresh batch.
+    fn refill(&mut self, items: T) {
+        (self.items, self.used) = (items, 0);
+    }
+}
 
 /// A party's function-independent material with one peer for a whole run (a circuit, or every
 /// step of a chain), made in batches and handed out as programs take it: random authenticated
@@ -264,14 +362,12 @@ pub struct Pool {
     generator: Generator,
     peer: usize,
     ring: Keyring,
-    /// Masks and triples still to make, the triple batch size, and the stocks.
+    /// Masks and triples still to make, and the triple batch size.
     masks_left: u64,
     triples_left: u64,
     batch: usize,
-    mask_stock: Shares,
-    masks_used: usize,
-    stock: Triples,
-    used: usize,
+    masks: Stock<Shares>,
+    triples: Stock<Triples>,
 }
 
 impl Pool {
@@ -292,10 +388,8 @@ impl Pool {
             masks_left: masks,
             triples_left: triples,
             batch: triples.div_ceil(parts).max(1) as usize,
-            mask_stock: Shares::default(),
-            masks_used: 0,
-            stock: Triples::default(),
-            used: 0,
+            masks: Stock::default(),
+            triples: Stock::default(),
         })
     }
 
@@ -308,13 +402,11 @@ impl Pool {
     pub fn masks(&mut self, session: &mut Session, n: usize) -> Result<Shares, Error> {
         let mut out = Shares::default();
         while out.len() < n {
-            if self.masks_used == self.mask_stock.len() {
+            if self.masks.left() == 0 {
                 let size = (self.masks_left.min(MASK_BATCH as u64) as usize).max(n - out.len());
                 self.refill_masks(session, size)?;
             }
-            let k = (n - out.len()).min(self.mask_stock.len() - self.masks_used);
-            out.append(self.mask_stock.slice(self.masks_used..self.masks_used + k));
-            self.masks_used += k;
+            out.join(self.masks.take(n - out.len()));
         }
         Ok(out)
     }
@@ -322,18 +414,18 @@ impl Pool {
     /// Draws `size` masks; with the next triple batch's bits in the same OT call when that
     /// batch is due too (both parties decide alike: on sizes alone).
     fn refill_masks(&mut self, session: &mut Session, size: usize) -> Result<(), Error> {
-        if self.used == self.stock.len() && self.triples_left > 0 {
+        if self.triples.left() == 0 && self.triples_left > 0 {
             let batch = self.triples_left.min(self.batch as u64) as usize;
             let (triples, ring, masks) = self.generator.batch_and_bits(session, batch, size)?;
-            (self.stock, self.used) = (triples, 0);
+            self.triples.refill(triples);
             self.triples_left -= batch as u64;
-            (self.ring.delta, self.mask_stock) = (ring.delta, masks);
+            self.ring.delta = ring.delta;
+            self.masks.refill(masks);
         } else {
             let (bits, keys) = abit::random(session, self.peer, size)?;
             self.ring.delta = keys.delta();
-            self.mask_stock = Shares::from_bits(bits, keys);
+            self.masks.refill(Shares::from_bits(bits, keys));
         }
-        self.masks_used = 0;
         self.masks_left = self.masks_left.saturating_sub(size as u64);
         Ok(())
     }
@@ -342,18 +434,12 @@ impl Pool {
     pub fn triples(&mut self, session: &mut Session, n: usize) -> Result<Triples, Error> {
         let mut out = Triples::default();
         while out.len() < n {
-            if self.used == self.stock.len() {
+            if self.triples.left() == 0 {
                 let size = (self.triples_left.min(self.batch as u64) as usize).max(n - out.len());
-                self.stock = self.generator.batch(session, size)?.0;
-                self.used = 0;
+                self.triples.refill(self.generator.batch(session, size)?.0);
                 self.triples_left = self.triples_left.saturating_sub(size as u64);
             }
-            let k = (n - out.len()).min(self.stock.len() - self.used);
-            let range = self.used..self.used + k;
-            out.x.append(self.stock.x.slice(range.clone()));
-            out.y.append(self.stock.y.slice(range.clone()));
-            out.z.append(self.stock.z.slice(range));
-            self.used += k;
+            out.join(self.triples.take(n - out.len()));
         }
         Ok(out)
     }
@@ -361,10 +447,7 @@ impl Pool {
 
 /// Bits unpacked from `bytes` (n of them), the padding checked.
 fn unpack(bytes: &[u8], n: usize, what: &'static str) -> Result<Vec<bool>, Error> {
-    if !n.is_multiple_of(8) && bytes[n / 8] >> (n % 8) != 0 {
-        return Err(Error::CheckFailed { check: what });
-    }
-    Ok((0..n).map(|k| role::packed_bit(bytes, k)).collect())
+    crate::wire::unpack_bits(bytes, n).ok_or(Error::CheckFailed { check: what })
 }
 
 /// Bytes of an opening of `n` bits.
@@ -407,9 +490,8 @@ struct Opened {
 impl Openings {
     /// Party `me`'s side.
     fn new(program: &Program, m: &Material, me: usize) -> Openings {
-        let inputs = garbling::gate_input_masks(&program.plan, &m.masks);
         Openings {
-            differences: garbling::beaver_differences(&inputs, &m.triples),
+            differences: garbling::beaver_differences(&program.plan, &m.masks, &m.triples),
             own: program.input_range(me),
             peer: program.input_range(1 - me),
         }
@@ -508,19 +590,22 @@ struct Parts {
     space: tessera_net::Space,
 }
 
-/// One program's garbler, or evaluator: what it takes.
-type Run<'a, C> = (&'a Program, Material, Option<C>);
+/// One program, its material and what the program before carried in.
+type Run<'a> = (&'a Program, Material, Option<Carry>);
+
+/// One party's side of one program's function-dependent and online phases.
+type Side = fn(Parts, &mut Session, Run<'_>, &[bool], Ending) -> Result<Ended, Error>;
 
 impl Parts {
-    /// The garbler's function-dependent and online phases of one program (a circuit, or a step
-    /// of a chain carrying `carry` in), each timed in the session.
+    /// The garbler's function-dependent and online phases of one program, each timed in the
+    /// session.
     fn garbler(
         self,
         session: &mut Session,
-        (program, material, carry): Run<'_, garbler::Carry>,
+        (program, material, carry): Run<'_>,
         inputs: &[bool],
         ending: Ending,
-    ) -> Result<Ended<garbler::Carry>, Error> {
+    ) -> Result<Ended, Error> {
         let prg = session.fork_prg();
         let mut prep = garbler::Prep::new(program, material, prg, carry);
         let state = session.phase("function-dependent", |s| {
@@ -536,10 +621,10 @@ impl Parts {
     fn evaluator(
         self,
         session: &mut Session,
-        (program, material, carry): Run<'_, evaluator::Carry>,
+        (program, material, carry): Run<'_>,
         inputs: &[bool],
         ending: Ending,
-    ) -> Result<Ended<evaluator::Carry>, Error> {
+    ) -> Result<Ended, Error> {
         let mut prep = evaluator::Prep::new(program, material, carry);
         let state = session.phase("function-dependent", |s| {
             role::drive(&mut prep, &mut s.channel(self.peer), self.space)
@@ -549,6 +634,64 @@ impl Parts {
         session.phase("online", |s| {
             role::drive(&mut online, &mut s.channel(self.peer), self.space)
         })
+    }
+}
+
+/// A run's setting, once the base OTs are done: this party's side, where it talks, and the
+/// pool its programs draw from.
+struct Runner {
+    side: Side,
+    parts: Parts,
+    pool: Pool,
+}
+
+impl Runner {
+    /// Checks the session (two parties, an actively secure OT), runs the base OTs (the phase
+    /// "setup") and opens a pool for `needs` (masks, triples) in all.
+    fn start(session: &mut Session, needs: (u64, u64)) -> Result<Runner, Error> {
+        if session.parties() != 2 {
+            return Err(Error::Usage(format!(
+                "two-party garbling runs between 2 parties, not {}",
+                session.parties()
+            )));
+        }
+        let (me, peer) = (session.id(), 1 - session.id());
+        abit::check_provider(session.ot_choice())?;
+        session.phase("setup", |s| s.with_ot_pair(peer, |_, _, _| Ok(())))?;
+        let pool = Pool::new(session, peer, needs)?;
+        let side: Side = if me == 0 {
+            Parts::garbler
+        } else {
+            Parts::evaluator
+        };
+        let parts = Parts {
+            peer,
+            space: session.space(peer)?,
+        };
+        Ok(Runner { side, parts, pool })
+    }
+
+    /// One program: its material (the phase "function-independent"), then this party's side;
+    /// the session's phases folded into one entry per name after it.
+    fn program(
+        &mut self,
+        session: &mut Session,
+        (program, carry): (&Program, Option<Carry>),
+        inputs: &[bool],
+        ending: Ending,
+    ) -> Result<Ended, Error> {
+        let pool = &mut self.pool;
+        let material =
+            session.phase("function-independent", |s| Material::draw(s, pool, program))?;
+        let ended = (self.side)(
+            self.parts,
+            session,
+            (program, material, carry),
+            inputs,
+            ending,
+        );
+        session.fold_phases();
+        ended
     }
 }
 
@@ -597,51 +740,24 @@ pub fn run(
     inputs: &[bool],
     outputs: Outputs,
 ) -> Result<Option<Vec<bool>>, Error> {
-    crate::aborting(session, |s| run_phases(s, program, inputs, outputs))
-}
-
-/// [`run`] without the abort.
-fn run_phases(
-    session: &mut Session,
-    program: &Program,
-    inputs: &[bool],
-    outputs: Outputs,
-) -> Result<Option<Vec<bool>>, Error> {
-    if session.parties() != 2 {
-        return Err(Error::Usage(format!(
-            "two-party garbling runs between 2 parties, not {}",
-            session.parties()
-        )));
-    }
-    let me = session.id();
-    check_inputs(program, me, inputs)?;
-    let peer = 1 - me;
-    abit::check_provider(session.ot_choice())?;
-    session.phase("setup", |s| s.with_ot_pair(peer, |_, _, _| Ok(())))?;
-    let material = session.phase("function-independent", |s| {
-        Material::generate(s, peer, program)
-    })?;
-    let space = session.space(peer)?;
-    let (parts, ending) = (Parts { peer, space }, Ending::Decode(outputs));
-    Ok(if me == 0 {
-        parts
-            .garbler(session, (program, material, None), inputs, ending)?
-            .outputs()
-    } else {
-        parts
-            .evaluator(session, (program, material, None), inputs, ending)?
-            .outputs()
+    crate::aborting(session, |s| {
+        check_inputs(program, s.id(), inputs)?;
+        let mut runner = Runner::start(s, program.needs(1))?;
+        let ending = Ending::Decode(outputs);
+        Ok(runner
+            .program(s, (program, None), inputs, ending)?
+            .outputs())
     })
 }
 
 /// Runs `steps` steps of `chain` between the two parties of `session`, party 0 garbling and
 /// party 1 evaluating: the garbler gives the initial state (`initial`) and each step's fresh
-/// input (`fresh(k)`; the evaluator gives none), the state is carried from step to step
-/// without being decoded, and the final state is decoded to whom `outputs` says. Each step is
-/// a whole run (masks and triples, the function-dependent phase, evaluation and both checks)
-/// whose state stays in its labels and masks, so memory follows one step and one triple batch
-/// (at most 2^20 triples), however many steps; the session's phases are folded into one entry
-/// per name as the steps go ([`Session::fold_phases`]).
+/// input (`fresh(k)`; the evaluator gives none: empty), the state is carried from step to
+/// step without being decoded, and the final state is decoded to whom `outputs` says. Each
+/// step is a whole run (masks and triples, the function-dependent phase, evaluation and the
+/// checks) whose state stays in its labels and masks, so memory follows one step and one
+/// triple batch (at most 2^20 triples), however many steps; the session's phases are folded
+/// into one entry per name as the steps go ([`Session::fold_phases`]).
 pub fn run_chain(
     session: &mut Session,
     chain: &Chain,
@@ -650,70 +766,30 @@ pub fn run_chain(
     outputs: Outputs,
 ) -> Result<Option<Vec<bool>>, Error> {
     crate::aborting(session, |s| {
-        run_steps(s, chain, (steps, initial), &mut fresh, outputs)
-    })
-}
-
-/// `outputs`, once the session's phases are folded into one entry per name.
-fn folded(session: &mut Session, outputs: Option<Vec<bool>>) -> Option<Vec<bool>> {
-    session.fold_phases();
-    outputs
-}
-
-/// [`run_chain`] without the abort.
-fn run_steps(
-    session: &mut Session,
-    chain: &Chain,
-    (steps, initial): (u64, &[bool]),
-    fresh: &mut dyn FnMut(u64) -> Vec<bool>,
-    outputs: Outputs,
-) -> Result<Option<Vec<bool>>, Error> {
-    if session.parties() != 2 || steps == 0 {
-        return Err(Error::Usage(format!(
-            "a chain runs at least one step between 2 parties, not {steps} steps among {}",
-            session.parties()
-        )));
-    }
-    let (me, peer) = (session.id(), 1 - session.id());
-    let [first, later] = [true, false].map(|f| Program::chain_step(chain, f));
-    abit::check_provider(session.ot_choice())?;
-    session.phase("setup", |s| s.with_ot_pair(peer, |_, _, _| Ok(())))?;
-    let mut pool = Pool::new(session, peer, later.needs(steps))?;
-    let parts = Parts {
-        peer,
-        space: session.space(peer)?,
-    };
-    let (mut g_carry, mut e_carry) = (None, None);
-    for k in 0..steps {
-        let program = if k == 0 { &first } else { &later };
-        let material = session.phase("function-independent", |s| {
-            Material::draw(s, &mut pool, program)
-        })?;
-        let ending = if k + 1 == steps {
-            Ending::Decode(outputs)
-        } else {
-            Ending::Carry
-        };
-        session.fold_phases();
-        if me == 0 {
+        if steps == 0 {
+            return Err(Error::Usage("a chain runs at least one step".into()));
+        }
+        let [first, later] = [true, false].map(|f| Program::chain_step(chain, f));
+        let mut runner = Runner::start(s, later.needs(steps))?;
+        let mut carry = None;
+        for k in 0..steps {
             let mut inputs = fresh(k);
             if k == 0 {
                 inputs.extend_from_slice(initial);
             }
-            let run = (program, material, g_carry.take());
-            match parts.garbler(session, run, &inputs, ending)? {
-                Ended::Carried(c) => g_carry = Some(c),
-                Ended::Outputs(o) => return Ok(folded(session, o)),
-            }
-        } else {
-            let run = (program, material, e_carry.take());
-            match parts.evaluator(session, run, &[], ending)? {
-                Ended::Carried(c) => e_carry = Some(c),
-                Ended::Outputs(o) => return Ok(folded(session, o)),
+            let program = if k == 0 { &first } else { &later };
+            let ending = if k + 1 == steps {
+                Ending::Decode(outputs)
+            } else {
+                Ending::Carry
+            };
+            match runner.program(s, (program, carry.take()), &inputs, ending)? {
+                Ended::Carried(c) => carry = Some(c),
+                Ended::Outputs(o) => return Ok(o),
             }
         }
-    }
-    Err(Error::Usage("the chain ended without its last step".into()))
+        Err(Error::Usage("the chain ended without its last step".into()))
+    })
 }
 
 /// A circuit that copies its inputs (input values of widths `widths`) to one output value, in
@@ -749,77 +825,40 @@ pub fn run_file(
     inputs: &[bool],
     outputs: Outputs,
 ) -> Result<Option<Vec<bool>>, Error> {
-    crate::aborting(session, |s| run_windows(s, file, inputs, outputs))
+    crate::aborting(session, |s| stream(s, file, inputs, outputs))
 }
 
 /// [`run_file`] without the abort.
-fn run_windows(
+fn stream(
     session: &mut Session,
     file: &mut Streamed,
     inputs: &[bool],
     outputs: Outputs,
 ) -> Result<Option<Vec<bool>>, Error> {
-    if session.parties() != 2 || file.inputs().len() > 2 {
-        return Err(Error::Usage(format!(
-            "a file of {} input values between {} parties: two-party garbling takes at most two \
-             values, one a party",
-            file.inputs().len(),
-            session.parties()
-        )));
-    }
-    let (me, peer) = (session.id(), 1 - session.id());
-    abit::check_provider(session.ot_choice())?;
-    session.phase("setup", |s| s.with_ot_pair(peer, |_, _, _| Ok(())))?;
-    let gates = u64::from(file.num_gates());
-    let wires: u64 = file.inputs().iter().map(|&w| u64::from(w)).sum();
-    let mut pool = Pool::new(session, peer, (gates + wires, gates))?;
-    let parts = Parts {
-        peer,
-        space: session.space(peer)?,
-    };
-    let run = (inputs, outputs);
-    if me == 0 {
-        stream(session, file, (&mut pool, parts), run, Parts::garbler)
-    } else {
-        stream(session, file, (&mut pool, parts), run, Parts::evaluator)
-    }
-}
-
-/// One party's part of [`run_file`], `role` its side of one program.
-fn stream<C: Carried>(
-    session: &mut Session,
-    file: &mut Streamed,
-    (pool, parts): (&mut Pool, Parts),
-    (inputs, outputs): (&[bool], Outputs),
-    role: impl Fn(Parts, &mut Session, Run<'_, C>, &[bool], Ending) -> Result<Ended<C>, Error>,
-) -> Result<Option<Vec<bool>>, Error> {
-    let mut step = |session: &mut Session, program: &Program, carry, inputs: &[bool], ending| {
-        let material =
-            session.phase("function-independent", |s| Material::draw(s, pool, program))?;
-        let ended = role(parts, session, (program, material, carry), inputs, ending);
-        session.fold_phases();
-        ended
-    };
-    let mut store = C::default();
     let widths = file.inputs().to_vec();
-    if widths.iter().any(|&w| w > 0) {
-        let entry = Program::new(&copies(&widths))?;
-        if let Ended::Carried(c) = step(session, &entry, None, inputs, Ending::Carry)? {
-            store = c;
-        }
-    } else {
-        check_inputs(&Program::new(&copies(&widths))?, session.id(), inputs)?;
+    let entry = Program::new(&copies(&widths))?;
+    check_inputs(&entry, session.id(), inputs)?;
+    let gates = u64::from(file.num_gates());
+    let wires: u64 = widths.iter().map(|&w| u64::from(w)).sum();
+    let mut runner = Runner::start(session, (gates + wires, gates))?;
+    let mut store = Carry::default();
+    if wires > 0
+        && let Ended::Carried(c) = runner.program(session, (&entry, None), inputs, Ending::Carry)?
+    {
+        store = c;
     }
     while let Some(w) = file.next_window()? {
         let program = Program::window(w.circuit)?;
-        let carry = store.select(w.inputs);
-        if let Ended::Carried(c) = step(session, &program, Some(carry), &[], Ending::Carry)? {
+        let carry = Some(store.select(w.inputs));
+        if let Ended::Carried(c) = runner.program(session, (&program, carry), &[], Ending::Carry)? {
             store.place(w.outputs, c, w.positions);
         }
     }
     let positions = file.output_positions()?;
     let exit = Program::window(&copies(&[positions.len() as u32]))?;
-    let carry = store.select(&positions);
-    let ended = step(session, &exit, Some(carry), &[], Ending::Decode(outputs))?;
-    Ok(ended.outputs())
+    let carry = Some(store.select(&positions));
+    let ending = Ending::Decode(outputs);
+    Ok(runner
+        .program(session, (&exit, carry), &[], ending)?
+        .outputs())
 }

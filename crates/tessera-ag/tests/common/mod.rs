@@ -284,7 +284,7 @@ pub fn materials(program: &Program) -> [Material; 2] {
 pub type Outcome = [Option<Result<Option<Vec<bool>>, Error>>; 2];
 
 /// An online phase's end as the run's outputs.
-fn ended<C>(r: Option<Result<Ended<C>, Error>>) -> Option<Result<Option<Vec<bool>>, Error>> {
+fn ended(r: Option<Result<Ended, Error>>) -> Option<Result<Option<Vec<bool>>, Error>> {
     r.map(|r| r.map(Ended::outputs))
 }
 
