@@ -18,13 +18,10 @@ use crate::combine::Combination;
 use std::ops::Range;
 use subtle::ConstantTimeEq;
 use tessera_core::Block;
-use tessera_net::{Channel, Kind, Space};
 use tessera_ot::extension::Security;
 use tessera_ot::triples::Links;
 use tessera_protocols::{OtChoice, Session};
 
-/// Opened bits and the digest of their MACs.
-pub const OPENING: Kind = Kind::new(0x01, "authenticated bits opened");
 /// Bytes of an opening's digest: one random linear combination of the MACs over GF(2^128)
 /// ([`crate::combine`]).
 pub const DIGEST: usize = 16;
@@ -228,34 +225,4 @@ pub fn check_macs(
             check: "the MAC check of opened authenticated bits",
         })
     }
-}
-
-/// Sends an opening of bits `range` of `held` to `peer` in `space`.
-pub fn open(
-    session: &mut Session,
-    peer: usize,
-    space: Space,
-    held: &AuthBits,
-    range: Range<usize>,
-) -> Result<(), Error> {
-    let msg = opening(held, range)?;
-    let mut ch = session.channel(peer);
-    ch.send(space.tag(OPENING), &msg)?;
-    ch.flush()?;
-    Ok(())
-}
-
-/// Receives `peer`'s opening of its bits `range` in `space` and checks it against `keys`.
-pub fn receive_opening(
-    session: &mut Session,
-    peer: usize,
-    space: Space,
-    keys: &AuthKeys,
-    range: Range<usize>,
-) -> Result<Vec<bool>, Error> {
-    let mut msg = vec![0u8; range.len().div_ceil(8) + DIGEST];
-    session
-        .channel(peer)
-        .recv_into(space.tag(OPENING), &mut msg)?;
-    check_opening(keys, range, &msg)
 }

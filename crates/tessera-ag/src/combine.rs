@@ -27,17 +27,22 @@ impl std::fmt::Debug for Combination {
     }
 }
 
+/// SHA-256 of `tag` and `parts`, each prefixed by its length so that no two lists of parts
+/// hash alike: the seed of a combination's weights, and the crate's commitments (a random
+/// nonce among the parts).
+pub fn hash(tag: &[u8], parts: &[&[u8]]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    for part in std::iter::once(&tag).chain(parts) {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    h.finalize().into()
+}
+
 impl Combination {
     /// A combination whose weights follow from `tag` (what is compared) and `context`.
     pub fn new(tag: &[u8], context: &[&[u8]]) -> Self {
-        let mut h = Sha256::new();
-        h.update((tag.len() as u64).to_le_bytes());
-        h.update(tag);
-        for part in context {
-            h.update((part.len() as u64).to_le_bytes());
-            h.update(part);
-        }
-        let seed: [u8; 32] = h.finalize().into();
+        let seed = hash(tag, context);
         let seed = Block::from_bytes(seed[..16].try_into().unwrap_or_default());
         Combination {
             prg: Prg::from_seed_block(seed),

@@ -374,13 +374,13 @@ fn below(r: Block, bound: usize) -> usize {
 
 /// The first party's commitment to its equality digest and coin, under a random nonce.
 fn commitment(batch: u64, digest: &[u8], coin: Block, nonce: Block) -> [u8; DIGEST] {
-    let mut h = Sha256::new();
-    h.update(b"tessera-ag equality commitment");
-    h.update(batch.to_le_bytes());
-    h.update(digest);
-    h.update(coin.to_bytes());
-    h.update(nonce.to_bytes());
-    h.finalize().into()
+    let parts: [&[u8]; 4] = [
+        &batch.to_le_bytes(),
+        digest,
+        &coin.to_bytes(),
+        &nonce.to_bytes(),
+    ];
+    crate::combine::hash(b"tessera-ag equality commitment", &parts)
 }
 
 /// The block at byte `at` of a payload whose length the driver has checked.

@@ -19,15 +19,14 @@ fn drawn_bits_are_authenticated_both_ways_and_open() {
         let peer = 1 - s.id();
         let (mine, keys) = abit::random(s, peer, N)?;
         // Each opens its bits 3..700 to the other.
-        let space = s.space(peer)?;
-        let shown = if s.id() == 0 {
-            abit::open(s, peer, space, &mine, 3..700)?;
-            abit::receive_opening(s, peer, space, &keys, 3..700)?
-        } else {
-            let shown = abit::receive_opening(s, peer, space, &keys, 3..700)?;
-            abit::open(s, peer, space, &mine, 3..700)?;
-            shown
-        };
+        let tag = s.space(peer)?.tag(tessera_net::Kind::new(1, "opening"));
+        let msg = abit::opening(&mine, 3..700)?;
+        let mut theirs = vec![0u8; msg.len()];
+        let mut ch = s.channel(peer);
+        tessera_net::Channel::send(&mut ch, tag, &msg)?;
+        tessera_net::Channel::flush(&mut ch)?;
+        tessera_net::Channel::recv_into(&mut ch, tag, &mut theirs)?;
+        let shown = abit::check_opening(&keys, 3..700, &theirs)?;
         Ok((mine, keys, shown))
     });
     let (a_bits, a_keys, a_saw) = a.unwrap();

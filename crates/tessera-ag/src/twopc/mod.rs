@@ -541,12 +541,10 @@ fn output_opening(mine: &Shares, delta: Block, msg: &[u8]) -> Result<Vec<bool>, 
 
 /// The evaluator's commitment to the digest of its AND labels, under a random nonce.
 fn label_commitment(digest: &[u8], nonce: Block) -> [u8; 32] {
-    use sha2::{Digest, Sha256};
-    let mut h = Sha256::new();
-    h.update(b"tessera-ag AND label commitment");
-    h.update(digest);
-    h.update(nonce.to_bytes());
-    h.finalize().into()
+    crate::combine::hash(
+        b"tessera-ag AND label commitment",
+        &[digest, &nonce.to_bytes()],
+    )
 }
 
 /// This party's masked input values ẑ = x ⊕ (its mask share) ⊕ (the peer's, opened).
