@@ -10,6 +10,7 @@ use super::{cpu_model, peak_rss_bytes};
 use crate::CliError;
 use crate::ag::CotArg;
 use crate::twoparty::phases_json;
+use clap::ValueEnum;
 use serde_json::{Value, json};
 use std::time::Instant;
 use tessera_ag::twopc::{self, Outputs};
@@ -43,7 +44,10 @@ pub fn run(
     if let Some(addr) = evaluator_of {
         return evaluate(&chain, steps, ot, addr);
     }
-    let (ands_arg, cot_arg) = (ands.to_string(), format!("{cot:?}").to_lowercase());
+    let cot_value = cot.to_possible_value().ok_or_else(|| {
+        CliError::Usage("this --cot choice cannot be passed to a second process".into())
+    })?;
+    let (ands_arg, cot_arg) = (ands.to_string(), cot_value.get_name().to_string());
     let (child, net) =
         super::second_process(&["bench", "ag", "--chain-ands", &ands_arg, "--cot", &cot_arg])?;
     let garbled = garble(net, &chain, steps, ot);
