@@ -205,7 +205,7 @@ pub fn check_macs(
     let n = keys.len();
     let at = n.div_ceil(8);
     let malformed = || Error::CheckFailed {
-        check: "the opening's format",
+        check: "the opening's format check",
     };
     if msg.len() != at + DIGEST {
         return Err(malformed());

@@ -16,8 +16,8 @@
 //! - [`checks`]: the checks against cheating by name (switchable in this crate's tests only).
 //! - [`wire`]: the message kinds.
 //!
-//! Next: n parties (WRK17b, with YWZ20's improvements). There a party's Δ must be the same
-//! toward every peer, so its OT senders will need a Δ given to them rather than one each picks.
+//! - [`multi`]: n parties (WRK17b): authenticated shares among n, triples and the distributed
+//!   garbled circuit, party 0 evaluating and every party learning the outputs.
 //!
 //! Security against active adversaries rests on the OT: a session for these protocols must use
 //! an actively secure provider (SoftSpoken or IKNP with the KOS consistency check, or malicious
@@ -27,6 +27,7 @@ pub mod abit;
 pub mod checks;
 pub mod combine;
 pub mod garbling;
+pub mod multi;
 pub mod share;
 pub mod triples;
 pub mod twopc;

@@ -255,7 +255,7 @@ impl TripleBatch {
     fn open_products(&mut self, theirs: &[u8]) -> Result<(), Error> {
         let n = self.n;
         let theirs = crate::wire::unpack_bits(theirs, n).ok_or(Error::CheckFailed {
-            check: "the leaky AND shares' format",
+            check: "the leaky AND shares' format check",
         })?;
         let d = self.work_delta();
         let mut h = Sha256::new();
@@ -359,13 +359,13 @@ impl TripleBatch {
 }
 
 /// (j + shift) mod l for j = 0, 1, …, l − 1: a layer cyclically shifted, as two runs.
-fn rotated(l: usize, shift: usize) -> impl Iterator<Item = usize> {
+pub(crate) fn rotated(l: usize, shift: usize) -> impl Iterator<Item = usize> {
     (shift..l).chain(0..shift)
 }
 
 /// ⌊r·bound / 2^128⌋ for a random 128-bit r: a draw below `bound` off uniform by less than
 /// bound·2^-128.
-fn below(r: Block, bound: usize) -> usize {
+pub(crate) fn below(r: Block, bound: usize) -> usize {
     let bound = bound as u128;
     let high = u128::from(r.high()) * bound;
     let low = (u128::from(r.low()) * bound) >> 64;
@@ -419,7 +419,7 @@ impl Role for TripleBatch {
             }
             (Stage::Garbled, Some(bytes)) => {
                 let rows = role::blocks(bytes).map_err(|_| Error::CheckFailed {
-                    check: "the leaky AND rows' format",
+                    check: "the leaky AND rows' format check",
                 })?;
                 let low = self.evaluate(&rows);
                 out.post(&Message::<{ SHARES.id }>(Cow::Owned(low)))?;

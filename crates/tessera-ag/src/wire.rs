@@ -41,8 +41,39 @@ pub const OUTPUT_MASKS: Kind = Kind::new(0x27, "output mask opening");
 /// The evaluator's output labels and the opening of its output masks.
 pub const OUTPUT_LABELS: Kind = Kind::new(0x28, "output labels");
 
+/// n parties ([`crate::multi`]): the differences that fix a party's authenticated shares.
+pub const N_FIXES: Kind = Kind::new(0x40, "authenticated share fixes");
+/// The half-authenticated AND rows and the leaky AND check's rows.
+pub const N_LEAKY: Kind = Kind::new(0x41, "half-authenticated ANDs");
+/// Each party's difference between its share of xy and of r.
+pub const N_PRODUCTS: Kind = Kind::new(0x42, "leaky AND product fixes");
+/// A coin's commitment.
+pub const COIN_COMMIT: Kind = Kind::new(0x43, "coin commitment");
+/// A coin's opening.
+pub const COIN_OPEN: Kind = Kind::new(0x44, "coin opening");
+/// The consistency combinations opened and the commitment to the leaky AND check.
+pub const N_CHECK: Kind = Kind::new(0x45, "consistency and leaky AND check");
+/// The leaky AND check opened and the consistency echo.
+pub const N_CHECK_OPEN: Kind = Kind::new(0x46, "leaky AND check opening");
+/// The bucket differences opened.
+pub const N_BUCKETS: Kind = Kind::new(0x47, "bucket differences");
+/// Beaver's differences of the AND gates' masks opened.
+pub const N_BEAVER: Kind = Kind::new(0x48, "Beaver openings");
+/// A garbler's rows.
+pub const N_TABLES: Kind = Kind::new(0x49, "distributed garbled rows");
+/// Input masks opened to their owner.
+pub const N_INPUT_MASKS: Kind = Kind::new(0x4a, "input masks");
+/// An input owner's masked inputs.
+pub const N_MASKED: Kind = Kind::new(0x4b, "masked inputs (n parties)");
+/// The masked inputs' echo and the garblers' input labels.
+pub const N_INPUT_LABELS: Kind = Kind::new(0x4c, "input labels (n parties)");
+/// The evaluator's masked outputs and output label digest.
+pub const N_OUTPUT_LABELS: Kind = Kind::new(0x4d, "output labels (n parties)");
+/// The output masks opened.
+pub const N_OUTPUT_MASKS: Kind = Kind::new(0x4e, "output masks (n parties)");
+
 /// Every kind, for looking one up by its id.
-const KINDS: [Kind; 17] = [
+const KINDS: [Kind; 32] = [
     GARBLED,
     SHARES,
     COMMIT,
@@ -60,6 +91,21 @@ const KINDS: [Kind; 17] = [
     CONSISTENCY,
     OUTPUT_MASKS,
     OUTPUT_LABELS,
+    N_FIXES,
+    N_LEAKY,
+    N_PRODUCTS,
+    COIN_COMMIT,
+    COIN_OPEN,
+    N_CHECK,
+    N_CHECK_OPEN,
+    N_BUCKETS,
+    N_BEAVER,
+    N_TABLES,
+    N_INPUT_MASKS,
+    N_MASKED,
+    N_INPUT_LABELS,
+    N_OUTPUT_LABELS,
+    N_OUTPUT_MASKS,
 ];
 
 /// The kind of id `id` (an unknown id, which no message here has, names the first kind).

@@ -120,7 +120,7 @@ impl Role for Prep<'_> {
             (PrepStage::Tables, Some(bytes)) => {
                 self.tables = role::blocks(bytes)
                     .map_err(|_| Error::CheckFailed {
-                        check: "the garbled tables' format",
+                        check: "the garbled tables' format check",
                     })?
                     .into_owned();
                 self.stage = PrepStage::Flips;
@@ -196,7 +196,7 @@ impl<'a> Online<'a> {
     fn evaluate(&mut self, bytes: &[u8]) -> Result<Vec<u8>, Error> {
         let p = self.program;
         let labels = role::blocks(bytes).map_err(|_| Error::CheckFailed {
-            check: "the input labels' format",
+            check: "the input labels' format check",
         })?;
         let own = &labels[p.garbler_inputs..];
         if own.iter().zip(&self.masked).any(|(l, &z)| l.lsb() != z) {

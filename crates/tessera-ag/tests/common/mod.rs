@@ -8,8 +8,8 @@
 use tessera_ag::share::{Keyring, Shares};
 use tessera_ag::triples::{TripleBatch, Triples};
 use tessera_ag::twopc::{Ended, Ending, Material, Outputs, Program, evaluator, garbler};
-use tessera_ag::{Error, wire};
-use tessera_circuit::{Circuit, eval};
+use tessera_ag::{Error, multi, wire};
+use tessera_circuit::{Circuit, Gate, GateKind, eval};
 use tessera_core::{Block, Prg};
 use tessera_net::role::{self, Side};
 use tessera_net::{Kind, NetConfig, memory};
@@ -27,7 +27,17 @@ pub fn two_parties<T: Send>(
     ot: OtChoice,
     f: impl Fn(&mut Session) -> Result<T, Error> + Sync,
 ) -> [Result<T, Error>; 2] {
-    let nets = memory::mesh(2, NetConfig::default()).unwrap();
+    let mut out = n_parties(2, ot, f).into_iter();
+    [out.next().unwrap(), out.next().unwrap()]
+}
+
+/// Runs `f` as each party of an `n`-party session over memory with `ot`.
+pub fn n_parties<T: Send>(
+    n: usize,
+    ot: OtChoice,
+    f: impl Fn(&mut Session) -> Result<T, Error> + Sync,
+) -> Vec<Result<T, Error>> {
+    let nets = memory::mesh(n, NetConfig::default()).unwrap();
     let f = &f;
     std::thread::scope(|s| {
         let handles: Vec<_> = nets
@@ -39,8 +49,7 @@ pub fn two_parties<T: Send>(
                 })
             })
             .collect();
-        let mut out = handles.into_iter().map(|h| h.join().unwrap());
-        [out.next().unwrap(), out.next().unwrap()]
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
     })
 }
 
@@ -403,4 +412,163 @@ pub fn leak_through_buckets(runs: u128) -> (usize, usize) {
         }
     }
     (passed, right)
+}
+
+/// A random circuit of `gates` gates on input values of `widths`, each gate reading any
+/// earlier wire or, with `window`, one of the latest (deep circuits).
+pub fn random_circuit(prg: &mut Prg, widths: &[u32], gates: u32, window: Option<u32>) -> Circuit {
+    let inputs: u32 = widths.iter().sum();
+    let mut draw = || prg.random_block().low();
+    let mut list = Vec::new();
+    for i in 0..gates {
+        let out = inputs + i;
+        let read = |v: u64| match window {
+            Some(w) => out - 1 - (v % u64::from(out.min(w))) as u32,
+            None => (v % u64::from(out)) as u32,
+        };
+        let kind = match draw() % 10 {
+            0..=3 => GateKind::And,
+            4..=6 => GateKind::Xor,
+            7 => GateKind::Inv,
+            8 => GateKind::Eqw,
+            _ => GateKind::Eq,
+        };
+        let (x, y) = (draw(), draw());
+        let a = if kind == GateKind::Eq {
+            (x & 1) as u32
+        } else {
+            read(x)
+        };
+        let b = if matches!(kind, GateKind::And | GateKind::Xor) {
+            read(y)
+        } else {
+            0
+        };
+        list.push(Gate { kind, a, b, out });
+    }
+    let outs = gates.min(24);
+    Circuit {
+        num_wires: inputs + gates,
+        inputs: widths.to_vec(),
+        outputs: vec![outs],
+        gates: list,
+    }
+}
+
+/// Random input values for `c`.
+pub fn random_values(prg: &mut Prg, c: &Circuit) -> Vec<Vec<bool>> {
+    c.inputs
+        .iter()
+        .map(|&w| (0..w).map(|_| prg.random_block().lsb()).collect())
+        .collect()
+}
+
+/// Every message kind each party sends in an `n`-party run of `circuit`, tampered in the four
+/// ways toward one recipient (each trial the next), `trials` times each: what was not caught.
+/// Caught means no honest party learns an output other than plaintext's and, unless every
+/// honest party learns the right outputs (which only a garbled row the evaluator does not
+/// select, a half-authenticated AND or check row that the recipient's share multiplies by 0, or
+/// a garbler's own label of an input that reaches no AND gate may allow), the recipient learns
+/// none and some honest party names a check or the message.
+pub fn uncaught_in_multi(circuit: &Circuit, n: usize, trials: u128) -> Vec<String> {
+    let mut prg = Prg::from_seed_block(Block::new(5));
+    let values = random_values(&mut prg, circuit);
+    let expect = eval::evaluate(circuit, &values).unwrap().concat();
+    let sent = std::sync::Mutex::new(Vec::<(usize, usize, Kind, Vec<u8>)>::new());
+    n_parties(n, softspoken(), |s| {
+        let me = s.id();
+        let mut record = |k: Kind, to: usize, m: &mut Vec<u8>| {
+            sent.lock().unwrap().push((me, to, k, m.clone()));
+        };
+        multi::run_edited(s, circuit, &mine(&values, me), Some(&mut record))
+    });
+    let sent = sent.into_inner().unwrap();
+    let mut kinds: Vec<(usize, Kind)> = sent.iter().map(|(f, _, k, _)| (*f, *k)).collect();
+    kinds.dedup();
+    kinds.sort_by_key(|(f, k)| (*f, k.id));
+    kinds.dedup();
+    let mut missed = Vec::new();
+    for (from, kind) in kinds {
+        let recipients: Vec<usize> = sent
+            .iter()
+            .filter(|(f, _, k, _)| *f == from && *k == kind)
+            .map(|(_, t, _, _)| *t)
+            .collect();
+        for trial in 0..trials {
+            let to = recipients[trial as usize % recipients.len()];
+            let earlier: Transcript = sent
+                .iter()
+                .filter(|(f, t, k, _)| *f == from && *t == to && *k == kind)
+                .map(|(_, _, k, m)| (Side::First, *k, m.clone()))
+                .collect();
+            for tamper in Tamper::all(&mut prg) {
+                let outcome = n_parties(n, softspoken(), |s| {
+                    let me = s.id();
+                    let mut edit = |k: Kind, j: usize, m: &mut Vec<u8>| {
+                        if k == kind && j == to {
+                            tamper.apply(m, (Side::First, k), &earlier, trial);
+                        }
+                    };
+                    let edit: Option<multi::Edit<'_>> = (me == from).then_some(&mut edit);
+                    multi::run_edited(s, circuit, &mine(&values, me), edit)
+                });
+                if let Err(why) = verdict_multi(&outcome, from, to, kind, &expect) {
+                    missed.push(format!(
+                        "{} from {from} to {to}, {tamper:?}: {why}",
+                        kind.name
+                    ));
+                }
+            }
+        }
+    }
+    missed
+}
+
+/// Party `me`'s input value.
+fn mine(values: &[Vec<bool>], me: usize) -> Vec<bool> {
+    values.get(me).cloned().unwrap_or_default()
+}
+
+/// Whether a tampered n-party run was caught (see [`uncaught_in_multi`]).
+fn verdict_multi(
+    outcome: &[Result<Vec<bool>, Error>],
+    from: usize,
+    to: usize,
+    kind: Kind,
+    expect: &[bool],
+) -> Result<(), String> {
+    let honest = || outcome.iter().enumerate().filter(|(p, _)| *p != from);
+    for (p, r) in honest() {
+        if matches!(r, Ok(z) if z != expect) {
+            return Err(format!("party {p} learned a wrong output"));
+        }
+    }
+    if honest().all(|(_, r)| r.is_ok()) {
+        return if [wire::N_TABLES, wire::N_LEAKY, wire::N_INPUT_LABELS].contains(&kind) {
+            Ok(())
+        } else {
+            Err("not caught".into())
+        };
+    }
+    if outcome[to].is_ok() {
+        return Err(format!("party {to} finished"));
+    }
+    let named = honest().any(|(_, r)| match r {
+        Err(e) => {
+            let t = e.to_string();
+            t.contains("check") || t.contains(kind.name)
+        }
+        Ok(_) => false,
+    });
+    if named {
+        Ok(())
+    } else {
+        Err(format!(
+            "no error names a check: {:?}",
+            outcome
+                .iter()
+                .map(|r| r.as_ref().err().map(ToString::to_string))
+                .collect::<Vec<_>>()
+        ))
+    }
 }

@@ -1,0 +1,215 @@
+//! Authenticated garbling among n parties: Wang-Ranellucci-Katz, "Global-scale secure
+//! multiparty computation" (CCS 2017, eprint 2017/189; WRK17b). Party 0 evaluates, parties 1
+//! to n − 1 garble, and every party learns the outputs; a coalition of up to n − 1 parties that
+//! deviates makes every honest party stop with an error naming the check that failed.
+//!
+//! - [`share`]: authenticated shares among n parties, their openings, coins and the check that
+//!   a party authenticated the same bits to every peer (WRK17b §3).
+//! - [`triples`]: authenticated AND triples: pairwise half-authenticated ANDs, WRK17b's check of
+//!   the leaky triples, and bucketing (WRK17b §3, Fig. 8).
+//! - [`garbling`]: the distributed garbled circuit (WRK17b §4, Fig. 9): each garbler's four
+//!   rows per AND gate carry its share of the row's output mask with its MACs under every
+//!   other party's Δ and its part of the output label; the evaluator checks the MACs under its
+//!   own Δ as it evaluates, and each garbler checks the output labels under its own.
+//!
+//! Phases: `setup` (base OTs on every link), `function-independent` (masks and triples),
+//! `function-dependent` (Beaver's openings for the AND masks and the garbled rows) and `online`
+//! (inputs, evaluation, outputs). Every exchange is one round of messages between all pairs
+//! ([`Exchange::round`]), each of exactly the length the protocol fixes.
+//!
+//! Left out so far: streaming by windows (the masks, labels and rows of the whole circuit are
+//! held), threads, and YWZ20's cheaper triples.
+
+pub mod garbling;
+pub mod share;
+pub mod triples;
+
+use crate::Error;
+use share::Party;
+use tessera_circuit::Circuit;
+use tessera_net::{Kind, Space};
+use tessera_protocols::Session;
+
+/// What a cheating test does to the messages this party sends: it may edit any (kind, the
+/// party it goes to, the payload).
+pub type Edit<'e> = &'e mut dyn FnMut(Kind, usize, &mut Vec<u8>);
+
+/// One round: a message of one kind to some peers, and the lengths expected back.
+#[derive(Debug)]
+pub struct Round {
+    kind: Kind,
+    out: Vec<Option<Vec<u8>>>,
+    expect: Vec<Option<usize>>,
+}
+
+impl Round {
+    /// Sends `out[j]` to each party `j` that has one and waits for exactly `expect[j]` bytes
+    /// from each that has one.
+    pub fn new(kind: Kind, out: Vec<Option<Vec<u8>>>, expect: Vec<Option<usize>>) -> Self {
+        Round { kind, out, expect }
+    }
+}
+
+/// The links of one n-party run: a message space on each and, in cheating tests, the edit.
+pub struct Exchange<'e> {
+    spaces: Vec<Option<Space>>,
+    edit: Option<Edit<'e>>,
+}
+
+impl std::fmt::Debug for Exchange<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Exchange").finish_non_exhaustive()
+    }
+}
+
+impl<'e> Exchange<'e> {
+    /// A space on every link of `s` (every party makes its exchange at the same point).
+    pub fn new(s: &mut Session, edit: Option<Edit<'e>>) -> Result<Self, Error> {
+        let me = s.id();
+        let spaces = (0..s.parties())
+            .map(|j| {
+                if j == me {
+                    Ok(None)
+                } else {
+                    s.space(j).map(Some)
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Exchange { spaces, edit })
+    }
+
+    /// Runs `round`: every message goes out, then every expected one is read, each of exactly
+    /// its length. Returns the messages by sender.
+    pub fn round(&mut self, s: &mut Session, round: Round) -> Result<Vec<Option<Vec<u8>>>, Error> {
+        let net = s.network();
+        for (j, msg) in round.out.into_iter().enumerate() {
+            let (Some(mut msg), Some(space)) = (msg, self.spaces[j]) else {
+                continue;
+            };
+            if let Some(edit) = self.edit.as_mut() {
+                edit(round.kind, j, &mut msg);
+            }
+            net.send(j, space.tag(round.kind), &msg)?;
+        }
+        net.flush()?;
+        let mut got = vec![None; round.expect.len()];
+        for (j, len) in round.expect.iter().enumerate() {
+            let (Some(len), Some(space)) = (*len, self.spaces[j]) else {
+                continue;
+            };
+            let mut buf = vec![0u8; len];
+            net.recv_into(j, space.tag(round.kind), &mut buf)?;
+            got[j] = Some(buf);
+        }
+        Ok(got)
+    }
+}
+
+/// The inputs each party gives: input value i of the circuit is party i's; parties past the
+/// circuit's values give none.
+pub fn check_inputs(circuit: &Circuit, n: usize, me: usize, inputs: &[bool]) -> Result<(), Error> {
+    if n < 2 {
+        return Err(Error::Usage(format!("{n} parties: at least 2 are needed")));
+    }
+    if circuit.inputs.len() > n {
+        return Err(Error::Usage(format!(
+            "the circuit has {} input values, one per party, but there are {n} parties",
+            circuit.inputs.len()
+        )));
+    }
+    let want = circuit.inputs.get(me).copied().unwrap_or(0) as usize;
+    if inputs.len() != want {
+        return Err(Error::Usage(format!(
+            "party {me} gives {} input bits; the circuit's input value {me} has {want}",
+            inputs.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Runs `circuit` among the parties of `session` (party 0 evaluating) on this party's
+/// `inputs`; every party learns every output. See the module documentation.
+///
+/// ```
+/// use tessera_ag::multi;
+/// use tessera_circuit::{Circuit, Gate, GateKind};
+/// use tessera_net::{NetConfig, memory};
+/// use tessera_ot::OtChoice;
+/// use tessera_ot::extension::{Protocol, Security};
+/// use tessera_protocols::{Session, SessionConfig};
+///
+/// // Three parties' bits, ANDed: party 2 gives a bit too.
+/// let circuit = Circuit {
+///     num_wires: 5,
+///     inputs: vec![1, 1, 1],
+///     outputs: vec![1],
+///     gates: vec![
+///         Gate { kind: GateKind::And, a: 0, b: 1, out: 3 },
+///         Gate { kind: GateKind::And, a: 3, b: 2, out: 4 },
+///     ],
+/// };
+/// let ot = OtChoice::Extension(Protocol::softspoken(8, Security::Malicious)?);
+/// let parties: Vec<_> = memory::mesh(3, NetConfig::default())?
+///     .into_iter()
+///     .map(|network| {
+///         let circuit = circuit.clone();
+///         std::thread::spawn(move || {
+///             let mut s = Session::new(network, SessionConfig { ot }).unwrap();
+///             multi::run(&mut s, &circuit, &[true])
+///         })
+///     })
+///     .collect();
+/// for p in parties {
+///     assert_eq!(p.join().unwrap()?, vec![true]);
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn run(session: &mut Session, circuit: &Circuit, inputs: &[bool]) -> Result<Vec<bool>, Error> {
+    run_edited(session, circuit, inputs, None)
+}
+
+/// [`run`], with this party's outgoing messages passed through `edit` first: what the cheating
+/// tests use to play a party that deviates.
+pub fn run_edited(
+    session: &mut Session,
+    circuit: &Circuit,
+    inputs: &[bool],
+    edit: Option<Edit<'_>>,
+) -> Result<Vec<bool>, Error> {
+    crate::aborting(session, |s| {
+        check_inputs(circuit, s.parties(), s.id(), inputs)?;
+        circuit.check()?;
+        let party = s.phase("setup", setup)?;
+        let mut ex = Exchange::new(s, edit)?;
+        let ands = circuit
+            .gates
+            .iter()
+            .filter(|g| g.kind == tessera_circuit::GateKind::And)
+            .count();
+        let masks = circuit.num_input_wires() as usize + ands;
+        let pre = s.phase("function-independent", |s| {
+            triples::generate(s, &mut ex, party, ands, masks)
+        })?;
+        let garbled = s.phase("function-dependent", |s| {
+            garbling::garble(s, &mut ex, party, circuit, pre)
+        })?;
+        s.phase("online", |s| garbled.evaluate(s, &mut ex, inputs))
+    })
+}
+
+/// Fixes this party's Δ for its OT senders and sets up the OT with every peer (in the order of
+/// the pairs, so no two parties wait on each other).
+fn setup(s: &mut Session) -> Result<Party, Error> {
+    crate::abit::check_provider(s.ot_choice())?;
+    let delta = s.random_block().with_lsb(true);
+    s.fix_ot_delta(delta)?;
+    let party = Party {
+        me: s.id(),
+        n: s.parties(),
+        delta,
+    };
+    for j in party.peers() {
+        s.with_ot_pair(j, |_, _, _| Ok(()))?;
+    }
+    Ok(party)
+}

@@ -1,0 +1,409 @@
+//! Authenticated AND triples among n parties (WRK17b §3, Fig. 8), with the circuit's masks
+//! drawn beside them so that one consistency check covers both:
+//!
+//! 1. **Shares**: random \[x\], \[y\], \[r\] for ℓ·B leaky triples, the masks and ρ more
+//!    ([`share::random`]).
+//! 2. **Half-authenticated ANDs**: each pair i < j computes shares of x^i·y^j ⊕ x^j·y^i, P_i
+//!    sending two bits per triple: u = H(K\[x^j\]) ⊕ H(K\[x^j\] ⊕ Δ_i) ⊕ y^i (low bits) and the
+//!    same for y^j with x^i. Each party's share of xy is x^i·y^i ⊕ its cross shares; it tells
+//!    every peer e = that ⊕ r^i, and \[z\] = \[r\] ⊕ e.
+//! 3. **The leaky triples' check**: with Φ_i = y^i·Δ_i ⊕ ⊕_j (K_i\[y^j\] ⊕ M_j\[y^i\]), every
+//!    party sends each peer U = H(K\[x^j\]) ⊕ H(K\[x^j\] ⊕ Δ_i) ⊕ Φ_i (in the round of step 2), so
+//!    that each pair holds shares of x^j·Φ_i; each party's sum H_i of its shares, its z-terms
+//!    and x^i·Φ_i ⊕ z^i·Δ_i adds up over the parties to (xy ⊕ z)·ΣΔ. After a tossed coin each
+//!    party commits to a random linear combination of its H_i and opens it: the openings must
+//!    add to 0. A wrong bit in step 2 passes only when the honest party's x- or y-share hides
+//!    it (probability 1/2), and then leaks that share.
+//! 4. **Consistency** ([`share::Consistency`], after the same coin): each party opens ρ random
+//!    combinations of all its shares to every peer, MAC-checked, and the parties compare a
+//!    digest of all openings: a party that told peers differences to different bits, or
+//!    different e, is caught but with probability 2^-ρ.
+//! 5. **Bucketing** as in the two-party [`crate::triples`]: B layers of ℓ, cyclically shifted
+//!    by the coin, each bucket folded into one triple by opening y_1 ⊕ y_i (MAC-checked).
+//!
+//! One coin serves steps 3 to 5: every message a cheater could choose is sent before it.
+
+use super::share::{self, Consistency, NShares, Party, RHO, xor_entry};
+use super::{Exchange, Round};
+use crate::Error;
+use crate::checks::{self, Check};
+use crate::combine::{self, Combination};
+use crate::triples::{below, bucket_size, rotated};
+use crate::wire::{self as kinds, unpack_bits};
+use subtle::ConstantTimeEq;
+use tessera_core::{Block, FixedKeyHash, Prg};
+use tessera_net::role::pack_bits;
+use tessera_protocols::Session;
+
+/// The high 64 bits of this module's hash tweaks: bit 60 keeps them apart from the two-party
+/// leaky AND's (bit 61) and the OT providers' (below 2^64, bits 126 and 127).
+const TWEAK_HIGH: u64 = 1 << 60;
+
+/// What the hashes of one key are for.
+#[derive(Clone, Copy)]
+enum Use {
+    AndX = 0,
+    AndY = 1,
+    Check = 2,
+}
+
+fn tweak(u: Use, k: usize) -> Block {
+    Block::from_halves(TWEAK_HIGH | u as u64, k as u64)
+}
+
+/// One party's preprocessing: authenticated AND triples and the circuit's masks.
+#[derive(Debug)]
+pub struct Preprocessed {
+    /// Shares of the triples' x.
+    pub x: NShares,
+    /// Shares of y.
+    pub y: NShares,
+    /// Shares of z = x ∧ y.
+    pub z: NShares,
+    /// Random shares for the masks of the circuit's input and AND output wires.
+    pub masks: NShares,
+}
+
+/// The leaky triples' state between the steps: shares laid out as \[x\] | \[y\] | \[r\] |
+/// masks | ρ check bits, ℓ leaky triples.
+struct Leaky {
+    party: Party,
+    sh: NShares,
+    l: usize,
+    hash: FixedKeyHash,
+}
+
+/// Generates `count` triples and `masks` masks; see the module documentation.
+pub fn generate(
+    s: &mut Session,
+    ex: &mut Exchange,
+    party: Party,
+    count: usize,
+    masks: usize,
+) -> Result<Preprocessed, Error> {
+    let bucket = if count == 0 { 1 } else { bucket_size(count) };
+    let l = count * bucket;
+    let sh = share::random(s, ex, party, 3 * l + masks + RHO)?;
+    let mut leaky = Leaky {
+        party,
+        sh,
+        l,
+        hash: FixedKeyHash::default(),
+    };
+    let h = leaky.multiply(s, ex)?;
+    let mut prg = s.fork_prg();
+    let coin = share::coin(s, ex, party, &mut prg)?;
+    leaky.check(s, ex, &h, coin, &mut prg)?;
+    let (x, y, z) = leaky.bucket(s, ex, count, bucket, coin)?;
+    let mut m = NShares::zeroed(party, 0);
+    for i in 3 * l..3 * l + masks {
+        m.push_from(&leaky.sh, i);
+    }
+    Ok(Preprocessed { x, y, z, masks: m })
+}
+
+impl Leaky {
+    fn x(&self, k: usize) -> &[Block] {
+        self.sh.entry(k)
+    }
+
+    /// Steps 2 and 3's messages: returns each triple's H_i (before the z-terms, which change
+    /// with e).
+    fn multiply(&mut self, s: &mut Session, ex: &mut Exchange) -> Result<Vec<Block>, Error> {
+        let (party, l) = (self.party, self.l);
+        let phi: Vec<Block> = (0..l)
+            .map(|k| {
+                let e = self.sh.entry(l + k);
+                e.iter()
+                    .fold(party.delta & Block::mask(self.sh.bit(l + k)), |a, &b| a ^ b)
+            })
+            .collect();
+        let mut cross = vec![false; l];
+        let mut h: Vec<Block> = (0..l)
+            .map(|k| phi[k] & Block::mask(self.sh.bit(k)))
+            .collect();
+        let mut out = vec![None; party.n];
+        for j in party.peers() {
+            let mut msg = Vec::new();
+            if party.me < j {
+                msg = self.half_and_rows(j, &mut cross);
+            }
+            msg.extend(self.check_rows(j, &phi, &mut h));
+            out[j] = Some(msg);
+        }
+        let bits = (2 * l).div_ceil(8);
+        let expect = (0..party.n)
+            .map(|j| (j != party.me).then(|| 16 * l + if j < party.me { bits } else { 0 }))
+            .collect();
+        let got = ex.round(s, Round::new(kinds::N_LEAKY, out, expect))?;
+        for (j, msg) in got.iter().enumerate() {
+            let Some(msg) = msg else { continue };
+            let rows = if j < party.me {
+                self.half_and_eval(j, &msg[..bits], &mut cross)?;
+                &msg[bits..]
+            } else {
+                &msg[..]
+            };
+            self.check_eval(j, rows, &mut h)?;
+        }
+        self.fix_products(s, ex, &cross)?;
+        Ok(h)
+    }
+
+    /// This party's half-authenticated AND rows for peer `j` (for whose shares it holds keys),
+    /// adding its own shares of the cross terms to `cross`.
+    fn half_and_rows(&self, j: usize, cross: &mut [bool]) -> Vec<u8> {
+        let (l, delta) = (self.l, self.party.delta);
+        let mut x = Vec::with_capacity(4 * l);
+        let mut t = Vec::with_capacity(4 * l);
+        for k in 0..l {
+            let (kx, ky) = (self.sh.key(k, j), self.sh.key(l + k, j));
+            x.extend([kx, kx ^ delta, ky, ky ^ delta]);
+            let (tx, ty) = (tweak(Use::AndX, k), tweak(Use::AndY, k));
+            t.extend([tx, tx, ty, ty]);
+        }
+        let mut hs = vec![Block::ZERO; 4 * l];
+        self.hash.tccr(&x, &t, &mut hs);
+        let mut bits = Vec::with_capacity(2 * l);
+        for (k, h) in hs.chunks_exact(4).enumerate() {
+            bits.push(h[0].lsb() ^ h[1].lsb() ^ self.sh.bit(l + k));
+            bits.push(h[2].lsb() ^ h[3].lsb() ^ self.sh.bit(k));
+            cross[k] ^= h[0].lsb() ^ h[2].lsb();
+        }
+        pack_bits(bits.into_iter())
+    }
+
+    /// Evaluates peer `j`'s half-authenticated AND rows with this party's MACs.
+    fn half_and_eval(&self, j: usize, rows: &[u8], cross: &mut [bool]) -> Result<(), Error> {
+        let l = self.l;
+        let bits = unpack_bits(rows, 2 * l).ok_or(Error::CheckFailed {
+            check: "the half-authenticated ANDs' format check",
+        })?;
+        let mut x = Vec::with_capacity(2 * l);
+        let mut t = Vec::with_capacity(2 * l);
+        for k in 0..l {
+            x.extend([self.sh.mac(k, j), self.sh.mac(l + k, j)]);
+            t.extend([tweak(Use::AndX, k), tweak(Use::AndY, k)]);
+        }
+        let mut hs = vec![Block::ZERO; 2 * l];
+        self.hash.tccr(&x, &t, &mut hs);
+        for (k, h) in hs.chunks_exact(2).enumerate() {
+            let (xb, yb) = (self.sh.bit(k), self.sh.bit(l + k));
+            cross[k] ^= h[0].lsb() ^ (xb & bits[2 * k]) ^ h[1].lsb() ^ (yb & bits[2 * k + 1]);
+        }
+        Ok(())
+    }
+
+    /// The check's rows U for peer `j`, adding H(K\[x^j\]) to `h`.
+    fn check_rows(&self, j: usize, phi: &[Block], h: &mut [Block]) -> Vec<u8> {
+        let (l, delta) = (self.l, self.party.delta);
+        let mut x = Vec::with_capacity(2 * l);
+        let mut t = Vec::with_capacity(2 * l);
+        for k in 0..l {
+            let kx = self.sh.key(k, j);
+            x.extend([kx, kx ^ delta]);
+            t.extend([tweak(Use::Check, k); 2]);
+        }
+        let mut hs = vec![Block::ZERO; 2 * l];
+        self.hash.tccr(&x, &t, &mut hs);
+        let mut msg = Vec::with_capacity(16 * l);
+        for (k, pair) in hs.chunks_exact(2).enumerate() {
+            h[k] ^= pair[0];
+            msg.extend_from_slice(&(pair[0] ^ pair[1] ^ phi[k]).to_bytes());
+        }
+        msg
+    }
+
+    /// Takes peer `j`'s check rows: adds H(M\[x^i\]) ⊕ x^i·U to `h`.
+    fn check_eval(&self, j: usize, rows: &[u8], h: &mut [Block]) -> Result<(), Error> {
+        let l = self.l;
+        let u = tessera_net::role::blocks(rows).map_err(|_| Error::CheckFailed {
+            check: "the leaky AND check rows' format check",
+        })?;
+        let x: Vec<Block> = (0..l).map(|k| self.sh.mac(k, j)).collect();
+        let t: Vec<Block> = (0..l).map(|k| tweak(Use::Check, k)).collect();
+        let mut hs = vec![Block::ZERO; l];
+        self.hash.tccr(&x, &t, &mut hs);
+        for k in 0..l {
+            h[k] ^= hs[k] ^ (u[k] & Block::mask(self.sh.bit(k)));
+        }
+        Ok(())
+    }
+
+    /// Tells every peer e = (this party's share of xy) ⊕ r and moves \[r\] to \[z\].
+    fn fix_products(
+        &mut self,
+        s: &mut Session,
+        ex: &mut Exchange,
+        cross: &[bool],
+    ) -> Result<(), Error> {
+        let (party, l) = (self.party, self.l);
+        let e: Vec<bool> = (0..l)
+            .map(|k| (self.sh.bit(k) & self.sh.bit(l + k)) ^ cross[k] ^ self.sh.bit(2 * l + k))
+            .collect();
+        for (k, &d) in e.iter().enumerate() {
+            for mac in self.sh.entry_mut(2 * l + k).iter_mut().step_by(2) {
+                *mac ^= Block::new(1) & Block::mask(d);
+            }
+        }
+        let msg = pack_bits(e.into_iter());
+        let out = party.peers().fold(vec![None; party.n], |mut o, j| {
+            o[j] = Some(msg.clone());
+            o
+        });
+        let expect = share::expect_from(party, |_| true, l.div_ceil(8));
+        let got = ex.round(s, Round::new(kinds::N_PRODUCTS, out, expect))?;
+        let moved = party.delta ^ Block::new(1);
+        for (j, msg) in got.iter().enumerate() {
+            let Some(msg) = msg else { continue };
+            let e = unpack_bits(msg, l).ok_or(Error::CheckFailed {
+                check: "the product fixes' format check",
+            })?;
+            let at = 2 * party.slot(j) + 1;
+            for (k, d) in e.into_iter().enumerate() {
+                self.sh.entry_mut(2 * l + k)[at] ^= moved & Block::mask(d);
+            }
+        }
+        Ok(())
+    }
+
+    /// Steps 3 and 4's checks, after the coin: the combination of the H_i (committed, then
+    /// opened) and the consistency openings with their echo.
+    fn check(
+        &self,
+        s: &mut Session,
+        ex: &mut Exchange,
+        h: &[Block],
+        coin: Block,
+        prg: &mut Prg,
+    ) -> Result<(), Error> {
+        let (party, l) = (self.party, self.l);
+        let mut comb = Combination::new(b"tessera-ag n-party leaky AND check", &[&coin.to_bytes()]);
+        for (k, &hk) in h.iter().enumerate() {
+            let e = self.sh.entry(2 * l + k);
+            let z = e.iter().fold(
+                party.delta & Block::mask(self.sh.bit(2 * l + k)),
+                |a, &b| a ^ b,
+            );
+            comb.push(hk ^ z);
+        }
+        let c = comb.finish().to_bytes();
+        let nonce = prg.random_block().to_bytes();
+        let commit = combine::hash(b"tessera-ag leaky AND check commitment", &[&c, &nonce]);
+        let consistency = Consistency::new(&self.sh, coin)?;
+        let out = party.peers().fold(vec![None; party.n], |mut o, j| {
+            o[j] = Some([consistency.opening(j), commit.to_vec()].concat());
+            o
+        });
+        let expect = share::expect_from(party, |_| true, Consistency::LEN + 32);
+        let got = ex.round(s, Round::new(kinds::N_CHECK, out, expect))?;
+        let mut seen = vec![Vec::new(); party.n];
+        for (j, msg) in got.iter().enumerate() {
+            let Some(msg) = msg else { continue };
+            seen[j] = consistency
+                .check(j, &msg[..Consistency::LEN])
+                .map_err(|_| Error::CheckFailed {
+                    check: "the consistency check's MACs",
+                })?;
+        }
+        let echo = consistency.echo(&seen);
+        let mine = [&c[..], &nonce, &echo].concat();
+        let out = party.peers().fold(vec![None; party.n], |mut o, j| {
+            o[j] = Some(mine.clone());
+            o
+        });
+        let opened = ex.round(
+            s,
+            Round::new(
+                kinds::N_CHECK_OPEN,
+                out,
+                share::expect_from(party, |_| true, 64),
+            ),
+        )?;
+        let mut sum = Block::from_bytes(c);
+        for (j, o) in opened.iter().enumerate() {
+            let (Some(o), Some(g)) = (o, &got[j]) else {
+                continue;
+            };
+            let again = combine::hash(
+                b"tessera-ag leaky AND check commitment",
+                &[&o[..16], &o[16..32]],
+            );
+            if !bool::from(again.ct_eq(&g[Consistency::LEN..])) {
+                return Err(Error::CheckFailed {
+                    check: "the leaky AND check's commitment",
+                });
+            }
+            sum ^= Block::from_bytes(o[..16].try_into().unwrap_or_default());
+        }
+        if sum != Block::ZERO && checks::on(Check::Equality) {
+            return Err(Error::CheckFailed {
+                check: "the leaky AND check",
+            });
+        }
+        let echoes: Vec<Option<Vec<u8>>> = opened
+            .iter()
+            .map(|o| o.as_ref().map(|o| o[32..].to_vec()))
+            .collect();
+        share::check_echo(&echo, &echoes, "the consistency check's echo")
+    }
+
+    /// Step 5: folds the ℓ·B leaky triples into ℓ/B… `count` triples, buckets drawn by `coin`.
+    fn bucket(
+        &self,
+        s: &mut Session,
+        ex: &mut Exchange,
+        count: usize,
+        bucket: usize,
+        coin: Block,
+    ) -> Result<(NShares, NShares, NShares), Error> {
+        let (party, l) = (self.party, self.l);
+        let mut prg = share::seeded(coin, b"tessera-ag bucket shifts");
+        let shifts: Vec<usize> = (1..bucket)
+            .map(|_| below(prg.random_block(), count))
+            .collect();
+        let mut diffs = NShares::zeroed(party, 0);
+        for (i, &shift) in shifts.iter().enumerate() {
+            let layer = (i + 1) * count;
+            for (j, other) in rotated(count, shift).enumerate() {
+                diffs.push_from(&self.sh, l + j);
+                let at = diffs.len() - 1;
+                diffs.xor_from(at, &self.sh, l + layer + other);
+            }
+        }
+        let d = share::open_all(s, ex, &diffs, kinds::N_BUCKETS).map_err(|e| match e {
+            Error::CheckFailed { .. } => Error::CheckFailed {
+                check: "the bucket differences' MAC check",
+            },
+            e => e,
+        })?;
+        let take = |from: usize| {
+            let mut v = NShares::zeroed(party, 0);
+            for k in from..from + count {
+                v.push_from(&self.sh, k);
+            }
+            v
+        };
+        let (mut x, y, mut z) = (take(0), take(l), take(2 * l));
+        let folded = if checks::on(Check::Bucketing) {
+            &shifts[..]
+        } else {
+            &[]
+        };
+        let mut scaled = vec![Block::ZERO; party.width()];
+        for (i, &shift) in folded.iter().enumerate() {
+            let layer = (i + 1) * count;
+            for (j, other) in rotated(count, shift).enumerate() {
+                let other = layer + other;
+                let m = Block::mask(d[i * count + j]);
+                x.xor_from(j, &self.sh, other);
+                z.xor_from(j, &self.sh, 2 * l + other);
+                for (s, &v) in scaled.iter_mut().zip(self.x(other)) {
+                    *s = v & m;
+                }
+                xor_entry(z.entry_mut(j), &scaled);
+            }
+        }
+        Ok((x, y, z))
+    }
+}
