@@ -1,5 +1,5 @@
 //! `tessera ag run` and `tessera demo ag`: actively secure computation by authenticated
-//! garbling (KRRW18), between two parties.
+//! garbling, between two parties (KRRW18) or among n (WRK17b).
 
 use crate::CliError;
 use crate::circuit::{hex_value, load};
@@ -8,10 +8,11 @@ use crate::twoparty::phases_json;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 use std::time::Instant;
+use tessera_ag::multi;
 use tessera_ag::twopc::{self, Outputs, Program};
-use tessera_circuit::Circuit;
 use tessera_circuit::bristol::stream::Streamed;
 use tessera_circuit::eval::{bits_from_hex, bits_to_hex, split_values};
+use tessera_circuit::{Circuit, GateKind};
 use tessera_net::{NetConfig, Network, Phase, memory};
 use tessera_ot::ferret::Params;
 use tessera_ot::{OtChoice, Protocol, Security};
@@ -20,9 +21,10 @@ use tessera_protocols::{Session, SessionConfig};
 /// `tessera ag ...`.
 #[derive(Subcommand)]
 pub enum AgCommand {
-    /// One party of an actively secure two-party computation over TCP or TLS: party 0
-    /// garbles, party 1 evaluates; a cheating peer is caught and the run stops with an error
-    /// naming the check.
+    /// One party of an actively secure computation over TCP or TLS: between two parties party 0
+    /// garbles and party 1 evaluates (KRRW18); among three or more party 0 evaluates, the
+    /// others garble and every party learns the outputs (WRK17b). A cheating peer is caught
+    /// and the run stops with an error naming the check.
     Run(Box<RunArgs>),
 }
 
@@ -85,12 +87,12 @@ pub struct RunArgs {
     /// party past the circuit's input values.
     #[arg(long, default_value = "")]
     input: String,
-    /// Who learns the outputs.
+    /// Who learns the outputs (among three or more parties: all).
     #[arg(long, value_enum, default_value_t = OutputArg::All)]
     output: OutputArg,
     /// Read the circuit file in windows of this many gates, each run with the live wires
     /// carried from the ones before, instead of whole: memory follows one window and the live
-    /// wires, not the file.
+    /// wires, not the file (two parties).
     #[arg(long)]
     window: Option<usize>,
     /// The correlated OT behind the authenticated bits.
@@ -121,20 +123,28 @@ fn party_input(inputs: &[u32], party: usize, hex: &str) -> Result<Vec<bool>, Cli
     }
 }
 
-/// The circuit of a run: whole, or a file read window by window.
+/// The circuit of a run: whole, or a file read window by window, between two parties; whole
+/// among more.
 enum Source {
     Whole(Box<(Circuit, Program)>),
     Streamed(Box<Streamed>),
+    Many(Box<Circuit>),
 }
 
 impl Source {
-    /// The circuit `args` name, checked for two parties.
+    /// The circuit `args` name, checked for `parties` parties.
     fn load(args: &RunArgs, parties: usize) -> Result<Source, CliError> {
+        if parties > 2 && (args.window.is_some() || args.output != OutputArg::All) {
+            return Err(CliError::Usage(format!(
+                "{parties} parties: every party learns the outputs and the circuit is read whole (--output all, no --window)"
+            )));
+        }
         let source = match args.window {
             Some(w) => Source::Streamed(Box::new(Streamed::open(
                 std::path::Path::new(&args.circuit),
                 w,
             )?)),
+            None if parties > 2 => Source::Many(Box::new(load(&args.circuit)?.0)),
             None => {
                 let (circuit, _) = load(&args.circuit)?;
                 let program = Program::new(&circuit)?;
@@ -155,6 +165,7 @@ impl Source {
         match self {
             Source::Whole(w) => &w.0.inputs,
             Source::Streamed(f) => f.inputs(),
+            Source::Many(c) => &c.inputs,
         }
     }
 
@@ -162,6 +173,7 @@ impl Source {
         match self {
             Source::Whole(w) => w.0.outputs.clone(),
             Source::Streamed(f) => f.outputs().to_vec(),
+            Source::Many(c) => c.outputs.clone(),
         }
     }
 
@@ -175,6 +187,7 @@ impl Source {
         Ok(match self {
             Source::Whole(w) => twopc::run(session, &w.1, input, to)?,
             Source::Streamed(file) => twopc::run_file(session, file, input, to)?,
+            Source::Many(c) => Some(multi::run(session, c, input)?),
         })
     }
 
@@ -183,17 +196,13 @@ impl Source {
         match self {
             Source::Whole(w) => json!({"and_gates": w.1.ands()}),
             Source::Streamed(f) => json!({"gates": f.num_gates(), "window": f.window()}),
+            Source::Many(c) => json!({"and_gates": Job::Many(c).ands()}),
         }
     }
 }
 
 fn run_party(args: &RunArgs) -> Result<(), CliError> {
     let n = args.mesh.parties()?;
-    if n != 2 {
-        return Err(CliError::Usage(format!(
-            "{n} parties: tessera ag runs between two parties (n-party authenticated garbling is not built yet)"
-        )));
-    }
     let mut source = Source::load(args, n)?;
     let me = args.mesh.party;
     let input = party_input(source.inputs(), me, &args.input)?;
@@ -220,7 +229,7 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
             "{}",
             json!({
                 "party": me,
-                "role": if me == 0 { "garbler" } else { "evaluator" },
+                "role": if (me == 0) == (n == 2) { "garbler" } else { "evaluator" },
                 "circuit": args.circuit,
                 "cot": args.cot.choice()?.name(),
                 "size": source.size(),
@@ -250,18 +259,19 @@ pub struct DemoArgs {
     json: bool,
 }
 
-/// `tessera demo ag`: FIPS-197's AES-128 example between two parties in this process, party 0
-/// holding the key and party 1 the plaintext, both learning the ciphertext, checked.
+/// `tessera demo ag`: FIPS-197's AES-128 example among three parties in this process (WRK17b),
+/// party 0 holding the key and party 1 the plaintext, every party learning the ciphertext,
+/// checked.
 pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
     let circuit = tessera_circuit::library::aes128()?;
-    let program = Program::new(&circuit)?;
+    let job = Job::Many(&circuit);
     let key = bits_from_hex("000102030405060708090a0b0c0d0e0f", 128)?;
     let plain = bits_from_hex("00112233445566778899aabbccddeeff", 128)?;
     let want = "69c4e0d86a7b0430d8cdb78070b4c55a";
     let ot = args.cot.choice()?;
     let start = Instant::now();
-    let nets = memory::mesh(2, NetConfig::default())?;
-    let runs = in_threads(nets, ot, &program, &[key, plain])?;
+    let nets = memory::mesh(3, NetConfig::default())?;
+    let runs = in_threads(nets, ot, job, &[key, plain])?;
     let ms = start.elapsed().as_secs_f64() * 1e3;
     let mut bytes = 0;
     let mut shown = Vec::new();
@@ -279,13 +289,13 @@ pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
         println!(
             "{}",
             json!({"ciphertext": shown[0], "expected": want, "checked": true, "ms": ms,
-                   "bytes": bytes, "and_gates": program.ands(), "cot": ot.name()})
+                   "bytes": bytes, "and_gates": job.ands(), "parties": 3, "cot": ot.name()})
         );
     } else {
         println!(
-            "AES-128 (FIPS-197 C.1) by actively secure 2PC: {} (checked), {ms:.1} ms, {bytes} bytes, {} AND gates, {}",
+            "AES-128 (FIPS-197 C.1) by actively secure computation among 3 parties: {} (checked), {ms:.1} ms, {bytes} bytes, {} AND gates, {}",
             shown[0],
-            program.ands(),
+            job.ands(),
             ot.name()
         );
     }
@@ -302,12 +312,39 @@ pub struct PartyRun {
     pub bytes_sent: u64,
 }
 
-/// Runs `program` with every party of `nets` on a thread of its own, party i on `inputs[i]`
-/// (none past the list), outputs to all.
+/// What a run computes: a two-party program (KRRW18) or a circuit among n (WRK17b).
+#[derive(Clone, Copy)]
+pub enum Job<'a> {
+    /// Between two parties.
+    Two(&'a Program),
+    /// Among any number.
+    Many(&'a Circuit),
+}
+
+impl Job<'_> {
+    /// Its AND gates.
+    pub fn ands(self) -> usize {
+        match self {
+            Job::Two(p) => p.ands(),
+            Job::Many(c) => c.gates.iter().filter(|g| g.kind == GateKind::And).count(),
+        }
+    }
+
+    /// Runs it as this party of `session`, outputs to all.
+    fn run(self, session: &mut Session, input: &[bool]) -> Result<Option<Vec<bool>>, CliError> {
+        Ok(match self {
+            Job::Two(p) => twopc::run(session, p, input, Outputs::All)?,
+            Job::Many(c) => Some(multi::run(session, c, input)?),
+        })
+    }
+}
+
+/// Runs `job` with every party of `nets` on a thread of its own, party i on `inputs[i]` (none
+/// past the list), outputs to all.
 pub fn in_threads(
     nets: Vec<Network>,
     ot: OtChoice,
-    program: &Program,
+    job: Job<'_>,
     inputs: &[Vec<bool>],
 ) -> Result<Vec<PartyRun>, CliError> {
     std::thread::scope(|s| {
@@ -318,7 +355,7 @@ pub fn in_threads(
                 let input = inputs.get(p).cloned().unwrap_or_default();
                 s.spawn(move || -> Result<PartyRun, CliError> {
                     let mut session = Session::new(net, SessionConfig { ot })?;
-                    let output = twopc::run(&mut session, program, &input, Outputs::All)?;
+                    let output = job.run(&mut session, &input)?;
                     Ok(PartyRun {
                         output,
                         phases: session.take_phases(),

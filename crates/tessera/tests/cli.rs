@@ -1047,10 +1047,17 @@ fn oblivious_aes_between_two_processes_and_files_used_once() {
     );
 }
 
-/// Party 0 of `tessera ag run` on port 0 with `extra` arguments, and the address it listens on.
+/// Party 0 of a two-party `tessera ag run` on port 0 with `extra` arguments, and the address
+/// it listens on.
 fn spawn_ag_party_0(extra: &[&str]) -> (std::process::Child, String) {
+    spawn_ag_party(0, "127.0.0.1:0,-", extra)
+}
+
+/// Party `i` of `tessera ag run` with the party list `parties` (its own entry on port 0) and
+/// `extra` arguments, and the address it listens on.
+fn spawn_ag_party(i: usize, parties: &str, extra: &[&str]) -> (std::process::Child, String) {
     let mut c = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(["ag", "run", "--party", "0", "--parties", "127.0.0.1:0,-"])
+        .args(["ag", "run", "--party", &i.to_string(), "--parties", parties])
         .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1123,6 +1130,41 @@ fn actively_secure_aes_between_two_processes() {
         );
         let printed = String::from_utf8_lossy(&first.stdout).trim().to_owned();
         assert_eq!(printed, if garbler_sees { cipher } else { "" });
+    }
+}
+
+/// `tessera ag run` among three processes (WRK17b): party 0 (the evaluator) gives the key, party
+/// 1 the plaintext, party 2 nothing; every party prints FIPS-197's ciphertext.
+#[test]
+fn actively_secure_aes_among_three_processes() {
+    let cipher = "69c4e0d86a7b0430d8cdb78070b4c55a";
+    let key = "000102030405060708090a0b0c0d0e0f";
+    let (first, a0) = spawn_ag_party(
+        0,
+        "127.0.0.1:0,-,-",
+        &["--circuit", "aes128", "--input", key],
+    );
+    let (second, a1) = spawn_ag_party(
+        1,
+        &format!("{a0},127.0.0.1:0,-"),
+        &[
+            "--circuit",
+            "aes128",
+            "--input",
+            "00112233445566778899aabbccddeeff",
+        ],
+    );
+    let parties = format!("{a0},{a1},-");
+    let args = ["ag", "run", "--party", "2", "--parties", &parties];
+    let (ok, out, err) = tessera(&[&args[..], &["--circuit", "aes128", "--json"]].concat());
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["output"][0], cipher, "{out}");
+    assert_eq!(v["role"], "garbler");
+    for c in [first, second] {
+        let c = c.wait_with_output().unwrap();
+        assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+        assert_eq!(String::from_utf8_lossy(&c.stdout).trim(), cipher);
     }
 }
 
@@ -1203,7 +1245,8 @@ fn an_actively_secure_run_streams_a_file_in_windows() {
 }
 
 /// `tessera ag run` refuses, with a message naming what is wrong: an input of the wrong width,
-/// a party list naming one address twice, three parties, and a peer that never comes.
+/// a party list naming one address twice, windows among three parties, and a peer that never
+/// comes.
 #[test]
 fn actively_secure_runs_refuse_bad_setups() {
     let run = |args: &[&str]| tessera(&[&["ag", "run", "--circuit", "aes128"][..], args].concat());
@@ -1220,8 +1263,11 @@ fn actively_secure_runs_refuse_bad_setups() {
     let (ok, _, err) = run(&["--party", "0", "--parties", twice, "--input", "00"]);
     assert!(!ok && err.contains("another party's too"), "{err}");
     let three = "127.0.0.1:7398,127.0.0.1:7397,-";
-    let (ok, _, err) = run(&["--party", "0", "--parties", three]);
-    assert!(!ok && err.contains("two parties"), "{err}");
+    let (ok, _, err) = run(&["--party", "0", "--parties", three, "--window", "500"]);
+    assert!(
+        !ok && err.contains("3 parties: every party learns"),
+        "{err}"
+    );
     let key = "000102030405060708090a0b0c0d0e0f";
     let alone = [
         "--party",

@@ -354,19 +354,22 @@ fn combinations(shares: &NShares, coin: Block) -> Result<NShares, Error> {
         Error::Usage("the consistency check needs ρ more shares than it checks".into())
     })?;
     let mut prg = seeded(coin, b"tessera-ag consistency coefficients");
+    let w = shares.party.width();
     let mut out = NShares::zeroed(shares.party, RHO);
     for r in 0..RHO {
         out.xor_from(r, shares, l + r);
     }
     let mut chi = [0u64; 2];
-    for k in 0..l {
+    for (k, entry) in shares.v[..l * w].chunks_exact(w).enumerate() {
         if k % 2 == 0 {
             let b = prg.random_block();
             chi = [b.low(), b.high()];
         }
-        let bits = chi[k % 2];
-        for r in (0..RHO).filter(|r| bits >> r & 1 == 1) {
-            out.xor_from(r, shares, k);
+        let mut bits = chi[k % 2] & ((1 << RHO) - 1);
+        while bits != 0 {
+            let r = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            xor_entry(&mut out.v[r * w..(r + 1) * w], entry);
         }
     }
     Ok(out)

@@ -1,13 +1,14 @@
-//! `tessera bench ag`: actively secure two-party computation by authenticated garbling between
-//! two threads over loopback TCP (or through the link emulator): setup, function-independent,
+//! `tessera bench ag`: actively secure computation by authenticated garbling between two
+//! (KRRW18) or among n (WRK17b) threads over loopback TCP (or through the link emulator): setup,
+//! function-independent,
 //! function-dependent and online time, bytes per AND gate per phase, AND gates per second and
 //! the process's peak RSS, against semi-honest garbling plus evaluation of the same circuit in
 //! one thread (measured in the same run) and, with `--net`, against the link's bound.
 
 use super::yao::LocalMs;
-use super::{Exchange, NetCondition, Wire, cpu_model, loopback, median, peak_rss_bytes};
+use super::{Exchange, NetCondition, Wire, cpu_model, loopback_mesh, median, peak_rss_bytes};
 use crate::CliError;
-use crate::ag::{CotArg, in_threads};
+use crate::ag::{CotArg, Job, in_threads};
 use crate::circuit::load;
 use clap::Args;
 use serde_json::{Value, json};
@@ -30,10 +31,10 @@ const PHASES: [&str; 4] = [
 /// Options of `tessera bench ag`.
 #[derive(Args)]
 pub struct AgArgs {
-    /// Party counts (two parties only, for now).
+    /// Party counts: 2 runs KRRW18's two-party protocol, more WRK17b's (party 0 evaluating).
     #[arg(long, value_delimiter = ',', default_value = "2")]
     parties: Vec<usize>,
-    /// Built-in circuits or Bristol files of one or two input values.
+    /// Built-in circuits or Bristol files (input value i from party i).
     #[arg(long, value_delimiter = ',', default_value = "aes128,sha256")]
     circuit: Vec<String>,
     /// The correlated OT behind the authenticated bits.
@@ -61,7 +62,7 @@ pub struct AgArgs {
 
 /// One run: each party's phases, and the outputs checked.
 struct Sample {
-    phases: [Vec<Phase>; 2],
+    phases: Vec<Vec<Phase>>,
     total_ms: f64,
     /// The link the run went over.
     wire: Wire,
@@ -72,24 +73,29 @@ pub fn run(args: &AgArgs) -> Result<(), CliError> {
     if let Some(ands) = args.chain_ands {
         return super::ag_chain::run(ands, args.cot, args.json, args.evaluator_of.as_deref());
     }
-    if let Some(&n) = args.parties.iter().find(|&&n| n != 2) {
-        return Err(CliError::Usage(format!(
-            "--parties {n}: authenticated garbling runs between two parties for now"
-        )));
+    if let Some(&n) = args.parties.iter().find(|&&n| n < 2) {
+        return Err(CliError::Usage(format!("--parties {n}: at least 2")));
     }
-    for name in &args.circuit {
-        let (circuit, _) = load(name)?;
-        let program = Program::new(&circuit)?;
-        let samples = (0..args.samples)
-            .map(|_| sample(&circuit, &program, args))
-            .collect::<Result<Vec<_>, _>>()?;
-        report(args, name, &circuit, &program, &samples)?;
+    for &n in &args.parties {
+        for name in &args.circuit {
+            let (circuit, _) = load(name)?;
+            let program = if n == 2 {
+                Some(Program::new(&circuit)?)
+            } else {
+                None
+            };
+            let job = program.as_ref().map_or(Job::Many(&circuit), Job::Two);
+            let samples = (0..args.samples)
+                .map(|_| sample(&circuit, job, n, args))
+                .collect::<Result<Vec<_>, _>>()?;
+            report(args, name, &circuit, job, &samples)?;
+        }
     }
     Ok(())
 }
 
-/// One run between two threads on fresh random inputs, outputs checked against plaintext.
-fn sample(circuit: &Circuit, program: &Program, args: &AgArgs) -> Result<Sample, CliError> {
+/// One run among `n` threads on fresh random inputs, outputs checked against plaintext.
+fn sample(circuit: &Circuit, job: Job<'_>, n: usize, args: &AgArgs) -> Result<Sample, CliError> {
     let mut prg = Prg::from_os()?;
     let values: Vec<Vec<bool>> = circuit
         .inputs
@@ -98,11 +104,11 @@ fn sample(circuit: &Circuit, program: &Program, args: &AgArgs) -> Result<Sample,
         .collect();
     let expect = evaluate(circuit, &values)?.concat();
     let ot = args.cot.choice()?;
-    let ((g_net, e_net), wire) = loopback(args.net)?;
+    let (nets, wire) = loopback_mesh(n, None, args.net)?;
     let start = Instant::now();
-    let runs = in_threads(vec![g_net, e_net], ot, program, &values)?;
+    let runs = in_threads(nets, ot, job, &values)?;
     let total_ms = start.elapsed().as_secs_f64() * 1e3;
-    let mut phases = [Vec::new(), Vec::new()];
+    let mut phases = vec![Vec::new(); n];
     for (p, r) in runs.into_iter().enumerate() {
         if r.output.as_deref() != Some(&expect[..]) {
             return Err(CliError::Usage(format!(
@@ -118,7 +124,7 @@ fn sample(circuit: &Circuit, program: &Program, args: &AgArgs) -> Result<Sample,
     })
 }
 
-/// Phase `name` of a run: the later party's time, both parties' bytes.
+/// Phase `name` of a run: the latest party's time, every party's bytes.
 fn phase(s: &Sample, name: &str) -> (f64, u64) {
     let mut ms: f64 = 0.0;
     let mut bytes = 0;
@@ -133,10 +139,11 @@ fn report(
     args: &AgArgs,
     name: &str,
     circuit: &Circuit,
-    program: &Program,
+    job: Job<'_>,
     samples: &[Sample],
 ) -> Result<(), CliError> {
-    let ands = program.ands().max(1) as f64;
+    let ands = job.ands().max(1) as f64;
+    let n = samples[0].phases.len();
     let local_ms = SchemeKind::Prp.visit(LocalMs(circuit))?;
     let mut phases = serde_json::Map::new();
     let mut text = Vec::new();
@@ -154,9 +161,9 @@ fn report(
     let total_ms = median(samples.iter().map(|s| s.total_ms).collect());
     let mut v = json!({
         "circuit": name,
-        "parties": 2,
+        "parties": n,
         "cot": args.cot.choice()?.name(),
-        "and_gates": program.ands(),
+        "and_gates": job.ands(),
         "samples": samples.len(),
         "phases": Value::Object(phases),
         "total_ms": total_ms,
@@ -171,14 +178,18 @@ fn report(
     });
     let last = &samples[samples.len() - 1];
     last.wire.describe(&mut v);
-    let judged = online_bound(samples, &mut v);
+    let judged = if n == 2 {
+        online_bound(samples, &mut v)
+    } else {
+        String::new()
+    };
     if args.json {
         println!("{v}");
     } else {
         println!(
-            "{name}, 2 parties, {}: {} AND gates, {}; total {total_ms:.1} ms, {:.0} bytes per AND gate, {:.3} M AND/s (semi-honest garble+evaluate alone {local_ms:.2} ms){judged}",
+            "{name}, {n} parties, {}: {} AND gates, {}; total {total_ms:.1} ms, {:.0} bytes per AND gate, {:.3} M AND/s (semi-honest garble+evaluate alone {local_ms:.2} ms){judged}",
             args.cot.choice()?.name(),
-            program.ands(),
+            job.ands(),
             text.join(", "),
             total_bytes / ands,
             ands / (total_ms / 1e3) / 1e6,
