@@ -9,7 +9,7 @@
 //! its one Δ ([`tessera_protocols::Session::fix_ot_delta`]): party i takes its random bits from
 //! its OT with its first peer as its shares, and tells every other peer the difference to the
 //! bits of their OT. A party could tell different peers differences to different bits; the
-//! consistency check ([`consistency`]) catches that.
+//! consistency check ([`Consistency`]) catches that.
 
 use super::{Exchange, Round};
 use crate::abit::{self, AuthKeys};
@@ -17,13 +17,9 @@ use crate::checks::{self, Check};
 use crate::wire::{self as kinds, unpack_bits};
 use crate::{Error, combine};
 use subtle::ConstantTimeEq;
-use tessera_core::{Block, Prg};
+use tessera_core::{Block, Prg, gf128};
 use tessera_net::role::pack_bits;
 use tessera_protocols::Session;
-
-/// The statistical security parameter of the consistency check: a party that authenticated
-/// different bits to different peers passes with probability 2^-ρ.
-pub const RHO: usize = 40;
 
 /// Who this party is among n, and its global Δ (least significant bit 1).
 #[derive(Clone, Copy)]
@@ -190,7 +186,7 @@ fn first_peer(me: usize) -> usize {
 }
 
 /// `len` fresh random authenticated shares (not yet checked for consistency: the caller runs
-/// [`consistency`] over them with ρ more).
+/// [`Consistency`] over them with [`CHECK_SHARES`] more).
 pub fn random(
     s: &mut Session,
     ex: &mut Exchange,
@@ -346,84 +342,108 @@ pub fn seeded(coin: Block, tag: &[u8]) -> Prg {
     Prg::from_seed_block(Block::from_bytes(seed[..16].try_into().unwrap_or_default()))
 }
 
-/// The consistency check's ρ combinations of `shares` (the last ρ shares only as masks): for
-/// combination r, ⊕_k χ_{r,k}·x_k ⊕ x_{ℓ+r} with the χ drawn from `coin`. Returns the
-/// combined entries (MACs and keys added alike).
-fn combinations(shares: &NShares, coin: Block) -> Result<NShares, Error> {
-    let l = shares.len().checked_sub(RHO).ok_or_else(|| {
-        Error::Usage("the consistency check needs ρ more shares than it checks".into())
-    })?;
-    let mut prg = seeded(coin, b"tessera-ag consistency coefficients");
-    let w = shares.party.width();
-    let mut out = NShares::zeroed(shares.party, RHO);
-    for r in 0..RHO {
-        out.xor_from(r, shares, l + r);
-    }
-    let mut chi = [0u64; 2];
-    for (k, entry) in shares.v[..l * w].chunks_exact(w).enumerate() {
-        if k % 2 == 0 {
-            let b = prg.random_block();
-            chi = [b.low(), b.high()];
-        }
-        let mut bits = chi[k % 2] & ((1 << RHO) - 1);
-        while bits != 0 {
-            let r = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            xor_entry(&mut out.v[r * w..(r + 1) * w], entry);
-        }
-    }
-    Ok(out)
+/// What the consistency check sends each peer, and checks of what each peer sends: one random
+/// linear combination over GF(2^128) of all the shares, X = Σ_k χ_k·x_k ⊕ Σ_t x_{ℓ+t}·X^t (the
+/// last [`CHECK_SHARES`] shares only as a uniform mask), with its MAC under the peer's Δ,
+/// Σ_k χ_k·M\[x_k\] ⊕ Σ_t X^t·M\[x_{ℓ+t}\] = Σ (the same of the keys) ⊕ X·Δ (WRK17b §3's
+/// check that every party authenticated the same bits to every peer, with the combination in
+/// the field instead of ρ bit combinations: a party whose bits toward two peers differ by e ≠ 0
+/// shows them the same X only if Σ χ_k·e_k = 0, probability 2^-128 over the coin, and a
+/// different X to one only with a MAC it must forge).
+pub struct Consistency {
+    party: Party,
+    x: Block,
+    /// Per peer: the combination of this party's MACs, and of its keys for the peer's shares.
+    macs: Vec<Block>,
+    keys: Vec<Block>,
 }
 
-/// What the consistency check sends each peer: the combinations opened to it.
-pub struct Consistency {
-    combined: NShares,
-}
+/// The shares the consistency check uses up as its mask.
+pub const CHECK_SHARES: usize = 128;
 
 impl Consistency {
-    /// The combinations of `shares` under `coin` (WRK17b §3's check that every party
-    /// authenticated the same bits to every peer).
+    /// The combinations of `shares` under `coin`.
     pub fn new(shares: &NShares, coin: Block) -> Result<Self, Error> {
+        let party = shares.party;
+        let l = shares.len().checked_sub(CHECK_SHARES).ok_or_else(|| {
+            Error::Usage("the consistency check needs 128 more shares than it checks".into())
+        })?;
+        let mut prg = seeded(coin, b"tessera-ag consistency coefficients");
+        let (w, n) = (party.width(), party.n);
+        let mut x = Block::ZERO;
+        let (mut macs, mut keys) = (vec![Block::ZERO; n], vec![Block::ZERO; n]);
+        let mut chi = vec![Block::ZERO; CHUNK];
+        let mut column = vec![Block::ZERO; CHUNK];
+        for start in (0..l + CHECK_SHARES).step_by(CHUNK) {
+            let end = (start + CHUNK).min(l + CHECK_SHARES);
+            let chi = &mut chi[..end - start];
+            for (i, c) in (start..end).zip(chi.iter_mut()) {
+                *c = if i < l {
+                    prg.random_block()
+                } else {
+                    Block::new(1 << (i - l))
+                };
+                x ^= *c & Block::mask(shares.bit(i));
+            }
+            let column = &mut column[..end - start];
+            for (s, j) in party.peers().enumerate() {
+                for half in 0..2 {
+                    for (c, i) in column.iter_mut().zip(start..end) {
+                        *c = shares.v[i * w + 2 * s + half];
+                    }
+                    let sum = if half == 0 {
+                        &mut macs[j]
+                    } else {
+                        &mut keys[j]
+                    };
+                    *sum ^= gf128::inner_product(chi, column);
+                }
+            }
+        }
         Ok(Consistency {
-            combined: combinations(shares, coin)?,
+            party,
+            x,
+            macs,
+            keys,
         })
     }
 
-    /// The opening for peer `j`.
+    /// The opening for peer `j`: X and its MAC under j's Δ.
     pub fn opening(&self, j: usize) -> Vec<u8> {
-        abit::open_macs(&self.combined.macs_for(j, 0..RHO), 0)
+        [self.x.to_bytes(), self.macs[j].to_bytes()].concat()
     }
 
     /// Bytes of an opening.
-    pub const LEN: usize = RHO.div_ceil(8) + abit::DIGEST;
+    pub const LEN: usize = 32;
 
-    /// Checks peer `j`'s opening against this party's keys; returns the bits it showed.
-    pub fn check(&self, j: usize, msg: &[u8]) -> Result<Vec<bool>, Error> {
-        let keys = self.combined.keys_for(j, 0..RHO);
-        abit::check_macs(self.combined.party.delta, &keys, 0, msg)
+    /// Checks peer `j`'s opening against this party's keys; returns the X it showed.
+    pub fn check(&self, j: usize, msg: &[u8]) -> Result<Block, Error> {
+        let x = Block::from_bytes(msg[..16].try_into().unwrap_or_default());
+        let mac = Block::from_bytes(msg[16..32].try_into().unwrap_or_default());
+        let want = self.keys[j] ^ gf128::mul(x, self.party.delta);
+        if bool::from(want.to_bytes().ct_eq(&mac.to_bytes())) || !checks::on(Check::Consistency) {
+            Ok(x)
+        } else {
+            Err(Error::CheckFailed {
+                check: "the consistency check's MACs",
+            })
+        }
     }
 
-    /// The digest of every party's combinations as this party saw them (its own and the
-    /// checked openings `seen`, by party): equal at every party when each showed all peers the
-    /// same bits.
-    pub fn echo(&self, seen: &[Vec<bool>]) -> [u8; DIGEST] {
-        let mine: Vec<bool> = (0..RHO).map(|r| self.combined.bit(r)).collect();
-        let packed: Vec<Vec<u8>> = seen
+    /// The digest of every party's X as this party saw them (its own and the checked openings
+    /// `seen`, by party): equal at every party when each showed all peers the same.
+    pub fn echo(&self, seen: &[Block]) -> [u8; DIGEST] {
+        let all: Vec<u8> = seen
             .iter()
             .enumerate()
-            .map(|(j, s)| {
-                let s = if j == self.combined.party.me {
-                    &mine
-                } else {
-                    s
-                };
-                pack_bits(s.iter().copied())
-            })
+            .flat_map(|(j, x)| if j == self.party.me { self.x } else { *x }.to_bytes())
             .collect();
-        let parts: Vec<&[u8]> = packed.iter().map(Vec::as_slice).collect();
-        combine::hash(b"tessera-ag consistency echo", &parts)
+        combine::hash(b"tessera-ag consistency echo", &[&all])
     }
 }
+
+/// Shares combined at a time.
+const CHUNK: usize = 1024;
 
 /// Compares this party's echo with every peer's (`theirs`, by party).
 pub fn check_echo(

@@ -1,7 +1,7 @@
 //! Authenticated AND triples among n parties (WRK17b §3, Fig. 8), with the circuit's masks
 //! drawn beside them so that one consistency check covers both:
 //!
-//! 1. **Shares**: random \[x\], \[y\], \[r\] for ℓ·B leaky triples, the masks and ρ more
+//! 1. **Shares**: random \[x\], \[y\], \[r\] for ℓ·B leaky triples, the masks and 128 more
 //!    ([`share::random`]).
 //! 2. **Half-authenticated ANDs**: each pair i < j computes shares of x^i·y^j ⊕ x^j·y^i, P_i
 //!    sending two bits per triple: u = H(K\[x^j\]) ⊕ H(K\[x^j\] ⊕ Δ_i) ⊕ y^i (low bits) and the
@@ -14,16 +14,16 @@
 //!    party commits to a random linear combination of its H_i and opens it: the openings must
 //!    add to 0. A wrong bit in step 2 passes only when the honest party's x- or y-share hides
 //!    it (probability 1/2), and then leaks that share.
-//! 4. **Consistency** ([`share::Consistency`], after the same coin): each party opens ρ random
-//!    combinations of all its shares to every peer, MAC-checked, and the parties compare a
-//!    digest of all openings: a party that told peers differences to different bits, or
-//!    different e, is caught but with probability 2^-ρ.
+//! 4. **Consistency** ([`share::Consistency`], after the same coin): each party opens a random
+//!    linear combination over GF(2^128) of all its shares to every peer, MAC-checked, and the
+//!    parties compare a digest of all openings: a party that told peers differences to
+//!    different bits, or different e, is caught but with probability 2^-128.
 //! 5. **Bucketing** as in the two-party [`crate::triples`]: B layers of ℓ, cyclically shifted
 //!    by the coin, each bucket folded into one triple by opening y_1 ⊕ y_i (MAC-checked).
 //!
 //! One coin serves steps 3 to 5: every message a cheater could choose is sent before it.
 
-use super::share::{self, Consistency, NShares, Party, RHO, xor_entry};
+use super::share::{self, CHECK_SHARES, Consistency, NShares, Party, xor_entry};
 use super::{Exchange, Round};
 use crate::Error;
 use crate::checks::{self, Check};
@@ -50,6 +50,9 @@ enum Use {
 fn tweak(u: Use, k: usize) -> Block {
     Block::from_halves(TWEAK_HIGH | u as u64, k as u64)
 }
+
+/// Keys or MACs hashed at a time.
+const CHUNK: usize = 1024;
 
 /// One party's preprocessing: authenticated AND triples and the circuit's masks.
 #[derive(Debug)]
@@ -83,7 +86,7 @@ pub fn generate(
 ) -> Result<Preprocessed, Error> {
     let bucket = if count == 0 { 1 } else { bucket_size(count) };
     let l = count * bucket;
-    let sh = share::random(s, ex, party, 3 * l + masks + RHO)?;
+    let sh = share::random(s, ex, party, 3 * l + masks + CHECK_SHARES)?;
     let mut leaky = Leaky {
         party,
         sh,
@@ -150,25 +153,61 @@ impl Leaky {
         Ok(h)
     }
 
+    /// H(v ⊕ offset, tweak(u, k)) for the values `v` of shares `at..` (`key`: this party's keys
+    /// for peer `j`'s shares, else its MACs under `j`'s Δ), k counting from `at`, chunk by
+    /// chunk: `f` gets each chunk's first k and hashes.
+    fn hashes(
+        &self,
+        j: usize,
+        key: bool,
+        (u, at): (Use, usize),
+        offset: Block,
+        mut f: impl FnMut(usize, &[Block]),
+    ) {
+        let mut v = vec![Block::ZERO; CHUNK];
+        let mut h = vec![Block::ZERO; CHUNK];
+        for start in (0..self.l).step_by(CHUNK) {
+            let end = (start + CHUNK).min(self.l);
+            let (v, h) = (&mut v[..end - start], &mut h[..end - start]);
+            for (x, k) in v.iter_mut().zip(start..end) {
+                *x = if key {
+                    self.sh.key(at + k, j)
+                } else {
+                    self.sh.mac(at + k, j)
+                };
+            }
+            self.hash.tccr_counter(v, offset, tweak(u, start), h);
+            f(start, h);
+        }
+    }
+
+    /// Low bits of H(K ⊕ Δ) ⊕ H(K) and of H(K) for this party's keys of peer `j`'s shares `at..`.
+    fn key_pads(&self, j: usize, (u, at): (Use, usize)) -> (Vec<bool>, Vec<bool>) {
+        let (mut zero, mut one) = (vec![false; self.l], vec![false; self.l]);
+        self.hashes(j, true, (u, at), Block::ZERO, |s, h| {
+            for (z, x) in zero[s..].iter_mut().zip(h) {
+                *z = x.lsb();
+            }
+        });
+        self.hashes(j, true, (u, at), self.party.delta, |s, h| {
+            for ((o, x), z) in one[s..].iter_mut().zip(h).zip(&zero[s..]) {
+                *o = x.lsb() ^ z;
+            }
+        });
+        (one, zero)
+    }
+
     /// This party's half-authenticated AND rows for peer `j` (for whose shares it holds keys),
     /// adding its own shares of the cross terms to `cross`.
     fn half_and_rows(&self, j: usize, cross: &mut [bool]) -> Vec<u8> {
-        let (l, delta) = (self.l, self.party.delta);
-        let mut x = Vec::with_capacity(4 * l);
-        let mut t = Vec::with_capacity(4 * l);
-        for k in 0..l {
-            let (kx, ky) = (self.sh.key(k, j), self.sh.key(l + k, j));
-            x.extend([kx, kx ^ delta, ky, ky ^ delta]);
-            let (tx, ty) = (tweak(Use::AndX, k), tweak(Use::AndY, k));
-            t.extend([tx, tx, ty, ty]);
-        }
-        let mut hs = vec![Block::ZERO; 4 * l];
-        self.hash.tccr(&x, &t, &mut hs);
+        let l = self.l;
+        let (dx, hx) = self.key_pads(j, (Use::AndX, 0));
+        let (dy, hy) = self.key_pads(j, (Use::AndY, l));
         let mut bits = Vec::with_capacity(2 * l);
-        for (k, h) in hs.chunks_exact(4).enumerate() {
-            bits.push(h[0].lsb() ^ h[1].lsb() ^ self.sh.bit(l + k));
-            bits.push(h[2].lsb() ^ h[3].lsb() ^ self.sh.bit(k));
-            cross[k] ^= h[0].lsb() ^ h[2].lsb();
+        for k in 0..l {
+            bits.push(dx[k] ^ self.sh.bit(l + k));
+            bits.push(dy[k] ^ self.sh.bit(k));
+            cross[k] ^= hx[k] ^ hy[k];
         }
         pack_bits(bits.into_iter())
     }
@@ -179,54 +218,43 @@ impl Leaky {
         let bits = unpack_bits(rows, 2 * l).ok_or(Error::CheckFailed {
             check: "the half-authenticated ANDs' format check",
         })?;
-        let mut x = Vec::with_capacity(2 * l);
-        let mut t = Vec::with_capacity(2 * l);
-        for k in 0..l {
-            x.extend([self.sh.mac(k, j), self.sh.mac(l + k, j)]);
-            t.extend([tweak(Use::AndX, k), tweak(Use::AndY, k)]);
-        }
-        let mut hs = vec![Block::ZERO; 2 * l];
-        self.hash.tccr(&x, &t, &mut hs);
-        for (k, h) in hs.chunks_exact(2).enumerate() {
-            let (xb, yb) = (self.sh.bit(k), self.sh.bit(l + k));
-            cross[k] ^= h[0].lsb() ^ (xb & bits[2 * k]) ^ h[1].lsb() ^ (yb & bits[2 * k + 1]);
+        for (u, at, row) in [(Use::AndX, 0, 0), (Use::AndY, l, 1)] {
+            self.hashes(j, false, (u, at), Block::ZERO, |s, h| {
+                for (k, x) in (s..).zip(h) {
+                    cross[k] ^= x.lsb() ^ (self.sh.bit(at + k) & bits[2 * k + row]);
+                }
+            });
         }
         Ok(())
     }
 
     /// The check's rows U for peer `j`, adding H(K\[x^j\]) to `h`.
     fn check_rows(&self, j: usize, phi: &[Block], h: &mut [Block]) -> Vec<u8> {
-        let (l, delta) = (self.l, self.party.delta);
-        let mut x = Vec::with_capacity(2 * l);
-        let mut t = Vec::with_capacity(2 * l);
-        for k in 0..l {
-            let kx = self.sh.key(k, j);
-            x.extend([kx, kx ^ delta]);
-            t.extend([tweak(Use::Check, k); 2]);
-        }
-        let mut hs = vec![Block::ZERO; 2 * l];
-        self.hash.tccr(&x, &t, &mut hs);
-        let mut msg = Vec::with_capacity(16 * l);
-        for (k, pair) in hs.chunks_exact(2).enumerate() {
-            h[k] ^= pair[0];
-            msg.extend_from_slice(&(pair[0] ^ pair[1] ^ phi[k]).to_bytes());
-        }
-        msg
+        let mut u = phi.to_vec();
+        self.hashes(j, true, (Use::Check, 0), Block::ZERO, |s, hs| {
+            for ((a, b), x) in u[s..].iter_mut().zip(&mut h[s..]).zip(hs) {
+                *a ^= *x;
+                *b ^= *x;
+            }
+        });
+        self.hashes(j, true, (Use::Check, 0), self.party.delta, |s, hs| {
+            for (a, x) in u[s..].iter_mut().zip(hs) {
+                *a ^= *x;
+            }
+        });
+        bytemuck::cast_slice::<Block, u8>(&u).to_vec()
     }
 
     /// Takes peer `j`'s check rows: adds H(M\[x^i\]) ⊕ x^i·U to `h`.
     fn check_eval(&self, j: usize, rows: &[u8], h: &mut [Block]) -> Result<(), Error> {
-        let l = self.l;
         let u = tessera_net::role::blocks(rows).map_err(|_| Error::CheckFailed {
             check: "the leaky AND check rows' format check",
         })?;
-        let x: Vec<Block> = (0..l).map(|k| self.sh.mac(k, j)).collect();
-        let t: Vec<Block> = (0..l).map(|k| tweak(Use::Check, k)).collect();
-        let mut hs = vec![Block::ZERO; l];
-        self.hash.tccr(&x, &t, &mut hs);
-        for k in 0..l {
-            h[k] ^= hs[k] ^ (u[k] & Block::mask(self.sh.bit(k)));
-        }
+        self.hashes(j, false, (Use::Check, 0), Block::ZERO, |s, hs| {
+            for (k, x) in (s..).zip(hs) {
+                h[k] ^= *x ^ (u[k] & Block::mask(self.sh.bit(k)));
+            }
+        });
         Ok(())
     }
 
@@ -297,7 +325,7 @@ impl Leaky {
         });
         let expect = share::expect_from(party, |_| true, Consistency::LEN + 32);
         let got = ex.round(s, Round::new(kinds::N_CHECK, out, expect))?;
-        let mut seen = vec![Vec::new(); party.n];
+        let mut seen = vec![Block::ZERO; party.n];
         for (j, msg) in got.iter().enumerate() {
             let Some(msg) = msg else { continue };
             seen[j] = consistency

@@ -487,7 +487,7 @@ pub fn uncaught_in_multi(circuit: &Circuit, n: usize, trials: u128) -> Vec<Strin
     kinds.dedup();
     kinds.sort_by_key(|(f, k)| (*f, k.id));
     kinds.dedup();
-    let mut missed = Vec::new();
+    let mut jobs = Vec::new();
     for (from, kind) in kinds {
         let recipients: Vec<usize> = sent
             .iter()
@@ -496,32 +496,52 @@ pub fn uncaught_in_multi(circuit: &Circuit, n: usize, trials: u128) -> Vec<Strin
             .collect();
         for trial in 0..trials {
             let to = recipients[trial as usize % recipients.len()];
-            let earlier: Transcript = sent
-                .iter()
-                .filter(|(f, t, k, _)| *f == from && *t == to && *k == kind)
-                .map(|(_, _, k, m)| (Side::First, *k, m.clone()))
-                .collect();
-            for tamper in Tamper::all(&mut prg) {
-                let outcome = n_parties(n, softspoken(), |s| {
-                    let me = s.id();
-                    let mut edit = |k: Kind, j: usize, m: &mut Vec<u8>| {
-                        if k == kind && j == to {
-                            tamper.apply(m, (Side::First, k), &earlier, trial);
-                        }
-                    };
-                    let edit: Option<multi::Edit<'_>> = (me == from).then_some(&mut edit);
-                    multi::run_edited(s, circuit, &mine(&values, me), edit)
-                });
-                if let Err(why) = verdict_multi(&outcome, from, to, kind, &expect) {
-                    missed.push(format!(
-                        "{} from {from} to {to}, {tamper:?}: {why}",
-                        kind.name
-                    ));
-                }
-            }
+            let tampers = Tamper::all(&mut prg);
+            jobs.push((from, kind, to, trial, tampers));
         }
     }
-    missed
+    // The trials run on every core (each run's parties on threads of their own).
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let missed = std::sync::Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(1, |c| c.get());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let j = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&(from, kind, to, trial, tampers)) = jobs.get(j) else {
+                        break;
+                    };
+                    if j.is_multiple_of((jobs.len() / 10).max(1)) {
+                        eprintln!("tampering trials: {j} of {} started", jobs.len());
+                    }
+                    let earlier: Transcript = sent
+                        .iter()
+                        .filter(|(f, t, k, _)| *f == from && *t == to && *k == kind)
+                        .map(|(_, _, k, m)| (Side::First, *k, m.clone()))
+                        .collect();
+                    for tamper in tampers {
+                        let outcome = n_parties(n, softspoken(), |s| {
+                            let me = s.id();
+                            let mut edit = |k: Kind, j: usize, m: &mut Vec<u8>| {
+                                if k == kind && j == to {
+                                    tamper.apply(m, (Side::First, k), &earlier, trial);
+                                }
+                            };
+                            let edit: Option<multi::Edit<'_>> = (me == from).then_some(&mut edit);
+                            multi::run_edited(s, circuit, &mine(&values, me), edit)
+                        });
+                        if let Err(why) = verdict_multi(&outcome, from, to, kind, &expect) {
+                            let line =
+                                format!("{} from {from} to {to}, {tamper:?}: {why}", kind.name);
+                            missed.lock().unwrap().push(line);
+                        }
+                    }
+                }
+            });
+        }
+    });
+    missed.into_inner().unwrap()
 }
 
 /// Party `me`'s input value.
