@@ -512,7 +512,7 @@ pub fn uncaught_in_multi(circuit: &Circuit, n: usize, trials: u128) -> Vec<Strin
                     let Some(&(from, kind, to, trial, tampers)) = jobs.get(j) else {
                         break;
                     };
-                    if j.is_multiple_of((jobs.len() / 10).max(1)) {
+                    if j.is_multiple_of((jobs.len() / 20).max(1)) {
                         eprintln!("tampering trials: {j} of {} started", jobs.len());
                     }
                     let earlier: Transcript = sent
@@ -534,6 +534,7 @@ pub fn uncaught_in_multi(circuit: &Circuit, n: usize, trials: u128) -> Vec<Strin
                         if let Err(why) = verdict_multi(&outcome, from, to, kind, &expect) {
                             let line =
                                 format!("{} from {from} to {to}, {tamper:?}: {why}", kind.name);
+                            eprintln!("missed: {line}");
                             missed.lock().unwrap().push(line);
                         }
                     }
