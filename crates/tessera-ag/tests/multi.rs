@@ -97,3 +97,30 @@ fn wrong_inputs_are_refused_with_what_is_wrong() {
         "{e}"
     );
 }
+
+/// Circuit files streamed window by window among three parties, each window a program whose
+/// inputs are carried from the windows before by position: AES-128 in windows of 300 gates and
+/// a random circuit of three input values in windows of 7, every party's outputs equal to
+/// plaintext.
+#[test]
+fn a_file_streams_window_by_window_among_three() {
+    use tessera_circuit::bristol::{self, stream::Streamed};
+    let dir = tempfile::tempdir().unwrap();
+    let mut prg = Prg::from_seed_block(Block::new(72));
+    let random = random_circuit(&mut prg, &[5, 6, 7], 300, Some(12));
+    for (name, circuit, window) in [("aes", aes128().unwrap(), 300), ("random", random, 7)] {
+        let path = dir.path().join(format!("{name}.txt"));
+        let text = bristol::write(&circuit, bristol::Format::Fashion).unwrap();
+        std::fs::write(&path, text).unwrap();
+        let values = random_values(&mut prg, &circuit);
+        let expect: Vec<bool> = eval::evaluate(&circuit, &values).unwrap().concat();
+        let outs = n_parties(3, softspoken(), |s| {
+            let mut file = Streamed::open(&path, window).unwrap();
+            let mine = values.get(s.id()).cloned().unwrap_or_default();
+            multi::run_file(s, &mut file, &mine)
+        });
+        for (i, out) in outs.into_iter().enumerate() {
+            assert_eq!(out.unwrap(), expect, "{name}: party {i}");
+        }
+    }
+}

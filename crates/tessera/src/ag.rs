@@ -92,7 +92,7 @@ pub struct RunArgs {
     output: OutputArg,
     /// Read the circuit file in windows of this many gates, each run with the live wires
     /// carried from the ones before, instead of whole: memory follows one window and the live
-    /// wires, not the file (two parties).
+    /// wires, not the file.
     #[arg(long)]
     window: Option<usize>,
     /// The correlated OT behind the authenticated bits.
@@ -134,9 +134,9 @@ enum Source {
 impl Source {
     /// The circuit `args` name, checked for `parties` parties.
     fn load(args: &RunArgs, parties: usize) -> Result<Source, CliError> {
-        if parties > 2 && (args.window.is_some() || args.output != OutputArg::All) {
+        if parties > 2 && args.output != OutputArg::All {
             return Err(CliError::Usage(format!(
-                "{parties} parties: every party learns the outputs and the circuit is read whole (--output all, no --window)"
+                "{parties} parties: every party learns the outputs (--output all)"
             )));
         }
         let source = match args.window {
@@ -186,6 +186,9 @@ impl Source {
     ) -> Result<Option<Vec<bool>>, CliError> {
         Ok(match self {
             Source::Whole(w) => twopc::run(session, &w.1, input, to)?,
+            Source::Streamed(file) if session.parties() > 2 => {
+                Some(multi::run_file(session, file, input)?)
+            }
             Source::Streamed(file) => twopc::run_file(session, file, input, to)?,
             Source::Many(c) => Some(multi::run(session, c, input)?),
         })

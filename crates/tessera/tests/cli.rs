@@ -1168,6 +1168,41 @@ fn actively_secure_aes_among_three_processes() {
     }
 }
 
+/// `tessera ag run --window` among three processes: AES-128 read from a Bristol file in windows
+/// of 500 gates by every party, every one printing the ciphertext.
+#[test]
+fn an_actively_secure_run_among_three_streams_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("aes.txt");
+    let f = file.to_str().unwrap();
+    let (ok, _, err) = tessera(&["circuit", "write", "aes128", "--out", f]);
+    assert!(ok, "{err}");
+    let common = ["--circuit", f, "--window", "500"];
+    let key = "000102030405060708090a0b0c0d0e0f";
+    let (first, a0) = spawn_ag_party(
+        0,
+        "127.0.0.1:0,-,-",
+        &[&common[..], &["--input", key]].concat(),
+    );
+    let plain = "00112233445566778899aabbccddeeff";
+    let (second, a1) = spawn_ag_party(
+        1,
+        &format!("{a0},127.0.0.1:0,-"),
+        &[&common[..], &["--input", plain]].concat(),
+    );
+    let parties = format!("{a0},{a1},-");
+    let args = ["ag", "run", "--party", "2", "--parties", &parties];
+    let (ok, out, err) = tessera(&[&args[..], &common, &["--json"]].concat());
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["output"][0], "69c4e0d86a7b0430d8cdb78070b4c55a", "{out}");
+    assert_eq!(v["size"]["window"], 500);
+    for c in [first, second] {
+        let c = c.wait_with_output().unwrap();
+        assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+    }
+}
+
 /// `tessera ag run` over TLS, every party pinning the other's certificate.
 #[test]
 fn actively_secure_aes_over_tls() {
@@ -1245,8 +1280,8 @@ fn an_actively_secure_run_streams_a_file_in_windows() {
 }
 
 /// `tessera ag run` refuses, with a message naming what is wrong: an input of the wrong width,
-/// a party list naming one address twice, windows among three parties, and a peer that never
-/// comes.
+/// a party list naming one address twice, outputs to one party among three, and a peer that
+/// never comes.
 #[test]
 fn actively_secure_runs_refuse_bad_setups() {
     let run = |args: &[&str]| tessera(&[&["ag", "run", "--circuit", "aes128"][..], args].concat());
@@ -1263,7 +1298,7 @@ fn actively_secure_runs_refuse_bad_setups() {
     let (ok, _, err) = run(&["--party", "0", "--parties", twice, "--input", "00"]);
     assert!(!ok && err.contains("another party's too"), "{err}");
     let three = "127.0.0.1:7398,127.0.0.1:7397,-";
-    let (ok, _, err) = run(&["--party", "0", "--parties", three, "--window", "500"]);
+    let (ok, _, err) = run(&["--party", "0", "--parties", three, "--output", "garbler"]);
     assert!(
         !ok && err.contains("3 parties: every party learns"),
         "{err}"

@@ -23,6 +23,7 @@ use super::{Exchange, Round};
 use crate::Error;
 use crate::checks::{self, Check};
 use crate::combine::{self, Combination};
+use crate::share::{gather, scatter};
 use crate::wire::{self as kinds, unpack_bits};
 use subtle::ConstantTimeEq;
 use tessera_circuit::{Circuit, GateKind};
@@ -36,6 +37,88 @@ const TWEAK_HIGH: u64 = 1 << 59;
 /// The tweak of block `blk` of row `row` of AND gate `gate`.
 fn tweak(gate: usize, row: usize, blk: usize) -> Block {
     Block::from_halves(TWEAK_HIGH | (row as u64) << 32 | blk as u64, gate as u64)
+}
+
+/// What a run's next program starts from.
+#[derive(Debug)]
+pub enum Start<'a> {
+    /// This party's fresh inputs (input value i of the circuit is party i's).
+    Fresh(&'a [bool]),
+    /// The state of the circuit's input wires, carried from earlier programs.
+    Carried(Carry),
+}
+
+/// How a program ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// Its outputs are opened to every party.
+    Decode,
+    /// Its output wires are carried to the next program.
+    Carry,
+}
+
+/// What a program ended with.
+#[derive(Debug)]
+pub enum Ended {
+    /// The outputs.
+    Outputs(Vec<bool>),
+    /// The state of its output wires.
+    Carried(Carry),
+}
+
+/// What a party carries from one program to the next, wire by wire: its mask shares; a
+/// garbler's zero labels; the evaluator's masked values and every garbler's label.
+#[derive(Clone, Debug)]
+pub struct Carry {
+    lam: NShares,
+    zero: Vec<Block>,
+    masked: Vec<bool>,
+    labels: Vec<Vec<Block>>,
+}
+
+impl Carry {
+    /// A store of no wires for `party`.
+    pub fn empty(party: Party) -> Self {
+        Carry {
+            lam: NShares::zeroed(party, 0),
+            zero: Vec::new(),
+            masked: Vec::new(),
+            labels: vec![Vec::new(); if party.me == 0 { party.n - 1 } else { 0 }],
+        }
+    }
+
+    /// The state of the wires at `positions`, in order.
+    pub fn select(&self, positions: &[u32]) -> Carry {
+        Carry {
+            lam: self.lam.gather(positions),
+            zero: gather_if(&self.zero, positions),
+            masked: gather_if(&self.masked, positions),
+            labels: self.labels.iter().map(|l| gather(l, positions)).collect(),
+        }
+    }
+
+    /// Puts the wires of `from` at `positions`, the store first grown to `size` positions.
+    pub fn place(&mut self, positions: &[u32], from: Carry, size: usize) {
+        self.lam.scatter(positions, &from.lam, size);
+        if !from.zero.is_empty() {
+            scatter(&mut self.zero, positions, &from.zero, size);
+        }
+        if !from.masked.is_empty() {
+            scatter(&mut self.masked, positions, &from.masked, size);
+        }
+        for (l, f) in self.labels.iter_mut().zip(&from.labels) {
+            scatter(l, positions, f, size);
+        }
+    }
+}
+
+/// `v` at `positions`, or nothing where this party keeps none.
+fn gather_if<T: Copy>(v: &[T], positions: &[u32]) -> Vec<T> {
+    if v.is_empty() {
+        Vec::new()
+    } else {
+        gather(v, positions)
+    }
 }
 
 /// One party's garbled circuit, ready for the online phase.
@@ -61,14 +144,21 @@ impl std::fmt::Debug for Garbled<'_> {
     }
 }
 
-/// The wire masks: inputs' and AND outputs' from `masks`, the rest derived.
-fn wire_masks(party: Party, circuit: &Circuit, masks: &NShares) -> NShares {
+/// The wire masks: inputs' from `carried` or else from `masks`, AND outputs' from `masks`, the
+/// rest derived.
+fn wire_masks(
+    party: Party,
+    circuit: &Circuit,
+    masks: &NShares,
+    carried: Option<&Carry>,
+) -> NShares {
     let mut lam = NShares::zeroed(party, circuit.num_wires as usize);
     let inputs = circuit.num_input_wires() as usize;
+    let from = carried.map_or(masks, |c| &c.lam);
     for w in 0..inputs {
-        lam.xor_from(w, masks, w);
+        lam.xor_from(w, from, w);
     }
-    let mut next = inputs;
+    let mut next = if carried.is_some() { 0 } else { inputs };
     let mut tmp = vec![Block::ZERO; party.width()];
     for g in &circuit.gates {
         let (a, b, out) = (g.a as usize, g.b as usize, g.out as usize);
@@ -119,8 +209,9 @@ pub fn garble<'c>(
     party: Party,
     circuit: &'c Circuit,
     pre: Preprocessed,
+    carried: Option<&Carry>,
 ) -> Result<Garbled<'c>, Error> {
-    let lam = wire_masks(party, circuit, &pre.masks);
+    let lam = wire_masks(party, circuit, &pre.masks, carried);
     let ands: Vec<_> = circuit
         .gates
         .iter()
@@ -157,7 +248,7 @@ pub fn garble<'c>(
     let table_len = ands.len() * 4 * n * 16;
     let mut out = vec![None; n];
     if party.me != 0 {
-        g.zero = zero_labels(s, circuit);
+        g.zero = zero_labels(s, circuit, carried.map(|c| &c.zero[..]));
         out[0] = Some(g.rows());
     }
     let expect = share::expect_from(party, |_| party.me == 0, table_len);
@@ -171,10 +262,14 @@ pub fn garble<'c>(
     Ok(g)
 }
 
-/// A garbler's zero labels: random on inputs, constants and AND outputs, free XOR elsewhere.
-fn zero_labels(s: &mut Session, circuit: &Circuit) -> Vec<Block> {
+/// A garbler's zero labels: carried or random on inputs, random on constants and AND
+/// outputs, free XOR elsewhere.
+fn zero_labels(s: &mut Session, circuit: &Circuit, carried: Option<&[Block]>) -> Vec<Block> {
     let mut prg = s.fork_prg();
     let mut zero = prg.random_blocks(circuit.num_wires as usize);
+    if let Some(c) = carried {
+        zero[..c.len()].copy_from_slice(c);
+    }
     for g in &circuit.gates {
         let (a, b, out) = (g.a as usize, g.b as usize, g.out as usize);
         zero[out] = match g.kind {
@@ -232,30 +327,77 @@ impl Garbled<'_> {
         msg
     }
 
-    /// The online phase: inputs, evaluation at party 0, outputs to all.
+    /// The online phase: inputs (fresh, or the wires carried), evaluation at party 0, and the
+    /// outputs to all or carried to the next program.
     pub fn evaluate(
         self,
         s: &mut Session,
         ex: &mut Exchange,
-        inputs: &[bool],
-    ) -> Result<Vec<bool>, Error> {
-        let masked = self.masked_inputs(s, ex, inputs)?;
-        let labels = self.input_labels(s, ex, &masked)?;
-        let out_start = self.circuit.output_start() as usize;
-        let out_len = self.circuit.num_output_wires() as usize;
-        let out_masked = match labels {
+        start: Start<'_>,
+        ending: Ending,
+    ) -> Result<Ended, Error> {
+        let masked = match &start {
+            Start::Fresh(inputs) => self.masked_inputs(s, ex, inputs)?,
+            Start::Carried(_) => Vec::new(),
+        };
+        let carried = match start {
+            Start::Carried(c) => Some(c),
+            Start::Fresh(_) => None,
+        };
+        let labels = self.input_labels(s, ex, &masked, carried.as_ref())?;
+        let evaluated = match labels {
             Some((mut values, mut labels)) => {
                 self.walk(&mut values, &mut labels)?;
-                self.send_outputs(s, ex, &values, &labels)?
+                Some((values, labels))
             }
+            None => None,
+        };
+        let outputs = self.circuit.output_start() as usize..self.circuit.num_wires as usize;
+        if ending == Ending::Carry {
+            return Ok(Ended::Carried(self.carry(outputs, evaluated)));
+        }
+        let out_masked = match evaluated {
+            Some((values, labels)) => self.send_outputs(s, ex, &values, &labels)?,
             None => self.receive_outputs(s, ex)?,
         };
         let mut masks = NShares::zeroed(self.party, 0);
-        for w in out_start..out_start + out_len {
+        for w in outputs {
             masks.push_from(&self.lam, w);
         }
         let lam = share::open_all(s, ex, &masks, kinds::N_OUTPUT_MASKS)?;
-        Ok(out_masked.iter().zip(lam).map(|(a, b)| a ^ b).collect())
+        Ok(Ended::Outputs(
+            out_masked.iter().zip(lam).map(|(a, b)| a ^ b).collect(),
+        ))
+    }
+
+    /// The state of the wires `range` for the next program.
+    fn carry(
+        &self,
+        range: std::ops::Range<usize>,
+        evaluated: Option<(Vec<bool>, Vec<Vec<Block>>)>,
+    ) -> Carry {
+        let mut lam = NShares::zeroed(self.party, 0);
+        for w in range.clone() {
+            lam.push_from(&self.lam, w);
+        }
+        let zero = self
+            .zero
+            .get(range.clone())
+            .map(<[Block]>::to_vec)
+            .unwrap_or_default();
+        let (masked, labels) = match evaluated {
+            Some((values, labels)) => (
+                values[range.clone()].to_vec(),
+                labels.iter().map(|l| l[range.clone()].to_vec()).collect(),
+            ),
+            None => (Vec::new(), Vec::new()),
+        };
+        Carry {
+            lam,
+            zero,
+            masked,
+            labels,
+        }
     }
 
     /// Opens each input's mask to its owner; every owner tells every party its masked values.
@@ -322,6 +464,7 @@ impl Garbled<'_> {
         s: &mut Session,
         ex: &mut Exchange,
         masked: &[bool],
+        carried: Option<&Carry>,
     ) -> Result<Option<(Vec<bool>, Vec<Vec<Block>>)>, Error> {
         let party = self.party;
         let echo = combine::hash(
@@ -370,11 +513,17 @@ impl Garbled<'_> {
             values[w] = v;
         }
         let mut labels = Vec::new();
-        for msg in got.iter().flatten() {
+        if let Some(c) = carried {
+            values[..c.masked.len()].copy_from_slice(&c.masked);
+        }
+        for (h, msg) in got.iter().flatten().enumerate() {
             let given = tessera_net::role::blocks(&msg[32..]).map_err(|_| Error::CheckFailed {
                 check: "the input labels' format check",
             })?;
             let mut l = vec![Block::ZERO; wires];
+            if let Some(c) = carried {
+                l[..c.masked.len()].copy_from_slice(&c.labels[h]);
+            }
             for (&(w, _), &b) in known.iter().zip(given.iter()) {
                 l[w] = b;
             }

@@ -17,16 +17,18 @@
 //! (inputs, evaluation, outputs). Every exchange is one round of messages between all pairs
 //! ([`Exchange::round`]), each of exactly the length the protocol fixes.
 //!
-//! Left out so far: streaming by windows (the masks, labels and rows of the whole circuit are
-//! held), threads, and YWZ20's cheaper triples.
+//! A circuit file runs window by window ([`run_file`]), the live wires carried between
+//! windows. Left out so far: threads, and YWZ20's cheaper triples.
 
 pub mod garbling;
 pub mod share;
 pub mod triples;
 
 use crate::Error;
+use garbling::{Carry, Ended, Ending, Start};
 use share::Party;
-use tessera_circuit::Circuit;
+use tessera_circuit::bristol::stream::Streamed;
+use tessera_circuit::{Circuit, GateKind};
 use tessera_net::{Kind, Space};
 use tessera_protocols::Session;
 
@@ -179,22 +181,114 @@ pub fn run_edited(
     crate::aborting(session, |s| {
         check_inputs(circuit, s.parties(), s.id(), inputs)?;
         circuit.check()?;
+        let mut runner = Runner::start(s, edit)?;
+        match runner.program(s, circuit, Start::Fresh(inputs), Ending::Decode)? {
+            Ended::Outputs(z) => Ok(z),
+            Ended::Carried(_) => Err(Error::Usage("a decoded run carried its outputs".into())),
+        }
+    })
+}
+
+/// Runs a circuit file among the parties of `session`, window by window as `file` gives them
+/// ([`tessera_circuit::bristol::stream`]): the inputs go in as a program of their own (input
+/// value i is party i's), each window is then a program whose input wires are carried by
+/// position from the ones before (masks, labels and masked values in a store that grows with
+/// the live wires, not the file), and the outputs come out as a last program, opened to every
+/// party. Memory follows one window and the live wires; each window's triples are made as it
+/// comes.
+pub fn run_file(
+    session: &mut Session,
+    file: &mut Streamed,
+    inputs: &[bool],
+) -> Result<Vec<bool>, Error> {
+    crate::aborting(session, |s| {
+        let widths = file.inputs().to_vec();
+        let entry = copies(&widths);
+        check_inputs(&entry, s.parties(), s.id(), inputs)?;
+        let mut runner = Runner::start(s, None)?;
+        let mut store = Carry::empty(runner.party);
+        if let Ended::Carried(c) = runner.program(s, &entry, Start::Fresh(inputs), Ending::Carry)? {
+            store = c;
+        }
+        while let Some(w) = file.next_window()? {
+            let start = Start::Carried(store.select(w.inputs));
+            if let Ended::Carried(c) = runner.program(s, w.circuit, start, Ending::Carry)? {
+                store.place(w.outputs, c, w.positions);
+            }
+            s.fold_phases();
+        }
+        let positions = file.output_positions()?;
+        let exit = copies(&[positions.len() as u32]);
+        let start = Start::Carried(store.select(&positions));
+        match runner.program(s, &exit, start, Ending::Decode)? {
+            Ended::Outputs(z) => Ok(z),
+            Ended::Carried(_) => Err(Error::Usage("a decoded run carried its outputs".into())),
+        }
+    })
+}
+
+/// A circuit that copies its inputs (input values of widths `widths`) to one output value.
+fn copies(widths: &[u32]) -> Circuit {
+    let n: u32 = widths.iter().sum();
+    Circuit {
+        num_wires: 2 * n,
+        inputs: widths.to_vec(),
+        outputs: vec![n],
+        gates: (0..n)
+            .map(|i| tessera_circuit::Gate {
+                kind: GateKind::Eqw,
+                a: i,
+                b: 0,
+                out: n + i,
+            })
+            .collect(),
+    }
+}
+
+/// One party's side of a run: set up once, then any number of programs.
+struct Runner<'e> {
+    party: Party,
+    ex: Exchange<'e>,
+}
+
+impl<'e> Runner<'e> {
+    /// The setup phase and the run's exchange.
+    fn start(s: &mut Session, edit: Option<Edit<'e>>) -> Result<Self, Error> {
         let party = s.phase("setup", setup)?;
-        let mut ex = Exchange::new(s, edit)?;
+        let ex = Exchange::new(s, edit)?;
+        Ok(Runner { party, ex })
+    }
+
+    /// One program: its masks and triples, its garbled circuit, and its online phase.
+    fn program(
+        &mut self,
+        s: &mut Session,
+        circuit: &Circuit,
+        start: Start<'_>,
+        ending: Ending,
+    ) -> Result<Ended, Error> {
+        let (party, ex) = (self.party, &mut self.ex);
         let ands = circuit
             .gates
             .iter()
-            .filter(|g| g.kind == tessera_circuit::GateKind::And)
+            .filter(|g| g.kind == GateKind::And)
             .count();
-        let masks = circuit.num_input_wires() as usize + ands;
+        let fresh = match &start {
+            Start::Fresh(_) => circuit.num_input_wires() as usize,
+            Start::Carried(_) => 0,
+        };
         let pre = s.phase("function-independent", |s| {
-            triples::generate(s, &mut ex, party, ands, masks)
+            triples::generate(s, ex, party, ands, fresh + ands)
         })?;
+        let carried = match &start {
+            Start::Carried(c) => Some(c),
+            Start::Fresh(_) => None,
+        };
         let garbled = s.phase("function-dependent", |s| {
-            garbling::garble(s, &mut ex, party, circuit, pre)
+            garbling::garble(s, ex, party, circuit, pre, carried)
         })?;
-        s.phase("online", |s| garbled.evaluate(s, &mut ex, inputs))
-    })
+        s.phase("online", |s| garbled.evaluate(s, ex, start, ending))
+    }
 }
 
 /// Fixes this party's Δ for its OT senders and sets up the OT with every peer (in the order of

@@ -139,6 +139,25 @@ impl NShares {
         add_public(party, self.entry_mut(i), c);
     }
 
+    /// The shares at `positions`, in order.
+    pub fn gather(&self, positions: &[u32]) -> NShares {
+        let mut out = NShares::zeroed(self.party, 0);
+        for &p in positions {
+            out.push_from(self, p as usize);
+        }
+        out
+    }
+
+    /// Puts `from`'s shares at `positions`, first growing to `size` shares.
+    pub fn scatter(&mut self, positions: &[u32], from: &NShares, size: usize) {
+        if self.len() < size {
+            self.v.resize(size * self.party.width(), Block::ZERO);
+        }
+        for (k, &p) in positions.iter().enumerate() {
+            self.entry_mut(p as usize).copy_from_slice(from.entry(k));
+        }
+    }
+
     /// This party's MACs under peer `j`'s Δ of `range`.
     fn macs_for(&self, j: usize, range: std::ops::Range<usize>) -> Vec<Block> {
         range.map(|i| self.mac(i, j)).collect()
