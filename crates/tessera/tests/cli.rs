@@ -1168,6 +1168,63 @@ fn actively_secure_aes_among_three_processes() {
     }
 }
 
+/// `tessera ag run` among three processes over TLS, every party pinning the others'
+/// certificates.
+#[test]
+fn actively_secure_aes_among_three_over_tls() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |p: &str| dir.path().join(p).to_str().unwrap().to_owned();
+    for k in ["k0", "k1", "k2"] {
+        let (ok, _, err) = tessera(&["keygen", "--out", &d(k)]);
+        assert!(ok, "{err}");
+    }
+    let certs = ["k0", "k1", "k2"]
+        .map(|k| d(&format!("{k}/cert.pem")))
+        .join(",");
+    let tls = |k: &str| {
+        [
+            "--tls-dir".to_owned(),
+            d(k),
+            "--peer-certs".to_owned(),
+            certs.clone(),
+        ]
+    };
+    let with = |k: &str, rest: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = tls(k).to_vec();
+        v.extend(
+            ["--circuit", "aes128"]
+                .iter()
+                .chain(rest)
+                .map(|s| s.to_string()),
+        );
+        v
+    };
+    let a = with("k0", &["--input", "000102030405060708090a0b0c0d0e0f"]);
+    let (first, a0) = spawn_ag_party(
+        0,
+        "127.0.0.1:0,-,-",
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let b = with("k1", &["--input", "00112233445566778899aabbccddeeff"]);
+    let list = format!("{a0},127.0.0.1:0,-");
+    let (second, a1) = spawn_ag_party(1, &list, &b.iter().map(String::as_str).collect::<Vec<_>>());
+    let parties = format!("{a0},{a1},-");
+    let mut args = vec!["ag", "run", "--party", "2", "--parties", &parties];
+    let c = with("k2", &[]);
+    args.extend(c.iter().map(String::as_str));
+    let (ok, out, err) = tessera(&args);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "69c4e0d86a7b0430d8cdb78070b4c55a");
+    for c in [first, second] {
+        let c = c.wait_with_output().unwrap();
+        assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+        assert_eq!(
+            String::from_utf8_lossy(&c.stdout).trim(),
+            "69c4e0d86a7b0430d8cdb78070b4c55a"
+        );
+    }
+}
+
 /// `tessera ag run --window` among three processes: AES-128 read from a Bristol file in windows
 /// of 500 gates by every party, every one printing the ciphertext.
 #[test]
