@@ -4,9 +4,9 @@
 
 mod common;
 
-use common::{n_parties, random_circuit, random_values, softspoken};
+use common::{aes_fips197, n_parties, random_circuit, random_values, sha256_abc, softspoken};
 use tessera_ag::multi;
-use tessera_circuit::library::{self as sha, aes128};
+use tessera_circuit::library::aes128;
 use tessera_circuit::{Circuit, eval};
 use tessera_core::{Block, Prg};
 
@@ -43,29 +43,13 @@ fn random_circuits_equal_plaintext() {
 
 #[test]
 fn aes128_matches_fips197_among_three() {
-    let c = aes128().unwrap();
-    let key = eval::bits_from_hex("000102030405060708090a0b0c0d0e0f", 128).unwrap();
-    let pt = eval::bits_from_hex("00112233445566778899aabbccddeeff", 128).unwrap();
-    let ct = eval::evaluate(&c, &[key.clone(), pt.clone()])
-        .unwrap()
-        .concat();
-    assert_eq!(eval::bits_to_hex(&ct), "69c4e0d86a7b0430d8cdb78070b4c55a");
-    assert_runs(&c, &[key, pt], 3);
+    let (c, values) = aes_fips197();
+    assert_runs(&c, &values, 3);
 }
 
 #[test]
 fn sha256_of_abc_among_three_and_five() {
-    let c = sha::sha256_compress().unwrap();
-    let block = sha::sha256_final_blocks(b"abc", 3);
-    let values = vec![
-        eval::bits_from_bytes(&block[0]),
-        eval::bits_from_bytes(&sha::SHA256_IV),
-    ];
-    let digest = eval::evaluate(&c, &values).unwrap().concat();
-    assert_eq!(
-        eval::bits_to_hex(&digest),
-        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-    );
+    let (c, values) = sha256_abc();
     assert_runs(&c, &values, 3);
     assert_runs(&c, &values, 5);
 }

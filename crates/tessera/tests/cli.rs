@@ -1225,15 +1225,21 @@ fn actively_secure_aes_among_three_over_tls() {
     }
 }
 
+/// AES-128 written as a Bristol file in `dir`; its path.
+fn aes_file(dir: &tempfile::TempDir) -> String {
+    let file = dir.path().join("aes.txt");
+    let f = file.to_str().unwrap();
+    let (ok, _, err) = tessera(&["circuit", "write", "aes128", "--out", f]);
+    assert!(ok, "{err}");
+    f.to_owned()
+}
+
 /// `tessera ag run --window` among three processes: AES-128 read from a Bristol file in windows
 /// of 500 gates by every party, every one printing the ciphertext.
 #[test]
 fn an_actively_secure_run_among_three_streams_a_file() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("aes.txt");
-    let f = file.to_str().unwrap();
-    let (ok, _, err) = tessera(&["circuit", "write", "aes128", "--out", f]);
-    assert!(ok, "{err}");
+    let f = &aes_file(&dir);
     let common = ["--circuit", f, "--window", "500"];
     let key = "000102030405060708090a0b0c0d0e0f";
     let (first, a0) = spawn_ag_party(
@@ -1309,10 +1315,7 @@ fn actively_secure_aes_over_tls() {
 #[test]
 fn an_actively_secure_run_streams_a_file_in_windows() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("aes.txt");
-    let f = file.to_str().unwrap();
-    let (ok, _, err) = tessera(&["circuit", "write", "aes128", "--out", f]);
-    assert!(ok, "{err}");
+    let f = &aes_file(&dir);
     let common = ["--circuit", f, "--window", "500"];
     let key = "000102030405060708090a0b0c0d0e0f";
     let (first, addr) = spawn_ag_party_0(&[&common[..], &["--input", key]].concat());

@@ -203,7 +203,7 @@ pub fn run_file(
 ) -> Result<Vec<bool>, Error> {
     crate::aborting(session, |s| {
         let widths = file.inputs().to_vec();
-        let entry = copies(&widths);
+        let entry = crate::twopc::copies(&widths);
         check_inputs(&entry, s.parties(), s.id(), inputs)?;
         let mut runner = Runner::start(s, None)?;
         let mut store = Carry::empty(runner.party);
@@ -218,31 +218,13 @@ pub fn run_file(
             s.fold_phases();
         }
         let positions = file.output_positions()?;
-        let exit = copies(&[positions.len() as u32]);
+        let exit = crate::twopc::copies(&[positions.len() as u32]);
         let start = Start::Carried(store.select(&positions));
         match runner.program(s, &exit, start, Ending::Decode)? {
             Ended::Outputs(z) => Ok(z),
             Ended::Carried(_) => Err(Error::Usage("a decoded run carried its outputs".into())),
         }
     })
-}
-
-/// A circuit that copies its inputs (input values of widths `widths`) to one output value.
-fn copies(widths: &[u32]) -> Circuit {
-    let n: u32 = widths.iter().sum();
-    Circuit {
-        num_wires: 2 * n,
-        inputs: widths.to_vec(),
-        outputs: vec![n],
-        gates: (0..n)
-            .map(|i| tessera_circuit::Gate {
-                kind: GateKind::Eqw,
-                a: i,
-                b: 0,
-                out: n + i,
-            })
-            .collect(),
-    }
 }
 
 /// One party's side of a run: set up once, then any number of programs.

@@ -792,7 +792,7 @@ pub fn run_chain(
 
 /// A circuit that copies its inputs (input values of widths `widths`) to one output value, in
 /// order: a file's inputs going in, and its outputs coming out, as programs of their own.
-fn copies(widths: &[u32]) -> Circuit {
+pub(crate) fn copies(widths: &[u32]) -> Circuit {
     let n: u32 = widths.iter().sum();
     Circuit {
         num_wires: 2 * n,

@@ -593,3 +593,33 @@ fn verdict_multi(
         ))
     }
 }
+
+/// SHA-256's compression function on the padded block of "abc" (value 0) and the initial
+/// state (value 1), checked in plaintext against FIPS 180-4's digest.
+pub fn sha256_abc() -> (Circuit, Vec<Vec<bool>>) {
+    use tessera_circuit::library as sha;
+    let c = sha::sha256_compress().unwrap();
+    let block = sha::sha256_final_blocks(b"abc", 3);
+    let values = vec![
+        eval::bits_from_bytes(&block[0]),
+        eval::bits_from_bytes(&sha::SHA256_IV),
+    ];
+    let digest = eval::evaluate(&c, &values).unwrap().concat();
+    assert_eq!(
+        eval::bits_to_hex(&digest),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+    (c, values)
+}
+
+/// AES-128 on FIPS-197's key (value 0) and plaintext (value 1), checked in plaintext against
+/// its ciphertext.
+pub fn aes_fips197() -> (Circuit, Vec<Vec<bool>>) {
+    let c = tessera_circuit::library::aes128().unwrap();
+    let key = eval::bits_from_hex("000102030405060708090a0b0c0d0e0f", 128).unwrap();
+    let pt = eval::bits_from_hex("00112233445566778899aabbccddeeff", 128).unwrap();
+    let values = vec![key, pt];
+    let ct = eval::evaluate(&c, &values).unwrap().concat();
+    assert_eq!(eval::bits_to_hex(&ct), "69c4e0d86a7b0430d8cdb78070b4c55a");
+    (c, values)
+}
