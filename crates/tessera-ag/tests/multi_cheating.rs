@@ -1,12 +1,15 @@
 //! n-party authenticated garbling against a cheating party: every message kind each party
 //! sends, flipped at a random bit, replaced by random bytes, replayed from another run or cut
 //! toward one of its recipients, stops the recipient with no output and some honest party with
-//! an error naming a check, and no honest party ever learns a wrong output. (Two parties run
-//! the two-party protocol, whose cheating tests are in `twopc_cheating.rs`.)
+//! an error naming a check, and no honest party ever learns a wrong output; and a garbler that
+//! corrupts a garbled row is caught with a probability that does not depend on the evaluator's
+//! input. (Two parties run the two-party protocol, whose cheating tests are in
+//! `twopc_cheating.rs`.)
 
 mod common;
 
 use common::{random_circuit, uncaught_in_multi};
+use tessera_ag::multi;
 use tessera_core::{Block, Prg};
 
 #[test]
@@ -36,4 +39,81 @@ fn many_trials_per_kind_among_three_are_all_caught() {
     eprintln!(
         "n = 3: every message kind of every party, 4 tamperings x {trials} trials: all caught"
     );
+}
+
+/// How many of `runs` runs among three abort for each of the evaluator's input bits x, when
+/// garbler 2 (which gives no input) flips a bit of its row (1, 0) of the one AND gate x ∧ y (y
+/// party 1's): the evaluator opens that row exactly when its masked values are (1, 0), which
+/// the masks make uniform and independent of the inputs.
+fn aborts_per_evaluator_bit(runs: usize) -> [usize; 2] {
+    use tessera_circuit::{Circuit, Gate, GateKind};
+    let c = Circuit {
+        num_wires: 3,
+        inputs: vec![1, 1],
+        outputs: vec![1],
+        gates: vec![Gate {
+            kind: GateKind::And,
+            a: 0,
+            b: 1,
+            out: 2,
+        }],
+    };
+    let mut aborts = [0usize; 2];
+    for x in [false, true] {
+        for run in 0..runs {
+            let outs = common::n_parties(3, common::softspoken(), |s| {
+                let me = s.id();
+                let mut edit = |k: tessera_net::Kind, _: usize, m: &mut Vec<u8>| {
+                    if k == tessera_ag::wire::N_TABLES {
+                        // Row 2 of gate 0, its first block, one of its bits.
+                        m[2 * 3 * 16 + run % 16] ^= 1 << (run % 8);
+                    }
+                };
+                let edit: Option<multi::Edit<'_>> = (me == 2).then_some(&mut edit);
+                let input = match me {
+                    0 => vec![x],
+                    1 => vec![true],
+                    _ => vec![],
+                };
+                multi::run_edited(s, &c, &input, edit)
+            });
+            match &outs[0] {
+                Ok(z) => assert_eq!(*z, vec![x], "a wrong output"),
+                Err(_) => aborts[usize::from(x)] += 1,
+            }
+        }
+    }
+    aborts
+}
+
+/// Whether the run stops must not depend on the evaluator's input bit: each count is
+/// Binomial(runs, 1/4) when the abort depends only on the masked values, so their difference
+/// has standard deviation √(runs·3/8); the test allows four of them (a false alarm below
+/// 10^-4), and each count within 5 standard deviations √(runs·3/16) of a quarter.
+fn assert_independent(runs: usize) {
+    let [a0, a1] = aborts_per_evaluator_bit(runs);
+    let diff_sd = (runs as f64 * 3.0 / 8.0).sqrt();
+    assert!(
+        (a0.abs_diff(a1) as f64) <= 4.0 * diff_sd,
+        "aborts with x = 0: {a0}, x = 1: {a1} of {runs} each"
+    );
+    let sd = (runs as f64 * 3.0 / 16.0).sqrt();
+    for a in [a0, a1] {
+        let off = (a as f64 - runs as f64 / 4.0).abs();
+        assert!(off <= 5.0 * sd, "{a} aborts of {runs}: not about a quarter");
+    }
+    eprintln!("n = 3 selective failure: aborts with x = 0: {a0}, with x = 1: {a1}, of {runs} each");
+}
+
+#[test]
+fn a_corrupted_row_aborts_independently_of_the_evaluators_input() {
+    assert_independent(40);
+}
+
+/// The closing note's run: 1000 per input bit (`cargo test --release -p tessera-ag --test
+/// multi_cheating -- --ignored selective`).
+#[test]
+#[ignore]
+fn selective_failure_among_three_over_1000_runs_per_input_bit() {
+    assert_independent(1000);
 }
