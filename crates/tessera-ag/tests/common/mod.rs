@@ -521,16 +521,26 @@ pub fn uncaught_in_multi(circuit: &Circuit, n: usize, trials: u128) -> Vec<Strin
                         .map(|(_, _, k, m)| (Side::First, *k, m.clone()))
                         .collect();
                     for tamper in tampers {
+                        // A replay (or random bytes) that happens to equal the message sent is
+                        // no tampering: such a run is not judged.
+                        let changed = std::sync::atomic::AtomicBool::new(false);
                         let outcome = n_parties(n, softspoken(), |s| {
                             let me = s.id();
                             let mut edit = |k: Kind, j: usize, m: &mut Vec<u8>| {
                                 if k == kind && j == to {
+                                    let before = m.clone();
                                     tamper.apply(m, (Side::First, k), &earlier, trial);
+                                    if *m != before {
+                                        changed.store(true, std::sync::atomic::Ordering::Relaxed);
+                                    }
                                 }
                             };
                             let edit: Option<multi::Edit<'_>> = (me == from).then_some(&mut edit);
                             multi::run_edited(s, circuit, &mine(&values, me), edit)
                         });
+                        if !changed.into_inner() {
+                            continue;
+                        }
                         if let Err(why) = verdict_multi(&outcome, from, to, kind, &expect) {
                             let line =
                                 format!("{} from {from} to {to}, {tamper:?}: {why}", kind.name);
