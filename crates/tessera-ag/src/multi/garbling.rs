@@ -34,9 +34,12 @@ use tessera_protocols::Session;
 /// The high 64 bits of the garbling hash's tweaks (bit 59: apart from the triples' and OTs').
 const TWEAK_HIGH: u64 = 1 << 59;
 
-/// The tweak of block `blk` of row `row` of AND gate `gate`.
-fn tweak(gate: usize, row: usize, blk: usize) -> Block {
-    Block::from_halves(TWEAK_HIGH | (row as u64) << 32 | blk as u64, gate as u64)
+/// The tweak of block `blk` of row `row` of AND gate `gate` of a run's program `program`
+/// (every tweak of a run distinct: programs below 2^24, gates below 2^40, rows below 4, blocks
+/// below 2^16).
+fn tweak((program, gate): (u64, usize), row: usize, blk: usize) -> Block {
+    let high = TWEAK_HIGH | program << 24 | (row as u64) << 16 | blk as u64;
+    Block::from_halves(high, gate as u64)
 }
 
 /// What a run's next program starts from.
@@ -124,6 +127,8 @@ fn gather_if<T: Copy>(v: &[T], positions: &[u32]) -> Vec<T> {
 /// One party's garbled circuit, ready for the online phase.
 pub struct Garbled<'c> {
     party: Party,
+    /// The program's number within its run (separates its hash tweaks).
+    program: u64,
     circuit: &'c Circuit,
     /// Each wire's mask shares.
     lam: NShares,
@@ -209,7 +214,7 @@ pub fn garble<'c>(
     party: Party,
     circuit: &'c Circuit,
     pre: Preprocessed,
-    carried: Option<&Carry>,
+    (program, carried): (u64, Option<&Carry>),
 ) -> Result<Garbled<'c>, Error> {
     let lam = wire_masks(party, circuit, &pre.masks, carried);
     let ands: Vec<_> = circuit
@@ -237,6 +242,7 @@ pub fn garble<'c>(
     }
     let mut g = Garbled {
         party,
+        program,
         circuit,
         lam,
         products,
@@ -316,7 +322,7 @@ impl Garbled<'_> {
                 let lb = self.zero[v] ^ (delta & Block::mask(row & 1 == 1));
                 for blk in 0..n {
                     x.push(la ^ lb.gf_double());
-                    t.push(tweak(k, row, blk));
+                    t.push(tweak((self.program, k), row, blk));
                 }
             }
             self.hash.tweakable(&x, &t, &mut pads);
@@ -561,7 +567,7 @@ impl Garbled<'_> {
                     for (i, out) in rows.iter_mut().enumerate() {
                         for blk in 0..n {
                             x[blk] = labels[i][a] ^ labels[i][b].gf_double();
-                            t[blk] = tweak(k, row, blk);
+                            t[blk] = tweak((self.program, k), row, blk);
                         }
                         self.hash.tweakable(&x, &t, out);
                         let at = (k * 4 + row) * n;

@@ -231,6 +231,8 @@ pub fn run_file(
 struct Runner<'e> {
     party: Party,
     ex: Exchange<'e>,
+    /// Programs run so far.
+    programs: u64,
 }
 
 impl<'e> Runner<'e> {
@@ -238,7 +240,11 @@ impl<'e> Runner<'e> {
     fn start(s: &mut Session, edit: Option<Edit<'e>>) -> Result<Self, Error> {
         let party = s.phase("setup", setup)?;
         let ex = Exchange::new(s, edit)?;
-        Ok(Runner { party, ex })
+        Ok(Runner {
+            party,
+            ex,
+            programs: 0,
+        })
     }
 
     /// One program: its masks and triples, its garbled circuit, and its online phase.
@@ -249,6 +255,13 @@ impl<'e> Runner<'e> {
         start: Start<'_>,
         ending: Ending,
     ) -> Result<Ended, Error> {
+        let program = self.programs;
+        if program >= 1 << 24 {
+            return Err(Error::Usage(
+                "more than 2^24 programs in one run: use larger windows".into(),
+            ));
+        }
+        self.programs += 1;
         let (party, ex) = (self.party, &mut self.ex);
         let ands = circuit
             .gates
@@ -267,7 +280,7 @@ impl<'e> Runner<'e> {
             Start::Fresh(_) => None,
         };
         let garbled = s.phase("function-dependent", |s| {
-            garbling::garble(s, ex, party, circuit, pre, carried)
+            garbling::garble(s, ex, party, circuit, pre, (program, carried))
         })?;
         s.phase("online", |s| garbled.evaluate(s, ex, start, ending))
     }
