@@ -26,8 +26,16 @@ use tessera_core::{Block, FixedKeyHash, GateHash, Labels, Prg};
 use tessera_garble::{ONE_SLOT, Plan};
 use tessera_net::role;
 
-/// The high 64 bits of the authenticated gates' hash tweaks.
-pub const DOMAIN: u64 = 0xa6_0000;
+/// The high 64 bits of the authenticated gates' hash tweaks, the base of every program's
+/// domain: program i of a run garbles in [`domain`]`(i)`, so that no two gates of a run (a
+/// chain's steps, a file's windows, whose carried wires a later program reads again) share a
+/// tweak.
+pub const DOMAIN: u64 = 0xa6 << 48;
+
+/// The tweak domain of a run's program `i` (below 2^48).
+pub fn domain(i: u64) -> u64 {
+    DOMAIN | (i & ((1 << 48) - 1))
+}
 
 /// The gate hash: π(2x ⊕ j) ⊕ 2x over the fixed-key permutation (VASA §4.3.1 "PRP").
 const HASH: GateHash = GateHash::Prp;
@@ -166,7 +174,7 @@ pub struct Garbled {
 pub fn garble(
     plan: &Plan,
     (masks, products): (&Shares, &Shares),
-    delta: Block,
+    (delta, domain): (Block, u64),
     slots: &mut Slots,
     out: &mut Garbled,
 ) {
@@ -175,7 +183,7 @@ pub fn garble(
     let mut g = 0;
     for k in 0..plan.segments() {
         slots.free(plan, k);
-        let gates = plan.batch(k, DOMAIN);
+        let gates = plan.batch(k, domain);
         let n = gates.out.len();
         if n == 0 {
             continue;
@@ -239,7 +247,7 @@ pub const CONSISTENCY: &[u8] = b"tessera-ag consistency MACs";
 pub fn evaluate(
     plan: &Plan,
     (masks, products): (&Shares, &Shares),
-    ring: Keyring,
+    (ring, domain): (Keyring, u64),
     (tables, flips): (&[Block], &[bool]),
     slots: &mut Slots,
 ) -> Evaluated {
@@ -251,7 +259,7 @@ pub fn evaluate(
     let mut g = 0;
     for k in 0..plan.segments() {
         slots.free(plan, k);
-        let gates = plan.batch(k, DOMAIN);
+        let gates = plan.batch(k, domain);
         let n = gates.out.len();
         if n == 0 {
             continue;

@@ -212,7 +212,7 @@ impl<'a> Online<'a> {
         self.evaluated = garbling::evaluate(
             &p.plan,
             (&s.material.masks, &s.opened.products),
-            s.material.ring,
+            (s.material.ring, s.material.domain),
             (&s.tables, &s.flips),
             &mut slots,
         );

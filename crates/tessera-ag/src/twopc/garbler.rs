@@ -84,7 +84,8 @@ impl<'a> Prep<'a> {
         slots.load_inputs(plan, zero, flips.chain(&self.carry.flips));
         let mut garbled = Garbled::default();
         let masks = (&material.masks, &opened.products);
-        garbling::garble(plan, masks, material.ring.delta, &mut slots, &mut garbled);
+        let keys = (material.ring.delta, material.domain);
+        garbling::garble(plan, masks, keys, &mut slots, &mut garbled);
         Ok(Prepared {
             material,
             opened,

@@ -255,6 +255,8 @@ pub struct Material {
     ring: Keyring,
     masks: Shares,
     triples: Triples,
+    /// The program's tweak domain ([`garbling::domain`] of its number in the run).
+    domain: u64,
 }
 
 impl Material {
@@ -268,10 +270,12 @@ impl Material {
     /// Takes the masks and triples for `program` from `pool`.
     pub fn draw(session: &mut Session, pool: &mut Pool, program: &Program) -> Result<Self, Error> {
         let masks = pool.masks(session, program.fresh_inputs() + program.ands)?;
+        pool.programs += 1;
         Ok(Material {
             ring: pool.ring(),
             masks,
             triples: pool.triples(session, program.ands)?,
+            domain: garbling::domain(pool.programs - 1),
         })
     }
 
@@ -368,6 +372,8 @@ pub struct Pool {
     batch: usize,
     masks: Stock<Shares>,
     triples: Stock<Triples>,
+    /// Programs drawn for so far.
+    programs: u64,
 }
 
 impl Pool {
@@ -390,6 +396,7 @@ impl Pool {
             batch: triples.div_ceil(parts).max(1) as usize,
             masks: Stock::default(),
             triples: Stock::default(),
+            programs: 0,
         })
     }
 
