@@ -46,18 +46,7 @@ fn many_trials_per_kind_among_three_are_all_caught() {
 /// party 1's): the evaluator opens that row exactly when its masked values are (1, 0), which
 /// the masks make uniform and independent of the inputs.
 fn aborts_per_evaluator_bit(runs: usize) -> [usize; 2] {
-    use tessera_circuit::{Circuit, Gate, GateKind};
-    let c = Circuit {
-        num_wires: 3,
-        inputs: vec![1, 1],
-        outputs: vec![1],
-        gates: vec![Gate {
-            kind: GateKind::And,
-            a: 0,
-            b: 1,
-            out: 2,
-        }],
-    };
+    let c = common::and_circuit();
     let mut aborts = [0usize; 2];
     for x in [false, true] {
         for run in 0..runs {
@@ -86,23 +75,10 @@ fn aborts_per_evaluator_bit(runs: usize) -> [usize; 2] {
     aborts
 }
 
-/// Whether the run stops must not depend on the evaluator's input bit: each count is
-/// Binomial(runs, 1/4) when the abort depends only on the masked values, so their difference
-/// has standard deviation √(runs·3/8); the test allows four of them (a false alarm below
-/// 10^-4), and each count within 5 standard deviations √(runs·3/16) of a quarter.
+/// Whether the run stops must not depend on the evaluator's input bit (about a quarter abort).
 fn assert_independent(runs: usize) {
-    let [a0, a1] = aborts_per_evaluator_bit(runs);
-    let diff_sd = (runs as f64 * 3.0 / 8.0).sqrt();
-    assert!(
-        (a0.abs_diff(a1) as f64) <= 4.0 * diff_sd,
-        "aborts with x = 0: {a0}, x = 1: {a1} of {runs} each"
-    );
-    let sd = (runs as f64 * 3.0 / 16.0).sqrt();
-    for a in [a0, a1] {
-        let off = (a as f64 - runs as f64 / 4.0).abs();
-        assert!(off <= 5.0 * sd, "{a} aborts of {runs}: not about a quarter");
-    }
-    eprintln!("n = 3 selective failure: aborts with x = 0: {a0}, with x = 1: {a1}, of {runs} each");
+    let aborts = aborts_per_evaluator_bit(runs);
+    common::assert_aborts_independent(aborts, runs, 0.25, "n = 3 selective failure");
 }
 
 #[test]

@@ -7,32 +7,16 @@
 
 mod common;
 
-use common::{materials, stepped_2pc, uncaught_in_2pc};
+use common::{and_circuit, materials, stepped_2pc, uncaught_in_2pc};
 use tessera_ag::twopc::Program;
 use tessera_ag::wire;
 use tessera_circuit::library::aes128;
-use tessera_circuit::{Circuit, Gate, GateKind};
 use tessera_net::role::Side;
 
 #[test]
 fn every_tampered_message_is_caught() {
     let missed = uncaught_in_2pc(&aes128().unwrap(), 20);
     assert!(missed.is_empty(), "{missed:#?}");
-}
-
-/// z = x ∧ y: the garbler's bit and the evaluator's.
-fn and_circuit() -> Circuit {
-    Circuit {
-        num_wires: 3,
-        inputs: vec![1, 1],
-        outputs: vec![1],
-        gates: vec![Gate {
-            kind: GateKind::And,
-            a: 0,
-            b: 1,
-            out: 2,
-        }],
-    }
 }
 
 /// How many of `runs` runs abort for each evaluator input bit, when the garbler flips a bit of
@@ -59,25 +43,10 @@ fn aborts_per_input_bit(runs: usize) -> [usize; 2] {
     aborts
 }
 
-/// Whether the run stops must not depend on the evaluator's input bit: each count is
-/// Binomial(runs, 1/2) when the abort depends only on the masked value, so their difference
-/// has standard deviation √(runs/2), and the test allows four of them (a false alarm below
-/// 10^-4), each count within 5 standard deviations of half.
+/// Whether the run stops must not depend on the evaluator's input bit (about half abort).
 fn assert_independent(runs: usize) {
-    let [a0, a1] = aborts_per_input_bit(runs);
-    let sd = (runs as f64 / 2.0).sqrt();
-    assert!(
-        (a0.abs_diff(a1) as f64) <= 4.0 * sd,
-        "aborts with y = 0: {a0}, y = 1: {a1} of {runs} each"
-    );
-    for a in [a0, a1] {
-        let off = (a as f64 - runs as f64 / 2.0).abs();
-        assert!(
-            off <= 5.0 * sd / 2.0_f64.sqrt(),
-            "{a} aborts of {runs}: not about half"
-        );
-    }
-    eprintln!("selective failure: aborts with y = 0: {a0}, with y = 1: {a1}, of {runs} each");
+    let aborts = aborts_per_input_bit(runs);
+    common::assert_aborts_independent(aborts, runs, 0.5, "2PC selective failure");
 }
 
 #[test]

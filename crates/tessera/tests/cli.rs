@@ -1047,6 +1047,30 @@ fn oblivious_aes_between_two_processes_and_files_used_once() {
     );
 }
 
+/// `tessera ag run` between two processes on FIPS-197's AES-128 example: party 0 spawned with the
+/// key, party 1 run to its end with the plaintext, both with `common` and party 1 with `extra`.
+/// Party 1's (success, stdout, stderr) and party 0's process.
+fn aes_between_two(
+    common: &[&str],
+    extra: &[&str],
+) -> ((bool, String, String), std::process::Child) {
+    let key = "000102030405060708090a0b0c0d0e0f";
+    let (first, addr) = spawn_ag_party_0(&[common, &["--input", key]].concat());
+    let parties = format!("{addr},-");
+    let plain = "00112233445566778899aabbccddeeff";
+    let args = [
+        "ag",
+        "run",
+        "--party",
+        "1",
+        "--parties",
+        &parties,
+        "--input",
+        plain,
+    ];
+    (tessera(&[&args[..], common, extra].concat()), first)
+}
+
 /// Party 0 of a two-party `tessera ag run` on port 0 with `extra` arguments, and the address
 /// it listens on.
 fn spawn_ag_party_0(extra: &[&str]) -> (std::process::Child, String) {
@@ -1079,30 +1103,10 @@ fn spawn_ag_party(i: usize, parties: &str, extra: &[&str]) -> (std::process::Chi
 /// (party 1), outputs to both, then to the evaluator only.
 #[test]
 fn actively_secure_aes_between_two_processes() {
-    let key = "000102030405060708090a0b0c0d0e0f";
-    let plain = "00112233445566778899aabbccddeeff";
     let cipher = "69c4e0d86a7b0430d8cdb78070b4c55a";
     for (output, garbler_sees) in [("all", true), ("evaluator", false)] {
         let common = ["--circuit", "aes128", "--output", output];
-        let (first, addr) = spawn_ag_party_0(&[&common[..], &["--input", key]].concat());
-        let parties = format!("{addr},-");
-        let (ok, out, err) = tessera(
-            &[
-                &[
-                    "ag",
-                    "run",
-                    "--party",
-                    "1",
-                    "--parties",
-                    &parties,
-                    "--input",
-                    plain,
-                ][..],
-                &common,
-                &["--json"],
-            ]
-            .concat(),
-        );
+        let ((ok, out, err), first) = aes_between_two(&common, &["--json"]);
         assert!(ok, "{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["output"][0], cipher, "{out}");
@@ -1317,21 +1321,7 @@ fn an_actively_secure_run_streams_a_file_in_windows() {
     let dir = tempfile::tempdir().unwrap();
     let f = &aes_file(&dir);
     let common = ["--circuit", f, "--window", "500"];
-    let key = "000102030405060708090a0b0c0d0e0f";
-    let (first, addr) = spawn_ag_party_0(&[&common[..], &["--input", key]].concat());
-    let parties = format!("{addr},-");
-    let plain = "00112233445566778899aabbccddeeff";
-    let args = [
-        "ag",
-        "run",
-        "--party",
-        "1",
-        "--parties",
-        &parties,
-        "--input",
-        plain,
-    ];
-    let (ok, out, err) = tessera(&[&args[..], &common, &["--json"]].concat());
+    let ((ok, out, err), first) = aes_between_two(&common, &["--json"]);
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["output"][0], "69c4e0d86a7b0430d8cdb78070b4c55a", "{out}");

@@ -180,12 +180,7 @@ fn oaes_run_ends_at_its_deadline() {
     let out = dir.path().join("prep");
     let (ok, _, err) = deal(&out);
     assert!(ok, "{err}");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
+    let addr = free_addr();
     let peer = addr.clone();
     // A peer that sends a mesh hello a byte every 500 ms, over and over.
     let trickler = std::thread::spawn(move || {
@@ -281,12 +276,7 @@ fn mpc_run_checks_its_input_first() {
 /// with a message.
 #[test]
 fn an_actively_secure_run_stops_when_the_peer_sends_nothing() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
+    let addr = free_addr();
     let peer = addr.clone();
     let silent = std::thread::spawn(move || {
         let start = Instant::now();
@@ -321,4 +311,10 @@ fn an_actively_secure_run_stops_when_the_peer_sends_nothing() {
         start.elapsed()
     );
     silent.join().unwrap();
+}
+
+/// A loopback address with a port that was free a moment ago.
+fn free_addr() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("127.0.0.1:{}", listener.local_addr().unwrap().port())
 }

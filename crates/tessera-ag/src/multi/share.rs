@@ -128,11 +128,6 @@ impl NShares {
         self.v.extend_from_slice(other.entry(k));
     }
 
-    /// Appends an entry.
-    pub fn push(&mut self, entry: &[Block]) {
-        self.v.extend_from_slice(entry);
-    }
-
     /// Bit `i` ⊕= the public bit `c`; constant time in `c`.
     pub fn add_public(&mut self, i: usize, c: bool) {
         let party = self.party;
@@ -178,24 +173,21 @@ pub fn xor_entry(dst: &mut [Block], src: &[Block]) {
 
 /// Adds the public bit `c` to one shared bit's entry (see the module documentation).
 pub fn add_public(party: Party, entry: &mut [Block], c: bool) {
-    let m = Block::mask(c);
     if party.me == 0 {
-        for mac in entry.iter_mut().step_by(2) {
-            *mac ^= Block::new(1) & m;
-        }
+        entry.iter_mut().step_by(2).for_each(|mac| fix_mac(mac, c));
     } else {
-        entry[1] ^= (party.delta ^ Block::new(1)) & m;
+        fix_key(&mut entry[1], party.delta, c);
     }
 }
 
 /// Moves a share's MAC (this party's bit) or a key (a peer's bit) by the public difference `d`
 /// told between the bit authenticated and the bit meant: the holder flips the MAC's least
 /// significant bit, the key holder moves its key by d·(Δ ⊕ 1).
-fn fix_mac(mac: &mut Block, d: bool) {
+pub(super) fn fix_mac(mac: &mut Block, d: bool) {
     *mac ^= Block::new(1) & Block::mask(d);
 }
 
-fn fix_key(key: &mut Block, delta: Block, d: bool) {
+pub(super) fn fix_key(key: &mut Block, delta: Block, d: bool) {
     *key ^= (delta ^ Block::new(1)) & Block::mask(d);
 }
 

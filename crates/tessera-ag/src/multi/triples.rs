@@ -106,10 +106,6 @@ pub fn generate(
 }
 
 impl Leaky {
-    fn x(&self, k: usize) -> &[Block] {
-        self.sh.entry(k)
-    }
-
     /// Steps 2 and 3's messages: returns each triple's H_i (before the z-terms, which change
     /// with e).
     fn multiply(&mut self, s: &mut Session, ex: &mut Exchange) -> Result<Vec<Block>, Error> {
@@ -270,9 +266,11 @@ impl Leaky {
             .map(|k| (self.sh.bit(k) & self.sh.bit(l + k)) ^ cross[k] ^ self.sh.bit(2 * l + k))
             .collect();
         for (k, &d) in e.iter().enumerate() {
-            for mac in self.sh.entry_mut(2 * l + k).iter_mut().step_by(2) {
-                *mac ^= Block::new(1) & Block::mask(d);
-            }
+            let entry = self.sh.entry_mut(2 * l + k);
+            entry
+                .iter_mut()
+                .step_by(2)
+                .for_each(|mac| share::fix_mac(mac, d));
         }
         let msg = pack_bits(e.into_iter());
         let out = party.peers().fold(vec![None; party.n], |mut o, j| {
@@ -281,7 +279,6 @@ impl Leaky {
         });
         let expect = share::expect_from(party, |_| true, l.div_ceil(8));
         let got = ex.round(s, Round::new(kinds::N_PRODUCTS, out, expect))?;
-        let moved = party.delta ^ Block::new(1);
         for (j, msg) in got.iter().enumerate() {
             let Some(msg) = msg else { continue };
             let e = unpack_bits(msg, l).ok_or(Error::CheckFailed {
@@ -289,7 +286,7 @@ impl Leaky {
             })?;
             let at = 2 * party.slot(j) + 1;
             for (k, d) in e.into_iter().enumerate() {
-                self.sh.entry_mut(2 * l + k)[at] ^= moved & Block::mask(d);
+                share::fix_key(&mut self.sh.entry_mut(2 * l + k)[at], party.delta, d);
             }
         }
         Ok(())
@@ -426,7 +423,7 @@ impl Leaky {
                 let m = Block::mask(d[i * count + j]);
                 x.xor_from(j, &self.sh, other);
                 z.xor_from(j, &self.sh, 2 * l + other);
-                for (s, &v) in scaled.iter_mut().zip(self.x(other)) {
+                for (s, &v) in scaled.iter_mut().zip(self.sh.entry(other)) {
                     *s = v & m;
                 }
                 xor_entry(z.entry_mut(j), &scaled);

@@ -633,3 +633,39 @@ pub fn aes_fips197() -> (Circuit, Vec<Vec<bool>>) {
     assert_eq!(eval::bits_to_hex(&ct), "69c4e0d86a7b0430d8cdb78070b4c55a");
     (c, values)
 }
+
+/// z = x ∧ y on input values of one bit each (party 0's x, party 1's y).
+pub fn and_circuit() -> Circuit {
+    Circuit {
+        num_wires: 3,
+        inputs: vec![1, 1],
+        outputs: vec![1],
+        gates: vec![Gate {
+            kind: GateKind::And,
+            a: 0,
+            b: 1,
+            out: 2,
+        }],
+    }
+}
+
+/// That whether a run stops does not depend on an input bit: `aborts` counts the aborts of
+/// `runs` runs with the bit 0 and with it 1, each Binomial(runs, p) when the abort depends only
+/// on masked values. Their difference has standard deviation √(2·runs·p(1−p)) and the test
+/// allows four (a false alarm below 10^-4); each count must be within 5 standard deviations
+/// √(runs·p(1−p)) of runs·p.
+pub fn assert_aborts_independent([a0, a1]: [usize; 2], runs: usize, p: f64, what: &str) {
+    let var = runs as f64 * p * (1.0 - p);
+    assert!(
+        (a0.abs_diff(a1) as f64) <= 4.0 * (2.0 * var).sqrt(),
+        "{what}: aborts with the bit 0: {a0}, with 1: {a1}, of {runs} each"
+    );
+    for a in [a0, a1] {
+        let off = (a as f64 - runs as f64 * p).abs();
+        assert!(
+            off <= 5.0 * var.sqrt(),
+            "{what}: {a} aborts of {runs}, not about {p} of them"
+        );
+    }
+    eprintln!("{what}: aborts with the bit 0: {a0}, with 1: {a1}, of {runs} each");
+}
