@@ -119,75 +119,33 @@ impl Partitions {
         compile: impl Fn(&Circuit) -> Plan + Sync,
     ) -> Result<Self, Error> {
         circuit.check()?;
-        let n = circuit.gates.len();
-        let limit = u32::try_from(limit.max(1)).unwrap_or(u32::MAX);
-        let mut producer = vec![NONE; circuit.num_wires as usize];
-        let mut comps = Components {
-            parent: (0..n as u32).collect(),
-            size: vec![1; n],
-        };
-        // Whether each gate is in the tail.
-        let mut in_tail = vec![false; n];
-        for (i, g) in circuit.gates.iter().enumerate() {
-            let mut roots = [NONE; 2];
-            let mut tail = false;
-            for &k in g.inputs() {
-                let p = producer[g.input(k) as usize];
-                if p == NONE {
-                    continue;
-                }
-                if in_tail[p as usize] {
-                    tail = true;
-                } else {
-                    roots[k] = comps.root(p);
-                }
-            }
-            let joined = match roots {
-                [a, b] if a != NONE && b != NONE && a != b => {
-                    comps.size[a as usize] + comps.size[b as usize] + 1 > limit
-                }
-                _ => false,
-            };
-            if tail || joined {
-                in_tail[i] = true;
-            } else {
-                let mut root = i as u32;
-                for r in roots.into_iter().filter(|&r| r != NONE) {
-                    let r = comps.root(r);
-                    root = comps.join(root, r);
-                }
-            }
-            producer[g.out as usize] = i as u32;
+        build(circuit, &assign(circuit, limit), threads, compile)
+    }
+
+    /// The share of `circuit`'s AND gates (which must be valid) that its independent
+    /// partitions hold, the tail's left out, as [`Partitions::new`] would cut it, without
+    /// compiling: near 1 for a circuit of independent pieces (MVMul's rows), near 0 for one
+    /// with no independence (AES). Zero for a circuit without AND gates or with fewer than
+    /// two partitions.
+    pub fn independent_share(circuit: &Circuit) -> f64 {
+        let limit = (circuit.gates.len() / PARTS).max(MIN_PART);
+        let assigned = assign(circuit, limit);
+        let tail = assigned.count - 1;
+        if tail < 2 {
+            return 0.0;
         }
-        // Components in order of their first gate, packed into partitions.
-        let mut part_of_root = vec![NONE; n];
-        let (mut parts, mut filling) = (0u32, 0u32);
-        let mut part = vec![TAIL; n];
-        for i in 0..n {
-            if in_tail[i] {
-                continue;
+        let (mut parallel, mut all) = (0usize, 0usize);
+        for (g, &p) in circuit.gates.iter().zip(&assigned.part) {
+            if g.kind == GateKind::And {
+                all += 1;
+                parallel += usize::from(p as usize != tail);
             }
-            let r = comps.root(i as u32) as usize;
-            if part_of_root[r] == NONE {
-                if filling == 0 || filling >= limit {
-                    parts += 1;
-                    filling = 0;
-                }
-                part_of_root[r] = parts - 1;
-                filling += comps.size[r];
-            }
-            part[i] = part_of_root[r];
         }
-        let tail = parts;
-        for p in part.iter_mut().filter(|p| **p == TAIL) {
-            *p = tail;
+        if all == 0 {
+            0.0
+        } else {
+            parallel as f64 / all as f64
         }
-        let cut = Cut {
-            part: &part,
-            count: tail as usize + 1,
-            producer: &producer,
-        };
-        build(circuit, cut, threads, compile)
     }
 
     /// Number of partitions, the tail included.
@@ -232,13 +190,85 @@ impl Partitions {
     }
 }
 
-/// How a circuit is cut: gate i's partition `part[i]` (of `0..count`), and the gate that
-/// writes each wire ([`NONE`] for inputs).
-#[derive(Clone, Copy)]
-struct Cut<'a> {
-    part: &'a [u32],
+/// Each gate's partition (of `0..count`, the tail last) and the gate that writes each wire
+/// ([`NONE`] for inputs).
+struct Assigned {
+    part: Vec<u32>,
     count: usize,
-    producer: &'a [u32],
+    producer: Vec<u32>,
+}
+
+/// Cuts `circuit` (valid) as [`Partitions::with_limit`] describes: components joined up to
+/// `limit` gates, packed into partitions in circuit order, the rest in the tail.
+fn assign(circuit: &Circuit, limit: usize) -> Assigned {
+    let n = circuit.gates.len();
+    let limit = u32::try_from(limit.max(1)).unwrap_or(u32::MAX);
+    let mut producer = vec![NONE; circuit.num_wires as usize];
+    let mut comps = Components {
+        parent: (0..n as u32).collect(),
+        size: vec![1; n],
+    };
+    // Whether each gate is in the tail.
+    let mut in_tail = vec![false; n];
+    for (i, g) in circuit.gates.iter().enumerate() {
+        let mut roots = [NONE; 2];
+        let mut tail = false;
+        for &k in g.inputs() {
+            let p = producer[g.input(k) as usize];
+            if p == NONE {
+                continue;
+            }
+            if in_tail[p as usize] {
+                tail = true;
+            } else {
+                roots[k] = comps.root(p);
+            }
+        }
+        let joined = match roots {
+            [a, b] if a != NONE && b != NONE && a != b => {
+                comps.size[a as usize] + comps.size[b as usize] + 1 > limit
+            }
+            _ => false,
+        };
+        if tail || joined {
+            in_tail[i] = true;
+        } else {
+            let mut root = i as u32;
+            for r in roots.into_iter().filter(|&r| r != NONE) {
+                let r = comps.root(r);
+                root = comps.join(root, r);
+            }
+        }
+        producer[g.out as usize] = i as u32;
+    }
+    // Components in order of their first gate, packed into partitions.
+    let mut part_of_root = vec![NONE; n];
+    let (mut parts, mut filling) = (0u32, 0u32);
+    let mut part = vec![TAIL; n];
+    for i in 0..n {
+        if in_tail[i] {
+            continue;
+        }
+        let r = comps.root(i as u32) as usize;
+        if part_of_root[r] == NONE {
+            if filling == 0 || filling >= limit {
+                parts += 1;
+                filling = 0;
+            }
+            part_of_root[r] = parts - 1;
+            filling += comps.size[r];
+        }
+        part[i] = part_of_root[r];
+    }
+    let tail = parts;
+    for p in part.iter_mut().filter(|p| **p == TAIL) {
+        *p = tail;
+    }
+    Assigned {
+        part,
+        count: tail as usize + 1,
+        producer,
+    }
 }
 
 /// Cuts `circuit` into partitions, each a circuit of its own (its external inputs, its gates,
@@ -247,7 +277,7 @@ struct Cut<'a> {
 /// thread, this one compiles each as it is built).
 fn build(
     circuit: &Circuit,
-    cut: Cut<'_>,
+    cut: &Assigned,
     threads: usize,
     compile: impl Fn(&Circuit) -> Plan + Sync,
 ) -> Result<Partitions, Error> {
@@ -318,11 +348,11 @@ struct Shape {
 /// `each(k, circuit)`.
 fn cut_parts(
     circuit: &Circuit,
-    Cut {
-        part,
+    &Assigned {
+        ref part,
         count,
-        producer,
-    }: Cut<'_>,
+        ref producer,
+    }: &Assigned,
     mut each: impl FnMut(usize, Circuit) -> Result<(), Error>,
 ) -> Result<Shape, Error> {
     let out_start = circuit.output_start() as usize;

@@ -134,6 +134,11 @@ fn ultrasfe_circuits_split_into_partitions_with_a_small_tail() {
             parts >= 4 && tail <= max_tail,
             "{name}: {parts} partitions, tail {tail:.3} of the AND gates"
         );
+        let share = Partitions::independent_share(&c);
+        assert!(
+            (share - (1.0 - tail)).abs() < 1e-9,
+            "{name}: independent share {share}, compiled tail {tail}"
+        );
         for kind in [
             SchemeKind::ALL[0],
             SchemeKind::ALL[SchemeKind::ALL.len() - 1],
@@ -145,6 +150,17 @@ fn ultrasfe_circuits_split_into_partitions_with_a_small_tail() {
             });
         }
     }
+}
+
+/// A circuit whose rounds depend on each other keeps most AND gates in the tail (AES-128:
+/// only pieces of the first round and key schedule are independent).
+#[test]
+fn aes_has_no_independent_share() {
+    let aes = tessera_circuit::library::builtin("aes128")
+        .unwrap()
+        .unwrap();
+    let share = Partitions::independent_share(&aes);
+    assert!(share < 0.25, "AES-128: independent share {share}");
 }
 
 /// Compiling on several threads gives the partitions and plans of one thread.

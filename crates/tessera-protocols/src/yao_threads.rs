@@ -50,6 +50,23 @@ impl Strategy {
             Strategy::Cgp => "cgp",
         }
     }
+
+    /// The faster strategy for `circuit` (valid): cgp when the independent partitions
+    /// [`Partitions::new`] finds hold at least [`Strategy::CGP_SHARE`] of its AND gates
+    /// (UltraSFE §4.2: MVMul's rows, BioMatch's subtrees), fgp otherwise (AES, whose gates
+    /// depend on each other). It depends on the circuit alone, so both parties pick the same
+    /// whatever threads each runs; on one thread the two run at the same speed.
+    pub fn for_circuit(circuit: &Circuit) -> Strategy {
+        if Partitions::independent_share(circuit) >= Strategy::CGP_SHARE {
+            Strategy::Cgp
+        } else {
+            Strategy::Fgp
+        }
+    }
+
+    /// The share of AND gates in independent partitions from which [`Strategy::for_circuit`]
+    /// picks cgp.
+    pub const CGP_SHARE: f64 = 0.5;
 }
 
 /// A party's strategy and thread count.
@@ -463,6 +480,21 @@ mod tests {
         assert_eq!(m.next(), None);
         let err = m.take(&[Block::ZERO]).unwrap_err().to_string();
         assert!(err.contains("after the last message"), "{err}");
+    }
+
+    /// Without a flag, the strategy follows the circuit: cgp for the built-in MVMul and
+    /// BioMatch (independent rows and subtrees), fgp for AES-128 and SHA-256.
+    #[test]
+    fn the_strategy_follows_the_circuits_independence() {
+        for (name, want) in [
+            ("mvmul", Strategy::Cgp),
+            ("biomatch", Strategy::Cgp),
+            ("aes128", Strategy::Fgp),
+            ("sha256", Strategy::Fgp),
+        ] {
+            let c = tessera_circuit::library::builtin(name).unwrap().unwrap();
+            assert_eq!(Strategy::for_circuit(&c), want, "{name}");
+        }
     }
 
     /// What the protocol tests lean on: the small MVMul has several partitions, and

@@ -156,6 +156,9 @@ pub enum OutputArg {
 /// `--strategy`.
 #[derive(Clone, Copy, ValueEnum)]
 pub enum StrategyArg {
+    /// Cgp when the circuit's independent partitions hold at least half its AND gates
+    /// (MVMul, BioMatch), else fgp; both parties pick the same from the circuit.
+    Auto,
     /// Fine-grained: each wide batch shared among the threads.
     Fgp,
     /// Coarse-grained: independent partitions on separate threads.
@@ -197,8 +200,10 @@ pub struct RunArgs {
     threads: u32,
     /// Parallel garbling: `fgp` shares the gates of each wide batch among the threads, `cgp`
     /// garbles the independent partitions the compiler finds on separate threads, then the
-    /// rest fine-grained; both parties must name the same.
-    #[arg(long, value_enum, default_value_t = StrategyArg::Fgp)]
+    /// rest fine-grained, `auto` the faster of the two for the circuit (cgp when its
+    /// independent partitions hold at least half its AND gates); both parties must name the
+    /// same.
+    #[arg(long, value_enum, default_value_t = StrategyArg::Auto)]
     strategy: StrategyArg,
     /// One JSON object instead of text.
     #[arg(long)]
@@ -339,9 +344,10 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         Role::Evaluator => YaoRole::Evaluator,
     };
     let parallel = Parallel {
-        strategy: match args.strategy {
-            StrategyArg::Fgp => Strategy::Fgp,
-            StrategyArg::Cgp => Strategy::Cgp,
+        strategy: match (args.strategy, &body) {
+            (StrategyArg::Auto, Body::Whole(c)) => Strategy::for_circuit(c),
+            (StrategyArg::Auto | StrategyArg::Fgp, _) => Strategy::Fgp,
+            (StrategyArg::Cgp, _) => Strategy::Cgp,
         },
         threads: args.threads as usize,
     };

@@ -228,7 +228,7 @@ fn bench_convert_reports_every_conversion() {
 /// core-to-core round trip.
 #[test]
 fn bench_garble_reports_rates_and_compile_time() {
-    for strategy in ["fgp", "cgp"] {
+    for strategy in ["fgp", "cgp", "auto"] {
         let (ok, out, err) = tessera(&[
             "bench",
             "garble",
@@ -249,8 +249,11 @@ fn bench_garble_reports_rates_and_compile_time() {
         assert!(ok, "{strategy}: {err}");
         let rows = json_lines(&out);
         assert_eq!(rows.len(), 2, "{out}");
+        // MVMul's rows are independent partitions: auto picks cgp.
+        let picked = if strategy == "auto" { "cgp" } else { strategy };
         for (r, threads) in rows.iter().zip([1, 2]) {
             assert_eq!(r["threads"], threads, "{r}");
+            assert_eq!(r["strategy"], picked, "{r}");
             assert_eq!(r["and_gates"], 1_047_568, "{r}");
             for key in [
                 "garble_and_per_sec",
@@ -517,6 +520,11 @@ fn two_processes_garble_and_evaluate_on_threads() {
         assert!(ok && g_ok, "{strategy}: {err} {g_err}");
         assert_eq!(out.trim(), "69c4e0d86a7b0430d8cdb78070b4c55a", "{strategy}");
     }
+    // No strategy named: both pick the same from the circuit, whatever their threads.
+    let garbler = spawn_garbler("aes128", key, &["--threads".into(), "2".into()]);
+    let ((ok, out, err), (g_ok, g_err)) = run_evaluator(garbler, "aes128", text, &[]);
+    assert!(ok && g_ok, "auto: {err} {g_err}");
+    assert_eq!(out.trim(), "69c4e0d86a7b0430d8cdb78070b4c55a", "auto");
     let garbler = spawn_garbler("aes128", key, &on("1", "fgp"));
     let ((ok, _, err), (g_ok, g_err)) = run_evaluator(garbler, "aes128", text, &on("1", "cgp"));
     assert!(!ok && !g_ok);

@@ -25,6 +25,7 @@ use tessera_circuit::Circuit;
 use tessera_circuit::builder::Builder;
 use tessera_core::Backend;
 use tessera_garble::{Batching, PlanStats, Scheme, SchemeKind, SchemeVisitor, XorGates};
+use tessera_protocols::yao_threads;
 
 /// Options of `tessera bench garble`.
 #[derive(Args)]
@@ -53,14 +54,16 @@ pub struct GarbleArgs {
     /// Parallel garbling: `fgp` shares each batch among the threads, `cgp` has them garble
     /// independent partitions of the circuit (found by the compiler) and then the tail, `ipp`
     /// runs inter-party parallel Yao between two threads over loopback TCP (each party garbles
-    /// some partitions and evaluates the others) against one garbler's time.
-    #[arg(long, value_enum, default_value_t = Strategy::Fgp)]
+    /// some partitions and evaluates the others) against one garbler's time; `auto` picks cgp
+    /// when the circuit's independent partitions hold at least half its AND gates, else fgp.
+    #[arg(long, value_enum, default_value_t = Strategy::Auto)]
     strategy: Strategy,
 }
 
 /// `--strategy`.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Strategy {
+    Auto,
     Fgp,
     Cgp,
     Ipp,
@@ -97,13 +100,20 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
         BatchingArg::Dynamic => vec![Batching::DYNAMIC],
         BatchingArg::Layered => vec![Batching::Layered],
     };
+    let strategy = match args.strategy {
+        Strategy::Auto => match yao_threads::Strategy::for_circuit(&circuit) {
+            yao_threads::Strategy::Fgp => Strategy::Fgp,
+            yao_threads::Strategy::Cgp => Strategy::Cgp,
+        },
+        chosen => chosen,
+    };
     let backend = Backend::active();
     let roofline = roofline_rate(c, backend)?;
     let copy = copy_bandwidth(c);
     // Only runs on several threads hand work between cores.
     let round_trip = (args.threads.iter().any(|&t| t > 1)).then(|| core_round_trip_ns(c));
     let default = Batching::default_for(&circuit);
-    if args.strategy == Strategy::Ipp {
+    if strategy == Strategy::Ipp {
         return args
             .scheme
             .iter()
@@ -117,7 +127,7 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
                 batching,
                 backend,
                 threads: &args.threads,
-                strategy: args.strategy,
+                strategy,
             })?;
             let t0 = args.threads[0];
             for (line, &threads) in lines.iter().zip(&args.threads) {
@@ -151,7 +161,7 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
                     "garble_memory_over_copy": line.bytes_per_and * garble_rate / copy,
                     "eval_efficiency": eval_eff,
                     "threads": threads,
-                    "strategy": args.strategy.to_possible_value().map(|v| v.get_name().to_owned()),
+                    "strategy": strategy.to_possible_value().map(|v| v.get_name().to_owned()),
                     "partitions": line.partitions,
                     "tail_and_share": line.tail_share,
                     "speedup_base_threads": t0,
@@ -366,9 +376,9 @@ fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Vec<Rates>, CliErro
         .map(|&t| -> Result<Box<dyn Local>, CliError> {
             let t = t as usize;
             Ok(match strategy {
-                Strategy::Fgp | Strategy::Ipp => Box::new(LocalRun::<S>::with_threads(
-                    circuit, batching, backend, &bits, t,
-                )?),
+                Strategy::Auto | Strategy::Fgp | Strategy::Ipp => Box::new(
+                    LocalRun::<S>::with_threads(circuit, batching, backend, &bits, t)?,
+                ),
                 Strategy::Cgp => {
                     Box::new(LocalCgp::<S>::new(circuit, batching, (backend, t), &bits)?)
                 }
