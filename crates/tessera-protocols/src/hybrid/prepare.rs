@@ -6,7 +6,7 @@
 
 use super::algebra::{Algebra, Field, Id, Needs, Peer, Pool};
 use super::linear::{LinearMap, LinearWeights};
-use super::{CROSS, HELLO, Hop, LINEAR, Op, Program, SETUP, Sharing, ring, select_wires};
+use super::{CROSS, HELLO, LINEAR, Program, SETUP, Sharing, ring};
 use crate::boolean::bits::{self, words};
 use crate::{Error, Session};
 use tessera_core::{Block, FixedKeyHash, Prg};
@@ -27,7 +27,7 @@ pub struct Prepared {
 }
 
 /// Where an operation's setup vector comes from.
-enum Slot {
+pub(super) enum Slot {
     /// A triple for a vector of this field: its three vectors.
     Triple(Field),
     /// A circuit's triples, one per AND gate and copy, laid out in its layer segments.
@@ -47,17 +47,20 @@ enum Slot {
     },
 }
 
-/// The walk's state.
-struct Walk<'p> {
-    p: &'p Program,
-    side: usize,
-    prg: Prg,
-    algebra: Algebra,
-    masks: Vec<Vec<u64>>,
+/// The setup walk's state: what [`super::op::Operation::setup`] reads and fixes.
+pub(super) struct Walk<'p> {
+    pub(super) p: &'p Program,
+    /// 0 for the lower-numbered party, 1 for the other.
+    pub(super) side: usize,
+    pub(super) prg: Prg,
+    /// The shared random vectors the operations need, resolved after the walk.
+    pub(super) algebra: Algebra,
+    /// Per value: this party's share of its mask (β, α; empty for Y, B, A).
+    pub(super) masks: Vec<Vec<u64>>,
 }
 
 /// Random shares of a vector of `field` (bits beyond each wire's `n` zero).
-fn random(prg: &mut Prg, field: Field) -> Vec<u64> {
+pub(super) fn random(prg: &mut Prg, field: Field) -> Vec<u64> {
     let mut v = vec![0u64; field.words()];
     match field {
         Field::Bits { n, .. } => {
@@ -88,17 +91,18 @@ pub(super) fn bits_as_ring(v: &[u64], width: usize, n: usize) -> Vec<u64> {
 }
 
 impl Walk<'_> {
-    fn field(&self, v: usize) -> Field {
-        self.p.types[v].field()
+    pub(super) fn ty(&self, v: usize) -> super::Type {
+        self.p.types[v]
     }
 
-    fn fresh(&mut self, v: usize) -> Vec<u64> {
-        let f = self.field(v);
+    /// A fresh random mask share for value `v`.
+    pub(super) fn fresh(&mut self, v: usize) -> Vec<u64> {
+        let f = self.ty(v).field();
         random(&mut self.prg, f)
     }
 
     /// This party's private ring vector `v` as an entry: its own at `owner`, zero at the other.
-    fn private(&mut self, field: Field, owner: usize, v: Vec<u64>) -> Id {
+    pub(super) fn private(&mut self, field: Field, owner: usize, v: Vec<u64>) -> Id {
         let v = if owner == self.side {
             v
         } else {
@@ -110,7 +114,7 @@ impl Walk<'_> {
     /// The arithmetic sharing in Z_2^`ring` of the Boolean vector with this party's share
     /// `b` (`width` wires of `n`): b₀ + b₁ − 2·b₀b₁, the cross product by one correlated OT per
     /// bit.
-    fn lift(&mut self, b: &[u64], width: usize, n: usize, ring: u32) -> Id {
+    pub(super) fn lift(&mut self, b: &[u64], width: usize, n: usize, ring: u32) -> Id {
         let field = Field::Ring {
             bits: ring,
             n: width * n,
@@ -126,7 +130,7 @@ impl Walk<'_> {
     /// Shares of b·y for the bits b (this party's XOR share `b`, one wire of `y.len()` copies)
     /// and the ring elements y (this party's additive share `y`): with b = b₀ + b₁ − 2b₀b₁,
     /// b·y = b₀y₀ + b₁y₁ + b₁·y₀(1 − 2b₀) + b₀·y₁(1 − 2b₁), two cross products.
-    fn bit_times(&mut self, b: &[u64], y: &[u64], ring: u32) -> Id {
+    pub(super) fn bit_times(&mut self, b: &[u64], y: &[u64], ring: u32) -> Id {
         let n = y.len();
         let field = Field::Ring { bits: ring, n };
         let bits = bits_as_ring(b, 1, n);
@@ -151,207 +155,11 @@ impl Walk<'_> {
     }
 
     /// γ = δa·δb + δz (bits: ⊕) for a product whose output gets the fresh mask `dz`.
-    fn gamma(&mut self, field: Field, da: Vec<u64>, db: Vec<u64>, dz: Vec<u64>) -> Id {
+    pub(super) fn gamma(&mut self, field: Field, da: Vec<u64>, db: Vec<u64>, dz: Vec<u64>) -> Id {
         let (a, b) = (self.algebra.known(field, da), self.algebra.known(field, db));
         let ab = self.algebra.product(a, b);
         let z = self.algebra.known(field, dz);
         self.algebra.sum(vec![(1, ab), (1, z)])
-    }
-
-    /// Fixes the masks of `op`'s outputs and returns what `op` needs from the setup.
-    fn op(&mut self, op: &Op) -> Vec<Slot> {
-        let ty = |v: usize| self.p.types[v];
-        match *op {
-            Op::Input { out, .. }
-            | Op::Convert {
-                hop: Hop::BToY,
-                out,
-                ..
-            } if ty(out).sharing == Sharing::Y => {
-                vec![Slot::Cots(ty(out).width() * ty(out).n)]
-            }
-            Op::Input { out, owner } => {
-                if ty(out).sharing.is_masked() {
-                    self.masks[out] = if owner == self.side {
-                        self.fresh(out)
-                    } else {
-                        vec![0; self.field(out).words()]
-                    };
-                }
-                vec![]
-            }
-            Op::Xor { a, b, out } | Op::Add { a, b, out } | Op::Sub { a, b, out } => {
-                if ty(out).sharing.is_masked() {
-                    let sub = matches!(op, Op::Sub { .. });
-                    self.masks[out] = self.masks[a]
-                        .iter()
-                        .zip(&self.masks[b])
-                        .map(|(&x, &y)| match (ty(out).sharing, sub) {
-                            (Sharing::Beta, _) => x ^ y,
-                            (_, false) => x.wrapping_add(y),
-                            (_, true) => x.wrapping_sub(y),
-                        })
-                        .collect();
-                }
-                vec![]
-            }
-            Op::Not { a, out } | Op::AddConst { a, out, .. } => {
-                self.masks[out] = self.masks[a].clone();
-                vec![]
-            }
-            Op::MulConst { a, c, out } => {
-                self.masks[out] = self.masks[a].iter().map(|x| x.wrapping_mul(c)).collect();
-                vec![]
-            }
-            Op::Wires {
-                a,
-                start,
-                len,
-                repeat,
-                out,
-            } => {
-                if ty(out).sharing.is_masked() {
-                    let w = words(ty(a).n);
-                    self.masks[out] = select_wires(&self.masks[a], w, start, len, repeat);
-                }
-                vec![]
-            }
-            Op::And { a, b, out } | Op::Mul { a, b, out } => {
-                let field = self.field(out);
-                if !ty(out).sharing.is_masked() {
-                    return vec![Slot::Triple(field)];
-                }
-                let dz = self.fresh(out);
-                self.masks[out] = dz.clone();
-                let (da, db) = (self.masks[a].clone(), self.masks[b].clone());
-                vec![Slot::Vector(self.gamma(field, da, db, dz))]
-            }
-            Op::BitMul { bit, x, out } => {
-                let t = ty(x);
-                let ring = t.ring_bits();
-                if t.sharing == Sharing::A {
-                    // A daBit r (B share, A share), a random a and r·a.
-                    let r = random(&mut self.prg, Field::Bits { width: 1, n: t.n });
-                    let a = self.fresh(x);
-                    let ra = self.lift(&r, 1, t.n, ring);
-                    let product = self.bit_times(&r, &a, ring);
-                    let r = self.algebra.known(Field::Bits { width: 1, n: t.n }, r);
-                    let a = self.algebra.known(t.field(), a);
-                    vec![
-                        Slot::Vector(r),
-                        Slot::Vector(ra),
-                        Slot::Vector(a),
-                        Slot::Vector(product),
-                    ]
-                } else {
-                    let mb = self.masks[bit].clone();
-                    let lifted = self.lift(&mb, 1, t.n, ring);
-                    let dx = self.masks[x].clone();
-                    let product = self.bit_times(&mb, &dx, ring);
-                    let dz = self.fresh(out);
-                    self.masks[out] = dz.clone();
-                    let dz = self.algebra.known(t.field(), dz);
-                    vec![
-                        Slot::Vector(lifted),
-                        Slot::Vector(product),
-                        Slot::Vector(dz),
-                    ]
-                }
-            }
-            Op::BitProduct { a, b, out } => {
-                let t = ty(out);
-                let (ma, mb) = (self.masks[a].clone(), self.masks[b].clone());
-                let la = self.lift(&ma, 1, t.n, t.ring_bits());
-                let lb = self.lift(&mb, 1, t.n, t.ring_bits());
-                let product = self.algebra.product(la, lb);
-                let dz = self.fresh(out);
-                self.masks[out] = dz.clone();
-                let dz = self.algebra.known(t.field(), dz);
-                vec![
-                    Slot::Vector(la),
-                    Slot::Vector(lb),
-                    Slot::Vector(product),
-                    Slot::Vector(dz),
-                ]
-            }
-            Op::Convert { hop, a, out } => match hop {
-                Hop::BToBeta | Hop::AToAlpha => {
-                    self.masks[out] = self.fresh(out);
-                    vec![]
-                }
-                Hop::BetaToB | Hop::AlphaToA | Hop::YToB | Hop::BToY => vec![],
-                Hop::BToA => {
-                    let (width, n) = (ty(a).width(), ty(a).n);
-                    let field = Field::Bits { width, n };
-                    let r = random(&mut self.prg, field);
-                    let ra = self.lift(&r, width, n, ty(out).ring_bits());
-                    let r = self.algebra.known(field, r);
-                    vec![Slot::Vector(r), Slot::Vector(ra)]
-                }
-                Hop::BetaToA => {
-                    let m = self.masks[a].clone();
-                    let (width, n) = (ty(a).width(), ty(a).n);
-                    vec![Slot::Vector(self.lift(&m, width, n, ty(out).ring_bits()))]
-                }
-            },
-            Op::Split { .. }
-            | Op::Output { .. }
-            | Op::Garbled { .. }
-            | Op::Barrier
-            | Op::Truncate { .. }
-            | Op::TopBits { .. } => vec![],
-            Op::Gather { a, indices, out } => {
-                if ty(out).sharing.is_masked() {
-                    let m = &self.masks[a];
-                    self.masks[out] = self.p.gathers[indices]
-                        .iter()
-                        .map(|&i| m[i as usize])
-                        .collect();
-                }
-                vec![]
-            }
-            Op::Linear { x, map, owner, .. } => vec![Slot::Linear {
-                map,
-                owner,
-                bits: ty(x).ring_bits(),
-                mask: self.masks[x].clone(),
-            }],
-            Op::Circuit {
-                circuit,
-                ref inputs,
-                ref outputs,
-            } => {
-                if !ty(outputs[0]).sharing.is_masked() {
-                    return vec![Slot::CircuitTriples(circuit)];
-                }
-                let c = &self.p.circuits[circuit];
-                let w = words(c.simd());
-                let mut delta = vec![0u64; c.circuit().num_wires as usize * w];
-                let mut at = 0;
-                for &v in inputs {
-                    let m = &self.masks[v];
-                    delta[at..at + m.len()].copy_from_slice(m);
-                    at += m.len();
-                }
-                let [x, y, dz] = c.propagate_masks(&mut delta, &mut self.prg);
-                let mut at = c.circuit().output_start() as usize * w;
-                for &v in outputs {
-                    let len = self.field(v).words();
-                    self.masks[v] = delta[at..at + len].to_vec();
-                    at += len;
-                }
-                let field = Field::Bits {
-                    width: 1,
-                    n: 64 * c.and_words(),
-                };
-                let (xk, yk) = (
-                    self.algebra.known(field, x.clone()),
-                    self.algebra.known(field, y.clone()),
-                );
-                let gamma = self.gamma(field, x, y, dz);
-                vec![Slot::Vector(xk), Slot::Vector(yk), Slot::Vector(gamma)]
-            }
-        }
     }
 }
 
@@ -546,7 +354,11 @@ pub(super) fn setup(
         algebra: Algebra::default(),
         masks: vec![Vec::new(); p.types.len()],
     };
-    let slots: Vec<Vec<Slot>> = p.ops.iter().map(|op| walk.op(op)).collect();
+    let slots: Vec<Vec<Slot>> = p
+        .ops
+        .iter()
+        .map(|op| op.operation().setup(&mut walk))
+        .collect();
     lap(&mut *session, &mut timer, None, "hello and masks");
     let mut needs = Needs::default();
     walk.algebra.needs(&mut needs);

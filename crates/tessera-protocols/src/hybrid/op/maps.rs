@@ -1,0 +1,136 @@
+//! Private linear maps on α values (the owner's coefficients; setup by Gilboa's products, see
+//! [`crate::hybrid::linear`]; online local) and gathers of ring copies.
+
+use super::{Op, Operation, Program, bad};
+use crate::Error;
+use crate::hybrid::linear::LinearMap;
+use crate::hybrid::online::{Run, zip_map};
+use crate::hybrid::prepare::{Slot, Walk};
+use crate::hybrid::{Kind, Sharing, Type, Value};
+
+/// Map `map` with `owner`'s coefficients on the α value `x`, into the A value `out`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(in crate::hybrid) struct Linear {
+    x: usize,
+    map: usize,
+    owner: usize,
+    out: usize,
+}
+
+/// Copies of a ring value picked by the program's gather `indices`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(in crate::hybrid) struct Gather {
+    a: usize,
+    indices: usize,
+    out: usize,
+}
+
+impl Program {
+    /// `map` on the α value `x` with coefficients private to party `owner`, given to its
+    /// [`Program::setup_with`]: an A value of `map.outputs()` elements, the owner's bias added.
+    /// Setup: Gilboa's products of the other party's mask share by the coefficients (see
+    /// [`crate::hybrid::linear`]); online: local.
+    pub fn linear(&mut self, x: Value, map: LinearMap, owner: usize) -> Result<Value, Error> {
+        let t = self.ty(x)?;
+        if t.sharing != Sharing::Alpha || !matches!(t.kind, Kind::Ring(_)) {
+            return Err(bad(format!(
+                "a linear map on a {} value; it takes α",
+                t.sharing.name()
+            )));
+        }
+        if t.n != map.inputs() || owner > 1 {
+            return Err(bad(format!(
+                "a linear map of {} inputs on {} copies, owner {owner}",
+                map.inputs(),
+                t.n
+            )));
+        }
+        let t = Type {
+            sharing: Sharing::A,
+            kind: t.kind,
+            n: map.outputs(),
+        };
+        self.maps.push(map);
+        let (x, map) = (x.0, self.maps.len() - 1);
+        Ok(self.push(t, |out| Op::Linear(Linear { x, map, owner, out })))
+    }
+
+    /// The copies `indices` of a ring value (A or α), in that order (repeats allowed): a
+    /// vector of `indices.len()` copies. Local.
+    pub fn gather(&mut self, a: Value, indices: Vec<u32>) -> Result<Value, Error> {
+        let t = self.ty(a)?;
+        if t.sharing.is_boolean()
+            || indices.iter().any(|&i| i as usize >= t.n)
+            || indices.is_empty()
+        {
+            return Err(bad(format!(
+                "gathering {} copies of a {} value of {}",
+                indices.len(),
+                t.sharing.name(),
+                t.n
+            )));
+        }
+        let t = Type {
+            n: indices.len(),
+            ..t
+        };
+        self.gathers.push(indices);
+        let (a, indices) = (a.0, self.gathers.len() - 1);
+        Ok(self.push(t, |out| Op::Gather(Gather { a, indices, out })))
+    }
+}
+
+impl Operation for Linear {
+    fn name(&self) -> &'static str {
+        "linear map"
+    }
+
+    fn setup(&self, walk: &mut Walk<'_>) -> Vec<Slot> {
+        vec![Slot::Linear {
+            map: self.map,
+            owner: self.owner,
+            bits: walk.ty(self.x).ring_bits(),
+            mask: walk.masks[self.x].clone(),
+        }]
+    }
+
+    fn online(&self, run: &mut Run<'_, '_>, m: Vec<Vec<u64>>) -> Result<(), Error> {
+        let map = &run.p.maps[self.map];
+        run.data[self.out] = match &m[..] {
+            // W·cols(Δx) + bias − (W·cols(δₒ) + its share of W·cols(δₚ)).
+            [w, bias, c] if self.owner == run.side => {
+                let y = map.multiply(w, &map.gather(&run.data[self.x]), Some(bias));
+                zip_map(&y, c, u64::wrapping_sub)
+            }
+            [share] => share.iter().map(|s| s.wrapping_neg()).collect(),
+            _ => return Err(Error::Input("a linear map's setup is missing".into())),
+        };
+        Ok(())
+    }
+}
+
+impl Operation for Gather {
+    fn name(&self) -> &'static str {
+        "gather"
+    }
+
+    fn setup(&self, walk: &mut Walk<'_>) -> Vec<Slot> {
+        if walk.ty(self.out).sharing.is_masked() {
+            let m = &walk.masks[self.a];
+            walk.masks[self.out] = walk.p.gathers[self.indices]
+                .iter()
+                .map(|&i| m[i as usize])
+                .collect();
+        }
+        Vec::new()
+    }
+
+    fn online(&self, run: &mut Run<'_, '_>, _: Vec<Vec<u64>>) -> Result<(), Error> {
+        let v = &run.data[self.a];
+        run.data[self.out] = run.p.gathers[self.indices]
+            .iter()
+            .map(|&i| v[i as usize])
+            .collect();
+        Ok(())
+    }
+}
