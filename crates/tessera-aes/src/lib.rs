@@ -15,6 +15,7 @@
 //! - [`exchange`]: the one I/O operation the protocol needs, over a `tessera_net::Network`;
 //! - [`online`]: the online phase of Protocols 1-3 and their MAC checks.
 
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod code;

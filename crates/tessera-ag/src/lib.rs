@@ -23,6 +23,8 @@
 //! an actively secure provider (SoftSpoken or IKNP with the KOS consistency check, or malicious
 //! Ferret); [`abit::check_provider`] refuses the others.
 
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
 pub mod abit;
 pub mod checks;
 pub mod combine;

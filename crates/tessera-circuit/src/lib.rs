@@ -6,6 +6,7 @@
 //! Files are untrusted input: every malformed file yields an [`Error`] naming the line and what
 //! is wrong, never a panic.
 
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod analysis;

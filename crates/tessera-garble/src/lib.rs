@@ -13,6 +13,7 @@
 //! Tables come from the other party: a truncated stream is an [`Error`], and a tampered one
 //! yields wrong labels (so a wrong or undecodable output), never a panic.
 
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod cgp;

@@ -23,6 +23,7 @@
 //! A party that gives up tells every peer once, with a code ([`Network::abort`],
 //! [`AbortCode`]): our own text never leaves, and a peer's never reaches the terminal.
 
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod abort;
@@ -46,7 +47,9 @@ pub use mesh::memory;
 pub use mesh::{tcp, tls};
 pub use network::{MAX_UNREAD, NetConfig, Network, PeerChannel};
 pub use stats::{Phase, PhaseTimer, Stats, Traffic};
-pub use wire::{ABORT, Frame, Kind, Len, RawTag, Space, Spaces, Tag, escape, escape_text};
+pub use wire::{
+    ABORT, FRAME_HEADER, Frame, Kind, Len, RawTag, Space, Spaces, Tag, escape, escape_text,
+};
 
 use std::time::Duration;
 

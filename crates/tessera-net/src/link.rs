@@ -3,7 +3,7 @@
 //! bytes queued but not yet sent. The network's event loop drives it; nothing here blocks.
 
 use crate::AbortCode;
-use crate::wire::{ABORT_TAG, HEADER, parse_header};
+use crate::wire::{ABORT_TAG, FRAME_HEADER, parse_header};
 use crate::{MAX_UNREAD, Stats};
 use std::io::{self, IoSlice, Read, Write};
 
@@ -277,10 +277,10 @@ impl Link {
         n
     }
 
-    /// The next `HEADER` buffered bytes, consumed, and the frame they start recorded so that
+    /// The next `FRAME_HEADER` buffered bytes, consumed, and the frame they start recorded so that
     /// scanning skips it. The caller checks that they are buffered.
-    pub(crate) fn take_header(&mut self) -> [u8; HEADER] {
-        let mut h = [0u8; HEADER];
+    pub(crate) fn take_header(&mut self) -> [u8; FRAME_HEADER] {
+        let mut h = [0u8; FRAME_HEADER];
         self.take(&mut h);
         let (_, len) = parse_header(&h);
         self.next_header = self.next_header.max(self.consumed + len as u64);
@@ -293,20 +293,20 @@ impl Link {
         let buffered_end = self.consumed + self.unread() as u64;
         while self.abort.is_none() {
             let start = self.next_header.max(self.consumed);
-            if start + HEADER as u64 > buffered_end {
+            if start + FRAME_HEADER as u64 > buffered_end {
                 return;
             }
             let off = self.ipos + (start - self.consumed) as usize;
-            let (tag, len) = parse_header(&self.inbuf[off..off + HEADER]);
+            let (tag, len) = parse_header(&self.inbuf[off..off + FRAME_HEADER]);
             if tag == ABORT_TAG {
-                let have = (buffered_end - start) as usize - HEADER;
+                let have = (buffered_end - start) as usize - FRAME_HEADER;
                 if have >= 1 || len == 0 || self.eof {
-                    let payload = off + HEADER..off + HEADER + have.min(len).min(1);
+                    let payload = off + FRAME_HEADER..off + FRAME_HEADER + have.min(len).min(1);
                     self.abort = Some(AbortCode::from_payload(&self.inbuf[payload]));
                 }
                 return;
             }
-            self.next_header = start + (HEADER + len) as u64;
+            self.next_header = start + (FRAME_HEADER + len) as u64;
         }
     }
 

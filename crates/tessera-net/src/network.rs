@@ -9,7 +9,9 @@
 
 use crate::AbortCode;
 use crate::link::{Fill, Link};
-use crate::wire::{ABORT, ABORT_TAG, Frame, HEADER, Len, RawTag, Space, Tag, header, parse_header};
+use crate::wire::{
+    ABORT, ABORT_TAG, FRAME_HEADER, Frame, Len, RawTag, Space, Tag, header, parse_header,
+};
 use crate::{Channel, Error, Stats};
 use std::io;
 use std::time::{Duration, Instant};
@@ -253,7 +255,7 @@ impl Network {
         let len = u32::try_from(payload.len()).map_err(|_| {
             Error::Usage(format!("a message of {} bytes is too long", payload.len()))
         })?;
-        let new_round = self.link(to)?.count_sent(HEADER + payload.len());
+        let new_round = self.link(to)?.count_sent(FRAME_HEADER + payload.len());
         if new_round && self.receiving {
             self.rounds += 1;
             self.receiving = false;
@@ -356,10 +358,10 @@ impl Network {
     /// Reads and checks the next header from `from`; returns the payload length.
     fn recv_header(&mut self, from: usize, tag: Tag, len: Len) -> Result<usize, Error> {
         self.push_all();
-        self.buffer(from, tag.kind.name, HEADER)?;
+        self.buffer(from, tag.kind.name, FRAME_HEADER)?;
         let link = self.link(from)?;
         let h = link.take_header();
-        link.count_received(HEADER);
+        link.count_received(FRAME_HEADER);
         self.receiving = true;
         let (got, n) = parse_header(&h);
         if got == ABORT_TAG {

@@ -122,9 +122,9 @@ pub enum Len {
 pub const ABORT: Kind = Kind::new(0xff, "abort");
 
 /// Frame header bytes: space (2, little-endian), kind id (1), payload length (4, LE).
-pub(crate) const HEADER: usize = 7;
+pub const FRAME_HEADER: usize = 7;
 
-pub(crate) fn header(tag: RawTag, len: u32) -> [u8; HEADER] {
+pub(crate) fn header(tag: RawTag, len: u32) -> [u8; FRAME_HEADER] {
     let [s0, s1] = tag.space.to_le_bytes();
     let [l0, l1, l2, l3] = len.to_le_bytes();
     [s0, s1, tag.id, l0, l1, l2, l3]

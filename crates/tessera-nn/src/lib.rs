@@ -17,6 +17,8 @@
 //! # Ok::<(), tessera_nn::Error>(())
 //! ```
 
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
 pub mod data;
 mod error;
 pub mod eval;

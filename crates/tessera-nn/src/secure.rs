@@ -27,7 +27,7 @@ use crate::fixed::{Arith, Fixed};
 use crate::kernels::window_positions;
 use crate::model::{Model, Op, Window};
 use tessera_protocols::hybrid::{
-    Kind, LinearMap, LinearWeights, Program, Reveal, Sharing, Type, Value, linear,
+    Cost, Kind, LinearMap, LinearWeights, Program, Reveal, Sharing, Type, Value, linear,
 };
 
 /// MOTION2NX's combinations of sharings (seed `003_09f17a858ba9cc5b.txt`, Tables 1-3): the
@@ -626,15 +626,43 @@ pub fn compile(
     })
 }
 
-/// The estimated cost of one layer in [`compile`]'s protocol (both parties' bytes together).
+/// The cost of one layer in [`compile`]'s protocol (both parties' bytes together).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LayerEstimate {
     /// Setup bytes: OT extension, triples, Gilboa's corrections.
     pub setup_bytes: u64,
-    /// Online bytes.
+    /// Online bytes, frame headers included.
     pub online_bytes: u64,
-    /// Online rounds.
+    /// Online rounds: per operation, the messages the party that waits more waits for.
     pub online_rounds: u64,
+    /// Messages the server and the client wait for online.
+    pub online_waits: [u64; 2],
+}
+
+impl LayerEstimate {
+    /// This layer's cost with an operation's added.
+    fn with(self, op: &Cost) -> Self {
+        let w = op.online.waits;
+        LayerEstimate {
+            setup_bytes: self.setup_bytes + op.setup_bytes,
+            online_bytes: self.online_bytes + op.online.bytes,
+            online_rounds: self.online_rounds + op.online.rounds(),
+            online_waits: [self.online_waits[0] + w[0], self.online_waits[1] + w[1]],
+        }
+    }
+
+    /// Two layers' costs together.
+    fn plus(self, other: LayerEstimate) -> Self {
+        LayerEstimate {
+            setup_bytes: self.setup_bytes + other.setup_bytes,
+            online_bytes: self.online_bytes + other.online_bytes,
+            online_rounds: self.online_rounds + other.online_rounds,
+            online_waits: [
+                self.online_waits[0] + other.online_waits[0],
+                self.online_waits[1] + other.online_waits[1],
+            ],
+        }
+    }
 }
 
 /// The estimated cost of a model, layer by layer ([`estimate`]).
@@ -649,220 +677,40 @@ impl Estimate {
     pub fn total(&self) -> LayerEstimate {
         self.layers
             .iter()
-            .fold(LayerEstimate::default(), |a, l| LayerEstimate {
-                setup_bytes: a.setup_bytes + l.setup_bytes,
-                online_bytes: a.online_bytes + l.online_bytes,
-                online_rounds: a.online_rounds + l.online_rounds,
-            })
+            .fold(LayerEstimate::default(), |a, &l| a.plus(l))
     }
 }
 
-/// Bytes of one random correlated OT of [`crate::infer::session_config`]'s SoftSpoken with
-/// k = 3 (128/k bits; rounded down).
-const COT_BYTES: u64 = 128 / 3 / 8;
-
-/// The cost of [`compile`]'s `protocol` on `model` in `fixed`, from the protocol's message
-/// sizes (not a run; `tessera nn bench` measures the same, and a test holds the two within a
-/// few percent). Online: the client's input Δ (ℓ bits per element); A → α before a linear
-/// map whose input is in A (ℓ bits per element and party, 1 round); per ReLU the sign circuit
-/// (G AND gates of AND-depth D): in B 2 bits per gate and party and D rounds, in β the two
-/// shares' conversion (ℓ bits per element and party, 2 rounds) and 1 bit per gate and party,
-/// in Y the evaluator's ℓ bits per share (its correlated OTs) and the garbled tables (32
-/// bytes per gate; garbled online); then B·A (1 + ℓ bits per party, 1 round) or β·α (ℓ bits
-/// per party, 1 round, after Y → β at 1 bit per party and A → α of the value where it is in
-/// A); the logits' opening. Setup: per linear map ℓ random OTs per random multiplier (per
-/// coefficient, or per input element for a dense layer), Gilboa's corrections (Σᵢ⌈(ℓ − i)/8⌉
-/// bytes per multiply-add) and the multipliers' corrections; per ReLU two random OTs per AND
-/// gate in B and β (and β's Beaver openings, 2 bits per gate and party), or one correlated OT
-/// per share bit in Y, and two correlated OTs of ℓ bits for the bit product.
-pub fn estimate(model: &Model, fixed: Fixed, protocol: Protocol) -> Estimate {
-    let l = u64::from(fixed.bits());
-    let elem = l / 8;
-    let gilboa: u64 = (0..l).map(|i| (l - i).div_ceil(8)).sum();
-    let (gates, depth) = adder_costs(fixed.bits());
-    let alpha = protocol.arithmetic() == Sharing::Alpha;
-    // ReLU of n elements whose input is already in α (`x_alpha`).
-    let relu = |n: u64, x_alpha: bool| {
-        let packed = n.div_ceil(64) * 8;
-        let product = LayerEstimate {
-            setup_bytes: 2 * (COT_BYTES + elem) * n,
-            online_bytes: if alpha {
-                2 * n * elem
-            } else {
-                2 * (packed + n * elem)
-            },
-            online_rounds: 1,
-        };
-        let sign = match protocol.boolean() {
-            Sharing::Y => LayerEstimate {
-                setup_bytes: 2 * l * n * COT_BYTES,
-                online_bytes: 2 * l * packed + 32 * gates * n + if alpha { 2 * packed } else { 0 },
-                online_rounds: if alpha { 2 } else { 1 },
-            },
-            Sharing::Beta => LayerEstimate {
-                setup_bytes: gates * (2 * n * COT_BYTES + 4 * packed),
-                online_bytes: 4 * l * packed + 2 * gates * packed,
-                online_rounds: depth + 2,
-            },
-            _ => LayerEstimate {
-                setup_bytes: gates * 2 * n * COT_BYTES,
-                online_bytes: 4 * gates * packed,
-                online_rounds: depth,
-            },
-        };
-        let convert = alpha && !x_alpha;
-        LayerEstimate {
-            setup_bytes: sign.setup_bytes + product.setup_bytes,
-            online_bytes: sign.online_bytes
-                + product.online_bytes
-                + if convert { 2 * n * elem } else { 0 },
-            online_rounds: sign.online_rounds + product.online_rounds + u64::from(convert),
-        }
-    };
-    // Each value's state as the compiler tracks it: in α, at scale 2^2f, non-negative.
-    #[derive(Clone, Copy, Default)]
-    struct State {
-        alpha: bool,
-        double: bool,
-        nonnegative: bool,
-    }
-    let exact = defers_truncation(fixed);
-    // A deferred truncation of n elements (Compiler::settle) and the state after it.
-    let settle = |n: u64, st: State| -> (LayerEstimate, State) {
-        if !st.double {
-            return (LayerEstimate::default(), st);
-        }
-        let cost = if st.nonnegative && exact {
-            LayerEstimate {
-                setup_bytes: 2 * (COT_BYTES + elem) * n,
-                online_bytes: 2 * (n.div_ceil(64) * 8 + n * elem),
-                online_rounds: 1,
-            }
-        } else {
-            LayerEstimate::default()
-        };
-        let after = State {
-            alpha: false,
-            double: false,
-            nonnegative: st.nonnegative,
-        };
-        (cost, after)
-    };
-    let sum = |a: LayerEstimate, b: LayerEstimate| LayerEstimate {
-        setup_bytes: a.setup_bytes + b.setup_bytes,
-        online_bytes: a.online_bytes + b.online_bytes,
-        online_rounds: a.online_rounds + b.online_rounds,
-    };
-    let mut state = vec![State::default(); model.shapes.len()];
-    state[model.input].alpha = true;
-    let mut layers: Vec<LayerEstimate> = model
-        .nodes
+/// The cost of [`compile`]'s `protocol` on `model` in `fixed` revealing the logits, from the
+/// compiled program's operations ([`Program::costs`]: the lengths their setup and online steps
+/// send) with the OT of [`crate::infer::session_config`]; not a run (`tessera nn bench`
+/// measures the same, and a test holds the two together). One entry per node: the client's
+/// input is counted with the first, the logits' opening with the last; the barrier before
+/// the online phase, the hello and the base OTs are left out.
+pub fn estimate(model: &Model, fixed: Fixed, protocol: Protocol) -> Result<Estimate, Error> {
+    let compiled = compile(model, fixed, protocol, Output::Logits)?;
+    let costs = compiled.program.costs(crate::infer::session_config().ot);
+    let mut layers: Vec<LayerEstimate> = compiled
+        .layers
         .iter()
-        .map(|node| {
-            let st = state[node.inputs[0]];
-            let n_in = model.len(node.inputs[0]) as u64;
-            let n_out = model.len(node.output) as u64;
-            let linear = |rows: u64, inner: u64, cols: u64| {
-                let (truncation, st) = settle(n_in, st);
-                // The random multipliers: the owner's per coefficient, or (one column) the
-                // client's per input element.
-                let multipliers = if cols == 1 && rows > 1 {
-                    inner
-                } else {
-                    rows * inner
-                };
-                let map = LayerEstimate {
-                    setup_bytes: rows * inner * cols * gilboa
-                        + multipliers * (l * COT_BYTES + elem),
-                    online_bytes: if st.alpha { 0 } else { 2 * n_in * elem },
-                    online_rounds: u64::from(!st.alpha),
-                };
-                let out = State {
-                    alpha: false,
-                    double: exact,
-                    nonnegative: false,
-                };
-                (sum(truncation, map), out)
-            };
-            let (est, out) = match &node.op {
-                Op::Dense(d) => linear(d.outputs as u64, d.inputs as u64, 1),
-                Op::Conv(c) => {
-                    let k = (c.in_channels * c.window.kernel[0] * c.window.kernel[1]) as u64;
-                    let cols = n_out / c.out_channels as u64;
-                    linear(c.out_channels as u64, k, cols)
-                }
-                Op::Relu => (
-                    relu(n_out, st.alpha),
-                    State {
-                        alpha,
-                        nonnegative: true,
-                        ..st
-                    },
-                ),
-                Op::MaxPool(p) => {
-                    // A tree over the window's offsets: ⌈k/2⌉, ⌈k/4⌉, ... ReLUs per output,
-                    // of differences of (gathered) values in the input's sharing.
-                    let mut k = (p.window.kernel[0] * p.window.kernel[1]) as u64;
-                    let mut total = LayerEstimate::default();
-                    while k > 1 {
-                        total = sum(total, relu(k.div_ceil(2) * n_out, st.alpha));
-                        k = k.div_ceil(2);
-                    }
-                    let out = State {
-                        alpha: alpha && st.alpha,
-                        ..st
-                    };
-                    (total, out)
-                }
-                Op::AvgPool(_) | Op::GlobalAvgPool => {
-                    let (truncation, st) = settle(n_in, st);
-                    (truncation, State { double: true, ..st })
-                }
-                // The server's constant, sent as the client's share.
-                Op::AddConst(k) => (
-                    LayerEstimate {
-                        online_bytes: k.len() as u64 * elem,
-                        online_rounds: 1,
-                        ..LayerEstimate::default()
-                    },
-                    State {
-                        alpha: false,
-                        double: st.double,
-                        nonnegative: false,
-                    },
-                ),
-                Op::Reshape | Op::Transpose(_) => (LayerEstimate::default(), st),
-                Op::Add | Op::Sub => {
-                    let other = state[node.inputs[1]];
-                    let out = State {
-                        alpha: st.alpha && other.alpha,
-                        double: st.double || other.double,
-                        nonnegative: node.op == Op::Add && st.nonnegative && other.nonnegative,
-                    };
-                    (LayerEstimate::default(), out)
-                }
-            };
-            state[node.output] = out;
-            est
+        .map(|l| {
+            costs[l.ops.clone()]
+                .iter()
+                .fold(LayerEstimate::default(), LayerEstimate::with)
         })
         .collect();
+    // compile's layers: the input, one per node, the output.
+    let output = layers.pop().unwrap_or_default();
+    let input = if layers.is_empty() {
+        LayerEstimate::default()
+    } else {
+        layers.remove(0)
+    };
     if let Some(first) = layers.first_mut() {
-        // The client's input, opened as Δ.
-        first.online_bytes += model.input_len() as u64 * elem;
-        first.online_rounds += 1;
+        *first = first.plus(input);
     }
     if let Some(last) = layers.last_mut() {
-        last.online_bytes += model.output_len() as u64 * elem;
-        last.online_rounds += 1;
+        *last = last.plus(output);
     }
-    Estimate { layers }
-}
-
-/// The AND gates and AND-depth of [`Program::sign`]'s circuit for ℓ bits.
-fn adder_costs(bits: u32) -> (u64, u64) {
-    use tessera_circuit::analysis::{and_depth, gate_counts};
-    match tessera_circuit::library::builtin(&format!("msbadd{bits}")) {
-        Some(Ok(c)) => (gate_counts(&c).and as u64, u64::from(and_depth(&c))),
-        _ => (0, 0),
-    }
+    Ok(Estimate { layers })
 }

@@ -31,6 +31,22 @@ pub enum OtChoice {
 }
 
 impl OtChoice {
+    /// The bytes both parties send per random correlated OT, amortised over long runs (the
+    /// base OTs, a set-up iteration and a consistency check's constant left out): OT extension
+    /// sends one row of 128/k bits per OT (SoftSpoken, k = 1 for IKNP and KOS); Ferret sends per
+    /// main iteration 2·depth + 1 blocks per tree (the masked level sums and c) for the
+    /// iteration's yield.
+    pub fn bytes_per_cot(self) -> f64 {
+        match self {
+            OtChoice::Extension(p) => 16.0 / p.k() as f64,
+            OtChoice::Ferret(params, security) => {
+                let main = params.main;
+                let sent = main.t * 16 * (2 * main.depth + 1);
+                sent as f64 / params.yield_per_iteration(security).max(1) as f64
+            }
+        }
+    }
+
     /// The extension's name ([`Protocol::name`]), or `ferret` / `ferret-malicious`.
     pub fn name(self) -> String {
         match self {

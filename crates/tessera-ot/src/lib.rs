@@ -24,6 +24,7 @@
 //! core's bit-matrix transposition and hashed with the core's batched TCCR hash (Guo, Katz,
 //! Wang, Yu, S&P 2020), all in batches of thousands of OTs.
 
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod base;

@@ -46,6 +46,31 @@ const BATCH_OTS: usize = 1 << 16;
 /// Ferret's tree OTs (bit 127 set).
 pub const TWEAKS: u128 = 1 << 126;
 
+/// Gilboa's corrections for one multiplier of ℓ = `bits` bits and one element: Σ_{i<ℓ}
+/// ⌈(ℓ − i)/8⌉ bytes (τ of OT i in whole bytes of its ℓ − i bits).
+fn gilboa_bytes(bits: u32) -> u64 {
+    (0..bits).map(|i| u64::from(bits - i).div_ceil(8)).sum()
+}
+
+/// The bytes both parties send for `n` Boolean triples ([`TripleGenerator::boolean`]) when a
+/// random correlated OT costs `cot_bytes`: two random OTs each, nothing more.
+pub fn boolean_bytes(n: usize, cot_bytes: f64) -> f64 {
+    2.0 * n as f64 * cot_bytes
+}
+
+/// The bytes both parties send for `n` arithmetic triples over Z_2^`bits`
+/// ([`TripleGenerator::arithmetic`]): per direction ℓ OTs and Gilboa's corrections.
+pub fn arithmetic_bytes(bits: u32, n: usize, cot_bytes: f64) -> f64 {
+    2.0 * n as f64 * (f64::from(bits) * cot_bytes + gilboa_bytes(bits) as f64)
+}
+
+/// The bytes both parties send for `multipliers` random multipliers of ℓ = `bits` bits, each
+/// times a vector of `len` elements ([`TripleGenerator::vector_products_send`]): ℓ OTs per
+/// multiplier and Gilboa's corrections per element.
+pub fn vector_products_bytes(bits: u32, multipliers: usize, len: usize, cot_bytes: f64) -> f64 {
+    multipliers as f64 * (f64::from(bits) * cot_bytes + (len as u64 * gilboa_bytes(bits)) as f64)
+}
+
 /// An element of Z_2^ℓ for ℓ = 8, 16, 32 or 64, computed on as a `u64` modulo 2^ℓ.
 pub trait Ring: Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 'static {
     /// ℓ.

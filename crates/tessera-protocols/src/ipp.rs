@@ -25,7 +25,7 @@
 use crate::yao::{YaoRole, check_circuit, fingerprint_of, hello};
 use crate::{Error, Session};
 use tessera_circuit::Circuit;
-use tessera_core::Block;
+use tessera_core::{Block, Prg};
 use tessera_garble::{
     Evaluator, Garbler, InputEncoding, Partitions, Plan, Scheme, SchemeKind, SchemeVisitor, Source,
     TableReader, XorGates, gather, table_blocks,
@@ -195,25 +195,53 @@ fn tail_inputs<L: Copy + Default>(
         .collect()
 }
 
-fn party<S: Scheme>(p: Party<'_>) -> Result<IppOutcome, Error> {
-    let (c, parts, a) = (p.circuit, p.parts, p.a);
+/// What a party holds through a run: its encoding (its own and the peer's inputs under its
+/// offset, then the crossing shares'), its active labels under the peer's offset, and what
+/// garbling and evaluating each partition gave.
+struct State<S: Scheme> {
+    enc: InputEncoding<S>,
+    to_wire: fn(Block) -> S::Wire,
+    prg: Prg,
+    active: Vec<Block>,
+    garbler: Garbler<S>,
+    evaluator: Evaluator<S>,
+    /// Output wires of the partitions this party garbled.
+    outs_g: Vec<Vec<S::Wire>>,
+    /// Output labels of the partitions it evaluated.
+    outs_e: Vec<Vec<Block>>,
+    tables: Vec<Block>,
+    garbled_and: usize,
+    evaluated_and: usize,
+}
+
+fn party<S: Scheme>(mut p: Party<'_>) -> Result<IppOutcome, Error> {
+    let mut st = inputs::<S>(&mut p)?;
+    partitions(&mut p, &mut st)?;
+    tail(&mut p, &mut st)?;
+    let output = reveal(&mut p, &st)?;
+    Ok(IppOutcome {
+        output,
+        garbled_and: st.garbled_and,
+        evaluated_and: st.evaluated_and,
+        phases: Vec::new(),
+    })
+}
+
+/// Inputs: this party's wires for every input (its own drawn, the peer's by OT), and its
+/// labels under the peer's garbling (its own by OT, the peer's sent).
+fn inputs<S: Scheme>(p: &mut Party<'_>) -> Result<State<S>, Error> {
+    let c = p.circuit;
     let scheme = S::with_backend(p.s.backend(), p.block)?;
-    let value = usize::from(!a);
+    let value = usize::from(!p.a);
     let start = |v: usize| c.input_start(v) as usize;
     let (mine, theirs) = (
         start(value)..start(value) + c.inputs[value] as usize,
         start(1 - value)..start(1 - value) + c.inputs[1 - value] as usize,
     );
-    let owner = owners(parts);
-    let tail = parts.len() - 1;
-    let ours = |k: usize| owner[k] == a;
-    // 1. Inputs: this party's wires for every input (its own drawn, the peer's by OT), and
-    //    its labels under the peer's garbling (its own by OT, the peer's sent).
-    let (peer, space) = p.peer;
+    let ((peer, space), a, input) = (p.peer, p.a, p.input);
     let (offset, peer_wires, my_active) = p.s.phase("input-ot", |s| {
-        input_ot::<S>(s, (peer, a), theirs.len(), p.input)
+        input_ot::<S>(s, (peer, a), theirs.len(), input)
     })?;
-    let to_wire = offset.wire;
     let mut prg = p.s.fork_prg();
     let mut enc = InputEncoding::<S> {
         secret: offset.secret,
@@ -226,52 +254,73 @@ fn party<S: Scheme>(p: Party<'_>) -> Result<IppOutcome, Error> {
     let labels = enc.encode(mine.start, p.input);
     let mut active = vec![Block::ZERO; enc.wires.len()];
     active[mine].copy_from_slice(&my_active);
-    {
-        let mut ch = p.s.channel(peer);
-        ch.send_blocks(space.tag(LABELS), &labels)?;
-        ch.recv_blocks(space.tag(LABELS), &mut active[theirs])?;
-    }
-    // 2. Each party garbles its partitions, then evaluates the peer's.
-    let mut garbler = Garbler::new(scheme.clone());
-    let mut evaluator = Evaluator::new(scheme);
-    let mut outs_g: Vec<Vec<S::Wire>> = vec![Vec::new(); parts.len()];
-    let mut outs_e: Vec<Vec<Block>> = vec![Vec::new(); parts.len()];
-    let (mut buf, mut tables) = (Vec::new(), Vec::new());
+    let mut ch = p.s.channel(peer);
+    ch.send_blocks(space.tag(LABELS), &labels)?;
+    ch.recv_blocks(space.tag(LABELS), &mut active[theirs])?;
+    let parts = p.parts.len();
+    Ok(State {
+        enc,
+        to_wire: offset.wire,
+        prg,
+        active,
+        garbler: Garbler::new(scheme.clone()),
+        evaluator: Evaluator::new(scheme),
+        outs_g: vec![Vec::new(); parts],
+        outs_e: vec![Vec::new(); parts],
+        tables: Vec::new(),
+        garbled_and: 0,
+        evaluated_and: 0,
+    })
+}
+
+/// Each party garbles its partitions, then evaluates the peer's.
+fn partitions<S: Scheme>(p: &mut Party<'_>, st: &mut State<S>) -> Result<(), Error> {
+    let (parts, (peer, space)) = (p.parts, p.peer);
+    let owner = owners(parts);
+    let tail = parts.len() - 1;
     let and = parts.and_gates();
-    let (mut garbled_and, mut evaluated_and) = (0, 0);
+    let mut buf = Vec::new();
     p.s.phase("garble", |s| -> Result<(), Error> {
         let mut ch = s.channel(peer);
-        for k in (0..tail).filter(|&k| ours(k)) {
+        for k in (0..tail).filter(|&k| owner[k] == p.a) {
             let (plan, sources) = parts.part(k);
-            gather(sources, &enc.wires, &[], &mut buf);
-            tables.clear();
-            let o = garbler.garble_in(plan, k as u64, &enc.secret, &buf, &mut tables)?;
-            outs_g[k] = o.to_vec();
-            ch.send_blocks(space.tag(TABLES), &tables)?;
-            garbled_and += and[k];
+            gather(sources, &st.enc.wires, &[], &mut buf);
+            st.tables.clear();
+            let secret = &st.enc.secret;
+            let o = st
+                .garbler
+                .garble_in(plan, k as u64, secret, &buf, &mut st.tables)?;
+            st.outs_g[k] = o.to_vec();
+            ch.send_blocks(space.tag(TABLES), &st.tables)?;
+            st.garbled_and += and[k];
         }
         Ok(ch.flush()?)
     })?;
-    let mut labels_buf = Vec::new();
+    let mut labels = Vec::new();
     p.s.phase("evaluate", |s| -> Result<(), Error> {
         let mut ch = s.channel(peer);
-        for k in (0..tail).filter(|&k| !ours(k)) {
+        for k in (0..tail).filter(|&k| owner[k] != p.a) {
             let (plan, sources) = parts.part(k);
-            gather(sources, &active, &[], &mut labels_buf);
-            tables.resize(table_blocks::<S>(plan), Block::ZERO);
-            ch.recv_blocks(space.tag(TABLES), &mut tables)?;
-            let o = evaluator.evaluate_in(
-                plan,
-                k as u64,
-                &labels_buf,
-                &mut TableReader::new(&tables),
-            )?;
-            outs_e[k] = o.to_vec();
-            evaluated_and += and[k];
+            gather(sources, &st.active, &[], &mut labels);
+            st.tables.resize(table_blocks::<S>(plan), Block::ZERO);
+            ch.recv_blocks(space.tag(TABLES), &mut st.tables)?;
+            let mut reader = TableReader::new(&st.tables);
+            let o = st
+                .evaluator
+                .evaluate_in(plan, k as u64, &labels, &mut reader)?;
+            st.outs_e[k] = o.to_vec();
+            st.evaluated_and += and[k];
         }
         Ok(())
-    })?;
-    // 3. The tail, garbled by A: outputs of B's partitions cross as XOR shares.
+    })
+}
+
+/// The tail, garbled by A: outputs of B's partitions cross as XOR shares.
+fn tail<S: Scheme>(p: &mut Party<'_>, st: &mut State<S>) -> Result<(), Error> {
+    let (parts, (peer, space)) = (p.parts, p.peer);
+    let owner = owners(parts);
+    let tail = parts.len() - 1;
+    let and = parts.and_gates()[tail];
     let (tail_plan, tail_sources) = parts.part(tail);
     let crossing: Vec<(usize, usize)> = tail_sources
         .iter()
@@ -282,87 +331,94 @@ fn party<S: Scheme>(p: Party<'_>) -> Result<IppOutcome, Error> {
             _ => None,
         })
         .collect();
-    let tail_out = p.s.phase("tail", |s| -> Result<Vec<Block>, Error> {
+    let a = p.a;
+    p.s.phase("tail", |s| -> Result<(), Error> {
         if a {
             // c: the colours of B's output labels this party evaluated.
-            let c_bits: Vec<bool> = crossing.iter().map(|&(k, i)| outs_e[k][i].lsb()).collect();
+            let c_bits: Vec<bool> = crossing
+                .iter()
+                .map(|&(k, i)| st.outs_e[k][i].lsb())
+                .collect();
             let mut zero = vec![Block::ZERO; crossing.len()];
             s.with_ot_sender(peer, |ot, ch| Ok(ot.send_correlated(ch, &mut zero)?))?;
             // W_c: fresh wires after the circuit's inputs, encoded like them.
-            let n = enc.wires.len();
+            let n = st.enc.wires.len();
             for _ in 0..crossing.len() {
-                enc.wires.push(S::random_wire(&enc.secret, &mut prg));
+                let w = S::random_wire(&st.enc.secret, &mut st.prg);
+                st.enc.wires.push(w);
             }
-            let c_labels = enc.encode(n, &c_bits);
-            let (wires, w_c) = enc.wires.split_at(n);
-            let w_d = zero.into_iter().map(to_wire);
+            let c_labels = st.enc.encode(n, &c_bits);
+            let (wires, w_c) = st.enc.wires.split_at(n);
+            let w_d = zero.into_iter().map(st.to_wire);
             let shared = w_c.iter().zip(w_d).map(|(&x, y)| S::free_xor(x, y));
-            let ins = tail_inputs(tail_sources, (&owner, tail), (wires, &outs_g), shared);
-            tables.clear();
-            let o = garbler.garble_in(tail_plan, tail as u64, &enc.secret, &ins, &mut tables)?;
-            outs_g[tail] = o.to_vec();
-            garbled_and += and[tail];
+            let ins = tail_inputs(tail_sources, (&owner, tail), (wires, &st.outs_g), shared);
+            st.tables.clear();
+            let secret = &st.enc.secret;
+            let o = st
+                .garbler
+                .garble_in(tail_plan, tail as u64, secret, &ins, &mut st.tables)?;
+            st.outs_g[tail] = o.to_vec();
+            st.garbled_and += and;
             let mut ch = s.channel(peer);
             ch.send_blocks(space.tag(SHARES), &c_labels)?;
-            ch.send_blocks(space.tag(TAIL), &tables)?;
-            ch.flush()?;
-            Ok(Vec::new())
-        } else {
-            // d: the decoding bits of this party's crossing output wires.
-            let d_bits: Vec<bool> = crossing
-                .iter()
-                .map(|&(k, i)| S::decoding_bit(&outs_g[k][i]))
-                .collect();
-            let mut act_d = vec![Block::ZERO; crossing.len()];
-            s.with_ot_receiver(peer, |ot, ch| {
-                Ok(ot.receive_correlated(ch, &d_bits, &mut act_d)?)
-            })?;
-            let mut ch = s.channel(peer);
-            let mut act_c = vec![Block::ZERO; crossing.len()];
-            ch.recv_blocks(space.tag(SHARES), &mut act_c)?;
-            tables.resize(table_blocks::<S>(tail_plan), Block::ZERO);
-            ch.recv_blocks(space.tag(TAIL), &mut tables)?;
-            let shared = act_c.iter().zip(&act_d).map(|(&x, &y)| x ^ y);
-            let ins = tail_inputs(tail_sources, (&owner, tail), (&active, &outs_e), shared);
-            let o = evaluator.evaluate_in(
-                tail_plan,
-                tail as u64,
-                &ins,
-                &mut TableReader::new(&tables),
-            )?;
-            evaluated_and += and[tail];
-            Ok(o.to_vec())
+            ch.send_blocks(space.tag(TAIL), &st.tables)?;
+            return Ok(ch.flush()?);
         }
-    })?;
-    if !a {
-        outs_e[tail] = tail_out;
-    }
-    // 4. Outputs to both: decoding bits where this party garbled, colours where it evaluated.
-    let half: Vec<bool> = parts
+        // d: the decoding bits of this party's crossing output wires.
+        let d_bits: Vec<bool> = crossing
+            .iter()
+            .map(|&(k, i)| S::decoding_bit(&st.outs_g[k][i]))
+            .collect();
+        let mut act_d = vec![Block::ZERO; crossing.len()];
+        s.with_ot_receiver(peer, |ot, ch| {
+            Ok(ot.receive_correlated(ch, &d_bits, &mut act_d)?)
+        })?;
+        let mut ch = s.channel(peer);
+        let mut act_c = vec![Block::ZERO; crossing.len()];
+        ch.recv_blocks(space.tag(SHARES), &mut act_c)?;
+        st.tables.resize(table_blocks::<S>(tail_plan), Block::ZERO);
+        ch.recv_blocks(space.tag(TAIL), &mut st.tables)?;
+        let shared = act_c.iter().zip(&act_d).map(|(&x, &y)| x ^ y);
+        let ins = tail_inputs(
+            tail_sources,
+            (&owner, tail),
+            (&st.active, &st.outs_e),
+            shared,
+        );
+        let mut reader = TableReader::new(&st.tables);
+        let o = st
+            .evaluator
+            .evaluate_in(tail_plan, tail as u64, &ins, &mut reader)?;
+        st.outs_e[tail] = o.to_vec();
+        st.evaluated_and += and;
+        Ok(())
+    })
+}
+
+/// Outputs to both: decoding bits where this party garbled, colours where it evaluated.
+fn reveal<S: Scheme>(p: &mut Party<'_>, st: &State<S>) -> Result<Vec<bool>, Error> {
+    let owner = owners(p.parts);
+    let half: Vec<bool> = p
+        .parts
         .outputs()
         .iter()
         .map(|src| match *src {
-            Source::Input(w) => S::decoding_bit(&enc.wires[w as usize]),
-            Source::Part { part, index } if ours(part as usize) => {
-                S::decoding_bit(&outs_g[part as usize][index as usize])
+            Source::Input(w) => S::decoding_bit(&st.enc.wires[w as usize]),
+            Source::Part { part, index } if owner[part as usize] == p.a => {
+                S::decoding_bit(&st.outs_g[part as usize][index as usize])
             }
-            Source::Part { part, index } => outs_e[part as usize][index as usize].lsb(),
+            Source::Part { part, index } => st.outs_e[part as usize][index as usize].lsb(),
         })
         .collect();
     let packed = role::pack_bits(half.iter().copied());
     let mut theirs_half = vec![0u8; packed.len()];
+    let (peer, space) = p.peer;
     let mut ch = p.s.channel(peer);
     ch.send(space.tag(REVEAL), &packed)?;
     ch.recv_into(space.tag(REVEAL), &mut theirs_half)?;
-    let output = half
+    Ok(half
         .iter()
         .enumerate()
         .map(|(k, &h)| h ^ role::packed_bit(&theirs_half, k))
-        .collect();
-    Ok(IppOutcome {
-        output,
-        garbled_and,
-        evaluated_and,
-        phases: Vec::new(),
-    })
+        .collect())
 }

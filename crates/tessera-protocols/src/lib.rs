@@ -3,6 +3,7 @@
 //! path), semi-honest Yao ([`yao`]; on several threads per party, [`yao_threads`]; of circuit files too large to hold, [`yao_file`]) and Boolean circuits in GMW's and ABY2.0's secret sharings
 //! ([`boolean`]).
 
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod boolean;

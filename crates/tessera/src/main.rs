@@ -1,5 +1,6 @@
 //! `tessera`: the command line of the Tessera MPC framework.
 
+#![forbid(unsafe_code)]
 mod ag;
 mod bench;
 mod circuit;

@@ -274,8 +274,8 @@ fn info(args: &InfoArgs) -> Result<(), CliError> {
     let estimates: Vec<(Protocol, secure::Estimate)> = args
         .protocol
         .iter()
-        .map(|&p| (p, secure::estimate(&model, fixed, p)))
-        .collect();
+        .map(|&p| Ok((p, secure::estimate(&model, fixed, p)?)))
+        .collect::<Result<_, CliError>>()?;
     if !args.json {
         let columns: String = estimates
             .iter()

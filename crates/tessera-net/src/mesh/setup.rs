@@ -15,7 +15,7 @@
 use super::tcp::Mesh;
 use crate::Error;
 use crate::link::{Link, Socket};
-use crate::wire::{HEADER, Kind, RawTag, Space, header, parse_header};
+use crate::wire::{FRAME_HEADER, Kind, RawTag, Space, header, parse_header};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 use std::io::{self, Read, Write};
@@ -39,7 +39,7 @@ const MAGIC: &[u8; 8] = b"tessera\0";
 const VERSION: u8 = 1;
 const HELLO_LEN: usize = 8 + 1 + 2 + 2 + 2;
 /// A hello on the wire: header and payload.
-const HELLO_FRAME: usize = HEADER + HELLO_LEN;
+const HELLO_FRAME: usize = FRAME_HEADER + HELLO_LEN;
 
 fn hello_frame(n: usize, from: usize, to: usize) -> Vec<u8> {
     let mut f = header(RawTag::from(Space::CONTROL.tag(HELLO)), HELLO_LEN as u32).to_vec();
@@ -54,8 +54,8 @@ fn hello_frame(n: usize, from: usize, to: usize) -> Vec<u8> {
 /// Checks what arrived of a hello so far: its header as soon as it is in, the rest once all of
 /// it is; a whole hello gives (parties, from, to).
 fn parse_hello(got: &[u8]) -> Result<Option<(usize, usize, usize)>, String> {
-    if got.len() >= HEADER {
-        let (tag, len) = parse_header(&got[..HEADER]);
+    if got.len() >= FRAME_HEADER {
+        let (tag, len) = parse_header(&got[..FRAME_HEADER]);
         if tag != RawTag::from(Space::CONTROL.tag(HELLO)) || len != HELLO_LEN {
             return Err("not a Tessera mesh hello".into());
         }
@@ -63,7 +63,7 @@ fn parse_hello(got: &[u8]) -> Result<Option<(usize, usize, usize)>, String> {
     if got.len() < HELLO_FRAME {
         return Ok(None);
     }
-    let p = &got[HEADER..];
+    let p = &got[FRAME_HEADER..];
     if &p[..8] != MAGIC {
         return Err("not a Tessera mesh hello".into());
     }

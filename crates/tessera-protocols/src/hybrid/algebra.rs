@@ -183,6 +183,25 @@ impl Algebra {
         self.push(field, Expr::Cross { x, bit, from }, None)
     }
 
+    /// How many entries there are: the next one's [`Id`].
+    pub(crate) fn len(&self) -> usize {
+        self.exprs.len()
+    }
+
+    /// The bytes both parties send to resolve entries `ids` when a random correlated OT
+    /// costs `cot_bytes`: per product its triple and Beaver's openings (two vectors per
+    /// party), per cross product a correlated OT (a random one and its choice bit) and τ.
+    pub(crate) fn bytes(&self, ids: std::ops::Range<Id>, cot_bytes: f64) -> f64 {
+        ids.map(|i| match (&self.exprs[i], self.fields[i]) {
+            (Expr::Product(..), f) => triple_bytes(f, cot_bytes) + 4.0 * wire_bytes(f) as f64,
+            (Expr::Cross { .. }, Field::Ring { bits, n }) => {
+                n as f64 * (cot_bytes + 0.125 + ring::bytes_per(bits) as f64)
+            }
+            _ => 0.0,
+        })
+        .sum()
+    }
+
     /// The triples the products take.
     pub(crate) fn needs(&self, into: &mut Needs) {
         for (f, e) in self.fields.iter().zip(&self.exprs) {
@@ -344,6 +363,14 @@ impl Algebra {
     /// The vector `id` (after [`Algebra::resolve`]), taken out.
     pub(crate) fn take(&mut self, id: Id) -> Vec<u64> {
         self.values[id].take().unwrap_or_default()
+    }
+}
+
+/// The bytes both parties send for triples of a vector of `field` ([`tessera_ot::triples`]).
+pub(crate) fn triple_bytes(field: Field, cot_bytes: f64) -> f64 {
+    match field {
+        Field::Bits { width, n } => tessera_ot::triples::boolean_bytes(width * n, cot_bytes),
+        Field::Ring { bits, n } => tessera_ot::triples::arithmetic_bytes(bits, n, cot_bytes),
     }
 }
 

@@ -89,7 +89,7 @@ pub use crate::boolean::Reveal;
 use crate::{Error, Session};
 pub use linear::{LinearMap, LinearWeights};
 pub use online::Step;
-pub use op::route;
+pub use op::{OnlineCost, route};
 use op::{Op, YCircuit};
 pub use prepare::{Prepared, SetupStep};
 use sha2::{Digest, Sha256};
@@ -204,6 +204,15 @@ impl Type {
             Kind::Ring(bits) => algebra::Field::Ring { bits, n: self.n },
         }
     }
+}
+
+/// One operation's cost ([`Program::costs`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cost {
+    /// Setup bytes, both parties together.
+    pub setup_bytes: u64,
+    /// The online phase's traffic.
+    pub online: OnlineCost,
 }
 
 /// A value of a program.
@@ -336,6 +345,21 @@ impl Program {
     /// per operation, so a caller can group steps by where it was when adding them.
     pub fn op_count(&self) -> usize {
         self.ops.len()
+    }
+
+    /// Each operation's cost, in order: its setup bytes when the session's OT is `ot` (see
+    /// [`tessera_ot::OtChoice::bytes_per_cot`]; the hello and the base OTs left out) and its
+    /// online traffic, from the lengths the setup and online phases send.
+    pub fn costs(&self, ot: tessera_ot::OtChoice) -> Vec<Cost> {
+        let setup = prepare::setup_bytes(self, ot.bytes_per_cot());
+        self.ops
+            .iter()
+            .zip(setup)
+            .map(|(op, setup)| Cost {
+                setup_bytes: setup.round() as u64,
+                online: op.operation().traffic(self),
+            })
+            .collect()
     }
 
     /// The operations' names, in order (as [`Step::op`] gives them).

@@ -4,7 +4,7 @@
 //! masks, daBits) as vectors of the [`Algebra`]; then the triples are drawn by OT and the
 //! algebra resolved.
 
-use super::algebra::{Algebra, Field, Id, Needs, Peer, Pool};
+use super::algebra::{Algebra, Field, Id, Needs, Peer, Pool, triple_bytes};
 use super::linear::{LinearMap, LinearWeights};
 use super::{CROSS, HELLO, LINEAR, Program, SETUP, Sharing, ring};
 use crate::boolean::bits::{self, words};
@@ -460,6 +460,64 @@ pub(super) fn setup(
     ))
 }
 
+/// Each operation's setup bytes, both parties together, when a random correlated OT costs
+/// `cot_bytes`: what its slots take (GMW's triples, Y's random correlated OTs, a linear map's
+/// products) and the algebra entries its setup added, from one walk as [`setup`] makes it
+/// (masks from a fixed seed: no length depends on them). The hello and the base OTs are left
+/// out.
+pub(super) fn setup_bytes(p: &Program, cot_bytes: f64) -> Vec<f64> {
+    let mut walk = Walk {
+        p,
+        side: 0,
+        prg: Prg::from_seed_block(Block::ZERO),
+        algebra: Algebra::default(),
+        masks: vec![Vec::new(); p.types.len()],
+    };
+    p.ops
+        .iter()
+        .map(|op| {
+            let first = walk.algebra.len();
+            let slots = op.operation().setup(&mut walk);
+            let added = walk.algebra.bytes(first..walk.algebra.len(), cot_bytes);
+            added
+                + slots
+                    .iter()
+                    .map(|s| slot_bytes(p, s, cot_bytes))
+                    .sum::<f64>()
+        })
+        .collect()
+}
+
+/// The bytes both parties send for one of an operation's slots (its algebra vectors are
+/// counted with the algebra).
+fn slot_bytes(p: &Program, slot: &Slot, cot_bytes: f64) -> f64 {
+    match *slot {
+        Slot::Triple(f) => triple_bytes(f, cot_bytes),
+        Slot::CircuitTriples(c) => triple_bytes(circuit_field(p, c), cot_bytes),
+        Slot::Cots(n) => n as f64 * cot_bytes,
+        Slot::Vector(_) => 0.0,
+        Slot::Linear { map, bits, .. } => {
+            let map = &p.maps[map];
+            let (rows, inner, cols) = map.shape();
+            let (multipliers, len) = if by_columns_suits(map) {
+                (inner, rows)
+            } else {
+                (rows * inner, cols)
+            };
+            tessera_ot::triples::vector_products_bytes(bits, multipliers, len, cot_bytes)
+                + (multipliers * ring::bytes_per(bits)) as f64
+        }
+    }
+}
+
+/// Whether a linear map's random multipliers go on the other party's side, one per input
+/// element ([`by_columns`]: a map of one column, a dense layer), rather than the owner's, one
+/// per coefficient ([`by_rows`]): on the side with fewer of them.
+fn by_columns_suits(map: &LinearMap) -> bool {
+    let (rows, _, cols) = map.shape();
+    cols == 1 && rows > 1
+}
+
 /// Rows of `W` per batch of Gilboa's products: at most 2^20 elements of `cols(δ)` repeated.
 fn rows_per_batch(map: &LinearMap) -> usize {
     let (rows, inner, cols) = map.shape();
@@ -493,9 +551,8 @@ fn linear_setup_in<R: Ring>(
         map.check(w)?;
     }
     let c = map.gather(mask);
-    let (rows, _, cols) = map.shape();
     // Random multipliers on the side with fewer of them (ℓ random OTs each).
-    let mut share = if cols == 1 && rows > 1 {
+    let mut share = if by_columns_suits(map) {
         by_columns::<R>(link, map, &c, weights)?
     } else {
         by_rows::<R>(link, map, &c, weights)?

@@ -3,7 +3,7 @@
 //! [`super::garbled`]'s.
 
 use super::garbled::Garbled;
-use super::{Op, Operation, Program, bad};
+use super::{OnlineCost, Op, Operation, Program, bad};
 use crate::Error;
 use crate::boolean::bits::words;
 use crate::boolean::layers::Layers;
@@ -80,6 +80,14 @@ impl Program {
 impl Operation for RunCircuit {
     fn name(&self) -> &'static str {
         "circuit"
+    }
+
+    fn traffic(&self, p: &Program) -> OnlineCost {
+        // Per AND layer, this party's openings, both at once.
+        let c = &p.circuits[self.circuit];
+        (1..=c.depth())
+            .map(|l| OnlineCost::swap(8 * Layers::opening_words(c, l)))
+            .fold(OnlineCost::default(), OnlineCost::then)
     }
 
     fn setup(&self, walk: &mut Walk<'_>) -> Vec<Slot> {

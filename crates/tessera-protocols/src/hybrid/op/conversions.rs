@@ -1,10 +1,10 @@
 //! Conversions among the five sharings (MOTION2NX §2 and App. A.2): the direct hops and, for
 //! A → B, the shares split into two B values for the library's adders.
 
-use super::{Op, Operation, Program, bad};
+use super::{OnlineCost, Op, Operation, Program, bad};
 use crate::Error;
 use crate::boolean::bits::words;
-use crate::hybrid::algebra::Field;
+use crate::hybrid::algebra::{Field, wire_bytes};
 use crate::hybrid::online::{Garbling, Run, bit_of, zip_map};
 use crate::hybrid::prepare::{Slot, Walk, random};
 use crate::hybrid::{Kind, Sharing, Type, Value, ring};
@@ -187,6 +187,17 @@ impl Operation for Convert {
             Hop::BetaToA => "beta → a",
             Hop::YToB => "y → b",
             Hop::BToY => "b → y",
+        }
+    }
+
+    fn traffic(&self, p: &Program) -> OnlineCost {
+        let (ta, to) = (p.types[self.a], p.types[self.out]);
+        match self.hop {
+            Hop::BToBeta | Hop::AToAlpha => OnlineCost::swap(wire_bytes(to.field())),
+            Hop::BToA => OnlineCost::swap(wire_bytes(ta.field())),
+            // The evaluator's bits ⊕ its OT choices.
+            Hop::BToY => OnlineCost::one_way(1, 8 * ta.width() * words(ta.n)),
+            Hop::BetaToB | Hop::AlphaToA | Hop::YToB | Hop::BetaToA => OnlineCost::default(),
         }
     }
 

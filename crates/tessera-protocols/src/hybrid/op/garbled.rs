@@ -2,7 +2,7 @@
 //! fixed-key hash, free XOR with its OT sender's Δ) on the inputs' zero-labels and sends the
 //! tables; party 1 evaluates them on its labels.
 
-use super::{Op, Operation, Program};
+use super::{OnlineCost, Op, Operation, Program};
 use crate::Error;
 use crate::hybrid::online::Run;
 use crate::hybrid::{Type, Value};
@@ -59,6 +59,10 @@ impl Garbled {
 impl Operation for Garbled {
     fn name(&self) -> &'static str {
         "garbled circuit"
+    }
+
+    fn traffic(&self, p: &Program) -> OnlineCost {
+        OnlineCost::one_way(0, 16 * table_blocks::<Prp>(&p.garbled[self.circuit].plan))
     }
 
     fn online(&self, run: &mut Run<'_, '_>, _: Vec<Vec<u64>>) -> Result<(), Error> {

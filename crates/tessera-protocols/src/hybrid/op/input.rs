@@ -1,7 +1,7 @@
 //! Inputs: B and A by a random share from the owner, β and α by the owner's public Δ, Y by a
 //! random correlated OT of the setup derandomised online.
 
-use super::{Op, Operation, Program, bad};
+use super::{OnlineCost, Op, Operation, Program, bad};
 use crate::Error;
 use crate::boolean::bits::{self, words};
 use crate::hybrid::algebra::{self, Field};
@@ -43,6 +43,16 @@ impl Program {
 impl Operation for Input {
     fn name(&self) -> &'static str {
         "input"
+    }
+
+    fn traffic(&self, p: &Program) -> OnlineCost {
+        let t = p.types[self.out];
+        if t.sharing == Sharing::Y {
+            // The evaluator's bits ⊕ its OT choices.
+            OnlineCost::one_way(1, 8 * t.width() * words(t.n))
+        } else {
+            OnlineCost::one_way(self.owner, algebra::wire_bytes(t.field()))
+        }
     }
 
     fn setup(&self, walk: &mut Walk<'_>) -> Vec<Slot> {

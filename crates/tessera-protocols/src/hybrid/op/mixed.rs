@@ -1,9 +1,9 @@
 //! Mixed products (ABY2.0 §4, MOTION2NX App. A.2): bit × number (B·A → A with a daBit, β·α → α
 //! with the lifted mask) and bit × bit → number (β·β → α).
 
-use super::{Op, Operation, Program, bad};
+use super::{OnlineCost, Op, Operation, Program, bad};
 use crate::Error;
-use crate::hybrid::algebra::Field;
+use crate::hybrid::algebra::{Field, wire_bytes};
 use crate::hybrid::online::{Run, bit_of, zip_map};
 use crate::hybrid::prepare::{Slot, Walk, random};
 use crate::hybrid::{Kind, Sharing, Type, Value, ring};
@@ -66,6 +66,17 @@ impl Program {
 impl Operation for BitMul {
     fn name(&self) -> &'static str {
         "bit × number"
+    }
+
+    fn traffic(&self, p: &Program) -> OnlineCost {
+        let t = p.types[self.x];
+        let number = wire_bytes(t.field());
+        // B·A: c = b ⊕ r and d = x − a; β·α: this party's share of Δz.
+        OnlineCost::swap(if t.sharing == Sharing::A {
+            wire_bytes(p.types[self.bit].field()) + number
+        } else {
+            number
+        })
     }
 
     fn setup(&self, walk: &mut Walk<'_>) -> Vec<Slot> {
@@ -139,6 +150,10 @@ impl Operation for BitMul {
 impl Operation for BitProduct {
     fn name(&self) -> &'static str {
         "bit × bit"
+    }
+
+    fn traffic(&self, p: &Program) -> OnlineCost {
+        OnlineCost::swap(wire_bytes(p.types[self.out].field()))
     }
 
     fn setup(&self, walk: &mut Walk<'_>) -> Vec<Slot> {

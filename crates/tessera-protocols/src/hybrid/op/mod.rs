@@ -21,6 +21,7 @@ use super::online::Run;
 use super::prepare::{Slot, Walk};
 use super::{Program, Type, Value};
 use crate::Error;
+use tessera_net::FRAME_HEADER;
 
 /// One operation of a hybrid program.
 pub(super) trait Operation {
@@ -35,6 +36,55 @@ pub(super) trait Operation {
 
     /// Its online step on this party's shares, with its vectors from the setup.
     fn online(&self, run: &mut Run<'_, '_>, material: Vec<Vec<u64>>) -> Result<(), Error>;
+
+    /// What its online step sends, from the same lengths [`Operation::online`] sends (a test
+    /// holds the two equal); local operations send nothing.
+    fn traffic(&self, _p: &Program) -> OnlineCost {
+        OnlineCost::default()
+    }
+}
+
+/// An operation's online traffic: the bytes both parties send (frame headers included), and
+/// the messages each party (0, 1) waits for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OnlineCost {
+    /// Bytes, both parties together.
+    pub bytes: u64,
+    /// Messages party 0 and party 1 wait for.
+    pub waits: [u64; 2],
+}
+
+impl OnlineCost {
+    /// Both parties send `per_party` bytes at once: one round.
+    fn swap(per_party: usize) -> Self {
+        OnlineCost {
+            bytes: 2 * (per_party + FRAME_HEADER) as u64,
+            waits: [1, 1],
+        }
+    }
+
+    /// Party `from` sends `bytes` to the other.
+    fn one_way(from: usize, bytes: usize) -> Self {
+        let mut waits = [0, 0];
+        waits[1 - from] = 1;
+        OnlineCost {
+            bytes: (bytes + FRAME_HEADER) as u64,
+            waits,
+        }
+    }
+
+    /// This cost, then `next`.
+    fn then(self, next: OnlineCost) -> Self {
+        OnlineCost {
+            bytes: self.bytes + next.bytes,
+            waits: [self.waits[0] + next.waits[0], self.waits[1] + next.waits[1]],
+        }
+    }
+
+    /// Rounds: the messages the party that waits more waits for.
+    pub fn rounds(&self) -> u64 {
+        self.waits[0].max(self.waits[1])
+    }
 }
 
 /// Every operation a program can hold: the one place that names them all.

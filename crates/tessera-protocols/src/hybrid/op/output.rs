@@ -1,6 +1,6 @@
 //! Opening a value to one party or both, and the barrier that times a program's parts apart.
 
-use super::{Op, Operation, Program, bad};
+use super::{OnlineCost, Op, Operation, Program, bad};
 use crate::Error;
 use crate::hybrid::algebra;
 use crate::hybrid::online::{Garbling, Run, words_plain, zip_map};
@@ -42,6 +42,14 @@ impl Program {
 impl Operation for Open {
     fn name(&self) -> &'static str {
         "output"
+    }
+
+    fn traffic(&self, p: &Program) -> OnlineCost {
+        let bytes = algebra::wire_bytes(p.types[self.a].field());
+        match self.reveal {
+            Reveal::To(party) => OnlineCost::one_way(1 - party, bytes),
+            Reveal::Both => OnlineCost::swap(bytes),
+        }
     }
 
     fn online(&self, run: &mut Run<'_, '_>, _: Vec<Vec<u64>>) -> Result<(), Error> {
@@ -91,6 +99,10 @@ impl Operation for Open {
 impl Operation for Barrier {
     fn name(&self) -> &'static str {
         "barrier"
+    }
+
+    fn traffic(&self, _: &Program) -> OnlineCost {
+        OnlineCost::swap(1)
     }
 
     fn online(&self, run: &mut Run<'_, '_>, _: Vec<Vec<u64>>) -> Result<(), Error> {

@@ -1,8 +1,9 @@
 //! AND on B and β, multiplication on A and α: Beaver's triples for B and A (GMW), ABY2.0's
 //! one-message products for β and α (ABY2.0 §3.3: the setup forms γ = δa·δb + δz).
 
-use super::{Op, Operation, Program};
+use super::{OnlineCost, Op, Operation, Program};
 use crate::Error;
+use crate::hybrid::algebra;
 use crate::hybrid::online::{Run, zip_map};
 use crate::hybrid::prepare::{Slot, Walk};
 use crate::hybrid::{Type, Value};
@@ -52,6 +53,17 @@ fn minus(boolean: bool, x: u64, y: u64) -> u64 {
 impl Operation for Product {
     fn name(&self) -> &'static str {
         if self.boolean { "and" } else { "mul" }
+    }
+
+    fn traffic(&self, p: &Program) -> OnlineCost {
+        let t = p.types[self.out];
+        let vector = algebra::wire_bytes(t.field());
+        // ABY2.0: this party's share of Δz; Beaver: d and e.
+        OnlineCost::swap(if t.sharing.is_masked() {
+            vector
+        } else {
+            2 * vector
+        })
     }
 
     fn setup(&self, walk: &mut Walk<'_>) -> Vec<Slot> {
