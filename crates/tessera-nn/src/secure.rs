@@ -37,7 +37,7 @@ use tessera_protocols::hybrid::{
 pub enum Protocol {
     /// A and B (GMW): the sign in B (one round per AND layer), B·A.
     AB,
-    /// A and Y: the sign garbled by the server (tables online, a constant number of rounds),
+    /// A and Y: the sign garbled by the server (tables in the setup, a constant number of rounds),
     /// back to B locally, B·A.
     AY,
     /// α and β (ABY2.0): the sign in β (half GMW's online bits, one round per AND layer),
@@ -118,6 +118,9 @@ pub struct Compiled {
     pub output_double: bool,
     /// What the client learns.
     pub output: Output,
+    /// Inputs per inference: the client's input is their tensors one after another, and so
+    /// is what it learns.
+    pub batch: usize,
 }
 
 impl Compiled {
@@ -175,6 +178,8 @@ impl Shared {
 struct Compiler {
     fixed: Fixed,
     protocol: Protocol,
+    /// Inputs per inference: every value holds `batch` tensors, input by input.
+    batch: usize,
     p: Program,
     weights: Vec<LinearWeights>,
     constants: Vec<(Value, Vec<u64>)>,
@@ -251,7 +256,12 @@ impl Compiler {
         let x = self.settle(x)?;
         let x = self.alpha(x)?;
         let f = self.fixed;
-        let y = self.p.linear(x, map, SERVER).map_err(protocol_error)?;
+        let e = protocol_error;
+        let batched = map.batched(self.batch).map_err(e)?;
+        let mut y = self.p.linear(x, batched, SERVER).map_err(e)?;
+        if self.batch > 1 {
+            y = self.p.gather(y, map.batched_order(self.batch)).map_err(e)?;
+        }
         self.weights.push(LinearWeights {
             matrix: w.iter().map(|&v| f.encode(v)).collect(),
             bias: b.iter().map(|&v| f.encode_product(v)).collect(),
@@ -273,12 +283,6 @@ impl Compiler {
     fn add_const(&mut self, x: Shared, k: &[f32]) -> Result<Shared, Error> {
         let e = protocol_error;
         let a = self.a(x)?;
-        let t = Type {
-            sharing: Sharing::A,
-            kind: Kind::Ring(self.fixed.bits()),
-            n: k.len(),
-        };
-        let v = self.p.input(SERVER, t).map_err(e)?;
         let fixed = self.fixed;
         let encode = |v: f32| {
             if x.double {
@@ -287,8 +291,7 @@ impl Compiler {
                 fixed.encode(v)
             }
         };
-        self.constants
-            .push((v, k.iter().map(|&v| encode(v)).collect()));
+        let v = self.public(k.iter().map(|&v| encode(v)).collect())?;
         Ok(Shared {
             v: self.p.add(a, v).map_err(e)?,
             double: x.double,
@@ -315,9 +318,36 @@ impl Compiler {
         })
     }
 
-    /// Copies of `x` (A or α, as it is).
+    /// Copies of `x` (A or α, as it is): `indices` into each input's tensor.
     fn gather(&mut self, x: Shared, indices: Vec<u32>) -> Result<Shared, Error> {
+        let indices = self.per_input(x.v, indices);
         Ok(x.like(self.p.gather(x.v, indices).map_err(protocol_error)?))
+    }
+
+    /// `indices` into one input's tensor of `v`, for each of the batch's inputs in turn.
+    fn per_input(&self, v: Value, indices: Vec<u32>) -> Vec<u32> {
+        if self.batch == 1 {
+            return indices;
+        }
+        let len = (self.ty(v).n / self.batch) as u32;
+        (0..self.batch as u32)
+            .flat_map(|b| indices.iter().map(move |&i| i + b * len))
+            .collect()
+    }
+
+    /// A public tensor of the server's as an A input, one copy per input of the batch.
+    fn public(&mut self, values: Vec<u64>) -> Result<Value, Error> {
+        let t = Type {
+            sharing: Sharing::A,
+            kind: Kind::Ring(self.fixed.bits()),
+            n: values.len() * self.batch,
+        };
+        let v = self.p.input(SERVER, t).map_err(protocol_error)?;
+        let all = (0..self.batch)
+            .flat_map(|_| values.iter().copied())
+            .collect();
+        self.constants.push((v, all));
+        Ok(v)
     }
 
     /// `x` and `y` in one sharing: α if both are, else A (α → A is local).
@@ -405,20 +435,15 @@ impl Compiler {
     fn argmax(&mut self, x: Shared, n: usize) -> Result<Value, Error> {
         let e = protocol_error;
         let mut values = self.a(x)?;
-        let t = Type {
-            sharing: Sharing::A,
-            kind: Kind::Ring(self.fixed.bits()),
-            n,
-        };
-        let mut index = self.p.input(SERVER, t).map_err(e)?;
-        self.constants.push((index, (0..n as u64).collect()));
+        let mut index = self.public((0..n as u64).collect())?;
         let mut len = n;
         while len > 1 {
             let pairs = len.div_ceil(2);
-            let left: Vec<u32> = (0..pairs).map(|j| (2 * j) as u32).collect();
+            let left = self.per_input(values, (0..pairs).map(|j| (2 * j) as u32).collect());
             let right: Vec<u32> = (0..pairs)
                 .map(|j| (2 * j + 1).min(len - 1) as u32)
                 .collect();
+            let right = self.per_input(values, right);
             let a = self.p.gather(values, left.clone()).map_err(e)?;
             let b = self.p.gather(values, right.clone()).map_err(e)?;
             let i = self.p.gather(index, left).map_err(e)?;
@@ -493,18 +518,45 @@ fn checked(model: &Model, fixed: Fixed) -> Result<(), Error> {
     }
 }
 
-/// Compiles `model` in `fixed` for `protocol`, revealing `output` to the client: the same
-/// program at both parties (the client's model may be stripped: its weights are not used).
-pub fn compile(
-    model: &Model,
-    fixed: Fixed,
-    protocol: Protocol,
-    output: Output,
-) -> Result<Compiled, Error> {
+/// What [`compile`] makes of a model besides its number system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// The sharings.
+    pub protocol: Protocol,
+    /// What the client learns.
+    pub output: Output,
+    /// Inputs per inference (at least 1): every operation runs on all of them at once, as
+    /// SIMD copies (MOTION2NX's SIMD rows), the rounds shared.
+    pub batch: usize,
+}
+
+impl Options {
+    /// `protocol` on one input, revealing the logits.
+    pub fn new(protocol: Protocol) -> Self {
+        Options {
+            protocol,
+            output: Output::Logits,
+            batch: 1,
+        }
+    }
+}
+
+/// Compiles `model` in `fixed` as `options` say: the same program at both parties (the
+/// client's model may be stripped: its weights are not used).
+pub fn compile(model: &Model, fixed: Fixed, options: Options) -> Result<Compiled, Error> {
     checked(model, fixed)?;
+    let Options {
+        protocol,
+        output,
+        batch,
+    } = options;
+    if batch == 0 || model.input_len().checked_mul(batch).is_none() {
+        return Err(Error::Input(format!("a batch of {batch} inputs")));
+    }
     let mut c = Compiler {
         fixed,
         protocol,
+        batch,
         p: Program::new(),
         weights: Vec::new(),
         constants: Vec::new(),
@@ -513,7 +565,7 @@ pub fn compile(
     let input_type = Type {
         sharing: Sharing::Alpha,
         kind: Kind::Ring(fixed.bits()),
-        n: model.input_len(),
+        n: model.input_len() * batch,
     };
     // Online timing starts when both parties are ready, whoever finished its setup first.
     c.p.barrier();
@@ -623,6 +675,7 @@ pub fn compile(
         layers,
         output_double,
         output,
+        batch,
     })
 }
 
@@ -688,7 +741,7 @@ impl Estimate {
 /// input is counted with the first, the logits' opening with the last; the barrier before
 /// the online phase, the hello and the base OTs are left out.
 pub fn estimate(model: &Model, fixed: Fixed, protocol: Protocol) -> Result<Estimate, Error> {
-    let compiled = compile(model, fixed, protocol, Output::Logits)?;
+    let compiled = compile(model, fixed, Options::new(protocol))?;
     let costs = compiled.program.costs(crate::infer::session_config().ot);
     let mut layers: Vec<LayerEstimate> = compiled
         .layers

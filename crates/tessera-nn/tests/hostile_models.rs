@@ -10,7 +10,7 @@ use tessera_nn::data::{Idx, Normalise};
 use tessera_nn::eval::Plain;
 use tessera_nn::fixed::{Fixed, Float};
 use tessera_nn::model::{CEILING, Op};
-use tessera_nn::secure::{self, Output, Protocol};
+use tessera_nn::secure::{self, Protocol};
 use tessera_nn::{Error, import, strip};
 
 fn data(name: &str) -> PathBuf {
@@ -203,7 +203,7 @@ fn window_attributes_are_range_checked_and_sizes_held_to_the_ceiling() {
     }
     model.shapes[out] = vec![16, 1 << 20, 1 << 20];
     let fixed = Fixed::new(32, 10).unwrap();
-    let err = secure::compile(&model, fixed, Protocol::ALL[0], Output::Logits).unwrap_err();
+    let err = secure::compile(&model, fixed, secure::Options::new(Protocol::ALL[0])).unwrap_err();
     assert!(err.to_string().contains("ceiling"), "{err}");
     assert!(Plain::new(&model, fixed).is_err());
 }
@@ -306,7 +306,7 @@ fn numbers_must_be_finite_and_fit_the_ring() {
     let fixed = Fixed::new(32, 10).unwrap();
     let err = Plain::new(&big, fixed).err().unwrap();
     assert!(err.to_string().contains("largest magnitude"), "{err}");
-    let err = secure::compile(&big, fixed, Protocol::ALL[0], Output::Logits).unwrap_err();
+    let err = secure::compile(&big, fixed, secure::Options::new(Protocol::ALL[0])).unwrap_err();
     assert!(err.to_string().contains("largest magnitude"), "{err}");
 
     // Inputs: NaN refused; 1e6 beyond ℓ = 32, f = 10 (2^11) refused, or clipped.

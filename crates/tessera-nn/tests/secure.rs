@@ -38,26 +38,26 @@ fn private_on(
         networks,
         model,
         client_model,
-        (fixed, protocol, Output::Logits),
+        (fixed, secure::Options::new(protocol)),
         x,
     )
 }
 
-/// [`private_on`] with the client learning `output`.
+/// [`private_on`] as `options` say (what the client learns, the batch).
 fn private_as(
     networks: (tessera_net::Network, tessera_net::Network),
     model: Model,
     client_model: &Model,
-    (fixed, protocol, output): (Fixed, Protocol, Output),
+    (fixed, options): (Fixed, secure::Options),
     x: &[f32],
 ) -> (Vec<u64>, Report, Report) {
     let (n0, n1) = networks;
     let server = thread::spawn(move || {
-        let c = secure::compile(&model, fixed, protocol, output).unwrap();
+        let c = secure::compile(&model, fixed, options).unwrap();
         let mut s = Session::new(n0, infer::session_config()).unwrap();
         infer::server(&mut s, &c).unwrap()
     });
-    let c = secure::compile(client_model, fixed, protocol, output).unwrap();
+    let c = secure::compile(client_model, fixed, options).unwrap();
     assert_eq!(c.weights.is_empty(), !client_model.has_weights);
     let mut s = Session::new(n1, infer::session_config()).unwrap();
     let (logits, report) = infer::client(&mut s, &c, x).unwrap();
@@ -71,6 +71,14 @@ fn private(path: &Path, fixed: Fixed, protocol: Protocol, x: &[f32]) -> Vec<u64>
     let model = import::from_bytes(&bytes, "model").unwrap();
     let networks = tessera_net::memory::pair().unwrap();
     private_on(networks, model, &arch, (fixed, protocol), x).0
+}
+
+/// `protocol` revealing only the class.
+fn class(protocol: Protocol) -> secure::Options {
+    secure::Options {
+        output: Output::Class,
+        ..secure::Options::new(protocol)
+    }
 }
 
 fn max_diff(fixed: Fixed, want: &[u64], got: &[u64]) -> f32 {
@@ -332,7 +340,7 @@ fn the_client_can_learn_only_the_class() {
                 networks,
                 model.clone(),
                 &model,
-                (fixed, protocol, Output::Class),
+                (fixed, class(protocol)),
                 &x,
             );
             assert_eq!(got, vec![want as u64], "ℓ = {bits}, {}", protocol.name());
@@ -368,7 +376,7 @@ fn the_client_can_learn_only_the_class() {
         networks,
         tie.clone(),
         &tie,
-        (fixed, Protocol::AB, Output::Class),
+        (fixed, class(Protocol::AB)),
         &[1.0, 2.0, 3.0, 4.0],
     );
     assert_eq!(got, vec![1]);
@@ -459,4 +467,85 @@ fn strided_padded_convolutions_on_odd_sizes_match_fixed_point() {
             assert!(diff < 0.02, "ℓ = {bits}, {}: {diff}", protocol.name());
         }
     }
+}
+
+/// Three digits in one inference (SIMD copies of every operation): each one's logits equal
+/// its own fixed-point reference, in every protocol, the client holding the architecture.
+#[test]
+fn a_batch_of_digits_equals_fixed_point_per_digit() {
+    let path = data("tests/minionn-R_S.onnx");
+    let bytes = std::fs::read(&path).unwrap();
+    let model = import::load(&path).unwrap();
+    let arch = import::from_bytes(&strip::strip(&bytes, "arch").unwrap(), "arch").unwrap();
+    let fixed = Fixed::new(32, 9).unwrap();
+    let plain = Plain::new(&model, fixed).unwrap();
+    let digits = [0, 1, 2];
+    let x: Vec<f32> = digits.iter().flat_map(|&i| digit(i)).collect();
+    for protocol in Protocol::ALL {
+        let options = secure::Options {
+            batch: digits.len(),
+            ..secure::Options::new(protocol)
+        };
+        let (got, _, client) = private_as(
+            tessera_net::memory::pair().unwrap(),
+            model.clone(),
+            &arch,
+            (fixed, options),
+            &x,
+        );
+        for (k, got) in got.chunks_exact(model.output_len()).enumerate() {
+            let want = plain.run(&digit(digits[k])).unwrap();
+            let diff = max_diff(fixed, &want, got);
+            assert!(
+                diff < 0.05,
+                "{}: digit {k} differs by {diff}",
+                protocol.name()
+            );
+            assert_eq!(argmax(&fixed, got), argmax(&fixed, &want));
+        }
+        assert!(client.online_rounds() > 0);
+    }
+}
+
+/// MiniONN-MNIST (convolutions, max pooling) on two digits in one inference: each digit's
+/// logits equal its fixed-point reference; and with only the classes revealed, each digit's
+/// class.
+#[test]
+fn a_batch_through_convolutions_and_pooling_equals_fixed_point() {
+    let model = zoo::network("minionn-mnist", 3).unwrap();
+    let fixed = Fixed::new(32, 9).unwrap();
+    let plain = Plain::new(&model, fixed).unwrap();
+    let digits = [3, 4];
+    let x: Vec<f32> = digits.iter().flat_map(|&i| digit(i)).collect();
+    let want: Vec<Vec<u64>> = digits
+        .iter()
+        .map(|&i| plain.run(&digit(i)).unwrap())
+        .collect();
+    let batch = |output| secure::Options {
+        output,
+        batch: digits.len(),
+        ..secure::Options::new(Protocol::AlphaY)
+    };
+    let networks = tessera_net::memory::pair().unwrap();
+    let (got, _, _) = private_as(
+        networks,
+        model.clone(),
+        &model,
+        (fixed, batch(Output::Logits)),
+        &x,
+    );
+    for (k, (got, want)) in got.chunks_exact(model.output_len()).zip(&want).enumerate() {
+        let diff = max_diff(fixed, want, got);
+        assert!(diff < 0.05, "digit {k} differs by {diff}");
+    }
+    let networks = tessera_net::memory::pair().unwrap();
+    let (got, _, _) = private_as(
+        networks,
+        model.clone(),
+        &model,
+        (fixed, batch(Output::Class)),
+        &x,
+    );
+    let classes: Vec<usize> = want.iter().map(|w| argmax(&fixed, w)).collect();
+    assert_eq!(got.iter().map(|&c| c as usize).collect::<Vec<_>>(), classes);
 }

@@ -17,7 +17,7 @@ use tessera_nn::fixed::{Arith, Fixed};
 use tessera_nn::import::shown;
 use tessera_nn::infer::{self, Report};
 use tessera_nn::model::Model;
-use tessera_nn::secure::{self, Compiled, Output, Protocol};
+use tessera_nn::secure::{self, Compiled, Options, Output, Protocol};
 use tessera_nn::{import, input, strip, zoo};
 use tessera_protocols::Session;
 
@@ -176,6 +176,11 @@ pub struct RunArgs {
     /// parties must name the same.
     #[arg(long, value_enum, default_value_t = RevealArg::Logits)]
     reveal: RevealArg,
+    /// Inputs per inference: the client's items `--index` to `--index` + N − 1 of its file,
+    /// run as one (SIMD copies of every operation, the rounds shared); both parties must name
+    /// the same.
+    #[command(flatten)]
+    batch: BatchArg,
     #[command(flatten)]
     link: LinkArgs,
     /// One JSON object, with setup and online time, bytes and rounds per layer.
@@ -209,9 +214,20 @@ pub struct AccuracyArgs {
     /// The protocol (as for `nn run`).
     #[arg(long, default_value = DEFAULT_PROTOCOL, value_parser = parse_protocol)]
     protocol: Protocol,
+    #[command(flatten)]
+    batch: BatchArg,
     /// One JSON object instead of text.
     #[arg(long)]
     json: bool,
+}
+
+/// `--batch`.
+#[derive(Args)]
+pub struct BatchArg {
+    /// Inputs per inference: N inputs run as one (SIMD copies of every operation, the rounds
+    /// shared); times are reported per input.
+    #[arg(long = "batch", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    n: u32,
 }
 
 /// Options of `tessera nn bench`.
@@ -233,6 +249,8 @@ pub struct BenchArgs {
     /// Timed inferences per model (after one warm-up); medians are reported.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     samples: u32,
+    #[command(flatten)]
+    batch: BatchArg,
     /// One JSON object per model and protocol, with the layers.
     #[arg(long)]
     json: bool,
@@ -470,27 +488,14 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
         RevealArg::Logits => Output::Logits,
         RevealArg::Class => Output::Class,
     };
-    let compiled = secure::compile(&model, fixed, args.protocol, output)?;
+    let options = Options {
+        output,
+        batch: args.batch.n as usize,
+        ..Options::new(args.protocol)
+    };
+    let compiled = secure::compile(&model, fixed, options)?;
     let x = match (args.role, &args.input.input) {
-        (Role::Client, Some(path)) => {
-            let normalise = match args.input.normalise {
-                Some(n) => n,
-                None => Normalise::from_model(&bytes, &what)?.unwrap_or(Normalise::MNIST),
-            };
-            let shape = &model.shapes[model.input];
-            let mut x = input::load(path, args.input.index, shape, normalise)?;
-            if args.input.clip {
-                let clipped = fixed.clip(&mut x)?;
-                if clipped > 0 {
-                    eprintln!(
-                        "tessera: warning: {clipped} input values clipped to ±{} (the fixed-point range)",
-                        fixed.max_product()
-                    );
-                }
-            }
-            fixed.check_input(&x)?;
-            Some(x)
-        }
+        (Role::Client, Some(path)) => Some(client_inputs(args, path, &model, &bytes, fixed)?),
         (Role::Client, None) => {
             return Err(CliError::Usage("the client needs --input".to_owned()));
         }
@@ -520,38 +525,90 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
         }
         Some(x) => {
             let (revealed, report) = infer::client(&mut session, &compiled, &x)?;
-            let (class, values) = match output {
-                Output::Logits => (argmax(&fixed, &revealed), Some(decode(fixed, &revealed))),
-                Output::Class => (revealed.first().copied().unwrap_or(0) as usize, None),
-            };
-            if args.json {
-                let mut v = report_json(&report);
-                v["role"] = json!("client");
-                v["class"] = json!(class);
-                v["logits"] = json!(values);
-                v["client_side"] = json!(model.client_side);
-                println!("{v}");
-            } else {
-                println!("class {class}");
-                if let Some(values) = values {
-                    println!(
-                        "logits {}",
-                        values
-                            .iter()
-                            .map(|v| format!("{v:.3}"))
-                            .collect::<Vec<_>>()
-                            .join(" ")
-                    );
-                }
-                eprintln!(
-                    "tessera: {:.1} ms setup + {:.1} ms online",
-                    report.setup_ms,
-                    report.online_ms()
-                );
-            }
+            print_client(args, &model, &compiled, &revealed, &report);
         }
     }
     Ok(())
+}
+
+/// The client's inputs: `--batch` items of its file from `--index`, each normalised, clipped
+/// if asked and checked against the fixed-point range, one after another.
+fn client_inputs(
+    args: &RunArgs,
+    path: &Path,
+    model: &Model,
+    bytes: &[u8],
+    fixed: Fixed,
+) -> Result<Vec<f32>, CliError> {
+    let what = args.model.display().to_string();
+    let normalise = match args.input.normalise {
+        Some(n) => n,
+        None => Normalise::from_model(bytes, &what)?.unwrap_or(Normalise::MNIST),
+    };
+    let shape = &model.shapes[model.input];
+    let mut all = Vec::new();
+    for index in args.input.index..args.input.index + args.batch.n as usize {
+        let mut x = input::load(path, index, shape, normalise)?;
+        if args.input.clip {
+            let clipped = fixed.clip(&mut x)?;
+            if clipped > 0 {
+                eprintln!(
+                    "tessera: warning: {clipped} input values of item {index} clipped to ±{} (the fixed-point range)",
+                    fixed.max_product()
+                );
+            }
+        }
+        fixed.check_input(&x)?;
+        all.extend(x);
+    }
+    Ok(all)
+}
+
+/// The client's result: per input its class and (revealing the logits) its logits.
+fn print_client(args: &RunArgs, model: &Model, c: &Compiled, revealed: &[u64], report: &Report) {
+    let fixed = c.fixed;
+    let per = match c.output {
+        Output::Logits => model.output_len(),
+        Output::Class => 1,
+    };
+    let results: Vec<(usize, Option<Vec<f32>>)> = revealed
+        .chunks(per)
+        .map(|r| match c.output {
+            Output::Logits => (argmax(&fixed, r), Some(decode(fixed, r))),
+            Output::Class => (r.first().copied().unwrap_or(0) as usize, None),
+        })
+        .collect();
+    if args.json {
+        let mut v = report_json(report);
+        v["role"] = json!("client");
+        if let [(class, values)] = &results[..] {
+            v["class"] = json!(class);
+            v["logits"] = json!(values);
+        } else {
+            v["classes"] = json!(results.iter().map(|r| r.0).collect::<Vec<_>>());
+            v["logits"] = json!(results.iter().map(|r| &r.1).collect::<Vec<_>>());
+        }
+        v["client_side"] = json!(model.client_side);
+        println!("{v}");
+        return;
+    }
+    for (k, (class, values)) in results.iter().enumerate() {
+        let at = if results.len() > 1 {
+            format!("input {}: ", args.input.index + k)
+        } else {
+            String::new()
+        };
+        println!("{at}class {class}");
+        if let Some(values) = values {
+            let shown: Vec<String> = values.iter().map(|v| format!("{v:.3}")).collect();
+            println!("{at}logits {}", shown.join(" "));
+        }
+    }
+    eprintln!(
+        "tessera: {:.1} ms setup + {:.1} ms online",
+        report.setup_ms,
+        report.online_ms()
+    );
 }
 
 /// Both parties of private inferences in one process, each on its own thread and session.
@@ -569,11 +626,11 @@ impl Pair {
         networks: (Network, Network),
         model: &Model,
         fixed: Fixed,
-        protocol: Protocol,
+        options: Options,
     ) -> Result<Self, CliError> {
         let (n0, n1) = networks;
         // One program for both (the client's copy of the weights goes unused).
-        let compiled = secure::compile(model, fixed, protocol, Output::Logits)?;
+        let compiled = secure::compile(model, fixed, options)?;
         let server_compiled = compiled.clone();
         let (go, wait) = std::sync::mpsc::channel::<Option<()>>();
         let (tell, done) = std::sync::mpsc::channel();
@@ -652,7 +709,15 @@ fn accuracy(args: &AccuracyArgs) -> Result<(), CliError> {
     }
     let plain = Plain::new(&model, fixed)?;
     let float = Plain::new(&model, tessera_nn::fixed::Float)?;
-    let mut pair = Pair::new(tessera_net::memory::pair()?, &model, fixed, args.protocol)?;
+    let batch = args.batch.n as usize;
+    let pair_of = |batch: usize| -> Result<Pair, CliError> {
+        let options = Options {
+            batch,
+            ..Options::new(args.protocol)
+        };
+        Pair::new(tessera_net::memory::pair()?, &model, fixed, options)
+    };
+    let mut pair = pair_of(batch.min(count))?;
     let bar = ProgressBar::new(args.count);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg} [{elapsed} < {eta}]")
@@ -660,22 +725,31 @@ fn accuracy(args: &AccuracyArgs) -> Result<(), CliError> {
     );
     let (mut same, mut secure_right, mut fixed_right, mut float_right) = (0, 0, 0, 0);
     let (mut max_diff, mut setup, mut online) = (0f32, Vec::new(), Vec::new());
-    for i in args.start..end {
-        let x = args.normalise.apply(images.item(i)?);
-        let label = usize::from(labels.item(i)?.first().copied().unwrap_or(u8::MAX));
-        let want = plain.run(&x)?;
-        let (got, _, report) = pair.infer(&x)?;
-        let diff = max_difference(&fixed, &want, &got);
-        max_diff = max_diff.max(diff);
-        let (s, f) = (argmax(&fixed, &got), argmax(&fixed, &want));
-        let fl = argmax(&tessera_nn::fixed::Float, &float.run(&x)?);
-        same += usize::from(s == f);
-        secure_right += usize::from(s == label);
-        fixed_right += usize::from(f == label);
-        float_right += usize::from(fl == label);
-        setup.push(report.setup_ms);
-        online.push(report.online_ms());
-        bar.inc(1);
+    for first in (args.start..end).step_by(batch) {
+        let last = (first + batch).min(end);
+        if last - first != pair.compiled.batch {
+            // The last few images: a program for as many.
+            pair = pair_of(last - first)?;
+        }
+        let xs: Vec<Vec<f32>> = (first..last)
+            .map(|i| Ok(args.normalise.apply(images.item(i)?)))
+            .collect::<Result<_, CliError>>()?;
+        let (got, _, report) = pair.infer(&xs.concat())?;
+        for (i, (x, got)) in (first..).zip(xs.iter().zip(got.chunks_exact(model.output_len()))) {
+            let label = usize::from(labels.item(i)?.first().copied().unwrap_or(u8::MAX));
+            let want = plain.run(x)?;
+            max_diff = max_diff.max(max_difference(&fixed, &want, got));
+            let (s, f) = (argmax(&fixed, got), argmax(&fixed, &want));
+            let fl = argmax(&tessera_nn::fixed::Float, &float.run(x)?);
+            same += usize::from(s == f);
+            secure_right += usize::from(s == label);
+            fixed_right += usize::from(f == label);
+            float_right += usize::from(fl == label);
+            let per = (last - first) as f64;
+            setup.push(report.setup_ms / per);
+            online.push(report.online_ms() / per);
+            bar.inc(1);
+        }
         bar.set_message(format!("agree {same}, correct {secure_right}"));
     }
     bar.finish_and_clear();
@@ -691,7 +765,8 @@ fn accuracy(args: &AccuracyArgs) -> Result<(), CliError> {
                 "fixed_correct": fixed_right, "float_correct": float_right,
                 "secure_accuracy": pct(secure_right), "fixed_accuracy": pct(fixed_right),
                 "float_accuracy": pct(float_right), "max_logit_difference": max_diff,
-                "setup_ms_median": median(setup), "online_ms_median": median(online),
+                "batch": args.batch.n, "setup_ms_median": median(setup),
+                "online_ms_median": median(online),
                 "cpu": cpu_model(),
             })
         );
@@ -699,7 +774,7 @@ fn accuracy(args: &AccuracyArgs) -> Result<(), CliError> {
         println!(
             "{} images from {}: secure argmax = fixed-point argmax on {same} ({:.1} %); accuracy \
              secure {:.1} %, fixed point {:.1} %, float {:.1} %; largest logit difference from \
-             fixed point {max_diff:.4}; median {:.1} ms setup + {:.2} ms online",
+             fixed point {max_diff:.4}; median {:.1} ms setup + {:.2} ms online per image",
             args.count,
             args.start,
             pct(same),
@@ -721,20 +796,32 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
         let plain = Plain::new(&model, fixed)?;
         for &protocol in &args.protocol {
             let (nets, wire) = loopback(args.net)?;
-            let mut pair = Pair::new(nets, &model, fixed, protocol)?;
-            // Inputs: fixed-seed values of the input's normal range.
-            let x: Vec<f32> = (0..model.input_len())
+            let batch = args.batch.n as usize;
+            let options = Options {
+                batch,
+                ..Options::new(protocol)
+            };
+            let mut pair = Pair::new(nets, &model, fixed, options)?;
+            // Inputs: fixed-seed values of the input's normal range, another per input.
+            let len = model.input_len();
+            let x: Vec<f32> = (0..len * batch)
                 .map(|i| ((i * 7919 % 255) as f32 / 255.0 - 0.5) * 2.0)
                 .collect();
-            let want = plain.run(&x)?;
+            let want: Vec<Vec<u64>> = x
+                .chunks_exact(len)
+                .map(|x| plain.run(x))
+                .collect::<Result<_, _>>()?;
             let mut runs: Vec<(Report, Report)> = Vec::new();
             for sample in 0..=args.samples {
                 let (got, server, client) = pair.infer(&x)?;
-                let diff = max_difference(&fixed, &want, &got);
-                if argmax(&fixed, &got) != argmax(&fixed, &want) || diff > 0.1 {
-                    return Err(CliError::Usage(format!(
-                        "{spec}: the private logits differ from fixed point by {diff}"
-                    )));
+                let each = got.chunks_exact(model.output_len());
+                for (got, want) in each.zip(&want) {
+                    let diff = max_difference(&fixed, want, got);
+                    if argmax(&fixed, got) != argmax(&fixed, want) || diff > 0.1 {
+                        return Err(CliError::Usage(format!(
+                            "{spec}: the private logits differ from fixed point by {diff}"
+                        )));
+                    }
                 }
                 if sample > 0 {
                     runs.push((server, client));
@@ -802,9 +889,12 @@ fn print_bench(
         .collect();
     // The setup's bytes at the loopback bandwidth measured in this run: its transfer bound.
     let transfer_ms = setup_bytes as f64 / bandwidth * 1e3;
+    let batch = f64::from(args.batch.n);
     let mut v = json!({
         "model": spec, "protocol": protocol.name(), "bits": fixed.bits(), "frac": fixed.frac(),
         "samples": runs.len(), "setup_ms": setup_ms, "online_ms": online_ms,
+        "batch": args.batch.n, "setup_ms_per_input": setup_ms / batch,
+        "online_ms_per_input": online_ms / batch,
         "setup_bytes": setup_bytes, "online_bytes": online_bytes,
         "setup_rounds": c.setup.rounds, "online_rounds": c.online_rounds(),
         "setup_transfer_ms": transfer_ms, "setup_over_transfer": setup_ms / transfer_ms,
@@ -828,7 +918,7 @@ fn print_bench(
     } else {
         println!(
             "{spec} ({}, ℓ = {}, f = {}): setup {setup_ms:.1} ms ({:.1} MB, {:.1}× its transfer \
-             time at loopback bandwidth), online {online_ms:.2} ms ({:.1} kB, {} rounds); median of {}{judged}",
+             time at loopback bandwidth), online {online_ms:.2} ms ({:.1} kB, {} rounds){}; median of {}{judged}",
             protocol.name(),
             fixed.bits(),
             fixed.frac(),
@@ -836,6 +926,16 @@ fn print_bench(
             setup_ms / transfer_ms,
             online_bytes as f64 / 1e3,
             c.online_rounds(),
+            if args.batch.n > 1 {
+                format!(
+                    " for {} inputs: {:.1} ms setup and {:.2} ms online per input",
+                    args.batch.n,
+                    setup_ms / batch,
+                    online_ms / batch
+                )
+            } else {
+                String::new()
+            },
             runs.len()
         );
         println!(
@@ -896,7 +996,12 @@ pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
     let want = Plain::new(&model, fixed)?.run(&x)?;
     let float = Plain::new(&model, tessera_nn::fixed::Float)?.run(&x)?;
     let protocol = parse_protocol(DEFAULT_PROTOCOL).map_err(CliError::Usage)?;
-    let mut pair = Pair::new(tessera_net::memory::pair()?, &model, fixed, protocol)?;
+    let mut pair = Pair::new(
+        tessera_net::memory::pair()?,
+        &model,
+        fixed,
+        Options::new(protocol),
+    )?;
     let (got, server, client) = pair.infer(&x)?;
     let secure = decode(fixed, &got);
     let classes = (

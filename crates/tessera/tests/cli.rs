@@ -930,6 +930,11 @@ fn nn_run_between_two_processes() {
     let v: serde_json::Value = serde_json::from_slice(&client.stdout).unwrap();
     assert_eq!(v["class"], 7);
     assert!(v["logits"].is_null());
+    // Items 0 to 3 in one inference: their labels, and one row of logits each.
+    let (_, client) = pair(arch.to_str().unwrap(), true, &["--batch", "4"]);
+    let v: serde_json::Value = serde_json::from_slice(&client.stdout).unwrap();
+    assert_eq!(v["classes"], serde_json::json!([7, 2, 1, 0]));
+    assert_eq!(v["logits"].as_array().map(Vec::len), Some(4));
     let other = data("tests/minionn-S.onnx");
     let (server, client) = pair(&other, false, &[]);
     assert!(!server.status.success() && !client.status.success());
@@ -967,12 +972,16 @@ fn nn_demo_info_and_accuracy() {
         "--labels",
         &data("tests/mnist-t10k-256-labels.idx1-ubyte"),
         "--count",
+        "5",
+        "--batch",
         "3",
         "--json",
     ]);
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["secure_equals_fixed"], 3);
+    // A batch of three, then one of two.
+    assert_eq!(v["secure_equals_fixed"], 5);
+    assert_eq!(v["batch"], 3);
 }
 
 #[test]

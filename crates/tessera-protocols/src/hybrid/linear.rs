@@ -113,6 +113,46 @@ impl LinearMap {
             .collect()
     }
 
+    /// This map on `batch` inputs side by side (input b at b·inputs): the same W on
+    /// `batch·cols` columns, input b's columns after input b − 1's. Its outputs are row by
+    /// row over all inputs; [`LinearMap::batched_order`] puts them input by input.
+    pub fn batched(&self, batch: usize) -> Result<LinearMap, Error> {
+        let (rows, inner, cols) = self.shape();
+        let too_many = || {
+            Error::Input(format!(
+                "linear map: {batch} inputs of {} elements",
+                self.inputs
+            ))
+        };
+        let inputs = self.inputs.checked_mul(batch).ok_or_else(too_many)?;
+        u32::try_from(inputs).map_err(|_| too_many())?;
+        let mut gather = Vec::with_capacity(inner * cols * batch);
+        for k in 0..inner {
+            let row = &self.gather[k * cols..(k + 1) * cols];
+            for b in 0..batch {
+                let offset = (b * self.inputs) as u32;
+                gather.extend(
+                    row.iter()
+                        .map(|&g| if g == ZERO { ZERO } else { g + offset }),
+                );
+            }
+        }
+        LinearMap::new(rows, inner, cols * batch, inputs, gather)
+    }
+
+    /// The gather that puts [`LinearMap::batched`]'s outputs input by input: output (r, c)
+    /// of input b, at `r·batch·cols + b·cols + c` there, goes to `b·rows·cols + r·cols + c`.
+    pub fn batched_order(&self, batch: usize) -> Vec<u32> {
+        let (rows, _, cols) = self.shape();
+        (0..batch)
+            .flat_map(|b| {
+                (0..rows).flat_map(move |r| {
+                    (0..cols).map(move |c| (r * batch * cols + b * cols + c) as u32)
+                })
+            })
+            .collect()
+    }
+
     /// `W·c` for `c` = `cols(x)` (mod 2^64; the caller reduces), plus `bias` per row if given.
     pub fn multiply(&self, w: &[u64], c: &[u64], bias: Option<&[u64]>) -> Vec<u64> {
         let mut y = vec![0u64; self.rows * self.cols];
@@ -169,5 +209,31 @@ pub(super) fn truncate_share(share: u64, bits: u32, f: u32, side: usize) -> u64 
         s >> f
     } else {
         (((s.wrapping_neg() & mask) >> f).wrapping_neg()) & mask
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A padded map (a convolution-like gather with zeros) on three inputs side by side,
+    /// its outputs put input by input, equals the map on each input alone.
+    #[test]
+    fn a_batched_map_equals_the_map_on_each_input() {
+        // 2 rows, inner 3, 4 columns over 5 inputs, one padding entry.
+        let gather = vec![0, 1, 2, 3, 1, 2, 3, 4, ZERO, 0, 4, 2];
+        let map = LinearMap::new(2, 3, 4, 5, gather).unwrap();
+        let w: Vec<u64> = (1..=6).collect();
+        let bias = [100, 200];
+        let batch = 3;
+        let x: Vec<u64> = (0..5 * batch as u64).map(|v| v * v + 1).collect();
+        let batched = map.batched(batch).unwrap();
+        let y = batched.multiply(&w, &batched.gather(&x), Some(&bias));
+        let order = map.batched_order(batch);
+        let y: Vec<u64> = order.iter().map(|&i| y[i as usize]).collect();
+        for (b, image) in x.chunks_exact(5).enumerate() {
+            let alone = map.multiply(&w, &map.gather(image), Some(&bias));
+            assert_eq!(&y[b * 8..(b + 1) * 8], &alone[..], "input {b}");
+        }
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! | sharing | a value x is held as | cost online |
 //! |---|---|---|
-//! | Y (Yao) | party 0: zero-labels K₀ and Δ; party 1: K₀ ⊕ x·Δ | AND: garbled by party 0, 32 bytes of tables, no round trip |
+//! | Y (Yao) | party 0: zero-labels K₀ and Δ; party 1: K₀ ⊕ x·Δ | AND: garbled by party 0 in the setup (32 bytes of tables there), evaluated locally; a bit entering Y: 1 bit and a 16-byte label |
 //! | B (Boolean GMW) | x = x₀ ⊕ x₁ | AND: 2 bits per party, 1 round |
 //! | A (arithmetic GMW over Z_2^ℓ) | x = x₀ + x₁ | MUL: 2 elements per party, 1 round |
 //! | β (ABY2.0 Boolean) | public Δx = x ⊕ δx, δx = δ₀ ⊕ δ₁ | AND: 1 bit per party, 1 round |
@@ -103,6 +103,8 @@ pub const SETUP: MessageKind = MessageKind::new(0x51, "hybrid setup products");
 pub const CROSS: MessageKind = MessageKind::new(0x53, "hybrid setup cross products");
 /// The setup of a private linear map: the owner's coefficients minus its random multipliers.
 pub const LINEAR: MessageKind = MessageKind::new(0x54, "hybrid linear map coefficients");
+/// The garbled circuits' tables, garbler to evaluator, in the setup.
+pub const TABLES: MessageKind = MessageKind::new(0x55, "hybrid garbled tables");
 /// An online operation's message.
 pub const EXCHANGE: MessageKind = MessageKind::new(0x52, "hybrid operation");
 
@@ -111,7 +113,8 @@ pub const EXCHANGE: MessageKind = MessageKind::new(0x52, "hybrid operation");
 pub enum Sharing {
     /// Yao's garbled labels: party 0 (the garbler) holds each bit's zero-label K₀ and the
     /// free-XOR offset Δ (its OT sender's), party 1 (the evaluator) K₀ ⊕ x·Δ. XOR and NOT are
-    /// local; AND and circuits are garbled online (half-gates) by party 0.
+    /// local; AND and circuits are garbled (half-gates) by party 0 in the setup, on the
+    /// zero-labels it fixes there, and evaluated online by party 1.
     Y,
     /// Boolean GMW.
     B,
@@ -270,7 +273,7 @@ impl Program {
     /// SHA-256 of the program: both parties must run the same.
     pub fn fingerprint(&self) -> [u8; 32] {
         let mut h = Sha256::new();
-        h.update(b"tessera/hybrid/2");
+        h.update(b"tessera/hybrid/3");
         h.update(format!("{:?}{:?}", self.types, self.ops).as_bytes());
         for c in &self.circuits {
             h.update(c.fingerprint(Reveal::Both));

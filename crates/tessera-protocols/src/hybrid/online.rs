@@ -208,27 +208,39 @@ impl Garbling {
         out
     }
 
-    /// Y labels of x₀ ⊕ x₁ for bits x₀ of the garbler (party 0) and x₁ of the evaluator,
-    /// from random correlated OTs of the setup (`ots`: the garbler's q, the evaluator's
-    /// t = q ⊕ c·Δ): the evaluator sends e = x₁ ⊕ c and keeps t; the garbler takes
-    /// K₀ = q ⊕ (e ⊕ x₀)·Δ as the zero-label, so t = K₀ ⊕ (x₀ ⊕ x₁)·Δ. One message of one
-    /// bit per bit, evaluator to garbler; `mine` is this party's bits.
+    /// Y labels of x₀ ⊕ x₁ for bits x₀ of the garbler (party 0) and x₁ of the evaluator, on
+    /// the garbler's zero-labels K fixed in the setup (`zero`), by random correlated OTs of
+    /// the setup (`ots`: the garbler's q, the evaluator's t = q ⊕ c·Δ) derandomised (Beaver's
+    /// precomputed OT, in its correlated form): the evaluator sends e = x₁ ⊕ c, the garbler
+    /// answers d = K ⊕ q ⊕ (e ⊕ x₀)·Δ, and d ⊕ t = K ⊕ (x₀ ⊕ x₁)·Δ is the evaluator's label
+    /// (q pads K once). One bit per bit to the garbler, one block per bit back; `mine` is this
+    /// party's bits. The garbler's values are its zero-labels.
     pub(super) fn share(
         &self,
         link: &mut Link<'_>,
         garbler: bool,
-        ots: &[u64],
+        (ots, zero): (&[u64], &[u64]),
         mine: &[u64],
         width: usize,
     ) -> Result<Vec<u64>, Error> {
         if garbler {
             let e = read_words(&link.recv(8 * width * words(self.n))?);
-            Ok(self.select(ots, &zip_map(&e, mine, |e, x| e ^ x)))
+            let padded = zip_map(zero, ots, |k, q| k ^ q);
+            let d = self.select(&padded, &zip_map(&e, mine, |e, x| e ^ x));
+            link.send(&bits_bytes(&d))?;
+            Ok(zero.to_vec())
         } else {
             let e = zip_map(&self.colours(ots, width), mine, |c, x| c ^ x);
             link.send(&bits_bytes(&e))?;
-            Ok(ots.to_vec())
+            let d = read_words(&link.recv(16 * width * self.n)?);
+            Ok(zip_map(&d, ots, |d, t| d ^ t))
         }
+    }
+
+    /// The bytes [`Garbling::share`] sends for `width` wires: the evaluator's bits, the
+    /// garbler's blocks.
+    pub(super) fn share_bytes(&self, width: usize) -> [usize; 2] {
+        [16 * width * self.n, 8 * width * words(self.n)]
     }
 }
 
@@ -278,6 +290,15 @@ impl Run<'_, '_> {
 
     pub(super) fn ty(&self, v: usize) -> Type {
         self.p.types[v]
+    }
+
+    /// Y labels of value `v` for this party's bits `x` of it (B shares, or an input's bits
+    /// at its owner and zeros elsewhere), by [`Garbling::share`] on the setup's correlated
+    /// OTs `ots` and the garbler's zero-labels.
+    pub(super) fn share_y(&mut self, v: usize, ots: &[u64], x: &[u64]) -> Result<Vec<u64>, Error> {
+        let (t, garbler) = (self.ty(v), self.first());
+        let zero = &self.masks[v];
+        Garbling::new(self.delta, t.n).share(&mut self.link, garbler, (ots, zero), x, t.width())
     }
 
     /// This party's plaintext of input value `v` as its vector.

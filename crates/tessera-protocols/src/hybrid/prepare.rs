@@ -6,7 +6,7 @@
 
 use super::algebra::{Algebra, Field, Id, Needs, Peer, Pool, triple_bytes};
 use super::linear::{LinearMap, LinearWeights};
-use super::{CROSS, HELLO, LINEAR, Program, SETUP, Sharing, ring};
+use super::{CROSS, HELLO, LINEAR, Program, SETUP, Sharing, TABLES, ring};
 use crate::boolean::bits::{self, words};
 use crate::{Error, Session};
 use tessera_core::{Block, FixedKeyHash, Prg};
@@ -37,6 +37,9 @@ pub(super) enum Slot {
     /// Y: this many random correlated OTs, the garbler sending (its q, lsb 0), the evaluator
     /// receiving (q ⊕ c·Δ, its random choice c in the lsb); two words per block.
     Cots(usize),
+    /// Y: a garbled circuit's tables (two words per block), sent by the garbler in the
+    /// setup; at the evaluator, as many zero words to receive them into.
+    Tables(Vec<u64>),
     /// A private linear map on a value whose mask share here is `mask`: the owner's
     /// coefficients, bias and share of W·δ; the other party's share (see [`super::linear`]).
     Linear {
@@ -55,8 +58,13 @@ pub(super) struct Walk<'p> {
     pub(super) prg: Prg,
     /// The shared random vectors the operations need, resolved after the walk.
     pub(super) algebra: Algebra,
-    /// Per value: this party's share of its mask (β, α; empty for Y, B, A).
+    /// Per value: this party's share of its mask (β, α), or the garbler's zero-labels (Y;
+    /// empty at the evaluator); empty for B and A.
     pub(super) masks: Vec<Vec<u64>>,
+    /// Y: the garbler's free-XOR offset, its OT sender's Δ (zero at the evaluator).
+    pub(super) delta: Block,
+    /// The first error an operation's setup met (the walk goes on; the setup stops after it).
+    error: Option<Error>,
 }
 
 /// Random shares of a vector of `field` (bits beyond each wire's `n` zero).
@@ -93,6 +101,27 @@ pub(super) fn bits_as_ring(v: &[u64], width: usize, n: usize) -> Vec<u64> {
 impl Walk<'_> {
     pub(super) fn ty(&self, v: usize) -> super::Type {
         self.p.types[v]
+    }
+
+    /// The setup of a Y value `v` made from bits online (an input, B → Y): the garbler's
+    /// fresh zero-labels, and a random correlated OT per bit at both parties.
+    pub(super) fn y_labels(&mut self, v: usize) -> Vec<Slot> {
+        let t = self.ty(v);
+        let labels = t.width() * t.n;
+        if self.side == 0 {
+            self.masks[v] = (0..labels)
+                .flat_map(|_| {
+                    let b = self.prg.random_block();
+                    [b.low(), b.high()]
+                })
+                .collect();
+        }
+        vec![Slot::Cots(labels)]
+    }
+
+    /// Records an error of an operation's setup: the setup stops with the first after the walk.
+    pub(super) fn fail(&mut self, e: Error) {
+        self.error.get_or_insert(e);
     }
 
     /// A fresh random mask share for value `v`.
@@ -275,37 +304,59 @@ fn hello(
     Ok(())
 }
 
-/// The random correlated OTs of Y's slots, all at once, and the garbler's Δ (if the program
-/// has Y values): as words, two per block.
+/// The random correlated OTs of Y's slots, all at once, as words (two per block).
 fn draw_cots(
-    p: &Program,
     session: &mut Session,
     peer: usize,
     side: usize,
     slots: &[Vec<Slot>],
-) -> Result<(Block, Vec<u64>), Error> {
-    if !p.types.iter().any(|t| t.sharing == Sharing::Y) {
-        return Ok((Block::ZERO, Vec::new()));
-    }
+) -> Result<Vec<u64>, Error> {
     let count: usize = slots
         .iter()
         .flatten()
         .map(|s| if let Slot::Cots(c) = s { *c } else { 0 })
         .sum();
+    if count == 0 {
+        return Ok(Vec::new());
+    }
     let mut blocks = vec![Block::ZERO; count];
-    let delta = session.with_ot_pair(peer, |sender, receiver, ch| {
+    session.with_ot_pair(peer, |sender, receiver, ch| {
         if side == 0 {
-            sender.send_random_correlated(ch, &mut blocks)?;
-            Ok(sender.delta())
+            Ok(sender.send_random_correlated(ch, &mut blocks)?)
         } else {
-            receiver.receive_random_correlated(ch, &mut blocks)?;
-            Ok(Block::ZERO)
+            Ok(receiver.receive_random_correlated(ch, &mut blocks)?)
         }
     })?;
-    Ok((
-        delta,
-        blocks.iter().flat_map(|b| [b.low(), b.high()]).collect(),
-    ))
+    Ok(blocks.iter().flat_map(|b| [b.low(), b.high()]).collect())
+}
+
+/// Y's offset: the garbler's (party 0's) OT sender's Δ, which its correlated OTs carry; zero
+/// at the evaluator and for a program without Y values. Both parties set up their OT with the
+/// peer here.
+fn offset(p: &Program, session: &mut Session, peer: usize, side: usize) -> Result<Block, Error> {
+    if !p.types.iter().any(|t| t.sharing == Sharing::Y) {
+        return Ok(Block::ZERO);
+    }
+    let delta = session.with_ot_pair(peer, |sender, _, _| Ok(sender.delta()))?;
+    Ok(if side == 0 { delta } else { Block::ZERO })
+}
+
+/// The garbled circuits' tables, garbler to evaluator, one message per circuit: the
+/// evaluator's slots filled.
+fn send_tables(link: &mut SetupLink<'_>, slots: &mut [Vec<Slot>]) -> Result<(), Error> {
+    let tag = link.space.tag(TABLES);
+    let mut ch = link.session.channel(link.peer);
+    for slot in slots.iter_mut().flatten() {
+        let Slot::Tables(words) = slot else { continue };
+        if link.side == 0 {
+            ch.send(tag, bytemuck::cast_slice(words))?;
+            // The garbler keeps nothing of them.
+            *words = Vec::new();
+        } else {
+            ch.recv_into(tag, bytemuck::cast_slice_mut(words))?;
+        }
+    }
+    Ok(ch.flush()?)
 }
 
 /// A part of the setup, timed: one linear map (`op`: its operation) or a part shared by all
@@ -322,55 +373,76 @@ pub struct SetupStep {
     pub traffic: tessera_net::Stats,
 }
 
-pub(super) fn setup(
-    p: &Program,
-    session: &mut Session,
-    peer: usize,
-    weights: &[LinearWeights],
-) -> Result<(Prepared, Vec<SetupStep>), Error> {
-    let mut steps = Vec::new();
-    let mut timer = tessera_net::PhaseTimer::start("", session.network());
-    let mut lap = |session: &mut Session,
-                   timer: &mut tessera_net::PhaseTimer,
-                   op: Option<usize>,
-                   name: &'static str| {
+/// The setup's parts, timed one after another.
+struct Laps {
+    steps: Vec<SetupStep>,
+    timer: tessera_net::PhaseTimer,
+}
+
+impl Laps {
+    fn start(session: &mut Session) -> Self {
+        Laps {
+            steps: Vec::new(),
+            timer: tessera_net::PhaseTimer::start("", session.network()),
+        }
+    }
+
+    /// Ends the part running since the last lap as `name` (of operation `op`, if its own).
+    fn lap(&mut self, session: &mut Session, op: Option<usize>, name: &'static str) {
         let next = tessera_net::PhaseTimer::start("", session.network());
-        let phase = std::mem::replace(timer, next).stop(session.network());
-        steps.push(SetupStep {
+        let phase = std::mem::replace(&mut self.timer, next).stop(session.network());
+        self.steps.push(SetupStep {
             op,
             name,
             ms: phase.ms,
             traffic: phase.traffic,
         });
-    };
-    let side = usize::from(session.id() > peer);
-    let space = session.space(peer)?;
-    let fingerprint = p.fingerprint();
-    hello(session, peer, space, fingerprint)?;
-    let mut walk = Walk {
-        p,
-        side,
-        prg: session.fork_prg(),
-        algebra: Algebra::default(),
-        masks: vec![Vec::new(); p.types.len()],
-    };
-    let slots: Vec<Vec<Slot>> = p
-        .ops
-        .iter()
-        .map(|op| op.operation().setup(&mut walk))
-        .collect();
-    lap(&mut *session, &mut timer, None, "hello and masks");
+    }
+}
+
+impl<'p> Walk<'p> {
+    /// The walk of `p` at `side` before its first operation.
+    fn new(p: &'p Program, side: usize, prg: Prg, delta: Block) -> Self {
+        Walk {
+            p,
+            side,
+            prg,
+            algebra: Algebra::default(),
+            masks: vec![Vec::new(); p.types.len()],
+            delta,
+            error: None,
+        }
+    }
+
+    /// Every operation's setup, in order: what each needs.
+    fn walk(&mut self) -> Result<Vec<Vec<Slot>>, Error> {
+        let p = self.p;
+        let slots = p.ops.iter().map(|op| op.operation().setup(self)).collect();
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(slots),
+        }
+    }
+}
+
+/// The triples the walk's slots and algebra need, drawn by OT.
+fn draw_triples(
+    p: &Program,
+    session: &mut Session,
+    peer: usize,
+    walk: &Walk<'_>,
+    slots: &[Vec<Slot>],
+) -> Result<Pool, Error> {
     let mut needs = Needs::default();
     walk.algebra.needs(&mut needs);
     for slot in slots.iter().flatten() {
         match *slot {
             Slot::Triple(f) => needs.add(f),
             Slot::CircuitTriples(c) => needs.add(circuit_field(p, c)),
-            Slot::Vector(_) | Slot::Cots(_) | Slot::Linear { .. } => {}
+            _ => {}
         }
     }
-    let mut cots = draw_cots(p, session, peer, side, &slots)?;
-    let mut pool = session.with_triples(peer, |g, links| {
+    session.with_triples(peer, |g, links| {
         let b = g.boolean(links, needs.bits)?;
         let [n8, n16, n32, n64] = needs.ring;
         Ok(Pool::new(
@@ -382,27 +454,55 @@ pub(super) fn setup(
                 Pool::ring_of(g.arithmetic::<u64>(links, n64)?),
             ],
         ))
-    })?;
-    // GMW's triples first, operation by operation, then the algebra's products.
-    let mut material: Vec<Vec<Vec<u64>>> = Vec::with_capacity(slots.len());
-    for ops in &slots {
+    })
+}
+
+/// Each operation's vectors that do not wait for the algebra, in slot order: GMW's triples,
+/// Y's correlated OTs, the garbled tables.
+fn first_material(
+    p: &Program,
+    slots: &mut [Vec<Slot>],
+    pool: &mut Pool,
+    mut cots: Vec<u64>,
+) -> Result<Vec<Vec<Vec<u64>>>, Error> {
+    let mut material = Vec::with_capacity(slots.len());
+    for ops in slots {
         let mut m = Vec::new();
-        for slot in ops {
-            match *slot {
-                Slot::Triple(f) => m.extend(pool.take(f)?),
+        for slot in ops.iter_mut() {
+            match slot {
+                Slot::Triple(f) => m.extend(pool.take(*f)?),
                 Slot::CircuitTriples(c) => {
-                    let t = pool.take(circuit_field(p, c))?;
-                    m.extend(t.iter().map(|v| p.circuits[c].segment_bits(v)));
+                    let t = pool.take(circuit_field(p, *c))?;
+                    m.extend(t.iter().map(|v| p.circuits[*c].segment_bits(v)));
                 }
                 Slot::Cots(count) => {
-                    let rest = cots.1.split_off(2 * count);
-                    m.push(std::mem::replace(&mut cots.1, rest));
+                    let rest = cots.split_off(2 * *count);
+                    m.push(std::mem::replace(&mut cots, rest));
                 }
+                Slot::Tables(words) => m.push(std::mem::take(words)),
                 Slot::Vector(_) | Slot::Linear { .. } => {}
             }
         }
         material.push(m);
     }
+    Ok(material)
+}
+
+pub(super) fn setup(
+    p: &Program,
+    session: &mut Session,
+    peer: usize,
+    weights: &[LinearWeights],
+) -> Result<(Prepared, Vec<SetupStep>), Error> {
+    let mut laps = Laps::start(session);
+    let side = usize::from(session.id() > peer);
+    let space = session.space(peer)?;
+    let fingerprint = p.fingerprint();
+    hello(session, peer, space, fingerprint)?;
+    let delta = offset(p, session, peer, side)?;
+    let mut walk = Walk::new(p, side, session.fork_prg(), delta);
+    let mut slots = walk.walk()?;
+    laps.lap(session, None, "hello and masks");
     let mut link = SetupLink {
         session,
         peer,
@@ -410,13 +510,14 @@ pub(super) fn setup(
         side,
         hash: FixedKeyHash::default(),
     };
+    send_tables(&mut link, &mut slots)?;
+    laps.lap(link.session, None, "garbled tables");
+    let cots = draw_cots(link.session, peer, side, &slots)?;
+    let mut pool = draw_triples(p, link.session, peer, &walk, &slots)?;
+    // GMW's triples first, operation by operation, then the algebra's products.
+    let mut material = first_material(p, &mut slots, &mut pool, cots)?;
     walk.algebra.resolve(side, &mut pool, &mut link)?;
-    lap(
-        &mut *link.session,
-        &mut timer,
-        None,
-        "triples and mask products",
-    );
+    laps.lap(link.session, None, "triples and mask products");
     let mut weights = weights.iter();
     for (index, (m, ops)) in material.iter_mut().zip(&slots).enumerate() {
         for slot in ops {
@@ -437,7 +538,7 @@ pub(super) fn setup(
                     };
                     let map = &p.maps[*map];
                     m.extend(linear_setup(&mut link, map, *bits, mask, mine)?);
-                    lap(&mut *link.session, &mut timer, Some(index), "linear map");
+                    laps.lap(link.session, Some(index), "linear map");
                 }
                 _ => {}
             }
@@ -448,16 +549,14 @@ pub(super) fn setup(
             "more linear weights than linear maps this party owns".into(),
         ));
     }
-    Ok((
-        Prepared {
-            fingerprint,
-            side,
-            material,
-            masks: walk.masks,
-            delta: cots.0,
-        },
-        steps,
-    ))
+    let prepared = Prepared {
+        fingerprint,
+        side,
+        material,
+        masks: walk.masks,
+        delta,
+    };
+    Ok((prepared, laps.steps))
 }
 
 /// Each operation's setup bytes, both parties together, when a random correlated OT costs
@@ -466,13 +565,8 @@ pub(super) fn setup(
 /// (masks from a fixed seed: no length depends on them). The hello and the base OTs are left
 /// out.
 pub(super) fn setup_bytes(p: &Program, cot_bytes: f64) -> Vec<f64> {
-    let mut walk = Walk {
-        p,
-        side: 0,
-        prg: Prg::from_seed_block(Block::ZERO),
-        algebra: Algebra::default(),
-        masks: vec![Vec::new(); p.types.len()],
-    };
+    // The evaluator's walk: the same slots, no garbling.
+    let mut walk = Walk::new(p, 1, Prg::from_seed_block(Block::ZERO), Block::ZERO);
     p.ops
         .iter()
         .map(|op| {
@@ -496,6 +590,7 @@ fn slot_bytes(p: &Program, slot: &Slot, cot_bytes: f64) -> f64 {
         Slot::CircuitTriples(c) => triple_bytes(circuit_field(p, c), cot_bytes),
         Slot::Cots(n) => n as f64 * cot_bytes,
         Slot::Vector(_) => 0.0,
+        Slot::Tables(ref words) => (8 * words.len() + tessera_net::FRAME_HEADER) as f64,
         Slot::Linear { map, bits, .. } => {
             let map = &p.maps[map];
             let (rows, inner, cols) = map.shape();

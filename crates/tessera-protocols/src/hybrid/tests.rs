@@ -500,7 +500,7 @@ fn bits_past_the_copies_are_refused() {
     assert_eq!(v, vec![0b110, 0b110]);
 }
 
-/// AES-128 on Y values in a program (garbled online), three copies, equals plain AES, and its
+/// AES-128 on Y values in a program (garbled in the setup), three copies, equals plain AES, and its
 /// output converts onwards like any Y value.
 #[test]
 fn circuits_on_y_values_equal_plaintext() {

@@ -105,18 +105,15 @@ impl Operation for Combine {
     }
 
     fn setup(&self, walk: &mut Walk<'_>) -> Vec<Slot> {
-        let t = walk.ty(self.out);
-        if t.sharing.is_masked() {
-            // β's masks are XORed whatever the operation.
-            let how = if t.sharing == Sharing::Beta {
-                How::Xor
-            } else {
-                self.how
-            };
-            walk.masks[self.out] = zip_map(&walk.masks[self.a], &walk.masks[self.b], |x, y| {
-                how.apply(x, y)
-            });
-        }
+        // α's masks and the garbler's Y labels join as the values do, β's masks by XOR; B
+        // and A have none.
+        let how = match walk.ty(self.out).sharing {
+            Sharing::Beta => How::Xor,
+            _ => self.how,
+        };
+        walk.masks[self.out] = zip_map(&walk.masks[self.a], &walk.masks[self.b], |x, y| {
+            how.apply(x, y)
+        });
         Vec::new()
     }
 

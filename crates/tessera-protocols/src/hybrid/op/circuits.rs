@@ -26,7 +26,7 @@ impl Program {
     /// A circuit of [`tessera_circuit`] on Boolean values of one sharing (Y, B or β) and as
     /// many copies, one per input value of its width; returns one value per output value. B
     /// and β: one round per AND layer, the setup as for whole circuits ([`crate::boolean`]);
-    /// Y: garbled online, one message of tables.
+    /// Y: garbled by party 0 in the setup, one message of tables there; evaluated online.
     pub fn circuit(&mut self, c: &Circuit, inputs: &[Value]) -> Result<Vec<Value>, Error> {
         let types: Vec<Type> = inputs
             .iter()

@@ -195,8 +195,7 @@ impl Operation for Convert {
         match self.hop {
             Hop::BToBeta | Hop::AToAlpha => OnlineCost::swap(wire_bytes(to.field())),
             Hop::BToA => OnlineCost::swap(wire_bytes(ta.field())),
-            // The evaluator's bits ⊕ its OT choices.
-            Hop::BToY => OnlineCost::one_way(1, 8 * ta.width() * words(ta.n)),
+            Hop::BToY => OnlineCost::share_y(to),
             Hop::BetaToB | Hop::AlphaToA | Hop::YToB | Hop::BetaToA => OnlineCost::default(),
         }
     }
@@ -210,7 +209,7 @@ impl Operation for Convert {
                 Vec::new()
             }
             Hop::BetaToB | Hop::AlphaToA | Hop::YToB => Vec::new(),
-            Hop::BToY => vec![Slot::Cots(width * n)],
+            Hop::BToY => walk.y_labels(self.out),
             Hop::BToA => {
                 let field = Field::Bits { width, n };
                 let r = random(&mut walk.prg, field);
@@ -247,7 +246,8 @@ impl Operation for Convert {
             Hop::AlphaToA => run.masks[self.a].iter().map(|d| d.wrapping_neg()).collect(),
             Hop::YToB => Garbling::new(run.delta, ta.n).colours(x, ta.width()),
             Hop::BToY => {
-                Garbling::new(run.delta, ta.n).share(&mut run.link, first, &m[0], x, ta.width())?
+                let x = x.clone();
+                run.share_y(self.out, &m[0], &x)?
             }
             Hop::BToA => {
                 let mut c = zip_map(x, &m[0], |u, v| u ^ v);

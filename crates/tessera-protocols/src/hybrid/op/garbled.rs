@@ -2,9 +2,10 @@
 //! fixed-key hash, free XOR with its OT sender's Δ) on the inputs' zero-labels and sends the
 //! tables; party 1 evaluates them on its labels.
 
-use super::{OnlineCost, Op, Operation, Program};
+use super::{Op, Operation, Program};
 use crate::Error;
 use crate::hybrid::online::Run;
+use crate::hybrid::prepare::{Slot, Walk};
 use crate::hybrid::{Type, Value};
 use tessera_circuit::Circuit;
 use tessera_core::{Backend, Block};
@@ -61,57 +62,99 @@ impl Operation for Garbled {
         "garbled circuit"
     }
 
-    fn traffic(&self, p: &Program) -> OnlineCost {
-        OnlineCost::one_way(0, 16 * table_blocks::<Prp>(&p.garbled[self.circuit].plan))
-    }
-
-    fn online(&self, run: &mut Run<'_, '_>, _: Vec<Vec<u64>>) -> Result<(), Error> {
-        let y = &run.p.garbled[self.circuit];
-        let n = y.n;
-        let scheme = Prp::with_backend(Backend::active(), Block::ZERO)?;
-        // The copies side by side: wire j of copy k of value v is widened wire
-        // start_v + k·w_v + j.
-        let mut labels = Vec::with_capacity(y.widened.num_input_wires() as usize);
-        for (&v, &w) in self.inputs.iter().zip(&y.inputs) {
-            let blocks: &[Block] = bytemuck::cast_slice(&run.data[v]);
-            for k in 0..n {
-                labels.extend((0..w as usize).map(|j| blocks[j * n + k]));
-            }
+    /// The garbler garbles on its inputs' zero-labels (fixed in the setup) and its outputs'
+    /// zero-labels are the result; the tables go to the evaluator in the setup.
+    fn setup(&self, walk: &mut Walk<'_>) -> Vec<Slot> {
+        let y = &walk.p.garbled[self.circuit];
+        if walk.side != 0 {
+            return vec![Slot::Tables(vec![0; 2 * table_blocks::<Prp>(&y.plan)])];
         }
-        let out_labels = if run.first() {
-            let Some(secret) = Prp::with_offset(run.delta, &mut run.prg).map(|o| o.secret) else {
+        let labels = y.gather(self.inputs.iter().map(|&v| &walk.masks[v][..]));
+        let garbled = (|| -> Result<_, Error> {
+            let scheme = Prp::with_backend(Backend::active(), Block::ZERO)?;
+            let Some(offset) = Prp::with_offset(walk.delta, &mut walk.prg) else {
                 return Err(Error::Input("half-gates takes any offset".into()));
             };
             let mut tables: Vec<Block> = Vec::new();
             let out = Garbler::new(scheme)
-                .garble(&y.plan, &secret, &labels, &mut tables)?
+                .garble(&y.plan, &offset.secret, &labels, &mut tables)?
                 .to_vec();
-            run.link.send(bytemuck::cast_slice(&tables))?;
-            out
-        } else {
-            let bytes = run.link.recv(16 * table_blocks::<Prp>(&y.plan))?;
-            let tables: Vec<Block> = bytes
-                .chunks_exact(16)
-                .map(|b| Block::from_bytes(b.try_into().unwrap_or_default()))
-                .collect();
-            Evaluator::new(scheme)
-                .evaluate(&y.plan, &labels, &mut TableReader::new(&tables))?
-                .to_vec()
-        };
-        let mut at = 0;
-        for (&o, &w) in self.outputs.iter().zip(&y.outputs) {
-            let w = w as usize;
-            let mut v = vec![0u64; 2 * w * n];
-            for k in 0..n {
-                for j in 0..w {
-                    let b = out_labels[at + k * w + j];
-                    v[2 * (j * n + k)] = b.low();
-                    v[2 * (j * n + k) + 1] = b.high();
-                }
+            Ok((out, tables))
+        })();
+        let (out, tables) = match garbled {
+            Ok(done) => done,
+            Err(e) => {
+                walk.fail(e);
+                return Vec::new();
             }
-            at += w * n;
-            run.data[o] = v;
+        };
+        for (o, v) in self.outputs.iter().zip(y.scatter(&out)) {
+            walk.masks[*o] = v;
+        }
+        vec![Slot::Tables(bytemuck::cast_slice(&tables).to_vec())]
+    }
+
+    fn online(&self, run: &mut Run<'_, '_>, m: Vec<Vec<u64>>) -> Result<(), Error> {
+        let y = &run.p.garbled[self.circuit];
+        if run.first() {
+            // The outputs' zero-labels, from the setup.
+            for &o in &self.outputs {
+                run.data[o] = run.masks[o].clone();
+            }
+            return Ok(());
+        }
+        let scheme = Prp::with_backend(Backend::active(), Block::ZERO)?;
+        let labels = y.gather(self.inputs.iter().map(|&v| &run.data[v][..]));
+        let [tables] = &m[..] else {
+            return Err(Error::Input(
+                "a garbled circuit's tables are missing".into(),
+            ));
+        };
+        let tables: &[Block] = bytemuck::cast_slice(tables);
+        let mut evaluator = Evaluator::new(scheme);
+        let out = evaluator.evaluate(&y.plan, &labels, &mut TableReader::new(tables))?;
+        for (o, v) in self.outputs.iter().zip(y.scatter(out)) {
+            run.data[*o] = v;
         }
         Ok(())
+    }
+}
+
+impl YCircuit {
+    /// The widened circuit's input labels from its input values' labels (two words per
+    /// label, wire j copy k at block j·n + k): copy k of a value of w wires is widened wires
+    /// start + k·w .. start + (k + 1)·w.
+    fn gather<'a>(&self, values: impl Iterator<Item = &'a [u64]>) -> Vec<Block> {
+        let n = self.n;
+        let mut labels = Vec::with_capacity(self.widened.num_input_wires() as usize);
+        for (v, &w) in values.zip(&self.inputs) {
+            let blocks: &[Block] = bytemuck::cast_slice(v);
+            for k in 0..n {
+                labels.extend((0..w as usize).map(|j| blocks[j * n + k]));
+            }
+        }
+        labels
+    }
+
+    /// The output values' labels from the widened circuit's output labels.
+    fn scatter(&self, out: &[Block]) -> Vec<Vec<u64>> {
+        let n = self.n;
+        let mut at = 0;
+        self.outputs
+            .iter()
+            .map(|&w| {
+                let w = w as usize;
+                let mut v = vec![0u64; 2 * w * n];
+                for k in 0..n {
+                    for j in 0..w {
+                        let b = out[at + k * w + j];
+                        v[2 * (j * n + k)] = b.low();
+                        v[2 * (j * n + k) + 1] = b.high();
+                    }
+                }
+                at += w * n;
+                v
+            })
+            .collect()
     }
 }

@@ -6,7 +6,6 @@ use super::arithmetic::How;
 use super::products::Product;
 use super::{Op, Operation, Program, bad};
 use crate::Error;
-use crate::boolean::bits::words;
 use crate::hybrid::online::{Garbling, Run, clear_tails, wire_words};
 use crate::hybrid::prepare::{Slot, Walk};
 use crate::hybrid::{Kind, Sharing, Type, Value, select_wires};
@@ -124,7 +123,14 @@ impl Operation for Not {
     }
 
     fn setup(&self, walk: &mut Walk<'_>) -> Vec<Slot> {
-        walk.masks[self.out] = walk.masks[self.a].clone();
+        let t = walk.ty(self.a);
+        let m = &walk.masks[self.a];
+        // Y: the garbler's zero-labels become the one-labels; β keeps its mask.
+        walk.masks[self.out] = if t.sharing == Sharing::Y {
+            Garbling::new(walk.delta, t.n).flip_all(m)
+        } else {
+            m.clone()
+        };
         Vec::new()
     }
 
@@ -152,8 +158,9 @@ impl Operation for Wires {
     }
 
     fn setup(&self, walk: &mut Walk<'_>) -> Vec<Slot> {
-        if walk.ty(self.out).sharing.is_masked() {
-            let w = words(walk.ty(self.a).n);
+        // β's masks, or the garbler's Y labels.
+        if !walk.masks[self.a].is_empty() {
+            let w = wire_words(walk.ty(self.a));
             walk.masks[self.out] =
                 select_wires(&walk.masks[self.a], w, self.start, self.len, self.repeat);
         }

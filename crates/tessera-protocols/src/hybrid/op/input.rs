@@ -5,7 +5,7 @@ use super::{OnlineCost, Op, Operation, Program, bad};
 use crate::Error;
 use crate::boolean::bits::{self, words};
 use crate::hybrid::algebra::{self, Field};
-use crate::hybrid::online::{Garbling, Run, clear_tails, zip_map};
+use crate::hybrid::online::{Run, clear_tails, zip_map};
 use crate::hybrid::prepare::{Slot, Walk};
 use crate::hybrid::{Kind, Sharing, Type, Value, ring};
 
@@ -48,8 +48,7 @@ impl Operation for Input {
     fn traffic(&self, p: &Program) -> OnlineCost {
         let t = p.types[self.out];
         if t.sharing == Sharing::Y {
-            // The evaluator's bits ⊕ its OT choices.
-            OnlineCost::one_way(1, 8 * t.width() * words(t.n))
+            OnlineCost::share_y(t)
         } else {
             OnlineCost::one_way(self.owner, algebra::wire_bytes(t.field()))
         }
@@ -58,7 +57,7 @@ impl Operation for Input {
     fn setup(&self, walk: &mut Walk<'_>) -> Vec<Slot> {
         let t = walk.ty(self.out);
         if t.sharing == Sharing::Y {
-            return vec![Slot::Cots(t.width() * t.n)];
+            return walk.y_labels(self.out);
         }
         if t.sharing.is_masked() {
             walk.masks[self.out] = if self.owner == walk.side {
@@ -80,8 +79,7 @@ impl Operation for Input {
             vec![0; t.width() * words(t.n)]
         };
         run.data[self.out] = if t.sharing == Sharing::Y {
-            let first = run.first();
-            Garbling::new(run.delta, t.n).share(&mut run.link, first, &m[0], &x, t.width())?
+            run.share_y(self.out, &m[0], &x)?
         } else if mine {
             let (sent, kept) = self.shares(run, t, x);
             let mut bytes = Vec::new();

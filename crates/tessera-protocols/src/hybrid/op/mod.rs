@@ -17,10 +17,11 @@ mod truncation;
 pub use conversions::route;
 pub(super) use garbled::YCircuit;
 
-use super::online::Run;
+use super::online::{Garbling, Run};
 use super::prepare::{Slot, Walk};
 use super::{Program, Type, Value};
 use crate::Error;
+use tessera_core::Block;
 use tessera_net::FRAME_HEADER;
 
 /// One operation of a hybrid program.
@@ -71,6 +72,13 @@ impl OnlineCost {
             bytes: (bytes + FRAME_HEADER) as u64,
             waits,
         }
+    }
+
+    /// [`crate::hybrid::online::Garbling::share`] of a Y value of type `t`: the evaluator's
+    /// bits, then the garbler's blocks.
+    fn share_y(t: Type) -> Self {
+        let [garbler, evaluator] = Garbling::new(Block::ZERO, t.n).share_bytes(t.width());
+        OnlineCost::one_way(1, evaluator).then(OnlineCost::one_way(0, garbler))
     }
 
     /// This cost, then `next`.
