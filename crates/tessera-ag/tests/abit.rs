@@ -148,7 +148,7 @@ fn a_fixed_delta_is_the_same_toward_every_peer() {
                     s.spawn(move || {
                         let mut session = tessera_protocols::Session::new(
                             net,
-                            tessera_protocols::SessionConfig { ot },
+                            tessera_protocols::SessionConfig::with_ot(ot),
                         )
                         .unwrap();
                         let me = session.id();

@@ -16,7 +16,7 @@ use tessera_protocols::{Error, Session, SessionConfig};
 pub fn session_config() -> SessionConfig {
     let ot = Protocol::softspoken(Protocol::DEFAULT_K, Security::SemiHonest)
         .map_or(OtChoice::Extension(Protocol::IKNP), OtChoice::Extension);
-    SessionConfig { ot }
+    SessionConfig::with_ot(ot)
 }
 
 /// A layer's part of the online phase, at one party.

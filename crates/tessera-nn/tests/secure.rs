@@ -52,14 +52,16 @@ fn private_as(
     x: &[f32],
 ) -> (Vec<u64>, Report, Report) {
     let (n0, n1) = networks;
+    // Seeded: a failing run prints its seed and replays with TESSERA_SEED.
+    let config = infer::session_config().seeded(tessera_testkit::seed());
     let server = thread::spawn(move || {
         let c = secure::compile(&model, fixed, options).unwrap();
-        let mut s = Session::new(n0, infer::session_config()).unwrap();
+        let mut s = Session::new(n0, config).unwrap();
         infer::server(&mut s, &c).unwrap()
     });
     let c = secure::compile(client_model, fixed, options).unwrap();
     assert_eq!(c.weights.is_empty(), !client_model.has_weights);
-    let mut s = Session::new(n1, infer::session_config()).unwrap();
+    let mut s = Session::new(n1, config).unwrap();
     let (logits, report) = infer::client(&mut s, &c, x).unwrap();
     (logits, server.join().unwrap(), report)
 }

@@ -14,12 +14,29 @@ pub use tessera_ot::{OtChoice, OtReceiving, OtSending};
 pub struct SessionConfig {
     /// The OT the providers run.
     pub ot: OtChoice,
+    /// `None`: randomness from the operating system. A seed: every party's randomness
+    /// derived from it and the party's id, so a run can be replayed (tests print the seed of a
+    /// run that failed). Never for real inputs: whoever knows the seed knows every mask.
+    pub seed: Option<Block>,
 }
 
 impl Default for SessionConfig {
     fn default() -> Self {
+        SessionConfig::with_ot(OtChoice::Extension(Protocol::IKNP))
+    }
+}
+
+impl SessionConfig {
+    /// Sessions running `ot`, with randomness from the operating system.
+    pub fn with_ot(ot: OtChoice) -> Self {
+        SessionConfig { ot, seed: None }
+    }
+
+    /// This configuration with every party's randomness derived from `seed`.
+    pub fn seeded(self, seed: Block) -> Self {
         SessionConfig {
-            ot: OtChoice::Extension(Protocol::IKNP),
+            seed: Some(seed),
+            ..self
         }
     }
 }
@@ -56,13 +73,25 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
-    /// A session over `network`, with randomness from the operating system and the AES
-    /// backend picked for this CPU.
+    /// A session over `network`, with randomness from the operating system (or the
+    /// configuration's seed) and the AES backend picked for this CPU.
     pub fn new(network: Network, config: SessionConfig) -> Result<Self, Error> {
         let n = network.parties();
+        let prg = match config.seed {
+            None => Prg::from_os()?,
+            Some(seed) => {
+                // Party i takes the (i + 1)-th block of the seed's stream as its own seed.
+                let mut stream = Prg::from_seed_block(seed);
+                let mut own = Block::ZERO;
+                for _ in 0..=network.id() {
+                    own = stream.random_block();
+                }
+                Prg::from_seed_block(own)
+            }
+        };
         Ok(Session {
             network,
-            prg: Prg::from_os()?,
+            prg,
             backend: Backend::active(),
             config,
             ot_delta: None,

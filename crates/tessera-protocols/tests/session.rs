@@ -47,7 +47,7 @@ fn both_ot_directions_with_a_peer() {
         OtChoice::Ferret(FERRET_SMALL, Security::Malicious),
     ] {
         let (a, b) = memory::pair().unwrap();
-        let config = SessionConfig { ot };
+        let config = SessionConfig::with_ot(ot);
         let one = thread::spawn(move || party(Session::new(b, config).unwrap(), 0, 20000));
         let zero = party(Session::new(a, config).unwrap(), 1, 20000);
         let one = one.join().unwrap();
@@ -133,4 +133,44 @@ fn folded_phases_keep_one_entry_per_name() {
     assert_eq!(phases[0].traffic.messages_sent, 3);
     assert_eq!(phases[1].traffic.messages_sent, 0);
     peer.join().unwrap();
+}
+
+/// A seeded run replays: the same seed gives every party the same setup (its masks, triples,
+/// correlated OTs and garbled tables) in a program of every sharing, another seed another;
+/// this is what `TESSERA_SEED` relies on to run a failing test again.
+#[test]
+fn a_seed_replays_a_run() {
+    use tessera_protocols::hybrid::{Kind, Program, Reveal, Sharing, Type};
+    let mut p = Program::new();
+    let t = |sharing, kind| Type {
+        sharing,
+        kind,
+        n: 5,
+    };
+    let x = p.input(0, t(Sharing::A, Kind::Ring(16))).unwrap();
+    let y = p.input(1, t(Sharing::Alpha, Kind::Ring(16))).unwrap();
+    let xa = p.convert(x, Sharing::Alpha).unwrap();
+    let product = p.mul(xa, y).unwrap();
+    let sign = p.convert(product, Sharing::A).unwrap();
+    let sign = p.sign(sign, Sharing::Y).unwrap();
+    let bits = p.input(1, t(Sharing::B, Kind::Bits(4))).unwrap();
+    let both = p.and(bits, bits).unwrap();
+    p.output(sign, Reveal::Both).unwrap();
+    p.output(both, Reveal::Both).unwrap();
+    let setup = |seed: Block| {
+        let config = SessionConfig::default().seeded(seed);
+        tessera_testkit::two_parties(config, |s| {
+            let prepared = p.setup(s, 1 - s.id())?;
+            Ok::<_, tessera_protocols::Error>(format!("{prepared:?}"))
+        })
+        .map(Result::unwrap)
+    };
+    let seed = tessera_testkit::seed();
+    let first = setup(seed);
+    assert_eq!(first, setup(seed), "the same seed, the same setup");
+    assert_ne!(
+        first,
+        setup(seed ^ Block::new(1)),
+        "another seed, another setup"
+    );
 }

@@ -211,12 +211,7 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
     let input = party_input(source.inputs(), me, &args.input)?;
     let start = Instant::now();
     let net = args.mesh.open()?;
-    let mut session = Session::new(
-        net,
-        SessionConfig {
-            ot: args.cot.choice()?,
-        },
-    )?;
+    let mut session = Session::new(net, SessionConfig::with_ot(args.cot.choice()?))?;
     let output = source.run(&mut session, &input, args.output.into())?;
     let total_ms = start.elapsed().as_secs_f64() * 1e3;
     let widths = source.outputs();
@@ -357,7 +352,7 @@ pub fn in_threads(
             .map(|(p, net)| {
                 let input = inputs.get(p).cloned().unwrap_or_default();
                 s.spawn(move || -> Result<PartyRun, CliError> {
-                    let mut session = Session::new(net, SessionConfig { ot })?;
+                    let mut session = Session::new(net, SessionConfig::with_ot(ot))?;
                     let output = job.run(&mut session, &input)?;
                     Ok(PartyRun {
                         output,

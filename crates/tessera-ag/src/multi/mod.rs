@@ -156,7 +156,7 @@ pub fn check_inputs(circuit: &Circuit, n: usize, me: usize, inputs: &[bool]) -> 
 ///     .map(|network| {
 ///         let circuit = circuit.clone();
 ///         std::thread::spawn(move || {
-///             let mut s = Session::new(network, SessionConfig { ot }).unwrap();
+///             let mut s = Session::new(network, SessionConfig::with_ot(ot)).unwrap();
 ///             multi::run(&mut s, &circuit, &[true])
 ///         })
 ///     })

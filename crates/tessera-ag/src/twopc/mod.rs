@@ -729,11 +729,11 @@ impl Runner {
 /// let evaluator = std::thread::spawn({
 ///     let program = program.clone();
 ///     move || {
-///         let mut s = Session::new(b, SessionConfig { ot }).unwrap();
+///         let mut s = Session::new(b, SessionConfig::with_ot(ot)).unwrap();
 ///         twopc::run(&mut s, &program, &[true], Outputs::All)
 ///     }
 /// });
-/// let mut s = Session::new(a, SessionConfig { ot })?;
+/// let mut s = Session::new(a, SessionConfig::with_ot(ot))?;
 /// let z = twopc::run(&mut s, &program, &[true], Outputs::All)?;
 /// assert_eq!(z, Some(vec![true]));
 /// assert_eq!(evaluator.join().unwrap()?, Some(vec![true]));

@@ -11,8 +11,8 @@ use tessera_ag::twopc::{Ended, Ending, Material, Outputs, Program, evaluator, ga
 use tessera_ag::{Error, multi, wire};
 use tessera_circuit::{Circuit, Gate, GateKind, eval};
 use tessera_core::{Block, Prg};
+use tessera_net::Kind;
 use tessera_net::role::{self, Side};
-use tessera_net::{Kind, NetConfig, memory};
 use tessera_ot::OtChoice;
 use tessera_ot::extension::{Protocol, Security};
 use tessera_protocols::{Session, SessionConfig};
@@ -22,35 +22,29 @@ pub fn softspoken() -> OtChoice {
     OtChoice::Extension(Protocol::softspoken(8, Security::Malicious).unwrap())
 }
 
-/// Runs `f` as both parties of a two-party session over memory with `ot`.
+/// Runs `f` as both parties of a two-party session over memory with `ot`, seeded
+/// ([`tessera_testkit::seed`]: a failing run can be replayed).
 pub fn two_parties<T: Send>(
     ot: OtChoice,
     f: impl Fn(&mut Session) -> Result<T, Error> + Sync,
 ) -> [Result<T, Error>; 2] {
-    let mut out = n_parties(2, ot, f).into_iter();
-    [out.next().unwrap(), out.next().unwrap()]
+    tessera_testkit::two_parties(
+        SessionConfig::with_ot(ot).seeded(tessera_testkit::seed()),
+        f,
+    )
 }
 
-/// Runs `f` as each party of an `n`-party session over memory with `ot`.
+/// Runs `f` as each party of an `n`-party session over memory with `ot`, seeded.
 pub fn n_parties<T: Send>(
     n: usize,
     ot: OtChoice,
     f: impl Fn(&mut Session) -> Result<T, Error> + Sync,
 ) -> Vec<Result<T, Error>> {
-    let nets = memory::mesh(n, NetConfig::default()).unwrap();
-    let f = &f;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = nets
-            .into_iter()
-            .map(|net| {
-                s.spawn(move || {
-                    let mut session = Session::new(net, SessionConfig { ot }).unwrap();
-                    f(&mut session)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    })
+    tessera_testkit::parties(
+        n,
+        SessionConfig::with_ot(ot).seeded(tessera_testkit::seed()),
+        f,
+    )
 }
 
 /// How a test tampers with one message.

@@ -16,14 +16,25 @@ fn run(p: &Program, inputs: [Vec<(Value, Plain)>; 2]) -> [Result<Outcome, Error>
     let (n0, n1) = memory::pair().unwrap();
     let [i0, i1] = inputs;
     let p1 = p.clone();
-    let other = thread::spawn(move || party(n1, &p1, &i1));
-    let mine = party(n0, p, &i0);
+    let config = seeded();
+    let other = thread::spawn(move || party(n1, config, &p1, &i1));
+    let mine = party(n0, config, p, &i0);
     [mine, other.join().unwrap()]
 }
 
-fn party(net: tessera_net::Network, p: &Program, x: &[(Value, Plain)]) -> Result<Outcome, Error> {
+/// Sessions seeded for this test ([`tessera_testkit::seed`]: printed, so a failure replays).
+fn seeded() -> SessionConfig {
+    SessionConfig::default().seeded(tessera_testkit::seed())
+}
+
+fn party(
+    net: tessera_net::Network,
+    config: SessionConfig,
+    p: &Program,
+    x: &[(Value, Plain)],
+) -> Result<Outcome, Error> {
     let peer = 1 - net.id();
-    let mut s = Session::new(net, SessionConfig::default())?;
+    let mut s = Session::new(net, config)?;
     s.run(|s| {
         let prepared = p.setup(s, peer)?;
         p.online(s, peer, prepared, x)
@@ -474,8 +485,9 @@ fn a_peer_running_another_program_is_named() {
     p.output(y, Reveal::Both).unwrap();
     q.output(x, Reveal::Both).unwrap();
     let (n0, n1) = memory::pair().unwrap();
-    let other = thread::spawn(move || party(n1, &q, &[]));
-    let mine = party(n0, &p, &[(x, Plain::Ring(vec![3]))]);
+    let config = seeded();
+    let other = thread::spawn(move || party(n1, config, &q, &[]));
+    let mine = party(n0, config, &p, &[(x, Plain::Ring(vec![3]))]);
     let e = mine.unwrap_err().to_string();
     assert!(e.contains("another hybrid program"), "{e}");
     assert!(other.join().unwrap().is_err());
@@ -545,15 +557,18 @@ fn run_linear(
     let (n0, n1) = memory::pair().unwrap();
     let [i0, i1] = inputs;
     let [w0, w1] = weights;
-    let party =
-        |net: tessera_net::Network, p: Program, x: Vec<(Value, Plain)>, w: Vec<LinearWeights>| {
-            let peer = 1 - net.id();
-            let mut s = Session::new(net, SessionConfig::default())?;
-            s.run(|s| {
-                let prepared = p.setup_with(s, peer, &w)?;
-                p.online(s, peer, prepared, &x)
-            })
-        };
+    let config = seeded();
+    let party = move |net: tessera_net::Network,
+                      p: Program,
+                      x: Vec<(Value, Plain)>,
+                      w: Vec<LinearWeights>| {
+        let peer = 1 - net.id();
+        let mut s = Session::new(net, config)?;
+        s.run(|s| {
+            let prepared = p.setup_with(s, peer, &w)?;
+            p.online(s, peer, prepared, &x)
+        })
+    };
     let p1 = p.clone();
     let other = thread::spawn(move || party(n1, p1, i1, w1));
     let mine = party(n0, p.clone(), i0, w0);
@@ -837,9 +852,10 @@ fn measured(p: &Program, given: Given) -> [(u64, Vec<Step>); 2] {
     let (n0, n1) = memory::pair().unwrap();
     let [i0, i1] = given.inputs;
     let [w0, w1] = given.weights;
-    let party = |net: tessera_net::Network, p: Program, x: Vec<_>, w: Vec<_>| {
+    let config = seeded();
+    let party = move |net: tessera_net::Network, p: Program, x: Vec<_>, w: Vec<_>| {
         let peer = 1 - net.id();
-        let mut s = Session::new(net, SessionConfig::default()).unwrap();
+        let mut s = Session::new(net, config).unwrap();
         s.run(|s| {
             let before = s.network().stats();
             let (prepared, _) = p.setup_steps(s, peer, &w)?;

@@ -72,7 +72,7 @@ fn garble(
     steps: u64,
     ot: tessera_ot::OtChoice,
 ) -> Result<(Value, String), CliError> {
-    let mut s = Session::new(net, SessionConfig { ot })?;
+    let mut s = Session::new(net, SessionConfig::with_ot(ot))?;
     let mut message = Message::new(steps, Prg::from_os()?);
     let t = Instant::now();
     let fresh = |k: u64| {
@@ -108,7 +108,7 @@ fn evaluate(
     ot: tessera_ot::OtChoice,
     addr: &str,
 ) -> Result<(), CliError> {
-    let mut s = Session::new(super::first_process(addr)?, SessionConfig { ot })?;
+    let mut s = Session::new(super::first_process(addr)?, SessionConfig::with_ot(ot))?;
     let out = twopc::run_chain(&mut s, chain, (steps, &[]), |_| Vec::new(), Outputs::All)?;
     let digest = out.map(|b| bits_to_hex(&b)).unwrap_or_default();
     println!(
