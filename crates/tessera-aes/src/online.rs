@@ -118,15 +118,12 @@ impl std::fmt::Debug for Party<'_> {
 
 /// A commitment: SHA-256 over a label, the party and the parts (the last a random nonce).
 fn commit(label: &[u8], party: usize, parts: &[&[u8]]) -> [u8; 32] {
-    let mut h = Sha256::new();
-    h.update(b"tessera-oaes ");
-    h.update(label);
-    h.update((party as u64).to_le_bytes());
-    for p in parts {
-        h.update((p.len() as u64).to_le_bytes());
-        h.update(p);
-    }
-    h.finalize().into()
+    let party = (party as u64).to_le_bytes();
+    let all: Vec<&[u8]> = [label, &party[..]]
+        .into_iter()
+        .chain(parts.iter().copied())
+        .collect();
+    tessera_core::digest::tagged(b"tessera-oaes", &all)
 }
 
 /// The first eight bytes of `b` as a little-endian word.

@@ -7,7 +7,6 @@
 //! costs one PRG block and one carry-less multiplication per value, where SHA-256 over the
 //! values costs a compression per four.
 
-use sha2::{Digest, Sha256};
 use tessera_core::{Block, Prg, gf128};
 
 /// Values combined at a time.
@@ -27,16 +26,10 @@ impl std::fmt::Debug for Combination {
     }
 }
 
-/// SHA-256 of `tag` and `parts`, each prefixed by its length so that no two lists of parts
-/// hash alike: the seed of a combination's weights, and the crate's commitments (a random
-/// nonce among the parts).
+/// SHA-256 of `tag` and `parts` ([`tessera_core::digest::tagged`]): the seed of a
+/// combination's weights, and the crate's commitments (a random nonce among the parts).
 pub fn hash(tag: &[u8], parts: &[&[u8]]) -> [u8; 32] {
-    let mut h = Sha256::new();
-    for part in std::iter::once(&tag).chain(parts) {
-        h.update((part.len() as u64).to_le_bytes());
-        h.update(part);
-    }
-    h.finalize().into()
+    tessera_core::digest::tagged(tag, parts)
 }
 
 impl Combination {

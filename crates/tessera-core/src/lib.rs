@@ -15,6 +15,7 @@
 
 pub mod aes;
 mod block;
+pub mod digest;
 mod error;
 pub mod files;
 pub mod gf128;

@@ -47,7 +47,6 @@ use crate::traits::{
     RotSender,
 };
 use crate::{Error, out_of_turn};
-use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use tessera_core::transpose::transpose_squares;
 use tessera_core::{Block, FixedKeyHash, Prg, gf128};
@@ -165,6 +164,11 @@ pub struct Tree<'a>(pub Cow<'a, [Block]>);
 /// The sender's commitment: SHA-256 of its seed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Commit(pub [u8; 32]);
+
+/// The commitment to a batch's coin-toss seed (a fresh random block, its own hiding nonce).
+fn coin_commitment(seed: Block) -> [u8; 32] {
+    tessera_core::digest::commit(b"tessera-ot kos coin", &seed.to_bytes(), &[])
+}
 /// The receiver's coin-toss seed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Seed(pub Block);
@@ -460,7 +464,7 @@ impl Role for ExtendSender<'_> {
                 if core.security == Security::Malicious {
                     // Commit to this batch's coin-toss seed before the matrix arrives.
                     let seed = core.prg.random_block();
-                    out.post(&Commit(Sha256::digest(seed.to_bytes()).into()))?;
+                    out.post(&Commit(coin_commitment(seed)))?;
                     self.seed = Some(seed);
                 }
                 Ok(self.expect_matrix())
@@ -669,7 +673,7 @@ impl Role for ExtendReceiver<'_> {
                 let commitment = self
                     .commitment
                     .ok_or_else(|| out_of_turn("OT extension", "a KOS opening"))?;
-                if Sha256::digest(theirs.to_bytes()).as_slice() != commitment {
+                if coin_commitment(theirs) != commitment {
                     return Err(Error::BadCommitment);
                 }
                 // x = Σ r_j·χ_j and t = Σ χ_j·t_j in one pass over χ.

@@ -438,9 +438,9 @@ fn pack(blocks: &[Block]) -> Block {
     gf128::inner_product(&powers, blocks)
 }
 
-/// The SHA-256 digest of a check value.
+/// The digest of a check value, in a domain of its own.
 fn digest(v: Block) -> [u8; 32] {
-    Sha256::digest(v.to_bytes()).into()
+    tessera_core::digest::tagged(b"tessera-ot ferret check", &[&v.to_bytes()])
 }
 
 /// The Ferret sender's state across iterations: Δ and the shared state.

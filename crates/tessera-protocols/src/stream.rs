@@ -216,9 +216,11 @@ enum ToEvaluator<'a> {
 impl<'a> Decode<'a> for ToEvaluator<'a> {
     fn decode(id: u8, bytes: &'a [u8]) -> Result<Self, DecodeError> {
         Ok(match id {
-            0x35 => ToEvaluator::Length(u64::from_le_bytes(role::array::<8>(bytes)?)),
-            0x36 => ToEvaluator::Piece(role::blocks(bytes)?),
-            0x33 => ToEvaluator::Decoding(Cow::Borrowed(bytes)),
+            k if k == LENGTH.id => {
+                ToEvaluator::Length(u64::from_le_bytes(role::array::<8>(bytes)?))
+            }
+            k if k == STREAM.id => ToEvaluator::Piece(role::blocks(bytes)?),
+            k if k == DECODING.id => ToEvaluator::Decoding(Cow::Borrowed(bytes)),
             _ => {
                 return Err(DecodeError(format!(
                     "kind {id:#04x} is not for the evaluator"
@@ -234,7 +236,7 @@ struct ToGarbler<'a>(Cow<'a, [u8]>);
 impl<'a> Decode<'a> for ToGarbler<'a> {
     fn decode(id: u8, bytes: &'a [u8]) -> Result<Self, DecodeError> {
         match id {
-            0x34 => Ok(ToGarbler(Cow::Borrowed(bytes))),
+            k if k == COLOURS.id => Ok(ToGarbler(Cow::Borrowed(bytes))),
             _ => Err(DecodeError(format!(
                 "kind {id:#04x} is not for the garbler"
             ))),
@@ -330,7 +332,7 @@ impl<S: Scheme, F: FnMut(u64, &mut [bool])> Role for GarbleCore<'_, S, F> {
         }
         self.decoding = streamed?;
         let packed = role::pack_bits(self.decoding.iter().copied());
-        out.post(&Bits::<0x33>(Cow::Owned(packed)))?;
+        out.post(&Bits::<{ DECODING.id }>(Cow::Owned(packed)))?;
         Ok(Next::exact(COLOURS, self.decoding.len().div_ceil(8)))
     }
 }
@@ -379,7 +381,7 @@ impl<S: Scheme> Role for EvaluateCore<'_, S> {
                 let decoding: Vec<bool> = (0..state).map(|k| role::packed_bit(&d, k)).collect();
                 let output = decode(c.state(), &decoding);
                 let colours = role::pack_bits(c.state().iter().map(|l| l.lsb()));
-                out.post(&Bits::<0x34>(Cow::Owned(colours)))?;
+                out.post(&Bits::<{ COLOURS.id }>(Cow::Owned(colours)))?;
                 Ok(Next::Done((output, c.steps_done())))
             }
             _ => Err(Error::Input("a stream message out of turn".into())),

@@ -310,28 +310,28 @@ pub struct Blocks<'a, const K: u8>(pub Cow<'a, [Block]>);
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Bits<'a, const K: u8>(pub Cow<'a, [u8]>);
 
-fn kind(id: u8) -> Kind {
-    [HELLO, LABELS, TABLES, DECODING, COLOURS]
-        .into_iter()
-        .find(|k| k.id == id)
-        .unwrap_or(Kind::new(id, "yao message"))
+/// The message kind of `id`.
+const fn kind(id: u8) -> Kind {
+    let all = [HELLO, LABELS, TABLES, DECODING, COLOURS];
+    let mut i = 0;
+    while i < all.len() {
+        if all[i].id == id {
+            return all[i];
+        }
+        i += 1;
+    }
+    Kind::new(id, "yao message")
 }
 
 impl<const K: u8> Encode for Blocks<'_, K> {
-    const KIND: Kind = match K {
-        0x31 => LABELS,
-        _ => TABLES,
-    };
+    const KIND: Kind = kind(K);
     fn encode<'a>(&'a self, _scratch: &'a mut Vec<u8>) -> &'a [u8] {
         bytemuck::cast_slice(&self.0)
     }
 }
 
 impl<const K: u8> Encode for Bits<'_, K> {
-    const KIND: Kind = match K {
-        0x33 => DECODING,
-        _ => COLOURS,
-    };
+    const KIND: Kind = kind(K);
     fn encode<'a>(&'a self, _scratch: &'a mut Vec<u8>) -> &'a [u8] {
         &self.0
     }
@@ -341,13 +341,13 @@ impl<const K: u8> Encode for Bits<'_, K> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ToGarbler<'a> {
     /// The evaluator's output colours.
-    Colours(Bits<'a, 0x34>),
+    Colours(Bits<'a, { COLOURS.id }>),
 }
 
 impl<'a> Decode<'a> for ToGarbler<'a> {
     fn decode(id: u8, bytes: &'a [u8]) -> Result<Self, DecodeError> {
         match id {
-            0x34 => Ok(ToGarbler::Colours(Bits(Cow::Borrowed(bytes)))),
+            k if k == COLOURS.id => Ok(ToGarbler::Colours(Bits(Cow::Borrowed(bytes)))),
             _ => Err(DecodeError(format!(
                 "'{}' is not for the garbler",
                 kind(id).name
@@ -360,19 +360,19 @@ impl<'a> Decode<'a> for ToGarbler<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ToEvaluator<'a> {
     /// The garbler's input labels.
-    Labels(Blocks<'a, 0x31>),
+    Labels(Blocks<'a, { LABELS.id }>),
     /// One batch of tables.
-    Tables(Blocks<'a, 0x32>),
+    Tables(Blocks<'a, { TABLES.id }>),
     /// The decoding bits.
-    Decoding(Bits<'a, 0x33>),
+    Decoding(Bits<'a, { DECODING.id }>),
 }
 
 impl<'a> Decode<'a> for ToEvaluator<'a> {
     fn decode(id: u8, bytes: &'a [u8]) -> Result<Self, DecodeError> {
         Ok(match id {
-            0x31 => ToEvaluator::Labels(Blocks(role::blocks(bytes)?)),
-            0x32 => ToEvaluator::Tables(Blocks(role::blocks(bytes)?)),
-            0x33 => ToEvaluator::Decoding(Bits(Cow::Borrowed(bytes))),
+            k if k == LABELS.id => ToEvaluator::Labels(Blocks(role::blocks(bytes)?)),
+            k if k == TABLES.id => ToEvaluator::Tables(Blocks(role::blocks(bytes)?)),
+            k if k == DECODING.id => ToEvaluator::Decoding(Bits(Cow::Borrowed(bytes))),
             _ => {
                 return Err(DecodeError(format!(
                     "'{}' is not for the evaluator",
@@ -413,9 +413,9 @@ impl<O: Outbox> TableSink for PostTables<'_, O> {
     }
 
     fn commit(&mut self) -> Result<(), tessera_garble::Error> {
-        let sent = self
-            .out
-            .post(&Blocks::<0x32>(Cow::Borrowed(self.buffer.as_slice())));
+        let sent = self.out.post(&Blocks::<{ TABLES.id }>(Cow::Borrowed(
+            self.buffer.as_slice(),
+        )));
         self.buffer.clear();
         kept(sent, &mut self.failed)
     }
@@ -488,7 +488,9 @@ impl<S: Scheme, B: GarbleBody<S>> Role for GarbleCore<'_, S, B> {
         let enc = self
             .encoding
             .ok_or_else(|| Error::Input("garbling before the input OT".into()))?;
-        out.post(&Blocks::<0x31>(Cow::Owned(enc.encode(0, self.input))))?;
+        out.post(&Blocks::<{ LABELS.id }>(Cow::Owned(
+            enc.encode(0, self.input),
+        )))?;
         let mut sink = PostTables {
             out,
             buffer: std::mem::take(self.tables),
@@ -502,7 +504,7 @@ impl<S: Scheme, B: GarbleBody<S>> Role for GarbleCore<'_, S, B> {
         };
         self.decoding = decoding_bits::<S>(&out_wires);
         if self.outputs.evaluator_learns() {
-            out.post(&Bits::<0x33>(Cow::Owned(role::pack_bits(
+            out.post(&Bits::<{ DECODING.id }>(Cow::Owned(role::pack_bits(
                 self.decoding.iter().copied(),
             ))))?;
         }
@@ -567,7 +569,7 @@ impl<B: EvaluateBody> EvaluateCore<'_, B> {
     fn send_colours<O: Outbox>(&self, out: &mut O) -> Result<(), Error> {
         if let (true, Some(labels)) = (self.outputs.garbler_learns(), &self.out_labels) {
             let colours = role::pack_bits(labels.iter().map(|l| l.lsb()));
-            out.post(&Bits::<0x34>(Cow::Owned(colours)))?;
+            out.post(&Bits::<{ COLOURS.id }>(Cow::Owned(colours)))?;
         }
         Ok(())
     }

@@ -335,14 +335,17 @@ struct Packed<'a, const K: u8> {
     words: &'a [u64],
 }
 
+/// The message kind of `id` (the output's for an id of no other).
 const fn kind(id: u8) -> Kind {
-    match id {
-        0x41 => MASKS,
-        0x42 => PRODUCTS,
-        0x43 => INPUTS,
-        0x44 => OPEN,
-        _ => OUTPUT,
+    let all = [MASKS, PRODUCTS, INPUTS, OPEN];
+    let mut i = 0;
+    while i < all.len() {
+        if all[i].id == id {
+            return all[i];
+        }
+        i += 1;
     }
+    OUTPUT
 }
 
 impl<const K: u8> role::Encode for Packed<'_, K> {

@@ -288,11 +288,11 @@ impl Role for SetupRole<'_> {
         let Some(msg) = incoming else {
             let bits = self.message_bits(self.side);
             match self.c.sharing {
-                BoolSharing::Gmw => out.post(&Packed::<0x41> {
+                BoolSharing::Gmw => out.post(&Packed::<{ MASKS.id }> {
                     bits,
                     words: &self.post,
                 })?,
-                BoolSharing::Aby2 => out.post(&Packed::<0x42> {
+                BoolSharing::Aby2 => out.post(&Packed::<{ PRODUCTS.id }> {
                     bits,
                     words: &self.post,
                 })?,
