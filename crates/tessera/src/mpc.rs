@@ -8,10 +8,18 @@ use crate::twoparty::{LinkArgs, open, phases_json};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 use tessera_circuit::eval::bits_to_hex;
-use tessera_garble::SchemeKind;
 use tessera_protocols::boolean::{BoolCircuit, BoolSharing, Reveal};
-use tessera_protocols::yao::{OutputTo, Yao, YaoRole};
+use tessera_protocols::hybrid::{Plain, Program, Sharing};
 use tessera_protocols::{Session, SessionConfig};
+
+/// Who learns the output, as the protocols name it.
+fn reveal(learner: Learner) -> Reveal {
+    match learner {
+        Learner::Both => Reveal::Both,
+        Learner::Listener => Reveal::To(0),
+        Learner::Connector => Reveal::To(1),
+    }
+}
 
 /// `tessera mpc ...`.
 #[derive(Subcommand)]
@@ -91,19 +99,19 @@ fn run_party(args: &MpcRunArgs) -> Result<(), CliError> {
     let protocol = args.protocol;
     let (output, phases) = s.run(|s| match protocol {
         ProtocolArg::Y => {
-            let (role, to) = (
-                [YaoRole::Garbler, YaoRole::Evaluator][me],
-                match args.output {
-                    Learner::Both => OutputTo::Both,
-                    Learner::Listener => OutputTo::Garbler,
-                    Learner::Connector => OutputTo::Evaluator,
-                },
-            );
-            let mut yao = Yao::setup(s, peer, role, circuit, SchemeKind::Prp, to)?;
-            let outcome = yao.run(s, &bits)?;
-            let mut phases = yao.setup_phases().to_vec();
-            phases.extend(outcome.phases);
-            Ok((outcome.output, phases))
+            // Garbled by the listener in the setup; online only the input labels.
+            let (p, inputs) = Program::of_circuit(&circuit, Sharing::Y, 1, reveal(args.output))?;
+            let prepared = s.phase("setup", |s| p.setup(s, peer))?;
+            let mine = [(inputs[me], Plain::Bits(vec![bits]))];
+            let out = s.phase("online", |s| p.online(s, peer, prepared, &mine))?;
+            let values: Option<Vec<Vec<bool>>> = out
+                .into_iter()
+                .map(|v| match v {
+                    Some(Plain::Bits(mut copies)) => copies.pop(),
+                    _ => None,
+                })
+                .collect();
+            Ok((values, s.take_phases()))
         }
         ProtocolArg::B | ProtocolArg::Beta => {
             let sharing = if protocol == ProtocolArg::B {
@@ -111,11 +119,7 @@ fn run_party(args: &MpcRunArgs) -> Result<(), CliError> {
             } else {
                 BoolSharing::Aby2
             };
-            let reveal = match args.output {
-                Learner::Both => Reveal::Both,
-                Learner::Listener => Reveal::To(0),
-                Learner::Connector => Reveal::To(1),
-            };
+            let reveal = reveal(args.output);
             let bc = BoolCircuit::new(circuit, sharing, 1)?;
             let prepared = s.phase("setup", |s| bc.setup(s, peer, reveal))?;
             let inputs = [vec![bits]];

@@ -246,6 +246,9 @@ pub struct Program {
     maps: Vec<LinearMap>,
     gathers: Vec<Vec<u32>>,
     outputs: Vec<usize>,
+    /// SHA-256 of each circuit, map and gather as it was added, in order: what the
+    /// fingerprint hashes of them (so that it costs no pass over large circuits).
+    digests: Vec<[u8; 32]>,
 }
 
 /// Wires `start..start + len` (or wire `start`, `len` times, if `repeat`) of a vector of
@@ -275,18 +278,8 @@ impl Program {
         let mut h = Sha256::new();
         h.update(b"tessera/hybrid/3");
         h.update(format!("{:?}{:?}", self.types, self.ops).as_bytes());
-        for c in &self.circuits {
-            h.update(c.fingerprint(Reveal::Both));
-        }
-        for c in &self.garbled {
-            crate::yao::hash_circuit(&mut h, &c.widened);
-        }
-        for m in &self.maps {
-            h.update(m.digest_bytes());
-        }
-        for g in &self.gathers {
-            h.update((g.len() as u64).to_le_bytes());
-            h.update(g.iter().flat_map(|i| i.to_le_bytes()).collect::<Vec<u8>>());
+        for d in &self.digests {
+            h.update(d);
         }
         h.finalize().into()
     }

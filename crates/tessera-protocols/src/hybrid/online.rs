@@ -237,6 +237,24 @@ impl Garbling {
         }
     }
 
+    /// Y labels of the garbler's own bits `mine` (an input of party 0) on its zero-labels
+    /// `zero`: it sends K ⊕ x·Δ, one block per bit; no OT.
+    pub(super) fn own(
+        &self,
+        link: &mut Link<'_>,
+        garbler: bool,
+        zero: &[u64],
+        mine: &[u64],
+        width: usize,
+    ) -> Result<Vec<u64>, Error> {
+        if garbler {
+            link.send(&bits_bytes(&self.select(zero, mine)))?;
+            Ok(zero.to_vec())
+        } else {
+            Ok(read_words(&link.recv(16 * width * self.n)?))
+        }
+    }
+
     /// The bytes [`Garbling::share`] sends for `width` wires: the evaluator's bits, the
     /// garbler's blocks.
     pub(super) fn share_bytes(&self, width: usize) -> [usize; 2] {
@@ -299,6 +317,13 @@ impl Run<'_, '_> {
         let (t, garbler) = (self.ty(v), self.first());
         let zero = &self.masks[v];
         Garbling::new(self.delta, t.n).share(&mut self.link, garbler, (ots, zero), x, t.width())
+    }
+
+    /// Y labels of the garbler's input value `v` ([`Garbling::own`]), `x` its bits there.
+    pub(super) fn own_y(&mut self, v: usize, x: &[u64]) -> Result<Vec<u64>, Error> {
+        let (t, garbler) = (self.ty(v), self.first());
+        let zero = &self.masks[v];
+        Garbling::new(self.delta, t.n).own(&mut self.link, garbler, zero, x, t.width())
     }
 
     /// This party's plaintext of input value `v` as its vector.

@@ -776,6 +776,7 @@ fn every_operation(n: usize) -> (Program, Given) {
     let b = p.input(0, t(B, Kind::Bits(8))).unwrap();
     let be = p.input(1, t(Beta, Kind::Bits(8))).unwrap();
     let y = p.input(1, t(Y, Kind::Bits(8))).unwrap();
+    let y0 = p.input(0, t(Y, Kind::Bits(8))).unwrap();
     let lt = tessera_circuit::library::builtin("lt8").unwrap().unwrap();
     let mut outs = Vec::new();
     // Gates and circuits on B, β and Y.
@@ -820,13 +821,18 @@ fn every_operation(n: usize) -> (Program, Given) {
         (linear, Reveal::To(1)),
         (gathered, Reveal::Both),
         (outs[2], Reveal::Both),
+        (p.and(y, y0).unwrap(), Reveal::To(1)),
     ] {
         p.output(v, reveal).unwrap();
     }
     let ring = |prg: &mut Prg| Plain::Ring(ring_values(prg, 16, n));
     let bits = |prg: &mut Prg| Plain::Bits(bool_values(prg, 8, n));
     let inputs = [
-        vec![(a, ring(&mut prg)), (b, bits(&mut prg))],
+        vec![
+            (a, ring(&mut prg)),
+            (b, bits(&mut prg)),
+            (y0, bits(&mut prg)),
+        ],
         vec![
             (al, ring(&mut prg)),
             (be, bits(&mut prg)),

@@ -4,8 +4,10 @@
 //! phase, and the online time against the circuit's AND-depth times the round trip measured in
 //! the same run (the bound of B and β, one round per AND layer).
 //!
-//! Y's setup is its hello (the base OTs are set up once per session, in the warm-up); it
-//! garbles online, streaming the tables. B's and β's setup draws the triples by OT.
+//! Y runs as a hybrid program of the circuit: its setup draws the correlated OTs of the
+//! evaluator's input bits and garbles the copies side by side, the tables sent there (the base
+//! OTs are set up once per session, in the warm-up); online, the input labels and the
+//! evaluation. B's and β's setup draws the triples by OT.
 
 use super::{BENCH, Exchange, NetCondition, Wire, cpu_model, loopback, median};
 use crate::CliError;
@@ -17,10 +19,9 @@ use tessera_circuit::Circuit;
 use tessera_circuit::analysis::and_depth;
 use tessera_circuit::eval::evaluate;
 use tessera_core::{Backend, Prg};
-use tessera_garble::SchemeKind;
 use tessera_net::{Channel, Kind, Stats};
 use tessera_protocols::boolean::{BoolCircuit, BoolSharing, Outputs, Reveal};
-use tessera_protocols::yao::{OutputTo, Yao, YaoRole};
+use tessera_protocols::hybrid::{Plain, Program, Sharing};
 use tessera_protocols::{Session, SessionConfig};
 
 const SYNC: Kind = Kind::new(0x73, "bench sync");
@@ -130,7 +131,7 @@ fn sync(s: &mut Session, peer: usize) -> Result<(), CliError> {
     Ok(())
 }
 
-/// One execution of `c` (already SIMD-widened for Y) between the two sides.
+/// One execution of `c` on `simd` copies between the two sides.
 fn execute(
     s: &mut Session,
     peer: usize,
@@ -157,36 +158,37 @@ fn execute(
             out
         }
         MpcProtocol::Yao => {
-            let role = [YaoRole::Garbler, YaoRole::Evaluator][side];
-            let mut yao = Yao::setup(s, peer, role, c.clone(), SchemeKind::Prp, OutputTo::Both)?;
+            // Garbled by party 0 in the setup (its tables sent there), the copies side by side.
+            let (p, inputs) = Program::of_circuit(c, Sharing::Y, simd, Reveal::Both)?;
+            let prepared = p.setup(s, peer)?;
             sample.setup_ms = t.elapsed().as_secs_f64() * 1e3;
             sample.setup = s.network().stats().since(&before);
             sync(s, peer)?;
-            // The widened circuit's value is the copies side by side.
-            let bits: Vec<bool> = x.iter().flat_map(|copy| copy[0].iter().copied()).collect();
+            let mine = Plain::Bits(x.iter().map(|copy| copy[0].clone()).collect());
             let (t, before) = (Instant::now(), s.network().stats());
-            let out = yao.run(s, &bits)?.output;
+            let out = p.online(s, peer, prepared, &[(inputs[side], mine)])?;
             sample.online_ms = t.elapsed().as_secs_f64() * 1e3;
             sample.online = s.network().stats().since(&before);
-            out.map(|values| split_copies(&values, simd))
+            per_copy(out, simd)
         }
     };
     Ok((sample, outputs))
 }
 
-/// The outputs of a SIMD-widened circuit (each value `simd` copies side by side) per copy.
-fn split_copies(values: &[Vec<bool>], simd: usize) -> Outputs {
-    (0..simd)
-        .map(|k| {
-            values
-                .iter()
-                .map(|v| {
-                    let w = v.len() / simd;
-                    v[k * w..(k + 1) * w].to_vec()
-                })
-                .collect()
+/// A program's outputs (each value's `simd` copies) per copy; `None` unless every value is.
+fn per_copy(values: Vec<Option<Plain>>, simd: usize) -> Option<Outputs> {
+    let values: Vec<Vec<Vec<bool>>> = values
+        .into_iter()
+        .map(|v| match v {
+            Some(Plain::Bits(copies)) => Some(copies),
+            _ => None,
         })
-        .collect()
+        .collect::<Option<_>>()?;
+    Some(
+        (0..simd)
+            .map(|k| values.iter().map(|v| v[k].clone()).collect())
+            .collect(),
+    )
 }
 
 /// One party's whole run: the round trips, then the executions, each checked (the first is
@@ -201,13 +203,9 @@ fn party(
     let side = net.id();
     let peer = 1 - side;
     let mut s = Session::new(net, SessionConfig::default())?;
-    let widened = match protocol {
-        MpcProtocol::Yao => tessera_circuit::simd::simd(&c, simd)?,
-        MpcProtocol::Shared(_) => c.clone(),
-    };
     let mut samples = Vec::with_capacity(runs.len());
     for (k, (x, expect)) in runs.iter().enumerate() {
-        let (sample, out) = execute(&mut s, peer, side, protocol, &widened, simd, &x[side])?;
+        let (sample, out) = execute(&mut s, peer, side, protocol, &c, simd, &x[side])?;
         if out.as_ref() != Some(expect) {
             return Err(CliError::Usage(format!(
                 "{} execution {k}: the output differs from plaintext",

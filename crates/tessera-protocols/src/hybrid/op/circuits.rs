@@ -52,8 +52,10 @@ impl Program {
             Sharing::Y => return Garbled::add(self, c, inputs, first),
             s => return Err(bad(format!("circuits run in Y, B or β, not {}", s.name()))),
         };
-        self.circuits
-            .push(BoolCircuit::new(c.clone(), sharing, first.n)?);
+        let circuit = BoolCircuit::new(c.clone(), sharing, first.n)?;
+        self.digests
+            .push(circuit.fingerprint(crate::hybrid::Reveal::Both));
+        self.circuits.push(circuit);
         let outputs = self.circuit_outputs(c, first);
         self.ops.push(Op::Circuit(RunCircuit {
             circuit: self.circuits.len() - 1,
@@ -61,6 +63,35 @@ impl Program {
             outputs: outputs.clone(),
         }));
         Ok(outputs.into_iter().map(Value).collect())
+    }
+
+    /// A program of one circuit `c` of two input values (value i party i's) on `n` SIMD
+    /// copies in `sharing` (Y, B or β), every output value revealed to `reveal`: a two-party
+    /// computation of `c` (in Y: garbled by party 0 in the setup, its tables sent there).
+    /// Returns the program and its two input values.
+    pub fn of_circuit(
+        c: &Circuit,
+        sharing: Sharing,
+        n: usize,
+        reveal: crate::hybrid::Reveal,
+    ) -> Result<(Program, [Value; 2]), Error> {
+        let &[w0, w1] = &c.inputs[..] else {
+            return Err(bad(format!(
+                "a two-party circuit takes two input values, not {}",
+                c.inputs.len()
+            )));
+        };
+        let mut p = Program::new();
+        let ty = |w| Type {
+            sharing,
+            kind: Kind::Bits(w),
+            n,
+        };
+        let inputs = [p.input(0, ty(w0))?, p.input(1, ty(w1))?];
+        for v in p.circuit(c, &inputs)? {
+            p.output(v, reveal)?;
+        }
+        Ok((p, inputs))
     }
 
     /// New values for the outputs of circuit `c` run on values of type `t`.

@@ -7,6 +7,7 @@ use crate::Error;
 use crate::hybrid::online::Run;
 use crate::hybrid::prepare::{Slot, Walk};
 use crate::hybrid::{Type, Value};
+use sha2::{Digest, Sha256};
 use tessera_circuit::Circuit;
 use tessera_core::{Backend, Block};
 use tessera_garble::{Evaluator, Garbler, Plan, Prp, Scheme, TableReader, XorGates, table_blocks};
@@ -40,6 +41,12 @@ impl Garbled {
     ) -> Result<Vec<Value>, Error> {
         let widened = tessera_circuit::simd::simd(c, t.n)?;
         let plan = Plan::default_for(&widened, XorGates::Free);
+        // The copies side by side follow from the circuit and their number.
+        let mut h = Sha256::new();
+        h.update(b"tessera/hybrid/y");
+        h.update((t.n as u64).to_le_bytes());
+        crate::yao::hash_circuit(&mut h, c);
+        p.digests.push(h.finalize().into());
         p.garbled.push(YCircuit {
             widened,
             plan,

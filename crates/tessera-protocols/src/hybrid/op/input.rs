@@ -19,8 +19,9 @@ pub(in crate::hybrid) struct Input {
 impl Program {
     /// An input of party `owner` (0: the lower-numbered of the two). Online B and A: the
     /// owner sends the peer a random share; β and α: the owner, who alone knows the mask from
-    /// the setup, sends Δ (one message, owner to peer). Y: a random correlated OT per bit from
-    /// the setup, derandomised by the evaluator (one bit per bit, evaluator to garbler).
+    /// the setup, sends Δ (one message, owner to peer). Y: party 0 (the garbler) sends the
+    /// labels of its bits (one block per bit); party 1's by a random correlated OT per bit from
+    /// the setup, derandomised online (one bit to the garbler, one block back per bit).
     pub fn input(&mut self, owner: usize, t: Type) -> Result<Value, Error> {
         if owner > 1 || t.n == 0 {
             return Err(bad(format!("input of party {owner} with {} copies", t.n)));
@@ -47,7 +48,10 @@ impl Operation for Input {
 
     fn traffic(&self, p: &Program) -> OnlineCost {
         let t = p.types[self.out];
-        if t.sharing == Sharing::Y {
+        if t.sharing == Sharing::Y && self.owner == 0 {
+            // The garbler's labels of its bits.
+            OnlineCost::one_way(0, 16 * t.width() * t.n)
+        } else if t.sharing == Sharing::Y {
             OnlineCost::share_y(t)
         } else {
             OnlineCost::one_way(self.owner, algebra::wire_bytes(t.field()))
@@ -57,7 +61,12 @@ impl Operation for Input {
     fn setup(&self, walk: &mut Walk<'_>) -> Vec<Slot> {
         let t = walk.ty(self.out);
         if t.sharing == Sharing::Y {
-            return walk.y_labels(self.out);
+            let mut slots = walk.y_labels(self.out);
+            if self.owner == 0 {
+                // The garbler sends its labels online: no OT.
+                slots.clear();
+            }
+            return slots;
         }
         if t.sharing.is_masked() {
             walk.masks[self.out] = if self.owner == walk.side {
@@ -78,7 +87,9 @@ impl Operation for Input {
             // Y: zero bits on the other side.
             vec![0; t.width() * words(t.n)]
         };
-        run.data[self.out] = if t.sharing == Sharing::Y {
+        run.data[self.out] = if t.sharing == Sharing::Y && self.owner == 0 {
+            run.own_y(self.out, &x)?
+        } else if t.sharing == Sharing::Y {
             run.share_y(self.out, &m[0], &x)?
         } else if mine {
             let (sent, kept) = self.shares(run, t, x);

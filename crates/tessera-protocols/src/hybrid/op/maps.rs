@@ -7,6 +7,7 @@ use crate::hybrid::linear::LinearMap;
 use crate::hybrid::online::{Run, zip_map};
 use crate::hybrid::prepare::{Slot, Walk};
 use crate::hybrid::{Kind, Sharing, Type, Value};
+use sha2::{Digest, Sha256};
 
 /// Map `map` with `owner`'s coefficients on the α value `x`, into the A value `out`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,6 +51,7 @@ impl Program {
             kind: t.kind,
             n: map.outputs(),
         };
+        self.digests.push(Sha256::digest(map.digest_bytes()).into());
         self.maps.push(map);
         let (x, map) = (x.0, self.maps.len() - 1);
         Ok(self.push(t, |out| Op::Linear(Linear { x, map, owner, out })))
@@ -74,6 +76,8 @@ impl Program {
             n: indices.len(),
             ..t
         };
+        let bytes: Vec<u8> = indices.iter().flat_map(|i| i.to_le_bytes()).collect();
+        self.digests.push(Sha256::digest(&bytes).into());
         self.gathers.push(indices);
         let (a, indices) = (a.0, self.gathers.len() - 1);
         Ok(self.push(t, |out| Op::Gather(Gather { a, indices, out })))
