@@ -1,19 +1,17 @@
 //! Tessera's protocols, built from garbling, OT and networks: the [`session`] every protocol
 //! runs on (network, PRG, backend, OT providers per peer, message spaces, phases, the one abort
-//! path), semi-honest Yao ([`yao`]; on several threads per party, [`yao_threads`]; of circuit files too large to hold, [`yao_file`]) and Boolean circuits in GMW's and ABY2.0's secret sharings
-//! ([`boolean`]).
+//! path), semi-honest Yao and its variants ([`yao`]: on several threads per party, of circuit
+//! files too large to hold, of chains, between two garbling parties), Boolean circuits in GMW's
+//! and ABY2.0's secret sharings ([`boolean`]) and hybrid programs over all five sharings
+//! ([`hybrid`]).
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod boolean;
 pub mod hybrid;
-pub mod ipp;
 pub mod session;
-pub mod stream;
 pub mod yao;
-pub mod yao_file;
-pub mod yao_threads;
 
 pub use session::{OtChoice, Session, SessionConfig};
 

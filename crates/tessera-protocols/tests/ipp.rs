@@ -10,7 +10,7 @@ use tessera_circuit::library::{builtin, ultrasfe};
 use tessera_core::{Block, Prg};
 use tessera_garble::{SchemeKind, XorGates};
 use tessera_net::memory;
-use tessera_protocols::ipp::{self, IppOutcome};
+use tessera_protocols::yao::ipp::{self, IppOutcome};
 use tessera_protocols::{Error, Session, SessionConfig};
 
 fn bits(prg: &mut Prg, n: u32) -> Vec<bool> {

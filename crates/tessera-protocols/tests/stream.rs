@@ -10,7 +10,7 @@ use tessera_circuit::eval::{bits_from_bytes, bytes_from_bits};
 use tessera_circuit::library::{SHA256_IV, builtin, sha256_final_blocks};
 use tessera_garble::SchemeKind;
 use tessera_net::{NetConfig, Network, memory, tcp};
-use tessera_protocols::stream::{self, StreamOutcome};
+use tessera_protocols::yao::chain::{self as stream, StreamOutcome};
 use tessera_protocols::{Error, Session, SessionConfig};
 
 /// The padded blocks of `message`, as the generator hands them to the garbler.

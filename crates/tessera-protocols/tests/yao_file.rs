@@ -13,8 +13,8 @@ use tessera_circuit::library::builtin;
 use tessera_core::{Block, Prg};
 use tessera_garble::SchemeKind;
 use tessera_net::{NetConfig, Network, memory, tcp};
+use tessera_protocols::yao::file::{self as yao_file, FileOutcome};
 use tessera_protocols::yao::{OutputTo, YaoRole};
-use tessera_protocols::yao_file::{self, FileOutcome};
 use tessera_protocols::{Error, Session, SessionConfig};
 
 type Both = (Result<FileOutcome, Error>, Result<FileOutcome, Error>);

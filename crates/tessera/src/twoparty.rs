@@ -14,8 +14,8 @@ use tessera_core::{FixedKeyAes, Prg};
 use tessera_garble::SchemeKind;
 use tessera_net::tcp::{Mesh, mesh};
 use tessera_net::{Kind, NetConfig, Network, Phase, memory, tcp, tls};
+use tessera_protocols::yao::file as yao_file;
 use tessera_protocols::yao::{OutputTo, Parallel, Strategy, Yao, YaoRole};
-use tessera_protocols::yao_file;
 use tessera_protocols::{Error as ProtocolError, Session, SessionConfig};
 
 /// Options of `tessera demo`.

@@ -17,7 +17,7 @@
 //!   `cols(δₚ)` times random multipliers Y[r, k] of the owner, which then sends E = W − Y; the
 //!   other adds E·cols(δₚ) to its shares. `rows·inner` multipliers;
 //! - maps of one column (dense layers): the owner's columns of `W` times random multipliers
-//!   y[k] of the other party, which then sends E = cols(δₚ) − y; the owner adds W·E. `inner`
+//!   `y[k]` of the other party, which then sends E = cols(δₚ) − y; the owner adds W·E. `inner`
 //!   multipliers instead of `rows·inner`.
 //!
 //! Either way `rows·inner·cols` elements are multiplied. Online the map is local: the output

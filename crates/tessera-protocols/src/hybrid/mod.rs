@@ -13,7 +13,7 @@
 //! Values are SIMD vectors of `n` copies: Boolean values of `width` wires ([`Kind::Bits`]),
 //! arithmetic ones of elements of Z_2^ℓ, ℓ ∈ {8, 16, 32, 64} ([`Kind::Ring`]). A
 //! [`Program`] is plain data: the operations in order. [`Program::setup`] walks it once,
-//! drawing GMW's triples and ABY2.0's masks and mask products (the [`algebra`] of shared random
+//! drawing GMW's triples and ABY2.0's masks and mask products (the algebra of shared random
 //! vectors: ABY2.0 §3, MOTION2NX App. A.2); [`Program::online`] walks it again with the inputs,
 //! one exchange per interactive operation.
 //!

@@ -25,7 +25,7 @@ use tessera_circuit::Circuit;
 use tessera_circuit::builder::Builder;
 use tessera_core::Backend;
 use tessera_garble::{Batching, PlanStats, Scheme, SchemeKind, SchemeVisitor, XorGates};
-use tessera_protocols::yao_threads;
+use tessera_protocols::yao::threads as yao_threads;
 
 /// Options of `tessera bench garble`.
 #[derive(Args)]
@@ -210,7 +210,8 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
 /// single-thread garbling rate, measured in the same run), which bounds Yao with the
 /// evaluation pipelined behind the garbling.
 fn ipp_line(args: &GarbleArgs, circuit: &Circuit, scheme: SchemeKind) -> Result<(), CliError> {
-    use tessera_protocols::{Session, SessionConfig, ipp};
+    use tessera_protocols::yao::ipp;
+    use tessera_protocols::{Session, SessionConfig};
     if circuit.inputs.len() != 2 {
         return Err(CliError::Usage(format!(
             "{}: inter-party parallel garbling needs two input values",

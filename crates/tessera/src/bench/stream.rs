@@ -20,7 +20,7 @@ use tessera_circuit::library::{SHA256_IV, builtin, sha256_final_blocks};
 use tessera_core::{Backend, Prg};
 use tessera_garble::SchemeKind;
 use tessera_net::Network;
-use tessera_protocols::stream::{self, StreamOutcome};
+use tessera_protocols::yao::chain::{self as stream, StreamOutcome};
 use tessera_protocols::{Session, SessionConfig};
 
 /// Options of `tessera bench stream`.

@@ -17,7 +17,7 @@
 //! 2. the garbler sends the labels of its own input bits;
 //! 3. the garbler garbles batch by batch and streams each batch's tables as one message while
 //!    the evaluator evaluates them: neither side holds the whole garbled circuit (on one
-//!    thread each; with more, or coarse-grained, see [`crate::yao_threads`]);
+//!    thread each; with more, or coarse-grained, see [`crate::yao::threads`]);
 //! 4. outputs: the garbler sends the output decoding bits (the evaluator learns the output),
 //!    and/or the evaluator sends its output labels' colour bits (the garbler learns it).
 //!
@@ -28,8 +28,13 @@
 //! malformed or missing message still ends in an error, never a panic or a hang, and the
 //! session tells the peer why.
 
-use crate::yao_threads::{Compiled, EvaluateEngine, Evaluating, GarbleEngine, Garbling};
-pub use crate::yao_threads::{Parallel, Strategy};
+pub mod chain;
+pub mod file;
+pub mod ipp;
+pub mod threads;
+
+use crate::yao::threads::{Compiled, EvaluateEngine, Evaluating, GarbleEngine, Garbling};
+pub use crate::yao::threads::{Parallel, Strategy};
 use crate::{Error, Session};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -445,7 +450,7 @@ struct GarblerSide<S: Scheme> {
 }
 
 /// How the garbler's core garbles the circuit, with its engine: a compiled plan or
-/// partitions ([`crate::yao_threads`]), a file window by window ([`crate::yao_file`]).
+/// partitions ([`crate::yao::threads`]), a file window by window ([`crate::yao::file`]).
 pub(crate) trait GarbleBody<S: Scheme> {
     /// Garbles with the input encoding `enc`, the tables into `sink`; returns the output
     /// wires.
@@ -525,7 +530,7 @@ struct EvaluatorSide<S: Scheme> {
 }
 
 /// How the evaluator's core evaluates the circuit as the tables arrive: a compiled plan or
-/// partitions ([`crate::yao_threads`]), a file window by window ([`crate::yao_file`]).
+/// partitions ([`crate::yao::threads`]), a file window by window ([`crate::yao::file`]).
 pub(crate) trait EvaluateBody {
     /// Starts on the active input labels.
     fn start(&mut self, labels: &[Block]) -> Result<(), Error>;
@@ -885,7 +890,7 @@ impl Yao {
     }
 
     /// [`Yao::setup`] with this party's threads and the strategy both parties name
-    /// ([`crate::yao_threads`]).
+    /// ([`crate::yao::threads`]).
     pub fn setup_parallel(
         session: &mut Session,
         (peer, role): (usize, YaoRole),
