@@ -118,6 +118,7 @@ pub enum PrepError {
 
 /// Everything `tessera-aes` can report.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A peer cheated and a check caught it.
     #[error("cheating detected: {0}")]

@@ -37,6 +37,7 @@ pub mod wire;
 
 /// What went wrong in an authenticated-garbling protocol.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// From the session: the network, the OT, or this party's own request.
     #[error(transparent)]

@@ -22,6 +22,7 @@ pub use circuit::{Circuit, Gate, GateKind, ShapeError, Wire, check_shape};
 
 /// Everything `tessera-circuit` can report.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// A circuit file that does not parse or is not a valid circuit.
     #[error("line {line}: {message}")]

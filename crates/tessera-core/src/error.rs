@@ -2,6 +2,7 @@
 
 /// Everything `tessera-core` can report.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// A backend name that does not exist.
     #[error("unknown AES backend: {0}")]

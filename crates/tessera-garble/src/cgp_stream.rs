@@ -9,7 +9,7 @@
 //! the caller can fill again with later streams.
 
 use crate::cgp::{Partitions, check, gather, run_tail};
-use crate::{Error, Evaluator, Plan, Scheme, TableBuffer, TableReader};
+use crate::{Error, Evaluator, Plan, Scheme, StreamError, TableBuffer, TableReader};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use tessera_core::Block;
 
@@ -79,7 +79,9 @@ impl<S: Scheme> CgpStreamEvaluator<S> {
                     }
                 }
             });
-            started.map_err(|e| Error::Stream(format!("no evaluating thread: {e}")))?;
+            started.map_err(|e| {
+                Error::Stream(StreamError::text(format!("no evaluating thread: {e}")))
+            })?;
         }
         self.outs.clear();
         self.outs.resize_with(parts.len(), Vec::new);
@@ -187,5 +189,5 @@ impl<'e, S: Scheme> CgpStreaming<'e, S> {
 }
 
 fn stopped() -> Error {
-    Error::Stream("an evaluating thread stopped".into())
+    Error::Stream(StreamError::text("an evaluating thread stopped"))
 }

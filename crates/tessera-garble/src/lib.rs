@@ -43,8 +43,49 @@ pub use stream::{Chain, ChainEvaluator, ChainGarbler, check_steps};
 pub use tables::{TableBuffer, TableReader, TableSink, TableSource};
 pub use windows::{StreamedEvaluator, evaluate_streamed, garble_streamed};
 
+/// The error a table sink or source failed with, shared (errors of this crate are cloned):
+/// a network error in two-party use, or a text where the engine itself stopped.
+#[derive(Clone, Debug)]
+pub struct StreamError(std::sync::Arc<dyn std::error::Error + Send + Sync>);
+
+impl StreamError {
+    /// Wraps `e`.
+    pub fn new(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        StreamError(std::sync::Arc::new(e))
+    }
+
+    /// A stream error with only a text.
+    pub fn text(text: impl Into<String>) -> Self {
+        #[derive(Debug, thiserror::Error)]
+        #[error("{0}")]
+        struct Text(String);
+        StreamError::new(Text(text.into()))
+    }
+
+    /// The error as type `E`, if it is one.
+    pub fn get<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.0.downcast_ref::<E>()
+    }
+}
+
+impl std::fmt::Display for StreamError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Two stream errors are equal if they say the same.
+impl PartialEq for StreamError {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for StreamError {}
+
 /// What garbling and evaluation can report.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// The circuit is not valid.
     #[error(transparent)]
@@ -71,7 +112,8 @@ pub enum Error {
         /// What the plan was compiled for.
         plan: XorGates,
     },
-    /// The sink or source failed (a channel in two-party use).
+    /// The sink or source failed (a channel in two-party use): its error, kept whole so the
+    /// caller can recover its type ([`StreamError::get`]).
     #[error("garbled-table stream: {0}")]
-    Stream(String),
+    Stream(StreamError),
 }

@@ -200,7 +200,9 @@ fn a_failed_send_stops_the_streamed_garbling() {
         let send = |_: &[Block]| {
             calls += 1;
             match calls {
-                2 => Err(tessera_garble::Error::Stream("peer gone".into())),
+                2 => Err(tessera_garble::Error::Stream(
+                    tessera_garble::StreamError::text("peer gone"),
+                )),
                 _ => Ok(()),
             }
         };
@@ -208,7 +210,7 @@ fn a_failed_send_stops_the_streamed_garbling() {
         let mut g = CgpGarbler::new(scheme.clone(), threads);
         let got = g.garble_streaming(&p, (&enc.secret, &enc.wires), &mut streams, send);
         assert!(
-            matches!(got, Err(tessera_garble::Error::Stream(ref e)) if e == "peer gone"),
+            matches!(got, Err(tessera_garble::Error::Stream(ref e)) if e.to_string() == "peer gone"),
             "{threads} threads: {:?}",
             got.err()
         );

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 /// What the network can report.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// This party could not listen.
     #[error("listening on {addr}: {message}")]

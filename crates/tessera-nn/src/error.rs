@@ -3,6 +3,7 @@
 
 /// An error from loading a model, reading data or evaluating a network.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// A file could not be read.
     #[error("{path}: {reason}")]
@@ -55,6 +56,9 @@ pub enum Error {
     /// An input tensor does not fit the model.
     #[error("input: {0}")]
     Input(String),
+    /// The model could not be compiled to a hybrid program: the protocols' error, kept whole.
+    #[error("compiling the network: {0}")]
+    Compile(#[source] tessera_protocols::Error),
 }
 
 impl Error {

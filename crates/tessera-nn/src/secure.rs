@@ -186,7 +186,7 @@ struct Compiler {
 }
 
 fn protocol_error(e: tessera_protocols::Error) -> Error {
-    Error::Input(format!("compiling the network: {e}"))
+    Error::Compile(e)
 }
 
 impl Compiler {

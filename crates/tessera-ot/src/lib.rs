@@ -51,6 +51,7 @@ pub(crate) fn out_of_turn(protocol: &str, what: &str) -> Error {
 
 /// What oblivious transfer can report.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// The network failed or the peer sent something malformed.
     #[error(transparent)]

@@ -17,6 +17,7 @@ pub use session::{OtChoice, Session, SessionConfig};
 
 /// What a protocol run can report.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// The network failed or a peer sent something malformed.
     #[error(transparent)]
@@ -26,7 +27,7 @@ pub enum Error {
     Ot(#[from] tessera_ot::Error),
     /// Garbling or evaluation failed.
     #[error(transparent)]
-    Garble(#[from] tessera_garble::Error),
+    Garble(tessera_garble::Error),
     /// The circuit is not valid.
     #[error(transparent)]
     Circuit(#[from] tessera_circuit::Error),
@@ -39,6 +40,19 @@ pub enum Error {
     /// This party's own input or request does not fit.
     #[error("input: {0}")]
     Input(String),
+}
+
+/// The garbling engine's error; a table stream's network error comes back as itself.
+impl From<tessera_garble::Error> for Error {
+    fn from(e: tessera_garble::Error) -> Self {
+        match &e {
+            tessera_garble::Error::Stream(s) => match s.get::<tessera_net::Error>() {
+                Some(net) => Error::Net(net.clone()),
+                None => Error::Garble(e),
+            },
+            _ => Error::Garble(e),
+        }
+    }
 }
 
 impl Error {

@@ -236,7 +236,17 @@ impl BoolCircuit {
 
     /// The setup with `peer` for one execution revealing to `reveal`: the hello, the
     /// Boolean triples from the session's OT with the peer, and the sharing's own exchange.
+    /// A failure stops the peer too ([`Session::run`]).
     pub fn setup(
+        &self,
+        session: &mut Session,
+        peer: usize,
+        reveal: Reveal,
+    ) -> Result<Prepared, Error> {
+        session.run(|session| self.setup_in(session, peer, reveal))
+    }
+
+    fn setup_in(
         &self,
         session: &mut Session,
         peer: usize,
@@ -270,7 +280,7 @@ impl BoolCircuit {
 
     /// The online phase with `peer` on this party's `inputs` (per SIMD copy, the values it
     /// owns in order), with the setup `prepared` for the same `reveal`. Returns the outputs
-    /// if this party learns them.
+    /// if this party learns them. A failure stops the peer too ([`Session::run`]).
     pub fn online(
         &self,
         session: &mut Session,
@@ -279,9 +289,11 @@ impl BoolCircuit {
         inputs: &[Vec<Vec<bool>>],
         reveal: Reveal,
     ) -> Result<Option<Outputs>, Error> {
-        let space = session.space(peer)?;
-        let mut role = self.online_role(peer, prepared, inputs, reveal)?;
-        role::drive(&mut role, &mut session.channel(peer), space)
+        session.run(|session| {
+            let space = session.space(peer)?;
+            let mut role = self.online_role(peer, prepared, inputs, reveal)?;
+            role::drive(&mut role, &mut session.channel(peer), space)
+        })
     }
 
     /// The online phase's core without I/O, for tests; `peer` only names the peer in errors.

@@ -288,7 +288,7 @@ impl Program {
     /// mask products of ABY2.0's values, resolved in as many exchanges as the products are
     /// deep (at most 2).
     pub fn setup(&self, session: &mut Session, peer: usize) -> Result<Prepared, Error> {
-        Ok(prepare::setup(self, session, peer, &[])?.0)
+        Ok(self.setup_steps(session, peer, &[])?.0)
     }
 
     /// [`Program::setup`] for a program with linear maps ([`Program::linear`]): `weights` holds
@@ -300,7 +300,7 @@ impl Program {
         peer: usize,
         weights: &[LinearWeights],
     ) -> Result<Prepared, Error> {
-        Ok(prepare::setup(self, session, peer, weights)?.0)
+        Ok(self.setup_steps(session, peer, weights)?.0)
     }
 
     /// [`Program::setup_with`], also returning the setup's parts with their time and traffic:
@@ -311,11 +311,12 @@ impl Program {
         peer: usize,
         weights: &[LinearWeights],
     ) -> Result<(Prepared, Vec<SetupStep>), Error> {
-        prepare::setup(self, session, peer, weights)
+        session.run(|s| prepare::setup(self, s, peer, weights))
     }
 
     /// The online phase with `peer` on this party's `inputs` (one per input value it owns),
-    /// with a setup of this program. Returns each output, if this party learns it.
+    /// with a setup of this program. Returns each output, if this party learns it. Like the
+    /// setup, a failure stops the peer too, told why by a code ([`Session::run`]).
     pub fn online(
         &self,
         session: &mut Session,
@@ -323,7 +324,7 @@ impl Program {
         prepared: Prepared,
         inputs: &[(Value, Plain)],
     ) -> Result<Vec<Option<Plain>>, Error> {
-        Ok(online::run(self, session, peer, prepared, inputs)?.0)
+        Ok(self.online_steps(session, peer, prepared, inputs)?.0)
     }
 
     /// [`Program::online`], also returning each operation's time and traffic, in order.
@@ -334,7 +335,7 @@ impl Program {
         prepared: Prepared,
         inputs: &[(Value, Plain)],
     ) -> Result<(Vec<Option<Plain>>, Vec<Step>), Error> {
-        online::run(self, session, peer, prepared, inputs)
+        session.run(|s| online::run(self, s, peer, prepared, inputs))
     }
 
     /// How many operations the program has so far: [`Program::online_steps`] gives one step

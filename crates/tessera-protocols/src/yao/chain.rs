@@ -245,11 +245,10 @@ impl<'a> Decode<'a> for ToGarbler<'a> {
 }
 
 /// Posts the block stream in messages of [`MESSAGE_BLOCKS`] blocks, the garbler writing
-/// straight into its buffer; keeps a network error whole ([`kept`]).
+/// straight into its buffer; a network error passes whole ([`kept`]).
 struct PostStream<'o, O> {
     out: &'o mut O,
     buffer: TableBuffer,
-    failed: Option<tessera_net::Error>,
 }
 
 impl<O: Outbox> PostStream<'_, O> {
@@ -259,7 +258,7 @@ impl<O: Outbox> PostStream<'_, O> {
             .chunks(MESSAGE_BLOCKS)
             .try_for_each(|blocks| self.out.post(&Piece(Cow::Borrowed(blocks))));
         self.buffer.consume(n);
-        kept(sent, &mut self.failed)
+        kept(sent)
     }
 }
 
@@ -324,13 +323,8 @@ impl<S: Scheme, F: FnMut(u64, &mut [bool])> Role for GarbleCore<'_, S, F> {
         let mut sink = PostStream {
             out,
             buffer: TableBuffer::new(),
-            failed: None,
         };
-        let streamed = self.stream(&mut sink);
-        if let Some(e) = sink.failed {
-            return Err(e.into());
-        }
-        self.decoding = streamed?;
+        self.decoding = self.stream(&mut sink)?;
         let packed = role::pack_bits(self.decoding.iter().copied());
         out.post(&Bits::<{ DECODING.id }>(Cow::Owned(packed)))?;
         Ok(Next::exact(COLOURS, self.decoding.len().div_ceil(8)))

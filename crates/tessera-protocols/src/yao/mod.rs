@@ -404,12 +404,11 @@ impl Shape {
     }
 }
 
-/// Posts each batch's tables, which the garbler writes straight into its buffer; keeps a
-/// network error whole ([`kept`]).
+/// Posts each batch's tables, which the garbler writes straight into its buffer; a network
+/// error passes whole ([`kept`]).
 struct PostTables<'o, O> {
     out: &'o mut O,
     buffer: TableBuffer,
-    failed: Option<tessera_net::Error>,
 }
 
 impl<O: Outbox> TableSink for PostTables<'_, O> {
@@ -422,22 +421,14 @@ impl<O: Outbox> TableSink for PostTables<'_, O> {
             self.buffer.as_slice(),
         )));
         self.buffer.clear();
-        kept(sent, &mut self.failed)
+        kept(sent)
     }
 }
 
-/// A table sink's network result as the engine's error, the network error kept whole in
-/// `failed` (the engine's stream error holds only its text, and a peer's abort must stay
-/// recognisable).
-pub(crate) fn kept(
-    sent: Result<(), tessera_net::Error>,
-    failed: &mut Option<tessera_net::Error>,
-) -> Result<(), tessera_garble::Error> {
-    sent.map_err(|e| {
-        let text = e.to_string();
-        *failed = Some(e);
-        tessera_garble::Error::Stream(text)
-    })
+/// A table sink's network result as the engine's error, the network error inside it whole
+/// (a peer's abort must stay recognisable: [`Error`]'s conversion takes it back out).
+pub(crate) fn kept(sent: Result<(), tessera_net::Error>) -> Result<(), tessera_garble::Error> {
+    sent.map_err(|e| tessera_garble::Error::Stream(tessera_garble::StreamError::new(e)))
 }
 
 /// The garbler's side: its engine, its PRG, and this execution's input encoding.
@@ -499,14 +490,10 @@ impl<S: Scheme, B: GarbleBody<S>> Role for GarbleCore<'_, S, B> {
         let mut sink = PostTables {
             out,
             buffer: std::mem::take(self.tables),
-            failed: None,
         };
         let garbled = self.body.garble(enc, &mut sink);
         *self.tables = sink.buffer;
-        let out_wires = match (garbled, sink.failed) {
-            (_, Some(e)) => return Err(e.into()),
-            (r, None) => r?,
-        };
+        let out_wires = garbled?;
         self.decoding = decoding_bits::<S>(&out_wires);
         if self.outputs.evaluator_learns() {
             out.post(&Bits::<{ DECODING.id }>(Cow::Owned(role::pack_bits(
