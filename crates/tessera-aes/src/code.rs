@@ -2,7 +2,7 @@
 //! polynomial of degree below `k` that it defines, evaluated at the 255 non-zero elements
 //! g^0, ..., g^254 (g = 0x03, a generator of the multiplicative group). The code is MDS: two
 //! codewords differ in at least 256 − k positions, which is what makes MiniMac's MACs sound
-//! (Damgård, Zakarias, TCC 2013; seed `004_5e28938f047ac094.txt`, §2).
+//! (Damgård, Zakarias, TCC 2013; their "Fast Oblivious AES", §2).
 //!
 //! Two encodings of the same code ([`Encoding`]): systematic (the data are the values at the
 //! first `k` points; MiniMac's choice where it multiplies, Protocol 1) and by coefficients

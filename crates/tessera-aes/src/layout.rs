@@ -1,7 +1,7 @@
 //! AES-128 (FIPS-197) as MiniMac sees it: the state of `B` blocks in the data slots of one
 //! codeword (block `b`'s byte `p` in slot 16·b + p, bytes in FIPS-197 order: row p mod 4,
 //! column p div 4), the linear maps that the tables apply after the S-box (ShiftRows then
-//! MixColumns, or ShiftRows alone in the last round; seed `004_5e28938f047ac094.txt` §1,
+//! MixColumns, or ShiftRows alone in the last round; Damgård and Zakarias, "Fast Oblivious AES" §1,
 //! Fig. 5), and the key schedule split into its S-box inputs and a linear map (the seed's
 //! matrix KS, §"Advanced Encryption Standard").
 

@@ -1,6 +1,6 @@
 //! Oblivious AES for n parties, actively secure against a dishonest majority, from
 //! pre-processed masked S-box tables: Damgård and Zakarias, "Fast Oblivious AES: a dedicated
-//! application of the MiniMac protocol" (seed `004_5e28938f047ac094.txt`).
+//! application of the MiniMac protocol".
 //!
 //! n parties hold additive shares of an AES-128 key that none of them knows; all know the
 //! plaintexts and all learn the ciphertexts; a cheating majority cannot make an honest party

@@ -1,13 +1,13 @@
-//! The online phase of Protocols 1, 2 and 3 (seed `004_5e28938f047ac094.txt`, §1 Fig. 5, §2
+//! The online phase of Protocols 1, 2 and 3 (Damgård and Zakarias, "Fast Oblivious AES", §1 Fig. 5, §2
 //! and §3 Fig. 8) for n parties, over any [`Exchange`].
 //!
 //! **Key.** Each party i holds a key share k_i; the key is Σ k_i. Party i broadcasts
 //! ε_i = k_i + ρ_i, where ρ_i is its input mask (known to it alone, represented in the
-//! pre-processing), and every party forms [[K]] = Σ_i ([[ρ_i]] + ε_i), with K copied into every
+//! pre-processing), and every party forms ⟦K⟧ = Σ_i (⟦ρ_i⟧ + ε_i), with K copied into every
 //! block of the codeword. A key share is the party's own input: changing ε_i only changes it.
 //!
-//! **Rounds (Protocols 1, 2).** The state [[S]] of a codeword of blocks starts as plaintext +
-//! [[K_0]]. Round r opens δ = S + R_r (R_r a random mask), looks up, for every state byte q,
+//! **Rounds (Protocols 1, 2).** The state ⟦S⟧ of a codeword of blocks starts as plaintext +
+//! ⟦K_0⟧. Round r opens δ = S + R_r (R_r a random mask), looks up, for every state byte q,
 //! entry δ_q of table q, which represents SRMC·(0, .., S(δ_q + R_q), .., 0) =
 //! SRMC·(0, .., S(s_q), .., 0), and adds them and the round key: one opening per round (the
 //! last round's tables apply ShiftRows only). With a fresh key, the key schedule runs in the

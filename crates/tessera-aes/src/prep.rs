@@ -1,13 +1,13 @@
 //! Pre-processing from a trusted dealer, as the seed's own implementation makes it
-//! (`004_5e28938f047ac094.txt`, §1.1 and Appendix A: one program writes every party's
+//! (Damgård and Zakarias, "Fast Oblivious AES", §1.1 and Appendix A: one program writes every party's
 //! material): per run, the global MAC key's shares, a masked input for every party's key
 //! share, and per AES round the masks and tables of Fig. 5, for the key schedule and for every
 //! codeword of blocks.
 //!
 //! **Trust.** The dealer sees the MAC key and every mask; whoever runs it must be trusted by
 //! all parties and must not keep its state. Making the tables without a dealer is §4 of the
-//! seed: a generic MiniMac (or SPDZ-like) pre-processing over GF(2^8) produces random [[R]]
-//! and [[L·R]] for linear maps L, then selects each table row with Φ_i = 1 − ((R_j − i)^255)
+//! seed: a generic MiniMac (or SPDZ-like) pre-processing over GF(2^8) produces random ⟦R⟧
+//! and ⟦L·R⟧ for linear maps L, then selects each table row with Φ_i = 1 − ((R_j − i)^255)
 //! in MiniMac multiplications (255 multiplications per candidate row, 256 rows per table);
 //! tessera does not do that.
 //!

@@ -1,4 +1,4 @@
-//! The registry of online protocols (seed `004_5e28938f047ac094.txt`): each fixes the code,
+//! The registry of online protocols (Damgård and Zakarias, "Fast Oblivious AES"): each fixes the code,
 //! how many AES blocks one codeword carries and how the MAC check combines openings. Parsing,
 //! file headers, the command line and the tests all read it from here.
 

@@ -1,5 +1,5 @@
-//! One party's share of a MiniMac representation (Damgård, Zakarias, TCC 2013; seed
-//! `004_5e28938f047ac094.txt`, §"The MiniMac protocol"): additive shares of a codeword C(x)
+//! One party's share of a MiniMac representation (Damgård, Zakarias, TCC 2013; their "Fast
+//! Oblivious AES", §"The MiniMac protocol"): additive shares of a codeword C(x)
 //! of the data vector x and of its MAC α ∗ C(x), where α ∈ GF(2^8)^255 is the global MAC key,
 //! itself shared additively, and ∗ the coordinate-wise product. Sums of representations and
 //! public constants are local; opening sends the codeword share only, and the MACs are

@@ -436,7 +436,7 @@ pub fn write(c: &Circuit, format: Format) -> Result<String, Error> {
     String::from_utf8(out).map_err(|e| Error::Invalid(e.to_string()))
 }
 
-/// [`write`] to `out`, line by line.
+/// [`write()`] to `out`, line by line.
 pub fn write_to(c: &Circuit, format: Format, out: &mut impl std::io::Write) -> Result<(), Error> {
     write_steps(c, 1, format, out)
 }

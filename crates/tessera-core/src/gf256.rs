@@ -1,7 +1,6 @@
 //! Batched arithmetic in GF(2^8) = GF(2)\[x\] / (x^8 + x^4 + x^3 + x + 1), the field of AES
 //! (FIPS-197 §4), with bit `i` of a byte the coefficient of x^i. The MiniMac protocol and its
-//! Reed-Solomon codes compute in it (Damgård, Zakarias, "Fast Oblivious AES", seed
-//! `004_5e28938f047ac094.txt`).
+//! Reed-Solomon codes compute in it (Damgård and Zakarias, "Fast Oblivious AES").
 //!
 //! Every function is constant-time in the values: no secret-indexed tables, no secret branches.
 //! Two implementations agree bit for bit ([`Gf256Kernel`]): `portable` (eight bytes per `u64`,

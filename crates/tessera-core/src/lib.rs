@@ -7,7 +7,7 @@
 //! instruction sets of those three ([`simd`]) and cache hints for table look-ups ([`hint`]).
 //!
 //! Every hot function takes slices: batching independent AES calls is what keeps the pipelined
-//! AES units busy (VASA, seed `000_43950d4e73a4a867.txt`, §2.1 and §4.2). `unsafe` code lives
+//! AES units busy (VASA, ACSAC 2021, §2.1 and §4.2). `unsafe` code lives
 //! only in the backend modules that use intrinsics or target features (`aes::x86`,
 //! `transpose::x86`, `gf128`, `gf256`, `sparse`, `select`, `steps`, `hint`).
 

@@ -1,5 +1,5 @@
 //! Threads that garble or evaluate one batch together (fine-grained parallel garbling, FGP:
-//! UltraSFE, seed `002_2902c9802de6ea52.txt`, §4): the calling thread runs the free
+//! UltraSFE, Buescher and Katzenbeisser, USENIX Security 2015, §4): the calling thread runs the free
 //! operations, then hands each batch out in contiguous shares in circuit order, works on the
 //! first share itself and waits for the others. Workers are started once per run and wait
 //! for the next batch spinning briefly, then yielding, so a batch of a few dozen gates is

@@ -7,7 +7,7 @@
 //!
 //! The garbler writes each batch's tables to a [`TableSink`] as soon as they exist and the
 //! evaluator reads them from a [`TableSource`] in the same order, so neither needs the whole
-//! garbled circuit in memory. Batching follows VASA §4.1 (seed `000_43950d4e73a4a867.txt`):
+//! garbled circuit in memory. Batching follows VASA §4.1 (ACSAC 2021):
 //! dynamic batching with regular early execution, or static AND-depth layering ([`Batching`]).
 //!
 //! Tables come from the other party: a truncated stream is an [`Error`], and a tampered one

@@ -12,7 +12,7 @@
 //! - [`relay`]: a user-space TCP link emulator (a one-way delay and a bandwidth per direction)
 //!   that any program can be pointed at.
 //!
-//! Communication follows MOTION2NX App. B (seed `003_09f17a858ba9cc5b.txt`): messages are sent
+//! Communication follows MOTION2NX App. B (Braun et al.): messages are sent
 //! asynchronously with respect to computation, and every run can report time and traffic per
 //! phase as JSON ([`Stats`], [`Phase`]).
 //!

@@ -4,7 +4,7 @@
 //! it reads what any peer sent (up to [`MAX_UNREAD`] bytes each) and writes what any queue
 //! holds. So a write to one peer never blocks a read from another, and parties that all send
 //! to all at once do not deadlock (MOTION2NX App. B: asynchronous message-based
-//! communication, seed `003_09f17a858ba9cc5b.txt`). An abort message that arrives from any
+//! communication, Braun et al., MOTION2NX). An abort message that arrives from any
 //! peer while this party waits for another ends the wait.
 
 use crate::AbortCode;

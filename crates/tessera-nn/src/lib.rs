@@ -1,4 +1,4 @@
-//! Neural networks for private inference (MOTION2NX, seed `003_09f17a858ba9cc5b.txt`, §3 and
+//! Neural networks for private inference (MOTION2NX, Braun et al., §3 and
 //! App. A.3): ONNX files exported by PyTorch or TensorFlow, unmodified, imported into a checked
 //! graph of layers ([`import`], [`model`]); plaintext evaluation in `f32` and in fixed point over
 //! Z_2^ℓ ([`eval`], [`fixed`]), the latter the exact reference of the secure layers; the

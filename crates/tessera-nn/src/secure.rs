@@ -3,7 +3,7 @@
 //! weights enter the setup) and the client (party 1, whose input enters online and who alone
 //! learns the logits, or only the class: [`Output`]).
 //!
-//! Layers (MOTION2NX, seed `003_09f17a858ba9cc5b.txt`, App. A.3), in any of its four
+//! Layers (MOTION2NX, Braun et al., App. A.3), in any of its four
 //! combinations of sharings ([`Protocol`]):
 //! - Gemm and Conv: private linear maps on α ([`tessera_protocols::hybrid::linear`]; the
 //!   image-to-column layout of [`crate::kernels::im2col`]), bias at 2f bits. An A input is
@@ -30,7 +30,7 @@ use tessera_protocols::hybrid::{
     Cost, Kind, LinearMap, LinearWeights, Program, Reveal, Sharing, Type, Value, linear,
 };
 
-/// MOTION2NX's combinations of sharings (seed `003_09f17a858ba9cc5b.txt`, Tables 1-3): the
+/// MOTION2NX's combinations of sharings (Braun et al., Tables 1-3): the
 /// linear layers always run on α (private linear maps, local online); the arithmetic sharing
 /// of ReLU's and the pools' outputs, and the Boolean sharing of the sign.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

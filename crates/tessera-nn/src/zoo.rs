@@ -1,4 +1,4 @@
-//! The benchmark networks of MOTION2NX's tables (seed `003_09f17a858ba9cc5b.txt`, Tables 1-3)
+//! The benchmark networks of MOTION2NX's tables (Braun et al., Tables 1-3)
 //! for which no trained weights exist here: their architectures with seeded random weights
 //! (uniform in ±1/√fan-in, so activations stay in the range of trained ones). Timing does not
 //! depend on the weights; accuracy is measured on the trained models in `../shared/models`.

@@ -8,7 +8,7 @@
 //! Setup: 127 base OTs with the roles reversed, then one message. The extension sender draws Δ
 //! (bit 0 forced to 1 so that Δ can serve as a free-XOR offset) and, group by group of k
 //! columns, learns every GGM leaf of the receiver's tree but the one its bits of Δ name
-//! ([`vole`]).
+//! (`vole`).
 //!
 //! Extending m OTs with choice vector r (IKNP §4; ALSZ §3.1; Roy §4): the receiver computes
 //! its 128 columns t^i from the leaves' streams and sends one correction column per group

@@ -1,4 +1,4 @@
-//! Oblivious transfer for Tessera (VASA §2.2 and §4.3.2, seed `000_43950d4e73a4a867.txt`).
+//! Oblivious transfer for Tessera (VASA, ACSAC 2021, §2.2 and §4.3.2).
 //!
 //! - [`traits`]: the flavours every provider offers, sender and receiver: correlated OT with a
 //!   global offset Δ, random OT, chosen-message OT.

@@ -1,5 +1,5 @@
 //! `tessera oaes prep|run|bench` and `tessera demo oaes`: oblivious AES for n parties
-//! (`tessera-aes`; Damgård and Zakarias, seed `004_5e28938f047ac094.txt`). A trusted dealer
+//! (`tessera-aes`; Damgård and Zakarias, "Fast Oblivious AES"). A trusted dealer
 //! writes one pre-processing file per party; every party runs with its file and its key share,
 //! all know the plaintexts and all print the ciphertexts.
 

@@ -1,5 +1,5 @@
-//! Circuit-based private set intersection, the two PSI benchmarks of VASA §5.2 (seed
-//! `000_43950d4e73a4a867.txt`), each with the plaintext function it computes.
+//! Circuit-based private set intersection, the two PSI benchmarks of VASA (ACSAC 2021) §5.2,
+//! each with the plaintext function it computes.
 //!
 //! * [`scs_psi`]: sort-compare-shuffle (Huang, Evans, Katz, NDSS 2012). Each party sorts its
 //!   set locally; the circuit merges the two sorted lists with a bitonic merger, marks equal

@@ -1,5 +1,5 @@
 //! The parallel-garbling benchmarks of UltraSFE (Buescher, Katzenbeisser, USENIX Security 2015,
-//! seed `002_2902c9802de6ea52.txt`, §6.2 and Table 2; Figure 5), built with
+//! §6.2 and Table 2; Figure 5), built with
 //! [`crate::builder`]. Integers are unsigned and wrap like Rust's `wrapping_*` operations;
 //! values are concatenated least significant bit first.
 //!
@@ -74,7 +74,8 @@ fn reduce(g: &mut Builder, x: &[Bit], m: u64) -> Vec<Bit> {
 
 /// MExp: k modular exponentiations base_i^exp_i mod [`MEXP_MODULUS`] of b-bit bases (the
 /// garbler's) and exponents (the evaluator's), by square-and-multiply from the top exponent
-/// bit; each product is the full 2b-bit one, reduced by [`reduce`]. Outputs k values of b bits.
+/// bit; each product is the full 2b-bit one, reduced by restoring division. Outputs k values
+/// of b bits.
 pub fn mexp(k: usize, b: u32) -> Result<Circuit, Error> {
     let mut g = Builder::new();
     let bits = b as usize;

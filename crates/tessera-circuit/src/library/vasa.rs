@@ -1,4 +1,4 @@
-//! The four benchmark circuits of VASA §5.2 and Table 8 (seed `000_43950d4e73a4a867.txt`),
+//! The four benchmark circuits of VASA §5.2 and Table 8 (ACSAC 2021),
 //! built here, with inputs drawn from a seed:
 //!
 //! | name | circuit | garbler's input | evaluator's input |

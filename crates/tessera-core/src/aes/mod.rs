@@ -1,5 +1,5 @@
-//! Batched AES-128 (FIPS-197) with run-time backend dispatch: VASA §2.1 and §4.2 (seed
-//! `000_43950d4e73a4a867.txt`). AES units are pipelined, so independent encryptions must be
+//! Batched AES-128 (FIPS-197) with run-time backend dispatch: VASA (ACSAC 2021) §2.1 and
+//! §4.2. AES units are pipelined, so independent encryptions must be
 //! issued together to reach one `aesenc` per cycle (VASA Table 2: batches of 4-16 blocks), and
 //! VAES computes 2 or 4 blocks per instruction. Every operation here therefore takes a slice.
 //!

@@ -12,7 +12,7 @@
 //! | [`Prf`] | `prf` | 2, 8 / 2 with 4 / 2 keys | 1 block, 3 / 2 AES | Gueron, Lindell, Nof, Pinkas (CCS 2015) |
 //! | [`ThreeHalves`] | `3h` | 1.5 + 5 bits, 6 / 3, no key schedule | free | Rosulek, Roy (CRYPTO 2021) |
 //!
-//! VASA §4.3.1 (seed `000_43950d4e73a4a867.txt`) names and measures the first four.
+//! VASA §4.3.1 (ACSAC 2021) names and measures the first four.
 
 mod coins;
 mod half_gates;

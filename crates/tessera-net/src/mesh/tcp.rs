@@ -4,7 +4,7 @@
 //! party says who it is and whom it meant to reach, in a mesh hello, and the accepting party
 //! answers with its own; a connection that does not check out (a stray client, a wrong party,
 //! a certificate pinned for another party) is turned away and the wait goes on. Set-up runs
-//! on one non-blocking event loop under one deadline ([`super::setup`]); the network then takes
+//! on one non-blocking event loop under one deadline (`mesh::setup`); the network then takes
 //! the sockets over.
 
 use super::setup;

@@ -1,5 +1,5 @@
-//! Boolean circuits in the two secret-sharing protocols of MOTION2NX App. A.2 (seed
-//! `003_09f17a858ba9cc5b.txt`), with a setup phase independent of the inputs and an online
+//! Boolean circuits in the two secret-sharing protocols of MOTION2NX (Braun et al.) App.
+//! A.2, with a setup phase independent of the inputs and an online
 //! phase of one round per AND layer ([`Layered`]), every gate SIMD over `simd` copies:
 //!
 //! - **B**, Boolean GMW (Goldreich, Micali, Wigderson, STOC 1987; ABY, NDSS 2015, §III-B):

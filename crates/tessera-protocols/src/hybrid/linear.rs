@@ -1,5 +1,5 @@
 //! Linear maps with one party's private coefficients on α values: the dense and convolution
-//! layers of private inference (MOTION2NX, seed `003_09f17a858ba9cc5b.txt`, App. A.3), where
+//! layers of private inference (MOTION2NX, Braun et al., App. A.3), where
 //! the model owner's weights multiply the client's data.
 //!
 //! A map is `y = W·cols(x)`: `W` of `rows × inner` private to its owner, `cols(x)` the public

@@ -1,4 +1,4 @@
-//! Hybrid programs over MOTION2NX's five sharings (seed `003_09f17a858ba9cc5b.txt`,
+//! Hybrid programs over MOTION2NX's five sharings (Braun et al.,
 //! §2 and App. A.2), written once and run as a setup phase that needs no inputs, then an
 //! online phase:
 //!

@@ -1,4 +1,4 @@
-//! Yao with several threads per party (UltraSFE, seed `002_2902c9802de6ea52.txt`, §4): what
+//! Yao with several threads per party (UltraSFE, Buescher and Katzenbeisser, USENIX Security 2015, §4): what
 //! each party compiles and how its threads garble or evaluate it.
 //!
 //! - [`Strategy::Fgp`]: one plan, each wide batch shared among the garbler's threads

@@ -1,4 +1,4 @@
-//! `tessera bench vasa`: VASA's Table 8 (seed `000_43950d4e73a4a867.txt`, §5.2) on Tessera:
+//! `tessera bench vasa`: VASA's Table 8 (ACSAC 2021, §5.2) on Tessera:
 //! garbling and evaluation time of AES-128 ×65, SHA-1 ×63, SCS-PSI and Phasing-PSI for every
 //! garbling scheme and AES backend, with the geometric mean over the four circuits (Table 4's
 //! layout). Each line also gives the time the scheme's AES work takes at the backend's
