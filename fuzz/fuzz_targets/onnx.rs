@@ -8,7 +8,7 @@
 use libfuzzer_sys::fuzz_target;
 use tessera_nn::fixed::Fixed;
 use tessera_nn::model::{CEILING, Ceiling};
-use tessera_nn::secure::{Output, Protocol, compile};
+use tessera_nn::secure::{Options, Output, Protocol, compile};
 use tessera_nn::{import, strip};
 
 const FUZZ: Ceiling = Ceiling {
@@ -25,11 +25,15 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let fixed = Fixed::new(32, 10).expect("ℓ = 32, f = 10 is a fixed point");
-    let _ = compile(&model, fixed, Protocol::AB, Output::Class);
+    let class = Options {
+        output: Output::Class,
+        ..Options::new(Protocol::AB)
+    };
+    let _ = compile(&model, fixed, class);
     if let Ok(arch) = strip::strip(data, "fuzz") {
         let arch = strip::parse(&arch, "stripped").expect("a stripped model parses");
         let stripped = import::from_proto(&arch, &FUZZ).expect("a stripped model imports");
         assert_eq!(stripped.shapes, model.shapes);
-        let _ = compile(&stripped, fixed, Protocol::AB, Output::Logits);
+        let _ = compile(&stripped, fixed, Options::new(Protocol::AB));
     }
 });

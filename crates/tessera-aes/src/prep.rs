@@ -33,7 +33,7 @@ use rand_core::RngCore;
 use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use tessera_core::hint::{huge_vec, prefetch};
+use tessera_core::hazmat::hint::{huge_vec, prefetch};
 use tessera_core::{Block, FixedKeyAes, Prg, gf256};
 
 /// Table entries: one per byte value.

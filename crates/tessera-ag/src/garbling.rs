@@ -22,7 +22,8 @@
 use crate::combine::Combination;
 use crate::share::{Keyring, Shares};
 use crate::triples::Triples;
-use tessera_core::{Block, FixedKeyHash, GateHash, Labels, Prg};
+use tessera_core::hazmat::{GateHash, Labels};
+use tessera_core::{Block, FixedKeyHash, Prg};
 use tessera_garble::{ONE_SLOT, Plan};
 use tessera_net::role;
 

@@ -12,7 +12,8 @@
 
 use crate::aes::kernels::{GateKeys, HalfGatesIo, SumsMask};
 use crate::aes::{Aes, Backend, FixedKeyAes};
-use crate::{Block, Error, Labels, SlotGates};
+use crate::slots::{Labels, SlotGates};
+use crate::{Block, Error};
 
 /// The public key of the default fixed-key permutation: the first 32 hex digits of π's
 /// fractional part (a nothing-up-my-sleeve number).

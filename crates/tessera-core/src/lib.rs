@@ -2,9 +2,10 @@
 //! run-time backend dispatch ([`aes`]), correlation-robust hashes over a fixed-key permutation
 //! ([`hash`]), an AES-CTR PRG ([`prg`]), bit-matrix transposition ([`transpose`]) and
 //! multiplication in GF(2^128) ([`gf128`]), batched arithmetic in the AES field GF(2^8)
-//! ([`gf256`]), sparse GF(2) matrix products over blocks ([`sparse`]), constant-time writes at a
-//! secret position ([`select`]), free XOR steps over a slot array ([`steps`]), the vector
-//! instruction sets of those three ([`simd`]) and cache hints for table look-ups ([`hint`]).
+//! ([`gf256`]), domain-separated hashing for commitments ([`digest`]), and behind [`hazmat`] the
+//! kernels of the garbling engine and the OT providers (slot arrays and their gate kernels,
+//! free-XOR steps, sparse GF(2) products, constant-time writes at a secret position, cache
+//! hints).
 //!
 //! Every hot function takes slices: batching independent AES calls is what keeps the pipelined
 //! AES units busy (VASA, ACSAC 2021, §2.1 and §4.2). `unsafe` code lives
@@ -21,18 +22,18 @@ pub mod files;
 pub mod gf128;
 pub mod gf256;
 pub mod hash;
-pub mod hint;
+pub mod hazmat;
+mod hint;
 pub mod prg;
-pub mod select;
-pub mod simd;
+mod select;
+mod simd;
 mod slots;
-pub mod sparse;
-pub mod steps;
+mod sparse;
+mod steps;
 pub mod transpose;
 
 pub use aes::{Aes, Backend, FixedKeyAes, RoundKeys};
 pub use block::Block;
 pub use error::Error;
-pub use hash::{FixedKeyHash, GateHash};
+pub use hash::FixedKeyHash;
 pub use prg::Prg;
-pub use slots::{Labels, OutputWriter, SlotGates, SlotReader};

@@ -13,8 +13,8 @@ use crate::scheme::Scheme;
 use crate::tables::{TableSink, TableSource};
 use std::ops::Range;
 use std::sync::{Mutex, PoisonError, RwLock};
-use tessera_core::steps::SlotSteps;
-use tessera_core::{Block, Labels, SlotGates};
+use tessera_core::Block;
+use tessera_core::hazmat::{Labels, SlotGates, SlotSteps};
 
 /// Table blocks of a batch of `gates` gates, XOR gates if `xor`: the tables of its
 /// [`CHUNK`]-sized pieces one after another.

@@ -10,8 +10,8 @@
 //! gates in a second queue that shares the gate index with the AND queue (VASA §4.3.1).
 
 use tessera_circuit::{Circuit, GateKind};
-use tessera_core::steps::SlotSteps;
-use tessera_core::{Block, SlotGates};
+use tessera_core::Block;
+use tessera_core::hazmat::{SlotGates, SlotSteps};
 
 /// The queue length of [`Batching::DYNAMIC`]: 1024 gates, 4096 hashes to garble.
 pub const DYNAMIC_MAX: usize = 1024;
@@ -671,7 +671,7 @@ fn assign_slots(
     let ahead = |pos: usize| {
         let next = items.get(pos + AHEAD).map(|item| item.gates(order));
         if let Some(&i) = next.and_then(|gates| gates.first()) {
-            tessera_core::hint::prefetch_value(&c.gates[i as usize]);
+            tessera_core::hazmat::hint::prefetch_value(&c.gates[i as usize]);
         }
     };
     // last[w]: 1 + the position of the last item reading w; 0: never read; MAX: an output.

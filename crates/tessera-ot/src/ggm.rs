@@ -16,10 +16,10 @@
 //! (2^d − 1)-out-of-2^d OT of SoftSpoken's setup (Roy, CRYPTO 2022, §4) and the single-point
 //! correlated OT of Ferret (Yang, Weng, Lan, Zhang, Wang, CCS 2020, §4), once each K_i on the
 //! side off the path is sent through a 1-out-of-2 OT. Reconstruction is constant-time in the
-//! punctured point: every node is touched the same way ([`tessera_core::select::write_at`]).
+//! punctured point: every node is touched the same way ([`tessera_core::hazmat::select::write_at`]).
 
 use crate::bits::bit_mask;
-use tessera_core::select::write_at;
+use tessera_core::hazmat::select::write_at;
 use tessera_core::{Block, FixedKeyHash};
 
 /// The fixed key of the tree permutation: the next 32 hex digits of π after those of the

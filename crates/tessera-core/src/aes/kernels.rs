@@ -6,7 +6,7 @@
 use super::RoundKeys;
 use super::lanes::{Lanes, RCON};
 use crate::Block;
-use crate::{Labels, SlotGates};
+use crate::slots::{Labels, SlotGates};
 
 /// A kernel that processes items in chunks of `N × L::BLOCKS`.
 trait Chunked {

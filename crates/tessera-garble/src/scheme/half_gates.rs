@@ -16,8 +16,8 @@ use crate::delta::Delta;
 use crate::plan::XorGates;
 use std::marker::PhantomData;
 use std::ops::Range;
-use tessera_core::steps::SlotSteps;
-use tessera_core::{Backend, Block, FixedKeyHash, GateHash, Labels, Prg, SlotGates};
+use tessera_core::hazmat::{GateHash, Labels, SlotGates, SlotSteps};
+use tessera_core::{Backend, Block, FixedKeyHash, Prg};
 
 /// A half-gates hash instantiation: its registry constants (see [`Scheme`]) and the core's
 /// [`GateHash`].

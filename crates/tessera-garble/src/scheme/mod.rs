@@ -26,8 +26,8 @@ pub use three_halves::{ThreeHalves, ThreeHalvesSecret};
 
 use crate::plan::XorGates;
 use std::ops::Range;
-use tessera_core::steps::SlotSteps;
-use tessera_core::{Backend, Block, Labels, Prg, SlotGates, SlotReader};
+use tessera_core::hazmat::{Labels, SlotGates, SlotReader, SlotSteps};
+use tessera_core::{Backend, Block, Prg};
 
 /// A garbling scheme for circuits of AND, XOR, NOT and constant gates.
 ///

@@ -27,7 +27,8 @@ use super::coins::GateCoins;
 use super::multi_key::{MultiKeyBatch, tweak};
 use super::{GateCost, Offset, Scheme, SchemeCost, wires};
 use crate::plan::XorGates;
-use tessera_core::{Aes, Backend, Block, Labels, Prg, SlotGates};
+use tessera_core::hazmat::{Labels, SlotGates};
+use tessera_core::{Aes, Backend, Block, Prg};
 
 /// Clears a label's colour bit: the label as an AES key.
 const KEY: Block = Block::new(!1);

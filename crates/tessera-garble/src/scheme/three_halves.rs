@@ -46,8 +46,8 @@ use super::{GateCost, Offset, Scheme, SchemeCost, wires};
 use crate::delta::Delta;
 use crate::plan::XorGates;
 use std::ops::Range;
-use tessera_core::steps::SlotSteps;
-use tessera_core::{Backend, Block, FixedKeyHash, Labels, Prg, SlotGates};
+use tessera_core::hazmat::{Labels, SlotGates, SlotSteps};
+use tessera_core::{Backend, Block, FixedKeyHash, Prg};
 
 /// Coefficients over the halves: bit k selects half k of w = (A_L, A_R, B_L, B_R, Δ_L, Δ_R).
 type Row = u8;

@@ -10,7 +10,7 @@
 //! GF(2). The rows are a function of i alone, so any range of rows can be encoded on its own.
 //! The product itself is the core's [`sparse::accumulate`].
 
-use tessera_core::sparse;
+use tessera_core::hazmat::sparse;
 use tessera_core::{Block, Prg};
 
 /// Ones per row of the matrix (Ferret's d).
