@@ -26,16 +26,10 @@ impl std::fmt::Debug for Combination {
     }
 }
 
-/// SHA-256 of `tag` and `parts` ([`tessera_core::digest::tagged`]): the seed of a
-/// combination's weights, and the crate's commitments (a random nonce among the parts).
-pub fn hash(tag: &[u8], parts: &[&[u8]]) -> [u8; 32] {
-    tessera_core::digest::tagged(tag, parts)
-}
-
 impl Combination {
     /// A combination whose weights follow from `tag` (what is compared) and `context`.
     pub fn new(tag: &[u8], context: &[&[u8]]) -> Self {
-        let seed = hash(tag, context);
+        let seed = tessera_core::digest::tagged(tag, context);
         let seed = Block::from_bytes(seed[..16].try_into().unwrap_or_default());
         Combination {
             prg: Prg::from_seed_block(seed),

@@ -380,7 +380,7 @@ fn commitment(batch: u64, digest: &[u8], coin: Block, nonce: Block) -> [u8; DIGE
         &coin.to_bytes(),
         &nonce.to_bytes(),
     ];
-    crate::combine::hash(b"tessera-ag equality commitment", &parts)
+    tessera_core::digest::tagged(b"tessera-ag equality commitment", &parts)
 }
 
 /// The block at byte `at` of a payload whose length the driver has checked.

@@ -22,7 +22,7 @@ use super::triples::Preprocessed;
 use super::{Exchange, Round};
 use crate::Error;
 use crate::checks::{self, Check};
-use crate::combine::{self, Combination};
+use crate::combine::Combination;
 use crate::share::{gather, scatter};
 use crate::wire::{self as kinds, unpack_bits};
 use subtle::ConstantTimeEq;
@@ -473,7 +473,7 @@ impl Garbled<'_> {
         carried: Option<&Carry>,
     ) -> Result<Option<(Vec<bool>, Vec<Vec<Block>>)>, Error> {
         let party = self.party;
-        let echo = combine::hash(
+        let echo = tessera_core::digest::tagged(
             b"tessera-ag masked inputs",
             &[&pack_bits(masked.iter().copied())],
         );

@@ -12,10 +12,10 @@
 //! consistency check ([`Consistency`]) catches that.
 
 use super::{Exchange, Round};
+use crate::Error;
 use crate::abit::{self, AuthKeys};
 use crate::checks::{self, Check};
 use crate::wire::{self as kinds, unpack_bits};
-use crate::{Error, combine};
 use subtle::ConstantTimeEq;
 use tessera_core::{Block, Prg, gf128};
 use tessera_net::role::pack_bits;
@@ -311,7 +311,7 @@ pub fn coin(
     prg: &mut Prg,
 ) -> Result<Block, Error> {
     let (seed, nonce) = (prg.random_block().to_bytes(), prg.random_block().to_bytes());
-    let commit = combine::hash(b"tessera-ag n-party coin", &[&seed, &nonce]);
+    let commit = tessera_core::digest::tagged(b"tessera-ag n-party coin", &[&seed, &nonce]);
     let all = |msg: &[u8]| -> Vec<Option<Vec<u8>>> {
         (0..party.n)
             .map(|j| (j != party.me).then(|| msg.to_vec()))
@@ -336,7 +336,8 @@ pub fn coin(
     let mut coin = Block::from_bytes(seed);
     for (c, o) in commits.iter().zip(&opened) {
         let (Some(c), Some(o)) = (c, o) else { continue };
-        let again = combine::hash(b"tessera-ag n-party coin", &[&o[..SEED], &o[SEED..]]);
+        let again =
+            tessera_core::digest::tagged(b"tessera-ag n-party coin", &[&o[..SEED], &o[SEED..]]);
         if !bool::from(again.ct_eq(c.as_slice())) {
             return Err(Error::CheckFailed {
                 check: "the coin's commitment check",
@@ -349,7 +350,7 @@ pub fn coin(
 
 /// A PRG for one use (`tag`) of a tossed coin.
 pub fn seeded(coin: Block, tag: &[u8]) -> Prg {
-    let seed = combine::hash(tag, &[&coin.to_bytes()]);
+    let seed = tessera_core::digest::tagged(tag, &[&coin.to_bytes()]);
     Prg::from_seed_block(Block::from_bytes(seed[..16].try_into().unwrap_or_default()))
 }
 
@@ -449,7 +450,7 @@ impl Consistency {
             .enumerate()
             .flat_map(|(j, x)| if j == self.party.me { self.x } else { *x }.to_bytes())
             .collect();
-        combine::hash(b"tessera-ag consistency echo", &[&all])
+        tessera_core::digest::tagged(b"tessera-ag consistency echo", &[&all])
     }
 }
 

@@ -27,7 +27,7 @@ use super::share::{self, CHECK_SHARES, Consistency, NShares, Party, xor_entry};
 use super::{Exchange, Round};
 use crate::Error;
 use crate::checks::{self, Check};
-use crate::combine::{self, Combination};
+use crate::combine::Combination;
 use crate::triples::{below, bucket_size, rotated};
 use crate::wire::{self as kinds, unpack_bits};
 use subtle::ConstantTimeEq;
@@ -314,7 +314,8 @@ impl Leaky {
         }
         let c = comb.finish().to_bytes();
         let nonce = prg.random_block().to_bytes();
-        let commit = combine::hash(b"tessera-ag leaky AND check commitment", &[&c, &nonce]);
+        let commit =
+            tessera_core::digest::tagged(b"tessera-ag leaky AND check commitment", &[&c, &nonce]);
         let consistency = Consistency::new(&self.sh, coin)?;
         let out = party.peers().fold(vec![None; party.n], |mut o, j| {
             o[j] = Some([consistency.opening(j), commit.to_vec()].concat());
@@ -350,7 +351,7 @@ impl Leaky {
             let (Some(o), Some(g)) = (o, &got[j]) else {
                 continue;
             };
-            let again = combine::hash(
+            let again = tessera_core::digest::tagged(
                 b"tessera-ag leaky AND check commitment",
                 &[&o[..16], &o[16..32]],
             );

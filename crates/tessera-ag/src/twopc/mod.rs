@@ -548,7 +548,7 @@ fn output_opening(mine: &Shares, delta: Block, msg: &[u8]) -> Result<Vec<bool>, 
 
 /// The evaluator's commitment to the digest of its AND labels, under a random nonce.
 fn label_commitment(digest: &[u8], nonce: Block) -> [u8; 32] {
-    crate::combine::hash(
+    tessera_core::digest::tagged(
         b"tessera-ag AND label commitment",
         &[digest, &nonce.to_bytes()],
     )

@@ -109,12 +109,9 @@ impl Walk<'_> {
         let t = self.ty(v);
         let labels = t.width() * t.n;
         if self.side == 0 {
-            self.masks[v] = (0..labels)
-                .flat_map(|_| {
-                    let b = self.prg.random_block();
-                    [b.low(), b.high()]
-                })
-                .collect();
+            let mut blocks = vec![Block::ZERO; labels];
+            self.prg.fill_blocks(&mut blocks);
+            self.masks[v] = bytemuck::cast_slice(&blocks).to_vec();
         }
         vec![Slot::Cots(labels)]
     }

@@ -214,6 +214,43 @@ struct State<S: Scheme> {
     evaluated_and: usize,
 }
 
+impl<S: Scheme> State<S> {
+    /// Garbles partition `k` (`and` AND gates) on its input wires `inputs` into the tables
+    /// buffer, keeping its output wires.
+    fn garble(
+        &mut self,
+        (plan, k): (&Plan, usize),
+        inputs: &[S::Wire],
+        and: usize,
+    ) -> Result<(), Error> {
+        self.tables.clear();
+        let secret = &self.enc.secret;
+        let o = self
+            .garbler
+            .garble_in(plan, k as u64, secret, inputs, &mut self.tables)?;
+        self.outs_g[k] = o.to_vec();
+        self.garbled_and += and;
+        Ok(())
+    }
+
+    /// Evaluates partition `k` (`and` AND gates) on its active labels with the tables in the
+    /// buffer, keeping its output labels.
+    fn evaluate(
+        &mut self,
+        (plan, k): (&Plan, usize),
+        labels: &[Block],
+        and: usize,
+    ) -> Result<(), Error> {
+        let mut reader = TableReader::new(&self.tables);
+        let o = self
+            .evaluator
+            .evaluate_in(plan, k as u64, labels, &mut reader)?;
+        self.outs_e[k] = o.to_vec();
+        self.evaluated_and += and;
+        Ok(())
+    }
+}
+
 fn party<S: Scheme>(mut p: Party<'_>) -> Result<IppOutcome, Error> {
     let mut st = inputs::<S>(&mut p)?;
     partitions(&mut p, &mut st)?;
@@ -285,14 +322,8 @@ fn partitions<S: Scheme>(p: &mut Party<'_>, st: &mut State<S>) -> Result<(), Err
         for k in (0..tail).filter(|&k| owner[k] == p.a) {
             let (plan, sources) = parts.part(k);
             gather(sources, &st.enc.wires, &[], &mut buf);
-            st.tables.clear();
-            let secret = &st.enc.secret;
-            let o = st
-                .garbler
-                .garble_in(plan, k as u64, secret, &buf, &mut st.tables)?;
-            st.outs_g[k] = o.to_vec();
+            st.garble((plan, k), &buf, and[k])?;
             ch.send_blocks(space.tag(TABLES), &st.tables)?;
-            st.garbled_and += and[k];
         }
         Ok(ch.flush()?)
     })?;
@@ -304,12 +335,7 @@ fn partitions<S: Scheme>(p: &mut Party<'_>, st: &mut State<S>) -> Result<(), Err
             gather(sources, &st.active, &[], &mut labels);
             st.tables.resize(table_blocks::<S>(plan), Block::ZERO);
             ch.recv_blocks(space.tag(TABLES), &mut st.tables)?;
-            let mut reader = TableReader::new(&st.tables);
-            let o = st
-                .evaluator
-                .evaluate_in(plan, k as u64, &labels, &mut reader)?;
-            st.outs_e[k] = o.to_vec();
-            st.evaluated_and += and[k];
+            st.evaluate((plan, k), &labels, and[k])?;
         }
         Ok(())
     })
@@ -352,13 +378,7 @@ fn tail<S: Scheme>(p: &mut Party<'_>, st: &mut State<S>) -> Result<(), Error> {
             let w_d = zero.into_iter().map(st.to_wire);
             let shared = w_c.iter().zip(w_d).map(|(&x, y)| S::free_xor(x, y));
             let ins = tail_inputs(tail_sources, (&owner, tail), (wires, &st.outs_g), shared);
-            st.tables.clear();
-            let secret = &st.enc.secret;
-            let o = st
-                .garbler
-                .garble_in(tail_plan, tail as u64, secret, &ins, &mut st.tables)?;
-            st.outs_g[tail] = o.to_vec();
-            st.garbled_and += and;
+            st.garble((tail_plan, tail), &ins, and)?;
             let mut ch = s.channel(peer);
             ch.send_blocks(space.tag(SHARES), &c_labels)?;
             ch.send_blocks(space.tag(TAIL), &st.tables)?;
@@ -385,13 +405,7 @@ fn tail<S: Scheme>(p: &mut Party<'_>, st: &mut State<S>) -> Result<(), Error> {
             (&st.active, &st.outs_e),
             shared,
         );
-        let mut reader = TableReader::new(&st.tables);
-        let o = st
-            .evaluator
-            .evaluate_in(tail_plan, tail as u64, &ins, &mut reader)?;
-        st.outs_e[tail] = o.to_vec();
-        st.evaluated_and += and;
-        Ok(())
+        st.evaluate((tail_plan, tail), &ins, and)
     })
 }
 

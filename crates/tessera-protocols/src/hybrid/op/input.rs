@@ -83,9 +83,11 @@ impl Operation for Input {
         let mine = self.owner == run.side;
         let x = if mine {
             run.plain_input(self.out)?
-        } else {
-            // Y: zero bits on the other side.
+        } else if t.sharing == Sharing::Y {
+            // Zero bits on the other side.
             vec![0; t.width() * words(t.n)]
+        } else {
+            Vec::new()
         };
         run.data[self.out] = if t.sharing == Sharing::Y && self.owner == 0 {
             run.own_y(self.out, &x)?
