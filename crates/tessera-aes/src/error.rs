@@ -1,6 +1,6 @@
 //! The one error type of `tessera-aes`: a peer that cheated or misbehaved apart from files
 //! that cannot be used and from the caller's own mistakes, and the one mapping from an error to
-//! what the peers are told ([`Error::abort_code`]).
+//! what the peers are told (its kind, [`tessera_core::Failure`], through [`tessera_net::Abort`]).
 
 /// A check that caught a peer; its name is what every honest party reports.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -137,18 +137,15 @@ pub enum Error {
     Core(#[from] tessera_core::Error),
 }
 
-impl Error {
-    /// What the peers are told when this party stops because of `self`: a code, never our
-    /// text, or `None` where they must not be (the error is another party's abort, or the
-    /// network failed earlier). The one mapping of this crate's errors to abort codes.
-    pub fn abort_code(&self) -> Option<tessera_net::AbortCode> {
-        use tessera_net::AbortCode;
+impl tessera_core::Failure for Error {
+    fn fault(&self) -> tessera_core::Fault {
+        use tessera_core::Fault;
         match self {
-            Error::Net(e) => e.abort_code(),
-            Error::Cheat(_) => Some(AbortCode::CheatDetected),
-            Error::Prep(_) => Some(AbortCode::Preprocessing),
-            Error::Usage(_) => Some(AbortCode::Input),
-            Error::Core(_) => Some(AbortCode::Internal),
+            Error::Net(e) => e.fault(),
+            Error::Cheat(_) => Fault::CheatDetected,
+            Error::Prep(_) => Fault::Preprocessing,
+            Error::Usage(_) => Fault::Misuse,
+            Error::Core(e) => e.fault(),
         }
     }
 }

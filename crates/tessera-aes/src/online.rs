@@ -163,7 +163,7 @@ impl PairKey {
 /// Stops with `r`'s error, telling the peers once.
 fn guard<T, X: Exchange>(x: &mut X, r: Result<T, Error>) -> Result<T, Error> {
     if let Err(e) = &r
-        && let Some(code) = e.abort_code()
+        && let Some(code) = tessera_net::Abort::abort_code(e)
     {
         x.abort(code);
     }

@@ -119,11 +119,7 @@ impl AuthKeys {
 /// Refuses an OT that is not actively secure: authenticated bits from it would let a cheating
 /// peer break the MACs' correlation unnoticed.
 pub fn check_provider(choice: OtChoice) -> Result<(), Error> {
-    let security = match choice {
-        OtChoice::Extension(p) => p.security(),
-        OtChoice::Ferret(_, s) => s,
-    };
-    match security {
+    match choice.security() {
         Security::Malicious => Ok(()),
         Security::SemiHonest => Err(Error::Usage(format!(
             "authenticated garbling needs an actively secure OT; {} is semi-honest",

@@ -68,28 +68,13 @@ impl From<tessera_ot::Error> for Error {
     }
 }
 
-/// Runs `f`; if it fails, tells every peer of `session` why with the error's abort code (never
-/// this party's text): the one place this crate's drivers abort.
-pub fn aborting<T>(
-    session: &mut tessera_protocols::Session,
-    f: impl FnOnce(&mut tessera_protocols::Session) -> Result<T, Error>,
-) -> Result<T, Error> {
-    f(session).inspect_err(|e| {
-        if let Some(code) = e.abort_code() {
-            session.network().abort(code);
-        }
-    })
-}
-
-impl Error {
-    /// What the peers are told when this error stops a party: a code, never our text (the one
-    /// mapping of this crate's errors to abort codes).
-    pub fn abort_code(&self) -> Option<tessera_net::AbortCode> {
-        use tessera_net::AbortCode;
+impl tessera_core::Failure for Error {
+    fn fault(&self) -> tessera_core::Fault {
         match self {
-            Error::Session(e) => e.abort_code(),
-            Error::CheckFailed { .. } => Some(AbortCode::CheatDetected),
-            Error::Usage(_) | Error::Circuit(_) => Some(AbortCode::Input),
+            Error::Session(e) => e.fault(),
+            Error::CheckFailed { .. } => tessera_core::Fault::CheatDetected,
+            Error::Usage(_) => tessera_core::Fault::Misuse,
+            Error::Circuit(e) => e.fault(),
         }
     }
 }

@@ -47,3 +47,14 @@ pub enum Error {
         message: String,
     },
 }
+
+impl tessera_core::Failure for Error {
+    fn fault(&self) -> tessera_core::Fault {
+        match self {
+            Error::Parse { .. } | Error::Invalid(_) | Error::Input(_) => {
+                tessera_core::Fault::Misuse
+            }
+            Error::Io { .. } => tessera_core::Fault::LocalIo,
+        }
+    }
+}

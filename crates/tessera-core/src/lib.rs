@@ -34,6 +34,6 @@ pub mod transpose;
 
 pub use aes::{Aes, Backend, FixedKeyAes, RoundKeys};
 pub use block::Block;
-pub use error::Error;
+pub use error::{Error, Failure, Fault};
 pub use hash::FixedKeyHash;
 pub use prg::Prg;

@@ -28,6 +28,8 @@ mod stream;
 mod tables;
 mod windows;
 
+use tessera_core::{Failure, Fault};
+
 pub use cgp::{CgpEvaluator, CgpGarbler, MIN_PART, PARTS, Partitions, Source, gather};
 pub use cgp_stream::{CgpStreamEvaluator, CgpStreaming};
 pub use delta::Delta;
@@ -43,34 +45,44 @@ pub use stream::{Chain, ChainEvaluator, ChainGarbler, check_steps};
 pub use tables::{TableBuffer, TableReader, TableSink, TableSource};
 pub use windows::{StreamedEvaluator, evaluate_streamed, garble_streamed};
 
-/// The error a table sink or source failed with, shared (errors of this crate are cloned):
-/// a network error in two-party use, or a text where the engine itself stopped.
+/// The error a table sink or source failed with, shared (errors of this crate are cloned),
+/// with its kind: a network error in two-party use, or an internal fault where the engine
+/// itself stopped.
 #[derive(Clone, Debug)]
-pub struct StreamError(std::sync::Arc<dyn std::error::Error + Send + Sync>);
+pub struct StreamError {
+    error: std::sync::Arc<dyn std::error::Error + Send + Sync>,
+    fault: Fault,
+}
 
 impl StreamError {
-    /// Wraps `e`.
-    pub fn new(e: impl std::error::Error + Send + Sync + 'static) -> Self {
-        StreamError(std::sync::Arc::new(e))
+    /// Wraps `e`, keeping its kind.
+    pub fn new(e: impl Failure + Send + Sync + 'static) -> Self {
+        StreamError {
+            fault: e.fault(),
+            error: std::sync::Arc::new(e),
+        }
     }
 
-    /// A stream error with only a text.
+    /// An internal fault of the engine, with only a text.
     pub fn text(text: impl Into<String>) -> Self {
         #[derive(Debug, thiserror::Error)]
         #[error("{0}")]
         struct Text(String);
-        StreamError::new(Text(text.into()))
+        StreamError {
+            fault: Fault::Internal,
+            error: std::sync::Arc::new(Text(text.into())),
+        }
     }
 
     /// The error as type `E`, if it is one.
     pub fn get<E: std::error::Error + 'static>(&self) -> Option<&E> {
-        self.0.downcast_ref::<E>()
+        self.error.downcast_ref::<E>()
     }
 }
 
 impl std::fmt::Display for StreamError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
+        self.error.fmt(f)
     }
 }
 
@@ -116,4 +128,15 @@ pub enum Error {
     /// caller can recover its type ([`StreamError::get`]).
     #[error("garbled-table stream: {0}")]
     Stream(StreamError),
+}
+
+impl Failure for Error {
+    fn fault(&self) -> Fault {
+        match self {
+            Error::Circuit(e) => e.fault(),
+            Error::Inputs(_) | Error::WrongPlan { .. } => Fault::Misuse,
+            Error::Truncated { .. } | Error::TrailingTables(_) => Fault::PeerMisbehaved,
+            Error::Stream(s) => s.fault,
+        }
+    }
 }

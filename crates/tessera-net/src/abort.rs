@@ -3,6 +3,8 @@
 //! A peer's code is shown as the fixed description here, so nothing a peer sends in an abort
 //! reaches the user's terminal as it was sent (rustls' alerts follow the same rule).
 
+use tessera_core::{Failure, Fault};
+
 /// The reasons a party tells its peers when it stops. The byte on the wire is the
 /// discriminant; an unknown byte reads as [`AbortCode::Unknown`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -73,6 +75,38 @@ impl AbortCode {
     }
 }
 
+impl AbortCode {
+    /// What the peers are told when a failure of this kind stops a party, or `None` when they
+    /// must not be told anything (a peer's own abort is never echoed back, nor is a failure
+    /// that only repeats an earlier one). The one mapping from errors to abort codes: every
+    /// crate's error reaches it through its kind ([`Abort::abort_code`]).
+    pub fn for_fault(fault: Fault) -> Option<AbortCode> {
+        Some(match fault {
+            Fault::PeerAborted | Fault::Repeated => return None,
+            Fault::PeerMisbehaved => AbortCode::PeerMisbehaved,
+            Fault::CheatDetected => AbortCode::CheatDetected,
+            Fault::Mismatch => AbortCode::Mismatch,
+            Fault::Misuse | Fault::LocalIo => AbortCode::Input,
+            Fault::Preprocessing => AbortCode::Preprocessing,
+            Fault::Network => AbortCode::Network,
+            Fault::Timeout => AbortCode::Timeout,
+            Fault::Internal => AbortCode::Internal,
+            _ => AbortCode::Internal,
+        })
+    }
+}
+
+/// What the peers are told when an error stops a party: its kind's code
+/// ([`AbortCode::for_fault`]). Every crate's error has it.
+pub trait Abort: Failure {
+    /// The code, or `None` when the peers must not be told.
+    fn abort_code(&self) -> Option<AbortCode> {
+        AbortCode::for_fault(self.fault())
+    }
+}
+
+impl<E: Failure + ?Sized> Abort for E {}
+
 impl std::fmt::Display for AbortCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.describe())
@@ -82,6 +116,29 @@ impl std::fmt::Display for AbortCode {
 #[cfg(test)]
 mod tests {
     use super::AbortCode;
+    use tessera_core::Fault;
+
+    /// The one mapping: a peer is told nothing of its own abort or of a failure repeated,
+    /// and the caller's misuse and its files alike read as "its own input".
+    #[test]
+    fn every_kind_of_failure_has_its_code() {
+        let table = [
+            (Fault::PeerMisbehaved, Some(AbortCode::PeerMisbehaved)),
+            (Fault::CheatDetected, Some(AbortCode::CheatDetected)),
+            (Fault::PeerAborted, None),
+            (Fault::Mismatch, Some(AbortCode::Mismatch)),
+            (Fault::Misuse, Some(AbortCode::Input)),
+            (Fault::Preprocessing, Some(AbortCode::Preprocessing)),
+            (Fault::LocalIo, Some(AbortCode::Input)),
+            (Fault::Network, Some(AbortCode::Network)),
+            (Fault::Timeout, Some(AbortCode::Timeout)),
+            (Fault::Repeated, None),
+            (Fault::Internal, Some(AbortCode::Internal)),
+        ];
+        for (fault, code) in table {
+            assert_eq!(AbortCode::for_fault(fault), code, "{fault:?}");
+        }
+    }
 
     #[test]
     fn codes_round_trip_and_unknown_bytes_are_named() {

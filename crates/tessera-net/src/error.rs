@@ -1,6 +1,8 @@
 //! What the network reports: set-up failures, link failures and a peer's misbehaviour, each
 //! naming the party concerned. A peer's abort arrives as a code ([`AbortCode`]), never as text,
-//! and [`Error::abort_code`] is the one mapping from an error to the code the peers are told.
+//! and its kind ([`Failure::fault`]) gives the code the peers are told ([`crate::Abort`]).
+
+use tessera_core::{Failure, Fault};
 
 use crate::AbortCode;
 use crate::wire::RawTag;
@@ -165,26 +167,25 @@ pub enum Error {
     Usage(String),
 }
 
-impl Error {
-    /// What the peers are told when this error stops a party, or `None` when they must not
-    /// be told anything (a peer's own abort is never echoed back, nor is a failure that only
-    /// repeats an earlier one). The one mapping from the network's errors to abort codes.
-    pub fn abort_code(&self) -> Option<AbortCode> {
+impl Failure for Error {
+    fn fault(&self) -> Fault {
         use Error::*;
-        Some(match self {
-            PeerAborted { .. } | Poisoned(_) => return None,
+        match self {
+            PeerAborted { .. } => Fault::PeerAborted,
+            Poisoned(_) => Fault::Repeated,
             UnexpectedMessage { .. } | WrongLength { .. } | Oversized { .. } | Malformed { .. } => {
-                AbortCode::PeerMisbehaved
+                Fault::PeerMisbehaved
             }
-            ReadTimeout { .. } | WriteTimeout { .. } | Deadline { .. } => AbortCode::Timeout,
+            ReadTimeout { .. } | WriteTimeout { .. } | Deadline { .. } => Fault::Timeout,
             Listen { .. }
             | Connect { .. }
             | NeverConnected { .. }
             | Handshake { .. }
             | Io { .. }
-            | Closed { .. } => AbortCode::Network,
-            Tls(_) | File { .. } | Usage(_) => AbortCode::Input,
-        })
+            | Closed { .. } => Fault::Network,
+            File { .. } => Fault::LocalIo,
+            Tls(_) | Usage(_) => Fault::Misuse,
+        }
     }
 }
 

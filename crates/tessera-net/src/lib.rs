@@ -38,7 +38,7 @@ pub mod role;
 mod stats;
 mod wire;
 
-pub use abort::AbortCode;
+pub use abort::{Abort, AbortCode};
 pub use channel::Channel;
 pub use error::{DecodeError, Error};
 pub use files::{MAX_KEY_FILE_BYTES, read_capped};

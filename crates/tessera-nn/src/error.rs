@@ -61,6 +61,21 @@ pub enum Error {
     Compile(#[source] tessera_protocols::Error),
 }
 
+impl tessera_core::Failure for Error {
+    fn fault(&self) -> tessera_core::Fault {
+        match self {
+            Error::Io { .. } => tessera_core::Fault::LocalIo,
+            Error::Compile(e) => e.fault(),
+            Error::Parse { .. }
+            | Error::Unsupported { .. }
+            | Error::Node { .. }
+            | Error::Graph(_)
+            | Error::Data { .. }
+            | Error::Input(_) => tessera_core::Fault::Misuse,
+        }
+    }
+}
+
 impl Error {
     /// An error of `node` with operator `op`.
     pub(crate) fn node(node: &str, op: &str, reason: impl Into<String>) -> Self {

@@ -4,6 +4,7 @@
 use crate::Error;
 use crate::extension::{ExtensionReceiver, ExtensionSender, Protocol, Security};
 use crate::ferret::{FerretReceiver, FerretSender, Params};
+use crate::flavours::Flavours;
 use crate::traits::{
     CotReceiver, CotSender, OtReceiver, OtSender, RcotReceiver, RotReceiver, RotSender,
 };
@@ -28,6 +29,9 @@ pub enum OtChoice {
     Extension(Protocol),
     /// Ferret silent OT with these LPN parameters, bootstrapped from SoftSpoken.
     Ferret(Params, Security),
+    /// The ideal OT of the tests ([`crate::ideal`]): no security at all.
+    #[cfg(feature = "ideal")]
+    InsecureIdeal,
 }
 
 impl OtChoice {
@@ -44,6 +48,19 @@ impl OtChoice {
                 let sent = main.t * 16 * (2 * main.depth + 1);
                 sent as f64 / params.yield_per_iteration(security).max(1) as f64
             }
+            #[cfg(feature = "ideal")]
+            OtChoice::InsecureIdeal => 0.0,
+        }
+    }
+
+    /// The adversary the provider is secure against (the ideal OT of the tests counts as
+    /// semi-honest, though it is secure against none).
+    pub fn security(self) -> Security {
+        match self {
+            OtChoice::Extension(p) => p.security(),
+            OtChoice::Ferret(_, s) => s,
+            #[cfg(feature = "ideal")]
+            OtChoice::InsecureIdeal => Security::SemiHonest,
         }
     }
 
@@ -53,6 +70,8 @@ impl OtChoice {
             OtChoice::Extension(p) => p.name(),
             OtChoice::Ferret(_, Security::SemiHonest) => "ferret".into(),
             OtChoice::Ferret(_, Security::Malicious) => "ferret-malicious".into(),
+            #[cfg(feature = "ideal")]
+            OtChoice::InsecureIdeal => "insecure-ideal".into(),
         }
     }
 
@@ -77,16 +96,20 @@ impl OtChoice {
         prg: Prg,
     ) -> Result<Box<dyn OtSending>, Error> {
         Ok(match self {
-            OtChoice::Extension(p) => Box::new(ExtensionSender::setup_with_delta(
+            OtChoice::Extension(p) => Box::new(Flavours::new(ExtensionSender::setup_with_delta(
                 channel, spaces, p, delta, prg,
-            )?),
-            OtChoice::Ferret(p, s) => Box::new(FerretSender::setup_with_delta(
+            )?)),
+            OtChoice::Ferret(p, s) => Box::new(Flavours::new(FerretSender::setup_with_delta(
                 channel,
                 spaces,
                 (p, s),
                 delta,
                 prg,
-            )?),
+            )?)),
+            #[cfg(feature = "ideal")]
+            OtChoice::InsecureIdeal => Box::new(Flavours::new(crate::ideal::IdealSender::setup(
+                channel, spaces, delta, prg,
+            )?)),
         })
     }
 
@@ -98,8 +121,16 @@ impl OtChoice {
         prg: Prg,
     ) -> Result<Box<dyn OtReceiving>, Error> {
         Ok(match self {
-            OtChoice::Extension(p) => Box::new(ExtensionReceiver::setup(channel, spaces, p, prg)?),
-            OtChoice::Ferret(p, s) => Box::new(FerretReceiver::setup(channel, spaces, p, s, prg)?),
+            OtChoice::Extension(p) => Box::new(Flavours::new(ExtensionReceiver::setup(
+                channel, spaces, p, prg,
+            )?)),
+            OtChoice::Ferret(p, s) => Box::new(Flavours::new(FerretReceiver::setup(
+                channel, spaces, p, s, prg,
+            )?)),
+            #[cfg(feature = "ideal")]
+            OtChoice::InsecureIdeal => Box::new(Flavours::new(crate::ideal::IdealReceiver::setup(
+                channel, spaces,
+            )?)),
         })
     }
 

@@ -42,10 +42,8 @@ pub use vole::{MAX_K, ReceiverColumns, SenderColumns};
 
 use crate::base;
 use crate::bits::{bit_mask, pack_bools};
-use crate::traits::{
-    CotReceiver, CotSender, Flow, OtReceiver, OtSender, RcotReceiver, RcotSender, RotReceiver,
-    RotSender,
-};
+use crate::flavours::{ProviderReceiver, ProviderSender};
+use crate::traits::Flow;
 use crate::{Error, out_of_turn};
 use std::borrow::Cow;
 use tessera_core::transpose::transpose_squares;
@@ -1068,7 +1066,6 @@ impl Stock {
 pub struct ExtensionSender {
     core: SenderCore,
     space: Space,
-    hasher: Hasher,
     /// Rows q_j of OTs made ahead of use.
     stock: Stock,
 }
@@ -1119,18 +1116,13 @@ impl ExtensionSender {
         Ok(ExtensionSender {
             core: role::drive(&mut setup, channel, space)?,
             space,
-            hasher: Hasher::new(),
             stock: Stock::default(),
         })
     }
 
-    /// Extends one batch of `n` OTs; returns the index of its first.
-    fn extend(&mut self, channel: &mut dyn Channel, n: usize) -> Result<u64, Error> {
-        role::drive(&mut self.core.extend(n), channel, self.space)
-    }
-
-    /// Fills `out` with OTs made ahead, as they are, then fresh ones: random correlated OTs.
-    fn draw(&mut self, channel: &mut dyn Channel, out: &mut [Block]) -> Result<(), Error> {
+    /// Fills `out` with OTs made ahead, as they are, then fresh ones; returns how many were
+    /// made ahead.
+    fn draw_for(&mut self, channel: &mut dyn Channel, out: &mut [Block]) -> Result<usize, Error> {
         let ahead = self.stock.draw(out.len());
         let (made, fresh) = out.split_at_mut(ahead.len());
         made.copy_from_slice(ahead);
@@ -1138,42 +1130,31 @@ impl ExtensionSender {
             let mut extend = self.core.extend_into(part.len(), part);
             role::drive(&mut extend, channel, self.space)?;
         }
-        Ok(())
+        Ok(made.len())
     }
 }
 
-impl RcotSender for ExtensionSender {
+impl ProviderSender for ExtensionSender {
     fn delta(&self) -> Block {
         self.core.delta
     }
 
-    fn send_random_correlated(
-        &mut self,
-        channel: &mut dyn Channel,
-        out: &mut [Block],
-    ) -> Result<(), Error> {
-        self.draw(channel, out)
+    fn space(&self) -> Space {
+        self.space
     }
-}
 
-impl CotSender for ExtensionSender {
-    fn send_correlated(
+    fn draw(&mut self, channel: &mut dyn Channel, out: &mut [Block]) -> Result<(), Error> {
+        self.draw_for(channel, out).map(|_| ())
+    }
+
+    /// OTs made ahead (adjusted), then fresh ones, whose choices the receiver puts into its
+    /// corrections.
+    fn draw_chosen(
         &mut self,
         channel: &mut dyn Channel,
         out: &mut [Block],
-    ) -> Result<(), Error> {
-        // OTs made ahead first, adjusted to the receiver's choices; then fresh ones.
-        let stock = self.stock.draw(out.len());
-        let (ahead, fresh) = out.split_at_mut(stock.len());
-        if !stock.is_empty() {
-            ahead.copy_from_slice(stock);
-            let mut adjust = AdjustSender {
-                rows: ahead,
-                delta: self.core.delta,
-            };
-            role::drive(&mut adjust, channel, self.space)?;
-        }
-        self.draw(channel, fresh)
+    ) -> Result<usize, Error> {
+        self.draw_for(channel, out)
     }
 
     fn prepare(&mut self, channel: &mut dyn Channel, n: usize) -> Result<(), Error> {
@@ -1186,48 +1167,11 @@ impl CotSender for ExtensionSender {
     }
 }
 
-impl RotSender for ExtensionSender {
-    fn send_random(
-        &mut self,
-        channel: &mut dyn Channel,
-        out: &mut [(Block, Block)],
-    ) -> Result<(), Error> {
-        for part in out.chunks_mut(BATCH) {
-            let first = self.extend(channel, part.len())?;
-            let rows = &self.core.rows[..part.len()];
-            hash_pairs(&mut self.hasher, rows, first.into(), self.core.delta, part);
-        }
-        Ok(())
-    }
-}
-
-impl OtSender for ExtensionSender {
-    fn send_chosen(
-        &mut self,
-        channel: &mut dyn Channel,
-        messages: &[(Block, Block)],
-    ) -> Result<(), Error> {
-        for part in messages.chunks(BATCH) {
-            let first = self.extend(channel, part.len())?;
-            let mut masked = MaskedSender::new(
-                &self.core.rows,
-                self.core.delta,
-                first,
-                part,
-                &mut self.hasher,
-            );
-            role::drive(&mut masked, channel, self.space)?;
-        }
-        Ok(())
-    }
-}
-
 /// The receiver of an extension over a channel: holds its core and the protocol instance's
 /// space. Implements the receiver side of every OT trait.
 pub struct ExtensionReceiver {
     core: ReceiverCore,
     space: Space,
-    hasher: Hasher,
     /// Rows t_j of OTs made ahead of use.
     stock: Stock,
 }
@@ -1259,17 +1203,34 @@ impl ExtensionReceiver {
         Ok(ExtensionReceiver {
             core,
             space,
-            hasher: Hasher::new(),
             stock: Stock::default(),
         })
     }
 
-    fn extend(&mut self, channel: &mut dyn Channel, choices: &[bool]) -> Result<u64, Error> {
-        role::drive(&mut self.core.extend(choices), channel, self.space)
+    /// Fills `out` with OTs made ahead, as they are, then fresh ones with `choices` (random
+    /// where `choices` is shorter); returns how many were made ahead.
+    fn draw_for(
+        &mut self,
+        channel: &mut dyn Channel,
+        choices: &[bool],
+        out: &mut [Block],
+    ) -> Result<usize, Error> {
+        let ahead = self.stock.draw(out.len());
+        let k = ahead.len();
+        let (made, fresh) = out.split_at_mut(k);
+        made.copy_from_slice(ahead);
+        let chosen = choices.get(k..).unwrap_or(&[]);
+        for (j, part) in fresh.chunks_mut(BATCH).enumerate() {
+            let c = chosen.get(j * BATCH..).unwrap_or(&[]);
+            let c = &c[..c.len().min(part.len())];
+            let mut extend = self.core.extend_into(part.len(), c, part);
+            role::drive(&mut extend, channel, self.space)?;
+        }
+        Ok(k)
     }
 }
 
-impl RcotReceiver for ExtensionReceiver {
+impl ProviderReceiver for ExtensionReceiver {
     fn flow(&self) -> Flow {
         match self.core.security {
             // The corrections u are the only message.
@@ -1278,47 +1239,22 @@ impl RcotReceiver for ExtensionReceiver {
         }
     }
 
-    fn receive_random_correlated(
-        &mut self,
-        channel: &mut dyn Channel,
-        out: &mut [Block],
-    ) -> Result<(), Error> {
-        let ahead = self.stock.draw(out.len());
-        let (made, fresh) = out.split_at_mut(ahead.len());
-        made.copy_from_slice(ahead);
-        for part in fresh.chunks_mut(BATCH) {
-            let mut extend = self.core.extend_into(part.len(), &[], part);
-            role::drive(&mut extend, channel, self.space)?;
-        }
-        Ok(())
+    fn space(&self) -> Space {
+        self.space
     }
-}
 
-impl CotReceiver for ExtensionReceiver {
-    fn receive_correlated(
+    fn draw(&mut self, channel: &mut dyn Channel, out: &mut [Block]) -> Result<(), Error> {
+        self.draw_for(channel, &[], out).map(|_| ())
+    }
+
+    /// OTs made ahead (to be adjusted), then fresh ones with `choices` in the corrections.
+    fn draw_chosen(
         &mut self,
         channel: &mut dyn Channel,
         choices: &[bool],
         out: &mut [Block],
-    ) -> Result<(), Error> {
-        check_len("correlated OT", "outputs", out.len(), choices.len())?;
-        // OTs made ahead first: their rows stay, the sender adjusts to the flip bits.
-        let stock = self.stock.draw(out.len());
-        let k = stock.len();
-        let (ahead, fresh) = out.split_at_mut(k);
-        if k > 0 {
-            let mut adjust = AdjustReceiver {
-                stock,
-                chosen: &choices[..k],
-            };
-            role::drive(&mut adjust, channel, self.space)?;
-            ahead.copy_from_slice(stock);
-        }
-        for (part, c) in fresh.chunks_mut(BATCH).zip(choices[k..].chunks(BATCH)) {
-            let mut extend = self.core.extend_into(c.len(), c, part);
-            role::drive(&mut extend, channel, self.space)?;
-        }
-        Ok(())
+    ) -> Result<usize, Error> {
+        self.draw_for(channel, choices, out)
     }
 
     fn prepare(&mut self, channel: &mut dyn Channel, n: usize) -> Result<(), Error> {
@@ -1328,44 +1264,6 @@ impl CotReceiver for ExtensionReceiver {
             rows.extend_from_slice(&core.rows[..len]);
             Ok(())
         })
-    }
-}
-
-impl RotReceiver for ExtensionReceiver {
-    fn receive_random(
-        &mut self,
-        channel: &mut dyn Channel,
-        choices: &[bool],
-        out: &mut [Block],
-    ) -> Result<(), Error> {
-        check_len("random OT", "outputs", out.len(), choices.len())?;
-        for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
-            let first = self.extend(channel, c)?;
-            hash_rows(
-                &self.hasher,
-                &self.core.rows[..part.len()],
-                first.into(),
-                part,
-            );
-        }
-        Ok(())
-    }
-}
-
-impl OtReceiver for ExtensionReceiver {
-    fn receive_chosen(
-        &mut self,
-        channel: &mut dyn Channel,
-        choices: &[bool],
-        out: &mut [Block],
-    ) -> Result<(), Error> {
-        check_len("chosen-message OT", "outputs", out.len(), choices.len())?;
-        for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
-            let first = self.extend(channel, c)?;
-            let mut masked = MaskedReceiver::new(&self.core.rows, first, c, part, &mut self.hasher);
-            role::drive(&mut masked, channel, self.space)?;
-        }
-        Ok(())
     }
 }
 

@@ -46,12 +46,10 @@
 pub mod lpn;
 
 use crate::bits::{bit_mask, low_bits};
-use crate::extension::{self, BATCH, ExtensionReceiver, ExtensionSender, Protocol, Security};
+use crate::extension::{self, ExtensionReceiver, ExtensionSender, Protocol, Security};
+use crate::flavours::{ProviderReceiver, ProviderSender};
 use crate::ggm::{Ggm, Leaves};
-use crate::traits::{
-    CotReceiver, CotSender, Flow, OtReceiver, OtSender, RcotReceiver, RcotSender, RotReceiver,
-    RotSender,
-};
+use crate::traits::Flow;
 use crate::{Error, out_of_turn};
 use lpn::Lpn;
 use sha2::{Digest as _, Sha256};
@@ -825,18 +823,14 @@ fn bootstrap(params: Params, security: Security) -> Result<Protocol, Error> {
 }
 
 /// What both providers keep: the core, the buffer of an iteration whose OTs are not all handed
-/// out yet (`buffer[next..made]`), the OTs made ahead with `prepare`, the index of the next OT
-/// handed out (the tweak of the hashed flavours, which hash with the core's hasher) and the
-/// rows of a hashed batch.
+/// out yet (`buffer[next..made]`) and the OTs made ahead with `prepare`.
 struct Provider<C> {
     core: C,
     space: Space,
     buffer: Vec<Block>,
     next: usize,
     made: usize,
-    index: u64,
     stock: extension::Stock,
-    scratch: Vec<Block>,
 }
 
 impl<C: Core> std::fmt::Debug for Provider<C> {
@@ -853,9 +847,7 @@ impl<C: Core> Provider<C> {
             buffer: Vec::new(),
             next: 0,
             made: 0,
-            index: 0,
             stock: extension::Stock::default(),
-            scratch: Vec::new(),
         }
     }
 
@@ -883,15 +875,12 @@ impl<C: Core> Provider<C> {
         Ok(())
     }
 
-    /// The next random correlated OTs, made ahead first; returns the index of the first.
-    fn draw(&mut self, channel: &mut dyn Channel, out: &mut [Block]) -> Result<u64, Error> {
+    /// The next random correlated OTs, made ahead first.
+    fn draw(&mut self, channel: &mut dyn Channel, out: &mut [Block]) -> Result<(), Error> {
         let ahead = self.stock.draw(out.len());
         let (made, fresh) = out.split_at_mut(ahead.len());
         made.copy_from_slice(ahead);
-        self.fresh(channel, fresh)?;
-        let first = self.index;
-        self.index += out.len() as u64;
-        Ok(first)
+        self.fresh(channel, fresh)
     }
 
     fn prepare(&mut self, channel: &mut dyn Channel, n: usize) -> Result<(), Error> {
@@ -941,89 +930,27 @@ impl FerretSender {
             ExtensionSender::setup_with_delta(channel, spaces, protocol, delta, base_prg)?;
         let space = spaces.allocate()?;
         let mut reserve = vec![Block::ZERO; params.setup.reserve(security)];
-        base.send_random_correlated(channel, &mut reserve)?;
+        base.draw(channel, &mut reserve)?;
         let core = SenderCore::new(params, security, base.delta(), reserve, prg)?;
         Ok(FerretSender(Provider::new(core, space)))
     }
-
-    /// Correlated OTs into `out`, adjusted to the receiver's flip bits; returns the index of
-    /// the first.
-    fn correlated(&mut self, channel: &mut dyn Channel, out: &mut [Block]) -> Result<u64, Error> {
-        let p = &mut self.0;
-        let first = p.draw(channel, out)?;
-        let mut adjust = extension::AdjustSender {
-            rows: out,
-            delta: p.core.delta,
-        };
-        role::drive(&mut adjust, channel, p.space)?;
-        Ok(first)
-    }
 }
 
-impl RcotSender for FerretSender {
+impl ProviderSender for FerretSender {
     fn delta(&self) -> Block {
         self.0.core.delta
     }
 
-    fn send_random_correlated(
-        &mut self,
-        channel: &mut dyn Channel,
-        out: &mut [Block],
-    ) -> Result<(), Error> {
-        self.0.draw(channel, out).map(|_| ())
+    fn space(&self) -> Space {
+        self.0.space
     }
-}
 
-impl CotSender for FerretSender {
-    fn send_correlated(
-        &mut self,
-        channel: &mut dyn Channel,
-        out: &mut [Block],
-    ) -> Result<(), Error> {
-        self.correlated(channel, out).map(|_| ())
+    fn draw(&mut self, channel: &mut dyn Channel, out: &mut [Block]) -> Result<(), Error> {
+        self.0.draw(channel, out)
     }
 
     fn prepare(&mut self, channel: &mut dyn Channel, n: usize) -> Result<(), Error> {
         self.0.prepare(channel, n)
-    }
-}
-
-impl RotSender for FerretSender {
-    fn send_random(
-        &mut self,
-        channel: &mut dyn Channel,
-        out: &mut [(Block, Block)],
-    ) -> Result<(), Error> {
-        let mut rows = std::mem::take(&mut self.0.scratch);
-        for part in out.chunks_mut(BATCH) {
-            rows.resize(part.len(), Block::ZERO);
-            let first = self.correlated(channel, &mut rows)?;
-            let delta = self.0.core.delta;
-            let hasher = &mut self.0.core.state.hasher;
-            extension::hash_pairs(hasher, &rows, first.into(), delta, part);
-        }
-        self.0.scratch = rows;
-        Ok(())
-    }
-}
-
-impl OtSender for FerretSender {
-    fn send_chosen(
-        &mut self,
-        channel: &mut dyn Channel,
-        messages: &[(Block, Block)],
-    ) -> Result<(), Error> {
-        let mut rows = std::mem::take(&mut self.0.scratch);
-        for part in messages.chunks(BATCH) {
-            rows.resize(part.len(), Block::ZERO);
-            let first = self.correlated(channel, &mut rows)?;
-            let p = &mut self.0;
-            let (delta, hasher) = (p.core.delta, &mut p.core.state.hasher);
-            let mut masked = extension::MaskedSender::new(&rows, delta, first, part, hasher);
-            role::drive(&mut masked, channel, p.space)?;
-        }
-        self.0.scratch = rows;
-        Ok(())
     }
 }
 
@@ -1046,32 +973,13 @@ impl FerretReceiver {
         let mut base = ExtensionReceiver::setup(channel, spaces, protocol, base_prg)?;
         let space = spaces.allocate()?;
         let mut reserve = vec![Block::ZERO; params.setup.reserve(security)];
-        base.receive_random_correlated(channel, &mut reserve)?;
+        base.draw(channel, &mut reserve)?;
         let core = ReceiverCore::new(params, security, reserve)?;
         Ok(FerretReceiver(Provider::new(core, space)))
     }
-
-    /// Correlated OTs with these choices into `out` (the sender adjusts to one flip bit
-    /// each); returns the index of the first.
-    fn correlated(
-        &mut self,
-        channel: &mut dyn Channel,
-        choices: &[bool],
-        out: &mut [Block],
-    ) -> Result<u64, Error> {
-        extension::check_len("correlated OT", "outputs", out.len(), choices.len())?;
-        let p = &mut self.0;
-        let first = p.draw(channel, out)?;
-        let mut adjust = extension::AdjustReceiver {
-            stock: out,
-            chosen: choices,
-        };
-        role::drive(&mut adjust, channel, p.space)?;
-        Ok(first)
-    }
 }
 
-impl RcotReceiver for FerretReceiver {
+impl ProviderReceiver for FerretReceiver {
     fn flow(&self) -> Flow {
         match self.0.core.state.security {
             // The trees are the only message.
@@ -1080,68 +988,16 @@ impl RcotReceiver for FerretReceiver {
         }
     }
 
-    fn receive_random_correlated(
-        &mut self,
-        channel: &mut dyn Channel,
-        out: &mut [Block],
-    ) -> Result<(), Error> {
-        self.0.draw(channel, out).map(|_| ())
+    fn space(&self) -> Space {
+        self.0.space
     }
-}
 
-impl CotReceiver for FerretReceiver {
-    fn receive_correlated(
-        &mut self,
-        channel: &mut dyn Channel,
-        choices: &[bool],
-        out: &mut [Block],
-    ) -> Result<(), Error> {
-        self.correlated(channel, choices, out).map(|_| ())
+    fn draw(&mut self, channel: &mut dyn Channel, out: &mut [Block]) -> Result<(), Error> {
+        self.0.draw(channel, out)
     }
 
     fn prepare(&mut self, channel: &mut dyn Channel, n: usize) -> Result<(), Error> {
         self.0.prepare(channel, n)
-    }
-}
-
-impl RotReceiver for FerretReceiver {
-    fn receive_random(
-        &mut self,
-        channel: &mut dyn Channel,
-        choices: &[bool],
-        out: &mut [Block],
-    ) -> Result<(), Error> {
-        extension::check_len("random OT", "outputs", out.len(), choices.len())?;
-        let mut rows = std::mem::take(&mut self.0.scratch);
-        for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
-            rows.resize(part.len(), Block::ZERO);
-            let first = self.correlated(channel, c, &mut rows)?;
-            extension::hash_rows(&self.0.core.state.hasher, &rows, first.into(), part);
-        }
-        self.0.scratch = rows;
-        Ok(())
-    }
-}
-
-impl OtReceiver for FerretReceiver {
-    fn receive_chosen(
-        &mut self,
-        channel: &mut dyn Channel,
-        choices: &[bool],
-        out: &mut [Block],
-    ) -> Result<(), Error> {
-        extension::check_len("chosen-message OT", "outputs", out.len(), choices.len())?;
-        let mut rows = std::mem::take(&mut self.0.scratch);
-        for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
-            rows.resize(part.len(), Block::ZERO);
-            let first = self.correlated(channel, c, &mut rows)?;
-            let p = &mut self.0;
-            let mut masked =
-                extension::MaskedReceiver::new(&rows, first, c, part, &mut p.core.state.hasher);
-            role::drive(&mut masked, channel, p.space)?;
-        }
-        self.0.scratch = rows;
-        Ok(())
     }
 }
 

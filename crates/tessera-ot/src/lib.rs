@@ -11,6 +11,7 @@
 //!   malicious receiver.
 //! - [`ferret`]: Ferret silent OT (Yang, Weng, Lan, Zhang, Wang, CCS 2020): random correlated
 //!   OT from GGM-tree multi-point COT and an LPN encoding, bootstrapped from SoftSpoken.
+//! - [`flavours`]: every flavour derived once from a provider's random correlated OT.
 //! - [`choice`]: which provider a party runs ([`OtChoice`]), its sides as trait objects.
 //! - [`ggm`]: GGM trees as puncturable PRFs, batched across trees.
 //!
@@ -32,21 +33,26 @@ mod bits;
 pub mod choice;
 pub mod extension;
 pub mod ferret;
+pub mod flavours;
 pub mod ggm;
+#[cfg(feature = "ideal")]
+pub mod ideal;
 pub mod traits;
 pub mod triples;
 
 pub use choice::{OtChoice, OtReceiving, OtSending};
 pub use extension::{ExtensionReceiver, ExtensionSender, Protocol, Security};
 pub use ferret::{FerretReceiver, FerretSender};
+pub use flavours::{Flavours, ProviderReceiver, ProviderSender};
 pub use traits::{
     CotReceiver, CotSender, Flow, OtReceiver, OtSender, RcotReceiver, RcotSender, RotReceiver,
     RotSender,
 };
 
-/// A message a role did not expect at this point of `protocol`.
-pub(crate) fn out_of_turn(protocol: &str, what: &str) -> Error {
-    Error::Usage(format!("{protocol}: {what} out of turn"))
+/// A role stepped with a message at a point where it expects none: the driver hands a role
+/// only the message it asked for, so this is a fault of ours, never a peer's.
+pub(crate) fn out_of_turn(protocol: &'static str, what: &'static str) -> Error {
+    Error::OutOfTurn { protocol, what }
 }
 
 /// What oblivious transfer can report.
@@ -76,24 +82,32 @@ pub enum Error {
     /// The sender's coin-toss commitment does not open.
     #[error("KOS coin toss: the sender's seed does not match its commitment")]
     BadCommitment,
-    /// A request the protocol cannot serve (this party's own mistake).
+    /// A request the protocol cannot serve (the caller's misuse).
     #[error("{0}")]
     Usage(String),
+    /// A role stepped out of turn: an internal fault (the driver hands a role only the
+    /// message it asked for).
+    #[error("{protocol}: {what} out of turn (an internal fault)")]
+    OutOfTurn {
+        /// The protocol.
+        protocol: &'static str,
+        /// What came.
+        what: &'static str,
+    },
 }
 
-impl Error {
-    /// What the peers are told when this error stops a party (see
-    /// [`tessera_net::Error::abort_code`]).
-    pub fn abort_code(&self) -> Option<tessera_net::AbortCode> {
-        use tessera_net::AbortCode;
+impl tessera_core::Failure for Error {
+    fn fault(&self) -> tessera_core::Fault {
+        use tessera_core::Fault;
         match self {
-            Error::Net(e) => e.abort_code(),
-            Error::BadPoint { .. } => Some(AbortCode::PeerMisbehaved),
+            Error::Net(e) => e.fault(),
+            Error::Core(e) => e.fault(),
+            Error::BadPoint { .. } => Fault::PeerMisbehaved,
             Error::CheckFailed | Error::FerretCheckFailed | Error::BadCommitment => {
-                Some(AbortCode::CheatDetected)
+                Fault::CheatDetected
             }
-            Error::Usage(_) => Some(AbortCode::Input),
-            Error::Core(_) => Some(AbortCode::Internal),
+            Error::Usage(_) => Fault::Misuse,
+            Error::OutOfTurn { .. } => Fault::Internal,
         }
     }
 }

@@ -23,6 +23,7 @@ fn protocols() -> Vec<OtChoice> {
         OtChoice::Extension(Protocol::softspoken(8, Security::SemiHonest).unwrap()),
         OtChoice::Ferret(FERRET_SMALL, Security::SemiHonest),
         OtChoice::Ferret(FERRET_SMALL, Security::Malicious),
+        OtChoice::InsecureIdeal,
     ]
 }
 

@@ -37,7 +37,7 @@ pub enum Error {
     /// The parties are not set up to run the same computation.
     #[error("the parties disagree: {0}")]
     Mismatch(String),
-    /// This party's own input or request does not fit.
+    /// This party's own input or request does not fit (the caller's misuse).
     #[error("input: {0}")]
     Input(String),
 }
@@ -55,24 +55,18 @@ impl From<tessera_garble::Error> for Error {
     }
 }
 
-impl Error {
-    /// What the peers are told when this error stops a party ([`Session::run`]): a code, never
-    /// our text, or `None` when they must not be told (a peer's own abort is never echoed
-    /// back, nor is a failure that only repeats an earlier one). The one mapping of this
-    /// crate's errors to abort codes.
-    pub fn abort_code(&self) -> Option<tessera_net::AbortCode> {
-        use tessera_net::AbortCode;
+/// The kind of each error: the parts' kinds kept; what the peers are told follows from it
+/// ([`tessera_net::Abort`], used by [`Session::run`]).
+impl tessera_core::Failure for Error {
+    fn fault(&self) -> tessera_core::Fault {
         match self {
-            Error::Net(e) => e.abort_code(),
-            Error::Ot(e) => e.abort_code(),
-            Error::Mismatch(_) => Some(AbortCode::Mismatch),
-            Error::Input(_) | Error::Circuit(_) => Some(AbortCode::Input),
-            Error::Garble(tessera_garble::Error::Stream(_)) => Some(AbortCode::Network),
-            Error::Garble(
-                tessera_garble::Error::Truncated { .. } | tessera_garble::Error::TrailingTables(_),
-            ) => Some(AbortCode::PeerMisbehaved),
-            Error::Garble(_) => Some(AbortCode::Input),
-            Error::Core(_) => Some(AbortCode::Internal),
+            Error::Net(e) => e.fault(),
+            Error::Ot(e) => e.fault(),
+            Error::Garble(e) => e.fault(),
+            Error::Circuit(e) => e.fault(),
+            Error::Core(e) => e.fault(),
+            Error::Mismatch(_) => tessera_core::Fault::Mismatch,
+            Error::Input(_) => tessera_core::Fault::Misuse,
         }
     }
 }

@@ -319,6 +319,15 @@ impl Session {
     /// Runs `f`; if it fails, tells every peer why, once: the one place a session aborts. A
     /// failure that is itself a peer's abort is not echoed back.
     pub fn run<T>(&mut self, f: impl FnOnce(&mut Session) -> Result<T, Error>) -> Result<T, Error> {
+        self.run_with(f)
+    }
+
+    /// [`Session::run`] for a protocol with an error type of its own (authenticated garbling):
+    /// the peers are told the code of its kind ([`tessera_net::Abort`]).
+    pub fn run_with<T, E: tessera_net::Abort>(
+        &mut self,
+        f: impl FnOnce(&mut Session) -> Result<T, E>,
+    ) -> Result<T, E> {
         f(self).inspect_err(|e| {
             if let Some(code) = e.abort_code() {
                 self.network.abort(code);

@@ -65,11 +65,18 @@ fn both_ot_directions_with_a_peer() {
 
 /// A party that stops tells its peer a code, never its own text (issue 42, defect 11): an
 /// error naming a private path reaches the peer as "its own input, file or request was
-/// refused", and a mismatch as a mismatch.
+/// refused", and a mismatch as a mismatch. The code follows from the error's kind, whichever
+/// crate it came from and however deep it is wrapped: a cheat caught by OT, a garbled-table
+/// stream cut by a network timeout, a role stepped out of turn (our fault, not the peer's).
 #[test]
 fn the_peer_is_told_a_code_never_our_text() {
+    use tessera_garble::{Error as GarbleError, StreamError};
     use tessera_net::{AbortCode, Error as NetError, Kind, Space};
     use tessera_protocols::Error;
+    let timeout = NetError::ReadTimeout {
+        party: 1,
+        after: std::time::Duration::from_secs(1),
+    };
     let cases = [
         (
             Error::Input("line 3005: /srv/private/secret-circuit.txt: bad gate".into()),
@@ -78,6 +85,32 @@ fn the_peer_is_told_a_code_never_our_text() {
         (
             Error::Mismatch("fingerprint of /srv/private/secret-circuit.txt".into()),
             AbortCode::Mismatch,
+        ),
+        (
+            Error::Ot(tessera_ot::Error::CheckFailed),
+            AbortCode::CheatDetected,
+        ),
+        (
+            Error::Garble(GarbleError::Stream(StreamError::new(timeout))),
+            AbortCode::Timeout,
+        ),
+        (
+            Error::Garble(GarbleError::TrailingTables(3)),
+            AbortCode::PeerMisbehaved,
+        ),
+        (
+            Error::Ot(tessera_ot::Error::OutOfTurn {
+                protocol: "OT extension",
+                what: "a message",
+            }),
+            AbortCode::Internal,
+        ),
+        (
+            Error::Circuit(tessera_circuit::Error::Io {
+                path: "/srv/private/secret-circuit.txt".into(),
+                message: "permission denied".into(),
+            }),
+            AbortCode::Input,
         ),
     ];
     for (local, code) in cases {

@@ -178,7 +178,7 @@ pub fn run_edited(
     inputs: &[bool],
     edit: Option<Edit<'_>>,
 ) -> Result<Vec<bool>, Error> {
-    crate::aborting(session, |s| {
+    session.run_with(|s| {
         check_inputs(circuit, s.parties(), s.id(), inputs)?;
         circuit.check()?;
         let mut runner = Runner::start(s, edit)?;
@@ -201,7 +201,7 @@ pub fn run_file(
     file: &mut Streamed,
     inputs: &[bool],
 ) -> Result<Vec<bool>, Error> {
-    crate::aborting(session, |s| {
+    session.run_with(|s| {
         let widths = file.inputs().to_vec();
         let entry = crate::twopc::copies(&widths);
         check_inputs(&entry, s.parties(), s.id(), inputs)?;

@@ -745,7 +745,7 @@ pub fn run(
     inputs: &[bool],
     outputs: Outputs,
 ) -> Result<Option<Vec<bool>>, Error> {
-    crate::aborting(session, |s| {
+    session.run_with(|s| {
         check_inputs(program, s.id(), inputs)?;
         let mut runner = Runner::start(s, program.needs(1))?;
         let ending = Ending::Decode(outputs);
@@ -770,7 +770,7 @@ pub fn run_chain(
     mut fresh: impl FnMut(u64) -> Vec<bool>,
     outputs: Outputs,
 ) -> Result<Option<Vec<bool>>, Error> {
-    crate::aborting(session, |s| {
+    session.run_with(|s| {
         if steps == 0 {
             return Err(Error::Usage("a chain runs at least one step".into()));
         }
@@ -830,7 +830,7 @@ pub fn run_file(
     inputs: &[bool],
     outputs: Outputs,
 ) -> Result<Option<Vec<bool>>, Error> {
-    crate::aborting(session, |s| stream(s, file, inputs, outputs))
+    session.run_with(|s| stream(s, file, inputs, outputs))
 }
 
 /// [`run_file`] without the abort.

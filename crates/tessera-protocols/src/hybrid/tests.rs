@@ -13,10 +13,18 @@ type Outcome = Vec<Option<Plain>>;
 
 /// Runs `p` between two parties with their inputs; both results.
 fn run(p: &Program, inputs: [Vec<(Value, Plain)>; 2]) -> [Result<Outcome, Error>; 2] {
+    run_with(seeded(), p, inputs)
+}
+
+/// [`run`] with this session configuration.
+fn run_with(
+    config: SessionConfig,
+    p: &Program,
+    inputs: [Vec<(Value, Plain)>; 2],
+) -> [Result<Outcome, Error>; 2] {
     let (n0, n1) = memory::pair().unwrap();
     let [i0, i1] = inputs;
     let p1 = p.clone();
-    let config = seeded();
     let other = thread::spawn(move || party(n1, config, &p1, &i1));
     let mine = party(n0, config, p, &i0);
     [mine, other.join().unwrap()]
@@ -384,30 +392,36 @@ fn a_program_mixing_all_five_sharings_equals_plaintext() {
         ring_values(&mut prg, 32, n),
         ring_values(&mut prg, 32, n),
     );
-    let [o0, o1] = run(
-        &p,
-        [
-            vec![(x, Plain::Ring(xv.clone()))],
-            vec![
-                (y, Plain::Ring(yv.clone())),
-                (z, plain_of(Sharing::Beta, 32, &zv)),
-                (u, plain_of(Sharing::Y, 32, &uv)),
+    // The session's OT, then the ideal OT of the tests: the program uses every OT flavour
+    // the same way whatever provides it.
+    let ideal = SessionConfig::with_ot(tessera_ot::OtChoice::InsecureIdeal);
+    for config in [seeded(), ideal.seeded(tessera_testkit::seed())] {
+        let [o0, o1] = run_with(
+            config,
+            &p,
+            [
+                vec![(x, Plain::Ring(xv.clone()))],
+                vec![
+                    (y, Plain::Ring(yv.clone())),
+                    (z, plain_of(Sharing::Beta, 32, &zv)),
+                    (u, plain_of(Sharing::Y, 32, &uv)),
+                ],
             ],
-        ],
-    );
-    let (o0, o1) = (o0.unwrap(), o1.unwrap());
-    assert_eq!(o1, vec![None, None, None, None]);
-    let m = ring::mask(32);
-    for k in 0..n {
-        let s = xv[k].wrapping_add(yv[k]) & m;
-        let prod = s.wrapping_mul(zv[k]) & m;
-        assert_eq!(bools(&o0[0])[k], bits_of(prod, 32), "product bits {k}");
-        assert_eq!(bools(&o0[1])[k], vec![s < zv[k]], "comparison {k}");
-        assert_eq!(
-            ring(&o0[2])[k],
-            if s < zv[k] { prod } else { 0 },
-            "selection {k}"
         );
+        let (o0, o1) = (o0.unwrap(), o1.unwrap());
+        assert_eq!(o1, vec![None, None, None, None]);
+        let m = ring::mask(32);
+        for k in 0..n {
+            let s = xv[k].wrapping_add(yv[k]) & m;
+            let prod = s.wrapping_mul(zv[k]) & m;
+            assert_eq!(bools(&o0[0])[k], bits_of(prod, 32), "product bits {k}");
+            assert_eq!(bools(&o0[1])[k], vec![s < zv[k]], "comparison {k}");
+            assert_eq!(
+                ring(&o0[2])[k],
+                if s < zv[k] { prod } else { 0 },
+                "selection {k}"
+            );
+        }
     }
 }
 
