@@ -41,7 +41,8 @@ mod vole;
 pub use vole::{MAX_K, ReceiverColumns, SenderColumns};
 
 use crate::base;
-use crate::bits::{bit_mask, pack_bools};
+use crate::bits::bit_mask;
+use crate::choices::Choices;
 use crate::flavours::{ProviderReceiver, ProviderSender};
 use crate::traits::Flow;
 use crate::{Error, out_of_turn};
@@ -554,13 +555,13 @@ impl ReceiverCore {
     }
 
     /// One batch with these choices (rows in [`ReceiverCore::rows`] afterwards).
-    pub fn extend<'a>(&'a mut self, choices: &'a [bool]) -> ExtendReceiver<'a> {
+    pub fn extend<'a>(&'a mut self, choices: Choices<'a>) -> ExtendReceiver<'a> {
         self.extend_into(choices.len(), choices, &mut [])
     }
 
     /// One batch of `n` OTs with random choices: each row's least significant bit.
     pub fn extend_random(&mut self, n: usize) -> ExtendReceiver<'_> {
-        self.extend_into(n, &[], &mut [])
+        self.extend_into(n, Choices::EMPTY, &mut [])
     }
 
     /// One batch of `n` OTs, the first `choices.len()` with these choices and the rest random,
@@ -568,7 +569,7 @@ impl ReceiverCore {
     pub fn extend_into<'a>(
         &'a mut self,
         n: usize,
-        choices: &'a [bool],
+        choices: Choices<'a>,
         out: &'a mut [Block],
     ) -> ExtendReceiver<'a> {
         ExtendReceiver {
@@ -589,17 +590,20 @@ impl ReceiverCore {
 
     /// Packs `choices` (bit j of the vector is bit j % 128 of block j / 128), padding with
     /// random bits up to `total` rows.
-    fn pack(&mut self, choices: &[bool], total: usize) {
+    fn pack(&mut self, choices: Choices<'_>, total: usize) {
         self.choices.resize(total / KAPPA, Block::ZERO);
         self.prg.fill_blocks(&mut self.choices);
-        for (block, bits) in self.choices.iter_mut().zip(choices.chunks(KAPPA)) {
-            let packed = pack_bools(bits);
-            let keep = if bits.len() == KAPPA {
+        for (k, block) in self.choices.iter_mut().enumerate() {
+            let given = choices.len().saturating_sub(k * KAPPA).min(KAPPA);
+            if given == 0 {
+                break;
+            }
+            let keep = if given == KAPPA {
                 0
             } else {
-                u128::MAX << bits.len()
+                u128::MAX << given
             };
-            *block = Block::new((block.as_u128() & keep) | packed);
+            *block = Block::new((block.as_u128() & keep) | choices.bits128(k * KAPPA));
         }
     }
 }
@@ -610,7 +614,7 @@ pub struct ExtendReceiver<'a> {
     core: &'a mut ReceiverCore,
     n: usize,
     /// The chosen bits of the first OTs; the rest are random.
-    choices: &'a [bool],
+    choices: Choices<'a>,
     commitment: Option<[u8; 32]>,
     seed: Block,
     /// The caller's buffer for the rows, or empty.
@@ -793,7 +797,7 @@ impl Role for AdjustSender<'_> {
 /// bits are the stock rows' least significant bits).
 pub(crate) struct AdjustReceiver<'a> {
     pub(crate) stock: &'a [Block],
-    pub(crate) chosen: &'a [bool],
+    pub(crate) chosen: Choices<'a>,
 }
 
 impl Role for AdjustReceiver<'_> {
@@ -809,12 +813,7 @@ impl Role for AdjustReceiver<'_> {
         if incoming.is_some() {
             return Err(out_of_turn("OT extension", "a message"));
         }
-        let flips = role::pack_bits(
-            self.chosen
-                .iter()
-                .zip(self.stock)
-                .map(|(&c, r)| c ^ r.lsb()),
-        );
+        let flips = role::pack_bits(self.chosen.iter().zip(self.stock).map(|(c, r)| c ^ r.lsb()));
         out.post(&Flips(Cow::Owned(flips)))?;
         Ok(Next::Done(()))
     }
@@ -948,7 +947,7 @@ impl Role for MaskedSender<'_> {
 pub struct MaskedReceiver<'a> {
     rows: &'a [Block],
     first: u64,
-    choices: &'a [bool],
+    choices: Choices<'a>,
     out: &'a mut [Block],
     hasher: &'a mut Hasher,
     done: usize,
@@ -960,7 +959,7 @@ impl<'a> MaskedReceiver<'a> {
     pub(crate) fn new(
         rows: &'a [Block],
         first: u64,
-        choices: &'a [bool],
+        choices: Choices<'a>,
         out: &'a mut [Block],
         hasher: &'a mut Hasher,
     ) -> Self {
@@ -1003,10 +1002,10 @@ impl Role for MaskedReceiver<'_> {
                     u128::from(self.first) + at as u128,
                     None,
                 );
-                for ((o, pair), (&h, &bit)) in self.out[at..at + n]
+                for ((o, pair), (&h, bit)) in self.out[at..at + n]
                     .iter_mut()
                     .zip(masked.chunks_exact(2))
-                    .zip(h.iter().zip(&self.choices[at..at + n]))
+                    .zip(h.iter().zip(self.choices.slice(at..at + n).iter()))
                 {
                     // Branch-free selection of the chosen pair element.
                     *o = h ^ pair[0] ^ (bit_mask(bit) & (pair[0] ^ pair[1]));
@@ -1212,17 +1211,16 @@ impl ExtensionReceiver {
     fn draw_for(
         &mut self,
         channel: &mut dyn Channel,
-        choices: &[bool],
+        choices: Choices<'_>,
         out: &mut [Block],
     ) -> Result<usize, Error> {
         let ahead = self.stock.draw(out.len());
         let k = ahead.len();
         let (made, fresh) = out.split_at_mut(k);
         made.copy_from_slice(ahead);
-        let chosen = choices.get(k..).unwrap_or(&[]);
+        let chosen = choices.skip(k);
         for (j, part) in fresh.chunks_mut(BATCH).enumerate() {
-            let c = chosen.get(j * BATCH..).unwrap_or(&[]);
-            let c = &c[..c.len().min(part.len())];
+            let c = chosen.skip(j * BATCH).take(part.len());
             let mut extend = self.core.extend_into(part.len(), c, part);
             role::drive(&mut extend, channel, self.space)?;
         }
@@ -1244,14 +1242,14 @@ impl ProviderReceiver for ExtensionReceiver {
     }
 
     fn draw(&mut self, channel: &mut dyn Channel, out: &mut [Block]) -> Result<(), Error> {
-        self.draw_for(channel, &[], out).map(|_| ())
+        self.draw_for(channel, Choices::EMPTY, out).map(|_| ())
     }
 
     /// OTs made ahead (to be adjusted), then fresh ones with `choices` in the corrections.
     fn draw_chosen(
         &mut self,
         channel: &mut dyn Channel,
-        choices: &[bool],
+        choices: Choices<'_>,
         out: &mut [Block],
     ) -> Result<usize, Error> {
         self.draw_for(channel, choices, out)

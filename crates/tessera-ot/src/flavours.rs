@@ -12,6 +12,7 @@
 //! - Chosen-message OT by masking the two messages with those keys (two blocks per OT).
 
 use crate::Error;
+use crate::choices::Choices;
 use crate::extension::{
     AdjustReceiver, AdjustSender, BATCH, Hasher, MaskedReceiver, MaskedSender, check_len,
     hash_pairs, hash_rows,
@@ -60,11 +61,11 @@ pub trait ProviderReceiver: Send {
     fn draw(&mut self, channel: &mut dyn Channel, out: &mut [Block]) -> Result<(), Error>;
     /// The next `out.len()` OTs for `choices` (as long as `out`): returns k, the number from
     /// the front made with random choices (to be adjusted by flip bits); the rest are
-    /// q_j ⊕ choices\[j\]·Δ already. By default all are random.
+    /// q_j ⊕ c_j·Δ already. By default all are random.
     fn draw_chosen(
         &mut self,
         channel: &mut dyn Channel,
-        choices: &[bool],
+        choices: Choices<'_>,
         out: &mut [Block],
     ) -> Result<usize, Error> {
         let _ = choices;
@@ -159,10 +160,9 @@ impl<P: ProviderSender> CotSender for Flavours<P> {
         channel: &mut dyn Channel,
         out: &mut [Block],
     ) -> Result<(), Error> {
-        for part in out.chunks_mut(BATCH) {
-            Self::correlated(&mut self.provider, channel, part)?;
-        }
-        Ok(())
+        // In one piece: a provider that makes OTs in iterations (Ferret) writes whole ones
+        // straight into `out`, and one flip-bit message covers them all.
+        Self::correlated(&mut self.provider, channel, out)
     }
 
     fn prepare(&mut self, channel: &mut dyn Channel, n: usize) -> Result<(), Error> {
@@ -215,14 +215,14 @@ impl<P: ProviderReceiver> Flavours<P> {
     fn correlated_for(
         provider: &mut P,
         channel: &mut dyn Channel,
-        choices: &[bool],
+        choices: Choices<'_>,
         out: &mut [Block],
     ) -> Result<(), Error> {
         let k = provider.draw_chosen(channel, choices, out)?;
         if k > 0 {
             let mut adjust = AdjustReceiver {
                 stock: &out[..k],
-                chosen: &choices[..k],
+                chosen: choices.take(k),
             };
             role::drive(&mut adjust, channel, provider.space())?;
             // q_j ⊕ r_j·Δ becomes q_j ⊕ c_j·Δ on the sender's side: the row stays.
@@ -249,14 +249,11 @@ impl<P: ProviderReceiver> CotReceiver for Flavours<P> {
     fn receive_correlated(
         &mut self,
         channel: &mut dyn Channel,
-        choices: &[bool],
+        choices: Choices<'_>,
         out: &mut [Block],
     ) -> Result<(), Error> {
         check_len("correlated OT", "outputs", out.len(), choices.len())?;
-        for (part, c) in out.chunks_mut(BATCH).zip(choices.chunks(BATCH)) {
-            Self::correlated_for(&mut self.provider, channel, c, part)?;
-        }
-        Ok(())
+        Self::correlated_for(&mut self.provider, channel, choices, out)
     }
 
     fn prepare(&mut self, channel: &mut dyn Channel, n: usize) -> Result<(), Error> {
@@ -268,7 +265,7 @@ impl<P: ProviderReceiver> RotReceiver for Flavours<P> {
     fn receive_random(
         &mut self,
         channel: &mut dyn Channel,
-        choices: &[bool],
+        choices: Choices<'_>,
         out: &mut [Block],
     ) -> Result<(), Error> {
         check_len("random OT", "outputs", out.len(), choices.len())?;
@@ -288,7 +285,7 @@ impl<P: ProviderReceiver> OtReceiver for Flavours<P> {
     fn receive_chosen(
         &mut self,
         channel: &mut dyn Channel,
-        choices: &[bool],
+        choices: Choices<'_>,
         out: &mut [Block],
     ) -> Result<(), Error> {
         check_len("chosen-message OT", "outputs", out.len(), choices.len())?;

@@ -5,6 +5,7 @@
 //! derived by [`crate::Flavours`] as for the real providers.
 
 use crate::Error;
+use crate::choices::Choices;
 use crate::flavours::{ProviderReceiver, ProviderSender};
 use crate::traits::Flow;
 use tessera_core::{Block, Prg};
@@ -61,14 +62,14 @@ struct Stream {
 
 impl Stream {
     /// The next `out.len()` rows: the sender's q_j for `None`, else the receiver's
-    /// q_j ⊕ c_j·Δ with c_j = `choices[j]`, or the random b_j beyond `choices`.
-    fn fill(&mut self, out: &mut [Block], choices: Option<&[bool]>) {
+    /// q_j ⊕ c_j·Δ with c_j the choice bit j, or the random b_j beyond the choices.
+    fn fill(&mut self, out: &mut [Block], choices: Option<Choices<'_>>) {
         self.prg.fill_blocks(out);
         for (j, row) in out.iter_mut().enumerate() {
             let b = row.lsb();
             *row = row.with_lsb(false);
             if let Some(choices) = choices {
-                let c = choices.get(j).copied().unwrap_or(b);
+                let c = if j < choices.len() { choices.get(j) } else { b };
                 *row ^= self.delta & Block::mask(c);
             }
         }
@@ -186,7 +187,7 @@ impl ProviderReceiver for IdealReceiver {
     }
 
     fn draw(&mut self, _: &mut dyn Channel, out: &mut [Block]) -> Result<(), Error> {
-        self.0.fill(out, Some(&[]));
+        self.0.fill(out, Some(Choices::EMPTY));
         Ok(())
     }
 
@@ -195,13 +196,13 @@ impl ProviderReceiver for IdealReceiver {
     fn draw_chosen(
         &mut self,
         _: &mut dyn Channel,
-        choices: &[bool],
+        choices: Choices<'_>,
         out: &mut [Block],
     ) -> Result<usize, Error> {
         let k = self.0.stocked.min(out.len());
         let (made, fresh) = out.split_at_mut(k);
-        self.0.fill(made, Some(&[]));
-        self.0.fill(fresh, Some(&choices[k..]));
+        self.0.fill(made, Some(Choices::EMPTY));
+        self.0.fill(fresh, Some(choices.skip(k)));
         Ok(k)
     }
 

@@ -11,6 +11,7 @@
 //!   malicious receiver.
 //! - [`ferret`]: Ferret silent OT (Yang, Weng, Lan, Zhang, Wang, CCS 2020): random correlated
 //!   OT from GGM-tree multi-point COT and an LPN encoding, bootstrapped from SoftSpoken.
+//! - [`choices`]: the receiver's choice bits, packed.
 //! - [`flavours`]: every flavour derived once from a provider's random correlated OT.
 //! - [`choice`]: which provider a party runs ([`OtChoice`]), its sides as trait objects.
 //! - [`ggm`]: GGM trees as puncturable PRFs, batched across trees.
@@ -31,6 +32,7 @@
 pub mod base;
 mod bits;
 pub mod choice;
+pub mod choices;
 pub mod extension;
 pub mod ferret;
 pub mod flavours;
@@ -41,6 +43,7 @@ pub mod traits;
 pub mod triples;
 
 pub use choice::{OtChoice, OtReceiving, OtSending};
+pub use choices::{ChoiceBits, Choices};
 pub use extension::{ExtensionReceiver, ExtensionSender, Protocol, Security};
 pub use ferret::{FerretReceiver, FerretSender};
 pub use flavours::{Flavours, ProviderReceiver, ProviderSender};

@@ -5,6 +5,7 @@
 //! made in large batches ahead of use ([`CotSender::prepare`]).
 
 use crate::Error;
+use crate::choices::Choices;
 use tessera_core::Block;
 use tessera_net::Channel;
 
@@ -71,11 +72,11 @@ pub trait CotSender: RcotSender {
 
 /// Correlated OT with a global offset Δ, receiver side.
 pub trait CotReceiver {
-    /// The next `choices.len()` OTs: `out[j]` = q_j ⊕ `choices[j]`·Δ.
+    /// The next `choices.len()` OTs: `out[j]` = q_j ⊕ c_j·Δ for choice bit c_j.
     fn receive_correlated(
         &mut self,
         channel: &mut dyn Channel,
-        choices: &[bool],
+        choices: Choices<'_>,
         out: &mut [Block],
     ) -> Result<(), Error>;
     /// Makes `n` correlated OTs ahead of use, with choices not yet known (with the peer's
@@ -96,11 +97,11 @@ pub trait RotSender {
 
 /// Random OT, receiver side.
 pub trait RotReceiver {
-    /// The next `choices.len()` OTs: `out[j]` = the sender's message `choices[j]`.
+    /// The next `choices.len()` OTs: `out[j]` = the sender's message c_j.
     fn receive_random(
         &mut self,
         channel: &mut dyn Channel,
-        choices: &[bool],
+        choices: Choices<'_>,
         out: &mut [Block],
     ) -> Result<(), Error>;
 }
@@ -117,11 +118,11 @@ pub trait OtSender {
 
 /// Chosen-message OT, receiver side.
 pub trait OtReceiver {
-    /// `out[j]` = the sender's `messages[j]` component `choices[j]`.
+    /// `out[j]` = the sender's `messages[j]` component c_j.
     fn receive_chosen(
         &mut self,
         channel: &mut dyn Channel,
-        choices: &[bool],
+        choices: Choices<'_>,
         out: &mut [Block],
     ) -> Result<(), Error>;
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tessera_core::{Block, Prg};
 use tessera_net::{Channel, NetConfig, Network, Spaces, memory};
 use tessera_ot::ferret::Params;
-use tessera_ot::{OtChoice, OtReceiving, OtSending, Protocol, Security};
+use tessera_ot::{ChoiceBits, OtChoice, OtReceiving, OtSending, Protocol, Security};
 
 /// Ferret with iterations of 2^14 OTs, so that the tests cross many of them.
 const FERRET_SMALL: Params = Params::INSECURE_SMALL;
@@ -74,13 +74,14 @@ fn receive_all(r: &mut dyn OtReceiving, ch: &mut dyn Channel) -> Received {
         .iter()
         .enumerate()
         .map(|(k, &n)| {
-            let c = choices(k as u128, n);
+            let bits = ChoiceBits::from_bools(&choices(k as u128, n));
+            let c = bits.as_choices();
             let mut cot = vec![Block::ZERO; n];
-            r.receive_correlated(ch, &c, &mut cot).unwrap();
+            r.receive_correlated(ch, c, &mut cot).unwrap();
             let mut rot = vec![Block::ZERO; n];
-            r.receive_random(ch, &c, &mut rot).unwrap();
+            r.receive_random(ch, c, &mut rot).unwrap();
             let mut ot = vec![Block::ZERO; n];
-            r.receive_chosen(ch, &c, &mut ot).unwrap();
+            r.receive_chosen(ch, c, &mut ot).unwrap();
             let mut rcot = vec![Block::ZERO; n];
             r.receive_random_correlated(ch, &mut rcot).unwrap();
             (cot, rot, ot, rcot)
@@ -177,9 +178,12 @@ fn the_senders_view_does_not_show_the_choices() {
         let (mut core, _) =
             tessera_ot::extension::ReceiverCore::new(protocol, &keys, Prg::from_os().unwrap())
                 .unwrap();
-        let choices = vec![bit; 8192 * k];
+        let choices = ChoiceBits::from_bools(&vec![bit; 8192 * k]);
         let mut out = Recorder::default();
-        let next = core.extend(&choices).step(None, &mut out).unwrap();
+        let next = core
+            .extend(choices.as_choices())
+            .step(None, &mut out)
+            .unwrap();
         assert!(matches!(next, Next::Done(_)));
         out.flush().unwrap();
         let (_, u) = out.take().unwrap();
@@ -221,8 +225,8 @@ fn correlated_ots_made_ahead_serve_later_draws() {
                 for (k, &n) in DRAWS.iter().enumerate() {
                     draw(k, &mut |m| r.prepare(ch, m).unwrap());
                     let mut out = vec![Block::ZERO; n];
-                    r.receive_correlated(ch, &choices(k as u128 + 50, n), &mut out)
-                        .unwrap();
+                    let c = ChoiceBits::from_bools(&choices(k as u128 + 50, n));
+                    r.receive_correlated(ch, c.as_choices(), &mut out).unwrap();
                     got.push(out);
                 }
                 got

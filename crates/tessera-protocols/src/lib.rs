@@ -3,12 +3,13 @@
 //! path), semi-honest Yao and its variants ([`yao`]: on several threads per party, of circuit
 //! files too large to hold, of chains, between two garbling parties), Boolean circuits in GMW's
 //! and ABY2.0's secret sharings ([`boolean`]) and hybrid programs over all five sharings
-//! ([`hybrid`]).
+//! ([`hybrid`]), all opening with the one [`hello`].
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod boolean;
+pub mod hello;
 pub mod hybrid;
 pub mod session;
 pub mod yao;

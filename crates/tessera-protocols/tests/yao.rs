@@ -3,9 +3,7 @@
 //! every way a peer can misbehave stops the other side with a named error within its timeout,
 //! the peer told once and never told back.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::{Arc, Mutex};
+use std::net::TcpListener;
 use std::thread;
 use std::time::{Duration, Instant};
 use tessera_circuit::Circuit;
@@ -13,11 +11,14 @@ use tessera_circuit::eval::{bits_from_hex, bits_to_hex, evaluate};
 use tessera_circuit::library::builtin;
 use tessera_core::{Block, Prg};
 use tessera_garble::SchemeKind;
+use tessera_net::Kind;
 use tessera_net::tcp::{Mesh, listen, mesh};
 use tessera_net::tls::{TlsConfig, keygen};
 use tessera_net::{NetConfig, Network, memory};
-use tessera_protocols::yao::{OutputTo, Yao, YaoRole};
+use tessera_ot::{base, extension};
+use tessera_protocols::yao::{self, OutputTo, Yao, YaoRole};
 use tessera_protocols::{Error, Session, SessionConfig};
+use tessera_testkit::tamper::{self, Edit, Target, Which};
 
 fn circuit(name: &str) -> Circuit {
     builtin(name).unwrap().unwrap()
@@ -307,127 +308,21 @@ fn different_circuits_modes_schemes_or_roles_stop_both_sides() {
     }
 }
 
-/// What the relay does to the first frame of a given kind (outside the network's own space).
-#[derive(Clone, Copy, Debug)]
-enum Misdeed {
-    /// Sends one byte less (and says so in the header).
-    Truncate,
-    /// Sends the payload twice over.
-    Oversize,
-    /// Sends random bytes of the right length.
-    Garbage,
-    /// Sends it under another kind (out of order).
-    Retag,
-    /// Sends nothing from then on and hangs up.
-    HangUp,
-    /// Sends nothing from then on but stays connected.
-    Silent,
-}
-
-/// A frame relay between a party and its peer over TCP: forwards frames both ways, applies
-/// `misdeed` to the first frame of kind `target` that `bad` (0: the listener's side) sends,
-/// and counts the abort frames each side sends.
-struct Relay {
-    aborts: Arc<Mutex<[u32; 2]>>,
-}
-
-fn read_frame(s: &mut TcpStream) -> Option<([u8; 7], Vec<u8>)> {
-    let mut h = [0u8; 7];
-    s.read_exact(&mut h).ok()?;
-    let len = u32::from_le_bytes([h[3], h[4], h[5], h[6]]) as usize;
-    let mut p = vec![0u8; len];
-    s.read_exact(&mut p).ok()?;
-    Some((h, p))
-}
-
-impl Relay {
-    /// Listens for party 1 at `front`, connects to party 0 at `back`.
-    fn start(front: TcpListener, back: String, bad: usize, target: u8, misdeed: Misdeed) -> Relay {
-        let aborts = Arc::new(Mutex::new([0u32; 2]));
-        let counts = aborts.clone();
-        thread::spawn(move || {
-            let Ok((to_one, _)) = front.accept() else {
-                return;
-            };
-            let Ok(to_zero) = TcpStream::connect(back) else {
-                return;
-            };
-            let pairs = [
-                (to_zero.try_clone().unwrap(), to_one.try_clone().unwrap(), 0),
-                (to_one, to_zero, 1),
-            ];
-            let handles: Vec<_> = pairs
-                .into_iter()
-                .map(|(mut from, mut to, side)| {
-                    let counts = counts.clone();
-                    thread::spawn(move || {
-                        let mut done = false;
-                        while let Some((mut h, mut p)) = read_frame(&mut from) {
-                            let control = h[0] == 0 && h[1] == 0;
-                            if control && h[2] == 0xff {
-                                counts.lock().unwrap()[side] += 1;
-                            }
-                            if side == bad && !done && !control && h[2] == target {
-                                done = true;
-                                match misdeed {
-                                    Misdeed::Truncate => p.pop().map(drop).unwrap_or(()),
-                                    Misdeed::Oversize => p = [p.clone(), p].concat(),
-                                    Misdeed::Garbage => {
-                                        let mut prg = Prg::from_os().unwrap();
-                                        for c in p.chunks_mut(16) {
-                                            let b = prg.random_block().to_bytes();
-                                            c.copy_from_slice(&b[..c.len()]);
-                                        }
-                                    }
-                                    Misdeed::Retag => h[2] = 0x7e,
-                                    Misdeed::HangUp => {
-                                        let _ = to.shutdown(std::net::Shutdown::Both);
-                                        let _ = from.shutdown(std::net::Shutdown::Both);
-                                        return;
-                                    }
-                                    Misdeed::Silent => {
-                                        thread::sleep(TIMEOUT * 4);
-                                        return;
-                                    }
-                                }
-                                h[3..7].copy_from_slice(&(p.len() as u32).to_le_bytes());
-                            }
-                            if to.write_all(&h).and_then(|()| to.write_all(&p)).is_err() {
-                                return;
-                            }
-                        }
-                        let _ = to.shutdown(std::net::Shutdown::Write);
-                    })
-                })
-                .collect();
-            for h in handles {
-                let _ = h.join();
-            }
-        });
-        Relay { aborts }
-    }
-}
-
 const TIMEOUT: Duration = Duration::from_millis(500);
 
-/// A garbler (party 0) and an evaluator (party 1) through a relay that makes one side
-/// misbehave once: the honest side must fail with an error within its timeout, not panic or
-/// hang. (Garbage tables, labels or decoding bits give a wrong output, which semi-honest Yao
-/// cannot detect; the check against the FIPS ciphertext turns that into an error here.)
-fn misbehave(garbler_misbehaves: bool, target: u8, misdeed: Misdeed) -> (Outputs, [u32; 2]) {
+/// A garbler (party 0) and an evaluator (party 1) through the tamper harness, which edits the
+/// first frame of `kind` one side sends: the honest side must fail with an error within its
+/// timeout, not panic or hang. (Garbage tables, labels or decoding bits give a wrong output,
+/// which semi-honest Yao cannot detect; the check against the FIPS ciphertext turns that into
+/// an error here.) Also the aborts each side sent.
+fn misbehave(garbler_misbehaves: bool, kind: Kind, edit: Edit) -> (Outputs, [usize; 2]) {
     let config = NetConfig::with_timeout(TIMEOUT);
-    let zero = listen("127.0.0.1:0").unwrap();
-    let front = listen("127.0.0.1:0").unwrap();
-    let front_addr = [front.local_addr().unwrap().to_string()];
-    let bad = usize::from(!garbler_misbehaves);
-    let relay = Relay::start(
-        front,
-        zero.local_addr().unwrap().to_string(),
-        bad,
-        target,
-        misdeed,
-    );
-    let (g_net, e_net) = tcp_pair_at(&zero, &front_addr, None, config);
+    let target = Target {
+        from: usize::from(!garbler_misbehaves),
+        which: Which::FirstOf(kind.id),
+        edit,
+    };
+    let (g_net, e_net, frames) = tamper::pair(Some(target), config);
     let outputs = if garbler_misbehaves {
         OutputTo::Evaluator
     } else {
@@ -461,52 +356,60 @@ fn misbehave(garbler_misbehaves: bool, target: u8, misdeed: Misdeed) -> (Outputs
         _ => Err(Error::Input("wrong output".into())),
     });
     thread::sleep(Duration::from_millis(50));
-    let aborts = *relay.aborts.lock().unwrap();
-    (checked, aborts)
+    (checked, [frames.aborts_by(0), frames.aborts_by(1)])
 }
+
+/// The edits of these tests: random bytes (for the garbler's frames: the evaluator's decide
+/// only values whose effect may be nil, such as the choice column of the OT matrix), a byte
+/// more or less, the connection cut, another kind, a frame replayed, and silence.
+const EDITS: [Edit; 7] = [
+    Edit::Cut,
+    Edit::Extend,
+    Edit::Truncate,
+    Edit::ChangeKind,
+    Edit::Replay,
+    Edit::Silence,
+    Edit::Garbage,
+];
 
 #[test]
 fn a_misbehaving_garbler_stops_the_evaluator() {
-    use Misdeed::*;
-    // 0x30 hello, 0x11 base-OT points, 0x31 input labels, 0x32 tables, 0x33 decoding.
-    for target in [0x30, 0x11, 0x31, 0x32, 0x33] {
-        for misdeed in [Truncate, Oversize, Garbage, Retag, HangUp, Silent] {
-            let (r, aborts) = misbehave(true, target, misdeed);
+    let kinds = [
+        yao::HELLO,
+        base::POINTS,
+        yao::LABELS,
+        yao::TABLES,
+        yao::DECODING,
+    ];
+    for kind in kinds {
+        for edit in EDITS {
+            let (r, aborts) = misbehave(true, kind, edit);
+            let what = format!("{} {edit:?}", kind.name);
             let text = match r {
                 Err(e) => e.to_string(),
-                Ok(_) => panic!("{target:#x} {misdeed:?}: the evaluator noticed nothing"),
+                Ok(_) => panic!("{what}: the evaluator noticed nothing"),
             };
             assert!(!text.is_empty());
-            if matches!(misdeed, Silent) {
-                assert!(
-                    text.contains("read timeout"),
-                    "{target:#x} {misdeed:?}: {text}"
-                );
+            if edit == Edit::Silence {
+                assert!(text.contains("read timeout"), "{what}: {text}");
             }
             // Each side tells the other at most once.
-            assert!(
-                aborts.iter().all(|&a| a <= 1),
-                "{target:#x} {misdeed:?}: {aborts:?}"
-            );
+            assert!(aborts.iter().all(|&a| a <= 1), "{what}: {aborts:?}");
         }
     }
 }
 
 #[test]
 fn a_misbehaving_evaluator_stops_the_garbler() {
-    use Misdeed::*;
-    // 0x30 hello, 0x10 base-OT point and session, 0x20 OT matrix, 0x34 colours.
-    for target in [0x30, 0x10, 0x20, 0x34] {
-        for misdeed in [Truncate, Oversize, Retag, HangUp, Silent] {
-            let (r, aborts) = misbehave(false, target, misdeed);
-            assert!(
-                r.is_err(),
-                "{target:#x} {misdeed:?}: the garbler noticed nothing"
-            );
-            assert!(
-                aborts.iter().all(|&a| a <= 1),
-                "{target:#x} {misdeed:?}: {aborts:?}"
-            );
+    // The evaluator's garbage (OT matrix, colours) gives a wrong output, which the check
+    // against FIPS-197 catches; a flipped hello or base-OT point is refused outright.
+    for kind in [yao::HELLO, base::HELLO, extension::MATRIX, yao::COLOURS] {
+        for edit in &EDITS[..6] {
+            let edit = *edit;
+            let (r, aborts) = misbehave(false, kind, edit);
+            let what = format!("{} {edit:?}", kind.name);
+            assert!(r.is_err(), "{what}: the garbler noticed nothing");
+            assert!(aborts.iter().all(|&a| a <= 1), "{what}: {aborts:?}");
         }
     }
 }
@@ -514,18 +417,13 @@ fn a_misbehaving_evaluator_stops_the_garbler() {
 /// A party that stops tells its peer once; the peer, stopped by that abort, says nothing back.
 #[test]
 fn an_abort_is_not_echoed_back() {
-    let zero = listen("127.0.0.1:0").unwrap();
-    let front = listen("127.0.0.1:0").unwrap();
-    let front_addr = [front.local_addr().unwrap().to_string()];
-    // Party 1 sends a bad hello (retagged): party 0 stops and tells it.
-    let relay = Relay::start(
-        front,
-        zero.local_addr().unwrap().to_string(),
-        1,
-        0x30,
-        Misdeed::Retag,
-    );
-    let (g_net, e_net) = tcp_pair_at(&zero, &front_addr, None, NetConfig::with_timeout(TIMEOUT));
+    // Party 1 sends a bad hello (another kind): party 0 stops and tells it.
+    let target = Target {
+        from: 1,
+        which: Which::FirstOf(yao::HELLO.id),
+        edit: Edit::ChangeKind,
+    };
+    let (g_net, e_net, frames) = tamper::pair(Some(target), NetConfig::with_timeout(TIMEOUT));
     let evaluator = thread::spawn(move || {
         party(
             e_net,
@@ -567,5 +465,5 @@ fn an_abort_is_not_echoed_back() {
     };
     assert!(e.as_ref().is_err_and(peer_abort), "{e:?}");
     thread::sleep(Duration::from_millis(100));
-    assert_eq!(*relay.aborts.lock().unwrap(), [1, 0]);
+    assert_eq!([frames.aborts_by(0), frames.aborts_by(1)], [1, 0]);
 }

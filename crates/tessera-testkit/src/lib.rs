@@ -1,6 +1,7 @@
 //! What the tests of Tessera's crates share: the seed of a test's sessions, so that a failing
 //! run can be replayed ([`seed`]), and the runners of two and of n parties over memory, each
-//! on its own thread and seeded session ([`two_parties`], [`parties`]).
+//! on its own thread and seeded session ([`two_parties`], [`parties`]), and the tamper harness
+//! that edits any two-party protocol's frames on the wire ([`tamper`]).
 //!
 //! A test that draws its seed prints it on standard error, which the test harness shows only
 //! for a test that failed; `TESSERA_SEED=<the 32 hex digits> cargo test NAME` runs it again
@@ -8,6 +9,8 @@
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+
+pub mod tamper;
 
 use tessera_core::{Block, Prg};
 use tessera_net::{NetConfig, memory};

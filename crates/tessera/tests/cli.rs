@@ -678,8 +678,9 @@ fn nobody_connecting_and_trickling_are_named_and_bounded() {
 
     use std::io::Write;
     let (addr, peer) = hostile_peer(|mut s| {
-        // A Yao hello that promises 51 bytes, then sends one every 500 ms.
-        let _ = s.write_all(&[1, 0, 0x30, 51, 0, 0, 0]);
+        // A Yao hello that promises its length, then sends a byte every 500 ms.
+        use tessera_protocols::hello::{HELLO, HELLO_LEN};
+        let _ = s.write_all(&[1, 0, HELLO.id, HELLO_LEN as u8, 0, 0, 0]);
         for _ in 0..20 {
             std::thread::sleep(std::time::Duration::from_millis(500));
             if s.write_all(&[3]).is_err() {

@@ -39,3 +39,27 @@ pub fn pair_with(config: NetConfig) -> Result<(Network, Network), Error> {
     a.zip(b)
         .ok_or_else(|| Error::Usage("a mesh of two has two parties".into()))
 }
+
+/// Two parties over connected Unix streams, `a` party 0's end and `b` party 1's: a socket
+/// pair, or the ends of a test's interposer that edits what passes (the tamper harness of
+/// `tessera-testkit`). The network runs exactly the code it runs over TCP.
+#[cfg(unix)]
+pub fn pair_over(
+    a: std::os::unix::net::UnixStream,
+    b: std::os::unix::net::UnixStream,
+    config: NetConfig,
+) -> Result<(Network, Network), Error> {
+    let deadline = config.deadline.and_then(crate::network::after);
+    let end = |me: usize, stream: std::os::unix::net::UnixStream| {
+        stream
+            .set_nonblocking(true)
+            .map_err(|e| Error::Usage(format!("a stream for party {me}: {e}")))?;
+        let mut links = vec![None, None];
+        links[1 - me] = Some(Link::new(
+            Socket::Unix(mio::net::UnixStream::from_std(stream)),
+            None,
+        ));
+        Network::new(me, links, config, deadline)
+    };
+    Ok((end(0, a)?, end(1, b)?))
+}

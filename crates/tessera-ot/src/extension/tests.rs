@@ -63,7 +63,8 @@ type Batch = (
 fn batch(protocol: Protocol, n: usize, edit: Edit) -> Batch {
     let (mut s, mut r) = cores(protocol);
     let choices: Vec<bool> = (0..n).map(|j| j % 3 == 0).collect();
-    let (a, b) = run_pair(&mut s.extend(n), &mut r.extend(&choices), edit);
+    let packed = crate::ChoiceBits::from_bools(&choices);
+    let (a, b) = run_pair(&mut s.extend(n), &mut r.extend(packed.as_choices()), edit);
     (a, b, s, r, choices)
 }
 

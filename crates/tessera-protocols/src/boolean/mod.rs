@@ -31,10 +31,11 @@ pub(crate) mod layers;
 mod online;
 mod setup;
 
+use crate::hello::{self, Hello, Names, Variants};
 use crate::{Error, Session};
 use online::Online;
-use setup::{Hello, SetupRole};
-use sha2::{Digest, Sha256};
+use setup::SetupRole;
+use sha2::Digest;
 use tessera_circuit::Circuit;
 use tessera_circuit::layered::Layered;
 use tessera_net::{Kind, role};
@@ -43,8 +44,8 @@ use tessera_ot::triples::BoolTriples;
 /// The version both parties' hellos must agree on.
 pub const PROTOCOL_VERSION: u8 = 1;
 
-/// The hello: version, sharing, the sender's side and the fingerprint.
-pub const HELLO: Kind = Kind::new(0x40, "boolean circuit hello");
+/// The hello ([`crate::hello`]): version, sharing, the sender's side and the fingerprint.
+pub use crate::hello::HELLO;
 /// B setup: the owner's random masks of its input bits, the peer's shares.
 pub const MASKS: Kind = Kind::new(0x41, "gmw input masks");
 /// β setup: the Beaver openings of every AND gate's masks.
@@ -89,6 +90,22 @@ impl BoolSharing {
         }
     }
 }
+
+/// How the Boolean protocols' hello names its fields.
+const NAMES: Names = Names {
+    protocol: "Boolean circuit",
+    variant: Some(Variants {
+        what: "sharing",
+        name: |code| match BoolSharing::ALL.into_iter().find(|s| s.code() == code) {
+            Some(s) => s.name(),
+            None => "an unknown sharing",
+        },
+    }),
+    side: |side| {
+        if side == 0 { "on side 0" } else { "on side 1" }
+    },
+    fingerprint: "a different circuit, SIMD width or output mode at the peer (fingerprints differ)",
+};
 
 /// Who learns the outputs: a party's side (0: the lower-numbered of the two) or both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -206,12 +223,11 @@ impl BoolCircuit {
 
     /// SHA-256 of what both parties must agree on.
     pub fn fingerprint(&self, reveal: Reveal) -> [u8; 32] {
-        let mut h = Sha256::new();
-        h.update(b"tessera/boolean");
-        h.update([PROTOCOL_VERSION, self.sharing.code(), reveal.code()]);
-        h.update((self.simd as u64).to_le_bytes());
-        crate::yao::hash_circuit(&mut h, &self.circuit);
-        h.finalize().into()
+        hello::fingerprint(b"tessera/boolean", |h| {
+            h.update([PROTOCOL_VERSION, self.sharing.code(), reveal.code()]);
+            h.update((self.simd as u64).to_le_bytes());
+            crate::yao::hash_circuit(h, &self.circuit);
+        })
     }
 
     /// The input value indices owned by `side`.
@@ -255,8 +271,14 @@ impl BoolCircuit {
         let side = Self::side(session, peer);
         let space = session.space(peer)?;
         let fingerprint = self.fingerprint(reveal);
-        let mut hello = Hello::new(self.sharing, side, fingerprint);
-        role::drive(&mut hello, &mut session.channel(peer), space)?;
+        let ours = Hello {
+            version: PROTOCOL_VERSION,
+            variant: self.sharing.code(),
+            side: side as u8,
+            fingerprint,
+            nonce: tessera_core::Block::ZERO,
+        };
+        hello::exchange(session, (peer, space), ours, NAMES)?;
         let triples =
             session.with_triples(
                 peer,

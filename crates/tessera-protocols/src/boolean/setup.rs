@@ -1,102 +1,15 @@
-//! The setup's cores: the hello, and per sharing the exchange that completes [`Prepared`] from
+//! The setup's cores: per sharing the exchange that completes [`Prepared`] from
 //! the Boolean triples (B: the input masks; β: the masks of every wire and the Beaver products
 //! of the AND gates' masks).
 
 use super::bits::{self, words};
-use super::{
-    BoolCircuit, BoolSharing, HELLO, Incoming, MASKS, PRODUCTS, PROTOCOL_VERSION, Packed, Prepared,
-    read_bits,
-};
+use super::{BoolCircuit, BoolSharing, Incoming, MASKS, PRODUCTS, Packed, Prepared, read_bits};
 use crate::Error;
 use tessera_circuit::GateKind;
 use tessera_core::Prg;
-use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
-use tessera_net::{DecodeError, Kind};
+use tessera_net::Kind;
+use tessera_net::role::{Next, Outbox, Role};
 use tessera_ot::triples::BoolTriples;
-
-const HELLO_LEN: usize = 3 + 32;
-
-/// Both parties' hello: sends this party's, checks the peer's.
-pub(super) struct Hello {
-    version: u8,
-    sharing: u8,
-    side: u8,
-    fingerprint: [u8; 32],
-}
-
-impl Hello {
-    pub(super) fn new(sharing: BoolSharing, side: usize, fingerprint: [u8; 32]) -> Self {
-        Hello {
-            version: PROTOCOL_VERSION,
-            sharing: sharing.code(),
-            side: side as u8,
-            fingerprint,
-        }
-    }
-}
-
-impl Encode for Hello {
-    const KIND: Kind = HELLO;
-    fn encode<'a>(&'a self, scratch: &'a mut Vec<u8>) -> &'a [u8] {
-        scratch.clear();
-        scratch.extend_from_slice(&[self.version, self.sharing, self.side]);
-        scratch.extend_from_slice(&self.fingerprint);
-        scratch
-    }
-}
-
-impl Decode<'_> for Hello {
-    fn decode(_kind: u8, bytes: &[u8]) -> Result<Self, DecodeError> {
-        let b = role::array::<HELLO_LEN>(bytes)?;
-        let mut fingerprint = [0u8; 32];
-        fingerprint.copy_from_slice(&b[3..]);
-        Ok(Hello {
-            version: b[0],
-            sharing: b[1],
-            side: b[2],
-            fingerprint,
-        })
-    }
-}
-
-impl Role for Hello {
-    type Incoming<'a> = Hello;
-    type Output = ();
-    type Error = Error;
-
-    fn step<O: Outbox>(&mut self, incoming: Option<Hello>, out: &mut O) -> Result<Next<()>, Error> {
-        let Some(theirs) = incoming else {
-            out.post(self)?;
-            return Ok(Next::exact(HELLO, HELLO_LEN));
-        };
-        let name = |code: u8| {
-            BoolSharing::ALL
-                .into_iter()
-                .find(|s| s.code() == code)
-                .map_or("an unknown sharing", BoolSharing::name)
-        };
-        let problem = if theirs.version != self.version {
-            format!(
-                "the peer speaks Boolean circuit protocol version {}, this party version {}",
-                theirs.version, self.version
-            )
-        } else if theirs.sharing != self.sharing {
-            format!(
-                "sharing {} here, {} at the peer",
-                name(self.sharing),
-                name(theirs.sharing)
-            )
-        } else if theirs.side == self.side {
-            format!("both parties are on side {}", self.side)
-        } else if theirs.fingerprint != self.fingerprint {
-            "a different circuit, SIMD width or output mode at the peer (fingerprints differ)"
-                .into()
-        } else {
-            return Ok(Next::Done(()));
-        };
-        Err(Error::Mismatch(problem))
-    }
-}
 
 impl BoolCircuit {
     /// Words of the per-AND vectors, all layer segments.

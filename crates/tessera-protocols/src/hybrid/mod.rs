@@ -92,11 +92,14 @@ pub use online::Step;
 pub use op::{OnlineCost, route};
 use op::{Op, YCircuit};
 pub use prepare::{Prepared, SetupStep};
-use sha2::{Digest, Sha256};
+use sha2::Digest;
 use tessera_net::Kind as MessageKind;
 
-/// The program's hello: the fingerprint of its operations.
-pub const HELLO: MessageKind = MessageKind::new(0x50, "hybrid program hello");
+/// The version of the hybrid programs' messages; parties of different versions refuse each
+/// other.
+pub const PROTOCOL_VERSION: u8 = 3;
+/// The program's hello ([`crate::hello`]): the fingerprint of its operations.
+pub use crate::hello::HELLO;
 /// The setup's Beaver openings.
 pub const SETUP: MessageKind = MessageKind::new(0x51, "hybrid setup products");
 /// The setup's cross products: the OT sender's corrections τ.
@@ -275,13 +278,13 @@ impl Program {
 
     /// SHA-256 of the program: both parties must run the same.
     pub fn fingerprint(&self) -> [u8; 32] {
-        let mut h = Sha256::new();
-        h.update(b"tessera/hybrid/3");
-        h.update(format!("{:?}{:?}", self.types, self.ops).as_bytes());
-        for d in &self.digests {
-            h.update(d);
-        }
-        h.finalize().into()
+        crate::hello::fingerprint(b"tessera/hybrid", |h| {
+            h.update([PROTOCOL_VERSION]);
+            h.update(format!("{:?}{:?}", self.types, self.ops).as_bytes());
+            for d in &self.digests {
+                h.update(d);
+            }
+        })
     }
 
     /// The setup with `peer`: the hello, the triples from the session's OT, and the masks and

@@ -6,8 +6,9 @@
 
 use super::algebra::{Algebra, Field, Id, Needs, Peer, Pool, triple_bytes};
 use super::linear::{LinearMap, LinearWeights};
-use super::{CROSS, HELLO, LINEAR, Program, SETUP, Sharing, TABLES, ring};
+use super::{CROSS, LINEAR, Program, SETUP, Sharing, TABLES, ring};
 use crate::boolean::bits::{self, words};
+use crate::hello::{self, Hello, Names};
 use crate::{Error, Session};
 use tessera_core::{Block, FixedKeyHash, Prg};
 use tessera_net::Channel;
@@ -243,6 +244,7 @@ impl Peer for SetupLink<'_> {
         let (hash, space, side) = (&self.hash, self.space, self.side);
         let first = Block::new(CROSS_TWEAKS);
         let tau_bytes: usize = bits.iter().map(|&l| ring::bytes_per(l)).sum();
+        let packed = tessera_ot::ChoiceBits::from_bools(choices);
         self.session
             .with_ot_pair(self.peer, |sender, receiver, ch| {
                 let mut q = vec![Block::ZERO; n];
@@ -261,7 +263,7 @@ impl Peer for SetupLink<'_> {
                     ch.flush()?;
                     Ok(h.iter().map(|h| h.low().wrapping_neg()).collect())
                 } else {
-                    receiver.receive_correlated(ch, choices, &mut q)?;
+                    receiver.receive_correlated(ch, packed.as_choices(), &mut q)?;
                     hash.tccr_counter(&q, Block::ZERO, first, &mut h);
                     let mut tau = vec![0u8; tau_bytes];
                     ch.recv_into(space.tag(CROSS), &mut tau)?;
@@ -281,24 +283,31 @@ impl Peer for SetupLink<'_> {
     }
 }
 
-/// Both parties' hello: the program's fingerprint.
+/// How the hybrid programs' hello names its fields.
+const NAMES: Names = Names {
+    protocol: "hybrid program",
+    variant: None,
+    side: |side| {
+        if side == 0 { "on side 0" } else { "on side 1" }
+    },
+    fingerprint: "the peer runs another hybrid program (fingerprints differ)",
+};
+
+/// Both parties' hello ([`crate::hello`]): the program's fingerprint.
 fn hello(
     session: &mut Session,
-    peer: usize,
-    space: tessera_net::Space,
-    fp: [u8; 32],
+    (peer, space): (usize, tessera_net::Space),
+    side: usize,
+    fingerprint: [u8; 32],
 ) -> Result<(), Error> {
-    let mut ch = session.channel(peer);
-    ch.send(space.tag(HELLO), &fp)?;
-    ch.flush()?;
-    let mut theirs = [0u8; 32];
-    ch.recv_into(space.tag(HELLO), &mut theirs)?;
-    if theirs != fp {
-        return Err(Error::Mismatch(
-            "the peer runs another hybrid program (fingerprints differ)".into(),
-        ));
-    }
-    Ok(())
+    let ours = Hello {
+        version: super::PROTOCOL_VERSION,
+        variant: 0,
+        side: side as u8,
+        fingerprint,
+        nonce: Block::ZERO,
+    };
+    hello::exchange(session, (peer, space), ours, NAMES).map(|_| ())
 }
 
 /// The random correlated OTs of Y's slots, all at once, as words (two per block).
@@ -495,7 +504,7 @@ pub(super) fn setup(
     let side = usize::from(session.id() > peer);
     let space = session.space(peer)?;
     let fingerprint = p.fingerprint();
-    hello(session, peer, space, fingerprint)?;
+    hello(session, (peer, space), side, fingerprint)?;
     let delta = offset(p, session, peer, side)?;
     let mut walk = Walk::new(p, side, session.fork_prg(), delta);
     let mut slots = walk.walk()?;

@@ -17,7 +17,7 @@ use crate::yao::{
     evaluator_input_ot, garbler_input_ot, hello,
 };
 use crate::{Error, Session};
-use sha2::{Digest, Sha256};
+use sha2::Digest;
 use tessera_circuit::Circuit;
 use tessera_circuit::bristol::stream::Streamed;
 use tessera_circuit::eval::split_values;
@@ -32,13 +32,12 @@ use tessera_net::{Phase, Space};
 /// SHA-256 of what both parties must agree on: protocol, version, scheme, output mode,
 /// window size and the file's digest.
 pub fn fingerprint(file: &Streamed, scheme: SchemeKind, outputs: OutputTo) -> [u8; 32] {
-    let mut h = Sha256::new();
-    h.update(b"tessera/yao-file");
-    h.update([PROTOCOL_VERSION, scheme.code()]);
-    h.update(outputs.name().as_bytes());
-    h.update((file.window() as u64).to_le_bytes());
-    h.update(file.digest());
-    h.finalize().into()
+    crate::hello::fingerprint(b"tessera/yao-file", |h| {
+        h.update([PROTOCOL_VERSION, scheme.code()]);
+        h.update(outputs.name().as_bytes());
+        h.update((file.window() as u64).to_le_bytes());
+        h.update(file.digest());
+    })
 }
 
 /// What a run gives a party.

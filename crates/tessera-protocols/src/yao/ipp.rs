@@ -158,6 +158,8 @@ fn input_ot<S: Scheme>(
     mine: &[bool],
 ) -> Result<InputOt<S>, Error> {
     let mut prg = s.fork_prg();
+    let choices = tessera_ot::ChoiceBits::from_bools(mine);
+    let choices = choices.as_choices();
     s.with_ot_pair(peer, |snd, rcv, ch| {
         let offset = S::with_offset(snd.delta(), &mut prg)
             .ok_or_else(|| Error::Input(format!("scheme {} has no offset", S::NAME)))?;
@@ -165,9 +167,9 @@ fn input_ot<S: Scheme>(
         let mut active = vec![Block::ZERO; mine.len()];
         if a {
             snd.send_correlated(ch, &mut zero)?;
-            rcv.receive_correlated(ch, mine, &mut active)?;
+            rcv.receive_correlated(ch, choices, &mut active)?;
         } else {
-            rcv.receive_correlated(ch, mine, &mut active)?;
+            rcv.receive_correlated(ch, choices, &mut active)?;
             snd.send_correlated(ch, &mut zero)?;
         }
         let wires = zero.into_iter().map(offset.wire).collect();
@@ -385,13 +387,13 @@ fn tail<S: Scheme>(p: &mut Party<'_>, st: &mut State<S>) -> Result<(), Error> {
             return Ok(ch.flush()?);
         }
         // d: the decoding bits of this party's crossing output wires.
-        let d_bits: Vec<bool> = crossing
+        let d_bits: tessera_ot::ChoiceBits = crossing
             .iter()
             .map(|&(k, i)| S::decoding_bit(&st.outs_g[k][i]))
             .collect();
         let mut act_d = vec![Block::ZERO; crossing.len()];
         s.with_ot_receiver(peer, |ot, ch| {
-            Ok(ot.receive_correlated(ch, &d_bits, &mut act_d)?)
+            Ok(ot.receive_correlated(ch, d_bits.as_choices(), &mut act_d)?)
         })?;
         let mut ch = s.channel(peer);
         let mut act_c = vec![Block::ZERO; crossing.len()];

@@ -33,6 +33,7 @@ pub mod file;
 pub mod ipp;
 pub mod threads;
 
+use crate::hello::{self, Hello, Names, Variants};
 use crate::yao::threads::{Compiled, EvaluateEngine, Evaluating, GarbleEngine, Garbling};
 pub use crate::yao::threads::{Parallel, Strategy};
 use crate::{Error, Session};
@@ -52,8 +53,9 @@ use tessera_net::{DecodeError, Kind, Phase, Space};
 /// The version of this protocol's messages; parties of different versions refuse each other.
 pub const PROTOCOL_VERSION: u8 = 3;
 
-/// The hello: version, role, scheme, fingerprint, the garbler's public random block.
-pub const HELLO: Kind = Kind::new(0x30, "yao hello");
+/// The hello ([`crate::hello`]): version, role, scheme, fingerprint, the garbler's public
+/// random block.
+pub use crate::hello::HELLO;
 /// The garbler's input labels.
 pub const LABELS: Kind = Kind::new(0x31, "yao garbler input labels");
 /// One batch of garbled tables.
@@ -147,12 +149,11 @@ pub(crate) fn fingerprint_of(
     extra: &[u8],
     circuit: &Circuit,
 ) -> [u8; 32] {
-    let mut h = Sha256::new();
-    h.update(protocol);
-    h.update([PROTOCOL_VERSION, scheme.code()]);
-    h.update(extra);
-    hash_circuit(&mut h, circuit);
-    h.finalize().into()
+    hello::fingerprint(protocol, |h| {
+        h.update([PROTOCOL_VERSION, scheme.code()]);
+        h.update(extra);
+        hash_circuit(h, circuit);
+    })
 }
 
 /// Feeds everything that defines `circuit` (wires, input and output widths, gates) to `h`.
@@ -180,110 +181,25 @@ pub(crate) fn hash_circuit(h: &mut Sha256, circuit: &Circuit) {
     h.update(&gates);
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The hello each party sends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Hello {
-    /// [`PROTOCOL_VERSION`].
-    pub version: u8,
-    /// The sender's role code.
-    pub role: u8,
-    /// The scheme's wire code ([`Scheme::CODE`]).
-    pub scheme: u8,
-    /// [`fingerprint`].
-    pub fingerprint: [u8; 32],
-    /// The garbler's public random block (zero from the evaluator).
-    pub session: Block,
-}
-
-const HELLO_LEN: usize = 3 + 32 + 16;
-
-impl Encode for Hello {
-    const KIND: Kind = HELLO;
-    fn encode<'a>(&'a self, scratch: &'a mut Vec<u8>) -> &'a [u8] {
-        scratch.clear();
-        scratch.extend_from_slice(&[self.version, self.role, self.scheme]);
-        scratch.extend_from_slice(&self.fingerprint);
-        scratch.extend_from_slice(&self.session.to_bytes());
-        scratch
-    }
-}
-
-impl Decode<'_> for Hello {
-    fn decode(kind: u8, bytes: &[u8]) -> Result<Self, DecodeError> {
-        if kind != HELLO.id {
-            return Err(DecodeError(format!("kind {kind:#04x} is not a yao hello")));
-        }
-        let b = role::array::<HELLO_LEN>(bytes)?;
-        Ok(Hello {
-            version: b[0],
-            role: b[1],
-            scheme: b[2],
-            fingerprint: b[3..35].try_into().unwrap_or_default(),
-            session: role::block(&b[35..])?,
-        })
-    }
-}
-
-/// Both parties' hello: sends this party's, checks the peer's; outputs the garbler's random
-/// block.
-struct HelloRole {
-    ours: Hello,
-    scheme: SchemeKind,
-}
-
-impl Role for HelloRole {
-    type Incoming<'a> = Hello;
-    type Output = Block;
-    type Error = Error;
-
-    fn step<O: Outbox>(
-        &mut self,
-        incoming: Option<Hello>,
-        out: &mut O,
-    ) -> Result<Next<Block>, Error> {
-        let Some(theirs) = incoming else {
-            out.post(&self.ours)?;
-            return Ok(Next::exact(HELLO, HELLO_LEN));
-        };
-        let ours = self.ours;
-        let role_name = |r: u8| if r == 0 { "garbler" } else { "evaluator" };
-        let problem = if theirs.version != PROTOCOL_VERSION {
-            Some(format!(
-                "the peer speaks Yao protocol version {}, this party version {PROTOCOL_VERSION}",
-                theirs.version
-            ))
-        } else if theirs.role == ours.role {
-            Some(format!("both parties are the {}", role_name(ours.role)))
-        } else if theirs.scheme != ours.scheme {
-            let peer =
-                SchemeKind::from_code(theirs.scheme).map_or("an unknown scheme", SchemeKind::name);
-            Some(format!(
-                "garbling scheme {} here, {peer} at the peer",
-                self.scheme
-            ))
-        } else if theirs.fingerprint != ours.fingerprint {
-            Some(format!(
-                "circuit fingerprint {} here, {} at the peer: a different circuit, output mode, strategy or version",
-                &hex(&ours.fingerprint)[..16],
-                &hex(&theirs.fingerprint)[..16]
-            ))
+/// How Yao's hello names its fields.
+const NAMES: Names = Names {
+    protocol: "Yao",
+    variant: Some(Variants {
+        what: "garbling scheme",
+        name: |code| SchemeKind::from_code(code).map_or("an unknown scheme", SchemeKind::name),
+    }),
+    side: |code| {
+        if code == YaoRole::Garbler.code() {
+            "the garbler"
         } else {
-            None
-        };
-        match problem {
-            Some(p) => Err(Error::Mismatch(p)),
-            None if ours.role == YaoRole::Garbler.code() => Ok(Next::Done(ours.session)),
-            None => Ok(Next::Done(theirs.session)),
+            "the evaluator"
         }
-    }
-}
+    },
+    fingerprint: "a different circuit, output mode, strategy or version",
+};
 
-/// The hello with `peer` in `space` (phase "hello"): both parties' version, role, scheme and
-/// `fingerprint` checked; returns the garbler's public random block.
+/// The hello with `peer` in `space` (phase "hello", [`crate::hello`]): both parties' version,
+/// role, scheme and `fingerprint` checked; returns the garbler's public random block.
 pub(crate) fn hello(
     s: &mut Session,
     (peer, space): (usize, Space),
@@ -291,21 +207,16 @@ pub(crate) fn hello(
     scheme: SchemeKind,
     fingerprint: [u8; 32],
 ) -> Result<Block, Error> {
-    let random = s.random_block();
+    let (garbler, random) = (role == YaoRole::Garbler, s.random_block());
     let ours = Hello {
         version: PROTOCOL_VERSION,
-        role: role.code(),
-        scheme: scheme.code(),
+        variant: scheme.code(),
+        side: role.code(),
         fingerprint,
-        session: if role == YaoRole::Garbler {
-            random
-        } else {
-            Block::ZERO
-        },
+        nonce: if garbler { random } else { Block::ZERO },
     };
-    s.phase("hello", |s| {
-        role::drive(&mut HelloRole { ours, scheme }, &mut s.channel(peer), space)
-    })
+    let theirs = s.phase("hello", |s| hello::exchange(s, (peer, space), ours, NAMES))?;
+    Ok(if garbler { ours.nonce } else { theirs.nonce })
 }
 
 /// A payload of blocks.
@@ -662,6 +573,8 @@ pub(crate) fn evaluator_input_ot<S: Scheme>(
     input: &[bool],
     mine: &mut [Block],
 ) -> Result<(), Error> {
+    let input = tessera_ot::ChoiceBits::from_bools(input);
+    let input = input.as_choices();
     session.with_ot_receiver(peer, |ot, ch| {
         if by_correlated_ot::<S>() {
             ot.receive_correlated(ch, input, mine)?;

@@ -13,6 +13,7 @@ use std::thread;
 use std::time::Instant;
 use tessera_core::{Block, Prg};
 use tessera_net::{Channel, Kind, PhaseTimer, Spaces, Stats, Traffic};
+use tessera_ot::ChoiceBits;
 use tessera_ot::OtChoice;
 
 /// Options of `tessera bench ot`.
@@ -72,15 +73,16 @@ fn measure(
         let mut r = protocol.receiver(ch, &mut Spaces::default(), Prg::from_os()?)?;
         let after_setup = ch.traffic();
         let mut prg = Prg::from_os()?;
-        let choices: Vec<bool> = (0..count).map(|_| prg.random_block().lsb()).collect();
+        let choices: ChoiceBits = (0..count).map(|_| prg.random_block().lsb()).collect();
+        let choices = choices.as_choices();
         let mut out = vec![Block::ZERO; count];
         for _ in 0..samples {
             ch.recv_bounded(BENCH.tag(GO), 0)?;
             match flavour {
-                FlavourArg::Cot => r.receive_correlated(ch, &choices, &mut out)?,
+                FlavourArg::Cot => r.receive_correlated(ch, choices, &mut out)?,
                 FlavourArg::Rcot => r.receive_random_correlated(ch, &mut out)?,
-                FlavourArg::Rot => r.receive_random(ch, &choices, &mut out)?,
-                _ => r.receive_chosen(ch, &choices, &mut out)?,
+                FlavourArg::Rot => r.receive_random(ch, choices, &mut out)?,
+                _ => r.receive_chosen(ch, choices, &mut out)?,
             }
             ch.send(BENCH.tag(DONE), &[])?;
             ch.flush()?;
