@@ -42,7 +42,7 @@ fuzz_target!(|data: &[u8]| {
             Err(_) => {}
         },
         4 => {
-            if let Ok(h) = yao::Hello::decode(*kind, payload) {
+            if let Ok(h) = tessera_protocols::hello::Hello::decode(*kind, payload) {
                 same(&h, payload);
             }
         }
