@@ -4,7 +4,7 @@
 
 use crate::fixed::{Arith, Fixed};
 use crate::secure::{CLIENT, Compiled, SERVER};
-use tessera_net::{PhaseTimer, Stats};
+use tessera_net::{Network, PhaseTimer, Stats};
 use tessera_ot::{OtChoice, Protocol, Security};
 use tessera_protocols::hybrid::{Plain, Prepared, SetupStep, Step};
 use tessera_protocols::{Error, Session, SessionConfig};
@@ -178,4 +178,73 @@ pub fn client(
 
 fn encode(fixed: Fixed, input: &[f32]) -> Vec<u64> {
     input.iter().map(|&v| fixed.encode(v)).collect()
+}
+
+/// Both parties of private inferences in one process, each on its own thread and session over
+/// memory (a simulation: the client's copy of the weights goes unused). The server's thread
+/// runs one inference for each [`Local::infer`].
+pub struct Local {
+    server: std::sync::mpsc::Sender<Option<()>>,
+    done: std::sync::mpsc::Receiver<Result<Report, Error>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    client: Session,
+    compiled: Compiled,
+}
+
+impl Local {
+    /// Both parties over `networks` (the server's first) running `compiled`.
+    pub fn new(networks: (Network, Network), compiled: Compiled) -> Result<Self, Error> {
+        let (n0, n1) = networks;
+        let server_compiled = compiled.clone();
+        let (go, wait) = std::sync::mpsc::channel::<Option<()>>();
+        let (tell, done) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let mut session = match Session::new(n0, session_config()) {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = tell.send(Err(e));
+                    return;
+                }
+            };
+            while let Ok(Some(())) = wait.recv() {
+                let r = server(&mut session, &server_compiled);
+                let failed = r.is_err();
+                if tell.send(r).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        Ok(Local {
+            server: go,
+            done,
+            thread: Some(thread),
+            client: Session::new(n1, session_config())?,
+            compiled,
+        })
+    }
+
+    /// The program both parties run.
+    pub fn compiled(&self) -> &Compiled {
+        &self.compiled
+    }
+
+    /// One inference of `x`: the client's logits (encoded) and both reports, the server's
+    /// first.
+    pub fn infer(&mut self, x: &[f32]) -> Result<(Vec<u64>, Report, Report), Error> {
+        let stopped = || Error::Input("the server's thread stopped".to_owned());
+        self.server.send(Some(())).map_err(|_| stopped())?;
+        let client = client(&mut self.client, &self.compiled, x);
+        let server = self.done.recv().map_err(|_| stopped())?;
+        let (logits, c) = client?;
+        Ok((logits, server?, c))
+    }
+}
+
+impl Drop for Local {
+    fn drop(&mut self) {
+        let _ = self.server.send(None);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }

@@ -15,7 +15,7 @@ use tessera_nn::data::{Idx, Normalise};
 use tessera_nn::eval::{Plain, argmax, max_difference};
 use tessera_nn::fixed::{Arith, Fixed};
 use tessera_nn::import::shown;
-use tessera_nn::infer::{self, Report};
+use tessera_nn::infer::{self, Local, Report};
 use tessera_nn::model::Model;
 use tessera_nn::secure::{self, Compiled, Options, Output, Protocol};
 use tessera_nn::{import, input, strip, zoo};
@@ -611,77 +611,15 @@ fn print_client(args: &RunArgs, model: &Model, c: &Compiled, revealed: &[u64], r
     );
 }
 
-/// Both parties of private inferences in one process, each on its own thread and session.
-struct Pair {
-    server: std::sync::mpsc::Sender<Option<()>>,
-    done: std::sync::mpsc::Receiver<Result<Report, CliError>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-    client: Session,
-    compiled: Compiled,
-}
-
-impl Pair {
-    /// A pair over `networks` (the server's first); the server compiles `model` too.
-    fn new(
-        networks: (Network, Network),
-        model: &Model,
-        fixed: Fixed,
-        options: Options,
-    ) -> Result<Self, CliError> {
-        let (n0, n1) = networks;
-        // One program for both (the client's copy of the weights goes unused).
-        let compiled = secure::compile(model, fixed, options)?;
-        let server_compiled = compiled.clone();
-        let (go, wait) = std::sync::mpsc::channel::<Option<()>>();
-        let (tell, done) = std::sync::mpsc::channel();
-        let thread = std::thread::spawn(move || {
-            let session = Session::new(n0, infer::session_config());
-            let mut session = match session {
-                Ok(s) => s,
-                Err(e) => {
-                    let _ = tell.send(Err(e.into()));
-                    return;
-                }
-            };
-            while let Ok(Some(())) = wait.recv() {
-                let r = infer::server(&mut session, &server_compiled).map_err(CliError::from);
-                let failed = r.is_err();
-                if tell.send(r).is_err() || failed {
-                    return;
-                }
-            }
-        });
-        Ok(Pair {
-            server: go,
-            done,
-            thread: Some(thread),
-            client: Session::new(n1, infer::session_config())?,
-            compiled,
-        })
-    }
-
-    /// One inference: the client's logits and both reports (server's first).
-    fn infer(&mut self, x: &[f32]) -> Result<(Vec<u64>, Report, Report), CliError> {
-        self.server
-            .send(Some(()))
-            .map_err(|_| CliError::Usage("the server thread stopped".to_owned()))?;
-        let client = infer::client(&mut self.client, &self.compiled, x);
-        let server = self
-            .done
-            .recv()
-            .map_err(|_| CliError::Usage("the server thread stopped".to_owned()))?;
-        let (logits, c) = client?;
-        Ok((logits, server?, c))
-    }
-}
-
-impl Drop for Pair {
-    fn drop(&mut self) {
-        let _ = self.server.send(None);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
+/// Both parties in this process over `networks` (the server's first), `model` compiled once.
+fn local_pair(
+    networks: (Network, Network),
+    model: &Model,
+    fixed: Fixed,
+    options: Options,
+) -> Result<Local, CliError> {
+    let compiled = secure::compile(model, fixed, options)?;
+    Ok(Local::new(networks, compiled)?)
 }
 
 fn accuracy(args: &AccuracyArgs) -> Result<(), CliError> {
@@ -710,12 +648,12 @@ fn accuracy(args: &AccuracyArgs) -> Result<(), CliError> {
     let plain = Plain::new(&model, fixed)?;
     let float = Plain::new(&model, tessera_nn::fixed::Float)?;
     let batch = args.batch.n as usize;
-    let pair_of = |batch: usize| -> Result<Pair, CliError> {
+    let pair_of = |batch: usize| -> Result<Local, CliError> {
         let options = Options {
             batch,
             ..Options::new(args.protocol)
         };
-        Pair::new(tessera_net::memory::pair()?, &model, fixed, options)
+        local_pair(tessera_net::memory::pair()?, &model, fixed, options)
     };
     let mut pair = pair_of(batch.min(count))?;
     let bar = ProgressBar::new(args.count);
@@ -727,7 +665,7 @@ fn accuracy(args: &AccuracyArgs) -> Result<(), CliError> {
     let (mut max_diff, mut setup, mut online) = (0f32, Vec::new(), Vec::new());
     for first in (args.start..end).step_by(batch) {
         let last = (first + batch).min(end);
-        if last - first != pair.compiled.batch {
+        if last - first != pair.compiled().batch {
             // The last few images: a program for as many.
             pair = pair_of(last - first)?;
         }
@@ -801,7 +739,7 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
                 batch,
                 ..Options::new(protocol)
             };
-            let mut pair = Pair::new(nets, &model, fixed, options)?;
+            let mut pair = local_pair(nets, &model, fixed, options)?;
             // Inputs: fixed-seed values of the input's normal range, another per input.
             let len = model.input_len();
             let x: Vec<f32> = (0..len * batch)
@@ -996,7 +934,7 @@ pub fn demo(args: &DemoArgs) -> Result<(), CliError> {
     let want = Plain::new(&model, fixed)?.run(&x)?;
     let float = Plain::new(&model, tessera_nn::fixed::Float)?.run(&x)?;
     let protocol = parse_protocol(DEFAULT_PROTOCOL).map_err(CliError::Usage)?;
-    let mut pair = Pair::new(
+    let mut pair = local_pair(
         tessera_net::memory::pair()?,
         &model,
         fixed,

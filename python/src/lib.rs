@@ -1,0 +1,25 @@
+//! Tessera from Python (`import tessera`): the native module `tessera._tessera` behind the
+//! package's public names. Models ([`model`]): ONNX import, plaintext references and private
+//! inference with both parties in this process; circuits ([`circuit`]): the library's and
+//! Bristol files, plaintext evaluation and two-party runs in Yao, B and β. Every protocol run
+//! releases the GIL; every error is an exception of the package's small hierarchy
+//! ([`errors`]), chosen by the error's kind (`tessera_core::Fault`), never a panic.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod circuit;
+mod errors;
+mod model;
+
+use pyo3::prelude::*;
+
+/// The native module.
+#[pymodule]
+fn _tessera(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(m)?;
+    m.add_class::<model::Model>()?;
+    m.add_class::<circuit::Circuit>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,292 @@
+//! `tessera.Model`: an ONNX model, its plaintext references (float and the fixed point the
+//! secure protocols compute exactly), its cost estimates, the architecture without weights,
+//! and private inference with both parties in this process (`simulate`).
+
+use crate::errors::{self, invalid};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArrayDyn};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use tessera_nn::data::Normalise;
+use tessera_nn::eval::Plain;
+use tessera_nn::fixed::{Arith, Fixed, Float};
+use tessera_nn::infer::{Local, Report};
+use tessera_nn::secure::{self, Options, Output, Protocol};
+
+/// An ONNX model loaded for private inference.
+#[pyclass(module = "tessera._tessera", frozen)]
+pub struct Model {
+    model: tessera_nn::model::Model,
+    /// The file's bytes, for `strip` and the normalisation it names.
+    bytes: Vec<u8>,
+    /// Where it came from, for messages.
+    name: String,
+}
+
+/// The options every secure or fixed-point run takes.
+struct Numbers {
+    fixed: Fixed,
+}
+
+impl Numbers {
+    fn new(bits: u32, frac: u32) -> PyResult<Self> {
+        Fixed::new(bits, frac)
+            .map(|fixed| Numbers { fixed })
+            .ok_or_else(|| {
+                invalid(format!(
+                    "bits={bits}, frac={frac}: bits must be 32 or 64 and frac below bits/2"
+                ))
+            })
+    }
+}
+
+fn protocol(name: &str) -> PyResult<Protocol> {
+    Protocol::ALL
+        .into_iter()
+        .find(|p| p.name() == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
+            invalid(format!("protocol={name:?}: one of {}", names.join(", ")))
+        })
+}
+
+fn output(reveal: &str) -> PyResult<Output> {
+    match reveal {
+        "logits" => Ok(Output::Logits),
+        "class" => Ok(Output::Class),
+        _ => Err(invalid(format!(
+            "reveal={reveal:?}: \"logits\" or \"class\""
+        ))),
+    }
+}
+
+impl Model {
+    /// `x` as the model's inputs, one after another: float arrays as they are, uint8 images
+    /// normalised by `normalise` (or the model's own, or MNIST's).
+    fn inputs(&self, x: &Bound<'_, PyAny>, normalise: Option<&str>) -> PyResult<(Vec<f32>, usize)> {
+        let values = if let Ok(a) = x.extract::<PyReadonlyArrayDyn<'_, u8>>() {
+            let normalise = match normalise {
+                Some(n) => Normalise::parse(n).ok_or_else(|| {
+                    invalid(format!(
+                        "normalise={n:?}: mnist, half, unit or \"MEAN,STD\" with STD non-zero"
+                    ))
+                })?,
+                None => Normalise::from_model(&self.bytes, &self.name)
+                    .map_err(|e| errors::raise_nn(&e))?
+                    .unwrap_or(Normalise::MNIST),
+            };
+            normalise.apply(a.as_slice().map_err(|_| invalid("x: not contiguous"))?)
+        } else if let Ok(a) = x.extract::<PyReadonlyArrayDyn<'_, f32>>() {
+            a.as_array().iter().copied().collect()
+        } else if let Ok(a) = x.extract::<PyReadonlyArrayDyn<'_, f64>>() {
+            a.as_array().iter().map(|&v| v as f32).collect()
+        } else {
+            return Err(invalid(
+                "x: a numpy array of float32, float64 or uint8 (an image or a batch of them)",
+            ));
+        };
+        let per = self.model.input_len();
+        if values.is_empty() || per == 0 || values.len() % per != 0 {
+            return Err(invalid(format!(
+                "x has {} values; the model takes {per} per input (shape {:?})",
+                values.len(),
+                self.model.shapes.first().cloned().unwrap_or_default()
+            )));
+        }
+        if let Some(at) = values.iter().position(|v| !v.is_finite()) {
+            return Err(invalid(format!("x: value {at} is {}", values[at])));
+        }
+        let batch = values.len() / per;
+        Ok((values, batch))
+    }
+
+    /// `rows` of `width` values as a 1-D array for one input, else 2-D.
+    fn shaped<'py>(py: Python<'py>, values: Vec<f32>, rows: usize) -> PyResult<Bound<'py, PyAny>> {
+        if rows == 1 {
+            return Ok(PyArray1::from_vec(py, values).into_any());
+        }
+        let width = values.len() / rows.max(1);
+        let array = PyArray1::from_vec(py, values);
+        Ok(array.reshape([rows, width])?.into_any())
+    }
+}
+
+#[pymethods]
+impl Model {
+    /// Loads an ONNX model from a path, from its bytes, or from an `onnx.ModelProto`.
+    #[staticmethod]
+    fn from_onnx(source: &Bound<'_, PyAny>) -> PyResult<Model> {
+        let (bytes, name) = if let Ok(b) = source.cast::<PyBytes>() {
+            (b.as_bytes().to_vec(), "<bytes>".to_owned())
+        } else if source.hasattr("SerializeToString")? {
+            let b = source.call_method0("SerializeToString")?;
+            let b = b
+                .cast::<PyBytes>()
+                .map_err(|_| invalid("the model's SerializeToString gave no bytes"))?;
+            (b.as_bytes().to_vec(), "<onnx.ModelProto>".to_owned())
+        } else {
+            let path: std::path::PathBuf = source.extract().map_err(|_| {
+                invalid("from_onnx takes a path, the model's bytes or an onnx.ModelProto")
+            })?;
+            let bytes = tessera_net::read_capped(&path, tessera_nn::import::MAX_FILE_BYTES)
+                .map_err(|e| errors::raise(&e))?;
+            (bytes, path.display().to_string())
+        };
+        let model =
+            tessera_nn::import::from_bytes(&bytes, &name).map_err(|e| errors::raise_nn(&e))?;
+        Ok(Model { model, bytes, name })
+    }
+
+    /// The layers (name and operator), the input's and output's sizes, and each protocol's
+    /// estimated setup bytes, online bytes and online rounds at ℓ = `bits`, f = `frac`.
+    #[pyo3(signature = (bits = 32, frac = 10))]
+    fn info<'py>(&self, py: Python<'py>, bits: u32, frac: u32) -> PyResult<Bound<'py, PyDict>> {
+        let fixed = Numbers::new(bits, frac)?.fixed;
+        let info = PyDict::new(py);
+        let layers = PyList::empty(py);
+        for node in &self.model.nodes {
+            let layer = PyDict::new(py);
+            layer.set_item("name", &node.name)?;
+            layer.set_item("op", node.op.kind())?;
+            layers.append(layer)?;
+        }
+        info.set_item("layers", layers)?;
+        info.set_item(
+            "input_shape",
+            self.model.shapes.first().cloned().unwrap_or_default(),
+        )?;
+        info.set_item("input_len", self.model.input_len())?;
+        info.set_item("output_len", self.model.output_len())?;
+        info.set_item("has_weights", self.model.has_weights)?;
+        let estimates = PyDict::new(py);
+        for p in Protocol::ALL {
+            let total = secure::estimate(&self.model, fixed, p)
+                .map_err(|e| errors::raise_nn(&e))?
+                .total();
+            let e = PyDict::new(py);
+            e.set_item("setup_bytes", total.setup_bytes)?;
+            e.set_item("online_bytes", total.online_bytes)?;
+            e.set_item("online_rounds", total.online_rounds)?;
+            estimates.set_item(p.name(), e)?;
+        }
+        info.set_item("estimates", estimates)?;
+        Ok(info)
+    }
+
+    /// The architecture without its weights: what a client holds.
+    fn strip(&self) -> PyResult<Model> {
+        let bytes =
+            tessera_nn::strip::strip(&self.bytes, &self.name).map_err(|e| errors::raise_nn(&e))?;
+        let name = format!("{} (stripped)", self.name);
+        let model =
+            tessera_nn::import::from_bytes(&bytes, &name).map_err(|e| errors::raise_nn(&e))?;
+        Ok(Model { model, bytes, name })
+    }
+
+    /// The plaintext outputs of `x`: in fixed point (what the secure protocols compute
+    /// exactly) or in float.
+    #[pyo3(signature = (x, fixed = true, bits = 32, frac = 10, normalise = None))]
+    fn plaintext<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        fixed: bool,
+        bits: u32,
+        frac: u32,
+        normalise: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let number = Numbers::new(bits, frac)?.fixed;
+        let (values, batch) = self.inputs(x, normalise)?;
+        let per = self.model.input_len();
+        let nn = |e: tessera_nn::Error| errors::raise_nn(&e);
+        let mut out = Vec::new();
+        for item in values.chunks(per) {
+            if fixed {
+                let logits = Plain::new(&self.model, number)
+                    .map_err(nn)?
+                    .run(item)
+                    .map_err(nn)?;
+                out.extend(logits.iter().map(|&v| number.decode(v)));
+            } else {
+                out.extend(
+                    Plain::new(&self.model, Float)
+                        .map_err(nn)?
+                        .run(item)
+                        .map_err(nn)?,
+                );
+            }
+        }
+        Model::shaped(py, out, batch)
+    }
+
+    /// Private inference of `x` with the server (the weights) and the client (`x`) in this
+    /// process, each on its own thread; returns the client's output (the logits, or the
+    /// class for `reveal="class"`) and a report of times, bytes and rounds.
+    #[pyo3(signature = (x, protocol = "a+b", bits = 32, frac = 10, reveal = "logits", normalise = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn simulate<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        protocol: &str,
+        bits: u32,
+        frac: u32,
+        reveal: &str,
+        normalise: Option<&str>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
+        let fixed = Numbers::new(bits, frac)?.fixed;
+        let options = Options {
+            protocol: self::protocol(protocol)?,
+            output: output(reveal)?,
+            batch: 1,
+        };
+        let (values, batch) = self.inputs(x, normalise)?;
+        let options = Options { batch, ..options };
+        let model = &self.model;
+        let run = py.detach(|| -> Result<_, PyErr> {
+            let compiled =
+                secure::compile(model, fixed, options).map_err(|e| errors::raise_nn(&e))?;
+            let networks = tessera_net::memory::pair().map_err(|e| errors::raise(&e))?;
+            let mut local = Local::new(networks, compiled).map_err(|e| errors::raise(&e))?;
+            local.infer(&values).map_err(|e| errors::raise(&e))
+        });
+        let (revealed, server, client) = run?;
+        let out: Vec<f32> = match options.output {
+            Output::Logits => revealed.iter().map(|&v| fixed.decode(v)).collect(),
+            Output::Class => revealed.iter().map(|&v| v as f32).collect(),
+        };
+        Ok((
+            Model::shaped(py, out, batch)?,
+            report(py, &server, &client)?,
+        ))
+    }
+}
+
+/// The report of one inference: both parties' setup, the client's online phase per layer.
+fn report<'py>(py: Python<'py>, server: &Report, client: &Report) -> PyResult<Bound<'py, PyDict>> {
+    let r = PyDict::new(py);
+    r.set_item("setup_ms", server.setup_ms.max(client.setup_ms))?;
+    r.set_item("online_ms", client.online_ms())?;
+    r.set_item(
+        "setup_bytes",
+        server.setup.bytes_sent + client.setup.bytes_sent,
+    )?;
+    r.set_item(
+        "online_bytes",
+        server.online().bytes_sent + client.online().bytes_sent,
+    )?;
+    r.set_item("online_rounds", client.online_rounds())?;
+    let layers = PyList::empty(py);
+    for (c, s) in client.layers.iter().zip(&server.layers) {
+        let l = PyDict::new(py);
+        l.set_item("name", &c.name)?;
+        l.set_item("op", c.op)?;
+        l.set_item("online_ms", c.ms)?;
+        l.set_item("online_bytes", c.traffic.bytes_sent + s.traffic.bytes_sent)?;
+        l.set_item("online_rounds", c.rounds)?;
+        l.set_item("setup_ms", c.setup_ms.max(s.setup_ms))?;
+        l.set_item("setup_bytes", c.setup.bytes_sent + s.setup.bytes_sent)?;
+        layers.append(l)?;
+    }
+    r.set_item("layers", layers)?;
+    Ok(r)
+}

@@ -1,0 +1,36 @@
+"""Tessera from Python: private inference of ONNX models and two-party circuits.
+
+Both parties of a run can live in this process (``simulate``), each on its own thread, with
+the interpreter free while they run (the GIL is released).
+
+>>> import tessera
+>>> model = tessera.Model.from_onnx("net.onnx")          # doctest: +SKIP
+>>> logits, report = model.simulate(x)                   # doctest: +SKIP
+>>> c = tessera.Circuit.load("aes128")
+>>> c.simulate([bytes(16), bytes(16)], protocol="yao").pop().hex()
+'66e94bd4ef8a2c3b884cfa59ca342b2e'
+"""
+
+from ._tessera import (
+    Circuit,
+    Error,
+    InvalidInput,
+    Model,
+    PeerAborted,
+    ProtocolError,
+    Timeout,
+    UnsupportedOperator,
+    __version__,
+)
+
+__all__ = [
+    "Circuit",
+    "Error",
+    "InvalidInput",
+    "Model",
+    "PeerAborted",
+    "ProtocolError",
+    "Timeout",
+    "UnsupportedOperator",
+    "__version__",
+]

@@ -1,0 +1,85 @@
+"""Type stubs of the tessera package (the native module ``tessera._tessera``)."""
+
+from os import PathLike
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+class Error(Exception):
+    """Every error Tessera raises."""
+
+class InvalidInput(Error):
+    """This side's input, options, model or file cannot be used: what and where are named."""
+
+class UnsupportedOperator(InvalidInput):
+    """The model has an operator Tessera does not evaluate: the node and operator are named."""
+
+class PeerAborted(Error):
+    """The peer stopped and said why (its reason's fixed description)."""
+
+class ProtocolError(Error):
+    """The protocol failed: the peer misbehaved, the parties are not set up alike, or the
+    connection failed."""
+
+class Timeout(Error):
+    """A wait for the peer ran out, or the run's deadline passed."""
+
+Report = Dict[str, Any]
+"""setup_ms, online_ms, setup_bytes, online_bytes, online_rounds, and ``layers``: per layer
+its name, operator, online time, bytes and rounds, and setup time and bytes."""
+
+class Model:
+    """An ONNX model loaded for private inference."""
+
+    @staticmethod
+    def from_onnx(source: Union[str, PathLike, bytes, Any]) -> "Model":
+        """Loads an ONNX model from a path, from its bytes, or from an ``onnx.ModelProto``."""
+    def info(self, bits: int = 32, frac: int = 10) -> Dict[str, Any]:
+        """The layers (name, operator), input and output sizes, and each protocol's estimated
+        setup bytes, online bytes and online rounds."""
+    def strip(self) -> "Model":
+        """The architecture without its weights: what a client holds."""
+    def plaintext(
+        self,
+        x: npt.ArrayLike,
+        fixed: bool = True,
+        bits: int = 32,
+        frac: int = 10,
+        normalise: Optional[str] = None,
+    ) -> np.ndarray:
+        """The plaintext outputs of ``x`` (one input or a batch): in fixed point, what the
+        secure protocols compute exactly, or in float."""
+    def simulate(
+        self,
+        x: npt.ArrayLike,
+        protocol: str = "a+b",
+        bits: int = 32,
+        frac: int = 10,
+        reveal: str = "logits",
+        normalise: Optional[str] = None,
+    ) -> Tuple[np.ndarray, Report]:
+        """Private inference of ``x`` (float32, float64, or uint8 images normalised by
+        ``normalise``: "mnist", "half", "unit" or "MEAN,STD"; one input or a batch run as SIMD
+        copies) with the server and the client in this process. ``protocol``: "a+b", "a+y",
+        "alpha+beta" or "alpha+y"; ``reveal``: "logits" or "class"."""
+
+class Circuit:
+    """A Boolean circuit from the library or a Bristol file."""
+
+    @staticmethod
+    def load(spec: Union[str, PathLike]) -> "Circuit":
+        """A circuit of the library by name ("aes128", "sha256", ...) or a Bristol file."""
+    def info(self) -> Dict[str, Any]:
+        """Name, input and output widths, wires and gates by kind."""
+    def eval(self, inputs: Sequence[Union[bytes, str]]) -> List[Union[bytes, str]]:
+        """The outputs of ``inputs`` (bytes or hex strings in the command line's order) in
+        plaintext: bytes for whole-byte widths, hex otherwise."""
+    def simulate(
+        self, inputs: Sequence[Union[bytes, str]], protocol: str = "yao"
+    ) -> List[Union[bytes, str]]:
+        """The outputs computed by two parties in this process: "yao" (party 0 garbles and
+        holds the first of two inputs), "b" (GMW) or "beta" (ABY2.0), party v mod 2 holding
+        input v."""

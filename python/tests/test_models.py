@@ -1,0 +1,72 @@
+"""Private inference from Python against the fixed-point reference the protocols compute."""
+
+import numpy as np
+import pytest
+
+import tessera
+
+PROTOCOLS = ["a+b", "a+y", "alpha+beta", "alpha+y"]
+
+
+def test_info_names_layers_and_estimates_every_protocol(minionn):
+    info = minionn.info()
+    assert [l["op"] for l in info["layers"]][:2] == ["Conv", "Relu"]
+    assert info["input_shape"] == [1, 28, 28] and info["output_len"] == 10
+    for p in PROTOCOLS:
+        e = info["estimates"][p]
+        assert e["setup_bytes"] > e["online_bytes"] > 0 and e["online_rounds"] > 0
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_simulate_equals_fixed_point_within_the_truncation_error(minionn, mnist, protocol):
+    images, labels = mnist
+    for i in range(2):
+        want = minionn.plaintext(images[i])
+        got, report = minionn.simulate(images[i], protocol=protocol)
+        assert got.dtype == np.float32 and got.shape == (10,)
+        assert np.max(np.abs(got - want)) < 0.05, (protocol, i, got, want)
+        assert np.argmax(got) == np.argmax(want) == labels[i]
+        assert report["setup_ms"] > 0 and report["online_bytes"] > 0
+        assert [l["op"] for l in report["layers"]][0] == "Input"
+
+
+def test_float_and_uint8_inputs_agree(minionn, mnist):
+    images, _ = mnist
+    scaled = (images[0].astype(np.float32) / 255.0 - 0.1307) / 0.3081
+    assert np.array_equal(minionn.plaintext(scaled), minionn.plaintext(images[0], normalise="mnist"))
+    assert np.allclose(minionn.plaintext(scaled, fixed=False), minionn.plaintext(images[0], fixed=False))
+
+
+def test_a_batch_runs_as_one_inference(minionn, mnist):
+    images, labels = mnist
+    got, report = minionn.simulate(images[:4], protocol="alpha+beta")
+    assert got.shape == (4, 10)
+    assert list(np.argmax(got, axis=1)) == list(labels[:4])
+    want = minionn.plaintext(images[:4])
+    assert want.shape == (4, 10) and np.max(np.abs(got - want)) < 0.05
+
+
+def test_reveal_class_gives_only_the_class(minionn, mnist):
+    images, labels = mnist
+    got, _ = minionn.simulate(images[3], reveal="class")
+    assert got.shape == (1,) and int(got[0]) == labels[3]
+
+
+def test_strip_keeps_the_architecture_not_the_weights(minionn):
+    arch = minionn.strip()
+    assert not arch.info()["has_weights"]
+    assert [l["op"] for l in arch.info()["layers"]] == [l["op"] for l in minionn.info()["layers"]]
+
+
+
+def test_from_bytes_equals_from_path(minionn, mnist):
+    from conftest import DATA
+
+    raw = (DATA / "nn" / "minionn-mnist-b.onnx").read_bytes()
+
+    class Proto:
+        def SerializeToString(self):
+            return raw
+
+    for m in (tessera.Model.from_onnx(raw), tessera.Model.from_onnx(Proto())):
+        assert np.array_equal(m.plaintext(mnist[0][5]), minionn.plaintext(mnist[0][5]))
