@@ -1,7 +1,8 @@
 //! Tessera from Python (`import tessera`): the native module `tessera._tessera` behind the
 //! package's public names. Models ([`model`]): ONNX import, plaintext references and private
-//! inference with both parties in this process; circuits ([`circuit`]): the library's and
-//! Bristol files, plaintext evaluation and two-party runs in Yao, B and β. Every protocol run
+//! inference with both parties in this process; private inference between processes
+//! ([`remote`]); circuits ([`circuit`]): the library's and Bristol files, plaintext evaluation
+//! and two-party runs in Yao, B and β. Every protocol run
 //! releases the GIL; every error is an exception of the package's small hierarchy
 //! ([`errors`]), chosen by the error's kind (`tessera_core::Fault`), never a panic.
 
@@ -11,6 +12,7 @@
 mod circuit;
 mod errors;
 mod model;
+mod remote;
 
 use pyo3::prelude::*;
 
@@ -20,6 +22,9 @@ fn _tessera(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_class::<model::Model>()?;
     m.add_class::<circuit::Circuit>()?;
+    m.add_class::<remote::Tls>()?;
+    m.add_class::<remote::Server>()?;
+    m.add_function(wrap_pyfunction!(remote::infer, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

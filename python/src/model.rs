@@ -15,7 +15,7 @@ use tessera_nn::secure::{self, Options, Output, Protocol};
 /// An ONNX model loaded for private inference.
 #[pyclass(module = "tessera._tessera", frozen)]
 pub struct Model {
-    model: tessera_nn::model::Model,
+    pub(crate) model: tessera_nn::model::Model,
     /// The file's bytes, for `strip` and the normalisation it names.
     bytes: Vec<u8>,
     /// Where it came from, for messages.
@@ -23,12 +23,12 @@ pub struct Model {
 }
 
 /// The options every secure or fixed-point run takes.
-struct Numbers {
-    fixed: Fixed,
+pub(crate) struct Numbers {
+    pub(crate) fixed: Fixed,
 }
 
 impl Numbers {
-    fn new(bits: u32, frac: u32) -> PyResult<Self> {
+    pub(crate) fn new(bits: u32, frac: u32) -> PyResult<Self> {
         Fixed::new(bits, frac)
             .map(|fixed| Numbers { fixed })
             .ok_or_else(|| {
@@ -39,7 +39,7 @@ impl Numbers {
     }
 }
 
-fn protocol(name: &str) -> PyResult<Protocol> {
+pub(crate) fn protocol(name: &str) -> PyResult<Protocol> {
     Protocol::ALL
         .into_iter()
         .find(|p| p.name() == name)
@@ -49,7 +49,7 @@ fn protocol(name: &str) -> PyResult<Protocol> {
         })
 }
 
-fn output(reveal: &str) -> PyResult<Output> {
+pub(crate) fn output(reveal: &str) -> PyResult<Output> {
     match reveal {
         "logits" => Ok(Output::Logits),
         "class" => Ok(Output::Class),
@@ -62,7 +62,11 @@ fn output(reveal: &str) -> PyResult<Output> {
 impl Model {
     /// `x` as the model's inputs, one after another: float arrays as they are, uint8 images
     /// normalised by `normalise` (or the model's own, or MNIST's).
-    fn inputs(&self, x: &Bound<'_, PyAny>, normalise: Option<&str>) -> PyResult<(Vec<f32>, usize)> {
+    pub(crate) fn inputs(
+        &self,
+        x: &Bound<'_, PyAny>,
+        normalise: Option<&str>,
+    ) -> PyResult<(Vec<f32>, usize)> {
         let values = if let Ok(a) = x.extract::<PyReadonlyArrayDyn<'_, u8>>() {
             let normalise = match normalise {
                 Some(n) => Normalise::parse(n).ok_or_else(|| {
@@ -100,7 +104,11 @@ impl Model {
     }
 
     /// `rows` of `width` values as a 1-D array for one input, else 2-D.
-    fn shaped<'py>(py: Python<'py>, values: Vec<f32>, rows: usize) -> PyResult<Bound<'py, PyAny>> {
+    pub(crate) fn shaped<'py>(
+        py: Python<'py>,
+        values: Vec<f32>,
+        rows: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
         if rows == 1 {
             return Ok(PyArray1::from_vec(py, values).into_any());
         }
@@ -250,41 +258,53 @@ impl Model {
             local.infer(&values).map_err(|e| errors::raise(&e))
         });
         let (revealed, server, client) = run?;
-        let out: Vec<f32> = match options.output {
-            Output::Logits => revealed.iter().map(|&v| fixed.decode(v)).collect(),
-            Output::Class => revealed.iter().map(|&v| v as f32).collect(),
-        };
+        let out = decoded(fixed, options.output, &revealed);
         Ok((
             Model::shaped(py, out, batch)?,
-            report(py, &server, &client)?,
+            report(py, &[&server, &client])?,
         ))
     }
 }
 
-/// The report of one inference: both parties' setup, the client's online phase per layer.
-fn report<'py>(py: Python<'py>, server: &Report, client: &Report) -> PyResult<Bound<'py, PyDict>> {
+/// What the client learned, as floats: the logits decoded, or the class.
+pub(crate) fn decoded(fixed: Fixed, output: Output, revealed: &[u64]) -> Vec<f32> {
+    match output {
+        Output::Logits => revealed.iter().map(|&v| fixed.decode(v)).collect(),
+        Output::Class => revealed.iter().map(|&v| v as f32).collect(),
+    }
+}
+
+/// The report of one inference from the parties' reports (the client's last): the longest
+/// setup, the client's online time and rounds, the bytes all of them sent, per layer too.
+pub(crate) fn report<'py>(py: Python<'py>, parties: &[&Report]) -> PyResult<Bound<'py, PyDict>> {
+    let Some(last) = parties.last() else {
+        return Err(invalid("a report of no party"));
+    };
+    let sent = |f: &dyn Fn(&Report) -> u64| parties.iter().map(|r| f(r)).sum::<u64>();
     let r = PyDict::new(py);
-    r.set_item("setup_ms", server.setup_ms.max(client.setup_ms))?;
-    r.set_item("online_ms", client.online_ms())?;
-    r.set_item(
-        "setup_bytes",
-        server.setup.bytes_sent + client.setup.bytes_sent,
-    )?;
-    r.set_item(
-        "online_bytes",
-        server.online().bytes_sent + client.online().bytes_sent,
-    )?;
-    r.set_item("online_rounds", client.online_rounds())?;
+    let setup_ms = parties.iter().fold(0.0f64, |m, p| m.max(p.setup_ms));
+    r.set_item("setup_ms", setup_ms)?;
+    r.set_item("online_ms", last.online_ms())?;
+    r.set_item("setup_bytes", sent(&|p| p.setup.bytes_sent))?;
+    r.set_item("online_bytes", sent(&|p| p.online().bytes_sent))?;
+    r.set_item("online_rounds", last.online_rounds())?;
     let layers = PyList::empty(py);
-    for (c, s) in client.layers.iter().zip(&server.layers) {
+    for (k, c) in last.layers.iter().enumerate() {
+        let each = |f: &dyn Fn(&tessera_nn::infer::LayerReport) -> u64| {
+            parties
+                .iter()
+                .filter_map(|p| p.layers.get(k))
+                .map(f)
+                .sum::<u64>()
+        };
         let l = PyDict::new(py);
         l.set_item("name", &c.name)?;
         l.set_item("op", c.op)?;
         l.set_item("online_ms", c.ms)?;
-        l.set_item("online_bytes", c.traffic.bytes_sent + s.traffic.bytes_sent)?;
+        l.set_item("online_bytes", each(&|l| l.traffic.bytes_sent))?;
         l.set_item("online_rounds", c.rounds)?;
-        l.set_item("setup_ms", c.setup_ms.max(s.setup_ms))?;
-        l.set_item("setup_bytes", c.setup.bytes_sent + s.setup.bytes_sent)?;
+        l.set_item("setup_ms", c.setup_ms)?;
+        l.set_item("setup_bytes", each(&|l| l.setup.bytes_sent))?;
         layers.append(l)?;
     }
     r.set_item("layers", layers)?;

@@ -1,7 +1,8 @@
 """Tessera from Python: private inference of ONNX models and two-party circuits.
 
-Both parties of a run can live in this process (``simulate``), each on its own thread, with
-the interpreter free while they run (the GIL is released).
+Both parties of a run can live in this process (``simulate``), each on its own thread, or in
+two processes or machines (``serve`` / ``Server`` and ``infer``, interoperable with ``tessera
+nn run``), with the interpreter free while they run (the GIL is released).
 
 >>> import tessera
 >>> model = tessera.Model.from_onnx("net.onnx")          # doctest: +SKIP
@@ -18,10 +19,21 @@ from ._tessera import (
     Model,
     PeerAborted,
     ProtocolError,
+    Server,
     Timeout,
+    Tls,
     UnsupportedOperator,
     __version__,
+    infer,
 )
+
+
+def serve(model, listen, **options):
+    """Listens on ``listen`` for one client and runs one private inference with it (the
+    server holds the weights and learns nothing); returns the server's report. The options
+    are ``Server``'s; use ``Server`` itself to learn the address of port 0 or to serve many."""
+    return Server(model, listen, **options).serve()
+
 
 __all__ = [
     "Circuit",
@@ -30,7 +42,11 @@ __all__ = [
     "Model",
     "PeerAborted",
     "ProtocolError",
+    "Server",
     "Timeout",
+    "Tls",
     "UnsupportedOperator",
     "__version__",
+    "infer",
+    "serve",
 ]

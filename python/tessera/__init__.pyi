@@ -83,3 +83,51 @@ class Circuit:
         """The outputs computed by two parties in this process: "yao" (party 0 garbles and
         holds the first of two inputs), "b" (GMW) or "beta" (ABY2.0), party v mod 2 holding
         input v."""
+
+class Tls:
+    """This party's TLS: the directory of its key.pem and cert.pem (``tessera keygen``) and the
+    peer's certificate, pinned."""
+
+    def __init__(self, dir: Union[str, PathLike], peer_cert: Union[str, PathLike]) -> None: ...
+
+class Server:
+    """A server listening for clients, one private inference each; it holds the weights and
+    learns nothing. The options must be the client's."""
+
+    def __init__(
+        self,
+        model: Model,
+        listen: str,
+        protocol: str = "a+b",
+        bits: int = 32,
+        frac: int = 10,
+        reveal: str = "logits",
+        batch: int = 1,
+        tls: Optional[Tls] = None,
+        timeout: float = 30.0,
+        deadline: float = 3600.0,
+    ) -> None: ...
+    @property
+    def address(self) -> str:
+        """The address it listens on (the port the system picked for port 0)."""
+    def serve(self) -> Report:
+        """Waits for one client and runs one private inference; the server's report."""
+
+def serve(model: Model, listen: str, **options: Any) -> Report:
+    """``Server(model, listen, **options).serve()``."""
+
+def infer(
+    model: Model,
+    x: npt.ArrayLike,
+    connect: str,
+    protocol: str = "a+b",
+    bits: int = 32,
+    frac: int = 10,
+    reveal: str = "logits",
+    normalise: Optional[str] = None,
+    tls: Optional[Tls] = None,
+    timeout: float = 30.0,
+    deadline: float = 3600.0,
+) -> Tuple[np.ndarray, Report]:
+    """The client's side: connects to the server and runs one private inference of ``x``
+    (the architecture, ``model.strip()``, is enough); the result and the client's report."""

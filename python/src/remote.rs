@@ -1,0 +1,198 @@
+//! Private inference between two processes or machines, interoperable with `tessera nn run`:
+//! the server (the model's owner) listens, the client (the input's owner) connects and alone
+//! learns the result; TCP, or TLS with each side pinning the other's certificate (`tessera
+//! keygen`), with the command line's timeouts and deadline.
+
+use crate::errors::{self, invalid};
+use crate::model::{Model, Numbers, decoded, output, protocol, report};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::time::Duration;
+use tessera_net::tcp::{self, Mesh};
+use tessera_net::tls::TlsConfig;
+use tessera_net::{NetConfig, Network};
+use tessera_nn::infer as inference;
+use tessera_nn::secure::{self, Compiled, Options};
+use tessera_protocols::Session;
+
+/// This party's TLS: the directory of its key.pem and cert.pem, and the peer's certificate.
+#[pyclass(module = "tessera._tessera", frozen)]
+pub struct Tls {
+    dir: PathBuf,
+    peer_cert: PathBuf,
+}
+
+#[pymethods]
+impl Tls {
+    #[new]
+    fn new(dir: PathBuf, peer_cert: PathBuf) -> Self {
+        Tls { dir, peer_cert }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Tls({:?}, {:?})", self.dir, self.peer_cert)
+    }
+}
+
+/// The settings both ends take: the network's waits and the TLS configuration for `peer`.
+struct Link {
+    config: NetConfig,
+    tls: Option<TlsConfig>,
+}
+
+impl Link {
+    fn new(tls: Option<&Tls>, peer: usize, timeout: f64, deadline: f64) -> PyResult<Self> {
+        let usable =
+            timeout > 0.0 && timeout.is_finite() && deadline >= 0.0 && deadline.is_finite();
+        if !usable {
+            return Err(invalid(format!(
+                "timeout={timeout}, deadline={deadline}: a positive timeout and a deadline of 0 (none) or more"
+            )));
+        }
+        let tls = match tls {
+            Some(t) => Some(
+                TlsConfig::load(&t.dir, &[(peer, t.peer_cert.as_path())])
+                    .map_err(|e| errors::raise(&e))?,
+            ),
+            None => None,
+        };
+        let config = NetConfig {
+            timeout: Duration::from_secs_f64(timeout),
+            deadline: (deadline > 0.0).then(|| Duration::from_secs_f64(deadline)),
+        };
+        Ok(Link { config, tls })
+    }
+
+    /// The network of party `me`: 0 accepts on `listener`, 1 dials `connect`.
+    fn open(
+        &self,
+        listener: Option<&TcpListener>,
+        connect: &[String],
+    ) -> Result<Network, tessera_net::Error> {
+        let m = Mesh {
+            me: usize::from(listener.is_none()),
+            parties: 2,
+            listener,
+            lower: connect,
+            tls: self.tls.as_ref(),
+            setup: self.config.timeout,
+        };
+        tcp::mesh(m, self.config)
+    }
+}
+
+/// The options of both ends, checked.
+fn options(protocol_name: &str, reveal: &str, batch: usize) -> PyResult<Options> {
+    if batch == 0 {
+        return Err(invalid("batch=0: at least one input per inference"));
+    }
+    Ok(Options {
+        output: output(reveal)?,
+        batch,
+        ..Options::new(protocol(protocol_name)?)
+    })
+}
+
+/// A server listening for clients, one private inference each: its `address` is known as soon
+/// as it is made (listen on port 0 to let the system pick one).
+#[pyclass(module = "tessera._tessera", frozen)]
+pub struct Server {
+    listener: TcpListener,
+    compiled: Compiled,
+    link: Link,
+}
+
+#[pymethods]
+impl Server {
+    #[new]
+    #[pyo3(signature = (model, listen, protocol = "a+b", bits = 32, frac = 10, reveal = "logits",
+                        batch = 1, tls = None, timeout = 30.0, deadline = 3600.0))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        model: &Model,
+        listen: &str,
+        protocol: &str,
+        bits: u32,
+        frac: u32,
+        reveal: &str,
+        batch: usize,
+        tls: Option<PyRef<'_, Tls>>,
+        timeout: f64,
+        deadline: f64,
+    ) -> PyResult<Server> {
+        if !model.model.has_weights {
+            return Err(invalid(
+                "an architecture without weights: the server needs the model",
+            ));
+        }
+        let fixed = Numbers::new(bits, frac)?.fixed;
+        let compiled = secure::compile(&model.model, fixed, options(protocol, reveal, batch)?)
+            .map_err(|e| errors::raise_nn(&e))?;
+        let link = Link::new(tls.as_deref(), 1, timeout, deadline)?;
+        let listener = tcp::listen(listen).map_err(|e| errors::raise(&e))?;
+        Ok(Server {
+            listener,
+            compiled,
+            link,
+        })
+    }
+
+    /// The address it listens on.
+    #[getter]
+    fn address(&self) -> PyResult<String> {
+        Ok(self.listener.local_addr()?.to_string())
+    }
+
+    /// Waits for one client and runs one private inference with it; the server's report.
+    fn serve<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = py.detach(|| -> PyResult<inference::Report> {
+            let net = self
+                .link
+                .open(Some(&self.listener), &[])
+                .map_err(|e| errors::raise(&e))?;
+            let mut session =
+                Session::new(net, inference::session_config()).map_err(|e| errors::raise(&e))?;
+            inference::server(&mut session, &self.compiled).map_err(|e| errors::raise(&e))
+        })?;
+        report(py, &[&r])
+    }
+}
+
+/// The client's side: connects to the server at `connect` and runs one private inference of
+/// `x`; the result (logits or class) and the client's report.
+#[pyfunction]
+#[pyo3(signature = (model, x, connect, protocol = "a+b", bits = 32, frac = 10, reveal = "logits",
+                    normalise = None, tls = None, timeout = 30.0, deadline = 3600.0))]
+#[allow(clippy::too_many_arguments)]
+pub fn infer<'py>(
+    py: Python<'py>,
+    model: &Model,
+    x: &Bound<'py, PyAny>,
+    connect: &str,
+    protocol: &str,
+    bits: u32,
+    frac: u32,
+    reveal: &str,
+    normalise: Option<&str>,
+    tls: Option<PyRef<'_, Tls>>,
+    timeout: f64,
+    deadline: f64,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
+    let fixed = Numbers::new(bits, frac)?.fixed;
+    let (values, batch) = model.inputs(x, normalise)?;
+    let options = options(protocol, reveal, batch)?;
+    let link = Link::new(tls.as_deref(), 0, timeout, deadline)?;
+    let arch = &model.model;
+    let connect = [connect.to_owned()];
+    let (revealed, r) = py.detach(|| -> PyResult<(Vec<u64>, inference::Report)> {
+        let compiled = secure::compile(arch, fixed, options).map_err(|e| errors::raise_nn(&e))?;
+        let net = link.open(None, &connect).map_err(|e| errors::raise(&e))?;
+        let mut session =
+            Session::new(net, inference::session_config()).map_err(|e| errors::raise(&e))?;
+        inference::client(&mut session, &compiled, &values).map_err(|e| errors::raise(&e))
+    })?;
+    let out = decoded(fixed, options.output, &revealed);
+    Ok((Model::shaped(py, out, batch)?, report(py, &[&r])?))
+}
