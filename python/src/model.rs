@@ -20,6 +20,9 @@ pub struct Model {
     bytes: Vec<u8>,
     /// Where it came from, for messages.
     name: String,
+    /// The parties of the last `simulate`, kept for the next with the same options: their
+    /// sessions' OT set-up is made once, as `tessera nn bench` makes it once for its samples.
+    local: std::sync::Mutex<Option<(Fixed, Options, Local)>>,
 }
 
 /// The options every secure or fixed-point run takes.
@@ -60,6 +63,41 @@ pub(crate) fn output(reveal: &str) -> PyResult<Output> {
 }
 
 impl Model {
+    fn new(model: tessera_nn::model::Model, bytes: Vec<u8>, name: String) -> Self {
+        Model {
+            model,
+            bytes,
+            name,
+            local: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// One private inference of `values` by the kept parties if they run `fixed` and
+    /// `options`, else by new ones, which are kept if it succeeds.
+    fn local_infer(
+        &self,
+        fixed: Fixed,
+        options: Options,
+        values: &[f32],
+    ) -> PyResult<(Vec<u64>, Report, Report)> {
+        let mut kept = self
+            .local
+            .lock()
+            .map_err(|_| invalid("an earlier run panicked"))?;
+        let mut local = match kept.take() {
+            Some((f, o, local)) if f == fixed && o == options => local,
+            _ => {
+                let compiled = secure::compile(&self.model, fixed, options)
+                    .map_err(|e| errors::raise_nn(&e))?;
+                let networks = tessera_net::memory::pair().map_err(|e| errors::raise(&e))?;
+                Local::new(networks, compiled).map_err(|e| errors::raise(&e))?
+            }
+        };
+        let out = local.infer(values).map_err(|e| errors::raise(&e))?;
+        *kept = Some((fixed, options, local));
+        Ok(out)
+    }
+
     /// `x` as the model's inputs, one after another: float arrays as they are, uint8 images
     /// normalised by `normalise` (or the model's own, or MNIST's).
     pub(crate) fn inputs(
@@ -141,7 +179,7 @@ impl Model {
         };
         let model =
             tessera_nn::import::from_bytes(&bytes, &name).map_err(|e| errors::raise_nn(&e))?;
-        Ok(Model { model, bytes, name })
+        Ok(Model::new(model, bytes, name))
     }
 
     /// The layers (name and operator), the input's and output's sizes, and each protocol's
@@ -187,7 +225,7 @@ impl Model {
         let name = format!("{} (stripped)", self.name);
         let model =
             tessera_nn::import::from_bytes(&bytes, &name).map_err(|e| errors::raise_nn(&e))?;
-        Ok(Model { model, bytes, name })
+        Ok(Model::new(model, bytes, name))
     }
 
     /// The plaintext outputs of `x`: in fixed point (what the secure protocols compute
@@ -249,15 +287,7 @@ impl Model {
         };
         let (values, batch) = self.inputs(x, normalise)?;
         let options = Options { batch, ..options };
-        let model = &self.model;
-        let run = py.detach(|| -> Result<_, PyErr> {
-            let compiled =
-                secure::compile(model, fixed, options).map_err(|e| errors::raise_nn(&e))?;
-            let networks = tessera_net::memory::pair().map_err(|e| errors::raise(&e))?;
-            let mut local = Local::new(networks, compiled).map_err(|e| errors::raise(&e))?;
-            local.infer(&values).map_err(|e| errors::raise(&e))
-        });
-        let (revealed, server, client) = run?;
+        let (revealed, server, client) = py.detach(|| self.local_infer(fixed, options, &values))?;
         let out = decoded(fixed, options.output, &revealed);
         Ok((
             Model::shaped(py, out, batch)?,

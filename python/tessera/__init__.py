@@ -28,6 +28,28 @@ from ._tessera import (
 )
 
 
+def _from_torch(module, example_input, opset_version=13):
+    """Exports ``module`` (a ``torch.nn.Module``) with ``torch.onnx.export`` on
+    ``example_input`` (one input, its batch axis of 1) and loads the ONNX model it gives."""
+    try:
+        import torch
+    except ImportError as e:
+        raise InvalidInput(
+            "Model.from_torch needs PyTorch (pip install torch); "
+            "or export the model to ONNX yourself and use Model.from_onnx"
+        ) from e
+    import io
+
+    buffer = io.BytesIO()
+    module.eval()
+    with torch.no_grad():
+        torch.onnx.export(module, example_input, buffer, opset_version=opset_version)
+    return Model.from_onnx(buffer.getvalue())
+
+
+Model.from_torch = staticmethod(_from_torch)
+
+
 def serve(model, listen, **options):
     """Listens on ``listen`` for one client and runs one private inference with it (the
     server holds the weights and learns nothing); returns the server's report. The options

@@ -37,6 +37,10 @@ class Model:
     @staticmethod
     def from_onnx(source: Union[str, PathLike, bytes, Any]) -> "Model":
         """Loads an ONNX model from a path, from its bytes, or from an ``onnx.ModelProto``."""
+    @staticmethod
+    def from_torch(module: Any, example_input: Any, opset_version: int = 13) -> "Model":
+        """Exports a ``torch.nn.Module`` through ``torch.onnx.export`` on ``example_input`` and
+        loads it; raises ``InvalidInput`` naming what to do when PyTorch is not installed."""
     def info(self, bits: int = 32, frac: int = 10) -> Dict[str, Any]:
         """The layers (name, operator), input and output sizes, and each protocol's estimated
         setup bytes, online bytes and online rounds."""

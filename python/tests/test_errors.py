@@ -73,3 +73,13 @@ def test_circuit_inputs_are_checked():
         c.simulate([bytes(16), bytes(3)])
     with pytest.raises(tessera.InvalidInput, match="protocol"):
         c.simulate([bytes(16), bytes(16)], protocol="gmw3")
+
+
+def test_from_torch_without_torch_says_what_to_do():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        with pytest.raises(tessera.InvalidInput, match="needs PyTorch"):
+            tessera.Model.from_torch(object(), None)
+        return
+    pytest.skip("PyTorch is installed: test_models covers from_torch")

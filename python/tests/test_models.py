@@ -70,3 +70,17 @@ def test_from_bytes_equals_from_path(minionn, mnist):
 
     for m in (tessera.Model.from_onnx(raw), tessera.Model.from_onnx(Proto())):
         assert np.array_equal(m.plaintext(mnist[0][5]), minionn.plaintext(mnist[0][5]))
+
+
+def test_from_torch_exports_and_loads_a_module(mnist):
+    torch = pytest.importorskip("torch")
+    net = torch.nn.Sequential(
+        torch.nn.Flatten(), torch.nn.Linear(784, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10)
+    )
+    model = tessera.Model.from_torch(net, torch.zeros(1, 1, 28, 28))
+    x = mnist[0][0].astype(np.float32) / 255.0
+    with torch.no_grad():
+        want = net(torch.from_numpy(x).reshape(1, 1, 28, 28)).numpy()[0]
+    assert np.max(np.abs(model.plaintext(x, fixed=False) - want)) < 1e-4
+    got, _ = model.simulate(x)
+    assert np.max(np.abs(got - want)) < 0.05
