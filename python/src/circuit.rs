@@ -5,6 +5,7 @@
 //! (`tessera_circuit::eval::bits_from_hex`), or hex strings.
 
 use crate::errors::{self, invalid};
+use crate::interrupt::{Stoppers, interruptible};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 use tessera_circuit::eval::{bits_from_hex, bits_to_hex, evaluate};
@@ -100,11 +101,11 @@ fn shared_party(
         .ok_or_else(|| Error::Input("no output was learned".to_owned()))
 }
 
-/// Both parties on their own threads over memory; party 0's outputs.
+/// Both parties on their own threads over `networks`; party 0's outputs.
 fn both(
+    (zero, one): (tessera_net::Network, tessera_net::Network),
     run: impl Fn(tessera_net::Network) -> Result<Vec<Vec<bool>>, Error> + Sync,
 ) -> Result<Vec<Vec<bool>>, Error> {
-    let (zero, one) = tessera_net::memory::pair()?;
     std::thread::scope(|scope| {
         let run = &run;
         let other = scope.spawn(move || run(one));
@@ -183,6 +184,8 @@ impl Circuit {
     ) -> PyResult<Vec<Py<PyAny>>> {
         let bits = input_bits(&self.circuit, inputs)?;
         let c = &self.circuit;
+        let networks = tessera_net::memory::pair().map_err(|e| errors::raise(&e))?;
+        let stoppers = Stoppers::of(vec![networks.0.stopper(), networks.1.stopper()]);
         let out = match protocol {
             "yao" => {
                 if bits.len() != 2 {
@@ -191,12 +194,12 @@ impl Circuit {
                         bits.len()
                     )));
                 }
-                py.detach(|| {
-                    both(|net| {
+                interruptible(py, &stoppers, || {
+                    both(networks, |net| {
                         let mine = bits[net.id()].clone();
                         yao_party(net, c.clone(), mine)
                     })
-                })
+                })?
             }
             "b" | "beta" => {
                 let sharing = if protocol == "b" {
@@ -204,12 +207,12 @@ impl Circuit {
                 } else {
                     BoolSharing::Aby2
                 };
-                py.detach(|| {
-                    both(|net| {
+                interruptible(py, &stoppers, || {
+                    both(networks, |net| {
                         let mine = bits.iter().skip(net.id()).step_by(2).cloned().collect();
                         shared_party(net, c.clone(), sharing, mine)
                     })
-                })
+                })?
             }
             _ => {
                 return Err(invalid(format!(

@@ -3,7 +3,7 @@
 //! inference with both parties in this process; private inference between processes
 //! ([`remote`]); circuits ([`circuit`]): the library's and Bristol files, plaintext evaluation
 //! and two-party runs in Yao, B and β. Every protocol run
-//! releases the GIL; every error is an exception of the package's small hierarchy
+//! releases the GIL and stops on Ctrl-C ([`interrupt`]); every error is an exception of the package's small hierarchy
 //! ([`errors`]), chosen by the error's kind (`tessera_core::Fault`), never a panic.
 
 #![forbid(unsafe_code)]
@@ -11,6 +11,7 @@
 
 mod circuit;
 mod errors;
+mod interrupt;
 mod model;
 mod remote;
 

@@ -3,6 +3,7 @@
 //! and private inference with both parties in this process (`simulate`).
 
 use crate::errors::{self, invalid};
+use crate::interrupt::{Stoppers, interruptible};
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArrayDyn};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -22,7 +23,15 @@ pub struct Model {
     name: String,
     /// The parties of the last `simulate`, kept for the next with the same options: their
     /// sessions' OT set-up is made once, as `tessera nn bench` makes it once for its samples.
-    local: std::sync::Mutex<Option<(Fixed, Options, Local)>>,
+    local: std::sync::Mutex<Option<Kept>>,
+}
+
+/// The two parties of a `simulate`, with the options they run and their networks' stoppers.
+struct Kept {
+    fixed: Fixed,
+    options: Options,
+    local: Local,
+    stoppers: Stoppers,
 }
 
 /// The options every secure or fixed-point run takes.
@@ -72,30 +81,29 @@ impl Model {
         }
     }
 
-    /// One private inference of `values` by the kept parties if they run `fixed` and
-    /// `options`, else by new ones, which are kept if it succeeds.
-    fn local_infer(
-        &self,
-        fixed: Fixed,
-        options: Options,
-        values: &[f32],
-    ) -> PyResult<(Vec<u64>, Report, Report)> {
-        let mut kept = self
+    /// The kept parties if they run `fixed` and `options`, else new ones.
+    fn parties(&self, fixed: Fixed, options: Options) -> PyResult<Kept> {
+        let kept = self
             .local
             .lock()
-            .map_err(|_| invalid("an earlier run panicked"))?;
-        let mut local = match kept.take() {
-            Some((f, o, local)) if f == fixed && o == options => local,
+            .map_err(|_| invalid("an earlier run panicked"))?
+            .take();
+        match kept {
+            Some(k) if k.fixed == fixed && k.options == options => Ok(k),
             _ => {
                 let compiled = secure::compile(&self.model, fixed, options)
                     .map_err(|e| errors::raise_nn(&e))?;
                 let networks = tessera_net::memory::pair().map_err(|e| errors::raise(&e))?;
-                Local::new(networks, compiled).map_err(|e| errors::raise(&e))?
+                let stoppers = Stoppers::of(vec![networks.0.stopper(), networks.1.stopper()]);
+                let local = Local::new(networks, compiled).map_err(|e| errors::raise(&e))?;
+                Ok(Kept {
+                    fixed,
+                    options,
+                    local,
+                    stoppers,
+                })
             }
-        };
-        let out = local.infer(values).map_err(|e| errors::raise(&e))?;
-        *kept = Some((fixed, options, local));
-        Ok(out)
+        }
     }
 
     /// `x` as the model's inputs, one after another: float arrays as they are, uint8 images
@@ -287,7 +295,13 @@ impl Model {
         };
         let (values, batch) = self.inputs(x, normalise)?;
         let options = Options { batch, ..options };
-        let (revealed, server, client) = py.detach(|| self.local_infer(fixed, options, &values))?;
+        let mut kept = py.detach(|| self.parties(fixed, options))?;
+        let stoppers = kept.stoppers.clone();
+        let run = interruptible(py, &stoppers, || kept.local.infer(&values))?;
+        let (revealed, server, client) = run.map_err(|e| errors::raise(&e))?;
+        if let Ok(mut slot) = self.local.lock() {
+            *slot = Some(kept);
+        }
         let out = decoded(fixed, options.output, &revealed);
         Ok((
             Model::shaped(py, out, batch)?,

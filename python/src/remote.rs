@@ -4,6 +4,7 @@
 //! keygen`), with the command line's timeouts and deadline.
 
 use crate::errors::{self, invalid};
+use crate::interrupt::{Stoppers, interruptible};
 use crate::model::{Model, Numbers, decoded, output, protocol, report};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -147,15 +148,17 @@ impl Server {
 
     /// Waits for one client and runs one private inference with it; the server's report.
     fn serve<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let r = py.detach(|| -> PyResult<inference::Report> {
+        let stoppers = Stoppers::default();
+        let r = interruptible(py, &stoppers, || -> PyResult<inference::Report> {
             let net = self
                 .link
                 .open(Some(&self.listener), &[])
                 .map_err(|e| errors::raise(&e))?;
+            stoppers.add(net.stopper());
             let mut session =
                 Session::new(net, inference::session_config()).map_err(|e| errors::raise(&e))?;
             inference::server(&mut session, &self.compiled).map_err(|e| errors::raise(&e))
-        })?;
+        })??;
         report(py, &[&r])
     }
 }
@@ -186,13 +189,21 @@ pub fn infer<'py>(
     let link = Link::new(tls.as_deref(), 0, timeout, deadline)?;
     let arch = &model.model;
     let connect = [connect.to_owned()];
-    let (revealed, r) = py.detach(|| -> PyResult<(Vec<u64>, inference::Report)> {
-        let compiled = secure::compile(arch, fixed, options).map_err(|e| errors::raise_nn(&e))?;
-        let net = link.open(None, &connect).map_err(|e| errors::raise(&e))?;
-        let mut session =
-            Session::new(net, inference::session_config()).map_err(|e| errors::raise(&e))?;
-        inference::client(&mut session, &compiled, &values).map_err(|e| errors::raise(&e))
-    })?;
+    let stoppers = Stoppers::default();
+    let run = interruptible(
+        py,
+        &stoppers,
+        || -> PyResult<(Vec<u64>, inference::Report)> {
+            let compiled =
+                secure::compile(arch, fixed, options).map_err(|e| errors::raise_nn(&e))?;
+            let net = link.open(None, &connect).map_err(|e| errors::raise(&e))?;
+            stoppers.add(net.stopper());
+            let mut session =
+                Session::new(net, inference::session_config()).map_err(|e| errors::raise(&e))?;
+            inference::client(&mut session, &compiled, &values).map_err(|e| errors::raise(&e))
+        },
+    )?;
+    let (revealed, r) = run?;
     let out = decoded(fixed, options.output, &revealed);
     Ok((Model::shaped(py, out, batch)?, report(py, &[&r])?))
 }

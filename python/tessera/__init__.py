@@ -2,7 +2,8 @@
 
 Both parties of a run can live in this process (``simulate``), each on its own thread, or in
 two processes or machines (``serve`` / ``Server`` and ``infer``, interoperable with ``tessera
-nn run``), with the interpreter free while they run (the GIL is released).
+nn run``), with the interpreter free while they run (the GIL is released); Ctrl-C stops a run
+and tells the peer.
 
 >>> import tessera
 >>> model = tessera.Model.from_onnx("net.onnx")          # doctest: +SKIP

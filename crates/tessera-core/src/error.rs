@@ -56,6 +56,8 @@ pub enum Fault {
     Timeout,
     /// A failure already reported once (a network that failed earlier, used again).
     Repeated,
+    /// This party's user stopped the run (Ctrl-C).
+    Stopped,
     /// A fault inside this party: the operating system's randomness, a broken invariant.
     Internal,
 }

@@ -26,13 +26,15 @@ pub enum AbortCode {
     Preprocessing = 7,
     /// A fault inside this party.
     Internal = 8,
+    /// Its user stopped the run.
+    Stopped = 9,
     /// A code this version does not know.
     Unknown = 0,
 }
 
 impl AbortCode {
     /// Every code a party sends.
-    pub const ALL: [AbortCode; 8] = [
+    pub const ALL: [AbortCode; 9] = [
         AbortCode::PeerMisbehaved,
         AbortCode::Mismatch,
         AbortCode::Input,
@@ -41,6 +43,7 @@ impl AbortCode {
         AbortCode::CheatDetected,
         AbortCode::Preprocessing,
         AbortCode::Internal,
+        AbortCode::Stopped,
     ];
 
     /// The code a byte on the wire stands for.
@@ -70,6 +73,7 @@ impl AbortCode {
             AbortCode::CheatDetected => "a check against cheating failed",
             AbortCode::Preprocessing => "its pre-processing cannot be used",
             AbortCode::Internal => "an internal fault",
+            AbortCode::Stopped => "its user stopped the run",
             AbortCode::Unknown => "a reason this version does not know",
         }
     }
@@ -91,6 +95,7 @@ impl AbortCode {
             Fault::Network => AbortCode::Network,
             Fault::Timeout => AbortCode::Timeout,
             Fault::Internal => AbortCode::Internal,
+            Fault::Stopped => AbortCode::Stopped,
             _ => AbortCode::Internal,
         })
     }
@@ -134,6 +139,7 @@ mod tests {
             (Fault::Timeout, Some(AbortCode::Timeout)),
             (Fault::Repeated, None),
             (Fault::Internal, Some(AbortCode::Internal)),
+            (Fault::Stopped, Some(AbortCode::Stopped)),
         ];
         for (fault, code) in table {
             assert_eq!(AbortCode::for_fault(fault), code, "{fault:?}");
@@ -145,7 +151,7 @@ mod tests {
         for c in AbortCode::ALL {
             assert_eq!(AbortCode::from_byte(c as u8), c);
         }
-        for b in [0u8, 9, 0x1b, 255] {
+        for b in [0u8, 10, 0x1b, 255] {
             assert_eq!(AbortCode::from_byte(b), AbortCode::Unknown);
         }
     }

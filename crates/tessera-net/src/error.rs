@@ -165,6 +165,9 @@ pub enum Error {
     /// A request the network cannot serve (this party's own mistake, not a peer's).
     #[error("{0}")]
     Usage(String),
+    /// This party's user stopped the run ([`crate::Stopper`]).
+    #[error("stopped")]
+    Stopped,
 }
 
 impl Failure for Error {
@@ -184,6 +187,7 @@ impl Failure for Error {
             | Io { .. }
             | Closed { .. } => Fault::Network,
             File { .. } => Fault::LocalIo,
+            Stopped => Fault::Stopped,
             Tls(_) | Usage(_) => Fault::Misuse,
         }
     }

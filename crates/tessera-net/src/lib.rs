@@ -45,7 +45,7 @@ pub use files::{MAX_KEY_FILE_BYTES, read_capped};
 #[cfg(unix)]
 pub use mesh::memory;
 pub use mesh::{tcp, tls};
-pub use network::{MAX_UNREAD, NetConfig, Network, PeerChannel};
+pub use network::{MAX_UNREAD, NetConfig, Network, PeerChannel, Stopper};
 pub use stats::{Phase, PhaseTimer, Stats, Traffic};
 pub use wire::{
     ABORT, FRAME_HEADER, Frame, Kind, Len, RawTag, Space, Spaces, Tag, escape, escape_text,

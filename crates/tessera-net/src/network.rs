@@ -14,6 +14,8 @@ use crate::wire::{
 };
 use crate::{Channel, Error, Stats};
 use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The most bytes received from one peer and not yet consumed that this party buffers; past
@@ -89,6 +91,28 @@ pub struct Network {
     aborted: bool,
     rounds: u64,
     receiving: bool,
+    /// Set by a [`Stopper`] from another thread; every wait checks it.
+    stop: Arc<AtomicBool>,
+    waker: Arc<mio::Waker>,
+}
+
+/// The token of the stopper's waker (links use their party's id).
+const WAKE: mio::Token = mio::Token(usize::MAX);
+
+/// Stops a network from another thread (a user's Ctrl-C): its next wait, or the one it is in,
+/// fails with [`Error::Stopped`], and the session aborting on it tells the peers.
+#[derive(Clone, Debug)]
+pub struct Stopper {
+    stop: Arc<AtomicBool>,
+    waker: Arc<mio::Waker>,
+}
+
+impl Stopper {
+    /// Stops the network.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = self.waker.wake();
+    }
 }
 
 impl std::fmt::Debug for Network {
@@ -124,6 +148,7 @@ impl Network {
                     .map_err(setup)?;
             }
         }
+        let waker = Arc::new(mio::Waker::new(poll.registry(), WAKE).map_err(setup)?);
         Ok(Network {
             me,
             links,
@@ -135,7 +160,17 @@ impl Network {
             aborted: false,
             rounds: 0,
             receiving: true,
+            stop: Arc::new(AtomicBool::new(false)),
+            waker,
         })
+    }
+
+    /// A handle that stops this network from another thread.
+    pub fn stopper(&self) -> Stopper {
+        Stopper {
+            stop: self.stop.clone(),
+            waker: self.waker.clone(),
+        }
     }
 
     /// This party's id.
@@ -497,6 +532,9 @@ impl Network {
     /// sleeps until a socket is ready or the wait's bound passes. `progress` is when the wait
     /// for `focus` last moved.
     fn wait(&mut self, focus: usize, dir: Dir, progress: Instant) -> Result<(), Error> {
+        if self.stop.load(Ordering::SeqCst) {
+            return Err(Error::Stopped);
+        }
         self.push_all();
         for (k, slot) in self.links.iter_mut().enumerate() {
             let Some(link) = slot else { continue };

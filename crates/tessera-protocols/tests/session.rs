@@ -207,3 +207,40 @@ fn a_seed_replays_a_run() {
         "another seed, another setup"
     );
 }
+
+/// A network stopped from another thread (a user's Ctrl-C) ends the wait it is in with
+/// `Stopped`, and the session tells the peer its user stopped the run.
+#[test]
+fn a_stopped_party_stops_its_wait_and_tells_the_peer() {
+    use tessera_net::{AbortCode, Error as NetError, Kind, Space};
+    use tessera_protocols::Error;
+    let (a, b) = memory::pair().unwrap();
+    let tag = Space::new(1).tag(Kind::new(1, "never sent"));
+    let stopper = a.stopper();
+    let waiting = thread::spawn(move || {
+        let mut s = Session::new(b, SessionConfig::default()).unwrap();
+        let mut buf = [0u8; 1];
+        s.run(|s| Ok(s.network().recv_into(0, tag, &mut buf)?))
+    });
+    let start = std::time::Instant::now();
+    let stop = thread::spawn(move || {
+        thread::sleep(std::time::Duration::from_millis(100));
+        stopper.stop();
+    });
+    let mut s = Session::new(a, SessionConfig::default()).unwrap();
+    let mut buf = [0u8; 1];
+    let err = s
+        .run(|s| Ok(s.network().recv_into(1, tag, &mut buf)?))
+        .unwrap_err();
+    stop.join().unwrap();
+    assert_eq!(err, Error::Net(NetError::Stopped));
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    let seen = waiting.join().unwrap().unwrap_err();
+    assert_eq!(
+        seen,
+        Error::Net(NetError::PeerAborted {
+            party: 0,
+            code: AbortCode::Stopped
+        })
+    );
+}
