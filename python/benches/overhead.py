@@ -1,6 +1,8 @@
-"""What the Python layer adds: MiniONN-MNIST through ``Model.simulate`` and through
-``Server``/``infer`` (two processes over loopback TCP) against ``tessera nn bench`` (both
-parties in one process over loopback TCP), alternated round by round in the same run.
+"""What the Python layer adds: MiniONN-MNIST through ``Model.simulate`` against ``tessera nn
+bench`` (both parties in one process, their sessions kept across samples), and through
+``Server``/``infer`` (two processes over loopback TCP, a connection and a session per inference)
+against ``tessera nn run`` server and client processes (the same), alternated round by round
+in the same run.
 Prints one JSON line per round and a summary: medians of setup and online time and their
 ratios to the command line's.
 
@@ -42,6 +44,27 @@ def cli_bench(binary, protocol, samples):
     return j["setup_ms"], j["online_ms"]
 
 
+def cli_remote(binary, protocol, samples):
+    runs = []
+    for _ in range(samples + 1):
+        server = subprocess.Popen(
+            [binary, "nn", "run", "--role", "server", "--listen", "127.0.0.1:0",
+             "--model", str(MODEL), "--protocol", protocol],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )
+        address = server.stderr.readline().split("listening on ")[1].strip()
+        out = subprocess.run(
+            [binary, "nn", "run", "--role", "client", "--connect", address, "--model", str(MODEL),
+             "--input", str(IMAGES), "--index", "0", "--protocol", protocol, "--json"],
+            capture_output=True, text=True, check=True,
+        ).stdout
+        server.wait()
+        runs.append(json.loads(out))
+    runs = runs[1:]
+    return (statistics.median(r["setup_ms"] for r in runs),
+            statistics.median(r["online_ms"] for r in runs))
+
+
 def simulate(model, x, protocol, samples):
     runs = [model.simulate(x, protocol=protocol)[1] for _ in range(samples + 1)][1:]
     return (statistics.median(r["setup_ms"] for r in runs),
@@ -71,16 +94,19 @@ def main():
     a = p.parse_args()
     model = tessera.Model.from_onnx(MODEL)
     x = np.frombuffer(IMAGES.read_bytes()[16:], np.uint8).reshape(-1, 28, 28)[0]
-    rows = {"cli": [], "simulate": [], "remote": []}
+    rows = {"cli_bench": [], "simulate": [], "cli_run": [], "remote": []}
     for r in range(a.rounds):
-        rows["cli"].append(cli_bench(a.bin, a.protocol, a.samples))
+        rows["cli_bench"].append(cli_bench(a.bin, a.protocol, a.samples))
         rows["simulate"].append(simulate(model, x, a.protocol, a.samples))
+        rows["cli_run"].append(cli_remote(a.bin, a.protocol, a.samples))
         rows["remote"].append(remote(model, x, a.protocol, a.samples))
         print(json.dumps({"round": r, **{k: v[-1] for k, v in rows.items()}}))
     med = {k: (statistics.median(s for s, _ in v), statistics.median(o for _, o in v))
            for k, v in rows.items()}
+    against = {"cli_bench": "cli_bench", "simulate": "cli_bench", "cli_run": "cli_run",
+               "remote": "cli_run"}
     summary = {k: {"setup_ms": s, "online_ms": o,
-                   "setup_ratio": s / med["cli"][0], "online_ratio": o / med["cli"][1]}
+                   "setup_ratio": s / med[against[k]][0], "online_ratio": o / med[against[k]][1]}
                for k, (s, o) in med.items()}
     print(json.dumps({"protocol": a.protocol, "rounds": a.rounds, "samples": a.samples,
                       "summary": summary}))
