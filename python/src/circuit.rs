@@ -1,18 +1,19 @@
 //! `tessera.Circuit`: a Boolean circuit from the library or a Bristol file, its plaintext
-//! evaluation, and two-party runs with both parties in this process: Yao (party 0 garbles and
-//! holds the first input, party 1 evaluates and holds the second), or GMW's B and ABY2.0's β
-//! (party v mod 2 holds input v). Inputs and outputs are bytes in the command line's hex order
+//! evaluation, and two-party runs (`tessera_protocols::circuits`: Yao garbled in the setup by
+//! party 0, GMW's B or ABY2.0's β; party v holds input value v) with both parties in this
+//! process or with a peer elsewhere, interoperable with `tessera mpc run`. Inputs and outputs are bytes in the command line's hex order
 //! (`tessera_circuit::eval::bits_from_hex`), or hex strings.
 
 use crate::errors::{self, invalid};
 use crate::interrupt::{Stoppers, interruptible};
+use crate::remote::{Link, Tls};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 use tessera_circuit::eval::{bits_from_hex, bits_to_hex, evaluate};
 use tessera_circuit::{Circuit as Inner, GateKind};
-use tessera_garble::SchemeKind;
-use tessera_protocols::boolean::{BoolCircuit, BoolSharing, Reveal};
-use tessera_protocols::yao::{OutputTo, Yao, YaoRole};
+use tessera_net::Network;
+use tessera_protocols::boolean::Reveal;
+use tessera_protocols::circuits::{self, CircuitProtocol};
 use tessera_protocols::{Error, Session, SessionConfig};
 
 /// A Boolean circuit.
@@ -39,17 +40,20 @@ fn input_bits(c: &Inner, inputs: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<bool>>> 
         .iter()
         .zip(&c.inputs)
         .enumerate()
-        .map(|(k, (item, &width))| {
-            let hex = if let Ok(b) = item.cast::<PyBytes>() {
-                b.as_bytes().iter().map(|x| format!("{x:02x}")).collect()
-            } else if let Ok(s) = item.extract::<String>() {
-                s
-            } else {
-                return Err(invalid(format!("input {k}: bytes or a hex string")));
-            };
-            bits_from_hex(&hex, width).map_err(|e| invalid(format!("input {k}: {e}")))
-        })
+        .map(|(k, (item, &width))| value_bits(item, width, &format!("input {k}")))
         .collect()
+}
+
+/// One value's bits from bytes or a hex string of `width` bits; `what` names it.
+fn value_bits(item: &Bound<'_, PyAny>, width: u32, what: &str) -> PyResult<Vec<bool>> {
+    let hex = if let Ok(b) = item.cast::<PyBytes>() {
+        b.as_bytes().iter().map(|x| format!("{x:02x}")).collect()
+    } else if let Ok(s) = item.extract::<String>() {
+        s
+    } else {
+        return Err(invalid(format!("{what}: bytes or a hex string")));
+    };
+    bits_from_hex(&hex, width).map_err(|e| invalid(format!("{what}: {e}")))
 }
 
 /// An output value as bytes when its width is whole bytes, else as hex.
@@ -65,61 +69,64 @@ fn output_value(py: Python<'_>, bits: &[bool]) -> PyResult<Py<PyAny>> {
     }
 }
 
-/// One party of a Yao run: `input` its value's bits; the outputs (both learn them).
-fn yao_party(
-    net: tessera_net::Network,
-    c: Inner,
-    input: Vec<bool>,
-) -> Result<Vec<Vec<bool>>, Error> {
+/// The protocol called `name`.
+fn protocol(name: &str) -> PyResult<CircuitProtocol> {
+    match name {
+        "yao" | "y" => Ok(CircuitProtocol::Y),
+        "b" => Ok(CircuitProtocol::B),
+        "beta" => Ok(CircuitProtocol::Beta),
+        _ => Err(invalid(format!(
+            "protocol={name:?}: \"yao\", \"b\" or \"beta\""
+        ))),
+    }
+}
+
+/// Who learns the outputs, by the command line's names.
+fn reveal(name: &str) -> PyResult<Reveal> {
+    match name {
+        "both" => Ok(Reveal::Both),
+        "listener" => Ok(Reveal::To(0)),
+        "connector" => Ok(Reveal::To(1)),
+        _ => Err(invalid(format!(
+            "reveal={name:?}: \"both\", \"listener\" or \"connector\""
+        ))),
+    }
+}
+
+/// One party over `net` with its input value's `bits`.
+fn party(
+    net: Network,
+    c: &Inner,
+    protocol: CircuitProtocol,
+    bits: Vec<bool>,
+    reveal: Reveal,
+) -> Result<Option<Vec<Vec<bool>>>, Error> {
     let me = net.id();
     let mut s = Session::new(net, SessionConfig::default())?;
-    let role = if me == 0 {
-        YaoRole::Garbler
-    } else {
-        YaoRole::Evaluator
-    };
-    let mut yao = Yao::setup(&mut s, 1 - me, role, c, SchemeKind::Prp, OutputTo::Both)?;
-    let outcome = yao.run(&mut s, &input)?;
-    outcome
-        .output
-        .ok_or_else(|| Error::Input("no output was learned".to_owned()))
+    circuits::run(&mut s, (me, 1 - me), c, protocol, bits, reveal)
 }
 
-/// One party of a B or β run: `inputs` its values (v mod 2 = its id) in order.
-fn shared_party(
-    net: tessera_net::Network,
-    c: Inner,
-    sharing: BoolSharing,
-    inputs: Vec<Vec<bool>>,
-) -> Result<Vec<Vec<bool>>, Error> {
-    let peer = 1 - net.id();
-    let bc = BoolCircuit::new(c, sharing, 1)?;
-    let mut s = Session::new(net, SessionConfig::default())?;
-    let prepared = bc.setup(&mut s, peer, Reveal::Both)?;
-    let out = bc.online(&mut s, peer, prepared, &[inputs], Reveal::Both)?;
-    out.and_then(|copies| copies.into_iter().next())
-        .ok_or_else(|| Error::Input("no output was learned".to_owned()))
-}
-
-/// Both parties on their own threads over `networks`; party 0's outputs.
+/// Both parties on their own threads over `networks`; the outputs both learned.
 fn both(
-    (zero, one): (tessera_net::Network, tessera_net::Network),
-    run: impl Fn(tessera_net::Network) -> Result<Vec<Vec<bool>>, Error> + Sync,
+    (zero, one): (Network, Network),
+    c: &Inner,
+    protocol: CircuitProtocol,
+    mut bits: Vec<Vec<bool>>,
 ) -> Result<Vec<Vec<bool>>, Error> {
+    let theirs = bits.pop().unwrap_or_default();
+    let mine = bits.pop().unwrap_or_default();
     std::thread::scope(|scope| {
-        let run = &run;
-        let other = scope.spawn(move || run(one));
-        let mine = run(zero);
+        let other = scope.spawn(move || party(one, c, protocol, theirs, Reveal::Both));
+        let mine = party(zero, c, protocol, mine, Reveal::Both);
         let theirs = other
             .join()
             .map_err(|_| Error::Input("a party's thread stopped".to_owned()))?;
-        let (mine, theirs) = (mine?, theirs?);
-        if mine != theirs {
-            return Err(Error::Input(
+        match (mine?, theirs?) {
+            (Some(a), Some(b)) if a == b => Ok(a),
+            _ => Err(Error::Input(
                 "the parties learned different outputs".to_owned(),
-            ));
+            )),
         }
-        Ok(mine)
     })
 }
 
@@ -172,9 +179,9 @@ impl Circuit {
         out.iter().map(|o| output_value(py, o)).collect()
     }
 
-    /// The outputs of `inputs` computed by two parties in this process, each on its own
-    /// thread: `protocol` "yao" (two input values: party 0 garbles and holds the first),
-    /// "b" (GMW) or "beta" (ABY2.0), party v mod 2 holding input v; both learn the outputs.
+    /// The outputs of `inputs` (the two input values) computed by two parties in this
+    /// process, each on its own thread: `protocol` "yao" (party 0 garbles, in the setup), "b"
+    /// (GMW) or "beta" (ABY2.0); party v holds input v; both learn the outputs.
     #[pyo3(signature = (inputs, protocol = "yao"))]
     fn simulate(
         &self,
@@ -182,46 +189,75 @@ impl Circuit {
         inputs: &Bound<'_, PyAny>,
         protocol: &str,
     ) -> PyResult<Vec<Py<PyAny>>> {
+        let protocol = self::protocol(protocol)?;
         let bits = input_bits(&self.circuit, inputs)?;
-        let c = &self.circuit;
+        if bits.len() != 2 {
+            return Err(invalid(format!(
+                "a two-party circuit needs two input values; this one has {}",
+                bits.len()
+            )));
+        }
         let networks = tessera_net::memory::pair().map_err(|e| errors::raise(&e))?;
         let stoppers = Stoppers::of(vec![networks.0.stopper(), networks.1.stopper()]);
-        let out = match protocol {
-            "yao" => {
-                if bits.len() != 2 {
-                    return Err(invalid(format!(
-                        "yao runs circuits of two input values (the garbler's, the evaluator's); this one has {}",
-                        bits.len()
-                    )));
-                }
-                interruptible(py, &stoppers, || {
-                    both(networks, |net| {
-                        let mine = bits[net.id()].clone();
-                        yao_party(net, c.clone(), mine)
-                    })
-                })?
-            }
-            "b" | "beta" => {
-                let sharing = if protocol == "b" {
-                    BoolSharing::Gmw
-                } else {
-                    BoolSharing::Aby2
-                };
-                interruptible(py, &stoppers, || {
-                    both(networks, |net| {
-                        let mine = bits.iter().skip(net.id()).step_by(2).cloned().collect();
-                        shared_party(net, c.clone(), sharing, mine)
-                    })
-                })?
-            }
+        let c = &self.circuit;
+        let out = interruptible(py, &stoppers, || both(networks, c, protocol, bits))?
+            .map_err(|e| errors::raise(&e))?;
+        out.iter().map(|o| output_value(py, o)).collect()
+    }
+
+    /// One party of the circuit with a peer in another process or machine, interoperable
+    /// with `tessera mpc run`: the listening party (`listen`) is party 0 and holds input value
+    /// 0, the connecting one (`connect`) party 1 and value 1; `input` is this party's value.
+    /// Returns the outputs, or `None` where this party does not learn them.
+    #[pyo3(signature = (input, listen = None, connect = None, protocol = "yao", reveal = "both",
+                        tls = None, timeout = 30.0, deadline = 3600.0))]
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        py: Python<'_>,
+        input: &Bound<'_, PyAny>,
+        listen: Option<&str>,
+        connect: Option<&str>,
+        protocol: &str,
+        reveal: &str,
+        tls: Option<PyRef<'_, Tls>>,
+        timeout: f64,
+        deadline: f64,
+    ) -> PyResult<Option<Vec<Py<PyAny>>>> {
+        let (protocol, reveal) = (self::protocol(protocol)?, self::reveal(reveal)?);
+        let me = match (listen, connect) {
+            (Some(_), None) => 0,
+            (None, Some(_)) => 1,
             _ => {
-                return Err(invalid(format!(
-                    "protocol={protocol:?}: \"yao\", \"b\" or \"beta\""
-                )));
+                return Err(invalid(
+                    "give one of listen= (party 0) and connect= (party 1)",
+                ));
             }
         };
-        let out = out.map_err(|e| errors::raise(&e))?;
-        out.iter().map(|o| output_value(py, o)).collect()
+        if self.circuit.inputs.len() != 2 {
+            return Err(invalid(format!(
+                "a two-party circuit needs two input values; this one has {}",
+                self.circuit.inputs.len()
+            )));
+        }
+        let bits = value_bits(input, self.circuit.inputs[me], "input")?;
+        let link = Link::new(tls.as_deref(), 1 - me, timeout, deadline)?;
+        let listener = match listen {
+            Some(addr) => Some(tessera_net::tcp::listen(addr).map_err(|e| errors::raise(&e))?),
+            None => None,
+        };
+        let connect: Vec<String> = connect.iter().map(|a| a.to_string()).collect();
+        let stoppers = Stoppers::default();
+        let c = &self.circuit;
+        let out = interruptible(py, &stoppers, || -> Result<_, PyErr> {
+            let net = link
+                .open(listener.as_ref(), &connect)
+                .map_err(|e| errors::raise(&e))?;
+            stoppers.add(net.stopper());
+            party(net, c, protocol, bits, reveal).map_err(|e| errors::raise(&e))
+        })??;
+        out.map(|values| values.iter().map(|o| output_value(py, o)).collect())
+            .transpose()
     }
 
     fn __repr__(&self) -> String {

@@ -38,13 +38,18 @@ impl Tls {
 }
 
 /// The settings both ends take: the network's waits and the TLS configuration for `peer`.
-struct Link {
+pub(crate) struct Link {
     config: NetConfig,
     tls: Option<TlsConfig>,
 }
 
 impl Link {
-    fn new(tls: Option<&Tls>, peer: usize, timeout: f64, deadline: f64) -> PyResult<Self> {
+    pub(crate) fn new(
+        tls: Option<&Tls>,
+        peer: usize,
+        timeout: f64,
+        deadline: f64,
+    ) -> PyResult<Self> {
         let usable =
             timeout > 0.0 && timeout.is_finite() && deadline >= 0.0 && deadline.is_finite();
         if !usable {
@@ -67,7 +72,7 @@ impl Link {
     }
 
     /// The network of party `me`: 0 accepts on `listener`, 1 dials `connect`.
-    fn open(
+    pub(crate) fn open(
         &self,
         listener: Option<&TcpListener>,
         connect: &[String],

@@ -84,9 +84,22 @@ class Circuit:
     def simulate(
         self, inputs: Sequence[Union[bytes, str]], protocol: str = "yao"
     ) -> List[Union[bytes, str]]:
-        """The outputs computed by two parties in this process: "yao" (party 0 garbles and
-        holds the first of two inputs), "b" (GMW) or "beta" (ABY2.0), party v mod 2 holding
-        input v."""
+        """The outputs computed by two parties in this process: "yao" (party 0 garbles, in the
+        setup), "b" (GMW) or "beta" (ABY2.0); party v holds input value v of the two."""
+    def run(
+        self,
+        input: Union[bytes, str],
+        listen: Optional[str] = None,
+        connect: Optional[str] = None,
+        protocol: str = "yao",
+        reveal: str = "both",
+        tls: Optional["Tls"] = None,
+        timeout: float = 30.0,
+        deadline: float = 3600.0,
+    ) -> Optional[List[Union[bytes, str]]]:
+        """One party with a peer elsewhere, interoperable with ``tessera mpc run``: ``listen``
+        makes it party 0 (input value 0, the garbler in Yao), ``connect`` party 1; ``reveal``:
+        "both", "listener" or "connector". The outputs, or None where this party learns none."""
 
 class Tls:
     """This party's TLS: the directory of its key.pem and cert.pem (``tessera keygen``) and the

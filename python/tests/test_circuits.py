@@ -41,3 +41,78 @@ def test_sha256_abc_in_every_protocol(protocol):
     inputs = [sha256_block(b"abc"), IV]
     assert c.eval(inputs) == [hashlib.sha256(b"abc").digest()]
     assert c.simulate(inputs, protocol=protocol) == [hashlib.sha256(b"abc").digest()]
+
+
+RUNNER = """
+import sys, tessera
+c = tessera.Circuit.load("aes128")
+out = c.run(bytes.fromhex(sys.argv[1]), connect=sys.argv[2], protocol=sys.argv[3])
+print(out[0].hex(), flush=True)
+"""
+
+
+@pytest.mark.parametrize("protocol", ["yao", "b", "beta"])
+def test_two_processes_run_aes128(protocol):
+    import subprocess
+    import sys
+    import threading
+
+    import socket
+
+    c = tessera.Circuit.load("aes128")
+    # Party 0 listens on a free port the test picks first.
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    address = "%s:%d" % s.getsockname()
+    s.close()
+    result = {}
+    t = threading.Thread(target=lambda: result.update(out=c.run(KEY, listen=address, protocol=protocol)))
+    t.start()
+    other = subprocess.run(
+        [sys.executable, "-c", RUNNER, PLAIN.hex(), address, protocol],
+        capture_output=True, text=True, timeout=60,
+    )
+    t.join()
+    assert other.returncode == 0, other.stderr
+    assert other.stdout.strip() == CIPHER.hex()
+    assert result["out"] == [CIPHER]
+
+
+def test_python_with_the_command_line(tmp_path):
+    import os
+    import pathlib
+    import socket
+    import subprocess
+    import threading
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    binary = os.environ.get("TESSERA_BIN", str(root / "target" / "release" / "tessera"))
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    address = "%s:%d" % s.getsockname()
+    s.close()
+    c = tessera.Circuit.load("aes128")
+    result = {}
+    t = threading.Thread(
+        target=lambda: result.update(out=c.run(KEY, listen=address, protocol="beta", reveal="connector"))
+    )
+    t.start()
+    cli = subprocess.run(
+        [binary, "mpc", "run", "--protocol", "beta", "--connect", address, "--circuit", "aes128",
+         "--input", PLAIN.hex(), "--output", "connector"],
+        capture_output=True, text=True, timeout=60,
+    )
+    t.join()
+    assert cli.returncode == 0, cli.stderr
+    assert cli.stdout.strip() == CIPHER.hex()
+    assert result["out"] is None
+
+
+def test_run_names_its_mistakes():
+    c = tessera.Circuit.load("aes128")
+    with pytest.raises(tessera.InvalidInput, match="one of listen"):
+        c.run(KEY)
+    with pytest.raises(tessera.InvalidInput, match="reveal"):
+        c.run(KEY, connect="127.0.0.1:1", reveal="nobody")
+    with pytest.raises(tessera.InvalidInput, match="input"):
+        c.run(bytes(3), connect="127.0.0.1:1")

@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod boolean;
+pub mod circuits;
 pub mod hello;
 pub mod hybrid;
 pub mod session;

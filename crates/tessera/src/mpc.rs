@@ -8,8 +8,8 @@ use crate::twoparty::{LinkArgs, open, phases_json};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 use tessera_circuit::eval::bits_to_hex;
-use tessera_protocols::boolean::{BoolCircuit, BoolSharing, Reveal};
-use tessera_protocols::hybrid::{Plain, Program, Sharing};
+use tessera_protocols::boolean::Reveal;
+use tessera_protocols::circuits::{self, CircuitProtocol};
 use tessera_protocols::{Session, SessionConfig};
 
 /// Who learns the output, as the protocols name it.
@@ -94,46 +94,28 @@ fn run_party(args: &MpcRunArgs) -> Result<(), CliError> {
     let me = usize::from(!args.link.listens());
     let bits = crate::circuit::hex_value(&args.input, circuit.inputs[me])?;
     let network = open(&args.link)?;
-    let peer = 1 - me;
     let mut s = Session::new(network, SessionConfig::default())?;
-    let protocol = args.protocol;
-    let (output, phases) = s.run(|s| match protocol {
-        ProtocolArg::Y => {
-            // Garbled by the listener in the setup; online only the input labels.
-            let (p, inputs) = Program::of_circuit(&circuit, Sharing::Y, 1, reveal(args.output))?;
-            let prepared = s.phase("setup", |s| p.setup(s, peer))?;
-            let mine = [(inputs[me], Plain::Bits(vec![bits]))];
-            let out = s.phase("online", |s| p.online(s, peer, prepared, &mine))?;
-            let values: Option<Vec<Vec<bool>>> = out
-                .into_iter()
-                .map(|v| match v {
-                    Some(Plain::Bits(mut copies)) => copies.pop(),
-                    _ => None,
-                })
-                .collect();
-            Ok((values, s.take_phases()))
-        }
-        ProtocolArg::B | ProtocolArg::Beta => {
-            let sharing = if protocol == ProtocolArg::B {
-                BoolSharing::Gmw
-            } else {
-                BoolSharing::Aby2
-            };
-            let reveal = reveal(args.output);
-            let bc = BoolCircuit::new(circuit, sharing, 1)?;
-            let prepared = s.phase("setup", |s| bc.setup(s, peer, reveal))?;
-            let inputs = [vec![bits]];
-            let out = s.phase("online", |s| bc.online(s, peer, prepared, &inputs, reveal))?;
-            Ok((out.and_then(|mut copies| copies.pop()), s.take_phases()))
-        }
-    })?;
+    let protocol = match args.protocol {
+        ProtocolArg::Y => CircuitProtocol::Y,
+        ProtocolArg::B => CircuitProtocol::B,
+        ProtocolArg::Beta => CircuitProtocol::Beta,
+    };
+    let output = circuits::run(
+        &mut s,
+        (me, 1 - me),
+        &circuit,
+        protocol,
+        bits,
+        reveal(args.output),
+    )?;
+    let phases = s.take_phases();
     let hex: Option<Vec<String>> = output.map(|v| v.iter().map(|b| bits_to_hex(b)).collect());
     if args.json {
         let stats = s.network().stats();
         println!(
             "{}",
             json!({
-                "protocol": match args.protocol { ProtocolArg::Y => "y", ProtocolArg::B => "b", ProtocolArg::Beta => "beta" },
+                "protocol": protocol.name(),
                 "party": me,
                 "circuit": args.circuit,
                 "output": hex,
