@@ -44,8 +44,25 @@ fn input_bits(c: &Inner, inputs: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<bool>>> 
         .collect()
 }
 
-/// One value's bits from bytes or a hex string of `width` bits; `what` names it.
+/// One value's bits from bytes, a hex string, or a numpy array of `width` bits (bool or
+/// 0/1 integers, bit k of the value at index k); `what` names it.
 fn value_bits(item: &Bound<'_, PyAny>, width: u32, what: &str) -> PyResult<Vec<bool>> {
+    if let Ok(a) = item.extract::<numpy::PyReadonlyArray1<'_, bool>>() {
+        return sized(a.as_array().to_vec(), width, what);
+    }
+    if let Ok(a) = item.extract::<numpy::PyReadonlyArray1<'_, u8>>() {
+        let bits: Option<Vec<bool>> = a
+            .as_array()
+            .iter()
+            .map(|&b| match b {
+                0 => Some(false),
+                1 => Some(true),
+                _ => None,
+            })
+            .collect();
+        let bits = bits.ok_or_else(|| invalid(format!("{what}: bits must be 0 or 1")))?;
+        return sized(bits, width, what);
+    }
     let hex = if let Ok(b) = item.cast::<PyBytes>() {
         b.as_bytes().iter().map(|x| format!("{x:02x}")).collect()
     } else if let Ok(s) = item.extract::<String>() {
@@ -54,6 +71,18 @@ fn value_bits(item: &Bound<'_, PyAny>, width: u32, what: &str) -> PyResult<Vec<b
         return Err(invalid(format!("{what}: bytes or a hex string")));
     };
     bits_from_hex(&hex, width).map_err(|e| invalid(format!("{what}: {e}")))
+}
+
+/// `bits` if there are `width` of them.
+fn sized(bits: Vec<bool>, width: u32, what: &str) -> PyResult<Vec<bool>> {
+    if bits.len() == width as usize {
+        Ok(bits)
+    } else {
+        Err(invalid(format!(
+            "{what}: {} bits for a value of {width}",
+            bits.len()
+        )))
+    }
 }
 
 /// An output value as bytes when its width is whole bytes, else as hex.

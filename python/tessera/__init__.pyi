@@ -78,17 +78,19 @@ class Circuit:
         """A circuit of the library by name ("aes128", "sha256", ...) or a Bristol file."""
     def info(self) -> Dict[str, Any]:
         """Name, input and output widths, wires and gates by kind."""
-    def eval(self, inputs: Sequence[Union[bytes, str]]) -> List[Union[bytes, str]]:
-        """The outputs of ``inputs`` (bytes or hex strings in the command line's order) in
-        plaintext: bytes for whole-byte widths, hex otherwise."""
+    def eval(self, inputs: Sequence[Union[bytes, str, np.ndarray]]) -> List[Union[bytes, str]]:
+        """The outputs of ``inputs`` in plaintext: each value as bytes or a hex string in the
+        command line's order (bit k is bit k mod 8 of byte k div 8), or a numpy array of its
+        bits (bool or 0/1, bit k at index k); outputs as bytes for whole-byte widths, hex
+        otherwise."""
     def simulate(
-        self, inputs: Sequence[Union[bytes, str]], protocol: str = "yao"
+        self, inputs: Sequence[Union[bytes, str, np.ndarray]], protocol: str = "yao"
     ) -> List[Union[bytes, str]]:
         """The outputs computed by two parties in this process: "yao" (party 0 garbles, in the
         setup), "b" (GMW) or "beta" (ABY2.0); party v holds input value v of the two."""
     def run(
         self,
-        input: Union[bytes, str],
+        input: Union[bytes, str, np.ndarray],
         listen: Optional[str] = None,
         connect: Optional[str] = None,
         protocol: str = "yao",

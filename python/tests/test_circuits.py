@@ -116,3 +116,20 @@ def test_run_names_its_mistakes():
         c.run(KEY, connect="127.0.0.1:1", reveal="nobody")
     with pytest.raises(tessera.InvalidInput, match="input"):
         c.run(bytes(3), connect="127.0.0.1:1")
+
+
+def test_inputs_as_numpy_bit_arrays():
+    import numpy as np
+
+    c = tessera.Circuit.load("aes128")
+
+    def bits(value):
+        # Bit k of the value at index k: bit k mod 8 of byte k div 8.
+        return np.unpackbits(np.frombuffer(value, np.uint8), bitorder="little")
+
+    assert c.eval([bits(KEY), bits(PLAIN).astype(bool)]) == [CIPHER]
+    assert c.simulate([bits(KEY), PLAIN], protocol="b") == [CIPHER]
+    with pytest.raises(tessera.InvalidInput, match="0 or 1"):
+        c.eval([bits(KEY) * 2, PLAIN])
+    with pytest.raises(tessera.InvalidInput, match="127 bits"):
+        c.eval([bits(KEY)[:127], PLAIN])
