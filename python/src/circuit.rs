@@ -159,6 +159,69 @@ fn both(
     })
 }
 
+/// Authenticated garbling among `n` parties in this process over memory (party v holds input
+/// value v): the output values every party learned alike.
+fn authenticated(
+    py: Python<'_>,
+    c: &Inner,
+    n: usize,
+    bits: Vec<Vec<bool>>,
+) -> PyResult<Vec<Vec<bool>>> {
+    if !(2..=16).contains(&n) {
+        return Err(invalid(format!("parties={n}: from 2 to 16")));
+    }
+    let ot = tessera_ot::Protocol::softspoken(
+        tessera_ot::Protocol::DEFAULT_K,
+        tessera_ot::Security::Malicious,
+    )
+    .map(tessera_ot::OtChoice::Extension)
+    .map_err(|e| errors::raise(&e))?;
+    let networks = tessera_net::memory::mesh(n, tessera_net::NetConfig::default())
+        .map_err(|e| errors::raise(&e))?;
+    let stoppers = Stoppers::of(networks.iter().map(Network::stopper).collect());
+    let runs = interruptible(py, &stoppers, || {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = networks
+                .into_iter()
+                .map(|net| {
+                    let mine = bits.get(net.id()).cloned().unwrap_or_default();
+                    scope.spawn(move || -> Result<Vec<bool>, tessera_ag::Error> {
+                        let mut s = Session::new(net, SessionConfig::with_ot(ot))?;
+                        tessera_ag::multi::run(&mut s, c, &mine)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().map_err(|_| invalid("a party's thread stopped")))
+                .collect::<Vec<_>>()
+        })
+    })?;
+    let mut outputs: Option<Vec<bool>> = None;
+    for run in runs {
+        let out = run?.map_err(|e| errors::raise(&e))?;
+        if outputs.as_ref().is_some_and(|o| *o != out) {
+            return Err(errors::ProtocolError::new_err(
+                "the parties learned different outputs",
+            ));
+        }
+        outputs = Some(out);
+    }
+    let flat = outputs.unwrap_or_default();
+    let mut values = Vec::new();
+    let mut at = 0;
+    for &w in &c.outputs {
+        let w = w as usize;
+        values.push(
+            flat.get(at..at + w)
+                .map(<[bool]>::to_vec)
+                .unwrap_or_default(),
+        );
+        at += w;
+    }
+    Ok(values)
+}
+
 #[pymethods]
 impl Circuit {
     /// A circuit of the library by name ("aes128", "sha256", ...) or a Bristol file by path.
@@ -208,16 +271,31 @@ impl Circuit {
         out.iter().map(|o| output_value(py, o)).collect()
     }
 
-    /// The outputs of `inputs` (the two input values) computed by two parties in this
-    /// process, each on its own thread: `protocol` "yao" (party 0 garbles, in the setup), "b"
-    /// (GMW) or "beta" (ABY2.0); party v holds input v; both learn the outputs.
-    #[pyo3(signature = (inputs, protocol = "yao"))]
+    /// The outputs of `inputs` computed by parties in this process, each on its own thread:
+    /// `protocol` "yao" (party 0 garbles, in the setup), "b" (GMW) or "beta" (ABY2.0) between
+    /// two parties, party v holding input value v; or "ag", authenticated garbling among
+    /// `parties` (at least 2 and at least the circuit's input values; WRK17b, secure against
+    /// all but one party being malicious), party v holding input value v and the rest none.
+    /// Every party learns the outputs.
+    #[pyo3(signature = (inputs, protocol = "yao", parties = None))]
     fn simulate(
         &self,
         py: Python<'_>,
         inputs: &Bound<'_, PyAny>,
         protocol: &str,
+        parties: Option<usize>,
     ) -> PyResult<Vec<Py<PyAny>>> {
+        if protocol == "ag" {
+            let bits = input_bits(&self.circuit, inputs)?;
+            let n = parties.unwrap_or(bits.len()).max(bits.len());
+            let out = authenticated(py, &self.circuit, n, bits)?;
+            return out.iter().map(|o| output_value(py, o)).collect();
+        }
+        if parties.is_some_and(|n| n != 2) {
+            return Err(invalid(format!(
+                "protocol={protocol:?} runs between two parties"
+            )));
+        }
         let protocol = self::protocol(protocol)?;
         let bits = input_bits(&self.circuit, inputs)?;
         if bits.len() != 2 {

@@ -84,10 +84,15 @@ class Circuit:
         bits (bool or 0/1, bit k at index k); outputs as bytes for whole-byte widths, hex
         otherwise."""
     def simulate(
-        self, inputs: Sequence[Union[bytes, str, np.ndarray]], protocol: str = "yao"
+        self,
+        inputs: Sequence[Union[bytes, str, np.ndarray]],
+        protocol: str = "yao",
+        parties: Optional[int] = None,
     ) -> List[Union[bytes, str]]:
-        """The outputs computed by two parties in this process: "yao" (party 0 garbles, in the
-        setup), "b" (GMW) or "beta" (ABY2.0); party v holds input value v of the two."""
+        """The outputs computed by parties in this process: "yao" (party 0 garbles, in the
+        setup), "b" (GMW) or "beta" (ABY2.0) between two parties, party v holding input value
+        v; or "ag", actively secure authenticated garbling (WRK17b) among ``parties`` (2 to 16,
+        at least one per input value; the rest give no input)."""
     def run(
         self,
         input: Union[bytes, str, np.ndarray],

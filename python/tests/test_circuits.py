@@ -133,3 +133,17 @@ def test_inputs_as_numpy_bit_arrays():
         c.eval([bits(KEY) * 2, PLAIN])
     with pytest.raises(tessera.InvalidInput, match="127 bits"):
         c.eval([bits(KEY)[:127], PLAIN])
+
+
+@pytest.mark.parametrize("parties", [2, 3])
+def test_aes128_actively_secure_among_parties(parties):
+    c = tessera.Circuit.load("aes128")
+    assert c.simulate([KEY, PLAIN], protocol="ag", parties=parties) == [CIPHER]
+
+
+def test_authenticated_garbling_names_its_mistakes():
+    c = tessera.Circuit.load("aes128")
+    with pytest.raises(tessera.InvalidInput, match="parties=17"):
+        c.simulate([KEY, PLAIN], protocol="ag", parties=17)
+    with pytest.raises(tessera.InvalidInput, match="two parties"):
+        c.simulate([KEY, PLAIN], protocol="b", parties=3)
