@@ -9,7 +9,7 @@ use crate::interrupt::{Stoppers, interruptible};
 use crate::remote::{Link, Tls};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
-use tessera_circuit::eval::{bits_from_hex, bits_to_hex, evaluate};
+use tessera_circuit::eval::{bits_from_hex, bits_of_value, bits_to_hex, bytes_from_bits, evaluate};
 use tessera_circuit::{Circuit as Inner, GateKind};
 use tessera_net::Network;
 use tessera_protocols::boolean::Reveal;
@@ -63,14 +63,14 @@ fn value_bits(item: &Bound<'_, PyAny>, width: u32, what: &str) -> PyResult<Vec<b
         let bits = bits.ok_or_else(|| invalid(format!("{what}: bits must be 0 or 1")))?;
         return sized(bits, width, what);
     }
-    let hex = if let Ok(b) = item.cast::<PyBytes>() {
-        b.as_bytes().iter().map(|x| format!("{x:02x}")).collect()
-    } else if let Ok(s) = item.extract::<String>() {
-        s
+    let bits = if let Ok(b) = item.cast::<PyBytes>() {
+        bits_of_value(b.as_bytes(), width)
+    } else if let Ok(hex) = item.extract::<String>() {
+        bits_from_hex(&hex, width)
     } else {
         return Err(invalid(format!("{what}: bytes or a hex string")));
     };
-    bits_from_hex(&hex, width).map_err(|e| invalid(format!("{what}: {e}")))
+    bits.map_err(|e| invalid(format!("{what}: {e}")))
 }
 
 /// `bits` if there are `width` of them.
@@ -87,14 +87,10 @@ fn sized(bits: Vec<bool>, width: u32, what: &str) -> PyResult<Vec<bool>> {
 
 /// An output value as bytes when its width is whole bytes, else as hex.
 fn output_value(py: Python<'_>, bits: &[bool]) -> PyResult<Py<PyAny>> {
-    let hex = bits_to_hex(bits);
     if bits.len().is_multiple_of(8) {
-        let bytes: Vec<u8> = (0..hex.len() / 2)
-            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap_or(0))
-            .collect();
-        Ok(PyBytes::new(py, &bytes).into_any().unbind())
+        Ok(PyBytes::new(py, &bytes_from_bits(bits)).into_any().unbind())
     } else {
-        Ok(PyString::new(py, &hex).into_any().unbind())
+        Ok(PyString::new(py, &bits_to_hex(bits)).into_any().unbind())
     }
 }
 

@@ -124,7 +124,8 @@ impl Model {
                     .map_err(|e| errors::raise_nn(&e))?
                     .unwrap_or(Normalise::MNIST),
             };
-            normalise.apply(a.as_slice().map_err(|_| invalid("x: not contiguous"))?)
+            let pixels: Vec<u8> = a.as_array().iter().copied().collect();
+            normalise.apply(&pixels)
         } else if let Ok(a) = x.extract::<PyReadonlyArrayDyn<'_, f32>>() {
             a.as_array().iter().copied().collect()
         } else if let Ok(a) = x.extract::<PyReadonlyArrayDyn<'_, f64>>() {

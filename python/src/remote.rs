@@ -11,7 +11,7 @@ use pyo3::types::PyDict;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::time::Duration;
-use tessera_net::tcp::{self, Mesh};
+use tessera_net::tcp;
 use tessera_net::tls::TlsConfig;
 use tessera_net::{NetConfig, Network};
 use tessera_nn::infer as inference;
@@ -71,21 +71,13 @@ impl Link {
         Ok(Link { config, tls })
     }
 
-    /// The network of party `me`: 0 accepts on `listener`, 1 dials `connect`.
+    /// The network of party 0 (accepting on `listener`) or 1 (dialling `connect`).
     pub(crate) fn open(
         &self,
         listener: Option<&TcpListener>,
         connect: &[String],
     ) -> Result<Network, tessera_net::Error> {
-        let m = Mesh {
-            me: usize::from(listener.is_none()),
-            parties: 2,
-            listener,
-            lower: connect,
-            tls: self.tls.as_ref(),
-            setup: self.config.timeout,
-        };
-        tcp::mesh(m, self.config)
+        tcp::two_party(listener, connect, self.tls.as_ref(), self.config)
     }
 }
 

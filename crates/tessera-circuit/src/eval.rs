@@ -77,15 +77,29 @@ pub fn bits_from_hex(hex: &str, width: u32) -> Result<Vec<bool>, Error> {
     if let Some(at) = hex.bytes().position(|b| !b.is_ascii_hexdigit()) {
         return Err(Error::Input(format!("{hex:?}: not hex at digit {at}")));
     }
-    let mut bits = Vec::with_capacity(width as usize);
-    for pair in hex.as_bytes().chunks_exact(2) {
-        let digit = |d: u8| (d as char).to_digit(16).unwrap_or(0) as u8;
-        let byte = digit(pair[0]) << 4 | digit(pair[1]);
-        bits.extend((0..8).map(|i| (byte >> i) & 1 == 1));
+    let digit = |d: u8| (d as char).to_digit(16).unwrap_or(0) as u8;
+    let bytes: Vec<u8> = hex
+        .as_bytes()
+        .chunks_exact(2)
+        .map(|pair| digit(pair[0]) << 4 | digit(pair[1]))
+        .collect();
+    bits_of_value(&bytes, width)
+}
+
+/// The `width` bits of a value given as bytes in the order of [`bits_from_hex`]: exactly
+/// `ceil(width / 8)` bytes, none of the bits beyond `width` set.
+pub fn bits_of_value(bytes: &[u8], width: u32) -> Result<Vec<bool>, Error> {
+    let want = width.div_ceil(8) as usize;
+    if bytes.len() != want {
+        return Err(Error::Input(format!(
+            "a {width}-bit value needs {want} bytes, got {}",
+            bytes.len()
+        )));
     }
+    let mut bits = bits_from_bytes(bytes);
     if bits[width as usize..].iter().any(|&b| b) {
         return Err(Error::Input(format!(
-            "{hex:?} has bits set beyond its {width} bits"
+            "the value has bits set beyond its {width} bits"
         )));
     }
     bits.truncate(width as usize);

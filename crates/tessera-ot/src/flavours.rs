@@ -107,11 +107,6 @@ impl<P> Flavours<P> {
         }
     }
 
-    /// The provider.
-    pub fn provider(&mut self) -> &mut P {
-        &mut self.provider
-    }
-
     /// The tweak of the next `n` hashed OTs, counted as hashed.
     fn tweak(&mut self, n: usize) -> u64 {
         let first = self.hashed;

@@ -157,7 +157,9 @@ fn forward(
             break;
         }
     }
-    cut(&src, &dst);
+    // The sender closed its side: pass the close on, this way only, so that what the other
+    // party is still sending (an abort, say) reaches this side's sender.
+    let _ = dst.shutdown(std::net::Shutdown::Write);
 }
 
 /// The frame `edit` makes of `frame`, or `None` to cut the connection in its middle (or, for

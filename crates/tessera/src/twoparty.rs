@@ -12,7 +12,6 @@ use tessera_circuit::eval::{bits_from_hex, bits_to_hex};
 use tessera_circuit::library::builtin;
 use tessera_core::{FixedKeyAes, Prg};
 use tessera_garble::SchemeKind;
-use tessera_net::tcp::{Mesh, mesh};
 use tessera_net::{Kind, NetConfig, Network, Phase, memory, tcp, tls};
 use tessera_protocols::yao::file as yao_file;
 use tessera_protocols::yao::{OutputTo, Parallel, Strategy, Yao, YaoRole};
@@ -256,7 +255,6 @@ impl LinkArgs {
 /// The network `args` describes: the listening party is party 0, the connecting one party 1.
 pub fn open(args: &LinkArgs) -> Result<Network, CliError> {
     let config = net_config(args.timeout, args.deadline);
-    let timeout = config.timeout;
     let me = usize::from(args.listen.is_none());
     let tls = match (&args.tls_dir, &args.peer_cert) {
         (Some(dir), Some(peer)) => Some(tls::TlsConfig::load(dir, &[(1 - me, peer.as_path())])?),
@@ -271,15 +269,12 @@ pub fn open(args: &LinkArgs) -> Result<Network, CliError> {
         None => None,
     };
     let lower: Vec<String> = args.connect.iter().cloned().collect();
-    let m = Mesh {
-        me,
-        parties: 2,
-        listener: listener.as_ref(),
-        lower: &lower,
-        tls: tls.as_ref(),
-        setup: timeout,
-    };
-    Ok(mesh(m, config)?)
+    Ok(tcp::two_party(
+        listener.as_ref(),
+        &lower,
+        tls.as_ref(),
+        config,
+    )?)
 }
 
 /// What `tessera run` computes: a circuit held whole, or a file streamed window by window.

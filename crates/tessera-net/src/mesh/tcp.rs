@@ -130,6 +130,26 @@ pub fn loopback_through(
     Ok(RelayedMesh { networks, relays })
 }
 
+/// One end of a two-party network: party 0 accepts on `listener`, party 1 (no listener) dials
+/// `connect`; set-up may take `config.timeout`. What the command line's two-party commands and
+/// the Python package's servers and clients open.
+pub fn two_party(
+    listener: Option<&TcpListener>,
+    connect: &[String],
+    tls: Option<&TlsConfig>,
+    config: NetConfig,
+) -> Result<Network, Error> {
+    let m = Mesh {
+        me: usize::from(listener.is_none()),
+        parties: 2,
+        listener,
+        lower: connect,
+        tls,
+        setup: config.timeout,
+    };
+    mesh(m, config)
+}
+
 /// Builds this party's network; see the module documentation. The whole-run deadline of
 /// `config` counts from here, set-up included.
 pub fn mesh(m: Mesh<'_>, config: NetConfig) -> Result<Network, Error> {
