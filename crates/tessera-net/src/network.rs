@@ -311,18 +311,21 @@ impl Network {
     }
 
     /// Writes a frame to `to` straight from the caller's buffers, after what is queued before
-    /// it; while the socket is full it serves every link, as any wait does.
+    /// it; while the socket is full it serves every link, as any wait does. A wait that fails
+    /// (a stop, a timeout) after part of the frame went out queues the rest, so that an abort
+    /// sent next follows a whole frame and the peer can read it.
     fn write_direct(&mut self, to: usize, header: &[u8], payload: &[u8]) -> Result<(), Error> {
         self.drain(to, 0)?;
         let total = header.len() + payload.len();
+        let rest = |written: usize| match header.get(written..) {
+            Some(h) => (h, payload),
+            None => (&[][..], &payload[written - header.len()..]),
+        };
         let (mut written, mut progress) = (0, Instant::now());
         loop {
             let link = self.link(to)?;
             if link.writable {
-                let (h, p) = match header.get(written..) {
-                    Some(h) => (h, payload),
-                    None => (&[][..], &payload[written - header.len()..]),
-                };
+                let (h, p) = rest(written);
                 let n = link.write_now(h, p).map_err(io_error(to))?;
                 if n > 0 {
                     written += n;
@@ -332,7 +335,13 @@ impl Network {
                     return Ok(());
                 }
             }
-            self.wait(to, Dir::Write, progress)?;
+            if let Err(e) = self.wait(to, Dir::Write, progress) {
+                if written > 0 {
+                    let (h, p) = rest(written);
+                    self.link(to)?.queue(h, p);
+                }
+                return Err(e);
+            }
         }
     }
 

@@ -536,3 +536,38 @@ fn keys_are_created_private_and_checked() {
     let e = TlsConfig::load(&dir.path().join("missing"), &[]).unwrap_err();
     assert!(e.to_string().contains("key.pem"), "{e}");
 }
+
+/// A stop while a large frame is half written (the peer not yet reading) still reaches the peer
+/// as an abort: the frame's rest goes out first, so the peer reads the whole message and then
+/// the code, never a frame cut in the middle.
+#[test]
+fn a_stop_in_the_middle_of_a_frame_reaches_the_peer_as_an_abort() {
+    const BIG: usize = 16 << 20;
+    let (mut x, mut y) =
+        memory::pair_with(NetConfig::with_timeout(Duration::from_secs(10))).unwrap();
+    let stopper = x.stopper();
+    thread::scope(|s| {
+        s.spawn(move || {
+            thread::sleep(Duration::from_millis(100));
+            stopper.stop();
+        });
+        let sender = s.spawn(move || {
+            let e = x.send(1, SPACE.tag(A), &vec![7u8; BIG]).unwrap_err();
+            assert_eq!(e, Error::Stopped);
+            x.abort(AbortCode::Stopped);
+        });
+        thread::sleep(Duration::from_millis(300));
+        let mut big = vec![0u8; BIG];
+        y.recv_into(0, SPACE.tag(A), &mut big).unwrap();
+        assert!(big.iter().all(|&b| b == 7));
+        let e = y.recv_into(0, SPACE.tag(B), &mut [0u8; 1]).unwrap_err();
+        assert_eq!(
+            e,
+            Error::PeerAborted {
+                party: 0,
+                code: AbortCode::Stopped
+            }
+        );
+        sender.join().unwrap();
+    });
+}
