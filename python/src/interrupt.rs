@@ -29,7 +29,8 @@ impl Stoppers {
         }
     }
 
-    fn stop_all(&self) {
+    /// Stops every network added so far.
+    pub fn stop_all(&self) {
         if let Ok(list) = self.0.lock() {
             list.iter().for_each(Stopper::stop);
         }

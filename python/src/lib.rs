@@ -2,9 +2,10 @@
 //! package's public names. Models ([`model`]): ONNX import, plaintext references and private
 //! inference with both parties in this process; private inference between processes
 //! ([`remote`]); circuits ([`circuit`]): the library's and Bristol files, plaintext evaluation
-//! and two-party runs in Yao, B and β. Every protocol run
-//! releases the GIL and stops on Ctrl-C ([`interrupt`]); every error is an exception of the package's small hierarchy
-//! ([`errors`]), chosen by the error's kind (`tessera_core::Fault`), never a panic.
+//! and runs in Yao, B, β and authenticated garbling. Every protocol run releases the GIL, stops
+//! on Ctrl-C ([`interrupt`]) and reports its progress to a callback or a bar ([`progress`]);
+//! every error is an exception of the package's small hierarchy ([`errors`]), chosen by the
+//! error's kind (`tessera_core::Fault`), never a panic.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -13,6 +14,7 @@ mod circuit;
 mod errors;
 mod interrupt;
 mod model;
+mod progress;
 mod remote;
 
 use pyo3::prelude::*;

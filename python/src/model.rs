@@ -4,6 +4,7 @@
 
 use crate::errors::{self, invalid};
 use crate::interrupt::{Stoppers, interruptible};
+use crate::progress::Watch;
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArrayDyn};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -275,8 +276,10 @@ impl Model {
 
     /// Private inference of `x` with the server (the weights) and the client (`x`) in this
     /// process, each on its own thread; returns the client's output (the logits, or the
-    /// class for `reveal="class"`) and a report of times, bytes and rounds.
-    #[pyo3(signature = (x, protocol = "a+b", bits = 32, frac = 10, reveal = "logits", normalise = None))]
+    /// class for `reveal="class"`) and a report of times, bytes and rounds. `progress`: the
+    /// client's, to a callable `progress(phase, done, total)`, to a bar (`True`; `None`, the
+    /// default: when standard error is a terminal) or nowhere (`False`).
+    #[pyo3(signature = (x, protocol = "a+b", bits = 32, frac = 10, reveal = "logits", normalise = None, progress = None))]
     #[allow(clippy::too_many_arguments)]
     fn simulate<'py>(
         &self,
@@ -287,7 +290,9 @@ impl Model {
         frac: u32,
         reveal: &str,
         normalise: Option<&str>,
+        progress: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
+        let watch = Watch::of(progress)?;
         let fixed = Numbers::new(bits, frac)?.fixed;
         let options = Options {
             protocol: self::protocol(protocol)?,
@@ -298,7 +303,13 @@ impl Model {
         let options = Options { batch, ..options };
         let mut kept = py.detach(|| self.parties(fixed, options))?;
         let stoppers = kept.stoppers.clone();
+        let (observer, raised) = watch.observer(&stoppers);
+        kept.local.observe(observer);
         let run = interruptible(py, &stoppers, || kept.local.infer(&values))?;
+        kept.local.observe(None);
+        if let Some(e) = raised.take() {
+            return Err(e);
+        }
         let (revealed, server, client) = run.map_err(|e| errors::raise(&e))?;
         if let Ok(mut slot) = self.local.lock() {
             *slot = Some(kept);

@@ -6,6 +6,7 @@
 use crate::errors::{self, invalid};
 use crate::interrupt::{Stoppers, interruptible};
 use crate::model::{Model, Numbers, decoded, output, protocol, report};
+use crate::progress::Watch;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::net::TcpListener;
@@ -144,8 +145,15 @@ impl Server {
     }
 
     /// Waits for one client and runs one private inference with it; the server's report.
-    fn serve<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    /// `progress` as `Model.simulate` takes it.
+    #[pyo3(signature = (progress = None))]
+    fn serve<'py>(
+        &self,
+        py: Python<'py>,
+        progress: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let stoppers = Stoppers::default();
+        let (observer, raised) = Watch::of(progress)?.observer(&stoppers);
         let r = interruptible(py, &stoppers, || -> PyResult<inference::Report> {
             let net = self
                 .link
@@ -154,17 +162,21 @@ impl Server {
             stoppers.add(net.stopper());
             let mut session =
                 Session::new(net, inference::session_config()).map_err(|e| errors::raise(&e))?;
+            session.observe(observer);
             inference::server(&mut session, &self.compiled).map_err(|e| errors::raise(&e))
-        })??;
+        })?;
+        let r = raised.take().map_or(r, Err)?;
         report(py, &[&r])
     }
 }
 
 /// The client's side: connects to the server at `connect` and runs one private inference of
-/// `x`; the result (logits or class) and the client's report.
+/// `x`; the result (logits or class) and the client's report. `progress` as `Model.simulate`
+/// takes it.
 #[pyfunction]
 #[pyo3(signature = (model, x, connect, protocol = "a+b", bits = 32, frac = 10, reveal = "logits",
-                    normalise = None, tls = None, timeout = 30.0, deadline = 3600.0))]
+                    normalise = None, tls = None, timeout = 30.0, deadline = 3600.0,
+                    progress = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn infer<'py>(
     py: Python<'py>,
@@ -179,6 +191,7 @@ pub fn infer<'py>(
     tls: Option<PyRef<'_, Tls>>,
     timeout: f64,
     deadline: f64,
+    progress: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
     let fixed = Numbers::new(bits, frac)?.fixed;
     let (values, batch) = model.inputs(x, normalise)?;
@@ -187,6 +200,7 @@ pub fn infer<'py>(
     let arch = &model.model;
     let connect = [connect.to_owned()];
     let stoppers = Stoppers::default();
+    let (observer, raised) = Watch::of(progress)?.observer(&stoppers);
     let run = interruptible(
         py,
         &stoppers,
@@ -197,10 +211,11 @@ pub fn infer<'py>(
             stoppers.add(net.stopper());
             let mut session =
                 Session::new(net, inference::session_config()).map_err(|e| errors::raise(&e))?;
+            session.observe(observer);
             inference::client(&mut session, &compiled, &values).map_err(|e| errors::raise(&e))
         },
     )?;
-    let (revealed, r) = run?;
+    let (revealed, r) = raised.take().map_or(run, Err)?;
     let out = decoded(fixed, options.output, &revealed);
     Ok((Model::shaped(py, out, batch)?, report(py, &[&r])?))
 }

@@ -51,11 +51,12 @@ def _from_torch(module, example_input, opset_version=13):
 Model.from_torch = staticmethod(_from_torch)
 
 
-def serve(model, listen, **options):
+def serve(model, listen, progress=None, **options):
     """Listens on ``listen`` for one client and runs one private inference with it (the
     server holds the weights and learns nothing); returns the server's report. The options
-    are ``Server``'s; use ``Server`` itself to learn the address of port 0 or to serve many."""
-    return Server(model, listen, **options).serve()
+    are ``Server``'s, ``progress`` is ``Server.serve``'s; use ``Server`` itself to learn the
+    address of port 0 or to serve many."""
+    return Server(model, listen, **options).serve(progress=progress)
 
 
 __all__ = [

@@ -1,7 +1,7 @@
 """Type stubs of the tessera package (the native module ``tessera._tessera``)."""
 
 from os import PathLike
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,13 @@ class Timeout(Error):
     """A wait for the peer ran out, or the run's deadline passed."""
 
 Report = Dict[str, Any]
+
+Progress = Union[None, bool, Callable[[str, int, int], object]]
+"""A run's ``progress`` argument: ``None`` shows a bar on standard error when it is a terminal
+and a phase has run for a second; ``True`` a bar, ``False`` nothing; a callable is called as
+``progress(phase, done, total)``, phase "setup" or "online", with this party's bytes so far and
+the phase's estimate (``done == total`` at its end), at most every 0.1 s from the protocol's
+thread (with the GIL); an exception it raises stops the run, tells the peer and is raised."""
 """setup_ms, online_ms, setup_bytes, online_bytes, online_rounds, and ``layers``: per layer
 its name, operator, online time, bytes and rounds, and setup time and bytes."""
 
@@ -64,11 +71,13 @@ class Model:
         frac: int = 10,
         reveal: str = "logits",
         normalise: Optional[str] = None,
+        progress: Progress = None,
     ) -> Tuple[np.ndarray, Report]:
         """Private inference of ``x`` (float32, float64, or uint8 images normalised by
         ``normalise``: "mnist", "half", "unit" or "MEAN,STD"; one input or a batch run as SIMD
         copies) with the server and the client in this process. ``protocol``: "a+b", "a+y",
-        "alpha+beta" or "alpha+y"; ``reveal``: "logits" or "class"."""
+        "alpha+beta" or "alpha+y"; ``reveal``: "logits" or "class"; ``progress``: the client's
+        (see ``Progress``)."""
 
 class Circuit:
     """A Boolean circuit from the library or a Bristol file."""
@@ -134,11 +143,11 @@ class Server:
     @property
     def address(self) -> str:
         """The address it listens on (the port the system picked for port 0)."""
-    def serve(self) -> Report:
+    def serve(self, progress: Progress = None) -> Report:
         """Waits for one client and runs one private inference; the server's report."""
 
-def serve(model: Model, listen: str, **options: Any) -> Report:
-    """``Server(model, listen, **options).serve()``."""
+def serve(model: Model, listen: str, progress: Progress = None, **options: Any) -> Report:
+    """``Server(model, listen, **options).serve(progress)``."""
 
 def infer(
     model: Model,
@@ -152,6 +161,7 @@ def infer(
     tls: Optional[Tls] = None,
     timeout: float = 30.0,
     deadline: float = 3600.0,
+    progress: Progress = None,
 ) -> Tuple[np.ndarray, Report]:
     """The client's side: connects to the server and runs one private inference of ``x``
     (the architecture, ``model.strip()``, is enough); the result and the client's report."""

@@ -22,8 +22,9 @@ import sys, tessera
 m = tessera.Model.from_onnx(sys.argv[1])
 s = tessera.Server(m, "127.0.0.1:0", protocol=sys.argv[2], timeout=20)
 print(s.address, flush=True)
-r = s.serve()
-print("served", r["setup_bytes"] > 0, flush=True)
+heard = []
+r = s.serve(progress=lambda phase, done, total: heard.append(phase))
+print("served", r["setup_bytes"] > 0, sorted(set(heard)), flush=True)
 """
 
 
@@ -47,10 +48,19 @@ def cli():
 def test_python_server_and_python_client(minionn, mnist):
     server, address = python_server("alpha+beta")
     arch = minionn.strip()
-    got, report = tessera.infer(arch, mnist[0][2], connect=address, protocol="alpha+beta")
+    heard = []
+    got, report = tessera.infer(
+        arch,
+        mnist[0][2],
+        connect=address,
+        protocol="alpha+beta",
+        progress=lambda phase, done, total: heard.append((phase, done == total)),
+    )
     out, err = server.communicate(timeout=60)
     assert server.returncode == 0, err
-    assert "served True" in out
+    # Both ends hear of both phases; the client's ends with the online phase done.
+    assert "served True ['online', 'setup']" in out, out
+    assert heard[0] == ("setup", False) and heard[-1] == ("online", True), heard
     want = minionn.plaintext(mnist[0][2])
     assert np.max(np.abs(got - want)) < 0.05 and np.argmax(got) == mnist[1][2]
     assert report["online_rounds"] > 0

@@ -94,6 +94,16 @@ pub struct Network {
     /// Set by a [`Stopper`] from another thread; every wait checks it.
     stop: Arc<AtomicBool>,
     waker: Arc<mio::Waker>,
+    meter: Option<Meter>,
+}
+
+/// Watches a network's traffic while a long phase runs (a progress bar): called with the
+/// traffic so far, on the party's own thread, from its sends, receives and waits, at most once
+/// per `every`.
+struct Meter {
+    every: Duration,
+    last: Instant,
+    watch: Box<dyn FnMut(Stats) + Send>,
 }
 
 /// The token of the stopper's waker (links use their party's id).
@@ -162,7 +172,39 @@ impl Network {
             receiving: true,
             stop: Arc::new(AtomicBool::new(false)),
             waker,
+            meter: None,
         })
+    }
+
+    /// Calls `watch` with this party's traffic so far ([`Network::stats`]) at most once per
+    /// `every` while the network sends, receives or waits, until [`Network::unmeter`]: what
+    /// a progress bar over a long phase reads. Replaces an earlier meter.
+    pub fn meter(&mut self, every: Duration, watch: impl FnMut(Stats) + Send + 'static) {
+        self.meter = Some(Meter {
+            every,
+            last: Instant::now(),
+            watch: Box::new(watch),
+        });
+    }
+
+    /// Stops calling the meter.
+    pub fn unmeter(&mut self) {
+        self.meter = None;
+    }
+
+    /// Calls the meter if its interval has passed.
+    fn tick(&mut self) {
+        if self
+            .meter
+            .as_ref()
+            .is_some_and(|m| m.last.elapsed() >= m.every)
+        {
+            let stats = self.stats();
+            if let Some(m) = &mut self.meter {
+                m.last = Instant::now();
+                (m.watch)(stats);
+            }
+        }
     }
 
     /// A handle that stops this network from another thread.
@@ -222,6 +264,7 @@ impl Network {
     /// the echo of an abort another peer sent to all (the peer this party waited for stopped
     /// because of it), so the abort, the root cause, is reported where there is one.
     fn track<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
+        self.tick();
         let result = result.map_err(|e| match e {
             Error::Closed { .. }
             | Error::Io { .. }
@@ -544,6 +587,7 @@ impl Network {
         if self.stop.load(Ordering::SeqCst) {
             return Err(Error::Stopped);
         }
+        self.tick();
         self.push_all();
         for (k, slot) in self.links.iter_mut().enumerate() {
             let Some(link) = slot else { continue };

@@ -223,6 +223,12 @@ impl Local {
         })
     }
 
+    /// Reports the client's setup and online progress to `observer` (or to nobody) from the
+    /// next inference on ([`Session::observe`]).
+    pub fn observe(&mut self, observer: Option<tessera_protocols::Observer>) {
+        self.client.observe(observer);
+    }
+
     /// The program both parties run.
     pub fn compiled(&self) -> &Compiled {
         &self.compiled

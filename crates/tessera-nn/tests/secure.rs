@@ -551,3 +551,49 @@ fn a_batch_through_convolutions_and_pooling_equals_fixed_point() {
     let classes: Vec<usize> = want.iter().map(|w| argmax(&fixed, w)).collect();
     assert_eq!(got.iter().map(|&c| c as usize).collect::<Vec<_>>(), classes);
 }
+
+/// An observer of the client's session hears of the setup and then the online phase: from 0,
+/// never backwards, often while each runs, and done at the end; the estimated sizes are within
+/// 2 % of the setup's bytes (the hello and base OTs left out of the estimate) and equal the
+/// online phase's.
+#[test]
+fn progress_is_reported_through_both_phases() {
+    use std::sync::{Arc, Mutex};
+    use tessera_protocols::{Observer, Progress};
+    let model = zoo::network("minionn-mnist", 3).unwrap();
+    let fixed = Fixed::new(32, 9).unwrap();
+    let compiled = secure::compile(&model, fixed, secure::Options::new(Protocol::AB)).unwrap();
+    let mut local = infer::Local::new(tessera_net::memory::pair().unwrap(), compiled).unwrap();
+    let heard = Arc::new(Mutex::new(Vec::<Progress>::new()));
+    let log = heard.clone();
+    let every = std::time::Duration::ZERO;
+    local.observe(Some(Observer::new(every, move |p| {
+        log.lock().unwrap().push(p)
+    })));
+    let (_, _, client) = local.infer(&digit(3)).unwrap();
+    let store = heard.clone();
+    let heard = store.lock().unwrap().clone();
+    for (phase, actual) in [("setup", client.setup), ("online", client.online())] {
+        let reports: Vec<_> = heard.iter().filter(|p| p.phase == phase).collect();
+        assert!(reports.len() > 10, "{phase}: {} reports", reports.len());
+        assert_eq!(reports[0].done, 0, "{phase}");
+        let last = reports[reports.len() - 1];
+        assert_eq!(last.done, last.total, "{phase}");
+        assert!(
+            reports.windows(2).all(|w| w[0].done <= w[1].done),
+            "{phase}"
+        );
+        let bytes = actual.bytes_sent + actual.bytes_received;
+        assert!(
+            last.total.abs_diff(bytes) as f64 <= 0.02 * bytes as f64,
+            "{phase}: estimated {}, sent and received {bytes}",
+            last.total
+        );
+    }
+    let setup_ends = heard.iter().rposition(|p| p.phase == "setup").unwrap();
+    assert!(heard[..setup_ends].iter().all(|p| p.phase == "setup"));
+    // Unobserved, the next inference tells nobody.
+    local.observe(None);
+    local.infer(&digit(4)).unwrap();
+    assert_eq!(store.lock().unwrap().len(), heard.len());
+}

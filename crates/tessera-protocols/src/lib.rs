@@ -12,9 +12,11 @@ pub mod boolean;
 pub mod circuits;
 pub mod hello;
 pub mod hybrid;
+pub mod progress;
 pub mod session;
 pub mod yao;
 
+pub use progress::{Observer, Progress};
 pub use session::{OtChoice, Session, SessionConfig};
 
 /// What a protocol run can report.

@@ -3,6 +3,7 @@
 //! tells the peers when this party stops ([`Session::run`]).
 
 use crate::Error;
+use crate::progress::{Observer, Progress};
 use tessera_core::{Backend, Block, Prg};
 use tessera_net::{Network, PeerChannel, Phase, PhaseTimer, Space, Spaces};
 use tessera_ot::Protocol;
@@ -61,6 +62,7 @@ pub struct Session {
     spaces: Vec<Spaces>,
     ot: Vec<PeerOt>,
     phases: Vec<Phase>,
+    observer: Option<Observer>,
 }
 
 impl std::fmt::Debug for Session {
@@ -98,7 +100,51 @@ impl Session {
             spaces: (0..n).map(|_| Spaces::default()).collect(),
             ot: (0..n).map(|_| PeerOt::default()).collect(),
             phases: Vec::new(),
+            observer: None,
         })
+    }
+
+    /// Reports the progress of this session's long phases (a program's setup and online
+    /// phase) to `observer`, or to nobody (`None`).
+    pub fn observe(&mut self, observer: Option<Observer>) {
+        self.observer = observer;
+    }
+
+    /// Runs `f` as the phase `phase` of an estimated `total()` bytes (sent and received by this
+    /// party; asked only when observed), metered for the observer, if any: it hears of the
+    /// phase at its start, as often as it asked while it runs, and at its end if it succeeds,
+    /// done then.
+    pub fn metered<T, E>(
+        &mut self,
+        phase: &'static str,
+        total: impl FnOnce() -> u64,
+        f: impl FnOnce(&mut Session) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let Some(observer) = self.observer.clone() else {
+            return f(self);
+        };
+        let total = total();
+        let bytes = |s: tessera_net::Stats| s.bytes_sent + s.bytes_received;
+        let start = bytes(self.network.stats());
+        let every = observer.every;
+        let tell = move |done: u64| {
+            observer.tell(Progress {
+                phase,
+                done: done.min(total),
+                total,
+            })
+        };
+        tell(0);
+        let meter = tell.clone();
+        self.network.meter(every, move |stats| {
+            meter(bytes(stats).saturating_sub(start))
+        });
+        let out = f(self);
+        self.network.unmeter();
+        if out.is_ok() {
+            tell(total);
+        }
+        out
     }
 
     /// This party's id.

@@ -307,14 +307,21 @@ impl Program {
     }
 
     /// [`Program::setup_with`], also returning the setup's parts with their time and traffic:
-    /// the shared parts, and each linear map's (with its operation's index).
+    /// the shared parts, and each linear map's (with its operation's index). The session's
+    /// observer ([`Session::observe`]) hears of it as the phase "setup", sized by the cost
+    /// model ([`Program::costs`]).
     pub fn setup_steps(
         &self,
         session: &mut Session,
         peer: usize,
         weights: &[LinearWeights],
     ) -> Result<(Prepared, Vec<SetupStep>), Error> {
-        session.run(|s| prepare::setup(self, s, peer, weights))
+        let ot = session.ot_choice();
+        let total = || {
+            let bytes = prepare::setup_bytes(self, ot.bytes_per_cot());
+            bytes.iter().sum::<f64>().round() as u64
+        };
+        session.run(|s| s.metered("setup", total, |s| prepare::setup(self, s, peer, weights)))
     }
 
     /// The online phase with `peer` on this party's `inputs` (one per input value it owns),
@@ -330,7 +337,8 @@ impl Program {
         Ok(self.online_steps(session, peer, prepared, inputs)?.0)
     }
 
-    /// [`Program::online`], also returning each operation's time and traffic, in order.
+    /// [`Program::online`], also returning each operation's time and traffic, in order. The
+    /// session's observer hears of it as the phase "online".
     pub fn online_steps(
         &self,
         session: &mut Session,
@@ -338,7 +346,15 @@ impl Program {
         prepared: Prepared,
         inputs: &[(Value, Plain)],
     ) -> Result<(Vec<Option<Plain>>, Vec<Step>), Error> {
-        session.run(|s| online::run(self, s, peer, prepared, inputs))
+        let total = || {
+            let bytes = self.ops.iter().map(|op| op.operation().traffic(self).bytes);
+            bytes.sum()
+        };
+        session.run(|s| {
+            s.metered("online", total, |s| {
+                online::run(self, s, peer, prepared, inputs)
+            })
+        })
     }
 
     /// How many operations the program has so far: [`Program::online_steps`] gives one step
