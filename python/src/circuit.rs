@@ -354,9 +354,8 @@ impl Circuit {
         let c = &self.circuit;
         let out = interruptible(py, &stoppers, || -> Result<_, PyErr> {
             let net = link
-                .open(listener.as_ref(), &connect)
+                .open(listener.as_ref(), &connect, &stoppers)
                 .map_err(|e| errors::raise(&e))?;
-            stoppers.add(net.stopper());
             party(net, c, protocol, bits, reveal).map_err(|e| errors::raise(&e))
         })??;
         out.map(|values| values.iter().map(|o| output_value(py, o)).collect())

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use tessera_net::tcp;
 use tessera_net::tls::TlsConfig;
-use tessera_net::{NetConfig, Network};
+use tessera_net::{NetConfig, Network, Stopper};
 use tessera_nn::infer as inference;
 use tessera_nn::secure::{self, Compiled, Options};
 use tessera_protocols::Session;
@@ -72,13 +72,17 @@ impl Link {
         Ok(Link { config, tls })
     }
 
-    /// The network of party 0 (accepting on `listener`) or 1 (dialling `connect`).
+    /// The network of party 0 (accepting on `listener`) or 1 (dialling `connect`), which
+    /// `stoppers` stop from the start (a server waiting for its client too).
     pub(crate) fn open(
         &self,
         listener: Option<&TcpListener>,
         connect: &[String],
+        stoppers: &Stoppers,
     ) -> Result<Network, tessera_net::Error> {
-        tcp::two_party(listener, connect, self.tls.as_ref(), self.config)
+        let stopper = Stopper::new();
+        stoppers.add(stopper.clone());
+        tcp::two_party(listener, connect, self.tls.as_ref(), self.config, &stopper)
     }
 }
 
@@ -157,9 +161,8 @@ impl Server {
         let r = interruptible(py, &stoppers, || -> PyResult<inference::Report> {
             let net = self
                 .link
-                .open(Some(&self.listener), &[])
+                .open(Some(&self.listener), &[], &stoppers)
                 .map_err(|e| errors::raise(&e))?;
-            stoppers.add(net.stopper());
             let mut session =
                 Session::new(net, inference::session_config()).map_err(|e| errors::raise(&e))?;
             session.observe(observer);
@@ -207,8 +210,9 @@ pub fn infer<'py>(
         || -> PyResult<(Vec<u64>, inference::Report)> {
             let compiled =
                 secure::compile(arch, fixed, options).map_err(|e| errors::raise_nn(&e))?;
-            let net = link.open(None, &connect).map_err(|e| errors::raise(&e))?;
-            stoppers.add(net.stopper());
+            let net = link
+                .open(None, &connect, &stoppers)
+                .map_err(|e| errors::raise(&e))?;
             let mut session =
                 Session::new(net, inference::session_config()).map_err(|e| errors::raise(&e))?;
             session.observe(observer);

@@ -60,3 +60,13 @@ def test_ctrl_c_at_the_client_tells_the_server(minionn, mnist):
     timer.join()
     out, _ = server.communicate(timeout=30)
     assert "PeerAborted" in out and "its user stopped the run" in out, out
+
+
+def test_ctrl_c_stops_a_server_waiting_for_its_client(minionn):
+    server = tessera.Server(minionn, "127.0.0.1:0", timeout=30)
+    start = time.monotonic()
+    timer = interrupt_after(0.3)
+    with pytest.raises(KeyboardInterrupt):
+        server.serve()
+    timer.join()
+    assert time.monotonic() - start < 5

@@ -91,9 +91,8 @@ pub struct Network {
     aborted: bool,
     rounds: u64,
     receiving: bool,
-    /// Set by a [`Stopper`] from another thread; every wait checks it.
-    stop: Arc<AtomicBool>,
-    waker: Arc<mio::Waker>,
+    /// Set from another thread; every wait checks it.
+    stopper: Stopper,
     meter: Option<Meter>,
 }
 
@@ -110,18 +109,50 @@ struct Meter {
 const WAKE: mio::Token = mio::Token(usize::MAX);
 
 /// Stops a network from another thread (a user's Ctrl-C): its next wait, or the one it is in,
-/// fails with [`Error::Stopped`], and the session aborting on it tells the peers.
-#[derive(Clone, Debug)]
-pub struct Stopper {
-    stop: Arc<AtomicBool>,
-    waker: Arc<mio::Waker>,
+/// fails with [`Error::Stopped`], and the session aborting on it tells the peers. Made before
+/// the network ([`Stopper::new`], given to [`crate::tcp::two_party`]), it also stops the
+/// network's set-up, waiting for a peer to connect.
+#[derive(Clone, Debug, Default)]
+pub struct Stopper(Arc<StopState>);
+
+#[derive(Debug, Default)]
+struct StopState {
+    stop: AtomicBool,
+    /// The waker of the event loop waiting now (the set-up's, then the network's).
+    waker: std::sync::Mutex<Option<Arc<mio::Waker>>>,
 }
 
 impl Stopper {
-    /// Stops the network.
+    /// A stopper for a network still to be made.
+    pub fn new() -> Self {
+        Stopper::default()
+    }
+
+    /// Stops the network (or its set-up).
     pub fn stop(&self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = self.waker.wake();
+        self.0.stop.store(true, Ordering::SeqCst);
+        if let Ok(waker) = self.0.waker.lock()
+            && let Some(w) = waker.as_ref()
+        {
+            let _ = w.wake();
+        }
+    }
+
+    /// Whether [`Stopper::stop`] was called.
+    pub fn is_stopped(&self) -> bool {
+        self.0.stop.load(Ordering::SeqCst)
+    }
+
+    /// Wakes `registry`'s event loop on a stop from now on (and at once if stopped already).
+    pub(crate) fn wake(&self, registry: &mio::Registry, token: mio::Token) -> io::Result<()> {
+        let waker = Arc::new(mio::Waker::new(registry, token)?);
+        if let Ok(mut slot) = self.0.waker.lock() {
+            *slot = Some(waker.clone());
+        }
+        if self.is_stopped() {
+            waker.wake()?;
+        }
+        Ok(())
     }
 }
 
@@ -137,12 +168,13 @@ impl std::fmt::Debug for Network {
 
 impl Network {
     /// A network over connected links (`links[me]` is `None`), bounded by `deadline` (the
-    /// run's, counted from before set-up).
+    /// run's, counted from before set-up), stopped by `stopper`.
     pub(crate) fn new(
         me: usize,
         links: Vec<Option<Link>>,
         config: NetConfig,
         deadline: Option<Instant>,
+        stopper: Stopper,
     ) -> Result<Self, Error> {
         let setup = |e: io::Error| Error::Usage(format!("setting up the event loop: {e}"));
         let poll = mio::Poll::new().map_err(setup)?;
@@ -158,7 +190,7 @@ impl Network {
                     .map_err(setup)?;
             }
         }
-        let waker = Arc::new(mio::Waker::new(poll.registry(), WAKE).map_err(setup)?);
+        stopper.wake(poll.registry(), WAKE).map_err(setup)?;
         Ok(Network {
             me,
             links,
@@ -170,8 +202,7 @@ impl Network {
             aborted: false,
             rounds: 0,
             receiving: true,
-            stop: Arc::new(AtomicBool::new(false)),
-            waker,
+            stopper,
             meter: None,
         })
     }
@@ -209,10 +240,7 @@ impl Network {
 
     /// A handle that stops this network from another thread.
     pub fn stopper(&self) -> Stopper {
-        Stopper {
-            stop: self.stop.clone(),
-            waker: self.waker.clone(),
-        }
+        self.stopper.clone()
     }
 
     /// This party's id.
@@ -584,7 +612,7 @@ impl Network {
     /// sleeps until a socket is ready or the wait's bound passes. `progress` is when the wait
     /// for `focus` last moved.
     fn wait(&mut self, focus: usize, dir: Dir, progress: Instant) -> Result<(), Error> {
-        if self.stop.load(Ordering::SeqCst) {
+        if self.stopper.is_stopped() {
             return Err(Error::Stopped);
         }
         self.tick();

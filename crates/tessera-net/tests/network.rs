@@ -571,3 +571,30 @@ fn a_stop_in_the_middle_of_a_frame_reaches_the_peer_as_an_abort() {
         sender.join().unwrap();
     });
 }
+
+/// A stopper made before the network stops a party still waiting for its peer to connect, at
+/// once rather than at the end of the set-up time.
+#[test]
+fn a_stop_ends_the_wait_for_a_peer_to_connect() {
+    let listener = tessera_net::tcp::listen("127.0.0.1:0").unwrap();
+    let stopper = tessera_net::Stopper::new();
+    let config = NetConfig::with_timeout(Duration::from_secs(30));
+    let start = Instant::now();
+    let stop = stopper.clone();
+    let timer = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(200));
+        stop.stop();
+    });
+    let e = tessera_net::tcp::two_party(Some(&listener), &[], None, config, &stopper).unwrap_err();
+    timer.join().unwrap();
+    assert_eq!(e, Error::Stopped);
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    // Stopped before it starts, a dialling party does not dial.
+    let addr = listener.local_addr().unwrap().to_string();
+    let e = tessera_net::tcp::two_party(None, &[addr], None, config, &stopper).unwrap_err();
+    assert_eq!(e, Error::Stopped);
+}

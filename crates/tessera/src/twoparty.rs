@@ -274,6 +274,7 @@ pub fn open(args: &LinkArgs) -> Result<Network, CliError> {
         &lower,
         tls.as_ref(),
         config,
+        &tessera_net::Stopper::new(),
     )?)
 }
 

@@ -2,7 +2,7 @@
 //! network runs exactly the code it runs over TCP, without a port.
 
 use crate::link::{Link, Socket};
-use crate::{Error, NetConfig, Network};
+use crate::{Error, NetConfig, Network, Stopper};
 
 /// `n` parties, each network to be moved to its party's thread.
 #[cfg(unix)]
@@ -20,7 +20,7 @@ pub fn mesh(n: usize, config: NetConfig) -> Result<Vec<Network>, Error> {
     links
         .into_iter()
         .enumerate()
-        .map(|(me, l)| Network::new(me, l, config, deadline))
+        .map(|(me, l)| Network::new(me, l, config, deadline, Stopper::new()))
         .collect()
 }
 
@@ -59,7 +59,7 @@ pub fn pair_over(
             Socket::Unix(mio::net::UnixStream::from_std(stream)),
             None,
         ));
-        Network::new(me, links, config, deadline)
+        Network::new(me, links, config, deadline, Stopper::new())
     };
     Ok((end(0, a)?, end(1, b)?))
 }

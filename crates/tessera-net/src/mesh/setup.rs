@@ -13,9 +13,9 @@
 //! a refused connection at the accepting party, whose wait goes on.
 
 use super::tcp::Mesh;
-use crate::Error;
 use crate::link::{Link, Socket};
 use crate::wire::{FRAME_HEADER, Kind, RawTag, Space, header, parse_header};
+use crate::{Error, Stopper};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 use std::io::{self, Read, Write};
@@ -31,6 +31,8 @@ pub const HELLO_WAIT: Duration = Duration::from_secs(10);
 const RETRY: Duration = Duration::from_millis(20);
 /// The listening socket's token; pending connections use their slot's index.
 const LISTENER: Token = Token(usize::MAX);
+/// The stopper's waker's token.
+const WAKE: Token = Token(usize::MAX - 1);
 
 /// The mesh hello's message kind, in the network's own space.
 const HELLO: Kind = Kind::new(1, "mesh hello");
@@ -346,9 +348,11 @@ pub(super) fn connect_all(
     m: Mesh<'_>,
     addrs: Vec<Vec<SocketAddr>>,
     deadline: Option<Instant>,
+    stopper: &Stopper,
 ) -> Result<Vec<Option<Link>>, Error> {
     let io = |e: io::Error| Error::Usage(format!("setting up the event loop: {e}"));
     let poll = Poll::new().map_err(io)?;
+    stopper.wake(poll.registry(), WAKE).map_err(io)?;
     let mut listener = match m.listener.filter(|_| m.me + 1 < m.parties) {
         Some(l) => {
             let l = l.try_clone().map_err(io)?;
@@ -382,6 +386,9 @@ pub(super) fn connect_all(
     };
     let mut events = Events::with_capacity(256);
     while (0..m.parties).any(|j| j != m.me && s.links[j].is_none()) {
+        if stopper.is_stopped() {
+            return Err(Error::Stopped);
+        }
         if deadline.is_some_and(|d| Instant::now() >= d) {
             return Err(s.timed_out());
         }
@@ -395,6 +402,7 @@ pub(super) fn connect_all(
         for event in events.iter() {
             match (event.token(), listener.as_mut()) {
                 (LISTENER, Some(l)) => s.accept(l),
+                (WAKE, _) => {}
                 (Token(k), _) => s.serve(k)?,
             }
         }

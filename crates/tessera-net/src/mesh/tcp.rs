@@ -11,7 +11,7 @@ use super::setup;
 use super::tls::TlsConfig;
 use crate::network::after;
 use crate::relay::{LinkSpec, Relay};
-use crate::{Error, NetConfig, Network};
+use crate::{Error, NetConfig, Network, Stopper};
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::time::Duration;
 
@@ -131,13 +131,15 @@ pub fn loopback_through(
 }
 
 /// One end of a two-party network: party 0 accepts on `listener`, party 1 (no listener) dials
-/// `connect`; set-up may take `config.timeout`. What the command line's two-party commands and
-/// the Python package's servers and clients open.
+/// `connect`; set-up may take `config.timeout`, and `stopper` stops it (a user's Ctrl-C while a
+/// server waits for its client) and then the network. What the command line's two-party
+/// commands and the Python package's servers and clients open.
 pub fn two_party(
     listener: Option<&TcpListener>,
     connect: &[String],
     tls: Option<&TlsConfig>,
     config: NetConfig,
+    stopper: &Stopper,
 ) -> Result<Network, Error> {
     let m = Mesh {
         me: usize::from(listener.is_none()),
@@ -147,12 +149,17 @@ pub fn two_party(
         tls,
         setup: config.timeout,
     };
-    mesh(m, config)
+    build(m, config, stopper.clone())
 }
 
 /// Builds this party's network; see the module documentation. The whole-run deadline of
 /// `config` counts from here, set-up included.
 pub fn mesh(m: Mesh<'_>, config: NetConfig) -> Result<Network, Error> {
+    build(m, config, Stopper::new())
+}
+
+/// [`mesh`], stopped by `stopper`.
+fn build(m: Mesh<'_>, config: NetConfig, stopper: Stopper) -> Result<Network, Error> {
     if m.me >= m.parties || m.lower.len() != m.me {
         return Err(Error::Usage(format!(
             "party {} of {} needs the addresses of parties 0..{}, got {}",
@@ -184,6 +191,6 @@ pub fn mesh(m: Mesh<'_>, config: NetConfig) -> Result<Network, Error> {
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let links = setup::connect_all(m, addrs, setup)?;
-    Network::new(m.me, links, config, run)
+    let links = setup::connect_all(m, addrs, setup, &stopper)?;
+    Network::new(m.me, links, config, run, stopper)
 }
