@@ -119,7 +119,7 @@ fn reveal(name: &str) -> PyResult<Reveal> {
 }
 
 /// One party over `net` with its input value's `bits`.
-fn party(
+fn one_party(
     net: Network,
     c: &Inner,
     protocol: CircuitProtocol,
@@ -141,8 +141,8 @@ fn both(
     let theirs = bits.pop().unwrap_or_default();
     let mine = bits.pop().unwrap_or_default();
     std::thread::scope(|scope| {
-        let other = scope.spawn(move || party(one, c, protocol, theirs, Reveal::Both));
-        let mine = party(zero, c, protocol, mine, Reveal::Both);
+        let other = scope.spawn(move || one_party(one, c, protocol, theirs, Reveal::Both));
+        let mine = one_party(zero, c, protocol, mine, Reveal::Both);
         let theirs = other
             .join()
             .map_err(|_| Error::Input("a party's thread stopped".to_owned()))?;
@@ -155,6 +155,60 @@ fn both(
     })
 }
 
+/// Where a party of a run across processes is: its id and every party's address.
+struct Place {
+    me: usize,
+    addresses: Vec<String>,
+}
+
+/// What authenticated garbling runs among `n` parties: KRRW18's program between two, the
+/// circuit among more (`tessera ag run`'s choice).
+enum Authenticated<'c> {
+    Two(Box<tessera_ag::twopc::Program>),
+    Many(&'c Inner),
+}
+
+impl<'c> Authenticated<'c> {
+    fn of(c: &'c Inner, n: usize) -> PyResult<Self> {
+        if !(2..=16).contains(&n) {
+            return Err(invalid(format!("parties={n}: from 2 to 16")));
+        }
+        if c.inputs.len() > n {
+            return Err(invalid(format!(
+                "{} input values for {n} parties",
+                c.inputs.len()
+            )));
+        }
+        Ok(if n == 2 {
+            Authenticated::Two(Box::new(
+                tessera_ag::twopc::Program::new(c).map_err(|e| errors::raise(&e))?,
+            ))
+        } else {
+            Authenticated::Many(c)
+        })
+    }
+
+    fn job(&self) -> tessera_ag::Job<'_> {
+        match self {
+            Authenticated::Two(p) => tessera_ag::Job::Two(p),
+            Authenticated::Many(c) => tessera_ag::Job::Many(c),
+        }
+    }
+}
+
+/// Who learns the outputs of authenticated garbling, by the two-party runs' names ("all" too).
+fn ag_outputs(name: &str) -> PyResult<tessera_ag::twopc::Outputs> {
+    use tessera_ag::twopc::Outputs;
+    match name {
+        "both" | "all" => Ok(Outputs::All),
+        "listener" => Ok(Outputs::Garbler),
+        "connector" => Ok(Outputs::Evaluator),
+        _ => Err(invalid(format!(
+            "reveal={name:?}: \"both\" (or \"all\"), \"listener\" (party 0) or \"connector\" (party 1)"
+        ))),
+    }
+}
+
 /// Authenticated garbling among `n` parties in this process over memory (party v holds input
 /// value v): the output values every party learned alike.
 fn authenticated(
@@ -163,27 +217,22 @@ fn authenticated(
     n: usize,
     bits: Vec<Vec<bool>>,
 ) -> PyResult<Vec<Vec<bool>>> {
-    if !(2..=16).contains(&n) {
-        return Err(invalid(format!("parties={n}: from 2 to 16")));
-    }
-    let ot = tessera_ot::Protocol::softspoken(
-        tessera_ot::Protocol::DEFAULT_K,
-        tessera_ot::Security::Malicious,
-    )
-    .map(tessera_ot::OtChoice::Extension)
-    .map_err(|e| errors::raise(&e))?;
+    let what = Authenticated::of(c, n)?;
+    let job = what.job();
+    let ot = tessera_ag::cot("softspoken").map_err(|e| errors::raise(&e))?;
     let networks = tessera_net::memory::mesh(n, tessera_net::NetConfig::default())
         .map_err(|e| errors::raise(&e))?;
     let stoppers = Stoppers::of(networks.iter().map(Network::stopper).collect());
+    let all = tessera_ag::twopc::Outputs::All;
     let runs = interruptible(py, &stoppers, || {
         std::thread::scope(|scope| {
             let handles: Vec<_> = networks
                 .into_iter()
                 .map(|net| {
                     let mine = bits.get(net.id()).cloned().unwrap_or_default();
-                    scope.spawn(move || -> Result<Vec<bool>, tessera_ag::Error> {
+                    scope.spawn(move || -> Result<Option<Vec<bool>>, tessera_ag::Error> {
                         let mut s = Session::new(net, SessionConfig::with_ot(ot))?;
-                        tessera_ag::multi::run(&mut s, c, &mine)
+                        job.run(&mut s, &mine, all)
                     })
                 })
                 .collect();
@@ -195,7 +244,7 @@ fn authenticated(
     })?;
     let mut outputs: Option<Vec<bool>> = None;
     for run in runs {
-        let out = run?.map_err(|e| errors::raise(&e))?;
+        let out = run?.map_err(|e| errors::raise(&e))?.unwrap_or_default();
         if outputs.as_ref().is_some_and(|o| *o != out) {
             return Err(errors::ProtocolError::new_err(
                 "the parties learned different outputs",
@@ -203,19 +252,61 @@ fn authenticated(
         }
         outputs = Some(out);
     }
-    let flat = outputs.unwrap_or_default();
-    let mut values = Vec::new();
-    let mut at = 0;
-    for &w in &c.outputs {
-        let w = w as usize;
-        values.push(
-            flat.get(at..at + w)
-                .map(<[bool]>::to_vec)
-                .unwrap_or_default(),
-        );
-        at += w;
+    Ok(tessera_circuit::eval::split_values(
+        &c.outputs,
+        &outputs.unwrap_or_default(),
+    ))
+}
+
+impl Circuit {
+    /// This party of an authenticated garbling run across processes (see `run`), `(reveal,
+    /// cot)` as named there: the outputs as bits, if it learns them.
+    fn authenticated_party(
+        &self,
+        py: Python<'_>,
+        input: Option<&Bound<'_, PyAny>>,
+        place: &Place,
+        link: &Link,
+        (reveal, cot): (&str, &str),
+    ) -> PyResult<Option<Vec<Vec<bool>>>> {
+        let c = &self.circuit;
+        let n = place.addresses.len();
+        if place.me >= n {
+            return Err(invalid(format!("party={}: of {n} parties", place.me)));
+        }
+        let what = Authenticated::of(c, n)?;
+        let outputs = ag_outputs(reveal)?;
+        let ot = tessera_ag::cot(cot).map_err(|e| errors::raise(&e))?;
+        let bits = match (c.inputs.get(place.me), input) {
+            (Some(&w), Some(v)) => value_bits(v, w, "input")?,
+            (Some(_), None) => return Err(invalid("input: this party's value")),
+            (None, None) => Vec::new(),
+            (None, Some(v)) if v.len().is_ok_and(|l| l == 0) => Vec::new(),
+            (None, Some(_)) => {
+                return Err(invalid(format!(
+                    "party {} gives no input to a circuit of {} input values: input=None",
+                    place.me,
+                    c.inputs.len()
+                )));
+            }
+        };
+        let listener = match place.addresses.get(place.me).filter(|_| place.me + 1 < n) {
+            Some(addr) => Some(tessera_net::tcp::listen(addr).map_err(|e| errors::raise(&e))?),
+            None => None,
+        };
+        let stoppers = Stoppers::default();
+        let job = what.job();
+        let out = interruptible(py, &stoppers, || -> PyResult<Option<Vec<bool>>> {
+            let net = link
+                .open_mesh(listener.as_ref(), &place.addresses, &stoppers)
+                .map_err(|e| errors::raise(&e))?;
+            let mut s =
+                Session::new(net, SessionConfig::with_ot(ot)).map_err(|e| errors::raise(&e))?;
+            job.run(&mut s, &bits, outputs)
+                .map_err(|e| errors::raise(&e))
+        })??;
+        Ok(out.map(|bits| tessera_circuit::eval::split_values(&c.outputs, &bits)))
     }
-    Ok(values)
 }
 
 #[pymethods]
@@ -308,17 +399,22 @@ impl Circuit {
         out.iter().map(|o| output_value(py, o)).collect()
     }
 
-    /// One party of the circuit with a peer in another process or machine, interoperable
-    /// with `tessera mpc run`: the listening party (`listen`) is party 0 and holds input value
-    /// 0, the connecting one (`connect`) party 1 and value 1; `input` is this party's value.
-    /// Returns the outputs, or `None` where this party does not learn them.
+    /// One party of the circuit with peers in other processes or machines. Yao, B or β,
+    /// interoperable with `tessera mpc run`: the listening party (`listen`) is party 0 and
+    /// holds input value 0, the connecting one (`connect`) party 1 and value 1. Authenticated
+    /// garbling (`protocol="ag"`), interoperable with `tessera ag run`: this is party `party`
+    /// of every party at `parties` (addresses in party order; it listens on its own unless it
+    /// is the last), KRRW18 between two, WRK17b among more, its correlated OT `cot`
+    /// ("softspoken", "ferret" or "kos"). `input` is this party's value (`None` past the
+    /// circuit's values). Returns the outputs, or `None` where this party does not learn them.
     #[pyo3(signature = (input, listen = None, connect = None, protocol = "yao", reveal = "both",
-                        tls = None, timeout = 30.0, deadline = 3600.0))]
+                        tls = None, timeout = 30.0, deadline = 3600.0, party = None,
+                        parties = None, cot = "softspoken"))]
     #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
         py: Python<'_>,
-        input: &Bound<'_, PyAny>,
+        input: Option<&Bound<'_, PyAny>>,
         listen: Option<&str>,
         connect: Option<&str>,
         protocol: &str,
@@ -326,7 +422,39 @@ impl Circuit {
         tls: Option<PyRef<'_, Tls>>,
         timeout: f64,
         deadline: f64,
+        party: Option<usize>,
+        parties: Option<Vec<String>>,
+        cot: &str,
     ) -> PyResult<Option<Vec<Py<PyAny>>>> {
+        if protocol == "ag" {
+            if listen.is_some() || connect.is_some() {
+                return Err(invalid(
+                    "protocol=\"ag\" takes party= and parties= (every party's address), not listen= or connect=",
+                ));
+            }
+            let (Some(me), Some(addresses)) = (party, parties) else {
+                return Err(invalid(
+                    "protocol=\"ag\" needs party= (this party's id) and parties= (every party's address)",
+                ));
+            };
+            let place = Place { me, addresses };
+            let link = Link::new(
+                tls.as_deref(),
+                (me, place.addresses.len()),
+                timeout,
+                deadline,
+            )?;
+            let out = self.authenticated_party(py, input, &place, &link, (reveal, cot))?;
+            return out
+                .map(|values| values.iter().map(|o| output_value(py, o)).collect())
+                .transpose();
+        }
+        if party.is_some() || parties.is_some() {
+            return Err(invalid(format!(
+                "party= and parties= are for protocol=\"ag\"; {protocol:?} takes listen= or connect="
+            )));
+        }
+        let input = input.ok_or_else(|| invalid("input: this party's value"))?;
         let (protocol, reveal) = (self::protocol(protocol)?, self::reveal(reveal)?);
         let me = match (listen, connect) {
             (Some(_), None) => 0,
@@ -344,7 +472,7 @@ impl Circuit {
             )));
         }
         let bits = value_bits(input, self.circuit.inputs[me], "input")?;
-        let link = Link::new(tls.as_deref(), 1 - me, timeout, deadline)?;
+        let link = Link::new(tls.as_deref(), (me, 2), timeout, deadline)?;
         let listener = match listen {
             Some(addr) => Some(tessera_net::tcp::listen(addr).map_err(|e| errors::raise(&e))?),
             None => None,
@@ -356,7 +484,7 @@ impl Circuit {
             let net = link
                 .open(listener.as_ref(), &connect, &stoppers)
                 .map_err(|e| errors::raise(&e))?;
-            party(net, c, protocol, bits, reveal).map_err(|e| errors::raise(&e))
+            one_party(net, c, protocol, bits, reveal).map_err(|e| errors::raise(&e))
         })??;
         out.map(|values| values.iter().map(|o| output_value(py, o)).collect())
             .transpose()

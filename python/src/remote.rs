@@ -19,35 +19,69 @@ use tessera_nn::infer as inference;
 use tessera_nn::secure::{self, Compiled, Options};
 use tessera_protocols::Session;
 
-/// This party's TLS: the directory of its key.pem and cert.pem, and the peer's certificate.
+/// This party's TLS: the directory of its key.pem and cert.pem, and the peer's certificate
+/// (or, among several parties, every party's in party order, this party's own ignored).
 #[pyclass(module = "tessera._tessera", frozen)]
 pub struct Tls {
     dir: PathBuf,
-    peer_cert: PathBuf,
+    peer_certs: Vec<PathBuf>,
 }
 
 #[pymethods]
 impl Tls {
     #[new]
-    fn new(dir: PathBuf, peer_cert: PathBuf) -> Self {
-        Tls { dir, peer_cert }
+    fn new(dir: PathBuf, peer_cert: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let peer_certs = match peer_cert.extract::<PathBuf>() {
+            Ok(one) => vec![one],
+            Err(_) => peer_cert.extract::<Vec<PathBuf>>().map_err(|_| {
+                invalid("peer_cert: a path, or a list of every party's certificate path")
+            })?,
+        };
+        Ok(Tls { dir, peer_certs })
     }
 
     fn __repr__(&self) -> String {
-        format!("Tls({:?}, {:?})", self.dir, self.peer_cert)
+        match &self.peer_certs[..] {
+            [one] => format!("Tls({:?}, {one:?})", self.dir),
+            all => format!("Tls({:?}, {all:?})", self.dir),
+        }
     }
 }
 
-/// The settings both ends take: the network's waits and the TLS configuration for `peer`.
+impl Tls {
+    /// The configuration of party `me` of `parties`: one certificate is the peer's (two
+    /// parties), a list has every party's.
+    fn config(&self, me: usize, parties: usize) -> PyResult<TlsConfig> {
+        let peers: Vec<(usize, &std::path::Path)> = match &self.peer_certs[..] {
+            [one] if parties == 2 => vec![(1 - me, one.as_path())],
+            all if all.len() == parties => (0..parties)
+                .filter(|&j| j != me)
+                .map(|j| (j, all[j].as_path()))
+                .collect(),
+            all => {
+                return Err(invalid(format!(
+                    "tls: {} peer certificates for {parties} parties (one for two parties, or \
+                     every party's in party order)",
+                    all.len()
+                )));
+            }
+        };
+        TlsConfig::load(&self.dir, &peers).map_err(|e| errors::raise(&e))
+    }
+}
+
+/// The settings every party takes: the network's waits and this party's TLS.
 pub(crate) struct Link {
+    me: usize,
     config: NetConfig,
     tls: Option<TlsConfig>,
 }
 
 impl Link {
+    /// Party `me`'s settings among `parties`.
     pub(crate) fn new(
         tls: Option<&Tls>,
-        peer: usize,
+        (me, parties): (usize, usize),
         timeout: f64,
         deadline: f64,
     ) -> PyResult<Self> {
@@ -58,18 +92,12 @@ impl Link {
                 "timeout={timeout}, deadline={deadline}: a positive timeout and a deadline of 0 (none) or more"
             )));
         }
-        let tls = match tls {
-            Some(t) => Some(
-                TlsConfig::load(&t.dir, &[(peer, t.peer_cert.as_path())])
-                    .map_err(|e| errors::raise(&e))?,
-            ),
-            None => None,
-        };
+        let tls = tls.map(|t| t.config(me, parties)).transpose()?;
         let config = NetConfig {
             timeout: Duration::from_secs_f64(timeout),
             deadline: (deadline > 0.0).then(|| Duration::from_secs_f64(deadline)),
         };
-        Ok(Link { config, tls })
+        Ok(Link { me, config, tls })
     }
 
     /// The network of party 0 (accepting on `listener`) or 1 (dialling `connect`), which
@@ -83,6 +111,28 @@ impl Link {
         let stopper = Stopper::new();
         stoppers.add(stopper.clone());
         tcp::two_party(listener, connect, self.tls.as_ref(), self.config, &stopper)
+    }
+
+    /// This party's network of a mesh of every party at `addresses` (in party order): it
+    /// listens on its own address (unless it is the last) and dials the lower ones, as
+    /// `tessera ag run --parties` does.
+    pub(crate) fn open_mesh(
+        &self,
+        listener: Option<&TcpListener>,
+        addresses: &[String],
+        stoppers: &Stoppers,
+    ) -> Result<Network, tessera_net::Error> {
+        let stopper = Stopper::new();
+        stoppers.add(stopper.clone());
+        let m = tcp::Mesh {
+            me: self.me,
+            parties: addresses.len(),
+            listener,
+            lower: &addresses[..self.me.min(addresses.len())],
+            tls: self.tls.as_ref(),
+            setup: self.config.timeout,
+        };
+        tcp::mesh_with(m, self.config, &stopper)
     }
 }
 
@@ -133,7 +183,7 @@ impl Server {
         let fixed = Numbers::new(bits, frac)?.fixed;
         let compiled = secure::compile(&model.model, fixed, options(protocol, reveal, batch)?)
             .map_err(|e| errors::raise_nn(&e))?;
-        let link = Link::new(tls.as_deref(), 1, timeout, deadline)?;
+        let link = Link::new(tls.as_deref(), (0, 2), timeout, deadline)?;
         let listener = tcp::listen(listen).map_err(|e| errors::raise(&e))?;
         Ok(Server {
             listener,
@@ -199,7 +249,7 @@ pub fn infer<'py>(
     let fixed = Numbers::new(bits, frac)?.fixed;
     let (values, batch) = model.inputs(x, normalise)?;
     let options = options(protocol, reveal, batch)?;
-    let link = Link::new(tls.as_deref(), 0, timeout, deadline)?;
+    let link = Link::new(tls.as_deref(), (1, 2), timeout, deadline)?;
     let arch = &model.model;
     let connect = [connect.to_owned()];
     let stoppers = Stoppers::default();

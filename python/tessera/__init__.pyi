@@ -100,11 +100,11 @@ class Circuit:
     ) -> List[Union[bytes, str]]:
         """The outputs computed by parties in this process: "yao" (party 0 garbles, in the
         setup), "b" (GMW) or "beta" (ABY2.0) between two parties, party v holding input value
-        v; or "ag", actively secure authenticated garbling (WRK17b) among ``parties`` (2 to 16,
-        at least one per input value; the rest give no input)."""
+        v; or "ag", actively secure authenticated garbling among ``parties`` (2 to 16, at least
+        one per input value; the rest give no input): KRRW18 between two, WRK17b among more."""
     def run(
         self,
-        input: Union[bytes, str, np.ndarray],
+        input: Union[None, bytes, str, np.ndarray],
         listen: Optional[str] = None,
         connect: Optional[str] = None,
         protocol: str = "yao",
@@ -112,16 +112,30 @@ class Circuit:
         tls: Optional["Tls"] = None,
         timeout: float = 30.0,
         deadline: float = 3600.0,
+        party: Optional[int] = None,
+        parties: Optional[Sequence[str]] = None,
+        cot: str = "softspoken",
     ) -> Optional[List[Union[bytes, str]]]:
-        """One party with a peer elsewhere, interoperable with ``tessera mpc run``: ``listen``
-        makes it party 0 (input value 0, the garbler in Yao), ``connect`` party 1; ``reveal``:
-        "both", "listener" or "connector". The outputs, or None where this party learns none."""
+        """One party with peers elsewhere. "yao", "b" or "beta", interoperable with ``tessera
+        mpc run``: ``listen`` makes it party 0 (input value 0, the garbler in Yao), ``connect``
+        party 1. "ag" (actively secure authenticated garbling), interoperable with ``tessera ag
+        run``: it is party ``party`` of every party at ``parties`` (addresses in party order;
+        it listens on its own unless it is the last), KRRW18 between two (party 0 garbles),
+        WRK17b among more (every party learns the outputs), its correlated OT ``cot``:
+        "softspoken", "ferret" or "kos". ``input``: this party's value (None past the
+        circuit's input values). ``reveal``: "both" (or "all"), "listener" (party 0) or
+        "connector" (party 1). The outputs, or None where this party learns none."""
 
 class Tls:
     """This party's TLS: the directory of its key.pem and cert.pem (``tessera keygen``) and the
-    peer's certificate, pinned."""
+    peer's certificate, pinned; among more than two parties (``Circuit.run(protocol="ag")``),
+    every party's certificate in party order (this party's own entry is ignored)."""
 
-    def __init__(self, dir: Union[str, PathLike], peer_cert: Union[str, PathLike]) -> None: ...
+    def __init__(
+        self,
+        dir: Union[str, PathLike],
+        peer_cert: Union[str, PathLike, Sequence[Union[str, PathLike]]],
+    ) -> None: ...
 
 class Server:
     """A server listening for clients, one private inference each; it holds the weights and

@@ -35,6 +35,72 @@ pub mod triples;
 pub mod twopc;
 pub mod wire;
 
+/// The actively secure random correlated OTs that authenticated bits can come from, by name
+/// (the registry `tessera ag run --cot` and the Python package read): SoftSpoken OT (k = 8)
+/// with its consistency check, Ferret with its malicious checks (EMP-OT's ferret_b10), IKNP
+/// with the KOS check.
+pub const COTS: [&str; 3] = ["softspoken", "ferret", "kos"];
+
+/// The session OT of the correlated OT called `name` (one of [`COTS`]).
+pub fn cot(name: &str) -> Result<tessera_ot::OtChoice, Error> {
+    use tessera_ot::{OtChoice, Protocol, Security};
+    match name {
+        "softspoken" => Protocol::softspoken(Protocol::DEFAULT_K, Security::Malicious)
+            .map(OtChoice::Extension)
+            .map_err(Error::from),
+        "ferret" => Ok(OtChoice::Ferret(
+            tessera_ot::ferret::Params::EMP_B10,
+            Security::Malicious,
+        )),
+        "kos" => Ok(OtChoice::Extension(Protocol::KOS)),
+        _ => Err(Error::Usage(format!(
+            "no correlated OT called {name:?}: one of {}",
+            COTS.join(", ")
+        ))),
+    }
+}
+
+/// What authenticated garbling runs: a two-party program (KRRW18, [`twopc`]) or a circuit
+/// among any number of parties (WRK17b, [`multi`]). What `tessera ag run` and the Python
+/// package run, so that either can be any party.
+#[derive(Clone, Copy, Debug)]
+pub enum Job<'a> {
+    /// Between two parties: party 0 garbles, party 1 evaluates.
+    Two(&'a twopc::Program),
+    /// Among any number: party 0 evaluates, the others garble, all learn the outputs.
+    Many(&'a tessera_circuit::Circuit),
+}
+
+impl Job<'_> {
+    /// Its AND gates.
+    pub fn ands(self) -> usize {
+        match self {
+            Job::Two(p) => p.ands(),
+            Job::Many(c) => {
+                let and = tessera_circuit::GateKind::And;
+                c.gates.iter().filter(|g| g.kind == and).count()
+            }
+        }
+    }
+
+    /// Runs it as this party of `session` on this party's `input` bits: the outputs, where
+    /// `outputs` says this party learns them (among more than two parties, all do).
+    pub fn run(
+        self,
+        session: &mut tessera_protocols::Session,
+        input: &[bool],
+        outputs: twopc::Outputs,
+    ) -> Result<Option<Vec<bool>>, Error> {
+        match self {
+            Job::Two(p) => twopc::run(session, p, input, outputs),
+            Job::Many(_) if outputs != twopc::Outputs::All => Err(Error::Usage(
+                "among more than two parties, every party learns the outputs".to_owned(),
+            )),
+            Job::Many(c) => multi::run(session, c, input).map(Some),
+        }
+    }
+}
+
 /// What went wrong in an authenticated-garbling protocol.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -8,14 +8,13 @@ use crate::twoparty::phases_json;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
 use std::time::Instant;
-use tessera_ag::multi;
 use tessera_ag::twopc::{self, Outputs, Program};
+use tessera_ag::{Job, multi};
+use tessera_circuit::Circuit;
 use tessera_circuit::bristol::stream::Streamed;
 use tessera_circuit::eval::{bits_from_hex, bits_to_hex, split_values};
-use tessera_circuit::{Circuit, GateKind};
 use tessera_net::{NetConfig, Network, Phase, memory};
-use tessera_ot::ferret::Params;
-use tessera_ot::{OtChoice, Protocol, Security};
+use tessera_ot::OtChoice;
 use tessera_protocols::{Session, SessionConfig};
 
 /// `tessera ag ...`.
@@ -42,14 +41,12 @@ pub enum CotArg {
 impl CotArg {
     /// The session's OT.
     pub fn choice(self) -> Result<OtChoice, CliError> {
-        Ok(match self {
-            CotArg::Softspoken => OtChoice::Extension(Protocol::softspoken(
-                Protocol::DEFAULT_K,
-                Security::Malicious,
-            )?),
-            CotArg::Ferret => OtChoice::Ferret(Params::EMP_B10, Security::Malicious),
-            CotArg::Kos => OtChoice::Extension(Protocol::KOS),
-        })
+        let name = match self {
+            CotArg::Softspoken => "softspoken",
+            CotArg::Ferret => "ferret",
+            CotArg::Kos => "kos",
+        };
+        Ok(tessera_ag::cot(name)?)
     }
 }
 
@@ -185,12 +182,12 @@ impl Source {
         to: Outputs,
     ) -> Result<Option<Vec<bool>>, CliError> {
         Ok(match self {
-            Source::Whole(w) => twopc::run(session, &w.1, input, to)?,
+            Source::Whole(w) => Job::Two(&w.1).run(session, input, to)?,
             Source::Streamed(file) if session.parties() > 2 => {
                 Some(multi::run_file(session, file, input)?)
             }
             Source::Streamed(file) => twopc::run_file(session, file, input, to)?,
-            Source::Many(c) => Some(multi::run(session, c, input)?),
+            Source::Many(c) => Job::Many(c).run(session, input, to)?,
         })
     }
 
@@ -310,33 +307,6 @@ pub struct PartyRun {
     pub bytes_sent: u64,
 }
 
-/// What a run computes: a two-party program (KRRW18) or a circuit among n (WRK17b).
-#[derive(Clone, Copy)]
-pub enum Job<'a> {
-    /// Between two parties.
-    Two(&'a Program),
-    /// Among any number.
-    Many(&'a Circuit),
-}
-
-impl Job<'_> {
-    /// Its AND gates.
-    pub fn ands(self) -> usize {
-        match self {
-            Job::Two(p) => p.ands(),
-            Job::Many(c) => c.gates.iter().filter(|g| g.kind == GateKind::And).count(),
-        }
-    }
-
-    /// Runs it as this party of `session`, outputs to all.
-    fn run(self, session: &mut Session, input: &[bool]) -> Result<Option<Vec<bool>>, CliError> {
-        Ok(match self {
-            Job::Two(p) => twopc::run(session, p, input, Outputs::All)?,
-            Job::Many(c) => Some(multi::run(session, c, input)?),
-        })
-    }
-}
-
 /// Runs `job` with every party of `nets` on a thread of its own, party i on `inputs[i]` (none
 /// past the list), outputs to all.
 pub fn in_threads(
@@ -353,7 +323,7 @@ pub fn in_threads(
                 let input = inputs.get(p).cloned().unwrap_or_default();
                 s.spawn(move || -> Result<PartyRun, CliError> {
                     let mut session = Session::new(net, SessionConfig::with_ot(ot))?;
-                    let output = job.run(&mut session, &input)?;
+                    let output = job.run(&mut session, &input, Outputs::All)?;
                     Ok(PartyRun {
                         output,
                         phases: session.take_phases(),

@@ -149,17 +149,17 @@ pub fn two_party(
         tls,
         setup: config.timeout,
     };
-    build(m, config, stopper.clone())
+    mesh_with(m, config, stopper)
 }
 
 /// Builds this party's network; see the module documentation. The whole-run deadline of
 /// `config` counts from here, set-up included.
 pub fn mesh(m: Mesh<'_>, config: NetConfig) -> Result<Network, Error> {
-    build(m, config, Stopper::new())
+    mesh_with(m, config, &Stopper::new())
 }
 
-/// [`mesh`], stopped by `stopper`.
-fn build(m: Mesh<'_>, config: NetConfig, stopper: Stopper) -> Result<Network, Error> {
+/// [`mesh`], which `stopper` stops, set-up included (a user's Ctrl-C).
+pub fn mesh_with(m: Mesh<'_>, config: NetConfig, stopper: &Stopper) -> Result<Network, Error> {
     if m.me >= m.parties || m.lower.len() != m.me {
         return Err(Error::Usage(format!(
             "party {} of {} needs the addresses of parties 0..{}, got {}",
@@ -191,6 +191,6 @@ fn build(m: Mesh<'_>, config: NetConfig, stopper: Stopper) -> Result<Network, Er
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let links = setup::connect_all(m, addrs, setup, &stopper)?;
-    Network::new(m.me, links, config, run, stopper)
+    let links = setup::connect_all(m, addrs, setup, stopper)?;
+    Network::new(m.me, links, config, run, stopper.clone())
 }

@@ -8,11 +8,12 @@
 use super::yao::LocalMs;
 use super::{Exchange, NetCondition, Wire, cpu_model, loopback_mesh, median, peak_rss_bytes};
 use crate::CliError;
-use crate::ag::{CotArg, Job, in_threads};
+use crate::ag::{CotArg, in_threads};
 use crate::circuit::load;
 use clap::Args;
 use serde_json::{Value, json};
 use std::time::Instant;
+use tessera_ag::Job;
 use tessera_ag::twopc::Program;
 use tessera_circuit::Circuit;
 use tessera_circuit::eval::evaluate;
