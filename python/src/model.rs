@@ -4,7 +4,7 @@
 
 use crate::errors::{self, invalid};
 use crate::interrupt::{Stoppers, interruptible};
-use crate::progress::Watch;
+use crate::progress::{Raised, Watch};
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArrayDyn};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -303,7 +303,8 @@ impl Model {
         let options = Options { batch, ..options };
         let mut kept = py.detach(|| self.parties(fixed, options))?;
         let stoppers = kept.stoppers.clone();
-        let (observer, raised) = watch.observer(&stoppers);
+        let raised = Raised::default();
+        let observer = watch.observer(kept.local.compiled(), &stoppers, &raised);
         kept.local.observe(observer);
         let run = interruptible(py, &stoppers, || kept.local.infer(&values))?;
         kept.local.observe(None);

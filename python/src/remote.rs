@@ -6,7 +6,7 @@
 use crate::errors::{self, invalid};
 use crate::interrupt::{Stoppers, interruptible};
 use crate::model::{Model, Numbers, decoded, output, protocol, report};
-use crate::progress::Watch;
+use crate::progress::{Raised, Watch};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::net::TcpListener;
@@ -207,7 +207,8 @@ impl Server {
         progress: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let stoppers = Stoppers::default();
-        let (observer, raised) = Watch::of(progress)?.observer(&stoppers);
+        let raised = Raised::default();
+        let observer = Watch::of(progress)?.observer(&self.compiled, &stoppers, &raised);
         let r = interruptible(py, &stoppers, || -> PyResult<inference::Report> {
             let net = self
                 .link
@@ -253,7 +254,7 @@ pub fn infer<'py>(
     let arch = &model.model;
     let connect = [connect.to_owned()];
     let stoppers = Stoppers::default();
-    let (observer, raised) = Watch::of(progress)?.observer(&stoppers);
+    let (watch, raised) = (Watch::of(progress)?, Raised::default());
     let run = interruptible(
         py,
         &stoppers,
@@ -265,7 +266,7 @@ pub fn infer<'py>(
                 .map_err(|e| errors::raise(&e))?;
             let mut session =
                 Session::new(net, inference::session_config()).map_err(|e| errors::raise(&e))?;
-            session.observe(observer);
+            session.observe(watch.observer(&compiled, &stoppers, &raised));
             inference::client(&mut session, &compiled, &values).map_err(|e| errors::raise(&e))
         },
     )?;

@@ -65,7 +65,7 @@ def run_with_stderr(stderr):
     )
 
 
-def test_a_bar_is_drawn_on_a_terminal_and_not_elsewhere():
+def test_a_bar_is_drawn_on_a_terminal_and_not_elsewhere(minionn):
     # A batch of 16 takes its setup more than the second a bar waits for.
     primary, secondary = pty.openpty()
     try:
@@ -84,5 +84,8 @@ def test_a_bar_is_drawn_on_a_terminal_and_not_elsewhere():
         os.close(primary)
     assert run.stdout.strip() == b"done"
     assert b"setup" in drawn and b"MiB" in drawn, drawn[-300:]
+    # Labelled with the layer running (a linear layer's setup).
+    names = [layer["name"].encode() for layer in minionn.info()["layers"]]
+    assert any(name in drawn for name in names), drawn[-300:]
     piped = run_with_stderr(subprocess.PIPE)
     assert piped.stdout.strip() == b"done" and piped.stderr == b"", piped.stderr[-300:]

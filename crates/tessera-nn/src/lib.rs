@@ -5,7 +5,7 @@
 //! architecture without weights for the client ([`strip`]); MNIST's IDX files ([`data`]) and
 //! inputs from IDX, PNG and `.npy` files ([`input`]); private inference: a model compiled to a
 //! hybrid two-party program ([`secure`]) and the server's and client's sides of one inference
-//! ([`infer`]); the benchmark networks of MOTION2NX's tables with seeded weights ([`zoo`]).
+//! ([`infer`]) with its progress on a terminal ([`progress`]); the benchmark networks of MOTION2NX's tables with seeded weights ([`zoo`]).
 //!
 //! ```no_run
 //! use tessera_nn::{data::Normalise, eval::{argmax, Plain}, fixed::Fixed};
@@ -28,6 +28,7 @@ pub mod infer;
 pub mod input;
 pub mod kernels;
 pub mod model;
+pub mod progress;
 pub mod secure;
 pub mod strip;
 pub mod zoo;

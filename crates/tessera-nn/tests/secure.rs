@@ -590,6 +590,25 @@ fn progress_is_reported_through_both_phases() {
             last.total
         );
     }
+    // The online phase names its operations in order; the setup its linear maps'.
+    let online: Vec<usize> = heard
+        .iter()
+        .filter(|p| p.phase == "online")
+        .filter_map(|p| p.op)
+        .collect();
+    assert!(
+        online.len() > 10 && online.windows(2).all(|w| w[0] <= w[1]),
+        "{online:?}"
+    );
+    let maps = heard
+        .iter()
+        .filter(|p| p.phase == "setup")
+        .filter_map(|p| p.op);
+    let layers = &local.compiled().layers;
+    for op in maps {
+        let layer = layers.iter().find(|l| l.ops.contains(&op)).unwrap();
+        assert!(["Conv", "Gemm"].contains(&layer.op), "{} at {op}", layer.op);
+    }
     let setup_ends = heard.iter().rposition(|p| p.phase == "setup").unwrap();
     assert!(heard[..setup_ends].iter().all(|p| p.phase == "setup"));
     // Unobserved, the next inference tells nobody.

@@ -2,6 +2,7 @@
 //! size (its estimated bytes, from the protocol's cost model) is metered by the bytes this
 //! party has sent and received in it ([`tessera_net::Network::meter`]).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,6 +15,33 @@ pub struct Progress {
     pub done: u64,
     /// Its estimated bytes; at the end of the phase `done` equals it.
     pub total: u64,
+    /// The operation of the program running (its index, as [`crate::hybrid::Step`]s count),
+    /// where the phase runs one after another (the online phase; the setup's linear maps),
+    /// else `None`.
+    pub op: Option<usize>,
+}
+
+/// Where a metered phase is: the operation running, shared between the protocol's loop (which
+/// moves it) and the network's meter (which reads it).
+#[derive(Clone, Debug, Default)]
+pub struct Position(Arc<AtomicUsize>);
+
+impl Position {
+    const NONE: usize = usize::MAX;
+
+    /// Operation `op` runs now.
+    pub fn at(&self, op: usize) {
+        self.0.store(op, Ordering::Relaxed);
+    }
+
+    /// No operation of its own runs now (a part shared by all).
+    pub fn clear(&self) {
+        self.0.store(Self::NONE, Ordering::Relaxed);
+    }
+
+    pub(crate) fn get(&self) -> Option<usize> {
+        Some(self.0.load(Ordering::Relaxed)).filter(|&op| op != Self::NONE)
+    }
 }
 
 /// A caller's watcher of progress, shared with the network's meter while a phase runs.
@@ -41,7 +69,7 @@ impl Observer {
     }
 
     /// Tells the watcher `progress` (a watcher that panicked earlier is not called again).
-    pub fn tell(&self, progress: Progress) {
+    pub(crate) fn tell(&self, progress: Progress) {
         if let Ok(mut watch) = self.watch.lock() {
             watch(progress);
         }

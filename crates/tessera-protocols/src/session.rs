@@ -3,7 +3,7 @@
 //! tells the peers when this party stops ([`Session::run`]).
 
 use crate::Error;
-use crate::progress::{Observer, Progress};
+use crate::progress::{Observer, Position, Progress};
 use tessera_core::{Backend, Block, Prg};
 use tessera_net::{Network, PeerChannel, Phase, PhaseTimer, Space, Spaces};
 use tessera_ot::Protocol;
@@ -63,6 +63,7 @@ pub struct Session {
     ot: Vec<PeerOt>,
     phases: Vec<Phase>,
     observer: Option<Observer>,
+    position: Position,
 }
 
 impl std::fmt::Debug for Session {
@@ -101,6 +102,7 @@ impl Session {
             ot: (0..n).map(|_| PeerOt::default()).collect(),
             phases: Vec::new(),
             observer: None,
+            position: Position::default(),
         })
     }
 
@@ -108,6 +110,12 @@ impl Session {
     /// phase) to `observer`, or to nobody (`None`).
     pub fn observe(&mut self, observer: Option<Observer>) {
         self.observer = observer;
+    }
+
+    /// Where the metered phase running is: the protocol moves it from operation to operation
+    /// ([`Position::at`]), the observer hears it with the progress.
+    pub fn position(&self) -> &Position {
+        &self.position
     }
 
     /// Runs `f` as the phase `phase` of an estimated `total()` bytes (sent and received by this
@@ -127,11 +135,14 @@ impl Session {
         let bytes = |s: tessera_net::Stats| s.bytes_sent + s.bytes_received;
         let start = bytes(self.network.stats());
         let every = observer.every;
+        self.position.clear();
+        let position = self.position.clone();
         let tell = move |done: u64| {
             observer.tell(Progress {
                 phase,
                 done: done.min(total),
                 total,
+                op: position.get(),
             })
         };
         tell(0);

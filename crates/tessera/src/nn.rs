@@ -508,6 +508,9 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
     };
     let network = open(&args.link)?;
     let mut session = Session::new(network, infer::session_config())?;
+    if !args.json {
+        session.observe(Some(tessera_nn::progress::bar(&compiled)));
+    }
     match x {
         None => {
             let report = infer::server(&mut session, &compiled)?;
@@ -740,6 +743,9 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
                 ..Options::new(protocol)
             };
             let mut pair = local_pair(nets, &model, fixed, options)?;
+            if !args.json {
+                pair.observe(Some(tessera_nn::progress::bar(pair.compiled())));
+            }
             // Inputs: fixed-seed values of the input's normal range, another per input.
             let len = model.input_len();
             let x: Vec<f32> = (0..len * batch)

@@ -376,8 +376,9 @@ pub(super) fn run(
         outputs: Vec::with_capacity(p.outputs.len()),
     };
     let mut steps = Vec::with_capacity(p.ops.len());
-    for (op, m) in p.ops.iter().zip(material) {
+    for (index, (op, m)) in p.ops.iter().zip(material).enumerate() {
         let operation = op.operation();
+        run.link.session.position().at(index);
         let (start, waits) = (Instant::now(), run.link.waits);
         let before = run.link.session.network().stats();
         operation.online(&mut run, m)?;

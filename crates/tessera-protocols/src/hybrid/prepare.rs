@@ -543,6 +543,7 @@ pub(super) fn setup(
                         None
                     };
                     let map = &p.maps[*map];
+                    link.session.position().at(index);
                     m.extend(linear_setup(&mut link, map, *bits, mask, mine)?);
                     laps.lap(link.session, Some(index), "linear map");
                 }
