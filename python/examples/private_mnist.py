@@ -27,6 +27,8 @@ def digits():
 
 
 def train(out):
+    import inspect
+
     import torch
     import torchvision
 
@@ -41,7 +43,11 @@ def train(out):
         opt.zero_grad()
         torch.nn.functional.cross_entropy(net(x), y).backward()
         opt.step()
-    torch.onnx.export(net, torch.zeros(1, 1, 28, 28), out, opset_version=13)
+    # Weights inside the file (recent PyTorch writes them beside it unless told otherwise).
+    options = {}
+    if "external_data" in inspect.signature(torch.onnx.export).parameters:
+        options["external_data"] = False
+    torch.onnx.export(net.eval(), torch.zeros(1, 1, 28, 28), out, **options)
     print(f"wrote {out}")
 
 

@@ -29,9 +29,10 @@ from ._tessera import (
 )
 
 
-def _from_torch(module, example_input, opset_version=13):
+def _from_torch(module, example_input, opset_version=None):
     """Exports ``module`` (a ``torch.nn.Module``) with ``torch.onnx.export`` on
-    ``example_input`` (one input, its batch axis of 1) and loads the ONNX model it gives."""
+    ``example_input`` (one input, its batch axis of 1; ``opset_version``: PyTorch's default
+    unless given) and loads the ONNX model it gives."""
     try:
         import torch
     except ImportError as e:
@@ -39,13 +40,20 @@ def _from_torch(module, example_input, opset_version=13):
             "Model.from_torch needs PyTorch (pip install torch); "
             "or export the model to ONNX yourself and use Model.from_onnx"
         ) from e
-    import io
+    import inspect
+    import pathlib
+    import tempfile
 
-    buffer = io.BytesIO()
     module.eval()
-    with torch.no_grad():
-        torch.onnx.export(module, example_input, buffer, opset_version=opset_version)
-    return Model.from_onnx(buffer.getvalue())
+    # Through a file: exporting to a buffer is deprecated in recent PyTorch.
+    with tempfile.TemporaryDirectory() as scratch, torch.no_grad():
+        path = pathlib.Path(scratch) / "model.onnx"
+        options = {} if opset_version is None else {"opset_version": opset_version}
+        # Weights inside the file: Tessera reads no external data.
+        if "external_data" in inspect.signature(torch.onnx.export).parameters:
+            options["external_data"] = False
+        torch.onnx.export(module, example_input, str(path), **options)
+        return Model.from_onnx(path.read_bytes())
 
 
 Model.from_torch = staticmethod(_from_torch)

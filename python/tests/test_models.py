@@ -84,3 +84,28 @@ def test_from_torch_exports_and_loads_a_module(mnist):
     assert np.max(np.abs(model.plaintext(x, fixed=False) - want)) < 1e-4
     got, _ = model.simulate(x)
     assert np.max(np.abs(got - want)) < 0.05
+
+
+def test_from_torch_exports_convolutions_pooling_and_batch_norm(mnist):
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(1)
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 4, 5, stride=2, padding=2),
+        torch.nn.BatchNorm2d(4),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Flatten(),
+        torch.nn.Linear(4 * 7 * 7, 10),
+    )
+    # Statistics of its own, as after training.
+    net.train()
+    with torch.no_grad():
+        net(torch.randn(64, 1, 28, 28))
+    net.eval()
+    model = tessera.Model.from_torch(net, torch.zeros(1, 1, 28, 28))
+    x = mnist[0][1].astype(np.float32) / 255.0
+    with torch.no_grad():
+        want = net(torch.from_numpy(x).reshape(1, 1, 28, 28)).numpy()[0]
+    assert np.max(np.abs(model.plaintext(x, fixed=False) - want)) < 1e-3
+    got, _ = model.simulate(x)
+    assert np.max(np.abs(got - want)) < 0.05
