@@ -13,6 +13,8 @@ enum Weights<E> {
     Matrix(Vec<E>, Vec<E>),
     /// A constant to add.
     Constant(Vec<E>),
+    /// Clip's bounds.
+    Bounds(Option<E>, Option<E>),
     /// Nothing.
     None,
 }
@@ -47,6 +49,9 @@ impl<'m, A: Arith> Plain<'m, A> {
                 Op::Dense(d) => Weights::Matrix(enc(&d.weight), enc2(&d.bias)),
                 Op::Conv(c) => Weights::Matrix(enc(&c.weight), enc2(&c.bias)),
                 Op::AddConst(c) => Weights::Constant(enc(c)),
+                Op::Clip(lo, hi) => {
+                    Weights::Bounds(lo.map(|v| arith.encode(v)), hi.map(|v| arith.encode(v)))
+                }
                 _ => Weights::None,
             })
             .collect();
@@ -127,6 +132,21 @@ impl<'m, A: Arith> Plain<'m, A> {
                 (Op::AddConst(_), Weights::Constant(c)) => {
                     x.iter().zip(c).map(|(&u, &v)| a.add(u, v)).collect()
                 }
+                (Op::Concat(axis), _) => {
+                    let parts: Vec<&[A::E]> = (0..node.inputs.len()).map(arg).collect();
+                    let shapes: Vec<&[usize]> =
+                        node.inputs.iter().map(|&v| &m.shapes[v][..]).collect();
+                    kernels::concat(&parts, &shapes, *axis)
+                }
+                (Op::Pad(pads), _) => kernels::pad(x, in_shape, pads, A::E::default()),
+                // As the secure layers compute it: lo + ReLU(x − lo), hi − ReLU(hi − x).
+                (Op::Clip(..), &Weights::Bounds(lo, hi)) => x
+                    .iter()
+                    .map(|&v| {
+                        let v = lo.map_or(v, |lo| a.add(lo, a.relu(a.sub(v, lo))));
+                        hi.map_or(v, |hi| a.sub(hi, a.relu(a.sub(hi, v))))
+                    })
+                    .collect(),
                 (op, _) => unreachable!("{} has its weights encoded in new()", op.kind()),
             };
             debug_assert_eq!(y.len(), m.len(node.output));

@@ -1,6 +1,7 @@
 //! The layers' arithmetic, one generic kernel per concept over any [`Arith`]: matrix products
-//! (dense layers, and convolutions in the image-to-column layout), windows for pooling, axis
-//! permutations. The secure layers use the same layouts, so their plaintext reference is
+//! (dense layers, and convolutions in the image-to-column layout), windows for pooling, and
+//! the moves of data (axis permutations, concatenations, paddings; over indices, they are the
+//! secure layers' gathers). The secure layers use the same layouts, so their plaintext reference is
 //! these kernels over [`crate::fixed::Fixed`].
 
 use crate::fixed::Arith;
@@ -142,6 +143,46 @@ pub fn transpose<E: Copy>(x: &[E], shape: &[usize], perm: &[usize]) -> Vec<E> {
     y
 }
 
+/// Tensors of `shapes` (equal but on `axis`) joined along `axis`, from `parts` in order.
+pub fn concat<E: Copy>(parts: &[&[E]], shapes: &[&[usize]], axis: usize) -> Vec<E> {
+    // Each part is `outer` blocks of `shape[axis] · inner` elements; the output takes one
+    // block of each part in turn, `outer` times.
+    let (outer, inner): (usize, usize) = match shapes.first() {
+        Some(s) => (s[..axis].iter().product(), s[axis + 1..].iter().product()),
+        None => return Vec::new(),
+    };
+    let total = parts.iter().map(|p| p.len()).sum();
+    let mut y = Vec::with_capacity(total);
+    for o in 0..outer {
+        for (part, shape) in parts.iter().zip(shapes) {
+            let block = shape[axis] * inner;
+            y.extend_from_slice(&part[o * block..(o + 1) * block]);
+        }
+    }
+    y
+}
+
+/// `x` of `shape` with `zero`s added before and after each axis: `pads[i]` is `(before,
+/// after)` for axis i.
+pub fn pad<E: Copy>(x: &[E], shape: &[usize], pads: &[(usize, usize)], zero: E) -> Vec<E> {
+    let Some((&(before, after), inner_pads)) = pads.split_first() else {
+        return x.to_vec();
+    };
+    let inner_shape = &shape[1..];
+    let inner_out: usize = inner_shape
+        .iter()
+        .zip(inner_pads)
+        .map(|(&d, &(b, a))| d + b + a)
+        .product();
+    let inner_in: usize = inner_shape.iter().product();
+    let mut y = vec![zero; before * inner_out];
+    for row in x.chunks_exact(inner_in.max(1)).take(shape[0]) {
+        y.extend(pad(row, inner_shape, inner_pads, zero));
+    }
+    y.extend(std::iter::repeat_n(zero, after * inner_out));
+    y
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +197,29 @@ mod tests {
         let t = transpose(&y, &[2, 3, 4], &[2, 0, 1]);
         // t[k, i, j] = y[i, j, k]
         assert_eq!(t[(3 * 2 + 1) * 3 + 2], y[(3 + 2) * 4 + 3]);
+    }
+
+    #[test]
+    fn concat_joins_along_an_axis() {
+        // [2, 2] and [2, 1] along axis 1; [1, 2] and [2, 2] along axis 0.
+        let (a, b) = ([1, 2, 3, 4], [5, 6]);
+        assert_eq!(
+            concat(&[&a, &b], &[&[2, 2], &[2, 1]], 1),
+            vec![1, 2, 5, 3, 4, 6]
+        );
+        assert_eq!(
+            concat(&[&b, &a], &[&[1, 2], &[2, 2]], 0),
+            vec![5, 6, 1, 2, 3, 4]
+        );
+    }
+
+    #[test]
+    fn pad_surrounds_with_zeros() {
+        // [2, 2] padded by (1, 0) rows and (0, 1) columns: [3, 3].
+        let x = [1, 2, 3, 4];
+        let y = pad(&x, &[2, 2], &[(1, 0), (0, 1)], 0);
+        assert_eq!(y, vec![0, 0, 0, 1, 2, 0, 3, 4, 0]);
+        assert_eq!(pad(&x, &[4], &[(2, 1)], 9), vec![9, 9, 1, 2, 3, 4, 9]);
     }
 
     #[test]

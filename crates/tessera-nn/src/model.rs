@@ -11,6 +11,7 @@ pub const SUPPORTED: &[&str] = &[
     "MatMul (by a constant)",
     "Conv (2-D, groups 1, dilation 1)",
     "Relu",
+    "Clip (constant bounds: ReLU6 and the like)",
     "MaxPool",
     "AveragePool",
     "GlobalAveragePool",
@@ -18,6 +19,8 @@ pub const SUPPORTED: &[&str] = &[
     "Flatten",
     "Reshape",
     "Transpose",
+    "Concat (of computed tensors)",
+    "Pad (constant mode, zeros)",
     "Identity",
     "Dropout",
     "Add",
@@ -117,6 +120,13 @@ pub enum Op {
     Sub,
     /// A constant (broadcast to the output's shape) added to a computed tensor.
     AddConst(Vec<f32>),
+    /// The inputs joined along a per-sample axis (ONNX's axis less one: the batch axis is
+    /// gone).
+    Concat(usize),
+    /// Zeros added before and after each per-sample axis: `(before, after)` per axis.
+    Pad(Vec<(usize, usize)>),
+    /// The value held between bounds (`None`: no bound on that side): ReLU6 is `(0, 6)`.
+    Clip(Option<f32>, Option<f32>),
 }
 
 impl Ceiling {
@@ -140,6 +150,11 @@ impl Op {
             Op::Dense(d) => vec![&d.weight, &d.bias],
             Op::Conv(c) => vec![&c.weight, &c.bias],
             Op::AddConst(k) => vec![k],
+            Op::Clip(lo, hi) => [lo, hi]
+                .into_iter()
+                .flatten()
+                .map(std::slice::from_ref)
+                .collect(),
             _ => Vec::new(),
         }
     }
@@ -158,6 +173,9 @@ impl Op {
             Op::Add => "Add",
             Op::Sub => "Sub",
             Op::AddConst(_) => "Add (constant)",
+            Op::Concat(_) => "Concat",
+            Op::Pad(_) => "Pad",
+            Op::Clip(..) => "Clip",
         }
     }
 }
@@ -291,9 +309,19 @@ impl Model {
                 c.multiplications = out.checked_mul(conv.in_channels)?.checked_mul(k)?;
             }
             Op::Relu => c.relus = out,
+            // max(x, lo) and min(x, hi) as ReLUs of x − lo and x − hi.
+            Op::Clip(lo, hi) => {
+                c.relus = out.checked_mul(usize::from(lo.is_some()) + usize::from(hi.is_some()))?
+            }
             Op::MaxPool(p) => c.maxima = out.checked_mul(kernel(&p.window)?.checked_sub(1)?)?,
             Op::AvgPool(_) | Op::GlobalAvgPool => c.divisions = out,
-            Op::Reshape | Op::Transpose(_) | Op::Add | Op::Sub | Op::AddConst(_) => {}
+            Op::Reshape
+            | Op::Transpose(_)
+            | Op::Add
+            | Op::Sub
+            | Op::AddConst(_)
+            | Op::Concat(_)
+            | Op::Pad(_) => {}
         }
         Some(c)
     }

@@ -232,20 +232,22 @@ impl Compiler {
         })
     }
 
-    /// Both at one scale: a value at 2^f lifted to 2^2f (exact, local) if the other is there.
+    /// A value at 2^f lifted to 2^2f (exact, local).
+    fn lift(&mut self, v: Shared) -> Result<Shared, Error> {
+        let scale = 1u64 << self.fixed.frac();
+        let lifted = self.p.mul_const(v.v, scale).map_err(protocol_error)?;
+        Ok(Shared {
+            v: lifted,
+            double: true,
+            nonnegative: v.nonnegative,
+        })
+    }
+
+    /// Both at one scale: a value at 2^f lifted to 2^2f if the other is there.
     fn align(&mut self, x: Shared, y: Shared) -> Result<(Shared, Shared), Error> {
-        let lift = |c: &mut Self, v: Shared| -> Result<Shared, Error> {
-            let scale = 1u64 << c.fixed.frac();
-            let lifted = c.p.mul_const(v.v, scale).map_err(protocol_error)?;
-            Ok(Shared {
-                v: lifted,
-                double: true,
-                nonnegative: v.nonnegative,
-            })
-        };
         match (x.double, y.double) {
-            (true, false) => Ok((x, lift(self, y)?)),
-            (false, true) => Ok((lift(self, x)?, y)),
+            (true, false) => Ok((x, self.lift(y)?)),
+            (false, true) => Ok((self.lift(x)?, y)),
             _ => Ok((x, y)),
         }
     }
@@ -330,8 +332,9 @@ impl Compiler {
             return indices;
         }
         let len = (self.ty(v).n / self.batch) as u32;
+        let shifted = |b: u32, i: u32| if i == linear::ZERO { i } else { i + b * len };
         (0..self.batch as u32)
-            .flat_map(|b| indices.iter().map(move |&i| i + b * len))
+            .flat_map(|b| indices.iter().map(move |&i| shifted(b, i)))
             .collect()
     }
 
@@ -348,6 +351,93 @@ impl Compiler {
             .collect();
         self.constants.push((v, all));
         Ok(v)
+    }
+
+    /// Tensors of `shapes` joined along `axis` (one scale and sharing first: the lowest
+    /// common one): a gather from all of them, input by input of the batch.
+    fn concat(
+        &mut self,
+        parts: &[Shared],
+        shapes: &[&[usize]],
+        axis: usize,
+    ) -> Result<Shared, Error> {
+        let double = parts.iter().any(|p| p.double);
+        let alpha = parts.iter().all(|p| self.ty(p.v).sharing == Sharing::Alpha);
+        let mut values = Vec::with_capacity(parts.len());
+        for &part in parts {
+            let part = if double && !part.double {
+                self.lift(part)?
+            } else {
+                part
+            };
+            values.push(if alpha { part.v } else { self.a(part)? });
+        }
+        // Part j holds the batch's inputs in turn, `len(j)` elements each, from `start(j)` of
+        // the concatenation the gather reads: the kernel, run on those positions of input 0,
+        // gives input b's at b·len(j) further.
+        let lens: Vec<usize> = shapes.iter().map(|s| s.iter().product()).collect();
+        let starts: Vec<usize> = lens
+            .iter()
+            .scan(0, |at, &len| {
+                let start = *at;
+                *at += self.batch * len;
+                Some(start)
+            })
+            .collect();
+        let positions: Vec<Vec<u32>> = starts
+            .iter()
+            .zip(&lens)
+            .map(|(&start, &len)| (start..start + len).map(|i| i as u32).collect())
+            .collect();
+        let refs: Vec<&[u32]> = positions.iter().map(Vec::as_slice).collect();
+        let first = crate::kernels::concat(&refs, shapes, axis);
+        // Each position's part's length: how far input b's copy is from input 0's.
+        let step: Vec<u32> = first
+            .iter()
+            .map(|&i| lens[starts.partition_point(|&s| s <= i as usize) - 1] as u32)
+            .collect();
+        let indices: Vec<u32> = (0..self.batch as u32)
+            .flat_map(|b| first.iter().zip(&step).map(move |(&i, &d)| i + b * d))
+            .collect();
+        let v = self
+            .p
+            .gather_from(&values, indices)
+            .map_err(protocol_error)?;
+        Ok(Shared {
+            v,
+            double,
+            nonnegative: parts.iter().all(|p| p.nonnegative),
+        })
+    }
+
+    /// `x` between `lo` and `hi`: max(x, lo) = lo + ReLU(x − lo) and min(·, hi) = hi −
+    /// ReLU(hi − ·), each ReLU's output truncated exactly (it is non-negative). The bounds are
+    /// the server's constants: the program's shape does not depend on them, so a client
+    /// holding the architecture without them compiles the same.
+    fn clip(&mut self, x: Shared, lo: Option<f32>, hi: Option<f32>) -> Result<Shared, Error> {
+        let e = protocol_error;
+        let n = self.ty(x.v).n / self.batch;
+        let mut y = x;
+        if let Some(lo) = lo {
+            let shifted = self.add_const(y, &vec![-lo; n])?;
+            let r = self.relu(shifted)?;
+            let r = self.settle(r)?;
+            y = self.add_const(r, &vec![lo; n])?;
+        }
+        if let Some(hi) = hi {
+            let a = self.a(y)?;
+            let negated = self.p.mul_const(a, u64::MAX).map_err(e)?;
+            let shifted = self.add_const(y.like(negated), &vec![hi; n])?;
+            let r = self.relu(shifted)?;
+            let r = self.settle(r)?;
+            let a = self.a(r)?;
+            let negated = self.p.mul_const(a, u64::MAX).map_err(e)?;
+            y = self.add_const(r.like(negated), &vec![hi; n])?;
+        }
+        Ok(Shared {
+            nonnegative: false,
+            ..y
+        })
     }
 
     /// `x` and `y` in one sharing: α if both are, else A (α → A is local).
@@ -636,6 +726,17 @@ pub fn compile(model: &Model, fixed: Fixed, options: Options) -> Result<Compiled
                 }
             }
             Op::AddConst(k) => c.add_const(x, k)?,
+            Op::Concat(axis) => {
+                let parts: Vec<Shared> = (0..node.inputs.len()).map(arg).collect();
+                let shapes: Vec<&[usize]> =
+                    node.inputs.iter().map(|&v| &model.shapes[v][..]).collect();
+                c.concat(&parts, &shapes, *axis)?
+            }
+            Op::Pad(pads) => {
+                let idx: Vec<u32> = (0..model.len(node.inputs[0]) as u32).collect();
+                c.gather(x, crate::kernels::pad(&idx, in_shape, pads, linear::ZERO))?
+            }
+            Op::Clip(lo, hi) => c.clip(x, *lo, *hi)?,
         };
         values[node.output] = Some(y);
         layers.push(Layer {

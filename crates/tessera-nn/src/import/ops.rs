@@ -26,6 +26,9 @@ const OPERATORS: &[(&str, Import)] = &[
     ("Identity", alias),
     ("Dropout", alias),
     ("Transpose", transpose),
+    ("Concat", concat),
+    ("Pad", pad),
+    ("Clip", clip),
     ("Add", add_sub),
     ("Sub", add_sub),
     ("Softmax", client_side),
@@ -498,6 +501,141 @@ fn transpose<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let perm: Vec<usize> = perm[1..].iter().map(|&p| p as usize - 1).collect();
     let out = perm.iter().map(|&p| shape[p]).collect();
     imp.push(at, Op::Transpose(perm), vec![x], out)
+}
+
+/// Concat of computed tensors of one rank, equal but on the axis (not the batch axis).
+fn concat<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    let args: Vec<&str> = at.node.input.iter().map(String::as_str).collect();
+    if args.is_empty() || args.iter().any(|a| a.is_empty()) {
+        return Err("needs one or more inputs".into());
+    }
+    if args.iter().any(|a| imp.constants.contains_key(a)) {
+        return Err("joins a constant tensor (only computed tensors are joined)".into());
+    }
+    let inputs = args
+        .iter()
+        .map(|a| imp.value(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let first = imp.shapes[inputs[0]].clone();
+    let rank = first.len() as i64 + 1;
+    let axis = Attributes::of(at.node).int("axis", i64::MAX)?;
+    let axis = if axis < 0 { axis + rank } else { axis };
+    if !(1..rank).contains(&axis) {
+        return Err(
+            format!("axis {axis} must be an axis of the sample (not the batch axis)").into(),
+        );
+    }
+    let axis = axis as usize - 1;
+    let mut out = first.clone();
+    out[axis] = 0;
+    for &v in &inputs {
+        let shape = &imp.shapes[v];
+        let fits = shape.len() == first.len()
+            && shape
+                .iter()
+                .zip(&first)
+                .enumerate()
+                .all(|(i, (a, b))| i == axis || a == b);
+        if !fits {
+            return Err(format!(
+                "shapes {first:?} and {shape:?} do not join on axis {}",
+                axis + 1
+            )
+            .into());
+        }
+        out[axis] = out[axis]
+            .checked_add(shape[axis])
+            .ok_or("the joined axis overflows")?;
+    }
+    imp.push(at, Op::Concat(axis), inputs, out)
+}
+
+/// Pad with zeros in constant mode, the batch axis unpadded: pads and the value from inputs
+/// (opset 11 on) or attributes.
+fn pad<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    let a = Attributes::of(at.node);
+    let mode = a.string("mode")?.unwrap_or(b"constant");
+    if mode != b"constant" {
+        return Err(format!("mode {} (only constant)", String::from_utf8_lossy(mode)).into());
+    }
+    let (pads, value) = if imp.opset < 11 {
+        let pads = a
+            .ints("pads")?
+            .ok_or("the pads attribute is missing")?
+            .to_vec();
+        (pads, a.float("value", 0.0)?)
+    } else {
+        let pads = match constant_input(imp, at, 1).ok_or("the pads are computed at run time")? {
+            Constant::Tensor(t) => proto::ints(t, imp.ceiling)?,
+            Constant::Ints(v) => v.to_vec(),
+            Constant::Floats(..) => return Err("pads of real numbers".into()),
+        };
+        if at.node.input.get(3).is_some_and(|n| !n.is_empty()) {
+            return Err("pads only some axes (the axes input)".into());
+        }
+        let value = match constant_input(imp, at, 2) {
+            Some(c) => real(imp, c, "the padding value")?
+                .1
+                .first()
+                .copied()
+                .unwrap_or(0.0),
+            None => 0.0,
+        };
+        (pads, value)
+    };
+    if value != 0.0 {
+        return Err(format!("pads with {value} (only zeros)").into());
+    }
+    let (x, shape) = computed(imp, at)?;
+    let rank = shape.len() + 1;
+    let pad = |i: usize| {
+        usize::try_from(pads[i])
+            .ok()
+            .filter(|&p| p <= imp.ceiling.axis)
+    };
+    if pads.len() != 2 * rank || pads[0] != 0 || pads[rank] != 0 {
+        return Err(format!("pads {pads:?}: two per axis, none on the batch axis").into());
+    }
+    let per_axis = (1..rank)
+        .map(|i| Some((pad(i)?, pad(i + rank)?)))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| {
+            format!(
+                "pads {pads:?}: each from 0 to {} (no cropping)",
+                imp.ceiling.axis
+            )
+        })?;
+    let out = shape
+        .iter()
+        .zip(&per_axis)
+        .map(|(&d, &(b, e))| d + b + e)
+        .collect();
+    imp.push(at, Op::Pad(per_axis), vec![x], out)
+}
+
+/// Clip between constant bounds given as inputs (opset 11 on; an empty name: no bound).
+fn clip<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    if imp.opset < 11 {
+        return Err("bounds as attributes (before opset 11); export at opset 11 or later".into());
+    }
+    let (x, shape) = computed(imp, at)?;
+    let mut bound = |index: usize, what: &str| -> Result<Option<f32>, Refusal> {
+        if at.node.input.get(index).is_none_or(|n| n.is_empty()) {
+            return Ok(None);
+        }
+        let (_, v) = weight(imp, at, index, what)?;
+        match v[..] {
+            [v] => Ok(Some(v)),
+            _ => Err(format!("{what} must be one number").into()),
+        }
+    };
+    let (lo, hi) = (bound(1, "the lower bound")?, bound(2, "the upper bound")?);
+    if let (Some(lo), Some(hi)) = (lo, hi)
+        && lo > hi
+    {
+        return Err(format!("bounds {lo} > {hi}").into());
+    }
+    imp.push(at, Op::Clip(lo, hi), vec![x], shape)
 }
 
 fn add_sub<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {

@@ -3,7 +3,7 @@
 
 use super::{Op, Operation, Program, bad};
 use crate::Error;
-use crate::hybrid::linear::LinearMap;
+use crate::hybrid::linear::{LinearMap, ZERO};
 use crate::hybrid::online::{Run, zip_map};
 use crate::hybrid::prepare::{Slot, Walk};
 use crate::hybrid::{Kind, Sharing, Type, Value};
@@ -18,10 +18,11 @@ pub(in crate::hybrid) struct Linear {
     out: usize,
 }
 
-/// Copies of a ring value picked by the program's gather `indices`.
+/// Copies of ring values picked by the program's gather `indices` from their concatenation
+/// (or zeros).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(in crate::hybrid) struct Gather {
-    a: usize,
+    sources: Vec<usize>,
     indices: usize,
     out: usize,
 }
@@ -60,27 +61,74 @@ impl Program {
     /// The copies `indices` of a ring value (A or α), in that order (repeats allowed): a
     /// vector of `indices.len()` copies. Local.
     pub fn gather(&mut self, a: Value, indices: Vec<u32>) -> Result<Value, Error> {
-        let t = self.ty(a)?;
-        if t.sharing.is_boolean()
-            || indices.iter().any(|&i| i as usize >= t.n)
+        self.gather_from(&[a], indices)
+    }
+
+    /// The copies `indices` of the concatenation of ring values `sources` of one sharing (A or
+    /// α) and ring, in that order (repeats allowed; [`ZERO`] for a zero): a vector of
+    /// `indices.len()` copies. What concatenations, paddings and transpositions of tensors are.
+    /// Local.
+    pub fn gather_from(&mut self, sources: &[Value], indices: Vec<u32>) -> Result<Value, Error> {
+        let types = sources
+            .iter()
+            .map(|&v| self.ty(v))
+            .collect::<Result<Vec<_>, _>>()?;
+        let Some(&first) = types.first() else {
+            return Err(bad("a gather from no value".to_owned()));
+        };
+        let total: usize = types.iter().map(|t| t.n).sum();
+        let alike = types
+            .iter()
+            .all(|t| t.sharing == first.sharing && t.kind == first.kind);
+        if first.sharing.is_boolean()
+            || !alike
             || indices.is_empty()
+            || indices.iter().any(|&i| i != ZERO && i as usize >= total)
         {
+            let names: Vec<&str> = types.iter().map(|t| t.sharing.name()).collect();
             return Err(bad(format!(
-                "gathering {} copies of a {} value of {}",
+                "gathering {} copies of {} values of {names:?} sharing, {total} copies in all",
                 indices.len(),
-                t.sharing.name(),
-                t.n
+                types.len()
             )));
         }
         let t = Type {
             n: indices.len(),
-            ..t
+            ..first
         };
         let bytes: Vec<u8> = indices.iter().flat_map(|i| i.to_le_bytes()).collect();
         self.digests.push(Sha256::digest(&bytes).into());
         self.gathers.push(indices);
-        let (a, indices) = (a.0, self.gathers.len() - 1);
-        Ok(self.push(t, |out| Op::Gather(Gather { a, indices, out })))
+        let sources = sources.iter().map(|v| v.0).collect();
+        let indices = self.gathers.len() - 1;
+        Ok(self.push(t, |out| {
+            Op::Gather(Gather {
+                sources,
+                indices,
+                out,
+            })
+        }))
+    }
+}
+
+impl Gather {
+    /// The copies of `of(source)` for each source, concatenated, at the gather's indices.
+    fn pick<'v>(&self, indices: &[u32], of: impl Fn(usize) -> &'v [u64]) -> Vec<u64> {
+        let whole;
+        let all: &[u64] = match &self.sources[..] {
+            [one] => of(*one),
+            many => {
+                whole = many
+                    .iter()
+                    .flat_map(|&v| of(v).iter().copied())
+                    .collect::<Vec<_>>();
+                &whole
+            }
+        };
+        indices
+            .iter()
+            .map(|&i| if i == ZERO { 0 } else { all[i as usize] })
+            .collect()
     }
 }
 
@@ -120,21 +168,16 @@ impl Operation for Gather {
 
     fn setup(&self, walk: &mut Walk<'_>) -> Vec<Slot> {
         if walk.ty(self.out).sharing.is_masked() {
-            let m = &walk.masks[self.a];
-            walk.masks[self.out] = walk.p.gathers[self.indices]
-                .iter()
-                .map(|&i| m[i as usize])
-                .collect();
+            let masks = &walk.masks;
+            let picked = self.pick(&walk.p.gathers[self.indices], |v| &masks[v]);
+            walk.masks[self.out] = picked;
         }
         Vec::new()
     }
 
     fn online(&self, run: &mut Run<'_, '_>, _: Vec<Vec<u64>>) -> Result<(), Error> {
-        let v = &run.data[self.a];
-        run.data[self.out] = run.p.gathers[self.indices]
-            .iter()
-            .map(|&i| v[i as usize])
-            .collect();
+        let data = &run.data;
+        run.data[self.out] = self.pick(&run.p.gathers[self.indices], |v| &data[v]);
         Ok(())
     }
 }

@@ -1,0 +1,151 @@
+//! Concat, Pad and Clip (issue 47's operators) in a network with two branches: private
+//! inference equals the fixed-point reference in every protocol, one input and a batch, and
+//! fixed point agrees with float; the kernels' moves are the layers' gathers.
+
+use std::thread;
+use tessera_nn::eval::{Plain, argmax, max_difference};
+use tessera_nn::fixed::{Arith, Fixed, Float};
+use tessera_nn::infer;
+use tessera_nn::model::{Conv, Dense, Model, Node, Op, Window};
+use tessera_nn::secure::{self, Protocol};
+use tessera_protocols::Session;
+
+/// Seeded numbers in [−1, 1).
+fn numbers(seed: u64, n: usize) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
+fn conv(seed: u64, (ci, co, k, pad): (usize, usize, usize, usize)) -> Op {
+    Op::Conv(Conv {
+        in_channels: ci,
+        out_channels: co,
+        window: Window {
+            kernel: [k, k],
+            stride: [1, 1],
+            pads: [pad; 4],
+        },
+        weight: numbers(seed, co * ci * k * k),
+        bias: numbers(seed + 1, co),
+    })
+}
+
+fn node(name: &str, op: Op, inputs: Vec<usize>, output: usize) -> Node {
+    Node {
+        name: name.into(),
+        op,
+        inputs,
+        output,
+    }
+}
+
+/// x [2,6,6] → a: Conv 3×3 → ReLU [3,6,6]; b: Conv 1×1 → Clip(0, 0.5) [2,6,6]; Concat on
+/// channels [5,6,6] → Pad [5,7,7] → Clip(−0.75, ·) → Dense to 4; `seed` picks the weights.
+fn two_branches(seed: u64) -> Model {
+    let pad = Op::Pad(vec![(0, 0), (1, 0), (0, 1)]);
+    let dense = Op::Dense(Dense {
+        inputs: 5 * 7 * 7,
+        outputs: 4,
+        weight: numbers(seed + 7, 4 * 5 * 7 * 7)
+            .iter()
+            .map(|w| w / 4.0)
+            .collect(),
+        bias: numbers(seed + 8, 4),
+    });
+    Model {
+        input_name: "x".into(),
+        input: 0,
+        shapes: vec![
+            vec![2, 6, 6],
+            vec![3, 6, 6],
+            vec![3, 6, 6],
+            vec![2, 6, 6],
+            vec![2, 6, 6],
+            vec![5, 6, 6],
+            vec![5, 7, 7],
+            vec![5, 7, 7],
+            vec![5 * 7 * 7],
+            vec![4],
+        ],
+        nodes: vec![
+            node("a", conv(seed, (2, 3, 3, 1)), vec![0], 1),
+            node("a_relu", Op::Relu, vec![1], 2),
+            node("b", conv(seed + 3, (2, 2, 1, 0)), vec![0], 3),
+            node("b_clip", Op::Clip(Some(0.0), Some(0.5)), vec![3], 4),
+            node("join", Op::Concat(0), vec![2, 4], 5),
+            node("pad", pad, vec![5], 6),
+            node("floor", Op::Clip(Some(-0.75), None), vec![6], 7),
+            node("flat", Op::Reshape, vec![7], 8),
+            node("fc", dense, vec![8], 9),
+        ],
+        output: 9,
+        client_side: Vec::new(),
+        has_weights: true,
+    }
+}
+
+/// The client's logits of one private inference over memory.
+fn private(model: &Model, fixed: Fixed, options: secure::Options, x: &[f32]) -> Vec<u64> {
+    let (n0, n1) = tessera_net::memory::pair().unwrap();
+    let config = infer::session_config().seeded(tessera_testkit::seed());
+    let server_model = model.clone();
+    let server = thread::spawn(move || {
+        let c = secure::compile(&server_model, fixed, options).unwrap();
+        infer::server(&mut Session::new(n0, config).unwrap(), &c).unwrap()
+    });
+    let c = secure::compile(model, fixed, options).unwrap();
+    let (logits, _) = infer::client(&mut Session::new(n1, config).unwrap(), &c, x).unwrap();
+    server.join().unwrap();
+    logits
+}
+
+#[test]
+fn concat_pad_and_clip_equal_fixed_point_in_every_protocol() {
+    for (seed, (bits, frac)) in [(1, (64, 13)), (2, (32, 9))] {
+        let model = two_branches(seed);
+        let fixed = Fixed::new(bits, frac).unwrap();
+        let x = numbers(seed + 20, 72);
+        let want = Plain::new(&model, fixed).unwrap().run(&x).unwrap();
+        let float = Plain::new(&model, Float).unwrap().run(&x).unwrap();
+        let off = want
+            .iter()
+            .zip(&float)
+            .map(|(&w, &f)| (fixed.decode(w) - f).abs())
+            .fold(0.0, f32::max);
+        assert!(off < 0.02, "ℓ = {bits}: fixed point {off} from float");
+        for protocol in Protocol::ALL {
+            let got = private(&model, fixed, secure::Options::new(protocol), &x);
+            let diff = max_difference(&fixed, &want, &got);
+            let name = protocol.name();
+            assert!(diff < 0.01, "ℓ = {bits}, {name}: {diff} from fixed point");
+            assert_eq!(argmax(&fixed, &got), argmax(&fixed, &want), "{name}");
+        }
+    }
+}
+
+#[test]
+fn a_batch_through_concat_and_pad_equals_each_input_alone() {
+    let model = two_branches(3);
+    let fixed = Fixed::new(64, 13).unwrap();
+    let xs: Vec<Vec<f32>> = (0..3).map(|k| numbers(40 + k, 72)).collect();
+    let plain = Plain::new(&model, fixed).unwrap();
+    for protocol in [Protocol::AB, Protocol::AlphaBeta] {
+        let options = secure::Options {
+            batch: 3,
+            ..secure::Options::new(protocol)
+        };
+        let got = private(&model, fixed, options, &xs.concat());
+        for (x, got) in xs.iter().zip(got.chunks_exact(4)) {
+            let want = plain.run(x).unwrap();
+            let diff = max_difference(&fixed, &want, got);
+            assert!(diff < 0.01, "{}: {diff}", protocol.name());
+        }
+    }
+}

@@ -1,0 +1,129 @@
+"""Concat, Pad and Clip from an ONNX file written by onnx's helper: the float reference equals
+numpy's (and onnxruntime's, where installed), private inference equals fixed point, and the
+client's stripped copy runs with the server's."""
+
+import numpy as np
+import pytest
+
+import tessera
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+RNG = np.random.default_rng(7)
+W = (RNG.standard_normal((10, 100)) / 10).astype(np.float32)
+B = RNG.standard_normal(10).astype(np.float32)
+
+
+def graph_bytes():
+    """x [1,2,4,4] → Relu and Clip(−0.25, 0.5) → Concat on channels → Pad (one row above, one
+    column right) → Flatten → Gemm to 10."""
+    inits = [
+        numpy_helper.from_array(np.array(-0.25, np.float32), "lo"),
+        numpy_helper.from_array(np.array(0.5, np.float32), "hi"),
+        numpy_helper.from_array(np.array([0, 0, 1, 0, 0, 0, 0, 1], np.int64), "pads"),
+        numpy_helper.from_array(W, "W"),
+        numpy_helper.from_array(B, "B"),
+    ]
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], name="relu"),
+        helper.make_node("Clip", ["x", "lo", "hi"], ["b"], name="clip"),
+        helper.make_node("Concat", ["a", "b"], ["c"], name="join", axis=1),
+        helper.make_node("Pad", ["c", "pads"], ["p"], name="pad", mode="constant"),
+        helper.make_node("Flatten", ["p"], ["f"], name="flat"),
+        helper.make_node("Gemm", ["f", "W", "B"], ["y"], name="fc", transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "ops",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    return model.SerializeToString()
+
+
+def numpy_reference(x):
+    a = np.maximum(x, 0)
+    b = np.clip(x, -0.25, 0.5)
+    c = np.concatenate([a, b], axis=1)
+    p = np.pad(c, [(0, 0), (0, 0), (1, 0), (0, 1)])
+    return (p.reshape(1, -1) @ W.T + B)[0]
+
+
+def test_float_reference_equals_numpy_and_private_equals_fixed_point():
+    model = tessera.Model.from_onnx(graph_bytes())
+    assert [layer["op"] for layer in model.info()["layers"]] == [
+        "Relu", "Clip", "Concat", "Pad", "Reshape", "Gemm"]
+    x = RNG.standard_normal((2, 4, 4)).astype(np.float32)
+    want = numpy_reference(x[None])
+    assert np.max(np.abs(model.plaintext(x, fixed=False) - want)) < 1e-5
+    fixed = model.plaintext(x)
+    assert np.max(np.abs(fixed - want)) < 0.02
+    for protocol in ["a+b", "a+y", "alpha+beta", "alpha+y"]:
+        got, _ = model.simulate(x, protocol=protocol)
+        assert np.max(np.abs(got - fixed)) < 0.01, protocol
+
+
+def test_float_reference_equals_onnxruntime():
+    ort = pytest.importorskip("onnxruntime")
+    data = graph_bytes()
+    session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    model = tessera.Model.from_onnx(data)
+    for _ in range(5):
+        x = RNG.standard_normal((1, 2, 4, 4)).astype(np.float32)
+        (want,) = session.run(None, {"x": x})
+        assert np.max(np.abs(model.plaintext(x[0], fixed=False) - want[0])) < 1e-5
+
+
+def test_a_stripped_client_runs_with_the_server():
+    model = tessera.Model.from_onnx(graph_bytes())
+    arch = model.strip()
+    assert not arch.info()["has_weights"]
+    server = tessera.Server(model, "127.0.0.1:0", timeout=20)
+    import threading
+
+    t = threading.Thread(target=lambda: server.serve(progress=False))
+    t.start()
+    x = RNG.standard_normal((2, 4, 4)).astype(np.float32)
+    got, _ = tessera.infer(arch, x, connect=server.address, progress=False)
+    t.join()
+    assert np.max(np.abs(got - model.plaintext(x))) < 0.01
+
+
+def nodes_on_x(nodes, inits=(), opset=13):
+    """A graph of `nodes` on the input x [1, 2, 4, 4], its last node's output the graph's."""
+    graph = helper.make_graph(
+        nodes,
+        "bad",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info(nodes[-1].output[0], TensorProto.FLOAT, None)],
+        list(inits),
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]).SerializeToString()
+
+
+def test_bad_concats_pads_and_clips_are_named():
+    pads = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)  # noqa: E731
+    bound = numpy_helper.from_array(np.array(1.0, np.float32), "b")
+    wider = helper.make_node("Pad", ["x", "p1"], ["z"], name="wider")
+    cases = [
+        (nodes_on_x([wider, helper.make_node("Concat", ["x", "z"], ["y"], name="join", axis=1)],
+                    [pads("p1", [0, 0, 0, 1, 0, 0, 0, 0])]), "do not join on axis 1"),
+        (nodes_on_x([helper.make_node("Concat", ["x", "x"], ["y"], name="join", axis=0)]),
+         "not the batch axis"),
+        (nodes_on_x([helper.make_node("Pad", ["x", "p"], ["y"], name="pad")],
+                    [pads("p", [0, 0, -1, 0, 0, 0, 0, 0])]), "no cropping"),
+        (nodes_on_x([helper.make_node("Pad", ["x", "p"], ["y"], name="pad", mode="reflect")],
+                    [pads("p", [0, 0, 1, 0, 0, 0, 0, 0])]), "only constant"),
+        (nodes_on_x([helper.make_node("Clip", ["x"], ["y"], name="clip", min=0.0, max=6.0)],
+                    opset=10), "opset 11"),
+        (nodes_on_x([helper.make_node("Relu", ["x"], ["r"], name="r"),
+                     helper.make_node("Clip", ["x", "b", "r"], ["y"], name="clip")], [bound]),
+         "exactly one computed input"),
+    ]
+    for data, message in cases:
+        with pytest.raises(tessera.InvalidInput, match=message):
+            tessera.Model.from_onnx(data)
