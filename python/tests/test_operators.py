@@ -127,3 +127,62 @@ def test_bad_concats_pads_and_clips_are_named():
     for data, message in cases:
         with pytest.raises(tessera.InvalidInput, match=message):
             tessera.Model.from_onnx(data)
+
+
+def grouped_bytes():
+    """x [1,4,5,5] → Conv 3×3 in 2 groups (4 → 6) and a depthwise Conv 3×3 (4 → 4, groups 4)
+    → Concat → BatchNormalization on its own (after the Concat) → Relu → Flatten → Gemm."""
+    rng = np.random.default_rng(11)
+    f = lambda *s: (rng.standard_normal(s) / 3).astype(np.float32)  # noqa: E731
+    inits = [
+        numpy_helper.from_array(f(6, 2, 3, 3), "Wg"),
+        numpy_helper.from_array(f(6), "Bg"),
+        numpy_helper.from_array(f(4, 1, 3, 3), "Wd"),
+        numpy_helper.from_array(f(4), "Bd"),
+        numpy_helper.from_array(1 + f(10), "scale"),
+        numpy_helper.from_array(f(10), "shift"),
+        numpy_helper.from_array(f(10), "mean"),
+        numpy_helper.from_array(np.abs(1 + f(10)), "var"),
+        numpy_helper.from_array(f(3, 250), "W"),
+        numpy_helper.from_array(f(3), "B"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "Wg", "Bg"], ["g"], name="grouped", group=2,
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["x", "Wd", "Bd"], ["d"], name="depthwise", group=4,
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Concat", ["g", "d"], ["c"], name="join", axis=1),
+        helper.make_node("BatchNormalization", ["c", "scale", "shift", "mean", "var"], ["n"],
+                         name="bn", epsilon=1e-5),
+        helper.make_node("Relu", ["n"], ["r"], name="relu"),
+        helper.make_node("Flatten", ["r"], ["flat"], name="flat"),
+        helper.make_node("Gemm", ["flat", "W", "B"], ["y"], name="fc", transB=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "grouped",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.checker.check_model(model)
+    return model.SerializeToString()
+
+
+def test_grouped_and_depthwise_conv_and_a_batch_norm_on_its_own():
+    ort = pytest.importorskip("onnxruntime")
+    data = grouped_bytes()
+    session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    model = tessera.Model.from_onnx(data)
+    # The BatchNormalization after the Concat is a depthwise 1×1 Conv of its own.
+    assert [layer["op"] for layer in model.info()["layers"]] == [
+        "Conv", "Conv", "Concat", "Conv", "Relu", "Reshape", "Gemm"]
+    for _ in range(3):
+        x = RNG.standard_normal((1, 4, 5, 5)).astype(np.float32)
+        (want,) = session.run(None, {"x": x})
+        assert np.max(np.abs(model.plaintext(x[0], fixed=False) - want[0])) < 1e-4
+    fixed = model.plaintext(x[0])
+    assert np.max(np.abs(fixed - want[0])) < 0.02
+    for protocol in ["a+b", "alpha+y"]:
+        got, _ = model.simulate(x[0], protocol=protocol)
+        assert np.max(np.abs(got - fixed)) < 0.01, protocol

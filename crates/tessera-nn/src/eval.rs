@@ -100,14 +100,15 @@ impl<'m, A: Arith> Plain<'m, A> {
             let out_shape = &m.shapes[node.output];
             let y = match (&node.op, &self.weights[i]) {
                 (Op::Dense(d), Weights::Matrix(w, b)) => {
-                    kernels::matmul_bias(a, w, x, b, (d.outputs, d.inputs, 1))
+                    kernels::matmul_bias(a, w, x, b, (d.outputs, d.inputs, 1), 1)
                 }
                 (Op::Conv(c), Weights::Matrix(w, b)) => {
                     let [ci, h, wd] = dims3(in_shape);
                     let [_, oh, ow] = dims3(out_shape);
                     let cols = kernels::im2col(x, [ci, h, wd], &c.window, [oh, ow]);
-                    let k = ci * c.window.kernel[0] * c.window.kernel[1];
-                    kernels::matmul_bias(a, w, &cols, b, (c.out_channels, k, oh * ow))
+                    let k = ci / c.groups * c.window.kernel[0] * c.window.kernel[1];
+                    let shape = (c.out_channels, k, oh * ow);
+                    kernels::matmul_bias(a, w, &cols, b, shape, c.groups)
                 }
                 (Op::Relu, _) => x.iter().map(|&v| a.relu(v)).collect(),
                 (Op::MaxPool(p) | Op::AvgPool(p), _) => {

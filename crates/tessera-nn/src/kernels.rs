@@ -7,20 +7,25 @@
 use crate::fixed::Arith;
 use crate::model::{Pool, Window};
 
-/// `y = rescale(W·X + b)` for `W` of `rows × inner` and `X` of `inner × cols`, row-major, with
-/// `b` (at the product's scale) added to every column of row r.
+/// `y = rescale(W·X + b)` for `W` of `rows × inner` and `X` of `groups · inner × cols`,
+/// row-major, with `b` (at the product's scale) added to every column of row r; with groups,
+/// row r takes its group's block of `X` (`rows / groups` rows per group: a grouped or
+/// depthwise convolution).
 pub fn matmul_bias<A: Arith>(
     a: &A,
     w: &[A::E],
     x: &[A::E],
     bias: &[A::E],
     (rows, inner, cols): (usize, usize, usize),
+    groups: usize,
 ) -> Vec<A::E> {
     let mut y = Vec::with_capacity(rows * cols);
     let mut acc = vec![A::E::default(); cols];
+    let per_group = (rows / groups.max(1)).max(1);
     for (r, wrow) in w.chunks_exact(inner).take(rows).enumerate() {
         acc.fill(bias[r]);
-        for (&wk, xrow) in wrow.iter().zip(x.chunks_exact(cols)) {
+        let block = &x[r / per_group * inner * cols..][..inner * cols];
+        for (&wk, xrow) in wrow.iter().zip(block.chunks_exact(cols)) {
             for (s, &xv) in acc.iter_mut().zip(xrow) {
                 *s = a.add(*s, a.mul(wk, xv));
             }
@@ -235,7 +240,7 @@ mod tests {
         let weights: Vec<f32> = (0..3 * c * 6).map(|v| (v as f32 * 0.11).cos()).collect();
         let bias = [0.5, -1.0, 2.0];
         let cols = im2col(&x, [c, h, w], &window, [oh, ow]);
-        let y = matmul_bias(&Float, &weights, &cols, &bias, (3, c * 6, oh * ow));
+        let y = matmul_bias(&Float, &weights, &cols, &bias, (3, c * 6, oh * ow), 1);
         for o in 0..3 {
             for oy in 0..oh {
                 for ox in 0..ow {

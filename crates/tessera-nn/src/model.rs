@@ -9,13 +9,13 @@
 pub const SUPPORTED: &[&str] = &[
     "Gemm",
     "MatMul (by a constant)",
-    "Conv (2-D, groups 1, dilation 1)",
+    "Conv (2-D, grouped and depthwise, dilation 1)",
     "Relu",
     "Clip (constant bounds: ReLU6 and the like)",
     "MaxPool",
     "AveragePool",
     "GlobalAveragePool",
-    "BatchNormalization (after Conv or Gemm)",
+    "BatchNormalization (folded into a Conv or Gemm before it; elsewhere a depthwise 1×1 Conv)",
     "Flatten",
     "Reshape",
     "Transpose",
@@ -71,16 +71,19 @@ impl Window {
     }
 }
 
-/// A 2-D convolution, groups 1, dilation 1: `y[o] = b[o] + Σ W[o, c, i, j] · x[c, …]`.
+/// A 2-D convolution, dilation 1: `y[o] = b[o] + Σ W[o, c, i, j] · x[c, …]` over the input
+/// channels `c` of output channel `o`'s group (all of them unless grouped; one for depthwise).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Conv {
     /// Input channels.
     pub in_channels: usize,
     /// Output channels.
     pub out_channels: usize,
+    /// Groups: both channel counts are multiples of it.
+    pub groups: usize,
     /// Kernel, stride and padding.
     pub window: Window,
-    /// `[out_channels, in_channels, kernel height, kernel width]`.
+    /// `[out_channels, in_channels / groups, kernel height, kernel width]`.
     pub weight: Vec<f32>,
     /// `out_channels`.
     pub bias: Vec<f32>,
@@ -306,7 +309,8 @@ impl Model {
             Op::Dense(d) => c.multiplications = d.inputs.checked_mul(d.outputs)?,
             Op::Conv(conv) => {
                 let k = kernel(&conv.window)?;
-                c.multiplications = out.checked_mul(conv.in_channels)?.checked_mul(k)?;
+                let per_group = conv.in_channels.checked_div(conv.groups)?;
+                c.multiplications = out.checked_mul(per_group)?.checked_mul(k)?;
             }
             Op::Relu => c.relus = out,
             // max(x, lo) and min(x, hi) as ReLUs of x − lo and x − hi.

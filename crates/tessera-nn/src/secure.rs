@@ -684,10 +684,11 @@ pub fn compile(model: &Model, fixed: Fixed, options: Options) -> Result<Compiled
                     unreachable!("checked at import")
                 };
                 let (oh, ow) = (out_shape[1], out_shape[2]);
-                let k = ci * conv.window.kernel[0] * conv.window.kernel[1];
+                // The image-to-column rows of group g are its channels': one block each.
+                let k = ci / conv.groups * conv.window.kernel[0] * conv.window.kernel[1];
                 let gather = conv_gather([ci, h, w], &conv.window, [oh, ow]);
-                let map =
-                    LinearMap::new(conv.out_channels, k, oh * ow, ci * h * w, gather).map_err(e)?;
+                let shape = (conv.out_channels, k, oh * ow);
+                let map = LinearMap::grouped(conv.groups, shape, ci * h * w, gather).map_err(e)?;
                 c.linear(x, map, &conv.weight, &conv.bias)?
             }
             Op::Relu => c.relu(x)?,

@@ -76,6 +76,7 @@ impl Net {
         let [oh, ow] = window.output([h, w]).expect("the zoo's shapes fit");
         let fan_in = c * k * k;
         let conv = Conv {
+            groups: 1,
             in_channels: c,
             out_channels: out,
             window,

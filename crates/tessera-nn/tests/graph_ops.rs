@@ -1,6 +1,6 @@
-//! Concat, Pad and Clip (issue 47's operators) in a network with two branches: private
-//! inference equals the fixed-point reference in every protocol, one input and a batch, and
-//! fixed point agrees with float; the kernels' moves are the layers' gathers.
+//! Concat, Pad, Clip and grouped and depthwise Conv (issue 47's operators) in a network with
+//! two branches: private inference equals the fixed-point reference in every protocol, one
+//! input and a batch, and fixed point agrees with float.
 
 use std::thread;
 use tessera_nn::eval::{Plain, argmax, max_difference};
@@ -23,8 +23,10 @@ fn numbers(seed: u64, n: usize) -> Vec<f32> {
         .collect()
 }
 
-fn conv(seed: u64, (ci, co, k, pad): (usize, usize, usize, usize)) -> Op {
+/// A Conv of `ci` to `co` channels in `groups`, a `k × k` kernel padded by `pad`.
+fn conv(seed: u64, (ci, co, k, pad): (usize, usize, usize, usize), groups: usize) -> Op {
     Op::Conv(Conv {
+        groups,
         in_channels: ci,
         out_channels: co,
         window: Window {
@@ -32,7 +34,7 @@ fn conv(seed: u64, (ci, co, k, pad): (usize, usize, usize, usize)) -> Op {
             stride: [1, 1],
             pads: [pad; 4],
         },
-        weight: numbers(seed, co * ci * k * k),
+        weight: numbers(seed, co * ci / groups * k * k),
         bias: numbers(seed + 1, co),
     })
 }
@@ -46,8 +48,9 @@ fn node(name: &str, op: Op, inputs: Vec<usize>, output: usize) -> Node {
     }
 }
 
-/// x [2,6,6] → a: Conv 3×3 → ReLU [3,6,6]; b: Conv 1×1 → Clip(0, 0.5) [2,6,6]; Concat on
-/// channels [5,6,6] → Pad [5,7,7] → Clip(−0.75, ·) → Dense to 4; `seed` picks the weights.
+/// x [2,6,6] → a: Conv 3×3 → ReLU [3,6,6]; b: Conv 3×3 in 2 groups → Clip(0, 0.5) [2,6,6];
+/// Concat on channels [5,6,6] → Pad [5,7,7] → depthwise 1×1 Conv (a BatchNormalization on its
+/// own) → Clip(−0.75, ·) → Dense to 4; `seed` picks the weights.
 fn two_branches(seed: u64) -> Model {
     let pad = Op::Pad(vec![(0, 0), (1, 0), (0, 1)]);
     let dense = Op::Dense(Dense {
@@ -73,15 +76,17 @@ fn two_branches(seed: u64) -> Model {
             vec![5, 7, 7],
             vec![5 * 7 * 7],
             vec![4],
+            vec![5, 7, 7],
         ],
         nodes: vec![
-            node("a", conv(seed, (2, 3, 3, 1)), vec![0], 1),
+            node("a", conv(seed, (2, 3, 3, 1), 1), vec![0], 1),
             node("a_relu", Op::Relu, vec![1], 2),
-            node("b", conv(seed + 3, (2, 2, 1, 0)), vec![0], 3),
+            node("b", conv(seed + 3, (2, 2, 3, 1), 2), vec![0], 3),
             node("b_clip", Op::Clip(Some(0.0), Some(0.5)), vec![3], 4),
             node("join", Op::Concat(0), vec![2, 4], 5),
             node("pad", pad, vec![5], 6),
-            node("floor", Op::Clip(Some(-0.75), None), vec![6], 7),
+            node("bn", conv(seed + 5, (5, 5, 1, 0), 5), vec![6], 10),
+            node("floor", Op::Clip(Some(-0.75), None), vec![10], 7),
             node("flat", Op::Reshape, vec![7], 8),
             node("fc", dense, vec![8], 9),
         ],
@@ -107,7 +112,7 @@ fn private(model: &Model, fixed: Fixed, options: secure::Options, x: &[f32]) -> 
 }
 
 #[test]
-fn concat_pad_and_clip_equal_fixed_point_in_every_protocol() {
+fn concat_pad_clip_and_grouped_conv_equal_fixed_point_in_every_protocol() {
     for (seed, (bits, frac)) in [(1, (64, 13)), (2, (32, 9))] {
         let model = two_branches(seed);
         let fixed = Fixed::new(bits, frac).unwrap();

@@ -292,7 +292,7 @@ fn unsupported_operators_and_shapes_are_named() {
     let err = import::from_bytes(&bytes(&m), "groups").unwrap_err();
     eprintln!("{err}");
     assert!(
-        err.to_string().contains("groups 2") && err.to_string().contains("\"conv1_1\""),
+        err.to_string().contains("into 2 groups") && err.to_string().contains("\"conv1_1\""),
         "{err}"
     );
     // An operator the parser does not know, with a name in the file.

@@ -403,6 +403,7 @@ fn strided_padded_convolutions_on_odd_sizes_match_fixed_point() {
     };
     let [oh, ow] = window.output([9, 7]).unwrap();
     let conv = Conv {
+        groups: 1,
         in_channels: 2,
         out_channels: 3,
         window,

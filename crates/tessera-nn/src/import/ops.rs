@@ -287,25 +287,32 @@ fn window(
 
 fn conv<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let a = Attributes::of(at.node);
-    let group = a.int("group", 1)?;
-    if group != 1 {
-        return Err(format!("groups {group}: only groups 1 is supported").into());
-    }
     let (x, shape) = computed(imp, at)?;
     let [ci, h, w] = spatial(&shape)?;
     let (wshape, weight) = weight(imp, at, 1, "weight")?;
     let [co, wci, kh, kw] = wshape[..] else {
         return Err(format!("weight of shape {wshape:?}").into());
     };
+    let group = a.int("group", 1)?;
+    let groups = usize::try_from(group)
+        .ok()
+        .filter(|&g| g > 0 && ci % g == 0 && co % g == 0)
+        .ok_or_else(|| {
+            format!("{ci} input and {co} output channels do not divide into {group} groups")
+        })?;
     let declared = a.sizes("kernel_shape", Some([kh, kw]), (1, imp.ceiling.axis))?;
-    if wci != ci || declared != [kh, kw] {
-        return Err(format!("weight of shape {wshape:?} for an input of {ci} channels").into());
+    if wci * groups != ci || declared != [kh, kw] {
+        return Err(format!(
+            "weight of shape {wshape:?} for an input of {ci} channels in {groups} groups"
+        )
+        .into());
     }
     let (window, [oh, ow]) = window(&a, imp, [h, w], [kh, kw])?;
     let bias = bias(imp, at, 2, co)?;
     let conv = Conv {
         in_channels: ci,
         out_channels: co,
+        groups,
         window,
         weight,
         bias,
@@ -714,9 +721,10 @@ fn broadcast(shape: &[usize], values: &[f32], to: &[usize]) -> Option<Vec<f32>> 
     Some(out)
 }
 
-/// Folds each BatchNormalization (imported as a per-channel Dense with a second input of
-/// `usize::MAX`) into the Conv or Dense that writes its input, which must have no other
-/// reader. One pass over the nodes.
+/// Folds each BatchNormalization (imported as a per-channel [`Dense`] whose second input is
+/// `usize::MAX`) into the Conv or Gemm before it, where it is that layer's only reader;
+/// elsewhere (after a Concat, an Add, a ReLU: DenseNet's pre-activations) it becomes a
+/// depthwise 1×1 Conv, its per-channel scale and shift the server's weights.
 pub(super) fn fold_batch_norms(model: &mut Model) -> Result<(), Error> {
     let mut writer: Vec<Option<usize>> = vec![None; model.shapes.len()];
     let mut readers = vec![0usize; model.shapes.len()];
@@ -733,47 +741,78 @@ pub(super) fn fold_batch_norms(model: &mut Model) -> Result<(), Error> {
             continue;
         }
         let (x, out) = (model.nodes[i].inputs[0], model.nodes[i].output);
-        let name = model.nodes[i].name.clone();
-        let refuse = |why: &str| {
-            Error::node(
-                &name,
-                "BatchNormalization",
-                format!("cannot be folded: {why}"),
-            )
-        };
-        let Some(p) = writer[x] else {
-            return Err(refuse("it does not follow a Conv or Gemm"));
-        };
-        if readers[x] != 1 || x == model.output {
-            return Err(refuse("the Conv or Gemm before it has other readers"));
-        }
         let Op::Dense(affine) = std::mem::replace(&mut model.nodes[i].op, Op::Relu) else {
-            return Err(refuse("it was not imported as a per-channel map"));
+            let name = &model.nodes[i].name;
+            return Err(Error::node(
+                name,
+                "BatchNormalization",
+                "not a per-channel map",
+            ));
         };
-        let producer = &mut model.nodes[p];
-        let pending = producer.inputs.get(1) == Some(&usize::MAX);
-        let (weight, bias, per_channel) = match &mut producer.op {
-            Op::Conv(c) => {
-                let k = c.in_channels * c.window.kernel[0] * c.window.kernel[1];
-                (&mut c.weight, &mut c.bias, k)
+        let producer = writer[x]
+            .filter(|_| readers[x] == 1 && x != model.output)
+            .filter(|&p| match &model.nodes[p].op {
+                Op::Conv(c) => c.out_channels == affine.outputs,
+                Op::Dense(d) => {
+                    model.nodes[p].inputs.get(1) != Some(&usize::MAX) && d.outputs == affine.outputs
+                }
+                _ => false,
+            });
+        match producer {
+            Some(p) => {
+                fold_into(&mut model.nodes[p].op, &affine);
+                // The BatchNormalization's output is now the producer's.
+                model.nodes[p].output = out;
+                writer[out] = Some(p);
             }
-            Op::Dense(d) if !pending => (&mut d.weight, &mut d.bias, d.inputs),
-            _ => return Err(refuse("it does not follow a Conv or Gemm")),
-        };
-        if bias.len() != affine.outputs {
-            return Err(refuse("its channels differ from the layer's outputs"));
+            None => {
+                let node = &mut model.nodes[i];
+                node.op = depthwise(&model.shapes[x], affine)
+                    .map_err(|why| Error::node(&node.name, "BatchNormalization", why))?;
+                node.inputs.truncate(1);
+            }
         }
-        for (c, (a, b)) in affine.weight.iter().zip(&affine.bias).enumerate() {
-            weight[c * per_channel..(c + 1) * per_channel]
-                .iter_mut()
-                .for_each(|w| *w *= a);
-            bias[c] = bias[c] * a + b;
-        }
-        // The BatchNormalization's output is now the producer's.
-        producer.output = out;
-        writer[out] = Some(p);
     }
-    // Every BatchNormalization is folded now (or the import failed).
+    // Every BatchNormalization is folded or a Conv now.
     model.nodes.retain(|n| n.inputs.get(1) != Some(&usize::MAX));
     Ok(())
+}
+
+/// `affine` (per output channel `a·y + b`) folded into the Conv or Gemm `op`.
+fn fold_into(op: &mut Op, affine: &Dense) {
+    let (weight, bias, per_channel) = match op {
+        Op::Conv(c) => {
+            let k = c.in_channels / c.groups * c.window.kernel[0] * c.window.kernel[1];
+            (&mut c.weight, &mut c.bias, k)
+        }
+        Op::Dense(d) => (&mut d.weight, &mut d.bias, d.inputs),
+        _ => return,
+    };
+    for (c, (a, b)) in affine.weight.iter().zip(&affine.bias).enumerate() {
+        weight[c * per_channel..(c + 1) * per_channel]
+            .iter_mut()
+            .for_each(|w| *w *= a);
+        bias[c] = bias[c] * a + b;
+    }
+}
+
+/// A per-channel `a·x + b` on a `[C, H, W]` value as a depthwise 1×1 Conv.
+fn depthwise(shape: &[usize], affine: Dense) -> Result<Op, String> {
+    let &[channels, _, _] = shape else {
+        return Err(format!(
+            "cannot be folded into a Conv or Gemm before it, and its input of shape {shape:?} is not [C, H, W]"
+        ));
+    };
+    Ok(Op::Conv(Conv {
+        in_channels: channels,
+        out_channels: channels,
+        groups: channels,
+        window: Window {
+            kernel: [1, 1],
+            stride: [1, 1],
+            pads: [0; 4],
+        },
+        weight: affine.weight,
+        bias: affine.bias,
+    }))
 }

@@ -21,7 +21,12 @@
 //!   multipliers instead of `rows·inner`.
 //!
 //! Either way `rows·inner·cols` elements are multiplied. Online the map is local: the output
-//! is in A. The setup needs the owner's coefficients (the model is known before any query;
+//! is in A.
+//!
+//! A map may be grouped (grouped and depthwise convolutions, a BatchNormalization on its own as
+//! a depthwise 1×1 one): `cols(x)` is then `groups` blocks of `inner × cols`, and the rows of
+//! `W`, `rows / groups` per group, each take their group's block (`W` block-diagonal, its zero
+//! blocks neither stored nor multiplied). The setup needs the owner's coefficients (the model is known before any query;
 //! the client's data is not).
 
 use crate::Error;
@@ -33,7 +38,9 @@ pub struct LinearMap {
     inner: usize,
     cols: usize,
     inputs: usize,
-    /// `inner × cols`: the input element at each place of `cols(x)`, or `u32::MAX` for zero.
+    groups: usize,
+    /// `groups · inner × cols`: the input element at each place of `cols(x)`, or `u32::MAX`
+    /// for zero.
     gather: Vec<u32>,
 }
 
@@ -60,16 +67,30 @@ impl LinearMap {
         inputs: usize,
         gather: Vec<u32>,
     ) -> Result<Self, Error> {
+        Self::grouped(1, (rows, inner, cols), inputs, gather)
+    }
+
+    /// A map of `groups` groups: `W` of `rows × inner`, `rows / groups` rows per group, on
+    /// inputs of `inputs` elements gathered by `gather` (`groups · inner × cols` entries, group
+    /// g's block of `inner` rows after group g − 1's).
+    pub fn grouped(
+        groups: usize,
+        (rows, inner, cols): (usize, usize, usize),
+        inputs: usize,
+        gather: Vec<u32>,
+    ) -> Result<Self, Error> {
         let bad = |why: String| Err(Error::Input(format!("linear map: {why}")));
-        if inner.checked_mul(cols) != Some(gather.len()) {
+        let entries = groups.checked_mul(inner).and_then(|n| n.checked_mul(cols));
+        if entries != Some(gather.len()) {
             return bad(format!(
-                "{} gather entries for {inner} × {cols}",
+                "{} gather entries for {groups} × {inner} × {cols}",
                 gather.len()
             ));
         }
-        if rows == 0 || inner == 0 || cols == 0 || inputs >= ZERO as usize {
+        let shaped = rows > 0 && inner > 0 && cols > 0 && groups > 0 && rows % groups == 0;
+        if !shaped || inputs >= ZERO as usize {
             return bad(format!(
-                "shape {rows} × {inner} × {cols} on {inputs} inputs"
+                "shape {rows} × {inner} × {cols} in {groups} groups on {inputs} inputs"
             ));
         }
         if let Some(g) = gather.iter().find(|&&g| g != ZERO && g as usize >= inputs) {
@@ -80,6 +101,7 @@ impl LinearMap {
             inner,
             cols,
             inputs,
+            groups,
             gather,
         })
     }
@@ -90,9 +112,19 @@ impl LinearMap {
         Self::new(outputs, inputs, 1, inputs, gather)
     }
 
-    /// `(rows, inner, cols)`.
+    /// `(rows, inner, cols)`: `inner` per group.
     pub fn shape(&self) -> (usize, usize, usize) {
         (self.rows, self.inner, self.cols)
+    }
+
+    /// Groups (1 unless grouped).
+    pub fn groups(&self) -> usize {
+        self.groups
+    }
+
+    /// The group of row `r`.
+    pub(super) fn group_of(&self, r: usize) -> usize {
+        r / (self.rows / self.groups)
     }
 
     /// Input elements.
@@ -105,7 +137,7 @@ impl LinearMap {
         self.rows * self.cols
     }
 
-    /// `cols(x)`: `inner × cols`.
+    /// `cols(x)`: `groups · inner × cols`.
     pub fn gather(&self, x: &[u64]) -> Vec<u64> {
         self.gather
             .iter()
@@ -126,8 +158,8 @@ impl LinearMap {
         };
         let inputs = self.inputs.checked_mul(batch).ok_or_else(too_many)?;
         u32::try_from(inputs).map_err(|_| too_many())?;
-        let mut gather = Vec::with_capacity(inner * cols * batch);
-        for k in 0..inner {
+        let mut gather = Vec::with_capacity(self.gather.len() * batch);
+        for k in 0..self.groups * inner {
             let row = &self.gather[k * cols..(k + 1) * cols];
             for b in 0..batch {
                 let offset = (b * self.inputs) as u32;
@@ -137,7 +169,7 @@ impl LinearMap {
                 );
             }
         }
-        LinearMap::new(rows, inner, cols * batch, inputs, gather)
+        LinearMap::grouped(self.groups, (rows, inner, cols * batch), inputs, gather)
     }
 
     /// The gather that puts [`LinearMap::batched`]'s outputs input by input: output (r, c)
@@ -153,9 +185,11 @@ impl LinearMap {
             .collect()
     }
 
-    /// `W·c` for `c` = `cols(x)` (mod 2^64; the caller reduces), plus `bias` per row if given.
+    /// `W·c` for `c` = `cols(x)` (mod 2^64; the caller reduces), plus `bias` per row if given:
+    /// each row on its group's block of `c`.
     pub fn multiply(&self, w: &[u64], c: &[u64], bias: Option<&[u64]>) -> Vec<u64> {
         let mut y = vec![0u64; self.rows * self.cols];
+        let block = self.inner * self.cols;
         for (r, (wrow, yrow)) in w
             .chunks_exact(self.inner)
             .zip(y.chunks_exact_mut(self.cols))
@@ -164,7 +198,9 @@ impl LinearMap {
             if let Some(b) = bias {
                 yrow.fill(b[r]);
             }
-            for (&wk, crow) in wrow.iter().zip(c.chunks_exact(self.cols)) {
+            let g = self.group_of(r);
+            let own = &c[g * block..(g + 1) * block];
+            for (&wk, crow) in wrow.iter().zip(own.chunks_exact(self.cols)) {
                 for (s, &v) in yrow.iter_mut().zip(crow) {
                     *s = s.wrapping_add(wk.wrapping_mul(v));
                 }
@@ -176,7 +212,7 @@ impl LinearMap {
     /// Bytes a fingerprint covers.
     pub(super) fn digest_bytes(&self) -> Vec<u8> {
         let mut b = Vec::with_capacity(32 + 4 * self.gather.len());
-        for v in [self.rows, self.inner, self.cols, self.inputs] {
+        for v in [self.rows, self.inner, self.cols, self.inputs, self.groups] {
             b.extend_from_slice(&(v as u64).to_le_bytes());
         }
         b.extend(self.gather.iter().flat_map(|g| g.to_le_bytes()));
@@ -215,6 +251,43 @@ pub(super) fn truncate_share(share: u64, bits: u32, f: u32, side: usize) -> u64 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A grouped map equals the map of its block-diagonal `W` (zeros outside the blocks), and
+    /// batched, each input alone.
+    #[test]
+    fn a_grouped_map_is_its_block_diagonal_map() {
+        // 3 groups of inner 2 over 2 columns, 2 rows per group, on 7 inputs.
+        let gather = vec![0, 1, 2, 3, 4, 5, 6, ZERO, 1, 3, 5, 0];
+        let grouped = LinearMap::grouped(3, (6, 2, 2), 7, gather.clone()).unwrap();
+        let full = LinearMap::new(6, 6, 2, 7, gather).unwrap();
+        let w: Vec<u64> = (1..=12).collect();
+        let mut block_diagonal = vec![0u64; 36];
+        for r in 0..6 {
+            let g = r / 2;
+            block_diagonal[r * 6 + 2 * g..r * 6 + 2 * g + 2].copy_from_slice(&w[r * 2..r * 2 + 2]);
+        }
+        let x: Vec<u64> = (0..14).map(|v| 3 * v + 1).collect();
+        let bias = [1, 2, 3, 4, 5, 6];
+        let want = full.multiply(&block_diagonal, &full.gather(&x[..7]), Some(&bias));
+        assert_eq!(
+            grouped.multiply(&w, &grouped.gather(&x[..7]), Some(&bias)),
+            want
+        );
+        let batched = grouped.batched(2).unwrap();
+        let y = batched.multiply(&w, &batched.gather(&x), Some(&bias));
+        let y: Vec<u64> = grouped
+            .batched_order(2)
+            .iter()
+            .map(|&i| y[i as usize])
+            .collect();
+        assert_eq!(&y[..12], &want[..]);
+        let second = full.multiply(&block_diagonal, &full.gather(&x[7..]), Some(&bias));
+        assert_eq!(&y[12..], &second[..]);
+        assert!(
+            LinearMap::grouped(4, (6, 2, 2), 7, vec![0; 16]).is_err(),
+            "6 rows in 4 groups"
+        );
+    }
 
     /// A padded map (a convolution-like gather with zeros) on three inputs side by side,
     /// its outputs put input by input, equals the map on each input alone.

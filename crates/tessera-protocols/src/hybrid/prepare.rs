@@ -617,7 +617,7 @@ fn slot_bytes(p: &Program, slot: &Slot, cot_bytes: f64) -> f64 {
 /// per coefficient ([`by_rows`]): on the side with fewer of them.
 fn by_columns_suits(map: &LinearMap) -> bool {
     let (rows, _, cols) = map.shape();
-    cols == 1 && rows > 1
+    cols == 1 && rows > 1 && map.groups() == 1
 }
 
 /// Rows of `W` per batch of Gilboa's products: at most 2^20 elements of `cols(δ)` repeated.
@@ -672,8 +672,8 @@ fn linear_setup_in<R: Ring>(
 }
 
 /// Shares of W·c (the other party's `c`), the owner's multipliers random: for each row r of
-/// `W`, the other party's rows of `c` times random Y[r, k] of the owner, then E = W − Y from
-/// the owner. ℓ random OTs per coefficient: for maps with many columns (convolutions).
+/// `W`, the other party's rows of `c` (of r's group) times random Y[r, k] of the owner, then
+/// E = W − Y from the owner. ℓ random OTs per coefficient: for maps with many columns (convolutions).
 fn by_rows<R: Ring>(
     link: &mut SetupLink<'_>,
     map: &LinearMap,
@@ -714,10 +714,17 @@ fn by_rows<R: Ring>(
             }
             send_elements(links, space, &e, bits)?;
         } else {
+            // Each row's group's block of `c`, row after row.
             let x: Vec<R> = c.iter().map(|&v| R::from_u64(v)).collect();
+            let block = inner * cols;
             for first in (0..rows).step_by(batch) {
                 let n = batch.min(rows - first);
-                let repeated: Vec<R> = (0..n).flat_map(|_| x.iter().copied()).collect();
+                let repeated: Vec<R> = (first..first + n)
+                    .flat_map(|r| {
+                        let g = map.group_of(r);
+                        x[g * block..(g + 1) * block].iter().copied()
+                    })
+                    .collect();
                 let s = g.vector_products_send::<R>(links, &repeated, cols)?;
                 accumulate(&mut share, first, &s);
             }

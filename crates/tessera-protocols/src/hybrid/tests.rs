@@ -613,11 +613,15 @@ fn private_linear_maps_equal_plaintext() {
             }
         }
     }
-    let conv = LinearMap::new(3, c * 4, oh * ow, c * h * w, gather).unwrap();
+    let conv = LinearMap::new(3, c * 4, oh * ow, c * h * w, gather.clone()).unwrap();
+    // Grouped: a channel per group, two output rows each; depthwise-like: a row per kernel
+    // place.
+    let grouped = LinearMap::grouped(2, (4, 4, oh * ow), c * h * w, gather.clone()).unwrap();
+    let single = LinearMap::grouped(8, (8, 1, oh * ow), c * h * w, gather).unwrap();
     let dense = LinearMap::dense(7, 5).unwrap();
     for bits in [8, 32, 64] {
         for owner in 0..2 {
-            for map in [&conv, &dense] {
+            for map in [&conv, &grouped, &single, &dense] {
                 let (rows, inner, _) = map.shape();
                 let mut p = Program::new();
                 let t = Type {
