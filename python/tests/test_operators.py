@@ -186,3 +186,29 @@ def test_grouped_and_depthwise_conv_and_a_batch_norm_on_its_own():
     for protocol in ["a+b", "alpha+y"]:
         got, _ = model.simulate(x[0], protocol=protocol)
         assert np.max(np.abs(got - fixed)) < 0.01, protocol
+
+
+def test_max_pooling_in_ceil_mode():
+    ort = pytest.importorskip("onnxruntime")
+    rng = np.random.default_rng(5)
+    nodes = [
+        helper.make_node("MaxPool", ["x"], ["m"], name="pool", kernel_shape=[3, 3],
+                         strides=[2, 2], ceil_mode=1),
+        helper.make_node("Flatten", ["m"], ["f"], name="flat"),
+        helper.make_node("Gemm", ["f", "W"], ["y"], name="fc", transB=1),
+    ]
+    W = (rng.standard_normal((3, 2 * 4 * 4)) / 4).astype(np.float32)
+    graph = helper.make_graph(
+        nodes, "ceil",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
+        [numpy_helper.from_array(W, "W")],
+    )
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+    session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    model = tessera.Model.from_onnx(data)
+    x = rng.standard_normal((1, 2, 8, 8)).astype(np.float32)
+    (want,) = session.run(None, {"x": x})
+    assert np.max(np.abs(model.plaintext(x[0], fixed=False) - want[0])) < 1e-5
+    got, _ = model.simulate(x[0], protocol="alpha+beta")
+    assert np.max(np.abs(got - model.plaintext(x[0]))) < 0.01

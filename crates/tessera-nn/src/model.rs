@@ -12,7 +12,7 @@ pub const SUPPORTED: &[&str] = &[
     "Conv (2-D, grouped and depthwise, dilation 1)",
     "Relu",
     "Clip (constant bounds: ReLU6 and the like)",
-    "MaxPool",
+    "MaxPool (floor and ceil mode)",
     "AveragePool",
     "GlobalAveragePool",
     "BatchNormalization (folded into a Conv or Gemm before it; elsewhere a depthwise 1×1 Conv)",
