@@ -22,6 +22,7 @@
 pub mod data;
 mod error;
 pub mod eval;
+pub mod export;
 pub mod fixed;
 pub mod import;
 pub mod infer;

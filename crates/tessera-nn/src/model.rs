@@ -56,6 +56,24 @@ pub struct Window {
 }
 
 impl Window {
+    /// This window in ceil mode as one in floor mode on an input of `[height, width]`: the
+    /// end paddings grown so that the last window, which must start inside the input or its
+    /// start padding (as PyTorch and onnxruntime count), is whole. For max pooling, which
+    /// ignores padded places.
+    pub fn ceiled(&self, input: [usize; 2]) -> Window {
+        let mut pads = self.pads;
+        for i in 0..2 {
+            let (k, s) = (self.kernel[i], self.stride[i].max(1));
+            let padded = input[i] + pads[i] + pads[i + 2];
+            let mut out = padded.saturating_sub(k).div_ceil(s) + 1;
+            if (out - 1) * s >= input[i] + pads[i] {
+                out -= 1;
+            }
+            pads[i + 2] += ((out - 1) * s + k).saturating_sub(padded);
+        }
+        Window { pads, ..*self }
+    }
+
     /// The output's `[height, width]` for an input of `[height, width]` (floor mode), or
     /// `None` when the kernel does not fit the padded input (or the padded size overflows).
     pub fn output(&self, input: [usize; 2]) -> Option<[usize; 2]> {

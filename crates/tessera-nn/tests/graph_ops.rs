@@ -154,3 +154,28 @@ fn a_batch_through_concat_and_pad_equals_each_input_alone() {
         }
     }
 }
+
+/// Written as ONNX and read back, a network computes what it did: the two-branch network and
+/// the built-in ones.
+#[test]
+fn exported_networks_import_to_the_same_outputs() {
+    let mut models = vec![("two branches".to_owned(), two_branches(4))];
+    for (name, _) in tessera_nn::zoo::NETWORKS {
+        models.push((name.to_string(), tessera_nn::zoo::network(name, 5).unwrap()));
+    }
+    for (name, model) in models {
+        let bytes = tessera_nn::export::to_onnx(&model).unwrap();
+        let back = tessera_nn::import::from_bytes(&bytes, &name).unwrap();
+        assert_eq!(back.nodes.len(), model.nodes.len(), "{name}");
+        let x = numbers(9, model.input_len());
+        let want = Plain::new(&model, Float).unwrap().run(&x).unwrap();
+        let got = Plain::new(&back, Float).unwrap().run(&x).unwrap();
+        assert_eq!(got, want, "{name}");
+        let arch = tessera_nn::strip::strip(&bytes, &name).unwrap();
+        let arch = tessera_nn::import::from_bytes(&arch, &name).unwrap();
+        assert_eq!(
+            arch.shapes, back.shapes,
+            "{name}: the stripped architecture"
+        );
+    }
+}

@@ -38,6 +38,32 @@ pub enum NnCommand {
     /// Private inference between two threads over loopback TCP: setup and online time per
     /// layer, bytes and rounds, medians of the samples.
     Bench(BenchArgs),
+    /// The built-in networks: list them, or write one as an ONNX file.
+    #[command(subcommand)]
+    Zoo(ZooCommand),
+}
+
+/// `tessera nn zoo ...`.
+#[derive(Subcommand)]
+pub enum ZooCommand {
+    /// The built-in networks and what each is (the deep ones also come as NAME-small).
+    List,
+    /// Writes a built-in network, its seeded weights inside, as an ONNX file (opset 13) that
+    /// other tools read.
+    Write(ZooWriteArgs),
+}
+
+/// Options of `tessera nn zoo write`.
+#[derive(Args)]
+pub struct ZooWriteArgs {
+    /// The network (`nn zoo list`).
+    name: String,
+    /// Where to write it (not over an existing file).
+    #[arg(short, long)]
+    out: PathBuf,
+    /// The seed of its weights (and of the inputs its BatchNormalization statistics come from).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 /// The default ring: Z_2^32.
@@ -266,6 +292,13 @@ pub fn run(cmd: NnCommand) -> Result<(), CliError> {
         NnCommand::Run(args) => run_party(&args),
         NnCommand::Accuracy(args) => accuracy(&args),
         NnCommand::Bench(args) => bench(&args),
+        NnCommand::Zoo(ZooCommand::List) => {
+            for (name, what) in zoo::NETWORKS {
+                println!("{name:16} {what}");
+            }
+            Ok(())
+        }
+        NnCommand::Zoo(ZooCommand::Write(args)) => zoo_write(&args),
     }
 }
 
@@ -408,6 +441,32 @@ fn info(args: &InfoArgs) -> Result<(), CliError> {
 fn read_model(path: &Path) -> Result<Vec<u8>, CliError> {
     tessera_core::files::read(path, import::MAX_FILE_BYTES)
         .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))
+}
+
+fn zoo_write(args: &ZooWriteArgs) -> Result<(), CliError> {
+    let model = zoo::network(&args.name, args.seed).ok_or_else(|| {
+        let names: Vec<&str> = zoo::NETWORKS.iter().map(|(n, _)| *n).collect();
+        CliError::Usage(format!(
+            "{}: not a built-in network ({})",
+            escape(args.name.as_bytes(), 200),
+            names.join(", ")
+        ))
+    })?;
+    let bytes = tessera_nn::export::to_onnx(&model)?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&args.out)
+        .map_err(|e| CliError::Usage(format!("{}: {e}", args.out.display())))?;
+    std::io::Write::write_all(&mut file, &bytes)?;
+    eprintln!(
+        "tessera: wrote {} ({}, {} layers, {} bytes)",
+        args.out.display(),
+        args.name,
+        model.nodes.len(),
+        bytes.len()
+    );
+    Ok(())
 }
 
 fn strip_file(args: &StripArgs) -> Result<(), CliError> {

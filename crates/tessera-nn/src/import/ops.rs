@@ -344,7 +344,7 @@ fn pool<'a>(imp: &mut Importer<'a>, at: &At<'a>, max: bool) -> Result<(), Refusa
     let kernel = a.sizes("kernel_shape", None, (1, imp.ceiling.axis))?;
     let (mut window, [mut oh, mut ow]) = window(&a, imp, [h, w], kernel)?;
     if ceil {
-        window = ceiled(window, [h, w]);
+        window = window.ceiled([h, w]);
         [oh, ow] = window
             .output([h, w])
             .ok_or("the ceiled window does not fit")?;
@@ -359,23 +359,6 @@ fn pool<'a>(imp: &mut Importer<'a>, at: &At<'a>, max: bool) -> Result<(), Refusa
         Op::AvgPool(pool)
     };
     imp.push(at, op, vec![x], vec![c, oh, ow])
-}
-
-/// A max pooling window in ceil mode as one in floor mode: the end paddings grown so that the
-/// last window, which must start inside the input or its start padding (as PyTorch and
-/// onnxruntime count), is whole; a maximum ignores padded places.
-fn ceiled(window: Window, input: [usize; 2]) -> Window {
-    let mut pads = window.pads;
-    for i in 0..2 {
-        let (k, s) = (window.kernel[i], window.stride[i]);
-        let padded = input[i] + pads[i] + pads[i + 2];
-        let mut out = (padded.saturating_sub(k)).div_ceil(s) + 1;
-        if (out - 1) * s >= input[i] + pads[i] {
-            out -= 1;
-        }
-        pads[i + 2] += ((out - 1) * s + k).saturating_sub(padded);
-    }
-    Window { pads, ..window }
 }
 
 fn global_average_pool<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {

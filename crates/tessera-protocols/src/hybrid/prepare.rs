@@ -39,8 +39,11 @@ pub(super) enum Slot {
     /// receiving (q ⊕ c·Δ, its random choice c in the lsb); two words per block.
     Cots(usize),
     /// Y: a garbled circuit's tables (two words per block), sent by the garbler in the
-    /// setup; at the evaluator, as many zero words to receive them into.
+    /// setup (and, once received, the evaluator's).
     Tables(Vec<u64>),
+    /// Y at the evaluator: the words of tables to receive (allocated only when they come, so
+    /// that a walk for the costs allocates nothing of their size).
+    TablesToCome(usize),
     /// A private linear map on a value whose mask share here is `mask`: the owner's
     /// coefficients, bias and share of W·δ; the other party's share (see [`super::linear`]).
     Linear {
@@ -353,13 +356,18 @@ fn send_tables(link: &mut SetupLink<'_>, slots: &mut [Vec<Slot>]) -> Result<(), 
     let tag = link.space.tag(TABLES);
     let mut ch = link.session.channel(link.peer);
     for slot in slots.iter_mut().flatten() {
-        let Slot::Tables(words) = slot else { continue };
-        if link.side == 0 {
-            ch.send(tag, bytemuck::cast_slice(words))?;
-            // The garbler keeps nothing of them.
-            *words = Vec::new();
-        } else {
-            ch.recv_into(tag, bytemuck::cast_slice_mut(words))?;
+        match slot {
+            Slot::Tables(words) => {
+                ch.send(tag, bytemuck::cast_slice(words))?;
+                // The garbler keeps nothing of them.
+                *words = Vec::new();
+            }
+            Slot::TablesToCome(n) => {
+                let mut words = vec![0u64; *n];
+                ch.recv_into(tag, bytemuck::cast_slice_mut(&mut words))?;
+                *slot = Slot::Tables(words);
+            }
+            _ => {}
         }
     }
     Ok(ch.flush()?)
@@ -486,7 +494,7 @@ fn first_material(
                     m.push(std::mem::replace(&mut cots, rest));
                 }
                 Slot::Tables(words) => m.push(std::mem::take(words)),
-                Slot::Vector(_) | Slot::Linear { .. } => {}
+                Slot::Vector(_) | Slot::Linear { .. } | Slot::TablesToCome(_) => {}
             }
         }
         material.push(m);
@@ -598,6 +606,7 @@ fn slot_bytes(p: &Program, slot: &Slot, cot_bytes: f64) -> f64 {
         Slot::Cots(n) => n as f64 * cot_bytes,
         Slot::Vector(_) => 0.0,
         Slot::Tables(ref words) => (8 * words.len() + tessera_net::FRAME_HEADER) as f64,
+        Slot::TablesToCome(n) => (8 * n + tessera_net::FRAME_HEADER) as f64,
         Slot::Linear { map, bits, .. } => {
             let map = &p.maps[map];
             let (rows, inner, cols) = map.shape();

@@ -74,7 +74,7 @@ impl Operation for Garbled {
     fn setup(&self, walk: &mut Walk<'_>) -> Vec<Slot> {
         let y = &walk.p.garbled[self.circuit];
         if walk.side != 0 {
-            return vec![Slot::Tables(vec![0; 2 * table_blocks::<Prp>(&y.plan)])];
+            return vec![Slot::TablesToCome(2 * table_blocks::<Prp>(&y.plan))];
         }
         let labels = y.gather(self.inputs.iter().map(|&v| &walk.masks[v][..]));
         let garbled = (|| -> Result<_, Error> {

@@ -1,9 +1,17 @@
-//! The benchmark networks of MOTION2NX's tables (Braun et al., Tables 1-3)
-//! for which no trained weights exist here: their architectures with seeded random weights
-//! (uniform in ±1/√fan-in, so activations stay in the range of trained ones). Timing does not
+//! The benchmark networks of MOTION2NX's tables (Braun et al., Tables 1-3) and of VASA's
+//! CrypTFlow2 experiments (seed 000, Tables 7 and 9; [`nets`]) for which no trained weights
+//! exist here: their architectures with seeded random weights (uniform in ±1/√fan-in for the
+//! small sequential ones; He's bound and BatchNormalization statistics from a seeded input for
+//! the deep ones, [`graph`]), so activations stay in the range of trained ones. Timing does not
 //! depend on the weights; accuracy is measured on the trained models in `../shared/models`.
+//! Each deep network also comes small (`NAME-small`: every width divided, a smaller input, the
+//! same blocks), which CI runs privately.
+
+mod graph;
+pub mod nets;
 
 use crate::model::{Conv, Dense, Model, Node, Op, Pool, Window};
+use nets::Scale;
 use tessera_core::{Block, Prg};
 
 /// The built-in networks: name and what it is.
@@ -20,7 +28,49 @@ pub const NETWORKS: &[(&str, &str)] = &[
         "minionn-cifar",
         "MiniONN-CIFAR (Table 3): Conv 64 3×3 ×2, MeanPool 2, Conv 64 3×3 ×2, MeanPool 2, Conv 64 3×3, Conv 64 1×1, Conv 16 1×1 (each + ReLU), FC 1024-10",
     ),
+    (
+        "resnet50",
+        "ResNet-50 (VASA Table 7), ImageNet 224×224: bottlenecks [3, 4, 6, 3], 1000 classes",
+    ),
+    (
+        "squeezenet1.1",
+        "SqueezeNet 1.1 (VASA Table 7), ImageNet 224×224: 8 fire modules, ceil-mode pools",
+    ),
+    (
+        "densenet121",
+        "DenseNet-121 (VASA Table 7), ImageNet 224×224: dense blocks [6, 12, 24, 16], growth 32",
+    ),
+    (
+        "mobilenetv2",
+        "MobileNetV2, ImageNet 224×224: inverted residuals, depthwise Convs, ReLU6",
+    ),
+    (
+        "resnet32-cifar",
+        "ResNet-32 for CIFAR-10, 32×32: 3 stages of 5 basic blocks, 16/32/64 channels",
+    ),
 ];
+
+/// What builds a deep network from a seed at a scale.
+type Build = fn(u64, Scale) -> Model;
+
+/// The deep networks of [`NETWORKS`]: name, builder, and the scale of their small version.
+const DEEP: &[(&str, Build, Scale)] = &[
+    ("resnet50", nets::resnet50, SMALL_IMAGENET),
+    ("squeezenet1.1", nets::squeezenet1_1, SMALL_IMAGENET),
+    ("densenet121", nets::densenet121, SMALL_IMAGENET),
+    ("mobilenetv2", nets::mobilenetv2, SMALL_IMAGENET),
+    (
+        "resnet32-cifar",
+        nets::resnet32_cifar,
+        Scale { width: 4, side: 16 },
+    ),
+];
+
+/// The ImageNet networks' small versions: widths divided by 16, 32 × 32 inputs.
+const SMALL_IMAGENET: Scale = Scale {
+    width: 16,
+    side: 32,
+};
 
 /// A network being built, value by value.
 struct Net {
@@ -137,8 +187,17 @@ impl Net {
     }
 }
 
-/// The network `name` (one of [`NETWORKS`]) with weights from `seed`.
+/// The network `name` (one of [`NETWORKS`], or a deep one's `NAME-small`) with weights from
+/// `seed`.
 pub fn network(name: &str, seed: u64) -> Option<Model> {
+    let small = name.strip_suffix("-small");
+    if let Some(&(_, build, scale)) = DEEP.iter().find(|(n, ..)| Some(*n) == small) {
+        return Some(build(seed, scale));
+    }
+    if let Some(&(full, build, _)) = DEEP.iter().find(|(n, ..)| *n == name) {
+        let side = if full == "resnet32-cifar" { 32 } else { 224 };
+        return Some(build(seed, Scale { width: 1, side }));
+    }
     let net = match name {
         "cryptonets" => {
             let mut n = Net::new(vec![1, 28, 28], seed);

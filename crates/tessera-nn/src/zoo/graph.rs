@@ -1,0 +1,289 @@
+//! Networks with branches (residual additions, concatenations) built value by value, with
+//! the activations of a few seeded inputs computed as they are added: each Conv followed by a
+//! BatchNormalization gets the statistics those inputs give its channels (mean and variance,
+//! folded into the Conv as an inference export folds them), and a BatchNormalization on its
+//! own (DenseNet's pre-activations) becomes the depthwise 1×1 Conv the importer makes of it.
+//! So activations keep the scale of a trained network's through any depth, which the fixed
+//! point of the secure layers relies on.
+
+use crate::eval::Plain;
+use crate::fixed::Float;
+use crate::kernels;
+use crate::model::{Conv, Dense, Model, Node, Op, Pool, Window};
+use tessera_core::{Block, Prg};
+
+/// BatchNormalization's ε.
+const EPS: f32 = 1e-5;
+/// The seeded inputs the statistics come from (a channel of a 1 × 1 value still has as many
+/// samples).
+const CALIBRATION: usize = 4;
+
+/// A network being built; values are indices, the input 0.
+pub(super) struct Graph {
+    shapes: Vec<Vec<usize>>,
+    nodes: Vec<Node>,
+    /// The seeded inputs' activations of each value, input after input.
+    acts: Vec<Vec<f32>>,
+    prg: Prg,
+}
+
+/// A window of `k × k`, stride `s`, padding `p` on every side.
+pub(super) fn square(k: usize, s: usize, p: usize) -> Window {
+    Window {
+        kernel: [k, k],
+        stride: [s, s],
+        pads: [p; 4],
+    }
+}
+
+impl Graph {
+    /// A network on inputs of `shape`, its weights and calibration input from `seed`.
+    pub(super) fn new(shape: Vec<usize>, seed: u64) -> Self {
+        let mut prg = Prg::from_seed_block(Block::from(u128::from(seed)));
+        let n: usize = shape.iter().product();
+        // Unit variance, as a normalised image's.
+        let input = uniform(&mut prg, CALIBRATION * n, 3f32.sqrt());
+        Graph {
+            shapes: vec![shape],
+            nodes: Vec::new(),
+            acts: vec![input],
+            prg,
+        }
+    }
+
+    /// The shape of value `v`.
+    pub(super) fn shape(&self, v: usize) -> &[usize] {
+        &self.shapes[v]
+    }
+
+    /// Adds `op` on `inputs`, of output `shape`; its value.
+    fn push(&mut self, op: Op, inputs: Vec<usize>, shape: Vec<usize>) -> usize {
+        let out = self.shapes.len();
+        let act = match &op {
+            Op::Add => self.acts[inputs[0]]
+                .iter()
+                .zip(&self.acts[inputs[1]])
+                .map(|(a, b)| a + b)
+                .collect(),
+            Op::Concat(axis) => {
+                let shapes: Vec<&[usize]> = inputs.iter().map(|&v| &self.shapes[v][..]).collect();
+                (0..CALIBRATION)
+                    .flat_map(|i| {
+                        let parts: Vec<&[f32]> = inputs.iter().map(|&v| self.one(v, i)).collect();
+                        kernels::concat(&parts, &shapes, *axis)
+                    })
+                    .collect()
+            }
+            _ => self.alone(&op, inputs[0], &shape),
+        };
+        self.nodes.push(Node {
+            name: format!("{}{}", op.kind().to_lowercase(), self.nodes.len()),
+            op,
+            inputs,
+            output: out,
+        });
+        self.shapes.push(shape);
+        self.acts.push(act);
+        out
+    }
+
+    /// Calibration input `i`'s activation of value `v`.
+    fn one(&self, v: usize, i: usize) -> &[f32] {
+        let n = self.acts[v].len() / CALIBRATION;
+        &self.acts[v][i * n..(i + 1) * n]
+    }
+
+    /// `op` on the activations of `x` alone, in float, input after input.
+    fn alone(&self, op: &Op, x: usize, shape: &[usize]) -> Vec<f32> {
+        let single = Model {
+            input_name: "x".to_owned(),
+            input: 0,
+            shapes: vec![self.shapes[x].clone(), shape.to_vec()],
+            nodes: vec![Node {
+                name: "layer".to_owned(),
+                op: op.clone(),
+                inputs: vec![0],
+                output: 1,
+            }],
+            output: 1,
+            client_side: Vec::new(),
+            has_weights: true,
+        };
+        let plain = Plain::new(&single, Float).expect("the zoo's layers fit");
+        (0..CALIBRATION)
+            .flat_map(|i| {
+                plain
+                    .run(self.one(x, i))
+                    .expect("the zoo's activations are finite")
+            })
+            .collect()
+    }
+
+    /// A Conv of `out` channels in `groups` on `x` with its window, then (if `norm`) a
+    /// BatchNormalization of the statistics the calibration input gives, folded into it.
+    pub(super) fn conv(
+        &mut self,
+        x: usize,
+        out: usize,
+        w: Window,
+        groups: usize,
+        norm: bool,
+    ) -> usize {
+        let &[c, h, wd] = self.shape(x) else {
+            unreachable!("convolutions follow [C, H, W] values")
+        };
+        let [oh, ow] = w.output([h, wd]).expect("the zoo's shapes fit");
+        let fan_in = c / groups * w.kernel[0] * w.kernel[1];
+        // He's uniform bound: variance 2/fan_in, kept through a ReLU.
+        let bound = (6.0 / fan_in as f32).sqrt();
+        let mut conv = Conv {
+            in_channels: c,
+            out_channels: out,
+            groups,
+            window: w,
+            weight: uniform(&mut self.prg, out * fan_in, bound),
+            bias: vec![0.0; out],
+        };
+        if norm {
+            let y = self.alone(&Op::Conv(conv.clone()), x, &[out, oh, ow]);
+            for ch in 0..out {
+                let (mean, var) = moments(&channel(&y, ch, out, oh * ow));
+                let a = 1.0 / (var + EPS).sqrt();
+                conv.weight[ch * fan_in..(ch + 1) * fan_in]
+                    .iter_mut()
+                    .for_each(|v| *v *= a);
+                conv.bias[ch] = -mean * a;
+            }
+        }
+        self.push(Op::Conv(conv), vec![x], vec![out, oh, ow])
+    }
+
+    /// A BatchNormalization on its own (no Conv before it to fold into), of the calibration
+    /// input's statistics: a depthwise 1×1 Conv.
+    pub(super) fn batch_norm(&mut self, x: usize) -> usize {
+        let shape = self.shape(x).to_vec();
+        let plane = shape[1..].iter().product();
+        let (weight, bias) = (0..shape[0])
+            .map(|ch| {
+                let (mean, var) = moments(&channel(&self.acts[x], ch, shape[0], plane));
+                let a = 1.0 / (var + EPS).sqrt();
+                (a, -mean * a)
+            })
+            .unzip();
+        let conv = Conv {
+            in_channels: shape[0],
+            out_channels: shape[0],
+            groups: shape[0],
+            window: square(1, 1, 0),
+            weight,
+            bias,
+        };
+        self.push(Op::Conv(conv), vec![x], shape)
+    }
+
+    pub(super) fn relu(&mut self, x: usize) -> usize {
+        let shape = self.shape(x).to_vec();
+        self.push(Op::Relu, vec![x], shape)
+    }
+
+    /// ReLU6: Clip(0, 6).
+    pub(super) fn relu6(&mut self, x: usize) -> usize {
+        let shape = self.shape(x).to_vec();
+        self.push(Op::Clip(Some(0.0), Some(6.0)), vec![x], shape)
+    }
+
+    pub(super) fn add(&mut self, x: usize, y: usize) -> usize {
+        let shape = self.shape(x).to_vec();
+        self.push(Op::Add, vec![x, y], shape)
+    }
+
+    /// The values joined on the channel axis.
+    pub(super) fn concat(&mut self, xs: &[usize]) -> usize {
+        let mut shape = self.shape(xs[0]).to_vec();
+        shape[0] = xs.iter().map(|&v| self.shapes[v][0]).sum();
+        self.push(Op::Concat(0), xs.to_vec(), shape)
+    }
+
+    /// A max (or average) pooling; `ceil`: the windows of ceil mode (max only).
+    pub(super) fn pool(&mut self, x: usize, w: Window, max: bool, ceil: bool) -> usize {
+        let &[c, h, wd] = self.shape(x) else {
+            unreachable!("pools follow [C, H, W] values")
+        };
+        let window = if ceil { w.ceiled([h, wd]) } else { w };
+        let [oh, ow] = window.output([h, wd]).expect("the zoo's shapes fit");
+        let pool = Pool {
+            window,
+            count_include_pad: max,
+        };
+        let op = if max {
+            Op::MaxPool(pool)
+        } else {
+            Op::AvgPool(pool)
+        };
+        self.push(op, vec![x], vec![c, oh, ow])
+    }
+
+    /// Global average pooling, flattened to `[C]`.
+    pub(super) fn global_average(&mut self, x: usize) -> usize {
+        let c = self.shape(x)[0];
+        let pooled = self.push(Op::GlobalAvgPool, vec![x], vec![c, 1, 1]);
+        self.push(Op::Reshape, vec![pooled], vec![c])
+    }
+
+    /// Global average pooling and a dense layer to `classes`.
+    pub(super) fn classify(&mut self, x: usize, classes: usize) -> usize {
+        let c = self.shape(x)[0];
+        let flat = self.global_average(x);
+        let bound = 1.0 / (c as f32).sqrt();
+        let dense = Dense {
+            inputs: c,
+            outputs: classes,
+            weight: uniform(&mut self.prg, c * classes, bound),
+            bias: uniform(&mut self.prg, classes, bound),
+        };
+        self.push(Op::Dense(dense), vec![flat], vec![classes])
+    }
+
+    /// The network with output `out`.
+    pub(super) fn model(self, out: usize) -> Model {
+        Model {
+            input_name: "input".to_owned(),
+            input: 0,
+            shapes: self.shapes,
+            nodes: self.nodes,
+            output: out,
+            client_side: Vec::new(),
+            has_weights: true,
+        }
+    }
+}
+
+/// `n` numbers uniform in ±`bound`.
+fn uniform(prg: &mut Prg, n: usize, bound: f32) -> Vec<f32> {
+    (0..n)
+        .map(|_| {
+            let u = (prg.random_block().low() >> 40) as f32 / (1u64 << 24) as f32;
+            (2.0 * u - 1.0) * bound
+        })
+        .collect()
+}
+
+/// Channel `ch` (of `channels` planes of `plane` elements) of every calibration input.
+fn channel(acts: &[f32], ch: usize, channels: usize, plane: usize) -> Vec<f32> {
+    acts.chunks_exact(channels * plane)
+        .flat_map(|input| &input[ch * plane..(ch + 1) * plane])
+        .copied()
+        .collect()
+}
+
+/// Mean and variance.
+fn moments(v: &[f32]) -> (f32, f32) {
+    let n = v.len().max(1) as f64;
+    let mean = v.iter().map(|&x| f64::from(x)).sum::<f64>() / n;
+    let var = v
+        .iter()
+        .map(|&x| (f64::from(x) - mean).powi(2))
+        .sum::<f64>()
+        / n;
+    (mean as f32, var as f32)
+}

@@ -1,0 +1,207 @@
+//! The networks of VASA's CrypTFlow2 experiments (seed 000, §4.3.4, Tables 7 and 9) and
+//! MobileNetV2, as torchvision defines them (ResNet-50: He et al. 2016, bottlenecks with the
+//! stride on the 3×3; SqueezeNet 1.1: Iandola et al., fire modules, ceil-mode pools;
+//! DenseNet-121: Huang et al. 2017, BN-ReLU-Conv layers, growth 32; MobileNetV2: Sandler et
+//! al. 2018, inverted residuals, ReLU6) and ResNet-32 for CIFAR (He et al. §4.2: 3 stages of
+//! 5 basic blocks, 16/32/64 channels, 1×1 projections where the shape changes). A [`Scale`]
+//! divides every width and sets the input's side: the small versions CI runs privately have
+//! the same blocks.
+
+use super::graph::{Graph, square};
+use crate::model::Model;
+
+/// Widths divided by `width`, inputs of `side × side`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scale {
+    /// Every layer's channels divided by this (at least 1 left).
+    pub width: usize,
+    /// The input's height and width.
+    pub side: usize,
+}
+
+impl Scale {
+    fn ch(self, c: usize) -> usize {
+        (c / self.width).max(1)
+    }
+}
+
+/// ResNet-50 on 3 × side × side, 1000 classes.
+pub fn resnet50(seed: u64, s: Scale) -> Model {
+    let mut g = Graph::new(vec![3, s.side, s.side], seed);
+    let x = g.conv(0, s.ch(64), square(7, 2, 3), 1, true);
+    let x = g.relu(x);
+    let mut x = g.pool(x, square(3, 2, 1), true, false);
+    for (stage, (width, blocks)) in [(64, 3), (128, 4), (256, 6), (512, 3)]
+        .into_iter()
+        .enumerate()
+    {
+        for b in 0..blocks {
+            let stride = if b == 0 && stage > 0 { 2 } else { 1 };
+            x = bottleneck(&mut g, x, s.ch(width), stride);
+        }
+    }
+    let out = g.classify(x, 1000);
+    g.model(out)
+}
+
+/// 1×1 to `width`, 3×3 (stride), 1×1 to 4·`width`, each with BN, ReLU after the first two
+/// and after the sum with the shortcut (projected where the shape changes).
+fn bottleneck(g: &mut Graph, x: usize, width: usize, stride: usize) -> usize {
+    let out = 4 * width;
+    let y = g.conv(x, width, square(1, 1, 0), 1, true);
+    let y = g.relu(y);
+    let y = g.conv(y, width, square(3, stride, 1), 1, true);
+    let y = g.relu(y);
+    let y = g.conv(y, out, square(1, 1, 0), 1, true);
+    let shortcut = if stride != 1 || g.shape(x)[0] != out {
+        g.conv(x, out, square(1, stride, 0), 1, true)
+    } else {
+        x
+    };
+    let sum = g.add(y, shortcut);
+    g.relu(sum)
+}
+
+/// ResNet-32 for CIFAR-10 on 3 × side × side.
+pub fn resnet32_cifar(seed: u64, s: Scale) -> Model {
+    let mut g = Graph::new(vec![3, s.side, s.side], seed);
+    let x = g.conv(0, s.ch(16), square(3, 1, 1), 1, true);
+    let mut x = g.relu(x);
+    for (stage, width) in [16, 32, 64].into_iter().enumerate() {
+        for b in 0..5 {
+            let stride = if b == 0 && stage > 0 { 2 } else { 1 };
+            let out = s.ch(width);
+            let y = g.conv(x, out, square(3, stride, 1), 1, true);
+            let y = g.relu(y);
+            let y = g.conv(y, out, square(3, 1, 1), 1, true);
+            let shortcut = if stride != 1 || g.shape(x)[0] != out {
+                g.conv(x, out, square(1, stride, 0), 1, true)
+            } else {
+                x
+            };
+            let sum = g.add(y, shortcut);
+            x = g.relu(sum);
+        }
+    }
+    let out = g.classify(x, 10);
+    g.model(out)
+}
+
+/// SqueezeNet 1.1 on 3 × side × side, 1000 classes (the published network has no
+/// BatchNormalization: its Convs are scaled here by the calibration input's statistics, as
+/// training leaves their outputs in range).
+pub fn squeezenet1_1(seed: u64, s: Scale) -> Model {
+    let mut g = Graph::new(vec![3, s.side, s.side], seed);
+    let x = g.conv(0, s.ch(64), square(3, 2, 0), 1, true);
+    let mut x = g.relu(x);
+    let fires: [&[(usize, usize)]; 3] = [
+        &[(16, 64), (16, 64)],
+        &[(32, 128), (32, 128)],
+        &[(48, 192), (48, 192), (64, 256), (64, 256)],
+    ];
+    for stage in fires {
+        x = g.pool(x, square(3, 2, 0), true, true);
+        for &(squeeze, expand) in stage {
+            x = fire(&mut g, x, s.ch(squeeze), s.ch(expand));
+        }
+    }
+    // The classifier: a 1×1 Conv to the classes, ReLU, global average.
+    let y = g.conv(x, 1000, square(1, 1, 0), 1, true);
+    let y = g.relu(y);
+    let pooled = g.global_average(y);
+    g.model(pooled)
+}
+
+/// Squeeze 1×1, then expand 1×1 and 3×3 side by side, joined; ReLU after each Conv.
+fn fire(g: &mut Graph, x: usize, squeeze: usize, expand: usize) -> usize {
+    let y = g.conv(x, squeeze, square(1, 1, 0), 1, true);
+    let y = g.relu(y);
+    let a = g.conv(y, expand, square(1, 1, 0), 1, true);
+    let a = g.relu(a);
+    let b = g.conv(y, expand, square(3, 1, 1), 1, true);
+    let b = g.relu(b);
+    g.concat(&[a, b])
+}
+
+/// DenseNet-121 on 3 × side × side, 1000 classes.
+pub fn densenet121(seed: u64, s: Scale) -> Model {
+    let (growth, bottleneck) = (s.ch(32), 4 * s.ch(32));
+    let mut g = Graph::new(vec![3, s.side, s.side], seed);
+    let x = g.conv(0, s.ch(64), square(7, 2, 3), 1, true);
+    let x = g.relu(x);
+    let mut x = g.pool(x, square(3, 2, 1), true, false);
+    for (block, layers) in [6, 12, 24, 16].into_iter().enumerate() {
+        for _ in 0..layers {
+            // BN-ReLU-Conv 1×1 (its BN folded)-ReLU-Conv 3×3, joined to what came before.
+            let y = g.batch_norm(x);
+            let y = g.relu(y);
+            let y = g.conv(y, bottleneck, square(1, 1, 0), 1, true);
+            let y = g.relu(y);
+            let y = g.conv(y, growth, square(3, 1, 1), 1, false);
+            x = g.concat(&[x, y]);
+        }
+        if block < 3 {
+            // Transition: BN-ReLU-Conv 1×1 to half the channels, average pool 2.
+            let y = g.batch_norm(x);
+            let y = g.relu(y);
+            let half = g.shape(y)[0] / 2;
+            let y = g.conv(y, half, square(1, 1, 0), 1, false);
+            x = g.pool(y, square(2, 2, 0), false, false);
+        }
+    }
+    let y = g.batch_norm(x);
+    let y = g.relu(y);
+    let out = g.classify(y, 1000);
+    g.model(out)
+}
+
+/// MobileNetV2 (width 1) on 3 × side × side, 1000 classes.
+pub fn mobilenetv2(seed: u64, s: Scale) -> Model {
+    let mut g = Graph::new(vec![3, s.side, s.side], seed);
+    let x = g.conv(0, s.ch(32), square(3, 2, 1), 1, true);
+    let mut x = g.relu6(x);
+    let blocks = [
+        (1, 16, 1, 1),
+        (6, 24, 2, 2),
+        (6, 32, 3, 2),
+        (6, 64, 4, 2),
+        (6, 96, 3, 1),
+        (6, 160, 3, 2),
+        (6, 320, 1, 1),
+    ];
+    for (expand, width, repeat, stride) in blocks {
+        for r in 0..repeat {
+            let stride = if r == 0 { stride } else { 1 };
+            x = inverted_residual(&mut g, x, (expand, s.ch(width)), stride);
+        }
+    }
+    let y = g.conv(x, s.ch(1280), square(1, 1, 0), 1, true);
+    let y = g.relu6(y);
+    let out = g.classify(y, 1000);
+    g.model(out)
+}
+
+/// Expand 1×1 (×`expand`, with BN and ReLU6), depthwise 3×3 (stride, BN, ReLU6), project
+/// 1×1 to `out` (BN, linear), plus the input where the shape stays.
+fn inverted_residual(
+    g: &mut Graph,
+    x: usize,
+    (expand, out): (usize, usize),
+    stride: usize,
+) -> usize {
+    let c = g.shape(x)[0];
+    let hidden = c * expand;
+    let mut y = x;
+    if expand != 1 {
+        y = g.conv(y, hidden, square(1, 1, 0), 1, true);
+        y = g.relu6(y);
+    }
+    let y = g.conv(y, hidden, square(3, stride, 1), hidden, true);
+    let y = g.relu6(y);
+    let y = g.conv(y, out, square(1, 1, 0), 1, true);
+    if stride == 1 && c == out {
+        g.add(x, y)
+    } else {
+        y
+    }
+}
