@@ -365,5 +365,25 @@ pub(crate) fn report<'py>(py: Python<'py>, parties: &[&Report]) -> PyResult<Boun
         layers.append(l)?;
     }
     r.set_item("layers", layers)?;
+    // VASA Table 7's rows: the online phase and the layers' own setup by operator class.
+    let operators = PyList::empty(py);
+    for (k, c) in last.classes.iter().enumerate() {
+        let each = |f: &dyn Fn(&tessera_nn::infer::ClassReport) -> u64| {
+            parties
+                .iter()
+                .filter_map(|p| p.classes.get(k))
+                .map(f)
+                .sum::<u64>()
+        };
+        let o = PyDict::new(py);
+        o.set_item("class", c.class)?;
+        o.set_item("online_ms", c.ms)?;
+        o.set_item("online_bytes", each(&|k| k.traffic.bytes_sent))?;
+        o.set_item("online_rounds", c.rounds)?;
+        o.set_item("setup_ms", c.setup_ms)?;
+        o.set_item("setup_bytes", each(&|k| k.setup.bytes_sent))?;
+        operators.append(o)?;
+    }
+    r.set_item("operators", operators)?;
     Ok(r)
 }

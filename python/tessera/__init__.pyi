@@ -28,6 +28,9 @@ class Timeout(Error):
     """A wait for the peer ran out, or the run's deadline passed."""
 
 Report = Dict[str, Any]
+"""setup_ms, online_ms, setup_bytes, online_bytes, online_rounds; ``layers``: per layer its
+name, operator, online time, bytes and rounds, and setup time and bytes; ``operators``: the same
+by VASA's operator classes (Conv, Trunc, ReLU, MatMul, BN, MaxPool, other)."""
 
 Progress = Union[None, bool, Callable[[str, int, int], object]]
 """A run's ``progress`` argument: ``None`` shows a bar on standard error when it is a terminal
@@ -35,8 +38,7 @@ and a phase has run for a second; ``True`` a bar, ``False`` nothing; a callable 
 ``progress(phase, done, total)``, phase "setup" or "online", with this party's bytes so far and
 the phase's estimate (``done == total`` at its end), at most every 0.1 s from the protocol's
 thread (with the GIL); an exception it raises stops the run, tells the peer and is raised."""
-"""setup_ms, online_ms, setup_bytes, online_bytes, online_rounds, and ``layers``: per layer
-its name, operator, online time, bytes and rounds, and setup time and bytes."""
+
 
 class Model:
     """An ONNX model loaded for private inference."""

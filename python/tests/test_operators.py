@@ -184,8 +184,13 @@ def test_grouped_and_depthwise_conv_and_a_batch_norm_on_its_own():
     fixed = model.plaintext(x[0])
     assert np.max(np.abs(fixed - want[0])) < 0.02
     for protocol in ["a+b", "alpha+y"]:
-        got, _ = model.simulate(x[0], protocol=protocol)
+        got, report = model.simulate(x[0], protocol=protocol)
         assert np.max(np.abs(got - fixed)) < 0.01, protocol
+    # By VASA's operator classes: the BatchNormalization on its own is BN, with setup of its own.
+    operators = {o["class"]: o for o in report["operators"]}
+    assert list(operators) == ["Conv", "Trunc", "ReLU", "MatMul", "BN", "MaxPool", "other"]
+    assert operators["BN"]["setup_bytes"] > 0 and operators["Conv"]["setup_bytes"] > 0
+    assert sum(o["online_bytes"] for o in operators.values()) == report["online_bytes"]
 
 
 def test_max_pooling_in_ceil_mode():

@@ -39,6 +39,30 @@ pub struct LayerReport {
     pub setup: Stats,
 }
 
+/// The operator classes of VASA's per-operator table (seed 000, Table 7), in its order.
+pub const CLASSES: [&str; 7] = ["Conv", "Trunc", "ReLU", "MatMul", "BN", "MaxPool", "other"];
+
+/// The program operations that are truncations, wherever a layer makes them.
+const TRUNCATIONS: [&str; 2] = ["truncate", "top bits of the shares"];
+
+/// One operator class's part of an inference at one party (VASA Table 7's rows).
+#[derive(Clone, Debug, Default)]
+pub struct ClassReport {
+    /// The class ([`CLASSES`]).
+    pub class: &'static str,
+    /// Online milliseconds.
+    pub ms: f64,
+    /// This party's online traffic.
+    pub traffic: Stats,
+    /// Messages this party waited for online.
+    pub rounds: usize,
+    /// The setup's milliseconds of the class's own material (linear maps); the triples and
+    /// masks made for all layers together are in [`Report::shared_setup`].
+    pub setup_ms: f64,
+    /// This party's traffic in that part of the setup.
+    pub setup: Stats,
+}
+
 /// One party's measurements of one inference.
 #[derive(Clone, Debug)]
 pub struct Report {
@@ -51,6 +75,9 @@ pub struct Report {
     /// The parts of the setup made for all layers together: what they did, milliseconds,
     /// this party's traffic.
     pub shared_setup: Vec<(&'static str, f64, Stats)>,
+    /// The online phase and the layers' own setup by operator class, as VASA's Table 7: a
+    /// truncation counts as Trunc in whatever layer makes it.
+    pub classes: Vec<ClassReport>,
 }
 
 impl Report {
@@ -117,6 +144,7 @@ fn report(c: &Compiled, setup: &Setup, steps: &[Step]) -> Report {
     Report {
         setup_ms: setup.ms,
         setup: setup.traffic,
+        classes: classes(c, setup, steps),
         layers,
         shared_setup: setup
             .steps
@@ -125,6 +153,48 @@ fn report(c: &Compiled, setup: &Setup, steps: &[Step]) -> Report {
             .map(|s| (s.name, s.ms, s.traffic))
             .collect(),
     }
+}
+
+/// The online steps and the layers' own setup steps summed by operator class.
+fn classes(c: &Compiled, setup: &Setup, steps: &[Step]) -> Vec<ClassReport> {
+    let mut rows: Vec<ClassReport> = CLASSES
+        .iter()
+        .map(|&class| ClassReport {
+            class,
+            ..ClassReport::default()
+        })
+        .collect();
+    let row = |class: &str| {
+        CLASSES
+            .iter()
+            .position(|&k| k == class)
+            .unwrap_or(CLASSES.len() - 1)
+    };
+    for layer in &c.layers {
+        for (index, step) in steps
+            .iter()
+            .enumerate()
+            .take(layer.ops.end)
+            .skip(layer.ops.start)
+        {
+            let class = if TRUNCATIONS.contains(&step.op) {
+                "Trunc"
+            } else {
+                layer.class
+            };
+            let r = &mut rows[row(class)];
+            r.ms += step.ms;
+            r.traffic = [r.traffic, step.traffic].into_iter().sum();
+            r.rounds += step.waits;
+            let own = setup.steps.iter().filter(|s| s.op == Some(index));
+            for s in own {
+                let r = &mut rows[row(layer.class)];
+                r.setup_ms += s.ms;
+                r.setup = [r.setup, s.traffic].into_iter().sum();
+            }
+        }
+    }
+    rows
 }
 
 /// The server's side: the model owner, whose weights `c` holds; it learns nothing.

@@ -144,8 +144,23 @@ pub struct Layer {
     pub name: String,
     /// Its operator ([`Op::kind`]).
     pub op: &'static str,
+    /// Its class in VASA's per-operator table ([`crate::infer::CLASSES`]).
+    pub class: &'static str,
     /// Its operations in the program: indices into [`Program::online_steps`]' steps.
     pub ops: std::ops::Range<usize>,
+}
+
+/// The class of `op` in VASA's per-operator table (seed 000, Table 7): a depthwise 1×1 Conv is
+/// a BatchNormalization on its own, Gemm is MatMul, Clip a ReLU, pooling by the mean "other".
+fn class_of(op: &Op) -> &'static str {
+    match op {
+        Op::Conv(c) if c.groups == c.in_channels && c.window.kernel == [1, 1] => "BN",
+        Op::Conv(_) => "Conv",
+        Op::Dense(_) => "MatMul",
+        Op::Relu | Op::Clip(..) => "ReLU",
+        Op::MaxPool(_) => "MaxPool",
+        _ => "other",
+    }
 }
 
 /// A value being compiled: its sharing is A or α; its scale 2^f, or 2^2f where a product's
@@ -666,6 +681,7 @@ pub fn compile(model: &Model, fixed: Fixed, options: Options) -> Result<Compiled
     let mut layers = vec![Layer {
         name: "input".to_owned(),
         op: "Input",
+        class: "other",
         ops: after_barrier..c.p.op_count(),
     }];
     for node in &model.nodes {
@@ -743,6 +759,7 @@ pub fn compile(model: &Model, fixed: Fixed, options: Options) -> Result<Compiled
         layers.push(Layer {
             name: node.name.clone(),
             op: node.op.kind(),
+            class: class_of(&node.op),
             ops: first..c.p.op_count(),
         });
     }
@@ -758,6 +775,7 @@ pub fn compile(model: &Model, fixed: Fixed, options: Options) -> Result<Compiled
     layers.push(Layer {
         name: "output".to_owned(),
         op: "Output",
+        class: "other",
         ops: first..c.p.op_count(),
     });
     Ok(Compiled {

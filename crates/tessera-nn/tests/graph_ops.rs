@@ -98,6 +98,16 @@ fn two_branches(seed: u64) -> Model {
 
 /// The client's logits of one private inference over memory.
 fn private(model: &Model, fixed: Fixed, options: secure::Options, x: &[f32]) -> Vec<u64> {
+    private_reported(model, fixed, options, x).0
+}
+
+/// [`private`], with the client's report.
+fn private_reported(
+    model: &Model,
+    fixed: Fixed,
+    options: secure::Options,
+    x: &[f32],
+) -> (Vec<u64>, infer::Report) {
     let (n0, n1) = tessera_net::memory::pair().unwrap();
     let config = infer::session_config().seeded(tessera_testkit::seed());
     let server_model = model.clone();
@@ -106,9 +116,9 @@ fn private(model: &Model, fixed: Fixed, options: secure::Options, x: &[f32]) -> 
         infer::server(&mut Session::new(n0, config).unwrap(), &c).unwrap()
     });
     let c = secure::compile(model, fixed, options).unwrap();
-    let (logits, _) = infer::client(&mut Session::new(n1, config).unwrap(), &c, x).unwrap();
+    let out = infer::client(&mut Session::new(n1, config).unwrap(), &c, x).unwrap();
     server.join().unwrap();
-    logits
+    out
 }
 
 #[test]
@@ -156,11 +166,11 @@ fn a_batch_through_concat_and_pad_equals_each_input_alone() {
 }
 
 /// Written as ONNX and read back, a network computes what it did: the two-branch network and
-/// the built-in ones.
+/// MOTION2NX's built-in ones (the deep ones: `tests/zoo.rs`).
 #[test]
 fn exported_networks_import_to_the_same_outputs() {
     let mut models = vec![("two branches".to_owned(), two_branches(4))];
-    for (name, _) in tessera_nn::zoo::NETWORKS {
+    for name in ["cryptonets", "minionn-mnist", "minionn-cifar"] {
         models.push((name.to_string(), tessera_nn::zoo::network(name, 5).unwrap()));
     }
     for (name, model) in models {
@@ -178,4 +188,33 @@ fn exported_networks_import_to_the_same_outputs() {
             "{name}: the stripped architecture"
         );
     }
+}
+
+/// The report by operator class (VASA Table 7's rows) adds up to the whole: online traffic and
+/// rounds exactly, the setup with its shared parts; each class is where its layers are.
+#[test]
+fn the_operator_classes_add_up_to_the_whole() {
+    let model = two_branches(6);
+    let fixed = Fixed::new(32, 9).unwrap();
+    let x = numbers(60, 72);
+    let options = secure::Options::new(Protocol::AB);
+    let (_, report) = private_reported(&model, fixed, options, &x);
+    let classes = &report.classes;
+    let names: Vec<&str> = classes.iter().map(|k| k.class).collect();
+    assert_eq!(names, infer::CLASSES);
+    let online: tessera_net::Stats = classes.iter().map(|k| k.traffic).sum();
+    assert_eq!(online.bytes_sent, report.online().bytes_sent);
+    let rounds: usize = classes.iter().map(|k| k.rounds).sum();
+    assert_eq!(rounds, report.online_rounds());
+    let shared: u64 = report.shared_setup.iter().map(|p| p.2.bytes_sent).sum();
+    let own: u64 = classes.iter().map(|k| k.setup.bytes_sent).sum();
+    assert_eq!(own + shared, report.setup.bytes_sent);
+    let class = |name: &str| classes.iter().find(|k| k.class == name).unwrap();
+    // Convs, the BatchNormalization (a depthwise 1×1) and the dense layer have setup of their
+    // own; ReLU and Clip send online; no max pooling here.
+    for linear in ["Conv", "BN", "MatMul"] {
+        assert!(class(linear).setup.bytes_sent > 0, "{linear}");
+    }
+    assert!(class("ReLU").traffic.bytes_sent > 0 && class("ReLU").rounds > 0);
+    assert_eq!(class("MaxPool").traffic.bytes_sent, 0);
 }

@@ -517,6 +517,11 @@ fn report_json(r: &Report) -> Value {
             "rounds": l.rounds, "setup_ms": l.setup_ms,
             "setup_bytes_sent": l.setup.bytes_sent, "setup_bytes_received": l.setup.bytes_received,
         })).collect::<Vec<_>>(),
+        "operators": r.classes.iter().map(|k| json!({
+            "class": k.class, "online_ms": k.ms, "bytes_sent": k.traffic.bytes_sent,
+            "bytes_received": k.traffic.bytes_received, "rounds": k.rounds, "setup_ms": k.setup_ms,
+            "setup_bytes_sent": k.setup.bytes_sent, "setup_bytes_received": k.setup.bytes_received,
+        })).collect::<Vec<_>>(),
         "shared_setup": r.shared_setup.iter().map(|(name, ms, t)| json!({
             "part": name, "ms": ms, "bytes_sent": t.bytes_sent, "bytes_received": t.bytes_received,
         })).collect::<Vec<_>>(),
@@ -877,6 +882,22 @@ fn print_bench(
             })
         })
         .collect();
+    // VASA Table 7's rows: the online phase and the layers' own setup by operator class.
+    let operators: Vec<Value> = c
+        .classes
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            json!({
+                "class": k.class,
+                "online_ms": med(&|(_, c)| c.classes[i].ms),
+                "bytes": k.traffic.bytes_sent + s.classes[i].traffic.bytes_sent,
+                "rounds": k.rounds,
+                "setup_ms": med(&|(s, c)| s.classes[i].setup_ms.max(c.classes[i].setup_ms)),
+                "setup_bytes": k.setup.bytes_sent + s.classes[i].setup.bytes_sent,
+            })
+        })
+        .collect();
     // The setup's parts made for all layers together.
     let shared: Vec<Value> = c
         .shared_setup
@@ -902,7 +923,7 @@ fn print_bench(
         "setup_rounds": c.setup.rounds, "online_rounds": c.online_rounds(),
         "setup_transfer_ms": transfer_ms, "setup_over_transfer": setup_ms / transfer_ms,
         "loopback_bytes_per_s": bandwidth, "cpu": cpu_model(), "layers": layers,
-        "shared_setup": shared,
+        "operators": operators, "shared_setup": shared,
     });
     let wire = links.wire;
     wire.describe(&mut v);
