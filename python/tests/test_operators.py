@@ -11,6 +11,9 @@ onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 RNG = np.random.default_rng(7)
+# Private against fixed point: the secure truncations are each off by one unit in the last
+# place at random (the sessions' randomness comes from the OS), and a dense layer adds them up.
+TRUNCATION = 0.05
 W = (RNG.standard_normal((10, 100)) / 10).astype(np.float32)
 B = RNG.standard_normal(10).astype(np.float32)
 
@@ -64,7 +67,7 @@ def test_float_reference_equals_numpy_and_private_equals_fixed_point():
     assert np.max(np.abs(fixed - want)) < 0.02
     for protocol in ["a+b", "a+y", "alpha+beta", "alpha+y"]:
         got, _ = model.simulate(x, protocol=protocol)
-        assert np.max(np.abs(got - fixed)) < 0.01, protocol
+        assert np.max(np.abs(got - fixed)) < TRUNCATION, protocol
 
 
 def test_float_reference_equals_onnxruntime():
@@ -90,7 +93,7 @@ def test_a_stripped_client_runs_with_the_server():
     x = RNG.standard_normal((2, 4, 4)).astype(np.float32)
     got, _ = tessera.infer(arch, x, connect=server.address, progress=False)
     t.join()
-    assert np.max(np.abs(got - model.plaintext(x))) < 0.01
+    assert np.max(np.abs(got - model.plaintext(x))) < TRUNCATION
 
 
 def nodes_on_x(nodes, inits=(), opset=13):
@@ -185,7 +188,7 @@ def test_grouped_and_depthwise_conv_and_a_batch_norm_on_its_own():
     assert np.max(np.abs(fixed - want[0])) < 0.02
     for protocol in ["a+b", "alpha+y"]:
         got, report = model.simulate(x[0], protocol=protocol)
-        assert np.max(np.abs(got - fixed)) < 0.01, protocol
+        assert np.max(np.abs(got - fixed)) < TRUNCATION, protocol
     # By VASA's operator classes: the BatchNormalization on its own is BN, with setup of its own.
     operators = {o["class"]: o for o in report["operators"]}
     assert list(operators) == ["Conv", "Trunc", "ReLU", "MatMul", "BN", "MaxPool", "other"]
@@ -216,4 +219,4 @@ def test_max_pooling_in_ceil_mode():
     (want,) = session.run(None, {"x": x})
     assert np.max(np.abs(model.plaintext(x[0], fixed=False) - want[0])) < 1e-5
     got, _ = model.simulate(x[0], protocol="alpha+beta")
-    assert np.max(np.abs(got - model.plaintext(x[0]))) < 0.01
+    assert np.max(np.abs(got - model.plaintext(x[0]))) < TRUNCATION

@@ -9,19 +9,7 @@ use tessera_nn::infer;
 use tessera_nn::model::{Conv, Dense, Model, Node, Op, Window};
 use tessera_nn::secure::{self, Protocol};
 use tessera_protocols::Session;
-
-/// Seeded numbers in [−1, 1).
-fn numbers(seed: u64, n: usize) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-        })
-        .collect()
-}
+use tessera_testkit::numbers;
 
 /// A Conv of `ci` to `co` channels in `groups`, a `k × k` kernel padded by `pad`.
 fn conv(seed: u64, (ci, co, k, pad): (usize, usize, usize, usize), groups: usize) -> Op {

@@ -10,6 +10,7 @@ use tessera_nn::model::Model;
 use tessera_nn::secure::{self, Protocol};
 use tessera_nn::{export, import, infer, zoo};
 use tessera_protocols::Session;
+use tessera_testkit::numbers;
 
 const DEEP: [&str; 5] = [
     "resnet50",
@@ -18,19 +19,6 @@ const DEEP: [&str; 5] = [
     "mobilenetv2",
     "resnet32-cifar",
 ];
-
-/// Seeded numbers in [−1, 1).
-fn numbers(seed: u64, n: usize) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-        })
-        .collect()
-}
 
 /// The fixed point the deep networks take: ℓ = 64, f = 16 (CrypTFlow2 runs ResNet-50 at 37
 /// bits and scale 12; 32 bits lose the class of the deepest ones here).

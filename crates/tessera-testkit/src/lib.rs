@@ -1,7 +1,8 @@
 //! What the tests of Tessera's crates share: the seed of a test's sessions, so that a failing
 //! run can be replayed ([`seed`]), and the runners of two and of n parties over memory, each
 //! on its own thread and seeded session ([`two_parties`], [`parties`]), and the tamper harness
-//! that edits any two-party protocol's frames on the wire ([`tamper`]).
+//! that edits any two-party protocol's frames on the wire ([`tamper`]); fixed test data
+//! ([`numbers`]).
 //!
 //! A test that draws its seed prints it on standard error, which the test harness shows only
 //! for a test that failed; `TESSERA_SEED=<the 32 hex digits> cargo test NAME` runs it again
@@ -93,6 +94,20 @@ pub fn two_parties<T: Send, E: Send>(
         (Some(a), Some(b)) => [a, b],
         _ => unreachable!("two parties ran"),
     }
+}
+
+/// `n` numbers in [−1, 1) from `seed` (xorshift64): the same inputs and weights for a test on
+/// every run, independent of the session's randomness.
+pub fn numbers(seed: u64, n: usize) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -53,6 +53,13 @@ fn bottleneck(g: &mut Graph, x: usize, width: usize, stride: usize) -> usize {
     let y = g.conv(y, width, square(3, stride, 1), 1, true);
     let y = g.relu(y);
     let y = g.conv(y, out, square(1, 1, 0), 1, true);
+    residual(g, x, y, stride)
+}
+
+/// ReLU of `y` plus the block's input `x`, projected by a 1×1 Conv (and BN) where the shape
+/// changes.
+fn residual(g: &mut Graph, x: usize, y: usize, stride: usize) -> usize {
+    let out = g.shape(y)[0];
     let shortcut = if stride != 1 || g.shape(x)[0] != out {
         g.conv(x, out, square(1, stride, 0), 1, true)
     } else {
@@ -74,13 +81,7 @@ pub fn resnet32_cifar(seed: u64, s: Scale) -> Model {
             let y = g.conv(x, out, square(3, stride, 1), 1, true);
             let y = g.relu(y);
             let y = g.conv(y, out, square(3, 1, 1), 1, true);
-            let shortcut = if stride != 1 || g.shape(x)[0] != out {
-                g.conv(x, out, square(1, stride, 0), 1, true)
-            } else {
-                x
-            };
-            let sum = g.add(y, shortcut);
-            x = g.relu(sum);
+            x = residual(&mut g, x, y, stride);
         }
     }
     let out = g.classify(x, 10);
