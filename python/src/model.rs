@@ -215,13 +215,17 @@ impl Model {
         info.set_item("has_weights", self.model.has_weights)?;
         let estimates = PyDict::new(py);
         for p in Protocol::ALL {
-            let total = secure::estimate(&self.model, fixed, p)
-                .map_err(|e| errors::raise_nn(&e))?
-                .total();
             let e = PyDict::new(py);
-            e.set_item("setup_bytes", total.setup_bytes)?;
-            e.set_item("online_bytes", total.online_bytes)?;
-            e.set_item("online_rounds", total.online_rounds)?;
+            // A protocol the network does not fit: its reason instead of the figures.
+            match secure::estimate(&self.model, fixed, p) {
+                Ok(estimate) => {
+                    let total = estimate.total();
+                    e.set_item("setup_bytes", total.setup_bytes)?;
+                    e.set_item("online_bytes", total.online_bytes)?;
+                    e.set_item("online_rounds", total.online_rounds)?;
+                }
+                Err(why) => e.set_item("error", why.to_string())?,
+            }
             estimates.set_item(p.name(), e)?;
         }
         info.set_item("estimates", estimates)?;

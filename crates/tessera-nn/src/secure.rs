@@ -614,6 +614,39 @@ pub enum Output {
     Class,
 }
 
+/// Memory a Y protocol's program holds per ReLU or maximum and bit of the ring: its garbled
+/// tables and plan, all of them at once (measured: 1.6 GB for MiniONN-CIFAR's 173 056 ReLUs at
+/// ℓ = 64).
+const Y_BYTES_PER_COMPARISON_BIT: u64 = 150;
+/// The most a compiled Y program may hold: the issue's bound on a party's memory.
+const Y_MEMORY: u64 = 8 << 30;
+
+/// An error, before any of it is allocated, where a Y protocol would plan more garbled circuits
+/// at once than [`Y_MEMORY`] (ImageNet networks: their setup is not yet streamed layer by layer).
+fn within_garbling_memory(model: &Model, fixed: Fixed, options: Options) -> Result<(), Error> {
+    if options.protocol.boolean() != Sharing::Y {
+        return Ok(());
+    }
+    let comparisons = model.nodes.iter().fold(0u64, |n, node| {
+        let c = model.cost(node);
+        n.saturating_add(c.relus as u64)
+            .saturating_add(c.maxima as u64)
+    });
+    let bytes = comparisons
+        .saturating_mul(options.batch as u64)
+        .saturating_mul(u64::from(fixed.bits()) * Y_BYTES_PER_COMPARISON_BIT);
+    if bytes > Y_MEMORY {
+        return Err(Error::Input(format!(
+            "{}: {comparisons} ReLUs and maxima would hold about {} GiB of garbled circuits at once \
+             (at most {} GiB); use a+b or alpha+beta for a network this size",
+            options.protocol.name(),
+            bytes >> 30,
+            Y_MEMORY >> 30
+        )));
+    }
+    Ok(())
+}
+
 /// Holds `model` to the ceiling, and its weights (where it has them) to `fixed`'s range.
 fn checked(model: &Model, fixed: Fixed) -> Result<(), Error> {
     if model.has_weights {
@@ -658,6 +691,7 @@ pub fn compile(model: &Model, fixed: Fixed, options: Options) -> Result<Compiled
     if batch == 0 || model.input_len().checked_mul(batch).is_none() {
         return Err(Error::Input(format!("a batch of {batch} inputs")));
     }
+    within_garbling_memory(model, fixed, options)?;
     let mut c = Compiler {
         fixed,
         protocol,

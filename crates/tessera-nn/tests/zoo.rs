@@ -122,3 +122,19 @@ fn deep_networks_round_trip_through_onnx() {
         }
     }
 }
+
+/// A Y protocol on an ImageNet network would plan every garbled circuit at once: refused by
+/// name before anything of that size is allocated, while MiniONN-CIFAR still compiles.
+#[test]
+fn y_protocols_refuse_networks_too_large_to_garble_at_once() {
+    let big = zoo::network("squeezenet1.1", 1).unwrap();
+    for protocol in [Protocol::AY, Protocol::AlphaY] {
+        let options = secure::Options::new(protocol);
+        let e = secure::compile(&big, deep_fixed(), options).err().unwrap();
+        assert!(e.to_string().contains("use a+b or alpha+beta"), "{e}");
+    }
+    assert!(secure::compile(&big, deep_fixed(), secure::Options::new(Protocol::AB)).is_ok());
+    let cifar = zoo::network("minionn-cifar", 1).unwrap();
+    let options = secure::Options::new(Protocol::AY);
+    assert!(secure::compile(&cifar, deep_fixed(), options).is_ok());
+}

@@ -322,11 +322,22 @@ fn load_model(spec: &str) -> Result<Model, CliError> {
 fn info(args: &InfoArgs) -> Result<(), CliError> {
     let model = load_model(&args.model)?;
     let fixed = args.number.fixed()?;
-    let estimates: Vec<(Protocol, secure::Estimate)> = args
-        .protocol
-        .iter()
-        .map(|&p| Ok((p, secure::estimate(&model, fixed, p)?)))
-        .collect::<Result<_, CliError>>()?;
+    // A protocol the network does not fit (a Y protocol on an ImageNet network) is left out
+    // with its reason; the others are shown.
+    let mut estimates: Vec<(Protocol, secure::Estimate)> = Vec::new();
+    let mut refused = None;
+    for &p in &args.protocol {
+        match secure::estimate(&model, fixed, p) {
+            Ok(e) => estimates.push((p, e)),
+            Err(e) => {
+                eprintln!("tessera: {} left out: {e}", p.name());
+                refused.get_or_insert(e);
+            }
+        }
+    }
+    if let (true, Some(e)) = (estimates.is_empty(), refused) {
+        return Err(e.into());
+    }
     if !args.json {
         let columns: String = estimates
             .iter()
