@@ -220,3 +220,52 @@ def test_max_pooling_in_ceil_mode():
     assert np.max(np.abs(model.plaintext(x[0], fixed=False) - want[0])) < 1e-5
     got, _ = model.simulate(x[0], protocol="alpha+beta")
     assert np.max(np.abs(got - model.plaintext(x[0]))) < TRUNCATION
+
+
+def test_shape_subgraphs_fold_into_the_reshape():
+    """x.view(x.size(0), -1) and x.view(1, c·h·w) as PyTorch's tracer exports them."""
+    ort = pytest.importorskip("onnxruntime")
+    ints = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)  # noqa: E731
+    W = (np.random.default_rng(2).standard_normal((3, 32)) / 4).astype(np.float32)
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("Shape", ["r"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "zero"], ["n"], name="batch", axis=0),
+        helper.make_node("Unsqueeze", ["n", "axes"], ["n1"], name="unsqueeze"),
+        helper.make_node("Gather", ["s", "rest"], ["chw"], name="rest", axis=0),
+        helper.make_node("Gather", ["chw", "zero"], ["c"], name="c"),
+        helper.make_node("Mul", ["c", "sixteen"], ["flat"], name="mul"),
+        helper.make_node("Unsqueeze", ["flat", "axes"], ["flat1"], name="unsqueeze2"),
+        helper.make_node("Cast", ["flat1"], ["flat2"], name="cast", to=TensorProto.INT64),
+        helper.make_node("Concat", ["n1", "flat2"], ["target"], name="target", axis=0),
+        helper.make_node("Reshape", ["r", "target"], ["v"], name="view"),
+        helper.make_node("Gemm", ["v", "W"], ["y"], name="fc", transB=1),
+    ]
+    inits = [ints("zero", 0), ints("axes", [0]), ints("rest", [1, 2, 3]), ints("sixteen", 16),
+             numpy_helper.from_array(W, "W")]
+    graph = helper.make_graph(
+        nodes, "view",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
+        inits,
+    )
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+    model = tessera.Model.from_onnx(data)
+    assert [layer["op"] for layer in model.info()["layers"]] == ["Relu", "Reshape", "Gemm"]
+    x = np.random.default_rng(4).standard_normal((1, 2, 4, 4)).astype(np.float32)
+    (want,) = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    assert np.max(np.abs(model.plaintext(x[0], fixed=False) - want[0])) < 1e-5
+    # The stripped architecture keeps the subgraph's integers and runs with the server.
+    assert model.strip().info()["layers"] == model.info()["layers"]
+    # A subgraph on a computed tensor's values does not fold, and is named.
+    bad = [helper.make_node("Gather", ["x", "zero"], ["g"], name="not_a_shape", axis=0),
+           helper.make_node("Relu", ["g"], ["y"], name="relu")]
+    graph = helper.make_graph(
+        bad, "bad",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [ints("zero", 0)],
+    )
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+    with pytest.raises(tessera.InvalidInput, match="not_a_shape.*computed at run time"):
+        tessera.Model.from_onnx(data)

@@ -21,6 +21,7 @@ pub const SUPPORTED: &[&str] = &[
     "Transpose",
     "Concat (of computed tensors)",
     "Pad (constant mode, zeros)",
+    "Shape, Gather, Unsqueeze, Squeeze, Cast, Mul, Concat of constants (shape subgraphs, folded at import)",
     "Identity",
     "Dropout",
     "Add",

@@ -14,6 +14,7 @@
 //!
 //! [`SUPPORTED`]: crate::model::SUPPORTED
 
+mod fold;
 mod ops;
 mod proto;
 
@@ -137,6 +138,8 @@ pub(crate) enum Constant<'a> {
     Floats(&'a [f32], bool),
     /// `value_int` (a scalar) or `value_ints` (a vector).
     Ints(&'a [i64]),
+    /// Integers folded at import from a shape subgraph ([`Importer::folded`]).
+    Folded(usize),
 }
 
 /// The state of one import: value names to values, their shapes, the nodes so far.
@@ -153,6 +156,9 @@ pub(crate) struct Importer<'a> {
     pub(crate) client: HashMap<ValueId, (String, ValueId)>,
     /// The declared batch size, where the input fixes one.
     pub(crate) batch: Option<usize>,
+    /// The integer vectors folded from shape subgraphs (Shape, Gather, Unsqueeze, Concat, ...),
+    /// and whether each is a scalar.
+    pub(crate) folded: Vec<(Vec<i64>, bool)>,
     input_name: String,
 }
 
@@ -197,6 +203,7 @@ impl<'a> Importer<'a> {
             nodes: Vec::new(),
             client: HashMap::new(),
             batch,
+            folded: Vec::new(),
             input_name: input.name.clone(),
         })
     }

@@ -27,6 +27,12 @@ const OPERATORS: &[(&str, Import)] = &[
     ("Dropout", alias),
     ("Transpose", transpose),
     ("Concat", concat),
+    ("Shape", super::fold::shape),
+    ("Gather", super::fold::gather),
+    ("Unsqueeze", super::fold::squeeze),
+    ("Squeeze", super::fold::squeeze),
+    ("Cast", super::fold::cast),
+    ("Mul", super::fold::mul),
     ("Pad", pad),
     ("Clip", clip),
     ("Add", add_sub),
@@ -84,7 +90,9 @@ fn real(
         Constant::Floats(f, scalar) => {
             Ok((if scalar { vec![] } else { vec![f.len()] }, f.to_vec()))
         }
-        Constant::Ints(_) => Err("integers where real numbers are needed".to_owned()),
+        Constant::Ints(_) | Constant::Folded(_) => {
+            Err("integers where real numbers are needed".to_owned())
+        }
     }
     .map_err(|e| format!("{what}: {e}"))?;
     if values.iter().any(|v| !v.is_finite()) {
@@ -440,11 +448,10 @@ fn reshape<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
             .ok_or("the target shape attribute is missing")?
             .to_vec()
     } else {
-        match constant_input(imp, at, 1).ok_or("the target shape is computed at run time")? {
-            Constant::Tensor(t) => proto::ints(t, imp.ceiling)?,
-            Constant::Ints(v) => v.to_vec(),
-            Constant::Floats(..) => return Err("a target shape of real numbers".into()),
-        }
+        let c = constant_input(imp, at, 1).ok_or("the target shape is computed at run time")?;
+        super::fold::integers(imp, c)
+            .map_err(|_| "a target shape of real numbers")?
+            .0
     };
     let (x, shape) = computed(imp, at)?;
     let out =
@@ -523,6 +530,10 @@ fn concat<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     if args.is_empty() || args.iter().any(|a| a.is_empty()) {
         return Err("needs one or more inputs".into());
     }
+    if args.iter().all(|a| imp.constants.contains_key(a)) {
+        // A shape subgraph's join of integers.
+        return super::fold::concat(imp, at);
+    }
     if args.iter().any(|a| imp.constants.contains_key(a)) {
         return Err("joins a constant tensor (only computed tensors are joined)".into());
     }
@@ -579,11 +590,10 @@ fn pad<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
             .to_vec();
         (pads, a.float("value", 0.0)?)
     } else {
-        let pads = match constant_input(imp, at, 1).ok_or("the pads are computed at run time")? {
-            Constant::Tensor(t) => proto::ints(t, imp.ceiling)?,
-            Constant::Ints(v) => v.to_vec(),
-            Constant::Floats(..) => return Err("pads of real numbers".into()),
-        };
+        let c = constant_input(imp, at, 1).ok_or("the pads are computed at run time")?;
+        let pads = super::fold::integers(imp, c)
+            .map_err(|_| "pads of real numbers")?
+            .0;
         if at.node.input.get(3).is_some_and(|n| !n.is_empty()) {
             return Err("pads only some axes (the axes input)".into());
         }

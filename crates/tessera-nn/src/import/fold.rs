@@ -1,0 +1,142 @@
+//! Shape subgraphs folded at import: the Shape, Gather, Unsqueeze, Squeeze, Cast, Mul and
+//! Concat chains that PyTorch exports for `x.view(x.size(0), -1)` and the like compute
+//! integer vectors from static shapes, so they become constants ([`Constant::Folded`]) that a
+//! Reshape reads. Anything in them that does not fold is refused naming the node.
+
+use super::proto::{self, Attributes};
+use super::{At, Constant, Importer, Refusal, output};
+
+/// The most integers a folded vector holds: shapes, not data.
+const MOST: usize = 64;
+
+/// Integers of a constant input, and whether it is a scalar.
+pub(super) fn integers(imp: &Importer<'_>, c: Constant<'_>) -> Result<(Vec<i64>, bool), Refusal> {
+    match c {
+        Constant::Tensor(t) => Ok((proto::ints(t, imp.ceiling)?, t.dims.is_empty())),
+        Constant::Ints(v) => Ok((v.to_vec(), false)),
+        Constant::Folded(i) => Ok(imp.folded[i].clone()),
+        Constant::Floats(..) => Err("real numbers where integers are needed".into()),
+    }
+}
+
+/// Input `index` of the node as integers, which must be a constant.
+fn input_integers<'a>(
+    imp: &Importer<'a>,
+    at: &At<'a>,
+    index: usize,
+) -> Result<(Vec<i64>, bool), Refusal> {
+    let name = at.node.input.get(index).filter(|n| !n.is_empty());
+    let c = name.and_then(|n| imp.constants.get(n.as_str()).copied());
+    match c {
+        Some(c) => integers(imp, c),
+        None => Err(format!(
+            "input {index} is computed at run time: only shape subgraphs of constants fold"
+        )
+        .into()),
+    }
+}
+
+/// Writes the node's output as the folded `values`.
+fn fold<'a>(
+    imp: &mut Importer<'a>,
+    at: &At<'a>,
+    values: Vec<i64>,
+    scalar: bool,
+) -> Result<(), Refusal> {
+    if values.len() > MOST {
+        return Err(format!("folds to {} integers (at most {MOST})", values.len()).into());
+    }
+    let name = output(at)?;
+    imp.folded.push((values, scalar));
+    let c = Constant::Folded(imp.folded.len() - 1);
+    if imp.value(name).is_ok() || imp.constants.insert(name, c).is_some() {
+        return Err(format!(
+            "writes \"{}\", which is already written",
+            super::shown(name)
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// Shape of a computed value: its batch axis (declared, else 1) and its per-sample axes.
+pub(super) fn shape<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    let a = Attributes::of(at.node);
+    if a.int("start", 0)? != 0 || a.int("end", i64::MAX)? != i64::MAX {
+        return Err("start and end are not supported".into());
+    }
+    let x = imp.value(at.node.input.first().ok_or("needs an input")?)?;
+    let batch = imp.batch.unwrap_or(1) as i64;
+    let dims = std::iter::once(batch).chain(imp.shapes[x].iter().map(|&d| d as i64));
+    fold(imp, at, dims.collect(), false)
+}
+
+/// Gather of constant integers along axis 0 by constant indices (negative from the end).
+pub(super) fn gather<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    if Attributes::of(at.node).int("axis", 0)? != 0 {
+        return Err("folds along axis 0 only".into());
+    }
+    let (data, _) = input_integers(imp, at, 0)?;
+    let (indices, scalar) = input_integers(imp, at, 1)?;
+    let n = data.len() as i64;
+    let picked = indices
+        .iter()
+        .map(|&i| {
+            let i = if i < 0 { i + n } else { i };
+            usize::try_from(i).ok().and_then(|i| data.get(i).copied())
+        })
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| format!("indices {indices:?} outside {n} elements"))?;
+    fold(imp, at, picked, scalar)
+}
+
+/// Unsqueeze of a scalar to one element, Squeeze of one element to a scalar (axes 0).
+pub(super) fn squeeze<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    let unsqueeze = at.node.op_type == "Unsqueeze";
+    let axes = match Attributes::of(at.node).ints("axes")? {
+        Some(a) => a.to_vec(),
+        None if at.node.input.len() > 1 => input_integers(imp, at, 1)?.0,
+        None => vec![0],
+    };
+    let (values, scalar) = input_integers(imp, at, 0)?;
+    if axes != [0] || scalar != unsqueeze || (!unsqueeze && values.len() != 1) {
+        return Err(format!(
+            "axes {axes:?} on {} integers: only 0 ↔ 1 dimension folds",
+            values.len()
+        )
+        .into());
+    }
+    fold(imp, at, values, !unsqueeze)
+}
+
+/// Cast of integers (to any integer type: shapes stay whole).
+pub(super) fn cast<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    let (values, scalar) = input_integers(imp, at, 0)?;
+    fold(imp, at, values, scalar)
+}
+
+/// Mul of constant integers, element by element or by a scalar (`x.size(1) · x.size(2)`).
+pub(super) fn mul<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    let ((a, sa), (b, sb)) = (input_integers(imp, at, 0)?, input_integers(imp, at, 1)?);
+    let product = |x: i64, y: i64| x.checked_mul(y).ok_or("the product overflows");
+    let values: Result<Vec<i64>, &str> = match (a.len(), b.len()) {
+        (n, m) if n == m => a.iter().zip(&b).map(|(&x, &y)| product(x, y)).collect(),
+        (1, _) => b.iter().map(|&y| product(a[0], y)).collect(),
+        (_, 1) => a.iter().map(|&x| product(x, b[0])).collect(),
+        (n, m) => return Err(format!("{n} and {m} integers do not broadcast").into()),
+    };
+    fold(imp, at, values.map_err(Refusal::from)?, sa && sb)
+}
+
+/// Concat of constant integer vectors.
+pub(super) fn concat<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    let mut all = Vec::new();
+    for index in 0..at.node.input.len() {
+        let (values, scalar) = input_integers(imp, at, index)?;
+        if scalar {
+            return Err("joins a scalar".into());
+        }
+        all.extend(values);
+    }
+    fold(imp, at, all, false)
+}
