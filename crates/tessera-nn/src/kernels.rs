@@ -170,8 +170,21 @@ pub fn concat<E: Copy>(parts: &[&[E]], shapes: &[&[usize]], axis: usize) -> Vec<
 /// `x` of `shape` with `zero`s added before and after each axis: `pads[i]` is `(before,
 /// after)` for axis i.
 pub fn pad<E: Copy>(x: &[E], shape: &[usize], pads: &[(usize, usize)], zero: E) -> Vec<E> {
+    let out: usize = shape
+        .iter()
+        .zip(pads)
+        .map(|(&d, &(b, a))| d + b + a)
+        .product();
+    let mut y = Vec::with_capacity(out);
+    pad_into(x, shape, pads, zero, &mut y);
+    y
+}
+
+/// [`pad`], appended to `y`: axis by axis, into the one output.
+fn pad_into<E: Copy>(x: &[E], shape: &[usize], pads: &[(usize, usize)], zero: E, y: &mut Vec<E>) {
     let Some((&(before, after), inner_pads)) = pads.split_first() else {
-        return x.to_vec();
+        y.extend_from_slice(x);
+        return;
     };
     let inner_shape = &shape[1..];
     let inner_out: usize = inner_shape
@@ -180,12 +193,11 @@ pub fn pad<E: Copy>(x: &[E], shape: &[usize], pads: &[(usize, usize)], zero: E) 
         .map(|(&d, &(b, a))| d + b + a)
         .product();
     let inner_in: usize = inner_shape.iter().product();
-    let mut y = vec![zero; before * inner_out];
+    y.extend(std::iter::repeat_n(zero, before * inner_out));
     for row in x.chunks_exact(inner_in.max(1)).take(shape[0]) {
-        y.extend(pad(row, inner_shape, inner_pads, zero));
+        pad_into(row, inner_shape, inner_pads, zero, y);
     }
     y.extend(std::iter::repeat_n(zero, after * inner_out));
-    y
 }
 
 #[cfg(test)]

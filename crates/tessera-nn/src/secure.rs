@@ -427,32 +427,44 @@ impl Compiler {
 
     /// `x` between `lo` and `hi`: max(x, lo) = lo + ReLU(x − lo) and min(·, hi) = hi −
     /// ReLU(hi − ·), each ReLU's output truncated exactly (it is non-negative). The bounds are
-    /// the server's constants: the program's shape does not depend on them, so a client
-    /// holding the architecture without them compiles the same.
+    /// the server's constants, one element each broadcast locally: the program's shape does
+    /// not depend on them, so a client holding the architecture without them compiles the same.
     fn clip(&mut self, x: Shared, lo: Option<f32>, hi: Option<f32>) -> Result<Shared, Error> {
         let e = protocol_error;
-        let n = self.ty(x.v).n / self.batch;
         let mut y = x;
         if let Some(lo) = lo {
-            let shifted = self.add_const(y, &vec![-lo; n])?;
-            let r = self.relu(shifted)?;
+            let (a, k) = (self.a(y)?, self.scalar(lo, y)?);
+            let shifted = self.p.sub(a, k).map_err(e)?;
+            let r = self.relu(y.like(shifted))?;
             let r = self.settle(r)?;
-            y = self.add_const(r, &vec![lo; n])?;
+            let (a, k) = (self.a(r)?, self.scalar(lo, r)?);
+            y = r.like(self.p.add(a, k).map_err(e)?);
         }
         if let Some(hi) = hi {
-            let a = self.a(y)?;
-            let negated = self.p.mul_const(a, u64::MAX).map_err(e)?;
-            let shifted = self.add_const(y.like(negated), &vec![hi; n])?;
-            let r = self.relu(shifted)?;
+            let (a, k) = (self.a(y)?, self.scalar(hi, y)?);
+            let shifted = self.p.sub(k, a).map_err(e)?;
+            let r = self.relu(y.like(shifted))?;
             let r = self.settle(r)?;
-            let a = self.a(r)?;
-            let negated = self.p.mul_const(a, u64::MAX).map_err(e)?;
-            y = self.add_const(r.like(negated), &vec![hi; n])?;
+            let (a, k) = (self.a(r)?, self.scalar(hi, r)?);
+            y = r.like(self.p.sub(k, a).map_err(e)?);
         }
         Ok(Shared {
             nonnegative: false,
             ..y
         })
+    }
+
+    /// The server's constant `k` at `like`'s scale, one element input and copied locally to
+    /// `like`'s length: an A value.
+    fn scalar(&mut self, k: f32, like: Shared) -> Result<Value, Error> {
+        let encoded = if like.double {
+            self.fixed.encode_product(k)
+        } else {
+            self.fixed.encode(k)
+        };
+        let one = self.public(vec![encoded])?;
+        let n = self.ty(like.v).n / self.batch;
+        Ok(self.gather(Shared::plain(one), vec![0; n])?.v)
     }
 
     /// `x` and `y` in one sharing: α if both are, else A (α → A is local).

@@ -317,10 +317,7 @@ impl Program {
         weights: &[LinearWeights],
     ) -> Result<(Prepared, Vec<SetupStep>), Error> {
         let ot = session.ot_choice();
-        let total = || {
-            let bytes = prepare::setup_bytes(self, ot.bytes_per_cot());
-            bytes.iter().sum::<f64>().round() as u64
-        };
+        let total = || self.costs(ot).iter().map(|c| c.setup_bytes).sum();
         session.run(|s| s.metered("setup", total, |s| prepare::setup(self, s, peer, weights)))
     }
 

@@ -112,22 +112,28 @@ impl Program {
 }
 
 impl Gather {
-    /// The copies of `of(source)` for each source, concatenated, at the gather's indices.
+    /// The copies at the gather's indices of the sources' concatenation (read in place: each
+    /// index is looked up among the sources' starts, not copied into one vector first).
     fn pick<'v>(&self, indices: &[u32], of: impl Fn(usize) -> &'v [u64]) -> Vec<u64> {
-        let whole;
-        let all: &[u64] = match &self.sources[..] {
-            [one] => of(*one),
-            many => {
-                whole = many
-                    .iter()
-                    .flat_map(|&v| of(v).iter().copied())
-                    .collect::<Vec<_>>();
-                &whole
-            }
-        };
+        let parts: Vec<&[u64]> = self.sources.iter().map(|&v| of(v)).collect();
+        let starts: Vec<usize> = parts
+            .iter()
+            .scan(0, |at, p| {
+                let start = *at;
+                *at += p.len();
+                Some(start)
+            })
+            .collect();
         indices
             .iter()
-            .map(|&i| if i == ZERO { 0 } else { all[i as usize] })
+            .map(|&i| {
+                if i == ZERO {
+                    return 0;
+                }
+                let i = i as usize;
+                let j = starts.partition_point(|&s| s <= i) - 1;
+                parts[j][i - starts[j]]
+            })
             .collect()
     }
 }
