@@ -10,7 +10,9 @@
 //!   turned into α first (1 round).
 //! - Truncation by f: at ℓ = 64 SecureML's local truncation right after each product (wrong
 //!   with probability about |x|/2^63); at ℓ = 32 deferred past ReLU and max pooling, whose
-//!   outputs are non-negative, and exact there ([`Program::truncate_nonnegative`], 1 round);
+//!   outputs are non-negative, and exact there ([`Program::truncate_nonnegative`], 1 round),
+//!   and exact where a value of either sign must be truncated (a sum of branches, a clip, a
+//!   pool: [`Program::truncate_bounded`], 1 round);
 //!   logits at 2^2f are truncated by the client in the clear ([`Compiled::logits`]).
 //! - ReLU: the sign by [`Program::sign`] (the carry tree of the two A shares' sum, in B, β or
 //!   Y), then NOT of it times the value (B·A → A or β·α → α, 1 round).
@@ -225,9 +227,10 @@ impl Compiler {
         self.p.convert(v.v, Sharing::A).map_err(protocol_error)
     }
 
-    /// The value at scale 2^f: a deferred truncation done. At ℓ = 32 a non-negative value is
-    /// truncated exactly (one round); otherwise by SecureML's local truncation, whose failure
-    /// probability |x|/2^(ℓ−1) is negligible at ℓ = 64.
+    /// The value at scale 2^f: a deferred truncation done. At ℓ = 32 exactly (one round): a
+    /// non-negative value as it is, one of either sign offset by 2^(ℓ−2)
+    /// ([`Program::truncate_bounded`]); at ℓ = 64 by SecureML's local truncation, whose failure
+    /// probability |x|/2^(ℓ−1) is negligible there.
     fn settle(&mut self, x: Shared) -> Result<Shared, Error> {
         if !x.double {
             return Ok(x);
@@ -235,10 +238,10 @@ impl Compiler {
         let e = protocol_error;
         let a = self.a(x)?;
         let f = self.fixed.frac();
-        let t = if x.nonnegative && defers_truncation(self.fixed) {
-            self.p.truncate_nonnegative(a, f).map_err(e)?
-        } else {
-            self.p.truncate(a, f).map_err(e)?
+        let t = match (defers_truncation(self.fixed), x.nonnegative) {
+            (true, true) => self.p.truncate_nonnegative(a, f).map_err(e)?,
+            (true, false) => self.p.truncate_bounded(a, f).map_err(e)?,
+            (false, _) => self.p.truncate(a, f).map_err(e)?,
         };
         Ok(Shared {
             v: t,

@@ -109,6 +109,22 @@ fn private_reported(
     out
 }
 
+/// How far private inference may be from the fixed-point reference: each truncation may be
+/// one unit in the last place off (exact ones round up or down), two at the input of the last
+/// layer (the depthwise Conv's and its own), which its weights carry into the logits; a wrong
+/// truncation would be 2^(ℓ−2f) off.
+fn tolerance(model: &Model, fixed: Fixed) -> f32 {
+    let Some(Op::Dense(fc)) = model.nodes.last().map(|n| &n.op) else {
+        panic!("the two-branch network ends in a Dense layer");
+    };
+    let widest = fc
+        .weight
+        .chunks_exact(fc.inputs)
+        .map(|row| row.iter().map(|w| w.abs()).sum::<f32>())
+        .fold(0.0, f32::max);
+    (2.0 * widest + 2.0) / (1u64 << fixed.frac()) as f32
+}
+
 #[test]
 fn concat_pad_clip_and_grouped_conv_equal_fixed_point_in_every_protocol() {
     for (seed, (bits, frac)) in [(1, (64, 13)), (2, (32, 9))] {
@@ -127,7 +143,11 @@ fn concat_pad_clip_and_grouped_conv_equal_fixed_point_in_every_protocol() {
             let got = private(&model, fixed, secure::Options::new(protocol), &x);
             let diff = max_difference(&fixed, &want, &got);
             let name = protocol.name();
-            assert!(diff < 0.01, "ℓ = {bits}, {name}: {diff} from fixed point");
+            let bound = tolerance(&model, fixed);
+            assert!(
+                diff < bound,
+                "ℓ = {bits}, {name}: {diff} from fixed point (≥ {bound})"
+            );
             assert_eq!(argmax(&fixed, &got), argmax(&fixed, &want), "{name}");
         }
     }
@@ -148,7 +168,11 @@ fn a_batch_through_concat_and_pad_equals_each_input_alone() {
         for (x, got) in xs.iter().zip(got.chunks_exact(4)) {
             let want = plain.run(x).unwrap();
             let diff = max_difference(&fixed, &want, got);
-            assert!(diff < 0.01, "{}: {diff}", protocol.name());
+            assert!(
+                diff < tolerance(&model, fixed),
+                "{}: {diff}",
+                protocol.name()
+            );
         }
     }
 }

@@ -780,6 +780,46 @@ fn nonnegative_truncation_is_never_far_off() {
     }
 }
 
+#[test]
+fn bounded_truncation_is_never_far_off_on_either_sign() {
+    let mut prg = Prg::from_seed_block(Block::new(25));
+    for bits in [32u32, 64] {
+        let n = 3000;
+        let mut p = Program::new();
+        let t = Type {
+            sharing: Sharing::A,
+            kind: Kind::Ring(bits),
+            n,
+        };
+        let x = p.input(1, t).unwrap();
+        let f = 9;
+        let y = p.truncate_bounded(x, f).unwrap();
+        p.output(y, Reveal::Both).unwrap();
+        // Magnitudes up to 2^(ℓ−2), where SecureML's truncation fails often at ℓ = 32; and
+        // the edges of the range.
+        let half = 1i64 << (bits - 2);
+        let mut xs: Vec<i64> = (0..n - 4)
+            .map(|_| {
+                let v = (prg.random_block().low() >> (65 - bits)) as i64;
+                v - half
+            })
+            .collect();
+        xs.extend([0, -1, -half, half - 1]);
+        let mask = ring::mask(bits);
+        let encoded: Vec<u64> = xs.iter().map(|&v| v as u64 & mask).collect();
+        let out = both(&p, [vec![], vec![(x, Plain::Ring(encoded))]]);
+        let mut exact = 0;
+        for (&v, &got) in xs.iter().zip(ring(&out[0])) {
+            let floor = v >> f;
+            let (low, high) = (floor as u64 & mask, (floor + 1) as u64 & mask);
+            assert!(got == low || got == high, "ℓ={bits}: {v} → {got}");
+            exact += usize::from(got == low);
+        }
+        assert!(exact > n / 4 && exact < n, "{exact} of {n} exact");
+        assert!(p.truncate_bounded(x, bits - 1).is_err());
+    }
+}
+
 /// A program with every operation on `n` copies: each sharing's input, gates, arithmetic,
 /// products, mixed products, conversions, circuits in B, β and Y, a dense linear map,
 /// gathers, both truncations, every kind of output, a barrier; and each party's inputs and

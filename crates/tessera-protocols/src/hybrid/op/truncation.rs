@@ -60,6 +60,26 @@ impl Program {
         self.add_const(exact_or_less, 1)
     }
 
+    /// ⌊a / 2^f⌋ or one more of an A value of either sign known to lie in
+    /// [−2^(ℓ−2), 2^(ℓ−2)) (a sum of branches, a clipped or pooled value at ℓ = 32): the public
+    /// offset 2^(ℓ−2) added makes it non-negative, [`Program::truncate_nonnegative`] truncates
+    /// it exactly, and the offset's 2^(ℓ−2−f) is taken off again. Same cost as that one; never
+    /// the large error of [`Program::truncate`].
+    pub fn truncate_bounded(&mut self, a: Value, f: u32) -> Result<Value, Error> {
+        let bits = self.truncated(a, f)?.ring_bits();
+        if f + 2 > bits {
+            return Err(bad(format!(
+                "truncating by {f} bits with an offset; it takes at most ℓ − 2 = {}",
+                bits - 2
+            )));
+        }
+        let offset = 1u64 << (bits - 2);
+        let shifted = self.add_const(a, offset)?;
+        let t = self.truncate_nonnegative(shifted, f)?;
+        let back = (offset >> f).wrapping_neg() & ring::mask(bits);
+        self.add_const(t, back)
+    }
+
     /// The type of `a`, checked to be A with more than `f` bits.
     fn truncated(&self, a: Value, f: u32) -> Result<Type, Error> {
         let t = self.ty(a)?;
