@@ -911,7 +911,15 @@ impl Estimate {
 /// the online phase, the hello and the base OTs are left out.
 pub fn estimate(model: &Model, fixed: Fixed, protocol: Protocol) -> Result<Estimate, Error> {
     let compiled = compile(model, fixed, Options::new(protocol))?;
-    let costs = compiled.program.costs(crate::infer::session_config().ot);
+    // A stripped model's weights are zeros: its maps are costed at their widest.
+    let known: &[LinearWeights] = if model.has_weights {
+        &compiled.weights
+    } else {
+        &[]
+    };
+    let costs = compiled
+        .program
+        .costs(crate::infer::session_config().ot, known);
     let mut layers: Vec<LayerEstimate> = compiled
         .layers
         .iter()

@@ -25,7 +25,11 @@
 //! H is the core's TCCR hash (Guo, Katz, Wang, Yu, S&P 2020, §7) tweaked by a counter of the
 //! blocks this generator has hashed in that direction, in a domain of its own ([`TWEAKS`]). The
 //! receiver's y is random (the OT's choice bits, in its blocks' low bits): triples need no
-//! derandomisation.
+//! derandomisation. Vector products may instead take the receiver's own multipliers
+//! ([`Multipliers::Chosen`]): a multiplier of w bits in two's complement takes w OTs, the
+//! top one weighing −2^(w−1), each random choice flipped to the multiplier's bit by one bit
+//! the receiver sends ([`FLIPS`]), so a short multiplier (a network's weight) costs its own
+//! bits rather than the ring's.
 
 use crate::bits::low_bits;
 use crate::traits::{Flow, RcotReceiver, RcotSender};
@@ -38,6 +42,10 @@ use tessera_net::{Channel, DecodeError, Kind, Space, Spaces};
 /// The sender's corrections τ for a batch of products.
 pub const CORRECTIONS: Kind = Kind::new(0x30, "gilboa corrections");
 
+/// The receiver's choice flips for a batch of products with chosen multipliers: its random
+/// OTs' choices XOR its multipliers' bits, packed eight to a byte.
+pub const FLIPS: Kind = Kind::new(0x37, "gilboa choice flips");
+
 /// OTs per batch: memory is bounded by one batch's rows and hashes.
 const BATCH_OTS: usize = 1 << 16;
 
@@ -46,10 +54,10 @@ const BATCH_OTS: usize = 1 << 16;
 /// Ferret's tree OTs (bit 127 set).
 pub const TWEAKS: u128 = 1 << 126;
 
-/// Gilboa's corrections for one multiplier of ℓ = `bits` bits and one element: Σ_{i<ℓ}
-/// ⌈(ℓ − i)/8⌉ bytes (τ of OT i in whole bytes of its ℓ − i bits).
-fn gilboa_bytes(bits: u32) -> u64 {
-    (0..bits).map(|i| u64::from(bits - i).div_ceil(8)).sum()
+/// Gilboa's corrections for one multiplier of `width` bits in Z_2^ℓ (ℓ = `bits`) and one
+/// element: Σ_{i<width} ⌈(ℓ − i)/8⌉ bytes (τ of OT i in whole bytes of its ℓ − i bits).
+fn gilboa_bytes(bits: u32, width: u32) -> u64 {
+    (0..width).map(|i| u64::from(bits - i).div_ceil(8)).sum()
 }
 
 /// The bytes both parties send for `n` Boolean triples ([`TripleGenerator::boolean`]) when a
@@ -61,14 +69,56 @@ pub fn boolean_bytes(n: usize, cot_bytes: f64) -> f64 {
 /// The bytes both parties send for `n` arithmetic triples over Z_2^`bits`
 /// ([`TripleGenerator::arithmetic`]): per direction ℓ OTs and Gilboa's corrections.
 pub fn arithmetic_bytes(bits: u32, n: usize, cot_bytes: f64) -> f64 {
-    2.0 * n as f64 * (f64::from(bits) * cot_bytes + gilboa_bytes(bits) as f64)
+    2.0 * n as f64 * (f64::from(bits) * cot_bytes + gilboa_bytes(bits, bits) as f64)
 }
 
-/// The bytes both parties send for `multipliers` random multipliers of ℓ = `bits` bits, each
-/// times a vector of `len` elements ([`TripleGenerator::vector_products_send`]): ℓ OTs per
-/// multiplier and Gilboa's corrections per element.
-pub fn vector_products_bytes(bits: u32, multipliers: usize, len: usize, cot_bytes: f64) -> f64 {
-    multipliers as f64 * (f64::from(bits) * cot_bytes + (len as u64 * gilboa_bytes(bits)) as f64)
+/// The bytes both parties send for `multipliers` multipliers in Z_2^ℓ (ℓ = `bits`), each times
+/// a vector of `len` elements ([`TripleGenerator::vector_products_send`]): per multiplier one
+/// OT per bit (ℓ random ones, or the `width` of chosen ones with their flips) and Gilboa's
+/// corrections per element.
+pub fn vector_products_bytes(
+    bits: u32,
+    multipliers: Multipliers,
+    (count, len): (usize, usize),
+    cot_bytes: f64,
+) -> f64 {
+    let (width, flips) = match multipliers {
+        Multipliers::Random => (bits, 0.0),
+        Multipliers::Chosen { width } => (width, f64::from(width) / 8.0),
+    };
+    let corrections = (len as u64 * gilboa_bytes(bits, width)) as f64;
+    count as f64 * (f64::from(width) * cot_bytes + flips + corrections)
+}
+
+/// The receiver's multipliers in Gilboa's vector products, as both parties agree on them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Multipliers {
+    /// Random elements of Z_2^ℓ, the random OTs' choice bits, learnt by the receiver.
+    Random,
+    /// The receiver's own, each in `width` bits of two's complement (−2^(width−1) ≤ y <
+    /// 2^(width−1)): `width` OTs per multiplier instead of ℓ, the top one weighing −2^(width−1),
+    /// and fewer corrections (a short multiplier, such as a network's weight, costs its own
+    /// bits, not the ring's); each random OT's choice is flipped to the multiplier's bit by one
+    /// bit sent.
+    Chosen {
+        /// Bits per multiplier, sign included: 1 to ℓ.
+        width: u32,
+    },
+}
+
+impl Multipliers {
+    /// OTs per multiplier in Z_2^`bits`; an error for a width of none or more than ℓ.
+    fn width(self, bits: usize) -> Result<usize, Error> {
+        match self {
+            Multipliers::Random => Ok(bits),
+            Multipliers::Chosen { width } if (1..=bits).contains(&(width as usize)) => {
+                Ok(width as usize)
+            }
+            Multipliers::Chosen { width } => Err(Error::Usage(format!(
+                "multipliers of {width} bits in a ring of {bits}"
+            ))),
+        }
+    }
 }
 
 /// An element of Z_2^ℓ for ℓ = 8, 16, 32 or 64, computed on as a `u64` modulo 2^ℓ.
@@ -163,10 +213,11 @@ const fn tau_bytes(bits: usize, i: usize) -> usize {
     (bits - i).div_ceil(8)
 }
 
-/// Correction bytes per product of vectors of `m` elements.
-const fn product_bytes(bits: usize, m: usize) -> usize {
+/// Correction bytes per product of vectors of `m` elements in Z_2^`bits` by a multiplier of
+/// `width` bits.
+const fn product_bytes(bits: usize, width: usize, m: usize) -> usize {
     let (mut sum, mut i) = (0, 0);
-    while i < bits {
+    while i < width {
         sum += tau_bytes(bits, i);
         i += 1;
     }
@@ -209,7 +260,7 @@ impl<const B: usize> OneElement<B> {
     };
 
     /// A product's correction bytes.
-    const BYTES: usize = product_bytes(B, 1);
+    const BYTES: usize = product_bytes(B, B, 1);
 
     /// Sender: with `x0`, `x1` the hashes H(q), H(q ⊕ Δ) of each product's `B` OTs (one block
     /// per OT), writes τ for every product into `tau` and subtracts Σ_i 2^i·x0_i from its
@@ -375,25 +426,53 @@ impl Scratch {
     }
 }
 
-/// An error unless a batch's vectors, rows and outputs agree in size.
-fn check_batch(what: &str, bits: usize, m: usize, rows: usize, out: usize) -> Result<(), Error> {
-    if m > 0 && out.is_multiple_of(m) && rows == out / m * bits {
+/// An error unless a batch's vectors, rows and outputs agree in size, `width` bits per
+/// multiplier in Z_2^`bits`.
+fn check_batch(
+    what: &str,
+    (bits, width): (usize, usize),
+    m: usize,
+    rows: usize,
+    out: usize,
+) -> Result<(), Error> {
+    if (1..=bits).contains(&width) && m > 0 && out.is_multiple_of(m) && rows == out / m * width {
         Ok(())
     } else {
         Err(Error::Usage(format!(
-            "{what}: {rows} OTs and {out} outputs do not make products of {m} elements of {bits} bits"
+            "{what}: {rows} OTs and {out} outputs do not make products of {m} elements by \
+             multipliers of {width} of {bits} bits"
         )))
     }
 }
 
+/// Whether `v` of Z_2^`bits` is a `width`-bit number in two's complement: its bits from
+/// `width − 1` up all equal.
+fn fits(v: u64, bits: usize, width: usize) -> bool {
+    let high = (v & (u64::MAX >> (64 - bits))) >> (width - 1);
+    high == 0 || high == (u64::MAX >> (64 - bits)) >> (width - 1)
+}
+
+/// The weight of bit `i` of a `width`-bit multiplier in two's complement: 2^i, and −2^i for
+/// the top bit (modulo 2^ℓ, equal to 2^i where the width is the ring's).
+fn place(i: usize, width: usize) -> u64 {
+    let power = 1u64 << i;
+    if i + 1 == width {
+        power.wrapping_neg()
+    } else {
+        power
+    }
+}
+
 /// Gilboa's multiplication, sender side, for one batch: `x` holds one vector of `m`
-/// elements per product, `rows` the `ℓ` random correlated OTs per product (product-major).
+/// elements per product, `rows` the `width` correlated OTs per product (product-major).
 /// Posts τ and adds the sender's shares into `out` (one vector per product).
 pub struct GilboaSender<'a, R: Ring> {
     /// The sender's vectors, product-major.
     pub x: &'a [R],
     /// Elements per vector.
     pub m: usize,
+    /// Bits per multiplier, in two's complement: ℓ for any element of the ring.
+    pub width: usize,
     /// The OTs' rows q.
     pub rows: &'a [Block],
     /// Δ.
@@ -419,8 +498,14 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
         if incoming.is_some() {
             return Err(out_of_turn("Gilboa multiplication", "a message"));
         }
-        let (bits, m) = (R::BITS, self.m);
-        check_batch("Gilboa sender", bits, m, self.rows.len(), self.out.len())?;
+        let (bits, m, width) = (R::BITS, self.m, self.width);
+        check_batch(
+            "Gilboa sender",
+            (bits, width),
+            m,
+            self.rows.len(),
+            self.out.len(),
+        )?;
         if self.x.len() != self.out.len() {
             return Err(Error::Usage(
                 "Gilboa sender: one output per input element".into(),
@@ -431,10 +516,10 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
         scratch.hash(0, self.rows, Block::ZERO, self.first, per);
         scratch.hash(1, self.rows, self.delta, self.first, per);
         let ([h0, h1], tau, t) = (&scratch.h, &mut scratch.tau, &mut scratch.t);
-        let total = self.x.len() / m * product_bytes(bits, m);
+        let total = self.x.len() / m * product_bytes(bits, width, m);
         tau.clear();
         tau.resize(total + 8, 0);
-        if m == 1 {
+        if m == 1 && width == bits {
             let (x, out) = (self.x, &mut *self.out);
             match bits {
                 8 => OneElement::<8>::send(x, h0, h1, out, tau),
@@ -453,15 +538,16 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
                 .zip(self.out.chunks_exact_mut(m))
                 .enumerate()
             {
-                for i in 0..bits {
-                    let ot = p * bits + i;
+                for i in 0..width {
+                    let ot = p * width + i;
                     let (x0, x1) = (&h0[ot * words..][..words], &h1[ot * words..][..words]);
+                    let weight = place(i, width);
                     for (e, ((&x_e, s), t)) in
                         x.iter().zip(share.iter_mut()).zip(t.iter_mut()).enumerate()
                     {
                         let (a, b) = (element(x0, bits, e), element(x1, bits, e));
                         *t = a.wrapping_add(x_e.to_u64()).wrapping_sub(b);
-                        *s = R::from_u64(s.to_u64().wrapping_sub(a << i));
+                        *s = R::from_u64(s.to_u64().wrapping_sub(a.wrapping_mul(weight)));
                     }
                     // Copies of a constant width.
                     let n = tau_bytes(bits, i);
@@ -481,8 +567,13 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
 pub struct GilboaReceiver<'a, R: Ring> {
     /// Elements per vector.
     pub m: usize,
-    /// The OTs' rows t (choice bits in the low bits).
+    /// Bits per multiplier, in two's complement: ℓ for any element of the ring.
+    pub width: usize,
+    /// The OTs' rows t (random choice bits in the low bits).
     pub rows: &'a [Block],
+    /// The choice bits as masks (all ones for 1), one per OT, where they are not the rows'
+    /// low bits (chosen multipliers: the random choices flipped).
+    pub choices: Option<&'a [u64]>,
     /// The blocks hashed before in this direction, for the hash tweaks.
     pub first: u128,
     /// Where the shares are added.
@@ -501,13 +592,20 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
         incoming: Option<Corrections<'_>>,
         _out: &mut O,
     ) -> Result<Next<()>, Error> {
-        let (bits, m) = (R::BITS, self.m);
-        check_batch("Gilboa receiver", bits, m, self.rows.len(), self.out.len())?;
+        let (bits, m, width) = (R::BITS, self.m, self.width);
+        check_batch(
+            "Gilboa receiver",
+            (bits, width),
+            m,
+            self.rows.len(),
+            self.out.len(),
+        )?;
         let products = self.out.len() / m;
+        let bytes = products * product_bytes(bits, width, m);
         let Some(Corrections(tau)) = incoming else {
-            return Ok(Next::exact(CORRECTIONS, products * product_bytes(bits, m)));
+            return Ok(Next::exact(CORRECTIONS, bytes));
         };
-        if tau.len() != products * product_bytes(bits, m) {
+        if tau.len() != bytes {
             return Err(Error::Usage(format!(
                 "Gilboa receiver: {} bytes of corrections for {products} products",
                 tau.len()
@@ -520,9 +618,13 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
         // per OT let the compiler skip the read of τ below by branching on the bit.
         let chosen = &mut self.scratch.chosen;
         chosen.clear();
-        chosen.extend(self.rows.iter().map(|r| 0u64.wrapping_sub(r.low() & 1)));
+        match self.choices {
+            Some(given) if given.len() == self.rows.len() => chosen.extend_from_slice(given),
+            Some(_) => return Err(Error::Usage("Gilboa receiver: one choice per OT".into())),
+            None => chosen.extend(self.rows.iter().map(|r| 0u64.wrapping_sub(r.low() & 1))),
+        }
         let chosen = core::hint::black_box(&chosen[..]);
-        if m == 1 {
+        if m == 1 && width == bits {
             let (z, out) = (&self.scratch.h[0], &mut *self.out);
             match bits {
                 8 => OneElement::<8>::receive(chosen, z, &tau, out),
@@ -538,17 +640,18 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
         let mut at = 0;
         t.resize(m, 0);
         for (p, share) in self.out.chunks_exact_mut(m).enumerate() {
-            for i in 0..bits {
-                let ot = p * bits + i;
+            for i in 0..width {
+                let ot = p * width + i;
                 let z = &h[ot * words..][..words];
                 let n = tau_bytes(bits, i);
                 unpack(&tau[at..at + m * n], t);
                 at += m * n;
+                let weight = place(i, width);
                 for (e, (s, &t)) in share.iter_mut().zip(t.iter()).enumerate() {
                     // The bits of τ past its ℓ − i, like those past z's element, only reach
-                    // bits above ℓ once shifted.
+                    // bits above ℓ once multiplied by 2^i.
                     let w = element(z, bits, e).wrapping_add(t & chosen[ot]);
-                    *s = R::from_u64(s.to_u64().wrapping_add(w << i));
+                    *s = R::from_u64(s.to_u64().wrapping_add(w.wrapping_mul(weight)));
                 }
             }
         }
@@ -699,6 +802,7 @@ impl TripleGenerator {
         let mut send = GilboaSender {
             x,
             m,
+            width: R::BITS,
             rows: &self.sent_rows,
             delta: links.sender.delta(),
             first: self.sent,
@@ -709,7 +813,9 @@ impl TripleGenerator {
         self.sent += hashed;
         let mut receive = GilboaReceiver {
             m,
+            width: R::BITS,
             rows: &self.received_rows,
+            choices: None,
             first: self.received,
             out,
             scratch: &mut self.scratch,
@@ -797,33 +903,47 @@ impl TripleGenerator {
     }
 
     /// One direction of Gilboa's products, sender side: this party's vectors `x` (`m`
-    /// elements each) times random multipliers of the peer, which calls
-    /// [`TripleGenerator::vector_products_receive`] at the same point. Returns this party's
-    /// shares, one vector per product: ℓ random OTs per product and Σ_i ⌈(ℓ − i)/8⌉ bytes per
-    /// element sent. A private matrix times the peer's shared vector is this plus the peer
-    /// sending its matrix minus the multipliers (a vector OLE with random multipliers).
+    /// elements each) times multipliers of the peer (`multipliers`, as the peer states them),
+    /// which calls [`TripleGenerator::vector_products_receive`] or
+    /// [`TripleGenerator::vector_products_chosen`] at the same point. Returns this party's
+    /// shares, one vector per product: one OT per multiplier bit and Σ_i ⌈(ℓ − i)/8⌉ bytes per
+    /// element sent. A private matrix times the peer's shared vector is this with random
+    /// multipliers plus the peer sending its matrix minus them (a vector OLE with random
+    /// multipliers), or, with the matrix's own entries chosen, this alone.
     pub fn vector_products_send<R: Ring>(
         &mut self,
         links: &mut Links<'_>,
         x: &[R],
         m: usize,
+        multipliers: Multipliers,
     ) -> Result<Vec<R>, Error> {
         let mut out = vec![R::default(); x.len()];
         if m == 0 {
             return Ok(out);
         }
-        let per = (BATCH_OTS / R::BITS).max(1);
+        let width = multipliers.width(R::BITS)?;
+        let per = (BATCH_OTS / width).max(1);
+        let delta = links.sender.delta();
         for (x, out) in x.chunks(per * m).zip(out.chunks_mut(per * m)) {
-            let ots = x.len() / m * R::BITS;
+            let ots = x.len() / m * width;
             self.sent_rows.resize(ots, Block::ZERO);
             links
                 .sender
                 .send_random_correlated(links.channel, &mut self.sent_rows)?;
+            if multipliers != Multipliers::Random {
+                // q ⊕ d·Δ: the receiver's t = q ⊕ c·Δ is then q' ⊕ (c ⊕ d)·Δ.
+                let mut flips = vec![0u8; ots.div_ceil(8)];
+                links.channel.recv_into(self.space.tag(FLIPS), &mut flips)?;
+                for (j, row) in self.sent_rows.iter_mut().enumerate() {
+                    *row ^= Block::mask(flips[j / 8] >> (j % 8) & 1 == 1) & delta;
+                }
+            }
             let mut send = GilboaSender {
                 x,
                 m,
+                width,
                 rows: &self.sent_rows,
-                delta: links.sender.delta(),
+                delta,
                 first: self.sent,
                 out,
                 scratch: &mut self.scratch,
@@ -834,43 +954,96 @@ impl TripleGenerator {
         Ok(out)
     }
 
-    /// The other side of [`TripleGenerator::vector_products_send`]: `products` random
-    /// multipliers y of this party and its shares of the peer's vectors times them (`m`
-    /// elements each), as `(y, shares)`.
+    /// The other side of [`TripleGenerator::vector_products_send`] with random multipliers:
+    /// `products` random multipliers y of this party and its shares of the peer's vectors
+    /// times them (`m` elements each), as `(y, shares)`.
     pub fn vector_products_receive<R: Ring>(
         &mut self,
         links: &mut Links<'_>,
         m: usize,
         products: usize,
     ) -> Result<(Vec<R>, Vec<R>), Error> {
-        let mut out = vec![R::default(); products * m];
         let mut y = Vec::with_capacity(products);
-        if m == 0 {
-            return Ok((vec![R::default(); products], out));
+        let shares = self.receive_products(links, m, (products, R::BITS), |rows, _| {
+            y.extend(
+                rows.chunks_exact(R::BITS)
+                    .map(|bits| R::from_u64(low_bits(bits) as u64)),
+            );
+            Ok(None)
+        })?;
+        y.resize(products, R::default());
+        Ok((y, shares))
+    }
+
+    /// The other side of [`TripleGenerator::vector_products_send`] with chosen multipliers:
+    /// this party's shares of the peer's vectors (`m` elements each) times `y`, each of
+    /// `width` bits in two's complement (an error names one that is not).
+    pub fn vector_products_chosen<R: Ring>(
+        &mut self,
+        links: &mut Links<'_>,
+        m: usize,
+        y: &[R],
+        width: u32,
+    ) -> Result<Vec<R>, Error> {
+        let w = Multipliers::Chosen { width }.width(R::BITS)?;
+        if let Some(k) = y.iter().position(|&v| !fits(v.to_u64(), R::BITS, w)) {
+            return Err(Error::Usage(format!(
+                "multiplier {k} of a vector product does not fit {width} bits"
+            )));
         }
-        let per = (BATCH_OTS / R::BITS).max(1);
+        let space = self.space;
+        let mut next = y.iter();
+        self.receive_products(links, m, (y.len(), w), |rows, channel| {
+            let bits: Vec<u64> = next
+                .by_ref()
+                .take(rows.len() / w)
+                .flat_map(|v| (0..w).map(move |i| v.to_u64() >> i & 1))
+                .collect();
+            let mut flips = vec![0u8; rows.len().div_ceil(8)];
+            for (j, (row, &bit)) in rows.iter().zip(&bits).enumerate() {
+                flips[j / 8] |= (((row.low() & 1) ^ bit) as u8) << (j % 8);
+            }
+            channel.send(space.tag(FLIPS), &flips)?;
+            channel.flush()?;
+            Ok(Some(bits.iter().map(|b| b.wrapping_neg()).collect()))
+        })
+    }
+
+    /// The receiving side's batches of Gilboa's products: `(products, width)` multipliers of
+    /// `width` bits, their shares of vectors of `m` elements. `choose` sees each batch's
+    /// random OTs and gives the choice bits as masks where they are not the OTs' own.
+    fn receive_products<R: Ring>(
+        &mut self,
+        links: &mut Links<'_>,
+        m: usize,
+        (products, width): (usize, usize),
+        mut choose: impl FnMut(&[Block], &mut dyn Channel) -> Result<Option<Vec<u64>>, Error>,
+    ) -> Result<Vec<R>, Error> {
+        let mut out = vec![R::default(); products * m];
+        if m == 0 {
+            return Ok(out);
+        }
+        let per = (BATCH_OTS / width).max(1);
         for out in out.chunks_mut(per * m) {
-            let ots = out.len() / m * R::BITS;
+            let ots = out.len() / m * width;
             self.received_rows.resize(ots, Block::ZERO);
             links
                 .receiver
                 .receive_random_correlated(links.channel, &mut self.received_rows)?;
+            let choices = choose(&self.received_rows, &mut *links.channel)?;
             let mut receive = GilboaReceiver {
                 m,
+                width,
                 rows: &self.received_rows,
+                choices: choices.as_deref(),
                 first: self.received,
                 out,
                 scratch: &mut self.scratch,
             };
             role::drive(&mut receive, links.channel, self.space)?;
             self.received += (ots * hash_blocks(R::BITS, m)) as u128;
-            y.extend(
-                self.received_rows
-                    .chunks_exact(R::BITS)
-                    .map(|bits| R::from_u64(low_bits(bits) as u64)),
-            );
         }
-        Ok((y, out))
+        Ok(out)
     }
 
     fn random<R: Ring>(&mut self, n: usize) -> Vec<R> {

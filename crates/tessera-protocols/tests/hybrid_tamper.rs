@@ -11,15 +11,18 @@
 use std::time::Duration;
 use tessera_core::{Block, Failure, Fault, Prg};
 use tessera_net::NetConfig;
-use tessera_protocols::hybrid::{Kind, Plain, Program, Reveal, Sharing, Type, Value};
+use tessera_protocols::hybrid::{
+    Kind, LinearMap, LinearWeights, Plain, Program, Reveal, Sharing, Type, Value,
+};
 use tessera_protocols::{Error, Session, SessionConfig};
 use tessera_testkit::tamper::{self, Edit, Target, Which};
 
 const N: usize = 3;
 
-/// x + y in α, its square, the comparison with t in B, and x + y in Y XORed with u: every
-/// kind of set-up (triples, mask products, tables) and online step (openings, circuits,
-/// labels, outputs).
+/// x + y in α, its square, the comparison with t in B, x + y in Y XORed with u, and party 0's
+/// linear map of two rows on two columns of x + y: every kind of set-up (triples, mask
+/// products, tables, the stated coefficient widths, Gilboa's products) and online step
+/// (openings, circuits, labels, outputs).
 fn program() -> (Program, [Vec<(Value, Plain)>; 2]) {
     let t = |sharing, kind| Type {
         sharing,
@@ -39,9 +42,12 @@ fn program() -> (Program, [Vec<(Value, Plain)>; 2]) {
     let below = p.circuit(&lt, &[sum_b, th]).unwrap()[0];
     let sum_y = p.convert(sum, Sharing::Y).unwrap();
     let mixed = p.xor(sum_y, u).unwrap();
+    let map = LinearMap::new(2, 2, 2, N, vec![0, 1, 2, 0]).unwrap();
+    let mapped = p.linear(sum, map, 0).unwrap();
     p.output(square, Reveal::To(0)).unwrap();
     p.output(below, Reveal::Both).unwrap();
     p.output(mixed, Reveal::To(1)).unwrap();
+    p.output(mapped, Reveal::To(1)).unwrap();
     let mut prg = Prg::from_seed_block(Block::new(45));
     let mut ring = || {
         (0..N)
@@ -80,10 +86,19 @@ fn run(
             .zip(inputs)
             .map(|(net, x)| {
                 s.spawn(move || -> Outcome {
-                    let peer = 1 - net.id();
+                    let net_id = net.id();
+                    let peer = 1 - net_id;
                     let mut session = Session::new(net, session)?;
+                    // Party 0's coefficients: 13 bits each, the width it states.
+                    let weights = (net_id == 0)
+                        .then(|| LinearWeights {
+                            matrix: vec![4095, 3, 4096u64.wrapping_neg() & 0xffff_ffff, 7],
+                            bias: vec![1, 2],
+                        })
+                        .into_iter()
+                        .collect::<Vec<_>>();
                     session.run(|s| {
-                        let prepared = p.setup(s, peer)?;
+                        let prepared = p.setup_with(s, peer, &weights)?;
                         p.online(s, peer, prepared, x)
                     })
                 })

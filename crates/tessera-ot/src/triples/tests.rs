@@ -149,6 +149,7 @@ fn gilboa_roles_multiply_and_an_edit_shows() {
             let mut sender = GilboaSender {
                 x: &x,
                 m,
+                width: 32,
                 rows: &q,
                 delta,
                 first: 7,
@@ -157,7 +158,9 @@ fn gilboa_roles_multiply_and_an_edit_shows() {
             };
             let mut receiver = GilboaReceiver {
                 m,
+                width: 32,
                 rows: &t,
+                choices: None,
                 first: 7,
                 out: &mut r_out,
                 scratch: &mut r_scratch,
@@ -223,7 +226,11 @@ fn check_vector_products<R: Ring>(protocol: OtChoice, products: usize, m: usize)
     let (sent, received) = pair_sides(protocol, move |me, g, l| {
         if me == 0 {
             let x: Vec<R> = (0..products * m).map(x).collect();
-            (Vec::new(), g.vector_products_send::<R>(l, &x, m).unwrap())
+            let random = Multipliers::Random;
+            (
+                Vec::new(),
+                g.vector_products_send::<R>(l, &x, m, random).unwrap(),
+            )
         } else {
             let (y, shares) = g.vector_products_receive::<R>(l, m, products).unwrap();
             (y, shares)
@@ -263,4 +270,67 @@ fn vector_products_one_way_open_to_products() {
     check_vector_products::<u64>(OtChoice::Extension(Protocol::IKNP), big, 3);
     check_vector_products::<u8>(OtChoice::Extension(Protocol::IKNP), 50, 16);
     check_vector_products::<u16>(OtChoice::Extension(Protocol::IKNP), 0, 4);
+}
+
+/// Chosen multipliers of `width` bits (−2^(width−1), 2^(width−1) − 1, zero and random ones
+/// between): the shares add up to x·y, with `width` OTs each; ℓ bits are chosen multipliers
+/// too; a multiplier outside the width is refused.
+fn check_chosen_products<R: Ring>(protocol: OtChoice, products: usize, (m, width): (usize, u32)) {
+    let x = |j: usize| R::from_u64((j as u64 + 3).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let y = move |p: usize| {
+        let top = 1i128 << (width - 1);
+        let v = match p {
+            0 => -top,
+            1 => top - 1,
+            2 => 0,
+            _ => {
+                i128::from((p as i64).wrapping_mul(0x2545_f491_4f6c_dd1d)).rem_euclid(2 * top) - top
+            }
+        };
+        R::from_u64(v as u64)
+    };
+    let (sent, received) = pair_sides(protocol, move |me, g, l| {
+        let chosen = Multipliers::Chosen { width };
+        if me == 0 {
+            let x: Vec<R> = (0..products * m).map(x).collect();
+            g.vector_products_send::<R>(l, &x, m, chosen).unwrap()
+        } else {
+            let y: Vec<R> = (0..products).map(y).collect();
+            g.vector_products_chosen::<R>(l, m, &y, width).unwrap()
+        }
+    });
+    for p in 0..products {
+        for e in 0..m {
+            let j = p * m + e;
+            let sum = sent[j].to_u64().wrapping_add(received[j].to_u64());
+            let want = x(j).to_u64().wrapping_mul(y(p).to_u64());
+            assert_eq!(
+                R::from_u64(sum),
+                R::from_u64(want),
+                "ℓ={} width {width} product {p} element {e}",
+                R::BITS
+            );
+        }
+    }
+}
+
+#[test]
+fn chosen_multipliers_of_few_bits_multiply_and_others_are_refused() {
+    for protocol in every_flow() {
+        check_chosen_products::<u32>(protocol, 40, (5, 14));
+        check_chosen_products::<u64>(protocol, 9, (1, 64));
+    }
+    let ext = OtChoice::Extension(Protocol::IKNP);
+    check_chosen_products::<u32>(ext, BATCH_OTS / 14 + 7, (2, 14));
+    check_chosen_products::<u8>(ext, 20, (3, 1));
+    check_chosen_products::<u16>(ext, 20, (4, 16));
+    // 2^13 does not fit 14 bits; nor does a width beyond the ring.
+    let (_, refused) = pair_sides(ext, |me, g, l| {
+        (me == 1).then(|| {
+            let too_big = g.vector_products_chosen::<u32>(l, 3, &[1 << 13], 14);
+            let too_wide = g.vector_products_chosen::<u32>(l, 3, &[1], 33);
+            (too_big.is_err(), too_wide.is_err())
+        })
+    });
+    assert_eq!(refused, Some((true, true)));
 }

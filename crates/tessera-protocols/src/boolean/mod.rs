@@ -133,9 +133,10 @@ impl Reveal {
 /// The outputs of an execution: per SIMD copy, per output value, its bits.
 pub type Outputs = Vec<Vec<Vec<bool>>>;
 
-/// The largest SIMD width: messages and wire values stay well inside memory for any circuit
-/// that fits a file.
-pub const MAX_SIMD: usize = 1 << 20;
+/// The largest SIMD width: 2^24 copies, a bit each per wire (2 MiB a wire), so that an
+/// ImageNet network's widest activation (MobileNetV2's 96 × 112 × 112, 1.2 million) takes one
+/// circuit; messages and wire values stay inside memory for the small circuits run that wide.
+pub const MAX_SIMD: usize = 1 << 24;
 
 /// A circuit compiled for one Boolean sharing and SIMD width; see the module documentation.
 #[derive(Clone, Debug)]

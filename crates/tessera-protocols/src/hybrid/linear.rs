@@ -10,15 +10,20 @@
 //! y = W·cols(Δx) − W·cols(δₒ) − W·cols(δₚ).
 //!
 //! The owner computes the first two terms itself, the first online. The third is made in the
-//! setup by Gilboa's products ([`tessera_ot::triples::TripleGenerator`]: ℓ random OTs per
-//! random multiplier, `Σᵢ⌈(ℓ − i)/8⌉` bytes of corrections per element multiplied, 288 at
-//! ℓ = 64), with the random multipliers on whichever side has fewer:
+//! setup by Gilboa's products ([`tessera_ot::triples::TripleGenerator`]: an OT per bit of a
+//! multiplier, `⌈(ℓ − i)/8⌉` bytes of corrections per element multiplied and multiplier bit
+//! i), with the multipliers on whichever side has fewer:
 //! - maps of several columns (convolutions): for each row r of `W`, the other party's rows of
-//!   `cols(δₚ)` times random multipliers Y[r, k] of the owner, which then sends E = W − Y; the
-//!   other adds E·cols(δₚ) to its shares. `rows·inner` multipliers;
+//!   `cols(δₚ)` times the owner's coefficients W[r, k] themselves, chosen multipliers of the
+//!   fewest bits that hold every coefficient of the map in two's complement
+//!   ([`coefficient_width`]), which the owner states first. A network's weights lie in a small
+//!   range: at ℓ = 32 and f = 10, weights below 8 in magnitude take 14 bits, 50 bytes of
+//!   corrections per element instead of the 80 of ℓ-bit multipliers. The other party learns
+//!   that width (the magnitude of the map's largest coefficient to within a factor of two),
+//!   public as the per-layer scales of CrypTFlow2's fixed point are. `rows·inner` multipliers;
 //! - maps of one column (dense layers): the owner's columns of `W` times random multipliers
-//!   `y[k]` of the other party, which then sends E = cols(δₚ) − y; the owner adds W·E. `inner`
-//!   multipliers instead of `rows·inner`.
+//!   `y[k]` of the other party (ℓ random OTs each), which then sends E = cols(δₚ) − y; the
+//!   owner adds W·E. `inner` multipliers instead of `rows·inner`.
 //!
 //! Either way `rows·inner·cols` elements are multiplied. Online the map is local: the output
 //! is in A.
@@ -232,6 +237,19 @@ impl LinearMap {
         }
         Ok(())
     }
+}
+
+/// The fewest bits that hold every one of `coefficients` (elements of Z_2^`ring`) in two's
+/// complement: at least 1, at most ℓ.
+pub fn coefficient_width(coefficients: &[u64], ring: u32) -> u32 {
+    let mask = super::ring::mask(ring);
+    let widest = coefficients.iter().fold(0u64, |acc, &w| {
+        let w = w & mask;
+        // A negative coefficient's ones' complement has the same number of significant bits.
+        let magnitude = if w >> (ring - 1) == 1 { !w & mask } else { w };
+        acc | magnitude
+    });
+    (64 - widest.leading_zeros() + 1).min(ring)
 }
 
 /// SecureML's local truncation of an A share by `f` bits (Mohassel and Zhang, S&P 2017,

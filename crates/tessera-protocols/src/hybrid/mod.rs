@@ -97,15 +97,18 @@ use tessera_net::Kind as MessageKind;
 
 /// The version of the hybrid programs' messages; parties of different versions refuse each
 /// other.
-pub const PROTOCOL_VERSION: u8 = 3;
+pub const PROTOCOL_VERSION: u8 = 4;
 /// The program's hello ([`crate::hello`]): the fingerprint of its operations.
 pub use crate::hello::HELLO;
 /// The setup's Beaver openings.
 pub const SETUP: MessageKind = MessageKind::new(0x51, "hybrid setup products");
 /// The setup's cross products: the OT sender's corrections τ.
 pub const CROSS: MessageKind = MessageKind::new(0x53, "hybrid setup cross products");
-/// The setup of a private linear map: the owner's coefficients minus its random multipliers.
-pub const LINEAR: MessageKind = MessageKind::new(0x54, "hybrid linear map coefficients");
+/// The setup of a private linear map of one column: the other party's mask minus its random
+/// multipliers.
+pub const LINEAR: MessageKind = MessageKind::new(0x54, "hybrid linear map multipliers");
+/// The widths of the coefficients of the linear maps each party owns, stated after the hello.
+pub const WIDTHS: MessageKind = MessageKind::new(0x56, "hybrid linear map widths");
 /// The garbled circuits' tables, garbler to evaluator, in the setup.
 pub const TABLES: MessageKind = MessageKind::new(0x55, "hybrid garbled tables");
 /// An online operation's message.
@@ -317,8 +320,16 @@ impl Program {
         weights: &[LinearWeights],
     ) -> Result<(Prepared, Vec<SetupStep>), Error> {
         let ot = session.ot_choice();
-        let total = || self.costs(ot).iter().map(|c| c.setup_bytes).sum();
-        session.run(|s| s.metered("setup", total, |s| prepare::setup(self, s, peer, weights)))
+        session.run(|s| {
+            let (link, widths) = prepare::greet(self, s, peer, weights)?;
+            let total = || {
+                let setup = prepare::setup_bytes(self, ot.bytes_per_cot(), &widths);
+                setup.iter().map(|b| b.round() as u64).sum()
+            };
+            s.metered("setup", total, |s| {
+                prepare::setup(self, s, link, weights, &widths)
+            })
+        })
     }
 
     /// The online phase with `peer` on this party's `inputs` (one per input value it owns),
@@ -362,9 +373,13 @@ impl Program {
 
     /// Each operation's cost, in order: its setup bytes when the session's OT is `ot` (see
     /// [`tessera_ot::OtChoice::bytes_per_cot`]; the hello and the base OTs left out) and its
-    /// online traffic, from the lengths the setup and online phases send.
-    pub fn costs(&self, ot: tessera_ot::OtChoice) -> Vec<Cost> {
-        let setup = prepare::setup_bytes(self, ot.bytes_per_cot());
+    /// online traffic, from the lengths the setup and online phases send. `weights` are the
+    /// linear maps' coefficients, map by map, as far as they are known (the width a
+    /// convolution's owner states depends on them: see [`linear`]); a map past them is costed
+    /// at ℓ bits, the most.
+    pub fn costs(&self, ot: tessera_ot::OtChoice, weights: &[LinearWeights]) -> Vec<Cost> {
+        let widths = prepare::widths(self, weights);
+        let setup = prepare::setup_bytes(self, ot.bytes_per_cot(), &widths);
         self.ops
             .iter()
             .zip(setup)

@@ -5,14 +5,14 @@
 //! algebra resolved.
 
 use super::algebra::{Algebra, Field, Id, Needs, Peer, Pool, triple_bytes};
-use super::linear::{LinearMap, LinearWeights};
-use super::{CROSS, LINEAR, Program, SETUP, Sharing, TABLES, ring};
+use super::linear::{self, LinearMap, LinearWeights};
+use super::{CROSS, LINEAR, Program, SETUP, Sharing, TABLES, WIDTHS, ring};
 use crate::boolean::bits::{self, words};
 use crate::hello::{self, Hello, Names};
 use crate::{Error, Session};
 use tessera_core::{Block, FixedKeyHash, Prg};
 use tessera_net::Channel;
-use tessera_ot::triples::Ring;
+use tessera_ot::triples::{Multipliers, Ring};
 
 /// One party's setup of a program, for one online phase.
 #[derive(Debug)]
@@ -502,21 +502,136 @@ fn first_material(
     Ok(material)
 }
 
-pub(super) fn setup(
+/// The setup's peer after the hello: the program's message space with it and this party's
+/// side (0 for the lower-numbered party); the setup's parts so far.
+pub(super) struct Greeted {
+    peer: usize,
+    space: tessera_net::Space,
+    side: usize,
+    fingerprint: [u8; 32],
+    laps: Laps,
+}
+
+/// Both parties' hello, then the widths of the linear maps' coefficients ([`stated_widths`]):
+/// what the setup's size depends on.
+pub(super) fn greet(
     p: &Program,
     session: &mut Session,
     peer: usize,
     weights: &[LinearWeights],
-) -> Result<(Prepared, Vec<SetupStep>), Error> {
+) -> Result<(Greeted, Vec<u32>), Error> {
     let mut laps = Laps::start(session);
     let side = usize::from(session.id() > peer);
     let space = session.space(peer)?;
     let fingerprint = p.fingerprint();
     hello(session, (peer, space), side, fingerprint)?;
+    let widths = stated_widths(p, session, (peer, space, side), weights)?;
+    laps.lap(session, None, "hello and widths");
+    let greeted = Greeted {
+        peer,
+        space,
+        side,
+        fingerprint,
+        laps,
+    };
+    Ok((greeted, widths))
+}
+
+/// Whether a map's multipliers are its owner's coefficients ([`by_rows`]), whose width the
+/// owner states.
+fn stated(map: &LinearMap) -> bool {
+    !by_columns_suits(map)
+}
+
+/// The width of each linear map's coefficients as far as `weights` (each map's owner's, map
+/// by map) tell: the fewest bits that hold them where its owner states them, ℓ otherwise.
+pub(super) fn widths(p: &Program, weights: &[LinearWeights]) -> Vec<u32> {
+    let maps = p.linear_maps();
+    maps.iter()
+        .enumerate()
+        .map(|(map, &(_, bits))| match weights.get(map) {
+            Some(w) if stated(&p.maps[map]) => linear::coefficient_width(&w.matrix, bits),
+            _ => bits,
+        })
+        .collect()
+}
+
+/// The width of each linear map's coefficients, map by map: each party states, in one message
+/// of a byte per map, the fewest bits that hold the coefficients of the maps it owns whose
+/// multipliers they are ([`by_rows`]: see [`super::linear`]); ℓ for the other maps. A width
+/// the peer states beyond its ring is malformed.
+fn stated_widths(
+    p: &Program,
+    session: &mut Session,
+    (peer, space, side): (usize, tessera_net::Space, usize),
+    weights: &[LinearWeights],
+) -> Result<Vec<u32>, Error> {
+    let maps = p.linear_maps();
+    let mut widths: Vec<u32> = maps.iter().map(|&(_, bits)| bits).collect();
+    let mut own = weights.iter();
+    let (mut mine, mut theirs) = (Vec::new(), Vec::new());
+    for (map, &(owner, bits)) in maps.iter().enumerate() {
+        let coefficients = if owner == side {
+            let w = own.next().ok_or_else(|| no_weights(map))?;
+            Some(&w.matrix)
+        } else {
+            None
+        };
+        match coefficients {
+            _ if !stated(&p.maps[map]) => {}
+            Some(w) => {
+                widths[map] = linear::coefficient_width(w, bits);
+                mine.push(widths[map] as u8);
+            }
+            None => theirs.push(map),
+        }
+    }
+    let mut ch = session.channel(peer);
+    if !mine.is_empty() {
+        ch.send(space.tag(WIDTHS), &mine)?;
+        ch.flush()?;
+    }
+    if !theirs.is_empty() {
+        let mut told = vec![0u8; theirs.len()];
+        ch.recv_into(space.tag(WIDTHS), &mut told)?;
+        for (&map, &width) in theirs.iter().zip(&told) {
+            let width = u32::from(width);
+            if !(1..=maps[map].1).contains(&width) {
+                return Err(Error::Net(tessera_net::Error::Malformed {
+                    party: peer,
+                    name: WIDTHS.name,
+                    what: format!("a width of {width} bits for linear map {map}"),
+                }));
+            }
+            widths[map] = width;
+        }
+    }
+    Ok(widths)
+}
+
+/// The error of an owner without the weights of a map.
+fn no_weights(map: usize) -> Error {
+    Error::Input(format!("no weights for linear map {map}"))
+}
+
+pub(super) fn setup(
+    p: &Program,
+    session: &mut Session,
+    greeted: Greeted,
+    weights: &[LinearWeights],
+    widths: &[u32],
+) -> Result<(Prepared, Vec<SetupStep>), Error> {
+    let Greeted {
+        peer,
+        space,
+        side,
+        fingerprint,
+        mut laps,
+    } = greeted;
     let delta = offset(p, session, peer, side)?;
     let mut walk = Walk::new(p, side, session.fork_prg(), delta);
     let mut slots = walk.walk()?;
-    laps.lap(session, None, "hello and masks");
+    laps.lap(session, None, "masks");
     let mut link = SetupLink {
         session,
         peer,
@@ -544,15 +659,14 @@ pub(super) fn setup(
                     mask,
                 } => {
                     let mine = if *owner == side {
-                        Some(weights.next().ok_or_else(|| {
-                            Error::Input(format!("no weights for linear map {map}"))
-                        })?)
+                        Some(weights.next().ok_or_else(|| no_weights(*map))?)
                     } else {
                         None
                     };
+                    let width = widths[*map];
                     let map = &p.maps[*map];
                     link.session.position().at(index);
-                    m.extend(linear_setup(&mut link, map, *bits, mask, mine)?);
+                    m.extend(linear_setup(&mut link, map, (*bits, width), mask, mine)?);
                     laps.lap(link.session, Some(index), "linear map");
                 }
                 _ => {}
@@ -578,8 +692,8 @@ pub(super) fn setup(
 /// `cot_bytes`: what its slots take (GMW's triples, Y's random correlated OTs, a linear map's
 /// products) and the algebra entries its setup added, from one walk as [`setup`] makes it
 /// (masks from a fixed seed: no length depends on them). The hello and the base OTs are left
-/// out.
-pub(super) fn setup_bytes(p: &Program, cot_bytes: f64) -> Vec<f64> {
+/// out, and so are the widths of the linear maps' coefficients, given (`widths`, map by map).
+pub(super) fn setup_bytes(p: &Program, cot_bytes: f64, widths: &[u32]) -> Vec<f64> {
     // The evaluator's walk: the same slots, no garbling.
     let mut walk = Walk::new(p, 1, Prg::from_seed_block(Block::ZERO), Block::ZERO);
     p.ops
@@ -591,15 +705,15 @@ pub(super) fn setup_bytes(p: &Program, cot_bytes: f64) -> Vec<f64> {
             added
                 + slots
                     .iter()
-                    .map(|s| slot_bytes(p, s, cot_bytes))
+                    .map(|s| slot_bytes(p, s, cot_bytes, widths))
                     .sum::<f64>()
         })
         .collect()
 }
 
 /// The bytes both parties send for one of an operation's slots (its algebra vectors are
-/// counted with the algebra).
-fn slot_bytes(p: &Program, slot: &Slot, cot_bytes: f64) -> f64 {
+/// counted with the algebra); a linear map's with its coefficients' width from `widths`.
+fn slot_bytes(p: &Program, slot: &Slot, cot_bytes: f64, widths: &[u32]) -> f64 {
     match *slot {
         Slot::Triple(f) => triple_bytes(f, cot_bytes),
         Slot::CircuitTriples(c) => triple_bytes(circuit_field(p, c), cot_bytes),
@@ -608,15 +722,24 @@ fn slot_bytes(p: &Program, slot: &Slot, cot_bytes: f64) -> f64 {
         Slot::Tables(ref words) => (8 * words.len() + tessera_net::FRAME_HEADER) as f64,
         Slot::TablesToCome(n) => (8 * n + tessera_net::FRAME_HEADER) as f64,
         Slot::Linear { map, bits, .. } => {
+            let map_index = map;
             let map = &p.maps[map];
             let (rows, inner, cols) = map.shape();
-            let (multipliers, len) = if by_columns_suits(map) {
+            let (count, len) = if by_columns_suits(map) {
                 (inner, rows)
             } else {
                 (rows * inner, cols)
             };
-            tessera_ot::triples::vector_products_bytes(bits, multipliers, len, cot_bytes)
-                + (multipliers * ring::bytes_per(bits)) as f64
+            // Random multipliers are corrected by E, an element each.
+            let (multipliers, corrections) = if stated(map) {
+                let width = widths.get(map_index).copied().unwrap_or(bits);
+                (Multipliers::Chosen { width }, 0)
+            } else {
+                (Multipliers::Random, count * ring::bytes_per(bits))
+            };
+            let products = (count, len);
+            tessera_ot::triples::vector_products_bytes(bits, multipliers, products, cot_bytes)
+                + corrections as f64
         }
     }
 }
@@ -635,26 +758,28 @@ fn rows_per_batch(map: &LinearMap) -> usize {
     ((1 << 20) / (inner * cols)).clamp(1, rows)
 }
 
-/// The setup of a private linear map (see [`super::linear`]): at the owner (`weights` given)
-/// its coefficients, bias and share of W·cols(δ); at the other party its share.
+/// The setup of a private linear map (see [`super::linear`]) in Z_2^`bits`, its coefficients'
+/// stated `width`: at the owner (`weights` given) its coefficients, bias and share of
+/// W·cols(δ); at the other party its share.
 fn linear_setup(
     link: &mut SetupLink<'_>,
     map: &LinearMap,
-    bits: u32,
+    (bits, width): (u32, u32),
     mask: &[u64],
     weights: Option<&LinearWeights>,
 ) -> Result<Vec<Vec<u64>>, Error> {
     match bits {
-        8 => linear_setup_in::<u8>(link, map, mask, weights),
-        16 => linear_setup_in::<u16>(link, map, mask, weights),
-        32 => linear_setup_in::<u32>(link, map, mask, weights),
-        _ => linear_setup_in::<u64>(link, map, mask, weights),
+        8 => linear_setup_in::<u8>(link, map, width, mask, weights),
+        16 => linear_setup_in::<u16>(link, map, width, mask, weights),
+        32 => linear_setup_in::<u32>(link, map, width, mask, weights),
+        _ => linear_setup_in::<u64>(link, map, width, mask, weights),
     }
 }
 
 fn linear_setup_in<R: Ring>(
     link: &mut SetupLink<'_>,
     map: &LinearMap,
+    width: u32,
     mask: &[u64],
     weights: Option<&LinearWeights>,
 ) -> Result<Vec<Vec<u64>>, Error> {
@@ -662,11 +787,11 @@ fn linear_setup_in<R: Ring>(
         map.check(w)?;
     }
     let c = map.gather(mask);
-    // Random multipliers on the side with fewer of them (ℓ random OTs each).
-    let mut share = if by_columns_suits(map) {
-        by_columns::<R>(link, map, &c, weights)?
+    // The multipliers on the side with fewer of them.
+    let mut share = if stated(map) {
+        by_rows::<R>(link, map, width, &c, weights)?
     } else {
-        by_rows::<R>(link, map, &c, weights)?
+        by_columns::<R>(link, map, &c, weights)?
     };
     match weights {
         Some(w) => {
@@ -680,20 +805,19 @@ fn linear_setup_in<R: Ring>(
     }
 }
 
-/// Shares of W·c (the other party's `c`), the owner's multipliers random: for each row r of
-/// `W`, the other party's rows of `c` (of r's group) times random Y[r, k] of the owner, then
-/// E = W − Y from the owner. ℓ random OTs per coefficient: for maps with many columns (convolutions).
+/// Shares of W·c (the other party's `c`), the multipliers on the owner's side: for each row r
+/// of `W`, the other party's rows of `c` (of r's group) times the owner's W[r, k] as chosen
+/// multipliers of the `width` the owner stated ([`stated_widths`]: one OT per bit). For maps
+/// with many columns (convolutions).
 fn by_rows<R: Ring>(
     link: &mut SetupLink<'_>,
     map: &LinearMap,
+    width: u32,
     c: &[u64],
     weights: Option<&LinearWeights>,
 ) -> Result<Vec<u64>, Error> {
     let (rows, inner, cols) = map.shape();
-    let bits = R::BITS as u32;
     let batch = rows_per_batch(map);
-    let space = link.space;
-    let malformed = link.malformed("linear map coefficients");
     link.session.with_triples(link.peer, |g, links| {
         let mut share = vec![0u64; rows * cols];
         // Adds each product's shares (k-th of a row's inner products) into its row.
@@ -708,24 +832,18 @@ fn by_rows<R: Ring>(
             }
         };
         if let Some(w) = weights {
-            let mut e = Vec::with_capacity(rows * inner);
             for first in (0..rows).step_by(batch) {
                 let n = batch.min(rows - first);
-                let (y, s) = g.vector_products_receive::<R>(links, cols, n * inner)?;
-                accumulate(&mut share, first, &s);
                 let wrows = &w.matrix[first * inner..(first + n) * inner];
-                e.extend(
-                    wrows
-                        .iter()
-                        .zip(&y)
-                        .map(|(w, y)| w.wrapping_sub(y.to_u64())),
-                );
+                let y: Vec<R> = wrows.iter().map(|&v| R::from_u64(v)).collect();
+                let s = g.vector_products_chosen::<R>(links, cols, &y, width)?;
+                accumulate(&mut share, first, &s);
             }
-            send_elements(links, space, &e, bits)?;
         } else {
             // Each row's group's block of `c`, row after row.
             let x: Vec<R> = c.iter().map(|&v| R::from_u64(v)).collect();
             let block = inner * cols;
+            let chosen = Multipliers::Chosen { width };
             for first in (0..rows).step_by(batch) {
                 let n = batch.min(rows - first);
                 let repeated: Vec<R> = (first..first + n)
@@ -734,13 +852,8 @@ fn by_rows<R: Ring>(
                         x[g * block..(g + 1) * block].iter().copied()
                     })
                     .collect();
-                let s = g.vector_products_send::<R>(links, &repeated, cols)?;
+                let s = g.vector_products_send::<R>(links, &repeated, cols, chosen)?;
                 accumulate(&mut share, first, &s);
-            }
-            let e = receive_elements(links, space, rows * inner, bits, malformed)?;
-            let theirs = map.multiply(&e, c, None);
-            for (s, t) in share.iter_mut().zip(theirs) {
-                *s = s.wrapping_add(t);
             }
         }
         Ok(share)
@@ -776,7 +889,7 @@ fn by_columns<R: Ring>(
                 let columns: Vec<R> = (first..first + n)
                     .flat_map(|k| (0..rows).map(move |r| R::from_u64(w.matrix[r * inner + k])))
                     .collect();
-                let s = g.vector_products_send::<R>(links, &columns, rows)?;
+                let s = g.vector_products_send::<R>(links, &columns, rows, Multipliers::Random)?;
                 accumulate(&mut share, &s);
             }
             let e = receive_elements(links, space, inner, bits, malformed)?;

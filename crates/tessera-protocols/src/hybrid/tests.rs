@@ -589,11 +589,68 @@ fn run_linear(
     [mine, other.join().unwrap()]
 }
 
-#[test]
-fn private_linear_maps_equal_plaintext() {
-    let mut prg = Prg::from_seed_block(Block::new(21));
-    // A 2-channel 4 × 3 image, 2 × 2 kernel, stride 1, one row of zero padding on top: 3
-    // output channels of 4 × 2; and a dense 7 → 5 layer.
+/// `map` at ℓ = `bits` with `owner`'s random weights (of `width` bits in two's complement,
+/// the extremes first, where given) on the other party's random input: both parties' outputs
+/// equal plaintext. The weights.
+fn check_linear(
+    prg: &mut Prg,
+    map: &LinearMap,
+    (bits, width): (u32, Option<u32>),
+    owner: usize,
+) -> LinearWeights {
+    let (rows, inner, _) = map.shape();
+    let mut p = Program::new();
+    let t = Type {
+        sharing: Sharing::Alpha,
+        kind: Kind::Ring(bits),
+        n: map.inputs(),
+    };
+    let x = p.input(1 - owner, t).unwrap();
+    let y = p.linear(x, map.clone(), owner).unwrap();
+    p.output(y, Reveal::Both).unwrap();
+    let xs = ring_values(prg, bits, map.inputs());
+    let mut matrix = ring_values(prg, bits, rows * inner);
+    if let Some(width) = width {
+        let top = 1i64 << (width - 1);
+        matrix[0] = (-top) as u64;
+        matrix[1] = (top - 1) as u64;
+        for v in &mut matrix[2..] {
+            *v = ((*v << (64 - width)) as i64 >> (64 - width)) as u64;
+        }
+        for v in &mut matrix {
+            *v &= ring::mask(bits);
+        }
+    }
+    let weights = LinearWeights {
+        matrix,
+        bias: ring_values(prg, bits, rows),
+    };
+    let given = weights.clone();
+    let want: Vec<u64> = map
+        .multiply(&weights.matrix, &map.gather(&xs), Some(&weights.bias))
+        .iter()
+        .map(|v| v & ring::mask(bits))
+        .collect();
+    let mut inputs = [Vec::new(), Vec::new()];
+    inputs[1 - owner].push((x, Plain::Ring(xs)));
+    let mut w = [Vec::new(), Vec::new()];
+    w[owner].push(weights);
+    let [a, b] = run_linear(&p, inputs, w);
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a, b);
+    let shape = map.shape();
+    assert_eq!(
+        ring(&a[0]),
+        &want[..],
+        "ℓ={bits} {width:?} owner {owner} {shape:?}"
+    );
+    given
+}
+
+/// A small convolution (2 channels of 4 × 3, 2 × 2 kernel, one row of zero padding on top:
+/// 3 output channels of 4 × 2), grouped as a channel per group, depthwise-like as a row per
+/// kernel place, and a dense 7 → 5 layer.
+fn small_maps() -> [LinearMap; 4] {
     let (c, h, w) = (2usize, 4usize, 3usize);
     let (oh, ow) = (4usize, 2usize);
     let mut gather = Vec::new();
@@ -613,51 +670,26 @@ fn private_linear_maps_equal_plaintext() {
             }
         }
     }
-    let conv = LinearMap::new(3, c * 4, oh * ow, c * h * w, gather.clone()).unwrap();
-    // Grouped: a channel per group, two output rows each; depthwise-like: a row per kernel
-    // place.
-    let grouped = LinearMap::grouped(2, (4, 4, oh * ow), c * h * w, gather.clone()).unwrap();
-    let single = LinearMap::grouped(8, (8, 1, oh * ow), c * h * w, gather).unwrap();
-    let dense = LinearMap::dense(7, 5).unwrap();
+    [
+        LinearMap::new(3, c * 4, oh * ow, c * h * w, gather.clone()).unwrap(),
+        LinearMap::grouped(2, (4, 4, oh * ow), c * h * w, gather.clone()).unwrap(),
+        LinearMap::grouped(8, (8, 1, oh * ow), c * h * w, gather).unwrap(),
+        LinearMap::dense(7, 5).unwrap(),
+    ]
+}
+
+#[test]
+fn private_linear_maps_equal_plaintext() {
+    let mut prg = Prg::from_seed_block(Block::new(21));
+    let maps = small_maps();
     for bits in [8, 32, 64] {
         for owner in 0..2 {
-            for map in [&conv, &grouped, &single, &dense] {
-                let (rows, inner, _) = map.shape();
-                let mut p = Program::new();
-                let t = Type {
-                    sharing: Sharing::Alpha,
-                    kind: Kind::Ring(bits),
-                    n: map.inputs(),
-                };
-                let x = p.input(1 - owner, t).unwrap();
-                let y = p.linear(x, map.clone(), owner).unwrap();
-                p.output(y, Reveal::Both).unwrap();
-                let xs = ring_values(&mut prg, bits, map.inputs());
-                let weights = LinearWeights {
-                    matrix: ring_values(&mut prg, bits, rows * inner),
-                    bias: ring_values(&mut prg, bits, rows),
-                };
-                let want: Vec<u64> = map
-                    .multiply(&weights.matrix, &map.gather(&xs), Some(&weights.bias))
-                    .iter()
-                    .map(|v| v & ring::mask(bits))
-                    .collect();
-                let mut inputs = [Vec::new(), Vec::new()];
-                inputs[1 - owner].push((x, Plain::Ring(xs)));
-                let mut w = [Vec::new(), Vec::new()];
-                w[owner].push(weights);
-                let [a, b] = run_linear(&p, inputs, w);
-                let (a, b) = (a.unwrap(), b.unwrap());
-                assert_eq!(a, b);
-                assert_eq!(
-                    ring(&a[0]),
-                    &want[..],
-                    "ℓ={bits} owner {owner} {:?}",
-                    map.shape()
-                );
+            for map in &maps {
+                check_linear(&mut prg, map, (bits, None), owner);
             }
         }
     }
+    let dense = maps[3].clone();
     // The owner must bring its weights, and only those.
     let mut p = Program::new();
     let t = Type {
@@ -820,6 +852,58 @@ fn bounded_truncation_is_never_far_off_on_either_sign() {
     }
 }
 
+/// Maps of short coefficients (their owner's weights as chosen multipliers of the width it
+/// states): equal to plaintext with the extreme coefficients of each width, down to one bit;
+/// the widths are the fewest bits that hold them; cheaper by the cost model than coefficients
+/// of ℓ bits.
+#[test]
+fn maps_of_short_coefficients_equal_plaintext_and_cost_less() {
+    let mut prg = Prg::from_seed_block(Block::new(22));
+    for (bits, width) in [(8, 3), (32, 14), (64, 17), (32, 1)] {
+        for owner in 0..2 {
+            for map in small_maps() {
+                let w = check_linear(&mut prg, &map, (bits, Some(width)), owner);
+                assert_eq!(linear::coefficient_width(&w.matrix, bits), width);
+            }
+        }
+    }
+    let m = ring::mask(32);
+    let widths = [
+        (0, 1),
+        (m, 1),
+        (1, 2),
+        (m - 1, 2),
+        (127, 8),
+        (m - 127, 8),
+        (128, 9),
+    ];
+    for (w, want) in widths {
+        assert_eq!(linear::coefficient_width(&[w], 32), want, "{w:#x}");
+    }
+    let [conv, ..] = small_maps();
+    let mut p = Program::new();
+    let t = Type {
+        sharing: Sharing::Alpha,
+        kind: Kind::Ring(32),
+        n: conv.inputs(),
+    };
+    let x = p.input(1, t).unwrap();
+    p.linear(x, conv, 0).unwrap();
+    let (rows, inner, _) = small_maps()[0].shape();
+    let short = LinearWeights {
+        matrix: vec![(1 << 13) - 1; rows * inner],
+        bias: vec![0; rows],
+    };
+    let cost = |w: &[LinearWeights]| -> u64 {
+        p.costs(seeded().ot, w).iter().map(|c| c.setup_bytes).sum()
+    };
+    let (widest, fourteen) = (cost(&[]), cost(&[short]));
+    assert!(
+        fourteen * 10 < widest * 7,
+        "{fourteen} bytes against {widest}"
+    );
+}
+
 /// A program with every operation on `n` copies: each sharing's input, gates, arithmetic,
 /// products, mixed products, conversions, circuits in B, β and Y, a dense linear map,
 /// gathers, both truncations, every kind of output, a barrier; and each party's inputs and
@@ -956,12 +1040,12 @@ fn costs_equal_the_traffic_sent() {
             weights: [vec![], vec![]],
         };
         let [(s0, _), (s1, _)] = measured(&p, given);
-        let cost: u64 = p.costs(ot).iter().map(|c| c.setup_bytes).sum();
+        let cost: u64 = p.costs(ot, &[]).iter().map(|c| c.setup_bytes).sum();
         (cost, s0 + s1)
     };
     for n in [29, 3000] {
         let (p, given) = every_operation(n);
-        let costs = p.costs(ot);
+        let costs = p.costs(ot, &given.weights[0]);
         let [(s0, steps0), (s1, steps1)] = measured(&p, given);
         let names = p.describe();
         assert_eq!(costs.len(), steps0.len());

@@ -58,6 +58,17 @@ impl Program {
         Ok(self.push(t, |out| Op::Linear(Linear { x, map, owner, out })))
     }
 
+    /// The linear maps, in order: each one's owner and ring bits.
+    pub(in crate::hybrid) fn linear_maps(&self) -> Vec<(usize, u32)> {
+        let mut maps = vec![(0, 0); self.maps.len()];
+        for op in &self.ops {
+            if let Op::Linear(l) = op {
+                maps[l.map] = (l.owner, self.types[l.x].ring_bits());
+            }
+        }
+        maps
+    }
+
     /// The copies `indices` of a ring value (A or α), in that order (repeats allowed): a
     /// vector of `indices.len()` copies. Local.
     pub fn gather(&mut self, a: Value, indices: Vec<u32>) -> Result<Value, Error> {
