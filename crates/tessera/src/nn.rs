@@ -3,7 +3,9 @@
 //! alone learns the logits), MOTION2NX's A+B protocol (`tessera_nn::secure`).
 
 use crate::CliError;
-use crate::bench::{Exchange, NetCondition, Wire, cpu_model, loopback, loopback_bandwidth, median};
+use crate::bench::{
+    Exchange, NetCondition, Wire, cpu_model, loopback, loopback_bandwidth, median, peak_rss_bytes,
+};
 use crate::twoparty::{LinkArgs, open};
 use clap::{Args, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -935,6 +937,8 @@ fn print_bench(
         "setup_transfer_ms": transfer_ms, "setup_over_transfer": setup_ms / transfer_ms,
         "loopback_bytes_per_s": bandwidth, "cpu": cpu_model(), "layers": layers,
         "operators": operators, "shared_setup": shared,
+        // Both parties run in this process: its high-water mark bounds each party's.
+        "peak_rss_bytes": peak_rss_bytes(),
     });
     let wire = links.wire;
     wire.describe(&mut v);
@@ -953,7 +957,8 @@ fn print_bench(
     } else {
         println!(
             "{spec} ({}, ℓ = {}, f = {}): setup {setup_ms:.1} ms ({:.1} MB, {:.1}× its transfer \
-             time at loopback bandwidth), online {online_ms:.2} ms ({:.1} kB, {} rounds){}; median of {}{judged}",
+             time at loopback bandwidth), online {online_ms:.2} ms ({:.1} kB, {} rounds){}; median of {}; \
+             peak RSS of both parties so far {:.0} MiB{judged}",
             protocol.name(),
             fixed.bits(),
             fixed.frac(),
@@ -971,7 +976,8 @@ fn print_bench(
             } else {
                 String::new()
             },
-            runs.len()
+            runs.len(),
+            peak_rss_bytes().unwrap_or(0) as f64 / f64::from(1 << 20)
         );
         println!(
             "  {:<24} {:<18} {:>12} {:>12} {:>7} {:>12} {:>12}",
