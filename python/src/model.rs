@@ -217,7 +217,7 @@ impl Model {
         for p in Protocol::ALL {
             let e = PyDict::new(py);
             // A protocol the network does not fit: its reason instead of the figures.
-            match secure::estimate(&self.model, fixed, p) {
+            match secure::estimate(&self.model, fixed, Options::new(p)) {
                 Ok(estimate) => {
                     let total = estimate.total();
                     e.set_item("setup_bytes", total.setup_bytes)?;
@@ -299,9 +299,8 @@ impl Model {
         let watch = Watch::of(progress)?;
         let fixed = Numbers::new(bits, frac)?.fixed;
         let options = Options {
-            protocol: self::protocol(protocol)?,
             output: output(reveal)?,
-            batch: 1,
+            ..Options::new(self::protocol(protocol)?)
         };
         let (values, batch) = self.inputs(x, normalise)?;
         let options = Options { batch, ..options };

@@ -215,7 +215,7 @@ impl Server {
                 .open(Some(&self.listener), &[], &stoppers)
                 .map_err(|e| errors::raise(&e))?;
             let mut session =
-                Session::new(net, inference::session_config()).map_err(|e| errors::raise(&e))?;
+                Session::new(net, self.compiled.session_config()).map_err(|e| errors::raise(&e))?;
             session.observe(observer);
             inference::server(&mut session, &self.compiled).map_err(|e| errors::raise(&e))
         })?;
@@ -265,7 +265,7 @@ pub fn infer<'py>(
                 .open(None, &connect, &stoppers)
                 .map_err(|e| errors::raise(&e))?;
             let mut session =
-                Session::new(net, inference::session_config()).map_err(|e| errors::raise(&e))?;
+                Session::new(net, compiled.session_config()).map_err(|e| errors::raise(&e))?;
             session.observe(watch.observer(&compiled, &stoppers, &raised));
             inference::client(&mut session, &compiled, &values).map_err(|e| errors::raise(&e))
         },

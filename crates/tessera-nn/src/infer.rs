@@ -9,14 +9,19 @@ use tessera_ot::{OtChoice, Protocol, Security};
 use tessera_protocols::hybrid::{Plain, Prepared, SetupStep, Step};
 use tessera_protocols::{Error, Session, SessionConfig};
 
-/// The session private inference runs on: random correlated OT by semi-honest SoftSpoken
-/// with its default k (3: 43 bits per OT instead of IKNP's 128, and as fast on this
-/// project's machines), for the triples and the linear maps' products. Both parties must use
-/// the same.
+/// The default OT of private inference: random correlated OT by semi-honest SoftSpoken with
+/// its default k (3: 43 bits per OT instead of IKNP's 128, and as fast on this project's
+/// machines), for the triples and the linear maps' products. Ferret sends a fifteenth of its
+/// bytes per OT but makes Boolean triples 2.8 times slower here ([`crate::secure::Options::ot`]).
+pub fn default_ot() -> OtChoice {
+    Protocol::softspoken(Protocol::DEFAULT_K, Security::SemiHonest)
+        .map_or(OtChoice::Extension(Protocol::IKNP), OtChoice::Extension)
+}
+
+/// The session private inference runs on with the [`default_ot`]. Both parties must use the
+/// same OT: a compiled program's is [`Compiled::session_config`].
 pub fn session_config() -> SessionConfig {
-    let ot = Protocol::softspoken(Protocol::DEFAULT_K, Security::SemiHonest)
-        .map_or(OtChoice::Extension(Protocol::IKNP), OtChoice::Extension);
-    SessionConfig::with_ot(ot)
+    SessionConfig::with_ot(default_ot())
 }
 
 /// A layer's part of the online phase, at one party.
@@ -269,7 +274,7 @@ impl Local {
         let (go, wait) = std::sync::mpsc::channel::<Option<()>>();
         let (tell, done) = std::sync::mpsc::channel();
         let thread = std::thread::spawn(move || {
-            let mut session = match Session::new(n0, session_config()) {
+            let mut session = match Session::new(n0, server_compiled.session_config()) {
                 Ok(s) => s,
                 Err(e) => {
                     let _ = tell.send(Err(e));
@@ -288,7 +293,7 @@ impl Local {
             server: go,
             done,
             thread: Some(thread),
-            client: Session::new(n1, session_config())?,
+            client: Session::new(n1, compiled.session_config())?,
             compiled,
         })
     }

@@ -123,9 +123,16 @@ pub struct Compiled {
     /// Inputs per inference: the client's input is their tensors one after another, and so
     /// is what it learns.
     pub batch: usize,
+    /// The OT the setup draws its correlations from ([`Options::ot`]).
+    pub ot: tessera_ot::OtChoice,
 }
 
 impl Compiled {
+    /// The session both parties run this program on: its OT.
+    pub fn session_config(&self) -> tessera_protocols::SessionConfig {
+        tessera_protocols::SessionConfig::with_ot(self.ot)
+    }
+
     /// The logits at scale 2^f from the revealed output: ⌊y/2^f⌋ in the clear where the
     /// output is at 2^2f, as the plaintext reference truncates.
     pub fn logits(&self, revealed: Vec<u64>) -> Vec<u64> {
@@ -681,6 +688,10 @@ pub struct Options {
     /// Inputs per inference (at least 1): every operation runs on all of them at once, as
     /// SIMD copies (MOTION2NX's SIMD rows), the rounds shared.
     pub batch: usize,
+    /// The OT of the setup's triples and products, which both parties must name alike:
+    /// [`crate::infer::default_ot`] (SoftSpoken), or Ferret for a fifteenth of the triples'
+    /// bytes at more computation.
+    pub ot: tessera_ot::OtChoice,
 }
 
 impl Options {
@@ -690,6 +701,7 @@ impl Options {
             protocol,
             output: Output::Logits,
             batch: 1,
+            ot: crate::infer::default_ot(),
         }
     }
 }
@@ -702,6 +714,7 @@ pub fn compile(model: &Model, fixed: Fixed, options: Options) -> Result<Compiled
         protocol,
         output,
         batch,
+        ot,
     } = options;
     if batch == 0 || model.input_len().checked_mul(batch).is_none() {
         return Err(Error::Input(format!("a batch of {batch} inputs")));
@@ -845,6 +858,7 @@ pub fn compile(model: &Model, fixed: Fixed, options: Options) -> Result<Compiled
         output_double,
         output,
         batch,
+        ot,
     })
 }
 
@@ -903,23 +917,21 @@ impl Estimate {
     }
 }
 
-/// The cost of [`compile`]'s `protocol` on `model` in `fixed` revealing the logits, from the
-/// compiled program's operations ([`Program::costs`]: the lengths their setup and online steps
-/// send) with the OT of [`crate::infer::session_config`]; not a run (`tessera nn bench`
+/// The cost of [`compile`] on `model` in `fixed` as `options` say, from the compiled
+/// program's operations ([`Program::costs`]: the lengths their setup and online steps send)
+/// with the options' OT; not a run (`tessera nn bench`
 /// measures the same, and a test holds the two together). One entry per node: the client's
 /// input is counted with the first, the logits' opening with the last; the barrier before
 /// the online phase, the hello and the base OTs are left out.
-pub fn estimate(model: &Model, fixed: Fixed, protocol: Protocol) -> Result<Estimate, Error> {
-    let compiled = compile(model, fixed, Options::new(protocol))?;
+pub fn estimate(model: &Model, fixed: Fixed, options: Options) -> Result<Estimate, Error> {
+    let compiled = compile(model, fixed, options)?;
     // A stripped model's weights are zeros: its maps are costed at their widest.
     let known: &[LinearWeights] = if model.has_weights {
         &compiled.weights
     } else {
         &[]
     };
-    let costs = compiled
-        .program
-        .costs(crate::infer::session_config().ot, known);
+    let costs = compiled.program.costs(compiled.ot, known);
     let mut layers: Vec<LayerEstimate> = compiled
         .layers
         .iter()

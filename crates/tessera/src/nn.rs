@@ -73,7 +73,8 @@ const DEFAULT_BITS: u32 = 32;
 /// The default fractional bits at ℓ = 32: the middle of the range that agrees with float.
 const DEFAULT_FRAC: u32 = 10;
 
-/// The number system of the secure layers.
+/// What both parties of a private inference name alike besides the protocol: the number
+/// system of the secure layers and the OT of their setup.
 #[derive(Args, Clone, Copy)]
 pub struct NumberArgs {
     /// The ring Z_2^ℓ: ℓ = 32 or 64 (32: a quarter of the setup's bytes, with exact
@@ -84,9 +85,36 @@ pub struct NumberArgs {
     /// MNIST digits for every model here, f ≥ 12 overflows; at ℓ = 64, 10 to 20).
     #[arg(long, default_value_t = DEFAULT_FRAC)]
     frac: u32,
+    /// The OT of the setup's triples and products: softspoken (SoftSpoken, k = 3: 5.3 bytes
+    /// per OT) or ferret (Ferret: about a fifteenth of that, at more computation: Boolean
+    /// triples 2.8 times slower on loopback here).
+    #[arg(long, value_enum, default_value_t = OtArg::Softspoken)]
+    ot: OtArg,
+}
+
+/// `--ot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum OtArg {
+    Softspoken,
+    Ferret,
 }
 
 impl NumberArgs {
+    /// The compile options of `protocol` on one input with these parties' OT.
+    fn options(&self, protocol: Protocol) -> Options {
+        let ot = match self.ot {
+            OtArg::Softspoken => infer::default_ot(),
+            OtArg::Ferret => tessera_ot::OtChoice::Ferret(
+                tessera_ot::ferret::Params::EMP_B10,
+                tessera_ot::Security::SemiHonest,
+            ),
+        };
+        Options {
+            ot,
+            ..Options::new(protocol)
+        }
+    }
+
     fn fixed(&self) -> Result<Fixed, CliError> {
         Fixed::new(self.bits, self.frac).ok_or_else(|| {
             CliError::Usage(format!(
@@ -329,7 +357,7 @@ fn info(args: &InfoArgs) -> Result<(), CliError> {
     let mut estimates: Vec<(Protocol, secure::Estimate)> = Vec::new();
     let mut refused = None;
     for &p in &args.protocol {
-        match secure::estimate(&model, fixed, p) {
+        match secure::estimate(&model, fixed, args.number.options(p)) {
             Ok(e) => estimates.push((p, e)),
             Err(e) => {
                 eprintln!("tessera: {} left out: {e}", p.name());
@@ -568,7 +596,7 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
     let options = Options {
         output,
         batch: args.batch.n as usize,
-        ..Options::new(args.protocol)
+        ..args.number.options(args.protocol)
     };
     let compiled = secure::compile(&model, fixed, options)?;
     let x = match (args.role, &args.input.input) {
@@ -584,7 +612,7 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
         (Role::Server, None) => None,
     };
     let network = open(&args.link)?;
-    let mut session = Session::new(network, infer::session_config())?;
+    let mut session = Session::new(network, compiled.session_config())?;
     if !args.json {
         session.observe(Some(tessera_nn::progress::bar(&compiled)));
     }
@@ -731,7 +759,7 @@ fn accuracy(args: &AccuracyArgs) -> Result<(), CliError> {
     let pair_of = |batch: usize| -> Result<Local, CliError> {
         let options = Options {
             batch,
-            ..Options::new(args.protocol)
+            ..args.number.options(args.protocol)
         };
         local_pair(tessera_net::memory::pair()?, &model, fixed, options)
     };
@@ -817,7 +845,7 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
             let batch = args.batch.n as usize;
             let options = Options {
                 batch,
-                ..Options::new(protocol)
+                ..args.number.options(protocol)
             };
             let mut pair = local_pair(nets, &model, fixed, options)?;
             if !args.json {
