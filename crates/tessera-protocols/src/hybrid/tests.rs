@@ -780,31 +780,40 @@ fn gather_picks_copies_in_a_and_alpha() {
     }
 }
 
+/// `truncate` by 9 bits of party 1's A values `xs` at ℓ = `bits`: both parties' results.
+fn truncated(
+    bits: u32,
+    truncate: fn(&mut Program, Value, u32) -> Result<Value, Error>,
+    xs: Vec<u64>,
+) -> Vec<u64> {
+    let mut p = Program::new();
+    let t = Type {
+        sharing: Sharing::A,
+        kind: Kind::Ring(bits),
+        n: xs.len(),
+    };
+    let x = p.input(1, t).unwrap();
+    let y = truncate(&mut p, x, 9).unwrap();
+    p.output(y, Reveal::Both).unwrap();
+    let out = both(&p, [vec![], vec![(x, Plain::Ring(xs))]]);
+    ring(&out[0]).to_vec()
+}
+
 #[test]
 fn nonnegative_truncation_is_never_far_off() {
     let mut prg = Prg::from_seed_block(Block::new(24));
     for bits in [32u32, 64] {
         let n = 3000;
-        let mut p = Program::new();
-        let t = Type {
-            sharing: Sharing::A,
-            kind: Kind::Ring(bits),
-            n,
-        };
-        let x = p.input(1, t).unwrap();
-        let f = 9;
-        let y = p.truncate_nonnegative(x, f).unwrap();
-        p.output(y, Reveal::Both).unwrap();
         // Up to 2^(ℓ−2), where SecureML's truncation would fail half the time at ℓ = 32;
         // and the edges.
         let mut xs: Vec<u64> = (0..n - 3)
             .map(|_| prg.random_block().low() >> (66 - bits))
             .collect();
         xs.extend([0, 1, (1u64 << (bits - 1)) - 1]);
-        let out = both(&p, [vec![], vec![(x, Plain::Ring(xs.clone()))]]);
+        let got = truncated(bits, Program::truncate_nonnegative, xs.clone());
         let mut exact = 0;
-        for (&v, &got) in xs.iter().zip(ring(&out[0])) {
-            let floor = v >> f;
+        for (&v, &got) in xs.iter().zip(&got) {
+            let floor = v >> 9;
             assert!(got == floor || got == floor + 1, "ℓ={bits}: {v} → {got}");
             exact += usize::from(got == floor);
         }
@@ -817,37 +826,31 @@ fn bounded_truncation_is_never_far_off_on_either_sign() {
     let mut prg = Prg::from_seed_block(Block::new(25));
     for bits in [32u32, 64] {
         let n = 3000;
-        let mut p = Program::new();
-        let t = Type {
-            sharing: Sharing::A,
-            kind: Kind::Ring(bits),
-            n,
-        };
-        let x = p.input(1, t).unwrap();
-        let f = 9;
-        let y = p.truncate_bounded(x, f).unwrap();
-        p.output(y, Reveal::Both).unwrap();
         // Magnitudes up to 2^(ℓ−2), where SecureML's truncation fails often at ℓ = 32; and
         // the edges of the range.
         let half = 1i64 << (bits - 2);
         let mut xs: Vec<i64> = (0..n - 4)
-            .map(|_| {
-                let v = (prg.random_block().low() >> (65 - bits)) as i64;
-                v - half
-            })
+            .map(|_| (prg.random_block().low() >> (65 - bits)) as i64 - half)
             .collect();
         xs.extend([0, -1, -half, half - 1]);
         let mask = ring::mask(bits);
-        let encoded: Vec<u64> = xs.iter().map(|&v| v as u64 & mask).collect();
-        let out = both(&p, [vec![], vec![(x, Plain::Ring(encoded))]]);
+        let encoded = xs.iter().map(|&v| v as u64 & mask).collect();
+        let got = truncated(bits, Program::truncate_bounded, encoded);
         let mut exact = 0;
-        for (&v, &got) in xs.iter().zip(ring(&out[0])) {
-            let floor = v >> f;
+        for (&v, &got) in xs.iter().zip(&got) {
+            let floor = v >> 9;
             let (low, high) = (floor as u64 & mask, (floor + 1) as u64 & mask);
             assert!(got == low || got == high, "ℓ={bits}: {v} → {got}");
             exact += usize::from(got == low);
         }
         assert!(exact > n / 4 && exact < n, "{exact} of {n} exact");
+        let mut p = Program::new();
+        let t = Type {
+            sharing: Sharing::A,
+            kind: Kind::Ring(bits),
+            n: 1,
+        };
+        let x = p.input(1, t).unwrap();
         assert!(p.truncate_bounded(x, bits - 1).is_err());
     }
 }
