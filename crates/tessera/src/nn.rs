@@ -865,12 +865,7 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
                 let (got, server, client) = pair.infer(&x)?;
                 let each = got.chunks_exact(model.output_len());
                 for (got, want) in each.zip(&want) {
-                    let diff = max_difference(&fixed, want, got);
-                    if argmax(&fixed, got) != argmax(&fixed, want) || diff > 0.1 {
-                        return Err(CliError::Usage(format!(
-                            "{spec}: the private logits differ from fixed point by {diff}"
-                        )));
-                    }
+                    check_against_fixed_point(spec, fixed, got, want)?;
                 }
                 if sample > 0 {
                     runs.push((server, client));
@@ -882,6 +877,34 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
             };
             print_bench(args, spec, protocol, &runs, fixed, &links);
         }
+    }
+    Ok(())
+}
+
+/// An error unless the private logits `got` give fixed point's class and lie within 5 % of
+/// 1 + the largest logit's magnitude of fixed point's `want`: truncations round differently
+/// in the last place (exact ones up or down, the reference down), and a deep network carries
+/// that to its logits (ResNet-50 at ℓ = 32, f = 10: 0.17 where the largest logit is 7.3),
+/// while a wrong truncation is off by 2^(ℓ−2f) or more.
+fn check_against_fixed_point(
+    spec: &str,
+    fixed: Fixed,
+    got: &[u64],
+    want: &[u64],
+) -> Result<(), CliError> {
+    let diff = max_difference(&fixed, want, got);
+    let largest = want
+        .iter()
+        .map(|&v| fixed.decode(v).abs())
+        .fold(0.0, f32::max);
+    let bound = 0.05 * (1.0 + largest);
+    if argmax(&fixed, got) != argmax(&fixed, want) || diff > bound {
+        return Err(CliError::Usage(format!(
+            "{spec}: the private logits differ from fixed point by {diff} (at most {bound}), \
+             class {} against {}",
+            argmax(&fixed, got),
+            argmax(&fixed, want)
+        )));
     }
     Ok(())
 }
