@@ -71,10 +71,14 @@ pub fn strip(bytes: &[u8], what: &str) -> Result<Vec<u8>, Error> {
 /// Empties a real-valued tensor (its shape and type stay) and its documentation.
 fn empty(t: &mut TensorProto) {
     if is_float(t.data_type) {
+        // Every data field, those a float tensor does not use too: a file may fill them.
         t.raw_data = Default::default();
         t.float_data.clear();
         t.double_data.clear();
         t.int32_data.clear();
+        t.int64_data.clear();
+        t.uint64_data.clear();
+        t.string_data.clear();
         t.external_data.clear();
     }
     t.doc_string.clear();
