@@ -18,6 +18,12 @@ pub fn default_ot() -> OtChoice {
         .map_or(OtChoice::Extension(Protocol::IKNP), OtChoice::Extension)
 }
 
+/// Ferret as private inference's OT: semi-honest, EMP-OT's current `ferret_b10` parameters
+/// (those `tessera bench ot` takes by default).
+pub fn ferret_ot() -> OtChoice {
+    OtChoice::Ferret(tessera_ot::ferret::Params::EMP_B10, Security::SemiHonest)
+}
+
 /// The session private inference runs on with the [`default_ot`]. Both parties must use the
 /// same OT: a compiled program's is [`Compiled::session_config`].
 pub fn session_config() -> SessionConfig {

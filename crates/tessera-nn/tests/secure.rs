@@ -628,12 +628,8 @@ fn ferret_as_the_setup_ot_equals_fixed_point_in_fewer_bytes() {
     let fixed = Fixed::new(32, 9).unwrap();
     let x = digit(5);
     let want = Plain::new(&model, fixed).unwrap().run(&x).unwrap();
-    let ferret = tessera_ot::OtChoice::Ferret(
-        tessera_ot::ferret::Params::EMP_B10,
-        tessera_ot::Security::SemiHonest,
-    );
     let mut setups = Vec::new();
-    for ot in [infer::default_ot(), ferret] {
+    for ot in [infer::default_ot(), infer::ferret_ot()] {
         let options = secure::Options {
             ot,
             ..secure::Options::new(Protocol::AB)

@@ -445,11 +445,18 @@ fn check_batch(
     }
 }
 
-/// Whether `v` of Z_2^`bits` is a `width`-bit number in two's complement: its bits from
-/// `width − 1` up all equal.
-fn fits(v: u64, bits: usize, width: usize) -> bool {
-    let high = (v & (u64::MAX >> (64 - bits))) >> (width - 1);
-    high == 0 || high == (u64::MAX >> (64 - bits)) >> (width - 1)
+/// The fewest bits that hold every one of `values` (elements of Z_2^`bits`) in two's
+/// complement, the width of [`Multipliers::Chosen`] they need: at least 1, at most ℓ. Every
+/// value is read, whatever it holds.
+pub fn multiplier_width(values: impl IntoIterator<Item = u64>, bits: u32) -> u32 {
+    let mask = u64::MAX >> (64 - bits);
+    let widest = values.into_iter().fold(0u64, |acc, v| {
+        let v = v & mask;
+        // A negative value's ones' complement has as many significant bits.
+        let negative = 0u64.wrapping_sub(v >> (bits - 1));
+        acc | ((v ^ negative) & mask)
+    });
+    (64 - widest.leading_zeros() + 1).min(bits)
 }
 
 /// The weight of bit `i` of a `width`-bit multiplier in two's complement: 2^i, and −2^i for
@@ -977,7 +984,7 @@ impl TripleGenerator {
 
     /// The other side of [`TripleGenerator::vector_products_send`] with chosen multipliers:
     /// this party's shares of the peer's vectors (`m` elements each) times `y`, each of
-    /// `width` bits in two's complement (an error names one that is not).
+    /// `width` bits in two's complement (an error where they take more: [`multiplier_width`]).
     pub fn vector_products_chosen<R: Ring>(
         &mut self,
         links: &mut Links<'_>,
@@ -986,9 +993,10 @@ impl TripleGenerator {
         width: u32,
     ) -> Result<Vec<R>, Error> {
         let w = Multipliers::Chosen { width }.width(R::BITS)?;
-        if let Some(k) = y.iter().position(|&v| !fits(v.to_u64(), R::BITS, w)) {
+        let needed = multiplier_width(y.iter().map(|v| v.to_u64()), R::BITS as u32);
+        if needed > width {
             return Err(Error::Usage(format!(
-                "multiplier {k} of a vector product does not fit {width} bits"
+                "the multipliers of a vector product take {needed} bits, not {width}"
             )));
         }
         let space = self.space;

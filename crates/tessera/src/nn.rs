@@ -104,10 +104,7 @@ impl NumberArgs {
     fn options(&self, protocol: Protocol) -> Options {
         let ot = match self.ot {
             OtArg::Softspoken => infer::default_ot(),
-            OtArg::Ferret => tessera_ot::OtChoice::Ferret(
-                tessera_ot::ferret::Params::EMP_B10,
-                tessera_ot::Security::SemiHonest,
-            ),
+            OtArg::Ferret => infer::ferret_ot(),
         };
         Options {
             ot,

@@ -16,7 +16,7 @@
 //! - maps of several columns (convolutions): for each row r of `W`, the other party's rows of
 //!   `cols(δₚ)` times the owner's coefficients W[r, k] themselves, chosen multipliers of the
 //!   fewest bits that hold every coefficient of the map in two's complement
-//!   ([`coefficient_width`]), which the owner states first. A network's weights lie in a small
+//!   ([`tessera_ot::triples::multiplier_width`]), which the owner states first. A network's weights lie in a small
 //!   range: at ℓ = 32 and f = 10, weights below 8 in magnitude take 14 bits, 50 bytes of
 //!   corrections per element instead of the 80 of ℓ-bit multipliers. The other party learns
 //!   that width (the magnitude of the map's largest coefficient to within a factor of two),
@@ -237,19 +237,6 @@ impl LinearMap {
         }
         Ok(())
     }
-}
-
-/// The fewest bits that hold every one of `coefficients` (elements of Z_2^`ring`) in two's
-/// complement: at least 1, at most ℓ.
-pub fn coefficient_width(coefficients: &[u64], ring: u32) -> u32 {
-    let mask = super::ring::mask(ring);
-    let widest = coefficients.iter().fold(0u64, |acc, &w| {
-        let w = w & mask;
-        // A negative coefficient's ones' complement has the same number of significant bits.
-        let magnitude = if w >> (ring - 1) == 1 { !w & mask } else { w };
-        acc | magnitude
-    });
-    (64 - widest.leading_zeros() + 1).min(ring)
 }
 
 /// SecureML's local truncation of an A share by `f` bits (Mohassel and Zhang, S&P 2017,

@@ -5,14 +5,14 @@
 //! algebra resolved.
 
 use super::algebra::{Algebra, Field, Id, Needs, Peer, Pool, triple_bytes};
-use super::linear::{self, LinearMap, LinearWeights};
+use super::linear::{LinearMap, LinearWeights};
 use super::{CROSS, LINEAR, Program, SETUP, Sharing, TABLES, WIDTHS, ring};
 use crate::boolean::bits::{self, words};
 use crate::hello::{self, Hello, Names};
 use crate::{Error, Session};
 use tessera_core::{Block, FixedKeyHash, Prg};
 use tessera_net::Channel;
-use tessera_ot::triples::{Multipliers, Ring};
+use tessera_ot::triples::{Multipliers, Ring, multiplier_width};
 
 /// One party's setup of a program, for one online phase.
 #[derive(Debug)]
@@ -550,7 +550,7 @@ pub(super) fn widths(p: &Program, weights: &[LinearWeights]) -> Vec<u32> {
     maps.iter()
         .enumerate()
         .map(|(map, &(_, bits))| match weights.get(map) {
-            Some(w) if stated(&p.maps[map]) => linear::coefficient_width(&w.matrix, bits),
+            Some(w) if stated(&p.maps[map]) => multiplier_width(w.matrix.iter().copied(), bits),
             _ => bits,
         })
         .collect()
@@ -580,7 +580,7 @@ fn stated_widths(
         match coefficients {
             _ if !stated(&p.maps[map]) => {}
             Some(w) => {
-                widths[map] = linear::coefficient_width(w, bits);
+                widths[map] = multiplier_width(w.iter().copied(), bits);
                 mine.push(widths[map] as u8);
             }
             None => theirs.push(map),

@@ -8,6 +8,7 @@ use crate::SessionConfig;
 use std::thread;
 use tessera_core::{Block, Prg};
 use tessera_net::memory;
+use tessera_ot::triples::multiplier_width;
 
 type Outcome = Vec<Option<Plain>>;
 
@@ -866,7 +867,7 @@ fn maps_of_short_coefficients_equal_plaintext_and_cost_less() {
         for owner in 0..2 {
             for map in small_maps() {
                 let w = check_linear(&mut prg, &map, (bits, Some(width)), owner);
-                assert_eq!(linear::coefficient_width(&w.matrix, bits), width);
+                assert_eq!(multiplier_width(w.matrix.iter().copied(), bits), width);
             }
         }
     }
@@ -881,7 +882,7 @@ fn maps_of_short_coefficients_equal_plaintext_and_cost_less() {
         (128, 9),
     ];
     for (w, want) in widths {
-        assert_eq!(linear::coefficient_width(&[w], 32), want, "{w:#x}");
+        assert_eq!(multiplier_width([w], 32), want, "{w:#x}");
     }
     let [conv, ..] = small_maps();
     let mut p = Program::new();
