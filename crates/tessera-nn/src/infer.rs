@@ -1,12 +1,13 @@
-//! One private inference on a session: the server's side and the client's, each a setup
-//! (before any input exists) then an online phase, with the online phase's time, traffic and
-//! rounds layer by layer. The thin driver over [`crate::secure`]'s compiled program.
+//! One private inference on a session: the server's side and the client's, each the setup and
+//! online phase streamed (each segment of layers set up just before it runs:
+//! [`tessera_protocols::hybrid::Program::run_streamed`]), with both phases' time, traffic and rounds layer by layer.
+//! The thin driver over [`crate::secure`]'s compiled program.
 
 use crate::fixed::{Arith, Fixed};
 use crate::secure::{CLIENT, Compiled, SERVER};
-use tessera_net::{Network, PhaseTimer, Stats};
+use tessera_net::{Network, Stats};
 use tessera_ot::{OtChoice, Protocol, Security};
-use tessera_protocols::hybrid::{Plain, Prepared, SetupStep, Step};
+use tessera_protocols::hybrid::{Plain, SetupStep, Step, Value};
 use tessera_protocols::{Error, Session, SessionConfig};
 
 /// The default OT of private inference: random correlated OT by semi-honest SoftSpoken with
@@ -115,19 +116,41 @@ struct Setup {
     steps: Vec<SetupStep>,
 }
 
-/// The setup with `peer`; the server gives the model's weights, the client none (whatever
-/// its model holds: it owns no linear map).
-fn setup(session: &mut Session, c: &Compiled, peer: usize) -> Result<(Prepared, Setup), Error> {
+/// A streamed run with `peer` ([`Program::run_streamed`]) on this party's `inputs`: the
+/// server gives the model's weights, the client none (whatever its model holds: it owns no
+/// linear map). The outputs and this party's report.
+fn streamed(
+    session: &mut Session,
+    c: &Compiled,
+    peer: usize,
+    inputs: &[(Value, Plain)],
+) -> Result<(Vec<Option<Plain>>, Report), Error> {
     let weights = if peer == CLIENT { &c.weights[..] } else { &[] };
-    let timer = PhaseTimer::start("setup", session.network());
-    let (prepared, steps) = c.program.setup_steps(session, peer, weights)?;
-    let phase = timer.stop(session.network());
+    let run = on_threads(c.threads, || {
+        c.program.run_streamed(session, peer, weights, inputs)
+    })?;
     let setup = Setup {
-        ms: phase.ms,
-        traffic: phase.traffic,
-        steps,
+        ms: run.setup.iter().fold(0.0, |t, s| t + s.ms),
+        traffic: run.setup.iter().map(|s| s.traffic).sum(),
+        steps: run.setup,
     };
-    Ok((prepared, setup))
+    Ok((run.outputs, report(c, &setup, &run.steps)))
+}
+
+/// `f` on a rayon pool of `threads` threads (0: the global pool, as many as the machine has),
+/// where the kernels of a party's local work spread their loops.
+fn on_threads<T: Send>(
+    threads: usize,
+    f: impl FnOnce() -> Result<T, Error> + Send,
+) -> Result<T, Error> {
+    if threads == 0 {
+        return f();
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::Input(format!("a pool of {threads} threads: {e}")))?;
+    pool.install(f)
 }
 
 fn report(c: &Compiled, setup: &Setup, steps: &[Step]) -> Report {
@@ -210,17 +233,14 @@ fn classes(c: &Compiled, setup: &Setup, steps: &[Step]) -> Vec<ClassReport> {
 
 /// The server's side: the model owner, whose weights `c` holds; it learns nothing.
 pub fn server(session: &mut Session, c: &Compiled) -> Result<Report, Error> {
-    session.run(|s| {
-        let (prepared, setup) = setup(s, c, CLIENT)?;
-        let constants: Vec<_> = c
-            .constants
-            .iter()
-            .map(|(v, k)| (*v, Plain::Ring(k.clone())))
-            .collect();
-        let (out, steps) = c.program.online_steps(s, CLIENT, prepared, &constants)?;
-        debug_assert!(out.iter().all(Option::is_none));
-        Ok(report(c, &setup, &steps))
-    })
+    let constants: Vec<_> = c
+        .constants
+        .iter()
+        .map(|(v, k)| (*v, Plain::Ring(k.clone())))
+        .collect();
+    let (out, report) = streamed(session, c, CLIENT, &constants)?;
+    debug_assert!(out.iter().all(Option::is_none));
+    Ok(report)
 }
 
 /// The client's side on `input` (the network's input, encoded in `c.fixed`): the logits,
@@ -241,20 +261,14 @@ pub fn client(
         .check_input(input)
         .map_err(|e| Error::Input(e.to_string()))?;
     let encoded = encode(c.fixed, input);
-    session.run(|s| {
-        let (prepared, setup) = setup(s, c, SERVER)?;
-        let (out, steps) =
-            c.program
-                .online_steps(s, SERVER, prepared, &[(c.input, Plain::Ring(encoded))])?;
-        match out.into_iter().next() {
-            Some(Some(Plain::Ring(revealed))) => {
-                Ok((c.logits(revealed), report(c, &setup, &steps)))
-            }
-            _ => Err(Error::Input(
-                "the program revealed no logits to the client".to_owned(),
-            )),
-        }
-    })
+    let inputs = [(c.input, Plain::Ring(encoded))];
+    let (out, report) = streamed(session, c, SERVER, &inputs)?;
+    match out.into_iter().next() {
+        Some(Some(Plain::Ring(revealed))) => Ok((c.logits(revealed), report)),
+        _ => Err(Error::Input(
+            "the program revealed no logits to the client".to_owned(),
+        )),
+    }
 }
 
 fn encode(fixed: Fixed, input: &[f32]) -> Vec<u64> {

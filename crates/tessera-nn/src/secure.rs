@@ -125,6 +125,8 @@ pub struct Compiled {
     pub batch: usize,
     /// The OT the setup draws its correlations from ([`Options::ot`]).
     pub ot: tessera_ot::OtChoice,
+    /// Threads of this party's local work ([`Options::threads`]).
+    pub threads: usize,
 }
 
 impl Compiled {
@@ -692,6 +694,10 @@ pub struct Options {
     /// [`crate::infer::default_ot`] (SoftSpoken), or Ferret for a fifteenth of the triples'
     /// bytes at more computation.
     pub ot: tessera_ot::OtChoice,
+    /// Threads of this party's local work (the setup's hashing and products, the linear
+    /// maps, the Boolean layers): 0 for as many as the machine has. A party's own choice,
+    /// not the program's: the parties may differ.
+    pub threads: usize,
 }
 
 impl Options {
@@ -702,6 +708,7 @@ impl Options {
             output: Output::Logits,
             batch: 1,
             ot: crate::infer::default_ot(),
+            threads: 0,
         }
     }
 }
@@ -715,6 +722,7 @@ pub fn compile(model: &Model, fixed: Fixed, options: Options) -> Result<Compiled
         output,
         batch,
         ot,
+        threads,
     } = options;
     if batch == 0 || model.input_len().checked_mul(batch).is_none() {
         return Err(Error::Input(format!("a batch of {batch} inputs")));
@@ -859,6 +867,7 @@ pub fn compile(model: &Model, fixed: Fixed, options: Options) -> Result<Compiled
         output,
         batch,
         ot,
+        threads,
     })
 }
 

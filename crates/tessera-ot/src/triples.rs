@@ -34,6 +34,7 @@
 use crate::bits::low_bits;
 use crate::traits::{Flow, RcotReceiver, RcotSender};
 use crate::{Error, out_of_turn};
+use rayon::prelude::*;
 use std::borrow::Cow;
 use tessera_core::{Block, FixedKeyHash, Prg};
 use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
@@ -374,14 +375,6 @@ fn pack_low_bits(blocks: &[Block], out: &mut [Block]) {
 #[derive(Debug, Default)]
 pub struct Scratch {
     hash: FixedKeyHash,
-    /// Rows under an offset, for hashes of several blocks per OT.
-    inputs: Vec<Block>,
-    /// Their tweaks.
-    tweaks: Vec<Block>,
-    /// Their seeds.
-    seeds: Vec<Block>,
-    /// One bit's corrections of a product, as words.
-    t: Vec<u64>,
     /// The receiver's choice bits as masks, for a batch.
     chosen: Vec<u64>,
     /// H(rows) and H(rows ⊕ Δ).
@@ -396,35 +389,36 @@ impl Scratch {
     /// [`FixedKeyHash::cr_counter`], as SoftSpoken's leaves are expanded): one AES call per
     /// block after the seed instead of the TCCR hash's two. `first` counts the blocks hashed
     /// before in this direction.
+    /// Rows are hashed in chunks of [`HASH_ROWS`] on the current rayon pool.
     fn hash(&mut self, which: usize, rows: &[Block], offset: Block, first: u128, per: usize) {
-        let Scratch {
-            hash,
-            inputs,
-            tweaks,
-            seeds,
-            h,
-            ..
-        } = self;
-        let out = &mut h[which];
+        let hash = &self.hash;
+        let out = &mut self.h[which];
         out.resize(rows.len() * per, Block::ZERO);
-        if per == 1 {
-            hash.tccr_counter(rows, offset, Block::new(TWEAKS.wrapping_add(first)), out);
-            return;
-        }
-        inputs.clear();
-        inputs.extend(rows.iter().map(|&r| r ^ offset));
-        tweaks.clear();
-        tweaks.extend(
-            (0..rows.len() as u128)
-                .map(|j| Block::new(TWEAKS.wrapping_add(first + j * per as u128))),
-        );
-        seeds.resize(rows.len(), Block::ZERO);
-        hash.tccr(inputs, tweaks, seeds);
-        for (s, o) in seeds.iter().zip(out.chunks_exact_mut(per)) {
-            hash.cr_counter(*s, Block::ZERO, o);
-        }
+        let tweak = |row: usize| TWEAKS.wrapping_add(first + (row * per) as u128);
+        let chunks = out
+            .par_chunks_mut(HASH_ROWS * per)
+            .zip(rows.par_chunks(HASH_ROWS));
+        chunks.enumerate().for_each(|(c, (out, rows))| {
+            let row = c * HASH_ROWS;
+            if per == 1 {
+                hash.tccr_counter(rows, offset, Block::new(tweak(row)), out);
+                return;
+            }
+            let inputs: Vec<Block> = rows.iter().map(|&r| r ^ offset).collect();
+            let tweaks: Vec<Block> = (row..row + rows.len())
+                .map(|j| Block::new(tweak(j)))
+                .collect();
+            let mut seeds = vec![Block::ZERO; rows.len()];
+            hash.tccr(&inputs, &tweaks, &mut seeds);
+            for (s, o) in seeds.iter().zip(out.chunks_exact_mut(per)) {
+                hash.cr_counter(*s, Block::ZERO, o);
+            }
+        });
     }
 }
+
+/// OT rows per chunk of [`Scratch::hash`]'s parallel hashing.
+const HASH_ROWS: usize = 1 << 12;
 
 /// An error unless a batch's vectors, rows and outputs agree in size, `width` bits per
 /// multiplier in Z_2^`bits`.
@@ -522,8 +516,9 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
         let scratch = &mut *self.scratch;
         scratch.hash(0, self.rows, Block::ZERO, self.first, per);
         scratch.hash(1, self.rows, self.delta, self.first, per);
-        let ([h0, h1], tau, t) = (&scratch.h, &mut scratch.tau, &mut scratch.t);
-        let total = self.x.len() / m * product_bytes(bits, width, m);
+        let ([h0, h1], tau) = (&scratch.h, &mut scratch.tau);
+        let product = product_bytes(bits, width, m);
+        let total = self.x.len() / m * product;
         tau.clear();
         tau.resize(total + 8, 0);
         if m == 1 && width == bits {
@@ -537,31 +532,33 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
         } else {
             let (h0, h1): (&[u64], &[u64]) = (bytemuck::cast_slice(h0), bytemuck::cast_slice(h1));
             let words = 2 * per;
-            let mut at = 0;
-            t.resize(m, 0);
-            for (p, (x, share)) in self
-                .x
-                .chunks_exact(m)
-                .zip(self.out.chunks_exact_mut(m))
-                .enumerate()
-            {
-                for i in 0..width {
-                    let ot = p * width + i;
-                    let (x0, x1) = (&h0[ot * words..][..words], &h1[ot * words..][..words]);
-                    let weight = place(i, width);
-                    for (e, ((&x_e, s), t)) in
-                        x.iter().zip(share.iter_mut()).zip(t.iter_mut()).enumerate()
-                    {
-                        let (a, b) = (element(x0, bits, e), element(x1, bits, e));
-                        *t = a.wrapping_add(x_e.to_u64()).wrapping_sub(b);
-                        *s = R::from_u64(s.to_u64().wrapping_sub(a.wrapping_mul(weight)));
+            // One product per task: its shares and its corrections' own part of τ.
+            let products = tau[..total]
+                .par_chunks_mut(product)
+                .zip(self.x.par_chunks_exact(m))
+                .zip(self.out.par_chunks_exact_mut(m));
+            products.enumerate().for_each_init(
+                || vec![0u64; m],
+                |t, (p, ((tau, x), share))| {
+                    let mut at = 0;
+                    for i in 0..width {
+                        let ot = p * width + i;
+                        let (x0, x1) = (&h0[ot * words..][..words], &h1[ot * words..][..words]);
+                        let weight = place(i, width);
+                        for (e, ((&x_e, s), t)) in
+                            x.iter().zip(share.iter_mut()).zip(t.iter_mut()).enumerate()
+                        {
+                            let (a, b) = (element(x0, bits, e), element(x1, bits, e));
+                            *t = a.wrapping_add(x_e.to_u64()).wrapping_sub(b);
+                            *s = R::from_u64(s.to_u64().wrapping_sub(a.wrapping_mul(weight)));
+                        }
+                        // Copies of a constant width.
+                        let n = tau_bytes(bits, i);
+                        pack(&mut tau[at..at + m * n], t);
+                        at += m * n;
                     }
-                    // Copies of a constant width.
-                    let n = tau_bytes(bits, i);
-                    pack(&mut tau[at..at + m * n], t);
-                    at += m * n;
-                }
-            }
+                },
+            );
         }
         out.post(&Corrections(Cow::Borrowed(&tau[..total])))?;
         Ok(Next::Done(()))
@@ -641,27 +638,32 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
             }
             return Ok(Next::Done(()));
         }
-        let (h, t) = (&self.scratch.h[0], &mut self.scratch.t);
-        let h: &[u64] = bytemuck::cast_slice(h);
+        let h: &[u64] = bytemuck::cast_slice(&self.scratch.h[0]);
         let words = 2 * per;
-        let mut at = 0;
-        t.resize(m, 0);
-        for (p, share) in self.out.chunks_exact_mut(m).enumerate() {
-            for i in 0..width {
-                let ot = p * width + i;
-                let z = &h[ot * words..][..words];
-                let n = tau_bytes(bits, i);
-                unpack(&tau[at..at + m * n], t);
-                at += m * n;
-                let weight = place(i, width);
-                for (e, (s, &t)) in share.iter_mut().zip(t.iter()).enumerate() {
-                    // The bits of τ past its ℓ − i, like those past z's element, only reach
-                    // bits above ℓ once multiplied by 2^i.
-                    let w = element(z, bits, e).wrapping_add(t & chosen[ot]);
-                    *s = R::from_u64(s.to_u64().wrapping_add(w.wrapping_mul(weight)));
+        // One product per task, reading its own part of τ.
+        let products = tau
+            .par_chunks(product_bytes(bits, width, m))
+            .zip(self.out.par_chunks_exact_mut(m));
+        products.enumerate().for_each_init(
+            || vec![0u64; m],
+            |t, (p, (tau, share))| {
+                let mut at = 0;
+                for i in 0..width {
+                    let ot = p * width + i;
+                    let z = &h[ot * words..][..words];
+                    let n = tau_bytes(bits, i);
+                    unpack(&tau[at..at + m * n], t);
+                    at += m * n;
+                    let weight = place(i, width);
+                    for (e, (s, &t)) in share.iter_mut().zip(t.iter()).enumerate() {
+                        // The bits of τ past its ℓ − i, like those past z's element, only
+                        // reach bits above ℓ once multiplied by 2^i.
+                        let w = element(z, bits, e).wrapping_add(t & chosen[ot]);
+                        *s = R::from_u64(s.to_u64().wrapping_add(w.wrapping_mul(weight)));
+                    }
                 }
-            }
-        }
+            },
+        );
         Ok(Next::Done(()))
     }
 }

@@ -17,7 +17,7 @@ pub mod session;
 pub mod yao;
 
 pub use progress::{Observer, Progress};
-pub use session::{OtChoice, Session, SessionConfig};
+pub use session::{MeteredPart, OtChoice, Session, SessionConfig};
 
 /// What a protocol run can report.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]

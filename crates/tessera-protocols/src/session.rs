@@ -50,6 +50,18 @@ struct PeerOt {
     triples: Option<TripleGenerator>,
 }
 
+/// A part of a metered phase ([`Session::metered_part`]): the phase's bytes done before it,
+/// its estimated total, whether the part ends it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MeteredPart {
+    /// Bytes of the phase done before this part.
+    pub before: u64,
+    /// The phase's estimated bytes in all.
+    pub total: u64,
+    /// Whether this part is the phase's last.
+    pub ends: bool,
+}
+
 /// One party's session; see the module documentation.
 pub struct Session {
     network: Network,
@@ -118,6 +130,11 @@ impl Session {
         &self.position
     }
 
+    /// Whether an observer hears of this session's phases ([`Session::observe`]).
+    pub fn observed(&self) -> bool {
+        self.observer.is_some()
+    }
+
     /// Runs `f` as the phase `phase` of an estimated `total()` bytes (sent and received by this
     /// party; asked only when observed), metered for the observer, if any: it hears of the
     /// phase at its start, as often as it asked while it runs, and at its end if it succeeds,
@@ -128,12 +145,36 @@ impl Session {
         total: impl FnOnce() -> u64,
         f: impl FnOnce(&mut Session) -> Result<T, E>,
     ) -> Result<T, E> {
+        let part = match self.observer {
+            Some(_) => MeteredPart {
+                before: 0,
+                total: total(),
+                ends: true,
+            },
+            None => MeteredPart::default(),
+        };
+        self.metered_part(phase, part, f)
+    }
+
+    /// Runs `f` as a part of the phase `phase` ([`Session::metered`] for a phase run in
+    /// parts, between which other phases run): the observer hears the phase's bytes done
+    /// counting from `part.before`, and done at its end if it `ends` the phase.
+    pub fn metered_part<T, E>(
+        &mut self,
+        phase: &'static str,
+        part: MeteredPart,
+        f: impl FnOnce(&mut Session) -> Result<T, E>,
+    ) -> Result<T, E> {
         let Some(observer) = self.observer.clone() else {
             return f(self);
         };
-        let total = total();
+        let MeteredPart {
+            before,
+            total,
+            ends,
+        } = part;
         let bytes = |s: tessera_net::Stats| s.bytes_sent + s.bytes_received;
-        let start = bytes(self.network.stats());
+        let start = bytes(self.network.stats()).wrapping_sub(before);
         let every = observer.every;
         self.position.clear();
         let position = self.position.clone();
@@ -145,14 +186,13 @@ impl Session {
                 op: position.get(),
             })
         };
-        tell(0);
+        tell(before);
         let meter = tell.clone();
-        self.network.meter(every, move |stats| {
-            meter(bytes(stats).saturating_sub(start))
-        });
+        self.network
+            .meter(every, move |stats| meter(bytes(stats).wrapping_sub(start)));
         let out = f(self);
         self.network.unmeter();
-        if out.is_ok() {
+        if out.is_ok() && ends {
             tell(total);
         }
         out

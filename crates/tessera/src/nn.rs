@@ -90,6 +90,10 @@ pub struct NumberArgs {
     /// triples 2.8 times slower on loopback here).
     #[arg(long, value_enum, default_value_t = OtArg::Softspoken)]
     ot: OtArg,
+    /// Threads of each party's local work (the setup's hashing and products, the linear maps,
+    /// the Boolean layers); 0 for as many as the machine has.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
 }
 
 /// `--ot`.
@@ -108,6 +112,7 @@ impl NumberArgs {
         };
         Options {
             ot,
+            threads: self.threads,
             ..Options::new(protocol)
         }
     }

@@ -193,13 +193,14 @@ impl LinearMap {
     /// `W·c` for `c` = `cols(x)` (mod 2^64; the caller reduces), plus `bias` per row if given:
     /// each row on its group's block of `c`.
     pub fn multiply(&self, w: &[u64], c: &[u64], bias: Option<&[u64]>) -> Vec<u64> {
+        use rayon::prelude::*;
         let mut y = vec![0u64; self.rows * self.cols];
         let block = self.inner * self.cols;
-        for (r, (wrow, yrow)) in w
-            .chunks_exact(self.inner)
-            .zip(y.chunks_exact_mut(self.cols))
-            .enumerate()
-        {
+        // Row by row on the current rayon pool.
+        let rows = w
+            .par_chunks_exact(self.inner)
+            .zip(y.par_chunks_exact_mut(self.cols));
+        rows.enumerate().for_each(|(r, (wrow, yrow))| {
             if let Some(b) = bias {
                 yrow.fill(b[r]);
             }
@@ -210,7 +211,7 @@ impl LinearMap {
                     *s = s.wrapping_add(wk.wrapping_mul(v));
                 }
             }
-        }
+        });
         y
     }
 

@@ -95,6 +95,26 @@ pub use prepare::{Prepared, SetupStep};
 use sha2::Digest;
 use tessera_net::Kind as MessageKind;
 
+/// The most words of setup a streamed run ([`Program::run_streamed`]) makes at once: 2^25
+/// (256 MiB) of triples, correlated OTs, garbled tables and mask products, beside the values
+/// still to be read. A constant, as both parties must cut a program alike.
+pub const SEGMENT_WORDS: usize = 1 << 25;
+
+/// What a streamed run ([`Program::run_streamed`]) gives: the outputs, as
+/// [`Program::online`]; the setup's parts, as [`Program::setup_steps`], each summed over the
+/// segments; the online steps, one per operation, as [`Program::online_steps`].
+#[derive(Debug)]
+pub struct Streamed {
+    /// Each output, if this party learns it.
+    pub outputs: Vec<Option<Plain>>,
+    /// The setup's parts.
+    pub setup: Vec<SetupStep>,
+    /// The online steps.
+    pub steps: Vec<Step>,
+    /// How many segments the setup was made in.
+    pub segments: usize,
+}
+
 /// The version of the hybrid programs' messages; parties of different versions refuse each
 /// other.
 pub const PROTOCOL_VERSION: u8 = 4;
@@ -365,6 +385,74 @@ impl Program {
         })
     }
 
+    /// The setup and online phase with `peer` in one, streamed: the program's operations cut
+    /// into segments whose setups hold at most [`SEGMENT_WORDS`] words, each segment's setup
+    /// made just before its online steps and dropped after them, and each value dropped after
+    /// the last operation that uses it, so that a party holds one segment's setup and the
+    /// values still to be read, however large the program. `weights` and `inputs` as for
+    /// [`Program::setup_with`] and [`Program::online`]. The setup sends what
+    /// [`Program::setup_with`] does, in as many parts as segments; a failure stops the peer
+    /// too. The observer hears the phases "setup" and "online" in turns, each counting on
+    /// from its last part.
+    pub fn run_streamed(
+        &self,
+        session: &mut Session,
+        peer: usize,
+        weights: &[LinearWeights],
+        inputs: &[(Value, Plain)],
+    ) -> Result<Streamed, Error> {
+        self.streamed(session, (peer, SEGMENT_WORDS), weights, inputs)
+    }
+
+    /// [`Program::run_streamed`] in segments of at most `budget` words.
+    fn streamed(
+        &self,
+        session: &mut Session,
+        (peer, budget): (usize, usize),
+        weights: &[LinearWeights],
+        inputs: &[(Value, Plain)],
+    ) -> Result<Streamed, Error> {
+        let ot = session.ot_choice();
+        session.run(|s| {
+            let (greeted, widths) = prepare::greet(self, s, peer, weights)?;
+            let segments = prepare::segments(self, budget);
+            let (setup_parts, online_parts) = if s.observed() {
+                let setup = prepare::setup_bytes(self, ot.bytes_per_cot(), &widths);
+                let online = self.ops.iter().map(|op| op.operation().traffic(self).bytes);
+                let setup: Vec<u64> = setup.iter().map(|b| b.round() as u64).collect();
+                let online: Vec<u64> = online.collect();
+                (
+                    metered_parts(&setup, &segments),
+                    metered_parts(&online, &segments),
+                )
+            } else {
+                let none = vec![crate::MeteredPart::default(); segments.len()];
+                (none.clone(), none)
+            };
+            let mut setup = prepare::Setup::start(self, s, greeted, widths, weights)?;
+            let (side, delta) = setup.side_and_offset();
+            let mut live = online::Live::new(self, s, side, delta);
+            let mut steps = Vec::with_capacity(self.ops.len());
+            for ((ops, setup_part), online_part) in
+                segments.iter().zip(setup_parts).zip(online_parts)
+            {
+                let material = s.metered_part("setup", setup_part, |s| {
+                    setup.segment(s, ops.clone(), &mut live.masks)
+                })?;
+                let done = s.metered_part("online", online_part, |s| {
+                    online::run_ops(self, s, peer, &mut live, inputs, (ops.start, material))
+                })?;
+                steps.extend(done);
+            }
+            Ok(Streamed {
+                outputs: live.outputs(),
+                setup: setup.finish()?,
+                steps,
+                segments: segments.len(),
+            })
+        })
+    }
+
     /// How many operations the program has so far: [`Program::online_steps`] gives one step
     /// per operation, so a caller can group steps by where it was when adding them.
     pub fn op_count(&self) -> usize {
@@ -394,4 +482,25 @@ impl Program {
     pub fn describe(&self) -> Vec<&'static str> {
         self.ops.iter().map(|op| op.operation().name()).collect()
     }
+}
+
+/// The metered parts of a phase run segment by segment ([`Program::run_streamed`]): each
+/// segment's bytes of the phase done before it, of the phase's total, from each operation's
+/// estimated bytes (`per_op`).
+fn metered_parts(per_op: &[u64], segments: &[std::ops::Range<usize>]) -> Vec<crate::MeteredPart> {
+    let total = per_op.iter().sum();
+    let mut before = 0;
+    segments
+        .iter()
+        .enumerate()
+        .map(|(k, ops)| {
+            let part = crate::MeteredPart {
+                before,
+                total,
+                ends: k + 1 == segments.len(),
+            };
+            before += per_op[ops.clone()].iter().sum::<u64>();
+            part
+        })
+        .collect()
 }

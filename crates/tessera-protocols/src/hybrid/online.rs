@@ -281,8 +281,46 @@ pub(super) fn bit_of(v: &[u64], k: usize) -> u64 {
     u64::from(bits::bit(v, k))
 }
 
-/// One party's state in an online phase: every value's vector so far, the setup's masks and
-/// Y offset, and the link.
+/// One party's values between segments of an online phase: every value's vector not yet
+/// used for the last time, the setup's masks and Y offset, the outputs so far.
+pub(super) struct Live {
+    /// 0 for the lower-numbered party (Y's garbler), 1 for the other.
+    side: usize,
+    /// Per value: this party's share (B, A), the public Δ (β, α) or labels (Y).
+    data: Vec<Vec<u64>>,
+    /// Per value: this party's share of its mask (β, α), or the garbler's zero-labels (Y).
+    pub(super) masks: Vec<Vec<u64>>,
+    /// Y: the garbler's free-XOR offset (zero at the evaluator).
+    delta: Block,
+    prg: Prg,
+    /// The outputs so far, in order: `None` where the peer alone learns it.
+    outputs: Vec<Option<Plain>>,
+    /// Per operation, the values to drop after it ([`Program::last_uses`]).
+    last_uses: Vec<Vec<usize>>,
+}
+
+impl Live {
+    /// Before the first operation of `p`, at `side`, with the setup's offset `delta`.
+    pub(super) fn new(p: &Program, session: &mut Session, side: usize, delta: Block) -> Self {
+        Live {
+            side,
+            data: vec![Vec::new(); p.types.len()],
+            masks: vec![Vec::new(); p.types.len()],
+            delta,
+            prg: session.fork_prg(),
+            outputs: Vec::with_capacity(p.outputs.len()),
+            last_uses: p.last_uses(),
+        }
+    }
+
+    /// The outputs, once every operation has run.
+    pub(super) fn outputs(self) -> Vec<Option<Plain>> {
+        self.outputs
+    }
+}
+
+/// One party's state while an online phase runs operations: the values so far, the setup's
+/// masks and Y offset, and the link.
 pub(super) struct Run<'p, 's> {
     pub(super) p: &'p Program,
     /// 0 for the lower-numbered party (Y's garbler), 1 for the other.
@@ -293,7 +331,7 @@ pub(super) struct Run<'p, 's> {
     pub(super) masks: Vec<Vec<u64>>,
     /// Y: the garbler's free-XOR offset (zero at the evaluator).
     pub(super) delta: Block,
-    pub(super) prg: Prg,
+    pub(super) prg: &'s mut Prg,
     pub(super) link: Link<'s>,
     inputs: &'p [(Value, Plain)],
     /// The outputs so far, in order: `None` where the peer alone learns it.
@@ -357,15 +395,31 @@ pub(super) fn run(
         delta,
         ..
     } = prepared;
+    let mut live = Live::new(p, session, side, delta);
+    live.masks = masks;
+    let steps = run_ops(p, session, peer, &mut live, inputs, (0, material))?;
+    Ok((live.outputs(), steps))
+}
+
+/// The online steps of the operations from `first` on, one per vector of setup `material`
+/// (theirs, in order), on the values so far (`live`), timed; each value is dropped after
+/// the last operation that uses it.
+pub(super) fn run_ops(
+    p: &Program,
+    session: &mut Session,
+    peer: usize,
+    live: &mut Live,
+    inputs: &[(Value, Plain)],
+    (first, material): (usize, Vec<Vec<Vec<u64>>>),
+) -> Result<Vec<Step>, Error> {
     let space = session.space(peer)?;
-    let prg = session.fork_prg();
     let mut run = Run {
         p,
-        side,
-        data: vec![Vec::new(); p.types.len()],
-        masks,
-        delta,
-        prg,
+        side: live.side,
+        data: std::mem::take(&mut live.data),
+        masks: std::mem::take(&mut live.masks),
+        delta: live.delta,
+        prg: &mut live.prg,
         link: Link {
             session,
             peer,
@@ -373,15 +427,19 @@ pub(super) fn run(
             waits: 0,
         },
         inputs,
-        outputs: Vec::with_capacity(p.outputs.len()),
+        outputs: std::mem::take(&mut live.outputs),
     };
-    let mut steps = Vec::with_capacity(p.ops.len());
-    for (index, (op, m)) in p.ops.iter().zip(material).enumerate() {
-        let operation = op.operation();
+    let mut steps = Vec::with_capacity(material.len());
+    for (index, m) in (first..).zip(material) {
+        let operation = p.ops[index].operation();
         run.link.session.position().at(index);
         let (start, waits) = (Instant::now(), run.link.waits);
         let before = run.link.session.network().stats();
         operation.online(&mut run, m)?;
+        for &v in &live.last_uses[index] {
+            run.data[v] = Vec::new();
+            run.masks[v] = Vec::new();
+        }
         steps.push(Step {
             op: operation.name(),
             ms: start.elapsed().as_secs_f64() * 1e3,
@@ -389,5 +447,6 @@ pub(super) fn run(
             waits: run.link.waits - waits,
         });
     }
-    Ok((run.outputs, steps))
+    (live.data, live.masks, live.outputs) = (run.data, run.masks, run.outputs);
+    Ok(steps)
 }

@@ -10,6 +10,7 @@ use super::{CROSS, LINEAR, Program, SETUP, Sharing, TABLES, WIDTHS, ring};
 use crate::boolean::bits::{self, words};
 use crate::hello::{self, Hello, Names};
 use crate::{Error, Session};
+use std::ops::Range;
 use tessera_core::{Block, FixedKeyHash, Prg};
 use tessera_net::Channel;
 use tessera_ot::triples::{Multipliers, Ring, multiplier_width};
@@ -207,10 +208,15 @@ struct SetupLink<'s> {
     peer: usize,
     space: tessera_net::Space,
     side: usize,
-    hash: FixedKeyHash,
+    hash: &'s FixedKeyHash,
+    /// The tweak of the next cross product, counted from [`CROSS_TWEAKS`] over the setup.
+    tweak: &'s mut u128,
 }
 
-/// The first tweak of the cross products' hashes: bit 125 keeps them apart from the OT
+/// Cross products per batch of correlated OTs: what bounds the blocks a batch holds.
+const CROSS_BATCH: usize = 1 << 18;
+
+/// The first tweak of the cross products' hashes (each the next): bit 125 keeps them apart from the OT
 /// providers' own (below 2^64), the triples' (bit 126) and Ferret's (bit 127).
 const CROSS_TWEAKS: u128 = 1 << 125;
 
@@ -243,9 +249,27 @@ impl Peer for SetupLink<'_> {
         choices: &[bool],
         bits: &[u32],
     ) -> Result<Vec<u64>, Error> {
+        let mut out = Vec::with_capacity(bits.len());
+        for start in (0..bits.len()).step_by(CROSS_BATCH) {
+            let end = bits.len().min(start + CROSS_BATCH);
+            let batch = (&x[start..end], &choices[start..end], &bits[start..end]);
+            out.extend(self.cross_batch(from, batch)?);
+        }
+        Ok(out)
+    }
+}
+
+impl SetupLink<'_> {
+    /// [`Peer::cross`] of at most [`CROSS_BATCH`] elements.
+    fn cross_batch(
+        &mut self,
+        from: usize,
+        (x, choices, bits): (&[u64], &[bool], &[u32]),
+    ) -> Result<Vec<u64>, Error> {
         let n = bits.len();
-        let (hash, space, side) = (&self.hash, self.space, self.side);
-        let first = Block::new(CROSS_TWEAKS);
+        let (hash, space, side) = (self.hash, self.space, self.side);
+        let first = Block::new(CROSS_TWEAKS + *self.tweak);
+        *self.tweak += n as u128;
         let tau_bytes: usize = bits.iter().map(|&l| ring::bytes_per(l)).sum();
         let packed = tessera_ot::ChoiceBits::from_bools(choices);
         self.session
@@ -401,16 +425,33 @@ impl Laps {
         }
     }
 
-    /// Ends the part running since the last lap as `name` (of operation `op`, if its own).
+    /// Ends the part running since the last lap as `name` (of operation `op`, if its own):
+    /// a shared part met again (in a later segment) adds to its first.
     fn lap(&mut self, session: &mut Session, op: Option<usize>, name: &'static str) {
         let next = tessera_net::PhaseTimer::start("", session.network());
         let phase = std::mem::replace(&mut self.timer, next).stop(session.network());
-        self.steps.push(SetupStep {
-            op,
-            name,
-            ms: phase.ms,
-            traffic: phase.traffic,
+        let again = op.is_none().then(|| {
+            let same = |s: &&mut SetupStep| s.op.is_none() && s.name == name;
+            self.steps.iter_mut().find(same)
         });
+        match again.flatten() {
+            Some(step) => {
+                step.ms += phase.ms;
+                step.traffic = [step.traffic, phase.traffic].into_iter().sum();
+            }
+            None => self.steps.push(SetupStep {
+                op,
+                name,
+                ms: phase.ms,
+                traffic: phase.traffic,
+            }),
+        }
+    }
+
+    /// Starts the next part now: what ran since the last lap (another phase) is not the
+    /// setup's.
+    fn restart(&mut self, session: &mut Session) {
+        self.timer = tessera_net::PhaseTimer::start("", session.network());
     }
 }
 
@@ -428,10 +469,13 @@ impl<'p> Walk<'p> {
         }
     }
 
-    /// Every operation's setup, in order: what each needs.
-    fn walk(&mut self) -> Result<Vec<Vec<Slot>>, Error> {
+    /// The setups of operations `ops`, in order: what each needs.
+    fn walk(&mut self, ops: Range<usize>) -> Result<Vec<Vec<Slot>>, Error> {
         let p = self.p;
-        let slots = p.ops.iter().map(|op| op.operation().setup(self)).collect();
+        let slots = p.ops[ops]
+            .iter()
+            .map(|op| op.operation().setup(self))
+            .collect();
         match self.error.take() {
             Some(e) => Err(e),
             None => Ok(slots),
@@ -508,7 +552,7 @@ pub(super) struct Greeted {
     peer: usize,
     space: tessera_net::Space,
     side: usize,
-    fingerprint: [u8; 32],
+    pub(super) fingerprint: [u8; 32],
     laps: Laps,
 }
 
@@ -614,6 +658,140 @@ fn no_weights(map: usize) -> Error {
     Error::Input(format!("no weights for linear map {map}"))
 }
 
+/// The setup between its segments ([`Setup::segment`]): the peer, the walk's randomness and
+/// Y offset, the linear maps' weights still to use, and the parts timed so far.
+pub(super) struct Setup<'p, 'w> {
+    peer: usize,
+    space: tessera_net::Space,
+    laps: Laps,
+    widths: Vec<u32>,
+    walk: Walk<'p>,
+    weights: std::slice::Iter<'w, LinearWeights>,
+    /// The cross products' hash and the tweak of the next.
+    hash: FixedKeyHash,
+    tweak: u128,
+}
+
+impl<'p, 'w> Setup<'p, 'w> {
+    /// The setup of `p` after the hello and the linear maps' `widths`: Y's offset fixed; this
+    /// party's `weights` for the maps it owns, in their order.
+    pub(super) fn start(
+        p: &'p Program,
+        session: &mut Session,
+        greeted: Greeted,
+        widths: Vec<u32>,
+        weights: &'w [LinearWeights],
+    ) -> Result<Self, Error> {
+        let Greeted {
+            peer,
+            space,
+            side,
+            fingerprint: _,
+            laps,
+        } = greeted;
+        let mut laps = laps;
+        let delta = offset(p, session, peer, side)?;
+        laps.lap(session, None, "masks");
+        Ok(Setup {
+            peer,
+            space,
+            laps,
+            widths,
+            walk: Walk::new(p, side, session.fork_prg(), delta),
+            weights: weights.iter(),
+            hash: FixedKeyHash::default(),
+            tweak: 0,
+        })
+    }
+
+    /// This party's side (0 for the lower-numbered party) and Y's offset.
+    pub(super) fn side_and_offset(&self) -> (usize, Block) {
+        (self.walk.side, self.walk.delta)
+    }
+
+    /// The setup of operations `ops` (the next after the last segment's): their vectors, in
+    /// order; the masks of values they write are fixed in `masks` (per value, read for
+    /// the values they read).
+    pub(super) fn segment(
+        &mut self,
+        session: &mut Session,
+        ops: Range<usize>,
+        masks: &mut Vec<Vec<u64>>,
+    ) -> Result<Vec<Vec<Vec<u64>>>, Error> {
+        self.laps.restart(session);
+        self.walk.masks = std::mem::take(masks);
+        let material = self.walked_segment(session, ops);
+        *masks = std::mem::take(&mut self.walk.masks);
+        material
+    }
+
+    fn walked_segment(
+        &mut self,
+        session: &mut Session,
+        ops: Range<usize>,
+    ) -> Result<Vec<Vec<Vec<u64>>>, Error> {
+        let (p, side, first) = (self.walk.p, self.walk.side, ops.start);
+        self.walk.algebra = Algebra::default();
+        let mut slots = self.walk.walk(ops)?;
+        self.laps.lap(session, None, "masks");
+        let mut link = SetupLink {
+            session,
+            peer: self.peer,
+            space: self.space,
+            side,
+            hash: &self.hash,
+            tweak: &mut self.tweak,
+        };
+        send_tables(&mut link, &mut slots)?;
+        self.laps.lap(link.session, None, "garbled tables");
+        let cots = draw_cots(link.session, self.peer, side, &slots)?;
+        let mut pool = draw_triples(p, link.session, self.peer, &self.walk, &slots)?;
+        // GMW's triples first, operation by operation, then the algebra's products.
+        let mut material = first_material(p, &mut slots, &mut pool, cots)?;
+        self.walk.algebra.resolve(side, &mut pool, &mut link)?;
+        self.laps
+            .lap(link.session, None, "triples and mask products");
+        for (index, (m, ops)) in (first..).zip(material.iter_mut().zip(&slots)) {
+            for slot in ops {
+                match slot {
+                    Slot::Vector(id) => m.push(self.walk.algebra.take(*id)),
+                    Slot::Linear {
+                        map,
+                        owner,
+                        bits,
+                        mask,
+                    } => {
+                        let mine = if *owner == side {
+                            Some(self.weights.next().ok_or_else(|| no_weights(*map))?)
+                        } else {
+                            None
+                        };
+                        let width = self.widths[*map];
+                        let map = &p.maps[*map];
+                        link.session.position().at(index);
+                        m.extend(linear_setup(&mut link, map, (*bits, width), mask, mine)?);
+                        self.laps.lap(link.session, Some(index), "linear map");
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(material)
+    }
+
+    /// The setup's parts, once every segment is done; an error if this party gave weights
+    /// for more maps than it owns.
+    pub(super) fn finish(mut self) -> Result<Vec<SetupStep>, Error> {
+        if self.weights.next().is_some() {
+            return Err(Error::Input(
+                "more linear weights than linear maps this party owns".into(),
+            ));
+        }
+        Ok(self.laps.steps)
+    }
+}
+
+/// The whole setup of `p` in one segment, after the hello and the linear maps' `widths`.
 pub(super) fn setup(
     p: &Program,
     session: &mut Session,
@@ -621,94 +799,91 @@ pub(super) fn setup(
     weights: &[LinearWeights],
     widths: &[u32],
 ) -> Result<(Prepared, Vec<SetupStep>), Error> {
-    let Greeted {
-        peer,
-        space,
-        side,
-        fingerprint,
-        mut laps,
-    } = greeted;
-    let delta = offset(p, session, peer, side)?;
-    let mut walk = Walk::new(p, side, session.fork_prg(), delta);
-    let mut slots = walk.walk()?;
-    laps.lap(session, None, "masks");
-    let mut link = SetupLink {
-        session,
-        peer,
-        space,
-        side,
-        hash: FixedKeyHash::default(),
-    };
-    send_tables(&mut link, &mut slots)?;
-    laps.lap(link.session, None, "garbled tables");
-    let cots = draw_cots(link.session, peer, side, &slots)?;
-    let mut pool = draw_triples(p, link.session, peer, &walk, &slots)?;
-    // GMW's triples first, operation by operation, then the algebra's products.
-    let mut material = first_material(p, &mut slots, &mut pool, cots)?;
-    walk.algebra.resolve(side, &mut pool, &mut link)?;
-    laps.lap(link.session, None, "triples and mask products");
-    let mut weights = weights.iter();
-    for (index, (m, ops)) in material.iter_mut().zip(&slots).enumerate() {
-        for slot in ops {
-            match slot {
-                Slot::Vector(id) => m.push(walk.algebra.take(*id)),
-                Slot::Linear {
-                    map,
-                    owner,
-                    bits,
-                    mask,
-                } => {
-                    let mine = if *owner == side {
-                        Some(weights.next().ok_or_else(|| no_weights(*map))?)
-                    } else {
-                        None
-                    };
-                    let width = widths[*map];
-                    let map = &p.maps[*map];
-                    link.session.position().at(index);
-                    m.extend(linear_setup(&mut link, map, (*bits, width), mask, mine)?);
-                    laps.lap(link.session, Some(index), "linear map");
-                }
-                _ => {}
-            }
-        }
-    }
-    if weights.next().is_some() {
-        return Err(Error::Input(
-            "more linear weights than linear maps this party owns".into(),
-        ));
-    }
+    let fingerprint = greeted.fingerprint;
+    let mut setup = Setup::start(p, session, greeted, widths.to_vec(), weights)?;
+    let mut masks = vec![Vec::new(); p.types.len()];
+    let material = setup.segment(session, 0..p.ops.len(), &mut masks)?;
+    let (side, delta) = setup.side_and_offset();
     let prepared = Prepared {
         fingerprint,
         side,
         material,
-        masks: walk.masks,
+        masks,
         delta,
     };
-    Ok((prepared, laps.steps))
+    Ok((prepared, setup.finish()?))
 }
 
-/// Each operation's setup bytes, both parties together, when a random correlated OT costs
-/// `cot_bytes`: what its slots take (GMW's triples, Y's random correlated OTs, a linear map's
-/// products) and the algebra entries its setup added, from one walk as [`setup`] makes it
-/// (masks from a fixed seed: no length depends on them). The hello and the base OTs are left
-/// out, and so are the widths of the linear maps' coefficients, given (`widths`, map by map).
-pub(super) fn setup_bytes(p: &Program, cot_bytes: f64, widths: &[u32]) -> Vec<f64> {
+/// One walk over `p` as [`setup`] makes it (the evaluator's, with masks from a fixed seed: no
+/// length depends on them), each operation's algebra entries and slots given to `measure`
+/// and then dropped, as the masks of values used for the last time are.
+fn measured<T>(p: &Program, mut measure: impl FnMut(&Algebra, &[Slot]) -> T) -> Vec<T> {
     // The evaluator's walk: the same slots, no garbling.
     let mut walk = Walk::new(p, 1, Prg::from_seed_block(Block::ZERO), Block::ZERO);
     p.ops
         .iter()
-        .map(|op| {
-            let first = walk.algebra.len();
+        .zip(p.last_uses())
+        .map(|(op, last)| {
+            walk.algebra = Algebra::default();
             let slots = op.operation().setup(&mut walk);
-            let added = walk.algebra.bytes(first..walk.algebra.len(), cot_bytes);
-            added
-                + slots
-                    .iter()
-                    .map(|s| slot_bytes(p, s, cot_bytes, widths))
-                    .sum::<f64>()
+            for v in last {
+                walk.masks[v] = Vec::new();
+            }
+            measure(&walk.algebra, &slots)
         })
         .collect()
+}
+
+/// Each operation's setup bytes, both parties together, when a random correlated OT costs
+/// `cot_bytes`: what its slots take (GMW's triples, Y's random correlated OTs, a linear map's
+/// products) and the algebra entries its setup added ([`measured`]). The hello and the base
+/// OTs are left out, and so are the widths of the linear maps' coefficients, given
+/// (`widths`, map by map).
+pub(super) fn setup_bytes(p: &Program, cot_bytes: f64, widths: &[u32]) -> Vec<f64> {
+    measured(p, |algebra, slots| {
+        algebra.bytes(0..algebra.len(), cot_bytes)
+            + slots
+                .iter()
+                .map(|s| slot_bytes(p, s, cot_bytes, widths))
+                .sum::<f64>()
+    })
+}
+
+/// Consecutive ranges of `p`'s operations, in order, whose setups each hold at most `budget`
+/// words ([`Algebra::words`] and [`slot_words`]; an operation over it alone): the segments
+/// a streamed run sets up one at a time.
+pub(super) fn segments(p: &Program, budget: usize) -> Vec<Range<usize>> {
+    let words = measured(p, |algebra, slots| {
+        algebra.words() + slots.iter().map(|s| slot_words(p, s)).sum::<usize>()
+    });
+    let (mut out, mut start, mut held) = (Vec::new(), 0, 0);
+    for (i, w) in words.into_iter().enumerate() {
+        if held + w > budget && i > start {
+            out.push(start..i);
+            (start, held) = (i, 0);
+        }
+        held += w;
+    }
+    out.push(start..p.ops.len());
+    out
+}
+
+/// The words one of an operation's slots holds in the setup (its algebra vectors are
+/// counted with the algebra): a linear map's share of its product, its coefficients and the
+/// mask it multiplies.
+fn slot_words(p: &Program, slot: &Slot) -> usize {
+    match *slot {
+        Slot::Triple(f) => 3 * f.words(),
+        Slot::CircuitTriples(c) => 3 * circuit_field(p, c).words(),
+        Slot::Cots(n) => 2 * n,
+        Slot::Vector(_) => 0,
+        Slot::Tables(ref words) => words.len(),
+        Slot::TablesToCome(n) => n,
+        Slot::Linear { map, .. } => {
+            let (rows, inner, cols) = p.maps[map].shape();
+            rows * cols + rows * inner + inner * cols
+        }
+    }
 }
 
 /// The bytes both parties send for one of an operation's slots (its algebra vectors are

@@ -23,11 +23,29 @@ fn run_with(
     p: &Program,
     inputs: [Vec<(Value, Plain)>; 2],
 ) -> [Result<Outcome, Error>; 2] {
+    run_in(Mode::Whole, config, p, inputs)
+}
+
+/// How a test's parties run a program: the whole setup, then the online phase; or streamed
+/// ([`Program::run_streamed`]) in segments of at most this many words.
+#[derive(Clone, Copy, Debug)]
+enum Mode {
+    Whole,
+    Streamed(usize),
+}
+
+/// [`run_with`] in `mode`.
+fn run_in(
+    mode: Mode,
+    config: SessionConfig,
+    p: &Program,
+    inputs: [Vec<(Value, Plain)>; 2],
+) -> [Result<Outcome, Error>; 2] {
     let (n0, n1) = memory::pair().unwrap();
     let [i0, i1] = inputs;
     let p1 = p.clone();
-    let other = thread::spawn(move || party(n1, config, &p1, &i1));
-    let mine = party(n0, config, p, &i0);
+    let other = thread::spawn(move || party(mode, n1, config, &p1, &i1));
+    let mine = party(mode, n0, config, p, &i0);
     [mine, other.join().unwrap()]
 }
 
@@ -37,6 +55,7 @@ fn seeded() -> SessionConfig {
 }
 
 fn party(
+    mode: Mode,
     net: tessera_net::Network,
     config: SessionConfig,
     p: &Program,
@@ -44,10 +63,13 @@ fn party(
 ) -> Result<Outcome, Error> {
     let peer = 1 - net.id();
     let mut s = Session::new(net, config)?;
-    s.run(|s| {
-        let prepared = p.setup(s, peer)?;
-        p.online(s, peer, prepared, x)
-    })
+    match mode {
+        Mode::Whole => s.run(|s| {
+            let prepared = p.setup(s, peer)?;
+            p.online(s, peer, prepared, x)
+        }),
+        Mode::Streamed(budget) => Ok(p.streamed(&mut s, (peer, budget), &[], x)?.outputs),
+    }
 }
 
 fn both(p: &Program, inputs: [Vec<(Value, Plain)>; 2]) -> Outcome {
@@ -395,9 +417,13 @@ fn a_program_mixing_all_five_sharings_equals_plaintext() {
     );
     // The session's OT, then the ideal OT of the tests: the program uses every OT flavour
     // the same way whatever provides it.
+    // Streamed too: every operation its own segment, and all in one.
     let ideal = SessionConfig::with_ot(tessera_ot::OtChoice::InsecureIdeal);
-    for config in [seeded(), ideal.seeded(tessera_testkit::seed())] {
-        let [o0, o1] = run_with(
+    let ideal = (Mode::Whole, ideal.seeded(tessera_testkit::seed()));
+    let streamed = [Mode::Streamed(1), Mode::Streamed(usize::MAX)].map(|m| (m, seeded()));
+    for (mode, config) in [[(Mode::Whole, seeded()), ideal], streamed].concat() {
+        let [o0, o1] = run_in(
+            mode,
             config,
             &p,
             [
@@ -501,8 +527,8 @@ fn a_peer_running_another_program_is_named() {
     q.output(x, Reveal::Both).unwrap();
     let (n0, n1) = memory::pair().unwrap();
     let config = seeded();
-    let other = thread::spawn(move || party(n1, config, &q, &[]));
-    let mine = party(n0, config, &p, &[(x, Plain::Ring(vec![3]))]);
+    let other = thread::spawn(move || party(Mode::Whole, n1, config, &q, &[]));
+    let mine = party(Mode::Whole, n0, config, &p, &[(x, Plain::Ring(vec![3]))]);
     let e = mine.unwrap_err().to_string();
     assert!(e.contains("another hybrid program"), "{e}");
     assert!(other.join().unwrap().is_err());
@@ -999,8 +1025,8 @@ struct Given {
     weights: [Vec<LinearWeights>; 2],
 }
 
-/// Each party's setup bytes and online steps for `p`.
-fn measured(p: &Program, given: Given) -> [(u64, Vec<Step>); 2] {
+/// Each party's setup bytes and online steps for `p`, run in `mode`.
+fn measured(mode: Mode, p: &Program, given: Given) -> [(u64, Vec<Step>); 2] {
     let (n0, n1) = memory::pair().unwrap();
     let [i0, i1] = given.inputs;
     let [w0, w1] = given.weights;
@@ -1008,6 +1034,11 @@ fn measured(p: &Program, given: Given) -> [(u64, Vec<Step>); 2] {
     let party = move |net: tessera_net::Network, p: Program, x: Vec<_>, w: Vec<_>| {
         let peer = 1 - net.id();
         let mut s = Session::new(net, config).unwrap();
+        if let Mode::Streamed(budget) = mode {
+            let run = p.streamed(&mut s, (peer, budget), &w, &x).unwrap();
+            let setup = run.setup.iter().map(|s| s.traffic.bytes_sent).sum();
+            return (setup, run.steps);
+        }
         s.run(|s| {
             let before = s.network().stats();
             let (prepared, _) = p.setup_steps(s, peer, &w)?;
@@ -1043,14 +1074,15 @@ fn costs_equal_the_traffic_sent() {
             inputs: [vec![(x, one())], vec![(y, one())]],
             weights: [vec![], vec![]],
         };
-        let [(s0, _), (s1, _)] = measured(&p, given);
+        let [(s0, _), (s1, _)] = measured(Mode::Whole, &p, given);
         let cost: u64 = p.costs(ot, &[]).iter().map(|c| c.setup_bytes).sum();
         (cost, s0 + s1)
     };
-    for n in [29, 3000] {
+    let modes = [Mode::Whole, Mode::Streamed(1 << 12)];
+    for (n, mode) in [29, 3000].into_iter().flat_map(|n| modes.map(|m| (n, m))) {
         let (p, given) = every_operation(n);
         let costs = p.costs(ot, &given.weights[0]);
-        let [(s0, steps0), (s1, steps1)] = measured(&p, given);
+        let [(s0, steps0), (s1, steps1)] = measured(mode, &p, given);
         let names = p.describe();
         assert_eq!(costs.len(), steps0.len());
         for (k, (cost, (a, b))) in costs.iter().zip(steps0.iter().zip(&steps1)).enumerate() {
@@ -1059,7 +1091,7 @@ fn costs_equal_the_traffic_sent() {
             assert_eq!(
                 (cost.online.bytes, cost.online.waits),
                 (sent, waits),
-                "n = {n}, operation {k} ({})",
+                "n = {n} {mode:?}, operation {k} ({})",
                 names[k]
             );
         }
@@ -1067,7 +1099,32 @@ fn costs_equal_the_traffic_sent() {
         let (est, sent) = (setup - small, (s0 + s1) - small_setup);
         assert!(
             est.abs_diff(sent) as f64 <= 0.05 * sent as f64,
-            "n = {n}: setup estimated {est} bytes beyond the base, sent {sent}"
+            "n = {n} {mode:?}: setup estimated {est} bytes beyond the base, sent {sent}"
         );
+    }
+}
+
+/// A streamed run's segments cover the operations in order, contiguous: all in one under an
+/// unbounded budget, more the smaller the budget.
+#[test]
+fn segments_cover_the_operations_in_order() {
+    let (p, _) = every_operation(3000);
+    let n = p.op_count();
+    assert_eq!(prepare::segments(&p, usize::MAX), vec![0..n]);
+    let mut last = 1;
+    for budget in [1 << 16, 1 << 12, 1] {
+        let cut = prepare::segments(&p, budget);
+        assert!(
+            cut.len() > last,
+            "{} segments of {n} under {budget}",
+            cut.len()
+        );
+        assert_eq!(cut.first().map(|r| r.start), Some(0));
+        assert_eq!(cut.last().map(|r| r.end), Some(n));
+        assert!(
+            cut.windows(2)
+                .all(|w| w[0].end == w[1].start && !w[0].is_empty())
+        );
+        last = cut.len();
     }
 }

@@ -96,6 +96,10 @@ impl Program {
 }
 
 impl Operation for Combine {
+    fn uses(&self) -> Vec<usize> {
+        vec![self.a, self.b, self.out]
+    }
+
     fn name(&self) -> &'static str {
         match self.how {
             How::Xor => "xor",
@@ -125,6 +129,10 @@ impl Operation for Combine {
 }
 
 impl Operation for Constant {
+    fn uses(&self) -> Vec<usize> {
+        vec![self.a, self.out]
+    }
+
     fn name(&self) -> &'static str {
         if self.multiply {
             "multiply by constant"

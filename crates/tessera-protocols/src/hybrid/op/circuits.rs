@@ -109,6 +109,10 @@ impl Program {
 }
 
 impl Operation for RunCircuit {
+    fn uses(&self) -> Vec<usize> {
+        [&self.inputs[..], &self.outputs[..]].concat()
+    }
+
     fn name(&self) -> &'static str {
         "circuit"
     }

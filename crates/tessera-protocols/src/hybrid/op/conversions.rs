@@ -177,6 +177,10 @@ impl Program {
 }
 
 impl Operation for Convert {
+    fn uses(&self) -> Vec<usize> {
+        vec![self.a, self.out]
+    }
+
     fn name(&self) -> &'static str {
         match self.hop {
             Hop::BToBeta => "b → beta",
@@ -277,6 +281,10 @@ fn compose(first: bool, ta: Type, c: &[u64], lifted: &[u64]) -> Vec<u64> {
 }
 
 impl Operation for Split {
+    fn uses(&self) -> Vec<usize> {
+        vec![self.a, self.out[0], self.out[1]]
+    }
+
     fn name(&self) -> &'static str {
         "a → b: split shares"
     }

@@ -65,6 +65,10 @@ impl Garbled {
 }
 
 impl Operation for Garbled {
+    fn uses(&self) -> Vec<usize> {
+        [&self.inputs[..], &self.outputs[..]].concat()
+    }
+
     fn name(&self) -> &'static str {
         "garbled circuit"
     }

@@ -118,6 +118,10 @@ impl Program {
 }
 
 impl Operation for Not {
+    fn uses(&self) -> Vec<usize> {
+        vec![self.a, self.out]
+    }
+
     fn name(&self) -> &'static str {
         "not"
     }
@@ -153,6 +157,10 @@ impl Operation for Not {
 }
 
 impl Operation for Wires {
+    fn uses(&self) -> Vec<usize> {
+        vec![self.a, self.out]
+    }
+
     fn name(&self) -> &'static str {
         "wires"
     }

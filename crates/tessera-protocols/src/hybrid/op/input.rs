@@ -42,6 +42,10 @@ impl Program {
 }
 
 impl Operation for Input {
+    fn uses(&self) -> Vec<usize> {
+        vec![self.out]
+    }
+
     fn name(&self) -> &'static str {
         "input"
     }
@@ -134,7 +138,7 @@ impl Input {
                 match field {
                     Field::Bits { n, .. } => {
                         for wire in r.chunks_mut(words(n)) {
-                            bits::random(&mut run.prg, n, wire);
+                            bits::random(run.prg, n, wire);
                         }
                     }
                     Field::Ring { bits, .. } => {

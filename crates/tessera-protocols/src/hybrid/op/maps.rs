@@ -150,6 +150,10 @@ impl Gather {
 }
 
 impl Operation for Linear {
+    fn uses(&self) -> Vec<usize> {
+        vec![self.x, self.out]
+    }
+
     fn name(&self) -> &'static str {
         "linear map"
     }
@@ -179,6 +183,10 @@ impl Operation for Linear {
 }
 
 impl Operation for Gather {
+    fn uses(&self) -> Vec<usize> {
+        [&self.sources[..], &[self.out]].concat()
+    }
+
     fn name(&self) -> &'static str {
         "gather"
     }

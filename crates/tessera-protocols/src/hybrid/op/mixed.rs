@@ -64,6 +64,10 @@ impl Program {
 }
 
 impl Operation for BitMul {
+    fn uses(&self) -> Vec<usize> {
+        vec![self.bit, self.x, self.out]
+    }
+
     fn name(&self) -> &'static str {
         "bit × number"
     }
@@ -148,6 +152,10 @@ impl Operation for BitMul {
 }
 
 impl Operation for BitProduct {
+    fn uses(&self) -> Vec<usize> {
+        vec![self.a, self.b, self.out]
+    }
+
     fn name(&self) -> &'static str {
         "bit × bit"
     }

@@ -29,6 +29,10 @@ pub(super) trait Operation {
     /// Its name, as [`Program::describe`] and [`super::Step::op`] give it.
     fn name(&self) -> &'static str;
 
+    /// The values its setup and online step read or write (their masks, their vectors):
+    /// after the last operation that uses a value, neither phase needs it again.
+    fn uses(&self) -> Vec<usize>;
+
     /// In the setup walk: fixes the masks of its β and α outputs and states what its online
     /// step needs from the setup, in the order it reads them.
     fn setup(&self, _walk: &mut Walk<'_>) -> Vec<Slot> {
@@ -145,6 +149,24 @@ impl Op {
 }
 
 impl Program {
+    /// Per operation, the values it is the last to use ([`Operation::uses`]): what both phases
+    /// drop after it, so that a run holds the values still to be read, not every value.
+    pub(super) fn last_uses(&self) -> Vec<Vec<usize>> {
+        let mut last = vec![None; self.types.len()];
+        for (i, op) in self.ops.iter().enumerate() {
+            for v in op.operation().uses() {
+                last[v] = Some(i);
+            }
+        }
+        let mut after = vec![Vec::new(); self.ops.len()];
+        for (v, op) in last.into_iter().enumerate() {
+            if let Some(i) = op {
+                after[i].push(v);
+            }
+        }
+        after
+    }
+
     /// A new value of type `t`.
     fn value(&mut self, t: Type) -> usize {
         self.types.push(t);

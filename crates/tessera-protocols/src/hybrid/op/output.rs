@@ -40,6 +40,10 @@ impl Program {
 }
 
 impl Operation for Open {
+    fn uses(&self) -> Vec<usize> {
+        vec![self.a]
+    }
+
     fn name(&self) -> &'static str {
         "output"
     }
@@ -97,6 +101,10 @@ impl Operation for Open {
 }
 
 impl Operation for Barrier {
+    fn uses(&self) -> Vec<usize> {
+        Vec::new()
+    }
+
     fn name(&self) -> &'static str {
         "barrier"
     }

@@ -51,6 +51,10 @@ fn minus(boolean: bool, x: u64, y: u64) -> u64 {
 }
 
 impl Operation for Product {
+    fn uses(&self) -> Vec<usize> {
+        vec![self.a, self.b, self.out]
+    }
+
     fn name(&self) -> &'static str {
         if self.boolean { "and" } else { "mul" }
     }

@@ -106,6 +106,10 @@ impl Program {
 }
 
 impl Operation for Truncate {
+    fn uses(&self) -> Vec<usize> {
+        vec![self.a, self.out]
+    }
+
     fn name(&self) -> &'static str {
         "truncate"
     }
@@ -128,6 +132,10 @@ impl Operation for Truncate {
 }
 
 impl Operation for TopBits {
+    fn uses(&self) -> Vec<usize> {
+        [&[self.a][..], &self.out[..]].concat()
+    }
+
     fn name(&self) -> &'static str {
         "top bits of the shares"
     }
