@@ -62,6 +62,42 @@ pub(crate) fn protocol(name: &str) -> PyResult<Protocol> {
         })
 }
 
+/// The setup's OT by name: "softspoken" (the default) or "ferret".
+pub(crate) fn ot(name: &str) -> PyResult<tessera_ot::OtChoice> {
+    match name {
+        "softspoken" => Ok(tessera_nn::infer::default_ot()),
+        "ferret" => Ok(tessera_nn::infer::ferret_ot()),
+        _ => Err(invalid(format!(
+            "ot={name:?}: \"softspoken\" or \"ferret\""
+        ))),
+    }
+}
+
+/// The options of a private inference, checked: `protocol`, `reveal` ("logits" or
+/// "class"), inputs per inference, the setup's OT and this party's threads.
+pub(crate) struct Chosen<'a> {
+    pub(crate) protocol: &'a str,
+    pub(crate) reveal: &'a str,
+    pub(crate) batch: usize,
+    pub(crate) ot: &'a str,
+    pub(crate) threads: usize,
+}
+
+impl Chosen<'_> {
+    pub(crate) fn options(&self) -> PyResult<Options> {
+        if self.batch == 0 {
+            return Err(invalid("batch=0: at least one input per inference"));
+        }
+        Ok(Options {
+            output: output(self.reveal)?,
+            batch: self.batch,
+            ot: ot(self.ot)?,
+            threads: self.threads,
+            ..Options::new(protocol(self.protocol)?)
+        })
+    }
+}
+
 pub(crate) fn output(reveal: &str) -> PyResult<Output> {
     match reveal {
         "logits" => Ok(Output::Logits),
@@ -282,8 +318,9 @@ impl Model {
     /// process, each on its own thread; returns the client's output (the logits, or the
     /// class for `reveal="class"`) and a report of times, bytes and rounds. `progress`: the
     /// client's, to a callable `progress(phase, done, total)`, to a bar (`True`; `None`, the
-    /// default: when standard error is a terminal) or nowhere (`False`).
-    #[pyo3(signature = (x, protocol = "a+b", bits = 32, frac = 10, reveal = "logits", normalise = None, progress = None))]
+    /// default: when standard error is a terminal) or nowhere (`False`). `ot`: the setup's
+    /// OT ("softspoken" or "ferret"); `threads`: each party's (0: as many as the machine has).
+    #[pyo3(signature = (x, protocol = "a+b", bits = 32, frac = 10, reveal = "logits", normalise = None, progress = None, ot = "softspoken", threads = 0))]
     #[allow(clippy::too_many_arguments)]
     fn simulate<'py>(
         &self,
@@ -295,15 +332,20 @@ impl Model {
         reveal: &str,
         normalise: Option<&str>,
         progress: Option<&Bound<'py, PyAny>>,
+        ot: &str,
+        threads: usize,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
         let watch = Watch::of(progress)?;
         let fixed = Numbers::new(bits, frac)?.fixed;
-        let options = Options {
-            output: output(reveal)?,
-            ..Options::new(self::protocol(protocol)?)
-        };
         let (values, batch) = self.inputs(x, normalise)?;
-        let options = Options { batch, ..options };
+        let chosen = Chosen {
+            protocol,
+            reveal,
+            batch,
+            ot,
+            threads,
+        };
+        let options = chosen.options()?;
         let mut kept = py.detach(|| self.parties(fixed, options))?;
         let stoppers = kept.stoppers.clone();
         let raised = Raised::default();
@@ -385,6 +427,8 @@ pub(crate) fn report<'py>(py: Python<'py>, parties: &[&Report]) -> PyResult<Boun
         o.set_item("online_rounds", c.rounds)?;
         o.set_item("setup_ms", c.setup_ms)?;
         o.set_item("setup_bytes", each(&|k| k.setup.bytes_sent))?;
+        o.set_item("shared_setup_ms", c.shared_ms)?;
+        o.set_item("shared_setup_bytes", each(&|k| k.shared.bytes_sent))?;
         operators.append(o)?;
     }
     r.set_item("operators", operators)?;

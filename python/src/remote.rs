@@ -5,7 +5,7 @@
 
 use crate::errors::{self, invalid};
 use crate::interrupt::{Stoppers, interruptible};
-use crate::model::{Model, Numbers, decoded, output, protocol, report};
+use crate::model::{Chosen, Model, Numbers, decoded, report};
 use crate::progress::{Raised, Watch};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -16,7 +16,7 @@ use tessera_net::tcp;
 use tessera_net::tls::TlsConfig;
 use tessera_net::{NetConfig, Network, Stopper};
 use tessera_nn::infer as inference;
-use tessera_nn::secure::{self, Compiled, Options};
+use tessera_nn::secure::{self, Compiled};
 use tessera_protocols::Session;
 
 /// This party's TLS: the directory of its key.pem and cert.pem, and the peer's certificate
@@ -136,18 +136,6 @@ impl Link {
     }
 }
 
-/// The options of both ends, checked.
-fn options(protocol_name: &str, reveal: &str, batch: usize) -> PyResult<Options> {
-    if batch == 0 {
-        return Err(invalid("batch=0: at least one input per inference"));
-    }
-    Ok(Options {
-        output: output(reveal)?,
-        batch,
-        ..Options::new(protocol(protocol_name)?)
-    })
-}
-
 /// A server listening for clients, one private inference each: its `address` is known as soon
 /// as it is made (listen on port 0 to let the system pick one).
 #[pyclass(module = "tessera._tessera", frozen)]
@@ -161,7 +149,8 @@ pub struct Server {
 impl Server {
     #[new]
     #[pyo3(signature = (model, listen, protocol = "a+b", bits = 32, frac = 10, reveal = "logits",
-                        batch = 1, tls = None, timeout = 30.0, deadline = 3600.0))]
+                        batch = 1, tls = None, timeout = 30.0, deadline = 3600.0,
+                        ot = "softspoken", threads = 0))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         model: &Model,
@@ -174,6 +163,8 @@ impl Server {
         tls: Option<PyRef<'_, Tls>>,
         timeout: f64,
         deadline: f64,
+        ot: &str,
+        threads: usize,
     ) -> PyResult<Server> {
         if !model.model.has_weights {
             return Err(invalid(
@@ -181,7 +172,14 @@ impl Server {
             ));
         }
         let fixed = Numbers::new(bits, frac)?.fixed;
-        let compiled = secure::compile(&model.model, fixed, options(protocol, reveal, batch)?)
+        let chosen = Chosen {
+            protocol,
+            reveal,
+            batch,
+            ot,
+            threads,
+        };
+        let compiled = secure::compile(&model.model, fixed, chosen.options()?)
             .map_err(|e| errors::raise_nn(&e))?;
         let link = Link::new(tls.as_deref(), (0, 2), timeout, deadline)?;
         let listener = tcp::listen(listen).map_err(|e| errors::raise(&e))?;
@@ -230,7 +228,7 @@ impl Server {
 #[pyfunction]
 #[pyo3(signature = (model, x, connect, protocol = "a+b", bits = 32, frac = 10, reveal = "logits",
                     normalise = None, tls = None, timeout = 30.0, deadline = 3600.0,
-                    progress = None))]
+                    progress = None, ot = "softspoken", threads = 0))]
 #[allow(clippy::too_many_arguments)]
 pub fn infer<'py>(
     py: Python<'py>,
@@ -246,10 +244,19 @@ pub fn infer<'py>(
     timeout: f64,
     deadline: f64,
     progress: Option<&Bound<'py, PyAny>>,
+    ot: &str,
+    threads: usize,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
     let fixed = Numbers::new(bits, frac)?.fixed;
     let (values, batch) = model.inputs(x, normalise)?;
-    let options = options(protocol, reveal, batch)?;
+    let chosen = Chosen {
+        protocol,
+        reveal,
+        batch,
+        ot,
+        threads,
+    };
+    let options = chosen.options()?;
     let link = Link::new(tls.as_deref(), (1, 2), timeout, deadline)?;
     let arch = &model.model;
     let connect = [connect.to_owned()];

@@ -74,12 +74,15 @@ class Model:
         reveal: str = "logits",
         normalise: Optional[str] = None,
         progress: Progress = None,
+        ot: str = "softspoken",
+        threads: int = 0,
     ) -> Tuple[np.ndarray, Report]:
         """Private inference of ``x`` (float32, float64, or uint8 images normalised by
         ``normalise``: "mnist", "half", "unit" or "MEAN,STD"; one input or a batch run as SIMD
         copies) with the server and the client in this process. ``protocol``: "a+b", "a+y",
         "alpha+beta" or "alpha+y"; ``reveal``: "logits" or "class"; ``progress``: the client's
-        (see ``Progress``)."""
+        (see ``Progress``); ``ot``: the setup's OT, "softspoken" or "ferret" (both parties
+        alike); ``threads``: each party's local work (0: as many as the machine has)."""
 
 class Circuit:
     """A Boolean circuit from the library or a Bristol file."""
@@ -155,6 +158,8 @@ class Server:
         tls: Optional[Tls] = None,
         timeout: float = 30.0,
         deadline: float = 3600.0,
+        ot: str = "softspoken",
+        threads: int = 0,
     ) -> None: ...
     @property
     def address(self) -> str:
@@ -178,6 +183,8 @@ def infer(
     timeout: float = 30.0,
     deadline: float = 3600.0,
     progress: Progress = None,
+    ot: str = "softspoken",
+    threads: int = 0,
 ) -> Tuple[np.ndarray, Report]:
     """The client's side: connects to the server and runs one private inference of ``x``
     (the architecture, ``model.strip()``, is enough); the result and the client's report."""

@@ -30,6 +30,17 @@ def test_simulate_equals_fixed_point_within_the_truncation_error(minionn, mnist,
         assert [l["op"] for l in report["layers"]][0] == "Input"
 
 
+def test_ferret_on_one_thread_equals_fixed_point_and_sends_less(minionn, mnist):
+    images, labels = mnist
+    want = minionn.plaintext(images[0])
+    got, ferret = minionn.simulate(images[0], ot="ferret", threads=1)
+    assert np.max(np.abs(got - want)) < 0.05 and np.argmax(got) == labels[0]
+    _, softspoken = minionn.simulate(images[0], threads=2)
+    assert ferret["setup_bytes"] < softspoken["setup_bytes"]
+    with pytest.raises(tessera.InvalidInput, match="ot="):
+        minionn.simulate(images[0], ot="iknp")
+
+
 def test_float_and_uint8_inputs_agree(minionn, mnist):
     images, _ = mnist
     scaled = (images[0].astype(np.float32) / 255.0 - 0.1307) / 0.3081

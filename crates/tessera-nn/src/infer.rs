@@ -73,6 +73,12 @@ pub struct ClassReport {
     pub setup_ms: f64,
     /// This party's traffic in that part of the setup.
     pub setup: Stats,
+    /// The class's share of [`Report::shared_setup`]'s milliseconds: in proportion to the
+    /// cost model's setup bytes of its operations without a setup of their own
+    /// ([`tessera_protocols::hybrid::Program::costs`]; an attribution, not a measurement).
+    pub shared_ms: f64,
+    /// Its share of the shared setup's traffic, in the same proportion.
+    pub shared: Stats,
 }
 
 /// One party's measurements of one inference.
@@ -204,6 +210,8 @@ fn classes(c: &Compiled, setup: &Setup, steps: &[Step]) -> Vec<ClassReport> {
             .position(|&k| k == class)
             .unwrap_or(CLASSES.len() - 1)
     };
+    // Each operation's row, where its setup is made with every other's.
+    let mut sharing = Vec::new();
     for layer in &c.layers {
         for (index, step) in steps
             .iter()
@@ -220,7 +228,14 @@ fn classes(c: &Compiled, setup: &Setup, steps: &[Step]) -> Vec<ClassReport> {
             r.ms += step.ms;
             r.traffic = [r.traffic, step.traffic].into_iter().sum();
             r.rounds += step.waits;
-            let own = setup.steps.iter().filter(|s| s.op == Some(index));
+            let mut own = setup
+                .steps
+                .iter()
+                .filter(|s| s.op == Some(index))
+                .peekable();
+            if own.peek().is_none() {
+                sharing.push((index, row(class)));
+            }
             for s in own {
                 let r = &mut rows[row(layer.class)];
                 r.setup_ms += s.ms;
@@ -228,7 +243,43 @@ fn classes(c: &Compiled, setup: &Setup, steps: &[Step]) -> Vec<ClassReport> {
             }
         }
     }
+    attribute_shared(c, setup, &sharing, &mut rows);
     rows
+}
+
+/// Gives each row its share of the setup's shared parts ([`ClassReport::shared_ms`]): the
+/// operations in `sharing` (index, row) weighed by their estimated setup bytes.
+fn attribute_shared(
+    c: &Compiled,
+    setup: &Setup,
+    sharing: &[(usize, usize)],
+    rows: &mut [ClassReport],
+) {
+    let costs = c.program.costs(c.ot, &c.weights);
+    let mut weight = vec![0u64; rows.len()];
+    for &(op, row) in sharing {
+        weight[row] += costs.get(op).map_or(0, |k| k.setup_bytes);
+    }
+    let total: u64 = weight.iter().sum();
+    let shared = setup.steps.iter().filter(|s| s.op.is_none());
+    let ms: f64 = shared.clone().map(|s| s.ms).sum();
+    let traffic: Stats = shared.map(|s| s.traffic).sum();
+    for (r, w) in rows.iter_mut().zip(weight) {
+        let part = if total == 0 {
+            0.0
+        } else {
+            w as f64 / total as f64
+        };
+        let scaled = |x: u64| (x as f64 * part).round() as u64;
+        r.shared_ms = ms * part;
+        r.shared = Stats {
+            bytes_sent: scaled(traffic.bytes_sent),
+            bytes_received: scaled(traffic.bytes_received),
+            messages_sent: scaled(traffic.messages_sent),
+            messages_received: scaled(traffic.messages_received),
+            rounds: scaled(traffic.rounds),
+        };
+    }
 }
 
 /// The server's side: the model owner, whose weights `c` holds; it learns nothing.

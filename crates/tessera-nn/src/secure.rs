@@ -18,7 +18,8 @@
 //!   Y), then NOT of it times the value (B·A → A or β·α → α, 1 round).
 //! - MaxPool: a tree of max(a, b) = a + ReLU(b − a) over the window's offsets, each level one
 //!   ReLU on all pairs (padding repeats one of the window's inputs); AveragePool and
-//!   GlobalAveragePool: sums times the public ⌊2^f/k⌉, then truncation.
+//!   GlobalAveragePool: sums times the public ⌊2^f/k⌉, then truncation (padding adds zeros;
+//!   without `count_include_pad`, the windows of each count of inputs are averaged apart).
 //! - Reshape, Flatten, Transpose: data movement (gathers of copies); Add and Sub of computed
 //!   tensors: local; Add of a constant: the server's A input (its constant is a weight).
 //!
@@ -491,7 +492,7 @@ impl Compiler {
 
     /// The input indices under each window offset, one vector of output positions each,
     /// channel by channel. A window's padded positions repeat one of its inputs (`max`: the
-    /// maximum is unchanged); an average over padding is not supported.
+    /// maximum is unchanged) or are zeros ([`linear::ZERO`], for an average).
     fn offsets(
         &self,
         node: &str,
@@ -505,11 +506,6 @@ impl Compiler {
         let [oh, ow] = window
             .output([h, w])
             .ok_or_else(|| Error::Input(format!("{node}: window does not fit")))?;
-        if window.pads != [0; 4] && !max {
-            return Err(Error::Input(format!(
-                "{node}: average pooling over padding is not supported in secure inference"
-            )));
-        }
         let k = window.kernel[0] * window.kernel[1];
         let mut offsets = vec![Vec::with_capacity(c * oh * ow); k];
         let mut positions = Vec::with_capacity(k);
@@ -523,9 +519,11 @@ impl Compiler {
                             "{node}: a window of only padding at ({oy}, {ox})"
                         )));
                     };
-                    positions.resize(k, first);
-                    for (o, &pos) in offsets.iter_mut().zip(&positions) {
-                        o.push((ch * h * w + pos) as u32);
+                    // Max pooling repeats an input; averaging adds a zero.
+                    let at = |pos: usize| (ch * h * w + pos) as u32;
+                    let rest = if max { at(first) } else { linear::ZERO };
+                    for (j, o) in offsets.iter_mut().enumerate() {
+                        o.push(positions.get(j).map_or(rest, |&pos| at(pos)));
                     }
                 }
             }
@@ -593,6 +591,65 @@ impl Compiler {
     }
 
     /// Σ of the gathered groups times ⌊2^f/count⌉, at scale 2^2f.
+    /// Average pooling of the windows `groups` ([`Compiler::offsets`]: padding as zeros):
+    /// each window's sum over its size, or over its inputs alone (`count_include_pad`
+    /// false), windows of one count averaged together and put back in place by a gather.
+    fn average_pool(
+        &mut self,
+        x: Shared,
+        groups: Vec<Vec<u32>>,
+        count_include_pad: bool,
+    ) -> Result<Shared, Error> {
+        let k = groups.len();
+        let outputs = groups.first().map_or(0, Vec::len);
+        let counts: Vec<usize> = (0..outputs)
+            .map(|q| groups.iter().filter(|g| g[q] != linear::ZERO).count())
+            .collect();
+        if count_include_pad || counts.iter().all(|&n| n == k) {
+            return self.mean(x, groups, k);
+        }
+        let x = self.settle(x)?;
+        let mut distinct = counts.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let (mut parts, mut place) = (Vec::new(), vec![(0, 0); outputs]);
+        for &count in &distinct {
+            let chosen: Vec<usize> = (0..outputs).filter(|&q| counts[q] == count).collect();
+            for (rank, &q) in chosen.iter().enumerate() {
+                place[q] = (parts.len(), rank);
+            }
+            let windows = groups
+                .iter()
+                .map(|g| chosen.iter().map(|&q| g[q]).collect())
+                .collect();
+            parts.push((self.mean(x, windows, count)?, chosen.len()));
+        }
+        // Output q of input b: rank r of its count's part, at that part's b·len + r.
+        let starts: Vec<usize> = parts
+            .iter()
+            .scan(0, |at, &(_, len)| {
+                let start = *at;
+                *at += len * self.batch;
+                Some(start)
+            })
+            .collect();
+        let indices = (0..self.batch)
+            .flat_map(|b| {
+                let (place, parts, starts) = (&place, &parts, &starts);
+                place
+                    .iter()
+                    .map(move |&(part, rank)| (starts[part] + b * parts[part].1 + rank) as u32)
+            })
+            .collect();
+        let values: Vec<Value> = parts.iter().map(|(p, _)| p.v).collect();
+        let first = parts[0].0;
+        let gathered = self
+            .p
+            .gather_from(&values, indices)
+            .map_err(protocol_error)?;
+        Ok(first.like(gathered))
+    }
+
     fn mean(&mut self, x: Shared, groups: Vec<Vec<u32>>, count: usize) -> Result<Shared, Error> {
         let e = protocol_error;
         let x = self.settle(x)?;
@@ -784,8 +841,7 @@ pub fn compile(model: &Model, fixed: Fixed, options: Options) -> Result<Compiled
             }
             Op::AvgPool(pool) => {
                 let groups = c.offsets(&node.name, in_shape, &pool.window, false)?;
-                let k = groups.len();
-                c.mean(x, groups, k)?
+                c.average_pool(x, groups, pool.count_include_pad)?
             }
             Op::GlobalAvgPool => {
                 let &[ch, h, w] = &in_shape[..] else {

@@ -263,30 +263,32 @@ fn constant_addition_is_the_servers() {
     );
 }
 
-/// Max pooling with padding (3×3, stride 2, one pixel on every side) on odd sizes, then a
-/// dense layer, against fixed point for each protocol.
+/// Max and average pooling with padding (3×3, stride 2, one pixel on every side) on odd
+/// sizes, then a dense layer, against fixed point for each protocol: average pooling both
+/// with the padding counted and without (windows of 4, 6 and 9 inputs averaged apart).
 #[test]
-fn padded_max_pooling_matches_fixed_point() {
+fn padded_pooling_matches_fixed_point() {
     use tessera_nn::model::{Dense, Pool, Window};
-    let pool = Pool {
-        window: Window {
-            kernel: [3, 3],
-            stride: [2, 2],
-            pads: [1, 1, 1, 1],
-        },
-        count_include_pad: false,
+    let window = Window {
+        kernel: [3, 3],
+        stride: [2, 2],
+        pads: [1, 1, 1, 1],
+    };
+    let pool = |count_include_pad| Pool {
+        window,
+        count_include_pad,
     };
     let weight: Vec<f32> = (0..32 * 3)
         .map(|i| ((i * 37 % 19) as f32 - 9.0) / 10.0)
         .collect();
-    let model = Model {
+    let pooled = |op: Op| Model {
         input_name: "x".into(),
         input: 0,
         shapes: vec![vec![2, 7, 7], vec![2, 4, 4], vec![32], vec![3]],
         nodes: vec![
             Node {
                 name: "pool".into(),
-                op: Op::MaxPool(pool),
+                op,
                 inputs: vec![0],
                 output: 1,
             },
@@ -301,7 +303,7 @@ fn padded_max_pooling_matches_fixed_point() {
                 op: Op::Dense(Dense {
                     inputs: 32,
                     outputs: 3,
-                    weight,
+                    weight: weight.clone(),
                     bias: vec![0.5, -0.25, 0.0],
                 }),
                 inputs: vec![2],
@@ -316,11 +318,20 @@ fn padded_max_pooling_matches_fixed_point() {
     let x: Vec<f32> = (0..98)
         .map(|i| ((i * 53 % 41) as f32 - 20.0) / 8.0)
         .collect();
-    let want = Plain::new(&model, fixed).unwrap().run(&x).unwrap();
-    for protocol in Protocol::ALL {
-        let networks = tessera_net::memory::pair().unwrap();
-        let (got, _, _) = private_on(networks, model.clone(), &model, (fixed, protocol), &x);
-        assert!(max_diff(fixed, &want, &got) < 0.01, "{}", protocol.name());
+    let ops = [
+        Op::MaxPool(pool(false)),
+        Op::AvgPool(pool(true)),
+        Op::AvgPool(pool(false)),
+    ];
+    for op in ops {
+        let model = pooled(op.clone());
+        let want = Plain::new(&model, fixed).unwrap().run(&x).unwrap();
+        for protocol in Protocol::ALL {
+            let networks = tessera_net::memory::pair().unwrap();
+            let (got, _, _) = private_on(networks, model.clone(), &model, (fixed, protocol), &x);
+            let diff = max_diff(fixed, &want, &got);
+            assert!(diff < 0.01, "{op:?} {}: {diff}", protocol.name());
+        }
     }
 }
 

@@ -564,6 +564,8 @@ fn report_json(r: &Report) -> Value {
             "class": k.class, "online_ms": k.ms, "bytes_sent": k.traffic.bytes_sent,
             "bytes_received": k.traffic.bytes_received, "rounds": k.rounds, "setup_ms": k.setup_ms,
             "setup_bytes_sent": k.setup.bytes_sent, "setup_bytes_received": k.setup.bytes_received,
+            "shared_setup_ms": k.shared_ms, "shared_setup_bytes_sent": k.shared.bytes_sent,
+            "shared_setup_bytes_received": k.shared.bytes_received,
         })).collect::<Vec<_>>(),
         "shared_setup": r.shared_setup.iter().map(|(name, ms, t)| json!({
             "part": name, "ms": ms, "bytes_sent": t.bytes_sent, "bytes_received": t.bytes_received,
@@ -961,6 +963,8 @@ fn print_bench(
                 "rounds": k.rounds,
                 "setup_ms": med(&|(s, c)| s.classes[i].setup_ms.max(c.classes[i].setup_ms)),
                 "setup_bytes": k.setup.bytes_sent + s.classes[i].setup.bytes_sent,
+                "shared_setup_ms": med(&|(s, c)| s.classes[i].shared_ms.max(c.classes[i].shared_ms)),
+                "shared_setup_bytes": k.shared.bytes_sent + s.classes[i].shared.bytes_sent,
             })
         })
         .collect();
