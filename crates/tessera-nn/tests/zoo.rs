@@ -12,9 +12,10 @@ use tessera_nn::{export, import, infer, zoo};
 use tessera_protocols::Session;
 use tessera_testkit::numbers;
 
-const DEEP: [&str; 5] = [
+const DEEP: [&str; 6] = [
     "resnet50",
     "squeezenet1.1",
+    "squeezenet-cifar",
     "densenet121",
     "mobilenetv2",
     "resnet32-cifar",

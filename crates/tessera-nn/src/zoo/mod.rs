@@ -37,6 +37,10 @@ pub const NETWORKS: &[(&str, &str)] = &[
         "SqueezeNet 1.1 (VASA Table 7), ImageNet 224×224: 8 fire modules, ceil-mode pools",
     ),
     (
+        "squeezenet-cifar",
+        "SqueezeNet for CIFAR-10 as in CrypTFlow2 (VASA Table 7), 32×32: Conv 64 3×3, 4 fire modules, 10 classes",
+    ),
+    (
         "densenet121",
         "DenseNet-121 (VASA Table 7), ImageNet 224×224: dense blocks [6, 12, 24, 16], growth 32",
     ),
@@ -53,17 +57,56 @@ pub const NETWORKS: &[(&str, &str)] = &[
 /// What builds a deep network from a seed at a scale.
 type Build = fn(u64, Scale) -> Model;
 
-/// The deep networks of [`NETWORKS`]: name, builder, and the scale of their small version.
-const DEEP: &[(&str, Build, Scale)] = &[
-    ("resnet50", nets::resnet50, SMALL_IMAGENET),
-    ("squeezenet1.1", nets::squeezenet1_1, SMALL_IMAGENET),
-    ("densenet121", nets::densenet121, SMALL_IMAGENET),
-    ("mobilenetv2", nets::mobilenetv2, SMALL_IMAGENET),
-    (
-        "resnet32-cifar",
-        nets::resnet32_cifar,
-        Scale { width: 4, side: 16 },
-    ),
+/// A deep network of [`NETWORKS`]: its builder, its input's side at full size, and the scale
+/// of its small version.
+struct Deep {
+    name: &'static str,
+    build: Build,
+    side: usize,
+    small: Scale,
+}
+
+/// The CIFAR networks' small versions: widths divided by 4, 16 × 16 inputs.
+const SMALL_CIFAR: Scale = Scale { width: 4, side: 16 };
+
+/// The deep networks.
+const DEEP: &[Deep] = &[
+    Deep {
+        name: "resnet50",
+        build: nets::resnet50,
+        side: 224,
+        small: SMALL_IMAGENET,
+    },
+    Deep {
+        name: "squeezenet1.1",
+        build: nets::squeezenet1_1,
+        side: 224,
+        small: SMALL_IMAGENET,
+    },
+    Deep {
+        name: "squeezenet-cifar",
+        build: nets::squeezenet_cifar,
+        side: 32,
+        small: SMALL_CIFAR,
+    },
+    Deep {
+        name: "densenet121",
+        build: nets::densenet121,
+        side: 224,
+        small: SMALL_IMAGENET,
+    },
+    Deep {
+        name: "mobilenetv2",
+        build: nets::mobilenetv2,
+        side: 224,
+        small: SMALL_IMAGENET,
+    },
+    Deep {
+        name: "resnet32-cifar",
+        build: nets::resnet32_cifar,
+        side: 32,
+        small: SMALL_CIFAR,
+    },
 ];
 
 /// The ImageNet networks' small versions: widths divided by 16, 32 × 32 inputs.
@@ -191,12 +234,15 @@ impl Net {
 /// `seed`.
 pub fn network(name: &str, seed: u64) -> Option<Model> {
     let small = name.strip_suffix("-small");
-    if let Some(&(_, build, scale)) = DEEP.iter().find(|(n, ..)| Some(*n) == small) {
-        return Some(build(seed, scale));
+    if let Some(deep) = DEEP.iter().find(|d| Some(d.name) == small) {
+        return Some((deep.build)(seed, deep.small));
     }
-    if let Some(&(full, build, _)) = DEEP.iter().find(|(n, ..)| *n == name) {
-        let side = if full == "resnet32-cifar" { 32 } else { 224 };
-        return Some(build(seed, Scale { width: 1, side }));
+    if let Some(deep) = DEEP.iter().find(|d| d.name == name) {
+        let full = Scale {
+            width: 1,
+            side: deep.side,
+        };
+        return Some((deep.build)(seed, full));
     }
     let net = match name {
         "cryptonets" => {

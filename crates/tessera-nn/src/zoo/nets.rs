@@ -9,6 +9,7 @@
 
 use super::graph::{Graph, square};
 use crate::model::Model;
+use crate::model::Window;
 
 /// Widths divided by `width`, inputs of `side × side`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,6 +112,40 @@ pub fn squeezenet1_1(seed: u64, s: Scale) -> Model {
     let y = g.relu(y);
     let pooled = g.global_average(y);
     g.model(pooled)
+}
+
+/// SqueezeNet for CIFAR-10 as CrypTFlow2 runs it (EzPC's `Athos/Networks/SqueezeNetCIFAR10`)
+/// on 3 × side × side, 10 classes: Conv 64 3×3, then twice a MaxPool 3×3/2 and two fire
+/// modules (squeeze 32, expand 64, then 128), a 1×1 Conv to the classes, each Conv with
+/// ReLU, and the global average. TensorFlow's SAME padding: a pool's odd row and column at
+/// the end.
+pub fn squeezenet_cifar(seed: u64, s: Scale) -> Model {
+    let mut g = Graph::new(vec![3, s.side, s.side], seed);
+    let x = g.conv(0, s.ch(64), square(3, 1, 1), 1, true);
+    let mut x = g.relu(x);
+    for expand in [64, 128] {
+        let side = g.shape(x)[1];
+        x = g.pool(x, same(3, 2, side), true, false);
+        for _ in 0..2 {
+            x = fire(&mut g, x, s.ch(32), s.ch(expand));
+        }
+    }
+    let y = g.conv(x, 10, square(1, 1, 0), 1, true);
+    let y = g.relu(y);
+    let pooled = g.global_average(y);
+    g.model(pooled)
+}
+
+/// A k×k window of stride `s` padded as TensorFlow's SAME pads a side of `n`: ⌈n/s⌉ outputs,
+/// the padding split with its odd pixel at the end.
+fn same(k: usize, s: usize, n: usize) -> Window {
+    let total = ((n.div_ceil(s) - 1) * s + k).saturating_sub(n);
+    let (before, after) = (total / 2, total - total / 2);
+    Window {
+        kernel: [k, k],
+        stride: [s, s],
+        pads: [before, before, after, after],
+    }
 }
 
 /// Squeeze 1×1, then expand 1×1 and 3×3 side by side, joined; ReLU after each Conv.
