@@ -27,6 +27,8 @@ const MARGIN: usize = 1 << 20;
 const UNLIMITED_ROOM: usize = 4 << 20;
 /// How long connecting to the target may take.
 const CONNECT_WAIT: Duration = Duration::from_secs(10);
+/// How often a refusing target is tried again.
+const RETRY: Duration = Duration::from_millis(10);
 
 /// One direction's conditions.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -250,11 +252,24 @@ fn accept_loop(listener: TcpListener, target: &[std::net::SocketAddr], shared: &
     }
 }
 
-/// Connects `client` to the target and starts both directions.
+/// Connects `client` to the target and starts both directions. A target that refuses is
+/// tried again every [`RETRY`] until [`CONNECT_WAIT`] has passed: the client's connection is
+/// already accepted here, so the relay retries for it, as a client would (programs such as
+/// EMP's open their next connection before the peer listens on it).
 fn connect(client: TcpStream, target: &[std::net::SocketAddr], shared: &Arc<Shared>) {
-    let server = target
-        .iter()
-        .find_map(|a| TcpStream::connect_timeout(a, CONNECT_WAIT).ok());
+    let started = std::time::Instant::now();
+    let server = loop {
+        let tried = target
+            .iter()
+            .find_map(|a| TcpStream::connect_timeout(a, CONNECT_WAIT).ok());
+        if tried.is_some()
+            || started.elapsed() >= CONNECT_WAIT
+            || shared.stop.load(Ordering::SeqCst)
+        {
+            break tried;
+        }
+        std::thread::sleep(RETRY);
+    };
     let Some(server) = server else {
         let _ = client.shutdown(Shutdown::Both);
         return;

@@ -163,3 +163,42 @@ fn meshes_run_through_relays() {
         assert_eq!(connections as usize, n * (n - 1) / 2);
     }
 }
+
+/// A target that starts listening only after the client has connected to the relay (as EMP's
+/// parties open their next connection before the peer listens on it): the relay retries, and
+/// the bytes arrive.
+#[test]
+fn a_target_that_listens_late_is_retried() {
+    let _alone = alone();
+    // A free port, closed again until the target listens on it.
+    let to = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let relay = Relay::start(
+        TcpListener::bind("127.0.0.1:0").unwrap(),
+        &to.to_string(),
+        profile("lan").unwrap().link,
+    )
+    .unwrap();
+    let mut c = TcpStream::connect(relay.local_addr()).unwrap();
+    c.write_all(b"late").unwrap();
+    thread::sleep(Duration::from_millis(300));
+    let server = TcpListener::bind(to).unwrap();
+    // Without the retry the relay never comes: fail after a while rather than wait for ever.
+    server.set_nonblocking(true).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut s = loop {
+        match server.accept() {
+            Ok((s, _)) => break s,
+            Err(_) if Instant::now() < deadline => thread::sleep(Duration::from_millis(10)),
+            Err(e) => panic!("the relay never connected to the late target: {e}"),
+        }
+    };
+    s.set_nonblocking(false).unwrap();
+    let mut got = [0u8; 4];
+    s.read_exact(&mut got).unwrap();
+    assert_eq!(&got, b"late");
+    drop(c);
+    assert_eq!(relay.stop().connections, 1);
+}
