@@ -1,7 +1,7 @@
 //! One private inference on a session: the server's side and the client's, each the setup and
 //! online phase streamed (each segment of layers set up just before it runs:
-//! [`tessera_protocols::hybrid::Program::run_streamed`]), with both phases' time, traffic and rounds layer by layer.
-//! The thin driver over [`crate::secure`]'s compiled program.
+//! [`tessera_protocols::hybrid::Program::run_streamed`]), with both phases' time, traffic and
+//! rounds layer by layer. The thin driver over [`crate::secure`]'s compiled program.
 
 use crate::fixed::{Arith, Fixed};
 use crate::secure::{CLIENT, Compiled, SERVER};
@@ -122,7 +122,7 @@ struct Setup {
     steps: Vec<SetupStep>,
 }
 
-/// A streamed run with `peer` ([`Program::run_streamed`]) on this party's `inputs`: the
+/// A streamed run with `peer` ([`tessera_protocols::hybrid::Program::run_streamed`]) on this party's `inputs`: the
 /// server gives the model's weights, the client none (whatever its model holds: it owns no
 /// linear map). The outputs and this party's report.
 fn streamed(

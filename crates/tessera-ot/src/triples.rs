@@ -388,8 +388,8 @@ impl Scratch {
     /// expanded as π(s ⊕ k) ⊕ s ⊕ k for k < per (the fixed-key stream of
     /// [`FixedKeyHash::cr_counter`], as SoftSpoken's leaves are expanded): one AES call per
     /// block after the seed instead of the TCCR hash's two. `first` counts the blocks hashed
-    /// before in this direction.
-    /// Rows are hashed in chunks of [`HASH_ROWS`] on the current rayon pool.
+    /// before in this direction. Rows are hashed in chunks of [`HASH_ROWS`] on the current
+    /// rayon pool.
     fn hash(&mut self, which: usize, rows: &[Block], offset: Block, first: u128, per: usize) {
         let hash = &self.hash;
         let out = &mut self.h[which];
@@ -398,22 +398,26 @@ impl Scratch {
         let chunks = out
             .par_chunks_mut(HASH_ROWS * per)
             .zip(rows.par_chunks(HASH_ROWS));
-        chunks.enumerate().for_each(|(c, (out, rows))| {
-            let row = c * HASH_ROWS;
-            if per == 1 {
-                hash.tccr_counter(rows, offset, Block::new(tweak(row)), out);
-                return;
-            }
-            let inputs: Vec<Block> = rows.iter().map(|&r| r ^ offset).collect();
-            let tweaks: Vec<Block> = (row..row + rows.len())
-                .map(|j| Block::new(tweak(j)))
-                .collect();
-            let mut seeds = vec![Block::ZERO; rows.len()];
-            hash.tccr(&inputs, &tweaks, &mut seeds);
-            for (s, o) in seeds.iter().zip(out.chunks_exact_mut(per)) {
-                hash.cr_counter(*s, Block::ZERO, o);
-            }
-        });
+        // Per task, its rows under the offset, their tweaks and seeds: kept across its chunks.
+        let scratch = || (Vec::new(), Vec::new(), Vec::new());
+        chunks
+            .enumerate()
+            .for_each_init(scratch, |(inputs, tweaks, seeds), (c, (out, rows))| {
+                let row = c * HASH_ROWS;
+                if per == 1 {
+                    hash.tccr_counter(rows, offset, Block::new(tweak(row)), out);
+                    return;
+                }
+                inputs.clear();
+                inputs.extend(rows.iter().map(|&r| r ^ offset));
+                tweaks.clear();
+                tweaks.extend((row..row + rows.len()).map(|j| Block::new(tweak(j))));
+                seeds.resize(rows.len(), Block::ZERO);
+                hash.tccr(inputs, tweaks, seeds);
+                for (s, o) in seeds.iter().zip(out.chunks_exact_mut(per)) {
+                    hash.cr_counter(*s, Block::ZERO, o);
+                }
+            });
     }
 }
 

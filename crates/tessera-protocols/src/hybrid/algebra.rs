@@ -202,12 +202,12 @@ impl Algebra {
         .sum()
     }
 
-    /// The triples the products take.
     /// The words its entries hold once resolved: what a setup of them keeps at once.
     pub(crate) fn words(&self) -> usize {
         self.fields.iter().map(|f| f.words()).sum()
     }
 
+    /// The triples the products take.
     pub(crate) fn needs(&self, into: &mut Needs) {
         for (f, e) in self.fields.iter().zip(&self.exprs) {
             if matches!(e, Expr::Product(..)) {

@@ -111,8 +111,6 @@ pub struct Streamed {
     pub setup: Vec<SetupStep>,
     /// The online steps.
     pub steps: Vec<Step>,
-    /// How many segments the setup was made in.
-    pub segments: usize,
 }
 
 /// The version of the hybrid programs' messages; parties of different versions refuse each
@@ -448,7 +446,6 @@ impl Program {
                 outputs: live.outputs(),
                 setup: setup.finish()?,
                 steps,
-                segments: segments.len(),
             })
         })
     }

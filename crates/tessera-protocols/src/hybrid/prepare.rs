@@ -216,8 +216,8 @@ struct SetupLink<'s> {
 /// Cross products per batch of correlated OTs: what bounds the blocks a batch holds.
 const CROSS_BATCH: usize = 1 << 18;
 
-/// The first tweak of the cross products' hashes (each the next): bit 125 keeps them apart from the OT
-/// providers' own (below 2^64), the triples' (bit 126) and Ferret's (bit 127).
+/// The first tweak of the cross products' hashes (each the next): bit 125 keeps them apart
+/// from the OT providers' own (below 2^64), the triples' (bit 126) and Ferret's (bit 127).
 const CROSS_TWEAKS: u128 = 1 << 125;
 
 impl Peer for SetupLink<'_> {
