@@ -51,7 +51,7 @@ def test_progress_takes_a_callable_or_a_flag(minionn, mnist):
 RUN = """
 import sys, numpy as np, tessera
 m = tessera.Model.from_onnx(sys.argv[1])
-m.simulate(np.zeros((16, 28, 28), dtype=np.uint8))
+m.simulate(np.zeros((64, 28, 28), dtype=np.uint8))
 print("done", flush=True)
 """
 
@@ -66,7 +66,7 @@ def run_with_stderr(stderr):
 
 
 def test_a_bar_is_drawn_on_a_terminal_and_not_elsewhere(minionn):
-    # A batch of 16 takes its setup more than the second a bar waits for.
+    # A batch of 64 takes its setup (about 8 s on 2 cores) well over the second a bar waits for.
     primary, secondary = pty.openpty()
     try:
         run = run_with_stderr(secondary)

@@ -24,39 +24,71 @@ pub fn bar(compiled: &Compiled) -> Observer {
         .collect();
     let mut bar = Bar {
         layers,
-        phase: None,
+        clocks: Clocks::default(),
         bar: None,
     };
     Observer::new(EVERY, move |p| bar.show(p))
+}
+
+/// How long each phase has run. A streamed run takes its setup and online phase in turns
+/// (`hybrid::Program::run_streamed`), so a phase's time is the sum of its turns: its bar
+/// appears once that sum passes [`BAR_AFTER`], shows it as elapsed, and estimates the time
+/// left from it.
+#[derive(Default)]
+struct Clocks {
+    /// Each phase seen and the time of its finished turns.
+    ran: Vec<(&'static str, Duration)>,
+    /// The phase running and when its turn began.
+    running: Option<(&'static str, Instant)>,
+}
+
+impl Clocks {
+    /// `phase`'s time at `now`, and whether its turn begins here (another phase ran before).
+    fn at(&mut self, phase: &'static str, now: Instant) -> (Duration, bool) {
+        let turn = match self.running {
+            Some((running, since)) if running == phase => Some(since),
+            Some((running, since)) => {
+                *self.ran_mut(running) += now.saturating_duration_since(since);
+                None
+            }
+            None => None,
+        };
+        let since = turn.unwrap_or(now);
+        self.running = Some((phase, since));
+        let ran = *self.ran_mut(phase) + now.saturating_duration_since(since);
+        (ran, turn.is_none())
+    }
+
+    fn ran_mut(&mut self, phase: &'static str) -> &mut Duration {
+        let at = match self.ran.iter().position(|(p, _)| *p == phase) {
+            Some(at) => at,
+            None => {
+                self.ran.push((phase, Duration::ZERO));
+                self.ran.len() - 1
+            }
+        };
+        &mut self.ran[at].1
+    }
 }
 
 /// The bar of the phase running, once it has run long enough.
 struct Bar {
     /// Each layer's operations in the program, and its name.
     layers: Vec<(Range<usize>, String)>,
-    phase: Option<(&'static str, Instant)>,
+    clocks: Clocks,
     bar: Option<ProgressBar>,
 }
 
 impl Bar {
     fn show(&mut self, p: Progress) {
-        let started = match self.phase {
-            Some((phase, started)) if phase == p.phase => started,
-            _ => {
-                self.clear();
-                let now = Instant::now();
-                self.phase = Some((p.phase, now));
-                now
-            }
-        };
-        if p.done >= p.total {
+        let (ran, turns) = self.clocks.at(p.phase, Instant::now());
+        if turns || p.done >= p.total {
             self.clear();
+        }
+        if p.done >= p.total || (self.bar.is_none() && ran < BAR_AFTER) {
             return;
         }
-        if self.bar.is_none() && started.elapsed() < BAR_AFTER {
-            return;
-        }
-        let message = self.message(p, started);
+        let message = self.message(p, ran);
         match &self.bar {
             Some(bar) => {
                 bar.set_message(message);
@@ -71,7 +103,7 @@ impl Bar {
                     .with_style(style.unwrap_or_else(|_| ProgressStyle::default_bar()))
                     .with_prefix(p.phase)
                     .with_message(message)
-                    .with_elapsed(started.elapsed())
+                    .with_elapsed(ran)
                     .with_position(p.done);
                 self.bar = Some(bar);
             }
@@ -80,9 +112,9 @@ impl Bar {
 
     /// The time left at the phase's mean rate so far (indicatif's own estimate follows the
     /// updates, which come in bursts), and the layer running.
-    fn message(&self, p: Progress, started: Instant) -> String {
+    fn message(&self, p: Progress, ran: Duration) -> String {
         let left = (p.done > 0).then(|| {
-            let rate = p.done as f64 / started.elapsed().as_secs_f64().max(1e-3);
+            let rate = p.done as f64 / ran.as_secs_f64().max(1e-3);
             (p.total - p.done) as f64 / rate
         });
         let left = left.map_or_else(|| "?".to_owned(), |s| format!("{s:.0}s"));
@@ -95,5 +127,31 @@ impl Bar {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_phase_taken_in_turns_counts_all_its_turns() {
+        let mut clocks = Clocks::default();
+        let t0 = Instant::now();
+        let at = |s: f64| t0 + Duration::from_secs_f64(s);
+        assert_eq!(clocks.at("setup", at(0.0)), (Duration::ZERO, true));
+        assert_eq!(clocks.at("setup", at(0.6)).0, Duration::from_secs_f64(0.6));
+        // The online phase's turn: its own clock, the setup's paused.
+        assert_eq!(clocks.at("online", at(0.7)), (Duration::ZERO, true));
+        assert_eq!(clocks.at("online", at(0.9)).0, Duration::from_secs_f64(0.2));
+        // The setup's second turn goes on from 0.7 s: past BAR_AFTER at 1.0 s.
+        assert_eq!(
+            clocks.at("setup", at(1.0)),
+            (Duration::from_secs_f64(0.7), true)
+        );
+        let (ran, turns) = clocks.at("setup", at(1.4));
+        assert!(ran >= BAR_AFTER && !turns, "{ran:?}");
+        // The online turn lasted until the setup was heard of again.
+        assert_eq!(clocks.at("online", at(1.5)).0, Duration::from_secs_f64(0.3));
     }
 }
