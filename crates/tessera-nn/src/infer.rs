@@ -143,15 +143,16 @@ fn streamed(
     Ok((run.outputs, report(c, &setup, &run.steps)))
 }
 
-/// `f` on a rayon pool of `threads` threads (0: the global pool, as many as the machine has),
-/// where the kernels of a party's local work spread their loops.
+/// `f` on a rayon pool of `threads` threads of its own (0: as many as the machine has), where
+/// the kernels of a party's local work spread their loops ([`tessera_ot::spread`]).
 fn on_threads<T: Send>(
     threads: usize,
     f: impl FnOnce() -> Result<T, Error> + Send,
 ) -> Result<T, Error> {
-    if threads == 0 {
-        return f();
-    }
+    let threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()

@@ -15,6 +15,7 @@
 //! - [`flavours`]: every flavour derived once from a provider's random correlated OT.
 //! - [`choice`]: which provider a party runs ([`OtChoice`]), its sides as trait objects.
 //! - [`ggm`]: GGM trees as puncturable PRFs, batched across trees.
+//! - [`spread`]: when a party's local work spreads over threads.
 //!
 //! Every protocol is a set of roles without I/O (typed messages in, typed messages out,
 //! [`tessera_net::role`]) and a thin driver; tests step the roles directly and cheat by
@@ -39,6 +40,7 @@ pub mod flavours;
 pub mod ggm;
 #[cfg(feature = "ideal")]
 pub mod ideal;
+pub mod spread;
 pub mod traits;
 pub mod triples;
 

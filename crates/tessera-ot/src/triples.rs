@@ -33,7 +33,7 @@
 
 use crate::bits::low_bits;
 use crate::traits::{Flow, RcotReceiver, RcotSender};
-use crate::{Error, out_of_turn};
+use crate::{Error, out_of_turn, spread};
 use rayon::prelude::*;
 use std::borrow::Cow;
 use tessera_core::{Block, FixedKeyHash, Prg};
@@ -388,8 +388,8 @@ impl Scratch {
     /// expanded as π(s ⊕ k) ⊕ s ⊕ k for k < per (the fixed-key stream of
     /// [`FixedKeyHash::cr_counter`], as SoftSpoken's leaves are expanded): one AES call per
     /// block after the seed instead of the TCCR hash's two. `first` counts the blocks hashed
-    /// before in this direction. Rows are hashed in chunks of [`HASH_ROWS`] on the current
-    /// rayon pool.
+    /// before in this direction. Rows are hashed in chunks of [`HASH_ROWS`], spread over the
+    /// party's pool from two chunks on ([`spread`]).
     fn hash(&mut self, which: usize, rows: &[Block], offset: Block, first: u128, per: usize) {
         let hash = &self.hash;
         let out = &mut self.h[which];
@@ -400,9 +400,10 @@ impl Scratch {
             .zip(rows.par_chunks(HASH_ROWS));
         // Per task, its rows under the offset, their tweaks and seeds: kept across its chunks.
         let scratch = || (Vec::new(), Vec::new(), Vec::new());
-        chunks
-            .enumerate()
-            .for_each_init(scratch, |(inputs, tweaks, seeds), (c, (out, rows))| {
+        let tasks = spread::min_len(rows.len().div_ceil(HASH_ROWS), rows.len(), 2 * HASH_ROWS);
+        chunks.enumerate().with_min_len(tasks).for_each_init(
+            scratch,
+            |(inputs, tweaks, seeds), (c, (out, rows))| {
                 let row = c * HASH_ROWS;
                 if per == 1 {
                     hash.tccr_counter(rows, offset, Block::new(tweak(row)), out);
@@ -417,12 +418,17 @@ impl Scratch {
                 for (s, o) in seeds.iter().zip(out.chunks_exact_mut(per)) {
                     hash.cr_counter(*s, Block::ZERO, o);
                 }
-            });
+            },
+        );
     }
 }
 
 /// OT rows per chunk of [`Scratch::hash`]'s parallel hashing.
 const HASH_ROWS: usize = 1 << 12;
+
+/// Element-OTs (one multiplier's bit times one element of its vector) from which a batch's
+/// Gilboa products spread over the party's pool ([`spread`]).
+const SPREAD_OTS: usize = 1 << 14;
 
 /// An error unless a batch's vectors, rows and outputs agree in size, `width` bits per
 /// multiplier in Z_2^`bits`.
@@ -541,7 +547,8 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
                 .par_chunks_mut(product)
                 .zip(self.x.par_chunks_exact(m))
                 .zip(self.out.par_chunks_exact_mut(m));
-            products.enumerate().for_each_init(
+            let tasks = spread::min_len(self.x.len() / m, self.x.len() * width, SPREAD_OTS);
+            products.enumerate().with_min_len(tasks).for_each_init(
                 || vec![0u64; m],
                 |t, (p, ((tau, x), share))| {
                     let mut at = 0;
@@ -645,10 +652,11 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
         let h: &[u64] = bytemuck::cast_slice(&self.scratch.h[0]);
         let words = 2 * per;
         // One product per task, reading its own part of τ.
+        let tasks = spread::min_len(self.out.len() / m, self.out.len() * width, SPREAD_OTS);
         let products = tau
             .par_chunks(product_bytes(bits, width, m))
             .zip(self.out.par_chunks_exact_mut(m));
-        products.enumerate().for_each_init(
+        products.enumerate().with_min_len(tasks).for_each_init(
             || vec![0u64; m],
             |t, (p, (tau, share))| {
                 let mut at = 0;

@@ -3,8 +3,9 @@
 //! circuit's online phase and by circuits inside hybrid programs.
 //!
 //! A layer of at least [`PARALLEL_WORDS`] words (AND gates × SIMD copies / 64) gathers its
-//! inputs and computes its openings and outputs in chunks on the current rayon pool, when that
-//! has more than one thread; writing the outputs back to their wires stays serial.
+//! inputs and computes its openings and outputs in chunks on the party's own rayon pool, when it
+//! runs on one of more than one thread ([`tessera_ot::spread`]); writing the outputs back to
+//! their wires stays serial.
 
 use super::bits::{self, words};
 use super::setup::free_gates;
@@ -30,7 +31,7 @@ fn gcd(a: usize, b: usize) -> usize {
 
 /// Whether a layer of `n` words runs on several threads.
 fn parallel(n: usize) -> bool {
-    n >= PARALLEL_WORDS && rayon::current_num_threads() > 1
+    tessera_ot::spread::spreads(n, PARALLEL_WORDS)
 }
 
 /// Packs the gates' inputs a and b, `s` copies each, into `x` and `y` (zeroed first).

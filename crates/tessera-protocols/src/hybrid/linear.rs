@@ -62,6 +62,9 @@ pub struct LinearWeights {
 /// The gather entry for a zero (padding).
 pub const ZERO: u32 = u32::MAX;
 
+/// Multiply-adds from which [`LinearMap::multiply`] spreads its rows over the party's pool.
+const SPREAD_PRODUCTS: usize = 1 << 16;
+
 impl LinearMap {
     /// A map of `W` (`rows × inner`) on inputs of `inputs` elements gathered by `gather`
     /// (`inner × cols` entries, each an input index or [`ZERO`]).
@@ -196,22 +199,26 @@ impl LinearMap {
         use rayon::prelude::*;
         let mut y = vec![0u64; self.rows * self.cols];
         let block = self.inner * self.cols;
-        // Row by row on the current rayon pool.
+        // Row by row, spread over the party's pool when it has one and the product is large.
         let rows = w
             .par_chunks_exact(self.inner)
             .zip(y.par_chunks_exact_mut(self.cols));
-        rows.enumerate().for_each(|(r, (wrow, yrow))| {
-            if let Some(b) = bias {
-                yrow.fill(b[r]);
-            }
-            let g = self.group_of(r);
-            let own = &c[g * block..(g + 1) * block];
-            for (&wk, crow) in wrow.iter().zip(own.chunks_exact(self.cols)) {
-                for (s, &v) in yrow.iter_mut().zip(crow) {
-                    *s = s.wrapping_add(wk.wrapping_mul(v));
+        let work = self.rows * self.inner * self.cols;
+        let tasks = tessera_ot::spread::min_len(self.rows, work, SPREAD_PRODUCTS);
+        rows.enumerate()
+            .with_min_len(tasks)
+            .for_each(|(r, (wrow, yrow))| {
+                if let Some(b) = bias {
+                    yrow.fill(b[r]);
                 }
-            }
-        });
+                let g = self.group_of(r);
+                let own = &c[g * block..(g + 1) * block];
+                for (&wk, crow) in wrow.iter().zip(own.chunks_exact(self.cols)) {
+                    for (s, &v) in yrow.iter_mut().zip(crow) {
+                        *s = s.wrapping_add(wk.wrapping_mul(v));
+                    }
+                }
+            });
         y
     }
 
