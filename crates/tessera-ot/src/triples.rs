@@ -36,6 +36,7 @@ use crate::traits::{Flow, RcotReceiver, RcotSender};
 use crate::{Error, out_of_turn, spread};
 use rayon::prelude::*;
 use std::borrow::Cow;
+use std::ops::Range;
 use tessera_core::{Block, FixedKeyHash, Prg};
 use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
 use tessera_net::{Channel, DecodeError, Kind, Space, Spaces};
@@ -47,8 +48,15 @@ pub const CORRECTIONS: Kind = Kind::new(0x30, "gilboa corrections");
 /// OTs' choices XOR its multipliers' bits, packed eight to a byte.
 pub const FLIPS: Kind = Kind::new(0x37, "gilboa choice flips");
 
-/// OTs per batch: memory is bounded by one batch's rows and hashes.
+/// OTs per batch of vector products: memory is bounded by one batch's rows and hashes.
 const BATCH_OTS: usize = 1 << 16;
+
+/// Boolean triples per window: within one, each party draws all of one direction's batches
+/// before any of the other's, so a window costs the link one latency, not one per batch of
+/// [`BATCH_OTS`] (at one per batch, the 39 million Boolean triples of CrypTFlow2's CIFAR
+/// SqueezeNet took 600 rounds of its setup's 643). Memory still holds one batch's rows and
+/// hashes, and the window's bits; the messages in flight are one window's corrections.
+const WINDOW_OTS: usize = 1 << 20;
 
 /// The first tweak of a generator's hashes in each direction: bit 126 set keeps them apart
 /// from the tweaks of the OT providers' own hashed flavours (the OT's index, below 2^64) and of
@@ -708,6 +716,18 @@ pub struct Links<'a> {
 }
 
 impl Links<'_> {
+    /// Whether this party draws as the sender first: where the provider's messages go one
+    /// way, the direction whose draws only send (both parties do it first, and neither waits
+    /// for the other's before it has sent its own); where they go both ways, as
+    /// `sender_first` says (it must differ between the two parties).
+    pub fn sender_first(&self, sender_first: bool) -> bool {
+        match self.receiver.flow() {
+            Flow::ReceiverToSender => false,
+            Flow::SenderToReceiver => true,
+            Flow::Both => sender_first,
+        }
+    }
+
     /// Random correlated OTs in both directions at once: `sent.len()` as the sender and
     /// `received.len()` as the receiver, in the order the provider's [`Flow`] allows, so the
     /// two directions overlap where it can. `sender_first` must differ between the two parties:
@@ -719,12 +739,7 @@ impl Links<'_> {
         sent: &mut [Block],
         received: &mut [Block],
     ) -> Result<(), Error> {
-        let sender_first = match self.receiver.flow() {
-            Flow::ReceiverToSender => false,
-            Flow::SenderToReceiver => true,
-            Flow::Both => sender_first,
-        };
-        if sender_first {
+        if self.sender_first(sender_first) {
             self.sender.send_random_correlated(self.channel, sent)?;
             self.receiver
                 .receive_random_correlated(self.channel, received)
@@ -761,7 +776,8 @@ impl TripleGenerator {
         links.draw(self.sender_first, sent, received)
     }
 
-    /// `n` Boolean triples: two random OTs each, nothing else sent.
+    /// `n` Boolean triples: two random OTs each, nothing else sent. In windows of
+    /// [`WINDOW_OTS`], each of batches of [`BATCH_OTS`].
     pub fn boolean(&mut self, links: &mut Links<'_>, n: usize) -> Result<BoolTriples, Error> {
         let words = n.div_ceil(128);
         let mut t = BoolTriples {
@@ -770,40 +786,86 @@ impl TripleGenerator {
             b: vec![Block::ZERO; words],
             c: vec![Block::ZERO; words],
         };
-        // Per batch: the sender's cross-product shares u, the receiver's v.
-        let words = BATCH_OTS.min(n) / 128 + 1;
+        // Per window: the sender's cross-product shares u, the receiver's v.
+        let words = WINDOW_OTS.min(n).div_ceil(128);
         let (mut u, mut v) = (vec![Block::ZERO; words], vec![Block::ZERO; words]);
-        for start in (0..n).step_by(BATCH_OTS) {
-            let len = BATCH_OTS.min(n - start);
-            let at = start / 128..(start + len).div_ceil(128);
-            self.draw(links, len)?;
-            let s = &mut self.scratch;
-            // As the sender: u = H(q), a = H(q) ⊕ H(q ⊕ Δ).
-            let rows = &self.sent_rows;
-            s.hash(0, rows, Block::ZERO, self.sent, 1);
-            s.hash(1, rows, links.sender.delta(), self.sent, 1);
-            self.sent += len as u128;
-            pack_low_bits(&s.h[0], &mut u);
-            pack_low_bits(&s.h[1], &mut t.a[at.clone()]);
-            for (a, &u) in t.a[at.clone()].iter_mut().zip(&u) {
-                *a ^= u;
+        let sender_first = links.sender_first(self.sender_first);
+        for window in (0..n).step_by(WINDOW_OTS) {
+            let ots = window..n.min(window + WINDOW_OTS);
+            let at = window / 128..ots.end.div_ceil(128);
+            let (u, v) = (&mut u[..at.len()], &mut v[..at.len()]);
+            if sender_first {
+                self.boolean_sent(links, ots.clone(), &mut t.a, u)?;
+                self.boolean_received(links, ots, &mut t.b, v)?;
+            } else {
+                self.boolean_received(links, ots.clone(), &mut t.b, v)?;
+                self.boolean_sent(links, ots, &mut t.a, u)?;
             }
-            // As the receiver: b = the choice bit, v = H(t).
-            let rows = &self.received_rows;
-            s.hash(0, rows, Block::ZERO, self.received, 1);
-            self.received += len as u128;
-            pack_low_bits(rows, &mut t.b[at.clone()]);
-            pack_low_bits(&s.h[0], &mut v);
             for (((c, &a), &b), (&u, &v)) in t.c[at.clone()]
                 .iter_mut()
                 .zip(&t.a[at.clone()])
-                .zip(&t.b[at.clone()])
-                .zip(u.iter().zip(&v))
+                .zip(&t.b[at])
+                .zip(u.iter().zip(v.iter()))
             {
                 *c = (a & b) ^ u ^ v;
             }
         }
         Ok(t)
+    }
+
+    /// A window's OTs `ots` of [`TripleGenerator::boolean`] as the sender, batch by batch:
+    /// u = H(q) (the window's, from its first word) and a = H(q) ⊕ H(q ⊕ Δ) into `a`.
+    fn boolean_sent(
+        &mut self,
+        links: &mut Links<'_>,
+        ots: Range<usize>,
+        a: &mut [Block],
+        u: &mut [Block],
+    ) -> Result<(), Error> {
+        for start in ots.clone().step_by(BATCH_OTS) {
+            let len = BATCH_OTS.min(ots.end - start);
+            let at = start / 128..(start + len).div_ceil(128);
+            let rows = &mut self.sent_rows;
+            rows.resize(len, Block::ZERO);
+            links.sender.send_random_correlated(links.channel, rows)?;
+            let s = &mut self.scratch;
+            s.hash(0, rows, Block::ZERO, self.sent, 1);
+            s.hash(1, rows, links.sender.delta(), self.sent, 1);
+            self.sent += len as u128;
+            let u = &mut u[at.start - ots.start / 128..][..at.len()];
+            pack_low_bits(&s.h[0], u);
+            pack_low_bits(&s.h[1], &mut a[at.clone()]);
+            for (a, &u) in a[at].iter_mut().zip(u.iter()) {
+                *a ^= u;
+            }
+        }
+        Ok(())
+    }
+
+    /// A window's OTs `ots` of [`TripleGenerator::boolean`] as the receiver, batch by batch:
+    /// the choice bits into `b`, v = H(t) (the window's, from its first word).
+    fn boolean_received(
+        &mut self,
+        links: &mut Links<'_>,
+        ots: Range<usize>,
+        b: &mut [Block],
+        v: &mut [Block],
+    ) -> Result<(), Error> {
+        for start in ots.clone().step_by(BATCH_OTS) {
+            let len = BATCH_OTS.min(ots.end - start);
+            let at = start / 128..(start + len).div_ceil(128);
+            let rows = &mut self.received_rows;
+            rows.resize(len, Block::ZERO);
+            links
+                .receiver
+                .receive_random_correlated(links.channel, rows)?;
+            let s = &mut self.scratch;
+            s.hash(0, rows, Block::ZERO, self.received, 1);
+            self.received += len as u128;
+            pack_low_bits(rows, &mut b[at.clone()]);
+            pack_low_bits(&s.h[0], &mut v[at.start - ots.start / 128..][..at.len()]);
+        }
+        Ok(())
     }
 
     /// One batch of products of vectors of `m` elements: this party's vectors `x` (as the

@@ -53,7 +53,7 @@ fn bit(v: &[Block], j: usize) -> bool {
 #[test]
 fn boolean_triples_open_to_products() {
     for protocol in every_flow() {
-        for n in [1, 128, 1000, BATCH_OTS + 300] {
+        for n in [1, 128, 1000, WINDOW_OTS + BATCH_OTS + 300] {
             let (x, y) = pair(protocol, move |g, l| g.boolean(l, n).unwrap());
             let mut ones = [0; 2];
             for j in 0..n {
