@@ -256,10 +256,10 @@ fn attribute_shared(
     sharing: &[(usize, usize)],
     rows: &mut [ClassReport],
 ) {
-    let costs = c.program.costs(c.ot, &c.weights);
+    let bytes = c.setup_bytes();
     let mut weight = vec![0u64; rows.len()];
     for &(op, row) in sharing {
-        weight[row] += costs.get(op).map_or(0, |k| k.setup_bytes);
+        weight[row] += bytes.get(op).copied().unwrap_or(0);
     }
     let total: u64 = weight.iter().sum();
     let shared = setup.steps.iter().filter(|s| s.op.is_none());

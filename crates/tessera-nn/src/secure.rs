@@ -128,9 +128,21 @@ pub struct Compiled {
     pub ot: tessera_ot::OtChoice,
     /// Threads of this party's local work ([`Options::threads`]).
     pub threads: usize,
+    /// Each operation's estimated setup bytes, made at first need ([`Compiled::setup_bytes`]).
+    setup_bytes: std::sync::OnceLock<Vec<u64>>,
 }
 
 impl Compiled {
+    /// Each operation's setup bytes as the cost model estimates them ([`Program::costs`] with
+    /// this OT and these weights), walked once, at the first report that weighs the setup's
+    /// shared parts by them.
+    pub fn setup_bytes(&self) -> &[u64] {
+        self.setup_bytes.get_or_init(|| {
+            let costs = self.program.costs(self.ot, &self.weights);
+            costs.iter().map(|k| k.setup_bytes).collect()
+        })
+    }
+
     /// The session both parties run this program on: its OT.
     pub fn session_config(&self) -> tessera_protocols::SessionConfig {
         tessera_protocols::SessionConfig::with_ot(self.ot)
@@ -924,6 +936,7 @@ pub fn compile(model: &Model, fixed: Fixed, options: Options) -> Result<Compiled
         batch,
         ot,
         threads,
+        setup_bytes: std::sync::OnceLock::new(),
     })
 }
 

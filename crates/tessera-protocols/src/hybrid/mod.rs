@@ -341,8 +341,8 @@ impl Program {
         session.run(|s| {
             let (link, widths) = prepare::greet(self, s, peer, weights)?;
             let total = || {
-                let setup = prepare::setup_bytes(self, ot.bytes_per_cot(), &widths);
-                setup.iter().map(|b| b.round() as u64).sum()
+                let setup = prepare::setup_sizes(self, ot.bytes_per_cot(), &widths);
+                setup.iter().map(|b| b.bytes.round() as u64).sum()
             };
             s.metered("setup", total, |s| {
                 prepare::setup(self, s, link, weights, &widths)
@@ -413,11 +413,11 @@ impl Program {
         let ot = session.ot_choice();
         session.run(|s| {
             let (greeted, widths) = prepare::greet(self, s, peer, weights)?;
-            let segments = prepare::segments(self, budget);
+            let sizes = prepare::setup_sizes(self, ot.bytes_per_cot(), &widths);
+            let segments = prepare::segments(&sizes, budget);
             let (setup_parts, online_parts) = if s.observed() {
-                let setup = prepare::setup_bytes(self, ot.bytes_per_cot(), &widths);
                 let online = self.ops.iter().map(|op| op.operation().traffic(self).bytes);
-                let setup: Vec<u64> = setup.iter().map(|b| b.round() as u64).collect();
+                let setup: Vec<u64> = sizes.iter().map(|b| b.bytes.round() as u64).collect();
                 let online: Vec<u64> = online.collect();
                 (
                     metered_parts(&setup, &segments),
@@ -464,12 +464,12 @@ impl Program {
     /// at ℓ bits, the most.
     pub fn costs(&self, ot: tessera_ot::OtChoice, weights: &[LinearWeights]) -> Vec<Cost> {
         let widths = prepare::widths(self, weights);
-        let setup = prepare::setup_bytes(self, ot.bytes_per_cot(), &widths);
+        let setup = prepare::setup_sizes(self, ot.bytes_per_cot(), &widths);
         self.ops
             .iter()
             .zip(setup)
             .map(|(op, setup)| Cost {
-                setup_bytes: setup.round() as u64,
+                setup_bytes: setup.bytes.round() as u64,
                 online: op.operation().traffic(self),
             })
             .collect()

@@ -834,37 +834,44 @@ fn measured<T>(p: &Program, mut measure: impl FnMut(&Algebra, &[Slot]) -> T) -> 
         .collect()
 }
 
-/// Each operation's setup bytes, both parties together, when a random correlated OT costs
-/// `cot_bytes`: what its slots take (GMW's triples, Y's random correlated OTs, a linear map's
-/// products) and the algebra entries its setup added ([`measured`]). The hello and the base
-/// OTs are left out, and so are the widths of the linear maps' coefficients, given
-/// (`widths`, map by map).
-pub(super) fn setup_bytes(p: &Program, cot_bytes: f64, widths: &[u32]) -> Vec<f64> {
-    measured(p, |algebra, slots| {
-        algebra.bytes(0..algebra.len(), cot_bytes)
+/// One operation's setup ([`setup_sizes`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SetupSize {
+    /// The words it holds ([`Algebra::words`] and [`slot_words`]).
+    pub words: usize,
+    /// The bytes it sends, both parties together, estimated.
+    pub bytes: f64,
+}
+
+/// Each operation's setup, in one walk ([`measured`]): the words it holds, and its bytes
+/// when a random correlated OT costs `cot_bytes`: what its slots take (GMW's triples, Y's
+/// random correlated OTs, a linear map's products) and the algebra entries its setup added.
+/// The hello and the base OTs are left out, and so are the widths of the linear maps'
+/// coefficients, given (`widths`, map by map).
+pub(super) fn setup_sizes(p: &Program, cot_bytes: f64, widths: &[u32]) -> Vec<SetupSize> {
+    measured(p, |algebra, slots| SetupSize {
+        words: algebra.words() + slots.iter().map(|s| slot_words(p, s)).sum::<usize>(),
+        bytes: algebra.bytes(0..algebra.len(), cot_bytes)
             + slots
                 .iter()
                 .map(|s| slot_bytes(p, s, cot_bytes, widths))
-                .sum::<f64>()
+                .sum::<f64>(),
     })
 }
 
-/// Consecutive ranges of `p`'s operations, in order, whose setups each hold at most `budget`
-/// words ([`Algebra::words`] and [`slot_words`]; an operation over it alone): the segments
-/// a streamed run sets up one at a time.
-pub(super) fn segments(p: &Program, budget: usize) -> Vec<Range<usize>> {
-    let words = measured(p, |algebra, slots| {
-        algebra.words() + slots.iter().map(|s| slot_words(p, s)).sum::<usize>()
-    });
+/// Consecutive ranges of the operations of setups `sizes`, in order, each holding at most
+/// `budget` words (an operation over it alone): the segments a streamed run sets up one at a
+/// time.
+pub(super) fn segments(sizes: &[SetupSize], budget: usize) -> Vec<Range<usize>> {
     let (mut out, mut start, mut held) = (Vec::new(), 0, 0);
-    for (i, w) in words.into_iter().enumerate() {
-        if held + w > budget && i > start {
+    for (i, size) in sizes.iter().enumerate() {
+        if held + size.words > budget && i > start {
             out.push(start..i);
             (start, held) = (i, 0);
         }
-        held += w;
+        held += size.words;
     }
-    out.push(start..p.ops.len());
+    out.push(start..sizes.len());
     out
 }
 

@@ -1110,10 +1110,11 @@ fn costs_equal_the_traffic_sent() {
 fn segments_cover_the_operations_in_order() {
     let (p, _) = every_operation(3000);
     let n = p.op_count();
-    assert_eq!(prepare::segments(&p, usize::MAX), vec![0..n]);
+    let sizes = prepare::setup_sizes(&p, 16.0, &[]);
+    assert_eq!(prepare::segments(&sizes, usize::MAX), vec![0..n]);
     let mut last = 1;
     for budget in [1 << 16, 1 << 12, 1] {
-        let cut = prepare::segments(&p, budget);
+        let cut = prepare::segments(&sizes, budget);
         assert!(
             cut.len() > last,
             "{} segments of {n} under {budget}",
