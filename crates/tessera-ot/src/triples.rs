@@ -438,6 +438,27 @@ const HASH_ROWS: usize = 1 << 12;
 /// Gilboa products spread over the party's pool ([`spread`]).
 const SPREAD_OTS: usize = 1 << 14;
 
+/// A batch of a window of [`TripleGenerator::boolean`].
+struct Batch {
+    /// Its OTs.
+    len: usize,
+    /// Its words of the triples (128 OTs each).
+    at: Range<usize>,
+    /// Its words of the window's.
+    local: Range<usize>,
+}
+
+/// The batches of [`BATCH_OTS`] of a window's OTs `ots` (from a multiple of 128).
+fn batches(ots: Range<usize>) -> impl Iterator<Item = Batch> {
+    let first = ots.start / 128;
+    ots.clone().step_by(BATCH_OTS).map(move |start| {
+        let len = BATCH_OTS.min(ots.end - start);
+        let at = start / 128..(start + len).div_ceil(128);
+        let local = at.start - first..at.end - first;
+        Batch { len, at, local }
+    })
+}
+
 /// An error unless a batch's vectors, rows and outputs agree in size, `width` bits per
 /// multiplier in Z_2^`bits`.
 fn check_batch(
@@ -822,9 +843,7 @@ impl TripleGenerator {
         a: &mut [Block],
         u: &mut [Block],
     ) -> Result<(), Error> {
-        for start in ots.clone().step_by(BATCH_OTS) {
-            let len = BATCH_OTS.min(ots.end - start);
-            let at = start / 128..(start + len).div_ceil(128);
+        for Batch { len, at, local } in batches(ots) {
             let rows = &mut self.sent_rows;
             rows.resize(len, Block::ZERO);
             links.sender.send_random_correlated(links.channel, rows)?;
@@ -832,7 +851,7 @@ impl TripleGenerator {
             s.hash(0, rows, Block::ZERO, self.sent, 1);
             s.hash(1, rows, links.sender.delta(), self.sent, 1);
             self.sent += len as u128;
-            let u = &mut u[at.start - ots.start / 128..][..at.len()];
+            let u = &mut u[local];
             pack_low_bits(&s.h[0], u);
             pack_low_bits(&s.h[1], &mut a[at.clone()]);
             for (a, &u) in a[at].iter_mut().zip(u.iter()) {
@@ -851,9 +870,7 @@ impl TripleGenerator {
         b: &mut [Block],
         v: &mut [Block],
     ) -> Result<(), Error> {
-        for start in ots.clone().step_by(BATCH_OTS) {
-            let len = BATCH_OTS.min(ots.end - start);
-            let at = start / 128..(start + len).div_ceil(128);
+        for Batch { len, at, local } in batches(ots) {
             let rows = &mut self.received_rows;
             rows.resize(len, Block::ZERO);
             links
@@ -863,7 +880,7 @@ impl TripleGenerator {
             s.hash(0, rows, Block::ZERO, self.received, 1);
             self.received += len as u128;
             pack_low_bits(rows, &mut b[at.clone()]);
-            pack_low_bits(&s.h[0], &mut v[at.start - ots.start / 128..][..at.len()]);
+            pack_low_bits(&s.h[0], &mut v[local]);
         }
         Ok(())
     }
