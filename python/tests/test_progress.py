@@ -56,20 +56,15 @@ print("done", flush=True)
 """
 
 
-def run_with_stderr(stderr):
-    return subprocess.run(
-        [sys.executable, "-c", RUN, str(DATA / "nn" / "minionn-mnist-b.onnx")],
-        stdout=subprocess.PIPE,
-        stderr=stderr,
-        timeout=120,
-    )
+COMMAND = [sys.executable, "-c", RUN, str(DATA / "nn" / "minionn-mnist-b.onnx")]
 
 
-def test_a_bar_is_drawn_on_a_terminal_and_not_elsewhere(minionn):
-    # A batch of 64 takes its setup (about 8 s on 2 cores) well over the second a bar waits for.
+def run_on_a_terminal():
+    """The run with standard error on a pseudo-terminal, read while it runs (a terminal's
+    buffer is small: a bar left unread would stop the run), and what was drawn on it."""
     primary, secondary = pty.openpty()
     try:
-        run = run_with_stderr(secondary)
+        run = subprocess.Popen(COMMAND, stdout=subprocess.PIPE, stderr=secondary)
         os.close(secondary)
         drawn = b""
         while True:
@@ -80,12 +75,19 @@ def test_a_bar_is_drawn_on_a_terminal_and_not_elsewhere(minionn):
             if not chunk:
                 break
             drawn += chunk
+        out, _ = run.communicate(timeout=120)
     finally:
         os.close(primary)
-    assert run.stdout.strip() == b"done"
+    return out, drawn
+
+
+def test_a_bar_is_drawn_on_a_terminal_and_not_elsewhere(minionn):
+    # A batch of 64 takes its setup (about 8 s on 2 cores) well over the second a bar waits for.
+    out, drawn = run_on_a_terminal()
+    assert out.strip() == b"done"
     assert b"setup" in drawn and b"MiB" in drawn, drawn[-300:]
     # Labelled with the layer running (a linear layer's setup).
     names = [layer["name"].encode() for layer in minionn.info()["layers"]]
     assert any(name in drawn for name in names), drawn[-300:]
-    piped = run_with_stderr(subprocess.PIPE)
+    piped = subprocess.run(COMMAND, capture_output=True, timeout=120)
     assert piped.stdout.strip() == b"done" and piped.stderr == b"", piped.stderr[-300:]
