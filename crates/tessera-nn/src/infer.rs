@@ -225,7 +225,8 @@ fn classes(c: &Compiled, setup: &Setup, steps: &[Step]) -> Vec<ClassReport> {
             } else {
                 layer.class
             };
-            let r = &mut rows[row(class)];
+            let at = row(class);
+            let r = &mut rows[at];
             r.ms += step.ms;
             r.traffic = [r.traffic, step.traffic].into_iter().sum();
             r.rounds += step.waits;
@@ -235,10 +236,9 @@ fn classes(c: &Compiled, setup: &Setup, steps: &[Step]) -> Vec<ClassReport> {
                 .filter(|s| s.op == Some(index))
                 .peekable();
             if own.peek().is_none() {
-                sharing.push((index, row(class)));
+                sharing.push((index, at));
             }
             for s in own {
-                let r = &mut rows[row(layer.class)];
                 r.setup_ms += s.ms;
                 r.setup = [r.setup, s.traffic].into_iter().sum();
             }

@@ -602,7 +602,6 @@ impl Compiler {
         Ok(index)
     }
 
-    /// Σ of the gathered groups times ⌊2^f/count⌉, at scale 2^2f.
     /// Average pooling of the windows `groups` ([`Compiler::offsets`]: padding as zeros):
     /// each window's sum over its size, or over its inputs alone (`count_include_pad`
     /// false), windows of one count averaged together and put back in place by a gather.
@@ -662,6 +661,7 @@ impl Compiler {
         Ok(first.like(gathered))
     }
 
+    /// Σ of the gathered groups times ⌊2^f/count⌉, at scale 2^2f.
     fn mean(&mut self, x: Shared, groups: Vec<Vec<u32>>, count: usize) -> Result<Shared, Error> {
         let e = protocol_error;
         let x = self.settle(x)?;

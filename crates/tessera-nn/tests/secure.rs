@@ -87,6 +87,24 @@ fn max_diff(fixed: Fixed, want: &[u64], got: &[u64]) -> f32 {
     max_difference(&fixed, want, got)
 }
 
+/// The private run of `model` (both parties holding it) on `x` in every protocol equals its
+/// fixed-point evaluation within `tolerance`; `what` names the case in a failure.
+fn every_protocol_equals_fixed_point(
+    model: &Model,
+    fixed: Fixed,
+    x: &[f32],
+    tolerance: f32,
+    what: &str,
+) {
+    let want = Plain::new(model, fixed).unwrap().run(x).unwrap();
+    for protocol in Protocol::ALL {
+        let networks = tessera_net::memory::pair().unwrap();
+        let (got, _, _) = private_on(networks, model.clone(), model, (fixed, protocol), x);
+        let diff = max_diff(fixed, &want, &got);
+        assert!(diff < tolerance, "{what} {}: {diff}", protocol.name());
+    }
+}
+
 fn check(name: &str, digits: &[usize]) {
     let path = data(name);
     let fixed = Fixed::new(64, 13).unwrap();
@@ -324,14 +342,8 @@ fn padded_pooling_matches_fixed_point() {
         Op::AvgPool(pool(false)),
     ];
     for op in ops {
-        let model = pooled(op.clone());
-        let want = Plain::new(&model, fixed).unwrap().run(&x).unwrap();
-        for protocol in Protocol::ALL {
-            let networks = tessera_net::memory::pair().unwrap();
-            let (got, _, _) = private_on(networks, model.clone(), &model, (fixed, protocol), &x);
-            let diff = max_diff(fixed, &want, &got);
-            assert!(diff < 0.01, "{op:?} {}: {diff}", protocol.name());
-        }
+        let what = format!("{op:?}");
+        every_protocol_equals_fixed_point(&pooled(op), fixed, &x, 0.01, &what);
     }
 }
 
@@ -473,13 +485,8 @@ fn strided_padded_convolutions_on_odd_sizes_match_fixed_point() {
         .collect();
     for (bits, frac) in [(64, 13), (32, 10)] {
         let fixed = Fixed::new(bits, frac).unwrap();
-        let want = Plain::new(&model, fixed).unwrap().run(&x).unwrap();
-        for protocol in Protocol::ALL {
-            let networks = tessera_net::memory::pair().unwrap();
-            let (got, _, _) = private_on(networks, model.clone(), &model, (fixed, protocol), &x);
-            let diff = max_diff(fixed, &want, &got);
-            assert!(diff < 0.02, "ℓ = {bits}, {}: {diff}", protocol.name());
-        }
+        let what = format!("ℓ = {bits},");
+        every_protocol_equals_fixed_point(&model, fixed, &x, 0.02, &what);
     }
 }
 
