@@ -199,23 +199,32 @@ def test_grouped_and_depthwise_conv_and_a_batch_norm_on_its_own():
     assert sum(o["online_bytes"] for o in operators.values()) == report["online_bytes"]
 
 
-def test_max_pooling_in_ceil_mode():
+@pytest.mark.parametrize("op, pads, count_include_pad, out", [
+    ("MaxPool", [0, 0, 0, 0], None, 4 * 4),
+    ("AveragePool", [1, 1, 1, 1], 0, 5 * 5),
+    ("AveragePool", [1, 1, 1, 1], 1, 5 * 5),
+    ("AveragePool", [0, 1, 0, 0], 1, 4 * 4),
+])
+def test_pooling_in_ceil_mode(op, pads, count_include_pad, out):
+    """8 × 8 pooled 3 × 3 by 2 in ceil mode: one more window on an axis than floor mode where
+    it starts inside the input, hanging past the padding (never counted by an average)."""
     ort = pytest.importorskip("onnxruntime")
     rng = np.random.default_rng(5)
+    extra = {} if count_include_pad is None else {"count_include_pad": count_include_pad}
     nodes = [
-        helper.make_node("MaxPool", ["x"], ["m"], name="pool", kernel_shape=[3, 3],
-                         strides=[2, 2], ceil_mode=1),
+        helper.make_node(op, ["x"], ["m"], name="pool", kernel_shape=[3, 3], strides=[2, 2],
+                         pads=pads, ceil_mode=1, **extra),
         helper.make_node("Flatten", ["m"], ["f"], name="flat"),
         helper.make_node("Gemm", ["f", "W"], ["y"], name="fc", transB=1),
     ]
-    W = (rng.standard_normal((3, 2 * 4 * 4)) / 4).astype(np.float32)
+    W = (rng.standard_normal((3, 2 * out)) / 4).astype(np.float32)
     graph = helper.make_graph(
         nodes, "ceil",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8, 8])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
         [numpy_helper.from_array(W, "W")],
     )
-    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]).SerializeToString()
     session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
     model = tessera.Model.from_onnx(data)
     x = rng.standard_normal((1, 2, 8, 8)).astype(np.float32)

@@ -6,7 +6,7 @@
 
 use crate::error::Error;
 use crate::import::data_type;
-use crate::model::{Model, Node, Op, Window};
+use crate::model::{Model, Node, Op, Pool, Window};
 use onnx_ir::{AttributeProto, AttributeType, Message, ModelProto, NodeProto, TensorProto};
 use onnx_ir::{TypeProto, ValueInfoProto};
 
@@ -96,11 +96,11 @@ fn write_node(
         }
         Op::Relu => "Relu",
         Op::MaxPool(p) => {
-            attrs.extend(window(&p.window));
+            attrs.extend(pool(p));
             "MaxPool"
         }
         Op::AvgPool(p) => {
-            attrs.extend(window(&p.window));
+            attrs.extend(pool(p));
             attrs.push(int("count_include_pad", i64::from(p.count_include_pad)));
             "AveragePool"
         }
@@ -178,6 +178,17 @@ fn window(w: &Window) -> [AttributeProto; 3] {
         ints("strides", &to(&w.stride)),
         ints("pads", &to(&w.pads)),
     ]
+}
+
+/// A pooling's window with its declared padding, and ceil mode where it grew the padding.
+fn pool(p: &Pool) -> [AttributeProto; 4] {
+    let mut declared = p.window;
+    for i in 0..2 {
+        declared.pads[i + 2] -= p.overhang[i];
+    }
+    let [kernel, strides, pads] = window(&declared);
+    let ceil = p.overhang != [0, 0];
+    [kernel, strides, pads, int("ceil_mode", i64::from(ceil))]
 }
 
 fn int(name: &str, v: i64) -> AttributeProto {

@@ -70,22 +70,21 @@ pub fn im2col<E: Copy + Default>(
 }
 
 /// The input positions (as flat indices into one channel's plane) under the window of output
-/// `(oy, ox)`, and how many positions the window has with its padding.
+/// `(oy, ox)`.
 pub fn window_positions(
     window: &Window,
     [height, width]: [usize; 2],
     (oy, ox): (usize, usize),
-) -> (impl Iterator<Item = usize>, usize) {
+) -> impl Iterator<Item = usize> {
     let [kh, kw] = window.kernel;
     let (stride, pads) = (window.stride, window.pads);
-    let it = (0..kh).flat_map(move |i| {
+    (0..kh).flat_map(move |i| {
         (0..kw).filter_map(move |j| {
             let y = (oy * stride[0] + i).checked_sub(pads[0])?;
             let x = (ox * stride[1] + j).checked_sub(pads[1])?;
             (y < height && x < width).then_some(y * width + x)
         })
-    });
-    (it, kh * kw)
+    })
 }
 
 /// Max or average pooling of `x` (`[channels, height, width]`) to `[channels, oh, ow]`.
@@ -101,9 +100,8 @@ pub fn pool<A: Arith>(
     for plane in x.chunks_exact(height * width).take(channels) {
         for oy in 0..oh {
             for ox in 0..ow {
-                let (mut it, size) = window_positions(&pool.window, [height, width], (oy, ox));
+                let mut it = window_positions(&pool.window, [height, width], (oy, ox));
                 let first = it.next().map_or(A::E::default(), |p| plane[p]);
-                let mut count = 1;
                 let mut acc = first;
                 for p in it {
                     acc = if max {
@@ -111,12 +109,11 @@ pub fn pool<A: Arith>(
                     } else {
                         a.add(acc, plane[p])
                     };
-                    count += 1;
                 }
                 y.push(if max {
                     acc
                 } else {
-                    a.mean(acc, if pool.count_include_pad { size } else { count })
+                    a.mean(acc, pool.divisor([height, width], (oy, ox)))
                 });
             }
         }

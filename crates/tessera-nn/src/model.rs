@@ -12,8 +12,7 @@ pub const SUPPORTED: &[&str] = &[
     "Conv (2-D, grouped and depthwise, dilation 1)",
     "Relu",
     "Clip (constant bounds: ReLU6 and the like)",
-    "MaxPool (floor and ceil mode)",
-    "AveragePool",
+    "MaxPool and AveragePool (floor and ceil mode)",
     "GlobalAveragePool",
     "BatchNormalization (folded into a Conv or Gemm before it; elsewhere a depthwise 1×1 Conv)",
     "Flatten",
@@ -111,10 +110,62 @@ pub struct Conv {
 /// A pooling layer's window and how an average counts padding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pool {
-    /// Kernel, stride and padding.
+    /// Kernel, stride and padding (in ceil mode with the end padding grown: [`Window::ceiled`]).
     pub window: Window,
-    /// AveragePool's `count_include_pad`: divide by the kernel's size even at the borders.
+    /// AveragePool's `count_include_pad`: divide by the window's places in the input and its
+    /// declared padding, not by its inputs alone.
     pub count_include_pad: bool,
+    /// The end padding `[bottom, right]` that ceil mode added to the declared one (zeros in
+    /// floor mode): places no average counts.
+    pub overhang: [usize; 2],
+}
+
+impl Pool {
+    /// A pooling by `window` (its declared padding) of an input of `[height, width]`, in ceil
+    /// mode or in floor mode.
+    pub fn new(window: Window, count_include_pad: bool, ceil: bool, input: [usize; 2]) -> Pool {
+        let grown = if ceil { window.ceiled(input) } else { window };
+        Pool {
+            window: grown,
+            count_include_pad,
+            overhang: [0, 1].map(|i| grown.pads[i + 2] - window.pads[i + 2]),
+        }
+    }
+
+    /// What the average of output `(oy, ox)` on an input of `[height, width]` divides by: the
+    /// window's places inside the input, or with `count_include_pad` inside the input and its
+    /// declared padding (a ceil-mode window's overhang is never counted), as in PyTorch's
+    /// `avg_pool2d` and onnxruntime's AveragePool.
+    pub fn divisor(&self, [height, width]: [usize; 2], (oy, ox): (usize, usize)) -> usize {
+        let Window {
+            kernel,
+            stride,
+            pads,
+        } = self.window;
+        let axis = |i: usize, out: usize, len: usize| {
+            let start = out * stride[i];
+            let (lo, hi) = if self.count_include_pad {
+                (0, pads[i] + len + pads[i + 2] - self.overhang[i])
+            } else {
+                (pads[i], pads[i] + len)
+            };
+            (start + kernel[i]).min(hi).saturating_sub(start.max(lo))
+        };
+        axis(0, oy, height) * axis(1, ox, width)
+    }
+
+    /// [`Pool::divisor`] of every output, in the output's order, for an input of `shape`
+    /// `[channels, height, width]` (none for another shape).
+    pub fn divisors(&self, shape: &[usize]) -> Vec<usize> {
+        let &[channels, height, width] = shape else {
+            return Vec::new();
+        };
+        let [oh, ow] = self.window.output([height, width]).unwrap_or_default();
+        let plane: Vec<usize> = (0..oh)
+            .flat_map(|oy| (0..ow).map(move |ox| self.divisor([height, width], (oy, ox))))
+            .collect();
+        plane.repeat(channels)
+    }
 }
 
 /// What a node computes.
@@ -433,5 +484,45 @@ impl Model {
         }
         last[self.output] = usize::MAX;
         last
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 8 × 8 pooled 3 × 3 by 2 with one place of padding per side: ceil mode adds a fifth
+    /// window per axis, starting on the last input and hanging one place past the padding.
+    #[test]
+    fn ceil_mode_divisors_count_the_declared_padding_never_the_overhang() {
+        let window = Window {
+            kernel: [3, 3],
+            stride: [2, 2],
+            pads: [1, 1, 1, 1],
+        };
+        let axis = |pool: &Pool| {
+            (0..5)
+                .map(|o| pool.divisor([8, 8], (o, 4)))
+                .collect::<Vec<_>>()
+        };
+        let counted = Pool::new(window, true, true, [8, 8]);
+        assert_eq!(counted.overhang, [1, 1]);
+        assert_eq!(counted.window.output([8, 8]), Some([5, 5]));
+        // The last column's windows: places 7 (input) and 8 (padding) of the row axis.
+        assert_eq!(axis(&counted), [6, 6, 6, 6, 4]);
+        let inputs = Pool::new(window, false, true, [8, 8]);
+        assert_eq!(axis(&inputs), [2, 3, 3, 3, 1]);
+        // Floor mode: every window whole with its padding, the kernel's size when counted.
+        let floor = Pool::new(window, true, false, [8, 8]);
+        assert_eq!(
+            (floor.overhang, floor.window.output([8, 8])),
+            ([0, 0], Some([4, 4]))
+        );
+        assert!((0..4).all(|o| floor.divisor([8, 8], (o, o)) == 9));
+        // Where the declared padding already holds the last window, ceil mode is floor mode.
+        assert_eq!(
+            Pool::new(window, true, true, [7, 7]),
+            Pool::new(window, true, false, [7, 7])
+        );
     }
 }

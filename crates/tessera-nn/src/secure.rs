@@ -19,7 +19,7 @@
 //! - MaxPool: a tree of max(a, b) = a + ReLU(b − a) over the window's offsets, each level one
 //!   ReLU on all pairs (padding repeats one of the window's inputs); AveragePool and
 //!   GlobalAveragePool: sums times the public ⌊2^f/k⌉, then truncation (padding adds zeros;
-//!   without `count_include_pad`, the windows of each count of inputs are averaged apart).
+//!   windows of each divisor, [`crate::model::Pool::divisor`], are averaged apart).
 //! - Reshape, Flatten, Transpose: data movement (gathers of copies); Add and Sub of computed
 //!   tensors: local; Add of a constant: the server's A input (its constant is a weight).
 //!
@@ -525,7 +525,7 @@ impl Compiler {
             for oy in 0..oh {
                 for ox in 0..ow {
                     positions.clear();
-                    positions.extend(window_positions(window, [h, w], (oy, ox)).0);
+                    positions.extend(window_positions(window, [h, w], (oy, ox)));
                     let Some(&first) = positions.first() else {
                         return Err(Error::Input(format!(
                             "{node}: a window of only padding at ({oy}, {ox})"
@@ -602,22 +602,19 @@ impl Compiler {
         Ok(index)
     }
 
-    /// Average pooling of the windows `groups` ([`Compiler::offsets`]: padding as zeros):
-    /// each window's sum over its size, or over its inputs alone (`count_include_pad`
-    /// false), windows of one count averaged together and put back in place by a gather.
+    /// Average pooling of the windows `groups` ([`Compiler::offsets`]: padding as zeros),
+    /// each window's sum over `counts` (one per window: [`crate::model::Pool::divisor`]),
+    /// windows of one divisor averaged together and put back in place by a gather.
     fn average_pool(
         &mut self,
         x: Shared,
         groups: Vec<Vec<u32>>,
-        count_include_pad: bool,
+        counts: Vec<usize>,
     ) -> Result<Shared, Error> {
-        let k = groups.len();
-        let outputs = groups.first().map_or(0, Vec::len);
-        let counts: Vec<usize> = (0..outputs)
-            .map(|q| groups.iter().filter(|g| g[q] != linear::ZERO).count())
-            .collect();
-        if count_include_pad || counts.iter().all(|&n| n == k) {
-            return self.mean(x, groups, k);
+        let outputs = counts.len();
+        let count = counts.first().copied().unwrap_or(1);
+        if counts.iter().all(|&n| n == count) {
+            return self.mean(x, groups, count);
         }
         let x = self.settle(x)?;
         let mut distinct = counts.clone();
@@ -853,7 +850,7 @@ pub fn compile(model: &Model, fixed: Fixed, options: Options) -> Result<Compiled
             }
             Op::AvgPool(pool) => {
                 let groups = c.offsets(&node.name, in_shape, &pool.window, false)?;
-                c.average_pool(x, groups, pool.count_include_pad)?
+                c.average_pool(x, groups, pool.divisors(in_shape))?
             }
             Op::GlobalAvgPool => {
                 let &[ch, h, w] = &in_shape[..] else {

@@ -281,9 +281,11 @@ fn constant_addition_is_the_servers() {
     );
 }
 
-/// Max and average pooling with padding (3×3, stride 2, one pixel on every side) on odd
-/// sizes, then a dense layer, against fixed point for each protocol: average pooling both
-/// with the padding counted and without (windows of 4, 6 and 9 inputs averaged apart).
+/// Max and average pooling with padding (3×3, stride 2, one pixel on every side), then a
+/// dense layer, against fixed point for each protocol: average pooling both with the padding
+/// counted and without (windows of 4, 6 and 9 inputs averaged apart), in floor mode on 7×7 and
+/// in ceil mode on 8×8 (5×5 out where floor gives 4×4; the last windows hang one place past
+/// the padding, which no average counts: divisors 6 and 4 with the padding counted).
 #[test]
 fn padded_pooling_matches_fixed_point() {
     use tessera_nn::model::{Dense, Pool, Window};
@@ -292,58 +294,71 @@ fn padded_pooling_matches_fixed_point() {
         stride: [2, 2],
         pads: [1, 1, 1, 1],
     };
-    let pool = |count_include_pad| Pool {
-        window,
-        count_include_pad,
-    };
-    let weight: Vec<f32> = (0..32 * 3)
-        .map(|i| ((i * 37 % 19) as f32 - 9.0) / 10.0)
-        .collect();
-    let pooled = |op: Op| Model {
-        input_name: "x".into(),
-        input: 0,
-        shapes: vec![vec![2, 7, 7], vec![2, 4, 4], vec![32], vec![3]],
-        nodes: vec![
-            Node {
-                name: "pool".into(),
-                op,
-                inputs: vec![0],
-                output: 1,
-            },
-            Node {
-                name: "flat".into(),
-                op: Op::Reshape,
-                inputs: vec![1],
-                output: 2,
-            },
-            Node {
-                name: "fc".into(),
-                op: Op::Dense(Dense {
-                    inputs: 32,
-                    outputs: 3,
-                    weight: weight.clone(),
-                    bias: vec![0.5, -0.25, 0.0],
-                }),
-                inputs: vec![2],
-                output: 3,
-            },
-        ],
-        output: 3,
-        client_side: Vec::new(),
-        has_weights: true,
+    let pooled = |max: bool, count_include_pad: bool, ceil: bool| {
+        let side = if ceil { 8 } else { 7 };
+        let pool = Pool::new(window, count_include_pad, ceil, [side, side]);
+        let [oh, ow] = pool.window.output([side, side]).unwrap();
+        assert_eq!(oh, if ceil { 5 } else { 4 });
+        let flat = 2 * oh * ow;
+        let weight = (0..flat * 3)
+            .map(|i| ((i * 37 % 19) as f32 - 9.0) / 10.0)
+            .collect();
+        let op = if max {
+            Op::MaxPool(pool)
+        } else {
+            Op::AvgPool(pool)
+        };
+        let model = Model {
+            input_name: "x".into(),
+            input: 0,
+            shapes: vec![vec![2, side, side], vec![2, oh, ow], vec![flat], vec![3]],
+            nodes: vec![
+                Node {
+                    name: "pool".into(),
+                    op,
+                    inputs: vec![0],
+                    output: 1,
+                },
+                Node {
+                    name: "flat".into(),
+                    op: Op::Reshape,
+                    inputs: vec![1],
+                    output: 2,
+                },
+                Node {
+                    name: "fc".into(),
+                    op: Op::Dense(Dense {
+                        inputs: flat,
+                        outputs: 3,
+                        weight,
+                        bias: vec![0.5, -0.25, 0.0],
+                    }),
+                    inputs: vec![2],
+                    output: 3,
+                },
+            ],
+            output: 3,
+            client_side: Vec::new(),
+            has_weights: true,
+        };
+        let x: Vec<f32> = (0..2 * side * side)
+            .map(|i| ((i * 53 % 41) as f32 - 20.0) / 8.0)
+            .collect();
+        (model, x)
     };
     let fixed = Fixed::new(64, 13).unwrap();
-    let x: Vec<f32> = (0..98)
-        .map(|i| ((i * 53 % 41) as f32 - 20.0) / 8.0)
-        .collect();
-    let ops = [
-        Op::MaxPool(pool(false)),
-        Op::AvgPool(pool(true)),
-        Op::AvgPool(pool(false)),
+    let cases = [
+        (true, true, false),
+        (false, true, false),
+        (false, false, false),
+        (true, true, true),
+        (false, true, true),
+        (false, false, true),
     ];
-    for op in ops {
-        let what = format!("{op:?}");
-        every_protocol_equals_fixed_point(&pooled(op), fixed, &x, 0.01, &what);
+    for (max, count_include_pad, ceil) in cases {
+        let what = format!("max {max}, count_include_pad {count_include_pad}, ceil {ceil}");
+        let (model, x) = pooled(max, count_include_pad, ceil);
+        every_protocol_equals_fixed_point(&model, fixed, &x, 0.01, &what);
     }
 }
 
@@ -433,14 +448,12 @@ fn strided_padded_convolutions_on_odd_sizes_match_fixed_point() {
         weight: weights(3 * 2 * 3 * 2, 1),
         bias: weights(3, 2),
     };
-    let pool = Pool {
-        window: Window {
-            kernel: [1, 3],
-            stride: [1, 2],
-            pads: [0; 4],
-        },
-        count_include_pad: false,
+    let window = Window {
+        kernel: [1, 3],
+        stride: [1, 2],
+        pads: [0; 4],
     };
+    let pool = Pool::new(window, false, false, [oh, ow]);
     let [ph, pw] = pool.window.output([oh, ow]).unwrap();
     let flat = 3 * ph * pw;
     let node = |name: &str, op: Op, input: usize| Node {

@@ -344,23 +344,19 @@ fn average_pool<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> 
 fn pool<'a>(imp: &mut Importer<'a>, at: &At<'a>, max: bool) -> Result<(), Refusal> {
     let a = Attributes::of(at.node);
     let ceil = a.int("ceil_mode", 0)? != 0;
-    if ceil && !max {
-        return Err("ceil_mode is supported for MaxPool only".into());
-    }
     let (x, shape) = computed(imp, at)?;
     let [c, h, w] = spatial(&shape)?;
     let kernel = a.sizes("kernel_shape", None, (1, imp.ceiling.axis))?;
-    let (mut window, [mut oh, mut ow]) = window(&a, imp, [h, w], kernel)?;
-    if ceil {
-        window = window.ceiled([h, w]);
-        [oh, ow] = window
-            .output([h, w])
-            .ok_or("the ceiled window does not fit")?;
+    let (window, _) = window(&a, imp, [h, w], kernel)?;
+    if (0..4).any(|i| window.pads[i] >= kernel[i % 2]) {
+        return Err(format!("pads {:?} as wide as the kernel {kernel:?}", window.pads).into());
     }
-    let pool = Pool {
-        window,
-        count_include_pad: max || a.int("count_include_pad", 0)? != 0,
-    };
+    let count_include_pad = max || a.int("count_include_pad", 0)? != 0;
+    let pool = Pool::new(window, count_include_pad, ceil, [h, w]);
+    let [oh, ow] = pool
+        .window
+        .output([h, w])
+        .ok_or("the ceiled window does not fit")?;
     let op = if max {
         Op::MaxPool(pool)
     } else {

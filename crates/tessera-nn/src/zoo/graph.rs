@@ -204,17 +204,13 @@ impl Graph {
         self.push(Op::Concat(0), xs.to_vec(), shape)
     }
 
-    /// A max (or average) pooling; `ceil`: the windows of ceil mode (max only).
+    /// A max (or average) pooling; `ceil`: the windows of ceil mode.
     pub(super) fn pool(&mut self, x: usize, w: Window, max: bool, ceil: bool) -> usize {
         let &[c, h, wd] = self.shape(x) else {
             unreachable!("pools follow [C, H, W] values")
         };
-        let window = if ceil { w.ceiled([h, wd]) } else { w };
-        let [oh, ow] = window.output([h, wd]).expect("the zoo's shapes fit");
-        let pool = Pool {
-            window,
-            count_include_pad: max,
-        };
+        let pool = Pool::new(w, max, ceil, [h, wd]);
+        let [oh, ow] = pool.window.output([h, wd]).expect("the zoo's shapes fit");
         let op = if max {
             Op::MaxPool(pool)
         } else {

@@ -184,14 +184,12 @@ impl Net {
         let &[c, h, w] = &self.shapes[self.last()][..] else {
             unreachable!("pools follow [C, H, W] values")
         };
-        let pool = Pool {
-            window: Window {
-                kernel: [2, 2],
-                stride: [2, 2],
-                pads: [0; 4],
-            },
-            count_include_pad: false,
+        let window = Window {
+            kernel: [2, 2],
+            stride: [2, 2],
+            pads: [0; 4],
         };
+        let pool = Pool::new(window, false, false, [h, w]);
         let op = if max {
             Op::MaxPool(pool)
         } else {
