@@ -184,7 +184,7 @@ fn window(w: &Window) -> [AttributeProto; 3] {
 fn pool(p: &Pool) -> [AttributeProto; 4] {
     let mut declared = p.window;
     for i in 0..2 {
-        declared.pads[i + 2] -= p.overhang[i];
+        declared.pads[i + 2] = declared.pads[i + 2].saturating_sub(p.overhang[i]);
     }
     let [kernel, strides, pads] = window(&declared);
     let ceil = p.overhang != [0, 0];

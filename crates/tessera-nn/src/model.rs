@@ -145,7 +145,10 @@ impl Pool {
         let axis = |i: usize, out: usize, len: usize| {
             let start = out * stride[i];
             let (lo, hi) = if self.count_include_pad {
-                (0, pads[i] + len + pads[i + 2] - self.overhang[i])
+                (
+                    0,
+                    (pads[i] + len + pads[i + 2]).saturating_sub(self.overhang[i]),
+                )
             } else {
                 (pads[i], pads[i] + len)
             };

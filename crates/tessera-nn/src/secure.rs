@@ -612,6 +612,11 @@ impl Compiler {
         counts: Vec<usize>,
     ) -> Result<Shared, Error> {
         let outputs = counts.len();
+        if groups.first().map_or(0, Vec::len) != outputs {
+            return Err(Error::Graph(
+                "a pooling's divisors do not match its windows".into(),
+            ));
+        }
         let count = counts.first().copied().unwrap_or(1);
         if counts.iter().all(|&n| n == count) {
             return self.mean(x, groups, count);
