@@ -503,9 +503,23 @@ fn place(i: usize, width: usize) -> u64 {
     }
 }
 
+/// Bytes of corrections per message of a batch ([`products_per_message`]): τ leaves in
+/// pieces of about this size, each sent as soon as it is made and used as soon as it comes,
+/// so that the link carries one piece while the sender makes the next and the receiver adds
+/// the last (on a WAN, a batch's computation no longer waits beside an idle link).
+const PIECE_BYTES: usize = 1 << 22;
+
+/// Products per message of corrections for products of `m` elements of Z_2^`bits` by
+/// multipliers of `width` bits: as many as fill [`PIECE_BYTES`], at least one. Both roles of
+/// a batch must use the same.
+pub fn products_per_message(bits: usize, width: usize, m: usize) -> usize {
+    (PIECE_BYTES / product_bytes(bits, width, m).max(1)).max(1)
+}
+
 /// Gilboa's multiplication, sender side, for one batch: `x` holds one vector of `m`
 /// elements per product, `rows` the `width` correlated OTs per product (product-major).
-/// Posts τ and adds the sender's shares into `out` (one vector per product).
+/// Posts τ, `piece` products per message (made one message after the other), and adds the
+/// sender's shares into `out` (one vector per product).
 pub struct GilboaSender<'a, R: Ring> {
     /// The sender's vectors, product-major.
     pub x: &'a [R],
@@ -521,8 +535,70 @@ pub struct GilboaSender<'a, R: Ring> {
     pub first: u128,
     /// Where the shares are added.
     pub out: &'a mut [R],
+    /// Products per message of corrections ([`products_per_message`]).
+    pub piece: usize,
     /// Scratch space.
     pub scratch: &'a mut Scratch,
+}
+
+impl<R: Ring> GilboaSender<'_, R> {
+    /// τ for `products` (a range of the batch's), their shares subtracted from `out`.
+    fn corrections(&mut self, products: Range<usize>) -> &[u8] {
+        let (bits, m, width) = (R::BITS, self.m, self.width);
+        let per = hash_blocks(bits, m);
+        let rows = &self.rows[products.start * width..products.end * width];
+        let first = self.first + (products.start * width * per) as u128;
+        let x = &self.x[products.start * m..products.end * m];
+        let out = &mut self.out[products.start * m..products.end * m];
+        let scratch = &mut *self.scratch;
+        scratch.hash(0, rows, Block::ZERO, first, per);
+        scratch.hash(1, rows, self.delta, first, per);
+        let ([h0, h1], tau) = (&scratch.h, &mut scratch.tau);
+        let product = product_bytes(bits, width, m);
+        let total = products.len() * product;
+        tau.clear();
+        tau.resize(total + 8, 0);
+        if m == 1 && width == bits {
+            match bits {
+                8 => OneElement::<8>::send(x, h0, h1, out, tau),
+                16 => OneElement::<16>::send(x, h0, h1, out, tau),
+                32 => OneElement::<32>::send(x, h0, h1, out, tau),
+                _ => OneElement::<64>::send(x, h0, h1, out, tau),
+            }
+            return &tau[..total];
+        }
+        let (h0, h1): (&[u64], &[u64]) = (bytemuck::cast_slice(h0), bytemuck::cast_slice(h1));
+        let words = 2 * per;
+        // One product per task: its shares and its corrections' own part of τ.
+        let each = tau[..total]
+            .par_chunks_mut(product)
+            .zip(x.par_chunks_exact(m))
+            .zip(out.par_chunks_exact_mut(m));
+        let tasks = spread::min_len(products.len(), x.len() * width, SPREAD_OTS);
+        each.enumerate().with_min_len(tasks).for_each_init(
+            || vec![0u64; m],
+            |t, (p, ((tau, x), share))| {
+                let mut at = 0;
+                for i in 0..width {
+                    let ot = p * width + i;
+                    let (x0, x1) = (&h0[ot * words..][..words], &h1[ot * words..][..words]);
+                    let weight = place(i, width);
+                    for (e, ((&x_e, s), t)) in
+                        x.iter().zip(share.iter_mut()).zip(t.iter_mut()).enumerate()
+                    {
+                        let (a, b) = (element(x0, bits, e), element(x1, bits, e));
+                        *t = a.wrapping_add(x_e.to_u64()).wrapping_sub(b);
+                        *s = R::from_u64(s.to_u64().wrapping_sub(a.wrapping_mul(weight)));
+                    }
+                    // Copies of a constant width.
+                    let n = tau_bytes(bits, i);
+                    pack(&mut tau[at..at + m * n], t);
+                    at += m * n;
+                }
+            },
+        );
+        &tau[..total]
+    }
 }
 
 impl<R: Ring> Role for GilboaSender<'_, R> {
@@ -551,63 +627,20 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
                 "Gilboa sender: one output per input element".into(),
             ));
         }
-        let per = hash_blocks(bits, m);
-        let scratch = &mut *self.scratch;
-        scratch.hash(0, self.rows, Block::ZERO, self.first, per);
-        scratch.hash(1, self.rows, self.delta, self.first, per);
-        let ([h0, h1], tau) = (&scratch.h, &mut scratch.tau);
-        let product = product_bytes(bits, width, m);
-        let total = self.x.len() / m * product;
-        tau.clear();
-        tau.resize(total + 8, 0);
-        if m == 1 && width == bits {
-            let (x, out) = (self.x, &mut *self.out);
-            match bits {
-                8 => OneElement::<8>::send(x, h0, h1, out, tau),
-                16 => OneElement::<16>::send(x, h0, h1, out, tau),
-                32 => OneElement::<32>::send(x, h0, h1, out, tau),
-                _ => OneElement::<64>::send(x, h0, h1, out, tau),
-            }
-        } else {
-            let (h0, h1): (&[u64], &[u64]) = (bytemuck::cast_slice(h0), bytemuck::cast_slice(h1));
-            let words = 2 * per;
-            // One product per task: its shares and its corrections' own part of τ.
-            let products = tau[..total]
-                .par_chunks_mut(product)
-                .zip(self.x.par_chunks_exact(m))
-                .zip(self.out.par_chunks_exact_mut(m));
-            let tasks = spread::min_len(self.x.len() / m, self.x.len() * width, SPREAD_OTS);
-            products.enumerate().with_min_len(tasks).for_each_init(
-                || vec![0u64; m],
-                |t, (p, ((tau, x), share))| {
-                    let mut at = 0;
-                    for i in 0..width {
-                        let ot = p * width + i;
-                        let (x0, x1) = (&h0[ot * words..][..words], &h1[ot * words..][..words]);
-                        let weight = place(i, width);
-                        for (e, ((&x_e, s), t)) in
-                            x.iter().zip(share.iter_mut()).zip(t.iter_mut()).enumerate()
-                        {
-                            let (a, b) = (element(x0, bits, e), element(x1, bits, e));
-                            *t = a.wrapping_add(x_e.to_u64()).wrapping_sub(b);
-                            *s = R::from_u64(s.to_u64().wrapping_sub(a.wrapping_mul(weight)));
-                        }
-                        // Copies of a constant width.
-                        let n = tau_bytes(bits, i);
-                        pack(&mut tau[at..at + m * n], t);
-                        at += m * n;
-                    }
-                },
-            );
+        let products = self.x.len() / m;
+        for start in (0..products).step_by(self.piece.max(1)) {
+            let end = products.min(start + self.piece.max(1));
+            let tau = self.corrections(start..end);
+            out.post(&Corrections(Cow::Borrowed(tau)))?;
         }
-        out.post(&Corrections(Cow::Borrowed(&tau[..total])))?;
         Ok(Next::Done(()))
     }
 }
 
-/// Gilboa's multiplication, receiver side, for one batch: `rows` the `ℓ` random correlated
-/// OTs per product, whose choice bits make the multipliers y. Adds the receiver's shares into
-/// `out` (one vector of `m` elements per product).
+/// Gilboa's multiplication, receiver side, for one batch: `rows` the `width` random
+/// correlated OTs per product, whose choice bits make the multipliers y. Takes τ in messages
+/// of `piece` products, each used as it comes: the fields then describe the products still
+/// to come. Adds the receiver's shares into `out` (one vector of `m` elements per product).
 pub struct GilboaReceiver<'a, R: Ring> {
     /// Elements per vector.
     pub m: usize,
@@ -622,20 +655,15 @@ pub struct GilboaReceiver<'a, R: Ring> {
     pub first: u128,
     /// Where the shares are added.
     pub out: &'a mut [R],
+    /// Products per message of corrections ([`products_per_message`]).
+    pub piece: usize,
     /// Scratch space.
     pub scratch: &'a mut Scratch,
 }
 
-impl<R: Ring> Role for GilboaReceiver<'_, R> {
-    type Incoming<'m> = Corrections<'m>;
-    type Output = ();
-    type Error = Error;
-
-    fn step<O: Outbox>(
-        &mut self,
-        incoming: Option<Corrections<'_>>,
-        _out: &mut O,
-    ) -> Result<Next<()>, Error> {
+impl<R: Ring> GilboaReceiver<'_, R> {
+    /// The next message's length, or `None` when every product has its corrections.
+    fn next_message(&self) -> Result<Option<usize>, Error> {
         let (bits, m, width) = (R::BITS, self.m, self.width);
         check_batch(
             "Gilboa receiver",
@@ -644,48 +672,52 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
             self.rows.len(),
             self.out.len(),
         )?;
-        let products = self.out.len() / m;
-        let bytes = products * product_bytes(bits, width, m);
-        let Some(Corrections(tau)) = incoming else {
-            return Ok(Next::exact(CORRECTIONS, bytes));
-        };
-        if tau.len() != bytes {
-            return Err(Error::Usage(format!(
-                "Gilboa receiver: {} bytes of corrections for {products} products",
-                tau.len()
-            )));
+        if self.choices.is_some_and(|c| c.len() != self.rows.len()) {
+            return Err(Error::Usage("Gilboa receiver: one choice per OT".into()));
         }
+        let products = (self.out.len() / m).min(self.piece.max(1));
+        Ok((products > 0).then(|| products * product_bytes(bits, width, m)))
+    }
+
+    /// Adds the shares of the next products, whose corrections `tau` are, and moves past them.
+    fn add(&mut self, tau: &[u8]) {
+        let (bits, m, width) = (R::BITS, self.m, self.width);
+        let products = tau.len() / product_bytes(bits, width, m);
         let per = hash_blocks(bits, m);
-        self.scratch
-            .hash(0, self.rows, Block::ZERO, self.first, per);
-        // The choice bits as masks, hidden from the optimiser once per batch: a plain mask
+        let (rows, later) = self.rows.split_at(products * width);
+        let (out, rest) = std::mem::take(&mut self.out).split_at_mut(products * m);
+        self.scratch.hash(0, rows, Block::ZERO, self.first, per);
+        // The choice bits as masks, hidden from the optimiser once per piece: a plain mask
         // per OT let the compiler skip the read of τ below by branching on the bit.
         let chosen = &mut self.scratch.chosen;
         chosen.clear();
         match self.choices {
-            Some(given) if given.len() == self.rows.len() => chosen.extend_from_slice(given),
-            Some(_) => return Err(Error::Usage("Gilboa receiver: one choice per OT".into())),
-            None => chosen.extend(self.rows.iter().map(|r| 0u64.wrapping_sub(r.low() & 1))),
+            Some(given) => chosen.extend_from_slice(&given[..rows.len()]),
+            None => chosen.extend(rows.iter().map(|r| 0u64.wrapping_sub(r.low() & 1))),
         }
+        self.rows = later;
+        self.out = rest;
+        self.choices = self.choices.map(|c| &c[products * width..]);
+        self.first += (products * width * per) as u128;
         let chosen = core::hint::black_box(&chosen[..]);
         if m == 1 && width == bits {
-            let (z, out) = (&self.scratch.h[0], &mut *self.out);
+            let z = &self.scratch.h[0];
             match bits {
-                8 => OneElement::<8>::receive(chosen, z, &tau, out),
-                16 => OneElement::<16>::receive(chosen, z, &tau, out),
-                32 => OneElement::<32>::receive(chosen, z, &tau, out),
-                _ => OneElement::<64>::receive(chosen, z, &tau, out),
+                8 => OneElement::<8>::receive(chosen, z, tau, out),
+                16 => OneElement::<16>::receive(chosen, z, tau, out),
+                32 => OneElement::<32>::receive(chosen, z, tau, out),
+                _ => OneElement::<64>::receive(chosen, z, tau, out),
             }
-            return Ok(Next::Done(()));
+            return;
         }
         let h: &[u64] = bytemuck::cast_slice(&self.scratch.h[0]);
         let words = 2 * per;
         // One product per task, reading its own part of τ.
-        let tasks = spread::min_len(self.out.len() / m, self.out.len() * width, SPREAD_OTS);
-        let products = tau
+        let tasks = spread::min_len(products, out.len() * width, SPREAD_OTS);
+        let each = tau
             .par_chunks(product_bytes(bits, width, m))
-            .zip(self.out.par_chunks_exact_mut(m));
-        products.enumerate().with_min_len(tasks).for_each_init(
+            .zip(out.par_chunks_exact_mut(m));
+        each.enumerate().with_min_len(tasks).for_each_init(
             || vec![0u64; m],
             |t, (p, (tau, share))| {
                 let mut at = 0;
@@ -705,7 +737,38 @@ impl<R: Ring> Role for GilboaReceiver<'_, R> {
                 }
             },
         );
-        Ok(Next::Done(()))
+    }
+}
+
+impl<R: Ring> Role for GilboaReceiver<'_, R> {
+    type Incoming<'m> = Corrections<'m>;
+    type Output = ();
+    type Error = Error;
+
+    fn step<O: Outbox>(
+        &mut self,
+        incoming: Option<Corrections<'_>>,
+        _out: &mut O,
+    ) -> Result<Next<()>, Error> {
+        let Some(bytes) = self.next_message()? else {
+            return match incoming {
+                None => Ok(Next::Done(())),
+                Some(_) => Err(out_of_turn("Gilboa multiplication", "a message")),
+            };
+        };
+        if let Some(Corrections(tau)) = incoming {
+            if tau.len() != bytes {
+                return Err(Error::Usage(format!(
+                    "Gilboa receiver: {} bytes of corrections where {bytes} were due",
+                    tau.len()
+                )));
+            }
+            self.add(&tau);
+        }
+        Ok(match self.next_message()? {
+            Some(bytes) => Next::exact(CORRECTIONS, bytes),
+            None => Next::Done(()),
+        })
     }
 }
 
@@ -907,6 +970,7 @@ impl TripleGenerator {
             delta: links.sender.delta(),
             first: self.sent,
             out: &mut *out,
+            piece: products_per_message(R::BITS, R::BITS, m),
             scratch: &mut self.scratch,
         };
         role::drive(&mut send, links.channel, self.space)?;
@@ -918,6 +982,7 @@ impl TripleGenerator {
             choices: None,
             first: self.received,
             out,
+            piece: products_per_message(R::BITS, R::BITS, m),
             scratch: &mut self.scratch,
         };
         role::drive(&mut receive, links.channel, self.space)?;
@@ -1046,6 +1111,7 @@ impl TripleGenerator {
                 delta,
                 first: self.sent,
                 out,
+                piece: products_per_message(R::BITS, width, m),
                 scratch: &mut self.scratch,
             };
             role::drive(&mut send, links.channel, self.space)?;
@@ -1139,6 +1205,7 @@ impl TripleGenerator {
                 choices: choices.as_deref(),
                 first: self.received,
                 out,
+                piece: products_per_message(R::BITS, width, m),
                 scratch: &mut self.scratch,
             };
             role::drive(&mut receive, links.channel, self.space)?;

@@ -124,8 +124,9 @@ fn matrix_triples_open_to_matrix_products() {
     check_matrix::<u16>((7, 300, 5));
 }
 
-/// Gilboa's roles on made-up correlated rows: the shares add up to x·y; a correction edited
-/// on the way gives a wrong product (semi-honest: nothing detects it, and opening shows it).
+/// Gilboa's roles on made-up correlated rows, τ in one message or in pieces: the shares add up
+/// to x·y; a correction edited on the way gives a wrong product (semi-honest: nothing detects
+/// it, and opening shows it), and a piece of the wrong length is refused.
 #[test]
 fn gilboa_roles_multiply_and_an_edit_shows() {
     let mut prg = Prg::from_seed_block(Block::new(99));
@@ -143,8 +144,10 @@ fn gilboa_roles_multiply_and_an_edit_shows() {
             .map(|_| prg.random_block().low() as u32)
             .collect();
         let (mut s_scratch, mut r_scratch) = (Scratch::default(), Scratch::default());
-        // No edit, a flipped bit, a byte short, a byte too many.
-        for edit in 0..4 {
+        // No edit, a flipped bit, a byte short, a byte too many (in the first message);
+        // corrections in one message, and in pieces of one and of three products.
+        let cases = (0..4).flat_map(|edit| [usize::MAX, 1, 3].map(|piece| (edit, piece)));
+        for (edit, piece) in cases {
             let (mut s_out, mut r_out) = (vec![0u32; x.len()], vec![0u32; x.len()]);
             let mut sender = GilboaSender {
                 x: &x,
@@ -154,6 +157,7 @@ fn gilboa_roles_multiply_and_an_edit_shows() {
                 delta,
                 first: 7,
                 out: &mut s_out,
+                piece,
                 scratch: &mut s_scratch,
             };
             let mut receiver = GilboaReceiver {
@@ -163,10 +167,15 @@ fn gilboa_roles_multiply_and_an_edit_shows() {
                 choices: None,
                 first: 7,
                 out: &mut r_out,
+                piece,
                 scratch: &mut r_scratch,
             };
+            let mut messages = 0;
             let (a, b) = run_pair(&mut sender, &mut receiver, |side, kind, bytes| {
                 if side == Side::First && kind == CORRECTIONS {
+                    messages += 1;
+                }
+                if side == Side::First && kind == CORRECTIONS && messages == 1 {
                     match edit {
                         1 => bytes[0] ^= 1,
                         2 => drop(bytes.pop()),
@@ -176,8 +185,11 @@ fn gilboa_roles_multiply_and_an_edit_shows() {
                 }
             });
             assert!(matches!(a, Some(Ok(()))));
+            if edit < 2 {
+                assert_eq!(messages, products.div_ceil(piece), "m {m} piece {piece}");
+            }
             if edit >= 2 {
-                assert!(matches!(b, Some(Err(_))), "m {m} edit {edit}");
+                assert!(matches!(b, Some(Err(_))), "m {m} edit {edit} piece {piece}");
                 continue;
             }
             assert!(matches!(b, Some(Ok(()))));
@@ -189,7 +201,11 @@ fn gilboa_roles_multiply_and_an_edit_shows() {
                     right &= s_out[k].wrapping_add(r_out[k]) == x[k].wrapping_mul(y);
                 }
             }
-            assert_eq!(right, edit == 0 || !t[0].lsb(), "m {m} edit {edit}");
+            assert_eq!(
+                right,
+                edit == 0 || !t[0].lsb(),
+                "m {m} edit {edit} piece {piece}"
+            );
         }
     }
 }
@@ -270,6 +286,10 @@ fn vector_products_one_way_open_to_products() {
     check_vector_products::<u64>(OtChoice::Extension(Protocol::IKNP), big, 3);
     check_vector_products::<u8>(OtChoice::Extension(Protocol::IKNP), 50, 16);
     check_vector_products::<u16>(OtChoice::Extension(Protocol::IKNP), 0, 4);
+    // Corrections in several messages: 12 products of 4096 elements fill a piece.
+    let pieces = products_per_message(32, 32, 4096);
+    assert_eq!(pieces, 12);
+    check_vector_products::<u32>(OtChoice::Extension(Protocol::IKNP), 3 * pieces + 1, 4096);
 }
 
 /// Chosen multipliers of `width` bits (−2^(width−1), 2^(width−1) − 1, zero and random ones
@@ -324,6 +344,10 @@ fn chosen_multipliers_of_few_bits_multiply_and_others_are_refused() {
     check_chosen_products::<u32>(ext, BATCH_OTS / 14 + 7, (2, 14));
     check_chosen_products::<u8>(ext, 20, (3, 1));
     check_chosen_products::<u16>(ext, 20, (4, 16));
+    // Corrections in several messages, the chosen bits taken piece by piece.
+    let pieces = products_per_message(32, 8, 4096);
+    assert_eq!(pieces, 32);
+    check_chosen_products::<u32>(ext, 3 * pieces + 5, (4096, 8));
     // 2^13 does not fit 14 bits; nor does a width beyond the ring.
     let (_, refused) = pair_sides(ext, |me, g, l| {
         (me == 1).then(|| {
