@@ -203,6 +203,32 @@ pub struct ArithTriples<R> {
     pub c: Vec<R>,
 }
 
+/// Gilboa's products by chosen multipliers, started by [`TripleGenerator::start_chosen`]: the
+/// OTs of the multipliers' bits drawn and their flips sent (or the multipliers still to draw,
+/// `waiting`), the sender's corrections to come in [`TripleGenerator::finish_chosen`].
+#[derive(Debug)]
+pub struct ChosenProducts {
+    /// ℓ of the ring.
+    bits: usize,
+    /// Elements per vector.
+    m: usize,
+    /// Bits per multiplier.
+    width: usize,
+    /// The multipliers whose OTs are still to draw, at the finish.
+    waiting: Vec<u64>,
+    /// The batches drawn.
+    drawn: Vec<DrawnBatch>,
+}
+
+/// One batch of [`ChosenProducts`] drawn: its OTs' rows, the choice bits as masks, the
+/// receiver's first hash tweak.
+#[derive(Debug)]
+struct DrawnBatch {
+    rows: Vec<Block>,
+    choices: Vec<u64>,
+    first: u128,
+}
+
 /// A matrix triple over Z_2^ℓ, one party's shares, row-major: A (rows × inner) times
 /// B (inner × cols) = C (rows × cols) across the two parties.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1130,12 +1156,11 @@ impl TripleGenerator {
         products: usize,
     ) -> Result<(Vec<R>, Vec<R>), Error> {
         let mut y = Vec::with_capacity(products);
-        let shares = self.receive_products(links, m, (products, R::BITS), |rows, _| {
+        let shares = self.receive_products(links, m, products, |rows| {
             y.extend(
                 rows.chunks_exact(R::BITS)
                     .map(|bits| R::from_u64(low_bits(bits) as u64)),
             );
-            Ok(None)
         })?;
         y.resize(products, R::default());
         Ok((y, shares))
@@ -1151,6 +1176,26 @@ impl TripleGenerator {
         y: &[R],
         width: u32,
     ) -> Result<Vec<R>, Error> {
+        let started = self.start_chosen(links, m, y, width)?;
+        self.finish_chosen(links, started)
+    }
+
+    /// [`TripleGenerator::vector_products_chosen`] in two halves, so that a caller can start
+    /// its next products before it finishes these and the sender finds their OTs waiting when
+    /// it has sent these corrections (one latency less per call, and the two parties' work
+    /// overlapping). Draws the OTs of `y`'s bits and sends their flips where the OT
+    /// provider's draws only send ([`Flow::ReceiverToSender`]); other providers' draws need
+    /// the sender's messages, which would come after its corrections, so each of their
+    /// batches is drawn in [`TripleGenerator::finish_chosen`] just before its corrections are
+    /// read. The peer calls [`TripleGenerator::vector_products_send`] once per start, in the
+    /// order of the starts; this party finishes them in that order.
+    pub fn start_chosen<R: Ring>(
+        &mut self,
+        links: &mut Links<'_>,
+        m: usize,
+        y: &[R],
+        width: u32,
+    ) -> Result<ChosenProducts, Error> {
         let w = Multipliers::Chosen { width }.width(R::BITS)?;
         let needed = multiplier_width(y.iter().map(|v| v.to_u64()), R::BITS as u32);
         if needed > width {
@@ -1158,34 +1203,123 @@ impl TripleGenerator {
                 "the multipliers of a vector product take {needed} bits, not {width}"
             )));
         }
-        let space = self.space;
-        let mut next = y.iter();
-        self.receive_products(links, m, (y.len(), w), |rows, channel| {
-            let bits: Vec<u64> = next
-                .by_ref()
-                .take(rows.len() / w)
-                .flat_map(|v| (0..w).map(move |i| v.to_u64() >> i & 1))
-                .collect();
-            let mut flips = vec![0u8; rows.len().div_ceil(8)];
-            for (j, (row, &bit)) in rows.iter().zip(&bits).enumerate() {
-                flips[j / 8] |= (((row.low() & 1) ^ bit) as u8) << (j % 8);
-            }
-            channel.send(space.tag(FLIPS), &flips)?;
-            channel.flush()?;
-            Ok(Some(bits.iter().map(|b| b.wrapping_neg()).collect()))
+        let mut started = ChosenProducts {
+            bits: R::BITS,
+            m,
+            width: w,
+            waiting: Vec::new(),
+            drawn: Vec::new(),
+        };
+        if m == 0 {
+            // The sender sends nothing for vectors of no elements.
+            return Ok(started);
+        }
+        let y: Vec<u64> = y.iter().map(|v| v.to_u64()).collect();
+        if links.receiver.flow() != Flow::ReceiverToSender {
+            started.waiting = y;
+            return Ok(started);
+        }
+        for y in y.chunks((BATCH_OTS / w).max(1)) {
+            let batch = self.draw_chosen(links, &started, y)?;
+            started.drawn.push(batch);
+        }
+        Ok(started)
+    }
+
+    /// This party's shares of products started by [`TripleGenerator::start_chosen`] (with
+    /// the same ring), once the sender's corrections come.
+    pub fn finish_chosen<R: Ring>(
+        &mut self,
+        links: &mut Links<'_>,
+        started: ChosenProducts,
+    ) -> Result<Vec<R>, Error> {
+        if started.bits != R::BITS {
+            return Err(Error::Usage(format!(
+                "products started in Z_2^{} finished in Z_2^{}",
+                started.bits,
+                R::BITS
+            )));
+        }
+        let (m, width) = (started.m, started.width);
+        let per = (BATCH_OTS / width).max(1);
+        let drawn: usize = started.drawn.iter().map(|b| b.rows.len() / width).sum();
+        let mut out = vec![R::default(); (drawn + started.waiting.len()) * m];
+        let mut outs = out.chunks_mut((per * m).max(1));
+        for (batch, out) in started.drawn.iter().zip(&mut outs) {
+            self.receive_chosen(links, &started, batch, out)?;
+        }
+        for (y, out) in started.waiting.chunks(per).zip(outs) {
+            let batch = self.draw_chosen(links, &started, y)?;
+            self.receive_chosen(links, &started, &batch, out)?;
+        }
+        Ok(out)
+    }
+
+    /// Draws the OTs of one batch of multipliers `y` of `products` and sends their flips:
+    /// each choice bit ⊕ the random OT's.
+    fn draw_chosen(
+        &mut self,
+        links: &mut Links<'_>,
+        products: &ChosenProducts,
+        y: &[u64],
+    ) -> Result<DrawnBatch, Error> {
+        let (bits, m, width) = (products.bits, products.m, products.width);
+        let mut rows = vec![Block::ZERO; y.len() * width];
+        links
+            .receiver
+            .receive_random_correlated(links.channel, &mut rows)?;
+        let chosen: Vec<u64> = y
+            .iter()
+            .flat_map(|v| (0..width).map(move |i| v >> i & 1))
+            .collect();
+        let mut flips = vec![0u8; rows.len().div_ceil(8)];
+        for (j, (row, &bit)) in rows.iter().zip(&chosen).enumerate() {
+            flips[j / 8] |= (((row.low() & 1) ^ bit) as u8) << (j % 8);
+        }
+        links.channel.send(self.space.tag(FLIPS), &flips)?;
+        links.channel.flush()?;
+        let first = self.received;
+        self.received += (rows.len() * hash_blocks(bits, m)) as u128;
+        Ok(DrawnBatch {
+            first,
+            choices: chosen.iter().map(|b| b.wrapping_neg()).collect(),
+            rows,
         })
     }
 
-    /// The receiving side's batches of Gilboa's products: `(products, width)` multipliers of
-    /// `width` bits, their shares of vectors of `m` elements. `choose` sees each batch's
-    /// random OTs and gives the choice bits as masks where they are not the OTs' own.
+    /// The shares of one drawn batch of `products`, from the sender's corrections, into `out`.
+    fn receive_chosen<R: Ring>(
+        &mut self,
+        links: &mut Links<'_>,
+        products: &ChosenProducts,
+        batch: &DrawnBatch,
+        out: &mut [R],
+    ) -> Result<(), Error> {
+        let (m, width) = (products.m, products.width);
+        let mut receive = GilboaReceiver {
+            m,
+            width,
+            rows: &batch.rows,
+            choices: Some(&batch.choices),
+            first: batch.first,
+            out,
+            piece: products_per_message(R::BITS, width, m),
+            scratch: &mut self.scratch,
+        };
+        role::drive(&mut receive, links.channel, self.space)
+    }
+
+    /// The receiving side's batches of Gilboa's products by random multipliers: `products`
+    /// multipliers of ℓ bits, their shares of vectors of `m` elements. `drawn` sees each
+    /// batch's random OTs, whose choice bits are the multipliers.
     fn receive_products<R: Ring>(
         &mut self,
         links: &mut Links<'_>,
         m: usize,
-        (products, width): (usize, usize),
-        mut choose: impl FnMut(&[Block], &mut dyn Channel) -> Result<Option<Vec<u64>>, Error>,
+        products: usize,
+        mut drawn: impl FnMut(&[Block]),
     ) -> Result<Vec<R>, Error> {
+        let width = R::BITS;
         let mut out = vec![R::default(); products * m];
         if m == 0 {
             return Ok(out);
@@ -1197,12 +1331,12 @@ impl TripleGenerator {
             links
                 .receiver
                 .receive_random_correlated(links.channel, &mut self.received_rows)?;
-            let choices = choose(&self.received_rows, &mut *links.channel)?;
+            drawn(&self.received_rows);
             let mut receive = GilboaReceiver {
                 m,
                 width,
                 rows: &self.received_rows,
-                choices: choices.as_deref(),
+                choices: None,
                 first: self.received,
                 out,
                 piece: products_per_message(R::BITS, width, m),

@@ -358,3 +358,52 @@ fn chosen_multipliers_of_few_bits_multiply_and_others_are_refused() {
     });
     assert_eq!(refused, Some((true, true)));
 }
+
+/// Chosen products started ahead ([`TripleGenerator::start_chosen`]): three calls started
+/// before the first is finished, with every provider's flow (those whose draws need the
+/// sender's messages draw at the finish), equal x·y; a finish in another ring is refused.
+#[test]
+fn chosen_products_started_ahead_multiply() {
+    // (products, m) per call: one batch, several batches of OTs, several pieces.
+    const CALLS: [(usize, usize); 3] = [(5, 3), (BATCH_OTS / 6 + 9, 2), (70, 4096)];
+    let x = |c: usize, j: usize| ((c * 1_000_003 + j) as u32).wrapping_mul(0x9e37_79b9);
+    let y = |c: usize, p: usize| ((c * 7919 + p * 31) % 64) as u32;
+    for protocol in every_flow() {
+        let (sent, received) = pair_sides(protocol, move |me, g, l| {
+            let chosen = Multipliers::Chosen { width: 7 };
+            if me == 0 {
+                let each = CALLS.iter().enumerate().map(|(c, &(products, m))| {
+                    let x: Vec<u32> = (0..products * m).map(|j| x(c, j)).collect();
+                    g.vector_products_send::<u32>(l, &x, m, chosen).unwrap()
+                });
+                return each.collect::<Vec<_>>();
+            }
+            let started: Vec<ChosenProducts> = CALLS
+                .iter()
+                .enumerate()
+                .map(|(c, &(products, m))| {
+                    let y: Vec<u32> = (0..products).map(|p| y(c, p)).collect();
+                    g.start_chosen::<u32>(l, m, &y, 7).unwrap()
+                })
+                .collect();
+            let finish = started
+                .into_iter()
+                .map(|s| g.finish_chosen::<u32>(l, s).unwrap());
+            finish.collect()
+        });
+        for (c, &(products, m)) in CALLS.iter().enumerate() {
+            for j in 0..products * m {
+                let want = x(c, j).wrapping_mul(y(c, j / m));
+                let got = sent[c][j].wrapping_add(received[c][j]);
+                assert_eq!(got, want, "{protocol:?} call {c} element {j}");
+            }
+        }
+    }
+    let (_, refused) = pair_sides(OtChoice::Extension(Protocol::IKNP), |me, g, l| {
+        (me == 1).then(|| {
+            let started = g.start_chosen::<u32>(l, 3, &[], 8).unwrap();
+            g.finish_chosen::<u64>(l, started).is_err()
+        })
+    });
+    assert_eq!(refused, Some(true));
+}

@@ -13,7 +13,7 @@ use crate::{Error, Session};
 use std::ops::Range;
 use tessera_core::{Block, FixedKeyHash, Prg};
 use tessera_net::Channel;
-use tessera_ot::triples::{Multipliers, Ring, multiplier_width};
+use tessera_ot::triples::{Links, Multipliers, Ring, TripleGenerator, multiplier_width};
 
 /// One party's setup of a program, for one online phase.
 #[derive(Debug)]
@@ -1014,11 +1014,25 @@ fn by_rows<R: Ring>(
             }
         };
         if let Some(w) = weights {
-            for first in (0..rows).step_by(batch) {
+            // Each batch's OTs drawn before the last batch's corrections are read: the
+            // other party finds them waiting when it has sent those.
+            let start = |g: &mut TripleGenerator, links: &mut Links<'_>, first: usize| {
                 let n = batch.min(rows - first);
                 let wrows = &w.matrix[first * inner..(first + n) * inner];
                 let y: Vec<R> = wrows.iter().map(|&v| R::from_u64(v)).collect();
-                let s = g.vector_products_chosen::<R>(links, cols, &y, width)?;
+                g.start_chosen::<R>(links, cols, &y, width)
+            };
+            let mut firsts = (0..rows).step_by(batch);
+            let mut pending = match firsts.next() {
+                Some(f) => Some((f, start(g, links, f)?)),
+                None => None,
+            };
+            while let Some((first, started)) = pending {
+                pending = match firsts.next() {
+                    Some(f) => Some((f, start(g, links, f)?)),
+                    None => None,
+                };
+                let s = g.finish_chosen::<R>(links, started)?;
                 accumulate(&mut share, first, &s);
             }
         } else {
