@@ -58,7 +58,7 @@ pub struct MpcRunArgs {
     protocol: ProtocolArg,
     #[command(flatten)]
     link: LinkArgs,
-    /// A built-in circuit (aes128, sha256, sha256-lowdepth, add32, ...) or a Bristol file with
+    /// A built-in circuit (aes128, aes128-expanded, sha256, sha256-lowdepth, add32, ...) or a Bristol file with
     /// two input values.
     #[arg(long)]
     circuit: String,

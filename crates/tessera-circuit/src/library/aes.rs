@@ -1,6 +1,7 @@
 //! AES-128 (FIPS-197) with its key expansion, on the 32-AND Boyar-Peralta-Calik S-box shared
 //! with the portable AES backend ([`tessera_core::aes::sbox`]): 200 S-boxes (160 in the
-//! rounds, 40 in the key schedule), so 6400 AND gates.
+//! rounds, 40 in the key schedule), so 6400 AND gates; and without it, under round keys given
+//! as inputs (5120).
 
 use crate::builder::{Bit, Builder};
 use crate::{Circuit, Error};
@@ -14,6 +15,20 @@ pub fn aes128() -> Result<Circuit, Error> {
     let key = g.input(128);
     let pt = g.input(128);
     let ct = encrypt(&mut g, &key, &pt);
+    g.finish(&[ct])
+}
+
+/// AES-128 encryption of one block under a pre-expanded key, as ABY's AES circuit takes it
+/// (the circuit of VASA's Table 8, seed 000 App. B): the key schedule is left to the key's
+/// owner, so only the rounds' 160 S-boxes are in the circuit (5120 AND gates). Inputs: the
+/// eleven round keys (FIPS-197 §5.2, round 0 first, 1408 bits), then the plaintext; output:
+/// the ciphertext; byte order as [`aes128`].
+pub fn aes128_expanded() -> Result<Circuit, Error> {
+    let mut g = Builder::new();
+    let keys = g.input(128 * 11);
+    let pt = g.input(128);
+    let round_keys: Vec<Vec<Byte>> = keys.chunks(128).map(bytes).collect();
+    let ct = rounds(&mut g, &round_keys, &pt);
     g.finish(&[ct])
 }
 
@@ -71,6 +86,11 @@ fn expand_key(g: &mut Builder, key: &[Bit]) -> Vec<Vec<Byte>> {
 /// AES-128 of `pt` under `key` (bit vectors of 128 bits), as a circuit.
 pub(crate) fn encrypt(g: &mut Builder, key: &[Bit], pt: &[Bit]) -> Vec<Bit> {
     let round_keys = expand_key(g, key);
+    rounds(g, &round_keys, pt)
+}
+
+/// AES-128's ten rounds of `pt` under `round_keys` (eleven of 16 bytes).
+fn rounds(g: &mut Builder, round_keys: &[Vec<Byte>], pt: &[Bit]) -> Vec<Bit> {
     let add_round_key = |g: &mut Builder, s: &[Byte], k: &[Byte]| -> Vec<Byte> {
         s.iter().zip(k).map(|(&a, &b)| xor_byte(g, a, b)).collect()
     };

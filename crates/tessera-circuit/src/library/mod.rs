@@ -4,6 +4,7 @@
 //! | name | inputs (value 0 ; value 1) | output | AND gates |
 //! |---|---|---|---|
 //! | `aes128` | key 128 ; plaintext 128 | ciphertext 128 | 6400 |
+//! | `aes128-expanded` | round keys 1408 (FIPS-197 §5.2, round 0 first) ; plaintext 128 | ciphertext 128 | 5120 |
 //! | `sha256` | message block 512 ; chaining value 256 | new chaining value 256 | 22 573 |
 //! | `sha256-lowdepth` | as `sha256`, carry-save and parallel-prefix adders | as `sha256` | more, at a fraction of the depth |
 //! | `sha1` | message block 512 ; chaining value 160 | new chaining value 160 | 11 215 |
@@ -28,7 +29,7 @@ mod sha;
 pub mod ultrasfe;
 pub mod vasa;
 
-pub use aes::aes128;
+pub use aes::{aes128, aes128_expanded};
 pub use sha::{
     Adders, SHA256_IV, sha1_compress, sha256_compress, sha256_compress_with, sha256_final_blocks,
 };
@@ -37,7 +38,7 @@ use crate::builder::{Builder, Signedness};
 use crate::{Circuit, Error};
 
 /// The names [`builtin`] knows, for help texts (`<n>`: a width).
-pub const NAMES: &str = "aes128, sha256, sha256-lowdepth, sha1, biomatch, mexp, mvmul, add<n>, addpp<n>, msbadd<n>, sub<n>, mul<n>, lt<n>, lts<n>, eq<n>, levels<w>";
+pub const NAMES: &str = "aes128, aes128-expanded, sha256, sha256-lowdepth, sha1, biomatch, mexp, mvmul, add<n>, addpp<n>, msbadd<n>, sub<n>, mul<n>, lt<n>, lts<n>, eq<n>, levels<w>";
 
 /// Depth of the `levels<w>` circuits (UltraSFE Figure 5).
 pub const LEVELS_DEPTH: usize = 1000;
@@ -46,6 +47,7 @@ pub const LEVELS_DEPTH: usize = 1000;
 pub fn builtin(name: &str) -> Option<Result<Circuit, Error>> {
     match name {
         "aes128" => return Some(aes128()),
+        "aes128-expanded" => return Some(aes128_expanded()),
         "sha256" => return Some(sha256_compress()),
         "sha256-lowdepth" => return Some(sha256_compress_with(Adders::LowDepth)),
         "sha1" => return Some(sha1_compress()),

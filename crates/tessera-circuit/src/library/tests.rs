@@ -73,6 +73,42 @@ fn aes128_is_fips197_with_6400_and_gates() {
     assert_eq!(bits_to_hex(&out[0]), "69c4e0d86a7b0430d8cdb78070b4c55a");
 }
 
+/// FIPS-197 Appendix A.1: the expansion of the key 2b7e1516 28aed2a6 abf71588 09cf4f3c, w[0..44].
+const FIPS197_A1_WORDS: [u32; 44] = [
+    0x2b7e1516, 0x28aed2a6, 0xabf71588, 0x09cf4f3c, 0xa0fafe17, 0x88542cb1, 0x23a33939, 0x2a6c7605,
+    0xf2c295f2, 0x7a96b943, 0x5935807a, 0x7359f67f, 0x3d80477d, 0x4716fe3e, 0x1e237e44, 0x6d7a883b,
+    0xef44a541, 0xa8525b7f, 0xb671253b, 0xdb0bad00, 0xd4d1c6f8, 0x7c839d87, 0xcaf2b8bc, 0x11f915bc,
+    0x6d88a37a, 0x110b3efd, 0xdbf98641, 0xca0093fd, 0x4e54f70e, 0x5f5fc9f3, 0x84a64fb2, 0x4ea6dc4f,
+    0xead27321, 0xb58dbad2, 0x312bf560, 0x7f8d292f, 0xac7766f3, 0x19fadc21, 0x28d12941, 0x575c006e,
+    0xd014f9a8, 0xc9ee2589, 0xe13f0cc8, 0xb6630ca6,
+];
+
+/// The round keys of `key` from the core's key schedule, as the circuit's first input.
+fn round_key_bytes(key: Block) -> Vec<u8> {
+    let aes = FixedKeyAes::with_backend(key, Backend::Portable).unwrap();
+    aes.round_keys()
+        .0
+        .iter()
+        .flat_map(|k| k.to_bytes())
+        .collect()
+}
+
+/// ABY's AES (VASA Table 8): 5120 AND gates; under FIPS-197 A.1's expanded key (which the
+/// core's key schedule also gives) it encrypts Appendix B's plaintext to Appendix B's
+/// ciphertext.
+#[test]
+fn aes128_expanded_is_fips197_with_5120_and_gates() {
+    let c = builtin("aes128-expanded").unwrap().unwrap();
+    assert_eq!(gate_counts(&c).and, 5120);
+    let expanded = be_bytes(&FIPS197_A1_WORDS);
+    let key = bits_from_hex("2b7e151628aed2a6abf7158809cf4f3c", 128).unwrap();
+    let key = Block::from_bytes(bytes_from_bits(&key).try_into().unwrap());
+    assert_eq!(round_key_bytes(key), expanded);
+    let pt = bits_from_hex("3243f6a8885a308d313198a2e0370734", 128).unwrap();
+    let out = evaluate(&c, &[bits_from_bytes(&expanded), pt]).unwrap();
+    assert_eq!(bits_to_hex(&out[0]), "3925841d02dc09fbdc118597196a0b32");
+}
+
 #[test]
 fn sha_compressions_give_the_abc_digests() {
     for c in [
@@ -105,6 +141,14 @@ proptest! {
         let (k, p) = (Block::new(key), Block::new(pt));
         let expect = FixedKeyAes::with_backend(k, Backend::Portable).unwrap().encrypt_block(p);
         prop_assert_eq!(eval_bytes(&c, &[&k.to_bytes(), &p.to_bytes()]), expect.to_bytes().to_vec());
+    }
+
+    #[test]
+    fn aes128_expanded_matches_the_core(key in any::<u128>(), pt in any::<u128>()) {
+        let (k, p) = (Block::new(key), Block::new(pt));
+        let expect = FixedKeyAes::with_backend(k, Backend::Portable).unwrap().encrypt_block(p);
+        let got = eval_bytes(&aes128_expanded().unwrap(), &[&round_key_bytes(k), &p.to_bytes()]);
+        prop_assert_eq!(got, expect.to_bytes().to_vec());
     }
 
     #[test]
