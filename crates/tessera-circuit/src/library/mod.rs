@@ -8,6 +8,7 @@
 //! | `sha256` | message block 512 ; chaining value 256 | new chaining value 256 | 22 573 |
 //! | `sha256-lowdepth` | as `sha256`, carry-save and parallel-prefix adders | as `sha256` | more, at a fraction of the depth |
 //! | `sha1` | message block 512 ; chaining value 160 | new chaining value 160 | 11 215 |
+//! | `sha1-512` | the message's first 256 bits ; its last 256 | SHA-1 digest 160 of the 512-bit message (two compressions, the padding block constant) | 19 757 |
 //! | `add<n>`, `sub<n>` | a n ; b n | a ± b mod 2^n | n − 1 |
 //! | `addpp<n>` | a n ; b n | a + b mod 2^n, parallel prefix: AND-depth 1 + ⌈log₂(n − 1)⌉ | about (n/2)·log₂ n |
 //! | `msbadd<n>` | a n ; b n | the most significant bit of a + b mod 2^n (1 bit): AND-depth 1 + ⌈log₂(n − 1)⌉ | fewer than 3n |
@@ -31,14 +32,15 @@ pub mod vasa;
 
 pub use aes::{aes128, aes128_expanded};
 pub use sha::{
-    Adders, SHA256_IV, sha1_compress, sha256_compress, sha256_compress_with, sha256_final_blocks,
+    Adders, SHA256_IV, sha1_512, sha1_compress, sha256_compress, sha256_compress_with,
+    sha256_final_blocks,
 };
 
 use crate::builder::{Builder, Signedness};
 use crate::{Circuit, Error};
 
 /// The names [`builtin`] knows, for help texts (`<n>`: a width).
-pub const NAMES: &str = "aes128, aes128-expanded, sha256, sha256-lowdepth, sha1, biomatch, mexp, mvmul, add<n>, addpp<n>, msbadd<n>, sub<n>, mul<n>, lt<n>, lts<n>, eq<n>, levels<w>";
+pub const NAMES: &str = "aes128, aes128-expanded, sha256, sha256-lowdepth, sha1, sha1-512, biomatch, mexp, mvmul, add<n>, addpp<n>, msbadd<n>, sub<n>, mul<n>, lt<n>, lts<n>, eq<n>, levels<w>";
 
 /// Depth of the `levels<w>` circuits (UltraSFE Figure 5).
 pub const LEVELS_DEPTH: usize = 1000;
@@ -51,6 +53,7 @@ pub fn builtin(name: &str) -> Option<Result<Circuit, Error>> {
         "sha256" => return Some(sha256_compress()),
         "sha256-lowdepth" => return Some(sha256_compress_with(Adders::LowDepth)),
         "sha1" => return Some(sha1_compress()),
+        "sha1-512" => return Some(sha1_512()),
         "biomatch" => return Some(ultrasfe::biomatch(512, 4, 64)),
         "mexp" => return Some(ultrasfe::mexp(32, 32)),
         "mvmul" => return Some(ultrasfe::mvmul(16, 16, 64)),

@@ -192,3 +192,25 @@ pub fn sha1_compress() -> Result<Circuit, Error> {
     let out = sha1_words(&mut g, &block, &h);
     g.finish(&[from_be_words(&out)])
 }
+
+/// SHA-1's initial value H0..H4 (FIPS 180-4 §5.3.1).
+const SHA1_IV: [u32; 5] = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0];
+
+/// SHA-1 of one 64-byte message, as ABY hashes its 512-bit input in the circuit of VASA's
+/// Table 8 (seed 000, App. B; each party gives half of the message): the message's block from
+/// the initial value, then its padding block (0x80, zeros and the bit length 512: FIPS 180-4
+/// §5.1.1, constant). Inputs: the message's first 32 bytes, then its last 32; output: the
+/// 20-byte digest.
+pub fn sha1_512() -> Result<Circuit, Error> {
+    let mut g = Builder::new();
+    let mut message = g.input(256);
+    message.extend(g.input(256));
+    let iv: Vec<Word> = SHA1_IV.iter().map(|&w| konst(w)).collect();
+    let h = sha1_words(&mut g, &be_words(&message), &iv);
+    let padding: Vec<Word> = sha256_final_blocks(&[], 64)[0]
+        .chunks_exact(4)
+        .map(|w| konst(u32::from_be_bytes([w[0], w[1], w[2], w[3]])))
+        .collect();
+    let digest = sha1_words(&mut g, &padding, &h);
+    g.finish(&[from_be_words(&digest)])
+}
