@@ -544,8 +544,8 @@ pub fn products_per_message(bits: usize, width: usize, m: usize) -> usize {
 
 /// Gilboa's multiplication, sender side, for one batch: `x` holds one vector of `m`
 /// elements per product, `rows` the `width` correlated OTs per product (product-major).
-/// Posts τ, `piece` products per message (made one message after the other), and adds the
-/// sender's shares into `out` (one vector per product).
+/// Posts τ, [`products_per_message`] products per message (made one message after the
+/// other), and adds the sender's shares into `out` (one vector per product).
 pub struct GilboaSender<'a, R: Ring> {
     /// The sender's vectors, product-major.
     pub x: &'a [R],
@@ -561,8 +561,6 @@ pub struct GilboaSender<'a, R: Ring> {
     pub first: u128,
     /// Where the shares are added.
     pub out: &'a mut [R],
-    /// Products per message of corrections ([`products_per_message`]).
-    pub piece: usize,
     /// Scratch space.
     pub scratch: &'a mut Scratch,
 }
@@ -653,9 +651,9 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
                 "Gilboa sender: one output per input element".into(),
             ));
         }
-        let products = self.x.len() / m;
-        for start in (0..products).step_by(self.piece.max(1)) {
-            let end = products.min(start + self.piece.max(1));
+        let (products, piece) = (self.x.len() / m, products_per_message(bits, width, m));
+        for start in (0..products).step_by(piece) {
+            let end = products.min(start + piece);
             let tau = self.corrections(start..end);
             out.post(&Corrections(Cow::Borrowed(tau)))?;
         }
@@ -665,7 +663,7 @@ impl<R: Ring> Role for GilboaSender<'_, R> {
 
 /// Gilboa's multiplication, receiver side, for one batch: `rows` the `width` random
 /// correlated OTs per product, whose choice bits make the multipliers y. Takes τ in messages
-/// of `piece` products, each used as it comes: the fields then describe the products still
+/// of [`products_per_message`] products, each used as it comes: the fields then describe the products still
 /// to come. Adds the receiver's shares into `out` (one vector of `m` elements per product).
 pub struct GilboaReceiver<'a, R: Ring> {
     /// Elements per vector.
@@ -681,8 +679,6 @@ pub struct GilboaReceiver<'a, R: Ring> {
     pub first: u128,
     /// Where the shares are added.
     pub out: &'a mut [R],
-    /// Products per message of corrections ([`products_per_message`]).
-    pub piece: usize,
     /// Scratch space.
     pub scratch: &'a mut Scratch,
 }
@@ -701,7 +697,7 @@ impl<R: Ring> GilboaReceiver<'_, R> {
         if self.choices.is_some_and(|c| c.len() != self.rows.len()) {
             return Err(Error::Usage("Gilboa receiver: one choice per OT".into()));
         }
-        let products = (self.out.len() / m).min(self.piece.max(1));
+        let products = (self.out.len() / m).min(products_per_message(bits, width, m));
         Ok((products > 0).then(|| products * product_bytes(bits, width, m)))
     }
 
@@ -996,7 +992,6 @@ impl TripleGenerator {
             delta: links.sender.delta(),
             first: self.sent,
             out: &mut *out,
-            piece: products_per_message(R::BITS, R::BITS, m),
             scratch: &mut self.scratch,
         };
         role::drive(&mut send, links.channel, self.space)?;
@@ -1008,7 +1003,6 @@ impl TripleGenerator {
             choices: None,
             first: self.received,
             out,
-            piece: products_per_message(R::BITS, R::BITS, m),
             scratch: &mut self.scratch,
         };
         role::drive(&mut receive, links.channel, self.space)?;
@@ -1137,7 +1131,6 @@ impl TripleGenerator {
                 delta,
                 first: self.sent,
                 out,
-                piece: products_per_message(R::BITS, width, m),
                 scratch: &mut self.scratch,
             };
             role::drive(&mut send, links.channel, self.space)?;
@@ -1268,13 +1261,14 @@ impl TripleGenerator {
         links
             .receiver
             .receive_random_correlated(links.channel, &mut rows)?;
-        let chosen: Vec<u64> = y
+        // The choice bits as masks (all ones for 1).
+        let choices: Vec<u64> = y
             .iter()
-            .flat_map(|v| (0..width).map(move |i| v >> i & 1))
+            .flat_map(|v| (0..width).map(move |i| (v >> i & 1).wrapping_neg()))
             .collect();
         let mut flips = vec![0u8; rows.len().div_ceil(8)];
-        for (j, (row, &bit)) in rows.iter().zip(&chosen).enumerate() {
-            flips[j / 8] |= (((row.low() & 1) ^ bit) as u8) << (j % 8);
+        for (j, (row, &mask)) in rows.iter().zip(&choices).enumerate() {
+            flips[j / 8] |= (((row.low() ^ mask) & 1) as u8) << (j % 8);
         }
         links.channel.send(self.space.tag(FLIPS), &flips)?;
         links.channel.flush()?;
@@ -1282,7 +1276,7 @@ impl TripleGenerator {
         self.received += (rows.len() * hash_blocks(bits, m)) as u128;
         Ok(DrawnBatch {
             first,
-            choices: chosen.iter().map(|b| b.wrapping_neg()).collect(),
+            choices,
             rows,
         })
     }
@@ -1303,7 +1297,6 @@ impl TripleGenerator {
             choices: Some(&batch.choices),
             first: batch.first,
             out,
-            piece: products_per_message(R::BITS, width, m),
             scratch: &mut self.scratch,
         };
         role::drive(&mut receive, links.channel, self.space)
@@ -1339,7 +1332,6 @@ impl TripleGenerator {
                 choices: None,
                 first: self.received,
                 out,
-                piece: products_per_message(R::BITS, width, m),
                 scratch: &mut self.scratch,
             };
             role::drive(&mut receive, links.channel, self.space)?;

@@ -194,12 +194,12 @@ pub fn sha1_compress() -> Result<Circuit, Error> {
 }
 
 /// SHA-1's initial value H0..H4 (FIPS 180-4 §5.3.1).
-const SHA1_IV: [u32; 5] = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0];
+pub(crate) const SHA1_IV: [u32; 5] = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0];
 
 /// SHA-1 of one 64-byte message, as ABY hashes its 512-bit input in the circuit of VASA's
 /// Table 8 (seed 000, App. B; each party gives half of the message): the message's block from
 /// the initial value, then its padding block (0x80, zeros and the bit length 512: FIPS 180-4
-/// §5.1.1, constant). Inputs: the message's first 32 bytes, then its last 32; output: the
+/// §5.1.1, constant; SHA-256's padding, [`sha256_final_blocks`]). Inputs: the message's first 32 bytes, then its last 32; output: the
 /// 20-byte digest.
 pub fn sha1_512() -> Result<Circuit, Error> {
     let mut g = Builder::new();

@@ -21,7 +21,7 @@ fn be_bytes<const N: usize>(words: &[u32; N]) -> Vec<u8> {
 const SHA256_IV_WORDS: [u32; 8] = [
     0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
 ];
-const SHA1_IV: [u32; 5] = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0];
+use super::sha::SHA1_IV;
 
 /// Chained compressions over the padded message give RustCrypto's digest, for lengths around
 /// the block and padding boundaries.

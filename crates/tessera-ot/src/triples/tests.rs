@@ -131,8 +131,9 @@ fn matrix_triples_open_to_matrix_products() {
 fn gilboa_roles_multiply_and_an_edit_shows() {
     let mut prg = Prg::from_seed_block(Block::new(99));
     let delta = prg.random_block().with_lsb(true);
-    // One element per product (τ written word by word) and vectors (copied by width).
-    for (m, products) in [(1, 5), (3, 4)] {
+    // One element per product (τ written word by word), vectors (copied by width), and
+    // vectors long enough that τ goes in three pieces (12 products of 4096 elements each).
+    for (m, products) in [(1, 5), (3, 4), (4096, 25usize)] {
         let q: Vec<Block> = (0..products * 32)
             .map(|_| prg.random_block().with_lsb(false))
             .collect();
@@ -144,10 +145,10 @@ fn gilboa_roles_multiply_and_an_edit_shows() {
             .map(|_| prg.random_block().low() as u32)
             .collect();
         let (mut s_scratch, mut r_scratch) = (Scratch::default(), Scratch::default());
-        // No edit, a flipped bit, a byte short, a byte too many (in the first message);
-        // corrections in one message, and in pieces of one and of three products.
-        let cases = (0..4).flat_map(|edit| [usize::MAX, 1, 3].map(|piece| (edit, piece)));
-        for (edit, piece) in cases {
+        let pieces = products.div_ceil(products_per_message(32, 32, m));
+        assert_eq!(pieces, if m == 4096 { 3 } else { 1 });
+        // No edit, a flipped bit, a byte short, a byte too many (in the first message).
+        for edit in 0..4 {
             let (mut s_out, mut r_out) = (vec![0u32; x.len()], vec![0u32; x.len()]);
             let mut sender = GilboaSender {
                 x: &x,
@@ -157,7 +158,6 @@ fn gilboa_roles_multiply_and_an_edit_shows() {
                 delta,
                 first: 7,
                 out: &mut s_out,
-                piece,
                 scratch: &mut s_scratch,
             };
             let mut receiver = GilboaReceiver {
@@ -167,7 +167,6 @@ fn gilboa_roles_multiply_and_an_edit_shows() {
                 choices: None,
                 first: 7,
                 out: &mut r_out,
-                piece,
                 scratch: &mut r_scratch,
             };
             let mut messages = 0;
@@ -186,10 +185,10 @@ fn gilboa_roles_multiply_and_an_edit_shows() {
             });
             assert!(matches!(a, Some(Ok(()))));
             if edit < 2 {
-                assert_eq!(messages, products.div_ceil(piece), "m {m} piece {piece}");
+                assert_eq!(messages, pieces, "m {m}");
             }
             if edit >= 2 {
-                assert!(matches!(b, Some(Err(_))), "m {m} edit {edit} piece {piece}");
+                assert!(matches!(b, Some(Err(_))), "m {m} edit {edit}");
                 continue;
             }
             assert!(matches!(b, Some(Ok(()))));
@@ -201,11 +200,7 @@ fn gilboa_roles_multiply_and_an_edit_shows() {
                     right &= s_out[k].wrapping_add(r_out[k]) == x[k].wrapping_mul(y);
                 }
             }
-            assert_eq!(
-                right,
-                edit == 0 || !t[0].lsb(),
-                "m {m} edit {edit} piece {piece}"
-            );
+            assert_eq!(right, edit == 0 || !t[0].lsb(), "m {m} edit {edit}");
         }
     }
 }

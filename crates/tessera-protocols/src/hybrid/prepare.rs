@@ -1023,15 +1023,15 @@ fn by_rows<R: Ring>(
                 g.start_chosen::<R>(links, cols, &y, width)
             };
             let mut firsts = (0..rows).step_by(batch);
-            let mut pending = match firsts.next() {
-                Some(f) => Some((f, start(g, links, f)?)),
-                None => None,
+            let mut next = |g: &mut TripleGenerator, links: &mut Links<'_>| {
+                let first = firsts.next();
+                first
+                    .map(|f| start(g, links, f).map(|s| (f, s)))
+                    .transpose()
             };
+            let mut pending = next(g, links)?;
             while let Some((first, started)) = pending {
-                pending = match firsts.next() {
-                    Some(f) => Some((f, start(g, links, f)?)),
-                    None => None,
-                };
+                pending = next(g, links)?;
                 let s = g.finish_chosen::<R>(links, started)?;
                 accumulate(&mut share, first, &s);
             }
