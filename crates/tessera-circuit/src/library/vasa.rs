@@ -3,16 +3,19 @@
 //!
 //! | name | circuit | garbler's input | evaluator's input |
 //! |---|---|---|---|
-//! | `aes128x65` | AES-128, 65 SIMD instances | 65 keys | 65 plaintexts |
-//! | `sha1x63` | SHA-1 compression of a 512-bit block, 63 SIMD instances | 63 blocks | 63 chaining values |
+//! | `aes128x65` | [`aes128_expanded`] (ABY's AES: the key schedule left to the key's owner, 5120 AND gates), 65 SIMD instances | 65 expanded keys | 65 plaintexts |
+//! | `sha1x63` | [`sha1_512`] (ABY's SHA-1 of a 512-bit input: two compressions, the second of the constant padding block), 63 SIMD instances | 63 first halves | 63 second halves |
 //! | `scs-psi` | [`psi::scs_psi`], 1024 32-bit elements per side | sorted set, shuffle switches | sorted set |
 //! | `phasing-psi` | [`psi::phasing_psi`], 1024 32-bit elements, 3 hashes, ε = 1.2, stash 1 | hash table, set | cuckoo table, stash |
+//!
+//! The AES and SHA-1 instances do the work of ABY's circuits in the paper's runs (§5.2): AES-128
+//! under round keys the garbler expanded, and SHA-1 of a whole 512-bit message with its padding.
 
 use super::psi::{self, PhasingHashing};
-use super::{aes128, sha1_compress};
+use super::{aes128_expanded, sha1_512};
 use crate::simd::simd;
 use crate::{Circuit, Error};
-use tessera_core::Prg;
+use tessera_core::{Aes, Block, Prg};
 
 /// One benchmark: a circuit and an input for each party.
 #[derive(Clone, Debug)]
@@ -44,6 +47,25 @@ fn random_bits(prg: &mut Prg, n: u32) -> Vec<bool> {
     (0..n as usize)
         .map(|k| (blocks[k / 128].as_u128() >> (k % 128)) & 1 == 1)
         .collect()
+}
+
+/// The round keys (FIPS-197 §5.2, round 0 first, each in FIPS-197 byte order) of `count`
+/// random AES-128 keys, as the garbler of ABY's AES circuit expands its key before it inputs it.
+fn expanded_keys(prg: &mut Prg, count: usize) -> Vec<bool> {
+    let aes = Aes::new();
+    let mut bits = Vec::with_capacity(count * 11 * 128);
+    for _ in 0..count {
+        let key: Block = prg.random_block();
+        for round_key in aes.expand_key(key).0 {
+            let bytes = round_key.to_bytes();
+            bits.extend(
+                bytes
+                    .iter()
+                    .flat_map(|&b| (0..8).map(move |k| (b >> k) & 1 == 1)),
+            );
+        }
+    }
+    bits
 }
 
 /// Two sets of [`PSI_ELEMENTS`] distinct nonzero [`PSI_BITS`]-bit elements sharing about a
@@ -81,12 +103,12 @@ pub fn benchmark(name: &str, prg: &mut Prg) -> Option<Result<Benchmark, Error>> 
     let build = |prg: &mut Prg| -> Result<Benchmark, Error> {
         let (name, circuit, inputs) = match name {
             "aes128x65" => {
-                let c = simd(&aes128()?, 65)?;
-                let inputs = [random_bits(prg, c.inputs[0]), random_bits(prg, c.inputs[1])];
+                let c = simd(&aes128_expanded()?, 65)?;
+                let inputs = [expanded_keys(prg, 65), random_bits(prg, c.inputs[1])];
                 ("aes128x65", c, inputs)
             }
             "sha1x63" => {
-                let c = simd(&sha1_compress()?, 63)?;
+                let c = simd(&sha1_512()?, 63)?;
                 let inputs = [random_bits(prg, c.inputs[0]), random_bits(prg, c.inputs[1])];
                 ("sha1x63", c, inputs)
             }
