@@ -52,6 +52,11 @@ impl Batching {
     /// Dynamic batching with a queue of 1024 gates (`DYNAMIC_MAX`).
     pub const DYNAMIC: Batching = Batching::Dynamic { max: DYNAMIC_MAX };
 
+    /// No batching: a queue of one gate, so each gate is hashed as soon as it is reached, with
+    /// nothing deferred, through the same kernels. The reference against which VASA's Table 4
+    /// (seed 000, §5.2) measures batching ("Ref": ABY hashing gate by gate).
+    pub const NONE: Batching = Batching::Dynamic { max: 1 };
+
     /// The strategy a circuit gets by default: layering where dynamic batching would leave the
     /// AES pipeline short of independent calls (mean batch below 32 AND gates, so below 128
     /// hashes), dynamic batching otherwise, since it keeps labels in cache and memory small.
@@ -75,6 +80,7 @@ impl Batching {
     /// Name as on the command line.
     pub fn name(self) -> &'static str {
         match self {
+            Batching::Dynamic { max } if max <= 1 => "none",
             Batching::Dynamic { .. } => "dynamic",
             Batching::Layered => "layered",
         }
@@ -967,6 +973,26 @@ mod tests {
         // BioMatch with the seed's parameters is windowed without being levelled whole.
         let big = ultrasfe::biomatch(512, 4, 64).unwrap();
         assert!(levelled_live(&big, XorGates::Free, &mut Scratch::default()) > LAYER_SLOTS);
+    }
+
+    /// The unbatched reference hashes one gate per batch (every AND gate, and every XOR gate
+    /// of a scheme that garbles them), in circuit order, and says so by name.
+    #[test]
+    fn no_batching_is_one_gate_per_batch() {
+        for name in ["aes128", "sha1", "mul64"] {
+            let c = builtin(name).and_then(Result::ok).unwrap();
+            for xor in [XorGates::Free, XorGates::Garbled] {
+                let plan = Plan::with_xor(&c, Batching::NONE, xor);
+                let stats = plan.stats();
+                let batched = match xor {
+                    XorGates::Free => stats.and_gates,
+                    XorGates::Garbled => stats.and_gates + stats.xor_gates,
+                };
+                assert_eq!(stats.batches, batched, "{name} {xor:?}");
+                assert_eq!(plan.batching.name(), "none");
+            }
+        }
+        assert_eq!(Batching::DYNAMIC.name(), "dynamic");
     }
 
     /// Batches that write no circuit output write consecutive slots, and the run slots they

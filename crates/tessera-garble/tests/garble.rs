@@ -20,7 +20,7 @@ const THREADS: [usize; 3] = [2, 3, 7];
 
 const STRATEGIES: [Batching; 4] = [
     Batching::DYNAMIC,
-    Batching::Dynamic { max: 1 },
+    Batching::NONE,
     Batching::Dynamic { max: 7 },
     Batching::Layered,
 ];
