@@ -4,7 +4,8 @@
 
 use crate::CliError;
 use crate::bench::{
-    Exchange, NetCondition, Wire, cpu_model, loopback, loopback_bandwidth, median, peak_rss_bytes,
+    Exchange, NetCondition, SampleStats, Wire, cpu_model, emit, loopback, loopback_bandwidth,
+    median, peak_rss_bytes,
 };
 use crate::twoparty::{LinkArgs, open};
 use clap::{Args, Subcommand, ValueEnum};
@@ -805,21 +806,19 @@ fn accuracy(args: &AccuracyArgs) -> Result<(), CliError> {
     bar.finish_and_clear();
     let n = count as f64;
     let pct = |k: usize| 100.0 * k as f64 / n;
+    let (setup, online) = (SampleStats::of(setup), SampleStats::of(online));
     if args.json {
-        println!(
-            "{}",
-            json!({
-                "model": args.model.display().to_string(), "count": args.count, "start": args.start,
-                "bits": fixed.bits(), "frac": fixed.frac(), "protocol": args.protocol.name(),
-                "secure_equals_fixed": same, "secure_correct": secure_right,
-                "fixed_correct": fixed_right, "float_correct": float_right,
-                "secure_accuracy": pct(secure_right), "fixed_accuracy": pct(fixed_right),
-                "float_accuracy": pct(float_right), "max_logit_difference": max_diff,
-                "batch": args.batch.n, "setup_ms_median": median(setup),
-                "online_ms_median": median(online),
-                "cpu": cpu_model(),
-            })
-        );
+        emit(json!({
+            "model": args.model.display().to_string(), "count": args.count, "start": args.start,
+            "bits": fixed.bits(), "frac": fixed.frac(), "protocol": args.protocol.name(),
+            "secure_equals_fixed": same, "secure_correct": secure_right,
+            "fixed_correct": fixed_right, "float_correct": float_right,
+            "secure_accuracy": pct(secure_right), "fixed_accuracy": pct(fixed_right),
+            "float_accuracy": pct(float_right), "max_logit_difference": max_diff,
+            "batch": args.batch.n, "setup_ms_median": setup.median,
+            "online_ms_median": online.median, "setup_ms_stats": setup,
+            "online_ms_stats": online, "cpu": cpu_model(),
+        }));
     } else {
         println!(
             "{} images from {}: secure argmax = fixed-point argmax on {same} ({:.1} %); accuracy \
@@ -831,8 +830,8 @@ fn accuracy(args: &AccuracyArgs) -> Result<(), CliError> {
             pct(secure_right),
             pct(fixed_right),
             pct(float_right),
-            median(setup),
-            median(online)
+            setup.median,
+            online.median
         );
     }
     Ok(())
@@ -933,8 +932,10 @@ fn print_bench(
     let (s, c) = &runs[0];
     let setup_bytes = s.setup.bytes_sent + c.setup.bytes_sent;
     let online_bytes = s.online().bytes_sent + c.online().bytes_sent;
-    let setup_ms = med(&|(s, c)| s.setup_ms.max(c.setup_ms));
-    let online_ms = med(&|(_, c)| c.online_ms());
+    let stats = |f: &dyn Fn(&(Report, Report)) -> f64| SampleStats::of(runs.iter().map(f));
+    let setup_stats = stats(&|(s, c)| s.setup_ms.max(c.setup_ms));
+    let online_stats = stats(&|(_, c)| c.online_ms());
+    let (setup_ms, online_ms) = (setup_stats.median, online_stats.median);
     let layers: Vec<Value> = c
         .layers
         .iter()
@@ -987,6 +988,7 @@ fn print_bench(
     let mut v = json!({
         "model": spec, "protocol": protocol.name(), "bits": fixed.bits(), "frac": fixed.frac(),
         "samples": runs.len(), "setup_ms": setup_ms, "online_ms": online_ms,
+        "setup_ms_stats": setup_stats, "online_ms_stats": online_stats,
         "batch": args.batch.n, "setup_ms_per_input": setup_ms / batch,
         "online_ms_per_input": online_ms / batch,
         "setup_bytes": setup_bytes, "online_bytes": online_bytes,
@@ -1010,7 +1012,7 @@ fn print_bench(
         Exchange::of_pair(&s.setup, &c.setup),
     ) + &wire.judge(&mut v, "online", online_ms, online);
     if args.json {
-        println!("{v}");
+        emit(v);
     } else {
         println!(
             "{spec} ({}, ℓ = {}, f = {}): setup {setup_ms:.1} ms ({:.1} MB, {:.1}× its transfer \

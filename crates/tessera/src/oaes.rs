@@ -4,7 +4,7 @@
 //! all know the plaintexts and all print the ciphertexts.
 
 use crate::CliError;
-use crate::bench::{CommonArgs, Exchange, NetCondition, cpu_model, loopback_mesh, median};
+use crate::bench::{CommonArgs, Exchange, NetCondition, SampleStats, cpu_model, loopback_mesh};
 use clap::{Args, Subcommand};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -353,7 +353,7 @@ fn bench_codes(args: &BenchArgs) -> Result<(), CliError> {
             let mut data = vec![0u8; k];
             rand_core::RngCore::fill_bytes(&mut prg, &mut data);
             let mut word = [0u8; N];
-            let ns = |rate: f64| 1e9 / rate;
+            let ns = |rate: crate::bench::Samples| rate.stats_of(|r| 1e9 / r);
             let encode = ns(crate::bench::measure(&args.common, 1.0, || {
                 code.encode(std::hint::black_box(&data), &mut word)
             }));
@@ -370,11 +370,14 @@ fn bench_codes(args: &BenchArgs) -> Result<(), CliError> {
             };
             let v = json!({
                 "bench": "oaes-code", "k": k, "n": N, "encoding": name,
-                "encode_ns": encode, "encode_public_ns": public, "decode_ns": decode,
+                "encode_ns": encode.median, "encode_public_ns": public.median,
+                "decode_ns": decode.median, "encode_ns_stats": encode,
+                "encode_public_ns_stats": public, "decode_ns_stats": decode,
                 "gf256": tessera_core::gf256::Gf256Kernel::active().name(), "cpu": cpu_model(),
             });
+            let (encode, public, decode) = (encode.median, public.median, decode.median);
             if args.common.json {
-                println!("{v}");
+                crate::bench::emit(v);
             } else {
                 println!(
                     "RS(255, {k}) {name:>12}: encode {encode:.0} ns (public data {public:.0} ns), decode and check {decode:.0} ns"
@@ -427,12 +430,15 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
                         };
                     }
                 }
-                let (lat_key, lat) = (median(with_key), median(without_key));
+                let stats = [SampleStats::of(with_key), SampleStats::of(without_key)];
+                let (lat_key, lat) = (stats[0].median, stats[1].median);
                 let biggest = shape.file_bytes(n - 1);
                 let mut v = json!({
                     "bench": "oaes", "protocol": protocol.number(), "parties": n, "blocks": blocks,
                     "latency_ms_with_key_expansion": lat_key,
                     "latency_ms_without_key_expansion": lat,
+                    "latency_ms_with_key_expansion_stats": stats[0],
+                    "latency_ms_without_key_expansion_stats": stats[1],
                     "us_per_block": lat * 1e3 / blocks as f64,
                     "us_per_block_with_key_expansion": lat_key * 1e3 / blocks as f64,
                     "bytes_sent_per_party": bytes[0], "bytes_sent_per_party_without_key_expansion": bytes[1],
@@ -451,7 +457,7 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
                 .map(|(name, ms, k)| wire.judge(&mut v, name, ms, exchange[k]))
                 .concat();
                 if args.common.json {
-                    println!("{v}");
+                    crate::bench::emit(v);
                 } else {
                     println!(
                         "protocol {} {n} parties {blocks:>4} blocks: latency {lat_key:.3} ms with key expansion, {lat:.3} ms without; {:.1} µs/block; {} B sent/party; {} rounds; prep {:.1} MB/block (largest file), load {load_ms:.0} ms{judged}",

@@ -187,10 +187,118 @@ fn mpc_run_between_two_processes() {
 }
 
 /// Each line of a command's `--json` output, parsed.
-fn json_lines(out: &str) -> Vec<serde_json::Value> {
-    out.lines()
+/// A benchmark's JSON lines, each checked for what every benchmark reports beside its figures
+/// (as MOTION2NX reports its runs): the host's CPU model and cores, the command line, and the
+/// mean, median, standard deviation and count of the samples of at least one figure
+/// (`NAME_stats`, at the top or one object down), its median the figure itself where both are
+/// given.
+fn bench_lines(out: &str) -> Vec<serde_json::Value> {
+    let lines: Vec<serde_json::Value> = out
+        .lines()
         .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+        .collect();
+    lines.iter().for_each(assert_reported);
+    lines
+}
+
+/// See [`bench_lines`].
+fn assert_reported(v: &serde_json::Value) {
+    let host = &v["host"];
+    assert!(host["cpu"].as_str().is_some_and(|c| !c.is_empty()), "{v}");
+    assert!(host["cores"].as_u64().is_some_and(|c| c >= 1), "{v}");
+    let words = host["command_line"].as_array().expect("the command line");
+    assert!(words.iter().any(|w| w == "bench"), "{v}");
+    let objects = std::iter::once(v).chain(v.as_object().unwrap().values());
+    let mut found = 0;
+    for o in objects.filter_map(serde_json::Value::as_object) {
+        for (key, stats) in o.iter().filter(|(k, _)| k.ends_with("_stats")) {
+            let n = stats["samples"].as_u64().unwrap_or(0);
+            assert!(n >= 1, "{key}: {v}");
+            let [mean, median, stddev] =
+                ["mean", "median", "stddev"].map(|f| stats[f].as_f64().unwrap());
+            assert!(
+                mean.is_finite() && median.is_finite() && stddev >= 0.0,
+                "{key}: {v}"
+            );
+            if let Some(figure) = o
+                .get(key.trim_end_matches("_stats"))
+                .and_then(|f| f.as_f64())
+            {
+                let close = (figure - median).abs() <= 1e-9 * median.abs().max(1.0) + 0.5;
+                assert!(close, "{key}: the figure is not its median: {v}");
+            }
+            found += 1;
+        }
+    }
+    assert!(found > 0, "no statistics: {v}");
+}
+
+/// The benchmarks no other test runs report the host, the command line and their samples'
+/// statistics too, on the smallest work each takes.
+#[test]
+fn every_benchmark_reports_its_statistics_and_host() {
+    let quick = ["--samples", "2", "--json"];
+    for args in [
+        &[
+            "bench",
+            "aes",
+            "--backend",
+            "portable",
+            "--sample-ms",
+            "1",
+            "--transpose-cols",
+            "128",
+        ][..],
+        &[
+            "bench",
+            "ot",
+            "--protocol",
+            "iknp",
+            "--flavour",
+            "cot",
+            "--count",
+            "4096",
+        ],
+        &["bench", "triples", "--kind", "bool", "--count", "4096"],
+        &["bench", "ag", "--circuit", "add8"],
+        &[
+            "bench",
+            "paper",
+            "vasa",
+            "--circuit",
+            "aes128x65",
+            "--scheme",
+            "prp",
+            "--sample-ms",
+            "1",
+            "--ot-count",
+            "4096",
+        ],
+        &[
+            "oaes",
+            "bench",
+            "--parties",
+            "2",
+            "--protocol",
+            "1",
+            "--blocks",
+            "1",
+        ],
+        &[
+            "oaes",
+            "bench",
+            "--protocol",
+            "1",
+            "--codes",
+            "--sample-ms",
+            "1",
+        ],
+        &["nn", "bench", "--model", "cryptonets", "--protocol", "a+b"],
+    ] {
+        let (ok, out, err) = tessera(&[args, &quick[..]].concat());
+        assert!(ok, "{args:?}: {err}");
+        assert!(!bench_lines(&out).is_empty(), "{args:?}: {out}");
+    }
 }
 
 /// `tessera bench convert` reports all 20 conversions and the two MULs, each checked.
@@ -208,7 +316,7 @@ fn bench_convert_reports_every_conversion() {
         "--json",
     ]);
     assert!(ok, "{err}");
-    let rows = json_lines(&out);
+    let rows = bench_lines(&out);
     assert_eq!(rows.len(), 22, "{out}");
     let pairs: std::collections::HashSet<String> =
         rows.iter().map(|r| r["conversion"].to_string()).collect();
@@ -247,7 +355,7 @@ fn bench_garble_reports_rates_and_compile_time() {
             "--json",
         ]);
         assert!(ok, "{strategy}: {err}");
-        let rows = json_lines(&out);
+        let rows = bench_lines(&out);
         assert_eq!(rows.len(), 2, "{out}");
         // MVMul's rows are independent partitions: auto picks cgp.
         let picked = if strategy == "auto" { "cgp" } else { strategy };
@@ -286,7 +394,7 @@ fn benchmarks_run_under_a_network_profile() {
         "--json",
     ]);
     assert!(ok, "{err}");
-    let lines = json_lines(&out);
+    let lines = bench_lines(&out);
     assert_eq!(lines.len(), 2, "{out}");
     for (v, trips) in lines.iter().zip([2.0, 8.0]) {
         assert_eq!(v["net"], "cheetah-lan", "{v}");
@@ -301,13 +409,13 @@ fn benchmarks_run_under_a_network_profile() {
     let (ok, out, err) =
         tessera(&[&args[..], &["--samples", "1", "--net", "wan", "--json"]].concat());
     assert!(ok, "{err}");
-    let v = &json_lines(&out)[0];
+    let v = &bench_lines(&out)[0];
     assert!(v["one_way_ms"].as_f64().unwrap() >= 20.0, "{v}");
     assert!(v["link_bytes_per_sec"].as_f64().unwrap() > 0.0, "{v}");
     // Plain loopback has no bound.
     let (ok, out, err) = tessera(&[&args[..], &["--samples", "1", "--json"]].concat());
     assert!(ok, "{err}");
-    let v = &json_lines(&out)[0];
+    let v = &bench_lines(&out)[0];
     assert_eq!(v["net"], "loopback", "{v}");
     assert!(v.get("sample_net_bound_ms").is_none(), "{v}");
     let (ok, _, err) = tessera(&["bench", "yao", "--net", "dialup"]);
@@ -329,7 +437,7 @@ fn bench_mpc_reports_every_protocol() {
         "--json",
     ]);
     assert!(ok, "{err}");
-    let lines = json_lines(&out);
+    let lines = bench_lines(&out);
     assert_eq!(lines.len(), 6, "{out}");
     for v in &lines {
         assert_eq!(v["outputs_checked"], true);
@@ -790,7 +898,7 @@ fn keygen_and_key_loading_are_careful() {
 fn bench_stream_runs_two_processes_and_checks_the_digests() {
     let (ok, out, err) = tessera(&["bench", "stream", "--gigagates", "0.002", "--json"]);
     assert!(ok, "{err}");
-    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let v = bench_lines(out.trim()).swap_remove(0);
     assert_eq!(v["digests_checked"], true);
     assert!(v["long"]["gates"].as_u64().unwrap() >= 2_000_000);
     assert!(v["evaluator_peak_rss_bytes"].as_u64().unwrap() > 0);
@@ -817,7 +925,7 @@ fn the_readme_names_every_option() {
         vec!["bench", "ot"],
         vec!["bench", "stream"],
         vec!["bench", "triples"],
-        vec!["bench", "vasa"],
+        vec!["bench", "paper", "vasa"],
         vec!["bench", "yao"],
         vec!["demo", "nn"],
         vec!["nn", "info"],
@@ -1390,7 +1498,7 @@ fn actively_secure_runs_refuse_bad_setups() {
 fn an_actively_secure_chain_runs_between_two_processes() {
     let (ok, out, err) = tessera(&["bench", "ag", "--chain-ands", "50000", "--json"]);
     assert!(ok, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = bench_lines(&out).swap_remove(0);
     assert_eq!(v["steps"], 3);
     assert_eq!(v["digests_checked"], true);
     assert!(v["evaluator_peak_rss_bytes"].as_u64().is_some(), "{out}");

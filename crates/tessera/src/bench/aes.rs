@@ -3,7 +3,7 @@
 //! 10 rounds counted as one block) measured in the same run. Targets (issue 2, `aesni`, batch
 //! ≥ 64): `fixed_key_ecb` ≥ 0.9, `prp_hash` and `ccr` ≥ 0.85, `tccr` ≥ 0.43.
 
-use super::{CommonArgs, cpu_model, measure};
+use super::{CommonArgs, Samples, cpu_model, measure, with_host};
 use crate::CliError;
 use clap::Args;
 use rand_core::RngCore;
@@ -35,7 +35,7 @@ struct Report {
 impl Report {
     fn line(&mut self, v: Value) -> Result<(), CliError> {
         if self.json {
-            writeln!(self.out, "{v}")?;
+            writeln!(self.out, "{}", with_host(v))?;
         } else {
             let rate = v
                 .get("blocks_per_sec")
@@ -106,12 +106,23 @@ fn bench_backend(c: &CommonArgs, backend: Backend, report: &mut Report) -> Resul
         100_000
     };
     let (blocks_per_call, _) = backend.roofline(iters)?;
-    let roofline = measure(c, blocks_per_call as f64, || {
+    let roofline_samples = measure(c, blocks_per_call as f64, || {
         black_box(backend.roofline(iters).map(|(_, b)| b).unwrap_or_default());
     });
+    let roofline = roofline_samples.median();
     let name = backend.name();
-    let line = |bench: &str, batch: usize, rate: f64| json!({"bench": bench, "backend": name, "batch": batch, "blocks_per_sec": rate.round(), "efficiency": rate / roofline});
-    report.line(line("roofline", backend.blocks_in_flight(), roofline))?;
+    let line = |bench: &str, batch: usize, rate: Samples| {
+        let median = rate.median();
+        json!({
+            "bench": bench, "backend": name, "batch": batch, "blocks_per_sec": median.round(),
+            "blocks_per_sec_stats": rate.stats(), "efficiency": median / roofline,
+        })
+    };
+    report.line(line(
+        "roofline",
+        backend.blocks_in_flight(),
+        roofline_samples,
+    ))?;
 
     let key = Block::new(0x2b7e_1516_28ae_d2a6_abf7_1588_09cf_4f3c);
     let aes = FixedKeyAes::with_backend(key, backend)?;
@@ -194,7 +205,7 @@ fn bench_transpose(c: &CommonArgs, cols: usize, report: &mut Report) -> Result<(
     let mut input = vec![0u8; 16 * cols];
     prg.fill_bytes(&mut input);
     let mut out = vec![0u8; input.len()];
-    let copy = measure(c, bits, || out.copy_from_slice(black_box(&input)));
+    let copy = measure(c, bits, || out.copy_from_slice(black_box(&input))).median();
     for backend in TransposeBackend::available() {
         for (rows, cols_now, dir) in [(128, cols, "128xm"), (cols, 128, "mx128")] {
             transpose_with(backend, &input, rows, cols_now, &mut out)?;
@@ -204,7 +215,8 @@ fn bench_transpose(c: &CommonArgs, cols: usize, report: &mut Report) -> Result<(
             });
             report.line(json!({
                 "bench": "transpose", "backend": backend.name(), "batch": cols, "direction": dir,
-                "bits_per_sec": rate.round(), "efficiency": rate / copy, "bound": "memcpy"
+                "bits_per_sec": rate.median().round(), "bits_per_sec_stats": rate.stats(),
+                "efficiency": rate.median() / copy, "bound": "memcpy"
             }))?;
         }
         // The same bits as 128 × 128 squares, each transposed in place (OT extension's layout).
@@ -216,7 +228,8 @@ fn bench_transpose(c: &CommonArgs, cols: usize, report: &mut Report) -> Result<(
         });
         report.line(json!({
             "bench": "transpose", "backend": backend.name(), "batch": cols, "direction": "squares",
-            "bits_per_sec": rate.round(), "efficiency": rate / copy, "bound": "memcpy"
+            "bits_per_sec": rate.median().round(), "bits_per_sec_stats": rate.stats(),
+            "efficiency": rate.median() / copy, "bound": "memcpy"
         }))?;
     }
     Ok(())

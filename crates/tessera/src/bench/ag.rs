@@ -6,7 +6,10 @@
 //! one thread (measured in the same run) and, with `--net`, against the link's bound.
 
 use super::yao::LocalMs;
-use super::{Exchange, NetCondition, Wire, cpu_model, loopback_mesh, median, peak_rss_bytes};
+use super::{
+    Exchange, NetCondition, SampleStats, Wire, cpu_model, emit, loopback_mesh, median,
+    peak_rss_bytes,
+};
 use crate::CliError;
 use crate::ag::{CotArg, in_threads};
 use crate::circuit::load;
@@ -150,16 +153,18 @@ fn report(
     let mut text = Vec::new();
     let mut total_bytes = 0.0;
     for name in PHASES {
-        let ms = median(samples.iter().map(|s| phase(s, name).0).collect());
+        let ms_stats = SampleStats::of(samples.iter().map(|s| phase(s, name).0));
+        let ms = ms_stats.median;
         let bytes = median(samples.iter().map(|s| phase(s, name).1 as f64).collect());
         total_bytes += bytes;
         phases.insert(
             name.to_owned(),
-            json!({"ms": ms, "bytes": bytes, "bytes_per_and": bytes / ands}),
+            json!({"ms": ms, "ms_stats": ms_stats, "bytes": bytes, "bytes_per_and": bytes / ands}),
         );
         text.push(format!("{name} {ms:.1} ms"));
     }
-    let total_ms = median(samples.iter().map(|s| s.total_ms).collect());
+    let total_stats = SampleStats::of(samples.iter().map(|s| s.total_ms));
+    let total_ms = total_stats.median;
     let mut v = json!({
         "circuit": name,
         "parties": n,
@@ -168,6 +173,7 @@ fn report(
         "samples": samples.len(),
         "phases": Value::Object(phases),
         "total_ms": total_ms,
+        "total_ms_stats": total_stats,
         "bytes_per_and": total_bytes / ands,
         "and_per_sec": ands / (total_ms / 1e3),
         "semi_honest_local_ms": local_ms,
@@ -185,7 +191,7 @@ fn report(
         String::new()
     };
     if args.json {
-        println!("{v}");
+        emit(v);
     } else {
         println!(
             "{name}, {n} parties, {}: {} AND gates, {}; total {total_ms:.1} ms, {:.0} bytes per AND gate, {:.3} M AND/s (semi-honest garble+evaluate alone {local_ms:.2} ms){judged}",

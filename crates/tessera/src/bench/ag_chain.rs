@@ -6,7 +6,7 @@
 //! both parties' digests are checked against RustCrypto's SHA-256 of the message.
 
 use super::stream::Message;
-use super::{cpu_model, peak_rss_bytes};
+use super::{SampleStats, cpu_model, emit, peak_rss_bytes};
 use crate::CliError;
 use crate::ag::CotArg;
 use crate::twoparty::phases_json;
@@ -135,6 +135,7 @@ fn report(
         "and_gates": ands,
         "cot": cot,
         "seconds": seconds,
+        "seconds_stats": SampleStats::of([seconds]),
         "and_per_sec": ands as f64 / seconds,
         "bytes_per_and": bytes as f64 / ands as f64,
         "garbler_phases": garbler["phases"],
@@ -146,7 +147,7 @@ fn report(
         "cpu": cpu_model(),
     });
     if json_out {
-        println!("{v}");
+        emit(v);
     } else {
         let mib = |v: &Value| v.as_u64().map_or(f64::NAN, |b| b as f64 / (1 << 20) as f64);
         println!(

@@ -6,7 +6,7 @@
 //! too), their bytes and rounds, and values per second online; every output is checked against
 //! the input.
 
-use super::{Exchange, NetCondition, cpu_model, loopback, median};
+use super::{Exchange, NetCondition, SampleStats, cpu_model, emit, loopback};
 use crate::CliError;
 use serde_json::json;
 use std::thread;
@@ -216,12 +216,12 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
             let skip = if row.to.is_some() { 2 } else { 3 };
             s.steps[skip..k - 1].to_vec()
         };
-        let online_ms = median(
+        let online_stats = SampleStats::of(
             samples
                 .iter()
-                .map(|s| inner(s).iter().map(|st| st.ms).sum())
-                .collect(),
+                .map(|s| inner(s).iter().map(|st| st.ms).sum()),
         );
+        let online_ms = online_stats.median;
         let bytes: u64 = inner(&samples[0])
             .iter()
             .map(|st| st.traffic.bytes_sent + st.traffic.bytes_received)
@@ -237,7 +237,8 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
         let setup = samples[0].setup;
         let setup_exchange = Exchange::of_pair(&setup, &their[0].setup);
         let setup_bytes = setup.bytes_sent + setup.bytes_received;
-        let setup_ms = median(samples.iter().map(|s| s.setup_ms).collect());
+        let setup_stats = SampleStats::of(samples.iter().map(|s| s.setup_ms));
+        let setup_ms = setup_stats.median;
         let path: Vec<&str> = match row.to {
             Some(to) => std::iter::once(row.from)
                 .chain(route(row.from, to).iter().copied())
@@ -255,11 +256,13 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
             "bits": args.bits,
             "samples": samples.len(),
             "online_ms": online_ms,
+            "online_ms_stats": online_stats,
             "values_per_s": per_s,
             "online_bytes": bytes,
             "online_bytes_per_value": bytes as f64 / n as f64,
             "online_rounds": rounds,
             "setup_ms": setup_ms,
+            "setup_ms_stats": setup_stats,
             "setup_bytes": setup_bytes,
             "backend": Backend::active().name(),
             "cpu": cpu_model(),
@@ -268,7 +271,7 @@ pub fn run(args: &ConvertArgs) -> Result<(), CliError> {
         let judged = wire.judge(&mut v, "online", online_ms, online_exchange)
             + &wire.judge(&mut v, "setup", setup_ms, setup_exchange);
         if args.json {
-            println!("{v}");
+            emit(v);
         } else {
             println!(
                 "{:<14} via {:<22} online {online_ms:9.3} ms {per_s:12.0} values/s {:>10} B {rounds:>3} rounds | setup {setup_ms:9.2} ms {:>11} B{judged}",

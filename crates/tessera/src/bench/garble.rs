@@ -13,8 +13,8 @@
 
 use super::local::{LocalCgp, LocalRun};
 use super::{
-    CommonArgs, copy_bandwidth, core_round_trip_ns, cpu_model, measure_turns, peak_rss_bytes,
-    roofline_rate,
+    CommonArgs, SampleStats, Turns, copy_bandwidth, core_round_trip_ns, cpu_model, emit,
+    measure_turns, peak_rss_bytes, roofline_rate,
 };
 use crate::CliError;
 use crate::circuit::load;
@@ -44,7 +44,8 @@ pub struct GarbleArgs {
     gates: u32,
     #[arg(long, default_value = "prp", value_parser = crate::schemes::list, help = crate::schemes::list_help())]
     scheme: std::vec::Vec<SchemeKind>,
-    /// Batching strategy; `all` measures each, `default` the one the engine picks.
+    /// Batching strategy; `all` measures each, `default` the one the engine picks, `none` one
+    /// gate at a time (the unbatched reference).
     #[arg(long, value_enum, default_value_t = BatchingArg::All)]
     batching: BatchingArg,
     /// Thread counts to garble and evaluate with, comma-separated (fine-grained parallel
@@ -76,6 +77,7 @@ enum BatchingArg {
     Default,
     Dynamic,
     Layered,
+    None,
 }
 
 /// A wide circuit of `n` independent AND gates: out[k] = a[k] ∧ b[k].
@@ -95,10 +97,11 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
         load(&args.circuit)?.0
     };
     let strategies = match args.batching {
-        BatchingArg::All => vec![Batching::DYNAMIC, Batching::Layered],
+        BatchingArg::All => vec![Batching::NONE, Batching::DYNAMIC, Batching::Layered],
         BatchingArg::Default => vec![Batching::default_for(&circuit)],
         BatchingArg::Dynamic => vec![Batching::DYNAMIC],
         BatchingArg::Layered => vec![Batching::Layered],
+        BatchingArg::None => vec![Batching::NONE],
     };
     let strategy = match args.strategy {
         Strategy::Auto => match yao_threads::Strategy::for_circuit(&circuit) {
@@ -151,6 +154,8 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
                     "wires": circuit.num_wires,
                     "garble_and_per_sec": garble_rate.round(),
                     "eval_and_per_sec": eval_rate.round(),
+                    "garble_and_per_sec_stats": line.rate_stats[0],
+                    "eval_and_per_sec_stats": line.rate_stats[1],
                     "roofline_blocks_per_sec": roofline.round(),
                     "garble_efficiency": garble_eff,
                     "memory_bytes_per_and": line.bytes_per_and,
@@ -176,7 +181,7 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
                     "cpu": cpu_model(),
                 });
                 if c.json {
-                    println!("{json}");
+                    emit(json);
                 } else {
                     println!(
                         "{:<12} {:<5} {:<8} {:>2}T {:>8} AND  garble {:>7.1} M AND/s ({:.3}, ×{:.2})  evaluate {:>7.1} M AND/s ({:.3}, ×{:.2})  mean batch {:.1}  slots {}  compile {:.1} ms{}",
@@ -268,8 +273,8 @@ fn ipp_line(args: &GarbleArgs, circuit: &Circuit, scheme: SchemeKind) -> Result<
     }
     b.join()
         .map_err(|_| CliError::Usage("party B panicked".into()))??;
-    times.sort_by(f64::total_cmp);
-    let ipp_ms = times[times.len() / 2];
+    let ipp_stats = SampleStats::of(times);
+    let ipp_ms = ipp_stats.median;
     let yao_ms = and / yao.garble_rate * 1e3;
     let o = last.ok_or_else(|| CliError::Usage("no run".into()))?;
     let json = json!({
@@ -281,6 +286,7 @@ fn ipp_line(args: &GarbleArgs, circuit: &Circuit, scheme: SchemeKind) -> Result<
         "a_garbled_and": o.garbled_and,
         "b_garbled_and": o.evaluated_and,
         "ipp_ms": ipp_ms,
+        "ipp_ms_stats": ipp_stats,
         "ipp_and_per_sec": and / ipp_ms * 1e3,
         "one_garbler_ms": yao_ms,
         "ipp_speedup": yao_ms / ipp_ms,
@@ -289,7 +295,7 @@ fn ipp_line(args: &GarbleArgs, circuit: &Circuit, scheme: SchemeKind) -> Result<
         "cpu": cpu_model(),
     });
     if args.common.json {
-        println!("{json}");
+        emit(json);
     } else {
         println!(
             "{:<12} {:<5} ipp  {:>8} AND  A garbles {} B garbles {}: {:.2} ms ({:.1} M AND/s) against one garbler's {:.2} ms: ×{:.2}",
@@ -312,6 +318,8 @@ struct Rates {
     stats: tessera_garble::PlanStats,
     garble_rate: f64,
     eval_rate: f64,
+    /// Garbling and evaluation: the statistics of the rates' samples.
+    rate_stats: [SampleStats; 2],
     /// Garbling and evaluation: the rate over the first thread count's, the median over the
     /// rounds of [`measure_turns`].
     speedup: [f64; 2],
@@ -438,16 +446,20 @@ fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Vec<Rates>, CliErro
         .into_iter()
         .zip(evaluation)
         .zip(compiles)
-        .map(|((((g, gs), gp), ((e, es), ep)), compile_s)| Rates {
-            stats,
-            garble_rate: g,
-            eval_rate: e,
-            speedup: [gs, es],
-            bytes_per_and: traffic_per_and::<S>(&stats),
-            placing: [gp, ep],
-            partitions,
-            tail_share,
-            compile_s,
+        .map(|(((g, gp), (e, ep)), compile_s)| {
+            let (g, e): (&Turns, &Turns) = (&g, &e);
+            Rates {
+                stats,
+                garble_rate: g.rates.median(),
+                eval_rate: e.rates.median(),
+                rate_stats: [g.rates.stats(), e.rates.stats()],
+                speedup: [g.speedups.median(), e.speedups.median()],
+                bytes_per_and: traffic_per_and::<S>(&stats),
+                placing: [gp, ep],
+                partitions,
+                tail_share,
+                compile_s,
+            }
         })
         .collect())
 }

@@ -12,12 +12,14 @@ mod mpc;
 mod net;
 mod ot;
 mod ot_select;
+mod paper;
+mod stats;
 mod stream;
 mod triples;
-mod vasa;
 mod wire;
 mod yao;
 
+pub use stats::{SampleStats, emit, median, with_host};
 pub use wire::{Exchange, NetCondition, Wire, loopback, loopback_mesh};
 
 use crate::CliError;
@@ -53,9 +55,9 @@ pub enum BenchCommand {
     /// Multiplication triples (Boolean, arithmetic over Z_2^ℓ, matrix) per second between two
     /// parties over loopback TCP.
     Triples(triples::TriplesArgs),
-    /// VASA Table 8: AES ×65, SHA-1 ×63, SCS-PSI and Phasing-PSI, garbling and evaluation
-    /// time per scheme and backend, with geometric means.
-    Vasa(vasa::VasaArgs),
+    /// A source paper's tables on the work the paper ran, beside its published figures.
+    #[command(subcommand)]
+    Paper(paper::PaperCommand),
     /// Yao AES-128 (or another circuit) between two threads over loopback TCP: setup, first
     /// execution and amortised time per execution.
     Yao(yao::YaoArgs),
@@ -67,7 +69,8 @@ pub struct CommonArgs {
     /// One JSON object per line instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Timed samples per measurement; the median is reported.
+    /// Timed samples per measurement; the median is reported, with the mean, median, standard
+    /// deviation and count in the JSON.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
     pub samples: u32,
     /// Target duration of one sample in milliseconds.
@@ -87,7 +90,7 @@ pub fn run(cmd: BenchCommand) -> Result<(), CliError> {
         BenchCommand::Ot(args) => ot::run(&args),
         BenchCommand::Stream(args) => stream::run(&args),
         BenchCommand::Triples(args) => triples::run(&args),
-        BenchCommand::Vasa(args) => vasa::run(&args),
+        BenchCommand::Paper(cmd) => paper::run(cmd),
         BenchCommand::Yao(args) => yao::run(&args),
     }
 }
@@ -114,9 +117,30 @@ pub fn annotate_link(
     (per_unit, link)
 }
 
+/// The rates (units per second) of a measurement's timed samples, one per sample.
+#[derive(Clone, Debug, Default)]
+pub struct Samples(pub Vec<f64>);
+
+impl Samples {
+    /// The statistics of the rates.
+    pub fn stats(&self) -> SampleStats {
+        SampleStats::of(self.0.iter().copied())
+    }
+
+    /// The median rate, the figure the tables report.
+    pub fn median(&self) -> f64 {
+        self.stats().median
+    }
+
+    /// The statistics of `f` of each rate (each sample's time per unit, say).
+    pub fn stats_of(&self, f: impl Fn(f64) -> f64) -> SampleStats {
+        SampleStats::of(self.0.iter().map(|&r| f(r)))
+    }
+}
+
 /// Times `op` (which does `units` units of work per call): calibrates a repetition count to
-/// about `sample_ms`, then returns the median rate in units per second over `samples` samples.
-pub fn measure(common: &CommonArgs, units: f64, mut op: impl FnMut()) -> f64 {
+/// about `sample_ms`, then returns the rates in units per second of `samples` samples.
+pub fn measure(common: &CommonArgs, units: f64, mut op: impl FnMut()) -> Samples {
     measure_timed(common, units, |reps| {
         let t = Instant::now();
         for _ in 0..reps {
@@ -128,22 +152,31 @@ pub fn measure(common: &CommonArgs, units: f64, mut op: impl FnMut()) -> f64 {
 
 /// As [`measure`], for work with an untimed preparation per call: `run(reps)` does `reps`
 /// calls and returns the time their timed parts took.
-pub fn measure_timed(common: &CommonArgs, units: f64, run: impl FnMut(u64) -> Duration) -> f64 {
-    measure_turns(common, None, units, &mut [run])[0].0
+pub fn measure_timed(common: &CommonArgs, units: f64, run: impl FnMut(u64) -> Duration) -> Samples {
+    let mut turns = measure_turns(common, None, units, &mut [run]);
+    turns.swap_remove(0).rates
+}
+
+/// One variant's samples from [`measure_turns`].
+#[derive(Clone, Debug, Default)]
+pub struct Turns {
+    /// The variant's rate in each round.
+    pub rates: Samples,
+    /// Its rate over the first variant's in each round (the speed-up, paired round by round).
+    pub speedups: Samples,
 }
 
 /// As [`measure_timed`] for several variants of one piece of work (the same circuit on 1, 2,
 /// ... threads), timed in turns so that a change in the machine's load during the run falls on
 /// all of them alike: each variant's repetition count is calibrated to about `sample_ms` (or
 /// is `repeat`), then each of `samples` rounds times every variant once. Returns per variant
-/// its median rate and the median over the rounds of its rate over the first variant's in the
-/// same round (the speed-up, paired round by round).
+/// its rates and its rates over the first variant's in the same round.
 pub fn measure_turns(
     common: &CommonArgs,
     repeat: Option<u64>,
     units: f64,
     runs: &mut [impl FnMut(u64) -> Duration],
-) -> Vec<(f64, f64)> {
+) -> Vec<Turns> {
     let target = Duration::from_millis(common.sample_ms.max(1));
     let reps: Vec<u64> = runs
         .iter_mut()
@@ -161,30 +194,19 @@ pub fn measure_turns(
             })
         })
         .collect();
-    let mut rates = vec![Vec::new(); runs.len()];
-    let mut ratios = vec![Vec::new(); runs.len()];
+    let mut turns = vec![Turns::default(); runs.len()];
     for _ in 0..common.samples.max(1) {
         let round: Vec<f64> = runs
             .iter_mut()
             .zip(&reps)
             .map(|(run, &r)| units * r as f64 / run(r).as_secs_f64().max(1e-12))
             .collect();
-        for (k, &rate) in round.iter().enumerate() {
-            rates[k].push(rate);
-            ratios[k].push(rate / round[0]);
+        for (turn, &rate) in turns.iter_mut().zip(&round) {
+            turn.rates.0.push(rate);
+            turn.speedups.0.push(rate / round[0]);
         }
     }
-    rates
-        .into_iter()
-        .zip(ratios)
-        .map(|(r, q)| (median(r), median(q)))
-        .collect()
-}
-
-/// The median of `v` (the upper one of an even count).
-pub fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    turns
 }
 
 /// The backend's AES roofline in blocks per second ([`tessera_core::Backend::roofline`]), the
@@ -198,7 +220,8 @@ pub fn roofline_rate(common: &CommonArgs, backend: tessera_core::Backend) -> Res
                 .map(|(_, b)| b)
                 .unwrap_or_default(),
         );
-    }))
+    })
+    .median())
 }
 
 /// The bandwidth of a plain copy of 256 MiB (bytes read plus bytes written per second, the
@@ -208,7 +231,7 @@ pub fn copy_bandwidth(common: &CommonArgs) -> f64 {
     const BYTES: usize = 256 << 20;
     let src = vec![0x5au8; BYTES];
     let mut dst = vec![0u8; BYTES];
-    let mut times: Vec<f64> = (0..common.samples.max(1))
+    let times: Vec<f64> = (0..common.samples.max(1))
         .map(|_| {
             let t = Instant::now();
             dst.copy_from_slice(std::hint::black_box(&src));
@@ -216,8 +239,7 @@ pub fn copy_bandwidth(common: &CommonArgs) -> f64 {
             t.elapsed().as_secs_f64()
         })
         .collect();
-    times.sort_by(f64::total_cmp);
-    2.0 * BYTES as f64 / times[times.len() / 2]
+    2.0 * BYTES as f64 / median(times)
 }
 
 /// How long one thread takes to hand a flag to another and see its answer, in nanoseconds

@@ -9,7 +9,7 @@
 //! OTs are set up once per session, in the warm-up); online, the input labels and the
 //! evaluation. B's and β's setup draws the triples by OT.
 
-use super::{BENCH, Exchange, NetCondition, Wire, cpu_model, loopback, median};
+use super::{BENCH, Exchange, NetCondition, SampleStats, Wire, cpu_model, emit, loopback, median};
 use crate::CliError;
 use crate::circuit::load;
 use serde_json::json;
@@ -298,7 +298,9 @@ fn report(
     let (setup_exchange, online_exchange) = (exchange(|s| s.setup), exchange(|s| s.online));
     let (first, samples) = (samples[0], &samples[1..]);
     let pick = |f: fn(&Sample) -> f64| median(samples.iter().map(f).collect());
-    let (setup_ms, online_ms) = (pick(|s| s.setup_ms), pick(|s| s.online_ms));
+    let stats = |f: fn(&Sample) -> f64| SampleStats::of(samples.iter().map(f));
+    let (setup_stats, online_stats) = (stats(|s| s.setup_ms), stats(|s| s.online_ms));
+    let (setup_ms, online_ms) = (setup_stats.median, online_stats.median);
     let (setup_bytes, online_bytes) = (
         pick(|s| (s.setup.bytes_sent + s.setup.bytes_received) as f64),
         pick(|s| (s.online.bytes_sent + s.online.bytes_received) as f64),
@@ -317,6 +319,8 @@ fn report(
         "first_setup_ms": first.setup_ms,
         "setup_ms": setup_ms,
         "online_ms": online_ms,
+        "setup_ms_stats": setup_stats,
+        "online_ms_stats": online_stats,
         "setup_bytes": setup_bytes,
         "online_bytes": online_bytes,
         "setup_rounds": setup_rounds,
@@ -332,7 +336,7 @@ fn report(
     let judged = wire.judge(&mut v, "setup", setup_ms, setup_exchange)
         + &wire.judge(&mut v, "online", online_ms, online_exchange);
     if args.json {
-        println!("{v}");
+        emit(v);
     } else {
         println!(
             "{} {:>4} simd {simd:>4}: first setup (base OTs) {:8.2} ms, setup {setup_ms:8.2} ms {:>10} B {setup_rounds:>4} rounds | online {online_ms:8.3} ms {:>10} B {online_rounds:>5} rounds | depth {depth} x rtt {rtt:.4} ms = {bound:.3} ms, online/that {:.2}{judged}",

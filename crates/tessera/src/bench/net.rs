@@ -5,7 +5,10 @@
 //! it reports the one-way delay (half the measured round trip) and each link's throughput
 //! beside the profile's settings: the emulator checked, not trusted.
 
-use super::{CommonArgs, Exchange, NetCondition, cpu_model, loopback_bandwidth, loopback_mesh};
+use super::{
+    CommonArgs, Exchange, NetCondition, SampleStats, cpu_model, emit, loopback_bandwidth,
+    loopback_mesh,
+};
 use crate::CliError;
 use clap::Args;
 use serde_json::json;
@@ -112,8 +115,8 @@ pub fn run(args: &NetArgs) -> Result<(), CliError> {
         })?;
         times.push(start.elapsed().as_secs_f64());
     }
-    times.sort_by(f64::total_cmp);
-    let median = times[times.len() / 2];
+    let sample_stats = SampleStats::of(times);
+    let median = sample_stats.median;
     let moved = (n * (n - 1) * bytes) as f64;
     let aggregate = moved / median;
     let per_peer: Vec<Vec<u64>> = nets
@@ -127,6 +130,7 @@ pub fn run(args: &NetArgs) -> Result<(), CliError> {
         "bytes_per_pair": bytes,
         "samples": args.common.samples,
         "median_s": median,
+        "seconds_stats": sample_stats,
         "aggregate_bytes_per_sec": aggregate,
         "per_party_sent_bytes_per_sec": aggregate / n as f64,
         "loopback_bytes_per_sec": bandwidth,
@@ -160,7 +164,7 @@ pub fn run(args: &NetArgs) -> Result<(), CliError> {
             )
     });
     if args.common.json {
-        println!("{report}");
+        emit(report);
     } else {
         println!(
             "{n} parties{}, {} MiB to every peer: {:.2} GB/s in all ({:.2} GB/s sent per party), one loopback stream {:.2} GB/s, ratio {:.2}{checked}",

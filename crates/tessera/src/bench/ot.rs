@@ -3,7 +3,8 @@
 
 use super::ot_select::{OtSelect, ProtocolArg};
 use super::{
-    BENCH, CommonArgs, Exchange, NetCondition, annotate_link, loopback, loopback_bandwidth,
+    BENCH, CommonArgs, Exchange, NetCondition, SampleStats, annotate_link, emit, loopback,
+    loopback_bandwidth,
 };
 use crate::CliError;
 use crate::twoparty::phases_json;
@@ -124,14 +125,15 @@ fn measure(
     let theirs = receiver
         .join()
         .map_err(|_| CliError::Usage("receiver thread panicked".into()))??;
-    rates.sort_by(f64::total_cmp);
-    let rate = rates[rates.len() / 2];
+    let rate_stats = SampleStats::of(rates);
+    let rate = rate_stats.median;
     let per_run = |v: u64| v / u64::from(samples);
     let mut v = json!({
         "protocol": protocol.name(),
         "flavour": flavour.name(),
         "count": count,
         "ots_per_sec": rate,
+        "ots_per_sec_stats": rate_stats,
         "setup_ms": setup.ms,
         "bytes_sent": per_run(traffic.bytes_sent),
         "bytes_received": per_run(traffic.bytes_received),
@@ -174,7 +176,7 @@ pub fn run(args: &OtArgs) -> Result<(), CliError> {
             let rate = v["ots_per_sec"].as_f64().unwrap_or(0.0);
             let (_, link) = annotate_link(&mut v, args.count as f64, rate, bandwidth);
             if args.common.json {
-                println!("{v}");
+                emit(v);
             } else {
                 println!(
                     "{:<24} {:<5} {:>10} {:>10.2} {:>10.2} {:>14} {:>8.2} {:>12}",

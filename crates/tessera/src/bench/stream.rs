@@ -7,7 +7,7 @@
 //! processes' peak resident memory. Both parties' digests are checked against RustCrypto's.
 
 use super::yao::LocalMs;
-use super::{cpu_model, peak_rss_bytes};
+use super::{SampleStats, cpu_model, emit, peak_rss_bytes};
 use crate::CliError;
 use crate::twoparty::phases_json;
 use clap::Args;
@@ -245,6 +245,7 @@ fn report(args: &StreamArgs, runs: &[Run], evaluator: &Value, local: f64) -> Res
             "gates": r.gates,
             "and_gates": r.and_gates,
             "seconds": r.seconds,
+            "seconds_stats": SampleStats::of([r.seconds]),
             "setup_seconds": r.setup_seconds,
             "gates_per_sec": rate(r),
             "and_gates_per_sec": r.and_gates as f64 / r.seconds,
@@ -271,7 +272,7 @@ fn report(args: &StreamArgs, runs: &[Run], evaluator: &Value, local: f64) -> Res
         "cpu": cpu_model(),
     });
     if args.json {
-        println!("{v}");
+        emit(v);
     } else {
         let mib = |b: Option<u64>| b.map_or(f64::NAN, |b| b as f64 / (1 << 20) as f64);
         println!(

@@ -4,7 +4,8 @@
 
 use super::ot_select::{OtSelect, ProtocolArg};
 use super::{
-    BENCH, CommonArgs, Exchange, NetCondition, annotate_link, loopback, loopback_bandwidth,
+    BENCH, CommonArgs, Exchange, NetCondition, SampleStats, annotate_link, emit, loopback,
+    loopback_bandwidth,
 };
 use crate::CliError;
 use clap::{Args, ValueEnum};
@@ -166,12 +167,12 @@ fn measure_triples(
 ) -> Result<serde_json::Value, CliError> {
     let ((mut a, mut b), wire) = loopback(net)?;
     let other = thread::spawn(move || party(&mut b, 1, protocol, kind, count, shape, samples));
-    let (mut rates, traffic) = party(&mut a, 0, protocol, kind, count, shape, samples)?;
+    let (rates, traffic) = party(&mut a, 0, protocol, kind, count, shape, samples)?;
     let (_, theirs) = other
         .join()
         .map_err(|_| CliError::Usage("party 1's thread panicked".into()))??;
-    rates.sort_by(f64::total_cmp);
-    let rate = rates[rates.len() / 2];
+    let rate_stats = SampleStats::of(rates);
+    let rate = rate_stats.median;
     let per_sample = |v: u64| v / u64::from(samples);
     let mut v = json!({
         "kind": kind.name(),
@@ -179,6 +180,7 @@ fn measure_triples(
         "count": count,
         "shape": if kind == KindArg::Matrix { json!([shape.0, shape.1, shape.2]) } else { json!(null) },
         "triples_per_sec": rate,
+        "triples_per_sec_stats": rate_stats,
         "bytes_sent": per_sample(traffic.bytes_sent),
         "bytes_received": per_sample(traffic.bytes_received),
         "samples": samples,
@@ -220,7 +222,7 @@ pub fn run(args: &TriplesArgs) -> Result<(), CliError> {
         let rate = v["triples_per_sec"].as_f64().unwrap_or(0.0);
         let (per_triple, link) = annotate_link(&mut v, count as f64, rate, bandwidth);
         if args.common.json {
-            println!("{v}");
+            emit(v);
         } else {
             println!(
                 "{:<8} {:<20} {:>10} {:>14.0} {:>16.1} {:>8.2} {:>12}",

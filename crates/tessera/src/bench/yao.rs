@@ -5,7 +5,7 @@
 
 use super::BENCH;
 use super::local::LocalRun;
-use super::{CommonArgs, Exchange, NetCondition, cpu_model, loopback, measure};
+use super::{CommonArgs, Exchange, NetCondition, SampleStats, cpu_model, emit, loopback, measure};
 use crate::CliError;
 use crate::circuit::load;
 use crate::twoparty::phases_json;
@@ -77,7 +77,7 @@ fn local_ms<S: Scheme>(circuit: &tessera_circuit::Circuit) -> Result<f64, CliErr
     });
     match failure {
         Some(err) => Err(err),
-        None => Ok(1e3 / per_sec),
+        None => Ok(1e3 / per_sec.median()),
     }
 }
 
@@ -181,6 +181,7 @@ pub fn run(args: &YaoArgs) -> Result<(), CliError> {
         "setup_ms": setup_ms,
         "first_ms": first_ms,
         "amortised_ms": amortised_ms,
+        "amortised_ms_stats": SampleStats::of(times.iter().skip(1).copied()),
         "local_garble_eval_ms": bound_ms,
         "amortised_over_local": amortised_ms / bound_ms,
         "bytes_sent": per_run(traffic.bytes_sent),
@@ -204,7 +205,7 @@ pub fn run(args: &YaoArgs) -> Result<(), CliError> {
     .map(|(name, ms, x)| wire.judge(&mut report, name, ms, x))
     .concat();
     if args.json {
-        println!("{report}");
+        emit(report);
     } else {
         println!(
             "{} ({scheme}): setup {setup_ms:.2} ms, first execution {first_ms:.3} ms, amortised {amortised_ms:.3} ms over {n} (local garble+evaluate {bound_ms:.3} ms); garbler sends {} bytes, receives {} per execution; outputs checked against plaintext; {} round trip {:.3} ms{judged}",

@@ -1,0 +1,48 @@
+//! `tessera bench paper ...`: a source paper's tables run on this machine on the work the paper
+//! ran, each figure printed beside the paper's published one with their ratio (issue 48; the
+//! papers are mapped in `shared/seeds/INDEX.md`).
+
+mod vasa;
+
+use crate::CliError;
+use clap::Subcommand;
+
+/// Which paper's tables to reproduce.
+#[derive(Subcommand)]
+pub enum PaperCommand {
+    /// VASA (ACSAC 2021, seed 000): Table 8 (ABY's AES ×65, SHA-1 ×63, SCS-PSI and
+    /// Phasing-PSI garbled and evaluated per scheme, unbatched reference, AES-NI and VAES),
+    /// Table 4 (its geometric means and VAES's improvement) and Table 5 (10 million OTs of
+    /// IKNP, ALSZ and Ferret, AES-NI against VAES).
+    Vasa(vasa::VasaArgs),
+}
+
+/// Runs a `bench paper` subcommand.
+pub fn run(cmd: PaperCommand) -> Result<(), CliError> {
+    match cmd {
+        PaperCommand::Vasa(args) => vasa::run(&args),
+    }
+}
+
+/// The ratio of the paper's figure to ours where both exist: above 1, Tessera is faster (for
+/// times) by that factor.
+fn paper_over_ours(paper: Option<f64>, ours: f64) -> Option<f64> {
+    paper.filter(|p| *p > 0.0 && ours > 0.0).map(|p| p / ours)
+}
+
+/// A cell of a printed table: the value with `digits` decimals, or `-` where there is none.
+fn figure(v: Option<f64>, digits: usize) -> String {
+    v.filter(|v| v.is_finite())
+        .map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"))
+}
+
+/// The geometric mean of `values` (VASA Table 4's summary of Table 8).
+fn geomean(values: &[f64]) -> f64 {
+    let n = values.len().max(1) as f64;
+    (values.iter().map(|v| v.ln()).sum::<f64>() / n).exp()
+}
+
+/// VASA's "Improv%": how much faster `faster` is than `slower`, in percent (times).
+fn improvement_pct(slower: f64, faster: f64) -> f64 {
+    (slower / faster - 1.0) * 100.0
+}
