@@ -441,15 +441,16 @@ fn print_improvement(json: bool, scheme: SchemeKind, (aesni, vaes): (&Mean, &Mea
             "garble_improvement_pct_stats": SampleStats::of([ours.0]),
         }));
     } else {
+        let pct = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}%"));
         println!(
-            "{:<5} {:<7} | {:>8.1}% {:>8}% {:>7} | {:>8.1}% {:>8}% {:>7}",
+            "{:<5} {:<7} | {:>9} {:>9} {:>7} | {:>9} {:>9} {:>7}",
             scheme.name(),
             "improv",
-            ours.0,
-            figure(pg, 1),
+            pct(Some(ours.0)),
+            pct(pg),
             "",
-            ours.1,
-            figure(pe, 1),
+            pct(Some(ours.1)),
+            pct(pe),
             ""
         );
     }
