@@ -162,6 +162,8 @@ struct Cell {
     batching: Batching,
     garble_ms: SampleStats,
     eval_ms: SampleStats,
+    /// Each sample's milliseconds, garbling and evaluation.
+    samples_ms: [Vec<f64>; 2],
     and_gates: usize,
     xor_gates: usize,
     table_bytes: usize,
@@ -215,6 +217,7 @@ fn measure_cell<S: Scheme>(m: MeasureCell<'_>) -> Result<Cell, CliError> {
         batching: m.batching,
         garble_ms: garble.stats_of(|r| 1e3 / r),
         eval_ms: eval.stats_of(|r| 1e3 / r),
+        samples_ms: [&garble, &eval].map(|s| s.0.iter().map(|r| 1e3 / r).collect()),
         and_gates: stats.and_gates,
         xor_gates: stats.xor_gates,
         table_bytes: 16 * table_blocks::<S>(local.plan()),
@@ -375,8 +378,9 @@ fn table4(args: &VasaArgs, names: &[&str], cells: &[Cell]) {
             let g = geomean(&mine.iter().map(|c| c.garble_ms.median).collect::<Vec<_>>());
             let e = geomean(&mine.iter().map(|c| c.eval_ms.median).collect::<Vec<_>>());
             let paper = paper_geomean(names, imp, scheme.name());
-            means.push((imp, (g, e), paper));
-            print_mean(args.common.json, scheme, imp, (g, e), paper, mine.len());
+            let rounds = [0, 1].map(|k| per_round_geomeans(&mine, k));
+            print_mean(args.common.json, (scheme, imp), (g, e), paper, &rounds);
+            means.push((imp, (g, e), paper, rounds));
         }
         let find = |imp| means.iter().find(|m| m.0 == imp);
         if let (Some(n), Some(v)) = (find(Implementation::Aesni), find(Implementation::Vaes)) {
@@ -385,24 +389,45 @@ fn table4(args: &VasaArgs, names: &[&str], cells: &[Cell]) {
     }
 }
 
-/// One row of Table 4.
+/// Sample round by sample round, the geometric mean over `cells` of their milliseconds of
+/// garbling (`which` 0) or evaluation (1): the spread of a Table 4 figure.
+fn per_round_geomeans(cells: &[&Cell], which: usize) -> Vec<f64> {
+    let rounds = cells
+        .iter()
+        .map(|c| c.samples_ms[which].len())
+        .min()
+        .unwrap_or(0);
+    (0..rounds)
+        .map(|k| {
+            geomean(
+                &cells
+                    .iter()
+                    .map(|c| c.samples_ms[which][k])
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .collect()
+}
+
+/// One row of Table 4: the geometric means of the cells' medians (as the paper summarised its
+/// Table 8) and the statistics of the per-round geometric means.
 fn print_mean(
     json: bool,
-    scheme: SchemeKind,
-    imp: Implementation,
+    (scheme, imp): (SchemeKind, Implementation),
     (g, e): (f64, f64),
     paper: Option<(f64, f64)>,
-    circuits: usize,
+    rounds: &[Vec<f64>; 2],
 ) {
+    let rounds = rounds.clone().map(SampleStats::of);
     let (pg, pe) = paper.unzip();
     if json {
         emit(json!({
             "bench": "paper", "paper": "vasa", "table": 4, "scheme": scheme.name(),
-            "implementation": imp.name(), "circuits": circuits,
+            "implementation": imp.name(),
             "garble_ms": g, "eval_ms": e, "paper_garble_ms": pg, "paper_eval_ms": pe,
             "paper_over_ours_garble": paper_over_ours(pg, g),
             "paper_over_ours_eval": paper_over_ours(pe, e),
-            "garble_ms_stats": SampleStats::of([g]), "eval_ms_stats": SampleStats::of([e]),
+            "garble_ms_per_round_stats": rounds[0], "eval_ms_per_round_stats": rounds[1],
         }));
     } else {
         println!(
@@ -419,7 +444,14 @@ fn print_mean(
     }
 }
 
-type Mean = (Implementation, (f64, f64), Option<(f64, f64)>);
+/// A row of Table 4: the implementation, its garbling and evaluation means, the paper's, and
+/// the per-round means.
+type Mean = (
+    Implementation,
+    (f64, f64),
+    Option<(f64, f64)>,
+    [Vec<f64>; 2],
+);
 
 /// Table 4's "Improv%" row: VAES over AES-NI, ours beside the paper's.
 fn print_improvement(json: bool, scheme: SchemeKind, (aesni, vaes): (&Mean, &Mean)) {
@@ -432,13 +464,22 @@ fn print_improvement(json: bool, scheme: SchemeKind, (aesni, vaes): (&Mean, &Mea
         .zip(vaes.2)
         .map(|(n, v)| (improvement_pct(n.0, v.0), improvement_pct(n.1, v.1)));
     let (pg, pe) = paper.unzip();
+    let per_round = [0, 1].map(|k| {
+        SampleStats::of(
+            aesni.3[k]
+                .iter()
+                .zip(&vaes.3[k])
+                .map(|(&n, &v)| improvement_pct(n, v)),
+        )
+    });
     if json {
         emit(json!({
             "bench": "paper", "paper": "vasa", "table": 4, "scheme": scheme.name(),
             "implementation": "improvement", "garble_improvement_pct": ours.0,
             "eval_improvement_pct": ours.1, "paper_garble_improvement_pct": pg,
             "paper_eval_improvement_pct": pe,
-            "garble_improvement_pct_stats": SampleStats::of([ours.0]),
+            "garble_improvement_pct_per_round_stats": per_round[0],
+            "eval_improvement_pct_per_round_stats": per_round[1],
         }));
     } else {
         let pct = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}%"));
