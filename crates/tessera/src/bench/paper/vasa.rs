@@ -160,14 +160,24 @@ struct Cell {
     implementation: Implementation,
     backend: Backend,
     batching: Batching,
-    garble_ms: SampleStats,
-    eval_ms: SampleStats,
     /// Each sample's milliseconds, garbling and evaluation.
     samples_ms: [Vec<f64>; 2],
     and_gates: usize,
     xor_gates: usize,
     table_bytes: usize,
     batches: usize,
+}
+
+impl Cell {
+    /// The statistics of the garbling milliseconds.
+    fn garble_ms(&self) -> SampleStats {
+        SampleStats::of(self.samples_ms[0].iter().copied())
+    }
+
+    /// The statistics of the evaluation milliseconds.
+    fn eval_ms(&self) -> SampleStats {
+        SampleStats::of(self.samples_ms[1].iter().copied())
+    }
 }
 
 /// A benchmark circuit with one scheme, backend and batching.
@@ -215,8 +225,6 @@ fn measure_cell<S: Scheme>(m: MeasureCell<'_>) -> Result<Cell, CliError> {
         implementation: Implementation::Ref,
         backend: m.backend,
         batching: m.batching,
-        garble_ms: garble.stats_of(|r| 1e3 / r),
-        eval_ms: eval.stats_of(|r| 1e3 / r),
         samples_ms: [&garble, &eval].map(|s| s.0.iter().map(|r| 1e3 / r).collect()),
         and_gates: stats.and_gates,
         xor_gates: stats.xor_gates,
@@ -313,7 +321,7 @@ fn table8(args: &VasaArgs, benchmarks: &[Benchmark]) -> Result<Vec<Cell>, CliErr
 /// One line of Table 8: ours beside the paper's, and the time the scheme's AES work takes at
 /// the backend's roofline (`roofline` blocks per second, measured in this run).
 fn print_cell(json: bool, cell: &Cell, roofline: f64) {
-    let (g, e) = (cell.garble_ms.median, cell.eval_ms.median);
+    let (g, e) = (cell.garble_ms().median, cell.eval_ms().median);
     let (pg, pe) = paper_cell(cell.circuit, cell.implementation, cell.scheme.name()).unzip();
     let (g_work, e_work) = cell.scheme.cost().circuit(cell.and_gates, cell.xor_gates);
     let (g_roof, e_roof) = (g_work / roofline * 1e3, e_work / roofline * 1e3);
@@ -325,7 +333,7 @@ fn print_cell(json: bool, cell: &Cell, roofline: f64) {
             "and_gates": cell.and_gates, "xor_gates": cell.xor_gates, "batches": cell.batches,
             "table_bytes": cell.table_bytes,
             "garble_ms": g, "eval_ms": e,
-            "garble_ms_stats": cell.garble_ms, "eval_ms_stats": cell.eval_ms,
+            "garble_ms_stats": cell.garble_ms(), "eval_ms_stats": cell.eval_ms(),
             "paper_garble_ms": pg, "paper_eval_ms": pe,
             "paper_over_ours_garble": paper_over_ours(pg, g),
             "paper_over_ours_eval": paper_over_ours(pe, e),
@@ -375,8 +383,13 @@ fn table4(args: &VasaArgs, names: &[&str], cells: &[Cell]) {
             if mine.is_empty() {
                 continue;
             }
-            let g = geomean(&mine.iter().map(|c| c.garble_ms.median).collect::<Vec<_>>());
-            let e = geomean(&mine.iter().map(|c| c.eval_ms.median).collect::<Vec<_>>());
+            let g = geomean(
+                &mine
+                    .iter()
+                    .map(|c| c.garble_ms().median)
+                    .collect::<Vec<_>>(),
+            );
+            let e = geomean(&mine.iter().map(|c| c.eval_ms().median).collect::<Vec<_>>());
             let paper = paper_geomean(names, imp, scheme.name());
             let rounds = [0, 1].map(|k| per_round_geomeans(&mine, k));
             print_mean(args.common.json, (scheme, imp), (g, e), paper, &rounds);
