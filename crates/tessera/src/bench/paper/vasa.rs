@@ -74,9 +74,12 @@ impl Implementation {
 
     /// The backend and batching that stand for it here; `None` for VAES on a CPU without it.
     fn setting(self, circuit: &tessera_circuit::Circuit) -> Option<(Backend, Batching)> {
+        let aesni = Backend::available().contains(&Backend::Aesni);
         match self {
-            Implementation::Ref => Some((Backend::Aesni, Batching::NONE)),
-            Implementation::Aesni => Some((Backend::Aesni, Batching::default_for(circuit))),
+            Implementation::Ref => aesni.then_some((Backend::Aesni, Batching::NONE)),
+            Implementation::Aesni => {
+                aesni.then(|| (Backend::Aesni, Batching::default_for(circuit)))
+            }
             Implementation::Vaes => widest_vaes().map(|b| (b, Batching::default_for(circuit))),
         }
     }
@@ -564,7 +567,10 @@ const PAPER_TABLE5: [(&str, &str, &str, f64, f64, &str, &str); 13] = [
 /// VAES, per protocol in turn), as seconds per 10 M OTs beside the paper's.
 fn table5(args: &VasaArgs) -> Result<(), CliError> {
     let c = &args.common;
-    let mut backends = vec![Backend::Aesni];
+    let mut backends: Vec<Backend> = Backend::available()
+        .into_iter()
+        .filter(|&b| b == Backend::Aesni)
+        .collect();
     backends.extend(widest_vaes());
     if !c.json {
         println!(
