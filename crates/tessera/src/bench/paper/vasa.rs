@@ -22,6 +22,8 @@ use super::{figure, geomean, improvement_pct, paper_over_ours};
 use crate::CliError;
 use clap::Args;
 use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use tessera_circuit::library::vasa::{self, Benchmark};
 use tessera_core::{Backend, Prg};
 use tessera_garble::{Batching, Scheme, SchemeKind, SchemeVisitor, table_blocks};
@@ -183,10 +185,12 @@ impl Cell {
     }
 }
 
-/// A benchmark circuit with one scheme, backend and batching.
+/// A benchmark circuit with one scheme, in one implementation (its backend and batching).
 struct MeasureCell<'a> {
     common: &'a CommonArgs,
     benchmark: &'a Benchmark,
+    scheme: SchemeKind,
+    implementation: Implementation,
     backend: Backend,
     batching: Batching,
 }
@@ -224,8 +228,8 @@ fn measure_cell<S: Scheme>(m: MeasureCell<'_>) -> Result<Cell, CliError> {
     }
     Ok(Cell {
         circuit: b.name,
-        scheme: SchemeKind::Prp,
-        implementation: Implementation::Ref,
+        scheme: m.scheme,
+        implementation: m.implementation,
         backend: m.backend,
         batching: m.batching,
         samples_ms: [&garble, &eval].map(|s| s.0.iter().map(|r| 1e3 / r).collect()),
@@ -290,7 +294,7 @@ fn table8(args: &VasaArgs, benchmarks: &[Benchmark]) -> Result<Vec<Cell>, CliErr
             "×"
         );
     }
-    let mut rooflines = std::collections::HashMap::new();
+    let mut rooflines = HashMap::new();
     let mut cells = Vec::new();
     for b in benchmarks {
         for &scheme in &args.scheme {
@@ -298,21 +302,19 @@ fn table8(args: &VasaArgs, benchmarks: &[Benchmark]) -> Result<Vec<Cell>, CliErr
                 let Some((backend, batching)) = imp.setting(&b.circuit) else {
                     continue;
                 };
-                let mut cell = scheme.visit(MeasureCell {
+                let cell = scheme.visit(MeasureCell {
                     common: c,
                     benchmark: b,
+                    scheme,
+                    implementation: imp,
                     backend,
                     batching,
                 })?;
-                (cell.scheme, cell.implementation) = (scheme, imp);
                 if print {
-                    let roofline = match rooflines.get(&backend) {
-                        Some(&r) => r,
-                        None => *rooflines
-                            .entry(backend)
-                            .or_insert(roofline_rate(c, backend)?),
-                    };
-                    print_cell(c.json, &cell, roofline);
+                    if let Entry::Vacant(e) = rooflines.entry(backend) {
+                        e.insert(roofline_rate(c, backend)?);
+                    }
+                    print_cell(c.json, &cell, rooflines[&backend]);
                 }
                 cells.push(cell);
             }
