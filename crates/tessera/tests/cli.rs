@@ -294,11 +294,33 @@ fn every_benchmark_reports_its_statistics_and_host() {
             "1",
         ],
         &["nn", "bench", "--model", "cryptonets", "--protocol", "a+b"],
+        &[
+            "bench",
+            "paper",
+            "ultrasfe",
+            "--widths",
+            "16",
+            "--threads",
+            "1,2",
+            "--sample-ms",
+            "1",
+        ],
     ] {
         let (ok, out, err) = tessera(&[args, &quick[..]].concat());
         assert!(ok, "{args:?}: {err}");
         assert!(!bench_lines(&out).is_empty(), "{args:?}: {out}");
     }
+    // Figure 5's efficiencies are against one thread.
+    let (ok, _, err) = tessera(&[
+        "bench",
+        "paper",
+        "ultrasfe",
+        "--tables",
+        "5",
+        "--threads",
+        "2",
+    ]);
+    assert!(!ok && err.contains("starts with 1"), "{err}");
 }
 
 /// `tessera bench convert` reports all 20 conversions and the two MULs, each checked.
@@ -926,6 +948,7 @@ fn the_readme_names_every_option() {
         vec!["bench", "stream"],
         vec!["bench", "triples"],
         vec!["bench", "paper", "vasa"],
+        vec!["bench", "paper", "ultrasfe"],
         vec!["bench", "yao"],
         vec!["demo", "nn"],
         vec!["nn", "info"],

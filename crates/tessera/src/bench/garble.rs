@@ -63,7 +63,7 @@ pub struct GarbleArgs {
 
 /// `--strategy`.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Strategy {
+pub(super) enum Strategy {
     Auto,
     Fgp,
     Cgp,
@@ -125,7 +125,8 @@ pub fn run(args: &GarbleArgs) -> Result<(), CliError> {
     for &scheme in &args.scheme {
         for &batching in &strategies {
             let lines = scheme.visit(MeasureScheme {
-                args,
+                common: &args.common,
+                repeat: args.repeat,
                 circuit: &circuit,
                 batching,
                 backend,
@@ -225,7 +226,8 @@ fn ipp_line(args: &GarbleArgs, circuit: &Circuit, scheme: SchemeKind) -> Result<
     }
     let yao = scheme
         .visit(MeasureScheme {
-            args,
+            common: &args.common,
+            repeat: args.repeat,
             circuit,
             batching: Batching::default_for(circuit),
             backend: Backend::active(),
@@ -314,15 +316,15 @@ fn ipp_line(args: &GarbleArgs, circuit: &Circuit, scheme: SchemeKind) -> Result<
 }
 
 /// Rates of one scheme on one plan at one thread count.
-struct Rates {
-    stats: tessera_garble::PlanStats,
-    garble_rate: f64,
+pub(super) struct Rates {
+    pub(super) stats: tessera_garble::PlanStats,
+    pub(super) garble_rate: f64,
     eval_rate: f64,
     /// Garbling and evaluation: the statistics of the rates' samples.
-    rate_stats: [SampleStats; 2],
+    pub(super) rate_stats: [SampleStats; 2],
     /// Garbling and evaluation: the rate over the first thread count's, the median over the
     /// rounds of [`measure_turns`].
-    speedup: [f64; 2],
+    pub(super) speedup: [f64; 2],
     /// The bytes garbling moves per AND gate, by the plan's count (see [`traffic_per_and`]).
     bytes_per_and: f64,
     /// Garbling and evaluation: the time spent placing the input labels over the time
@@ -352,13 +354,15 @@ impl Rates {
 }
 
 /// Garbling and evaluation rates of one scheme on one plan, at each of `threads`.
-struct MeasureScheme<'a> {
-    args: &'a GarbleArgs,
-    circuit: &'a Circuit,
-    batching: Batching,
-    backend: Backend,
-    threads: &'a [u32],
-    strategy: Strategy,
+pub(super) struct MeasureScheme<'a> {
+    pub(super) common: &'a CommonArgs,
+    /// Garblings per timed sample (`None`: calibrated to the sample length).
+    pub(super) repeat: Option<u64>,
+    pub(super) circuit: &'a Circuit,
+    pub(super) batching: Batching,
+    pub(super) backend: Backend,
+    pub(super) threads: &'a [u32],
+    pub(super) strategy: Strategy,
 }
 
 impl SchemeVisitor for MeasureScheme<'_> {
@@ -372,7 +376,8 @@ impl SchemeVisitor for MeasureScheme<'_> {
 /// then evaluation ([`measure_turns`]).
 fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Vec<Rates>, CliError> {
     let MeasureScheme {
-        args,
+        common,
+        repeat,
         circuit,
         batching,
         backend,
@@ -430,7 +435,7 @@ fn measure_scheme<S: Scheme>(m: MeasureScheme<'_>) -> Result<Vec<Rates>, CliErro
                 }
             })
             .collect();
-        let rates = measure_turns(&args.common, args.repeat, and, &mut runs);
+        let rates = measure_turns(common, repeat, and, &mut runs);
         drop(runs);
         if let Some(e) = failures.into_iter().flatten().next() {
             return Err(e);

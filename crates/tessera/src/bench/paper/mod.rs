@@ -2,6 +2,7 @@
 //! ran, each figure printed beside the paper's published one with their ratio (issue 48; the
 //! papers are mapped in `shared/seeds/INDEX.md`).
 
+mod ultrasfe;
 mod vasa;
 
 use crate::CliError;
@@ -15,12 +16,17 @@ pub enum PaperCommand {
     /// Table 4 (its geometric means and VAES's improvement) and Table 5 (10 million OTs of
     /// IKNP, ALSZ and Ferret, AES-NI against VAES).
     Vasa(vasa::VasaArgs),
+    /// UltraSFE (USENIX Security 2015, seed 002): Table 2 (BioMatch, MExp and MVMul at the
+    /// paper's parameters: size, inputs and sequential garbling time) and Figure 5 (FGP's
+    /// efficiency per level width at each of `--threads`).
+    Ultrasfe(ultrasfe::UltrasfeArgs),
 }
 
 /// Runs a `bench paper` subcommand.
 pub fn run(cmd: PaperCommand) -> Result<(), CliError> {
     match cmd {
         PaperCommand::Vasa(args) => vasa::run(&args),
+        PaperCommand::Ultrasfe(args) => ultrasfe::run(&args),
     }
 }
 
