@@ -949,6 +949,7 @@ fn the_readme_names_every_option() {
         vec!["bench", "triples"],
         vec!["bench", "paper", "vasa"],
         vec!["bench", "paper", "ultrasfe"],
+        vec!["bench", "paper", "minimac"],
         vec!["bench", "yao"],
         vec!["demo", "nn"],
         vec!["nn", "info"],

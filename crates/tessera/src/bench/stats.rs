@@ -3,11 +3,11 @@
 //! line): [`SampleStats`] over a figure's samples, and [`emit`], which prints one JSON line with the
 //! host's CPU model, core count and the command line that produced it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// Statistics of one figure's timed samples.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SampleStats {
     /// The arithmetic mean.
     pub mean: f64,

@@ -2,6 +2,7 @@
 //! ran, each figure printed beside the paper's published one with their ratio (issue 48; the
 //! papers are mapped in `shared/seeds/INDEX.md`).
 
+mod minimac;
 mod ultrasfe;
 mod vasa;
 
@@ -20,6 +21,9 @@ pub enum PaperCommand {
     /// paper's parameters: size, inputs and sequential garbling time) and Figure 5 (FGP's
     /// efficiency per level width at each of `--threads`).
     Ultrasfe(ultrasfe::UltrasfeArgs),
+    /// Fast oblivious AES with MiniMac (seed 004): Fig. 2, the latency and time per block of
+    /// Protocols 1-3 with and without the key expansion, and the pre-processed bytes per party.
+    Minimac(minimac::MinimacArgs),
 }
 
 /// Runs a `bench paper` subcommand.
@@ -27,6 +31,7 @@ pub fn run(cmd: PaperCommand) -> Result<(), CliError> {
     match cmd {
         PaperCommand::Vasa(args) => vasa::run(&args),
         PaperCommand::Ultrasfe(args) => ultrasfe::run(&args),
+        PaperCommand::Minimac(args) => minimac::run(&args),
     }
 }
 
