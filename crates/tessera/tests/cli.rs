@@ -950,6 +950,7 @@ fn the_readme_names_every_option() {
         vec!["bench", "paper", "vasa"],
         vec!["bench", "paper", "ultrasfe"],
         vec!["bench", "paper", "minimac"],
+        vec!["bench", "paper", "motion2nx"],
         vec!["bench", "yao"],
         vec!["demo", "nn"],
         vec!["nn", "info"],

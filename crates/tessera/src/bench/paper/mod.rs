@@ -3,6 +3,7 @@
 //! papers are mapped in `shared/seeds/INDEX.md`).
 
 mod minimac;
+mod motion2nx;
 mod ultrasfe;
 mod vasa;
 
@@ -24,6 +25,10 @@ pub enum PaperCommand {
     /// Fast oblivious AES with MiniMac (seed 004): Fig. 2, the latency and time per block of
     /// Protocols 1-3 with and without the key expansion, and the pre-processed bytes per party.
     Minimac(minimac::MinimacArgs),
+    /// MOTION2NX (seed 003): Tables 1-3, CryptoNets and MiniONN's MNIST network (setup and
+    /// online) and MiniONN's CIFAR-10 network (online, ℓ = 32 and 64) per protocol pair, on
+    /// each of `--nets` for the paper's LAN and WAN.
+    Motion2nx(motion2nx::Motion2nxArgs),
 }
 
 /// Runs a `bench paper` subcommand.
@@ -32,6 +37,7 @@ pub fn run(cmd: PaperCommand) -> Result<(), CliError> {
         PaperCommand::Vasa(args) => vasa::run(&args),
         PaperCommand::Ultrasfe(args) => ultrasfe::run(&args),
         PaperCommand::Minimac(args) => minimac::run(&args),
+        PaperCommand::Motion2nx(args) => motion2nx::run(&args),
     }
 }
 
