@@ -6,8 +6,8 @@
 //! ciphertext checked against AES, over `--net`'s relays where one is named), the rows in
 //! turn.
 
-use super::super::{CommonArgs, NetCondition, SampleStats, emit};
-use super::{figure, paper_over_ours};
+use super::super::{CommonArgs, NetCondition, emit};
+use super::{child_lines, figure, paper_over_ours, stats_in, words};
 use crate::CliError;
 use clap::Args;
 use serde_json::{Value, json};
@@ -119,26 +119,14 @@ pub fn run(args: &MinimacArgs) -> Result<(), CliError> {
 
 /// `tessera oaes bench` for one row's protocol and blocks in a child process: its JSON line.
 fn oaes_child(args: &MinimacArgs, parties: u32, row: &PaperRow) -> Result<Value, CliError> {
-    let out = std::process::Command::new(std::env::current_exe()?)
-        .args(["oaes", "bench", "--json"])
-        .args(["--parties", &parties.to_string()])
-        .args(["--protocol", &row.protocol.to_string()])
-        .args(["--blocks", &row.blocks.to_string()])
-        .args(["--samples", &args.common.samples.to_string()])
-        .args(args.net.profile.iter().flat_map(|p| ["--net", p.name]))
-        .output()?;
-    let line = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .find_map(|l| serde_json::from_str::<Value>(l).ok());
-    match line {
-        Some(line) if out.status.success() => Ok(line),
-        _ => Err(CliError::Usage(format!(
-            "oaes bench --protocol {} --blocks {}: {}",
-            row.protocol,
-            row.blocks,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))),
+    let mut command = words(&["oaes", "bench", "--json", "--parties", &parties.to_string()]);
+    command.extend(words(&["--protocol", &row.protocol.to_string()]));
+    command.extend(words(&["--blocks", &row.blocks.to_string()]));
+    command.extend(words(&["--samples", &args.common.samples.to_string()]));
+    if let Some(p) = args.net.profile {
+        command.extend(words(&["--net", p.name]));
     }
+    Ok(child_lines(&command, &[])?.swap_remove(0))
 }
 
 /// One row: the child's latency (with or without the key expansion, as the paper's row) and
@@ -149,12 +137,10 @@ fn print_row(json: bool, parties: u32, row: &PaperRow, line: &Value) -> Result<(
     } else {
         "latency_ms_without_key_expansion"
     };
-    let missing = || CliError::Usage(format!("oaes bench printed no {key}"));
-    let latency: SampleStats =
-        serde_json::from_value(line[format!("{key}_stats")].clone()).map_err(|_| missing())?;
+    let latency = stats_in(line, &format!("{key}_stats"))?;
     let prep = line["prep_bytes_largest_party"]
         .as_f64()
-        .ok_or_else(missing)?
+        .ok_or_else(|| CliError::Usage("oaes bench printed no prep_bytes_largest_party".into()))?
         / 1e6;
     let per_block = latency.median / f64::from(row.blocks);
     if json {

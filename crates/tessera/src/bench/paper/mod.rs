@@ -7,8 +7,10 @@ mod motion2nx;
 mod ultrasfe;
 mod vasa;
 
+use super::SampleStats;
 use crate::CliError;
 use clap::Subcommand;
+use serde_json::Value;
 
 /// Which paper's tables to reproduce.
 #[derive(Subcommand)]
@@ -62,4 +64,37 @@ fn geomean(values: &[f64]) -> f64 {
 /// VASA's "Improv%": how much faster `faster` is than `slower`, in percent (times).
 fn improvement_pct(slower: f64, faster: f64) -> f64 {
     (slower / faster - 1.0) * 100.0
+}
+
+/// Runs this binary with `args` (and the environment variables `env`) in a child process, as
+/// the tables run the benchmark that measures a row: the JSON lines it printed, or an error
+/// naming the command and what it said on standard error.
+fn child_lines(args: &[String], env: &[(&str, &str)]) -> Result<Vec<Value>, CliError> {
+    let out = std::process::Command::new(std::env::current_exe()?)
+        .args(args)
+        .envs(env.iter().copied())
+        .output()?;
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    if !out.status.success() || lines.is_empty() {
+        return Err(CliError::Usage(format!(
+            "tessera {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(lines)
+}
+
+/// The sample statistics a child's JSON line gives under `key`.
+fn stats_in(line: &Value, key: &str) -> Result<SampleStats, CliError> {
+    serde_json::from_value(line[key].clone())
+        .map_err(|_| CliError::Usage(format!("the benchmark printed no {key}")))
+}
+
+/// Owned command-line words.
+fn words(w: &[&str]) -> Vec<String> {
+    w.iter().map(|s| (*s).to_owned()).collect()
 }

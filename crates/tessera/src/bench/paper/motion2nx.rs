@@ -12,8 +12,8 @@
 //! through relays under the named profile for each of `--nets`. The paper's appendix does not
 //! state its LAN and WAN; the defaults are the Cheetah profiles (`lan`, `wan`).
 
-use super::super::{CommonArgs, SampleStats, emit};
-use super::{figure, paper_over_ours};
+use super::super::{CommonArgs, emit};
+use super::{child_lines, figure, paper_over_ours, stats_in, words};
 use crate::CliError;
 use clap::Args;
 use serde_json::{Value, json};
@@ -188,33 +188,21 @@ pub fn run(args: &Motion2nxArgs) -> Result<(), CliError> {
 /// `tessera nn bench` for one cell's model, width and protocol over `net`: its JSON line.
 fn nn_child(args: &Motion2nxArgs, cell: &PaperCell, net: &str) -> Result<Value, CliError> {
     let &(_, model, bits, protocol, _) = cell;
-    let mut command = std::process::Command::new(std::env::current_exe()?);
-    command
-        .args([
-            "nn",
-            "bench",
-            "--json",
-            "--model",
-            model,
-            "--protocol",
-            protocol,
-        ])
-        .args(["--bits", &bits.to_string()])
-        .args(["--samples", &args.common.samples.to_string()]);
+    let mut command = words(&[
+        "nn",
+        "bench",
+        "--json",
+        "--model",
+        model,
+        "--protocol",
+        protocol,
+    ]);
+    command.extend(words(&["--bits", &bits.to_string()]));
+    command.extend(words(&["--samples", &args.common.samples.to_string()]));
     if net != "loopback" {
-        command.args(["--net", net]);
+        command.extend(words(&["--net", net]));
     }
-    let out = command.output()?;
-    let line = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .find_map(|l| serde_json::from_str::<Value>(l).ok());
-    match line {
-        Some(line) if out.status.success() => Ok(line),
-        _ => Err(CliError::Usage(format!(
-            "nn bench --model {model} --protocol {protocol} --bits {bits} ({net}): {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))),
-    }
+    Ok(child_lines(&command, &[])?.swap_remove(0))
 }
 
 /// One cell: our setup and online medians (and their statistics) beside the paper's column.
@@ -225,11 +213,10 @@ fn print_cell(
     paper: Option<(Option<f64>, f64)>,
     line: &Value,
 ) -> Result<(), CliError> {
-    let stats = |key: &str| -> Result<SampleStats, CliError> {
-        serde_json::from_value(line[key].clone())
-            .map_err(|_| CliError::Usage(format!("nn bench printed no {key}")))
-    };
-    let (setup, online) = (stats("setup_ms_stats")?, stats("online_ms_stats")?);
+    let (setup, online) = (
+        stats_in(line, "setup_ms_stats")?,
+        stats_in(line, "online_ms_stats")?,
+    );
     let (paper_setup, paper_online) = (paper.and_then(|p| p.0), paper.map(|p| p.1));
     if json {
         emit(json!({

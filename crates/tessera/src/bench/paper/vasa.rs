@@ -18,7 +18,7 @@
 
 use super::super::local::LocalRun;
 use super::super::{CommonArgs, SampleStats, emit, measure, roofline_rate};
-use super::{figure, geomean, improvement_pct, paper_over_ours};
+use super::{child_lines, figure, geomean, improvement_pct, paper_over_ours, words};
 use crate::CliError;
 use clap::Args;
 use serde_json::{Value, json};
@@ -615,31 +615,13 @@ fn table5(args: &VasaArgs) -> Result<(), CliError> {
 
 /// `tessera bench ot --protocol P --flavour all --json` in a child process on `backend`.
 fn ot_child(args: &VasaArgs, protocol: &str, backend: Backend) -> Result<Vec<Value>, CliError> {
-    let out = std::process::Command::new(std::env::current_exe()?)
-        .env(tessera_core::aes::BACKEND_ENV, backend.name())
-        .args([
-            "bench",
-            "ot",
-            "--protocol",
-            protocol,
-            "--flavour",
-            "all",
-            "--json",
-        ])
-        .args(["--count", &args.ot_count.to_string()])
-        .args(["--samples", &args.common.samples.to_string()])
-        .output()?;
-    if !out.status.success() {
-        return Err(CliError::Usage(format!(
-            "bench ot --protocol {protocol} on {}: {}",
-            backend.name(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect())
+    let mut command = words(&["bench", "ot", "--protocol", protocol, "--flavour", "all"]);
+    command.extend(words(&["--json", "--count", &args.ot_count.to_string()]));
+    command.extend(words(&["--samples", &args.common.samples.to_string()]));
+    child_lines(
+        &command,
+        &[(tessera_core::aes::BACKEND_ENV, backend.name())],
+    )
 }
 
 /// The seconds 10 M OTs of `flavour` take, by each sample's rate in a child's lines.
