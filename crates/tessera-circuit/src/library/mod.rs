@@ -15,7 +15,8 @@
 //! | `mul<n>` | a n ; b n | a · b mod 2^n | about n² |
 //! | `lt<n>`, `lts<n>` | a n ; b n | a < b, unsigned / signed (1 bit) | n |
 //! | `eq<n>` | a n ; b n | a = b (1 bit) | n − 1 |
-//! | `biomatch` | [`ultrasfe::biomatch`] with n = 512, d = 4, b = 64 | | | |
+//! | `biomatch` | [`ultrasfe::biomatch`] with n = 512, d = 4, b = 64, distances wrapping at 64 bits | | | |
+//! | `biomatch-exact` | [`ultrasfe::BioMatch::TABLE2`]: the same with exact 130-bit distances (UltraSFE Table 2's size) | | | |
 //! | `mexp` | [`ultrasfe::mexp`] with k = 32, b = 32 | | | |
 //! | `mvmul` | [`ultrasfe::mvmul`] with 16 × 16, b = 64 | | | |
 //! | `levels<w>` | [`ultrasfe::levels`]: depth 1000, width w | | | 1000·w |
@@ -40,7 +41,7 @@ use crate::builder::{Builder, Signedness};
 use crate::{Circuit, Error};
 
 /// The names [`builtin`] knows, for help texts (`<n>`: a width).
-pub const NAMES: &str = "aes128, aes128-expanded, sha256, sha256-lowdepth, sha1, sha1-512, biomatch, mexp, mvmul, add<n>, addpp<n>, msbadd<n>, sub<n>, mul<n>, lt<n>, lts<n>, eq<n>, levels<w>";
+pub const NAMES: &str = "aes128, aes128-expanded, sha256, sha256-lowdepth, sha1, sha1-512, biomatch, biomatch-exact, mexp, mvmul, add<n>, addpp<n>, msbadd<n>, sub<n>, mul<n>, lt<n>, lts<n>, eq<n>, levels<w>";
 
 /// Depth of the `levels<w>` circuits (UltraSFE Figure 5).
 pub const LEVELS_DEPTH: usize = 1000;
@@ -55,6 +56,7 @@ pub fn builtin(name: &str) -> Option<Result<Circuit, Error>> {
         "sha1" => return Some(sha1_compress()),
         "sha1-512" => return Some(sha1_512()),
         "biomatch" => return Some(ultrasfe::biomatch(512, 4, 64)),
+        "biomatch-exact" => return Some(ultrasfe::BioMatch::TABLE2.circuit()),
         "mexp" => return Some(ultrasfe::mexp(32, 32)),
         "mvmul" => return Some(ultrasfe::mvmul(16, 16, 64)),
         _ => {}

@@ -369,6 +369,90 @@ proptest! {
     }
 }
 
+/// BioMatch's exact distance of one entry: Σ (s_j − e_j)² as (the low 128 bits, the bits above).
+fn exact_distance(sample: &[u64], entry: &[u64]) -> (u128, u128) {
+    sample
+        .iter()
+        .zip(entry)
+        .fold((0, 0), |(low, high), (&s, &e)| {
+            let diff = u128::from(s.abs_diff(e));
+            let (sum, carry) = low.overflowing_add(diff * diff);
+            (sum, high + u128::from(carry))
+        })
+}
+
+/// Exact BioMatch on n entries of d b-bit coordinates against the smallest exact distance,
+/// compared bit for bit at the circuit's 2b + ⌈log₂ d⌉ output bits.
+fn check_exact_biomatch(db: &[u64], sample: &[u64], b: u32) -> Result<(), TestCaseError> {
+    let d = sample.len();
+    let config = ultrasfe::BioMatch {
+        entries: db.len() / d,
+        degree: d,
+        bits: b,
+        distance: ultrasfe::Distance::Exact,
+    };
+    let c = config.circuit().unwrap();
+    let width = config.output_bits();
+    prop_assert_eq!(c.outputs.clone(), vec![width as u32]);
+    let (high, low) = db
+        .chunks(d)
+        .map(|e| exact_distance(sample, e))
+        .map(|(l, h)| (h, l))
+        .min()
+        .unwrap();
+    let expect: Vec<bool> = (0..width)
+        .map(|k| {
+            if k < 128 {
+                (low >> k) & 1 == 1
+            } else {
+                (high >> (k - 128)) & 1 == 1
+            }
+        })
+        .collect();
+    let out = evaluate(&c, &[value_bits(db, b), value_bits(sample, b)]).unwrap();
+    prop_assert_eq!(&out[0], &expect, "exact biomatch b = {}, d = {}", b, d);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(6))]
+    /// Exact BioMatch on random entries, 16 and 64 bits, against u128 arithmetic.
+    #[test]
+    fn exact_biomatch_matches_plaintext(seed in any::<u64>()) {
+        let mut prg = tessera_core::Prg::from_seed_block(Block::new(u128::from(seed)));
+        for (b, d) in [(16u32, 3), (64, 4), (64, 1)] {
+            let db = random_values(&mut prg, 5 * d, b);
+            let s = random_values(&mut prg, d, b);
+            check_exact_biomatch(&db, &s, b)?;
+        }
+    }
+}
+
+/// Exact BioMatch at the extremes: distances near 4 · (2^64 − 1)², which need all 130 bits and
+/// differ only above bit 127, differences of both signs, a zero distance.
+#[test]
+fn exact_biomatch_keeps_the_top_bits() {
+    let max = u64::MAX;
+    let sample = [0, max, 0, max];
+    let farthest = [max, 0, max, 0];
+    let second = [max, 0, max, 1];
+    check_exact_biomatch(&farthest, &sample, 64).unwrap();
+    check_exact_biomatch(&[farthest, second].concat(), &sample, 64).unwrap();
+    check_exact_biomatch(&[second, farthest].concat(), &sample, 64).unwrap();
+    check_exact_biomatch(&[farthest, sample, second].concat(), &sample, 64).unwrap();
+    let wrapped = ultrasfe::biomatch(1, 4, 64).unwrap();
+    let out = evaluate(
+        &wrapped,
+        &[value_bits(&farthest, 64), value_bits(&sample, 64)],
+    )
+    .unwrap();
+    assert_eq!(
+        bits_values(&out[0], 64),
+        vec![4],
+        "4 · (2^64 − 1)² wraps to 4"
+    );
+}
+
 /// The level-width circuits have `depth` layers of exactly `width` AND gates and nothing else.
 #[test]
 fn level_width_circuits_are_full_and_layers() {
