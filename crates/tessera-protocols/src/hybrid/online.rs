@@ -41,11 +41,29 @@ impl Link<'_> {
     }
 
     pub(super) fn recv(&mut self, len: usize) -> Result<Vec<u8>, Error> {
-        self.waits += 1;
         let mut out = vec![0u8; len];
-        self.session
+        self.recv_into(&mut out)?;
+        Ok(out)
+    }
+
+    fn recv_into(&mut self, out: &mut [u8]) -> Result<(), Error> {
+        self.waits += 1;
+        Ok(self
+            .session
             .channel(self.peer)
-            .recv_into(self.space.tag(EXCHANGE), &mut out)?;
+            .recv_into(self.space.tag(EXCHANGE), out)?)
+    }
+
+    /// Sends words in the byte order of the blocks on the wire (little-endian, as
+    /// [`tessera_net::Channel::send_blocks`]), without a copy.
+    fn send_words(&mut self, words: &[u64]) -> Result<(), Error> {
+        self.send(bytemuck::cast_slice(words))
+    }
+
+    /// Receives a message of exactly `len` words straight into them.
+    fn recv_words(&mut self, len: usize) -> Result<Vec<u64>, Error> {
+        let mut out = vec![0u64; len];
+        self.recv_into(bytemuck::cast_slice_mut(&mut out))?;
         Ok(out)
     }
 
@@ -145,19 +163,6 @@ pub(super) fn wire_words(t: Type) -> usize {
     }
 }
 
-/// Words as bytes, little-endian.
-fn bits_bytes(v: &[u64]) -> Vec<u8> {
-    v.iter().flat_map(|w| w.to_le_bytes()).collect()
-}
-
-/// Bytes as little-endian words.
-fn read_words(bytes: &[u8]) -> Vec<u64> {
-    bytes
-        .chunks_exact(8)
-        .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
-        .collect()
-}
-
 /// Y's labels, two words per block, wire `j` copy `k` at block `j·n + k`.
 pub(super) struct Garbling {
     delta: Block,
@@ -170,20 +175,18 @@ impl Garbling {
         Garbling { delta, n }
     }
 
-    /// K ⊕ x·Δ for each label K and bit x of `x` (bits of the labels' wires, `words(n)`
-    /// each), without branching on x.
-    fn select(&self, labels: &[u64], x: &[u64]) -> Vec<u64> {
+    /// K ⊕ x·Δ in place of each label K, for each bit x of `x` (bits of the labels' wires,
+    /// `words(n)` each), without branching on x.
+    fn select(&self, labels: &mut [u64], x: &[u64]) {
         let (n, w) = (self.n, words(self.n));
         let (lo, hi) = (self.delta.low(), self.delta.high());
-        let mut out = labels.to_vec();
-        for (wire, xw) in out.chunks_exact_mut(2 * n).zip(x.chunks_exact(w)) {
+        for (wire, xw) in labels.chunks_exact_mut(2 * n).zip(x.chunks_exact(w)) {
             for (k, pair) in wire.chunks_exact_mut(2).enumerate() {
                 let m = 0u64.wrapping_sub((xw[k / 64] >> (k % 64)) & 1);
                 pair[0] ^= lo & m;
                 pair[1] ^= hi & m;
             }
         }
-        out
     }
 
     /// K ⊕ Δ for every label.
@@ -224,16 +227,17 @@ impl Garbling {
         width: usize,
     ) -> Result<Vec<u64>, Error> {
         if garbler {
-            let e = read_words(&link.recv(8 * width * words(self.n))?);
-            let padded = zip_map(zero, ots, |k, q| k ^ q);
-            let d = self.select(&padded, &zip_map(&e, mine, |e, x| e ^ x));
-            link.send(&bits_bytes(&d))?;
+            let e = link.recv_words(width * words(self.n))?;
+            let mut d = zip_map(zero, ots, |k, q| k ^ q);
+            self.select(&mut d, &zip_map(&e, mine, |e, x| e ^ x));
+            link.send_words(&d)?;
             Ok(zero.to_vec())
         } else {
             let e = zip_map(&self.colours(ots, width), mine, |c, x| c ^ x);
-            link.send(&bits_bytes(&e))?;
-            let d = read_words(&link.recv(16 * width * self.n)?);
-            Ok(zip_map(&d, ots, |d, t| d ^ t))
+            link.send_words(&e)?;
+            let mut labels = link.recv_words(2 * width * self.n)?;
+            labels.iter_mut().zip(ots).for_each(|(d, t)| *d ^= t);
+            Ok(labels)
         }
     }
 
@@ -248,10 +252,12 @@ impl Garbling {
         width: usize,
     ) -> Result<Vec<u64>, Error> {
         if garbler {
-            link.send(&bits_bytes(&self.select(zero, mine)))?;
+            let mut labels = zero.to_vec();
+            self.select(&mut labels, mine);
+            link.send_words(&labels)?;
             Ok(zero.to_vec())
         } else {
-            Ok(read_words(&link.recv(16 * width * self.n)?))
+            link.recv_words(2 * width * self.n)
         }
     }
 
