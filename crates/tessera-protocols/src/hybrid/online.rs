@@ -8,7 +8,8 @@ use super::{EXCHANGE, Kind, Plain, Program, Sharing, Type, Value, ring};
 use crate::boolean::bits::{self, tail_mask, words};
 use crate::{Error, Session};
 use std::time::Instant;
-use tessera_core::{Block, Prg};
+use tessera_core::{Backend, Block, Prg};
+use tessera_garble::{Evaluator, Prp, Scheme};
 use tessera_net::{Channel, Space, Stats};
 
 /// One operation of an online phase: its name, time and traffic.
@@ -303,6 +304,8 @@ pub(super) struct Live {
     outputs: Vec<Option<Plain>>,
     /// Per operation, the values to drop after it ([`Program::last_uses`]).
     last_uses: Vec<Vec<usize>>,
+    /// Y: the evaluator's engine, see [`Run::evaluator`].
+    evaluator: Option<Evaluator<Prp>>,
 }
 
 impl Live {
@@ -316,6 +319,7 @@ impl Live {
             prg: session.fork_prg(),
             outputs: Vec::with_capacity(p.outputs.len()),
             last_uses: p.last_uses(),
+            evaluator: None,
         }
     }
 
@@ -342,6 +346,20 @@ pub(super) struct Run<'p, 's> {
     inputs: &'p [(Value, Plain)],
     /// The outputs so far, in order: `None` where the peer alone learns it.
     pub(super) outputs: Vec<Option<Plain>>,
+    /// Y: the evaluator's engine, made at the first garbled operation and kept for the
+    /// phase, so that its label slots grow once to the largest circuit instead of being
+    /// allocated (and cleared by the kernel) anew for each.
+    pub(super) evaluator: Option<Evaluator<Prp>>,
+}
+
+/// The engine in `slot`, made on first use (half-gates with the fixed-key hash on the
+/// active AES backend).
+pub(super) fn y_evaluator(slot: &mut Option<Evaluator<Prp>>) -> Result<&mut Evaluator<Prp>, Error> {
+    let evaluator = match slot.take() {
+        Some(evaluator) => evaluator,
+        None => Evaluator::new(Prp::with_backend(Backend::active(), Block::ZERO)?),
+    };
+    Ok(slot.insert(evaluator))
 }
 
 impl Run<'_, '_> {
@@ -434,6 +452,7 @@ pub(super) fn run_ops(
         },
         inputs,
         outputs: std::mem::take(&mut live.outputs),
+        evaluator: live.evaluator.take(),
     };
     let mut steps = Vec::with_capacity(material.len());
     for (index, m) in (first..).zip(material) {
@@ -454,5 +473,6 @@ pub(super) fn run_ops(
         });
     }
     (live.data, live.masks, live.outputs) = (run.data, run.masks, run.outputs);
+    live.evaluator = run.evaluator;
     Ok(steps)
 }

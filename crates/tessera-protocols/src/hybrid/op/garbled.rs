@@ -4,13 +4,13 @@
 
 use super::{Op, Operation, Program};
 use crate::Error;
-use crate::hybrid::online::Run;
+use crate::hybrid::online::{Run, y_evaluator};
 use crate::hybrid::prepare::{Slot, Walk};
 use crate::hybrid::{Type, Value};
 use sha2::{Digest, Sha256};
 use tessera_circuit::Circuit;
 use tessera_core::{Backend, Block};
-use tessera_garble::{Evaluator, Garbler, Plan, Prp, Scheme, TableReader, XorGates, table_blocks};
+use tessera_garble::{Garbler, Plan, Prp, Scheme, TableReader, XorGates, table_blocks};
 
 /// A circuit for Y values of `n` copies: its `n` copies side by side
 /// ([`tessera_circuit::simd`]) and their plan.
@@ -114,16 +114,18 @@ impl Operation for Garbled {
             }
             return Ok(());
         }
-        let scheme = Prp::with_backend(Backend::active(), Block::ZERO)?;
-        let labels = y.gather(self.inputs.iter().map(|&v| &run.data[v][..]));
         let [tables] = &m[..] else {
             return Err(Error::Input(
                 "a garbled circuit's tables are missing".into(),
             ));
         };
         let tables: &[Block] = bytemuck::cast_slice(tables);
-        let mut evaluator = Evaluator::new(scheme);
-        let out = evaluator.evaluate(&y.plan, &labels, &mut TableReader::new(tables))?;
+        let evaluator = y_evaluator(&mut run.evaluator)?;
+        y.gather_into(
+            evaluator.inputs(&y.plan),
+            self.inputs.iter().map(|&v| &run.data[v][..]),
+        );
+        let out = evaluator.evaluate_placed(&y.plan, 0, &mut TableReader::new(tables))?;
         for (o, v) in self.outputs.iter().zip(y.scatter(out)) {
             run.data[*o] = v;
         }
@@ -136,15 +138,24 @@ impl YCircuit {
     /// label, wire j copy k at block j·n + k): copy k of a value of w wires is widened wires
     /// start + k·w .. start + (k + 1)·w.
     fn gather<'a>(&self, values: impl Iterator<Item = &'a [u64]>) -> Vec<Block> {
+        let mut labels = vec![Block::ZERO; self.widened.num_input_wires() as usize];
+        self.gather_into(&mut labels, values);
+        labels
+    }
+
+    /// [`YCircuit::gather`] into `labels`, one per input wire of the widened circuit.
+    fn gather_into<'a>(&self, labels: &mut [Block], values: impl Iterator<Item = &'a [u64]>) {
         let n = self.n;
-        let mut labels = Vec::with_capacity(self.widened.num_input_wires() as usize);
+        let mut at = labels.iter_mut();
         for (v, &w) in values.zip(&self.inputs) {
             let blocks: &[Block] = bytemuck::cast_slice(v);
             for k in 0..n {
-                labels.extend((0..w as usize).map(|j| blocks[j * n + k]));
+                // The range first, so that the zip takes no label past the w-th.
+                for (j, label) in (0..w as usize).zip(at.by_ref()) {
+                    *label = blocks[j * n + k];
+                }
             }
         }
-        labels
     }
 
     /// The output values' labels from the widened circuit's output labels.
