@@ -12,11 +12,10 @@ use tessera_circuit::Circuit;
 use tessera_core::{Backend, Block};
 use tessera_garble::{Garbler, Plan, Prp, Scheme, TableReader, XorGates, table_blocks};
 
-/// A circuit for Y values of `n` copies: its `n` copies side by side
-/// ([`tessera_circuit::simd`]) and their plan.
+/// A circuit for Y values of `n` copies: the plan of its `n` copies side by side
+/// ([`tessera_circuit::simd`]; the widened circuit itself is not kept) and its value widths.
 #[derive(Clone, Debug)]
 pub(in crate::hybrid) struct YCircuit {
-    pub(in crate::hybrid) widened: Circuit,
     plan: Plan,
     inputs: Vec<u32>,
     outputs: Vec<u32>,
@@ -48,7 +47,6 @@ impl Garbled {
         crate::yao::hash_circuit(&mut h, c);
         p.digests.push(h.finalize().into());
         p.garbled.push(YCircuit {
-            widened,
             plan,
             inputs: c.inputs.clone(),
             outputs: c.outputs.clone(),
@@ -80,15 +78,19 @@ impl Operation for Garbled {
         if walk.side != 0 {
             return vec![Slot::TablesToCome(2 * table_blocks::<Prp>(&y.plan))];
         }
-        let labels = y.gather(self.inputs.iter().map(|&v| &walk.masks[v][..]));
         let garbled = (|| -> Result<_, Error> {
             let scheme = Prp::with_backend(Backend::active(), Block::ZERO)?;
             let Some(offset) = Prp::with_offset(walk.delta, &mut walk.prg) else {
                 return Err(Error::Input("half-gates takes any offset".into()));
             };
+            let mut garbler = Garbler::new(scheme);
+            y.gather_into(
+                garbler.inputs(&y.plan),
+                self.inputs.iter().map(|&v| &walk.masks[v][..]),
+            );
             let mut tables: Vec<Block> = Vec::new();
-            let out = Garbler::new(scheme)
-                .garble(&y.plan, &offset.secret, &labels, &mut tables)?
+            let out = garbler
+                .garble_placed(&y.plan, 0, &offset.secret, &mut tables)?
                 .to_vec();
             Ok((out, tables))
         })();
@@ -134,16 +136,10 @@ impl Operation for Garbled {
 }
 
 impl YCircuit {
-    /// The widened circuit's input labels from its input values' labels (two words per
-    /// label, wire j copy k at block j·n + k): copy k of a value of w wires is widened wires
-    /// start + k·w .. start + (k + 1)·w.
-    fn gather<'a>(&self, values: impl Iterator<Item = &'a [u64]>) -> Vec<Block> {
-        let mut labels = vec![Block::ZERO; self.widened.num_input_wires() as usize];
-        self.gather_into(&mut labels, values);
-        labels
-    }
-
-    /// [`YCircuit::gather`] into `labels`, one per input wire of the widened circuit.
+    /// The widened circuit's input labels, one per input wire, into `labels` (its engine's
+    /// input slots) from its input values' labels (two words per label, wire j copy k at
+    /// block j·n + k): copy k of a value of w wires is widened wires start + k·w .. start +
+    /// (k + 1)·w.
     fn gather_into<'a>(&self, labels: &mut [Block], values: impl Iterator<Item = &'a [u64]>) {
         let n = self.n;
         let mut at = labels.iter_mut();
