@@ -7,8 +7,9 @@
 use crate::error::Error;
 use crate::import::data_type;
 use crate::model::{Model, Node, Op, Pool, Window};
-use onnx_ir::{AttributeProto, AttributeType, Message, ModelProto, NodeProto, TensorProto};
-use onnx_ir::{TypeProto, ValueInfoProto};
+use crate::onnx::{AttributeProto, AttributeType, Dim, Dimension, Message, ModelProto, NodeProto};
+use crate::onnx::{OperatorSetIdProto, TensorProto, TensorShapeProto, TensorType, Type};
+use crate::onnx::{TypeProto, ValueInfoProto};
 
 /// The opset written.
 pub const OPSET: i64 = 13;
@@ -16,14 +17,16 @@ pub const OPSET: i64 = 13;
 /// `model` as the bytes of an ONNX file.
 pub fn to_onnx(model: &Model) -> Result<Vec<u8>, Error> {
     model.check(&crate::model::CEILING)?;
-    let mut m = ModelProto::new();
-    m.ir_version = 8;
-    m.producer_name = "tessera".to_owned();
-    m.opset_import.push(Default::default());
-    if let Some(o) = m.opset_import.last_mut() {
-        o.version = OPSET;
-    }
-    let graph = m.graph.mut_or_insert_default();
+    let mut m = ModelProto {
+        ir_version: 8,
+        producer_name: "tessera".to_owned(),
+        opset_import: vec![OperatorSetIdProto {
+            domain: String::new(),
+            version: OPSET,
+        }],
+        ..Default::default()
+    };
+    let graph = m.graph.get_or_insert_default();
     graph.name = "tessera".to_owned();
     let name = |v: usize| {
         if v == model.input {
@@ -44,28 +47,28 @@ pub fn to_onnx(model: &Model) -> Result<Vec<u8>, Error> {
         graph.node.push(n);
         graph.initializer.extend(tensors);
     }
-    m.write_to_bytes().map_err(|e| Error::Parse {
-        what: "the model written".to_owned(),
-        reason: e.to_string(),
-    })
+    Ok(m.encode_to_vec())
 }
 
 /// A graph input or output of per-sample `shape` with its batch axis of 1.
 fn value_info(name: &str, shape: &[usize]) -> ValueInfoProto {
-    let mut v = ValueInfoProto::new();
-    v.name = name.to_owned();
-    let mut t = TypeProto::new();
-    let tensor = t.mut_tensor_type();
-    tensor.elem_type = data_type::FLOAT;
-    let dims = &mut tensor.shape.mut_or_insert_default().dim;
-    for d in std::iter::once(1).chain(shape.iter().copied()) {
-        dims.push(Default::default());
-        if let Some(dim) = dims.last_mut() {
-            dim.set_dim_value(d as i64);
-        }
+    let dim = std::iter::once(1).chain(shape.iter().copied());
+    let dim = dim.map(|d| Dimension {
+        value: Some(Dim::DimValue(d as i64)),
+        denotation: String::new(),
+    });
+    let tensor = TensorType {
+        elem_type: data_type::FLOAT,
+        shape: Some(TensorShapeProto { dim: dim.collect() }),
+    };
+    ValueInfoProto {
+        name: name.to_owned(),
+        type_: Some(TypeProto {
+            value: Some(Type::TensorType(tensor)),
+            denotation: String::new(),
+        }),
+        ..Default::default()
     }
-    v.type_ = Some(t).into();
-    v
 }
 
 /// One layer's node and the constants it reads (named after the node).
@@ -148,7 +151,7 @@ fn write_node(
             for (bound, suffix) in [(lo, "min"), (hi, "max")] {
                 match bound {
                     Some(v) => consts.push(floats(&tensor(suffix), &[], &[*v])),
-                    None => consts.push(TensorProto::new()),
+                    None => consts.push(TensorProto::default()),
                 }
             }
             if hi.is_none() {
@@ -161,12 +164,14 @@ fn write_node(
     // stands for an absent optional input, and is not written).
     inputs.extend(consts.iter().map(|t| t.name.clone()));
     consts.retain(|t| !t.name.is_empty());
-    let mut n = NodeProto::new();
-    n.name = node.name.clone();
-    n.op_type = op_type.to_owned();
-    n.input = inputs;
-    n.output = vec![output];
-    n.attribute = attrs;
+    let n = NodeProto {
+        name: node.name.clone(),
+        op_type: op_type.to_owned(),
+        input: inputs,
+        output: vec![output],
+        attribute: attrs,
+        ..Default::default()
+    };
     (n, consts)
 }
 
@@ -192,35 +197,39 @@ fn pool(p: &Pool) -> [AttributeProto; 4] {
 }
 
 fn int(name: &str, v: i64) -> AttributeProto {
-    let mut a = AttributeProto::new();
-    a.name = name.to_owned();
-    a.type_ = AttributeType::INT.into();
-    a.i = v;
-    a
+    AttributeProto {
+        name: name.to_owned(),
+        type_: AttributeType::Int as i32,
+        i: Some(v),
+        ..Default::default()
+    }
 }
 
 fn ints(name: &str, v: &[i64]) -> AttributeProto {
-    let mut a = AttributeProto::new();
-    a.name = name.to_owned();
-    a.type_ = AttributeType::INTS.into();
-    a.ints = v.to_vec();
-    a
+    AttributeProto {
+        name: name.to_owned(),
+        type_: AttributeType::Ints as i32,
+        ints: v.to_vec(),
+        ..Default::default()
+    }
 }
 
 fn floats(name: &str, dims: &[usize], values: &[f32]) -> TensorProto {
-    let mut t = TensorProto::new();
-    t.name = name.to_owned();
-    t.data_type = data_type::FLOAT;
-    t.dims = dims.iter().map(|&d| d as i64).collect();
-    t.raw_data = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    t
+    TensorProto {
+        name: name.to_owned(),
+        data_type: data_type::FLOAT,
+        dims: dims.iter().map(|&d| d as i64).collect(),
+        raw_data: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ..Default::default()
+    }
 }
 
 fn int64s(name: &str, values: &[i64]) -> TensorProto {
-    let mut t = TensorProto::new();
-    t.name = name.to_owned();
-    t.data_type = data_type::INT64;
-    t.dims = vec![values.len() as i64];
-    t.int64_data = values.to_vec();
-    t
+    TensorProto {
+        name: name.to_owned(),
+        data_type: data_type::INT64,
+        dims: vec![values.len() as i64],
+        int64_data: values.to_vec(),
+        ..Default::default()
+    }
 }

@@ -29,6 +29,7 @@ pub mod infer;
 pub mod input;
 pub mod kernels;
 pub mod model;
+pub mod onnx;
 pub mod progress;
 pub mod secure;
 pub mod strip;

@@ -12,7 +12,7 @@
 
 use crate::error::Error;
 use crate::import::{has_data, is_float, shown};
-use onnx_ir::{AttributeProto, AttributeType, Message, ModelProto, NodeProto, TensorProto};
+use crate::onnx::{AttributeProto, AttributeType, Message, ModelProto, NodeProto, TensorProto};
 
 /// The metadata key of a stripped model.
 pub const MARK: &str = "tessera.stripped";
@@ -24,7 +24,7 @@ pub const MAX_FILLED: usize = 1 << 26;
 
 /// The file's protobuf message, with a graph.
 pub fn parse(bytes: &[u8], what: &str) -> Result<ModelProto, Error> {
-    let model = ModelProto::parse_from_bytes(bytes).map_err(|e| Error::Parse {
+    let model = ModelProto::decode(bytes).map_err(|e| Error::Parse {
         what: what.to_owned(),
         reason: e.to_string(),
     })?;
@@ -48,7 +48,7 @@ pub fn strip(bytes: &[u8], what: &str) -> Result<Vec<u8>, Error> {
     model.doc_string.clear();
     model.functions.clear();
     model.training_info.clear();
-    let graph = model.graph.mut_or_insert_default();
+    let graph = model.graph.get_or_insert_default();
     graph.doc_string.clear();
     graph.sparse_initializer.clear();
     graph.initializer.iter_mut().for_each(empty);
@@ -62,10 +62,7 @@ pub fn strip(bytes: &[u8], what: &str) -> Result<Vec<u8>, Error> {
             p.value = "weights removed: architecture only".to_owned();
         }
     }
-    model.write_to_bytes().map_err(|e| Error::Parse {
-        what: what.to_owned(),
-        reason: e.to_string(),
-    })
+    Ok(model.encode_to_vec())
 }
 
 /// Empties a real-valued tensor (its shape and type stay) and its documentation.
@@ -84,39 +81,40 @@ fn empty(t: &mut TensorProto) {
     t.doc_string.clear();
 }
 
-fn attribute_type(a: &AttributeProto) -> AttributeType {
-    a.type_.enum_value_or(AttributeType::UNDEFINED)
-}
-
 fn strip_node(node: &mut NodeProto) {
     node.doc_string.clear();
     for a in &mut node.attribute {
         a.doc_string.clear();
         // Constant's value_float(s) become an empty tensor of the same shape.
         if node.op_type == "Constant" && (a.name == "value_float" || a.name == "value_floats") {
-            let mut t = TensorProto::new();
-            t.data_type = crate::import::data_type::FLOAT;
-            if a.name == "value_floats" {
-                t.dims = vec![a.floats.len() as i64];
-            }
-            *a = AttributeProto::new();
-            a.name = "value".to_owned();
-            a.type_ = AttributeType::TENSOR.into();
-            a.t = Some(t).into();
+            let t = TensorProto {
+                data_type: crate::import::data_type::FLOAT,
+                dims: if a.name == "value_floats" {
+                    vec![a.floats.len() as i64]
+                } else {
+                    Vec::new()
+                },
+                ..Default::default()
+            };
+            *a = AttributeProto {
+                name: "value".to_owned(),
+                type_: AttributeType::Tensor as i32,
+                t: Some(t),
+                ..Default::default()
+            };
         }
         if let Some(t) = a.t.as_mut() {
             empty(t);
         }
         a.tensors.iter_mut().for_each(empty);
-        a.f = 0.0;
+        a.f = None;
         a.floats.clear();
     }
     node.attribute.retain(|a| {
         use AttributeType::*;
-        let kind = attribute_type(a);
         !matches!(
-            kind,
-            FLOAT | FLOATS | GRAPH | GRAPHS | SPARSE_TENSOR | SPARSE_TENSORS
+            a.type_(),
+            Float | Floats | Graph | Graphs | SparseTensor | SparseTensors
         ) && a.g.is_none()
             && a.graphs.is_empty()
             && a.sparse_tensor.is_none()
@@ -141,7 +139,7 @@ pub fn leftover(model: &ModelProto) -> Option<String> {
     }
     for n in &graph.node {
         for a in &n.attribute {
-            let numbers = a.f != 0.0
+            let numbers = a.f.is_some_and(|f| f != 0.0)
                 || !a.floats.is_empty()
                 || a.t.as_ref().is_some_and(full)
                 || a.tensors.iter().any(full)
@@ -149,10 +147,7 @@ pub fn leftover(model: &ModelProto) -> Option<String> {
                 || !a.graphs.is_empty()
                 || a.sparse_tensor.is_some()
                 || !a.sparse_tensors.is_empty()
-                || matches!(
-                    attribute_type(a),
-                    AttributeType::FLOAT | AttributeType::FLOATS
-                );
+                || matches!(a.type_(), AttributeType::Float | AttributeType::Floats);
             if numbers {
                 return Some(format!(
                     "attribute \"{}\" of node \"{}\" ({})",

@@ -4,12 +4,13 @@
 //! zeros, and numbers that are not finite or do not fit the fixed-point ring. Each must end in
 //! an error that names what is wrong, never in an abort or a wrong answer.
 
-use onnx_ir::{AttributeProto, AttributeType, Message, ModelProto, NodeProto, TensorProto};
 use std::path::{Path, PathBuf};
 use tessera_nn::data::{Idx, Normalise};
 use tessera_nn::eval::Plain;
 use tessera_nn::fixed::{Fixed, Float};
 use tessera_nn::model::{CEILING, Op};
+use tessera_nn::onnx::{AttributeProto, AttributeType, Dim, Message, ModelProto, NodeProto};
+use tessera_nn::onnx::{TensorProto, Type};
 use tessera_nn::secure::{self, Protocol};
 use tessera_nn::{Error, import, strip};
 
@@ -20,11 +21,11 @@ fn data(name: &str) -> PathBuf {
 }
 
 fn proto(name: &str) -> ModelProto {
-    ModelProto::parse_from_bytes(&std::fs::read(data(name)).unwrap()).unwrap()
+    ModelProto::decode(&*std::fs::read(data(name)).unwrap()).unwrap()
 }
 
 fn bytes(m: &ModelProto) -> Vec<u8> {
-    m.write_to_bytes().unwrap()
+    m.encode_to_vec()
 }
 
 fn digit() -> Vec<f32> {
@@ -33,26 +34,28 @@ fn digit() -> Vec<f32> {
 }
 
 fn ints(name: &str, v: &[i64]) -> AttributeProto {
-    let mut a = AttributeProto::new();
-    a.name = name.into();
-    a.type_ = AttributeType::INTS.into();
-    a.ints = v.to_vec();
-    a
+    AttributeProto {
+        name: name.into(),
+        type_: AttributeType::Ints as i32,
+        ints: v.to_vec(),
+        ..Default::default()
+    }
 }
 
 /// An integer list under a declared type of FLOAT.
 fn mistyped(name: &str, v: &[i64]) -> AttributeProto {
     let mut a = ints(name, v);
-    a.type_ = AttributeType::FLOAT.into();
+    a.type_ = AttributeType::Float as i32;
     a
 }
 
 fn float(name: &str, f: f32) -> AttributeProto {
-    let mut a = AttributeProto::new();
-    a.name = name.into();
-    a.type_ = AttributeType::FLOAT.into();
-    a.f = f;
-    a
+    AttributeProto {
+        name: name.into(),
+        type_: AttributeType::Float as i32,
+        f: Some(f),
+        ..Default::default()
+    }
 }
 
 /// Sets (replacing) attribute `a` of `node`.
@@ -62,24 +65,32 @@ fn set(node: &mut NodeProto, a: AttributeProto) {
 }
 
 fn tensor(name: &str, dims: &[i64], values: &[f32]) -> TensorProto {
-    let mut t = TensorProto::new();
-    t.name = name.into();
-    t.data_type = 1;
-    t.dims = dims.to_vec();
-    t.float_data = values.to_vec();
-    t
+    TensorProto {
+        name: name.into(),
+        data_type: 1,
+        dims: dims.to_vec(),
+        float_data: values.to_vec(),
+        ..Default::default()
+    }
 }
 
 fn node(op: &str, inputs: &[&str], output: &str) -> NodeProto {
-    let mut n = NodeProto::new();
-    n.op_type = op.into();
-    n.input = inputs.iter().map(|s| s.to_string()).collect();
-    n.output = vec![output.to_owned()];
-    n
+    NodeProto {
+        op_type: op.into(),
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: vec![output.to_owned()],
+        ..Default::default()
+    }
 }
 
 fn position(m: &ModelProto, op: &str) -> usize {
-    m.graph.node.iter().position(|n| n.op_type == op).unwrap()
+    m.graph
+        .as_ref()
+        .unwrap()
+        .node
+        .iter()
+        .position(|n| n.op_type == op)
+        .unwrap()
 }
 
 /// A float tensor whose numbers sit in fields float tensors do not use (int64, uint64 and
@@ -91,10 +102,10 @@ fn strip_empties_every_data_field_of_a_float_tensor() {
     let mut odd = tensor("odd", &[1], &[]);
     odd.int64_data = vec![7];
     odd.uint64_data = vec![8];
-    odd.string_data = vec![b"9".to_vec().into()];
+    odd.string_data = vec![b"9".to_vec()];
     m.graph.as_mut().unwrap().initializer.push(odd);
     let arch = strip::strip(&bytes(&m), "odd").unwrap();
-    let parsed = ModelProto::parse_from_bytes(&arch).unwrap();
+    let parsed = ModelProto::decode(&*arch).unwrap();
     assert_eq!(strip::leftover(&parsed), None);
     import::from_bytes(&arch, "odd").unwrap();
 }
@@ -118,11 +129,12 @@ fn strip_removes_every_number_and_a_weighted_architecture_is_refused() {
         .collect();
     assert_eq!(values.len(), 100);
     let mut constant = node("Constant", &[], &b);
-    let mut floats = AttributeProto::new();
-    floats.name = "value_floats".into();
-    floats.type_ = AttributeType::FLOATS.into();
-    floats.floats = values.clone();
-    constant.attribute.push(floats);
+    constant.attribute.push(AttributeProto {
+        name: "value_floats".into(),
+        type_: AttributeType::Floats as i32,
+        floats: values.clone(),
+        ..Default::default()
+    });
     g.node.insert(0, constant);
     set(&mut g.node[gemm + 1], float("alpha", 0.75));
     set(&mut g.node[gemm + 1], float("beta", 1.25));
@@ -145,7 +157,7 @@ fn strip_removes_every_number_and_a_weighted_architecture_is_refused() {
     Plain::new(&model, Float).unwrap().run(&digit()).unwrap();
 
     let arch = strip::strip(&full, "full").unwrap();
-    let parsed = ModelProto::parse_from_bytes(&arch).unwrap();
+    let parsed = ModelProto::decode(&*arch).unwrap();
     assert_eq!(strip::leftover(&parsed), None);
     for v in values.iter().filter(|v| **v != 0.0).take(20) {
         let b = v.to_le_bytes();
@@ -205,9 +217,11 @@ fn window_attributes_are_range_checked_and_sizes_held_to_the_ceiling() {
     // An input of 2^48 elements (each axis within range) is refused before any node uses it.
     let mut m = base.clone();
     let input = &mut m.graph.as_mut().unwrap().input[0];
-    let dims = &mut input.type_.mut_or_insert_default().mut_tensor_type().shape;
-    for d in dims.mut_or_insert_default().dim.iter_mut().skip(1) {
-        d.set_dim_value(1 << 16);
+    let Some(Type::TensorType(tensor)) = input.type_.as_mut().and_then(|t| t.value.as_mut()) else {
+        unreachable!("the model's input is a tensor")
+    };
+    for d in tensor.shape.as_mut().unwrap().dim.iter_mut().skip(1) {
+        d.value = Some(Dim::DimValue(1 << 16));
     }
     let err = import::from_bytes(&bytes(&m), "huge input").unwrap_err();
     assert!(err.to_string().contains("the sample at most"), "{err}");
@@ -265,7 +279,7 @@ fn import_is_linear_and_the_node_count_is_limited() {
 #[test]
 fn a_stripped_file_cannot_ask_for_more_zeros_than_the_bound() {
     let arch = strip::strip(&bytes(&proto("tests/minionn-R_S_opset13.onnx")), "m").unwrap();
-    let mut m = ModelProto::parse_from_bytes(&arch).unwrap();
+    let mut m = ModelProto::decode(&*arch).unwrap();
     let gemm = position(&m, "Gemm");
     let g = m.graph.as_mut().unwrap();
     let w = g.node[gemm].input[1].clone();

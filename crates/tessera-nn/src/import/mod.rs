@@ -22,8 +22,8 @@ pub(crate) use proto::{data_type, has_data, is_float};
 
 use crate::error::Error;
 use crate::model::{CEILING, Ceiling, Model, Node, Op, ValueId};
+use crate::onnx::{GraphProto, ModelProto, NodeProto, TensorProto};
 use crate::strip;
-use onnx_ir::{GraphProto, ModelProto, NodeProto, TensorProto};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -321,24 +321,20 @@ pub(crate) fn output<'a>(at: &At<'a>) -> Result<&'a str, Refusal> {
 
 /// The graph input's batch size (if fixed) and per-sample shape.
 fn input_shape(
-    input: &onnx_ir::ValueInfoProto,
+    input: &crate::onnx::ValueInfoProto,
     ceiling: &Ceiling,
 ) -> Result<(Option<usize>, Vec<usize>), Error> {
     let name = shown(&input.name);
-    let t = input.type_.as_ref().filter(|t| t.has_tensor_type());
+    let t = input.type_.as_ref().and_then(|t| t.tensor());
     let Some(t) = t else {
         return Err(Error::Graph(format!("input \"{name}\" is not a tensor")));
     };
     let dims: Vec<Option<usize>> = t
-        .tensor_type()
         .shape
-        .dim
+        .as_ref()
+        .map_or(&[][..], |s| &s.dim)
         .iter()
-        .map(|d| {
-            d.has_dim_value()
-                .then(|| usize::try_from(d.dim_value()).ok())
-                .flatten()
-        })
+        .map(|d| d.size().and_then(|v| usize::try_from(v).ok()))
         .collect();
     if dims.len() < 2 {
         return Err(Error::Graph(format!(

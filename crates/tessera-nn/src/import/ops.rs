@@ -135,9 +135,9 @@ fn constant<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     };
     let value = match a.name.as_str() {
         "value" => Constant::Tensor(a.t.as_ref().ok_or("value holds no tensor")?),
-        "value_float" => Constant::Floats(std::slice::from_ref(&a.f), true),
+        "value_float" => Constant::Floats(std::slice::from_ref(a.f.as_ref().unwrap_or(&0.0)), true),
         "value_floats" => Constant::Floats(&a.floats, false),
-        "value_int" => Constant::Ints(std::slice::from_ref(&a.i)),
+        "value_int" => Constant::Ints(std::slice::from_ref(a.i.as_ref().unwrap_or(&0))),
         "value_ints" => Constant::Ints(&a.ints),
         other => {
             return Err(format!(

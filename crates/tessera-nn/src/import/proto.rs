@@ -4,7 +4,7 @@
 //! [`Ceiling`] before anything is allocated.
 
 use crate::model::Ceiling;
-use onnx_ir::{AttributeProto, AttributeType, NodeProto, TensorProto};
+use crate::onnx::{AttributeProto, AttributeType, NodeProto, TensorProto};
 
 /// ONNX's `TensorProto.DataType` codes that this importer reads.
 pub(crate) mod data_type {
@@ -65,7 +65,7 @@ fn pick<'a, T>(
     size: usize,
     field: &'a [T],
 ) -> Result<Either<'a, T>, String> {
-    if !t.external_data.is_empty() || t.data_location.value() != 0 {
+    if !t.external_data.is_empty() || t.data_location != 0 {
         return Err("its data is in an external file, which is not read".to_owned());
     }
     if !t.raw_data.is_empty() {
@@ -197,10 +197,14 @@ impl<'a> Attributes<'a> {
         let Some(a) = self.0.iter().find(|a| a.name == name) else {
             return Ok(None);
         };
-        let declared = a.type_.enum_value_or(AttributeType::UNDEFINED);
-        if declared != kind && declared != AttributeType::UNDEFINED {
+        let declared = a.type_();
+        if declared != kind && declared != AttributeType::Undefined {
+            // ONNX's names for them: FLOAT, INTS, ...
+            let onnx = |t: AttributeType| format!("{t:?}").to_uppercase();
             return Err(format!(
-                "attribute {name} is of type {declared:?}; {kind:?} is needed"
+                "attribute {name} is of type {}; {} is needed",
+                onnx(declared),
+                onnx(kind)
             ));
         }
         Ok(Some(a))
@@ -208,14 +212,16 @@ impl<'a> Attributes<'a> {
 
     /// An integer attribute, or `default`.
     pub(crate) fn int(&self, name: &str, default: i64) -> Result<i64, String> {
-        Ok(self.get(name, AttributeType::INT)?.map_or(default, |a| a.i))
+        Ok(self
+            .get(name, AttributeType::Int)?
+            .map_or(default, |a| a.i.unwrap_or(0)))
     }
 
     /// A real attribute, or `default`; it must be finite.
     pub(crate) fn float(&self, name: &str, default: f32) -> Result<f32, String> {
         let v = self
-            .get(name, AttributeType::FLOAT)?
-            .map_or(default, |a| a.f);
+            .get(name, AttributeType::Float)?
+            .map_or(default, |a| a.f.unwrap_or(0.0));
         if v.is_finite() {
             Ok(v)
         } else {
@@ -225,12 +231,12 @@ impl<'a> Attributes<'a> {
 
     /// An integer list attribute, if present.
     pub(crate) fn ints(&self, name: &str) -> Result<Option<&'a [i64]>, String> {
-        Ok(self.get(name, AttributeType::INTS)?.map(|a| &a.ints[..]))
+        Ok(self.get(name, AttributeType::Ints)?.map(|a| &a.ints[..]))
     }
 
     /// A string attribute, if present.
     pub(crate) fn string(&self, name: &str) -> Result<Option<&'a [u8]>, String> {
-        Ok(self.get(name, AttributeType::STRING)?.map(|a| &a.s[..]))
+        Ok(self.get(name, AttributeType::String)?.map(|a| &a.s[..]))
     }
 
     /// `name` as `N` sizes in `lo..=hi` (kernels, strides, paddings), or `default`; a negative
