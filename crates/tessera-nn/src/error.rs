@@ -24,7 +24,7 @@ pub enum Error {
     /// A node's operator is not one this crate evaluates.
     #[error(
         "node {node}: operator {op:?} is not supported; supported: {}",
-        crate::model::SUPPORTED.join(", ")
+        crate::op::supported().collect::<Vec<_>>().join(", ")
     )]
     Unsupported {
         /// The node: its name in the file (quoted and escaped) or the tensor it writes.

@@ -6,7 +6,7 @@
 
 use crate::error::Error;
 use crate::import::data_type;
-use crate::model::{Model, Node, Op, Pool, Window};
+use crate::model::{Model, Node, Window};
 use crate::onnx::{AttributeProto, AttributeType, Dim, Dimension, Message, ModelProto, NodeProto};
 use crate::onnx::{OperatorSetIdProto, TensorProto, TensorShapeProto, TensorType, Type};
 use crate::onnx::{TypeProto, ValueInfoProto};
@@ -78,88 +78,16 @@ fn write_node(
     output: String,
     out_shape: &[usize],
 ) -> (NodeProto, Vec<TensorProto>) {
-    let tensor = |suffix: &str| format!("{}.{suffix}", node.name);
-    let mut consts = Vec::new();
-    let mut attrs = Vec::new();
-    let op_type = match &node.op {
-        Op::Dense(d) => {
-            consts.push(floats(&tensor("weight"), &[d.outputs, d.inputs], &d.weight));
-            consts.push(floats(&tensor("bias"), &[d.outputs], &d.bias));
-            attrs.push(int("transB", 1));
-            "Gemm"
-        }
-        Op::Conv(c) => {
-            let [kh, kw] = c.window.kernel;
-            let shape = [c.out_channels, c.in_channels / c.groups, kh, kw];
-            consts.push(floats(&tensor("weight"), &shape, &c.weight));
-            consts.push(floats(&tensor("bias"), &[c.out_channels], &c.bias));
-            attrs.extend(window(&c.window));
-            attrs.push(int("group", c.groups as i64));
-            "Conv"
-        }
-        Op::Relu => "Relu",
-        Op::MaxPool(p) => {
-            attrs.extend(pool(p));
-            "MaxPool"
-        }
-        Op::AvgPool(p) => {
-            attrs.extend(pool(p));
-            attrs.push(int("count_include_pad", i64::from(p.count_include_pad)));
-            "AveragePool"
-        }
-        Op::GlobalAvgPool => "GlobalAveragePool",
-        Op::Reshape => {
-            let target: Vec<i64> = std::iter::once(1)
-                .chain(out_shape.iter().map(|&d| d as i64))
-                .collect();
-            consts.push(int64s(&tensor("shape"), &target));
-            "Reshape"
-        }
-        Op::Transpose(perm) => {
-            let perm: Vec<i64> = std::iter::once(0)
-                .chain(perm.iter().map(|&p| p as i64 + 1))
-                .collect();
-            attrs.push(ints("perm", &perm));
-            "Transpose"
-        }
-        Op::Add => "Add",
-        Op::Sub => "Sub",
-        Op::AddConst(k) => {
-            let shape: Vec<usize> = std::iter::once(1)
-                .chain(out_shape.iter().copied())
-                .collect();
-            consts.push(floats(&tensor("constant"), &shape, k));
-            "Add"
-        }
-        Op::Concat(axis) => {
-            attrs.push(int("axis", *axis as i64 + 1));
-            "Concat"
-        }
-        Op::Pad(pads) => {
-            let begin = pads.iter().map(|&(b, _)| b as i64);
-            let end = pads.iter().map(|&(_, e)| e as i64);
-            let all: Vec<i64> = std::iter::once(0)
-                .chain(begin)
-                .chain(std::iter::once(0))
-                .chain(end)
-                .collect();
-            consts.push(int64s(&tensor("pads"), &all));
-            "Pad"
-        }
-        Op::Clip(lo, hi) => {
-            // An absent bound is an empty input name, so the upper one keeps its place.
-            for (bound, suffix) in [(lo, "min"), (hi, "max")] {
-                match bound {
-                    Some(v) => consts.push(floats(&tensor(suffix), &[], &[*v])),
-                    None => consts.push(TensorProto::default()),
-                }
-            }
-            if hi.is_none() {
-                consts.pop();
-            }
-            "Clip"
-        }
+    let mut w = NodeWriter {
+        name: &node.name,
+        out_shape,
+        consts: Vec::new(),
+        attrs: Vec::new(),
     };
+    let op_type = node.op.operator().export(&mut w);
+    let NodeWriter {
+        mut consts, attrs, ..
+    } = w;
     // The constants are the node's inputs after the computed ones, in order (an unnamed one
     // stands for an absent optional input, and is not written).
     inputs.extend(consts.iter().map(|t| t.name.clone()));
@@ -175,61 +103,69 @@ fn write_node(
     (n, consts)
 }
 
-/// A kernel's attributes: shape, strides and pads.
-fn window(w: &Window) -> [AttributeProto; 3] {
-    let to = |v: &[usize]| v.iter().map(|&x| x as i64).collect::<Vec<_>>();
-    [
-        ints("kernel_shape", &to(&w.kernel)),
-        ints("strides", &to(&w.stride)),
-        ints("pads", &to(&w.pads)),
-    ]
+/// What an operator's export ([`crate::op::Operator::export`]) writes of its node: its
+/// attributes, and its constants, each an input after the computed ones, named after the node.
+pub(crate) struct NodeWriter<'a> {
+    name: &'a str,
+    /// The node's output shape, per sample.
+    pub(crate) out_shape: &'a [usize],
+    consts: Vec<TensorProto>,
+    attrs: Vec<AttributeProto>,
 }
 
-/// A pooling's window with its declared padding, and ceil mode where it grew the padding.
-fn pool(p: &Pool) -> [AttributeProto; 4] {
-    let mut declared = p.window;
-    for i in 0..2 {
-        declared.pads[i + 2] = declared.pads[i + 2].saturating_sub(p.overhang[i]);
+impl NodeWriter<'_> {
+    /// A real constant `suffix` of `dims`, the node's next input.
+    pub(crate) fn floats(&mut self, suffix: &str, dims: &[usize], values: &[f32]) {
+        self.consts.push(TensorProto {
+            name: format!("{}.{suffix}", self.name),
+            data_type: data_type::FLOAT,
+            dims: dims.iter().map(|&d| d as i64).collect(),
+            raw_data: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ..Default::default()
+        });
     }
-    let [kernel, strides, pads] = window(&declared);
-    let ceil = p.overhang != [0, 0];
-    [kernel, strides, pads, int("ceil_mode", i64::from(ceil))]
-}
 
-fn int(name: &str, v: i64) -> AttributeProto {
-    AttributeProto {
-        name: name.to_owned(),
-        type_: AttributeType::Int as i32,
-        i: Some(v),
-        ..Default::default()
+    /// An integer vector `suffix`, the node's next input.
+    pub(crate) fn int64s(&mut self, suffix: &str, values: &[i64]) {
+        self.consts.push(TensorProto {
+            name: format!("{}.{suffix}", self.name),
+            data_type: data_type::INT64,
+            dims: vec![values.len() as i64],
+            int64_data: values.to_vec(),
+            ..Default::default()
+        });
     }
-}
 
-fn ints(name: &str, v: &[i64]) -> AttributeProto {
-    AttributeProto {
-        name: name.to_owned(),
-        type_: AttributeType::Ints as i32,
-        ints: v.to_vec(),
-        ..Default::default()
+    /// An optional input left out (an empty name), so that the next one keeps its place.
+    pub(crate) fn absent(&mut self) {
+        self.consts.push(TensorProto::default());
     }
-}
 
-fn floats(name: &str, dims: &[usize], values: &[f32]) -> TensorProto {
-    TensorProto {
-        name: name.to_owned(),
-        data_type: data_type::FLOAT,
-        dims: dims.iter().map(|&d| d as i64).collect(),
-        raw_data: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
-        ..Default::default()
+    /// An integer attribute.
+    pub(crate) fn int(&mut self, name: &str, v: i64) {
+        self.attrs.push(AttributeProto {
+            name: name.to_owned(),
+            type_: AttributeType::Int as i32,
+            i: Some(v),
+            ..Default::default()
+        });
     }
-}
 
-fn int64s(name: &str, values: &[i64]) -> TensorProto {
-    TensorProto {
-        name: name.to_owned(),
-        data_type: data_type::INT64,
-        dims: vec![values.len() as i64],
-        int64_data: values.to_vec(),
-        ..Default::default()
+    /// An integer list attribute.
+    pub(crate) fn ints(&mut self, name: &str, v: &[i64]) {
+        self.attrs.push(AttributeProto {
+            name: name.to_owned(),
+            type_: AttributeType::Ints as i32,
+            ints: v.to_vec(),
+            ..Default::default()
+        });
+    }
+
+    /// A kernel's attributes: shape, strides and pads.
+    pub(crate) fn window(&mut self, w: &Window) {
+        let to = |v: &[usize]| v.iter().map(|&x| x as i64).collect::<Vec<_>>();
+        self.ints("kernel_shape", &to(&w.kernel));
+        self.ints("strides", &to(&w.stride));
+        self.ints("pads", &to(&w.pads));
     }
 }

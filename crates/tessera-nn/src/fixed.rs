@@ -10,7 +10,7 @@
 //! layers for their bounds).
 
 use crate::error::Error;
-use crate::model::{CEILING, Model, Op};
+use crate::model::{CEILING, Model};
 
 /// A number system: its element type and the operations a network needs.
 pub trait Arith: Sync {
@@ -22,6 +22,14 @@ pub trait Arith: Sync {
     fn encode_product(&self, x: f32) -> Self::E;
     /// An element as a real.
     fn decode(&self, e: Self::E) -> f32;
+    /// Reals (weights) as elements.
+    fn encode_all(&self, x: &[f32]) -> Vec<Self::E> {
+        x.iter().map(|&v| self.encode(v)).collect()
+    }
+    /// Reals at the scale of a product (biases) as elements.
+    fn encode_products(&self, x: &[f32]) -> Vec<Self::E> {
+        x.iter().map(|&v| self.encode_product(v)).collect()
+    }
     /// a + b.
     fn add(&self, a: Self::E, b: Self::E) -> Self::E;
     /// a − b.
@@ -219,12 +227,7 @@ impl Arith for Fixed {
         model.check(&CEILING)?;
         for node in &model.nodes {
             let what = |part: &str| format!("node {:?} ({}): {part}", node.name, node.op.kind());
-            let (weights, rest): (&[f32], &[f32]) = match &node.op {
-                Op::Dense(d) => (&d.weight, &d.bias),
-                Op::Conv(c) => (&c.weight, &c.bias),
-                Op::AddConst(k) => (&[], k),
-                _ => continue,
-            };
+            let [weights, rest] = node.op.operator().ranges();
             check_range(&what("weight"), weights, Some(self.max_value()))?;
             check_range(&what("bias or constant"), rest, Some(self.max_product()))?;
         }

@@ -30,6 +30,7 @@ pub mod input;
 pub mod kernels;
 pub mod model;
 pub mod onnx;
+mod op;
 pub mod progress;
 pub mod secure;
 pub mod strip;

@@ -5,44 +5,14 @@
 //! Tensors are row-major; the batch axis of the ONNX graph is gone (one sample at a time), so a
 //! convolution's input is `[C, H, W]` and a dense layer's `[features]`.
 
-/// The ONNX operators [`crate::import`] accepts, for error messages and `nn info`.
-pub const SUPPORTED: &[&str] = &[
-    "Gemm",
-    "MatMul (by a constant)",
-    "Conv (2-D, grouped and depthwise, dilation 1)",
-    "Relu",
-    "Clip (constant bounds: ReLU6 and the like)",
-    "MaxPool and AveragePool (floor and ceil mode)",
-    "GlobalAveragePool",
-    "BatchNormalization (folded into a Conv or Gemm before it; elsewhere a depthwise 1×1 Conv)",
-    "Flatten",
-    "Reshape",
-    "Transpose",
-    "Concat (of computed tensors)",
-    "Pad (constant mode, zeros)",
-    "Shape, Gather, Unsqueeze, Squeeze, Cast, Mul, Concat of constants (shape subgraphs, folded at import)",
-    "Identity",
-    "Dropout",
-    "Add",
-    "Sub",
-    "Softmax, LogSoftmax, Log (at the output)",
-];
+use crate::op::Io;
+pub use crate::op::{
+    Add, AddConst, AvgPool, Clip, Concat, Conv, Dense, GlobalAvgPool, MaxPool, Op, Pad, Pool, Relu,
+    Reshape, Sub, Transpose, supported,
+};
 
 /// A value of the graph: an index into [`Model::shapes`].
 pub type ValueId = usize;
-
-/// A dense layer: `y = W·x + b` with `W` of `outputs × inputs`, row-major.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Dense {
-    /// Input features.
-    pub inputs: usize,
-    /// Output features.
-    pub outputs: usize,
-    /// `outputs × inputs`.
-    pub weight: Vec<f32>,
-    /// `outputs`.
-    pub bias: Vec<f32>,
-}
 
 /// A window over the two spatial axes of a `[C, H, W]` tensor: kernel, stride and padding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,122 +59,6 @@ impl Window {
     }
 }
 
-/// A 2-D convolution, dilation 1: `y[o] = b[o] + Σ W[o, c, i, j] · x[c, …]` over the input
-/// channels `c` of output channel `o`'s group (all of them unless grouped; one for depthwise).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Conv {
-    /// Input channels.
-    pub in_channels: usize,
-    /// Output channels.
-    pub out_channels: usize,
-    /// Groups: both channel counts are multiples of it.
-    pub groups: usize,
-    /// Kernel, stride and padding.
-    pub window: Window,
-    /// `[out_channels, in_channels / groups, kernel height, kernel width]`.
-    pub weight: Vec<f32>,
-    /// `out_channels`.
-    pub bias: Vec<f32>,
-}
-
-/// A pooling layer's window and how an average counts padding.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Pool {
-    /// Kernel, stride and padding (in ceil mode with the end padding grown: [`Window::ceiled`]).
-    pub window: Window,
-    /// AveragePool's `count_include_pad`: divide by the window's places in the input and its
-    /// declared padding, not by its inputs alone.
-    pub count_include_pad: bool,
-    /// The end padding `[bottom, right]` that ceil mode added to the declared one (zeros in
-    /// floor mode): places no average counts.
-    pub overhang: [usize; 2],
-}
-
-impl Pool {
-    /// A pooling by `window` (its declared padding) of an input of `[height, width]`, in ceil
-    /// mode or in floor mode.
-    pub fn new(window: Window, count_include_pad: bool, ceil: bool, input: [usize; 2]) -> Pool {
-        let grown = if ceil { window.ceiled(input) } else { window };
-        Pool {
-            window: grown,
-            count_include_pad,
-            overhang: [0, 1].map(|i| grown.pads[i + 2] - window.pads[i + 2]),
-        }
-    }
-
-    /// What the average of output `(oy, ox)` on an input of `[height, width]` divides by: the
-    /// window's places inside the input, or with `count_include_pad` inside the input and its
-    /// declared padding (a ceil-mode window's overhang is never counted), as in PyTorch's
-    /// `avg_pool2d` and onnxruntime's AveragePool.
-    pub fn divisor(&self, [height, width]: [usize; 2], (oy, ox): (usize, usize)) -> usize {
-        let Window {
-            kernel,
-            stride,
-            pads,
-        } = self.window;
-        let axis = |i: usize, out: usize, len: usize| {
-            let start = out * stride[i];
-            let (lo, hi) = if self.count_include_pad {
-                (
-                    0,
-                    (pads[i] + len + pads[i + 2]).saturating_sub(self.overhang[i]),
-                )
-            } else {
-                (pads[i], pads[i] + len)
-            };
-            (start + kernel[i]).min(hi).saturating_sub(start.max(lo))
-        };
-        axis(0, oy, height) * axis(1, ox, width)
-    }
-
-    /// [`Pool::divisor`] of every output, in the output's order, for an input of `shape`
-    /// `[channels, height, width]` (none for another shape).
-    pub fn divisors(&self, shape: &[usize]) -> Vec<usize> {
-        let &[channels, height, width] = shape else {
-            return Vec::new();
-        };
-        let [oh, ow] = self.window.output([height, width]).unwrap_or_default();
-        let plane: Vec<usize> = (0..oh)
-            .flat_map(|oy| (0..ow).map(move |ox| self.divisor([height, width], (oy, ox))))
-            .collect();
-        plane.repeat(channels)
-    }
-}
-
-/// What a node computes.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Op {
-    /// Gemm, MatMul by a constant, or ONNX's Linear form of them.
-    Dense(Dense),
-    /// Conv.
-    Conv(Conv),
-    /// max(x, 0).
-    Relu,
-    /// The maximum over each window, channel by channel.
-    MaxPool(Pool),
-    /// The mean over each window, channel by channel.
-    AvgPool(Pool),
-    /// The mean over each channel: `[C, H, W]` to `[C]`.
-    GlobalAvgPool,
-    /// The same elements in a new shape (Flatten, Reshape, Identity, Dropout).
-    Reshape,
-    /// Axes permuted: output axis `i` is input axis `perm[i]`.
-    Transpose(Vec<usize>),
-    /// The sum of two computed tensors of one shape.
-    Add,
-    /// The difference of two computed tensors of one shape.
-    Sub,
-    /// A constant (broadcast to the output's shape) added to a computed tensor.
-    AddConst(Vec<f32>),
-    /// The inputs joined along a per-sample axis (ONNX's axis less one: the batch axis is
-    /// gone).
-    Concat(usize),
-    /// Zeros added before and after each per-sample axis: `(before, after)` per axis.
-    Pad(Vec<(usize, usize)>),
-    /// The value held between bounds (`None`: no bound on that side): ReLU6 is `(0, 6)`.
-    Clip(Option<f32>, Option<f32>),
-}
-
 impl Ceiling {
     /// The elements of a tensor of `shape` if it fits: every axis at most [`Ceiling::axis`],
     /// all of them at most [`Ceiling::tensor_elements`] (in checked arithmetic).
@@ -217,43 +71,6 @@ impl Ceiling {
 
     /// Where the ceiling is explained.
     const NOTE: &'static str = "over the ceiling on a model's size (tessera_nn::model::CEILING; README, Private inference)";
-}
-
-impl Op {
-    /// The numbers the operation carries: weights, biases, constants.
-    pub fn weights(&self) -> Vec<&[f32]> {
-        match self {
-            Op::Dense(d) => vec![&d.weight, &d.bias],
-            Op::Conv(c) => vec![&c.weight, &c.bias],
-            Op::AddConst(k) => vec![k],
-            Op::Clip(lo, hi) => [lo, hi]
-                .into_iter()
-                .flatten()
-                .map(std::slice::from_ref)
-                .collect(),
-            _ => Vec::new(),
-        }
-    }
-
-    /// A short name for tables: the operator as ONNX would call it.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Op::Dense(_) => "Gemm",
-            Op::Conv(_) => "Conv",
-            Op::Relu => "Relu",
-            Op::MaxPool(_) => "MaxPool",
-            Op::AvgPool(_) => "AveragePool",
-            Op::GlobalAvgPool => "GlobalAveragePool",
-            Op::Reshape => "Reshape",
-            Op::Transpose(_) => "Transpose",
-            Op::Add => "Add",
-            Op::Sub => "Sub",
-            Op::AddConst(_) => "Add (constant)",
-            Op::Concat(_) => "Concat",
-            Op::Pad(_) => "Pad",
-            Op::Clip(..) => "Clip",
-        }
-    }
 }
 
 /// One node: an operation on values of the graph, producing one.
@@ -328,7 +145,7 @@ pub const CEILING: Ceiling = Ceiling {
 };
 
 /// One layer's size, for `nn info` and for planning the secure protocols.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LayerCost {
     /// Multiplications by weights.
     pub multiplications: usize,
@@ -361,53 +178,14 @@ impl Model {
     pub fn cost(&self, node: &Node) -> LayerCost {
         self.checked_cost(node).unwrap_or(LayerCost {
             multiplications: usize::MAX,
-            relus: 0,
-            maxima: 0,
-            divisions: 0,
+            ..LayerCost::default()
         })
     }
 
-    /// [`Model::cost`] in checked arithmetic, with the layer's image-to-column matrix (a Conv's
-    /// `in_channels · kh · kw × positions`, else 0): `None` on overflow.
+    /// [`Model::cost`] in checked arithmetic (the operator's [`crate::op`] module's rule):
+    /// `None` on overflow.
     fn checked_cost(&self, node: &Node) -> Option<LayerCost> {
-        let out = self.checked_len(node.output)?;
-        let mut c = LayerCost {
-            multiplications: 0,
-            relus: 0,
-            maxima: 0,
-            divisions: 0,
-        };
-        let kernel = |w: &Window| w.kernel[0].checked_mul(w.kernel[1]);
-        match &node.op {
-            Op::Dense(d) => c.multiplications = d.inputs.checked_mul(d.outputs)?,
-            Op::Conv(conv) => {
-                let k = kernel(&conv.window)?;
-                let per_group = conv.in_channels.checked_div(conv.groups)?;
-                c.multiplications = out.checked_mul(per_group)?.checked_mul(k)?;
-            }
-            Op::Relu => c.relus = out,
-            // max(x, lo) and min(x, hi) as ReLUs of x − lo and x − hi.
-            Op::Clip(lo, hi) => {
-                c.relus = out.checked_mul(usize::from(lo.is_some()) + usize::from(hi.is_some()))?
-            }
-            Op::MaxPool(p) => c.maxima = out.checked_mul(kernel(&p.window)?.checked_sub(1)?)?,
-            Op::AvgPool(_) | Op::GlobalAvgPool => c.divisions = out,
-            Op::Reshape
-            | Op::Transpose(_)
-            | Op::Add
-            | Op::Sub
-            | Op::AddConst(_)
-            | Op::Concat(_)
-            | Op::Pad(_) => {}
-        }
-        Some(c)
-    }
-
-    fn checked_len(&self, value: ValueId) -> Option<usize> {
-        self.shapes
-            .get(value)?
-            .iter()
-            .try_fold(1usize, |n, &d| n.checked_mul(d))
+        node.op.operator().cost(&Io::of(self, node)?)
     }
 
     /// Holds the model to `ceiling` (in checked arithmetic) and its weights to finite values:
@@ -464,16 +242,9 @@ impl Model {
         Ok(())
     }
 
-    /// A Conv's image-to-column matrix: `in_channels · kh · kw` rows by the output positions.
+    /// The largest matrix `node`'s evaluation builds (a Conv's image-to-column matrix).
     fn im2col_elements(&self, node: &Node) -> Option<usize> {
-        let Op::Conv(conv) = &node.op else {
-            return Some(0);
-        };
-        let positions = self.checked_len(node.output)? / conv.out_channels.max(1);
-        conv.in_channels
-            .checked_mul(conv.window.kernel[0])?
-            .checked_mul(conv.window.kernel[1])?
-            .checked_mul(positions)
+        node.op.operator().matrix_elements(&Io::of(self, node)?)
     }
 
     /// For each value, the index of the last node that reads it (`usize::MAX` for the output):

@@ -27,8 +27,8 @@
 
 use crate::error::Error;
 use crate::fixed::{Arith, Fixed};
-use crate::kernels::window_positions;
-use crate::model::{Model, Op, Window};
+use crate::model::Model;
+use crate::op::arguments;
 use tessera_protocols::hybrid::{
     Cost, Kind, LinearMap, LinearWeights, Program, Reveal, Sharing, Type, Value, linear,
 };
@@ -174,28 +174,18 @@ pub struct Layer {
     pub ops: std::ops::Range<usize>,
 }
 
-/// The class of `op` in VASA's per-operator table (seed 000, Table 7): a depthwise 1×1 Conv is
-/// a BatchNormalization on its own, Gemm is MatMul, Clip a ReLU, pooling by the mean "other".
-fn class_of(op: &Op) -> &'static str {
-    match op {
-        Op::Conv(c) if c.groups == c.in_channels && c.window.kernel == [1, 1] => "BN",
-        Op::Conv(_) => "Conv",
-        Op::Dense(_) => "MatMul",
-        Op::Relu | Op::Clip(..) => "ReLU",
-        Op::MaxPool(_) => "MaxPool",
-        _ => "other",
-    }
-}
-
 /// A value being compiled: its sharing is A or α; its scale 2^f, or 2^2f where a product's
 /// truncation is deferred to where it is cheapest (after ReLU, whose output is non-negative:
 /// exact truncation then costs one round, [`Program::truncate_nonnegative`]); whether it is
 /// known to be non-negative.
 #[derive(Clone, Copy)]
-struct Shared {
-    v: Value,
-    double: bool,
-    nonnegative: bool,
+pub(crate) struct Shared {
+    /// The value in the program.
+    pub(crate) v: Value,
+    /// At scale 2^2f.
+    pub(crate) double: bool,
+    /// Known to be non-negative.
+    pub(crate) nonnegative: bool,
 }
 
 impl Shared {
@@ -209,17 +199,21 @@ impl Shared {
     }
 
     /// `v` with this value's scale and sign.
-    fn like(self, v: Value) -> Self {
+    pub(crate) fn like(self, v: Value) -> Self {
         Shared { v, ..self }
     }
 }
 
-struct Compiler {
-    fixed: Fixed,
+/// A model being compiled: the program so far and what the server will input to it. The
+/// operators' lowerings ([`crate::op::Operator::lower`]) build on its methods.
+pub(crate) struct Compiler {
+    /// The number system.
+    pub(crate) fixed: Fixed,
     protocol: Protocol,
     /// Inputs per inference: every value holds `batch` tensors, input by input.
-    batch: usize,
-    p: Program,
+    pub(crate) batch: usize,
+    /// The program.
+    pub(crate) p: Program,
     weights: Vec<LinearWeights>,
     constants: Vec<(Value, Vec<u64>)>,
 }
@@ -233,8 +227,13 @@ impl Compiler {
         self.p.type_of(v).expect("a value of this program")
     }
 
+    /// The sharing `x` is in.
+    pub(crate) fn sharing(&self, x: Shared) -> Sharing {
+        self.ty(x.v).sharing
+    }
+
     /// The value as α (converting from A costs a round).
-    fn alpha(&mut self, v: Shared) -> Result<Value, Error> {
+    pub(crate) fn alpha(&mut self, v: Shared) -> Result<Value, Error> {
         if self.ty(v.v).sharing == Sharing::Alpha {
             return Ok(v.v);
         }
@@ -242,7 +241,7 @@ impl Compiler {
     }
 
     /// The value as A (local from α).
-    fn a(&mut self, v: Shared) -> Result<Value, Error> {
+    pub(crate) fn a(&mut self, v: Shared) -> Result<Value, Error> {
         if self.ty(v.v).sharing == Sharing::A {
             return Ok(v.v);
         }
@@ -253,7 +252,7 @@ impl Compiler {
     /// non-negative value as it is, one of either sign offset by 2^(ℓ−2)
     /// ([`Program::truncate_bounded`]); at ℓ = 64 by SecureML's local truncation, whose failure
     /// probability |x|/2^(ℓ−1) is negligible there.
-    fn settle(&mut self, x: Shared) -> Result<Shared, Error> {
+    pub(crate) fn settle(&mut self, x: Shared) -> Result<Shared, Error> {
         if !x.double {
             return Ok(x);
         }
@@ -273,7 +272,7 @@ impl Compiler {
     }
 
     /// A value at 2^f lifted to 2^2f (exact, local).
-    fn lift(&mut self, v: Shared) -> Result<Shared, Error> {
+    pub(crate) fn lift(&mut self, v: Shared) -> Result<Shared, Error> {
         let scale = 1u64 << self.fixed.frac();
         let lifted = self.p.mul_const(v.v, scale).map_err(protocol_error)?;
         Ok(Shared {
@@ -284,7 +283,7 @@ impl Compiler {
     }
 
     /// Both at one scale: a value at 2^f lifted to 2^2f if the other is there.
-    fn align(&mut self, x: Shared, y: Shared) -> Result<(Shared, Shared), Error> {
+    pub(crate) fn align(&mut self, x: Shared, y: Shared) -> Result<(Shared, Shared), Error> {
         match (x.double, y.double) {
             (true, false) => Ok((x, self.lift(y)?)),
             (false, true) => Ok((self.lift(x)?, y)),
@@ -294,7 +293,13 @@ impl Compiler {
 
     /// W·x + b: at ℓ = 64 truncated at once, at ℓ = 32 at scale 2^2f, its truncation deferred
     /// to where the value is known to be non-negative.
-    fn linear(&mut self, x: Shared, map: LinearMap, w: &[f32], b: &[f32]) -> Result<Shared, Error> {
+    pub(crate) fn linear(
+        &mut self,
+        x: Shared,
+        map: LinearMap,
+        w: &[f32],
+        b: &[f32],
+    ) -> Result<Shared, Error> {
         let x = self.settle(x)?;
         let x = self.alpha(x)?;
         let f = self.fixed;
@@ -320,28 +325,7 @@ impl Compiler {
         }
     }
 
-    /// max(x, 0) on A.
-    /// `x` plus the constants `k`, the server's (weights): its A input at `x`'s scale.
-    fn add_const(&mut self, x: Shared, k: &[f32]) -> Result<Shared, Error> {
-        let e = protocol_error;
-        let a = self.a(x)?;
-        let fixed = self.fixed;
-        let encode = |v: f32| {
-            if x.double {
-                fixed.encode_product(v)
-            } else {
-                fixed.encode(v)
-            }
-        };
-        let v = self.public(k.iter().map(|&v| encode(v)).collect())?;
-        Ok(Shared {
-            v: self.p.add(a, v).map_err(e)?,
-            double: x.double,
-            nonnegative: false,
-        })
-    }
-
-    fn relu(&mut self, x: Shared) -> Result<Shared, Error> {
+    pub(crate) fn relu(&mut self, x: Shared) -> Result<Shared, Error> {
         let e = protocol_error;
         let xa = self.a(x)?;
         let sign = self.p.sign(xa, self.protocol.boolean()).map_err(e)?;
@@ -361,7 +345,7 @@ impl Compiler {
     }
 
     /// Copies of `x` (A or α, as it is): `indices` into each input's tensor.
-    fn gather(&mut self, x: Shared, indices: Vec<u32>) -> Result<Shared, Error> {
+    pub(crate) fn gather(&mut self, x: Shared, indices: Vec<u32>) -> Result<Shared, Error> {
         let indices = self.per_input(x.v, indices);
         Ok(x.like(self.p.gather(x.v, indices).map_err(protocol_error)?))
     }
@@ -379,7 +363,7 @@ impl Compiler {
     }
 
     /// A public tensor of the server's as an A input, one copy per input of the batch.
-    fn public(&mut self, values: Vec<u64>) -> Result<Value, Error> {
+    pub(crate) fn public(&mut self, values: Vec<u64>) -> Result<Value, Error> {
         let t = Type {
             sharing: Sharing::A,
             kind: Kind::Ring(self.fixed.bits()),
@@ -393,95 +377,9 @@ impl Compiler {
         Ok(v)
     }
 
-    /// Tensors of `shapes` joined along `axis` (one scale and sharing first: the lowest
-    /// common one): a gather from all of them, input by input of the batch.
-    fn concat(
-        &mut self,
-        parts: &[Shared],
-        shapes: &[&[usize]],
-        axis: usize,
-    ) -> Result<Shared, Error> {
-        let double = parts.iter().any(|p| p.double);
-        let alpha = parts.iter().all(|p| self.ty(p.v).sharing == Sharing::Alpha);
-        let mut values = Vec::with_capacity(parts.len());
-        for &part in parts {
-            let part = if double && !part.double {
-                self.lift(part)?
-            } else {
-                part
-            };
-            values.push(if alpha { part.v } else { self.a(part)? });
-        }
-        // Part j holds the batch's inputs in turn, `len(j)` elements each, from `start(j)` of
-        // the concatenation the gather reads: the kernel, run on those positions of input 0,
-        // gives input b's at b·len(j) further.
-        let lens: Vec<usize> = shapes.iter().map(|s| s.iter().product()).collect();
-        let starts: Vec<usize> = lens
-            .iter()
-            .scan(0, |at, &len| {
-                let start = *at;
-                *at += self.batch * len;
-                Some(start)
-            })
-            .collect();
-        let positions: Vec<Vec<u32>> = starts
-            .iter()
-            .zip(&lens)
-            .map(|(&start, &len)| (start..start + len).map(|i| i as u32).collect())
-            .collect();
-        let refs: Vec<&[u32]> = positions.iter().map(Vec::as_slice).collect();
-        let first = crate::kernels::concat(&refs, shapes, axis);
-        // Each position's part's length: how far input b's copy is from input 0's.
-        let step: Vec<u32> = first
-            .iter()
-            .map(|&i| lens[starts.partition_point(|&s| s <= i as usize) - 1] as u32)
-            .collect();
-        let indices: Vec<u32> = (0..self.batch as u32)
-            .flat_map(|b| first.iter().zip(&step).map(move |(&i, &d)| i + b * d))
-            .collect();
-        let v = self
-            .p
-            .gather_from(&values, indices)
-            .map_err(protocol_error)?;
-        Ok(Shared {
-            v,
-            double,
-            nonnegative: parts.iter().all(|p| p.nonnegative),
-        })
-    }
-
-    /// `x` between `lo` and `hi`: max(x, lo) = lo + ReLU(x − lo) and min(·, hi) = hi −
-    /// ReLU(hi − ·), each ReLU's output truncated exactly (it is non-negative). The bounds are
-    /// the server's constants, one element each broadcast locally: the program's shape does
-    /// not depend on them, so a client holding the architecture without them compiles the same.
-    fn clip(&mut self, x: Shared, lo: Option<f32>, hi: Option<f32>) -> Result<Shared, Error> {
-        let e = protocol_error;
-        let mut y = x;
-        if let Some(lo) = lo {
-            let (a, k) = (self.a(y)?, self.scalar(lo, y)?);
-            let shifted = self.p.sub(a, k).map_err(e)?;
-            let r = self.relu(y.like(shifted))?;
-            let r = self.settle(r)?;
-            let (a, k) = (self.a(r)?, self.scalar(lo, r)?);
-            y = r.like(self.p.add(a, k).map_err(e)?);
-        }
-        if let Some(hi) = hi {
-            let (a, k) = (self.a(y)?, self.scalar(hi, y)?);
-            let shifted = self.p.sub(k, a).map_err(e)?;
-            let r = self.relu(y.like(shifted))?;
-            let r = self.settle(r)?;
-            let (a, k) = (self.a(r)?, self.scalar(hi, r)?);
-            y = r.like(self.p.sub(k, a).map_err(e)?);
-        }
-        Ok(Shared {
-            nonnegative: false,
-            ..y
-        })
-    }
-
     /// The server's constant `k` at `like`'s scale, one element input and copied locally to
     /// `like`'s length: an A value.
-    fn scalar(&mut self, k: f32, like: Shared) -> Result<Value, Error> {
+    pub(crate) fn scalar(&mut self, k: f32, like: Shared) -> Result<Value, Error> {
         let encoded = if like.double {
             self.fixed.encode_product(k)
         } else {
@@ -493,78 +391,13 @@ impl Compiler {
     }
 
     /// `x` and `y` in one sharing: α if both are, else A (α → A is local).
-    fn same(&mut self, x: Shared, y: Shared) -> Result<(Value, Value), Error> {
+    pub(crate) fn same(&mut self, x: Shared, y: Shared) -> Result<(Value, Value), Error> {
         let alpha = |c: &Self, v: Shared| c.ty(v.v).sharing == Sharing::Alpha;
         if alpha(self, x) && alpha(self, y) {
             Ok((x.v, y.v))
         } else {
             Ok((self.a(x)?, self.a(y)?))
         }
-    }
-
-    /// The input indices under each window offset, one vector of output positions each,
-    /// channel by channel. A window's padded positions repeat one of its inputs (`max`: the
-    /// maximum is unchanged) or are zeros ([`linear::ZERO`], for an average).
-    fn offsets(
-        &self,
-        node: &str,
-        shape: &[usize],
-        window: &Window,
-        max: bool,
-    ) -> Result<Vec<Vec<u32>>, Error> {
-        let &[c, h, w] = shape else {
-            return Err(Error::Input(format!("{node}: pooling needs [C, H, W]")));
-        };
-        let [oh, ow] = window
-            .output([h, w])
-            .ok_or_else(|| Error::Input(format!("{node}: window does not fit")))?;
-        let k = window.kernel[0] * window.kernel[1];
-        let mut offsets = vec![Vec::with_capacity(c * oh * ow); k];
-        let mut positions = Vec::with_capacity(k);
-        for ch in 0..c {
-            for oy in 0..oh {
-                for ox in 0..ow {
-                    positions.clear();
-                    positions.extend(window_positions(window, [h, w], (oy, ox)));
-                    let Some(&first) = positions.first() else {
-                        return Err(Error::Input(format!(
-                            "{node}: a window of only padding at ({oy}, {ox})"
-                        )));
-                    };
-                    // Max pooling repeats an input; averaging adds a zero.
-                    let at = |pos: usize| (ch * h * w + pos) as u32;
-                    let rest = if max { at(first) } else { linear::ZERO };
-                    for (j, o) in offsets.iter_mut().enumerate() {
-                        o.push(positions.get(j).map_or(rest, |&pos| at(pos)));
-                    }
-                }
-            }
-        }
-        Ok(offsets)
-    }
-
-    fn max_pool(&mut self, x: Shared, mut groups: Vec<Vec<u32>>) -> Result<Shared, Error> {
-        let e = protocol_error;
-        let mut cur = x;
-        while groups.len() > 1 {
-            let pairs = groups.len().div_ceil(2);
-            let (mut left, mut right) = (Vec::new(), Vec::new());
-            for j in 0..pairs {
-                left.extend_from_slice(&groups[2 * j]);
-                right.extend_from_slice(groups.get(2 * j + 1).unwrap_or(&groups[2 * j]));
-            }
-            let size = groups[0].len() as u32;
-            let a = self.gather(cur, left)?;
-            let b = self.gather(cur, right)?;
-            let d = self.p.sub(b.v, a.v).map_err(e)?;
-            let r = self.relu(a.like(d))?;
-            let (av, rv) = self.same(a, r)?;
-            cur = a.like(self.p.add(av, rv).map_err(e)?);
-            groups = (0..pairs as u32)
-                .map(|j| (j * size..(j + 1) * size).collect())
-                .collect();
-        }
-        Ok(cur)
     }
 
     /// The index of the largest of `x`'s `n` elements (the first of equal ones), in A: a tree
@@ -601,102 +434,6 @@ impl Compiler {
         }
         Ok(index)
     }
-
-    /// Average pooling of the windows `groups` ([`Compiler::offsets`]: padding as zeros),
-    /// each window's sum over `counts` (one per window: [`crate::model::Pool::divisor`]),
-    /// windows of one divisor averaged together and put back in place by a gather.
-    fn average_pool(
-        &mut self,
-        x: Shared,
-        groups: Vec<Vec<u32>>,
-        counts: Vec<usize>,
-    ) -> Result<Shared, Error> {
-        let outputs = counts.len();
-        if groups.first().map_or(0, Vec::len) != outputs {
-            return Err(Error::Graph(
-                "a pooling's divisors do not match its windows".into(),
-            ));
-        }
-        let count = counts.first().copied().unwrap_or(1);
-        if counts.iter().all(|&n| n == count) {
-            return self.mean(x, groups, count);
-        }
-        let x = self.settle(x)?;
-        let mut distinct = counts.clone();
-        distinct.sort_unstable();
-        distinct.dedup();
-        let (mut parts, mut place) = (Vec::new(), vec![(0, 0); outputs]);
-        for &count in &distinct {
-            let chosen: Vec<usize> = (0..outputs).filter(|&q| counts[q] == count).collect();
-            for (rank, &q) in chosen.iter().enumerate() {
-                place[q] = (parts.len(), rank);
-            }
-            let windows = groups
-                .iter()
-                .map(|g| chosen.iter().map(|&q| g[q]).collect())
-                .collect();
-            parts.push((self.mean(x, windows, count)?, chosen.len()));
-        }
-        // Output q of input b: rank r of its count's part, at that part's b·len + r.
-        let starts: Vec<usize> = parts
-            .iter()
-            .scan(0, |at, &(_, len)| {
-                let start = *at;
-                *at += len * self.batch;
-                Some(start)
-            })
-            .collect();
-        let indices = (0..self.batch)
-            .flat_map(|b| {
-                let (place, parts, starts) = (&place, &parts, &starts);
-                place
-                    .iter()
-                    .map(move |&(part, rank)| (starts[part] + b * parts[part].1 + rank) as u32)
-            })
-            .collect();
-        let values: Vec<Value> = parts.iter().map(|(p, _)| p.v).collect();
-        let first = parts[0].0;
-        let gathered = self
-            .p
-            .gather_from(&values, indices)
-            .map_err(protocol_error)?;
-        Ok(first.like(gathered))
-    }
-
-    /// Σ of the gathered groups times ⌊2^f/count⌉, at scale 2^2f.
-    fn mean(&mut self, x: Shared, groups: Vec<Vec<u32>>, count: usize) -> Result<Shared, Error> {
-        let e = protocol_error;
-        let x = self.settle(x)?;
-        let mut sum: Option<Value> = None;
-        for g in groups {
-            let v = self.gather(x, g)?.v;
-            sum = Some(match sum {
-                None => v,
-                Some(s) => self.p.add(s, v).map_err(e)?,
-            });
-        }
-        let sum = sum.ok_or_else(|| Error::Input("an empty pooling window".into()))?;
-        let scaled = self
-            .p
-            .mul_const(sum, self.fixed.reciprocal(count))
-            .map_err(e)?;
-        Ok(Shared {
-            v: scaled,
-            double: true,
-            nonnegative: x.nonnegative,
-        })
-    }
-}
-
-/// The gather of a convolution's image-to-column matrix: row `(c, i, j)`, column `(oy, ox)`.
-fn conv_gather(shape: [usize; 3], window: &Window, [oh, ow]: [usize; 2]) -> Vec<u32> {
-    let indices: Vec<u32> = (0..(shape[0] * shape[1] * shape[2]) as u32).collect();
-    // The padding's zeros become ZERO entries: im2col fills them with the default.
-    let shifted: Vec<u32> = indices.iter().map(|i| i + 1).collect();
-    crate::kernels::im2col(&shifted, shape, window, [oh, ow])
-        .into_iter()
-        .map(|v| if v == 0 { linear::ZERO } else { v - 1 })
-        .collect()
 }
 
 /// What the client learns.
@@ -827,79 +564,13 @@ pub fn compile(model: &Model, fixed: Fixed, options: Options) -> Result<Compiled
     }];
     for node in &model.nodes {
         let first = c.p.op_count();
-        let arg = |k: usize| values[node.inputs[k]].expect("nodes in evaluation order");
-        let x = arg(0);
-        let in_shape = &model.shapes[node.inputs[0]];
-        let out_shape = &model.shapes[node.output];
-        let y = match &node.op {
-            Op::Dense(d) => {
-                let map = LinearMap::dense(d.inputs, d.outputs).map_err(e)?;
-                c.linear(x, map, &d.weight, &d.bias)?
-            }
-            Op::Conv(conv) => {
-                let &[ci, h, w] = &in_shape[..] else {
-                    unreachable!("checked at import")
-                };
-                let (oh, ow) = (out_shape[1], out_shape[2]);
-                // The image-to-column rows of group g are its channels': one block each.
-                let k = ci / conv.groups * conv.window.kernel[0] * conv.window.kernel[1];
-                let gather = conv_gather([ci, h, w], &conv.window, [oh, ow]);
-                let shape = (conv.out_channels, k, oh * ow);
-                let map = LinearMap::grouped(conv.groups, shape, ci * h * w, gather).map_err(e)?;
-                c.linear(x, map, &conv.weight, &conv.bias)?
-            }
-            Op::Relu => c.relu(x)?,
-            Op::MaxPool(pool) => {
-                let groups = c.offsets(&node.name, in_shape, &pool.window, true)?;
-                c.max_pool(x, groups)?
-            }
-            Op::AvgPool(pool) => {
-                let groups = c.offsets(&node.name, in_shape, &pool.window, false)?;
-                c.average_pool(x, groups, pool.divisors(in_shape))?
-            }
-            Op::GlobalAvgPool => {
-                let &[ch, h, w] = &in_shape[..] else {
-                    unreachable!("checked at import")
-                };
-                let groups = (0..h * w)
-                    .map(|t| (0..ch).map(|cc| (cc * h * w + t) as u32).collect())
-                    .collect();
-                c.mean(x, groups, h * w)?
-            }
-            Op::Reshape => x,
-            Op::Transpose(perm) => {
-                let idx: Vec<u32> = (0..model.len(node.inputs[0]) as u32).collect();
-                c.gather(x, crate::kernels::transpose(&idx, in_shape, perm))?
-            }
-            Op::Add | Op::Sub => {
-                let (x, y) = c.align(x, arg(1))?;
-                let (a, b) = c.same(x, y)?;
-                let add = node.op == Op::Add;
-                let v = if add { c.p.add(a, b) } else { c.p.sub(a, b) };
-                Shared {
-                    v: v.map_err(e)?,
-                    double: x.double,
-                    nonnegative: add && x.nonnegative && y.nonnegative,
-                }
-            }
-            Op::AddConst(k) => c.add_const(x, k)?,
-            Op::Concat(axis) => {
-                let parts: Vec<Shared> = (0..node.inputs.len()).map(arg).collect();
-                let shapes: Vec<&[usize]> =
-                    node.inputs.iter().map(|&v| &model.shapes[v][..]).collect();
-                c.concat(&parts, &shapes, *axis)?
-            }
-            Op::Pad(pads) => {
-                let idx: Vec<u32> = (0..model.len(node.inputs[0]) as u32).collect();
-                c.gather(x, crate::kernels::pad(&idx, in_shape, pads, linear::ZERO))?
-            }
-            Op::Clip(lo, hi) => c.clip(x, *lo, *hi)?,
-        };
+        let (args, io) = arguments(model, node, |v| values[v])?;
+        let y = node.op.operator().lower(&mut c, &args, &io)?;
         values[node.output] = Some(y);
         layers.push(Layer {
             name: node.name.clone(),
             op: node.op.kind(),
-            class: class_of(&node.op),
+            class: node.op.class(),
             ops: first..c.p.op_count(),
         });
     }

@@ -6,7 +6,7 @@ use std::thread;
 use tessera_nn::eval::{Plain, argmax, max_difference};
 use tessera_nn::fixed::{Arith, Fixed, Float};
 use tessera_nn::infer;
-use tessera_nn::model::{Conv, Dense, Model, Node, Op, Window};
+use tessera_nn::model::{Clip, Concat, Conv, Dense, Model, Node, Op, Pad, Relu, Reshape, Window};
 use tessera_nn::secure::{self, Protocol};
 use tessera_protocols::Session;
 use tessera_testkit::numbers;
@@ -40,7 +40,7 @@ fn node(name: &str, op: Op, inputs: Vec<usize>, output: usize) -> Node {
 /// Concat on channels [5,6,6] → Pad [5,7,7] → depthwise 1×1 Conv (a BatchNormalization on its
 /// own) → Clip(−0.75, ·) → Dense to 4; `seed` picks the weights.
 fn two_branches(seed: u64) -> Model {
-    let pad = Op::Pad(vec![(0, 0), (1, 0), (0, 1)]);
+    let pad = Op::Pad(Pad(vec![(0, 0), (1, 0), (0, 1)]));
     let dense = Op::Dense(Dense {
         inputs: 5 * 7 * 7,
         outputs: 4,
@@ -68,14 +68,30 @@ fn two_branches(seed: u64) -> Model {
         ],
         nodes: vec![
             node("a", conv(seed, (2, 3, 3, 1), 1), vec![0], 1),
-            node("a_relu", Op::Relu, vec![1], 2),
+            node("a_relu", Op::Relu(Relu), vec![1], 2),
             node("b", conv(seed + 3, (2, 2, 3, 1), 2), vec![0], 3),
-            node("b_clip", Op::Clip(Some(0.0), Some(0.5)), vec![3], 4),
-            node("join", Op::Concat(0), vec![2, 4], 5),
+            node(
+                "b_clip",
+                Op::Clip(Clip {
+                    lo: Some(0.0),
+                    hi: Some(0.5),
+                }),
+                vec![3],
+                4,
+            ),
+            node("join", Op::Concat(Concat { axis: 0 }), vec![2, 4], 5),
             node("pad", pad, vec![5], 6),
             node("bn", conv(seed + 5, (5, 5, 1, 0), 5), vec![6], 10),
-            node("floor", Op::Clip(Some(-0.75), None), vec![10], 7),
-            node("flat", Op::Reshape, vec![7], 8),
+            node(
+                "floor",
+                Op::Clip(Clip {
+                    lo: Some(-0.75),
+                    hi: None,
+                }),
+                vec![10],
+                7,
+            ),
+            node("flat", Op::Reshape(Reshape), vec![7], 8),
             node("fc", dense, vec![8], 9),
         ],
         output: 9,

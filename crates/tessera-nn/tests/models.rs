@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use tessera_nn::data::{Idx, Normalise};
 use tessera_nn::eval::{Plain, argmax};
 use tessera_nn::fixed::{Fixed, Float};
-use tessera_nn::model::Op;
+use tessera_nn::model::{Op, Sub};
 use tessera_nn::onnx::{Message, ModelProto, NodeProto};
 use tessera_nn::{Error, import, strip};
 
@@ -373,7 +373,7 @@ fn graphs_are_dags_with_identity_and_dropout_as_aliases() {
     }
     g.node.insert(relu + 1, node("Sub", &[&r, &r], "zero"));
     let dag = import::from_bytes(&bytes(&m), "dag").unwrap();
-    assert!(dag.nodes.iter().any(|n| n.op == Op::Sub));
+    assert!(dag.nodes.iter().any(|n| n.op == Op::Sub(Sub)));
     let bias = match &dag
         .nodes
         .iter()

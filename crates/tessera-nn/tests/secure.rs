@@ -8,7 +8,7 @@ use tessera_nn::data::{Idx, Normalise};
 use tessera_nn::eval::{Plain, argmax, max_difference};
 use tessera_nn::fixed::Fixed;
 use tessera_nn::infer::{self, Report};
-use tessera_nn::model::{Model, Node, Op};
+use tessera_nn::model::{AddConst, AvgPool, MaxPool, Model, Node, Op, Relu, Reshape};
 use tessera_nn::secure::{self, Output, Protocol};
 use tessera_nn::{import, strip, zoo};
 use tessera_protocols::Session;
@@ -224,7 +224,11 @@ fn minionn_mnist_over_tcp_matches_fixed_point_and_the_estimate() {
 fn constant_addition_is_the_servers() {
     let path = data("tests/minionn-R_S.onnx");
     let mut model = import::load(&path).unwrap();
-    let relu = model.nodes.iter().position(|n| n.op == Op::Relu).unwrap();
+    let relu = model
+        .nodes
+        .iter()
+        .position(|n| n.op == Op::Relu(Relu))
+        .unwrap();
     let v = model.nodes[relu].output;
     let added = model.shapes.len();
     model.shapes.push(model.shapes[v].clone());
@@ -241,7 +245,7 @@ fn constant_addition_is_the_servers() {
         relu + 1,
         Node {
             name: "bias".into(),
-            op: Op::AddConst(k),
+            op: Op::AddConst(AddConst(k)),
             inputs: vec![v],
             output: added,
         },
@@ -304,9 +308,9 @@ fn padded_pooling_matches_fixed_point() {
             .map(|i| ((i * 37 % 19) as f32 - 9.0) / 10.0)
             .collect();
         let op = if max {
-            Op::MaxPool(pool)
+            Op::MaxPool(MaxPool(pool))
         } else {
-            Op::AvgPool(pool)
+            Op::AvgPool(AvgPool(pool))
         };
         let model = Model {
             input_name: "x".into(),
@@ -321,7 +325,7 @@ fn padded_pooling_matches_fixed_point() {
                 },
                 Node {
                     name: "flat".into(),
-                    op: Op::Reshape,
+                    op: Op::Reshape(Reshape),
                     inputs: vec![1],
                     output: 2,
                 },
@@ -475,9 +479,9 @@ fn strided_padded_convolutions_on_odd_sizes_match_fixed_point() {
         ],
         nodes: vec![
             node("conv", Op::Conv(conv), 0),
-            node("relu", Op::Relu, 1),
-            node("pool", Op::AvgPool(pool), 2),
-            node("flat", Op::Reshape, 3),
+            node("relu", Op::Relu(Relu), 1),
+            node("pool", Op::AvgPool(AvgPool(pool)), 2),
+            node("flat", Op::Reshape(Reshape), 3),
             node(
                 "fc",
                 Op::Dense(Dense {

@@ -12,11 +12,10 @@
 //! fixing axis 0). BatchNormalization is folded into the Conv or Gemm before it; Softmax,
 //! LogSoftmax and Log at the end of the graph are peeled off into [`Model::client_side`].
 //!
-//! [`SUPPORTED`]: crate::model::SUPPORTED
+//! [`SUPPORTED`]: crate::op::supported
 
-mod fold;
-mod ops;
-mod proto;
+pub(crate) mod args;
+pub(crate) mod proto;
 
 pub(crate) use proto::{data_type, has_data, is_float};
 
@@ -67,7 +66,7 @@ pub fn from_proto(proto: &ModelProto, ceiling: &Ceiling) -> Result<Model, Error>
     let mut importer = Importer::new(proto, graph, ceiling, stripped)?;
     for (index, node) in graph.node.iter().enumerate() {
         let at = At::new(index, node);
-        ops::import(&mut importer, &at).map_err(|reason| match reason {
+        import_node(&mut importer, &at).map_err(|reason| match reason {
             Refusal::Unsupported => Error::Unsupported {
                 node: at.label.clone(),
                 op: shown(&node.op_type),
@@ -83,6 +82,21 @@ pub fn from_proto(proto: &ModelProto, ceiling: &Ceiling) -> Result<Model, Error>
     model.has_weights = !stripped;
     model.check(ceiling)?;
     Ok(model)
+}
+
+/// Imports one node: an operator of the default domain that [`crate::op::family`] knows, with
+/// one output (Dropout's mask aside).
+fn import_node<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    let node = at.node;
+    let default_domain = node.domain.is_empty() || node.domain == "ai.onnx";
+    let family = crate::op::family(&node.op_type).filter(|_| default_domain);
+    let Some(family) = family else {
+        return Err(Refusal::Unsupported);
+    };
+    if node.op_type != "Dropout" && node.output.iter().skip(1).any(|o| !o.is_empty()) {
+        return Err("has more than one output".into());
+    }
+    (family.import)(imp, at)
 }
 
 /// Text from a file as printed: escaped, at most 60 characters.
@@ -304,7 +318,7 @@ impl<'a> Importer<'a> {
             has_weights: true,
         };
         check_client_side(&model, &client)?;
-        ops::fold_batch_norms(&mut model)?;
+        crate::op::fold_batch_norms(&mut model)?;
         Ok(model)
     }
 }

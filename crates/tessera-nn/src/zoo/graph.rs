@@ -9,7 +9,8 @@
 use crate::eval::Plain;
 use crate::fixed::Float;
 use crate::kernels;
-use crate::model::{Conv, Dense, Model, Node, Op, Pool, Window};
+use crate::model::{Add, AvgPool, Clip, Concat, Conv, Dense, GlobalAvgPool, MaxPool};
+use crate::model::{Model, Node, Op, Pool, Relu, Reshape, Window};
 use tessera_core::{Block, Prg};
 
 /// BatchNormalization's ε.
@@ -60,12 +61,12 @@ impl Graph {
     fn push(&mut self, op: Op, inputs: Vec<usize>, shape: Vec<usize>) -> usize {
         let out = self.shapes.len();
         let act = match &op {
-            Op::Add => self.acts[inputs[0]]
+            Op::Add(Add) => self.acts[inputs[0]]
                 .iter()
                 .zip(&self.acts[inputs[1]])
                 .map(|(a, b)| a + b)
                 .collect(),
-            Op::Concat(axis) => {
+            Op::Concat(Concat { axis }) => {
                 let shapes: Vec<&[usize]> = inputs.iter().map(|&v| &self.shapes[v][..]).collect();
                 (0..CALIBRATION)
                     .flat_map(|i| {
@@ -183,25 +184,32 @@ impl Graph {
 
     pub(super) fn relu(&mut self, x: usize) -> usize {
         let shape = self.shape(x).to_vec();
-        self.push(Op::Relu, vec![x], shape)
+        self.push(Op::Relu(Relu), vec![x], shape)
     }
 
     /// ReLU6: Clip(0, 6).
     pub(super) fn relu6(&mut self, x: usize) -> usize {
         let shape = self.shape(x).to_vec();
-        self.push(Op::Clip(Some(0.0), Some(6.0)), vec![x], shape)
+        self.push(
+            Op::Clip(Clip {
+                lo: Some(0.0),
+                hi: Some(6.0),
+            }),
+            vec![x],
+            shape,
+        )
     }
 
     pub(super) fn add(&mut self, x: usize, y: usize) -> usize {
         let shape = self.shape(x).to_vec();
-        self.push(Op::Add, vec![x, y], shape)
+        self.push(Op::Add(Add), vec![x, y], shape)
     }
 
     /// The values joined on the channel axis.
     pub(super) fn concat(&mut self, xs: &[usize]) -> usize {
         let mut shape = self.shape(xs[0]).to_vec();
         shape[0] = xs.iter().map(|&v| self.shapes[v][0]).sum();
-        self.push(Op::Concat(0), xs.to_vec(), shape)
+        self.push(Op::Concat(Concat { axis: 0 }), xs.to_vec(), shape)
     }
 
     /// A max (or average) pooling; `ceil`: the windows of ceil mode.
@@ -212,9 +220,9 @@ impl Graph {
         let pool = Pool::new(w, max, ceil, [h, wd]);
         let [oh, ow] = pool.window.output([h, wd]).expect("the zoo's shapes fit");
         let op = if max {
-            Op::MaxPool(pool)
+            Op::MaxPool(MaxPool(pool))
         } else {
-            Op::AvgPool(pool)
+            Op::AvgPool(AvgPool(pool))
         };
         self.push(op, vec![x], vec![c, oh, ow])
     }
@@ -222,8 +230,8 @@ impl Graph {
     /// Global average pooling, flattened to `[C]`.
     pub(super) fn global_average(&mut self, x: usize) -> usize {
         let c = self.shape(x)[0];
-        let pooled = self.push(Op::GlobalAvgPool, vec![x], vec![c, 1, 1]);
-        self.push(Op::Reshape, vec![pooled], vec![c])
+        let pooled = self.push(Op::GlobalAvgPool(GlobalAvgPool), vec![x], vec![c, 1, 1]);
+        self.push(Op::Reshape(Reshape), vec![pooled], vec![c])
     }
 
     /// Global average pooling and a dense layer to `classes`.

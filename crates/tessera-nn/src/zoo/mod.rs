@@ -10,7 +10,7 @@
 mod graph;
 pub mod nets;
 
-use crate::model::{Conv, Dense, Model, Node, Op, Pool, Window};
+use crate::model::{AvgPool, Conv, Dense, MaxPool, Model, Node, Op, Pool, Relu, Reshape, Window};
 use nets::Scale;
 use tessera_core::{Block, Prg};
 
@@ -177,7 +177,7 @@ impl Net {
             bias: self.weights(out, fan_in),
         };
         self.push(Op::Conv(conv), vec![out, oh, ow]);
-        self.push(Op::Relu, vec![out, oh, ow]);
+        self.push(Op::Relu(Relu), vec![out, oh, ow]);
     }
 
     fn pool(&mut self, max: bool) {
@@ -191,9 +191,9 @@ impl Net {
         };
         let pool = Pool::new(window, false, false, [h, w]);
         let op = if max {
-            Op::MaxPool(pool)
+            Op::MaxPool(MaxPool(pool))
         } else {
-            Op::AvgPool(pool)
+            Op::AvgPool(AvgPool(pool))
         };
         self.push(op, vec![c, h / 2, w / 2]);
     }
@@ -201,7 +201,7 @@ impl Net {
     fn dense(&mut self, outputs: usize, relu: bool) {
         let inputs: usize = self.shapes[self.last()].iter().product();
         if self.shapes[self.last()].len() > 1 {
-            self.push(Op::Reshape, vec![inputs]);
+            self.push(Op::Reshape(Reshape), vec![inputs]);
         }
         let d = Dense {
             inputs,
@@ -211,7 +211,7 @@ impl Net {
         };
         self.push(Op::Dense(d), vec![outputs]);
         if relu {
-            self.push(Op::Relu, vec![outputs]);
+            self.push(Op::Relu(Relu), vec![outputs]);
         }
     }
 

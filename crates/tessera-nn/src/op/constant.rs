@@ -1,10 +1,81 @@
-//! Shape subgraphs folded at import: the Shape, Gather, Unsqueeze, Squeeze, Cast, Mul and
-//! Concat chains that PyTorch exports for `x.view(x.size(0), -1)` and the like compute
-//! integer vectors from static shapes, so they become constants ([`Constant::Folded`]) that a
-//! Reshape reads. Anything in them that does not fold is refused naming the node.
+//! Constants (ONNX Operators: Constant), and shape subgraphs folded at import: the Shape,
+//! Gather, Unsqueeze, Squeeze, Cast, Mul and Concat chains that PyTorch exports for
+//! `x.view(x.size(0), -1)` and the like compute integer vectors from static shapes, so they
+//! become constants ([`Constant::Folded`]) that a Reshape reads. Anything in them that does not
+//! fold is refused naming the node.
 
-use super::proto::{self, Attributes};
-use super::{At, Constant, Importer, Refusal, output};
+use super::Family;
+use crate::import::proto::{self, Attributes};
+use crate::import::{At, Constant, Importer, Refusal, output};
+
+pub(super) const FAMILY: &[Family] = &[
+    Family {
+        name: "Constant",
+        import: constant,
+        supported: "Constant",
+    },
+    Family {
+        name: "Shape",
+        import: shape,
+        supported: "Shape, Gather, Unsqueeze, Squeeze, Cast, Mul, Concat of constants (shape subgraphs, folded at import)",
+    },
+    Family {
+        name: "Gather",
+        import: gather,
+        supported: "",
+    },
+    Family {
+        name: "Unsqueeze",
+        import: squeeze,
+        supported: "",
+    },
+    Family {
+        name: "Squeeze",
+        import: squeeze,
+        supported: "",
+    },
+    Family {
+        name: "Cast",
+        import: cast,
+        supported: "",
+    },
+    Family {
+        name: "Mul",
+        import: mul,
+        supported: "",
+    },
+];
+
+/// A Constant node: its value, under its output's name, for the nodes after it to read.
+fn constant<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    let [a] = &at.node.attribute[..] else {
+        return Err("needs exactly one attribute, its value".into());
+    };
+    let value = match a.name.as_str() {
+        "value" => Constant::Tensor(a.t.as_ref().ok_or("value holds no tensor")?),
+        "value_float" => Constant::Floats(std::slice::from_ref(a.f.as_ref().unwrap_or(&0.0)), true),
+        "value_floats" => Constant::Floats(&a.floats, false),
+        "value_int" => Constant::Ints(std::slice::from_ref(a.i.as_ref().unwrap_or(&0))),
+        "value_ints" => Constant::Ints(&a.ints),
+        other => {
+            return Err(format!(
+                "a constant given as {} is not supported",
+                crate::import::shown(other)
+            )
+            .into());
+        }
+    };
+    let name = output(at)?;
+    let taken = imp.value(name).is_ok() || imp.constants.insert(name, value).is_some();
+    if taken {
+        return Err(format!(
+            "writes \"{}\", which is already written",
+            crate::import::shown(name)
+        )
+        .into());
+    }
+    Ok(())
+}
 
 /// The most integers a folded vector holds: shapes, not data.
 const MOST: usize = 64;
@@ -52,7 +123,7 @@ fn fold<'a>(
     if imp.value(name).is_ok() || imp.constants.insert(name, c).is_some() {
         return Err(format!(
             "writes \"{}\", which is already written",
-            super::shown(name)
+            crate::import::shown(name)
         )
         .into());
     }
@@ -60,7 +131,7 @@ fn fold<'a>(
 }
 
 /// Shape of a computed value: its batch axis (declared, else 1) and its per-sample axes.
-pub(super) fn shape<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+fn shape<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let a = Attributes::of(at.node);
     if a.int("start", 0)? != 0 || a.int("end", i64::MAX)? != i64::MAX {
         return Err("start and end are not supported".into());
@@ -72,7 +143,7 @@ pub(super) fn shape<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refus
 }
 
 /// Gather of constant integers along axis 0 by constant indices (negative from the end).
-pub(super) fn gather<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+fn gather<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     if Attributes::of(at.node).int("axis", 0)? != 0 {
         return Err("folds along axis 0 only".into());
     }
@@ -91,7 +162,7 @@ pub(super) fn gather<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refu
 }
 
 /// Unsqueeze of a scalar to one element, Squeeze of one element to a scalar (axes 0).
-pub(super) fn squeeze<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+fn squeeze<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let unsqueeze = at.node.op_type == "Unsqueeze";
     let axes = match Attributes::of(at.node).ints("axes")? {
         Some(a) => a.to_vec(),
@@ -110,13 +181,13 @@ pub(super) fn squeeze<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Ref
 }
 
 /// Cast of integers (to any integer type: shapes stay whole).
-pub(super) fn cast<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+fn cast<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let (values, scalar) = input_integers(imp, at, 0)?;
     fold(imp, at, values, scalar)
 }
 
 /// Mul of constant integers, element by element or by a scalar (`x.size(1) · x.size(2)`).
-pub(super) fn mul<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+fn mul<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let ((a, sa), (b, sb)) = (input_integers(imp, at, 0)?, input_integers(imp, at, 1)?);
     let product = |x: i64, y: i64| x.checked_mul(y).ok_or("the product overflows");
     let values: Result<Vec<i64>, &str> = match (a.len(), b.len()) {

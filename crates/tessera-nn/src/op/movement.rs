@@ -1,0 +1,197 @@
+//! Moves of data (ONNX Operators: Flatten, Reshape, Identity, Dropout, Transpose): a new
+//! shape costs nothing; a permutation of axes is a gather of copies, local in every sharing.
+//! The batch axis stays first: Flatten from axis 1, Reshape keeping the first axis, Transpose
+//! fixing axis 0.
+
+use super::{Evaluate, Family, Io, Operator};
+use crate::error::Error;
+use crate::export::NodeWriter;
+use crate::fixed::Arith;
+use crate::import::args::{computed, constant_input};
+use crate::import::proto::Attributes;
+use crate::import::{At, Importer, Refusal, output};
+use crate::kernels;
+use crate::secure::{Compiler, Shared};
+
+/// The same elements in a new shape (Flatten, Reshape).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reshape;
+
+/// Axes permuted: output axis `i` is input axis `perm[i]` (per sample).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transpose(pub Vec<usize>);
+
+pub(super) const FAMILY: &[Family] = &[
+    Family {
+        name: "Flatten",
+        import: flatten,
+        supported: "Flatten",
+    },
+    Family {
+        name: "Reshape",
+        import: reshape,
+        supported: "Reshape",
+    },
+    Family {
+        name: "Transpose",
+        import: transpose,
+        supported: "Transpose",
+    },
+    Family {
+        name: "Identity",
+        import: alias,
+        supported: "Identity",
+    },
+    Family {
+        name: "Dropout",
+        import: alias,
+        supported: "Dropout",
+    },
+];
+
+impl Operator for Reshape {
+    fn kind(&self) -> &'static str {
+        "Reshape"
+    }
+
+    fn lower(&self, _c: &mut Compiler, args: &[Shared], _io: &Io<'_>) -> Result<Shared, Error> {
+        Ok(args[0])
+    }
+
+    /// The target with its batch axis of 1.
+    fn export(&self, w: &mut NodeWriter<'_>) -> &'static str {
+        let target: Vec<i64> = std::iter::once(1)
+            .chain(w.out_shape.iter().map(|&d| d as i64))
+            .collect();
+        w.int64s("shape", &target);
+        "Reshape"
+    }
+}
+
+impl<A: Arith> Evaluate<A> for Reshape {
+    fn eval(&self, _a: &A, _k: &[Vec<A::E>], args: &[&[A::E]], _io: &Io<'_>) -> Vec<A::E> {
+        args[0].to_vec()
+    }
+}
+
+impl Operator for Transpose {
+    fn kind(&self) -> &'static str {
+        "Transpose"
+    }
+
+    fn lower(&self, c: &mut Compiler, args: &[Shared], io: &Io<'_>) -> Result<Shared, Error> {
+        let n: usize = io.input().iter().product();
+        let idx: Vec<u32> = (0..n as u32).collect();
+        c.gather(args[0], kernels::transpose(&idx, io.input(), &self.0))
+    }
+
+    /// The permutation with the batch axis first.
+    fn export(&self, w: &mut NodeWriter<'_>) -> &'static str {
+        let perm: Vec<i64> = std::iter::once(0)
+            .chain(self.0.iter().map(|&p| p as i64 + 1))
+            .collect();
+        w.ints("perm", &perm);
+        "Transpose"
+    }
+}
+
+impl<A: Arith> Evaluate<A> for Transpose {
+    fn eval(&self, _a: &A, _k: &[Vec<A::E>], args: &[&[A::E]], io: &Io<'_>) -> Vec<A::E> {
+        kernels::transpose(args[0], io.input(), &self.0)
+    }
+}
+
+fn flatten<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    let axis = Attributes::of(at.node).int("axis", 1)?;
+    if axis != 1 {
+        return Err(
+            format!("axis {axis} would mix the batch axis; only axis 1 is supported").into(),
+        );
+    }
+    let (x, shape) = computed(imp, at)?;
+    let out = vec![shape.iter().product()];
+    imp.push(at, super::Op::Reshape(Reshape), vec![x], out)
+}
+
+fn reshape<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    let target = if imp.opset < 5 {
+        let shape = Attributes::of(at.node).ints("shape")?;
+        shape
+            .ok_or("the target shape attribute is missing")?
+            .to_vec()
+    } else {
+        let c = constant_input(imp, at, 1).ok_or("the target shape is computed at run time")?;
+        super::constant::integers(imp, c)
+            .map_err(|_| "a target shape of real numbers")?
+            .0
+    };
+    let (x, shape) = computed(imp, at)?;
+    let out =
+        reshaped(imp.batch, &shape, &target).map_err(|why| format!("target {target:?}: {why}"))?;
+    imp.push(at, super::Op::Reshape(Reshape), vec![x], out)
+}
+
+/// A Reshape's per-sample target: the first entry is the batch axis (−1, 0, 1 or the
+/// declared batch size), the rest may hold one −1 and copies (0) of the input's axes.
+fn reshaped(batch: Option<usize>, input: &[usize], target: &[i64]) -> Result<Vec<usize>, String> {
+    let Some((&first, rest)) = target.split_first() else {
+        return Err("empty".to_owned());
+    };
+    let batch_ok = matches!(first, -1..=1) || batch.is_some_and(|b| i64::try_from(b) == Ok(first));
+    if !batch_ok {
+        return Err("the first axis must stay the batch axis".to_owned());
+    }
+    let total: usize = input.iter().product();
+    let mut out = Vec::with_capacity(rest.len().min(16));
+    let mut infer = None;
+    for (i, &d) in rest.iter().enumerate() {
+        out.push(match d {
+            -1 if infer.is_none() => {
+                infer = Some(i);
+                1
+            }
+            // A 0 copies the input's axis at the same position (counting the batch axis).
+            0 => *input.get(i).ok_or("0 past the input's axes")?,
+            d if d > 0 => usize::try_from(d).map_err(|_| "an axis too large")?,
+            _ => return Err("more than one −1 or a negative axis".to_owned()),
+        });
+    }
+    let known = out.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+    if let Some(i) = infer {
+        let known = known.filter(|&k| k != 0 && total.is_multiple_of(k));
+        out[i] = total / known.ok_or(format!("cannot infer −1 for {total} elements"))?;
+    } else if known != Some(total) {
+        return Err(format!("{out:?} does not hold the {total} elements"));
+    }
+    Ok(out)
+}
+
+/// Identity and Dropout: the same value under the output's name.
+fn alias<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    let (x, _) = computed(imp, at)?;
+    imp.alias(output(at)?, x)
+}
+
+fn transpose<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    let (x, shape) = computed(imp, at)?;
+    let rank = shape.len() + 1;
+    let reversed: Vec<i64> = (0..rank as i64).rev().collect();
+    let perm = Attributes::of(at.node).ints("perm")?.unwrap_or(&reversed);
+    let mut seen = vec![false; rank];
+    let ok = perm.len() == rank
+        && perm.first() == Some(&0)
+        && perm.iter().all(|&p| {
+            usize::try_from(p)
+                .ok()
+                .filter(|&p| p < rank)
+                .is_some_and(|p| !std::mem::replace(&mut seen[p], true))
+        });
+    if !ok {
+        return Err(
+            format!("perm {perm:?} must permute the axes and keep the batch axis first").into(),
+        );
+    }
+    let perm: Vec<usize> = perm[1..].iter().map(|&p| p as usize - 1).collect();
+    let out = perm.iter().map(|&p| shape[p]).collect();
+    imp.push(at, super::Op::Transpose(Transpose(perm)), vec![x], out)
+}
