@@ -150,7 +150,7 @@ impl Model {
         x: &Bound<'_, PyAny>,
         normalise: Option<&str>,
     ) -> PyResult<(Vec<f32>, usize)> {
-        let values = if let Ok(a) = x.extract::<PyReadonlyArrayDyn<'_, u8>>() {
+        let (values, shape) = if let Ok(a) = x.extract::<PyReadonlyArrayDyn<'_, u8>>() {
             let normalise = match normalise {
                 Some(n) => Normalise::parse(n).ok_or_else(|| {
                     invalid(format!(
@@ -162,28 +162,30 @@ impl Model {
                     .unwrap_or(Normalise::MNIST),
             };
             let pixels: Vec<u8> = a.as_array().iter().copied().collect();
-            normalise.apply(&pixels)
+            (normalise.apply(&pixels), a.as_array().shape().to_vec())
         } else if let Ok(a) = x.extract::<PyReadonlyArrayDyn<'_, f32>>() {
-            a.as_array().iter().copied().collect()
+            (
+                a.as_array().iter().copied().collect(),
+                a.as_array().shape().to_vec(),
+            )
         } else if let Ok(a) = x.extract::<PyReadonlyArrayDyn<'_, f64>>() {
-            a.as_array().iter().map(|&v| v as f32).collect()
+            let values = a.as_array().iter().map(|&v| v as f32).collect();
+            (values, a.as_array().shape().to_vec())
         } else {
             return Err(invalid(
                 "x: a numpy array of float32, float64 or uint8 (an image or a batch of them)",
             ));
         };
-        let per = self.model.input_len();
-        if values.is_empty() || per == 0 || values.len() % per != 0 {
+        let sample = &self.model.shapes[self.model.input];
+        let Some(batch) = inputs_in(&shape, sample) else {
             return Err(invalid(format!(
-                "x has {} values; the model takes {per} per input (shape {:?})",
-                values.len(),
-                self.model.shapes.first().cloned().unwrap_or_default()
+                "x has shape {shape:?}; the model takes inputs of shape {sample:?} (axes of 1 \
+                 aside, or flattened), one or a batch of them on a leading axis"
             )));
-        }
+        };
         if let Some(at) = values.iter().position(|v| !v.is_finite()) {
             return Err(invalid(format!("x: value {at} is {}", values[at])));
         }
-        let batch = values.len() / per;
         Ok((values, batch))
     }
 
@@ -200,6 +202,21 @@ impl Model {
         let array = PyArray1::from_vec(py, values);
         Ok(array.reshape([rows, width])?.into_any())
     }
+}
+
+/// How many inputs an array of `shape` holds for a model whose input is `sample`: one if it
+/// is the sample's shape (axes of 1 aside) or the sample flattened, N for N of those stacked
+/// on a leading axis; `None` for any other shape (the same number of values in other axes
+/// is refused: what it would compute is not what was meant).
+fn inputs_in(shape: &[usize], sample: &[usize]) -> Option<usize> {
+    let squeezed = |s: &[usize]| s.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
+    let per: usize = sample.iter().product();
+    let one = |s: &[usize]| squeezed(s) == squeezed(sample) || s == [per];
+    if one(shape) {
+        return Some(1);
+    }
+    let (&n, rest) = shape.split_first()?;
+    (n > 0 && one(rest)).then_some(n)
 }
 
 #[pymethods]

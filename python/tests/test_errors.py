@@ -15,8 +15,8 @@ def test_the_hierarchy():
 @pytest.mark.parametrize(
     "x, words",
     [
-        (np.zeros(5, dtype=np.float32), "5 values"),
-        (np.zeros((2, 700), dtype=np.float32), "1400 values"),
+        (np.zeros(5, dtype=np.float32), r"shape \[5\]; the model takes inputs of shape \[1, 28, 28\]"),
+        (np.zeros((2, 700), dtype=np.float32), r"shape \[2, 700\]"),
         (np.full(784, np.nan, dtype=np.float32), "NaN"),
         (np.full(784, np.inf), "inf"),
         (np.zeros(784, dtype=np.int64), "float32, float64 or uint8"),

@@ -136,6 +136,14 @@ impl NodeWriter<'_> {
         });
     }
 
+    /// An integer tensor `suffix` of `dims`, the node's next input.
+    pub(crate) fn int64s_shaped(&mut self, suffix: &str, dims: &[usize], values: &[i64]) {
+        self.int64s(suffix, values);
+        if let Some(t) = self.consts.last_mut() {
+            t.dims = dims.iter().map(|&d| d as i64).collect();
+        }
+    }
+
     /// An optional input left out (an empty name), so that the next one keeps its place.
     pub(crate) fn absent(&mut self) {
         self.consts.push(TensorProto::default());

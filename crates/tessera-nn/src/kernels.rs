@@ -197,6 +197,80 @@ fn pad_into<E: Copy>(x: &[E], shape: &[usize], pads: &[(usize, usize)], zero: E,
     y.extend(std::iter::repeat_n(zero, after * inner_out));
 }
 
+/// `shape` (an ONNX shape, which may carry a leading batch axis of 1) as a per-sample shape of
+/// `to`'s rank that broadcasts to `to` (NumPy's rules: axes aligned on the right, each 1 or
+/// equal), or `None` if it does not.
+pub fn aligned(shape: &[usize], to: &[usize]) -> Option<Vec<usize>> {
+    let mut shape = shape;
+    while shape.len() > to.len() {
+        let (&first, rest) = shape.split_first()?;
+        if first != 1 {
+            return None;
+        }
+        shape = rest;
+    }
+    let lead = to.len() - shape.len();
+    let full: Vec<usize> = (0..to.len())
+        .map(|i| if i < lead { 1 } else { shape[i - lead] })
+        .collect();
+    full.iter()
+        .zip(to)
+        .all(|(&s, &t)| s == 1 || s == t)
+        .then_some(full)
+}
+
+/// For each element of a tensor of shape `to` (row-major), the element of a tensor of shape
+/// `from` that broadcasting reads there: `from`'s axes aligned on the right, each 1 or equal
+/// to `to`'s (a lower rank has leading axes of 1).
+pub fn broadcast_indices(from: &[usize], to: &[usize]) -> Vec<usize> {
+    let lead = to.len().saturating_sub(from.len());
+    let dim = |axis: usize| if axis < lead { 1 } else { from[axis - lead] };
+    let n: usize = to.iter().product();
+    let mut out = Vec::with_capacity(n);
+    for flat in 0..n {
+        let (mut rem, mut idx, mut stride) = (flat, 0, 1);
+        for axis in (0..to.len()).rev() {
+            let i = rem % to[axis];
+            rem /= to[axis];
+            if dim(axis) != 1 {
+                idx += i * stride;
+            }
+            stride *= dim(axis);
+        }
+        out.push(idx);
+    }
+    out
+}
+
+/// The sums over `axes` of a tensor of `shape`: for each output element (the reduced axes
+/// dropped, row-major), the input elements it sums, one list per place in the reduced axes,
+/// so that list `j` holds every output's `j`-th summand.
+pub fn reduction_groups(shape: &[usize], axes: &[usize]) -> Vec<Vec<usize>> {
+    let kept: Vec<usize> = (0..shape.len()).filter(|a| !axes.contains(a)).collect();
+    let count = |over: &[usize]| over.iter().map(|&a| shape[a]).product::<usize>();
+    let (outputs, per_output) = (count(&kept), count(axes));
+    let mut strides = vec![1; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * shape[i + 1];
+    }
+    // The flat offset of the `k`-th combination of the axes `over`, row-major.
+    let offset = |over: &[usize], mut k: usize| {
+        let mut at = 0;
+        for &a in over.iter().rev() {
+            at += (k % shape[a]) * strides[a];
+            k /= shape[a];
+        }
+        at
+    };
+    let bases: Vec<usize> = (0..outputs).map(|o| offset(&kept, o)).collect();
+    (0..per_output)
+        .map(|j| {
+            let shift = offset(axes, j);
+            bases.iter().map(|&b| b + shift).collect()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,6 +299,28 @@ mod tests {
             concat(&[&b, &a], &[&[1, 2], &[2, 2]], 0),
             vec![5, 6, 1, 2, 3, 4]
         );
+    }
+
+    #[test]
+    fn broadcasts_and_reductions_index_as_numpy_does() {
+        assert_eq!(aligned(&[1, 3, 1, 1], &[3, 2, 2]), Some(vec![3, 1, 1]));
+        assert_eq!(aligned(&[2], &[3, 2]), Some(vec![1, 2]));
+        assert_eq!(aligned(&[2, 3], &[3, 2]), None);
+        // [3, 1] read as [3, 2]: each row's one element twice.
+        assert_eq!(broadcast_indices(&[3, 1], &[3, 2]), vec![0, 0, 1, 1, 2, 2]);
+        assert_eq!(broadcast_indices(&[1, 2], &[3, 2]), vec![0, 1, 0, 1, 0, 1]);
+        assert_eq!(broadcast_indices(&[2], &[3, 2]), vec![0, 1, 0, 1, 0, 1]);
+        // [2, 3, 2] summed over axes 0 and 2: three outputs of four summands each.
+        let groups = reduction_groups(&[2, 3, 2], &[0, 2]);
+        assert_eq!(groups.len(), 4);
+        let mut sums = [0; 3];
+        for g in &groups {
+            for (o, &i) in g.iter().enumerate() {
+                sums[o] += i;
+            }
+        }
+        // Output 1 sums elements 2, 3, 8 and 9.
+        assert_eq!(sums, [14, 22, 30]);
     }
 
     #[test]

@@ -7,8 +7,8 @@
 
 use crate::op::Io;
 pub use crate::op::{
-    Add, AddConst, AvgPool, Clip, Concat, Conv, Dense, GlobalAvgPool, MaxPool, Op, Pad, Pool, Relu,
-    Reshape, Sub, Transpose, supported,
+    Add, AddConst, AvgPool, Clip, Concat, Conv, Dense, Expand, Gather, GlobalAvgPool, MaxPool, Mul,
+    Neg, Op, Pad, Pool, Reduce, Reduction, Relu, Reshape, Scale, Slice, Sub, Transpose, supported,
 };
 
 /// A value of the graph: an index into [`Model::shapes`].
@@ -149,6 +149,8 @@ pub const CEILING: Ceiling = Ceiling {
 pub struct LayerCost {
     /// Multiplications by weights.
     pub multiplications: usize,
+    /// Products of two computed values (Beaver triples).
+    pub products: usize,
     /// Elements whose sign is extracted (ReLU).
     pub relus: usize,
     /// Two-input maxima (MaxPool: kernel size − 1 per output).
@@ -215,6 +217,7 @@ impl Model {
             let c = self.cost(node);
             let layer = c
                 .multiplications
+                .saturating_add(c.products)
                 .saturating_add(c.relus)
                 .saturating_add(c.maxima);
             let matrix = self.im2col_elements(node).unwrap_or(usize::MAX);

@@ -400,6 +400,76 @@ impl Compiler {
         }
     }
 
+    /// The sums of `x`'s elements in `groups` ([`crate::kernels::reduction_groups`]: list `j`
+    /// holds every output's `j`-th summand, by index into one input's tensor, or
+    /// [`linear::ZERO`]), at `x`'s scale after any deferred truncation: local.
+    pub(crate) fn sum(&mut self, x: Shared, groups: Vec<Vec<u32>>) -> Result<Shared, Error> {
+        let e = protocol_error;
+        let x = self.settle(x)?;
+        let mut sum: Option<Value> = None;
+        for g in groups {
+            let v = self.gather(x, g)?.v;
+            sum = Some(match sum {
+                None => v,
+                Some(s) => self.p.add(s, v).map_err(e)?,
+            });
+        }
+        let sum = sum.ok_or_else(|| Error::Input("a sum of no elements".into()))?;
+        Ok(x.like(sum))
+    }
+
+    /// The means of `count` elements in each group: [`Compiler::sum`] times the public
+    /// ⌊2^f/count⌉, at scale 2^2f (local; truncated where the value settles).
+    pub(crate) fn mean(
+        &mut self,
+        x: Shared,
+        groups: Vec<Vec<u32>>,
+        count: usize,
+    ) -> Result<Shared, Error> {
+        let sum = self.sum(x, groups)?;
+        let reciprocal = self.fixed.reciprocal(count);
+        let scaled = self
+            .p
+            .mul_const(sum.v, reciprocal)
+            .map_err(protocol_error)?;
+        Ok(Shared {
+            v: scaled,
+            double: true,
+            nonnegative: sum.nonnegative,
+        })
+    }
+
+    /// The maxima of `x`'s elements in `groups` (as for [`Compiler::sum`]; a missing element
+    /// repeats one of its group's): a tree of `max(a, b) = a + ReLU(b − a)`, each level one
+    /// ReLU on all pairs.
+    pub(crate) fn maximum(
+        &mut self,
+        x: Shared,
+        mut groups: Vec<Vec<u32>>,
+    ) -> Result<Shared, Error> {
+        let e = protocol_error;
+        let mut cur = x;
+        while groups.len() > 1 {
+            let pairs = groups.len().div_ceil(2);
+            let (mut left, mut right) = (Vec::new(), Vec::new());
+            for j in 0..pairs {
+                left.extend_from_slice(&groups[2 * j]);
+                right.extend_from_slice(groups.get(2 * j + 1).unwrap_or(&groups[2 * j]));
+            }
+            let size = groups[0].len() as u32;
+            let a = self.gather(cur, left)?;
+            let b = self.gather(cur, right)?;
+            let d = self.p.sub(b.v, a.v).map_err(e)?;
+            let r = self.relu(a.like(d))?;
+            let (av, rv) = self.same(a, r)?;
+            cur = a.like(self.p.add(av, rv).map_err(e)?);
+            groups = (0..pairs as u32)
+                .map(|j| (j * size..(j + 1) * size).collect())
+                .collect();
+        }
+        Ok(cur)
+    }
+
     /// The index of the largest of `x`'s `n` elements (the first of equal ones), in A: a tree
     /// of pairs (a, b) → (a + s·(b − a), i + s·(j − i)) with s = [a − b < 0] from
     /// [`Program::sign`] in the protocol's Boolean sharing, B·A products for both. The

@@ -2,13 +2,13 @@
 //! two branches: private inference equals the fixed-point reference in every protocol, one
 //! input and a batch, and fixed point agrees with float.
 
-use std::thread;
+mod common;
+
 use tessera_nn::eval::{Plain, argmax, max_difference};
 use tessera_nn::fixed::{Arith, Fixed, Float};
 use tessera_nn::infer;
 use tessera_nn::model::{Clip, Concat, Conv, Dense, Model, Node, Op, Pad, Relu, Reshape, Window};
 use tessera_nn::secure::{self, Protocol};
-use tessera_protocols::Session;
 use tessera_testkit::numbers;
 
 /// A Conv of `ci` to `co` channels in `groups`, a `k × k` kernel padded by `pad`.
@@ -102,27 +102,7 @@ fn two_branches(seed: u64) -> Model {
 
 /// The client's logits of one private inference over memory.
 fn private(model: &Model, fixed: Fixed, options: secure::Options, x: &[f32]) -> Vec<u64> {
-    private_reported(model, fixed, options, x).0
-}
-
-/// [`private`], with the client's report.
-fn private_reported(
-    model: &Model,
-    fixed: Fixed,
-    options: secure::Options,
-    x: &[f32],
-) -> (Vec<u64>, infer::Report) {
-    let (n0, n1) = tessera_net::memory::pair().unwrap();
-    let config = infer::session_config().seeded(tessera_testkit::seed());
-    let server_model = model.clone();
-    let server = thread::spawn(move || {
-        let c = secure::compile(&server_model, fixed, options).unwrap();
-        infer::server(&mut Session::new(n0, config).unwrap(), &c).unwrap()
-    });
-    let c = secure::compile(model, fixed, options).unwrap();
-    let out = infer::client(&mut Session::new(n1, config).unwrap(), &c, x).unwrap();
-    server.join().unwrap();
-    out
+    common::private(model, fixed, options, x).0
 }
 
 /// How far private inference may be from the fixed-point reference: each truncation may be
@@ -226,7 +206,7 @@ fn the_operator_classes_add_up_to_the_whole() {
     let fixed = Fixed::new(32, 9).unwrap();
     let x = numbers(60, 72);
     let options = secure::Options::new(Protocol::AB);
-    let (_, report) = private_reported(&model, fixed, options, &x);
+    let (_, report) = common::private(&model, fixed, options, &x);
     let classes = &report.classes;
     let names: Vec<&str> = classes.iter().map(|k| k.class).collect();
     assert_eq!(names, infer::CLASSES);

@@ -2,14 +2,14 @@
 //! versions run privately and equal fixed point; every one, full size too, is written as ONNX,
 //! read back to the same outputs, and evaluated in fixed point close to float.
 
-use std::thread;
+mod common;
+
 use std::time::Instant;
 use tessera_nn::eval::{Plain, argmax, max_difference};
 use tessera_nn::fixed::{Arith, Fixed, Float};
 use tessera_nn::model::Model;
 use tessera_nn::secure::{self, Protocol};
-use tessera_nn::{export, import, infer, zoo};
-use tessera_protocols::Session;
+use tessera_nn::{export, import, zoo};
 use tessera_testkit::numbers;
 
 const DEEP: [&str; 6] = [
@@ -51,18 +51,7 @@ fn fixed_against_float(model: &Model, fixed: Fixed, x: &[f32]) -> (f32, bool, f3
 }
 
 fn private(model: &Model, fixed: Fixed, protocol: Protocol, x: &[f32]) -> Vec<u64> {
-    let (n0, n1) = tessera_net::memory::pair().unwrap();
-    let config = infer::session_config().seeded(tessera_testkit::seed());
-    let options = secure::Options::new(protocol);
-    let server_model = model.clone();
-    let server = thread::spawn(move || {
-        let c = secure::compile(&server_model, fixed, options).unwrap();
-        infer::server(&mut Session::new(n0, config).unwrap(), &c).unwrap()
-    });
-    let c = secure::compile(model, fixed, options).unwrap();
-    let (logits, _) = infer::client(&mut Session::new(n1, config).unwrap(), &c, x).unwrap();
-    server.join().unwrap();
-    logits
+    common::private(model, fixed, secure::Options::new(protocol), x).0
 }
 
 #[test]

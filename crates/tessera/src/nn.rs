@@ -400,8 +400,9 @@ fn info(args: &InfoArgs) -> Result<(), CliError> {
                 json!({
                     "layer": shown(&node.name), "op": node.op.kind(),
                     "output": model.shapes[node.output],
-                    "multiplications": cost.multiplications, "relus": cost.relus,
-                    "maxima": cost.maxima, "divisions": cost.divisions, "protocols": protocols,
+                    "multiplications": cost.multiplications, "products": cost.products,
+                    "relus": cost.relus, "maxima": cost.maxima, "divisions": cost.divisions,
+                    "protocols": protocols,
                 })
             );
         } else {

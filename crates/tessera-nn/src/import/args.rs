@@ -135,31 +135,10 @@ pub(crate) fn window(
 /// `values` of `shape` broadcast (NumPy rules) to the per-sample shape `to`, where `shape` may
 /// carry a leading batch axis of 1; `None` if it does not broadcast.
 pub(crate) fn broadcast(shape: &[usize], values: &[f32], to: &[usize]) -> Option<Vec<f32>> {
-    let mut full = vec![1usize];
-    full.extend_from_slice(to);
-    if shape.len() > full.len() {
-        return None;
-    }
-    let lead = full.len() - shape.len();
-    let src: Vec<usize> = (0..full.len())
-        .map(|i| if i < lead { 1 } else { shape[i - lead] })
-        .collect();
-    if src.iter().zip(&full).any(|(&s, &f)| s != 1 && s != f) {
-        return None;
-    }
-    let n: usize = to.iter().product();
-    let mut out = Vec::with_capacity(n);
-    for flat in 0..n {
-        let (mut rem, mut idx, mut stride) = (flat, 0, 1);
-        for axis in (1..full.len()).rev() {
-            let i = rem % full[axis];
-            rem /= full[axis];
-            if src[axis] != 1 {
-                idx += i * stride;
-            }
-            stride *= src[axis];
-        }
-        out.push(values[idx]);
-    }
-    Some(out)
+    let from = crate::kernels::aligned(shape, to)?;
+    let n: usize = from.iter().product();
+    (values.len() == n).then(|| {
+        let at = crate::kernels::broadcast_indices(&from, to);
+        at.into_iter().map(|i| values[i]).collect()
+    })
 }

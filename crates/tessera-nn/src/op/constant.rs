@@ -17,7 +17,7 @@ pub(super) const FAMILY: &[Family] = &[
     Family {
         name: "Shape",
         import: shape,
-        supported: "Shape, Gather, Unsqueeze, Squeeze, Cast, Mul, Concat of constants (shape subgraphs, folded at import)",
+        supported: "Shape, Gather, Unsqueeze, Squeeze, Cast, Mul, Concat of constants (shape subgraphs, folded at import); Squeeze, Unsqueeze of computed tensors",
     },
     Family {
         name: "Gather",
@@ -37,11 +37,6 @@ pub(super) const FAMILY: &[Family] = &[
     Family {
         name: "Cast",
         import: cast,
-        supported: "",
-    },
-    Family {
-        name: "Mul",
-        import: mul,
         supported: "",
     },
 ];
@@ -143,7 +138,12 @@ fn shape<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
 }
 
 /// Gather of constant integers along axis 0 by constant indices (negative from the end).
+///
+/// Of a computed tensor: [`super::select::gather_computed`].
 fn gather<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    if crate::import::args::constant_input(imp, at, 0).is_none() {
+        return super::select::gather_computed(imp, at);
+    }
     if Attributes::of(at.node).int("axis", 0)? != 0 {
         return Err("folds along axis 0 only".into());
     }
@@ -162,13 +162,13 @@ fn gather<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
 }
 
 /// Unsqueeze of a scalar to one element, Squeeze of one element to a scalar (axes 0).
+/// Of a computed tensor: a new shape ([`super::movement::squeeze`]).
 fn squeeze<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    if crate::import::args::constant_input(imp, at, 0).is_none() {
+        return super::movement::squeeze(imp, at);
+    }
     let unsqueeze = at.node.op_type == "Unsqueeze";
-    let axes = match Attributes::of(at.node).ints("axes")? {
-        Some(a) => a.to_vec(),
-        None if at.node.input.len() > 1 => input_integers(imp, at, 1)?.0,
-        None => vec![0],
-    };
+    let axes = squeeze_axes(imp, at)?.unwrap_or_else(|| vec![0]);
     let (values, scalar) = input_integers(imp, at, 0)?;
     if axes != [0] || scalar != unsqueeze || (!unsqueeze && values.len() != 1) {
         return Err(format!(
@@ -180,6 +180,20 @@ fn squeeze<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     fold(imp, at, values, !unsqueeze)
 }
 
+/// Squeeze's or Unsqueeze's axes: an attribute (before opset 13) or a constant input.
+pub(super) fn squeeze_axes<'a>(
+    imp: &Importer<'a>,
+    at: &At<'a>,
+) -> Result<Option<Vec<i64>>, Refusal> {
+    Ok(match Attributes::of(at.node).ints("axes")? {
+        Some(a) => Some(a.to_vec()),
+        None if at.node.input.get(1).is_some_and(|n| !n.is_empty()) => {
+            Some(input_integers(imp, at, 1)?.0)
+        }
+        None => None,
+    })
+}
+
 /// Cast of integers (to any integer type: shapes stay whole).
 fn cast<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let (values, scalar) = input_integers(imp, at, 0)?;
@@ -187,7 +201,7 @@ fn cast<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
 }
 
 /// Mul of constant integers, element by element or by a scalar (`x.size(1) · x.size(2)`).
-fn mul<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+pub(super) fn mul<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let ((a, sa), (b, sb)) = (input_integers(imp, at, 0)?, input_integers(imp, at, 1)?);
     let product = |x: i64, y: i64| x.checked_mul(y).ok_or("the product overflows");
     let values: Result<Vec<i64>, &str> = match (a.len(), b.len()) {

@@ -15,10 +15,13 @@ mod constant;
 mod conv;
 mod dense;
 mod movement;
+mod mul;
 mod output;
 mod pad;
 mod pool;
+mod reduce;
 mod relu;
+mod select;
 
 pub use add::{Add, AddConst, Sub};
 pub(crate) use batch_norm::fold_batch_norms;
@@ -27,9 +30,12 @@ pub use concat::Concat;
 pub use conv::Conv;
 pub use dense::Dense;
 pub use movement::{Reshape, Transpose};
+pub use mul::{Mul, Neg, Scale};
 pub use pad::Pad;
 pub use pool::{AvgPool, GlobalAvgPool, MaxPool, Pool};
+pub use reduce::{Reduce, Reduction};
 pub use relu::Relu;
+pub use select::{Expand, Gather, Slice};
 
 use crate::error::Error;
 use crate::export::NodeWriter;
@@ -187,6 +193,9 @@ pub(crate) const FAMILIES: &[&[Family]] = &[
     concat::FAMILY,
     pad::FAMILY,
     add::FAMILY,
+    mul::FAMILY,
+    reduce::FAMILY,
+    select::FAMILY,
     constant::FAMILY,
     output::FAMILY,
 ];
@@ -264,6 +273,20 @@ registry! {
     Pad(Pad),
     /// The value held between bounds.
     Clip(Clip),
+    /// The elementwise product of two computed tensors.
+    Mul(Mul),
+    /// A computed tensor times constants.
+    Scale(Scale),
+    /// The negation.
+    Neg(Neg),
+    /// A sum, mean or maximum over per-sample axes.
+    Reduce(Reduce),
+    /// A part of a computed tensor.
+    Slice(Slice),
+    /// Elements of a computed tensor at constant indices along an axis.
+    Gather(Gather),
+    /// A computed tensor broadcast to a larger shape.
+    Expand(Expand),
 }
 
 impl Op {

@@ -166,6 +166,50 @@ fn reshaped(batch: Option<usize>, input: &[usize], target: &[i64]) -> Result<Vec
     Ok(out)
 }
 
+/// Squeeze and Unsqueeze of a computed tensor (the folded ones of shape subgraphs are
+/// [`super::constant`]'s): a new shape, axes of 1 taken out or put in, never the batch axis.
+pub(super) fn squeeze<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    let unsqueeze = at.node.op_type == "Unsqueeze";
+    let (x, shape) = computed(imp, at)?;
+    let Some(axes) = super::constant::squeeze_axes(imp, at)? else {
+        return Err("no axes: the batch axis of 1 would go too; name the axes".into());
+    };
+    // ONNX's ranks count the batch axis; axes are of the output for Unsqueeze.
+    let rank = shape.len() + 1 + if unsqueeze { axes.len() } else { 0 };
+    let mut at_axes = Vec::with_capacity(axes.len());
+    for &a in &axes {
+        let a = if a < 0 { a + rank as i64 } else { a };
+        match usize::try_from(a) {
+            Ok(a) if (1..rank).contains(&a) && !at_axes.contains(&(a - 1)) => at_axes.push(a - 1),
+            _ => {
+                return Err(format!(
+                    "axes {axes:?}: each once, an axis of the sample (not the batch)"
+                )
+                .into());
+            }
+        }
+    }
+    let out: Vec<usize> = if unsqueeze {
+        let mut dims = shape.iter().copied();
+        (0..rank - 1)
+            .map(|i| {
+                if at_axes.contains(&i) {
+                    1
+                } else {
+                    dims.next().unwrap_or(1)
+                }
+            })
+            .collect()
+    } else {
+        if let Some(&a) = at_axes.iter().find(|&&a| shape[a] != 1) {
+            return Err(format!("squeezes axis {} of size {}", a + 1, shape[a]).into());
+        }
+        let kept = (0..shape.len()).filter(|i| !at_axes.contains(i));
+        kept.map(|i| shape[i]).collect()
+    };
+    imp.push(at, super::Op::Reshape(Reshape), vec![x], out)
+}
+
 /// Identity and Dropout: the same value under the output's name.
 fn alias<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let (x, _) = computed(imp, at)?;

@@ -182,28 +182,8 @@ impl Operator for MaxPool {
     }
 
     fn lower(&self, c: &mut Compiler, args: &[Shared], io: &Io<'_>) -> Result<Shared, Error> {
-        let mut groups = self.0.offsets(io, true)?;
-        let e = Error::Compile;
-        let mut cur = args[0];
-        while groups.len() > 1 {
-            let pairs = groups.len().div_ceil(2);
-            let (mut left, mut right) = (Vec::new(), Vec::new());
-            for j in 0..pairs {
-                left.extend_from_slice(&groups[2 * j]);
-                right.extend_from_slice(groups.get(2 * j + 1).unwrap_or(&groups[2 * j]));
-            }
-            let size = groups[0].len() as u32;
-            let a = c.gather(cur, left)?;
-            let b = c.gather(cur, right)?;
-            let d = c.p.sub(b.v, a.v).map_err(e)?;
-            let r = c.relu(a.like(d))?;
-            let (av, rv) = c.same(a, r)?;
-            cur = a.like(c.p.add(av, rv).map_err(e)?);
-            groups = (0..pairs as u32)
-                .map(|j| (j * size..(j + 1) * size).collect())
-                .collect();
-        }
-        Ok(cur)
+        let groups = self.0.offsets(io, true)?;
+        c.maximum(args[0], groups)
     }
 
     fn export(&self, w: &mut NodeWriter<'_>) -> &'static str {
@@ -243,7 +223,7 @@ impl Operator for AvgPool {
         }
         let count = counts.first().copied().unwrap_or(1);
         if counts.iter().all(|&n| n == count) {
-            return mean(c, args[0], groups, count);
+            return c.mean(args[0], groups, count);
         }
         let x = c.settle(args[0])?;
         let mut distinct = counts.clone();
@@ -259,7 +239,7 @@ impl Operator for AvgPool {
                 .iter()
                 .map(|g| chosen.iter().map(|&q| g[q]).collect())
                 .collect();
-            parts.push((mean(c, x, windows, count)?, chosen.len()));
+            parts.push((c.mean(x, windows, count)?, chosen.len()));
         }
         interleave(c, &parts, &place)
     }
@@ -294,7 +274,7 @@ impl Operator for GlobalAvgPool {
         let groups = (0..h * w)
             .map(|t| (0..ch).map(|cc| (cc * h * w + t) as u32).collect())
             .collect();
-        mean(c, args[0], groups, h * w)
+        c.mean(args[0], groups, h * w)
     }
 
     fn export(&self, _w: &mut NodeWriter<'_>) -> &'static str {
@@ -343,27 +323,6 @@ fn interleave(
     let values: Vec<Value> = parts.iter().map(|(p, _)| p.v).collect();
     let gathered = c.p.gather_from(&values, indices).map_err(Error::Compile)?;
     Ok(parts[0].0.like(gathered))
-}
-
-/// Σ of the gathered groups times ⌊2^f/count⌉, at scale 2^2f.
-fn mean(c: &mut Compiler, x: Shared, groups: Vec<Vec<u32>>, count: usize) -> Result<Shared, Error> {
-    let e = Error::Compile;
-    let x = c.settle(x)?;
-    let mut sum: Option<Value> = None;
-    for g in groups {
-        let v = c.gather(x, g)?.v;
-        sum = Some(match sum {
-            None => v,
-            Some(s) => c.p.add(s, v).map_err(e)?,
-        });
-    }
-    let sum = sum.ok_or_else(|| Error::Input("an empty pooling window".into()))?;
-    let scaled = c.p.mul_const(sum, c.fixed.reciprocal(count)).map_err(e)?;
-    Ok(Shared {
-        v: scaled,
-        double: true,
-        nonnegative: x.nonnegative,
-    })
 }
 
 fn max_pool<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {

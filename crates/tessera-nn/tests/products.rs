@@ -1,0 +1,189 @@
+//! Products of computed tensors and the operators around them (issue 60, item 1): Mul of two
+//! computed tensors with broadcasting (a squeeze-excite block gated by a HardSigmoid made of
+//! Mul by a constant, Add and Clip), Div and Mul by constants, Neg, ReduceMean, ReduceMax and
+//! ReduceSum, Slice, Gather by constant indices, Expand, Unsqueeze. Private inference equals
+//! the fixed-point reference in every protocol at ℓ = 32 and 64, fixed point agrees with
+//! float, and the network written as ONNX reads back to the same outputs.
+
+mod common;
+
+use tessera_nn::eval::{Plain, argmax, max_difference};
+use tessera_nn::fixed::{Arith, Fixed, Float};
+use tessera_nn::model::{
+    AddConst, Clip, Conv, Dense, Expand, Gather, GlobalAvgPool, Model, Mul, Neg, Node, Op, Reduce,
+    Reduction, Relu, Reshape, Scale, Slice, Window,
+};
+use tessera_nn::secure::{self, Protocol};
+use tessera_testkit::numbers;
+
+fn conv(seed: u64, (ci, co, k, pad): (usize, usize, usize, usize)) -> Op {
+    Op::Conv(Conv {
+        groups: 1,
+        in_channels: ci,
+        out_channels: co,
+        window: Window {
+            kernel: [k, k],
+            stride: [1, 1],
+            pads: [pad; 4],
+        },
+        weight: numbers(seed, co * ci * k * k)
+            .iter()
+            .map(|w| w / 2.0)
+            .collect(),
+        bias: numbers(seed + 1, co),
+    })
+}
+
+fn reduce(reduction: Reduction, axes: Vec<usize>, keepdims: bool) -> Op {
+    Op::Reduce(Reduce {
+        reduction,
+        axes,
+        keepdims,
+    })
+}
+
+/// The network, value by value: (operator, inputs, output shape); value 0 is the input
+/// `[4, 5, 5]`.
+fn layers(seed: u64) -> Vec<(Op, Vec<usize>, Vec<usize>)> {
+    let hard_sigmoid_scale = Op::Scale(Scale {
+        shape: vec![1, 1, 1],
+        factors: vec![1.0 / 6.0],
+    });
+    vec![
+        (conv(seed, (4, 4, 3, 1)), vec![0], vec![4, 5, 5]), // 1
+        (Op::Relu(Relu), vec![1], vec![4, 5, 5]),           // 2
+        (Op::GlobalAvgPool(GlobalAvgPool), vec![2], vec![4, 1, 1]),
+        (conv(seed + 2, (4, 2, 1, 0)), vec![3], vec![2, 1, 1]), // 4
+        (Op::Relu(Relu), vec![4], vec![2, 1, 1]),
+        (conv(seed + 4, (2, 4, 1, 0)), vec![5], vec![4, 1, 1]), // 6
+        (hard_sigmoid_scale, vec![6], vec![4, 1, 1]),
+        (Op::AddConst(AddConst(vec![0.5; 4])), vec![7], vec![4, 1, 1]), // 8
+        (
+            Op::Clip(Clip {
+                lo: Some(0.0),
+                hi: Some(1.0),
+            }),
+            vec![8],
+            vec![4, 1, 1],
+        ),
+        (Op::Mul(Mul), vec![2, 9], vec![4, 5, 5]), // 10: the excited channels
+        (Op::Mul(Mul), vec![10, 1], vec![4, 5, 5]), // 11: times the pre-activation
+        (Op::Neg(Neg), vec![11], vec![4, 5, 5]),
+        (
+            reduce(Reduction::Mean, vec![2], false),
+            vec![12],
+            vec![4, 5],
+        ), // 13
+        (
+            Op::Scale(Scale {
+                shape: vec![4, 1],
+                factors: vec![0.5, -1.25, 2.0, 1.0 / 3.0],
+            }),
+            vec![13],
+            vec![4, 5],
+        ),
+        (
+            Op::Slice(Slice {
+                ranges: vec![(0, 4, 1), (4, 3, -2)],
+            }),
+            vec![14],
+            vec![4, 3],
+        ), // 15
+        (
+            Op::Gather(Gather {
+                axis: 0,
+                indices: vec![3, 0, 2],
+                indices_shape: vec![3],
+            }),
+            vec![15],
+            vec![3, 3],
+        ), // 16
+        (Op::Expand(Expand), vec![16], vec![2, 3, 3]),
+        (
+            reduce(Reduction::Max, vec![2], true),
+            vec![17],
+            vec![2, 3, 1],
+        ), // 18
+        (reduce(Reduction::Sum, vec![0], false), vec![18], vec![3, 1]),
+        (Op::Reshape(Reshape), vec![19], vec![3]), // 20
+        (
+            Op::Dense(Dense {
+                inputs: 3,
+                outputs: 2,
+                weight: numbers(seed + 9, 6),
+                bias: numbers(seed + 10, 2),
+            }),
+            vec![20],
+            vec![2],
+        ),
+    ]
+}
+
+fn network(seed: u64) -> Model {
+    let mut shapes = vec![vec![4, 5, 5]];
+    let mut nodes = Vec::new();
+    for (i, (op, inputs, shape)) in layers(seed).into_iter().enumerate() {
+        nodes.push(Node {
+            name: format!("n{i}"),
+            op,
+            inputs,
+            output: i + 1,
+        });
+        shapes.push(shape);
+    }
+    Model {
+        input_name: "x".into(),
+        input: 0,
+        output: shapes.len() - 1,
+        shapes,
+        nodes,
+        client_side: Vec::new(),
+        has_weights: true,
+    }
+}
+
+#[test]
+fn products_reductions_and_selections_equal_fixed_point_in_every_protocol() {
+    for (seed, (bits, frac)) in [(1, (64, 14)), (2, (32, 9))] {
+        let model = network(seed);
+        let fixed = Fixed::new(bits, frac).unwrap();
+        let x = numbers(seed + 20, 100);
+        let want = Plain::new(&model, fixed).unwrap().run(&x).unwrap();
+        let float = Plain::new(&model, Float).unwrap().run(&x).unwrap();
+        let off = max_difference(
+            &Float,
+            &float,
+            &want.iter().map(|&w| fixed.decode(w)).collect::<Vec<_>>(),
+        );
+        assert!(off < 0.05, "ℓ = {bits}: fixed point {off} from float");
+        // Each truncation may be a unit off, carried through products and sums; a wrong one
+        // would be 2^(ℓ − 2f) off.
+        let bound = 64.0 / (1u64 << frac) as f32;
+        for protocol in Protocol::ALL {
+            let (got, _) = common::private(&model, fixed, secure::Options::new(protocol), &x);
+            let diff = max_difference(&fixed, &want, &got);
+            let name = protocol.name();
+            assert!(diff < bound, "ℓ = {bits}, {name}: {diff} from fixed point");
+            assert_eq!(argmax(&fixed, &got), argmax(&fixed, &want), "{name}");
+        }
+    }
+}
+
+/// Written as ONNX and read back (and stripped), the network computes what it did and keeps
+/// its shapes; its costs count the products.
+#[test]
+fn the_network_round_trips_through_onnx() {
+    let model = network(3);
+    let bytes = tessera_nn::export::to_onnx(&model).unwrap();
+    let back = tessera_nn::import::from_bytes(&bytes, "products").unwrap();
+    assert_eq!(back.shapes, model.shapes);
+    let x = numbers(9, model.input_len());
+    let want = Plain::new(&model, Float).unwrap().run(&x).unwrap();
+    let got = Plain::new(&back, Float).unwrap().run(&x).unwrap();
+    assert_eq!(got, want);
+    let arch = tessera_nn::strip::strip(&bytes, "products").unwrap();
+    let arch = tessera_nn::import::from_bytes(&arch, "products").unwrap();
+    assert_eq!(arch.shapes, back.shapes);
+    let products: usize = model.nodes.iter().map(|n| model.cost(n).products).sum();
+    assert_eq!(products, 2 * 100);
+}
