@@ -11,7 +11,8 @@ import pytest
 import tessera
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-DEEP = ["resnet50", "squeezenet1.1", "squeezenet-cifar", "densenet121", "mobilenetv2", "resnet32-cifar"]
+DEEP = ["resnet50", "squeezenet1.1", "squeezenet-cifar", "densenet121", "mobilenetv2",
+        "mobilenetv3-small", "resnet32-cifar"]
 
 
 def cli():

@@ -1,4 +1,4 @@
-//! A [`Model`] written as an ONNX file (opset 13, weights inside the file): what `nn zoo
+//! A [`Model`] written as an ONNX file (opset 14, weights inside the file): what `nn zoo
 //! write` gives for the built-in networks, so that other tools (onnxruntime, the other
 //! frameworks of a side-by-side run) read the same network. Each layer becomes the ONNX node
 //! the importer reads back into it ([`crate::import`]), the batch axis (of 1) restored; the
@@ -12,7 +12,7 @@ use crate::onnx::{OperatorSetIdProto, TensorProto, TensorShapeProto, TensorType,
 use crate::onnx::{TypeProto, ValueInfoProto};
 
 /// The opset written.
-pub const OPSET: i64 = 13;
+pub const OPSET: i64 = 14;
 
 /// `model` as the bytes of an ONNX file.
 pub fn to_onnx(model: &Model) -> Result<Vec<u8>, Error> {
@@ -155,6 +155,16 @@ impl NodeWriter<'_> {
             name: name.to_owned(),
             type_: AttributeType::Int as i32,
             i: Some(v),
+            ..Default::default()
+        });
+    }
+
+    /// A real attribute.
+    pub(crate) fn float(&mut self, name: &str, v: f32) {
+        self.attrs.push(AttributeProto {
+            name: name.to_owned(),
+            type_: AttributeType::Float as i32,
+            f: Some(v),
             ..Default::default()
         });
     }

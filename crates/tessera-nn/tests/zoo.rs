@@ -12,12 +12,13 @@ use tessera_nn::secure::{self, Protocol};
 use tessera_nn::{export, import, zoo};
 use tessera_testkit::numbers;
 
-const DEEP: [&str; 6] = [
+const DEEP: [&str; 7] = [
     "resnet50",
     "squeezenet1.1",
     "squeezenet-cifar",
     "densenet121",
     "mobilenetv2",
+    "mobilenetv3-small",
     "resnet32-cifar",
 ];
 

@@ -14,6 +14,7 @@ mod concat;
 mod constant;
 mod conv;
 mod dense;
+mod hard;
 mod movement;
 mod mul;
 mod output;
@@ -29,6 +30,7 @@ pub use clip::Clip;
 pub use concat::Concat;
 pub use conv::Conv;
 pub use dense::Dense;
+pub use hard::{HardSigmoid, HardSwish};
 pub use movement::{Reshape, Transpose};
 pub use mul::{Mul, Neg, Scale};
 pub use pad::Pad;
@@ -187,6 +189,7 @@ pub(crate) const FAMILIES: &[&[Family]] = &[
     conv::FAMILY,
     relu::FAMILY,
     clip::FAMILY,
+    hard::FAMILY,
     pool::FAMILY,
     batch_norm::FAMILY,
     movement::FAMILY,
@@ -287,6 +290,10 @@ registry! {
     Gather(Gather),
     /// A computed tensor broadcast to a larger shape.
     Expand(Expand),
+    /// `clip(α·x + β, 0, 1)`.
+    HardSigmoid(HardSigmoid),
+    /// `x·HardSigmoid(x)`.
+    HardSwish(HardSwish),
 }
 
 impl Op {

@@ -9,7 +9,8 @@
 use crate::eval::Plain;
 use crate::fixed::Float;
 use crate::kernels;
-use crate::model::{Add, AvgPool, Clip, Concat, Conv, Dense, GlobalAvgPool, MaxPool};
+use crate::model::{Add, AvgPool, Clip, Concat, Conv, Dense, GlobalAvgPool, HardSigmoid};
+use crate::model::{HardSwish, MaxPool, Mul};
 use crate::model::{Model, Node, Op, Pool, Relu, Reshape, Window};
 use tessera_core::{Block, Prg};
 
@@ -72,6 +73,16 @@ impl Graph {
                     .flat_map(|i| {
                         let parts: Vec<&[f32]> = inputs.iter().map(|&v| self.one(v, i)).collect();
                         kernels::concat(&parts, &shapes, *axis)
+                    })
+                    .collect()
+            }
+            Op::Mul(_) => {
+                let at = |k: usize| kernels::broadcast_indices(&self.shapes[inputs[k]], &shape);
+                let (x, y) = (at(0), at(1));
+                (0..CALIBRATION)
+                    .flat_map(|i| {
+                        let (u, v) = (self.one(inputs[0], i), self.one(inputs[1], i));
+                        x.iter().zip(&y).map(move |(&j, &k)| u[j] * v[k])
                     })
                     .collect()
             }
@@ -200,6 +211,30 @@ impl Graph {
         )
     }
 
+    /// HardSwish: `x·clip(x/6 + 1/2, 0, 1)`.
+    pub(super) fn hard_swish(&mut self, x: usize) -> usize {
+        let shape = self.shape(x).to_vec();
+        self.push(Op::HardSwish(HardSwish), vec![x], shape)
+    }
+
+    /// Squeeze-and-excitation (Hu et al., CVPR 2018) as MobileNetV3 gates it: the channels'
+    /// means through a 1×1 Conv to `squeeze` channels, ReLU, a 1×1 Conv back, HardSigmoid, and
+    /// `x` times that, channel by channel.
+    pub(super) fn squeeze_excite(&mut self, x: usize, squeeze: usize) -> usize {
+        let c = self.shape(x)[0];
+        let means = self.push(Op::GlobalAvgPool(GlobalAvgPool), vec![x], vec![c, 1, 1]);
+        let s = self.conv(means, squeeze, square(1, 1, 0), 1, false);
+        let s = self.relu(s);
+        let s = self.conv(s, c, square(1, 1, 0), 1, false);
+        let gate = HardSigmoid {
+            alpha: 1.0 / 6.0,
+            beta: 0.5,
+        };
+        let s = self.push(Op::HardSigmoid(gate), vec![s], vec![c, 1, 1]);
+        let shape = self.shape(x).to_vec();
+        self.push(Op::Mul(Mul), vec![x, s], shape)
+    }
+
     pub(super) fn add(&mut self, x: usize, y: usize) -> usize {
         let shape = self.shape(x).to_vec();
         self.push(Op::Add(Add), vec![x, y], shape)
@@ -236,16 +271,21 @@ impl Graph {
 
     /// Global average pooling and a dense layer to `classes`.
     pub(super) fn classify(&mut self, x: usize, classes: usize) -> usize {
-        let c = self.shape(x)[0];
         let flat = self.global_average(x);
+        self.dense(flat, classes)
+    }
+
+    /// A dense layer of `outputs` on the vector `x`, PyTorch's default initialisation.
+    pub(super) fn dense(&mut self, x: usize, outputs: usize) -> usize {
+        let c = self.shape(x)[0];
         let bound = 1.0 / (c as f32).sqrt();
         let dense = Dense {
             inputs: c,
-            outputs: classes,
-            weight: uniform(&mut self.prg, c * classes, bound),
-            bias: uniform(&mut self.prg, classes, bound),
+            outputs,
+            weight: uniform(&mut self.prg, c * outputs, bound),
+            bias: uniform(&mut self.prg, outputs, bound),
         };
-        self.push(Op::Dense(dense), vec![flat], vec![classes])
+        self.push(Op::Dense(dense), vec![x], vec![outputs])
     }
 
     /// The network with output `out`.

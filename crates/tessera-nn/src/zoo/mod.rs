@@ -49,6 +49,10 @@ pub const NETWORKS: &[(&str, &str)] = &[
         "MobileNetV2, ImageNet 224×224: inverted residuals, depthwise Convs, ReLU6",
     ),
     (
+        "mobilenetv3-small",
+        "MobileNetV3-Small, ImageNet 224×224: squeeze-and-excitation, HardSwish, HardSigmoid",
+    ),
+    (
         "resnet32-cifar",
         "ResNet-32 for CIFAR-10, 32×32: 3 stages of 5 basic blocks, 16/32/64 channels",
     ),
@@ -98,6 +102,12 @@ const DEEP: &[Deep] = &[
     Deep {
         name: "mobilenetv2",
         build: nets::mobilenetv2,
+        side: 224,
+        small: SMALL_IMAGENET,
+    },
+    Deep {
+        name: "mobilenetv3-small",
+        build: nets::mobilenetv3_small,
         side: 224,
         small: SMALL_IMAGENET,
     },

@@ -217,6 +217,97 @@ pub fn mobilenetv2(seed: u64, s: Scale) -> Model {
     g.model(out)
 }
 
+/// MobileNetV3-Small (Howard et al., ICCV 2019, Table 2; as torchvision defines it) on 3 ×
+/// side × side, 1000 classes: inverted residuals with squeeze-and-excitation gated by
+/// HardSigmoid, ReLU in the first blocks and HardSwish after, a 1024-wide classifier.
+pub fn mobilenetv3_small(seed: u64, s: Scale) -> Model {
+    let mut g = Graph::new(vec![3, s.side, s.side], seed);
+    let x = g.conv(0, s.ch(16), square(3, 2, 1), 1, true);
+    let mut x = g.hard_swish(x);
+    // Kernel, expanded and output channels, squeeze-and-excitation, HardSwish, stride.
+    let blocks = [
+        (3, 16, 16, true, false, 2),
+        (3, 72, 24, false, false, 2),
+        (3, 88, 24, false, false, 1),
+        (5, 96, 40, true, true, 2),
+        (5, 240, 40, true, true, 1),
+        (5, 240, 40, true, true, 1),
+        (5, 120, 48, true, true, 1),
+        (5, 144, 48, true, true, 1),
+        (5, 288, 96, true, true, 2),
+        (5, 576, 96, true, true, 1),
+        (5, 576, 96, true, true, 1),
+    ];
+    for (k, expanded, out, se, hard_swish, stride) in blocks {
+        let block = Bneck {
+            kernel: k,
+            expanded: s.ch(expanded),
+            out: s.ch(out),
+            squeeze: se.then(|| s.ch(divisible_by_8(expanded / 4))),
+            hard_swish,
+            stride,
+        };
+        x = bneck(&mut g, x, block);
+    }
+    let y = g.conv(x, s.ch(576), square(1, 1, 0), 1, true);
+    let y = g.hard_swish(y);
+    let y = g.global_average(y);
+    let y = g.dense(y, s.ch(1024));
+    let y = g.hard_swish(y);
+    let out = g.dense(y, 1000);
+    g.model(out)
+}
+
+/// torchvision's `_make_divisible(v, 8)`: the nearest multiple of 8, at least 8, never below
+/// 90 % of `v`.
+fn divisible_by_8(v: usize) -> usize {
+    let d = ((v + 4) / 8 * 8).max(8);
+    if d * 10 < v * 9 { d + 8 } else { d }
+}
+
+/// One block of MobileNetV3.
+struct Bneck {
+    kernel: usize,
+    expanded: usize,
+    out: usize,
+    /// The squeeze-and-excitation's channels, if it has one.
+    squeeze: Option<usize>,
+    /// HardSwish (else ReLU) after the expansion and the depthwise Conv.
+    hard_swish: bool,
+    stride: usize,
+}
+
+/// Expand 1×1 (BN, activation) where the width changes, depthwise k×k (stride, BN,
+/// activation), squeeze-and-excitation, project 1×1 (BN, linear), plus the input where the
+/// shape stays.
+fn bneck(g: &mut Graph, x: usize, b: Bneck) -> usize {
+    let c = g.shape(x)[0];
+    let act = |g: &mut Graph, y: usize| {
+        if b.hard_swish {
+            g.hard_swish(y)
+        } else {
+            g.relu(y)
+        }
+    };
+    let mut y = x;
+    if b.expanded != c {
+        y = g.conv(y, b.expanded, square(1, 1, 0), 1, true);
+        y = act(g, y);
+    }
+    let window = square(b.kernel, b.stride, (b.kernel - 1) / 2);
+    y = g.conv(y, b.expanded, window, b.expanded, true);
+    y = act(g, y);
+    if let Some(squeeze) = b.squeeze {
+        y = g.squeeze_excite(y, squeeze);
+    }
+    let y = g.conv(y, b.out, square(1, 1, 0), 1, true);
+    if b.stride == 1 && c == b.out {
+        g.add(x, y)
+    } else {
+        y
+    }
+}
+
 /// Expand 1×1 (×`expand`, with BN and ReLU6), depthwise 3×3 (stride, BN, ReLU6), project
 /// 1×1 to `out` (BN, linear), plus the input where the shape stays.
 fn inverted_residual(
