@@ -10,7 +10,7 @@
 //! layers for their bounds).
 
 use crate::error::Error;
-use crate::model::{CEILING, Model};
+use crate::model::{CEILING, Function, Model};
 
 /// A number system: its element type and the operations a network needs.
 pub trait Arith: Sync {
@@ -47,6 +47,12 @@ pub trait Arith: Sync {
     /// The mean of `count` elements summing to `sum`: fixed point multiplies by the public
     /// ⌊2^f / count⌉ and truncates.
     fn mean(&self, sum: Self::E, count: usize) -> Self::E;
+    /// `function` of each element of `x` where this number system computes it exactly (float,
+    /// as onnxruntime does); `None` where the secure method is the reference (fixed point:
+    /// [`crate::model::Smooth`]).
+    fn exactly(&self, _function: Function, _x: &[Self::E]) -> Option<Vec<Self::E>> {
+        None
+    }
     /// The largest magnitude an input may have (`None`: no bound beyond being finite).
     fn input_bound(&self) -> Option<f64> {
         None
@@ -115,6 +121,15 @@ impl Arith for Float {
     }
     fn mean(&self, sum: f32, count: usize) -> f32 {
         sum / count as f32
+    }
+    fn exactly(&self, function: Function, x: &[f32]) -> Option<Vec<f32>> {
+        let f = |v: f32| match function {
+            Function::Exp => v.exp(),
+            Function::Sigmoid => 1.0 / (1.0 + (-v).exp()),
+            Function::Tanh => v.tanh(),
+            Function::Reciprocal => 1.0 / v,
+        };
+        Some(x.iter().map(|&v| f(v)).collect())
     }
 }
 

@@ -326,22 +326,39 @@ impl Compiler {
     }
 
     pub(crate) fn relu(&mut self, x: Shared) -> Result<Shared, Error> {
+        let bit = self.nonnegative(x)?;
+        let y = self.times(bit, x)?;
+        Ok(Shared {
+            nonnegative: true,
+            ..y
+        })
+    }
+
+    /// [x ≥ 0] of each element: the NOT of its sign ([`Program::sign`], in the protocol's
+    /// Boolean sharing), in B for the A protocols and in β for the α ones, ready for
+    /// [`Compiler::times`].
+    pub(crate) fn nonnegative(&mut self, x: Shared) -> Result<Value, Error> {
         let e = protocol_error;
         let xa = self.a(x)?;
         let sign = self.p.sign(xa, self.protocol.boolean()).map_err(e)?;
         let positive = self.p.not(sign).map_err(e)?;
-        let (bit, number) = if self.protocol.arithmetic() == Sharing::A {
-            (Sharing::B, xa)
+        let bit = if self.protocol.arithmetic() == Sharing::A {
+            Sharing::B
         } else {
-            (Sharing::Beta, self.alpha(x)?)
+            Sharing::Beta
         };
-        let bit = self.p.convert(positive, bit).map_err(e)?;
-        let y = self.p.bit_mul(bit, number).map_err(e)?;
-        Ok(Shared {
-            v: y,
-            double: x.double,
-            nonnegative: true,
-        })
+        self.p.convert(positive, bit).map_err(e)
+    }
+
+    /// `bit·v` for a bit of [`Compiler::nonnegative`]: B·A or β·α, one round.
+    pub(crate) fn times(&mut self, bit: Value, v: Shared) -> Result<Shared, Error> {
+        let number = if self.protocol.arithmetic() == Sharing::A {
+            self.a(v)?
+        } else {
+            self.alpha(v)?
+        };
+        let y = self.p.bit_mul(bit, number).map_err(protocol_error)?;
+        Ok(v.like(y))
     }
 
     /// Copies of `x` (A or α, as it is): `indices` into each input's tensor.

@@ -23,6 +23,7 @@ mod pool;
 mod reduce;
 mod relu;
 mod select;
+mod smooth;
 
 pub use add::{Add, AddConst, Sub};
 pub(crate) use batch_norm::fold_batch_norms;
@@ -38,6 +39,7 @@ pub use pool::{AvgPool, GlobalAvgPool, MaxPool, Pool};
 pub use reduce::{Reduce, Reduction};
 pub use relu::Relu;
 pub use select::{Expand, Gather, Slice};
+pub use smooth::{Function, Smooth};
 
 use crate::error::Error;
 use crate::export::NodeWriter;
@@ -190,6 +192,7 @@ pub(crate) const FAMILIES: &[&[Family]] = &[
     relu::FAMILY,
     clip::FAMILY,
     hard::FAMILY,
+    smooth::FAMILY,
     pool::FAMILY,
     batch_norm::FAMILY,
     movement::FAMILY,
@@ -294,6 +297,8 @@ registry! {
     HardSigmoid(HardSigmoid),
     /// `x·HardSigmoid(x)`.
     HardSwish(HardSwish),
+    /// A smooth function of each element.
+    Smooth(Smooth),
 }
 
 impl Op {
