@@ -169,6 +169,16 @@ impl NodeWriter<'_> {
         });
     }
 
+    /// A string attribute.
+    pub(crate) fn string(&mut self, name: &str, v: &str) {
+        self.attrs.push(AttributeProto {
+            name: name.to_owned(),
+            type_: AttributeType::String as i32,
+            s: v.as_bytes().to_vec(),
+            ..Default::default()
+        });
+    }
+
     /// An integer list attribute.
     pub(crate) fn ints(&mut self, name: &str, v: &[i64]) {
         self.attrs.push(AttributeProto {

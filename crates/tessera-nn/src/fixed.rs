@@ -47,6 +47,10 @@ pub trait Arith: Sync {
     /// The mean of `count` elements summing to `sum`: fixed point multiplies by the public
     /// ⌊2^f / count⌉ and truncates.
     fn mean(&self, sum: Self::E, count: usize) -> Self::E;
+    /// `c·x` for a public real `c`: the product by `c`'s encoding, truncated.
+    fn scale(&self, x: Self::E, c: f32) -> Self::E {
+        self.rescale(self.mul(self.encode(c), x))
+    }
     /// `function` of each element of `x` where this number system computes it exactly (float,
     /// as onnxruntime does); `None` where the secure method is the reference (fixed point:
     /// [`crate::model::Smooth`]).
@@ -89,6 +93,29 @@ fn check_range(what: &str, values: &[f32], bound: Option<f64>) -> Result<(), Err
     }
 }
 
+/// [`erf`], for the smooth functions' tests.
+#[cfg(test)]
+pub(crate) fn tests_erf(x: f64) -> f64 {
+    erf(x)
+}
+
+/// erf from the Chebyshev fit of erfc in Numerical Recipes (§6.2, `erfcc`): fractional error
+/// below 1.2·10⁻⁷, well below `f32`'s.
+fn erf(x: f64) -> f64 {
+    let z = x.abs();
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let poly = -z * z - 1.265_512_23
+        + t * (1.000_023_68
+            + t * (0.374_091_96
+                + t * (0.096_784_18
+                    + t * (-0.186_288_06
+                        + t * (0.278_868_07
+                            + t * (-1.135_203_98
+                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
+    let erfc = t * poly.exp();
+    if x >= 0.0 { 1.0 - erfc } else { erfc - 1.0 }
+}
+
 /// IEEE single precision, as PyTorch and ONNX Runtime evaluate.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Float;
@@ -128,6 +155,13 @@ impl Arith for Float {
             Function::Sigmoid => 1.0 / (1.0 + (-v).exp()),
             Function::Tanh => v.tanh(),
             Function::Reciprocal => 1.0 / v,
+            Function::Sqrt => v.sqrt(),
+            Function::Erf => erf(f64::from(v)) as f32,
+            Function::Gelu => (0.5 * f64::from(v) * (1.0 + erf(f64::from(v) / 2f64.sqrt()))) as f32,
+            Function::GeluTanh => {
+                let u = (2.0 / std::f32::consts::PI).sqrt() * (v + 0.044_715 * v * v * v);
+                0.5 * v * (1.0 + u.tanh())
+            }
         };
         Some(x.iter().map(|&v| f(v)).collect())
     }
@@ -203,6 +237,20 @@ impl Fixed {
         Ok(clipped)
     }
 
+    /// A public real `c` as a multiplier that keeps f bits of its relative precision: `(k,
+    /// bits)` with k = ⌊c·2^bits⌉ and bits = f + s, where s (at most f) brings |c|·2^s toward
+    /// 1 for |c| < 1; `(k·x) >> bits` is then c·x, and k·x stays within a product's range.
+    pub fn multiplier(&self, c: f32) -> (u64, u32) {
+        let extra = if c == 0.0 || c.abs() >= 1.0 {
+            0
+        } else {
+            ((1.0 / f64::from(c.abs())).log2().floor() as u32).min(self.frac)
+        };
+        let bits = self.frac + extra;
+        let k = (f64::from(c) * f64::from(bits).exp2()).round() as i64;
+        (self.wrap(k), bits)
+    }
+
     /// The public multiplier of [`Arith::mean`] for `count` elements: ⌊2^f / count⌉.
     pub fn reciprocal(&self, count: usize) -> u64 {
         let c = count.max(1) as u64;
@@ -247,6 +295,11 @@ impl Arith for Fixed {
             check_range(&what("bias or constant"), rest, Some(self.max_product()))?;
         }
         Ok(())
+    }
+    /// By [`Fixed::multiplier`]: f bits of `c`'s relative precision however small it is.
+    fn scale(&self, x: u64, c: f32) -> u64 {
+        let (k, bits) = self.multiplier(c);
+        self.wrap(self.signed(self.mul(k, x)) >> bits)
     }
     fn max(&self, a: u64, b: u64) -> u64 {
         if self.signed(a) >= self.signed(b) {

@@ -7,9 +7,9 @@
 
 use crate::op::Io;
 pub use crate::op::{
-    Add, AddConst, AvgPool, Clip, Concat, Conv, Dense, Expand, Function, Gather, GlobalAvgPool,
-    HardSigmoid, HardSwish, MaxPool, Mul, Neg, Op, Pad, Pool, Reduce, Reduction, Relu, Reshape,
-    Scale, Slice, Smooth, Sub, Transpose, supported,
+    Add, AddConst, AvgPool, Clip, Concat, Conv, Dense, Divide, Expand, Function, Gather,
+    GlobalAvgPool, HardSigmoid, HardSwish, LayerNorm, MaxPool, Mul, Neg, Op, Pad, Pool, Power,
+    Reduce, Reduction, Relu, Reshape, Scale, Slice, Smooth, Softmax, Sub, Transpose, supported,
 };
 
 /// A value of the graph: an index into [`Model::shapes`].

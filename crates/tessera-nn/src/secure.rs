@@ -256,13 +256,19 @@ impl Compiler {
         if !x.double {
             return Ok(x);
         }
+        self.truncated(x, self.fixed.frac())
+    }
+
+    /// `x` shifted right by `bits` (a product's scale back to a value's), as
+    /// [`Compiler::settle`] truncates: exactly at ℓ = 32, by SecureML's local truncation at
+    /// ℓ = 64.
+    pub(crate) fn truncated(&mut self, x: Shared, bits: u32) -> Result<Shared, Error> {
         let e = protocol_error;
         let a = self.a(x)?;
-        let f = self.fixed.frac();
         let t = match (defers_truncation(self.fixed), x.nonnegative) {
-            (true, true) => self.p.truncate_nonnegative(a, f).map_err(e)?,
-            (true, false) => self.p.truncate_bounded(a, f).map_err(e)?,
-            (false, _) => self.p.truncate(a, f).map_err(e)?,
+            (true, true) => self.p.truncate_nonnegative(a, bits).map_err(e)?,
+            (true, false) => self.p.truncate_bounded(a, bits).map_err(e)?,
+            (false, _) => self.p.truncate(a, bits).map_err(e)?,
         };
         Ok(Shared {
             v: t,

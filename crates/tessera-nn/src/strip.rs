@@ -6,13 +6,17 @@
 //! real-valued attribute (Gemm's alpha and beta, BatchNormalization's epsilon, Constant's
 //! `value_float(s)`, which become empty tensors of the same shape), sparse tensors, subgraphs,
 //! functions, training information and documentation strings. Integer tensors stay: the
-//! importer reads them only as shapes (Reshape's target), never as weights. The model is marked
+//! importer reads them only as shapes (Reshape's target), never as weights; so do the real
+//! constants that are the architecture's ([`crate::op::ARCHITECTURE_INPUTS`]: a Pow's
+//! exponent). The model is marked
 //! with the metadata entry [`MARK`]; the importer reads a marked file's empty tensors as zeros
 //! and refuses a marked file that still carries any number ([`leftover`]).
 
 use crate::error::Error;
 use crate::import::{has_data, is_float, shown};
-use crate::onnx::{AttributeProto, AttributeType, Message, ModelProto, NodeProto, TensorProto};
+use crate::onnx::TensorProto;
+use crate::onnx::{AttributeProto, AttributeType, GraphProto, Message, ModelProto, NodeProto};
+use std::collections::HashSet;
 
 /// The metadata key of a stripped model.
 pub const MARK: &str = "tessera.stripped";
@@ -51,9 +55,16 @@ pub fn strip(bytes: &[u8], what: &str) -> Result<Vec<u8>, Error> {
     let graph = model.graph.get_or_insert_default();
     graph.doc_string.clear();
     graph.sparse_initializer.clear();
-    graph.initializer.iter_mut().for_each(empty);
+    let kept = architecture(graph);
+    for t in &mut graph.initializer {
+        if !kept.contains(&t.name) {
+            empty(t);
+        }
+    }
     for node in &mut graph.node {
-        strip_node(node);
+        if node.op_type != "Constant" || !node.output.iter().any(|o| kept.contains(o)) {
+            strip_node(node);
+        }
     }
     if !is_stripped(&model) {
         model.metadata_props.push(Default::default());
@@ -63,6 +74,22 @@ pub fn strip(bytes: &[u8], what: &str) -> Result<Vec<u8>, Error> {
         }
     }
     Ok(model.encode_to_vec())
+}
+
+/// The names of the constants that are the architecture's ([`crate::op::ARCHITECTURE_INPUTS`]:
+/// a Pow's exponent), which stay.
+fn architecture(graph: &GraphProto) -> HashSet<String> {
+    let mut kept = HashSet::new();
+    for node in &graph.node {
+        for &(op, index) in crate::op::ARCHITECTURE_INPUTS {
+            if node.op_type == op
+                && let Some(name) = node.input.get(index)
+            {
+                kept.insert(name.clone());
+            }
+        }
+    }
+    kept
 }
 
 /// Empties a real-valued tensor (its shape and type stay) and its documentation.
@@ -130,14 +157,17 @@ pub fn leftover(model: &ModelProto) -> Option<String> {
         return Some("functions or training information".to_owned());
     }
     let graph = model.graph.as_ref()?;
-    let full = |t: &TensorProto| is_float(t.data_type) && has_data(t);
+    let kept = architecture(graph);
+    let full = |t: &TensorProto| is_float(t.data_type) && has_data(t) && !kept.contains(&t.name);
     if let Some(t) = graph.initializer.iter().find(|t| full(t)) {
         return Some(format!("initializer \"{}\"", shown(&t.name)));
     }
     if !graph.sparse_initializer.is_empty() {
         return Some("a sparse initializer".to_owned());
     }
-    for n in &graph.node {
+    let architectural =
+        |n: &NodeProto| n.op_type == "Constant" && n.output.iter().any(|o| kept.contains(o));
+    for n in graph.node.iter().filter(|n| !architectural(n)) {
         for a in &n.attribute {
             let numbers = a.f.is_some_and(|f| f != 0.0)
                 || !a.floats.is_empty()

@@ -8,7 +8,10 @@ mod common;
 
 use tessera_nn::eval::{Plain, max_difference};
 use tessera_nn::fixed::{Arith, Fixed, Float};
-use tessera_nn::model::{Conv, Function, Model, Mul, Node, Op, Reshape, Smooth, Window};
+use tessera_nn::model::{
+    Add, AddConst, Conv, Divide, Function, LayerNorm, Model, Mul, Node, Op, Power, Reduce,
+    Reduction, Reshape, Smooth, Softmax, Sub, Window,
+};
 use tessera_nn::secure::{self, Protocol};
 use tessera_testkit::numbers;
 
@@ -42,7 +45,12 @@ fn network(seed: u64) -> Model {
         (smooth(Function::Sigmoid), vec![6], c.clone()),    // 7
         (Op::Reshape(Reshape), vec![7], vec![48]),          // 8
     ];
-    let mut shapes = vec![vec![2, 4, 4]];
+    model(vec![2, 4, 4], layers)
+}
+
+/// A model of `layers` (operator, inputs, output shape) on an input of `input`.
+fn model(input: Vec<usize>, layers: Vec<(Op, Vec<usize>, Vec<usize>)>) -> Model {
+    let mut shapes = vec![input];
     let mut nodes = Vec::new();
     for (i, (op, inputs, shape)) in layers.into_iter().enumerate() {
         nodes.push(Node {
@@ -62,6 +70,75 @@ fn network(seed: u64) -> Model {
         client_side: Vec::new(),
         has_weights: true,
     }
+}
+
+fn reduce(reduction: Reduction) -> Op {
+    Op::Reduce(Reduce {
+        reduction,
+        axes: vec![1],
+        keepdims: true,
+    })
+}
+
+/// x [4, 6] → LayerNorm (over the rows) → Softmax (rows); then the rows' centred squares'
+/// sum plus 1, its square root, the centred rows divided by the sum and times the root,
+/// GELU, and the softmax added back: softmax, layer normalisation, a quotient of computed
+/// tensors, Pow by 2 and 1/2, broadcasting Sub, Mul and Add.
+fn normalizing(seed: u64) -> Model {
+    let (row, col) = (vec![4, 6], vec![4, 1]);
+    let layer_norm = Op::LayerNorm(LayerNorm {
+        axis: 1,
+        epsilon: 1e-5,
+        scale: numbers(seed, 6).iter().map(|v| 1.0 + v / 2.0).collect(),
+        bias: numbers(seed + 1, 6),
+    });
+    model(
+        row.clone(),
+        vec![
+            (layer_norm, vec![0], row.clone()), // 1
+            (Op::Softmax(Softmax { axes: vec![1] }), vec![1], row.clone()), // 2
+            (reduce(Reduction::Mean), vec![2], col.clone()), // 3
+            (Op::Sub(Sub), vec![2, 3], row.clone()), // 4
+            (Op::Power(Power(2.0)), vec![4], row.clone()), // 5
+            (reduce(Reduction::Sum), vec![5], col.clone()), // 6
+            (Op::AddConst(AddConst(vec![1.0; 4])), vec![6], col.clone()), // 7
+            (Op::Divide(Divide), vec![4, 7], row.clone()), // 8
+            (Op::Power(Power(0.5)), vec![7], col.clone()), // 9
+            (Op::Mul(Mul), vec![8, 9], row.clone()), // 10
+            (smooth(Function::Gelu), vec![10], row.clone()), // 11
+            (Op::Add(Add), vec![11, 2], row.clone()), // 12
+        ],
+    )
+}
+
+#[test]
+fn softmax_layer_norm_and_quotients_equal_fixed_point_in_every_protocol() {
+    let net = normalizing(3);
+    let fixed = Fixed::new(64, 16).unwrap();
+    let x: Vec<f32> = numbers(7, 24).iter().map(|v| 3.0 * v).collect();
+    let want = Plain::new(&net, fixed).unwrap().run(&x).unwrap();
+    let float = Plain::new(&net, Float).unwrap().run(&x).unwrap();
+    let decoded: Vec<f32> = want.iter().map(|&w| fixed.decode(w)).collect();
+    let off = max_difference(&Float, &float, &decoded);
+    assert!(off < 0.02, "fixed point {off} from float");
+    for protocol in Protocol::ALL {
+        let (got, _) = common::private(&net, fixed, secure::Options::new(protocol), &x);
+        let diff = max_difference(&fixed, &want, &got);
+        eprintln!("{}: {diff} from fixed point", protocol.name());
+        assert!(diff < 0.01, "{}: {diff} from fixed point", protocol.name());
+    }
+    let bytes = tessera_nn::export::to_onnx(&net).unwrap();
+    let back = tessera_nn::import::from_bytes(&bytes, "normalizing").unwrap();
+    assert_eq!(Plain::new(&back, Float).unwrap().run(&x).unwrap(), float);
+    let arch = tessera_nn::strip::strip(&bytes, "normalizing").unwrap();
+    let arch = tessera_nn::import::from_bytes(&arch, "normalizing").unwrap();
+    // The exponents stay in the architecture: the client compiles the server's program.
+    let program =
+        |m: &Model| secure::compile(m, fixed, secure::Options::new(Protocol::AB)).unwrap();
+    assert_eq!(
+        program(&arch).program.fingerprint(),
+        program(&back).program.fingerprint()
+    );
 }
 
 #[test]

@@ -302,17 +302,25 @@ impl<'a> Importer<'a> {
                 ))
             })?;
         let mut client = self.client;
+        let mut nodes = self.nodes;
         let mut client_side = Vec::new();
-        while let Some((op, input)) = client.remove(&output) {
-            client_side.push(op);
-            output = input;
+        loop {
+            if let Some((op, input)) = client.remove(&output) {
+                client_side.push(op);
+                output = input;
+            } else if let Some(input) = peel_softmax(&mut nodes, &self.shapes, output) {
+                client_side.push("Softmax".to_owned());
+                output = input;
+            } else {
+                break;
+            }
         }
         client_side.reverse();
         let mut model = Model {
             input_name: self.input_name,
             input: 0,
             shapes: self.shapes,
-            nodes: self.nodes,
+            nodes,
             output,
             client_side,
             has_weights: true,
@@ -321,6 +329,18 @@ impl<'a> Importer<'a> {
         crate::op::fold_batch_norms(&mut model)?;
         Ok(model)
     }
+}
+
+/// A Softmax writing `output`, a vector no other node reads, taken out of `nodes` for the
+/// client to apply in the clear (it changes no argmax): its input.
+fn peel_softmax(nodes: &mut Vec<Node>, shapes: &[Vec<usize>], output: ValueId) -> Option<ValueId> {
+    let at = nodes.iter().rposition(|n| n.output == output)?;
+    let read = nodes.iter().any(|n| n.inputs.contains(&output));
+    let vector = shapes.get(output).is_some_and(|s| s.len() == 1);
+    if !matches!(nodes[at].op, Op::Softmax(_)) || read || !vector {
+        return None;
+    }
+    Some(nodes.remove(at).inputs[0])
 }
 
 /// The node's first output's name.

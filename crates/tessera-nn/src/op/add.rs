@@ -1,5 +1,5 @@
-//! Add and Sub (ONNX Operators): of two computed tensors of one shape, local in A and α (both
-//! brought to one scale and sharing first); of a computed tensor and a constant (broadcast at
+//! Add and Sub (ONNX Operators): of two computed tensors of one rank, either broadcast (a
+//! gather), local in A and α (both brought to one scale and sharing first); of a computed tensor and a constant (broadcast at
 //! import), the constant the server's A input at the tensor's scale.
 
 use super::{Evaluate, Family, Io, Operator};
@@ -8,6 +8,7 @@ use crate::export::NodeWriter;
 use crate::fixed::Arith;
 use crate::import::args::{broadcast, computed, constant_input, weight};
 use crate::import::{At, Importer, Refusal};
+use crate::kernels;
 use crate::secure::{Compiler, Shared};
 
 /// The sum of two computed tensors of one shape.
@@ -35,10 +36,22 @@ pub(super) const FAMILY: &[Family] = &[
     },
 ];
 
-/// `x ± y` of two computed tensors, at one scale (a value at 2^f lifted to 2^2f if the other
-/// is there) and in one sharing.
-fn combine(c: &mut Compiler, args: &[Shared], subtract: bool) -> Result<Shared, Error> {
-    let (x, y) = c.align(args[0], args[1])?;
+/// `x ± y` of two computed tensors, each broadcast to the output by a gather, at one scale (a
+/// value at 2^f lifted to 2^2f if the other is there) and in one sharing.
+fn combine(
+    c: &mut Compiler,
+    args: &[Shared],
+    io: &Io<'_>,
+    subtract: bool,
+) -> Result<Shared, Error> {
+    let mut xy = [args[0], args[1]];
+    for (v, shape) in xy.iter_mut().zip(&io.inputs) {
+        if *shape != io.output {
+            let at = kernels::broadcast_indices(shape, io.output);
+            *v = c.gather(*v, at.into_iter().map(|i| i as u32).collect())?;
+        }
+    }
+    let (x, y) = c.align(xy[0], xy[1])?;
     let (a, b) = c.same(x, y)?;
     let v = if subtract {
         c.p.sub(a, b)
@@ -57,8 +70,8 @@ impl Operator for Add {
         "Add"
     }
 
-    fn lower(&self, c: &mut Compiler, args: &[Shared], _io: &Io<'_>) -> Result<Shared, Error> {
-        combine(c, args, false)
+    fn lower(&self, c: &mut Compiler, args: &[Shared], io: &Io<'_>) -> Result<Shared, Error> {
+        combine(c, args, io, false)
     }
 
     fn export(&self, _w: &mut NodeWriter<'_>) -> &'static str {
@@ -66,10 +79,19 @@ impl Operator for Add {
     }
 }
 
+/// `f` of each pair of elements of the two inputs, broadcast to the output.
+fn pairwise<E: Copy>(args: &[&[E]], io: &Io<'_>, f: impl Fn(E, E) -> E) -> Vec<E> {
+    let at = |k: usize| kernels::broadcast_indices(io.inputs[k], io.output);
+    let (x, y) = (at(0), at(1));
+    x.into_iter()
+        .zip(y)
+        .map(|(i, j)| f(args[0][i], args[1][j]))
+        .collect()
+}
+
 impl<A: Arith> Evaluate<A> for Add {
-    fn eval(&self, a: &A, _k: &[Vec<A::E>], args: &[&[A::E]], _io: &Io<'_>) -> Vec<A::E> {
-        let pairs = args[0].iter().zip(args[1]);
-        pairs.map(|(&u, &v)| a.add(u, v)).collect()
+    fn eval(&self, a: &A, _k: &[Vec<A::E>], args: &[&[A::E]], io: &Io<'_>) -> Vec<A::E> {
+        pairwise(args, io, |u, v| a.add(u, v))
     }
 }
 
@@ -78,8 +100,8 @@ impl Operator for Sub {
         "Sub"
     }
 
-    fn lower(&self, c: &mut Compiler, args: &[Shared], _io: &Io<'_>) -> Result<Shared, Error> {
-        combine(c, args, true)
+    fn lower(&self, c: &mut Compiler, args: &[Shared], io: &Io<'_>) -> Result<Shared, Error> {
+        combine(c, args, io, true)
     }
 
     fn export(&self, _w: &mut NodeWriter<'_>) -> &'static str {
@@ -88,9 +110,8 @@ impl Operator for Sub {
 }
 
 impl<A: Arith> Evaluate<A> for Sub {
-    fn eval(&self, a: &A, _k: &[Vec<A::E>], args: &[&[A::E]], _io: &Io<'_>) -> Vec<A::E> {
-        let pairs = args[0].iter().zip(args[1]);
-        pairs.map(|(&u, &v)| a.sub(u, v)).collect()
+    fn eval(&self, a: &A, _k: &[Vec<A::E>], args: &[&[A::E]], io: &Io<'_>) -> Vec<A::E> {
+        pairwise(args, io, |u, v| a.sub(u, v))
     }
 }
 
@@ -159,14 +180,7 @@ fn import<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     match (constant_input(imp, at, 0), constant_input(imp, at, 1)) {
         (None, None) => {
             let (a, b) = (imp.value(&args[0])?, imp.value(&args[1])?);
-            if imp.shapes[a] != imp.shapes[b] {
-                return Err(format!(
-                    "shapes {:?} and {:?} differ; broadcasting between computed tensors is not supported",
-                    imp.shapes[a], imp.shapes[b]
-                )
-                .into());
-            }
-            let shape = imp.shapes[a].clone();
+            let shape = super::broadcast_shape(&imp.shapes[a], &imp.shapes[b])?;
             let op = if sub {
                 super::Op::Sub(Sub)
             } else {

@@ -17,6 +17,7 @@ mod dense;
 mod hard;
 mod movement;
 mod mul;
+mod normalize;
 mod output;
 mod pad;
 mod pool;
@@ -33,13 +34,14 @@ pub use conv::Conv;
 pub use dense::Dense;
 pub use hard::{HardSigmoid, HardSwish};
 pub use movement::{Reshape, Transpose};
-pub use mul::{Mul, Neg, Scale};
+pub use mul::{Divide, Mul, Neg, Scale};
+pub use normalize::{LayerNorm, Softmax};
 pub use pad::Pad;
 pub use pool::{AvgPool, GlobalAvgPool, MaxPool, Pool};
 pub use reduce::{Reduce, Reduction};
 pub use relu::Relu;
 pub use select::{Expand, Gather, Slice};
-pub use smooth::{Function, Smooth};
+pub use smooth::{Function, Power, Smooth};
 
 use crate::error::Error;
 use crate::export::NodeWriter;
@@ -161,6 +163,23 @@ pub(crate) fn arguments<'m, T>(
     Ok((args, io))
 }
 
+/// The shape two computed tensors of one rank broadcast to, or why not (a lower rank would
+/// align the batch axis with another: refused).
+pub(crate) fn broadcast_shape(x: &[usize], y: &[usize]) -> Result<Vec<usize>, Refusal> {
+    let refused = || Refusal::from(format!("shapes {x:?} and {y:?} do not broadcast"));
+    if x.len() != y.len() {
+        return Err(refused());
+    }
+    x.iter()
+        .zip(y)
+        .map(|(&a, &b)| match (a, b) {
+            (a, b) if a == b || b == 1 => Ok(a),
+            (1, b) => Ok(b),
+            _ => Err(refused()),
+        })
+        .collect()
+}
+
 /// A `[channels, height, width]` shape, or why not.
 pub(crate) fn spatial(shape: &[usize]) -> Result<[usize; 3], String> {
     match shape {
@@ -193,6 +212,7 @@ pub(crate) const FAMILIES: &[&[Family]] = &[
     clip::FAMILY,
     hard::FAMILY,
     smooth::FAMILY,
+    normalize::FAMILY,
     pool::FAMILY,
     batch_norm::FAMILY,
     movement::FAMILY,
@@ -205,6 +225,11 @@ pub(crate) const FAMILIES: &[&[Family]] = &[
     constant::FAMILY,
     output::FAMILY,
 ];
+
+/// The constant inputs that are the architecture's, not the server's weights, by operator
+/// and input position: `nn strip` keeps them, and a client compiles with them (a Pow's
+/// exponent decides its method).
+pub(crate) const ARCHITECTURE_INPUTS: &[(&str, usize)] = &[("Pow", 1)];
 
 /// The family that imports `op_type`.
 pub(crate) fn family(op_type: &str) -> Option<&'static Family> {
@@ -299,6 +324,14 @@ registry! {
     HardSwish(HardSwish),
     /// A smooth function of each element.
     Smooth(Smooth),
+    /// A softmax over per-sample axes.
+    Softmax(Softmax),
+    /// A layer normalisation.
+    LayerNorm(LayerNorm),
+    /// The quotient of two computed tensors.
+    Divide(Divide),
+    /// A power of each element.
+    Power(Power),
 }
 
 impl Op {

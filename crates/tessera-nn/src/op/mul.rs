@@ -36,6 +36,11 @@ pub struct Scale {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Neg;
 
+/// The elementwise quotient of two computed tensors, either broadcast: `x·(1/y)`, the
+/// reciprocal by [`super::smooth::reciprocal`] (y in [0.05, 250]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Divide;
+
 pub(super) const FAMILY: &[Family] = &[
     Family {
         name: "Mul",
@@ -45,7 +50,7 @@ pub(super) const FAMILY: &[Family] = &[
     Family {
         name: "Div",
         import: div,
-        supported: "Div (by a constant)",
+        supported: "Div (by a constant; by a computed tensor in [0.05, 250], broadcast)",
     },
     Family {
         name: "Neg",
@@ -215,23 +220,6 @@ impl<A: Arith> Evaluate<A> for Neg {
     }
 }
 
-/// The shape two computed tensors of one rank broadcast to, or why not (a lower rank would
-/// align the batch axis with another: refused).
-fn broadcast_shape(x: &[usize], y: &[usize]) -> Result<Vec<usize>, Refusal> {
-    let refused = || Refusal::from(format!("shapes {x:?} and {y:?} do not broadcast"));
-    if x.len() != y.len() {
-        return Err(refused());
-    }
-    x.iter()
-        .zip(y)
-        .map(|(&a, &b)| match (a, b) {
-            (a, b) if a == b || b == 1 => Ok(a),
-            (1, b) => Ok(b),
-            _ => Err(refused()),
-        })
-        .collect()
-}
-
 /// Mul: of constant integers (a shape subgraph's), of two computed tensors, or of a computed
 /// tensor and a constant.
 fn mul<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
@@ -241,7 +229,7 @@ fn mul<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
         (None, None) => {
             let [a, b] = [0, 1].map(|k| at.node.input.get(k).map_or("", String::as_str));
             let (a, b) = (imp.value(a)?, imp.value(b)?);
-            let out = broadcast_shape(&imp.shapes[a], &imp.shapes[b])?;
+            let out = super::broadcast_shape(&imp.shapes[a], &imp.shapes[b])?;
             imp.push(at, super::Op::Mul(Mul), vec![a, b], out)
         }
         (first, _) => scale(imp, at, usize::from(first.is_none()), false),
@@ -249,15 +237,52 @@ fn mul<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
 }
 
 /// Div: a computed tensor by a constant, as its product by the reciprocals (a stripped
-/// architecture's zeros stay zeros: only the shape counts there).
+/// architecture's zeros stay zeros: only the shape counts there), or by a computed tensor.
 fn div<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
-    if constant_input(imp, at, 1).is_none() {
-        return Err("divides by a computed tensor (only by a constant)".into());
-    }
     if constant_input(imp, at, 0).is_some() {
         return Err("divides a constant".into());
     }
-    scale(imp, at, 1, true)
+    if constant_input(imp, at, 1).is_some() {
+        return scale(imp, at, 1, true);
+    }
+    let [a, b] = [0, 1].map(|k| at.node.input.get(k).map_or("", String::as_str));
+    let (a, b) = (imp.value(a)?, imp.value(b)?);
+    let out = super::broadcast_shape(&imp.shapes[a], &imp.shapes[b])?;
+    imp.push(at, super::Op::Divide(Divide), vec![a, b], out)
+}
+
+impl Operator for Divide {
+    fn kind(&self) -> &'static str {
+        "Div"
+    }
+
+    /// The reciprocal's products per divisor, one per quotient.
+    fn cost(&self, io: &Io<'_>) -> Option<LayerCost> {
+        let divisors: usize = io.inputs[1].iter().product();
+        Some(LayerCost {
+            products: io.output_len()?.checked_add(divisors.checked_mul(28)?)?,
+            ..LayerCost::default()
+        })
+    }
+
+    fn lower(&self, c: &mut Compiler, args: &[Shared], io: &Io<'_>) -> Result<Shared, Error> {
+        let r = super::smooth::reciprocal(c, &args[1])?;
+        Mul.lower(c, &[args[0], r], io)
+    }
+
+    fn export(&self, _w: &mut NodeWriter<'_>) -> &'static str {
+        "Div"
+    }
+}
+
+impl<A: Arith> Evaluate<A> for Divide {
+    fn eval(&self, a: &A, k: &[Vec<A::E>], args: &[&[A::E]], io: &Io<'_>) -> Vec<A::E> {
+        let y = args[1].to_vec();
+        let mut plain = super::smooth::Plain::new(a);
+        // The reference's arithmetic cannot fail.
+        let r = super::smooth::reciprocal(&mut plain, &y).unwrap_or_default();
+        Mul.eval(a, k, &[args[0], &r], io)
+    }
 }
 
 /// The computed input times the constant input `k` (or its reciprocal), broadcast to the

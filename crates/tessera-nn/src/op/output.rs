@@ -1,6 +1,7 @@
-//! Softmax, LogSoftmax and Log at the end of a network (ONNX Operators): transforms of the
-//! logits that change no argmax, peeled off into [`crate::model::Model::client_side`] for the
-//! client to apply in the clear; anywhere else they are refused.
+//! LogSoftmax and Log at the end of a network (ONNX Operators): transforms of the logits that
+//! change no argmax, peeled off into [`crate::model::Model::client_side`] for the client to
+//! apply in the clear, as a Softmax there is ([`crate::import`]); anywhere else they are
+//! refused.
 
 use super::Family;
 use crate::import::args::computed;
@@ -8,14 +9,9 @@ use crate::import::{At, Importer, Refusal, output};
 
 pub(super) const FAMILY: &[Family] = &[
     Family {
-        name: "Softmax",
-        import,
-        supported: "Softmax, LogSoftmax, Log (at the output)",
-    },
-    Family {
         name: "LogSoftmax",
         import,
-        supported: "",
+        supported: "LogSoftmax, Log (at the output, after a Softmax)",
     },
     Family {
         name: "Log",

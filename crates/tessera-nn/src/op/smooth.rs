@@ -12,7 +12,12 @@
 //!   [0.05, 250] (where the start is within the steps' reach): 7.7·10⁻⁸ / 4.6·10⁻⁵ of 1 + 1/x;
 //! - sigmoid as `σ(|x|) = 1/(1 + e^(−|x|))` with |x| held below 16, then `1 − σ(|x|)` for
 //!   negative x (one comparison, its bit used twice): 8.6·10⁻⁴ / 1.5·10⁻³ for every x;
-//! - tanh as `2·σ(2x) − 1`: 1.7·10⁻³ / 3.0·10⁻³.
+//! - tanh as `2·σ(2x) − 1`: 1.7·10⁻³ / 3.0·10⁻³;
+//! - 1/√x by ten Newton steps `y ← y·(3 − x·y²)/2` from CrypTen's `2.2·e^(−x/2 − 0.2) + 0.2 −
+//!   x/1024`, for x in [0.01, 200]; √x as x·(1/√x): 4.8·10⁻⁶ / 1.2·10⁻³ of 1 + √x;
+//! - erf as `tanh(2/√π·x + 0.1009·x³)` (GELU's tanh form, within 3.6·10⁻⁴ of erf) on
+//!   [−4, 4]: 1.4·10⁻³ / 3.0·10⁻³; GELU as `x·(1 + erf(x/√2))/2` (ONNX's exact and tanh forms
+//!   alike) on [−6, 6]: 1.3·10⁻³ / 1.7·10⁻³.
 //!
 //! The protocol is a further 2^8 units at most from the reference (exp's squarings double a
 //! truncation's unit each). Cost per element: exp 8 products (8 rounds); 1/x 28 (28 rounds);
@@ -24,6 +29,7 @@ use crate::error::Error;
 use crate::export::NodeWriter;
 use crate::fixed::Arith;
 use crate::import::args::computed;
+use crate::import::proto::Attributes;
 use crate::import::{At, Importer, Refusal};
 use crate::model::LayerCost;
 use crate::secure::{Compiler, Shared};
@@ -54,19 +60,49 @@ pub(crate) trait Numbers {
     fn sub(&mut self, x: &Self::V, y: &Self::V) -> Result<Self::V, Error>;
     /// `[x ≥ 0]`.
     fn nonnegative(&mut self, x: &Self::V) -> Result<Self::Bit, Error>;
+    /// The elements of `x` at `indices` (into one input's tensor).
+    fn gather(&mut self, x: &Self::V, indices: &[u32]) -> Result<Self::V, Error>;
+    /// The sums of the groups ([`crate::kernels::reduction_groups`]: list `j` holds every
+    /// output's `j`-th summand).
+    fn sum(&mut self, x: &Self::V, groups: &[Vec<u32>]) -> Result<Self::V, Error>;
+    /// The groups' maxima (as for [`Numbers::sum`]).
+    fn maximum(&mut self, x: &Self::V, groups: &[Vec<u32>]) -> Result<Self::V, Error>;
     /// `bit·x`.
     fn times(&mut self, bit: &Self::Bit, x: &Self::V) -> Result<Self::V, Error>;
+    /// `function` of each element where this computes it exactly (float, as onnxruntime
+    /// does), so that a method is not used; `None` where the method is what is computed.
+    fn exactly(&mut self, _function: Function, _x: &Self::V) -> Option<Self::V> {
+        None
+    }
 }
 
-/// The fixed-point (or float) reference.
-pub(crate) struct Plain<'a, A: Arith>(pub(crate) &'a A);
+/// The plaintext reference in a number system: the methods in fixed point, the functions
+/// themselves in float ([`Arith::exactly`]); or the methods in any system (`exact` false: the
+/// methods' own error, measured in float).
+pub(crate) struct Plain<'a, A: Arith> {
+    a: &'a A,
+    exact: bool,
+}
+
+impl<'a, A: Arith> Plain<'a, A> {
+    /// The reference.
+    pub(crate) fn new(a: &'a A) -> Self {
+        Plain { a, exact: true }
+    }
+
+    /// The methods alone, even where `a` computes the functions exactly (their own error).
+    #[cfg(test)]
+    pub(crate) fn methods(a: &'a A) -> Self {
+        Plain { a, exact: false }
+    }
+}
 
 impl<A: Arith> Numbers for Plain<'_, A> {
     type V = Vec<A::E>;
     type Bit = Vec<bool>;
 
     fn mul(&mut self, x: &Self::V, y: &Self::V) -> Result<Self::V, Error> {
-        let a = self.0;
+        let a = self.a;
         Ok(x.iter()
             .zip(y)
             .map(|(&u, &v)| a.rescale(a.mul(u, v)))
@@ -74,28 +110,27 @@ impl<A: Arith> Numbers for Plain<'_, A> {
     }
 
     fn scale(&mut self, x: &Self::V, c: f32) -> Result<Self::V, Error> {
-        let (a, k) = (self.0, self.0.encode(c));
-        Ok(x.iter().map(|&u| a.rescale(a.mul(k, u))).collect())
+        Ok(x.iter().map(|&u| self.a.scale(u, c)).collect())
     }
 
     fn shift(&mut self, x: &Self::V, c: f32) -> Result<Self::V, Error> {
-        let (a, k) = (self.0, self.0.encode(c));
+        let (a, k) = (self.a, self.a.encode(c));
         Ok(x.iter().map(|&u| a.add(u, k)).collect())
     }
 
     fn add(&mut self, x: &Self::V, y: &Self::V) -> Result<Self::V, Error> {
-        let a = self.0;
+        let a = self.a;
         Ok(x.iter().zip(y).map(|(&u, &v)| a.add(u, v)).collect())
     }
 
     fn sub(&mut self, x: &Self::V, y: &Self::V) -> Result<Self::V, Error> {
-        let a = self.0;
+        let a = self.a;
         Ok(x.iter().zip(y).map(|(&u, &v)| a.sub(u, v)).collect())
     }
 
     fn nonnegative(&mut self, x: &Self::V) -> Result<Self::Bit, Error> {
         let zero = A::E::default();
-        Ok(x.iter().map(|&u| self.0.max(u, zero) == u).collect())
+        Ok(x.iter().map(|&u| self.a.max(u, zero) == u).collect())
     }
 
     fn times(&mut self, bit: &Self::Bit, x: &Self::V) -> Result<Self::V, Error> {
@@ -106,6 +141,36 @@ impl<A: Arith> Numbers for Plain<'_, A> {
             .map(|(&b, &u)| if b { u } else { zero })
             .collect())
     }
+
+    fn gather(&mut self, x: &Self::V, indices: &[u32]) -> Result<Self::V, Error> {
+        Ok(indices.iter().map(|&i| x[i as usize]).collect())
+    }
+
+    fn sum(&mut self, x: &Self::V, groups: &[Vec<u32>]) -> Result<Self::V, Error> {
+        Ok(fold(x, groups, |u, v| self.a.add(u, v)))
+    }
+
+    fn maximum(&mut self, x: &Self::V, groups: &[Vec<u32>]) -> Result<Self::V, Error> {
+        Ok(fold(x, groups, |u, v| self.a.max(u, v)))
+    }
+
+    fn exactly(&mut self, function: Function, x: &Self::V) -> Option<Self::V> {
+        self.exact.then(|| self.a.exactly(function, x)).flatten()
+    }
+}
+
+/// The groups of `x` (as for [`Numbers::sum`]) each folded by `f`.
+fn fold<E: Copy>(x: &[E], groups: &[Vec<u32>], f: impl Fn(E, E) -> E) -> Vec<E> {
+    let Some((first, rest)) = groups.split_first() else {
+        return Vec::new();
+    };
+    let mut acc: Vec<E> = first.iter().map(|&i| x[i as usize]).collect();
+    for g in rest {
+        for (s, &i) in acc.iter_mut().zip(g) {
+            *s = f(*s, x[i as usize]);
+        }
+    }
+    acc
 }
 
 impl Numbers for Compiler {
@@ -124,15 +189,22 @@ impl Numbers for Compiler {
         })
     }
 
+    /// By [`crate::fixed::Fixed::multiplier`]: at scale 2^2f where it has f bits, truncated
+    /// at once by its own bits where it has more.
     fn scale(&mut self, x: &Shared, c: f32) -> Result<Shared, Error> {
         let x = self.settle(*x)?;
-        let k = self.fixed.encode(c);
+        let (k, bits) = self.fixed.multiplier(c);
         let v = self.p.mul_const(x.v, k).map_err(Error::Compile)?;
-        Ok(Shared {
+        let y = Shared {
             v,
             double: true,
             nonnegative: x.nonnegative && c >= 0.0,
-        })
+        };
+        if bits == self.fixed.frac() {
+            Ok(y)
+        } else {
+            self.truncated(y, bits)
+        }
     }
 
     /// `c` at the value's scale.
@@ -176,10 +248,25 @@ impl Numbers for Compiler {
     fn times(&mut self, bit: &Self::Bit, x: &Shared) -> Result<Shared, Error> {
         Compiler::times(self, *bit, *x)
     }
+
+    fn gather(&mut self, x: &Shared, indices: &[u32]) -> Result<Shared, Error> {
+        Compiler::gather(self, *x, indices.to_vec())
+    }
+
+    fn sum(&mut self, x: &Shared, groups: &[Vec<u32>]) -> Result<Shared, Error> {
+        Compiler::sum(self, *x, groups.to_vec())
+    }
+
+    fn maximum(&mut self, x: &Shared, groups: &[Vec<u32>]) -> Result<Shared, Error> {
+        Compiler::maximum(self, *x, groups.to_vec())
+    }
 }
 
 /// `e^x` ([`EXP_SQUARINGS`] squarings of `1 + x/2^8`).
 pub(crate) fn exp<N: Numbers>(n: &mut N, x: &N::V) -> Result<N::V, Error> {
+    if let Some(y) = n.exactly(Function::Exp, x) {
+        return Ok(y);
+    }
     let base = n.scale(x, 1.0 / (1 << EXP_SQUARINGS) as f32)?;
     let mut y = n.shift(&base, 1.0)?;
     for _ in 0..EXP_SQUARINGS {
@@ -190,6 +277,9 @@ pub(crate) fn exp<N: Numbers>(n: &mut N, x: &N::V) -> Result<N::V, Error> {
 
 /// `1/x` for x in [0.05, 250] ([`NEWTON_STEPS`] of Newton's from `3·e^(0.5 − x) + 0.003`).
 pub(crate) fn reciprocal<N: Numbers>(n: &mut N, x: &N::V) -> Result<N::V, Error> {
+    if let Some(y) = n.exactly(Function::Reciprocal, x) {
+        return Ok(y);
+    }
     let t = n.scale(x, -1.0)?;
     let t = n.shift(&t, 0.5)?;
     let e = exp(n, &t)?;
@@ -207,6 +297,9 @@ pub(crate) fn reciprocal<N: Numbers>(n: &mut N, x: &N::V) -> Result<N::V, Error>
 /// `σ(x) = 1/(1 + e^(−x))`, from σ(|x|) with |x| held below [`SIGMOID_CLIP`]: `σ(x) = 1 −
 /// σ(|x|) + [x ≥ 0]·(2σ(|x|) − 1)`.
 pub(crate) fn sigmoid<N: Numbers>(n: &mut N, x: &N::V) -> Result<N::V, Error> {
+    if let Some(y) = n.exactly(Function::Sigmoid, x) {
+        return Ok(y);
+    }
     let positive = n.nonnegative(x)?;
     // |x| = 2·[x ≥ 0]·x − x.
     let kept = n.times(&positive, x)?;
@@ -234,10 +327,76 @@ pub(crate) fn sigmoid<N: Numbers>(n: &mut N, x: &N::V) -> Result<N::V, Error> {
 
 /// `tanh(x) = 2·σ(2x) − 1`.
 pub(crate) fn tanh<N: Numbers>(n: &mut N, x: &N::V) -> Result<N::V, Error> {
+    if let Some(y) = n.exactly(Function::Tanh, x) {
+        return Ok(y);
+    }
     let doubled = n.scale(x, 2.0)?;
     let s = sigmoid(n, &doubled)?;
     let twice = n.scale(&s, 2.0)?;
     n.shift(&twice, -1.0)
+}
+
+/// `1/√x` for x in [0.01, 200]: [`NEWTON_STEPS`] of Newton's `y ← y·(3 − x·y²)/2` from
+/// CrypTen's start `y₀ = 2.2·e^(−x/2 − 0.2) + 0.2 − x/1024`.
+pub(crate) fn rsqrt<N: Numbers>(n: &mut N, x: &N::V) -> Result<N::V, Error> {
+    if let Some(root) = n.exactly(Function::Sqrt, x) {
+        return n
+            .exactly(Function::Reciprocal, &root)
+            .ok_or_else(|| Error::Graph("a number system exact in √x but not in 1/x".to_owned()));
+    }
+    let t = n.scale(x, -0.5)?;
+    let t = n.shift(&t, -0.2)?;
+    let e = exp(n, &t)?;
+    let e = n.scale(&e, 2.2)?;
+    let e = n.shift(&e, 0.2)?;
+    let lean = n.scale(x, 1.0 / 1024.0)?;
+    let mut y = n.sub(&e, &lean)?;
+    for _ in 0..NEWTON_STEPS {
+        let yy = n.mul(&y, &y)?;
+        let xyy = n.mul(x, &yy)?;
+        let t = n.scale(&xyy, -0.5)?;
+        let t = n.shift(&t, 1.5)?;
+        y = n.mul(&y, &t)?;
+    }
+    Ok(y)
+}
+
+/// `√x = x·(1/√x)` for x in [0.01, 200].
+pub(crate) fn sqrt<N: Numbers>(n: &mut N, x: &N::V) -> Result<N::V, Error> {
+    if let Some(y) = n.exactly(Function::Sqrt, x) {
+        return Ok(y);
+    }
+    let r = rsqrt(n, x)?;
+    n.mul(x, &r)
+}
+
+/// `erf(x) ≈ tanh(√(2/π)·(√2·x + 0.044715·(√2·x)³))`: the tanh form GELU's authors give
+/// (Hendrycks and Gimpel 2016, §2), within 3.6·10⁻⁴ of erf.
+pub(crate) fn erf<N: Numbers>(n: &mut N, x: &N::V) -> Result<N::V, Error> {
+    if let Some(y) = n.exactly(Function::Erf, x) {
+        return Ok(y);
+    }
+    // √(2/π)·√2 = 2/√π, and √(2/π)·0.044715·2√2.
+    let (a, b) = (std::f32::consts::FRAC_2_SQRT_PI, 0.100_910_6);
+    let square = n.mul(x, x)?;
+    let cube = n.mul(&square, x)?;
+    let linear = n.scale(x, a)?;
+    let cubic = n.scale(&cube, b)?;
+    let inner = n.add(&linear, &cubic)?;
+    tanh(n, &inner)
+}
+
+/// `GELU(x) = x·(1 + erf(x/√2))/2`, erf as [`erf`] gives it (both ONNX forms: the tanh one
+/// is this, the exact one within erf's error).
+pub(crate) fn gelu<N: Numbers>(n: &mut N, x: &N::V) -> Result<N::V, Error> {
+    if let Some(y) = n.exactly(Function::Gelu, x) {
+        return Ok(y);
+    }
+    let scaled = n.scale(x, std::f32::consts::FRAC_1_SQRT_2)?;
+    let e = erf(n, &scaled)?;
+    let half = n.scale(&e, 0.5)?;
+    let gate = n.shift(&half, 0.5)?;
+    n.mul(x, &gate)
 }
 
 /// Which function.
@@ -251,6 +410,14 @@ pub enum Function {
     Tanh,
     /// `1/x`.
     Reciprocal,
+    /// `√x`.
+    Sqrt,
+    /// `erf(x)`.
+    Erf,
+    /// `x·(1 + erf(x/√2))/2`.
+    Gelu,
+    /// GELU's tanh form, `x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))/2` (the same method).
+    GeluTanh,
 }
 
 /// A smooth function of each element.
@@ -260,16 +427,103 @@ pub struct Smooth(pub Function);
 impl Smooth {
     /// The function's method on `x`.
     fn apply<N: Numbers>(&self, n: &mut N, x: &N::V) -> Result<N::V, Error> {
+        if let Some(y) = n.exactly(self.0, x) {
+            return Ok(y);
+        }
         match self.0 {
             Function::Exp => exp(n, x),
             Function::Sigmoid => sigmoid(n, x),
             Function::Tanh => tanh(n, x),
             Function::Reciprocal => reciprocal(n, x),
+            Function::Sqrt => sqrt(n, x),
+            Function::Erf => erf(n, x),
+            Function::Gelu | Function::GeluTanh => gelu(n, x),
         }
     }
 }
 
+/// `x^p` for a constant p in {−1, −1/2, 1/2, 1, 2, 3}: products, [`sqrt`], [`rsqrt`] or
+/// [`reciprocal`] (ONNX's Pow; LayerNorm's `Pow(x − μ, 2)` as PyTorch exports it).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Power(pub f32);
+
+/// The exponents [`Power`] takes.
+const EXPONENTS: [f32; 6] = [-1.0, -0.5, 0.5, 1.0, 2.0, 3.0];
+
+impl Power {
+    fn apply<N: Numbers>(&self, n: &mut N, x: &N::V) -> Result<N::V, Error> {
+        match self.0 {
+            2.0 => n.mul(x, x),
+            3.0 => {
+                let square = n.mul(x, x)?;
+                n.mul(&square, x)
+            }
+            0.5 => sqrt(n, x),
+            -0.5 => rsqrt(n, x),
+            -1.0 => reciprocal(n, x),
+            _ => Ok(x.clone()),
+        }
+    }
+}
+
+impl Operator for Power {
+    fn kind(&self) -> &'static str {
+        "Pow"
+    }
+
+    fn cost(&self, io: &Io<'_>) -> Option<LayerCost> {
+        let per = match self.0 {
+            2.0 => 1,
+            3.0 => 2,
+            0.5 => EXP_SQUARINGS + 3 * NEWTON_STEPS + 1,
+            -0.5 => EXP_SQUARINGS + 3 * NEWTON_STEPS,
+            -1.0 => EXP_SQUARINGS + 2 * NEWTON_STEPS,
+            _ => 0,
+        };
+        Some(LayerCost {
+            products: io.output_len()?.checked_mul(per)?,
+            ..LayerCost::default()
+        })
+    }
+
+    fn lower(&self, c: &mut Compiler, args: &[Shared], _io: &Io<'_>) -> Result<Shared, Error> {
+        self.apply(c, &args[0])
+    }
+
+    fn export(&self, w: &mut NodeWriter<'_>) -> &'static str {
+        w.floats("exponent", &[], &[self.0]);
+        "Pow"
+    }
+}
+
+impl<A: Arith> Evaluate<A> for Power {
+    fn eval(&self, a: &A, _k: &[Vec<A::E>], args: &[&[A::E]], _io: &Io<'_>) -> Vec<A::E> {
+        let x = args[0].to_vec();
+        // The reference's arithmetic cannot fail.
+        self.apply(&mut Plain::new(a), &x).unwrap_or_default()
+    }
+}
+
+/// Pow of a computed tensor by a constant scalar exponent of [`EXPONENTS`] (an input the
+/// architecture keeps: [`super::ARCHITECTURE_INPUTS`]).
+fn pow<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    let (x, shape) = computed(imp, at)?;
+    let (_, exponent) = crate::import::args::weight(imp, at, 1, "the exponent")?;
+    match exponent[..] {
+        [p] if EXPONENTS.contains(&p) => imp.push(at, super::Op::Power(Power(p)), vec![x], shape),
+        _ => Err(
+            format!("exponent {exponent:?}: one of {EXPONENTS:?} (1/x, 1/√x, √x, x, x², x³)")
+                .into(),
+        ),
+    }
+}
+
 pub(super) const FAMILY: &[Family] = &[
+    Family {
+        name: "Pow",
+        import: pow,
+        supported: "Pow (by a constant −1, −1/2, 1/2, 1, 2 or 3)",
+    },
     Family {
         name: "Exp",
         import,
@@ -290,6 +544,21 @@ pub(super) const FAMILY: &[Family] = &[
         import,
         supported: "",
     },
+    Family {
+        name: "Sqrt",
+        import,
+        supported: "Sqrt, Erf, Gelu (opset 20, both forms)",
+    },
+    Family {
+        name: "Erf",
+        import,
+        supported: "",
+    },
+    Family {
+        name: "Gelu",
+        import,
+        supported: "",
+    },
 ];
 
 impl Operator for Smooth {
@@ -299,6 +568,9 @@ impl Operator for Smooth {
             Function::Sigmoid => "Sigmoid",
             Function::Tanh => "Tanh",
             Function::Reciprocal => "Reciprocal",
+            Function::Sqrt => "Sqrt",
+            Function::Erf => "Erf",
+            Function::Gelu | Function::GeluTanh => "Gelu",
         }
     }
 
@@ -308,10 +580,14 @@ impl Operator for Smooth {
         let n = io.output_len()?;
         let exp = EXP_SQUARINGS;
         let reciprocal = exp + 2 * NEWTON_STEPS;
+        let rsqrt = exp + 3 * NEWTON_STEPS;
         let (products, relus) = match self.0 {
             Function::Exp => (exp, 0),
             Function::Reciprocal => (reciprocal, 0),
             Function::Sigmoid | Function::Tanh => (reciprocal, 2),
+            Function::Sqrt => (rsqrt + 1, 0),
+            Function::Erf => (reciprocal + 2, 2),
+            Function::Gelu | Function::GeluTanh => (reciprocal + 3, 2),
         };
         Some(LayerCost {
             products: n.checked_mul(products)?,
@@ -324,7 +600,10 @@ impl Operator for Smooth {
         self.apply(c, &args[0])
     }
 
-    fn export(&self, _w: &mut NodeWriter<'_>) -> &'static str {
+    fn export(&self, w: &mut NodeWriter<'_>) -> &'static str {
+        if self.0 == Function::GeluTanh {
+            w.string("approximate", "tanh");
+        }
         self.kind()
     }
 }
@@ -332,12 +611,9 @@ impl Operator for Smooth {
 impl<A: Arith> Evaluate<A> for Smooth {
     /// Float computes the function itself, as onnxruntime does; fixed point the method.
     fn eval(&self, a: &A, _k: &[Vec<A::E>], args: &[&[A::E]], _io: &Io<'_>) -> Vec<A::E> {
-        if let Some(exact) = a.exactly(self.0, args[0]) {
-            return exact;
-        }
         let x = args[0].to_vec();
         // The reference's arithmetic cannot fail.
-        self.apply(&mut Plain(a), &x).unwrap_or_default()
+        self.apply(&mut Plain::new(a), &x).unwrap_or_default()
     }
 }
 
@@ -346,6 +622,13 @@ fn import<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
         "Exp" => Function::Exp,
         "Sigmoid" => Function::Sigmoid,
         "Tanh" => Function::Tanh,
+        "Sqrt" => Function::Sqrt,
+        "Erf" => Function::Erf,
+        "Gelu" => match Attributes::of(at.node).string("approximate")? {
+            None | Some(b"none") => Function::Gelu,
+            Some(b"tanh") => Function::GeluTanh,
+            Some(_) => return Err("approximate must be none or tanh".into()),
+        },
         _ => Function::Reciprocal,
     };
     let (x, shape) = computed(imp, at)?;
@@ -370,7 +653,8 @@ mod tests {
             .map(|i| lo + (hi - lo) * i as f32 / 400.0)
             .collect();
         let encoded: Vec<A::E> = xs.iter().map(|&x| a.encode(x)).collect();
-        let got = Smooth(method).apply(&mut Plain(a), &encoded).unwrap();
+        let mut method_only = Plain::methods(a);
+        let got = Smooth(method).apply(&mut method_only, &encoded).unwrap();
         xs.iter()
             .zip(got)
             .map(|(&x, g)| {
@@ -393,7 +677,9 @@ mod tests {
         let sigma = |x: f64| 1.0 / (1.0 + (-x).exp());
         let reciprocal = |x: f64| 1.0 / x;
         type Case = (Function, (f32, f32), fn(f64) -> f64, bool, [f64; 2]);
-        let cases: [Case; 5] = [
+        let erf: fn(f64) -> f64 = crate::fixed::tests_erf;
+        let gelu: fn(f64) -> f64 = |x| 0.5 * x * (1.0 + crate::fixed::tests_erf(x / 2f64.sqrt()));
+        let cases: [Case; 8] = [
             (Function::Exp, (-16.0, 0.0), f64::exp, false, [1.1e-3, 4e-3]),
             (Function::Exp, (0.0, 4.0), f64::exp, true, [0.031, 0.037]),
             (
@@ -411,6 +697,9 @@ mod tests {
                 false,
                 [1.8e-3, 3.5e-3],
             ),
+            (Function::Sqrt, (0.01, 200.0), f64::sqrt, true, [1e-5, 2e-3]),
+            (Function::Erf, (-4.0, 4.0), erf, false, [1.5e-3, 3.5e-3]),
+            (Function::Gelu, (-6.0, 6.0), gelu, false, [1.4e-3, 2e-3]),
         ];
         for (function, range, f, relative, [float_bound, fixed_bound]) in cases {
             let float = worst(&Float, function, range, f, relative);
