@@ -112,7 +112,7 @@ def test_private_equals_fixed_point(name):
 
 def test_products_that_do_not_fit_are_named():
     cases = [
-        (graph([node("Div", ["x", "x"], "d")]), "only by a constant"),
+        (graph([node("Div", ["one", "x"], "d")], [reals("one", 1.0)]), "divides a constant"),
         (graph([node("Div", ["x", "z"], "d")], [reals("z", [0.0, 1.0, 2.0, 3.0])]), "divides by zero"),
         (graph([node("ReduceMean", ["x"], "m", axes=[0])]), "not the batch"),
         (graph([node("Squeeze", ["x"], "s")]), "name the axes"),

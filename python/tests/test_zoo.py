@@ -12,7 +12,7 @@ import tessera
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEEP = ["resnet50", "squeezenet1.1", "squeezenet-cifar", "densenet121", "mobilenetv2",
-        "mobilenetv3-small", "resnet32-cifar"]
+        "mobilenetv3-small", "efficientnet-b0", "resnet32-cifar"]
 
 
 def cli():

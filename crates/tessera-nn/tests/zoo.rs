@@ -12,13 +12,14 @@ use tessera_nn::secure::{self, Protocol};
 use tessera_nn::{export, import, zoo};
 use tessera_testkit::numbers;
 
-const DEEP: [&str; 7] = [
+const DEEP: [&str; 8] = [
     "resnet50",
     "squeezenet1.1",
     "squeezenet-cifar",
     "densenet121",
     "mobilenetv2",
     "mobilenetv3-small",
+    "efficientnet-b0",
     "resnet32-cifar",
 ];
 

@@ -259,8 +259,10 @@ impl Operator for Divide {
     /// The reciprocal's products per divisor, one per quotient.
     fn cost(&self, io: &Io<'_>) -> Option<LayerCost> {
         let divisors: usize = io.inputs[1].iter().product();
+        let reciprocals = divisors.checked_mul(super::smooth::RECIPROCAL_PRODUCTS)?;
         Some(LayerCost {
-            products: io.output_len()?.checked_add(divisors.checked_mul(28)?)?,
+            products: io.output_len()?.checked_add(reciprocals)?,
+            relus: divisors,
             ..LayerCost::default()
         })
     }

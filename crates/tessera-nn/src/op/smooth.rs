@@ -1,28 +1,31 @@
-//! Smooth functions of each element (ONNX Operators: Exp, Sigmoid, Tanh, Reciprocal), by
-//! CrypTen's methods (Knott et al., NeurIPS 2021, App. C.1): each written once over
-//! [`Numbers`], which the fixed-point reference and the protocol both implement, so that the
-//! two compute the same sequence of products and comparisons (each truncation a unit apart);
-//! float computes the functions themselves, as onnxruntime does. Their error against float
-//! (measured on 401 points by this module's test; method alone, then at ℓ = 64, f = 16):
+//! Smooth functions of each element (ONNX Operators: Exp, Sigmoid, Tanh, Reciprocal, Sqrt,
+//! Erf, Gelu, Pow), by CrypTen's methods (Knott et al., NeurIPS 2021, App. C.1) with a
+//! better-conditioned exp: each written once over [`Numbers`], which the fixed-point reference
+//! and the protocol both implement, so that the two compute the same sequence of products and
+//! comparisons (each truncation a unit apart); float computes the functions themselves, as
+//! onnxruntime does. Their error against float, measured on 401 points by this module's test
+//! (the method alone, then at ℓ = 64, f = 16, where the truncations dominate):
 //!
-//! - exp by the limit `(1 + x/2^8)^(2^8)`, eight squarings: on [−16, 0] 1.1·10⁻³ / 3.4·10⁻³
-//!   absolute; on [0, 4] 3.0 / 3.5 % of 1 + e^x. x must stay below 10 (the squares' range at
-//!   f = 16) and above −256 (the base's sign);
+//! - exp: held at −64 from below (one comparison), then the cubic Taylor base `1 + t + t²/2 +
+//!   t³/6` of t = x/2^6 squared six times (eight products): on [−16, 0] 2.4·10⁻⁶ / 1.9·10⁻³
+//!   absolute; on [0, 4] 4.1·10⁻⁵ / 2.9·10⁻³ of 1 + e^x; x must stay below 10 at f = 16 (the
+//!   squares' range);
 //! - 1/x by ten Newton steps `y ← y·(2 − x·y)` from `y₀ = 3·e^(0.5 − x) + 0.003`, for x in
-//!   [0.05, 250] (where the start is within the steps' reach): 7.7·10⁻⁸ / 4.6·10⁻⁵ of 1 + 1/x;
+//!   [0.05, 250] (where the start is within the steps' reach): 7.7·10⁻⁸ / 5.2·10⁻⁵ of 1 + 1/x;
 //! - sigmoid as `σ(|x|) = 1/(1 + e^(−|x|))` with |x| held below 16, then `1 − σ(|x|)` for
-//!   negative x (one comparison, its bit used twice): 8.6·10⁻⁴ / 1.5·10⁻³ for every x;
-//! - tanh as `2·σ(2x) − 1`: 1.7·10⁻³ / 3.0·10⁻³;
+//!   negative x (one comparison, its bit used twice): 8.1·10⁻⁷ / 7.4·10⁻⁴ for every x;
+//! - tanh as `2·σ(2x) − 1`: 1.6·10⁻⁶ / 1.5·10⁻³;
 //! - 1/√x by ten Newton steps `y ← y·(3 − x·y²)/2` from CrypTen's `2.2·e^(−x/2 − 0.2) + 0.2 −
 //!   x/1024`, for x in [0.01, 200]; √x as x·(1/√x): 4.8·10⁻⁶ / 1.2·10⁻³ of 1 + √x;
 //! - erf as `tanh(2/√π·x + 0.1009·x³)` (GELU's tanh form, within 3.6·10⁻⁴ of erf) on
-//!   [−4, 4]: 1.4·10⁻³ / 3.0·10⁻³; GELU as `x·(1 + erf(x/√2))/2` (ONNX's exact and tanh forms
-//!   alike) on [−6, 6]: 1.3·10⁻³ / 1.7·10⁻³.
+//!   [−4, 4]: 3.6·10⁻⁴ / 1.6·10⁻³; GELU as `x·(1 + erf(x/√2))/2` (ONNX's exact and tanh forms
+//!   alike) on [−6, 6]: 4.8·10⁻⁴ / 5.4·10⁻⁴.
 //!
-//! The protocol is a further 2^8 units at most from the reference (exp's squarings double a
-//! truncation's unit each). Cost per element: exp 8 products (8 rounds); 1/x 28 (28 rounds);
-//! sigmoid and tanh 28 products, two comparisons and three bit products. They want ℓ = 64:
-//! at ℓ = 32 the squares leave the ring past x ≈ 4 and f ≤ 10 loses their precision.
+//! The protocol is a further 2^6 units or so from the reference (exp's squarings double a
+//! truncation's unit each). Cost per element: exp 8 products and a comparison; 1/x 28
+//! products; sigmoid and tanh 28 products, two comparisons and three bit products; 1/√x 38.
+//! They want ℓ = 64: at ℓ = 32 the squares leave the ring past x ≈ 4 and f ≤ 10 loses their
+//! precision.
 
 use super::{Evaluate, Family, Io, Operator};
 use crate::error::Error;
@@ -34,8 +37,19 @@ use crate::import::{At, Importer, Refusal};
 use crate::model::LayerCost;
 use crate::secure::{Compiler, Shared};
 
-/// The squarings of exp's limit form.
-const EXP_SQUARINGS: usize = 8;
+/// The squarings of exp's range reduction: e^x = (e^(x/2^6))^(2^6).
+const EXP_SQUARINGS: usize = 6;
+/// The least exponent exp takes as it is (its base then stays positive); below, it is held
+/// there by one comparison: e^−64 is 0 to 2^−92.
+const EXP_FLOOR: f32 = -64.0;
+/// Products of exp's base: t², t³.
+const EXP_BASE_PRODUCTS: usize = 2;
+/// Products per element of exp.
+pub(crate) const EXP_PRODUCTS: usize = EXP_BASE_PRODUCTS + EXP_SQUARINGS;
+/// Products per element of 1/x (and of sigmoid).
+pub(crate) const RECIPROCAL_PRODUCTS: usize = EXP_PRODUCTS + 2 * NEWTON_STEPS;
+/// Products per element of 1/√x.
+pub(crate) const RSQRT_PRODUCTS: usize = EXP_PRODUCTS + 3 * NEWTON_STEPS;
 /// Newton's steps for 1/x.
 const NEWTON_STEPS: usize = 10;
 /// The magnitude sigmoid's input is held to: σ(16) is 1 within 1.2·10⁻⁷.
@@ -262,12 +276,30 @@ impl Numbers for Compiler {
     }
 }
 
-/// `e^x` ([`EXP_SQUARINGS`] squarings of `1 + x/2^8`).
+/// `e^x`: below [`EXP_FLOOR`] held there (one comparison), then [`exp_above_floor`].
 pub(crate) fn exp<N: Numbers>(n: &mut N, x: &N::V) -> Result<N::V, Error> {
     if let Some(y) = n.exactly(Function::Exp, x) {
         return Ok(y);
     }
-    let base = n.scale(x, 1.0 / (1 << EXP_SQUARINGS) as f32)?;
+    // max(x, −64) = −64 + ReLU(x + 64).
+    let room = n.shift(x, -EXP_FLOOR)?;
+    let above = n.nonnegative(&room)?;
+    let kept = n.times(&above, &room)?;
+    let held = n.shift(&kept, EXP_FLOOR)?;
+    exp_above_floor(n, &held)
+}
+
+/// `e^x` for x ≥ [`EXP_FLOOR`]: the cubic Taylor base `1 + t + t²/2 + t³/6` of t = x/2^6
+/// (positive for t > −1.59), squared [`EXP_SQUARINGS`] times; its relative error below
+/// t⁴/24 per base, 2^6 of them: x⁴/(24·2^18).
+fn exp_above_floor<N: Numbers>(n: &mut N, x: &N::V) -> Result<N::V, Error> {
+    let t = n.scale(x, 1.0 / (1 << EXP_SQUARINGS) as f32)?;
+    let t2 = n.mul(&t, &t)?;
+    let t3 = n.mul(&t2, &t)?;
+    let half = n.scale(&t2, 0.5)?;
+    let sixth = n.scale(&t3, 1.0 / 6.0)?;
+    let base = n.add(&t, &half)?;
+    let base = n.add(&base, &sixth)?;
     let mut y = n.shift(&base, 1.0)?;
     for _ in 0..EXP_SQUARINGS {
         y = n.mul(&y, &y)?;
@@ -280,9 +312,19 @@ pub(crate) fn reciprocal<N: Numbers>(n: &mut N, x: &N::V) -> Result<N::V, Error>
     if let Some(y) = n.exactly(Function::Reciprocal, x) {
         return Ok(y);
     }
+    newton_reciprocal(n, x, true)
+}
+
+/// [`reciprocal`]'s steps; `floored`: whether its start's exponent may fall below
+/// [`EXP_FLOOR`] (x above 64.5), else x is known to stay below (sigmoid's 1 + e^(−|x|)).
+fn newton_reciprocal<N: Numbers>(n: &mut N, x: &N::V, floored: bool) -> Result<N::V, Error> {
     let t = n.scale(x, -1.0)?;
     let t = n.shift(&t, 0.5)?;
-    let e = exp(n, &t)?;
+    let e = if floored {
+        exp(n, &t)?
+    } else {
+        exp_above_floor(n, &t)?
+    };
     let e = n.scale(&e, 3.0)?;
     let mut y = n.shift(&e, 0.003)?;
     for _ in 0..NEWTON_STEPS {
@@ -314,9 +356,9 @@ pub(crate) fn sigmoid<N: Numbers>(n: &mut N, x: &N::V) -> Result<N::V, Error> {
     let held = n.shift(&negated, SIGMOID_CLIP)?;
     // σ(|x|) = 1/(1 + e^(−|x|)), in [1/2, 1).
     let negated = n.scale(&held, -1.0)?;
-    let e = exp(n, &negated)?;
+    let e = exp_above_floor(n, &negated)?;
     let denominator = n.shift(&e, 1.0)?;
-    let s = reciprocal(n, &denominator)?;
+    let s = newton_reciprocal(n, &denominator, false)?;
     let twice = n.scale(&s, 2.0)?;
     let odd = n.shift(&twice, -1.0)?;
     let chosen = n.times(&positive, &odd)?;
@@ -472,16 +514,18 @@ impl Operator for Power {
     }
 
     fn cost(&self, io: &Io<'_>) -> Option<LayerCost> {
-        let per = match self.0 {
-            2.0 => 1,
-            3.0 => 2,
-            0.5 => EXP_SQUARINGS + 3 * NEWTON_STEPS + 1,
-            -0.5 => EXP_SQUARINGS + 3 * NEWTON_STEPS,
-            -1.0 => EXP_SQUARINGS + 2 * NEWTON_STEPS,
-            _ => 0,
+        let (per, relus) = match self.0 {
+            2.0 => (1, 0),
+            3.0 => (2, 0),
+            0.5 => (RSQRT_PRODUCTS + 1, 1),
+            -0.5 => (RSQRT_PRODUCTS, 1),
+            -1.0 => (RECIPROCAL_PRODUCTS, 1),
+            _ => (0, 0),
         };
+        let n = io.output_len()?;
         Some(LayerCost {
-            products: io.output_len()?.checked_mul(per)?,
+            products: n.checked_mul(per)?,
+            relus: n.checked_mul(relus)?,
             ..LayerCost::default()
         })
     }
@@ -578,16 +622,15 @@ impl Operator for Smooth {
     /// and bit products counted as ReLUs.
     fn cost(&self, io: &Io<'_>) -> Option<LayerCost> {
         let n = io.output_len()?;
-        let exp = EXP_SQUARINGS;
-        let reciprocal = exp + 2 * NEWTON_STEPS;
-        let rsqrt = exp + 3 * NEWTON_STEPS;
+        // Comparisons: exp's floor (and through it 1/x's and 1/√x's); sigmoid's sign and
+        // clip (its exp and 1/x need no floor).
         let (products, relus) = match self.0 {
-            Function::Exp => (exp, 0),
-            Function::Reciprocal => (reciprocal, 0),
-            Function::Sigmoid | Function::Tanh => (reciprocal, 2),
-            Function::Sqrt => (rsqrt + 1, 0),
-            Function::Erf => (reciprocal + 2, 2),
-            Function::Gelu | Function::GeluTanh => (reciprocal + 3, 2),
+            Function::Exp => (EXP_PRODUCTS, 1),
+            Function::Reciprocal => (RECIPROCAL_PRODUCTS, 1),
+            Function::Sigmoid | Function::Tanh => (RECIPROCAL_PRODUCTS, 2),
+            Function::Sqrt => (RSQRT_PRODUCTS + 1, 1),
+            Function::Erf => (RECIPROCAL_PRODUCTS + 2, 2),
+            Function::Gelu | Function::GeluTanh => (RECIPROCAL_PRODUCTS + 3, 2),
         };
         Some(LayerCost {
             products: n.checked_mul(products)?,
@@ -680,8 +723,8 @@ mod tests {
         let erf: fn(f64) -> f64 = crate::fixed::tests_erf;
         let gelu: fn(f64) -> f64 = |x| 0.5 * x * (1.0 + crate::fixed::tests_erf(x / 2f64.sqrt()));
         let cases: [Case; 8] = [
-            (Function::Exp, (-16.0, 0.0), f64::exp, false, [1.1e-3, 4e-3]),
-            (Function::Exp, (0.0, 4.0), f64::exp, true, [0.031, 0.037]),
+            (Function::Exp, (-16.0, 0.0), f64::exp, false, [5e-6, 2.5e-3]),
+            (Function::Exp, (0.0, 4.0), f64::exp, true, [1e-4, 4e-3]),
             (
                 Function::Reciprocal,
                 (0.05, 250.0),
@@ -689,17 +732,17 @@ mod tests {
                 true,
                 [1e-7, 1e-4],
             ),
-            (Function::Sigmoid, (-40.0, 40.0), sigma, false, [9e-4, 2e-3]),
+            (Function::Sigmoid, (-40.0, 40.0), sigma, false, [2e-6, 1e-3]),
             (
                 Function::Tanh,
                 (-20.0, 20.0),
                 f64::tanh,
                 false,
-                [1.8e-3, 3.5e-3],
+                [4e-6, 2e-3],
             ),
             (Function::Sqrt, (0.01, 200.0), f64::sqrt, true, [1e-5, 2e-3]),
-            (Function::Erf, (-4.0, 4.0), erf, false, [1.5e-3, 3.5e-3]),
-            (Function::Gelu, (-6.0, 6.0), gelu, false, [1.4e-3, 2e-3]),
+            (Function::Erf, (-4.0, 4.0), erf, false, [4e-4, 2e-3]),
+            (Function::Gelu, (-6.0, 6.0), gelu, false, [6e-4, 8e-4]),
         ];
         for (function, range, f, relative, [float_bound, fixed_bound]) in cases {
             let float = worst(&Float, function, range, f, relative);

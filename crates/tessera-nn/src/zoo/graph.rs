@@ -10,7 +10,7 @@ use crate::eval::Plain;
 use crate::fixed::Float;
 use crate::kernels;
 use crate::model::{Add, AvgPool, Clip, Concat, Conv, Dense, GlobalAvgPool, HardSigmoid};
-use crate::model::{HardSwish, MaxPool, Mul};
+use crate::model::{Function, HardSwish, MaxPool, Mul, Smooth};
 use crate::model::{Model, Node, Op, Pool, Relu, Reshape, Window};
 use tessera_core::{Block, Prg};
 
@@ -27,6 +27,15 @@ pub(super) struct Graph {
     /// The seeded inputs' activations of each value, input after input.
     acts: Vec<Vec<f32>>,
     prg: Prg,
+}
+
+/// A squeeze-and-excitation's activation and gate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Gate {
+    /// ReLU, then HardSigmoid (MobileNetV3).
+    Hard,
+    /// SiLU, then Sigmoid (EfficientNet).
+    Smooth,
 }
 
 /// A window of `k × k`, stride `s`, padding `p` on every side.
@@ -217,20 +226,38 @@ impl Graph {
         self.push(Op::HardSwish(HardSwish), vec![x], shape)
     }
 
-    /// Squeeze-and-excitation (Hu et al., CVPR 2018) as MobileNetV3 gates it: the channels'
-    /// means through a 1×1 Conv to `squeeze` channels, ReLU, a 1×1 Conv back, HardSigmoid, and
-    /// `x` times that, channel by channel.
-    pub(super) fn squeeze_excite(&mut self, x: usize, squeeze: usize) -> usize {
+    /// SiLU (swish): `x·σ(x)`, as PyTorch exports it (Sigmoid, then Mul).
+    pub(super) fn silu(&mut self, x: usize) -> usize {
+        let shape = self.shape(x).to_vec();
+        let s = self.push(
+            Op::Smooth(Smooth(Function::Sigmoid)),
+            vec![x],
+            shape.clone(),
+        );
+        self.push(Op::Mul(Mul), vec![x, s], shape)
+    }
+
+    /// Squeeze-and-excitation (Hu et al., CVPR 2018): the channels' means through a 1×1 Conv
+    /// to `squeeze` channels, its activation, a 1×1 Conv back, the gate, and `x` times that,
+    /// channel by channel. MobileNetV3 takes ReLU and HardSigmoid, EfficientNet SiLU and
+    /// Sigmoid.
+    pub(super) fn squeeze_excite(&mut self, x: usize, squeeze: usize, gate: Gate) -> usize {
         let c = self.shape(x)[0];
         let means = self.push(Op::GlobalAvgPool(GlobalAvgPool), vec![x], vec![c, 1, 1]);
         let s = self.conv(means, squeeze, square(1, 1, 0), 1, false);
-        let s = self.relu(s);
-        let s = self.conv(s, c, square(1, 1, 0), 1, false);
-        let gate = HardSigmoid {
-            alpha: 1.0 / 6.0,
-            beta: 0.5,
+        let s = match gate {
+            Gate::Hard => self.relu(s),
+            Gate::Smooth => self.silu(s),
         };
-        let s = self.push(Op::HardSigmoid(gate), vec![s], vec![c, 1, 1]);
+        let s = self.conv(s, c, square(1, 1, 0), 1, false);
+        let op = match gate {
+            Gate::Hard => Op::HardSigmoid(HardSigmoid {
+                alpha: 1.0 / 6.0,
+                beta: 0.5,
+            }),
+            Gate::Smooth => Op::Smooth(Smooth(Function::Sigmoid)),
+        };
+        let s = self.push(op, vec![s], vec![c, 1, 1]);
         let shape = self.shape(x).to_vec();
         self.push(Op::Mul(Mul), vec![x, s], shape)
     }

@@ -7,7 +7,7 @@
 //! divides every width and sets the input's side: the small versions CI runs privately have
 //! the same blocks.
 
-use super::graph::{Graph, square};
+use super::graph::{Gate, Graph, square};
 use crate::model::Model;
 use crate::model::Window;
 
@@ -258,6 +258,61 @@ pub fn mobilenetv3_small(seed: u64, s: Scale) -> Model {
     g.model(out)
 }
 
+/// EfficientNet-B0 (Tan and Le, ICML 2019, Table 1; as torchvision defines it) on 3 × side ×
+/// side, 1000 classes: MBConv blocks with squeeze-and-excitation, SiLU throughout.
+pub fn efficientnet_b0(seed: u64, s: Scale) -> Model {
+    let mut g = Graph::new(vec![3, s.side, s.side], seed);
+    let x = g.conv(0, s.ch(32), square(3, 2, 1), 1, true);
+    let mut x = g.silu(x);
+    // Expansion, kernel, stride, output channels, repeats.
+    let stages = [
+        (1, 3, 1, 16, 1),
+        (6, 3, 2, 24, 2),
+        (6, 5, 2, 40, 2),
+        (6, 3, 2, 80, 3),
+        (6, 5, 1, 112, 3),
+        (6, 5, 2, 192, 4),
+        (6, 3, 1, 320, 1),
+    ];
+    for (expand, k, stride, out, repeats) in stages {
+        for r in 0..repeats {
+            let stride = if r == 0 { stride } else { 1 };
+            x = mbconv(&mut g, x, (expand, k, stride), s.ch(out));
+        }
+    }
+    let y = g.conv(x, s.ch(1280), square(1, 1, 0), 1, true);
+    let y = g.silu(y);
+    let out = g.classify(y, 1000);
+    g.model(out)
+}
+
+/// EfficientNet's MBConv: expand 1×1 (×`expand`, BN, SiLU) where it widens, depthwise k×k
+/// (stride, BN, SiLU), squeeze-and-excitation to a quarter of the block's input channels,
+/// project 1×1 to `out` (BN, linear), plus the input where the shape stays.
+fn mbconv(
+    g: &mut Graph,
+    x: usize,
+    (expand, k, stride): (usize, usize, usize),
+    out: usize,
+) -> usize {
+    let c = g.shape(x)[0];
+    let hidden = c * expand;
+    let mut y = x;
+    if expand != 1 {
+        y = g.conv(y, hidden, square(1, 1, 0), 1, true);
+        y = g.silu(y);
+    }
+    y = g.conv(y, hidden, square(k, stride, (k - 1) / 2), hidden, true);
+    y = g.silu(y);
+    y = g.squeeze_excite(y, (c / 4).max(1), Gate::Smooth);
+    let y = g.conv(y, out, square(1, 1, 0), 1, true);
+    if stride == 1 && c == out {
+        g.add(x, y)
+    } else {
+        y
+    }
+}
+
 /// torchvision's `_make_divisible(v, 8)`: the nearest multiple of 8, at least 8, never below
 /// 90 % of `v`.
 fn divisible_by_8(v: usize) -> usize {
@@ -298,7 +353,7 @@ fn bneck(g: &mut Graph, x: usize, b: Bneck) -> usize {
     y = g.conv(y, b.expanded, window, b.expanded, true);
     y = act(g, y);
     if let Some(squeeze) = b.squeeze {
-        y = g.squeeze_excite(y, squeeze);
+        y = g.squeeze_excite(y, squeeze, Gate::Hard);
     }
     let y = g.conv(y, b.out, square(1, 1, 0), 1, true);
     if b.stride == 1 && c == b.out {
