@@ -99,6 +99,14 @@ pub fn vector_products_bytes(
     count as f64 * (f64::from(width) * cot_bytes + flips + corrections)
 }
 
+/// The bytes both parties send for one matrix triple over Z_2^`bits` of `(rows, inner, cols)`
+/// ([`TripleGenerator::matrix`]): per direction, `inner·cols` random multipliers each times a
+/// column of `rows` elements.
+pub fn matrix_bytes(bits: u32, (rows, inner, cols): (usize, usize, usize), cot_bytes: f64) -> f64 {
+    let products = (inner * cols, rows);
+    2.0 * vector_products_bytes(bits, Multipliers::Random, products, cot_bytes)
+}
+
 /// The receiver's multipliers in Gilboa's vector products, as both parties agree on them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Multipliers {

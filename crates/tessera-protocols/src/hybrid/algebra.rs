@@ -7,8 +7,10 @@
 //! resolved at once. ABY2.0's setup (mask products δx·δy, the arithmetic sharing of a Boolean
 //! mask, daBits) is a few such expressions per operation.
 
+use super::matrix::{self, MatShape};
 use super::ring;
 use crate::Error;
+use std::collections::{BTreeMap, VecDeque};
 use crate::boolean::bits;
 use tessera_ot::triples::{ArithTriples, BoolTriples, Ring};
 
@@ -39,6 +41,8 @@ enum Expr {
     /// Σ c·v over Z_2^64 (bits: the XOR of the terms).
     Sum(Vec<(u64, Id)>),
     Product(Id, Id),
+    /// The batch of matrix products of the two entries.
+    MatProduct(Id, Id, MatShape),
     /// x·b for ring elements x private to party `from` (the other's entry zero) and bits b
     /// private to the other party (0 or 1 as ring elements; zero at `from`).
     Cross {
@@ -54,6 +58,8 @@ pub(crate) struct Pool {
     bits: [Vec<u64>; 3],
     bits_at: usize,
     ring: [([Vec<u64>; 3], usize); 4],
+    /// Matrix triples by ring and shape of one product, in the order drawn.
+    matrices: BTreeMap<(u32, (usize, usize, usize)), VecDeque<[Vec<u64>; 3]>>,
 }
 
 impl Pool {
@@ -64,7 +70,35 @@ impl Pool {
             bits: [flat(&b.a), flat(&b.b), flat(&b.c)],
             bits_at: 0,
             ring: rings.map(|t| (t, 0)),
+            matrices: BTreeMap::new(),
         }
+    }
+
+    /// Adds a matrix triple over Z_2^`bits` of one product's shape `(rows, inner, cols)`.
+    pub(crate) fn add_matrix(&mut self, bits: u32, shape: (usize, usize, usize), t: [Vec<u64>; 3]) {
+        self.matrices.entry((bits, shape)).or_default().push_back(t);
+    }
+
+    /// Matrix triples for a batch of products of `shape` over Z_2^`bits`, one per product,
+    /// laid out as the batch's matrices are.
+    pub(crate) fn take_matrices(
+        &mut self,
+        bits: u32,
+        shape: MatShape,
+    ) -> Result<[Vec<u64>; 3], Error> {
+        let queue = self.matrices.get_mut(&(bits, shape.one()));
+        let short = || Error::Input("the setup drew fewer matrix triples than it uses".into());
+        let queue = queue.ok_or_else(short)?;
+        if queue.len() < shape.batch {
+            return Err(short());
+        }
+        let mut out: [Vec<u64>; 3] = Default::default();
+        for t in queue.drain(..shape.batch) {
+            for (o, part) in out.iter_mut().zip(t) {
+                o.extend(part);
+            }
+        }
+        Ok(out)
     }
 
     /// Arithmetic triples as `u64`s.
@@ -109,11 +143,13 @@ impl Pool {
     }
 }
 
-/// Triples the setup needs: Boolean (bits) and per ring size (elements).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Triples the setup needs: Boolean (bits), per ring size (elements), and matrix triples by
+/// ring and shape of one product.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Needs {
     pub(crate) bits: usize,
     pub(crate) ring: [usize; 4],
+    pub(crate) matrices: BTreeMap<(u32, (usize, usize, usize)), usize>,
 }
 
 impl Needs {
@@ -123,6 +159,17 @@ impl Needs {
             Field::Ring { bits, n } => self.ring[ring::index(bits)] += n,
         }
     }
+
+    /// Matrix triples for a batch of products of `shape` over Z_2^`bits`.
+    pub(crate) fn add_matrices(&mut self, bits: u32, shape: MatShape) {
+        *self.matrices.entry((bits, shape.one())).or_default() += shape.batch;
+    }
+}
+
+/// The bytes both parties send for the matrix triples of a batch of products of `shape` over
+/// Z_2^`bits` ([`tessera_ot::triples::matrix_bytes`]).
+pub(crate) fn matrix_triple_bytes(bits: u32, shape: MatShape, cot_bytes: f64) -> f64 {
+    shape.batch as f64 * tessera_ot::triples::matrix_bytes(bits, shape.one(), cot_bytes)
 }
 
 /// What resolving the algebra asks of the peer.
@@ -176,6 +223,15 @@ impl Algebra {
         self.push(field, Expr::Product(a, b), None)
     }
 
+    /// The batch of matrix products of `a` and `b` (vectors of Z_2^`bits`), of `shape`.
+    pub(crate) fn matrix_product(&mut self, a: Id, b: Id, bits: u32, shape: MatShape) -> Id {
+        let field = Field::Ring {
+            bits,
+            n: shape.batch * shape.rows * shape.cols,
+        };
+        self.push(field, Expr::MatProduct(a, b, shape), None)
+    }
+
     /// The cross product of ring elements `x` private to party `from` and bits `bit` (as ring
     /// elements) private to the other party.
     pub(crate) fn cross(&mut self, from: usize, x: Id, bit: Id) -> Id {
@@ -190,10 +246,15 @@ impl Algebra {
 
     /// The bytes both parties send to resolve entries `ids` when a random correlated OT
     /// costs `cot_bytes`: per product its triple and Beaver's openings (two vectors per
-    /// party), per cross product a correlated OT (a random one and its choice bit) and τ.
+    /// party), per matrix product its matrix triples and the openings of both operands, per
+    /// cross product a correlated OT (a random one and its choice bit) and τ.
     pub(crate) fn bytes(&self, ids: std::ops::Range<Id>, cot_bytes: f64) -> f64 {
         ids.map(|i| match (&self.exprs[i], self.fields[i]) {
             (Expr::Product(..), f) => triple_bytes(f, cot_bytes) + 4.0 * wire_bytes(f) as f64,
+            (&Expr::MatProduct(a, b, shape), Field::Ring { bits, .. }) => {
+                let openings = wire_bytes(self.fields[a]) + wire_bytes(self.fields[b]);
+                matrix_triple_bytes(bits, shape, cot_bytes) + 2.0 * openings as f64
+            }
             (Expr::Cross { .. }, Field::Ring { bits, n }) => {
                 n as f64 * (cot_bytes + 0.125 + ring::bytes_per(bits) as f64)
             }
@@ -210,8 +271,12 @@ impl Algebra {
     /// The triples the products take.
     pub(crate) fn needs(&self, into: &mut Needs) {
         for (f, e) in self.fields.iter().zip(&self.exprs) {
-            if matches!(e, Expr::Product(..)) {
-                into.add(*f);
+            match (e, f) {
+                (Expr::Product(..), _) => into.add(*f),
+                (&Expr::MatProduct(_, _, shape), &Field::Ring { bits, .. }) => {
+                    into.add_matrices(bits, shape)
+                }
+                _ => {}
             }
         }
     }
@@ -237,7 +302,9 @@ impl Algebra {
                         let v = self.sum_of(self.fields[i], terms);
                         self.values[i] = Some(v);
                     }
-                    &Expr::Product(a, b) if ready(a) && ready(b) => products.push(i),
+                    &Expr::Product(a, b) | &Expr::MatProduct(a, b, _) if ready(a) && ready(b) => {
+                        products.push(i)
+                    }
                     &Expr::Cross { x, bit, .. } if ready(x) && ready(bit) => crosses.push(i),
                     _ => {}
                 }
@@ -309,7 +376,8 @@ impl Algebra {
         out
     }
 
-    /// One round of Beaver multiplications: open x − a and y − b of every product in `batch`.
+    /// One round of Beaver multiplications: open x − a and y − b of every product in `batch`
+    /// (elementwise or of matrices).
     fn beaver(
         &mut self,
         side: usize,
@@ -320,46 +388,42 @@ impl Algebra {
         let mut triples = Vec::with_capacity(batch.len());
         let mut mine = Vec::new();
         for &i in batch {
-            let Expr::Product(a, b) = self.exprs[i] else {
-                continue;
+            let (a, b, t) = match (&self.exprs[i], self.fields[i]) {
+                (&Expr::Product(a, b), field) => (a, b, pool.take(field)?),
+                (&Expr::MatProduct(a, b, shape), Field::Ring { bits, .. }) => {
+                    (a, b, pool.take_matrices(bits, shape)?)
+                }
+                _ => continue,
             };
-            let field = self.fields[i];
-            let t = pool.take(field)?;
             let (x, y) = (
                 self.values[a].as_deref().unwrap_or_default(),
                 self.values[b].as_deref().unwrap_or_default(),
             );
-            let (d, e) = open(field, x, y, &t);
-            encode(field, &d, &mut mine);
-            encode(field, &e, &mut mine);
+            let (d, e) = open(self.fields[a], x, y, &t);
+            encode(self.fields[a], &d, &mut mine);
+            encode(self.fields[b], &e, &mut mine);
             triples.push((d, e, t));
         }
         let theirs = peer.exchange(&mine)?;
         let mut at = 0;
-        for (&i, (mut d, mut e, [a, b, c])) in batch.iter().zip(triples) {
-            let field = self.fields[i];
-            for v in [&mut d, &mut e] {
+        let first = side == 0;
+        for (&i, (mut d, mut e, t)) in batch.iter().zip(triples) {
+            let (a, b, shape) = match self.exprs[i] {
+                Expr::Product(a, b) => (a, b, None),
+                Expr::MatProduct(a, b, shape) => (a, b, Some(shape)),
+                _ => continue,
+            };
+            for (v, field) in [(&mut d, self.fields[a]), (&mut e, self.fields[b])] {
                 let len = wire_bytes(field);
                 if !combine(field, v, &theirs[at..at + len]) {
                     return Err(peer.malformed("bits set past a vector's copies"));
                 }
                 at += len;
             }
-            let first = side == 0;
-            let z = (0..field.words())
-                .map(|k| match field {
-                    Field::Bits { .. } => {
-                        let de = if first { d[k] & e[k] } else { 0 };
-                        c[k] ^ (d[k] & b[k]) ^ (e[k] & a[k]) ^ de
-                    }
-                    Field::Ring { .. } => {
-                        let de = if first { d[k].wrapping_mul(e[k]) } else { 0 };
-                        c[k].wrapping_add(d[k].wrapping_mul(b[k]))
-                            .wrapping_add(e[k].wrapping_mul(a[k]))
-                            .wrapping_add(de)
-                    }
-                })
-                .collect();
+            let z = match shape {
+                Some(shape) => matrix::beaver(first, (&d, &e), &t, shape),
+                None => elementwise_beaver(self.fields[i], first, (&d, &e), &t),
+            };
             self.values[i] = Some(z);
         }
         Ok(())
@@ -377,6 +441,30 @@ pub(crate) fn triple_bytes(field: Field, cot_bytes: f64) -> f64 {
         Field::Bits { width, n } => tessera_ot::triples::boolean_bytes(width * n, cot_bytes),
         Field::Ring { bits, n } => tessera_ot::triples::arithmetic_bytes(bits, n, cot_bytes),
     }
+}
+
+/// This party's share of x·y (bits: x ∧ y) by Beaver's method, once d = x − a and e = y − b
+/// are open: c + d·b + e·a, and d·e at the `first` party.
+fn elementwise_beaver(
+    field: Field,
+    first: bool,
+    (d, e): (&[u64], &[u64]),
+    [a, b, c]: &[Vec<u64>; 3],
+) -> Vec<u64> {
+    (0..field.words())
+        .map(|k| match field {
+            Field::Bits { .. } => {
+                let de = if first { d[k] & e[k] } else { 0 };
+                c[k] ^ (d[k] & b[k]) ^ (e[k] & a[k]) ^ de
+            }
+            Field::Ring { .. } => {
+                let de = if first { d[k].wrapping_mul(e[k]) } else { 0 };
+                c[k].wrapping_add(d[k].wrapping_mul(b[k]))
+                    .wrapping_add(e[k].wrapping_mul(a[k]))
+                    .wrapping_add(de)
+            }
+        })
+        .collect()
 }
 
 /// Beaver's openings d = x − a, e = y − b (bits: XOR).

@@ -62,9 +62,6 @@ pub struct LinearWeights {
 /// The gather entry for a zero (padding).
 pub const ZERO: u32 = u32::MAX;
 
-/// Multiply-adds from which [`LinearMap::multiply`] spreads its rows over the party's pool.
-const SPREAD_PRODUCTS: usize = 1 << 16;
-
 impl LinearMap {
     /// A map of `W` (`rows × inner`) on inputs of `inputs` elements gathered by `gather`
     /// (`inner × cols` entries, each an input index or [`ZERO`]).
@@ -196,30 +193,7 @@ impl LinearMap {
     /// `W·c` for `c` = `cols(x)` (mod 2^64; the caller reduces), plus `bias` per row if given:
     /// each row on its group's block of `c`.
     pub fn multiply(&self, w: &[u64], c: &[u64], bias: Option<&[u64]>) -> Vec<u64> {
-        use rayon::prelude::*;
-        let mut y = vec![0u64; self.rows * self.cols];
-        let block = self.inner * self.cols;
-        // Row by row, spread over the party's pool when it has one and the product is large.
-        let rows = w
-            .par_chunks_exact(self.inner)
-            .zip(y.par_chunks_exact_mut(self.cols));
-        let work = self.rows * self.inner * self.cols;
-        let tasks = tessera_ot::spread::min_len(self.rows, work, SPREAD_PRODUCTS);
-        rows.enumerate()
-            .with_min_len(tasks)
-            .for_each(|(r, (wrow, yrow))| {
-                if let Some(b) = bias {
-                    yrow.fill(b[r]);
-                }
-                let g = self.group_of(r);
-                let own = &c[g * block..(g + 1) * block];
-                for (&wk, crow) in wrow.iter().zip(own.chunks_exact(self.cols)) {
-                    for (s, &v) in yrow.iter_mut().zip(crow) {
-                        *s = s.wrapping_add(wk.wrapping_mul(v));
-                    }
-                }
-            });
-        y
+        super::matrix::grouped_product(w, c, self.shape(), self.groups, bias)
     }
 
     /// Bytes a fingerprint covers.

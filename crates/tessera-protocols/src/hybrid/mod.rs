@@ -19,7 +19,8 @@
 //!
 //! Operations (their setup and online costs are stated at each [`Program`] method):
 //! XOR, AND, NOT, MUX and whole circuits ([`tessera_circuit`]) on Y, B and β; ADD, SUB, NEG,
-//! multiplication by and addition of a public constant, MUL on A and α; the mixed products
+//! multiplication by and addition of a public constant, MUL on A and α, and batches of matrix
+//! products on A and α ([`Program::matmul`], one matrix triple per product); the mixed products
 //! bit × number (B·A → A, β·α → α) and bit × bit → number (β·β → α); conversions among the
 //! four sharings ([`Program::convert`], routes in [`route`]).
 //!
@@ -77,6 +78,7 @@
 
 mod algebra;
 pub mod linear;
+mod matrix;
 mod online;
 mod op;
 mod prepare;
@@ -88,6 +90,7 @@ use crate::boolean::BoolCircuit;
 pub use crate::boolean::Reveal;
 use crate::{Error, Session};
 pub use linear::{LinearMap, LinearWeights};
+pub use matrix::MatShape;
 pub use online::Step;
 pub use op::{OnlineCost, route};
 use op::{Op, YCircuit};

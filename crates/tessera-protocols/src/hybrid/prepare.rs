@@ -4,8 +4,9 @@
 //! masks, daBits) as vectors of the [`Algebra`]; then the triples are drawn by OT and the
 //! algebra resolved.
 
-use super::algebra::{Algebra, Field, Id, Needs, Peer, Pool, triple_bytes};
+use super::algebra::{Algebra, Field, Id, Needs, Peer, Pool, matrix_triple_bytes, triple_bytes};
 use super::linear::{LinearMap, LinearWeights};
+use super::matrix::MatShape;
 use super::{CROSS, LINEAR, Program, SETUP, Sharing, TABLES, WIDTHS, ring};
 use crate::boolean::bits::{self, words};
 use crate::hello::{self, Hello, Names};
@@ -34,6 +35,9 @@ pub(super) enum Slot {
     Triple(Field),
     /// A circuit's triples, one per AND gate and copy, laid out in its layer segments.
     CircuitTriples(usize),
+    /// Matrix triples over Z_2^`bits` for a batch of products of `shape`: its three vectors
+    /// (the batch's A, B and C matrices one after another).
+    MatrixTriples { bits: u32, shape: MatShape },
     /// A vector of the algebra.
     Vector(Id),
     /// Y: this many random correlated OTs, the garbler sending (its q, lsb 0), the evaluator
@@ -183,6 +187,21 @@ impl Walk<'_> {
             terms.push((1, self.algebra.cross(from, x, bit)));
         }
         self.algebra.sum(terms)
+    }
+
+    /// γ = δa·δb + δz for a batch of matrix products of `shape` over Z_2^`bits` whose output
+    /// gets the fresh mask `dz`.
+    pub(super) fn matrix_gamma(
+        &mut self,
+        (bits, shape): (u32, MatShape),
+        [da, db, dz]: [Vec<u64>; 3],
+    ) -> Id {
+        let field = |n: usize| Field::Ring { bits, n };
+        let a = self.algebra.known(field(da.len()), da);
+        let b = self.algebra.known(field(db.len()), db);
+        let ab = self.algebra.matrix_product(a, b, bits, shape);
+        let z = self.algebra.known(field(dz.len()), dz);
+        self.algebra.sum(vec![(1, ab), (1, z)])
     }
 
     /// γ = δa·δb + δz (bits: ⊕) for a product whose output gets the fresh mask `dz`.
@@ -497,13 +516,14 @@ fn draw_triples(
         match *slot {
             Slot::Triple(f) => needs.add(f),
             Slot::CircuitTriples(c) => needs.add(circuit_field(p, c)),
+            Slot::MatrixTriples { bits, shape } => needs.add_matrices(bits, shape),
             _ => {}
         }
     }
     session.with_triples(peer, |g, links| {
         let b = g.boolean(links, needs.bits)?;
         let [n8, n16, n32, n64] = needs.ring;
-        Ok(Pool::new(
+        let mut pool = Pool::new(
             b,
             [
                 Pool::ring_of(g.arithmetic::<u8>(links, n8)?),
@@ -511,8 +531,31 @@ fn draw_triples(
                 Pool::ring_of(g.arithmetic::<u32>(links, n32)?),
                 Pool::ring_of(g.arithmetic::<u64>(links, n64)?),
             ],
-        ))
+        );
+        for (&(bits, shape), &count) in &needs.matrices {
+            for _ in 0..count {
+                let t = match bits {
+                    8 => matrix_triple::<u8>(g, links, shape)?,
+                    16 => matrix_triple::<u16>(g, links, shape)?,
+                    32 => matrix_triple::<u32>(g, links, shape)?,
+                    _ => matrix_triple::<u64>(g, links, shape)?,
+                };
+                pool.add_matrix(bits, shape, t);
+            }
+        }
+        Ok(pool)
     })
+}
+
+/// One matrix triple of `shape` over `R`, as `u64`s.
+fn matrix_triple<R: Ring>(
+    g: &mut TripleGenerator,
+    links: &mut Links<'_>,
+    shape: (usize, usize, usize),
+) -> Result<[Vec<u64>; 3], Error> {
+    let t = g.matrix::<R>(links, shape)?;
+    let up = |v: Vec<R>| v.into_iter().map(R::to_u64).collect();
+    Ok([up(t.a), up(t.b), up(t.c)])
 }
 
 /// Each operation's vectors that do not wait for the algebra, in slot order: GMW's triples,
@@ -533,6 +576,7 @@ fn first_material(
                     let t = pool.take(circuit_field(p, *c))?;
                     m.extend(t.iter().map(|v| p.circuits[*c].segment_bits(v)));
                 }
+                Slot::MatrixTriples { bits, shape } => m.extend(pool.take_matrices(*bits, *shape)?),
                 Slot::Cots(count) => {
                     let rest = cots.split_off(2 * *count);
                     m.push(std::mem::replace(&mut cots, rest));
@@ -882,6 +926,10 @@ fn slot_words(p: &Program, slot: &Slot) -> usize {
     match *slot {
         Slot::Triple(f) => 3 * f.words(),
         Slot::CircuitTriples(c) => 3 * circuit_field(p, c).words(),
+        Slot::MatrixTriples { shape, .. } => {
+            let (r, i, c) = shape.one();
+            shape.batch * (r * i + i * c + r * c)
+        }
         Slot::Cots(n) => 2 * n,
         Slot::Vector(_) => 0,
         Slot::Tables(ref words) => words.len(),
@@ -899,6 +947,7 @@ fn slot_bytes(p: &Program, slot: &Slot, cot_bytes: f64, widths: &[u32]) -> f64 {
     match *slot {
         Slot::Triple(f) => triple_bytes(f, cot_bytes),
         Slot::CircuitTriples(c) => triple_bytes(circuit_field(p, c), cot_bytes),
+        Slot::MatrixTriples { bits, shape } => matrix_triple_bytes(bits, shape, cot_bytes),
         Slot::Cots(n) => n as f64 * cot_bytes,
         Slot::Vector(_) => 0.0,
         Slot::Tables(ref words) => (8 * words.len() + tessera_net::FRAME_HEADER) as f64,

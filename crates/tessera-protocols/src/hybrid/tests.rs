@@ -8,6 +8,7 @@ use crate::SessionConfig;
 use std::thread;
 use tessera_core::{Block, Prg};
 use tessera_net::memory;
+use matrix::MatShape;
 use tessera_ot::triples::multiplier_width;
 
 type Outcome = Vec<Option<Plain>>;
@@ -168,6 +169,89 @@ fn arithmetic_operations_equal_plaintext_for_every_ring() {
             }
         }
     }
+}
+
+/// Batches of matrix products on A and α, each ring, against the products of the opened
+/// matrices (wrap-around included), whole and streamed; and refused where shapes disagree.
+#[test]
+fn matrix_products_equal_plaintext() {
+    let mut prg = Prg::from_seed_block(Block::new(11));
+    let shape = MatShape {
+        batch: 2,
+        rows: 3,
+        inner: 5,
+        cols: 4,
+    };
+    for bits in ring::RING_BITS {
+        for sharing in [Sharing::A, Sharing::Alpha] {
+            let t = |n| Type {
+                sharing,
+                kind: Kind::Ring(bits),
+                n,
+            };
+            let mut p = Program::new();
+            let x = p.input(0, t(30)).unwrap();
+            let y = p.input(1, t(40)).unwrap();
+            let z = p.matmul(x, y, shape).unwrap();
+            // A square of the product's first 4 × 4 rows: a product of products.
+            let square = MatShape {
+                batch: 1,
+                rows: 4,
+                inner: 4,
+                cols: 4,
+            };
+            let head = p.gather(z, (0..16).collect()).unwrap();
+            let zz = p.matmul(head, head, square).unwrap();
+            p.output(z, Reveal::Both).unwrap();
+            p.output(zz, Reveal::Both).unwrap();
+            let (xv, yv) = (ring_values(&mut prg, bits, 30), ring_values(&mut prg, bits, 40));
+            let inputs = || {
+                [
+                    vec![(x, Plain::Ring(xv.clone()))],
+                    vec![(y, Plain::Ring(yv.clone()))],
+                ]
+            };
+            let m = ring::mask(bits);
+            let want = matrix::product(&xv, &yv, shape);
+            let want_square = matrix::product(&want[..16], &want[..16], square);
+            let reduce = |v: Vec<u64>| -> Vec<u64> { v.into_iter().map(|v| v & m).collect() };
+            let (want, want_square) = (reduce(want), reduce(want_square));
+            for mode in [Mode::Whole, Mode::Streamed(64)] {
+                let [a, b] = run_in(mode, seeded(), &p, inputs());
+                let (a, b) = (a.unwrap(), b.unwrap());
+                assert_eq!(a, b);
+                assert_eq!(ring(&a[0]), want, "{sharing:?} Z_2^{bits} {mode:?}");
+                assert_eq!(ring(&a[1]), want_square, "{sharing:?} Z_2^{bits} {mode:?}");
+            }
+            assert!(p.matmul(y, x, shape).is_err());
+            assert!(p.matmul(x, x, shape).is_err());
+        }
+    }
+    let mut p = Program::new();
+    let ring_of = |sharing, bits| Type {
+        sharing,
+        kind: Kind::Ring(bits),
+        n: 30,
+    };
+    let a = p.input(0, ring_of(Sharing::A, 32)).unwrap();
+    let alpha = p.input(0, ring_of(Sharing::Alpha, 32)).unwrap();
+    let wide = p.input(0, ring_of(Sharing::A, 64)).unwrap();
+    let flat = MatShape {
+        batch: 1,
+        rows: 30,
+        inner: 1,
+        cols: 1,
+    };
+    let row = MatShape {
+        batch: 1,
+        rows: 1,
+        inner: 30,
+        cols: 1,
+    };
+    assert!(p.matmul(a, a, row).is_ok());
+    assert!(p.matmul(a, alpha, row).is_err());
+    assert!(p.matmul(a, wide, row).is_err());
+    assert!(p.matmul(a, a, flat).is_err());
 }
 
 #[test]
@@ -935,7 +1019,7 @@ fn maps_of_short_coefficients_equal_plaintext_and_cost_less() {
 }
 
 /// A program with every operation on `n` copies: each sharing's input, gates, arithmetic,
-/// products, mixed products, conversions, circuits in B, β and Y, a dense linear map,
+/// products, matrix products, mixed products, conversions, circuits in B, β and Y, a dense linear map,
 /// gathers, both truncations, every kind of output, a barrier; and each party's inputs and
 /// weights.
 fn every_operation(n: usize) -> (Program, Given) {
@@ -982,6 +1066,16 @@ fn every_operation(n: usize) -> (Program, Given) {
     let dense = LinearMap::dense(n, 3).unwrap();
     let linear = p.linear(al, dense, 0).unwrap();
     let gathered = p.gather(al, vec![0, 0, 1]).unwrap();
+    let shape = MatShape {
+        batch: 2,
+        rows: 3,
+        inner: 2,
+        cols: 4,
+    };
+    let (ma, mb) = (p.gather(prod, vec![0; 12]).unwrap(), p.gather(a, vec![1; 16]).unwrap());
+    let matrices_a = p.matmul(ma, mb, shape).unwrap();
+    let (ma, mb) = (p.gather(al, vec![0; 12]).unwrap(), p.gather(square, vec![1; 16]).unwrap());
+    let matrices_alpha = p.matmul(ma, mb, shape).unwrap();
     p.barrier();
     for (v, reveal) in [
         (bits, Reveal::Both),
@@ -992,6 +1086,8 @@ fn every_operation(n: usize) -> (Program, Given) {
         (bits_product, Reveal::Both),
         (linear, Reveal::To(1)),
         (gathered, Reveal::Both),
+        (matrices_a, Reveal::To(0)),
+        (matrices_alpha, Reveal::Both),
         (outs[2], Reveal::Both),
         (p.and(y, y0).unwrap(), Reveal::To(1)),
     ] {

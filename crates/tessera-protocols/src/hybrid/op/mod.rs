@@ -9,6 +9,7 @@ mod garbled;
 mod gates;
 mod input;
 mod maps;
+mod matrices;
 mod mixed;
 mod output;
 mod products;
@@ -117,6 +118,7 @@ pub(super) enum Op {
     Output(output::Open),
     Barrier(output::Barrier),
     Linear(maps::Linear),
+    MatProduct(matrices::MatProduct),
     Gather(maps::Gather),
     Truncate(truncation::Truncate),
     TopBits(truncation::TopBits),
@@ -141,6 +143,7 @@ impl Op {
             Op::Output(o) => o,
             Op::Barrier(o) => o,
             Op::Linear(o) => o,
+            Op::MatProduct(o) => o,
             Op::Gather(o) => o,
             Op::Truncate(o) => o,
             Op::TopBits(o) => o,
