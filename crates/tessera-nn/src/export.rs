@@ -44,7 +44,7 @@ pub fn to_onnx(model: &Model) -> Result<Vec<u8>, Error> {
     for node in &model.nodes {
         let inputs: Vec<String> = node.inputs.iter().map(|&v| name(v)).collect();
         let (n, tensors) = write_node(node, inputs, name(node.output), &model.shapes[node.output]);
-        graph.node.push(n);
+        graph.node.extend(n);
         graph.initializer.extend(tensors);
     }
     Ok(m.encode_to_vec())
@@ -71,36 +71,55 @@ fn value_info(name: &str, shape: &[usize]) -> ValueInfoProto {
     }
 }
 
-/// One layer's node and the constants it reads (named after the node).
+/// One layer's node (and the Add of a constant after it, if its export asks for one) and the
+/// constants they read (named after the node).
 fn write_node(
     node: &Node,
     mut inputs: Vec<String>,
     output: String,
     out_shape: &[usize],
-) -> (NodeProto, Vec<TensorProto>) {
+) -> (Vec<NodeProto>, Vec<TensorProto>) {
     let mut w = NodeWriter {
         name: &node.name,
         out_shape,
         consts: Vec::new(),
         attrs: Vec::new(),
+        added: None,
     };
     let op_type = node.op.operator().export(&mut w);
     let NodeWriter {
-        mut consts, attrs, ..
+        mut consts,
+        attrs,
+        added,
+        ..
     } = w;
     // The constants are the node's inputs after the computed ones, in order (an unnamed one
     // stands for an absent optional input, and is not written).
     inputs.extend(consts.iter().map(|t| t.name.clone()));
     consts.retain(|t| !t.name.is_empty());
-    let n = NodeProto {
+    let own_output = match added {
+        Some(_) => format!("{output}.unbiased"),
+        None => output.clone(),
+    };
+    let mut nodes = vec![NodeProto {
         name: node.name.clone(),
         op_type: op_type.to_owned(),
         input: inputs,
-        output: vec![output],
+        output: vec![own_output.clone()],
         attribute: attrs,
         ..Default::default()
-    };
-    (n, consts)
+    }];
+    if let Some(constant) = added {
+        nodes.push(NodeProto {
+            name: format!("{}.add", node.name),
+            op_type: "Add".to_owned(),
+            input: vec![own_output, constant.name.clone()],
+            output: vec![output],
+            ..Default::default()
+        });
+        consts.push(constant);
+    }
+    (nodes, consts)
 }
 
 /// What an operator's export ([`crate::op::Operator::export`]) writes of its node: its
@@ -111,6 +130,8 @@ pub(crate) struct NodeWriter<'a> {
     pub(crate) out_shape: &'a [usize],
     consts: Vec<TensorProto>,
     attrs: Vec<AttributeProto>,
+    /// A constant added to the node's output by an Add node after it.
+    added: Option<TensorProto>,
 }
 
 impl NodeWriter<'_> {
@@ -123,6 +144,13 @@ impl NodeWriter<'_> {
             raw_data: values.iter().flat_map(|v| v.to_le_bytes()).collect(),
             ..Default::default()
         });
+    }
+
+    /// A real constant `suffix` of `dims` added to the node's output by an Add node after it
+    /// (a bias that the node's ONNX operator has no input for).
+    pub(crate) fn floats_added(&mut self, suffix: &str, dims: &[usize], values: &[f32]) {
+        self.floats(suffix, dims, values);
+        self.added = self.consts.pop();
     }
 
     /// An integer vector `suffix`, the node's next input.

@@ -3,13 +3,14 @@
 //! transforms the client applies itself (Softmax, LogSoftmax, Log) peeled off the end.
 //!
 //! Tensors are row-major; the batch axis of the ONNX graph is gone (one sample at a time), so a
-//! convolution's input is `[C, H, W]` and a dense layer's `[features]`.
+//! convolution's input is `[C, H, W]` and a dense layer's `[features]` (or `[tokens, features]`).
 
 use crate::op::Io;
 pub use crate::op::{
     Add, AddConst, AvgPool, Clip, Concat, Conv, Dense, Divide, Expand, Function, Gather,
-    GlobalAvgPool, HardSigmoid, HardSwish, LayerNorm, MaxPool, Mul, Neg, Op, Pad, Pool, Power,
-    Reduce, Reduction, Relu, Reshape, Scale, Slice, Smooth, Softmax, Sub, Transpose, supported,
+    GlobalAvgPool, HardSigmoid, HardSwish, LayerNorm, MatMul, MaxPool, Mul, Neg, Op, Pad, Pool,
+    Power, Reduce, Reduction, Relu, Reshape, Scale, Slice, Smooth, Softmax, Sub, Transpose,
+    supported,
 };
 
 /// A value of the graph: an index into [`Model::shapes`].

@@ -1,4 +1,5 @@
-//! Gemm and MatMul by a constant (ONNX Operators: Gemm, MatMul): `y = W·x + b`, a private
+//! Gemm and MatMul by a constant (ONNX Operators: Gemm, MatMul; [`super::matmul`] imports the
+//! latter): `y = W·x + b`, a private
 //! linear map of the server's on α (MOTION2NX, Braun et al., App. A.3), its bias at the
 //! products' scale.
 
@@ -6,7 +7,7 @@ use super::{Evaluate, Family, Io, Operator};
 use crate::error::Error;
 use crate::export::NodeWriter;
 use crate::fixed::Arith;
-use crate::import::args::{bias, computed, constant_input, weight};
+use crate::import::args::{bias, computed, weight};
 use crate::import::proto::Attributes;
 use crate::import::{At, Importer, Refusal};
 use crate::kernels;
@@ -14,7 +15,9 @@ use crate::model::LayerCost;
 use crate::secure::{Compiler, Shared};
 use tessera_protocols::hybrid::LinearMap;
 
-/// A dense layer: `y = W·x + b` with `W` of `outputs × inputs`, row-major.
+/// A dense layer: `y = W·x + b` with `W` of `outputs × inputs`, row-major, on the input's
+/// last axis (of `inputs`): at each position of the leading axes (each token of a sequence)
+/// alike, one linear map whose columns are the positions.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dense {
     /// Input features.
@@ -27,18 +30,11 @@ pub struct Dense {
     pub bias: Vec<f32>,
 }
 
-pub(super) const FAMILY: &[Family] = &[
-    Family {
-        name: "Gemm",
-        import: gemm,
-        supported: "Gemm",
-    },
-    Family {
-        name: "MatMul",
-        import: matmul,
-        supported: "MatMul (by a constant)",
-    },
-];
+pub(super) const FAMILY: &[Family] = &[Family {
+    name: "Gemm",
+    import: gemm,
+    supported: "Gemm",
+}];
 
 impl Operator for Dense {
     fn kind(&self) -> &'static str {
@@ -57,23 +53,77 @@ impl Operator for Dense {
         [&self.weight, &self.bias]
     }
 
-    fn cost(&self, _io: &Io<'_>) -> Option<LayerCost> {
+    fn cost(&self, io: &Io<'_>) -> Option<LayerCost> {
+        let positions = self.positions(io)?;
         Some(LayerCost {
-            multiplications: self.inputs.checked_mul(self.outputs)?,
+            multiplications: self
+                .inputs
+                .checked_mul(self.outputs)?
+                .checked_mul(positions)?,
             ..LayerCost::default()
         })
     }
 
-    fn lower(&self, c: &mut Compiler, args: &[Shared], _io: &Io<'_>) -> Result<Shared, Error> {
-        let map = LinearMap::dense(self.inputs, self.outputs).map_err(Error::Compile)?;
-        c.linear(args[0], map, &self.weight, &self.bias)
+    /// One column per position; the outputs, feature by position, gathered back to position by
+    /// feature.
+    fn lower(&self, c: &mut Compiler, args: &[Shared], io: &Io<'_>) -> Result<Shared, Error> {
+        let positions = self.positions(io).ok_or_else(|| {
+            Error::Graph(format!("node {:?}: an input of {:?}", io.name, io.input()))
+        })?;
+        let (inputs, outputs) = (self.inputs, self.outputs);
+        if positions == 1 {
+            let map = LinearMap::dense(inputs, outputs).map_err(Error::Compile)?;
+            return c.linear(args[0], map, &self.weight, &self.bias);
+        }
+        let at = |k: usize, s: usize| (s * inputs + k) as u32;
+        let columns = (0..inputs).flat_map(|k| (0..positions).map(move |s| at(k, s)));
+        let map = LinearMap::new(
+            outputs,
+            inputs,
+            positions,
+            inputs * positions,
+            columns.collect(),
+        );
+        let y = c.linear(
+            args[0],
+            map.map_err(Error::Compile)?,
+            &self.weight,
+            &self.bias,
+        )?;
+        let back =
+            (0..positions).flat_map(|s| (0..outputs).map(move |r| (r * positions + s) as u32));
+        c.gather(y, back.collect())
     }
 
+    /// Gemm on one position; MatMul by `Wᵀ` on several, its bias (if any) by an Add after it.
     fn export(&self, w: &mut NodeWriter<'_>) -> &'static str {
-        w.floats("weight", &[self.outputs, self.inputs], &self.weight);
-        w.floats("bias", &[self.outputs], &self.bias);
-        w.int("transB", 1);
-        "Gemm"
+        let (inputs, outputs) = (self.inputs, self.outputs);
+        if w.out_shape.len() == 1 {
+            w.floats("weight", &[outputs, inputs], &self.weight);
+            w.floats("bias", &[outputs], &self.bias);
+            w.int("transB", 1);
+            return "Gemm";
+        }
+        let transposed = kernels::transpose(&self.weight, &[outputs, inputs], &[1, 0]);
+        w.floats("weight", &[inputs, outputs], &transposed);
+        if self.bias.iter().any(|&b| b != 0.0) {
+            w.floats_added("bias", &[outputs], &self.bias);
+        }
+        "MatMul"
+    }
+}
+
+impl Dense {
+    /// Positions of the leading axes of the input (`None` if its last axis is not `inputs`
+    /// long: a model built in code, which [`crate::model::Model::check`] refuses).
+    fn positions(&self, io: &Io<'_>) -> Option<usize> {
+        let shape = io.input();
+        if shape.last() != Some(&self.inputs) {
+            return None;
+        }
+        shape[..shape.len() - 1]
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
     }
 }
 
@@ -82,9 +132,12 @@ impl<A: Arith> Evaluate<A> for Dense {
         vec![a.encode_all(&self.weight), a.encode_products(&self.bias)]
     }
 
+    /// Position by position.
     fn eval(&self, a: &A, k: &[Vec<A::E>], args: &[&[A::E]], _io: &Io<'_>) -> Vec<A::E> {
         let shape = (self.outputs, self.inputs, 1);
-        kernels::matmul_bias(a, &k[0], args[0], &k[1], shape, 1)
+        let positions = args[0].chunks_exact(self.inputs);
+        let each = positions.flat_map(|x| kernels::matmul_bias(a, &k[0], x, &k[1], shape, 1));
+        each.collect()
     }
 }
 
@@ -104,10 +157,8 @@ fn gemm<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     push(imp, at, (x, &shape), weight, bias, [inputs, outputs])
 }
 
-fn matmul<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
-    if constant_input(imp, at, 0).is_some() {
-        return Err("the constant must be the second operand".into());
-    }
+/// MatMul of a computed tensor by a constant ([`super::matmul`] chose this).
+pub(super) fn by_constant<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let (x, shape) = computed(imp, at)?;
     let w = weight(imp, at, 1, "the second operand")?;
     let (weight, outputs, inputs) = matrix(w, false)?;
@@ -138,17 +189,21 @@ fn push<'a>(
     bias: Vec<f32>,
     [inputs, outputs]: [usize; 2],
 ) -> Result<(), Refusal> {
-    if shape != [inputs] {
+    let Some((&last, leading)) = shape.split_last() else {
+        return Err("a scalar input".into());
+    };
+    if last != inputs {
         return Err(format!(
             "an input of shape {shape:?} for a weight of {inputs} inputs; Flatten or Reshape it first"
         )
         .into());
     }
+    let out: Vec<usize> = leading.iter().copied().chain([outputs]).collect();
     let dense = Dense {
         inputs,
         outputs,
         weight,
         bias,
     };
-    imp.push(at, super::Op::Dense(dense), vec![x], vec![outputs])
+    imp.push(at, super::Op::Dense(dense), vec![x], out)
 }

@@ -15,6 +15,7 @@ mod constant;
 mod conv;
 mod dense;
 mod hard;
+mod matmul;
 mod movement;
 mod mul;
 mod normalize;
@@ -33,6 +34,7 @@ pub use concat::Concat;
 pub use conv::Conv;
 pub use dense::Dense;
 pub use hard::{HardSigmoid, HardSwish};
+pub use matmul::MatMul;
 pub use movement::{Reshape, Transpose};
 pub use mul::{Divide, Mul, Neg, Scale};
 pub use normalize::{LayerNorm, Softmax};
@@ -207,6 +209,7 @@ pub(crate) struct Family {
 /// Every ONNX operator the importer reads, by module.
 pub(crate) const FAMILIES: &[&[Family]] = &[
     dense::FAMILY,
+    matmul::FAMILY,
     conv::FAMILY,
     relu::FAMILY,
     clip::FAMILY,
@@ -278,6 +281,8 @@ macro_rules! registry {
 registry! {
     /// Gemm, MatMul by a constant, or ONNX's Linear form of them.
     Dense(Dense),
+    /// The matrix product of two computed tensors, batched over leading axes.
+    MatMul(MatMul),
     /// Conv.
     Conv(Conv),
     /// max(x, 0).

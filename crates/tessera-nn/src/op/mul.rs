@@ -69,7 +69,7 @@ fn spread(from: &[usize], to: &[usize]) -> Option<Vec<u32>> {
 }
 
 /// A product at scale 2^2f: its truncation deferred (ℓ = 32) or done at once (ℓ = 64).
-fn product(c: &mut Compiler, y: Shared) -> Result<Shared, Error> {
+pub(super) fn product(c: &mut Compiler, y: Shared) -> Result<Shared, Error> {
     if defers_truncation(c.fixed) {
         Ok(y)
     } else {

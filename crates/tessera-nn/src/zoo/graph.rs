@@ -6,12 +6,11 @@
 //! So activations keep the scale of a trained network's through any depth, which the fixed
 //! point of the secure layers relies on.
 
-use crate::eval::Plain;
 use crate::fixed::Float;
-use crate::kernels;
 use crate::model::{Add, AvgPool, Clip, Concat, Conv, Dense, GlobalAvgPool, HardSigmoid};
 use crate::model::{Function, HardSwish, MaxPool, Mul, Smooth};
 use crate::model::{Model, Node, Op, Pool, Relu, Reshape, Window};
+use crate::op::Io;
 use tessera_core::{Block, Prg};
 
 /// BatchNormalization's ε.
@@ -68,35 +67,9 @@ impl Graph {
     }
 
     /// Adds `op` on `inputs`, of output `shape`; its value.
-    fn push(&mut self, op: Op, inputs: Vec<usize>, shape: Vec<usize>) -> usize {
+    pub(super) fn push(&mut self, op: Op, inputs: Vec<usize>, shape: Vec<usize>) -> usize {
         let out = self.shapes.len();
-        let act = match &op {
-            Op::Add(Add) => self.acts[inputs[0]]
-                .iter()
-                .zip(&self.acts[inputs[1]])
-                .map(|(a, b)| a + b)
-                .collect(),
-            Op::Concat(Concat { axis }) => {
-                let shapes: Vec<&[usize]> = inputs.iter().map(|&v| &self.shapes[v][..]).collect();
-                (0..CALIBRATION)
-                    .flat_map(|i| {
-                        let parts: Vec<&[f32]> = inputs.iter().map(|&v| self.one(v, i)).collect();
-                        kernels::concat(&parts, &shapes, *axis)
-                    })
-                    .collect()
-            }
-            Op::Mul(_) => {
-                let at = |k: usize| kernels::broadcast_indices(&self.shapes[inputs[k]], &shape);
-                let (x, y) = (at(0), at(1));
-                (0..CALIBRATION)
-                    .flat_map(|i| {
-                        let (u, v) = (self.one(inputs[0], i), self.one(inputs[1], i));
-                        x.iter().zip(&y).map(move |(&j, &k)| u[j] * v[k])
-                    })
-                    .collect()
-            }
-            _ => self.alone(&op, inputs[0], &shape),
-        };
+        let act = self.evaluated(&op, &inputs, &shape);
         self.nodes.push(Node {
             name: format!("{}{}", op.kind().to_lowercase(), self.nodes.len()),
             op,
@@ -114,28 +87,20 @@ impl Graph {
         &self.acts[v][i * n..(i + 1) * n]
     }
 
-    /// `op` on the activations of `x` alone, in float, input after input.
-    fn alone(&self, op: &Op, x: usize, shape: &[usize]) -> Vec<f32> {
-        let single = Model {
-            input_name: "x".to_owned(),
-            input: 0,
-            shapes: vec![self.shapes[x].clone(), shape.to_vec()],
-            nodes: vec![Node {
-                name: "layer".to_owned(),
-                op: op.clone(),
-                inputs: vec![0],
-                output: 1,
-            }],
-            output: 1,
-            client_side: Vec::new(),
-            has_weights: true,
+    /// `op` on the activations of `inputs`, of output `shape`, in float, calibration input
+    /// after calibration input.
+    fn evaluated(&self, op: &Op, inputs: &[usize], shape: &[usize]) -> Vec<f32> {
+        let e = op.evaluator::<Float>();
+        let constants = e.encode(&Float);
+        let io = Io {
+            name: "layer",
+            inputs: inputs.iter().map(|&v| self.shapes[v].as_slice()).collect(),
+            output: shape,
         };
-        let plain = Plain::new(&single, Float).expect("the zoo's layers fit");
         (0..CALIBRATION)
             .flat_map(|i| {
-                plain
-                    .run(self.one(x, i))
-                    .expect("the zoo's activations are finite")
+                let args: Vec<&[f32]> = inputs.iter().map(|&v| self.one(v, i)).collect();
+                e.eval(&Float, &constants, &args, &io)
             })
             .collect()
     }
@@ -166,7 +131,7 @@ impl Graph {
             bias: vec![0.0; out],
         };
         if norm {
-            let y = self.alone(&Op::Conv(conv.clone()), x, &[out, oh, ow]);
+            let y = self.evaluated(&Op::Conv(conv.clone()), &[x], &[out, oh, ow]);
             for ch in 0..out {
                 let (mean, var) = moments(&channel(&y, ch, out, oh * ow));
                 let a = 1.0 / (var + EPS).sqrt();
@@ -302,17 +267,37 @@ impl Graph {
         self.dense(flat, classes)
     }
 
-    /// A dense layer of `outputs` on the vector `x`, PyTorch's default initialisation.
+    /// A dense layer of `outputs` on the last axis of `x` (at each position of the others),
+    /// PyTorch's default initialisation.
     pub(super) fn dense(&mut self, x: usize, outputs: usize) -> usize {
-        let c = self.shape(x)[0];
-        let bound = 1.0 / (c as f32).sqrt();
+        let c = self.shape(x).last().copied().unwrap_or(1);
+        self.dense_within(x, outputs, 1.0 / (c as f32).sqrt())
+    }
+
+    /// [`Graph::dense`] with He's uniform bound, as before a ReLU-like gate.
+    pub(super) fn dense_he(&mut self, x: usize, outputs: usize) -> usize {
+        let c = self.shape(x).last().copied().unwrap_or(1);
+        self.dense_within(x, outputs, (6.0 / c as f32).sqrt())
+    }
+
+    /// A dense layer of `outputs` on the last axis of `x`, weights and bias uniform within
+    /// ±`bound`.
+    fn dense_within(&mut self, x: usize, outputs: usize, bound: f32) -> usize {
+        let mut shape = self.shape(x).to_vec();
+        let c = shape.pop().unwrap_or(1);
+        shape.push(outputs);
         let dense = Dense {
             inputs: c,
             outputs,
             weight: uniform(&mut self.prg, c * outputs, bound),
             bias: uniform(&mut self.prg, outputs, bound),
         };
-        self.push(Op::Dense(dense), vec![x], vec![outputs])
+        self.push(Op::Dense(dense), vec![x], shape)
+    }
+
+    /// Random numbers uniform within ±`bound` (a position embedding's).
+    pub(super) fn uniform(&mut self, n: usize, bound: f32) -> Vec<f32> {
+        uniform(&mut self.prg, n, bound)
     }
 
     /// The network with output `out`.

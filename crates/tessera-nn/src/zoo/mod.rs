@@ -9,6 +9,7 @@
 
 mod graph;
 pub mod nets;
+pub mod transformers;
 
 use crate::model::{AvgPool, Conv, Dense, MaxPool, Model, Node, Op, Pool, Relu, Reshape, Window};
 use nets::Scale;
@@ -55,6 +56,18 @@ pub const NETWORKS: &[(&str, &str)] = &[
     (
         "efficientnet-b0",
         "EfficientNet-B0, ImageNet 224×224: MBConv blocks, squeeze-and-excitation, SiLU",
+    ),
+    (
+        "bert-tiny",
+        "BERT-Tiny, 128 tokens: 2 post-norm encoder blocks, hidden 128, 2 heads, GELU 512; input the embeddings' output",
+    ),
+    (
+        "bert-base",
+        "BERT-Base, 128 tokens: 12 post-norm encoder blocks, hidden 768, 12 heads, GELU 3072; input the embeddings' output",
+    ),
+    (
+        "vit-tiny",
+        "ViT-Tiny/16, ImageNet 224×224: 16×16 patches, 12 pre-norm blocks, hidden 192, 3 heads, mean-pooled",
     ),
     (
         "resnet32-cifar",
@@ -122,12 +135,39 @@ const DEEP: &[Deep] = &[
         small: SMALL_EFFICIENTNET,
     },
     Deep {
+        name: "bert-tiny",
+        build: transformers::bert_tiny,
+        side: 128,
+        small: SMALL_SEQUENCE,
+    },
+    Deep {
+        name: "bert-base",
+        build: transformers::bert_base,
+        side: 128,
+        small: Scale {
+            width: 16,
+            side: 16,
+        },
+    },
+    Deep {
+        name: "vit-tiny",
+        build: transformers::vit_tiny,
+        side: 224,
+        small: SMALL_VIT,
+    },
+    Deep {
         name: "resnet32-cifar",
         build: nets::resnet32_cifar,
         side: 32,
         small: SMALL_CIFAR,
     },
 ];
+
+/// The transformers' small versions: widths divided by 4, 16 tokens (BERT-Base: by 16).
+const SMALL_SEQUENCE: Scale = Scale { width: 4, side: 16 };
+
+/// ViT's small version: widths divided by 4 on 32 × 32 (four patches).
+const SMALL_VIT: Scale = Scale { width: 4, side: 32 };
 
 /// EfficientNet-B0's small version: widths divided by 8 on 64 × 64 inputs. At 32 × 32 its
 /// last stages see one place per channel, whose BatchNormalization statistics over the four

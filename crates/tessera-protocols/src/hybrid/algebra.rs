@@ -10,8 +10,8 @@
 use super::matrix::{self, MatShape};
 use super::ring;
 use crate::Error;
-use std::collections::{BTreeMap, VecDeque};
 use crate::boolean::bits;
+use std::collections::{BTreeMap, VecDeque};
 use tessera_ot::triples::{ArithTriples, BoolTriples, Ring};
 
 /// What a vector holds: bits (XOR and AND), `width` wires of `n` copies, wire after wire in
@@ -52,6 +52,9 @@ enum Expr {
     },
 }
 
+/// A matrix triple's kind: its ring's bits and one product's `(rows, inner, cols)`.
+type MatrixKind = (u32, (usize, usize, usize));
+
 /// Triples from the OT, taken in order.
 #[derive(Debug, Default)]
 pub(crate) struct Pool {
@@ -59,7 +62,7 @@ pub(crate) struct Pool {
     bits_at: usize,
     ring: [([Vec<u64>; 3], usize); 4],
     /// Matrix triples by ring and shape of one product, in the order drawn.
-    matrices: BTreeMap<(u32, (usize, usize, usize)), VecDeque<[Vec<u64>; 3]>>,
+    matrices: BTreeMap<MatrixKind, VecDeque<[Vec<u64>; 3]>>,
 }
 
 impl Pool {
@@ -149,7 +152,7 @@ impl Pool {
 pub(crate) struct Needs {
     pub(crate) bits: usize,
     pub(crate) ring: [usize; 4],
-    pub(crate) matrices: BTreeMap<(u32, (usize, usize, usize)), usize>,
+    pub(crate) matrices: BTreeMap<MatrixKind, usize>,
 }
 
 impl Needs {

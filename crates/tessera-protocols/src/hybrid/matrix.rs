@@ -102,7 +102,10 @@ pub(super) fn beaver(
     shape: MatShape,
 ) -> Vec<u64> {
     let left = if first { add(a.clone(), d) } else { a.clone() };
-    add(add(c.clone(), &product(d, b, shape)), &product(&left, e, shape))
+    add(
+        add(c.clone(), &product(d, b, shape)),
+        &product(&left, e, shape),
+    )
 }
 
 #[cfg(test)]
@@ -123,7 +126,9 @@ mod tests {
         let mut random = |n: usize| -> Vec<u64> {
             (0..n)
                 .map(|_| {
-                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     seed
                 })
                 .collect()
@@ -145,7 +150,11 @@ mod tests {
         let whole = |s: &[Vec<u64>; 2]| add(s[0].clone(), &s[1]);
         let c_all = product(&whole(&a), &whole(&b), shape);
         let c0 = random(24);
-        let c1: Vec<u64> = c_all.iter().zip(&c0).map(|(c, s)| c.wrapping_sub(*s)).collect();
+        let c1: Vec<u64> = c_all
+            .iter()
+            .zip(&c0)
+            .map(|(c, s)| c.wrapping_sub(*s))
+            .collect();
         let sub = |u: &[u64], v: &[u64]| -> Vec<u64> {
             u.iter().zip(v).map(|(u, v)| u.wrapping_sub(*v)).collect()
         };

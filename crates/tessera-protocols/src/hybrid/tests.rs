@@ -5,10 +5,10 @@
 
 use super::*;
 use crate::SessionConfig;
+use matrix::MatShape;
 use std::thread;
 use tessera_core::{Block, Prg};
 use tessera_net::memory;
-use matrix::MatShape;
 use tessera_ot::triples::multiplier_width;
 
 type Outcome = Vec<Option<Plain>>;
@@ -204,7 +204,10 @@ fn matrix_products_equal_plaintext() {
             let zz = p.matmul(head, head, square).unwrap();
             p.output(z, Reveal::Both).unwrap();
             p.output(zz, Reveal::Both).unwrap();
-            let (xv, yv) = (ring_values(&mut prg, bits, 30), ring_values(&mut prg, bits, 40));
+            let (xv, yv) = (
+                ring_values(&mut prg, bits, 30),
+                ring_values(&mut prg, bits, 40),
+            );
             let inputs = || {
                 [
                     vec![(x, Plain::Ring(xv.clone()))],
@@ -1072,9 +1075,15 @@ fn every_operation(n: usize) -> (Program, Given) {
         inner: 2,
         cols: 4,
     };
-    let (ma, mb) = (p.gather(prod, vec![0; 12]).unwrap(), p.gather(a, vec![1; 16]).unwrap());
+    let (ma, mb) = (
+        p.gather(prod, vec![0; 12]).unwrap(),
+        p.gather(a, vec![1; 16]).unwrap(),
+    );
     let matrices_a = p.matmul(ma, mb, shape).unwrap();
-    let (ma, mb) = (p.gather(al, vec![0; 12]).unwrap(), p.gather(square, vec![1; 16]).unwrap());
+    let (ma, mb) = (
+        p.gather(al, vec![0; 12]).unwrap(),
+        p.gather(square, vec![1; 16]).unwrap(),
+    );
     let matrices_alpha = p.matmul(ma, mb, shape).unwrap();
     p.barrier();
     for (v, reveal) in [

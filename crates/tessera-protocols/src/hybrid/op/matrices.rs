@@ -84,7 +84,9 @@ impl Operation for MatProduct {
         let dz = walk.fresh(self.out);
         walk.masks[self.out] = dz.clone();
         let (da, db) = (walk.masks[self.a].clone(), walk.masks[self.b].clone());
-        vec![Slot::Vector(walk.matrix_gamma((bits, self.shape), [da, db, dz]))]
+        vec![Slot::Vector(
+            walk.matrix_gamma((bits, self.shape), [da, db, dz]),
+        )]
     }
 
     fn online(&self, run: &mut Run<'_, '_>, m: Vec<Vec<u64>>) -> Result<(), Error> {
@@ -101,7 +103,10 @@ impl Operation for MatProduct {
                     own.wrapping_sub(dy[k])
                 })
                 .collect();
-            let (xy, dxy) = (matrix::product(x, &right, shape), matrix::product(dx, y, shape));
+            let (xy, dxy) = (
+                matrix::product(x, &right, shape),
+                matrix::product(dx, y, shape),
+            );
             let mut z: Vec<u64> = (xy.iter().zip(&dxy).zip(&m[0]))
                 .map(|((u, v), g)| u.wrapping_sub(*v).wrapping_add(*g))
                 .collect();
