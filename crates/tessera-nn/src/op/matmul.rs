@@ -61,14 +61,14 @@ fn output_shape(x: &[usize], y: &[usize]) -> Result<Vec<usize>, Refusal> {
 }
 
 /// The operand of shape `from` spread over the output's leading axes `lead` (its last two
-/// axes kept): the gather of broadcasting, or `None` where none is needed.
+/// axes kept): [`super::mul::spread`] to that shape.
 fn spread(from: &[usize], lead: &[usize]) -> Option<Vec<u32>> {
-    let r = from.len();
-    let to: Vec<usize> = lead.iter().chain(&from[r - 2..]).copied().collect();
-    (from != to).then(|| {
-        let at = kernels::broadcast_indices(from, &to);
-        at.into_iter().map(|i| i as u32).collect()
-    })
+    let to: Vec<usize> = lead
+        .iter()
+        .chain(&from[from.len() - 2..])
+        .copied()
+        .collect();
+    super::mul::spread(from, &to)
 }
 
 impl Operator for MatMul {

@@ -61,7 +61,7 @@ pub(super) const FAMILY: &[Family] = &[
 
 /// `x` (of shape `from`) read at every place of `to`: the gather of broadcasting, or `None`
 /// where the shapes are equal.
-fn spread(from: &[usize], to: &[usize]) -> Option<Vec<u32>> {
+pub(super) fn spread(from: &[usize], to: &[usize]) -> Option<Vec<u32>> {
     (from != to).then(|| {
         let at = kernels::broadcast_indices(from, to);
         at.into_iter().map(|i| i as u32).collect()

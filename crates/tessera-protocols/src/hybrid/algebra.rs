@@ -448,7 +448,7 @@ pub(crate) fn triple_bytes(field: Field, cot_bytes: f64) -> f64 {
 
 /// This party's share of x·y (bits: x ∧ y) by Beaver's method, once d = x − a and e = y − b
 /// are open: c + d·b + e·a, and d·e at the `first` party.
-fn elementwise_beaver(
+pub(crate) fn elementwise_beaver(
     field: Field,
     first: bool,
     (d, e): (&[u64], &[u64]),

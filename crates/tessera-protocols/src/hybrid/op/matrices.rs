@@ -8,7 +8,7 @@ use super::{OnlineCost, Op, Operation, Program, bad};
 use crate::Error;
 use crate::hybrid::algebra::wire_bytes;
 use crate::hybrid::matrix::{self, MatShape};
-use crate::hybrid::online::Run;
+use crate::hybrid::online::{Run, zip_map};
 use crate::hybrid::prepare::{Slot, Walk};
 use crate::hybrid::{Kind, Type, Value};
 
@@ -97,12 +97,7 @@ impl Operation for MatProduct {
             // This party's share of ΔZ = ΔX·ΔY − ΔX·δY − δX·ΔY + γ, opened; as
             // ΔX·(ΔY − δY) − δX·ΔY + γ at the first party, ΔX·(−δY) − δX·ΔY + γ at the other.
             let (dx, dy) = (&run.masks[self.a], &run.masks[self.b]);
-            let right: Vec<u64> = (0..y.len())
-                .map(|k| {
-                    let own = if first { y[k] } else { 0 };
-                    own.wrapping_sub(dy[k])
-                })
-                .collect();
+            let right = zip_map(y, dy, |y, d| if first { y } else { 0 }.wrapping_sub(d));
             let (xy, dxy) = (
                 matrix::product(x, &right, shape),
                 matrix::product(dx, y, shape),
@@ -115,10 +110,8 @@ impl Operation for MatProduct {
         } else {
             // Beaver: open D = X − A and E = Y − B.
             let triple: [Vec<u64>; 3] = m.try_into().map_err(|_| missing())?;
-            let minus = |u: &[u64], v: &[u64]| -> Vec<u64> {
-                u.iter().zip(v).map(|(u, v)| u.wrapping_sub(*v)).collect()
-            };
-            let (mut d, mut e) = (minus(x, &triple[0]), minus(y, &triple[1]));
+            let minus = |u: u64, v: u64| u.wrapping_sub(v);
+            let (mut d, mut e) = (zip_map(x, &triple[0], minus), zip_map(y, &triple[1], minus));
             run.link.swap(&mut [(&mut d, ta), (&mut e, tb)])?;
             matrix::beaver(first, (&d, &e), &triple, shape)
         };

@@ -105,18 +105,17 @@ impl Operation for Product {
             z
         } else {
             // Beaver: open d = x − a, e = y − b; z = c + d·b + e·a + d·e.
-            let (ta, tb, tc) = (&m[0], &m[1], &m[2]);
-            let mut d = zip_map(x, ta, |u, v| minus(boolean, u, v));
-            let mut e = zip_map(y, tb, |u, v| minus(boolean, u, v));
+            let triple: [Vec<u64>; 3] = m.try_into().map_err(|_| missing())?;
+            let mut d = zip_map(x, &triple[0], |u, v| minus(boolean, u, v));
+            let mut e = zip_map(y, &triple[1], |u, v| minus(boolean, u, v));
             run.link.swap(&mut [(&mut d, f), (&mut e, f)])?;
-            (0..d.len())
-                .map(|i| {
-                    let de = if first { times(boolean, d[i], e[i]) } else { 0 };
-                    let z = plus(boolean, tc[i], times(boolean, d[i], tb[i]));
-                    plus(boolean, plus(boolean, z, times(boolean, e[i], ta[i])), de)
-                })
-                .collect()
+            algebra::elementwise_beaver(f, first, (&d, &e), &triple)
         };
         Ok(())
     }
+}
+
+/// A setup that gave a product other than its triple: the program's own fault.
+fn missing() -> Error {
+    Error::Input("a product's setup lacks its triple".into())
 }
