@@ -83,6 +83,26 @@ CASES = {
         node("Squeeze", ["m", "a1"], "s"),
         node("Mul", ["s", "x"], "p"),
     ], [ints("a1", [1])]),
+    # Split into unequal parts (opset 13's input), equal parts (opset 18's num_outputs).
+    "split": graph([
+        helper.make_node("Split", ["x", "sizes"], ["s0", "s1"], name="split", axis=3),
+        node("Mul", ["s0", "s1"], "p"),
+    ], [ints("sizes", [1, 3])]),
+    "split equally": graph([
+        helper.make_node("Split", ["x"], ["s0", "s1"], name="split", axis=1, num_outputs=2),
+        node("Sub", ["s0", "s1"], "p"),
+    ], opset=18),
+    # Attention's causal mask as torch.nn.functional.scaled_dot_product_attention writes it:
+    # Where(mask, -inf, scores) before a Softmax.
+    "where mask before softmax": graph([
+        node("Where", ["causal", "minus_inf", "x"], "w"),
+        node("Softmax", ["w"], "p", axis=-1),
+    ], [numpy_helper.from_array(np.triu(np.ones((4, 4), bool), 1), "causal"),
+        reals("minus_inf", -np.inf)]),
+    "where of two computed": graph([
+        node("Neg", ["x"], "n"),
+        node("Where", ["checker", "x", "n"], "p"),
+    ], [numpy_helper.from_array((np.indices((2, 1, 4)).sum(0) % 2).astype(bool), "checker")]),
 }
 
 
@@ -122,6 +142,13 @@ def test_products_that_do_not_fit_are_named():
         (graph([node("Gather", ["x", "i"], "g", axis=3)], [ints("i", [4])]), "outside"),
         (graph([node("Mul", ["x", "s"], "p")], [reals("s", np.ones((3,), np.float32))]),
          "does not broadcast"),
+        (graph([helper.make_node("Split", ["x", "sizes"], ["s0", "s1"], name="s", axis=3),
+                node("Add", ["s0", "s1"], "p")], [ints("sizes", [1, 2])]), "summing to 4"),
+        (graph([helper.make_node("Split", ["x"], ["s0", "s1"], name="s", axis=0),
+                node("Add", ["s0", "s1"], "p")]), "batch axis"),
+        (graph([node("Where", ["x", "x", "x"], "w")]), "condition is computed"),
+        (graph([node("Where", ["c", "x", "x"], "w")],
+               [numpy_helper.from_array(np.ones((3,), bool), "c")]), "does not broadcast"),
     ]
     for data, message in cases:
         with pytest.raises(tessera.InvalidInput, match=message):

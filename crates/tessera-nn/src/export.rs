@@ -72,7 +72,8 @@ fn value_info(name: &str, shape: &[usize]) -> ValueInfoProto {
 }
 
 /// One layer's node (and the Add of a constant after it, if its export asks for one) and the
-/// constants they read (named after the node).
+/// constants they read (named after the value it writes, which is unique where node names
+/// need not be).
 fn write_node(
     node: &Node,
     mut inputs: Vec<String>,
@@ -80,22 +81,26 @@ fn write_node(
     out_shape: &[usize],
 ) -> (Vec<NodeProto>, Vec<TensorProto>) {
     let mut w = NodeWriter {
-        name: &node.name,
+        name: &output,
         out_shape,
         consts: Vec::new(),
+        leading: Vec::new(),
         attrs: Vec::new(),
         added: None,
     };
     let op_type = node.op.operator().export(&mut w);
     let NodeWriter {
         mut consts,
+        leading,
         attrs,
         added,
         ..
     } = w;
     // The constants are the node's inputs after the computed ones, in order (an unnamed one
-    // stands for an absent optional input, and is not written).
+    // stands for an absent optional input, and is not written), but for the leading ones.
     inputs.extend(consts.iter().map(|t| t.name.clone()));
+    inputs.splice(0..0, leading.iter().map(|t| t.name.clone()));
+    consts.extend(leading);
     consts.retain(|t| !t.name.is_empty());
     let own_output = match added {
         Some(_) => format!("{output}.unbiased"),
@@ -123,12 +128,14 @@ fn write_node(
 }
 
 /// What an operator's export ([`crate::op::Operator::export`]) writes of its node: its
-/// attributes, and its constants, each an input after the computed ones, named after the node.
+/// attributes, and its constants, each an input after the computed ones, named after its output.
 pub(crate) struct NodeWriter<'a> {
     name: &'a str,
     /// The node's output shape, per sample.
     pub(crate) out_shape: &'a [usize],
     consts: Vec<TensorProto>,
+    /// Constants that are the node's first inputs, before the computed ones (Where's condition).
+    leading: Vec<TensorProto>,
     attrs: Vec<AttributeProto>,
     /// A constant added to the node's output by an Add node after it.
     added: Option<TensorProto>,
@@ -170,6 +177,17 @@ impl NodeWriter<'_> {
         if let Some(t) = self.consts.last_mut() {
             t.dims = dims.iter().map(|&d| d as i64).collect();
         }
+    }
+
+    /// A Boolean tensor `suffix` of `dims`, an input before the computed ones.
+    pub(crate) fn leading_bools(&mut self, suffix: &str, dims: &[usize], values: &[bool]) {
+        self.leading.push(TensorProto {
+            name: format!("{}.{suffix}", self.name),
+            data_type: data_type::BOOL,
+            dims: dims.iter().map(|&d| d as i64).collect(),
+            raw_data: values.iter().map(|&b| u8::from(b)).collect(),
+            ..Default::default()
+        });
     }
 
     /// An optional input left out (an empty name), so that the next one keeps its place.

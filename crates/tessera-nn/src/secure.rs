@@ -190,7 +190,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// A value at scale 2^f, of either sign.
-    fn plain(v: Value) -> Self {
+    pub(crate) fn plain(v: Value) -> Self {
         Shared {
             v,
             double: false,

@@ -1,7 +1,8 @@
 //! Products of computed tensors and the operators around them (issue 60, item 1): Mul of two
 //! computed tensors with broadcasting (a squeeze-excite block gated by a HardSigmoid made of
 //! Mul by a constant, Add and Clip), Div and Mul by constants, Neg, ReduceMean, ReduceMax and
-//! ReduceSum, Slice, Gather by constant indices, Expand, Unsqueeze. Private inference equals
+//! ReduceSum, Slice, Gather by constant indices, Expand, Unsqueeze, Where with constant
+//! conditions. Private inference equals
 //! the fixed-point reference in every protocol at ℓ = 32 and 64, fixed point agrees with
 //! float, and the network written as ONNX reads back to the same outputs.
 
@@ -10,8 +11,8 @@ mod common;
 use tessera_nn::eval::{Plain, argmax, max_difference};
 use tessera_nn::fixed::{Arith, Fixed, Float};
 use tessera_nn::model::{
-    AddConst, Clip, Conv, Dense, Expand, Gather, GlobalAvgPool, Model, Mul, Neg, Node, Op, Reduce,
-    Reduction, Relu, Reshape, Scale, Slice, Window,
+    AddConst, Clip, Conv, Dense, Expand, Fill, Gather, GlobalAvgPool, Model, Mul, Neg, Node, Op,
+    Reduce, Reduction, Relu, Reshape, Scale, Slice, Where, Window,
 };
 use tessera_nn::secure::{self, Protocol};
 use tessera_testkit::numbers;
@@ -115,7 +116,27 @@ fn layers(seed: u64) -> Vec<(Op, Vec<usize>, Vec<usize>)> {
             }),
             vec![20],
             vec![2],
+        ), // 21
+        (
+            Op::Where(Where {
+                mask: vec![true, false],
+                constant: Some(Fill {
+                    first: false,
+                    values: vec![0.0, -0.75],
+                }),
+            }),
+            vec![21],
+            vec![2],
         ),
+        (Op::Neg(Neg), vec![21], vec![2]), // 23
+        (
+            Op::Where(Where {
+                mask: vec![true, false],
+                constant: None,
+            }),
+            vec![22, 23],
+            vec![2],
+        ), // 24: [21[0], −21[1]]
     ]
 }
 

@@ -40,6 +40,19 @@ pub(crate) fn real(
     c: Constant<'_>,
     what: &str,
 ) -> Result<(Vec<usize>, Vec<f32>), Refusal> {
+    let (shape, values) = reals(imp, c, what)?;
+    if values.iter().any(|v| !v.is_finite()) {
+        return Err(format!("{what} has values that are not finite").into());
+    }
+    Ok((shape, values))
+}
+
+/// A constant's shape and values as real numbers, infinities and NaN included (Where's masks).
+pub(crate) fn reals(
+    imp: &mut Importer<'_>,
+    c: Constant<'_>,
+    what: &str,
+) -> Result<(Vec<usize>, Vec<f32>), Refusal> {
     let (shape, values) = match c {
         Constant::Tensor(t) => proto::floats(t, imp.ceiling, imp.zeros.as_mut()),
         Constant::Floats(f, scalar) => {
@@ -50,9 +63,6 @@ pub(crate) fn real(
         }
     }
     .map_err(|e| format!("{what}: {e}"))?;
-    if values.iter().any(|v| !v.is_finite()) {
-        return Err(format!("{what} has values that are not finite").into());
-    }
     Ok((shape, values))
 }
 

@@ -85,7 +85,7 @@ pub fn from_proto(proto: &ModelProto, ceiling: &Ceiling) -> Result<Model, Error>
 }
 
 /// Imports one node: an operator of the default domain that [`crate::op::family`] knows, with
-/// one output (Dropout's mask aside).
+/// one output (Dropout's mask and Split's parts aside).
 fn import_node<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let node = at.node;
     let default_domain = node.domain.is_empty() || node.domain == "ai.onnx";
@@ -93,7 +93,8 @@ fn import_node<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let Some(family) = family else {
         return Err(Refusal::Unsupported);
     };
-    if node.op_type != "Dropout" && node.output.iter().skip(1).any(|o| !o.is_empty()) {
+    let many = ["Dropout", "Split"].contains(&node.op_type.as_str());
+    if !many && node.output.iter().skip(1).any(|o| !o.is_empty()) {
         return Err("has more than one output".into());
     }
     (family.import)(imp, at)
@@ -255,6 +256,17 @@ impl<'a> Importer<'a> {
         Ok(id)
     }
 
+    /// Another name for a constant (Identity of a weight).
+    pub(crate) fn alias_constant(&mut self, name: &'a str, c: Constant<'a>) -> Result<(), Refusal> {
+        if self.values.contains_key(name) || self.constants.insert(name, c).is_some() {
+            return Err(Refusal::Node(format!(
+                "writes \"{}\", which is already written",
+                shown(name)
+            )));
+        }
+        Ok(())
+    }
+
     /// Another name for an existing value (Identity, Dropout).
     pub(crate) fn alias(&mut self, name: &'a str, value: ValueId) -> Result<(), Refusal> {
         if self.values.insert(name, value).is_some() || self.constants.contains_key(name) {
@@ -274,7 +286,19 @@ impl<'a> Importer<'a> {
         inputs: Vec<ValueId>,
         shape: Vec<usize>,
     ) -> Result<(), Refusal> {
-        let output = self.new_value(output(at)?, shape)?;
+        self.push_to(at, output(at)?, op, inputs, shape)
+    }
+
+    /// Adds a layer writing `output`, one of the node's (Split's parts).
+    pub(crate) fn push_to(
+        &mut self,
+        at: &At<'a>,
+        output: &'a str,
+        op: Op,
+        inputs: Vec<ValueId>,
+        shape: Vec<usize>,
+    ) -> Result<(), Refusal> {
+        let output = self.new_value(output, shape)?;
         self.nodes.push(Node {
             name: at.node.name.clone(),
             op,

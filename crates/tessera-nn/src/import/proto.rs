@@ -12,6 +12,8 @@ pub(crate) mod data_type {
     pub const FLOAT: i32 = 1;
     /// 32-bit signed integer.
     pub const INT32: i32 = 6;
+    /// Boolean, one byte each in `raw_data` or one `int32_data` entry each.
+    pub const BOOL: i32 = 9;
     /// 64-bit signed integer.
     pub const INT64: i32 = 7;
     /// 16-bit float (IEEE half), carried in `int32_data` or `raw_data`.
@@ -160,7 +162,8 @@ fn f16_to_f32(h: u16) -> f32 {
     }
 }
 
-/// An integer tensor's elements (a shape: Reshape's target).
+/// An integer or Boolean tensor's elements (a shape: Reshape's target; Where's condition, as
+/// 0 and 1).
 pub(crate) fn ints(t: &TensorProto, ceiling: &Ceiling) -> Result<Vec<i64>, String> {
     use data_type::*;
     let (_, n) = dims(t, ceiling)?;
@@ -178,6 +181,10 @@ pub(crate) fn ints(t: &TensorProto, ceiling: &Ceiling) -> Result<Vec<i64>, Strin
                 .map(|c| i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
                 .collect(),
             Either::Field(f) => f.iter().map(|&v| i64::from(v)).collect(),
+        }),
+        BOOL => Ok(match pick(t, n, 1, &t.int32_data)? {
+            Either::Raw(r) => r.iter().map(|&b| i64::from(b != 0)).collect(),
+            Either::Field(f) => f.iter().map(|&v| i64::from(v != 0)).collect(),
         }),
         other => Err(format!("element type {other} where integers are needed")),
     }

@@ -11,6 +11,7 @@ mod add;
 mod batch_norm;
 mod clip;
 mod concat;
+mod condition;
 mod constant;
 mod conv;
 mod dense;
@@ -31,6 +32,7 @@ pub use add::{Add, AddConst, Sub};
 pub(crate) use batch_norm::fold_batch_norms;
 pub use clip::Clip;
 pub use concat::Concat;
+pub use condition::{FILL_LIMIT, Fill, Where};
 pub use conv::Conv;
 pub use dense::Dense;
 pub use hard::{HardSigmoid, HardSwish};
@@ -225,14 +227,16 @@ pub(crate) const FAMILIES: &[&[Family]] = &[
     mul::FAMILY,
     reduce::FAMILY,
     select::FAMILY,
+    condition::FAMILY,
     constant::FAMILY,
     output::FAMILY,
 ];
 
 /// The constant inputs that are the architecture's, not the server's weights, by operator
 /// and input position: `nn strip` keeps them, and a client compiles with them (a Pow's
-/// exponent decides its method).
-pub(crate) const ARCHITECTURE_INPUTS: &[(&str, usize)] = &[("Pow", 1)];
+/// exponent decides its method; Where's condition and constant branch are its masks).
+pub(crate) const ARCHITECTURE_INPUTS: &[(&str, usize)] =
+    &[("Pow", 1), ("Where", 0), ("Where", 1), ("Where", 2)];
 
 /// The family that imports `op_type`.
 pub(crate) fn family(op_type: &str) -> Option<&'static Family> {
@@ -337,6 +341,8 @@ registry! {
     Divide(Divide),
     /// A power of each element.
     Power(Power),
+    /// Each element from one of two branches by a constant condition.
+    Where(Where),
 }
 
 impl Op {

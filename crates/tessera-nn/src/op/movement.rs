@@ -210,8 +210,12 @@ pub(super) fn squeeze<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Ref
     imp.push(at, super::Op::Reshape(Reshape), vec![x], out)
 }
 
-/// Identity and Dropout: the same value under the output's name.
+/// Identity and Dropout: the same value, or the same constant (PyTorch shares one weight
+/// among layers so), under the output's name.
 fn alias<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    if let Some(c) = constant_input(imp, at, 0) {
+        return imp.alias_constant(output(at)?, c);
+    }
     let (x, _) = computed(imp, at)?;
     imp.alias(output(at)?, x)
 }

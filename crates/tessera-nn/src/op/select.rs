@@ -1,5 +1,5 @@
-//! Parts and copies of a computed tensor by constant indices (ONNX Operators: Slice, Gather
-//! with constant indices, Expand): each a gather of the program ([`Compiler::gather`]), local
+//! Parts and copies of a computed tensor by constant indices (ONNX Operators: Slice, Split
+//! into Slices, Gather with constant indices, Expand): each a gather of the program ([`Compiler::gather`]), local
 //! in every sharing; the indices are the architecture's integers, never the server's weights.
 
 use super::{Evaluate, Family, Io, Operator};
@@ -38,7 +38,12 @@ pub(super) const FAMILY: &[Family] = &[
     Family {
         name: "Slice",
         import: slice,
-        supported: "Slice, Gather (constant indices), Expand of computed tensors",
+        supported: "Slice, Split, Gather (constant indices), Expand of computed tensors",
+    },
+    Family {
+        name: "Split",
+        import: split,
+        supported: "",
     },
     Family {
         name: "Expand",
@@ -294,6 +299,66 @@ fn range(len: usize, start: i64, end: i64, step: i64) -> Result<(usize, usize, i
         return Err("an empty slice".into());
     }
     Ok((start as usize, count as usize, step))
+}
+
+/// Split of a computed tensor along a per-sample axis into parts (the `split` input from opset
+/// 13, the attribute before; else `num_outputs` or one part per output, equal but for a
+/// smaller last one), each part a [`Slice`] writing one of the node's outputs.
+fn split<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    let (x, shape) = computed(imp, at)?;
+    let a = Attributes::of(at.node);
+    let axis = a.int("axis", 0)?;
+    let axis = if axis < 0 {
+        axis + shape.len() as i64 + 1
+    } else {
+        axis
+    };
+    let Some(axis) = usize::try_from(axis - 1).ok().filter(|&a| a < shape.len()) else {
+        return Err("splits the batch axis (only the sample's)".into());
+    };
+    let outputs = &at.node.output;
+    let len = shape[axis];
+    let sizes = if at.node.input.get(1).is_some_and(|n| !n.is_empty()) {
+        integers(imp, at, 1, "the split sizes")?
+    } else if let Some(sizes) = a.ints("split")? {
+        sizes.to_vec()
+    } else {
+        let parts = a.int("num_outputs", outputs.len() as i64)?;
+        if parts < 1 || parts as usize != outputs.len() {
+            return Err(format!("{parts} parts for {} outputs", outputs.len()).into());
+        }
+        let chunk = len.div_ceil(parts as usize).max(1);
+        (0..parts as usize)
+            .map(|k| len.saturating_sub(k * chunk).min(chunk) as i64)
+            .collect()
+    };
+    let sizes = sizes
+        .iter()
+        .map(|&n| usize::try_from(n).ok().filter(|&n| n >= 1))
+        .collect::<Option<Vec<usize>>>()
+        .filter(|s| {
+            s.len() == outputs.len()
+                && s.iter().try_fold(0usize, |t, &n| t.checked_add(n)) == Some(len)
+        })
+        .ok_or_else(|| {
+            format!(
+                "split sizes {sizes:?}: {} positive sizes summing to {len}",
+                outputs.len()
+            )
+        })?;
+    let mut start = 0;
+    for (output, size) in outputs.iter().zip(sizes) {
+        let mut ranges: Vec<(usize, usize, i64)> = shape.iter().map(|&d| (0, d, 1)).collect();
+        ranges[axis] = (start, size, 1);
+        start += size;
+        let mut out = shape.clone();
+        out[axis] = size;
+        if output.is_empty() {
+            continue;
+        }
+        imp.push_to(at, output, super::Op::Slice(Slice { ranges }), vec![x], out)?;
+    }
+    Ok(())
 }
 
 /// Gather of a computed tensor along a per-sample axis by constant indices (negative from the
