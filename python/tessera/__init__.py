@@ -45,8 +45,10 @@ def _from_torch(module, example_input, opset_version=None):
     import tempfile
 
     module.eval()
-    # Through a file: exporting to a buffer is deprecated in recent PyTorch.
-    with tempfile.TemporaryDirectory() as scratch, torch.no_grad():
+    # Through a file: exporting to a buffer is deprecated in recent PyTorch. Not under
+    # no_grad: there PyTorch's TransformerEncoderLayer takes its fused fast path, which has no
+    # ONNX export.
+    with tempfile.TemporaryDirectory() as scratch:
         path = pathlib.Path(scratch) / "model.onnx"
         options = {} if opset_version is None else {"opset_version": opset_version}
         # Weights inside the file: Tessera reads no external data.

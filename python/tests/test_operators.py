@@ -96,12 +96,12 @@ def test_a_stripped_client_runs_with_the_server():
     assert np.max(np.abs(got - model.plaintext(x))) < TRUNCATION
 
 
-def nodes_on_x(nodes, inits=(), opset=13):
-    """A graph of `nodes` on the input x [1, 2, 4, 4], its last node's output the graph's."""
+def nodes_on_x(nodes, inits=(), opset=13, batch=1):
+    """A graph of `nodes` on the input x [batch, 2, 4, 4], its last node's output the graph's."""
     graph = helper.make_graph(
         nodes,
         "bad",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 2, 4, 4])],
         [helper.make_tensor_value_info(nodes[-1].output[0], TensorProto.FLOAT, None)],
         list(inits),
     )
@@ -115,8 +115,9 @@ def test_bad_concats_pads_and_clips_are_named():
     cases = [
         (nodes_on_x([wider, helper.make_node("Concat", ["x", "z"], ["y"], name="join", axis=1)],
                     [pads("p1", [0, 0, 0, 1, 0, 0, 0, 0])]), "do not join on axis 1"),
-        (nodes_on_x([helper.make_node("Concat", ["x", "x"], ["y"], name="join", axis=0)]),
-         "not the batch axis"),
+        # (With a batch of 1, the batch axis is kept as the sample's and may be joined.)
+        (nodes_on_x([helper.make_node("Concat", ["x", "x"], ["y"], name="join", axis=0)],
+                    batch="N"), "not the batch axis"),
         (nodes_on_x([helper.make_node("Pad", ["x", "p"], ["y"], name="pad")],
                     [pads("p", [0, 0, -1, 0, 0, 0, 0, 0])]), "no cropping"),
         (nodes_on_x([helper.make_node("Pad", ["x", "p"], ["y"], name="pad", mode="reflect")],
@@ -269,16 +270,24 @@ def test_shape_subgraphs_fold_into_the_reshape():
     assert np.max(np.abs(model.plaintext(x[0], fixed=False) - want[0])) < 1e-5
     # The stripped architecture keeps the subgraph's integers and runs with the server.
     assert model.strip().info()["layers"] == model.info()["layers"]
-    # A Gather of a computed tensor's values is a gather of activations, never along the batch
-    # axis: refused, and named.
+    # A Gather of a computed tensor's values is a gather of activations, never along a batch
+    # axis of more than one: refused, and named. Of a batch of 1, that axis is the sample's.
     bad = [helper.make_node("Gather", ["x", "zero"], ["g"], name="not_a_shape", axis=0),
            helper.make_node("Relu", ["g"], ["y"], name="relu")]
-    graph = helper.make_graph(
-        bad, "bad",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [ints("zero", 0)],
-    )
-    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
-    with pytest.raises(tessera.InvalidInput, match="not_a_shape.*along the batch axis"):
-        tessera.Model.from_onnx(data)
+    for batch in ["N", 1]:
+        graph = helper.make_graph(
+            bad, "bad",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 2, 4, 4])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+            [ints("zero", 0)],
+        )
+        opsets = [helper.make_opsetid("", 13)]
+        data = helper.make_model(graph, opset_imports=opsets).SerializeToString()
+        if batch == "N":
+            with pytest.raises(tessera.InvalidInput, match="not_a_shape.*along the batch axis"):
+                tessera.Model.from_onnx(data)
+        else:
+            (want,) = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(
+                None, {"x": x})
+            got = tessera.Model.from_onnx(data).plaintext(x[0], fixed=False)
+            assert np.array_equal(got.reshape(want.shape), want)

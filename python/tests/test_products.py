@@ -13,6 +13,8 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 RNG = np.random.default_rng(60)
 # Private against fixed point: truncations a unit off, carried through a product or a sum.
 TRUNCATION = 0.05
+# An input of any batch size.
+BATCH = ("N", 2, 4, 4)
 
 
 def ints(name, values):
@@ -134,18 +136,20 @@ def test_products_that_do_not_fit_are_named():
     cases = [
         (graph([node("Div", ["one", "x"], "d")], [reals("one", 1.0)]), "divides a constant"),
         (graph([node("Div", ["x", "z"], "d")], [reals("z", [0.0, 1.0, 2.0, 3.0])]), "divides by zero"),
-        (graph([node("ReduceMean", ["x"], "m", axes=[0])]), "not the batch"),
+        # (Along a batch axis of 1, these would be the sample's: the batch here is N.)
+        (graph([node("ReduceMean", ["x"], "m", axes=[0])], shape=BATCH), "not the batch"),
         (graph([node("Squeeze", ["x"], "s")]), "name the axes"),
         (graph([node("Squeeze", ["x", "a"], "s")], [ints("a", [2])]), "squeezes axis 2 of size 4"),
         (graph([node("Slice", ["x", "b", "e", "a"], "s")], [ints("b", [0]), ints("e", [0]),
-                                                            ints("a", [0])]), "batch"),
+                                                            ints("a", [0])], shape=BATCH),
+         "batch"),
         (graph([node("Gather", ["x", "i"], "g", axis=3)], [ints("i", [4])]), "outside"),
         (graph([node("Mul", ["x", "s"], "p")], [reals("s", np.ones((3,), np.float32))]),
          "does not broadcast"),
         (graph([helper.make_node("Split", ["x", "sizes"], ["s0", "s1"], name="s", axis=3),
                 node("Add", ["s0", "s1"], "p")], [ints("sizes", [1, 2])]), "summing to 4"),
         (graph([helper.make_node("Split", ["x"], ["s0", "s1"], name="s", axis=0),
-                node("Add", ["s0", "s1"], "p")]), "batch axis"),
+                node("Add", ["s0", "s1"], "p")], shape=BATCH), "batch axis"),
         (graph([node("Where", ["x", "x", "x"], "w")]), "condition is computed"),
         (graph([node("Where", ["c", "x", "x"], "w")],
                [numpy_helper.from_array(np.ones((3,), bool), "c")]), "does not broadcast"),

@@ -8,9 +8,9 @@
 use crate::op::Io;
 pub use crate::op::{
     Add, AddConst, AvgPool, Clip, Concat, Conv, Dense, Divide, Expand, FILL_LIMIT, Fill, Function,
-    Gather, GlobalAvgPool, HardSigmoid, HardSwish, LayerNorm, MatMul, MaxPool, Mul, Neg, Op, Pad,
-    Pool, Power, Reduce, Reduction, Relu, Reshape, Scale, Slice, Smooth, Softmax, Sub, Transpose,
-    Where, supported,
+    Gather, GlobalAvgPool, HardSigmoid, HardSwish, LayerNorm, MASK, MatMul, MaxPool, Mul, Neg, Op,
+    Pad, Pool, Power, Reduce, Reduction, Relu, Reshape, Scale, Slice, Smooth, Softmax, Sub,
+    Transpose, Where, supported,
 };
 
 /// A value of the graph: an index into [`Model::shapes`].

@@ -58,6 +58,7 @@ pub(crate) fn reals(
         Constant::Floats(f, scalar) => {
             Ok((if scalar { vec![] } else { vec![f.len()] }, f.to_vec()))
         }
+        Constant::FoldedReals(i) => Ok(imp.folded_reals[i].clone()),
         Constant::Ints(_) | Constant::Folded(_) => {
             Err("integers where real numbers are needed".to_owned())
         }

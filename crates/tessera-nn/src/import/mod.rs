@@ -63,24 +63,51 @@ pub fn from_proto(proto: &ModelProto, ceiling: &Ceiling) -> Result<Model, Error>
             ceiling.nodes
         )));
     }
-    let mut importer = Importer::new(proto, graph, ceiling, stripped)?;
+    let model = match import_graph(proto, graph, ceiling, stripped, 1) {
+        Ok(model) => model,
+        // A graph that moves its batch axis of 1 among the others: that axis kept, as the
+        // sample's first; the error of the import that got further.
+        Err((at, e)) => match import_graph(proto, graph, ceiling, stripped, 0) {
+            Ok(model) => model,
+            Err((kept_at, kept)) => return Err(if kept_at > at { kept } else { e }),
+        },
+    };
+    model.check(ceiling)?;
+    Ok(model)
+}
+
+/// The model of `graph` with `lead` batch axes dropped ([`Importer::lead`]), or how many
+/// nodes were read and the error (`usize::MAX` nodes for an error past them).
+fn import_graph(
+    proto: &ModelProto,
+    graph: &GraphProto,
+    ceiling: &Ceiling,
+    stripped: bool,
+    lead: usize,
+) -> Result<Model, (usize, Error)> {
+    let mut importer = Importer::new(proto, graph, ceiling, stripped, lead).map_err(|e| (0, e))?;
+    if lead == 0 && importer.batch != Some(1) {
+        return Err((0, Error::Graph("the batch axis is not 1".to_owned())));
+    }
     for (index, node) in graph.node.iter().enumerate() {
         let at = At::new(index, node);
-        import_node(&mut importer, &at).map_err(|reason| match reason {
-            Refusal::Unsupported => Error::Unsupported {
-                node: at.label.clone(),
-                op: shown(&node.op_type),
-            },
-            Refusal::Node(reason) => Error::Node {
-                node: at.label.clone(),
-                op: shown(&node.op_type),
-                reason,
-            },
+        import_node(&mut importer, &at).map_err(|reason| {
+            let e = match reason {
+                Refusal::Unsupported => Error::Unsupported {
+                    node: at.label.clone(),
+                    op: shown(&node.op_type),
+                },
+                Refusal::Node(reason) => Error::Node {
+                    node: at.label.clone(),
+                    op: shown(&node.op_type),
+                    reason,
+                },
+            };
+            (index, e)
         })?;
     }
-    let mut model = importer.finish(graph)?;
+    let mut model = importer.finish(graph).map_err(|e| (usize::MAX, e))?;
     model.has_weights = !stripped;
-    model.check(ceiling)?;
     Ok(model)
 }
 
@@ -155,6 +182,8 @@ pub(crate) enum Constant<'a> {
     Ints(&'a [i64]),
     /// Integers folded at import from a shape subgraph ([`Importer::folded`]).
     Folded(usize),
+    /// Real numbers folded at import ([`Importer::folded_reals`]).
+    FoldedReals(usize),
 }
 
 /// The state of one import: value names to values, their shapes, the nodes so far.
@@ -174,6 +203,13 @@ pub(crate) struct Importer<'a> {
     /// The integer vectors folded from shape subgraphs (Shape, Gather, Unsqueeze, Concat, ...),
     /// and whether each is a scalar.
     pub(crate) folded: Vec<(Vec<i64>, bool)>,
+    /// The real tensors folded from arithmetic on constants (the scale 1/√d and the causal
+    /// mask that PyTorch's attention computes from Shapes): each one's shape and elements.
+    pub(crate) folded_reals: Vec<(Vec<usize>, Vec<f32>)>,
+    /// How many of ONNX's leading axes are the batch, dropped from per-sample shapes: 1, or 0
+    /// for a graph that moves its batch axis of 1 among the others (PyTorch's
+    /// MultiheadAttention: [`from_proto`] then keeps that axis as the sample's first).
+    pub(crate) lead: usize,
     input_name: String,
 }
 
@@ -183,6 +219,7 @@ impl<'a> Importer<'a> {
         graph: &'a GraphProto,
         ceiling: &'a Ceiling,
         stripped: bool,
+        lead: usize,
     ) -> Result<Self, Error> {
         let opset = proto
             .opset_import
@@ -207,7 +244,10 @@ impl<'a> Importer<'a> {
                 inputs.len()
             )));
         };
-        let (batch, sample) = input_shape(input, ceiling)?;
+        let (batch, mut sample) = input_shape(input, ceiling)?;
+        if lead == 0 {
+            sample.insert(0, 1);
+        }
         Ok(Importer {
             opset,
             ceiling,
@@ -219,8 +259,24 @@ impl<'a> Importer<'a> {
             client: HashMap::new(),
             batch,
             folded: Vec::new(),
+            folded_reals: Vec::new(),
+            lead,
             input_name: input.name.clone(),
         })
+    }
+
+    /// The per-sample axis that ONNX's `axis` (negative from the end) names in a tensor of
+    /// per-sample rank `rank`; `None` for the batch axis, or past the last.
+    pub(crate) fn sample_axis(&self, axis: i64, rank: usize) -> Option<usize> {
+        let onnx_rank = (rank + self.lead) as i64;
+        let axis = if axis < 0 { axis + onnx_rank } else { axis };
+        let axis = usize::try_from(axis).ok()?.checked_sub(self.lead)?;
+        (axis < rank).then_some(axis)
+    }
+
+    /// ONNX's rank of a tensor of per-sample rank `rank`.
+    pub(crate) fn onnx_rank(&self, rank: usize) -> usize {
+        rank + self.lead
     }
 
     /// The value `name` names, or an error: nothing computes it.

@@ -2,11 +2,12 @@
 //! gather), local in A and α (both brought to one scale and sharing first); of a computed tensor and a constant (broadcast at
 //! import), the constant the server's A input at the tensor's scale.
 
+use super::condition::held;
 use super::{Evaluate, Family, Io, Operator};
 use crate::error::Error;
 use crate::export::NodeWriter;
 use crate::fixed::Arith;
-use crate::import::args::{broadcast, computed, constant_input, weight};
+use crate::import::args::{broadcast, computed, constant_input, reals};
 use crate::import::{At, Importer, Refusal};
 use crate::kernels;
 use crate::secure::{Compiler, Shared};
@@ -169,6 +170,21 @@ impl<A: Arith> Evaluate<A> for AddConst {
     }
 }
 
+/// The constant input `k` of an Add or Sub: finite, but for masks added before a Softmax
+/// (−∞, or float's lowest), held as Where's are ([`held`]).
+fn masks<'a>(
+    imp: &mut Importer<'a>,
+    at: &At<'a>,
+    k: usize,
+) -> Result<(Vec<usize>, Vec<f32>), Refusal> {
+    let c = constant_input(imp, at, k).ok_or("the constant must be an initializer")?;
+    let (shape, values) = reals(imp, c, "the constant")?;
+    if values.iter().any(|v| v.is_nan()) {
+        return Err("the constant holds NaN".into());
+    }
+    Ok((shape, values.into_iter().map(held).collect()))
+}
+
 /// Add or Sub: of two computed tensors of one shape, or of a computed tensor and a constant
 /// that broadcasts to it (a constant minus a computed tensor is not supported).
 fn import<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
@@ -188,12 +204,12 @@ fn import<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
             };
             imp.push(at, op, vec![a, b], shape)
         }
-        (Some(_), Some(_)) => Err("both inputs are constants".into()),
+        (Some(_), Some(_)) => super::fold::binary(imp, at),
         (Some(_), None) if sub => Err("a constant minus a computed tensor is not supported".into()),
         (first, _) => {
             let (x, shape) = computed(imp, at)?;
             let k = usize::from(first.is_none());
-            let (cshape, mut c) = weight(imp, at, k, "the constant")?;
+            let (cshape, mut c) = masks(imp, at, k)?;
             if sub {
                 c.iter_mut().for_each(|v| *v = -*v);
             }

@@ -109,15 +109,12 @@ fn import<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
         .map(|a| imp.value(a))
         .collect::<Result<Vec<_>, _>>()?;
     let first = imp.shapes[inputs[0]].clone();
-    let rank = first.len() as i64 + 1;
-    let axis = Attributes::of(at.node).int("axis", i64::MAX)?;
-    let axis = if axis < 0 { axis + rank } else { axis };
-    if !(1..rank).contains(&axis) {
+    let onnx_axis = Attributes::of(at.node).int("axis", i64::MAX)?;
+    let Some(axis) = imp.sample_axis(onnx_axis, first.len()) else {
         return Err(
-            format!("axis {axis} must be an axis of the sample (not the batch axis)").into(),
+            format!("axis {onnx_axis} must be an axis of the sample (not the batch axis)").into(),
         );
-    }
-    let axis = axis as usize - 1;
+    };
     let mut out = first.clone();
     out[axis] = 0;
     for &v in &inputs {
@@ -129,11 +126,9 @@ fn import<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
                 .enumerate()
                 .all(|(i, (a, b))| i == axis || a == b);
         if !fits {
-            return Err(format!(
-                "shapes {first:?} and {shape:?} do not join on axis {}",
-                axis + 1
-            )
-            .into());
+            return Err(
+                format!("shapes {first:?} and {shape:?} do not join on axis {onnx_axis}").into(),
+            );
         }
         out[axis] = out[axis]
             .checked_add(shape[axis])

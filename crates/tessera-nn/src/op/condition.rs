@@ -5,9 +5,9 @@
 //!
 //! The condition and a constant branch are the architecture's, not the server's weights (`nn
 //! strip` keeps them: a client compiles with them). A constant branch may be infinite, as the
-//! masks before a Softmax are (−∞, or float's lowest): its magnitudes are held at
-//! [`FILL_LIMIT`], where `exp` is 0 in `f32` and in every fixed-point format, so the Softmax
-//! after it is unchanged.
+//! masks before a Softmax are (−∞, or float's lowest: at least [`MASK`]): those are held at
+//! [`FILL_LIMIT`], where `exp` is 0 in fixed point and below 10⁻²⁷ in float, so the Softmax
+//! after it is unchanged to any precision it shows.
 
 use super::{Evaluate, Family, Io, Operator};
 use crate::error::Error;
@@ -19,9 +19,24 @@ use crate::kernels;
 use crate::secure::{Compiler, Shared};
 use tessera_protocols::hybrid::linear;
 
-/// The largest magnitude of a constant branch: 2^10. A mask's −∞ becomes −1024, whose `exp`
-/// underflows to 0 in `f32` and which fixed point holds from ℓ − f ≥ 12 on.
-pub const FILL_LIMIT: f32 = 1024.0;
+/// The largest magnitude of a constant branch: 64. A mask's −∞ becomes −64, where fixed
+/// point's `exp` is held at 0 and float's is 1.6·10⁻²⁸ (onnxruntime's 0 to any precision a
+/// softmax shows); and −64 less a row's maximum stays inside the ring at the products' scale
+/// wherever ℓ − 2f ≥ 8 (ℓ = 32 with f ≤ 11; every ℓ = 64 format).
+pub const FILL_LIMIT: f32 = 64.0;
+
+/// The smallest magnitude of a constant that is read as a mask: 2^64 (−∞, float's lowest; a
+/// weight this large could not be represented in fixed point anyway).
+pub const MASK: f32 = 18_446_744_073_709_551_616.0;
+
+/// `v`, or a mask's ±[`FILL_LIMIT`] for a magnitude of at least [`MASK`].
+pub fn held(v: f32) -> f32 {
+    if v.abs() >= MASK {
+        FILL_LIMIT.copysign(v)
+    } else {
+        v
+    }
+}
 
 /// Each output place from one of two branches, by a constant condition.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,14 +52,14 @@ pub struct Where {
 pub struct Fill {
     /// Whether it is the first branch (X).
     pub first: bool,
-    /// Its values broadcast to the output, each within ±[`FILL_LIMIT`].
+    /// Its values broadcast to the output, masks held at ±[`FILL_LIMIT`] ([`held`]).
     pub values: Vec<f32>,
 }
 
 pub(super) const FAMILY: &[Family] = &[Family {
     name: "Where",
     import,
-    supported: "Where with a constant condition (masks; infinite fills held at ±1024)",
+    supported: "Where with a constant condition (masks; infinite fills held at ±64)",
 }];
 
 impl Where {
@@ -154,7 +169,7 @@ fn import<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
         .map(|k| imp.value(&at.node.input[k]))
         .collect::<Result<_, _>>()?;
     let out = match (computed.first(), computed.get(1)) {
-        (None, _) => return Err("both branches are constants".into()),
+        (None, _) => return super::fold::select(imp, at),
         (Some(&x), None) => imp.shapes[x].clone(),
         (Some(&x), Some(&y)) => super::broadcast_shape(&imp.shapes[x], &imp.shapes[y])?,
     };
@@ -172,10 +187,9 @@ fn import<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
             let values = broadcast(&shape, &values, &out).ok_or_else(|| {
                 format!("a constant branch of shape {shape:?} does not broadcast to {out:?}")
             })?;
-            let held = values.iter().map(|v| v.clamp(-FILL_LIMIT, FILL_LIMIT));
             Some(Fill {
                 first,
-                values: held.collect(),
+                values: values.into_iter().map(held).collect(),
             })
         }
         _ => None,
@@ -189,17 +203,19 @@ fn condition_values(
     imp: &Importer<'_>,
     c: Constant<'_>,
 ) -> Result<(Vec<usize>, Vec<f32>), Refusal> {
+    let one = |nonzero: bool| f32::from(u8::from(nonzero));
+    if let Constant::FoldedReals(i) = c {
+        let (shape, values) = &imp.folded_reals[i];
+        return Ok((
+            shape.clone(),
+            values.iter().map(|&v| one(v != 0.0)).collect(),
+        ));
+    }
     let (values, scalar) = super::constant::integers(imp, c)?;
     let shape = match c {
         Constant::Tensor(t) => crate::import::proto::dims(t, imp.ceiling)?.0,
         _ if scalar => Vec::new(),
         _ => vec![values.len()],
     };
-    Ok((
-        shape,
-        values
-            .iter()
-            .map(|&v| f32::from(u8::from(v != 0)))
-            .collect(),
-    ))
+    Ok((shape, values.iter().map(|&v| one(v != 0)).collect()))
 }

@@ -1,5 +1,5 @@
 //! Constants (ONNX Operators: Constant), and shape subgraphs folded at import: the Shape,
-//! Gather, Unsqueeze, Squeeze, Cast, Mul and Concat chains that PyTorch exports for
+//! Gather, Unsqueeze, Squeeze, Concat (and [`super::fold`]'s Cast, Mul, ...) chains that PyTorch exports for
 //! `x.view(x.size(0), -1)` and the like compute integer vectors from static shapes, so they
 //! become constants ([`Constant::Folded`]) that a Reshape reads. Anything in them that does not
 //! fold is refused naming the node.
@@ -17,7 +17,7 @@ pub(super) const FAMILY: &[Family] = &[
     Family {
         name: "Shape",
         import: shape,
-        supported: "Shape, Gather, Unsqueeze, Squeeze, Cast, Mul, Concat of constants (shape subgraphs, folded at import); Squeeze, Unsqueeze of computed tensors",
+        supported: "Shape, Gather, Unsqueeze, Squeeze, Concat of constants (shape subgraphs, folded at import); Squeeze, Unsqueeze of computed tensors",
     },
     Family {
         name: "Gather",
@@ -36,7 +36,7 @@ pub(super) const FAMILY: &[Family] = &[
     },
     Family {
         name: "Cast",
-        import: cast,
+        import: super::fold::unary,
         supported: "",
     },
 ];
@@ -73,7 +73,7 @@ fn constant<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
 }
 
 /// The most integers a folded vector holds: shapes, not data.
-const MOST: usize = 64;
+pub(super) const MOST: usize = 64;
 
 /// Integers of a constant input, and whether it is a scalar.
 pub(super) fn integers(imp: &Importer<'_>, c: Constant<'_>) -> Result<(Vec<i64>, bool), Refusal> {
@@ -81,7 +81,9 @@ pub(super) fn integers(imp: &Importer<'_>, c: Constant<'_>) -> Result<(Vec<i64>,
         Constant::Tensor(t) => Ok((proto::ints(t, imp.ceiling)?, t.dims.is_empty())),
         Constant::Ints(v) => Ok((v.to_vec(), false)),
         Constant::Folded(i) => Ok(imp.folded[i].clone()),
-        Constant::Floats(..) => Err("real numbers where integers are needed".into()),
+        Constant::Floats(..) | Constant::FoldedReals(_) => {
+            Err("real numbers where integers are needed".into())
+        }
     }
 }
 
@@ -103,7 +105,7 @@ fn input_integers<'a>(
 }
 
 /// Writes the node's output as the folded `values`.
-fn fold<'a>(
+pub(super) fn fold<'a>(
     imp: &mut Importer<'a>,
     at: &At<'a>,
     values: Vec<i64>,
@@ -125,15 +127,18 @@ fn fold<'a>(
     Ok(())
 }
 
-/// Shape of a computed value: its batch axis (declared, else 1) and its per-sample axes.
+/// Shape of a computed value: its batch axis (declared, else 1; none where the sample keeps
+/// it) and its per-sample axes.
 fn shape<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let a = Attributes::of(at.node);
     if a.int("start", 0)? != 0 || a.int("end", i64::MAX)? != i64::MAX {
         return Err("start and end are not supported".into());
     }
     let x = imp.value(at.node.input.first().ok_or("needs an input")?)?;
-    let batch = imp.batch.unwrap_or(1) as i64;
-    let dims = std::iter::once(batch).chain(imp.shapes[x].iter().map(|&d| d as i64));
+    let batch = (imp.lead == 1).then(|| imp.batch.unwrap_or(1) as i64);
+    let dims = batch
+        .into_iter()
+        .chain(imp.shapes[x].iter().map(|&d| d as i64));
     fold(imp, at, dims.collect(), false)
 }
 
@@ -192,25 +197,6 @@ pub(super) fn squeeze_axes<'a>(
         }
         None => None,
     })
-}
-
-/// Cast of integers (to any integer type: shapes stay whole).
-fn cast<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
-    let (values, scalar) = input_integers(imp, at, 0)?;
-    fold(imp, at, values, scalar)
-}
-
-/// Mul of constant integers, element by element or by a scalar (`x.size(1) · x.size(2)`).
-pub(super) fn mul<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
-    let ((a, sa), (b, sb)) = (input_integers(imp, at, 0)?, input_integers(imp, at, 1)?);
-    let product = |x: i64, y: i64| x.checked_mul(y).ok_or("the product overflows");
-    let values: Result<Vec<i64>, &str> = match (a.len(), b.len()) {
-        (n, m) if n == m => a.iter().zip(&b).map(|(&x, &y)| product(x, y)).collect(),
-        (1, _) => b.iter().map(|&y| product(a[0], y)).collect(),
-        (_, 1) => a.iter().map(|&x| product(x, b[0])).collect(),
-        (n, m) => return Err(format!("{n} and {m} integers do not broadcast").into()),
-    };
-    fold(imp, at, values.map_err(Refusal::from)?, sa && sb)
 }
 
 /// Concat of constant integer vectors.

@@ -15,6 +15,7 @@ mod condition;
 mod constant;
 mod conv;
 mod dense;
+mod fold;
 mod hard;
 mod matmul;
 mod movement;
@@ -32,7 +33,7 @@ pub use add::{Add, AddConst, Sub};
 pub(crate) use batch_norm::fold_batch_norms;
 pub use clip::Clip;
 pub use concat::Concat;
-pub use condition::{FILL_LIMIT, Fill, Where};
+pub use condition::{FILL_LIMIT, Fill, MASK, Where};
 pub use conv::Conv;
 pub use dense::Dense;
 pub use hard::{HardSigmoid, HardSwish};
@@ -229,14 +230,25 @@ pub(crate) const FAMILIES: &[&[Family]] = &[
     select::FAMILY,
     condition::FAMILY,
     constant::FAMILY,
+    fold::FAMILY,
     output::FAMILY,
 ];
 
 /// The constant inputs that are the architecture's, not the server's weights, by operator
 /// and input position: `nn strip` keeps them, and a client compiles with them (a Pow's
-/// exponent decides its method; Where's condition and constant branch are its masks).
-pub(crate) const ARCHITECTURE_INPUTS: &[(&str, usize)] =
-    &[("Pow", 1), ("Where", 0), ("Where", 1), ("Where", 2)];
+/// exponent decides its method; Where's condition and constant branch are its masks; a
+/// constant that is divided, or whose square root or cast is taken, is folded at import).
+pub(crate) const ARCHITECTURE_INPUTS: &[(&str, usize)] = &[
+    ("Pow", 1),
+    ("Where", 0),
+    ("Where", 1),
+    ("Where", 2),
+    ("Div", 0),
+    ("Sqrt", 0),
+    ("Cast", 0),
+    ("Mod", 0),
+    ("Mod", 1),
+];
 
 /// The family that imports `op_type`.
 pub(crate) fn family(op_type: &str) -> Option<&'static Family> {

@@ -101,19 +101,27 @@ impl<A: Arith> Evaluate<A> for Transpose {
     }
 }
 
+/// Flatten from axis 1 (the batch axis whole); where the sample keeps the batch axis, from
+/// any axis, to the two axes ONNX's Flatten makes.
 fn flatten<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let axis = Attributes::of(at.node).int("axis", 1)?;
-    if axis != 1 {
-        return Err(
-            format!("axis {axis} would mix the batch axis; only axis 1 is supported").into(),
-        );
-    }
     let (x, shape) = computed(imp, at)?;
-    let out = vec![shape.iter().product()];
+    let out = match imp.sample_axis(axis, shape.len()) {
+        _ if imp.lead == 1 && axis == 1 => vec![shape.iter().product()],
+        Some(a) if imp.lead == 0 => vec![shape[..a].iter().product(), shape[a..].iter().product()],
+        _ => {
+            return Err(
+                format!("axis {axis} would mix the batch axis; only axis 1 is supported").into(),
+            );
+        }
+    };
     imp.push(at, super::Op::Reshape(Reshape), vec![x], out)
 }
 
 fn reshape<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    if constant_input(imp, at, 0).is_some() {
+        return super::fold::reshape(imp, at);
+    }
     let target = if imp.opset < 5 {
         let shape = Attributes::of(at.node).ints("shape")?;
         shape
@@ -126,21 +134,34 @@ fn reshape<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
             .0
     };
     let (x, shape) = computed(imp, at)?;
+    let batch = (imp.lead == 1).then_some(imp.batch);
     let out =
-        reshaped(imp.batch, &shape, &target).map_err(|why| format!("target {target:?}: {why}"))?;
+        reshaped(batch, &shape, &target).map_err(|why| format!("target {target:?}: {why}"))?;
     imp.push(at, super::Op::Reshape(Reshape), vec![x], out)
 }
 
 /// A Reshape's per-sample target: the first entry is the batch axis (−1, 0, 1 or the
-/// declared batch size), the rest may hold one −1 and copies (0) of the input's axes.
-fn reshaped(batch: Option<usize>, input: &[usize], target: &[i64]) -> Result<Vec<usize>, String> {
-    let Some((&first, rest)) = target.split_first() else {
-        return Err("empty".to_owned());
+/// declared batch size; `batch` is `None` where the sample keeps that axis and the whole
+/// target is the sample's), the rest may hold one −1 and copies (0) of the input's axes.
+pub(super) fn reshaped(
+    batch: Option<Option<usize>>,
+    input: &[usize],
+    target: &[i64],
+) -> Result<Vec<usize>, String> {
+    let rest = match batch {
+        Some(batch) => {
+            let Some((&first, rest)) = target.split_first() else {
+                return Err("empty".to_owned());
+            };
+            let batch_ok =
+                matches!(first, -1..=1) || batch.is_some_and(|b| i64::try_from(b) == Ok(first));
+            if !batch_ok {
+                return Err("the first axis must stay the batch axis".to_owned());
+            }
+            rest
+        }
+        None => target,
     };
-    let batch_ok = matches!(first, -1..=1) || batch.is_some_and(|b| i64::try_from(b) == Ok(first));
-    if !batch_ok {
-        return Err("the first axis must stay the batch axis".to_owned());
-    }
     let total: usize = input.iter().product();
     let mut out = Vec::with_capacity(rest.len().min(16));
     let mut infer = None;
@@ -174,13 +195,12 @@ pub(super) fn squeeze<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Ref
     let Some(axes) = super::constant::squeeze_axes(imp, at)? else {
         return Err("no axes: the batch axis of 1 would go too; name the axes".into());
     };
-    // ONNX's ranks count the batch axis; axes are of the output for Unsqueeze.
-    let rank = shape.len() + 1 + if unsqueeze { axes.len() } else { 0 };
+    // Axes are of the output for Unsqueeze.
+    let rank = shape.len() + if unsqueeze { axes.len() } else { 0 };
     let mut at_axes = Vec::with_capacity(axes.len());
     for &a in &axes {
-        let a = if a < 0 { a + rank as i64 } else { a };
-        match usize::try_from(a) {
-            Ok(a) if (1..rank).contains(&a) && !at_axes.contains(&(a - 1)) => at_axes.push(a - 1),
+        match imp.sample_axis(a, rank) {
+            Some(a) if !at_axes.contains(&a) => at_axes.push(a),
             _ => {
                 return Err(format!(
                     "axes {axes:?}: each once, an axis of the sample (not the batch)"
@@ -191,7 +211,7 @@ pub(super) fn squeeze<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Ref
     }
     let out: Vec<usize> = if unsqueeze {
         let mut dims = shape.iter().copied();
-        (0..rank - 1)
+        (0..rank)
             .map(|i| {
                 if at_axes.contains(&i) {
                     1
@@ -202,7 +222,7 @@ pub(super) fn squeeze<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Ref
             .collect()
     } else {
         if let Some(&a) = at_axes.iter().find(|&&a| shape[a] != 1) {
-            return Err(format!("squeezes axis {} of size {}", a + 1, shape[a]).into());
+            return Err(format!("squeezes axis {} of size {}", a + imp.lead, shape[a]).into());
         }
         let kept = (0..shape.len()).filter(|i| !at_axes.contains(i));
         kept.map(|i| shape[i]).collect()
@@ -222,12 +242,12 @@ fn alias<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
 
 fn transpose<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let (x, shape) = computed(imp, at)?;
-    let rank = shape.len() + 1;
+    let (lead, rank) = (imp.lead, imp.onnx_rank(shape.len()));
     let reversed: Vec<i64> = (0..rank as i64).rev().collect();
     let perm = Attributes::of(at.node).ints("perm")?.unwrap_or(&reversed);
     let mut seen = vec![false; rank];
     let ok = perm.len() == rank
-        && perm.first() == Some(&0)
+        && perm[..lead].iter().all(|&p| p == 0)
         && perm.iter().all(|&p| {
             usize::try_from(p)
                 .ok()
@@ -239,7 +259,7 @@ fn transpose<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
             format!("perm {perm:?} must permute the axes and keep the batch axis first").into(),
         );
     }
-    let perm: Vec<usize> = perm[1..].iter().map(|&p| p as usize - 1).collect();
+    let perm: Vec<usize> = perm[lead..].iter().map(|&p| p as usize - lead).collect();
     let out = perm.iter().map(|&p| shape[p]).collect();
     imp.push(at, super::Op::Transpose(Transpose(perm)), vec![x], out)
 }

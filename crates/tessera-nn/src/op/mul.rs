@@ -220,12 +220,12 @@ impl<A: Arith> Evaluate<A> for Neg {
     }
 }
 
-/// Mul: of constant integers (a shape subgraph's), of two computed tensors, or of a computed
+/// Mul: of constants (folded), of two computed tensors, or of a computed
 /// tensor and a constant.
 fn mul<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let constants = (constant_input(imp, at, 0), constant_input(imp, at, 1));
     match constants {
-        (Some(_), Some(_)) => super::constant::mul(imp, at),
+        (Some(_), Some(_)) => super::fold::binary(imp, at),
         (None, None) => {
             let [a, b] = [0, 1].map(|k| at.node.input.get(k).map_or("", String::as_str));
             let (a, b) = (imp.value(a)?, imp.value(b)?);
@@ -239,8 +239,10 @@ fn mul<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
 /// Div: a computed tensor by a constant, as its product by the reciprocals (a stripped
 /// architecture's zeros stay zeros: only the shape counts there), or by a computed tensor.
 fn div<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
-    if constant_input(imp, at, 0).is_some() {
-        return Err("divides a constant".into());
+    match (constant_input(imp, at, 0), constant_input(imp, at, 1)) {
+        (Some(_), Some(_)) => return super::fold::binary(imp, at),
+        (Some(_), None) => return Err("divides a constant".into()),
+        _ => {}
     }
     if constant_input(imp, at, 1).is_some() {
         return scale(imp, at, 1, true);
@@ -313,6 +315,9 @@ fn scale<'a>(
 }
 
 fn neg<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    if constant_input(imp, at, 0).is_some() {
+        return super::fold::unary(imp, at);
+    }
     let (x, shape) = computed(imp, at)?;
     imp.push(at, super::Op::Neg(Neg), vec![x], shape)
 }

@@ -259,13 +259,15 @@ impl<A: Arith> Evaluate<A> for LayerNorm {
 
 /// A per-sample axis of a node's attribute `name` (ONNX's, negative from the end), not the
 /// batch axis.
-fn sample_axis(at: &At<'_>, rank: usize, name: &str, default: i64) -> Result<usize, Refusal> {
+fn sample_axis(
+    imp: &Importer<'_>,
+    at: &At<'_>,
+    rank: usize,
+    name: &str,
+    default: i64,
+) -> Result<usize, Refusal> {
     let axis = Attributes::of(at.node).int(name, default)?;
-    let onnx_rank = rank as i64 + 1;
-    let axis = if axis < 0 { axis + onnx_rank } else { axis };
-    usize::try_from(axis - 1)
-        .ok()
-        .filter(|&a| a < rank)
+    imp.sample_axis(axis, rank)
         .ok_or_else(|| format!("{name} {axis}: an axis of the sample, not the batch").into())
 }
 
@@ -274,7 +276,7 @@ fn sample_axis(at: &At<'_>, rank: usize, name: &str, default: i64) -> Result<usi
 fn softmax_node<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let (x, shape) = computed(imp, at)?;
     let old = imp.opset < 13;
-    let axis = sample_axis(at, shape.len(), "axis", if old { 1 } else { -1 })?;
+    let axis = sample_axis(imp, at, shape.len(), "axis", if old { 1 } else { -1 })?;
     let axes: Vec<usize> = if old {
         (axis..shape.len()).collect()
     } else {
@@ -293,7 +295,7 @@ fn layer_norm<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
         return Err("its mean and inverse deviation outputs are not computed".into());
     }
     let (x, shape) = computed(imp, at)?;
-    let axis = sample_axis(at, shape.len(), "axis", -1)?;
+    let axis = sample_axis(imp, at, shape.len(), "axis", -1)?;
     let epsilon = Attributes::of(at.node).float("epsilon", 1e-5)?;
     let normalised = &shape[axis..];
     let count: usize = normalised.iter().product();

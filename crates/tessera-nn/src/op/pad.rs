@@ -91,16 +91,16 @@ fn import<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
         return Err(format!("pads with {value} (only zeros)").into());
     }
     let (x, shape) = computed(imp, at)?;
-    let rank = shape.len() + 1;
+    let (lead, rank) = (imp.lead, imp.onnx_rank(shape.len()));
     let pad = |i: usize| {
         usize::try_from(pads[i])
             .ok()
             .filter(|&p| p <= imp.ceiling.axis)
     };
-    if pads.len() != 2 * rank || pads[0] != 0 || pads[rank] != 0 {
+    if pads.len() != 2 * rank || (lead == 1 && (pads[0] != 0 || pads[rank] != 0)) {
         return Err(format!("pads {pads:?}: two per axis, none on the batch axis").into());
     }
-    let per_axis = (1..rank)
+    let per_axis = (lead..rank)
         .map(|i| Some((pad(i)?, pad(i + rank)?)))
         .collect::<Option<Vec<_>>>()
         .ok_or_else(|| {

@@ -174,7 +174,7 @@ fn import<'a>(
     } else {
         a.ints("axes")?.map(<[i64]>::to_vec)
     };
-    let rank = shape.len() as i64 + 1;
+    let rank = imp.onnx_rank(shape.len()) as i64;
     let axes: Vec<i64> = match listed {
         Some(l) if !l.is_empty() => l,
         _ if a.int("noop_with_empty_axes", 0)? != 0 => {
@@ -184,14 +184,13 @@ fn import<'a>(
     };
     let mut per_sample = Vec::with_capacity(axes.len());
     for &axis in &axes {
-        let axis = if axis < 0 { axis + rank } else { axis };
-        if !(1..rank).contains(&axis) {
+        let Some(axis) = imp.sample_axis(axis, shape.len()) else {
             return Err(format!(
                 "axes {axes:?}: each must be an axis of the sample (not the batch)"
             )
             .into());
-        }
-        per_sample.push(axis as usize - 1);
+        };
+        per_sample.push(axis);
     }
     per_sample.sort_unstable();
     per_sample.dedup();

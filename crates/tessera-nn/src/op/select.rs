@@ -224,8 +224,10 @@ fn integers<'a>(
 /// Slice (opset 10 on: starts, ends, axes and steps as inputs; before: attributes, step 1),
 /// ends clamped as ONNX clamps them; the batch axis may not be sliced.
 fn slice<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    if constant_input(imp, at, 0).is_some() {
+        return super::fold::slice(imp, at);
+    }
     let (x, shape) = computed(imp, at)?;
-    let rank = shape.len() as i64 + 1;
     let (starts, ends, axes, steps) = if imp.opset < 10 {
         let a = Attributes::of(at.node);
         let list = |n: &str| a.ints(n).map(|v| v.map(<[i64]>::to_vec));
@@ -259,9 +261,9 @@ fn slice<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let mut ranges: Vec<(usize, usize, i64)> = shape.iter().map(|&d| (0, d, 1)).collect();
     let mut seen = vec![false; shape.len()];
     for k in 0..starts.len() {
-        let axis = if axes[k] < 0 { axes[k] + rank } else { axes[k] };
-        let Some(a) = usize::try_from(axis - 1).ok().filter(|&a| a < shape.len()) else {
-            if axis == 0 && starts[k] == 0 && ends[k] >= 1 && steps[k] == 1 {
+        let Some(a) = imp.sample_axis(axes[k], shape.len()) else {
+            let batch = imp.lead == 1 && (axes[k] == 0 || axes[k] == -(shape.len() as i64 + 1));
+            if batch && starts[k] == 0 && ends[k] >= 1 && steps[k] == 1 {
                 continue; // the whole batch axis
             }
             return Err(format!("slices axis {} (the batch axis, or none)", axes[k]).into());
@@ -270,14 +272,22 @@ fn slice<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
             return Err(format!("slices axis {} twice", axes[k]).into());
         }
         ranges[a] = range(shape[a], starts[k], ends[k], steps[k])?;
+        if ranges[a].1 == 0 {
+            return Err("an empty slice".into());
+        }
     }
     let out = ranges.iter().map(|r| r.1).collect();
     imp.push(at, super::Op::Slice(Slice { ranges }), vec![x], out)
 }
 
 /// ONNX Slice's clamping of `start` and `end` on an axis of `len` for `step`: the first index,
-/// the count and the step.
-fn range(len: usize, start: i64, end: i64, step: i64) -> Result<(usize, usize, i64), Refusal> {
+/// the count (perhaps 0) and the step.
+pub(super) fn range(
+    len: usize,
+    start: i64,
+    end: i64,
+    step: i64,
+) -> Result<(usize, usize, i64), Refusal> {
     if step == 0 {
         return Err("a step of 0".into());
     }
@@ -295,9 +305,6 @@ fn range(len: usize, start: i64, end: i64, step: i64) -> Result<(usize, usize, i
     } else {
         (span - 1) / step.abs() + 1
     };
-    if count == 0 {
-        return Err("an empty slice".into());
-    }
     Ok((start as usize, count as usize, step))
 }
 
@@ -308,12 +315,7 @@ fn split<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let (x, shape) = computed(imp, at)?;
     let a = Attributes::of(at.node);
     let axis = a.int("axis", 0)?;
-    let axis = if axis < 0 {
-        axis + shape.len() as i64 + 1
-    } else {
-        axis
-    };
-    let Some(axis) = usize::try_from(axis - 1).ok().filter(|&a| a < shape.len()) else {
+    let Some(axis) = imp.sample_axis(axis, shape.len()) else {
         return Err("splits the batch axis (only the sample's)".into());
     };
     let outputs = &at.node.output;
@@ -365,10 +367,8 @@ fn split<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
 /// end); Gather of constant integers is a shape subgraph's ([`super::constant`]).
 pub(super) fn gather_computed<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let (x, shape) = computed(imp, at)?;
-    let rank = shape.len() as i64 + 1;
     let axis = Attributes::of(at.node).int("axis", 0)?;
-    let axis = if axis < 0 { axis + rank } else { axis };
-    let Some(axis) = usize::try_from(axis - 1).ok().filter(|&a| a < shape.len()) else {
+    let Some(axis) = imp.sample_axis(axis, shape.len()) else {
         return Err("gathers along the batch axis (only along the sample's)".into());
     };
     let c = constant_input(imp, at, 1).ok_or("the indices are computed at run time")?;
@@ -401,6 +401,9 @@ pub(super) fn gather_computed<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result
 
 /// Expand of a computed tensor to a constant shape (its batch axis 1 or the declared batch).
 fn expand<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    if constant_input(imp, at, 0).is_some() {
+        return super::fold::expand(imp, at);
+    }
     let (x, shape) = computed(imp, at)?;
     let target = integers(imp, at, 1, "the shape")?;
     let sizes = target
@@ -408,10 +411,8 @@ fn expand<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
         .map(|&d| usize::try_from(d).ok().filter(|&d| d <= imp.ceiling.axis))
         .collect::<Option<Vec<_>>>()
         .ok_or_else(|| format!("shape {target:?}: sizes from 0 to {}", imp.ceiling.axis))?;
-    let Some((&batch, rest)) = sizes.split_first() else {
-        return Err("an empty shape".into());
-    };
-    if batch != 1 || rest.len() < shape.len() {
+    let (batch, rest) = sizes.split_at(imp.lead.min(sizes.len()));
+    if batch.iter().any(|&b| b != 1) || rest.len() < shape.len() || rest.is_empty() {
         return Err(format!("shape {target:?}: keep the batch axis first, as 1").into());
     }
     // NumPy's rules, both ways: the output takes the larger of each pair.

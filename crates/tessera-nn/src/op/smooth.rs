@@ -661,6 +661,9 @@ impl<A: Arith> Evaluate<A> for Smooth {
 }
 
 fn import<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    if crate::import::args::constant_input(imp, at, 0).is_some() {
+        return super::fold::unary(imp, at);
+    }
     let function = match at.node.op_type.as_str() {
         "Exp" => Function::Exp,
         "Sigmoid" => Function::Sigmoid,
