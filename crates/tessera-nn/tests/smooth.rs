@@ -176,3 +176,23 @@ fn smooth_functions_round_trip_through_onnx() {
     // Per element: the Mul 1, Sigmoid and 1/x 28 each (twice Sigmoid), Tanh 28, Exp 8.
     assert_eq!(products, 48 * (1 + 28 + 28 + 28 + 8 + 28));
 }
+
+/// GELU's polynomial runs in [−1, 1]: at ℓ = 32 (f = 12, exact truncation) every protocol
+/// equals fixed point, and fixed point is within 2·10⁻³ of float on [−6, 6].
+#[test]
+fn gelu_runs_in_the_32_bit_ring() {
+    let x: Vec<f32> = (0..64).map(|i| -6.0 + 12.0 * i as f32 / 63.0).collect();
+    let net = model(vec![64], vec![(smooth(Function::Gelu), vec![0], vec![64])]);
+    let fixed = Fixed::new(32, 12).unwrap();
+    let want = Plain::new(&net, fixed).unwrap().run(&x).unwrap();
+    let float = Plain::new(&net, Float).unwrap().run(&x).unwrap();
+    let decoded: Vec<f32> = want.iter().map(|&w| fixed.decode(w)).collect();
+    let off = max_difference(&Float, &float, &decoded);
+    assert!(off < 2e-3, "fixed point {off} from float");
+    for protocol in Protocol::ALL {
+        let (got, _) = common::private(&net, fixed, secure::Options::new(protocol), &x);
+        let diff = max_difference(&fixed, &want, &got);
+        // Truncations a unit (2^−12) apart, through the powers' products.
+        assert!(diff < 4e-3, "{}: {diff} from fixed point", protocol.name());
+    }
+}
