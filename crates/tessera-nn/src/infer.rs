@@ -51,8 +51,23 @@ pub struct LayerReport {
     pub setup: Stats,
 }
 
-/// The operator classes of VASA's per-operator table (seed 000, Table 7), in its order.
-pub const CLASSES: [&str; 7] = ["Conv", "Trunc", "ReLU", "MatMul", "BN", "MaxPool", "other"];
+/// The operator classes of VASA's per-operator table (seed 000, Table 7), in its order, then
+/// a transformer's (issue 60): products of two computed matrices, Softmax, GELU, LayerNorm and
+/// the other smooth functions; "other" last.
+pub const CLASSES: [&str; 12] = [
+    "Conv",
+    "Trunc",
+    "ReLU",
+    "MatMul",
+    "BN",
+    "MaxPool",
+    "MatMul (secret)",
+    "Softmax",
+    "GELU",
+    "LayerNorm",
+    "Smooth",
+    "other",
+];
 
 /// The program operations that are truncations, wherever a layer makes them.
 const TRUNCATIONS: [&str; 2] = ["truncate", "top bits of the shares"];

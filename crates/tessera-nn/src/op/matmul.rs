@@ -77,7 +77,7 @@ impl Operator for MatMul {
     }
 
     fn class(&self) -> &'static str {
-        "MatMul"
+        "MatMul (secret)"
     }
 
     /// A product of two computed values per multiply-add.

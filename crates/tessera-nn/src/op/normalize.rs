@@ -134,6 +134,10 @@ impl Operator for Softmax {
         "Softmax"
     }
 
+    fn class(&self) -> &'static str {
+        "Softmax"
+    }
+
     /// Per element: exp's products and floor, one product for the quotient; per group: the
     /// maximum's comparisons, the reciprocal's products and floor.
     fn cost(&self, io: &Io<'_>) -> Option<LayerCost> {
@@ -191,6 +195,10 @@ impl LayerNorm {
 impl Operator for LayerNorm {
     fn kind(&self) -> &'static str {
         "LayerNormalization"
+    }
+
+    fn class(&self) -> &'static str {
+        "LayerNorm"
     }
 
     fn weights(&self) -> Vec<&[f32]> {

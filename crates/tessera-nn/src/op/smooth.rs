@@ -663,6 +663,13 @@ pub(super) const FAMILY: &[Family] = &[
 ];
 
 impl Operator for Smooth {
+    fn class(&self) -> &'static str {
+        match self.0 {
+            Function::Gelu | Function::GeluTanh => "GELU",
+            _ => "Smooth",
+        }
+    }
+
     fn kind(&self) -> &'static str {
         match self.0 {
             Function::Exp => "Exp",

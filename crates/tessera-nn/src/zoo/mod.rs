@@ -9,6 +9,7 @@
 
 mod graph;
 pub mod nets;
+pub mod operators;
 pub mod transformers;
 
 use crate::model::{AvgPool, Conv, Dense, MaxPool, Model, Node, Op, Pool, Relu, Reshape, Window};
@@ -294,9 +295,12 @@ impl Net {
     }
 }
 
-/// The network `name` (one of [`NETWORKS`], or a deep one's `NAME-small`) with weights from
-/// `seed`.
+/// The network `name` (one of [`NETWORKS`], a deep one's `NAME-small`, or one operator of
+/// [`operators::OPERATORS`]) with weights from `seed`.
 pub fn network(name: &str, seed: u64) -> Option<Model> {
+    if let Some(model) = operators::operator(name) {
+        return Some(model);
+    }
     let small = name.strip_suffix("-small");
     if let Some(deep) = DEEP.iter().find(|d| Some(d.name) == small) {
         return Some((deep.build)(seed, deep.small));
