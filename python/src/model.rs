@@ -144,13 +144,46 @@ impl Model {
     }
 
     /// `x` as the model's inputs, one after another: float arrays as they are, uint8 images
-    /// normalised by `normalise` (or the model's own, or MNIST's).
+    /// normalised by `normalise` (or the model's own, or MNIST's); for a model that starts
+    /// with the client's embedding lookup, token ids (integers) looked up.
     pub(crate) fn inputs(
         &self,
         x: &Bound<'_, PyAny>,
         normalise: Option<&str>,
     ) -> PyResult<(Vec<f32>, usize)> {
-        let (values, shape) = if let Ok(a) = x.extract::<PyReadonlyArrayDyn<'_, u8>>() {
+        let (values, batch) = self.samples(x, normalise)?;
+        if self.model.lookup.is_none() {
+            return Ok((values, batch));
+        }
+        let per: usize = self.model.sample_shape().iter().product();
+        let mut embedded = Vec::new();
+        for ids in values.chunks(per.max(1)) {
+            embedded.extend(self.model.embed(ids).map_err(|e| errors::raise_nn(&e))?);
+        }
+        Ok((embedded, batch))
+    }
+
+    /// `x` as what the client gives per sample ([`tessera_nn::model::Model::sample_shape`]),
+    /// one after another, and how many.
+    fn samples(
+        &self,
+        x: &Bound<'_, PyAny>,
+        normalise: Option<&str>,
+    ) -> PyResult<(Vec<f32>, usize)> {
+        let ids = self.model.lookup.is_some();
+        let (values, shape) = if let Some(a) = ids
+            .then(|| x.extract::<PyReadonlyArrayDyn<'_, i64>>().ok())
+            .flatten()
+        {
+            let ids = a.as_array().iter().map(|&v| v as f32).collect();
+            (ids, a.as_array().shape().to_vec())
+        } else if let Some(a) = ids
+            .then(|| x.extract::<PyReadonlyArrayDyn<'_, i32>>().ok())
+            .flatten()
+        {
+            let ids = a.as_array().iter().map(|&v| v as f32).collect();
+            (ids, a.as_array().shape().to_vec())
+        } else if let Ok(a) = x.extract::<PyReadonlyArrayDyn<'_, u8>>() {
             let normalise = match normalise {
                 Some(n) => Normalise::parse(n).ok_or_else(|| {
                     invalid(format!(
@@ -172,11 +205,13 @@ impl Model {
             let values = a.as_array().iter().map(|&v| v as f32).collect();
             (values, a.as_array().shape().to_vec())
         } else {
-            return Err(invalid(
-                "x: a numpy array of float32, float64 or uint8 (an image or a batch of them)",
-            ));
+            return Err(invalid(if ids {
+                "x: a numpy array of token ids: int64 or int32 (or whole float32, float64)"
+            } else {
+                "x: a numpy array of float32, float64 or uint8 (an image or a batch of them)"
+            }));
         };
-        let sample = &self.model.shapes[self.model.input];
+        let sample = self.model.sample_shape();
         let Some(batch) = inputs_in(&shape, sample) else {
             return Err(invalid(format!(
                 "x has shape {shape:?}; the model takes inputs of shape {sample:?} (axes of 1 \

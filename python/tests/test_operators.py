@@ -195,7 +195,8 @@ def test_grouped_and_depthwise_conv_and_a_batch_norm_on_its_own():
             assert np.max(np.abs(got - fixed)) < TRUNCATION, (protocol, bits)
     # By VASA's operator classes: the BatchNormalization on its own is BN, with setup of its own.
     operators = {o["class"]: o for o in report["operators"]}
-    assert list(operators) == ["Conv", "Trunc", "ReLU", "MatMul", "BN", "MaxPool", "other"]
+    assert list(operators) == ["Conv", "Trunc", "ReLU", "MatMul", "BN", "MaxPool", "MatMul (secret)",
+                               "Softmax", "GELU", "LayerNorm", "Smooth", "other"]
     assert operators["BN"]["setup_bytes"] > 0 and operators["Conv"]["setup_bytes"] > 0
     assert sum(o["online_bytes"] for o in operators.values()) == report["online_bytes"]
 

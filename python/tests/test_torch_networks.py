@@ -117,3 +117,43 @@ def test_torchvision_mobilenet_v3_small_from_torch():
     got = model.plaintext(x.numpy()[0], fixed=False)
     assert np.max(np.abs(got - want)) < 1e-3
     assert np.argmax(model.plaintext(x.numpy()[0], **RING)) == np.argmax(want)
+
+
+def test_huggingface_bert_from_torch():
+    """A BertForSequenceClassification as Hugging Face's transformers builds it, from token
+    ids: the word embedding the client's lookup, the position and token-type embeddings and
+    the attention mask of ones folded at import."""
+    transformers = pytest.importorskip("transformers", reason="transformers is not installed")
+    torch.manual_seed(4)
+    config = transformers.BertConfig(
+        vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=64, num_labels=3,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+    )
+    bert = transformers.BertForSequenceClassification(config).eval()
+    # Hugging Face starts weights at N(0, 0.02): logits of 10⁻²; of order 1, as after training.
+    torch.nn.init.normal_(bert.classifier.weight, std=1.0)
+
+    class Logits(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, ids):
+            return self.m(input_ids=ids).logits
+
+    net = Logits(bert)
+    ids = torch.randint(0, 100, (1, 12))
+    model = tessera.Model.from_torch(net, ids)
+    with torch.no_grad():
+        want = net(ids).numpy()[0]
+    sample = ids.numpy()[0]
+    assert np.max(np.abs(model.plaintext(sample, fixed=False) - want)) < 1e-4
+    fixed = model.plaintext(sample, **RING)
+    assert np.max(np.abs(fixed - want)) < 0.02
+    assert np.argmax(fixed) == np.argmax(want)
+    # Within 2 % of the logits' scale, as the zoo's transformers (two layers of truncations
+    # amplified by a classifier of unit weights).
+    private, _ = model.simulate(sample, protocol="a+b", **RING)
+    assert np.max(np.abs(private - fixed)) < 0.02 * (1 + np.max(np.abs(fixed)))
+    assert np.argmax(private) == np.argmax(fixed)

@@ -6,7 +6,7 @@
 
 use crate::error::Error;
 use crate::import::data_type;
-use crate::model::{Model, Node, Window};
+use crate::model::{Lookup, Model, Node, Window};
 use crate::onnx::{AttributeProto, AttributeType, Dim, Dimension, Message, ModelProto, NodeProto};
 use crate::onnx::{OperatorSetIdProto, TensorProto, TensorShapeProto, TensorType, Type};
 use crate::onnx::{TypeProto, ValueInfoProto};
@@ -29,15 +29,27 @@ pub fn to_onnx(model: &Model) -> Result<Vec<u8>, Error> {
     let graph = m.graph.get_or_insert_default();
     graph.name = "tessera".to_owned();
     let name = |v: usize| {
-        if v == model.input {
+        if v == model.input && model.lookup.is_none() {
             model.input_name.clone()
         } else {
             format!("v{v}")
         }
     };
-    graph
-        .input
-        .push(value_info(&name(model.input), &model.shapes[model.input]));
+    match &model.lookup {
+        None => graph
+            .input
+            .push(value_info(&name(model.input), &model.shapes[model.input])),
+        Some(l) => {
+            let (node, table) = lookup(l, &model.input_name, name(model.input));
+            let mut ids = value_info(&model.input_name, &l.ids);
+            if let Some(Type::TensorType(t)) = ids.type_.as_mut().and_then(|t| t.value.as_mut()) {
+                t.elem_type = data_type::INT64;
+            }
+            graph.input.push(ids);
+            graph.node.push(node);
+            graph.initializer.push(table);
+        }
+    }
     graph
         .output
         .push(value_info(&name(model.output), &model.shapes[model.output]));
@@ -48,6 +60,28 @@ pub fn to_onnx(model: &Model) -> Result<Vec<u8>, Error> {
         graph.initializer.extend(tensors);
     }
     Ok(m.encode_to_vec())
+}
+
+/// The client's lookup as ONNX has it: a Gather of the table by the ids `ids`, writing `out`.
+fn lookup(l: &Lookup, ids: &str, out: String) -> (NodeProto, TensorProto) {
+    let table = TensorProto {
+        name: format!("{ids}.table"),
+        data_type: data_type::FLOAT,
+        dims: vec![
+            l.vocabulary as i64,
+            (l.table.len() / l.vocabulary.max(1)) as i64,
+        ],
+        raw_data: l.table.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ..Default::default()
+    };
+    let node = NodeProto {
+        name: format!("{ids}.lookup"),
+        op_type: "Gather".to_owned(),
+        input: vec![table.name.clone(), ids.to_owned()],
+        output: vec![out],
+        ..Default::default()
+    };
+    (node, table)
 }
 
 /// A graph input or output of per-sample `shape` with its batch axis of 1.

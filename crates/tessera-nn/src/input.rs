@@ -1,7 +1,7 @@
 //! A network's input from a file: one item of an MNIST IDX file, a PNG image (the `image`
 //! crate), or a NumPy `.npy` array (the `npyz` crate). Pixels (IDX, PNG, `.npy` of `u1`) are
 //! normalised ([`Normalise`]); floating-point arrays are taken as the network's input as they
-//! are. The kind is told by the file's magic bytes, not its name.
+//! are, and so are integer ones (token ids, for a model that starts with a lookup). The kind is told by the file's magic bytes, not its name.
 
 use crate::data::{Idx, Normalise};
 use crate::error::Error;
@@ -208,9 +208,18 @@ fn npy(
             let v: Vec<f64> = file.into_vec().map_err(data)?;
             v[start..start + take].iter().map(|&x| x as f32).collect()
         }
+        // Token ids, as they are.
+        (TypeChar::Int, 8) => {
+            let v: Vec<i64> = file.into_vec().map_err(data)?;
+            v[start..start + take].iter().map(|&x| x as f32).collect()
+        }
+        (TypeChar::Int, 4) => {
+            let v: Vec<i32> = file.into_vec().map_err(data)?;
+            v[start..start + take].iter().map(|&x| x as f32).collect()
+        }
         _ => {
             return Err(bad(format!(
-                "element type {ty}; u1 (pixels), f4 and f8 are read"
+                "element type {ty}; u1 (pixels), f4 and f8, i8 and i4 (token ids) are read"
             )));
         }
     })
@@ -303,8 +312,13 @@ mod tests {
             std: 2.0,
         };
         assert_eq!(parse(&bytes, "t", 0, &[2], half).unwrap(), vec![2.0, 4.5]);
+        // Token ids: integers as they are; other element types refused.
         let ints = npy_file(&[2], &[1i32, 2]);
-        let e = parse(&ints, "t", 0, &[2], ID).unwrap_err().to_string();
+        assert_eq!(parse(&ints, "t", 0, &[2], ID).unwrap(), vec![1.0, 2.0]);
+        let ids = npy_file(&[2], &[7i64, -1]);
+        assert_eq!(parse(&ids, "t", 0, &[2], ID).unwrap(), vec![7.0, -1.0]);
+        let shorts = npy_file(&[2], &[1i16, 2]);
+        let e = parse(&shorts, "t", 0, &[2], ID).unwrap_err().to_string();
         assert!(e.contains("element type"), "{e}");
         // A header claiming more than the file holds.
         let mut short = npy_file(&[4], &[1f32, 2., 3., 4.]);

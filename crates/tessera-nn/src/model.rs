@@ -108,6 +108,24 @@ pub struct Model {
     /// False for an architecture written by [`crate::strip`]: its weights are all zero and only
     /// the shapes are of use.
     pub has_weights: bool,
+    /// The embedding table the client looks its token ids up in before the protocol, if the
+    /// graph starts with one ([`Model::embed`]); the input is then the lookup's output.
+    pub lookup: Option<Lookup>,
+}
+
+/// An embedding lookup of the client's (issue 60, item 3): a graph's first Gather of a
+/// constant table by the graph input's token ids. The client applies it in the clear, so
+/// the table is the architecture's (`nn strip` keeps it: the client learns the table, the
+/// server nothing of the ids); a one-hot product by the server's private table would cost
+/// a linear layer of vocabulary × width per token instead.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lookup {
+    /// The ids' per-sample shape.
+    pub ids: Vec<usize>,
+    /// The table's rows.
+    pub vocabulary: usize,
+    /// The table, `[vocabulary, width]` row-major (the input's last axis is its width).
+    pub table: Vec<f32>,
 }
 
 /// The largest model this crate imports, evaluates or compiles: a file, or an architecture a
@@ -162,6 +180,65 @@ pub struct LayerCost {
 }
 
 impl Model {
+    /// The shape of what the client gives per sample: token ids where the model starts with
+    /// a [`Lookup`], else the input.
+    pub fn sample_shape(&self) -> &[usize] {
+        match &self.lookup {
+            Some(l) => &l.ids,
+            None => &self.shapes[self.input],
+        }
+    }
+
+    /// The input from what the client gives (`x`, one sample of [`Model::sample_shape`]): the
+    /// embeddings of its token ids where the model starts with a [`Lookup`] (each id a whole
+    /// number below the vocabulary's size, or negative from its end, as ONNX's Gather reads
+    /// it), else `x` itself.
+    pub fn embed(&self, x: &[f32]) -> Result<Vec<f32>, crate::Error> {
+        let Some(l) = &self.lookup else {
+            return Ok(x.to_vec());
+        };
+        let width = l.table.len() / l.vocabulary.max(1);
+        let mut out = Vec::with_capacity(x.len().saturating_mul(width));
+        for (at, &id) in x.iter().enumerate() {
+            let n = l.vocabulary as f32;
+            let row = if id < 0.0 { id + n } else { id };
+            if row.fract() != 0.0 || !(0.0..n).contains(&row) {
+                return Err(crate::Error::Input(format!(
+                    "token id {id} at {at}: ids are whole numbers from {} to {}",
+                    -(l.vocabulary as i64),
+                    l.vocabulary - 1
+                )));
+            }
+            let row = row as usize * width;
+            out.extend_from_slice(&l.table[row..row + width]);
+        }
+        Ok(out)
+    }
+
+    /// A lookup's table holds `vocabulary` rows of the input's width, finite, and its ids
+    /// as many as the input has rows.
+    fn check_lookup(&self, l: &Lookup) -> Result<(), crate::Error> {
+        let input = &self.shapes[self.input];
+        let (width, rows) = match input.split_last() {
+            Some((&w, rest)) => (w, rest.iter().product::<usize>()),
+            None => (0, 0),
+        };
+        let ids: usize = l.ids.iter().product();
+        if width == 0 || Some(l.table.len()) != l.vocabulary.checked_mul(width) || ids != rows {
+            return Err(crate::Error::Graph(format!(
+                "an embedding table of {} values for {} ids of rows of {width} into an input of {input:?}",
+                l.table.len(),
+                l.vocabulary
+            )));
+        }
+        if l.table.iter().any(|v| !v.is_finite()) {
+            return Err(crate::Error::Graph(
+                "the embedding table holds a value that is not finite".to_owned(),
+            ));
+        }
+        Ok(())
+    }
+
     /// Elements of a value.
     pub fn len(&self, value: ValueId) -> usize {
         self.shapes[value].iter().product()
@@ -240,6 +317,10 @@ impl Model {
                     node.op.kind()
                 )));
             }
+        }
+        if let Some(l) = &self.lookup {
+            self.check_lookup(l)?;
+            weights = weights.saturating_add(l.table.len());
         }
         if work > ceiling.model_work || weights > ceiling.weights {
             return over(format!("{work} operations and {weights} weights in all"));

@@ -97,6 +97,7 @@ fn two_branches(seed: u64) -> Model {
         output: 9,
         client_side: Vec::new(),
         has_weights: true,
+        lookup: None,
     }
 }
 

@@ -11,8 +11,8 @@ mod common;
 use tessera_nn::eval::{Plain, argmax, max_difference};
 use tessera_nn::fixed::{Arith, Fixed, Float};
 use tessera_nn::model::{
-    AddConst, Clip, Conv, Dense, Expand, Fill, Gather, GlobalAvgPool, Model, Mul, Neg, Node, Op,
-    Reduce, Reduction, Relu, Reshape, Scale, Slice, Where, Window,
+    AddConst, Clip, Conv, Dense, Expand, Fill, Gather, GlobalAvgPool, Lookup, Model, Mul, Neg,
+    Node, Op, Reduce, Reduction, Relu, Reshape, Scale, Slice, Where, Window,
 };
 use tessera_nn::secure::{self, Protocol};
 use tessera_testkit::numbers;
@@ -160,6 +160,7 @@ fn network(seed: u64) -> Model {
         nodes,
         client_side: Vec::new(),
         has_weights: true,
+        lookup: None,
     }
 }
 
@@ -207,4 +208,61 @@ fn the_network_round_trips_through_onnx() {
     assert_eq!(arch.shapes, back.shapes);
     let products: usize = model.nodes.iter().map(|n| model.cost(n).products).sum();
     assert_eq!(products, 2 * 100);
+}
+
+/// A model that starts with the client's embedding lookup: written as ONNX (int64 ids, a
+/// Gather of the table) it reads back to the same lookup and outputs; stripped, it keeps the
+/// table (the client's) and loses the weights (the server's); ids outside the vocabulary are
+/// refused by position.
+#[test]
+fn the_embedding_lookup_round_trips_and_survives_stripping() {
+    let (vocabulary, tokens, width) = (5, 3, 4);
+    let mut model = Model {
+        input_name: "ids".into(),
+        input: 0,
+        output: 1,
+        shapes: vec![vec![tokens, width], vec![tokens, 2]],
+        nodes: vec![Node {
+            name: "dense".into(),
+            op: Op::Dense(Dense {
+                inputs: width,
+                outputs: 2,
+                weight: numbers(41, 2 * width),
+                bias: numbers(42, 2),
+            }),
+            inputs: vec![0],
+            output: 1,
+        }],
+        client_side: Vec::new(),
+        has_weights: true,
+        lookup: Some(Lookup {
+            ids: vec![tokens],
+            vocabulary,
+            table: numbers(43, vocabulary * width),
+        }),
+    };
+    let ids = [4.0, 0.0, -1.0];
+    let x = model.embed(&ids).unwrap();
+    assert_eq!(x[..width], x[2 * width..], "−1 is the last row");
+    let bytes = tessera_nn::export::to_onnx(&model).unwrap();
+    let back = tessera_nn::import::from_bytes(&bytes, "lookup").unwrap();
+    assert_eq!(back.lookup, model.lookup);
+    let want = Plain::new(&model, Float).unwrap().run(&x).unwrap();
+    let got = Plain::new(&back, Float).unwrap().run(&x).unwrap();
+    assert!(max_difference(&Float, &want, &got) < 1e-5);
+    let arch = tessera_nn::strip::strip(&bytes, "lookup").unwrap();
+    let arch = tessera_nn::import::from_bytes(&arch, "lookup").unwrap();
+    assert_eq!(arch.lookup, model.lookup);
+    assert!(
+        arch.nodes[0]
+            .op
+            .weights()
+            .iter()
+            .all(|w| w.iter().all(|&v| v == 0.0))
+    );
+    let err = model.embed(&[0.0, 5.0, 1.0]).unwrap_err().to_string();
+    assert!(err.contains("token id 5 at 1"), "{err}");
+    assert!(model.embed(&[0.5, 0.0, 0.0]).is_err());
+    model.lookup.as_mut().unwrap().vocabulary = 4;
+    assert!(model.check(&tessera_nn::model::CEILING).is_err());
 }

@@ -344,6 +344,7 @@ fn padded_pooling_matches_fixed_point() {
             output: 3,
             client_side: Vec::new(),
             has_weights: true,
+            lookup: None,
         };
         let x: Vec<f32> = (0..2 * side * side)
             .map(|i| ((i * 53 % 41) as f32 - 20.0) / 8.0)
@@ -413,6 +414,7 @@ fn the_client_can_learn_only_the_class() {
         output: 1,
         client_side: Vec::new(),
         has_weights: true,
+        lookup: None,
     };
     let fixed = Fixed::new(32, 10).unwrap();
     let networks = tessera_net::memory::pair().unwrap();
@@ -496,6 +498,7 @@ fn strided_padded_convolutions_on_odd_sizes_match_fixed_point() {
         output: 5,
         client_side: Vec::new(),
         has_weights: true,
+        lookup: None,
     };
     let x: Vec<f32> = (0..2 * 9 * 7)
         .map(|i| ((i * 37 % 23) as f32 - 11.0) / 5.0)

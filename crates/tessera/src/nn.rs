@@ -664,10 +664,12 @@ fn client_inputs(
         Some(n) => n,
         None => Normalise::from_model(bytes, &what)?.unwrap_or(Normalise::MNIST),
     };
-    let shape = &model.shapes[model.input];
+    let shape = model.sample_shape();
     let mut all = Vec::new();
     for index in args.input.index..args.input.index + args.batch.n as usize {
-        let mut x = input::load(path, index, shape, normalise)?;
+        // Token ids (a .npy of integers) are looked up where the model starts with the
+        // client's embedding table.
+        let mut x = model.embed(&input::load(path, index, shape, normalise)?)?;
         if args.input.clip {
             let clipped = fixed.clip(&mut x)?;
             if clipped > 0 {

@@ -58,7 +58,10 @@ pub(crate) fn reals(
         Constant::Floats(f, scalar) => {
             Ok((if scalar { vec![] } else { vec![f.len()] }, f.to_vec()))
         }
-        Constant::FoldedReals(i) => Ok(imp.folded_reals[i].clone()),
+        Constant::FoldedReals(i) => match &imp.folded_reals[i] {
+            t if t.integer => Err("integers where real numbers are needed".to_owned()),
+            t => Ok((t.shape.clone(), t.values.clone())),
+        },
         Constant::Ints(_) | Constant::Folded(_) => {
             Err("integers where real numbers are needed".to_owned())
         }

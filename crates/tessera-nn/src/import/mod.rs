@@ -182,8 +182,19 @@ pub(crate) enum Constant<'a> {
     Ints(&'a [i64]),
     /// Integers folded at import from a shape subgraph ([`Importer::folded`]).
     Folded(usize),
-    /// Real numbers folded at import ([`Importer::folded_reals`]).
+    /// A tensor folded at import ([`Importer::folded_reals`]).
     FoldedReals(usize),
+}
+
+/// A tensor folded at import from arithmetic on constants ([`crate::op`]'s `fold`).
+#[derive(Clone)]
+pub(crate) struct FoldedTensor {
+    /// Its shape (empty for a scalar).
+    pub(crate) shape: Vec<usize>,
+    /// Its elements (integers exactly: they are below 2^24).
+    pub(crate) values: Vec<f32>,
+    /// Whether they are integers (token types, shapes of more than one axis).
+    pub(crate) integer: bool,
 }
 
 /// The state of one import: value names to values, their shapes, the nodes so far.
@@ -205,11 +216,15 @@ pub(crate) struct Importer<'a> {
     pub(crate) folded: Vec<(Vec<i64>, bool)>,
     /// The real tensors folded from arithmetic on constants (the scale 1/√d and the causal
     /// mask that PyTorch's attention computes from Shapes): each one's shape and elements.
-    pub(crate) folded_reals: Vec<(Vec<usize>, Vec<f32>)>,
+    pub(crate) folded_reals: Vec<FoldedTensor>,
     /// How many of ONNX's leading axes are the batch, dropped from per-sample shapes: 1, or 0
     /// for a graph that moves its batch axis of 1 among the others (PyTorch's
     /// MultiheadAttention: [`from_proto`] then keeps that axis as the sample's first).
     pub(crate) lead: usize,
+    /// The client's embedding lookup, once a Gather has read the input's token ids.
+    pub(crate) lookup: Option<crate::model::Lookup>,
+    /// Whether the graph input holds integers (token ids).
+    pub(crate) input_integer: bool,
     input_name: String,
 }
 
@@ -261,6 +276,8 @@ impl<'a> Importer<'a> {
             folded: Vec::new(),
             folded_reals: Vec::new(),
             lead,
+            lookup: None,
+            input_integer: input_integer(input),
             input_name: input.name.clone(),
         })
     }
@@ -279,8 +296,15 @@ impl<'a> Importer<'a> {
         rank + self.lead
     }
 
-    /// The value `name` names, or an error: nothing computes it.
+    /// The value `name` names, or an error: nothing computes it, or it is the token ids,
+    /// which only the client's lookup reads.
     pub(crate) fn value(&self, name: &str) -> Result<ValueId, Refusal> {
+        if self.lookup.is_some() && name == self.input_name {
+            return Err(Refusal::Node(format!(
+                "reads the token ids \"{}\", which only the embedding lookup reads",
+                shown(name)
+            )));
+        }
         self.values.get(name).copied().ok_or_else(|| {
             Refusal::Node(format!(
                 "reads \"{}\", which no node before it computes",
@@ -404,6 +428,7 @@ impl<'a> Importer<'a> {
             output,
             client_side,
             has_weights: true,
+            lookup: self.lookup,
         };
         check_client_side(&model, &client)?;
         crate::op::fold_batch_norms(&mut model)?;
@@ -431,6 +456,12 @@ pub(crate) fn output<'a>(at: &At<'a>) -> Result<&'a str, Refusal> {
         .map(String::as_str)
         .filter(|o| !o.is_empty())
         .ok_or_else(|| Refusal::Node("writes no output".to_owned()))
+}
+
+/// Whether a graph input holds integers (the token ids of an embedding lookup).
+fn input_integer(input: &crate::onnx::ValueInfoProto) -> bool {
+    let t = input.type_.as_ref().and_then(|t| t.tensor());
+    t.is_some_and(|t| [data_type::INT64, data_type::INT32].contains(&t.elem_type))
 }
 
 /// The graph input's batch size (if fixed) and per-sample shape.

@@ -205,10 +205,10 @@ fn condition_values(
 ) -> Result<(Vec<usize>, Vec<f32>), Refusal> {
     let one = |nonzero: bool| f32::from(u8::from(nonzero));
     if let Constant::FoldedReals(i) = c {
-        let (shape, values) = &imp.folded_reals[i];
+        let t = &imp.folded_reals[i];
         return Ok((
-            shape.clone(),
-            values.iter().map(|&v| one(v != 0.0)).collect(),
+            t.shape.clone(),
+            t.values.iter().map(|&v| one(v != 0.0)).collect(),
         ));
     }
     let (values, scalar) = super::constant::integers(imp, c)?;

@@ -149,6 +149,15 @@ fn gather<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     if crate::import::args::constant_input(imp, at, 0).is_none() {
         return super::select::gather_computed(imp, at);
     }
+    if crate::import::args::constant_input(imp, at, 1).is_none() {
+        return super::embedding::lookup(imp, at);
+    }
+    if let Some(crate::import::Constant::Tensor(t)) =
+        crate::import::args::constant_input(imp, at, 0)
+        && crate::import::is_float(t.data_type)
+    {
+        return super::fold::gather(imp, at);
+    }
     if Attributes::of(at.node).int("axis", 0)? != 0 {
         return Err("folds along axis 0 only".into());
     }

@@ -1,5 +1,6 @@
 //! Arithmetic on constants, folded at import (ONNX Operators: Add, Sub, Mul, Div, Mod, Neg,
-//! Sqrt, Cast, Equal, Where, Expand, Trilu, Slice and Reshape of constants): the tensors that
+//! Sqrt, Cast, Equal, Where, Expand, Trilu, Gather, Slice, Reshape and ConstantOfShape of
+//! constants): the tensors that
 //! exporters compute from static shapes. PyTorch's attention, for one, scales by 1/√d with a
 //! d it reads off a Shape (Shape, Slice, Cast, Sqrt, Div), and makes a causal mask from the
 //! sequence's length (Expand, Trilu, Equal, Where). Integers stay exact (checked arithmetic; an
@@ -11,7 +12,7 @@ use super::Family;
 use super::constant::{MOST, fold, integers};
 use crate::import::args::constant_input;
 use crate::import::proto::{self, Attributes};
-use crate::import::{At, Constant, Importer, Refusal, is_float, output, shown};
+use crate::import::{At, Constant, FoldedTensor, Importer, Refusal, is_float, output, shown};
 use crate::kernels;
 
 /// The most elements a folded tensor holds: a causal mask over 1 024 positions.
@@ -21,7 +22,7 @@ pub(super) const FAMILY: &[Family] = &[
     Family {
         name: "Mod",
         import: binary,
-        supported: "Add, Sub, Mul, Div, Mod, Neg, Sqrt, Cast, Equal, Where, Expand, Trilu, Slice, Reshape of constants (folded at import)",
+        supported: "Add, Sub, Mul, Div, Mod, Neg, Sqrt, Cast, Equal, Where, Expand, Trilu, Gather, Slice, Reshape, ConstantOfShape of constants (folded at import); Gather of an embedding table by the input's token ids (the client's lookup)",
     },
     Family {
         name: "Equal",
@@ -31,6 +32,11 @@ pub(super) const FAMILY: &[Family] = &[
     Family {
         name: "Trilu",
         import: trilu,
+        supported: "",
+    },
+    Family {
+        name: "ConstantOfShape",
+        import: constant_of_shape,
         supported: "",
     },
 ];
@@ -63,6 +69,14 @@ impl Numbers {
         }
     }
 
+    /// `self`'s elements then `other`'s: integers if both are.
+    fn join(&self, other: &Numbers) -> Numbers {
+        match (self, other) {
+            (Numbers::Ints(a), Numbers::Ints(b)) => Numbers::Ints([&a[..], &b[..]].concat()),
+            _ => Numbers::Reals([self.reals(), other.reals()].concat()),
+        }
+    }
+
     /// The elements at `places`.
     fn pick(&self, places: impl Iterator<Item = usize>) -> Numbers {
         match self {
@@ -88,8 +102,13 @@ fn input<'a>(imp: &mut Importer<'a>, at: &At<'a>, index: usize) -> Result<Tensor
         }
         Constant::Floats(v, scalar) => (if scalar { vec![] } else { vec![v.len()] }, reals(v)),
         Constant::FoldedReals(i) => {
-            let (shape, v) = &imp.folded_reals[i];
-            (shape.clone(), reals(v))
+            let t = &imp.folded_reals[i];
+            let numbers = if t.integer {
+                Numbers::Ints(t.values.iter().map(|&v| v as i64).collect())
+            } else {
+                reals(&t.values)
+            };
+            (t.shape.clone(), numbers)
         }
         Constant::Ints(_) | Constant::Folded(_) => {
             let (v, scalar) = integers(imp, c)?;
@@ -106,8 +125,9 @@ fn input<'a>(imp: &mut Importer<'a>, at: &At<'a>, index: usize) -> Result<Tensor
 }
 
 /// Writes the node's output as the folded `t`: integer vectors of at most [`MOST`]
-/// elements as a shape subgraph's, the rest as reals (integers exactly, below 2^24).
+/// elements as a shape subgraph's, the rest as tensors (integers exactly, below 2^24).
 fn write<'a>(imp: &mut Importer<'a>, at: &At<'a>, t: Tensor) -> Result<(), Refusal> {
+    let integer = matches!(t.numbers, Numbers::Ints(_));
     let reals = match t.numbers {
         Numbers::Ints(v) if t.shape.len() <= 1 && v.len() <= MOST => {
             return fold(imp, at, v, t.shape.is_empty());
@@ -126,7 +146,11 @@ fn write<'a>(imp: &mut Importer<'a>, at: &At<'a>, t: Tensor) -> Result<(), Refus
     }
     let name = output(at)?;
     let values = reals.iter().map(|&x| x as f32).collect();
-    imp.folded_reals.push((t.shape, values));
+    imp.folded_reals.push(FoldedTensor {
+        shape: t.shape,
+        values,
+        integer,
+    });
     let c = Constant::FoldedReals(imp.folded_reals.len() - 1);
     if imp.value(name).is_ok() || imp.constants.insert(name, c).is_some() {
         return Err(format!("writes \"{}\", which is already written", shown(name)).into());
@@ -240,21 +264,23 @@ pub(super) fn unary<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refus
     write(imp, at, Tensor { shape, numbers })
 }
 
-/// Where of three constants (a causal mask made from a sequence's length).
+/// Where of three constants (a causal mask made from a sequence's length; integers where
+/// both branches are).
 pub(super) fn select<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let [c, x, y] = [0, 1, 2].map(|k| input(imp, at, k));
     let (c, x, y) = (c?, x?, y?);
     let (shape, places) = broadcast(&[&c.shape, &x.shape, &y.shape])?;
-    let (cond, xs, ys) = (c.numbers.reals(), x.numbers.reals(), y.numbers.reals());
-    let each = (0..places[0].len()).map(|k| {
-        let take_x = cond[places[0][k]] != 0.0;
-        if take_x {
-            xs[places[1][k]]
+    let cond = c.numbers.reals();
+    let len_x = x.numbers.len();
+    let both = x.numbers.join(&y.numbers);
+    let places = (0..places[0].len()).map(|k| {
+        if cond[places[0][k]] != 0.0 {
+            places[1][k]
         } else {
-            ys[places[2][k]]
+            len_x + places[2][k]
         }
     });
-    let numbers = Numbers::Reals(each.collect());
+    let numbers = both.pick(places);
     write(imp, at, Tensor { shape, numbers })
 }
 
@@ -316,6 +342,83 @@ fn trilu<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
             numbers,
         },
     )
+}
+
+/// Gather of a real constant along `axis` by constant indices (negative from the end): a
+/// position embedding's rows for the positions 0, 1, ... that PyTorch's BERT keeps as a buffer.
+pub(super) fn gather<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    let x = input(imp, at, 0)?;
+    let Numbers::Ints(indices) = input(imp, at, 1)?.numbers else {
+        return Err("the indices must be integers".into());
+    };
+    let indices_shape = input(imp, at, 1)?.shape;
+    let rank = x.shape.len() as i64;
+    let axis = Attributes::of(at.node).int("axis", 0)?;
+    let axis = if axis < 0 { axis + rank } else { axis };
+    let Some(axis) = usize::try_from(axis).ok().filter(|&a| a < x.shape.len()) else {
+        return Err(format!("axis {axis} of a constant of shape {:?}", x.shape).into());
+    };
+    let len = x.shape[axis] as i64;
+    let rows = indices
+        .iter()
+        .map(|&i| {
+            usize::try_from(if i < 0 { i + len } else { i })
+                .ok()
+                .filter(|&i| (i as i64) < len)
+        })
+        .collect::<Option<Vec<usize>>>()
+        .ok_or_else(|| format!("indices outside the {len} places of axis {axis}"))?;
+    let outer: usize = x.shape[..axis].iter().product();
+    let inner: usize = x.shape[axis + 1..].iter().product();
+    let mut shape = x.shape[..axis].to_vec();
+    shape.extend_from_slice(&indices_shape);
+    shape.extend_from_slice(&x.shape[axis + 1..]);
+    if shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .is_none_or(|n| n > FOLDED_MOST)
+    {
+        return Err(format!("folds to shape {shape:?} (at most {FOLDED_MOST} elements)").into());
+    }
+    let places = (0..outer).flat_map(|o| {
+        let len = len as usize;
+        rows.iter()
+            .flat_map(move |&r| (0..inner).map(move |i| (o * len + r) * inner + i))
+    });
+    let numbers = x.numbers.pick(places);
+    write(imp, at, Tensor { shape, numbers })
+}
+
+/// ConstantOfShape: its `value` (one element; 0.0 by default) at every place of a constant
+/// shape (an attention mask of ones that PyTorch's BERT makes when given none).
+fn constant_of_shape<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
+    let Numbers::Ints(dims) = input(imp, at, 0)?.numbers else {
+        return Err("the shape must be integers".into());
+    };
+    let shape = dims
+        .iter()
+        .map(|&d| usize::try_from(d).ok())
+        .collect::<Option<Vec<usize>>>()
+        .ok_or_else(|| format!("shape {dims:?}: sizes of at least 0"))?;
+    let (shape, _) = broadcast(&[&shape])?;
+    let n: usize = shape.iter().product();
+    let value = match at.node.attribute.iter().find(|a| a.name == "value") {
+        None => Numbers::Reals(vec![0.0]),
+        Some(a) => {
+            let t = a.t.as_ref().ok_or("value holds no tensor")?;
+            if is_float(t.data_type) {
+                let (_, v) = proto::floats(t, imp.ceiling, imp.zeros.as_mut())?;
+                Numbers::Reals(v.iter().map(|&x| f64::from(x)).collect())
+            } else {
+                Numbers::Ints(proto::ints(t, imp.ceiling)?)
+            }
+        }
+    };
+    if value.len() != 1 {
+        return Err("value must hold one element".into());
+    }
+    let numbers = value.pick(std::iter::repeat_n(0, n));
+    write(imp, at, Tensor { shape, numbers })
 }
 
 /// Slice of a constant vector (opset 10 on: starts, ends, axes [0] and steps as inputs).

@@ -15,6 +15,7 @@ mod condition;
 mod constant;
 mod conv;
 mod dense;
+mod embedding;
 mod fold;
 mod hard;
 mod matmul;
@@ -236,10 +237,12 @@ pub(crate) const FAMILIES: &[&[Family]] = &[
 
 /// The constant inputs that are the architecture's, not the server's weights, by operator
 /// and input position: `nn strip` keeps them, and a client compiles with them (a Pow's
-/// exponent decides its method; Where's condition and constant branch are its masks; a
+/// exponent decides its method; Where's condition and constant branch are its masks; an
+/// embedding table is the client's; a
 /// constant that is divided, or whose square root or cast is taken, is folded at import).
 pub(crate) const ARCHITECTURE_INPUTS: &[(&str, usize)] = &[
     ("Pow", 1),
+    ("Gather", 0),
     ("Where", 0),
     ("Where", 1),
     ("Where", 2),

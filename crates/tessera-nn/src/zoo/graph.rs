@@ -310,6 +310,7 @@ impl Graph {
             output: out,
             client_side: Vec::new(),
             has_weights: true,
+            lookup: None,
         }
     }
 }

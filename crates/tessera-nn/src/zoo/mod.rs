@@ -291,6 +291,7 @@ impl Net {
             nodes: self.nodes,
             client_side: Vec::new(),
             has_weights: true,
+            lookup: None,
         }
     }
 }

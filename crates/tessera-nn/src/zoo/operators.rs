@@ -146,6 +146,7 @@ fn model(input: Vec<usize>, layers: Vec<(Op, Vec<usize>, Vec<usize>)>) -> Model 
         nodes,
         client_side: Vec::new(),
         has_weights: true,
+        lookup: None,
     }
 }
 
