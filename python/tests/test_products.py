@@ -151,6 +151,11 @@ def test_products_that_do_not_fit_are_named():
         (graph([helper.make_node("Split", ["x"], ["s0", "s1"], name="s", axis=0),
                 node("Add", ["s0", "s1"], "p")], shape=BATCH), "batch axis"),
         (graph([node("Where", ["x", "x", "x"], "w")]), "condition is computed"),
+        # Folding is held to 2^20 elements, whatever the file asks for.
+        (graph([node("ConstantOfShape", ["huge"], "z"), node("Add", ["x", "z"], "p")],
+               [ints("huge", [1 << 15, 1 << 15])]), "at most 1048576"),
+        (graph([node("Mod", ["seven", "zero_i"], "m"), node("Reshape", ["x", "m"], "p")],
+               [ints("seven", [7]), ints("zero_i", [0])]), "divide by zero"),
         (graph([node("Where", ["c", "x", "x"], "w")],
                [numpy_helper.from_array(np.ones((3,), bool), "c")]), "does not broadcast"),
     ]

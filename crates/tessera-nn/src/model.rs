@@ -180,6 +180,32 @@ pub struct LayerCost {
 }
 
 impl Model {
+    /// A model built in code: `layers` (operator, inputs, output shape) on an input named `x`
+    /// of shape `input`, value `i + 1` the `i`-th layer's output and the last one returned.
+    pub fn from_layers(input: Vec<usize>, layers: Vec<(Op, Vec<ValueId>, Vec<usize>)>) -> Model {
+        let mut shapes = vec![input];
+        let mut nodes = Vec::with_capacity(layers.len());
+        for (i, (op, inputs, shape)) in layers.into_iter().enumerate() {
+            nodes.push(Node {
+                name: format!("{}{i}", op.kind().to_lowercase()),
+                op,
+                inputs,
+                output: i + 1,
+            });
+            shapes.push(shape);
+        }
+        Model {
+            input_name: "x".to_owned(),
+            input: 0,
+            output: shapes.len() - 1,
+            shapes,
+            nodes,
+            client_side: Vec::new(),
+            has_weights: true,
+            lookup: None,
+        }
+    }
+
     /// The shape of what the client gives per sample: token ids where the model starts with
     /// a [`Lookup`], else the input.
     pub fn sample_shape(&self) -> &[usize] {

@@ -141,27 +141,7 @@ fn layers(seed: u64) -> Vec<(Op, Vec<usize>, Vec<usize>)> {
 }
 
 fn network(seed: u64) -> Model {
-    let mut shapes = vec![vec![4, 5, 5]];
-    let mut nodes = Vec::new();
-    for (i, (op, inputs, shape)) in layers(seed).into_iter().enumerate() {
-        nodes.push(Node {
-            name: format!("n{i}"),
-            op,
-            inputs,
-            output: i + 1,
-        });
-        shapes.push(shape);
-    }
-    Model {
-        input_name: "x".into(),
-        input: 0,
-        output: shapes.len() - 1,
-        shapes,
-        nodes,
-        client_side: Vec::new(),
-        has_weights: true,
-        lookup: None,
-    }
+    Model::from_layers(vec![4, 5, 5], layers(seed))
 }
 
 #[test]

@@ -9,8 +9,8 @@ mod common;
 use tessera_nn::eval::{Plain, max_difference};
 use tessera_nn::fixed::{Arith, Fixed, Float};
 use tessera_nn::model::{
-    Add, AddConst, Conv, Divide, Function, LayerNorm, Model, Mul, Node, Op, Power, Reduce,
-    Reduction, Reshape, Smooth, Softmax, Sub, Window,
+    Add, AddConst, Conv, Divide, Function, LayerNorm, Model, Mul, Op, Power, Reduce, Reduction,
+    Reshape, Smooth, Softmax, Sub, Window,
 };
 use tessera_nn::secure::{self, Protocol};
 use tessera_testkit::numbers;
@@ -45,32 +45,7 @@ fn network(seed: u64) -> Model {
         (smooth(Function::Sigmoid), vec![6], c.clone()),    // 7
         (Op::Reshape(Reshape), vec![7], vec![48]),          // 8
     ];
-    model(vec![2, 4, 4], layers)
-}
-
-/// A model of `layers` (operator, inputs, output shape) on an input of `input`.
-fn model(input: Vec<usize>, layers: Vec<(Op, Vec<usize>, Vec<usize>)>) -> Model {
-    let mut shapes = vec![input];
-    let mut nodes = Vec::new();
-    for (i, (op, inputs, shape)) in layers.into_iter().enumerate() {
-        nodes.push(Node {
-            name: format!("n{i}"),
-            op,
-            inputs,
-            output: i + 1,
-        });
-        shapes.push(shape);
-    }
-    Model {
-        input_name: "x".into(),
-        input: 0,
-        output: shapes.len() - 1,
-        shapes,
-        nodes,
-        client_side: Vec::new(),
-        has_weights: true,
-        lookup: None,
-    }
+    Model::from_layers(vec![2, 4, 4], layers)
 }
 
 fn reduce(reduction: Reduction) -> Op {
@@ -93,7 +68,7 @@ fn normalizing(seed: u64) -> Model {
         scale: numbers(seed, 6).iter().map(|v| 1.0 + v / 2.0).collect(),
         bias: numbers(seed + 1, 6),
     });
-    model(
+    Model::from_layers(
         row.clone(),
         vec![
             (layer_norm, vec![0], row.clone()), // 1
@@ -183,7 +158,7 @@ fn smooth_functions_round_trip_through_onnx() {
 #[test]
 fn gelu_runs_in_the_32_bit_ring() {
     let x: Vec<f32> = (0..64).map(|i| -6.0 + 12.0 * i as f32 / 63.0).collect();
-    let net = model(vec![64], vec![(smooth(Function::Gelu), vec![0], vec![64])]);
+    let net = Model::from_layers(vec![64], vec![(smooth(Function::Gelu), vec![0], vec![64])]);
     let fixed = Fixed::new(32, 12).unwrap();
     let want = Plain::new(&net, fixed).unwrap().run(&x).unwrap();
     let float = Plain::new(&net, Float).unwrap().run(&x).unwrap();

@@ -344,17 +344,10 @@ pub(crate) fn sigmoid<N: Numbers>(n: &mut N, x: &N::V) -> Result<N::V, Error> {
     if let Some(y) = n.exactly(Function::Sigmoid, x) {
         return Ok(y);
     }
-    let positive = n.nonnegative(x)?;
-    // |x| = 2·[x ≥ 0]·x − x.
-    let kept = n.times(&positive, x)?;
-    let twice = n.scale(&kept, 2.0)?;
-    let magnitude = n.sub(&twice, x)?;
+    let (positive, magnitude) = magnitude(n, x)?;
     // min(|x|, 16) = 16 − ReLU(16 − |x|).
-    let negated = n.scale(&magnitude, -1.0)?;
-    let room = n.shift(&negated, SIGMOID_CLIP)?;
-    let inside = n.nonnegative(&room)?;
-    let kept = n.times(&inside, &room)?;
-    let negated = n.scale(&kept, -1.0)?;
+    let (_, short) = room_below(n, &magnitude, SIGMOID_CLIP)?;
+    let negated = n.scale(&short, -1.0)?;
     let held = n.shift(&negated, SIGMOID_CLIP)?;
     // σ(|x|) = 1/(1 + e^(−|x|)), in [1/2, 1).
     let negated = n.scale(&held, -1.0)?;
@@ -367,6 +360,24 @@ pub(crate) fn sigmoid<N: Numbers>(n: &mut N, x: &N::V) -> Result<N::V, Error> {
     let below = n.scale(&s, -1.0)?;
     let below = n.shift(&below, 1.0)?;
     n.add(&below, &chosen)
+}
+
+/// `([x ≥ 0], |x|)`: one comparison, and |x| = 2·[x ≥ 0]·x − x.
+fn magnitude<N: Numbers>(n: &mut N, x: &N::V) -> Result<(N::Bit, N::V), Error> {
+    let positive = n.nonnegative(x)?;
+    let kept = n.times(&positive, x)?;
+    let twice = n.scale(&kept, 2.0)?;
+    let magnitude = n.sub(&twice, x)?;
+    Ok((positive, magnitude))
+}
+
+/// `([t ≤ c], ReLU(c − t))` for a public `c`: one comparison; `c − min(t, c)`.
+fn room_below<N: Numbers>(n: &mut N, t: &N::V, c: f32) -> Result<(N::Bit, N::V), Error> {
+    let negated = n.scale(t, -1.0)?;
+    let room = n.shift(&negated, c)?;
+    let inside = n.nonnegative(&room)?;
+    let short = n.times(&inside, &room)?;
+    Ok((inside, short))
 }
 
 /// `tanh(x) = 2·σ(2x) − 1`.
@@ -441,16 +452,9 @@ pub(crate) fn gelu<N: Numbers>(n: &mut N, x: &N::V) -> Result<N::V, Error> {
     if let Some(y) = n.exactly(Function::Gelu, x) {
         return Ok(y);
     }
-    // |x| = 2·[x ≥ 0]·x − x.
-    let positive = n.nonnegative(x)?;
-    let kept = n.times(&positive, x)?;
-    let twice = n.scale(&kept, 2.0)?;
-    let magnitude = n.sub(&twice, x)?;
+    let (_, magnitude) = magnitude(n, x)?;
     // w = [|x| ≤ cut]; cut − min(|x|, cut) = w·(cut − |x|); v = 2·min(|x|, cut)/cut − 1.
-    let negated = n.scale(&magnitude, -1.0)?;
-    let room = n.shift(&negated, GELU_CUT)?;
-    let inside = n.nonnegative(&room)?;
-    let short = n.times(&inside, &room)?;
+    let (inside, short) = room_below(n, &magnitude, GELU_CUT)?;
     let v = n.scale(&short, -2.0 / GELU_CUT)?;
     let v = n.shift(&v, 1.0)?;
     let h = polynomial(n, &v, &GELU_POLYNOMIAL)?;

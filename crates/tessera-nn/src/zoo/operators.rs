@@ -4,7 +4,7 @@
 //! constant the server adds (local) takes the bench's values in [−1, 1] to [1, 3]. Sizes are
 //! bert-tiny's: 16 384 elements, rows of 128, attention's products of one layer.
 
-use crate::model::{AddConst, Function, LayerNorm, MatMul, Model, Mul, Node, Op, Relu, Smooth};
+use crate::model::{AddConst, Function, LayerNorm, MatMul, Model, Mul, Op, Relu, Smooth};
 use crate::model::{Slice, Softmax, Transpose};
 
 /// The operator models: name and what each computes.
@@ -81,7 +81,7 @@ fn products() -> Model {
             ranges: vec![(start, half, 1)],
         })
     };
-    model(
+    Model::from_layers(
         vec![ELEMENTS],
         vec![
             (part(0), vec![0], vec![half]),
@@ -100,7 +100,7 @@ fn attention() -> Model {
         })
     };
     let q = vec![heads, tokens, width];
-    model(
+    Model::from_layers(
         vec![heads, tokens, 2 * width],
         vec![
             (half(0), vec![0], q.clone()),
@@ -122,32 +122,7 @@ fn chain(input: Vec<usize>, layers: Vec<(Op, Vec<usize>)>) -> Model {
         .enumerate()
         .map(|(i, (op, shape))| (op, vec![i], shape))
         .collect();
-    model(input, layers)
-}
-
-/// A model of `layers` (operator, inputs, output shape), value `i + 1` the `i`-th's output.
-fn model(input: Vec<usize>, layers: Vec<(Op, Vec<usize>, Vec<usize>)>) -> Model {
-    let mut shapes = vec![input];
-    let mut nodes = Vec::new();
-    for (i, (op, inputs, shape)) in layers.into_iter().enumerate() {
-        nodes.push(Node {
-            name: format!("{}{i}", op.kind().to_lowercase()),
-            op,
-            inputs,
-            output: i + 1,
-        });
-        shapes.push(shape);
-    }
-    Model {
-        input_name: "x".to_owned(),
-        input: 0,
-        output: shapes.len() - 1,
-        shapes,
-        nodes,
-        client_side: Vec::new(),
-        has_weights: true,
-        lookup: None,
-    }
+    Model::from_layers(input, layers)
 }
 
 #[cfg(test)]
