@@ -64,7 +64,9 @@ class Model:
         normalise: Optional[str] = None,
     ) -> np.ndarray:
         """The plaintext outputs of ``x`` (one input or a batch): in fixed point, what the
-        secure protocols compute exactly, or in float."""
+        secure protocols compute exactly, or in float. For a model that starts with an
+        embedding lookup (a Gather of a table by its input's token ids), ``x`` is the token ids
+        (int64 or int32), which the client looks up itself."""
     def simulate(
         self,
         x: npt.ArrayLike,
@@ -78,8 +80,9 @@ class Model:
         threads: int = 0,
     ) -> Tuple[np.ndarray, Report]:
         """Private inference of ``x`` (float32, float64, or uint8 images normalised by
-        ``normalise``: "mnist", "half", "unit" or "MEAN,STD"; one input or a batch run as SIMD
-        copies) with the server and the client in this process. ``protocol``: "a+b", "a+y",
+        ``normalise``: "mnist", "half", "unit" or "MEAN,STD"; token ids, int64 or int32, for a
+        model that starts with an embedding lookup; one input or a batch run as SIMD copies)
+        with the server and the client in this process. ``protocol``: "a+b", "a+y",
         "alpha+beta" or "alpha+y"; ``reveal``: "logits" or "class"; ``progress``: the client's
         (see ``Progress``); ``ot``: the setup's OT, "softspoken" or "ferret" (both parties
         alike); ``threads``: each party's local work (0: as many as the machine has)."""
