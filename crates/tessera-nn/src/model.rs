@@ -3,7 +3,8 @@
 //! transforms the client applies itself (Softmax, LogSoftmax, Log) peeled off the end.
 //!
 //! Tensors are row-major; the batch axis of the ONNX graph is gone (one sample at a time), so a
-//! convolution's input is `[C, H, W]` and a dense layer's `[features]` (or `[tokens, features]`).
+//! convolution's input is `[C, H, W]` and a dense layer's `[features]` (or `[tokens, features]`);
+//! where a graph of batch 1 mixes that axis with the others, it is kept as the first axis of 1.
 
 use crate::op::Io;
 pub use crate::op::{
