@@ -11,7 +11,7 @@
 //! mix it with the others (Flatten from axis 1, Reshape keeping the first axis, Transpose
 //! fixing axis 0). A graph whose input has a batch of 1 and that mixes it anyway (PyTorch's
 //! multi-head attention turns to sequence-first and merges the batch with the heads) is read
-//! again with that axis kept as the sample's first ([`Importer::lead`]). BatchNormalization is
+//! again with that axis kept as the sample's first (`Importer::lead`). BatchNormalization is
 //! folded into the Conv or Gemm before it; Softmax, LogSoftmax and Log at the end of the graph
 //! are peeled off into [`Model::client_side`]; a Gather of a constant table by the input's token
 //! ids at its start is the client's lookup ([`Model::lookup`]).

@@ -52,7 +52,7 @@ pub struct Where {
 pub struct Fill {
     /// Whether it is the first branch (X).
     pub first: bool,
-    /// Its values broadcast to the output, masks held at ±[`FILL_LIMIT`] ([`held`]).
+    /// Its values broadcast to the output, masks held at ±[`FILL_LIMIT`] (`held`).
     pub values: Vec<f32>,
 }
 
