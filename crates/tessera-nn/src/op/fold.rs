@@ -128,7 +128,7 @@ fn input<'a>(imp: &mut Importer<'a>, at: &At<'a>, index: usize) -> Result<Tensor
 /// elements as a shape subgraph's, the rest as tensors (integers exactly, below 2^24).
 fn write<'a>(imp: &mut Importer<'a>, at: &At<'a>, t: Tensor) -> Result<(), Refusal> {
     let integer = matches!(t.numbers, Numbers::Ints(_));
-    let reals = match t.numbers {
+    let mut reals = match t.numbers {
         Numbers::Ints(v) if t.shape.len() <= 1 && v.len() <= MOST => {
             return fold(imp, at, v, t.shape.is_empty());
         }
@@ -138,6 +138,14 @@ fn write<'a>(imp: &mut Importer<'a>, at: &At<'a>, t: Tensor) -> Result<(), Refus
         Numbers::Ints(_) => return Err("folds to large integers of more than one axis".into()),
         Numbers::Reals(v) => v,
     };
+    if imp.zeros.is_some() {
+        // A stripped architecture's folds stand for shapes: what its zeros make of a divisor
+        // (∞, NaN) is taken as 0, so that it imports wherever the model does.
+        reals
+            .iter_mut()
+            .filter(|x| !x.is_finite())
+            .for_each(|x| *x = 0.0);
+    }
     if reals
         .iter()
         .any(|x| x.is_nan() || (x.is_finite() && x.abs() > f64::from(f32::MAX)))
