@@ -911,9 +911,13 @@ fn check_against_fixed_point(
     let bound = 0.05 * (1.0 + largest);
     // The class is fixed point's unless its two largest are within twice the difference (a
     // tie at the protocol's precision: one operator's output, for one).
-    let mut sorted: Vec<f32> = want.iter().map(|&v| fixed.decode(v)).collect();
-    sorted.sort_by(|a, b| b.total_cmp(a));
-    let tie = sorted.len() > 1 && sorted[0] - sorted[1] <= 2.0 * diff;
+    let (first, second) = want.iter().map(|&v| fixed.decode(v)).fold(
+        (f32::NEG_INFINITY, f32::NEG_INFINITY),
+        |(a, b), v| {
+            if v > a { (v, a) } else { (a, b.max(v)) }
+        },
+    );
+    let tie = first - second <= 2.0 * diff;
     if (argmax(&fixed, got) != argmax(&fixed, want) && !tie) || diff > bound {
         return Err(CliError::Usage(format!(
             "{spec}: the private logits differ from fixed point by {diff} (at most {bound}), \

@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::export::NodeWriter;
 use crate::fixed::Arith;
 use crate::import::args::{broadcast, constant_input, reals};
-use crate::import::{At, Constant, Importer, Refusal};
+use crate::import::{At, Importer, Refusal};
 use crate::kernels;
 use crate::secure::{Compiler, Shared};
 use tessera_protocols::hybrid::linear;
@@ -173,7 +173,8 @@ fn import<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
         (Some(&x), None) => imp.shapes[x].clone(),
         (Some(&x), Some(&y)) => super::broadcast_shape(&imp.shapes[x], &imp.shapes[y])?,
     };
-    let (cshape, flags) = condition_values(imp, condition)?;
+    let (cshape, flags) = super::fold::integers_shaped(imp, condition)?;
+    let flags: Vec<f32> = flags.iter().map(|&v| f32::from(u8::from(v != 0))).collect();
     let flags = broadcast(&cshape, &flags, &out)
         .ok_or_else(|| format!("a condition of shape {cshape:?} does not broadcast to {out:?}"))?;
     let mask = flags.iter().map(|&v| v != 0.0).collect();
@@ -196,26 +197,4 @@ fn import<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     };
     let op = super::Op::Where(Where { mask, constant });
     imp.push(at, op, computed, out)
-}
-
-/// A condition's shape and its elements as 0 and 1.
-fn condition_values(
-    imp: &Importer<'_>,
-    c: Constant<'_>,
-) -> Result<(Vec<usize>, Vec<f32>), Refusal> {
-    let one = |nonzero: bool| f32::from(u8::from(nonzero));
-    if let Constant::FoldedReals(i) = c {
-        let t = &imp.folded_reals[i];
-        return Ok((
-            t.shape.clone(),
-            t.values.iter().map(|&v| one(v != 0.0)).collect(),
-        ));
-    }
-    let (values, scalar) = super::constant::integers(imp, c)?;
-    let shape = match c {
-        Constant::Tensor(t) => crate::import::proto::dims(t, imp.ceiling)?.0,
-        _ if scalar => Vec::new(),
-        _ => vec![values.len()],
-    };
-    Ok((shape, values.iter().map(|&v| one(v != 0)).collect()))
 }

@@ -86,10 +86,39 @@ impl Numbers {
     }
 }
 
-/// Input `index` of the node, which must be a constant.
+/// Input `index` of the node, which must be a constant of at most [`FOLDED_MOST`] elements.
 fn input<'a>(imp: &mut Importer<'a>, at: &At<'a>, index: usize) -> Result<Tensor, Refusal> {
     let c = constant_input(imp, at, index)
         .ok_or_else(|| format!("input {index} is computed at run time: only constants fold"))?;
+    tensor(imp, c, FOLDED_MOST)
+}
+
+/// An integer constant's shape (empty for a scalar) and elements, however the file or a fold
+/// gives it (Gather's indices, Where's condition).
+pub(super) fn integers_shaped(
+    imp: &mut Importer<'_>,
+    c: Constant<'_>,
+) -> Result<(Vec<usize>, Vec<i64>), Refusal> {
+    let most = imp.ceiling.tensor_elements;
+    match tensor(imp, c, most)? {
+        Tensor {
+            shape,
+            numbers: Numbers::Ints(v),
+        } => Ok((shape, v)),
+        _ => Err("real numbers where integers are needed".into()),
+    }
+}
+
+/// A constant of at most `most` elements as a tensor: its shape and its elements (a file's
+/// tensor counted from its dimensions, before its data is read).
+fn tensor(imp: &mut Importer<'_>, c: Constant<'_>, most: usize) -> Result<Tensor, Refusal> {
+    let stated = match c {
+        Constant::Tensor(t) => proto::dims(t, imp.ceiling)?.1,
+        _ => 0,
+    };
+    if stated > most {
+        return Err(format!("folds {stated} numbers (at most {most})").into());
+    }
     let reals = |v: &[f32]| Numbers::Reals(v.iter().map(|&x| f64::from(x)).collect());
     let (shape, numbers) = match c {
         Constant::Tensor(t) if is_float(t.data_type) => {
@@ -118,8 +147,8 @@ fn input<'a>(imp: &mut Importer<'a>, at: &At<'a>, index: usize) -> Result<Tensor
             )
         }
     };
-    if numbers.len() > FOLDED_MOST {
-        return Err(format!("folds {} numbers (at most {FOLDED_MOST})", numbers.len()).into());
+    if numbers.len() > most {
+        return Err(format!("folds {} numbers (at most {most})", numbers.len()).into());
     }
     Ok(Tensor { shape, numbers })
 }

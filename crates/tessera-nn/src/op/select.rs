@@ -372,12 +372,7 @@ pub(super) fn gather_computed<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result
         return Err("gathers along the batch axis (only along the sample's)".into());
     };
     let c = constant_input(imp, at, 1).ok_or("the indices are computed at run time")?;
-    let (indices, scalar) = super::constant::integers(imp, c)?;
-    let indices_shape = match c {
-        crate::import::Constant::Tensor(t) => crate::import::proto::dims(t, imp.ceiling)?.0,
-        _ if scalar => Vec::new(),
-        _ => vec![indices.len()],
-    };
+    let (indices_shape, indices) = super::fold::integers_shaped(imp, c)?;
     let len = shape[axis] as i64;
     let indices = indices
         .iter()
