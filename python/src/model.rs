@@ -74,13 +74,15 @@ pub(crate) fn ot(name: &str) -> PyResult<tessera_ot::OtChoice> {
 }
 
 /// The options of a private inference, checked: `protocol`, `reveal` ("logits" or
-/// "class"), inputs per inference, the setup's OT and this party's threads.
+/// "class"), inputs per inference, the setup's OT, this party's threads and the truncation
+/// ("auto", "local" or "exact": `secure::Truncation`).
 pub(crate) struct Chosen<'a> {
     pub(crate) protocol: &'a str,
     pub(crate) reveal: &'a str,
     pub(crate) batch: usize,
     pub(crate) ot: &'a str,
     pub(crate) threads: usize,
+    pub(crate) truncation: &'a str,
 }
 
 impl Chosen<'_> {
@@ -93,6 +95,10 @@ impl Chosen<'_> {
             batch: self.batch,
             ot: ot(self.ot)?,
             threads: self.threads,
+            truncation: self
+                .truncation
+                .parse()
+                .map_err(|e| invalid(format!("truncation={:?}: {e}", self.truncation)))?,
             ..Options::new(protocol(self.protocol)?)
         })
     }
@@ -311,6 +317,8 @@ impl Model {
                     e.set_item("setup_bytes", total.setup_bytes)?;
                     e.set_item("online_bytes", total.online_bytes)?;
                     e.set_item("online_rounds", total.online_rounds)?;
+                    e.set_item("truncation", estimate.truncation.name())?;
+                    e.set_item("truncated", estimate.truncated)?;
                 }
                 Err(why) => e.set_item("error", why.to_string())?,
             }
@@ -371,8 +379,9 @@ impl Model {
     /// class for `reveal="class"`) and a report of times, bytes and rounds. `progress`: the
     /// client's, to a callable `progress(phase, done, total)`, to a bar (`True`; `None`, the
     /// default: when standard error is a terminal) or nowhere (`False`). `ot`: the setup's
-    /// OT ("softspoken" or "ferret"); `threads`: each party's (0: as many as the machine has).
-    #[pyo3(signature = (x, protocol = "a+b", bits = 32, frac = 10, reveal = "logits", normalise = None, progress = None, ot = "softspoken", threads = 0))]
+    /// OT ("softspoken" or "ferret"); `threads`: each party's (0: as many as the machine has);
+    /// `truncation`: "auto", "local" or "exact" (`secure::Truncation`).
+    #[pyo3(signature = (x, protocol = "a+b", bits = 32, frac = 10, reveal = "logits", normalise = None, progress = None, ot = "softspoken", threads = 0, truncation = "auto"))]
     #[allow(clippy::too_many_arguments)]
     fn simulate<'py>(
         &self,
@@ -386,6 +395,7 @@ impl Model {
         progress: Option<&Bound<'py, PyAny>>,
         ot: &str,
         threads: usize,
+        truncation: &str,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
         let watch = Watch::of(progress)?;
         let fixed = Numbers::new(bits, frac)?.fixed;
@@ -396,6 +406,7 @@ impl Model {
             batch,
             ot,
             threads,
+            truncation,
         };
         let options = chosen.options()?;
         let mut kept = py.detach(|| self.parties(fixed, options))?;

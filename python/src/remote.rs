@@ -150,7 +150,7 @@ impl Server {
     #[new]
     #[pyo3(signature = (model, listen, protocol = "a+b", bits = 32, frac = 10, reveal = "logits",
                         batch = 1, tls = None, timeout = 30.0, deadline = 3600.0,
-                        ot = "softspoken", threads = 0))]
+                        ot = "softspoken", threads = 0, truncation = "auto"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         model: &Model,
@@ -165,6 +165,7 @@ impl Server {
         deadline: f64,
         ot: &str,
         threads: usize,
+        truncation: &str,
     ) -> PyResult<Server> {
         if !model.model.has_weights {
             return Err(invalid(
@@ -178,6 +179,7 @@ impl Server {
             batch,
             ot,
             threads,
+            truncation,
         };
         let compiled = secure::compile(&model.model, fixed, chosen.options()?)
             .map_err(|e| errors::raise_nn(&e))?;
@@ -228,7 +230,7 @@ impl Server {
 #[pyfunction]
 #[pyo3(signature = (model, x, connect, protocol = "a+b", bits = 32, frac = 10, reveal = "logits",
                     normalise = None, tls = None, timeout = 30.0, deadline = 3600.0,
-                    progress = None, ot = "softspoken", threads = 0))]
+                    progress = None, ot = "softspoken", threads = 0, truncation = "auto"))]
 #[allow(clippy::too_many_arguments)]
 pub fn infer<'py>(
     py: Python<'py>,
@@ -246,6 +248,7 @@ pub fn infer<'py>(
     progress: Option<&Bound<'py, PyAny>>,
     ot: &str,
     threads: usize,
+    truncation: &str,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
     let fixed = Numbers::new(bits, frac)?.fixed;
     let (values, batch) = model.inputs(x, normalise)?;
@@ -255,6 +258,7 @@ pub fn infer<'py>(
         batch,
         ot,
         threads,
+        truncation,
     };
     let options = chosen.options()?;
     let link = Link::new(tls.as_deref(), (1, 2), timeout, deadline)?;

@@ -52,7 +52,8 @@ class Model:
         loads it; raises ``InvalidInput`` naming what to do when PyTorch is not installed."""
     def info(self, bits: int = 32, frac: int = 10) -> Dict[str, Any]:
         """The layers (name, operator), input and output sizes, and each protocol's estimated
-        setup bytes, online bytes and online rounds."""
+        setup bytes, online bytes and online rounds, and the truncation it chooses ("exact" or
+        "local") with the elements it truncates."""
     def strip(self) -> "Model":
         """The architecture without its weights: what a client holds."""
     def plaintext(
@@ -78,6 +79,7 @@ class Model:
         progress: Progress = None,
         ot: str = "softspoken",
         threads: int = 0,
+        truncation: str = "auto",
     ) -> Tuple[np.ndarray, Report]:
         """Private inference of ``x`` (float32, float64, or uint8 images normalised by
         ``normalise``: "mnist", "half", "unit" or "MEAN,STD"; token ids, int64 or int32, for a
@@ -85,7 +87,10 @@ class Model:
         with the server and the client in this process. ``protocol``: "a+b", "a+y",
         "alpha+beta" or "alpha+y"; ``reveal``: "logits" or "class"; ``progress``: the client's
         (see ``Progress``); ``ot``: the setup's OT, "softspoken" or "ferret" (both parties
-        alike); ``threads``: each party's local work (0: as many as the machine has)."""
+        alike); ``threads``: each party's local work (0: as many as the machine has);
+        ``truncation``: "auto", "local" (SecureML's, ℓ = 64 only) or "exact" (both parties
+        alike; "auto" is exact at ℓ = 32 and wherever local truncation would fail more than
+        once in 2^10 inferences)."""
 
 class Circuit:
     """A Boolean circuit from the library or a Bristol file."""
@@ -163,6 +168,7 @@ class Server:
         deadline: float = 3600.0,
         ot: str = "softspoken",
         threads: int = 0,
+        truncation: str = "auto",
     ) -> None: ...
     @property
     def address(self) -> str:
@@ -188,6 +194,7 @@ def infer(
     progress: Progress = None,
     ot: str = "softspoken",
     threads: int = 0,
+    truncation: str = "auto",
 ) -> Tuple[np.ndarray, Report]:
     """The client's side: connects to the server and runs one private inference of ``x``
     (the architecture, ``model.strip()``, is enough); the result and the client's report."""

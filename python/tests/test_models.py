@@ -41,6 +41,21 @@ def test_ferret_on_one_thread_equals_fixed_point_and_sends_less(minionn, mnist):
         minionn.simulate(images[0], ot="iknp")
 
 
+def test_truncation_is_chosen_alike_and_checked(minionn, mnist):
+    images, labels = mnist
+    assert minionn.info()["estimates"]["a+b"]["truncation"] == "exact"
+    local, local_report = minionn.simulate(images[0], bits=64, frac=13, truncation="local")
+    exact, exact_report = minionn.simulate(images[0], bits=64, frac=13, truncation="exact")
+    assert np.argmax(local) == np.argmax(exact) == labels[0]
+    assert np.max(np.abs(local - exact)) < 0.05
+    # Exact truncation takes a round of its own after each ReLU.
+    assert exact_report["online_rounds"] > local_report["online_rounds"]
+    with pytest.raises(tessera.InvalidInput, match="truncation="):
+        minionn.simulate(images[0], truncation="round")
+    with pytest.raises(tessera.InvalidInput, match="local truncation at"):
+        minionn.simulate(images[0], truncation="local")
+
+
 def test_float_and_uint8_inputs_agree(minionn, mnist):
     images, _ = mnist
     scaled = (images[0].astype(np.float32) / 255.0 - 0.1307) / 0.3081

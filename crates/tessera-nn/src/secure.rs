@@ -8,12 +8,12 @@
 //! - Gemm and Conv: private linear maps on α ([`tessera_protocols::hybrid::linear`]; the
 //!   image-to-column layout of [`crate::kernels::im2col`]), bias at 2f bits. An A input is
 //!   turned into α first (1 round).
-//! - Truncation by f: at ℓ = 64 SecureML's local truncation right after each product (wrong
-//!   with probability about |x|/2^63); at ℓ = 32 deferred past ReLU and max pooling, whose
-//!   outputs are non-negative, and exact there ([`Program::truncate_nonnegative`], 1 round),
-//!   and exact where a value of either sign must be truncated (a sum of branches, a clip, a
-//!   pool: [`Program::truncate_bounded`], 1 round);
-//!   logits at 2^2f are truncated by the client in the clear ([`Compiled::logits`]).
+//! - Truncation by f ([`Truncation`]): SecureML's local truncation right after each product
+//!   (wrong with probability about |x|/2^(ℓ−1); at ℓ = 64 where that is rare for the model),
+//!   or deferred past ReLU and max pooling, whose outputs are non-negative, and exact there
+//!   ([`Program::truncate_nonnegative`], 1 round), and exact where a value of either sign
+//!   must be truncated (a sum of branches, a clip, a pool: [`Program::truncate_bounded`], 1
+//!   round); logits at 2^2f are truncated by the client in the clear ([`Compiled::logits`]).
 //! - ReLU: the sign by [`Program::sign`] (the carry tree of the two A shares' sum, in B, β or
 //!   Y), then NOT of it times the value (B·A → A or β·α → α, 1 round).
 //! - MaxPool: a tree of max(a, b) = a + ReLU(b − a) over the window's offsets, each level one
@@ -87,11 +87,82 @@ impl Protocol {
     }
 }
 
-/// Whether products' truncations are deferred to where the value is known to be non-negative
-/// and made exact there (ℓ < 64), or done at once by SecureML's local truncation (ℓ = 64: safe
-/// and free, and ReLU's and the pools' outputs can then stay in α for the next map).
-pub fn defers_truncation(fixed: Fixed) -> bool {
-    fixed.bits() < 64
+/// How a product's scale 2^2f is brought back to 2^f (truncation by f).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Truncation {
+    /// [`Truncation::Exact`] at ℓ = 32, and at ℓ = 64 where [`Truncation::Local`]'s failures
+    /// are not rare for this model ([`Truncation::resolve`]).
+    Auto,
+    /// SecureML's local truncation (Mohassel and Zhang, S&P 2017, §4.1) right after each
+    /// product: free, off by one in the last place, and wrong by about 2^(ℓ−f) with
+    /// probability |x|/2^(ℓ−1) per element (x at scale 2^2f). ReLU's and the pools' outputs
+    /// stay in α for the next map. At ℓ = 64 only.
+    Local,
+    /// Deferred to where the value is known to be non-negative (after ReLU and max pooling)
+    /// and exact there ([`Program::truncate_nonnegative`]), or exact with an offset of
+    /// 2^(ℓ−2) where a value of either sign must be truncated
+    /// ([`Program::truncate_bounded`]): one B·A product and one round per element, never the
+    /// large error.
+    Exact,
+}
+
+impl Truncation {
+    /// The three choices.
+    pub const ALL: [Truncation; 3] = [Truncation::Auto, Truncation::Local, Truncation::Exact];
+
+    /// The name the command line uses: `auto`, `local`, `exact`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Truncation::Auto => "auto",
+            Truncation::Local => "local",
+            Truncation::Exact => "exact",
+        }
+    }
+
+    /// The choice for `fixed`: [`Truncation::Exact`] for `Auto` at ℓ = 32, `Auto` left for
+    /// [`compile`] to decide at ℓ = 64, and an error for local truncation at ℓ = 32, where it
+    /// errs about once in 2^(31−2f−m) elements of magnitude 2^m.
+    fn resolve(self, fixed: Fixed) -> Result<Truncation, Error> {
+        match self {
+            Truncation::Local if fixed.bits() < 64 => Err(Error::Input(format!(
+                "local truncation at ℓ = {}: wrong too often there; use exact (or ℓ = 64)",
+                fixed.bits()
+            ))),
+            Truncation::Auto if fixed.bits() < 64 => Ok(Truncation::Exact),
+            chosen => Ok(chosen),
+        }
+    }
+}
+
+/// The magnitude [`Truncation::Auto`] assumes of a product's real value: below 2^4.
+const AUTO_MAGNITUDE_BITS: u32 = 4;
+/// [`Truncation::Auto`]'s bound on local truncation's expected failures per inference: 2^−10.
+const AUTO_FAILURE_BITS: u32 = 10;
+
+/// Whether `truncated` local truncations in `fixed` would fail more often than once in
+/// 2^[`AUTO_FAILURE_BITS`] inferences, each failing with probability 2^(m + 2f + 1 − ℓ) for a
+/// real value below 2^m, m = [`AUTO_MAGNITUDE_BITS`] (SecureML, Theorem 1).
+fn local_failures_matter(truncated: u64, fixed: Fixed) -> bool {
+    let per_element = AUTO_MAGNITUDE_BITS + 2 * fixed.frac() + 1;
+    let allowed = fixed.bits().saturating_sub(per_element + AUTO_FAILURE_BITS);
+    truncated > 1u64.checked_shl(allowed).unwrap_or(u64::MAX)
+}
+
+impl std::str::FromStr for Truncation {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Truncation::ALL
+            .into_iter()
+            .find(|t| t.name() == s)
+            .ok_or_else(|| "one of auto, local, exact".to_owned())
+    }
+}
+
+impl std::fmt::Display for Truncation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// The server: the model's owner.
@@ -114,6 +185,10 @@ pub struct Compiled {
     pub constants: Vec<(Value, Vec<u64>)>,
     /// The number system.
     pub fixed: Fixed,
+    /// How products are truncated: [`Truncation::Local`] or [`Truncation::Exact`].
+    pub truncation: Truncation,
+    /// The elements truncated per inference (all of a batch's).
+    pub truncated: u64,
     /// The model's layers in order, each with the program operations it became.
     pub layers: Vec<Layer>,
     /// Whether the revealed logits are at scale 2^2f (the last layer's truncation left to the
@@ -210,6 +285,10 @@ pub(crate) struct Compiler {
     /// The number system.
     pub(crate) fixed: Fixed,
     protocol: Protocol,
+    /// [`Truncation::Local`] or [`Truncation::Exact`].
+    truncation: Truncation,
+    /// Elements truncated so far.
+    truncated: u64,
     /// Inputs per inference: every value holds `batch` tensors, input by input.
     pub(crate) batch: usize,
     /// The program.
@@ -248,10 +327,15 @@ impl Compiler {
         self.p.convert(v.v, Sharing::A).map_err(protocol_error)
     }
 
-    /// The value at scale 2^f: a deferred truncation done. At ℓ = 32 exactly (one round): a
-    /// non-negative value as it is, one of either sign offset by 2^(ℓ−2)
-    /// ([`Program::truncate_bounded`]); at ℓ = 64 by SecureML's local truncation, whose failure
-    /// probability |x|/2^(ℓ−1) is negligible there.
+    /// Whether products stay at scale 2^2f until their truncation is cheapest
+    /// ([`Truncation::Exact`]) or are truncated at once ([`Truncation::Local`]).
+    pub(crate) fn defers_truncation(&self) -> bool {
+        self.truncation == Truncation::Exact
+    }
+
+    /// The value at scale 2^f: a deferred truncation done, as [`Truncation`] says: exactly
+    /// (one round), a non-negative value as it is and one of either sign offset by 2^(ℓ−2)
+    /// ([`Program::truncate_bounded`]), or by SecureML's local truncation.
     pub(crate) fn settle(&mut self, x: Shared) -> Result<Shared, Error> {
         if !x.double {
             return Ok(x);
@@ -260,12 +344,12 @@ impl Compiler {
     }
 
     /// `x` shifted right by `bits` (a product's scale back to a value's), as
-    /// [`Compiler::settle`] truncates: exactly at ℓ = 32, by SecureML's local truncation at
-    /// ℓ = 64.
+    /// [`Compiler::settle`] truncates.
     pub(crate) fn truncated(&mut self, x: Shared, bits: u32) -> Result<Shared, Error> {
         let e = protocol_error;
         let a = self.a(x)?;
-        let t = match (defers_truncation(self.fixed), x.nonnegative) {
+        self.truncated += self.ty(a).n as u64;
+        let t = match (self.defers_truncation(), x.nonnegative) {
             (true, true) => self.p.truncate_nonnegative(a, bits).map_err(e)?,
             (true, false) => self.p.truncate_bounded(a, bits).map_err(e)?,
             (false, _) => self.p.truncate(a, bits).map_err(e)?,
@@ -324,7 +408,7 @@ impl Compiler {
             double: true,
             nonnegative: false,
         };
-        if defers_truncation(self.fixed) {
+        if self.defers_truncation() {
             Ok(y)
         } else {
             self.settle(y)
@@ -599,6 +683,8 @@ pub struct Options {
     /// maps, the Boolean layers): 0 for as many as the machine has. A party's own choice,
     /// not the program's: the parties may differ.
     pub threads: usize,
+    /// How products are truncated, which both parties must choose alike.
+    pub truncation: Truncation,
 }
 
 impl Options {
@@ -610,6 +696,7 @@ impl Options {
             batch: 1,
             ot: crate::infer::default_ot(),
             threads: 0,
+            truncation: Truncation::Auto,
         }
     }
 }
@@ -618,20 +705,44 @@ impl Options {
 /// client's model may be stripped: its weights are not used).
 pub fn compile(model: &Model, fixed: Fixed, options: Options) -> Result<Compiled, Error> {
     checked(model, fixed)?;
+    let batch = options.batch;
+    if batch == 0 || model.input_len().checked_mul(batch).is_none() {
+        return Err(Error::Input(format!("a batch of {batch} inputs")));
+    }
+    within_garbling_memory(model, fixed, options)?;
+    match options.truncation.resolve(fixed)? {
+        Truncation::Auto => {
+            let local = lower(model, fixed, options, Truncation::Local)?;
+            if local_failures_matter(local.truncated, fixed) {
+                lower(model, fixed, options, Truncation::Exact)
+            } else {
+                Ok(local)
+            }
+        }
+        chosen => lower(model, fixed, options, chosen),
+    }
+}
+
+/// [`compile`] with truncation `truncation` ([`Truncation::Local`] or [`Truncation::Exact`]).
+fn lower(
+    model: &Model,
+    fixed: Fixed,
+    options: Options,
+    truncation: Truncation,
+) -> Result<Compiled, Error> {
     let Options {
         protocol,
         output,
         batch,
         ot,
         threads,
+        ..
     } = options;
-    if batch == 0 || model.input_len().checked_mul(batch).is_none() {
-        return Err(Error::Input(format!("a batch of {batch} inputs")));
-    }
-    within_garbling_memory(model, fixed, options)?;
     let mut c = Compiler {
         fixed,
         protocol,
+        truncation,
+        truncated: 0,
         batch,
         p: Program::new(),
         weights: Vec::new(),
@@ -696,6 +807,8 @@ pub fn compile(model: &Model, fixed: Fixed, options: Options) -> Result<Compiled
             Vec::new()
         },
         fixed,
+        truncation,
+        truncated: c.truncated,
         layers,
         output_double,
         output,
@@ -750,6 +863,10 @@ impl LayerEstimate {
 pub struct Estimate {
     /// One per node of the model, in order.
     pub layers: Vec<LayerEstimate>,
+    /// The truncation [`compile`] chose ([`Compiled::truncation`]).
+    pub truncation: Truncation,
+    /// The elements it truncates per inference ([`Compiled::truncated`]).
+    pub truncated: u64,
 }
 
 impl Estimate {
@@ -798,5 +915,9 @@ pub fn estimate(model: &Model, fixed: Fixed, options: Options) -> Result<Estimat
     if let Some(last) = layers.last_mut() {
         *last = last.plus(output);
     }
-    Ok(Estimate { layers })
+    Ok(Estimate {
+        layers,
+        truncation: compiled.truncation,
+        truncated: compiled.truncated,
+    })
 }

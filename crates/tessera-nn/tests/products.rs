@@ -14,7 +14,7 @@ use tessera_nn::model::{
     AddConst, Clip, Conv, Dense, Expand, Fill, Gather, GlobalAvgPool, Lookup, Model, Mul, Neg,
     Node, Op, Reduce, Reduction, Relu, Reshape, Scale, Slice, Where, Window,
 };
-use tessera_nn::secure::{self, Protocol};
+use tessera_nn::secure::{self, Protocol, Truncation};
 use tessera_testkit::numbers;
 
 fn conv(seed: u64, (ci, co, k, pad): (usize, usize, usize, usize)) -> Op {
@@ -245,4 +245,39 @@ fn the_embedding_lookup_round_trips_and_survives_stripping() {
     assert!(model.embed(&[0.5, 0.0, 0.0]).is_err());
     model.lookup.as_mut().unwrap().vocabulary = 4;
     assert!(model.check(&tessera_nn::model::CEILING).is_err());
+}
+
+/// Where values are large, SecureML's local truncation goes wrong and exact truncation does
+/// not: x·x of 16 384 values in [−256, 256] at ℓ = 64, f = 20, then ReLU. A product's
+/// truncation wraps with probability x²·2^40/2^63 (2^−8.6 on average: about 10 per run, none
+/// with probability e^−10), and is then off by 2^(64−20) units, which ReLU sees as a negative
+/// value and zeroes (the square, up to 65 536, is lost); the exact one is a unit apart at most.
+#[test]
+fn exact_truncation_holds_where_local_truncation_wraps() {
+    let n = 16_384;
+    let net = Model::from_layers(
+        vec![n],
+        vec![
+            (Op::Mul(Mul), vec![0, 0], vec![n]),
+            (Op::Relu(Relu), vec![1], vec![n]),
+        ],
+    );
+    let fixed = Fixed::new(64, 20).unwrap();
+    let x: Vec<f32> = numbers(11, n).iter().map(|v| 256.0 * v).collect();
+    let want = Plain::new(&net, fixed).unwrap().run(&x).unwrap();
+    let run = |truncation| {
+        let options = secure::Options {
+            truncation,
+            ..secure::Options::new(Protocol::AB)
+        };
+        let (got, _) = common::private(&net, fixed, options, &x);
+        max_difference(&fixed, &want, &got)
+    };
+    let exact = run(Truncation::Exact);
+    assert!(exact < 1e-5, "exact truncation {exact} from fixed point");
+    let local = run(Truncation::Local);
+    assert!(
+        local > 100.0,
+        "local truncation only {local} from fixed point"
+    );
 }

@@ -9,7 +9,7 @@ use tessera_nn::eval::{Plain, argmax, max_difference};
 use tessera_nn::fixed::Fixed;
 use tessera_nn::infer::{self, Report};
 use tessera_nn::model::{AddConst, AvgPool, MaxPool, Model, Node, Op, Relu, Reshape};
-use tessera_nn::secure::{self, Output, Protocol};
+use tessera_nn::secure::{self, Output, Protocol, Truncation};
 use tessera_nn::{import, strip, zoo};
 use tessera_protocols::Session;
 
@@ -215,6 +215,71 @@ fn minionn_mnist_over_tcp_matches_fixed_point_and_the_estimate() {
             let linear = r.layers.iter().filter(|l| l.setup.bytes_sent > 0).count();
             assert_eq!(linear, 4, "four linear layers have setup traffic");
         }
+    }
+}
+
+/// Truncation: local refused at ℓ = 32, where `auto` is exact; at ℓ = 64 `auto` is local
+/// where its expected failures per inference stay below 2^−10 for values below 16 (MiniONN's
+/// 10 350 truncations at f = 13: 2^−14) and exact where they would not (at f = 20: 2^−1); an
+/// explicit choice is kept.
+#[test]
+fn truncation_is_exact_where_local_would_fail() {
+    let model = zoo::network("minionn-mnist", 3).unwrap();
+    let chosen = |bits, frac, truncation| {
+        let fixed = Fixed::new(bits, frac).unwrap();
+        let options = secure::Options {
+            truncation,
+            ..secure::Options::new(Protocol::AB)
+        };
+        secure::compile(&model, fixed, options).map(|c| (c.truncation, c.truncated))
+    };
+    let err = chosen(32, 9, Truncation::Local).unwrap_err();
+    assert!(
+        err.to_string().contains("local truncation at ℓ = 32"),
+        "{err}"
+    );
+    assert_eq!(
+        chosen(32, 9, Truncation::Auto).unwrap().0,
+        Truncation::Exact
+    );
+    let (local, truncated) = chosen(64, 13, Truncation::Auto).unwrap();
+    assert_eq!((local, truncated), (Truncation::Local, 10_350));
+    assert_eq!(
+        chosen(64, 20, Truncation::Auto).unwrap().0,
+        Truncation::Exact
+    );
+    assert_eq!(
+        chosen(64, 20, Truncation::Local).unwrap().0,
+        Truncation::Local
+    );
+    assert_eq!(
+        chosen(64, 13, Truncation::Exact).unwrap().0,
+        Truncation::Exact
+    );
+    assert_eq!("exact".parse(), Ok(Truncation::Exact));
+    assert!("round".parse::<Truncation>().is_err());
+}
+
+/// Exact truncation at ℓ = 64 equals fixed point in every protocol, and the estimate is what
+/// was sent.
+#[test]
+fn exact_truncation_at_64_bits_equals_fixed_point_and_the_estimate() {
+    let model = zoo::network("minionn-mnist", 3).unwrap();
+    let (x, fixed) = (digit(7), Fixed::new(64, 13).unwrap());
+    let want = Plain::new(&model, fixed).unwrap().run(&x).unwrap();
+    for protocol in Protocol::ALL {
+        let options = secure::Options {
+            truncation: Truncation::Exact,
+            ..secure::Options::new(protocol)
+        };
+        let networks = tessera_net::memory::pair().unwrap();
+        let (got, server, client) =
+            private_as(networks, model.clone(), &model, (fixed, options), &x);
+        let diff = max_diff(fixed, &want, &got);
+        assert!(diff < 0.05, "{}: logits differ by {diff}", protocol.name());
+        let total = secure::estimate(&model, fixed, options).unwrap().total();
+        let online = server.online().bytes_sent + client.online().bytes_sent;
+        assert_eq!(total.online_bytes, online, "{}", protocol.name());
     }
 }
 

@@ -12,7 +12,7 @@ use tessera_nn::model::{
     Add, AddConst, Conv, Divide, Function, LayerNorm, Model, Mul, Op, Power, Reduce, Reduction,
     Reshape, Smooth, Softmax, Sub, Window,
 };
-use tessera_nn::secure::{self, Protocol};
+use tessera_nn::secure::{self, Protocol, Truncation};
 use tessera_testkit::numbers;
 
 fn smooth(f: Function) -> Op {
@@ -46,6 +46,20 @@ fn network(seed: u64) -> Model {
         (Op::Reshape(Reshape), vec![7], vec![48]),          // 8
     ];
     Model::from_layers(vec![2, 4, 4], layers)
+}
+
+/// Every protocol with ℓ = 64's two truncations.
+fn every_truncation() -> impl Iterator<Item = (Protocol, Truncation)> {
+    Protocol::ALL
+        .into_iter()
+        .flat_map(|p| [Truncation::Local, Truncation::Exact].map(|t| (p, t)))
+}
+
+fn options(protocol: Protocol, truncation: Truncation) -> secure::Options {
+    secure::Options {
+        truncation,
+        ..secure::Options::new(protocol)
+    }
 }
 
 fn reduce(reduction: Reduction) -> Op {
@@ -97,11 +111,12 @@ fn softmax_layer_norm_and_quotients_equal_fixed_point_in_every_protocol() {
     let decoded: Vec<f32> = want.iter().map(|&w| fixed.decode(w)).collect();
     let off = max_difference(&Float, &float, &decoded);
     assert!(off < 0.02, "fixed point {off} from float");
-    for protocol in Protocol::ALL {
-        let (got, _) = common::private(&net, fixed, secure::Options::new(protocol), &x);
+    for (protocol, truncation) in every_truncation() {
+        let (got, _) = common::private(&net, fixed, options(protocol, truncation), &x);
         let diff = max_difference(&fixed, &want, &got);
-        eprintln!("{}: {diff} from fixed point", protocol.name());
-        assert!(diff < 0.01, "{}: {diff} from fixed point", protocol.name());
+        let name = format!("{} {truncation}", protocol.name());
+        eprintln!("{name}: {diff} from fixed point");
+        assert!(diff < 0.01, "{name}: {diff} from fixed point");
     }
     let bytes = tessera_nn::export::to_onnx(&net).unwrap();
     let back = tessera_nn::import::from_bytes(&bytes, "normalizing").unwrap();
@@ -128,10 +143,10 @@ fn smooth_functions_equal_fixed_point_in_every_protocol() {
     // Five methods of error at most 3.5·10⁻³ each, the last a sigmoid (slope at most 1/4).
     let off = max_difference(&Float, &float, &decoded);
     assert!(off < 0.01, "fixed point {off} from float");
-    for protocol in Protocol::ALL {
-        let (got, _) = common::private(&model, fixed, secure::Options::new(protocol), &x);
+    for (protocol, truncation) in every_truncation() {
+        let (got, _) = common::private(&model, fixed, options(protocol, truncation), &x);
         let diff = max_difference(&fixed, &want, &got);
-        let name = protocol.name();
+        let name = format!("{} {truncation}", protocol.name());
         // Truncations a unit apart (2^−16), doubled by each of exp's eight squarings (about
         // 4·10⁻³ at most; 2.2 to 3.2·10⁻³ measured); a wrong comparison in a sigmoid would be
         // up to 1 off.

@@ -20,7 +20,7 @@ use tessera_nn::fixed::{Arith, Fixed};
 use tessera_nn::import::shown;
 use tessera_nn::infer::{self, Local, Report};
 use tessera_nn::model::Model;
-use tessera_nn::secure::{self, Compiled, Options, Output, Protocol};
+use tessera_nn::secure::{self, Compiled, Options, Output, Protocol, Truncation};
 use tessera_nn::{import, input, strip, zoo};
 use tessera_protocols::Session;
 
@@ -95,6 +95,12 @@ pub struct NumberArgs {
     /// the Boolean layers); 0 for as many as the machine has.
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// How products are truncated: exact (one round and one bit product per element, never
+    /// wrong), local (SecureML's: free, wrong by 2^(ℓ−f) with probability |x|/2^(ℓ−1) per
+    /// element; ℓ = 64 only), or auto (exact at ℓ = 32, and at ℓ = 64 where local would fail
+    /// more than once in 2^10 inferences for values below 16).
+    #[arg(long, default_value_t = Truncation::Auto)]
+    truncation: Truncation,
 }
 
 /// `--ot`.
@@ -114,6 +120,7 @@ impl NumberArgs {
         Options {
             ot,
             threads: self.threads,
+            truncation: self.truncation,
             ..Options::new(protocol)
         }
     }
@@ -443,7 +450,8 @@ fn info(args: &InfoArgs) -> Result<(), CliError> {
             (
                 p.name().to_owned(),
                 json!({"setup_bytes": t.setup_bytes, "online_bytes": t.online_bytes,
-                       "online_rounds": t.online_rounds}),
+                       "online_rounds": t.online_rounds, "truncation": e.truncation.name(),
+                       "truncated": e.truncated}),
             )
         })
         .collect();
@@ -474,11 +482,14 @@ fn info(args: &InfoArgs) -> Result<(), CliError> {
     for (p, e) in &estimates {
         let t = e.total();
         println!(
-            "{:<11} about {:.1} MB setup, {:.1} kB online, {} online rounds (both parties' bytes)",
+            "{:<11} about {:.1} MB setup, {:.1} kB online, {} online rounds (both parties' bytes); \
+             {} truncation of {} elements",
             p.name(),
             t.setup_bytes as f64 / 1e6,
             t.online_bytes as f64 / 1e3,
-            t.online_rounds
+            t.online_rounds,
+            e.truncation,
+            e.truncated
         );
     }
     if !model.has_weights {
@@ -886,7 +897,8 @@ fn bench(args: &BenchArgs) -> Result<(), CliError> {
                 loopback_bytes_per_s: bandwidth,
                 wire: &wire,
             };
-            print_bench(args, spec, protocol, &runs, fixed, &links);
+            let truncation = pair.compiled().truncation;
+            print_bench(args, spec, protocol, &runs, (fixed, truncation), &links);
         }
     }
     Ok(())
@@ -941,7 +953,7 @@ fn print_bench(
     spec: &str,
     protocol: Protocol,
     runs: &[(Report, Report)],
-    fixed: Fixed,
+    (fixed, truncation): (Fixed, Truncation),
     links: &BenchLinks<'_>,
 ) {
     let bandwidth = links.loopback_bytes_per_s;
@@ -1004,6 +1016,7 @@ fn print_bench(
     let batch = f64::from(args.batch.n);
     let mut v = json!({
         "model": spec, "protocol": protocol.name(), "bits": fixed.bits(), "frac": fixed.frac(),
+        "truncation": truncation.name(),
         "samples": runs.len(), "setup_ms": setup_ms, "online_ms": online_ms,
         "setup_ms_stats": setup_stats, "online_ms_stats": online_stats,
         "batch": args.batch.n, "setup_ms_per_input": setup_ms / batch,
@@ -1032,7 +1045,7 @@ fn print_bench(
         emit(v);
     } else {
         println!(
-            "{spec} ({}, ℓ = {}, f = {}): setup {setup_ms:.1} ms ({:.1} MB, {:.1}× its transfer \
+            "{spec} ({}, ℓ = {}, f = {}, {truncation} truncation): setup {setup_ms:.1} ms ({:.1} MB, {:.1}× its transfer \
              time at loopback bandwidth), online {online_ms:.2} ms ({:.1} kB, {} rounds){}; median of {}; \
              peak RSS of both parties so far {:.0} MiB{judged}",
             protocol.name(),

@@ -15,7 +15,7 @@ use crate::import::args::{computed, constant_input, weight};
 use crate::import::{At, Importer, Refusal};
 use crate::kernels;
 use crate::model::LayerCost;
-use crate::secure::{Compiler, Shared, defers_truncation};
+use crate::secure::{Compiler, Shared};
 use tessera_protocols::hybrid::LinearMap;
 
 /// The elementwise product of two computed tensors, either broadcast to the output's shape.
@@ -68,9 +68,10 @@ pub(super) fn spread(from: &[usize], to: &[usize]) -> Option<Vec<u32>> {
     })
 }
 
-/// A product at scale 2^2f: its truncation deferred (ℓ = 32) or done at once (ℓ = 64).
+/// A product at scale 2^2f: its truncation deferred or done at once
+/// ([`crate::secure::Truncation`]).
 pub(super) fn product(c: &mut Compiler, y: Shared) -> Result<Shared, Error> {
-    if defers_truncation(c.fixed) {
+    if c.defers_truncation() {
         Ok(y)
     } else {
         c.settle(y)
