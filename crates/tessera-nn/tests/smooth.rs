@@ -9,8 +9,8 @@ mod common;
 use tessera_nn::eval::{Plain, max_difference};
 use tessera_nn::fixed::{Arith, Fixed, Float};
 use tessera_nn::model::{
-    Add, AddConst, Conv, Divide, Function, LayerNorm, Model, Mul, Op, Power, Reduce, Reduction,
-    Reshape, Smooth, Softmax, Sub, Window,
+    Add, AddConst, Concat, Conv, Divide, Function, LayerNorm, Model, Mul, Op, Power, Reduce,
+    Reduction, Reshape, Smooth, Softmax, Sub, Window,
 };
 use tessera_nn::secure::{self, Protocol, Truncation};
 use tessera_testkit::numbers;
@@ -164,26 +164,44 @@ fn smooth_functions_round_trip_through_onnx() {
     let want = Plain::new(&model, Float).unwrap().run(&x).unwrap();
     assert_eq!(Plain::new(&back, Float).unwrap().run(&x).unwrap(), want);
     let products: usize = model.nodes.iter().map(|n| model.cost(n).products).sum();
-    // Per element: the Mul 1, Sigmoid and 1/x 28 each (twice Sigmoid), Tanh 28, Exp 8.
-    assert_eq!(products, 48 * (1 + 28 + 28 + 28 + 8 + 28));
+    // Per element: the Mul 1, Sigmoid 10 (twice), Tanh 10, Exp 8, 1/x 28.
+    assert_eq!(products, 48 * (1 + 10 + 10 + 8 + 28 + 10));
 }
 
-/// GELU's polynomial runs in [−1, 1]: at ℓ = 32 (f = 12, exact truncation) every protocol
-/// equals fixed point, and fixed point is within 2·10⁻³ of float on [−6, 6].
+/// The piecewise polynomials run in [−1, 1]: at ℓ = 32 (f = 12, exact truncation) GELU,
+/// sigmoid, tanh and erf side by side equal fixed point in every protocol, and fixed point is
+/// within 4·10⁻³ of float on [−8, 8].
 #[test]
-fn gelu_runs_in_the_32_bit_ring() {
-    let x: Vec<f32> = (0..64).map(|i| -6.0 + 12.0 * i as f32 / 63.0).collect();
-    let net = Model::from_layers(vec![64], vec![(smooth(Function::Gelu), vec![0], vec![64])]);
+fn piecewise_polynomials_run_in_the_32_bit_ring() {
+    let n = 64;
+    let x: Vec<f32> = (0..n).map(|i| -8.0 + 16.0 * i as f32 / 63.0).collect();
+    let functions = [
+        Function::Gelu,
+        Function::Sigmoid,
+        Function::Tanh,
+        Function::Erf,
+    ];
+    let mut layers: Vec<(Op, Vec<usize>, Vec<usize>)> = functions
+        .iter()
+        .map(|&f| (smooth(f), vec![0], vec![1, n]))
+        .collect();
+    layers.insert(0, (Op::Reshape(Reshape), vec![0], vec![1, n]));
+    for layer in &mut layers[1..] {
+        layer.1 = vec![1];
+    }
+    layers.push((Op::Concat(Concat { axis: 0 }), vec![2, 3, 4, 5], vec![4, n]));
+    let net = Model::from_layers(vec![n], layers);
     let fixed = Fixed::new(32, 12).unwrap();
     let want = Plain::new(&net, fixed).unwrap().run(&x).unwrap();
     let float = Plain::new(&net, Float).unwrap().run(&x).unwrap();
     let decoded: Vec<f32> = want.iter().map(|&w| fixed.decode(w)).collect();
     let off = max_difference(&Float, &float, &decoded);
-    assert!(off < 2e-3, "fixed point {off} from float");
+    assert!(off < 4e-3, "fixed point {off} from float");
     for protocol in Protocol::ALL {
         let (got, _) = common::private(&net, fixed, secure::Options::new(protocol), &x);
         let diff = max_difference(&fixed, &want, &got);
-        // Truncations a unit (2^−12) apart, through the powers' products.
-        assert!(diff < 4e-3, "{}: {diff} from fixed point", protocol.name());
+        // Truncations a unit (2^−12) apart, through the powers' products and their
+        // coefficients (Σ k·|cₖ| units or so), doubled in tanh: 20 units measured.
+        assert!(diff < 1e-2, "{}: {diff} from fixed point", protocol.name());
     }
 }
