@@ -2,7 +2,7 @@
 ``torch.nn.TransformerEncoder`` (multi-head attention through ``torch.onnx.export``'s
 reshapes, which move the batch axis; GELU, LayerNorm, residuals, a causal mask of -inf) and a
 MobileNetV3 block as torchvision writes it (squeeze-and-excitation, HardSwish,
-HardSigmoid), each through ``Model.from_torch``: tessera's float reference equals PyTorch's
+HardSigmoid), torchvision's ViT (a patch convolution and a class token), each through ``Model.from_torch``: tessera's float reference equals PyTorch's
 output, fixed point stays within its methods' error and keeps the class, and private
 inference equals fixed point. Skipped where PyTorch is not installed."""
 
@@ -117,6 +117,21 @@ def test_torchvision_mobilenet_v3_small_from_torch():
     got = model.plaintext(x.numpy()[0], fixed=False)
     assert np.max(np.abs(got - want)) < 1e-3
     assert np.argmax(model.plaintext(x.numpy()[0], **RING)) == np.argmax(want)
+
+
+def test_torchvision_vision_transformer_from_torch():
+    """torchvision's ViT: a patch Conv in a graph whose attention moves the batch axis, and a
+    learned class token joined to the patches (the server's tensor)."""
+    models = pytest.importorskip("torchvision.models", reason="torchvision is not installed")
+    torch.manual_seed(4)
+    net = models.VisionTransformer(
+        image_size=32, patch_size=16, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64,
+        num_classes=10,
+    )
+    # torchvision's head starts at zeros; the class token too: of order 1, as after training.
+    torch.nn.init.normal_(net.heads.head.weight, std=0.5)
+    torch.nn.init.normal_(net.class_token, std=0.5)
+    check(net.eval(), (1, 3, 32, 32), 0.1)
 
 
 def test_huggingface_bert_from_torch():

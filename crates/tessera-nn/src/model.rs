@@ -10,7 +10,7 @@ use crate::op::Io;
 pub use crate::op::{
     Add, AddConst, AvgPool, Clip, Concat, Conv, Dense, Divide, Expand, FILL_LIMIT, Fill, Function,
     Gather, GlobalAvgPool, HardSigmoid, HardSwish, LayerNorm, MASK, MatMul, MaxPool, Mul, Neg, Op,
-    Pad, Pool, Power, Reduce, Reduction, Relu, Reshape, Scale, Slice, Smooth, Softmax, Sub,
+    Pad, Pool, Power, Reduce, Reduction, Relu, Reshape, Scale, Slice, Smooth, Softmax, Sub, Tensor,
     Transpose, Where, supported,
 };
 

@@ -7,7 +7,9 @@ mod common;
 use tessera_nn::eval::{Plain, argmax, max_difference};
 use tessera_nn::fixed::{Arith, Fixed, Float};
 use tessera_nn::infer;
-use tessera_nn::model::{Clip, Concat, Conv, Dense, Model, Node, Op, Pad, Relu, Reshape, Window};
+use tessera_nn::model::{
+    Clip, Concat, Conv, Dense, Model, Node, Op, Pad, Relu, Reshape, Tensor, Window,
+};
 use tessera_nn::secure::{self, Protocol};
 use tessera_testkit::numbers;
 
@@ -226,4 +228,53 @@ fn the_operator_classes_add_up_to_the_whole() {
     }
     assert!(class("ReLU").traffic.bytes_sent > 0 && class("ReLU").rounds > 0);
     assert_eq!(class("MaxPool").traffic.bytes_sent, 0);
+}
+
+/// A constant joined to computed tokens (ViT's class token): x [3, 4] → Concat with a learned
+/// [1, 4] row first → ReLU. Private inference equals fixed point in every protocol, on one
+/// input and a batch of two; the export reads back to the same layers and outputs; the
+/// stripped architecture holds the row as zeros (it is the server's) and compiles to the same
+/// program.
+#[test]
+fn a_constant_token_joins_computed_ones() {
+    let token = numbers(12, 4);
+    let net = Model::from_layers(
+        vec![3, 4],
+        vec![
+            (Op::Tensor(Tensor(token.clone())), vec![], vec![1, 4]),
+            (Op::Concat(Concat { axis: 0 }), vec![1, 0], vec![4, 4]),
+            (Op::Relu(Relu), vec![2], vec![4, 4]),
+        ],
+    );
+    let fixed = Fixed::new(32, 10).unwrap();
+    let x = numbers(13, 12);
+    let want = Plain::new(&net, fixed).unwrap().run(&x).unwrap();
+    let float = Plain::new(&net, Float).unwrap().run(&x).unwrap();
+    let expected: Vec<f32> = token.iter().chain(&x).map(|v| v.max(0.0)).collect();
+    assert_eq!(float, expected);
+    for protocol in Protocol::ALL {
+        let got = private(&net, fixed, secure::Options::new(protocol), &x);
+        let diff = max_difference(&fixed, &want, &got);
+        assert!(diff < 2e-3, "{}: {diff}", protocol.name());
+        let batch = secure::Options {
+            batch: 2,
+            ..secure::Options::new(protocol)
+        };
+        let two: Vec<f32> = x.iter().chain(&x).copied().collect();
+        let got = private(&net, fixed, batch, &two);
+        assert!(max_difference(&fixed, &[want.clone(), want.clone()].concat(), &got) < 2e-3);
+    }
+    let bytes = tessera_nn::export::to_onnx(&net).unwrap();
+    let back = tessera_nn::import::from_bytes(&bytes, "token").unwrap();
+    let kinds = |m: &Model| m.nodes.iter().map(|n| n.op.kind()).collect::<Vec<_>>();
+    assert_eq!(kinds(&back), kinds(&net));
+    assert_eq!(Plain::new(&back, Float).unwrap().run(&x).unwrap(), float);
+    let arch = tessera_nn::strip::strip(&bytes, "token").unwrap();
+    let arch = tessera_nn::import::from_bytes(&arch, "token").unwrap();
+    assert_eq!(arch.nodes[0].op, Op::Tensor(Tensor(vec![0.0; 4])));
+    let program = |m: &Model| {
+        let c = secure::compile(m, fixed, secure::Options::new(Protocol::AB)).unwrap();
+        c.program.fingerprint()
+    };
+    assert_eq!(program(&arch), program(&net));
 }

@@ -11,7 +11,8 @@
 //! mix it with the others (Flatten from axis 1, Reshape keeping the first axis, Transpose
 //! fixing axis 0). A graph whose input has a batch of 1 and that mixes it anyway (PyTorch's
 //! multi-head attention turns to sequence-first and merges the batch with the heads) is read
-//! again with that axis kept as the sample's first (`Importer::lead`). BatchNormalization is
+//! again with that axis kept as the sample's first (`Importer::lead`; Conv and the pools then
+//! read their image with that axis reshaped away: `Importer::image`). BatchNormalization is
 //! folded into the Conv or Gemm before it; Softmax, LogSoftmax and Log at the end of the graph
 //! are peeled off into [`Model::client_side`]; a Gather of a constant table by the input's token
 //! ids at its start is the client's lookup ([`Model::lookup`]).
@@ -371,6 +372,72 @@ impl<'a> Importer<'a> {
         shape: Vec<usize>,
     ) -> Result<(), Refusal> {
         self.push_to(at, output(at)?, op, inputs, shape)
+    }
+
+    /// An image operator's input `x` of per-sample shape `shape` as `[channels, height,
+    /// width]`: as it is, or in a graph read with its batch axis kept ([`Importer::lead`] 0)
+    /// the kept axis of 1 reshaped away first (a layer of its own; [`Importer::push_image`]
+    /// puts it back), so that Conv and the pools see one image either way.
+    pub(crate) fn image(
+        &mut self,
+        at: &At<'a>,
+        x: ValueId,
+        shape: Vec<usize>,
+    ) -> Result<(ValueId, Vec<usize>), Refusal> {
+        match (self.lead, &shape[..]) {
+            (0, [1, image @ ..]) if image.len() == 3 => {
+                let image = image.to_vec();
+                let inner = self.unnamed(
+                    at,
+                    Op::Reshape(crate::model::Reshape),
+                    vec![x],
+                    image.clone(),
+                )?;
+                Ok((inner, image))
+            }
+            _ => Ok((x, shape)),
+        }
+    }
+
+    /// An image operator's layer (as [`Importer::push`]) on an input [`Importer::image`]
+    /// read: with the batch axis kept, its output reshaped to carry that axis again.
+    pub(crate) fn push_image(
+        &mut self,
+        at: &At<'a>,
+        op: Op,
+        inputs: Vec<ValueId>,
+        shape: Vec<usize>,
+    ) -> Result<(), Refusal> {
+        if self.lead != 0 {
+            return self.push(at, op, inputs, shape);
+        }
+        let inner = self.unnamed(at, op, inputs, shape.clone())?;
+        let kept = [&[1][..], &shape[..]].concat();
+        self.push(at, Op::Reshape(crate::model::Reshape), vec![inner], kept)
+    }
+
+    /// A layer of the node `at` writing a value no other node names.
+    pub(crate) fn unnamed(
+        &mut self,
+        at: &At<'a>,
+        op: Op,
+        inputs: Vec<ValueId>,
+        shape: Vec<usize>,
+    ) -> Result<ValueId, Refusal> {
+        if self.ceiling.tensor(&shape).is_none() {
+            return Err(Refusal::Node(format!(
+                "an output of shape {shape:?} is larger than a tensor may be"
+            )));
+        }
+        self.shapes.push(shape);
+        let output = self.shapes.len() - 1;
+        self.nodes.push(Node {
+            name: at.node.name.clone(),
+            op,
+            inputs,
+            output,
+        });
+        Ok(output)
     }
 
     /// Adds a layer writing `output`, one of the node's (Split's parts).

@@ -1,6 +1,7 @@
 //! Concat of computed tensors (ONNX Operators: Concat) along a per-sample axis: a gather from
-//! all of them, in one scale and sharing. A Concat of constants is a shape subgraph's, folded
-//! at import ([`super::constant`]).
+//! all of them, in one scale and sharing. A constant among them (a learned token, as ViT's
+//! class token) is a layer of its own first ([`Tensor`]: the server's input). A Concat of
+//! constants only is a shape subgraph's, folded at import ([`super::constant`]).
 
 use super::{Evaluate, Family, Io, Operator};
 use crate::error::Error;
@@ -19,11 +20,56 @@ pub struct Concat {
     pub axis: usize,
 }
 
+/// A constant tensor of the server's joined to computed ones (ViT's class token): its A input,
+/// at scale 2^f, one copy per input of the batch. Its values are weights (`nn strip` removes
+/// them).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tensor(pub Vec<f32>);
+
 pub(super) const FAMILY: &[Family] = &[Family {
     name: "Concat",
     import,
-    supported: "Concat (of computed tensors)",
+    supported: "Concat (of computed tensors, and constants among them)",
 }];
+
+impl Operator for Tensor {
+    fn kind(&self) -> &'static str {
+        "Tensor"
+    }
+
+    fn weights(&self) -> Vec<&[f32]> {
+        vec![&self.0]
+    }
+
+    fn ranges(&self) -> [&[f32]; 2] {
+        [&self.0, &[]]
+    }
+
+    fn lower(&self, c: &mut Compiler, _args: &[Shared], _io: &Io<'_>) -> Result<Shared, Error> {
+        let fixed = c.fixed;
+        let v = c.public(self.0.iter().map(|&v| fixed.encode(v)).collect())?;
+        Ok(Shared::plain(v))
+    }
+
+    /// An Identity of the constant with its batch axis of 1 (read back as the constant).
+    fn export(&self, w: &mut NodeWriter<'_>) -> &'static str {
+        let shape: Vec<usize> = std::iter::once(1)
+            .chain(w.out_shape.iter().copied())
+            .collect();
+        w.floats("value", &shape, &self.0);
+        "Identity"
+    }
+}
+
+impl<A: Arith> Evaluate<A> for Tensor {
+    fn encode(&self, a: &A) -> Vec<Vec<A::E>> {
+        vec![a.encode_all(&self.0)]
+    }
+
+    fn eval(&self, _a: &A, k: &[Vec<A::E>], _args: &[&[A::E]], _io: &Io<'_>) -> Vec<A::E> {
+        k[0].clone()
+    }
+}
 
 impl Operator for Concat {
     fn kind(&self) -> &'static str {
@@ -91,7 +137,8 @@ impl<A: Arith> Evaluate<A> for Concat {
     }
 }
 
-/// Concat of computed tensors of one rank, equal but on the axis (not the batch axis).
+/// Concat of computed tensors of one rank, equal but on the axis (not the batch axis), and
+/// constants of that rank among them (each a [`Tensor`] layer first).
 fn import<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let args: Vec<&str> = at.node.input.iter().map(String::as_str).collect();
     if args.is_empty() || args.iter().any(|a| a.is_empty()) {
@@ -101,20 +148,27 @@ fn import<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
         // A shape subgraph's join of integers.
         return super::constant::concat(imp, at);
     }
-    if args.iter().any(|a| imp.constants.contains_key(a)) {
-        return Err("joins a constant tensor (only computed tensors are joined)".into());
-    }
-    let inputs = args
+    let first = args
         .iter()
+        .find(|a| !imp.constants.contains_key(*a))
         .map(|a| imp.value(a))
-        .collect::<Result<Vec<_>, _>>()?;
-    let first = imp.shapes[inputs[0]].clone();
+        .transpose()?
+        .map(|v| imp.shapes[v].clone())
+        .unwrap_or_default();
     let onnx_axis = Attributes::of(at.node).int("axis", i64::MAX)?;
     let Some(axis) = imp.sample_axis(onnx_axis, first.len()) else {
         return Err(
             format!("axis {onnx_axis} must be an axis of the sample (not the batch axis)").into(),
         );
     };
+    let mut inputs = Vec::with_capacity(args.len());
+    for (k, a) in args.iter().enumerate() {
+        inputs.push(if imp.constants.contains_key(a) {
+            constant_part(imp, at, k, &first)?
+        } else {
+            imp.value(a)?
+        });
+    }
     let mut out = first.clone();
     out[axis] = 0;
     for &v in &inputs {
@@ -135,4 +189,23 @@ fn import<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
             .ok_or("the joined axis overflows")?;
     }
     imp.push(at, super::Op::Concat(Concat { axis }), inputs, out)
+}
+
+/// Input `k`, a constant of the computed parts' rank (`like`) with a batch axis of 1, as a
+/// [`Tensor`] layer.
+fn constant_part<'a>(
+    imp: &mut Importer<'a>,
+    at: &At<'a>,
+    k: usize,
+    like: &[usize],
+) -> Result<usize, Refusal> {
+    let (shape, values) = crate::import::args::weight(imp, at, k, "a joined constant")?;
+    let lead = imp.onnx_rank(like.len()) - like.len();
+    match shape.split_at_checked(lead) {
+        Some((batch, sample)) if batch.iter().all(|&d| d == 1) && sample.len() == like.len() => {
+            let sample = sample.to_vec();
+            imp.unnamed(at, super::Op::Tensor(Tensor(values)), Vec::new(), sample)
+        }
+        _ => Err(format!("a constant of shape {shape:?} joined to tensors of {like:?}").into()),
+    }
 }

@@ -147,6 +147,7 @@ fn gather(shape: [usize; 3], window: &Window, [oh, ow]: [usize; 2]) -> Vec<u32> 
 fn import<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let a = Attributes::of(at.node);
     let (x, shape) = computed(imp, at)?;
+    let (x, shape) = imp.image(at, x, shape)?;
     let [ci, h, w] = spatial(&shape)?;
     let (wshape, weight) = weight(imp, at, 1, "weight")?;
     let [co, wci, kh, kw] = wshape[..] else {
@@ -176,5 +177,5 @@ fn import<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
         weight,
         bias,
     };
-    imp.push(at, super::Op::Conv(conv), vec![x], vec![co, oh, ow])
+    imp.push_image(at, super::Op::Conv(conv), vec![x], vec![co, oh, ow])
 }

@@ -33,7 +33,7 @@ mod smooth;
 pub use add::{Add, AddConst, Sub};
 pub(crate) use batch_norm::fold_batch_norms;
 pub use clip::Clip;
-pub use concat::Concat;
+pub use concat::{Concat, Tensor};
 pub use condition::{FILL_LIMIT, Fill, MASK, Where};
 pub use conv::Conv;
 pub use dense::Dense;
@@ -324,6 +324,8 @@ registry! {
     AddConst(AddConst),
     /// The inputs joined along a per-sample axis.
     Concat(Concat),
+    /// A constant tensor of the server's joined to computed ones.
+    Tensor(Tensor),
     /// Zeros added before and after each per-sample axis.
     Pad(Pad),
     /// The value held between bounds.

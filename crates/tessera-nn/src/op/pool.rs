@@ -337,6 +337,7 @@ fn import<'a>(imp: &mut Importer<'a>, at: &At<'a>, max: bool) -> Result<(), Refu
     let a = Attributes::of(at.node);
     let ceil = a.int("ceil_mode", 0)? != 0;
     let (x, shape) = computed(imp, at)?;
+    let (x, shape) = imp.image(at, x, shape)?;
     let [c, h, w] = spatial(&shape)?;
     let kernel = a.sizes("kernel_shape", None, (1, imp.ceiling.axis))?;
     let (window, _) = window(&a, imp, [h, w], kernel)?;
@@ -354,14 +355,15 @@ fn import<'a>(imp: &mut Importer<'a>, at: &At<'a>, max: bool) -> Result<(), Refu
     } else {
         super::Op::AvgPool(AvgPool(pool))
     };
-    imp.push(at, op, vec![x], vec![c, oh, ow])
+    imp.push_image(at, op, vec![x], vec![c, oh, ow])
 }
 
 fn global_average_pool<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let (x, shape) = computed(imp, at)?;
+    let (x, shape) = imp.image(at, x, shape)?;
     let [c, _, _] = spatial(&shape)?;
     // ONNX keeps the spatial axes as 1 × 1.
-    imp.push(
+    imp.push_image(
         at,
         super::Op::GlobalAvgPool(GlobalAvgPool),
         vec![x],
