@@ -176,6 +176,14 @@ pub(crate) struct NodeWriter<'a> {
 }
 
 impl NodeWriter<'_> {
+    /// The output's ONNX dimensions: its per-sample shape after a batch axis of 1 (a constant
+    /// of the output's shape, as it is written).
+    pub(crate) fn sample_dims(&self) -> Vec<usize> {
+        std::iter::once(1)
+            .chain(self.out_shape.iter().copied())
+            .collect()
+    }
+
     /// A real constant `suffix` of `dims`, the node's next input.
     pub(crate) fn floats(&mut self, suffix: &str, dims: &[usize], values: &[f32]) {
         self.consts.push(TensorProto {

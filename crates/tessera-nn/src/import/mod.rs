@@ -330,15 +330,20 @@ impl<'a> Importer<'a> {
                 shown(name)
             )));
         }
+        let id = self.new_shape(shape)?;
+        self.values.insert(name, id);
+        Ok(id)
+    }
+
+    /// A value of `shape` no name refers to (yet), held to the ceiling.
+    fn new_shape(&mut self, shape: Vec<usize>) -> Result<ValueId, Refusal> {
         if self.ceiling.tensor(&shape).is_none() {
             return Err(Refusal::Node(format!(
                 "an output of shape {shape:?} is larger than a tensor may be"
             )));
         }
         self.shapes.push(shape);
-        let id = self.shapes.len() - 1;
-        self.values.insert(name, id);
-        Ok(id)
+        Ok(self.shapes.len() - 1)
     }
 
     /// Another name for a constant (Identity of a weight).
@@ -424,19 +429,8 @@ impl<'a> Importer<'a> {
         inputs: Vec<ValueId>,
         shape: Vec<usize>,
     ) -> Result<ValueId, Refusal> {
-        if self.ceiling.tensor(&shape).is_none() {
-            return Err(Refusal::Node(format!(
-                "an output of shape {shape:?} is larger than a tensor may be"
-            )));
-        }
-        self.shapes.push(shape);
-        let output = self.shapes.len() - 1;
-        self.nodes.push(Node {
-            name: at.node.name.clone(),
-            op,
-            inputs,
-            output,
-        });
+        let output = self.new_shape(shape)?;
+        self.add_node(at, op, inputs, output);
         Ok(output)
     }
 
@@ -450,13 +444,18 @@ impl<'a> Importer<'a> {
         shape: Vec<usize>,
     ) -> Result<(), Refusal> {
         let output = self.new_value(output, shape)?;
+        self.add_node(at, op, inputs, output);
+        Ok(())
+    }
+
+    /// A layer of the node `at`.
+    fn add_node(&mut self, at: &At<'a>, op: Op, inputs: Vec<ValueId>, output: ValueId) {
         self.nodes.push(Node {
             name: at.node.name.clone(),
             op,
             inputs,
             output,
         });
-        Ok(())
     }
 
     fn finish(self, graph: &GraphProto) -> Result<Model, Error> {

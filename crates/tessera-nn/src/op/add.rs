@@ -151,10 +151,8 @@ impl Operator for AddConst {
 
     /// The constant with its batch axis of 1.
     fn export(&self, w: &mut NodeWriter<'_>) -> &'static str {
-        let shape: Vec<usize> = std::iter::once(1)
-            .chain(w.out_shape.iter().copied())
-            .collect();
-        w.floats("constant", &shape, &self.0);
+        let dims = w.sample_dims();
+        w.floats("constant", &dims, &self.0);
         "Add"
     }
 }

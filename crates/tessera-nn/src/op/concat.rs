@@ -53,10 +53,8 @@ impl Operator for Tensor {
 
     /// An Identity of the constant with its batch axis of 1 (read back as the constant).
     fn export(&self, w: &mut NodeWriter<'_>) -> &'static str {
-        let shape: Vec<usize> = std::iter::once(1)
-            .chain(w.out_shape.iter().copied())
-            .collect();
-        w.floats("value", &shape, &self.0);
+        let dims = w.sample_dims();
+        w.floats("value", &dims, &self.0);
         "Identity"
     }
 }

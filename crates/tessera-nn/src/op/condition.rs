@@ -120,9 +120,7 @@ impl Operator for Where {
     fn export(&self, w: &mut NodeWriter<'_>) -> &'static str {
         let invert = self.constant.as_ref().is_some_and(|f| f.first);
         let condition: Vec<bool> = self.mask.iter().map(|&m| m != invert).collect();
-        let dims: Vec<usize> = std::iter::once(1)
-            .chain(w.out_shape.iter().copied())
-            .collect();
+        let dims = w.sample_dims();
         w.leading_bools("condition", &dims, &condition);
         if let Some(f) = &self.constant {
             w.floats("fill", &dims, &f.values);
