@@ -93,6 +93,37 @@ fn position(m: &ModelProto, op: &str) -> usize {
         .unwrap()
 }
 
+/// A Constant whose value is declared of another type than it holds (a tensor under GRAPH:
+/// what the onnx fuzz target found) is refused at import, as `nn strip` would remove it and the
+/// architecture would not import; declared TENSOR, it imports, and so does its architecture.
+#[test]
+fn a_constant_is_read_as_its_declared_type() {
+    let mut m = proto("tests/minionn-R_S_opset13.onnx");
+    let mut constant = node("Constant", &[], "unused");
+    constant.name = "c".into();
+    constant.attribute.push(AttributeProto {
+        name: "value".into(),
+        type_: AttributeType::Graph as i32,
+        t: Some(TensorProto {
+            data_type: 7,
+            dims: vec![1],
+            int64_data: vec![3],
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    m.graph.as_mut().unwrap().node.insert(0, constant);
+    let err = import::from_bytes(&bytes(&m), "m").unwrap_err().to_string();
+    assert!(
+        err.contains("attribute value is of type GRAPH; TENSOR is needed"),
+        "{err}"
+    );
+    m.graph.as_mut().unwrap().node[0].attribute[0].type_ = AttributeType::Tensor as i32;
+    assert!(import::from_bytes(&bytes(&m), "m").is_ok());
+    let arch = strip::strip(&bytes(&m), "m").unwrap();
+    assert!(import::from_bytes(&arch, "arch").is_ok());
+}
+
 /// A float tensor whose numbers sit in fields float tensors do not use (int64, uint64 and
 /// string data: what the onnx fuzz target found): strip empties them too, so the architecture
 /// carries no numbers and imports.

@@ -200,7 +200,11 @@ impl<'a> Attributes<'a> {
 
     /// Attribute `name`, which must be declared of type `kind` (or of no type, as some old
     /// exporters write): the importer reads a number as the type says, as `strip` removes it.
-    fn get(&self, name: &str, kind: AttributeType) -> Result<Option<&'a AttributeProto>, String> {
+    pub(crate) fn get(
+        &self,
+        name: &str,
+        kind: AttributeType,
+    ) -> Result<Option<&'a AttributeProto>, String> {
         let Some(a) = self.0.iter().find(|a| a.name == name) else {
             return Ok(None);
         };

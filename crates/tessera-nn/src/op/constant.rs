@@ -7,6 +7,7 @@
 use super::Family;
 use crate::import::proto::{self, Attributes};
 use crate::import::{At, Constant, Importer, Refusal, output};
+use crate::onnx::AttributeType;
 
 pub(super) const FAMILY: &[Family] = &[
     Family {
@@ -46,6 +47,15 @@ fn constant<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
     let [a] = &at.node.attribute[..] else {
         return Err("needs exactly one attribute, its value".into());
     };
+    // Read as its declared type says, as `nn strip` removes it.
+    let kind = match a.name.as_str() {
+        "value" => AttributeType::Tensor,
+        "value_float" => AttributeType::Float,
+        "value_floats" => AttributeType::Floats,
+        "value_int" => AttributeType::Int,
+        _ => AttributeType::Ints,
+    };
+    Attributes::of(at.node).get(&a.name, kind)?;
     let value = match a.name.as_str() {
         "value" => Constant::Tensor(a.t.as_ref().ok_or("value holds no tensor")?),
         "value_float" => Constant::Floats(std::slice::from_ref(a.f.as_ref().unwrap_or(&0.0)), true),
