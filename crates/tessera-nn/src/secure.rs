@@ -769,7 +769,16 @@ fn lower(
     for node in &model.nodes {
         let first = c.p.op_count();
         let (args, io) = arguments(model, node, |v| values[v])?;
-        let y = node.op.operator().lower(&mut c, &args, &io)?;
+        let operator = node.op.operator();
+        if fixed.bits() < operator.ring_bits() {
+            let why = format!(
+                "its method needs the {}-bit ring (--bits {0}), not {}",
+                operator.ring_bits(),
+                fixed.bits()
+            );
+            return Err(Error::node(&node.name, node.op.kind(), why));
+        }
+        let y = operator.lower(&mut c, &args, &io)?;
         values[node.output] = Some(y);
         layers.push(Layer {
             name: node.name.clone(),

@@ -92,6 +92,13 @@ pub(crate) trait Operator {
         Some(0)
     }
 
+    /// The smallest ring its method computes in (ℓ): 64 for the functions whose methods
+    /// amplify a truncation's unit (exp's squarings, Newton's steps), which at ℓ = 32 leave
+    /// too few fractional bits (e^x 6 % off at f = 10, and 1/x near 1 diverging from it).
+    fn ring_bits(&self) -> u32 {
+        32
+    }
+
     /// Its lowering to the hybrid program: the output from `args` (one per input, in order).
     fn lower(&self, c: &mut Compiler, args: &[Shared], io: &Io<'_>) -> Result<Shared, Error>;
 

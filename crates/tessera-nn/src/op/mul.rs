@@ -255,6 +255,10 @@ fn div<'a>(imp: &mut Importer<'a>, at: &At<'a>) -> Result<(), Refusal> {
 }
 
 impl Operator for Divide {
+    fn ring_bits(&self) -> u32 {
+        64
+    }
+
     fn kind(&self) -> &'static str {
         "Div"
     }

@@ -130,6 +130,10 @@ fn normalized<N: Numbers>(
 }
 
 impl Operator for Softmax {
+    fn ring_bits(&self) -> u32 {
+        64
+    }
+
     fn kind(&self) -> &'static str {
         "Softmax"
     }
@@ -193,6 +197,10 @@ impl LayerNorm {
 }
 
 impl Operator for LayerNorm {
+    fn ring_bits(&self) -> u32 {
+        64
+    }
+
     fn kind(&self) -> &'static str {
         "LayerNormalization"
     }

@@ -617,6 +617,10 @@ impl Power {
 }
 
 impl Operator for Power {
+    fn ring_bits(&self) -> u32 {
+        if self.0 < 1.0 { 64 } else { 32 }
+    }
+
     fn kind(&self) -> &'static str {
         "Pow"
     }
@@ -714,6 +718,13 @@ pub(super) const FAMILY: &[Family] = &[
 ];
 
 impl Operator for Smooth {
+    fn ring_bits(&self) -> u32 {
+        match self.0 {
+            Function::Exp | Function::Reciprocal | Function::Sqrt => 64,
+            _ => 32,
+        }
+    }
+
     fn class(&self) -> &'static str {
         match self.0 {
             Function::Gelu | Function::GeluTanh => "GELU",
