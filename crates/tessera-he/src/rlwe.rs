@@ -1,0 +1,294 @@
+//! RLWE encryption with a plaintext modulus t = 2^ℓ (Fan-Vercauteren, ePrint 2012/144, §3, with
+//! m encoded as ⌊q·m/t⌉ so that a product by a plaintext keeps no multiple of q mod t: Cheetah,
+//! Huang et al., USENIX Security 2022, §2.3 and §3): the client's symmetric encryption with its
+//! random half drawn from a seed, the server's products by plaintext polynomials,
+//! re-randomisation under the public key with noise flooding, and dropping primes before the
+//! answer goes back.
+
+use tessera_core::{Block, Prg};
+
+use crate::poly::{Form, RnsPoly};
+use crate::{Context, Error, sample};
+
+/// The secret key s, ternary, in the evaluation form over every prime.
+#[derive(Clone, Debug)]
+pub struct SecretKey {
+    s: RnsPoly,
+}
+
+impl SecretKey {
+    /// A fresh key.
+    pub fn generate(ctx: &Context, prg: &mut Prg) -> Self {
+        let mut s = RnsPoly::from_signed(ctx, ctx.top_level(), &sample::ternary(prg, ctx.degree()));
+        s.to_evaluations(ctx);
+        SecretKey { s }
+    }
+}
+
+/// The public key (b, a) = (-a·s + e, a), in the evaluation form: what re-randomises a
+/// ciphertext without the secret.
+#[derive(Clone, Debug)]
+pub struct PublicKey {
+    b: RnsPoly,
+    a: RnsPoly,
+}
+
+impl PublicKey {
+    /// The public key of `sk`.
+    pub fn generate(ctx: &Context, sk: &SecretKey, prg: &mut Prg) -> Self {
+        let a = RnsPoly::uniform(ctx, ctx.top_level(), prg, Form::Evaluations);
+        let mut b = RnsPoly::from_signed(ctx, ctx.top_level(), &sample::error(prg, ctx.degree()));
+        b.to_evaluations(ctx);
+        b.sub_assign(ctx, &a.product(ctx, &sk.s));
+        PublicKey { b, a }
+    }
+}
+
+/// A ciphertext (c0, c1) with c0 + c1·s = ⌊q·m/t⌉ + e over the primes it still has.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ciphertext {
+    c0: RnsPoly,
+    c1: RnsPoly,
+}
+
+/// A fresh encryption whose c1 is uniform from `seed`: half the words of a [`Ciphertext`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeededCiphertext {
+    c0: RnsPoly,
+    seed: Block,
+}
+
+/// Encrypts the plaintext polynomial `message` (coefficients below t; fewer than N are padded
+/// with zeros) under `sk`, c1 drawn from a seed of `prg`'s.
+pub fn encrypt(
+    ctx: &Context,
+    sk: &SecretKey,
+    message: &[u64],
+    prg: &mut Prg,
+) -> Result<SeededCiphertext, Error> {
+    check_message(ctx, message)?;
+    let seed = prg.random_block();
+    let a = RnsPoly::uniform(
+        ctx,
+        ctx.top_level(),
+        &mut Prg::from_seed_block(seed),
+        Form::Evaluations,
+    );
+    let mut a_s = a.product(ctx, &sk.s);
+    a_s.to_coefficients(ctx);
+    let mut c0 = RnsPoly::from_signed(ctx, ctx.top_level(), &sample::error(prg, ctx.degree()));
+    add_encoded(ctx, &mut c0, message);
+    c0.sub_assign(ctx, &a_s);
+    Ok(SeededCiphertext { c0, seed })
+}
+
+/// Decrypts `ct` (at any level, in either form): ⌊t·(c0 + c1·s)/q⌉ mod t per coefficient.
+pub fn decrypt(ctx: &Context, sk: &SecretKey, ct: &Ciphertext) -> Vec<u64> {
+    let primes = ct.primes();
+    let mut s = sk.s.clone();
+    s.truncate(primes);
+    let mut c1 = ct.c1.clone();
+    c1.to_evaluations(ctx);
+    let mut phase = c1.product(ctx, &s);
+    let mut c0 = ct.c0.clone();
+    c0.to_evaluations(ctx);
+    phase.add_assign(ctx, &c0);
+    phase.to_coefficients(ctx);
+    let level = ctx.level(primes);
+    (0..ctx.degree())
+        .map(|j| level.decode(phase.column(j)))
+        .collect()
+}
+
+impl SeededCiphertext {
+    /// The full ciphertext, c1 regenerated from the seed; both parts in the evaluation form.
+    pub fn expand(&self, ctx: &Context) -> Ciphertext {
+        let c1 = RnsPoly::uniform(
+            ctx,
+            self.c0.primes(),
+            &mut Prg::from_seed_block(self.seed),
+            Form::Evaluations,
+        );
+        let mut c0 = self.c0.clone();
+        c0.to_evaluations(ctx);
+        Ciphertext { c0, c1 }
+    }
+
+    /// The words sent: c0's coefficients, prime after prime.
+    pub fn body(&self) -> &[u64] {
+        self.c0.words()
+    }
+
+    /// The seed of c1.
+    pub fn seed(&self) -> Block {
+        self.seed
+    }
+
+    /// A seeded ciphertext as received: every prime's row of N words, each below its prime.
+    pub fn from_parts(ctx: &Context, body: Vec<u64>, seed: Block) -> Result<Self, Error> {
+        let expected = ctx.top_level() * ctx.degree();
+        if body.len() != expected {
+            return Err(malformed(
+                "seeded ciphertext",
+                format!("{} words, not {expected}", body.len()),
+            ));
+        }
+        let c0 = RnsPoly::from_words(ctx, Form::Coefficients, body)
+            .ok_or_else(|| malformed("seeded ciphertext", "a word beyond its prime".into()))?;
+        Ok(SeededCiphertext { c0, seed })
+    }
+}
+
+impl Ciphertext {
+    /// The encryption of zero with no noise, to accumulate products into.
+    pub fn zero(ctx: &Context, primes: usize, form: Form) -> Self {
+        Ciphertext {
+            c0: RnsPoly::zero(ctx, primes, form),
+            c1: RnsPoly::zero(ctx, primes, form),
+        }
+    }
+
+    /// The number of primes left.
+    pub fn primes(&self) -> usize {
+        self.c0.primes()
+    }
+
+    /// `self += ct · plain`: `plain` a plaintext polynomial with small signed coefficients
+    /// (`RnsPoly::from_signed`) in the evaluation form, `self` and `ct` there too.
+    pub fn mul_plain_accumulate(&mut self, ctx: &Context, ct: &Ciphertext, plain: &RnsPoly) {
+        self.c0.mul_accumulate(ctx, &ct.c0, plain);
+        self.c1.mul_accumulate(ctx, &ct.c1, plain);
+    }
+
+    /// `self += ⌊q·m/t⌉` for the plaintext `message` (in the coefficient form).
+    pub fn add_plain(&mut self, ctx: &Context, message: &[u64]) -> Result<(), Error> {
+        check_message(ctx, message)?;
+        self.to_coefficients(ctx);
+        add_encoded(ctx, &mut self.c0, message);
+        Ok(())
+    }
+
+    /// Hides what the products made of the ciphertext (Cheetah §3.1, circuit privacy): adds an
+    /// encryption of zero under `pk` (c1 becomes pseudo-random) and noise uniform in
+    /// [-2^`flood_bits`, 2^`flood_bits`) to c0, which hides an error below 2^(`flood_bits` - σ)
+    /// to within 2^-σ per coefficient. Leaves the coefficient form.
+    pub fn rerandomize(&mut self, ctx: &Context, pk: &PublicKey, prg: &mut Prg, flood_bits: u32) {
+        let primes = self.primes();
+        let n = ctx.degree();
+        let mut u = RnsPoly::from_signed(ctx, primes, &sample::ternary(prg, n));
+        u.to_evaluations(ctx);
+        self.to_evaluations(ctx);
+        self.c0.mul_accumulate(ctx, &pk.b, &u);
+        self.c1.mul_accumulate(ctx, &pk.a, &u);
+        let mut e1 = RnsPoly::from_signed(ctx, primes, &sample::error(prg, n));
+        e1.to_evaluations(ctx);
+        self.c1.add_assign(ctx, &e1);
+        self.to_coefficients(ctx);
+        let flood = sample::flooding(prg, n, flood_bits);
+        for (row, &p) in self.c0.rows_mut().zip(ctx.moduli()) {
+            for (w, &f) in row.iter_mut().zip(&flood) {
+                *w = crate::arith::add_mod(*w, crate::arith::signed_mod(f, p), p);
+            }
+        }
+    }
+
+    /// Drops primes from the last down to `primes` left, dividing by each and rounding
+    /// (noise and modulus shrink together; what is left is sent back). Leaves the coefficient
+    /// form.
+    pub fn drop_to(&mut self, ctx: &Context, primes: usize) {
+        self.to_coefficients(ctx);
+        let n = ctx.degree();
+        for have in (primes + 1..=self.primes()).rev() {
+            let level = ctx.level(have);
+            for poly in [&mut self.c0, &mut self.c1] {
+                let mut column = vec![0u64; have];
+                for j in 0..n {
+                    for (i, w) in column.iter_mut().enumerate() {
+                        *w = poly.row(i)[j];
+                    }
+                    level.drop_last(&mut column, ctx.moduli());
+                    for (i, row) in poly.rows_mut().take(have - 1).enumerate() {
+                        row[j] = column[i];
+                    }
+                }
+                poly.truncate(have - 1);
+            }
+        }
+    }
+
+    /// Into the evaluation form.
+    pub fn to_evaluations(&mut self, ctx: &Context) {
+        self.c0.to_evaluations(ctx);
+        self.c1.to_evaluations(ctx);
+    }
+
+    /// Into the coefficient form.
+    pub fn to_coefficients(&mut self, ctx: &Context) {
+        self.c0.to_coefficients(ctx);
+        self.c1.to_coefficients(ctx);
+    }
+
+    /// The words sent: c0's then c1's coefficients, prime after prime (the coefficient form).
+    pub fn to_words(&self, ctx: &Context) -> Vec<u64> {
+        let mut ct = self.clone();
+        ct.to_coefficients(ctx);
+        [ct.c0.words(), ct.c1.words()].concat()
+    }
+
+    /// A ciphertext of `primes` primes as received, in the coefficient form: exactly that many
+    /// rows of N words per part, each word below its prime.
+    pub fn from_words(ctx: &Context, primes: usize, mut words: Vec<u64>) -> Result<Self, Error> {
+        let half = primes * ctx.degree();
+        if primes == 0 || primes > ctx.top_level() || words.len() != 2 * half {
+            return Err(malformed(
+                "ciphertext",
+                format!(
+                    "{} words, not {} for {primes} primes",
+                    words.len(),
+                    2 * half
+                ),
+            ));
+        }
+        let c1 = words.split_off(half);
+        let part = |w| {
+            RnsPoly::from_words(ctx, Form::Coefficients, w)
+                .ok_or_else(|| malformed("ciphertext", "a word beyond its prime".into()))
+        };
+        Ok(Ciphertext {
+            c0: part(words)?,
+            c1: part(c1)?,
+        })
+    }
+}
+
+fn add_encoded(ctx: &Context, c0: &mut RnsPoly, message: &[u64]) {
+    let level = ctx.level(c0.primes());
+    for (i, (row, &p)) in c0.rows_mut().zip(ctx.moduli()).enumerate() {
+        for (w, &m) in row.iter_mut().zip(message) {
+            *w = crate::arith::add_mod(*w, level.encode(m, i, p), p);
+        }
+    }
+}
+
+fn check_message(ctx: &Context, message: &[u64]) -> Result<(), Error> {
+    if message.len() > ctx.degree() {
+        return Err(Error::Length {
+            what: "plaintext coefficients",
+            expected: ctx.degree(),
+            got: message.len(),
+        });
+    }
+    let bits = ctx.params().plain_bits();
+    if bits < 64 && message.iter().any(|&m| m >> bits != 0) {
+        return Err(Error::Length {
+            what: "plaintext coefficient bits",
+            expected: bits as usize,
+            got: 64,
+        });
+    }
+    Ok(())
+}
+
+fn malformed(what: &'static str, detail: String) -> Error {
+    Error::Malformed { what, detail }
+}

@@ -1,0 +1,253 @@
+//! Encryption, the server's products by plaintext polynomials and what is sent back, checked
+//! against the negacyclic product modulo 2^ℓ computed in the clear.
+
+use rand_core::RngCore;
+use tessera_core::{Block, Failure, Fault, Prg};
+use tessera_he::{
+    Ciphertext, Context, Error, Form, ParamSpec, PublicKey, RnsPoly, SecretKey, SeededCiphertext,
+    decrypt, encrypt,
+};
+
+/// A kernel: `(position, weight)` pairs, the rest zero.
+type Sparse = Vec<(usize, i64)>;
+
+fn mask(bits: u32) -> u64 {
+    if bits == 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    }
+}
+
+fn random_message(prg: &mut Prg, n: usize, bits: u32) -> Vec<u64> {
+    (0..n).map(|_| prg.next_u64() & mask(bits)).collect()
+}
+
+fn random_kernel(prg: &mut Prg, n: usize, taps: usize, weight_bits: u32) -> Sparse {
+    (0..taps)
+        .map(|_| {
+            let position = (prg.next_u64() % n as u64) as usize;
+            let magnitude = (prg.next_u64() % (1 << weight_bits)) as i64;
+            (
+                position,
+                if prg.next_u64() & 1 == 1 {
+                    -magnitude
+                } else {
+                    magnitude
+                },
+            )
+        })
+        .collect()
+}
+
+/// `acc += m · w` in Z_2^bits[X]/(X^N + 1).
+fn negacyclic_accumulate(acc: &mut [u64], m: &[u64], w: &Sparse) {
+    let n = m.len();
+    for &(k, weight) in w {
+        for (i, &mi) in m.iter().enumerate() {
+            let term = mi.wrapping_mul(weight as u64);
+            let j = i + k;
+            if j < n {
+                acc[j] = acc[j].wrapping_add(term);
+            } else {
+                acc[j - n] = acc[j - n].wrapping_sub(term);
+            }
+        }
+    }
+}
+
+fn dense(ctx: &Context, w: &Sparse) -> RnsPoly {
+    let mut coefficients = vec![0i64; ctx.degree()];
+    for &(k, weight) in w {
+        coefficients[k] += weight;
+    }
+    let mut poly = RnsPoly::from_signed(ctx, ctx.top_level(), &coefficients);
+    poly.to_evaluations(ctx);
+    poly
+}
+
+struct Case {
+    plain_bits: u32,
+    inputs: usize,
+    taps: usize,
+    weight_bits: u32,
+    flood_bits: u32,
+    primes_sent: usize,
+}
+
+/// Runs Cheetah's exchange once: the client encrypts `inputs` messages, the server multiplies
+/// each by a kernel, sums, subtracts its share r, re-randomises, drops primes; returns what the
+/// client decrypts and what it should be.
+fn exchange(case: &Case, seed: u128) -> (Vec<u64>, Vec<u64>) {
+    let ctx = Context::new(&ParamSpec::for_ring(case.plain_bits)).unwrap();
+    let n = ctx.degree();
+    let mut prg = Prg::from_seed_block(Block::new(seed));
+    let sk = SecretKey::generate(&ctx, &mut prg);
+    let pk = PublicKey::generate(&ctx, &sk, &mut prg);
+    let mut want = vec![0u64; n];
+    let mut acc = Ciphertext::zero(&ctx, ctx.top_level(), Form::Evaluations);
+    for _ in 0..case.inputs {
+        let m = random_message(&mut prg, n, case.plain_bits);
+        let w = random_kernel(&mut prg, n, case.taps, case.weight_bits);
+        negacyclic_accumulate(&mut want, &m, &w);
+        let sent = encrypt(&ctx, &sk, &m, &mut prg).unwrap();
+        let received =
+            SeededCiphertext::from_parts(&ctx, sent.body().to_vec(), sent.seed()).unwrap();
+        acc.mul_plain_accumulate(&ctx, &received.expand(&ctx), &dense(&ctx, &w));
+    }
+    let r = random_message(&mut prg, n, case.plain_bits);
+    let minus_r: Vec<u64> = r
+        .iter()
+        .map(|&x| x.wrapping_neg() & mask(case.plain_bits))
+        .collect();
+    acc.add_plain(&ctx, &minus_r).unwrap();
+    acc.rerandomize(&ctx, &pk, &mut prg, case.flood_bits);
+    acc.drop_to(&ctx, case.primes_sent);
+    let back = Ciphertext::from_words(&ctx, case.primes_sent, acc.to_words(&ctx)).unwrap();
+    let got = decrypt(&ctx, &sk, &back);
+    for (w, r) in want.iter_mut().zip(&r) {
+        *w = w.wrapping_sub(*r) & mask(case.plain_bits);
+    }
+    (got, want)
+}
+
+#[test]
+fn products_by_plaintexts_decrypt_to_the_product_modulo_two_to_the_l() {
+    let cases = [
+        // ℓ = 32, N = 4096: primes of 60 and 49 bits, the 49-bit one sent back.
+        Case {
+            plain_bits: 32,
+            inputs: 3,
+            taps: 64,
+            weight_bits: 12,
+            flood_bits: 70,
+            primes_sent: 1,
+        },
+        Case {
+            plain_bits: 20,
+            inputs: 2,
+            taps: 16,
+            weight_bits: 8,
+            flood_bits: 60,
+            primes_sent: 2,
+        },
+        // ℓ = 64, N = 8192: 200 bits, two 40-bit primes sent back.
+        Case {
+            plain_bits: 64,
+            inputs: 2,
+            taps: 48,
+            weight_bits: 17,
+            flood_bits: 100,
+            primes_sent: 2,
+        },
+        Case {
+            plain_bits: 48,
+            inputs: 1,
+            taps: 8,
+            weight_bits: 4,
+            flood_bits: 80,
+            primes_sent: 3,
+        },
+    ];
+    for (i, case) in cases.iter().enumerate() {
+        let (got, want) = exchange(case, 100 + i as u128);
+        let wrong = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+        assert_eq!(wrong, 0, "case {i}: {wrong} coefficients wrong");
+    }
+}
+
+#[test]
+fn flooding_beyond_the_noise_budget_breaks_decryption() {
+    // q/(2t) is about 2^76 at ℓ = 32 before primes are dropped: noise of 2^80 swamps it.
+    let case = Case {
+        plain_bits: 32,
+        inputs: 1,
+        taps: 4,
+        weight_bits: 4,
+        flood_bits: 80,
+        primes_sent: 2,
+    };
+    let (got, want) = exchange(&case, 7);
+    let wrong = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+    assert!(wrong > want.len() / 2, "only {wrong} wrong");
+}
+
+#[test]
+fn a_wrong_key_decrypts_to_noise() {
+    let ctx = Context::new(&ParamSpec::for_ring(32)).unwrap();
+    let mut prg = Prg::from_seed_block(Block::new(11));
+    let sk = SecretKey::generate(&ctx, &mut prg);
+    let other = SecretKey::generate(&ctx, &mut prg);
+    let m = random_message(&mut prg, ctx.degree(), 32);
+    let ct = encrypt(&ctx, &sk, &m, &mut prg).unwrap().expand(&ctx);
+    assert_eq!(decrypt(&ctx, &sk, &ct), m);
+    let wrong = decrypt(&ctx, &other, &ct)
+        .iter()
+        .zip(&m)
+        .filter(|(a, b)| a != b)
+        .count();
+    assert!(wrong > ctx.degree() * 99 / 100);
+}
+
+#[test]
+fn words_from_a_peer_are_checked_for_length_and_range() {
+    let ctx = Context::new(&ParamSpec::for_ring(32)).unwrap();
+    let mut prg = Prg::from_seed_block(Block::new(12));
+    let sk = SecretKey::generate(&ctx, &mut prg);
+    let sent = encrypt(&ctx, &sk, &[1, 2, 3], &mut prg).unwrap();
+    let n = ctx.degree();
+    let fault = |e: Error| {
+        assert!(matches!(e, Error::Malformed { .. }), "{e}");
+        e.fault()
+    };
+    let mut short = sent.body().to_vec();
+    short.pop();
+    assert_eq!(
+        fault(SeededCiphertext::from_parts(&ctx, short, sent.seed()).unwrap_err()),
+        Fault::PeerMisbehaved
+    );
+    for position in [0, n - 1, n, 2 * n - 1] {
+        let mut high = sent.body().to_vec();
+        high[position] = ctx.moduli()[position / n];
+        assert_eq!(
+            fault(SeededCiphertext::from_parts(&ctx, high, sent.seed()).unwrap_err()),
+            Fault::PeerMisbehaved
+        );
+    }
+    let words = sent.expand(&ctx).to_words(&ctx);
+    assert_eq!(words.len(), 4 * n);
+    for (primes, len) in [
+        (2, 4 * n - 1),
+        (2, 4 * n + 1),
+        (1, 4 * n),
+        (0, 0),
+        (3, 6 * n),
+    ] {
+        let e = Ciphertext::from_words(&ctx, primes, vec![0; len]).unwrap_err();
+        assert_eq!(fault(e), Fault::PeerMisbehaved);
+    }
+    let mut high = words.clone();
+    high[3 * n] = u64::MAX;
+    assert_eq!(
+        fault(Ciphertext::from_words(&ctx, 2, high).unwrap_err()),
+        Fault::PeerMisbehaved
+    );
+    let back = Ciphertext::from_words(&ctx, 2, words).unwrap();
+    assert_eq!(&decrypt(&ctx, &sk, &back)[..4], &[1, 2, 3, 0]);
+}
+
+#[test]
+fn plaintexts_beyond_the_ring_are_refused() {
+    let ctx = Context::new(&ParamSpec::for_ring(20)).unwrap();
+    let mut prg = Prg::from_seed_block(Block::new(13));
+    let sk = SecretKey::generate(&ctx, &mut prg);
+    assert!(matches!(
+        encrypt(&ctx, &sk, &[1 << 20], &mut prg),
+        Err(Error::Length { .. })
+    ));
+    let too_long = vec![0; ctx.degree() + 1];
+    assert!(matches!(
+        encrypt(&ctx, &sk, &too_long, &mut prg),
+        Err(Error::Length { .. })
+    ));
+}
