@@ -20,6 +20,7 @@
 
 mod arith;
 mod context;
+pub mod conv;
 mod error;
 mod level;
 mod params;

@@ -1,0 +1,263 @@
+//! Cheetah's coefficient encoding of a two-dimensional convolution (Huang et al., USENIX
+//! Security 2022, §4.1, HomConv): a block of the input, `C_w × H_w × W_w` with
+//! `C_w·H_w·W_w <= N`, is the polynomial t̂ with t̂[c·H_w·W_w + i·W_w + j] = T[c, i, j]; a
+//! kernel's block the polynomial k̂ with k̂[O − c·H_w·W_w − l·W_w − l'] = K[c, l, l'], where
+//! O = H_w·W_w·(C_w − 1) + W_w·(h − 1) + w − 1. In t̂·k̂ mod X^N + 1 the coefficient
+//! O + i·W_w + j is the convolution's output at (i, j) for i <= H_w − h, j <= W_w − w, with no
+//! other product landing there and no wrap-around; no rotations, so a product of one
+//! ciphertext by one plaintext per block. Blocks overlap by the kernel's size less one.
+//!
+//! This module is the encoding alone (plaintext polynomials in, outputs out): stride 1 on an
+//! input already padded; a strided convolution keeps every s-th output.
+
+use crate::Error;
+
+/// A convolution's public shape: `channels × height × width` in (padded), `out_channels`
+/// kernels of `channels × kernel[0] × kernel[1]`, stride 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConvShape {
+    /// C.
+    pub channels: usize,
+    /// H (after padding).
+    pub height: usize,
+    /// W (after padding).
+    pub width: usize,
+    /// M.
+    pub out_channels: usize,
+    /// The kernel's height and width.
+    pub kernel: [usize; 2],
+}
+
+/// How the input is cut into polynomials: `channels` × `height` × `width` per block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Partition {
+    /// C_w.
+    pub channels: usize,
+    /// H_w.
+    pub height: usize,
+    /// W_w.
+    pub width: usize,
+}
+
+/// The encoding of one convolution at one ring degree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConvEncoding {
+    shape: ConvShape,
+    part: Partition,
+    degree: usize,
+}
+
+impl ConvShape {
+    /// The output's height and width.
+    pub fn output(&self) -> [usize; 2] {
+        [
+            self.height + 1 - self.kernel[0],
+            self.width + 1 - self.kernel[1],
+        ]
+    }
+
+    fn check(&self, degree: usize) -> Result<(), Error> {
+        let [kh, kw] = self.kernel;
+        let fits = kh >= 1 && kw >= 1 && kh <= self.height && kw <= self.width && kh * kw <= degree;
+        if !fits || self.channels == 0 || self.out_channels == 0 {
+            return Err(Error::Length {
+                what: "convolution kernel within its input",
+                expected: degree,
+                got: kh * kw,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl ConvEncoding {
+    /// The encoding whose partition sends the fewest words: `input_words` per input block
+    /// (the client's ciphertexts) and `output_words` per output block (the server's answers),
+    /// over every block height and width that fit N with as many channels as then fit.
+    pub fn cheapest(
+        shape: ConvShape,
+        degree: usize,
+        input_words: usize,
+        output_words: usize,
+    ) -> Result<Self, Error> {
+        shape.check(degree)?;
+        let [kh, kw] = shape.kernel;
+        let mut best: Option<(usize, Partition)> = None;
+        for height in kh..=shape.height {
+            for width in kw..=shape.width.min(degree / height) {
+                let channels = shape.channels.min(degree / (height * width));
+                if channels == 0 {
+                    continue;
+                }
+                let part = Partition {
+                    channels,
+                    height,
+                    width,
+                };
+                let enc = ConvEncoding {
+                    shape,
+                    part,
+                    degree,
+                };
+                let cost = enc.input_blocks() * input_words + enc.output_blocks() * output_words;
+                if best.is_none_or(|(c, _)| cost < c) {
+                    best = Some((cost, part));
+                }
+            }
+        }
+        let (_, part) = best.ok_or(Error::Length {
+            what: "convolution block",
+            expected: degree,
+            got: kh * kw,
+        })?;
+        Ok(ConvEncoding {
+            shape,
+            part,
+            degree,
+        })
+    }
+
+    /// The partition chosen.
+    pub fn partition(&self) -> Partition {
+        self.part
+    }
+
+    /// The number of input polynomials: channel blocks × spatial blocks.
+    pub fn input_blocks(&self) -> usize {
+        self.channel_blocks() * self.spatial_blocks()
+    }
+
+    /// The number of output polynomials: out channels × spatial blocks.
+    pub fn output_blocks(&self) -> usize {
+        self.shape.out_channels * self.spatial_blocks()
+    }
+
+    /// The number of kernel polynomials: out channels × channel blocks.
+    pub fn kernel_blocks(&self) -> usize {
+        self.shape.out_channels * self.channel_blocks()
+    }
+
+    /// Input polynomial `block` (channel block major, then spatial blocks row by row) from the
+    /// input `x` (`C × H × W`, row-major): N coefficients, zeros beyond the input.
+    pub fn input(&self, x: &[u64], block: usize) -> Vec<u64> {
+        let (cb, (bi, bj)) = (
+            block / self.spatial_blocks(),
+            self.spatial(block % self.spatial_blocks()),
+        );
+        let [sh, sw] = self.steps();
+        let ConvShape {
+            channels,
+            height,
+            width,
+            ..
+        } = self.shape;
+        let p = self.part;
+        let mut poly = vec![0u64; self.degree];
+        for c in 0..p.channels {
+            let ch = cb * p.channels + c;
+            for i in 0..p.height {
+                let row = bi * sh + i;
+                if ch >= channels || row >= height {
+                    continue;
+                }
+                for j in 0..p.width.min(width.saturating_sub(bj * sw)) {
+                    poly[(c * p.height + i) * p.width + j] =
+                        x[(ch * height + row) * width + bj * sw + j];
+                }
+            }
+        }
+        poly
+    }
+
+    /// Kernel polynomial `block` (out channel major, then channel blocks) from the kernels `k`
+    /// (`M × C × h × w`, row-major).
+    pub fn kernel<T: Copy + Default>(&self, k: &[T], block: usize) -> Vec<T> {
+        let (m, cb) = (block / self.channel_blocks(), block % self.channel_blocks());
+        let ConvShape {
+            channels,
+            kernel: [kh, kw],
+            ..
+        } = self.shape;
+        let p = self.part;
+        let offset = self.offset();
+        let mut poly = vec![T::default(); self.degree];
+        for c in 0..p.channels.min(channels.saturating_sub(cb * p.channels)) {
+            let ch = cb * p.channels + c;
+            for l in 0..kh {
+                for l2 in 0..kw {
+                    let at = offset - (c * p.height + l) * p.width - l2;
+                    poly[at] = k[((m * channels + ch) * kh + l) * kw + l2];
+                }
+            }
+        }
+        poly
+    }
+
+    /// Output polynomial `block`'s place: the input block of spatial block `block %
+    /// spatial_blocks()` times the kernels of out channel `block / spatial_blocks()`, summed
+    /// over the channel blocks. Returns (input block, kernel block) pairs.
+    pub fn output_terms(&self, block: usize) -> Vec<(usize, usize)> {
+        let (m, s) = (block / self.spatial_blocks(), block % self.spatial_blocks());
+        (0..self.channel_blocks())
+            .map(|cb| {
+                (
+                    cb * self.spatial_blocks() + s,
+                    m * self.channel_blocks() + cb,
+                )
+            })
+            .collect()
+    }
+
+    /// The outputs output polynomial `block` holds: (coefficient, index into the `M × H' × W'`
+    /// output, row-major).
+    pub fn output_places(&self, block: usize) -> Vec<(usize, usize)> {
+        let (m, (bi, bj)) = (
+            block / self.spatial_blocks(),
+            self.spatial(block % self.spatial_blocks()),
+        );
+        let [sh, sw] = self.steps();
+        let [oh, ow] = self.shape.output();
+        let offset = self.offset();
+        let mut places = Vec::with_capacity(sh * sw);
+        for i in 0..sh.min(oh.saturating_sub(bi * sh)) {
+            for j in 0..sw.min(ow.saturating_sub(bj * sw)) {
+                let out = (m * oh + bi * sh + i) * ow + bj * sw + j;
+                places.push((offset + i * self.part.width + j, out));
+            }
+        }
+        places
+    }
+
+    fn offset(&self) -> usize {
+        let p = self.part;
+        let [kh, kw] = self.shape.kernel;
+        p.height * p.width * (p.channels - 1) + p.width * (kh - 1) + kw - 1
+    }
+
+    fn steps(&self) -> [usize; 2] {
+        [
+            self.part.height + 1 - self.shape.kernel[0],
+            self.part.width + 1 - self.shape.kernel[1],
+        ]
+    }
+
+    fn channel_blocks(&self) -> usize {
+        self.shape.channels.div_ceil(self.part.channels)
+    }
+
+    fn spatial_grid(&self) -> [usize; 2] {
+        let [sh, sw] = self.steps();
+        let [oh, ow] = self.shape.output();
+        [oh.div_ceil(sh), ow.div_ceil(sw)]
+    }
+
+    fn spatial_blocks(&self) -> usize {
+        let [a, b] = self.spatial_grid();
+        a * b
+    }
+
+    fn spatial(&self, s: usize) -> (usize, usize) {
+        let cols = self.spatial_grid()[1];
+        (s / cols, s % cols)
+    }
+}

@@ -1,0 +1,205 @@
+//! Cheetah's HomConv encoding: the convolution of the input blocks by the kernel blocks in
+//! Z_2^ℓ[X]/(X^N + 1) holds the convolution's outputs where `output_places` says, in the clear
+//! and under encryption.
+
+use rand_core::RngCore;
+use tessera_core::{Block, Prg};
+use tessera_he::conv::{ConvEncoding, ConvShape};
+use tessera_he::{
+    Ciphertext, Context, Form, ParamSpec, PublicKey, RnsPoly, SecretKey, decrypt, encrypt,
+};
+
+/// The convolution, stride 1, no padding, modulo 2^64.
+fn convolution(shape: &ConvShape, x: &[u64], k: &[i64]) -> Vec<u64> {
+    let ConvShape {
+        channels,
+        height,
+        width,
+        out_channels,
+        kernel: [kh, kw],
+    } = *shape;
+    let [oh, ow] = shape.output();
+    let mut y = vec![0u64; out_channels * oh * ow];
+    for m in 0..out_channels {
+        for i in 0..oh {
+            for j in 0..ow {
+                let mut acc = 0u64;
+                for c in 0..channels {
+                    for l in 0..kh {
+                        for l2 in 0..kw {
+                            let w = k[((m * channels + c) * kh + l) * kw + l2];
+                            acc = acc.wrapping_add(
+                                x[(c * height + i + l) * width + j + l2].wrapping_mul(w as u64),
+                            );
+                        }
+                    }
+                }
+                y[(m * oh + i) * ow + j] = acc;
+            }
+        }
+    }
+    y
+}
+
+/// `a · b` in Z_2^64[X]/(X^N + 1).
+fn negacyclic(a: &[u64], b: &[i64]) -> Vec<u64> {
+    let n = a.len();
+    let mut c = vec![0u64; n];
+    for (j, &bj) in b.iter().enumerate().filter(|(_, b)| **b != 0) {
+        for (i, &ai) in a.iter().enumerate() {
+            let t = ai.wrapping_mul(bj as u64);
+            if i + j < n {
+                c[i + j] = c[i + j].wrapping_add(t)
+            } else {
+                c[i + j - n] = c[i + j - n].wrapping_sub(t)
+            }
+        }
+    }
+    c
+}
+
+fn random(prg: &mut Prg, n: usize, bits: u32) -> Vec<u64> {
+    (0..n).map(|_| prg.next_u64() >> (64 - bits)).collect()
+}
+
+fn kernels(prg: &mut Prg, n: usize) -> Vec<i64> {
+    (0..n)
+        .map(|_| (prg.next_u64() % 8191) as i64 - 4095)
+        .collect()
+}
+
+#[test]
+fn blocks_multiplied_hold_the_convolution() {
+    let shapes = [
+        (
+            ConvShape {
+                channels: 5,
+                height: 9,
+                width: 7,
+                out_channels: 3,
+                kernel: [3, 3],
+            },
+            64,
+        ),
+        (
+            ConvShape {
+                channels: 3,
+                height: 12,
+                width: 12,
+                out_channels: 2,
+                kernel: [5, 2],
+            },
+            128,
+        ),
+        (
+            ConvShape {
+                channels: 16,
+                height: 6,
+                width: 6,
+                out_channels: 4,
+                kernel: [1, 1],
+            },
+            64,
+        ),
+        (
+            ConvShape {
+                channels: 2,
+                height: 4,
+                width: 4,
+                out_channels: 2,
+                kernel: [4, 4],
+            },
+            256,
+        ),
+    ];
+    let mut prg = Prg::from_seed_block(Block::new(21));
+    for (shape, degree) in shapes {
+        let x = random(&mut prg, shape.channels * shape.height * shape.width, 64);
+        let k = kernels(
+            &mut prg,
+            shape.out_channels * shape.channels * shape.kernel[0] * shape.kernel[1],
+        );
+        let want = convolution(&shape, &x, &k);
+        for (inw, outw) in [(1, 1), (1, 8), (8, 1)] {
+            let enc = ConvEncoding::cheapest(shape, degree, inw, outw).unwrap();
+            let mut got = vec![None; want.len()];
+            for block in 0..enc.output_blocks() {
+                let mut sum = vec![0u64; degree];
+                for (input, kernel) in enc.output_terms(block) {
+                    let product = negacyclic(&enc.input(&x, input), &enc.kernel(&k, kernel));
+                    sum.iter_mut()
+                        .zip(product)
+                        .for_each(|(s, p)| *s = s.wrapping_add(p));
+                }
+                for (coefficient, out) in enc.output_places(block) {
+                    assert!(got[out].is_none(), "{shape:?}: output {out} twice");
+                    got[out] = Some(sum[coefficient]);
+                }
+            }
+            let got: Vec<u64> = got
+                .into_iter()
+                .map(|v| v.expect("every output placed"))
+                .collect();
+            assert_eq!(got, want, "{shape:?} {:?}", enc.partition());
+        }
+    }
+}
+
+#[test]
+fn a_convolution_under_encryption_gives_additive_shares() {
+    let ctx = Context::new(&ParamSpec::for_ring(32)).unwrap();
+    let n = ctx.degree();
+    let shape = ConvShape {
+        channels: 20,
+        height: 18,
+        width: 18,
+        out_channels: 3,
+        kernel: [3, 3],
+    };
+    let mut prg = Prg::from_seed_block(Block::new(22));
+    let sk = SecretKey::generate(&ctx, &mut prg);
+    let pk = PublicKey::generate(&ctx, &sk, &mut prg);
+    let x = random(&mut prg, shape.channels * shape.height * shape.width, 32);
+    let k = kernels(&mut prg, shape.out_channels * shape.channels * 9);
+    let enc = ConvEncoding::cheapest(shape, n, 2 * n, 2 * n).unwrap();
+    assert!(enc.input_blocks() > 1, "{:?}", enc.partition());
+    // The client's side: one seeded ciphertext per input block.
+    let inputs: Vec<Ciphertext> = (0..enc.input_blocks())
+        .map(|b| {
+            encrypt(&ctx, &sk, &enc.input(&x, b), &mut prg)
+                .unwrap()
+                .expand(&ctx)
+        })
+        .collect();
+    // The server's: kernels in the evaluation form, sums of products, its share r taken off.
+    let plain: Vec<RnsPoly> = (0..enc.kernel_blocks())
+        .map(|b| {
+            let mut p = RnsPoly::from_signed(&ctx, ctx.top_level(), &enc.kernel(&k, b));
+            p.to_evaluations(&ctx);
+            p
+        })
+        .collect();
+    let mask = (1u64 << 32) - 1;
+    let mut server = vec![0u64; shape.out_channels * 16 * 16];
+    let mut client = vec![0u64; server.len()];
+    for block in 0..enc.output_blocks() {
+        let mut acc = Ciphertext::zero(&ctx, ctx.top_level(), Form::Evaluations);
+        for (input, kernel) in enc.output_terms(block) {
+            acc.mul_plain_accumulate(&ctx, &inputs[input], &plain[kernel]);
+        }
+        let r = random(&mut prg, n, 32);
+        let minus_r: Vec<u64> = r.iter().map(|v| v.wrapping_neg() & mask).collect();
+        acc.add_plain(&ctx, &minus_r).unwrap();
+        acc.rerandomize(&ctx, &pk, &mut prg, 70);
+        acc.drop_to(&ctx, 1);
+        let opened = decrypt(&ctx, &sk, &acc);
+        for (coefficient, out) in enc.output_places(block) {
+            server[out] = r[coefficient];
+            client[out] = opened[coefficient];
+        }
+    }
+    let want = convolution(&shape, &x, &k);
+    for ((s, c), w) in server.iter().zip(&client).zip(&want) {
+        assert_eq!(s.wrapping_add(*c) & mask, w & mask);
+    }
+}
