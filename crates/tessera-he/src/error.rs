@@ -36,6 +36,17 @@ pub enum Error {
     /// A plaintext modulus outside 2^1 to 2^64.
     #[error("plaintext modulus 2^{0}: from 1 to 64 bits")]
     PlainBits(u32),
+    /// Products whose error, flooded, would not fit the modulus.
+    #[error(
+        "flooding of {flood_bits} bits does not fit the {budget} bits of noise the modulus \
+         leaves: a smaller plaintext norm or larger parameters"
+    )]
+    Budget {
+        /// The flooding needed.
+        flood_bits: u32,
+        /// log2(q/2t) at the top level.
+        budget: u32,
+    },
     /// The caller passed data of the wrong length or level.
     #[error("{what}: expected {expected}, got {got}")]
     Length {
@@ -65,6 +76,7 @@ impl Failure for Error {
             | Error::NoPrime { .. }
             | Error::Insecure { .. }
             | Error::PlainBits(_)
+            | Error::Budget { .. }
             | Error::Length { .. } => Fault::Misuse,
         }
     }

@@ -19,6 +19,7 @@
 #![deny(missing_docs)]
 
 mod arith;
+mod budget;
 mod context;
 pub mod conv;
 mod error;
@@ -28,8 +29,11 @@ mod poly;
 mod rlwe;
 pub mod sample;
 
+pub use budget::{AnswerPlan, FLOOD_SECURITY};
 pub use context::Context;
 pub use error::Error;
 pub use params::{ParamSpec, Params, SECURE_128};
 pub use poly::{Form, RnsPoly};
-pub use rlwe::{Ciphertext, PublicKey, SecretKey, SeededCiphertext, decrypt, encrypt};
+pub use rlwe::{
+    Ciphertext, PublicKey, SecretKey, SeededCiphertext, decrypt, decrypt_answer, encrypt,
+};

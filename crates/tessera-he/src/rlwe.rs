@@ -235,6 +235,20 @@ impl Ciphertext {
         [ct.c0.words(), ct.c1.words()].concat()
     }
 
+    /// The words of an answer: c1's coefficients whole, then c0's at the coefficients `kept`
+    /// only (each prime's in `kept`'s order), which is all a receiver needs to open those
+    /// (Cheetah §4.1: the other coefficients of c0 are never sent). Coefficients beyond N are
+    /// the caller's error.
+    pub fn answer_words(&self, ctx: &Context, kept: &[usize]) -> Vec<u64> {
+        let mut ct = self.clone();
+        ct.to_coefficients(ctx);
+        let mut words = ct.c1.words().to_vec();
+        for i in 0..ct.primes() {
+            words.extend(kept.iter().map(|&j| ct.c0.row(i)[j]));
+        }
+        words
+    }
+
     /// A ciphertext of `primes` primes as received, in the coefficient form: exactly that many
     /// rows of N words per part, each word below its prime.
     pub fn from_words(ctx: &Context, primes: usize, mut words: Vec<u64>) -> Result<Self, Error> {
@@ -259,6 +273,62 @@ impl Ciphertext {
             c1: part(c1)?,
         })
     }
+}
+
+/// Decrypts an answer sent by [`Ciphertext::answer_words`] with `primes` primes and the
+/// coefficients `kept`: their plaintext coefficients, in `kept`'s order.
+pub fn decrypt_answer(
+    ctx: &Context,
+    sk: &SecretKey,
+    primes: usize,
+    mut words: Vec<u64>,
+    kept: &[usize],
+) -> Result<Vec<u64>, Error> {
+    let n = ctx.degree();
+    let expected = primes.checked_mul(n + kept.len());
+    if primes == 0 || primes > ctx.top_level() || Some(words.len()) != expected {
+        return Err(malformed(
+            "answer",
+            format!(
+                "{} words for {primes} primes and {} kept",
+                words.len(),
+                kept.len()
+            ),
+        ));
+    }
+    if let Some(&j) = kept.iter().find(|&&j| j >= n) {
+        return Err(Error::Length {
+            what: "kept coefficient",
+            expected: n,
+            got: j,
+        });
+    }
+    let c0 = words.split_off(primes * n);
+    let beyond = c0
+        .chunks_exact(kept.len().max(1))
+        .zip(ctx.moduli())
+        .any(|(row, &p)| row.iter().any(|&w| w >= p));
+    let mut c1 = RnsPoly::from_words(ctx, Form::Coefficients, words)
+        .filter(|_| !beyond)
+        .ok_or_else(|| malformed("answer", "a word beyond its prime".into()))?;
+    let mut s = sk.s.clone();
+    s.truncate(primes);
+    c1.to_evaluations(ctx);
+    let mut phase = c1.product(ctx, &s);
+    phase.to_coefficients(ctx);
+    let level = ctx.level(primes);
+    let opened = kept
+        .iter()
+        .enumerate()
+        .map(|(k, &j)| {
+            let residues = (0..primes).map(|i| {
+                let p = ctx.moduli()[i];
+                crate::arith::add_mod(phase.row(i)[j], c0[i * kept.len() + k], p)
+            });
+            level.decode(residues)
+        })
+        .collect();
+    Ok(opened)
 }
 
 fn add_encoded(ctx: &Context, c0: &mut RnsPoly, message: &[u64]) {

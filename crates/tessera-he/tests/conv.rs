@@ -6,7 +6,8 @@ use rand_core::RngCore;
 use tessera_core::{Block, Prg};
 use tessera_he::conv::{ConvEncoding, ConvShape};
 use tessera_he::{
-    Ciphertext, Context, Form, ParamSpec, PublicKey, RnsPoly, SecretKey, decrypt, encrypt,
+    AnswerPlan, Ciphertext, Context, Form, ParamSpec, PublicKey, RnsPoly, SecretKey,
+    decrypt_answer, encrypt,
 };
 
 /// The convolution, stride 1, no padding, modulo 2^64.
@@ -162,6 +163,14 @@ fn a_convolution_under_encryption_gives_additive_shares() {
     let x = random(&mut prg, shape.channels * shape.height * shape.width, 32);
     let k = kernels(&mut prg, shape.out_channels * shape.channels * 9);
     let enc = ConvEncoding::cheapest(shape, n, 2 * n, 2 * n).unwrap();
+    // The largest ℓ1 norm of an output channel's kernels.
+    let l1 = k
+        .chunks(shape.channels * 9)
+        .map(|c| c.iter().map(|w| w.unsigned_abs() as u128).sum::<u128>())
+        .max()
+        .unwrap();
+    let plan = AnswerPlan::new(&ctx, l1).unwrap();
+    assert_eq!(plan.primes, 1, "{plan:?}");
     assert!(enc.input_blocks() > 1, "{:?}", enc.partition());
     // The client's side: one seeded ciphertext per input block.
     let inputs: Vec<Ciphertext> = (0..enc.input_blocks())
@@ -190,12 +199,16 @@ fn a_convolution_under_encryption_gives_additive_shares() {
         let r = random(&mut prg, n, 32);
         let minus_r: Vec<u64> = r.iter().map(|v| v.wrapping_neg() & mask).collect();
         acc.add_plain(&ctx, &minus_r).unwrap();
-        acc.rerandomize(&ctx, &pk, &mut prg, 70);
-        acc.drop_to(&ctx, 1);
-        let opened = decrypt(&ctx, &sk, &acc);
-        for (coefficient, out) in enc.output_places(block) {
+        acc.rerandomize(&ctx, &pk, &mut prg, plan.flood_bits);
+        acc.drop_to(&ctx, plan.primes);
+        let places = enc.output_places(block);
+        let kept: Vec<usize> = places.iter().map(|&(c, _)| c).collect();
+        let words = acc.answer_words(&ctx, &kept);
+        assert_eq!(words.len(), plan.primes * (n + kept.len()));
+        let opened = decrypt_answer(&ctx, &sk, plan.primes, words, &kept).unwrap();
+        for ((coefficient, out), value) in places.into_iter().zip(opened) {
             server[out] = r[coefficient];
-            client[out] = opened[coefficient];
+            client[out] = value;
         }
     }
     let want = convolution(&shape, &x, &k);

@@ -251,3 +251,54 @@ fn plaintexts_beyond_the_ring_are_refused() {
         Err(Error::Length { .. })
     ));
 }
+
+/// The answer plan for the worst kernel of its norm: every weight at the largest magnitude,
+/// all of one sign, on every input; decryption holds with the flooding it says, and a norm
+/// beyond the modulus' room is refused.
+#[test]
+fn answer_plans_hold_for_the_worst_kernel_of_their_norm() {
+    use tessera_he::{AnswerPlan, FLOOD_SECURITY, decrypt_answer};
+    for (plain_bits, taps, weight_bits, primes_sent) in
+        [(32u32, 512usize, 14u32, 1usize), (64, 256, 18, 2)]
+    {
+        let ctx = Context::new(&ParamSpec::for_ring(plain_bits)).unwrap();
+        let n = ctx.degree();
+        let l1 = (taps as u128) << weight_bits;
+        let plan = AnswerPlan::new(&ctx, l1).unwrap();
+        assert_eq!(plan.primes, primes_sent, "ℓ = {plain_bits}: {plan:?}");
+        assert!(plan.flood_bits >= FLOOD_SECURITY + weight_bits + taps.ilog2());
+        let mut prg = Prg::from_seed_block(Block::new(u128::from(plain_bits)));
+        let sk = SecretKey::generate(&ctx, &mut prg);
+        let pk = PublicKey::generate(&ctx, &sk, &mut prg);
+        let m = random_message(&mut prg, n, plain_bits);
+        let w: Sparse = (0..taps).map(|k| (k, (1i64 << weight_bits) - 1)).collect();
+        let mut want = vec![0u64; n];
+        negacyclic_accumulate(&mut want, &m, &w);
+        let ct = encrypt(&ctx, &sk, &m, &mut prg).unwrap().expand(&ctx);
+        let mut acc = Ciphertext::zero(&ctx, ctx.top_level(), Form::Evaluations);
+        acc.mul_plain_accumulate(&ctx, &ct, &dense(&ctx, &w));
+        acc.rerandomize(&ctx, &pk, &mut prg, plan.flood_bits);
+        acc.drop_to(&ctx, plan.primes);
+        let kept: Vec<usize> = (0..n).step_by(3).collect();
+        let got =
+            decrypt_answer(&ctx, &sk, plan.primes, acc.answer_words(&ctx, &kept), &kept).unwrap();
+        for (g, &j) in got.iter().zip(&kept) {
+            assert_eq!(
+                *g,
+                want[j] & mask(plain_bits),
+                "ℓ = {plain_bits}, coefficient {j}"
+            );
+        }
+        let mut words = acc.answer_words(&ctx, &kept);
+        words.pop();
+        assert!(matches!(
+            decrypt_answer(&ctx, &sk, plan.primes, words, &kept),
+            Err(Error::Malformed { .. })
+        ));
+    }
+    let ctx = Context::new(&ParamSpec::for_ring(32)).unwrap();
+    assert!(matches!(
+        AnswerPlan::new(&ctx, 1 << 40),
+        Err(Error::Budget { .. })
+    ));
+}
