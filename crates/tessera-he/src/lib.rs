@@ -23,6 +23,7 @@ mod budget;
 mod context;
 pub mod conv;
 mod error;
+pub mod fc;
 mod level;
 mod params;
 mod poly;

@@ -216,3 +216,53 @@ fn a_convolution_under_encryption_gives_additive_shares() {
         assert_eq!(s.wrapping_add(*c) & mask, w & mask);
     }
 }
+
+#[test]
+fn matrix_blocks_multiplied_hold_the_matrix_vector_product() {
+    use tessera_he::fc::FcEncoding;
+    let mut prg = Prg::from_seed_block(Block::new(23));
+    for (rows, inputs, degree) in [
+        (10, 7, 16),
+        (3, 100, 64),
+        (1000, 3, 64),
+        (17, 17, 256),
+        (1, 1, 16),
+    ] {
+        let x = random(&mut prg, inputs, 64);
+        let w = kernels(&mut prg, rows * inputs);
+        let want: Vec<u64> = (0..rows)
+            .map(|r| {
+                (0..inputs).fold(0u64, |a, j| {
+                    a.wrapping_add(x[j].wrapping_mul(w[r * inputs + j] as u64))
+                })
+            })
+            .collect();
+        for (inw, outw) in [(1, 1), (1, 8), (8, 1)] {
+            let enc = FcEncoding::cheapest(rows, inputs, degree, inw, outw).unwrap();
+            let mut got = vec![None; rows];
+            for block in 0..enc.output_blocks() {
+                let mut sum = vec![0u64; degree];
+                for (input, matrix) in enc.output_terms(block) {
+                    let product = negacyclic(&enc.input(&x, input), &enc.matrix(&w, matrix));
+                    sum.iter_mut()
+                        .zip(product)
+                        .for_each(|(s, p)| *s = s.wrapping_add(p));
+                }
+                for (coefficient, row) in enc.output_places(block) {
+                    assert!(got[row].is_none());
+                    got[row] = Some(sum[coefficient]);
+                }
+            }
+            let got: Vec<u64> = got
+                .into_iter()
+                .map(|v| v.expect("every row placed"))
+                .collect();
+            assert_eq!(
+                got,
+                want,
+                "{rows} × {inputs} at {degree}: {:?}",
+                enc.blocks()
+            );
+        }
+    }
+}
