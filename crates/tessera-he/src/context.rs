@@ -55,6 +55,18 @@ impl Context {
         self.params.moduli()
     }
 
+    /// The wire layout of `count` words per prime for the first `primes` primes, each at its
+    /// prime's width ([`crate::wire`]).
+    pub fn rows(&self, primes: usize, count: usize) -> Vec<crate::wire::Run> {
+        self.moduli()[..primes]
+            .iter()
+            .map(|&p| crate::wire::Run {
+                count,
+                bits: 64 - p.leading_zeros(),
+            })
+            .collect()
+    }
+
     pub(crate) fn plan(&self, i: usize) -> &Plan {
         &self.plans[i]
     }

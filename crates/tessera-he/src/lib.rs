@@ -29,6 +29,7 @@ mod params;
 mod poly;
 mod rlwe;
 pub mod sample;
+pub mod wire;
 
 pub use budget::{AnswerPlan, FLOOD_SECURITY};
 pub use context::Context;

@@ -33,20 +33,21 @@ pub struct ParamSpec {
 }
 
 impl ParamSpec {
-    /// The parameters for shares in Z_2^ℓ: N = 4096 with a 109-bit modulus (primes of 60 and
-    /// 49 bits) up to ℓ = 32, as Cheetah's for its ℓ = 37; N = 8192 with 200 bits (60, 60, 40,
-    /// 40) above, where a product's error and its flooding need about 2ℓ + 70 bits.
+    /// The parameters for shares in Z_2^ℓ: N = 4096 with a 109-bit modulus (primes of 49 and
+    /// 60 bits) up to ℓ = 32, as Cheetah's for its ℓ = 37; N = 8192 with 200 bits (40, 40, 60,
+    /// 60) above, where a product's error and its flooding need about 2ℓ + 70 bits. The small
+    /// primes come first: they are the ones an answer keeps when the others are dropped.
     pub fn for_ring(plain_bits: u32) -> Self {
         if plain_bits <= 32 {
             ParamSpec {
                 degree: 4096,
-                prime_bits: vec![60, 49],
+                prime_bits: vec![49, 60],
                 plain_bits,
             }
         } else {
             ParamSpec {
                 degree: 8192,
-                prime_bits: vec![60, 60, 40, 40],
+                prime_bits: vec![40, 40, 60, 60],
                 plain_bits,
             }
         }

@@ -205,6 +205,11 @@ fn a_convolution_under_encryption_gives_additive_shares() {
         let kept: Vec<usize> = places.iter().map(|&(c, _)| c).collect();
         let words = acc.answer_words(&ctx, &kept);
         assert_eq!(words.len(), plan.primes * (n + kept.len()));
+        // On the wire: c1's rows, then c0's kept words, each at its prime's width.
+        let runs = [ctx.rows(plan.primes, n), ctx.rows(plan.primes, kept.len())].concat();
+        let bytes = tessera_he::wire::pack(&words, &runs);
+        assert_eq!(bytes.len(), (49 * (n + kept.len())).div_ceil(8));
+        let words = tessera_he::wire::unpack(&bytes, &runs).unwrap();
         let opened = decrypt_answer(&ctx, &sk, plan.primes, words, &kept).unwrap();
         for ((coefficient, out), value) in places.into_iter().zip(opened) {
             server[out] = r[coefficient];

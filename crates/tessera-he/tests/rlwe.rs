@@ -114,7 +114,7 @@ fn exchange(case: &Case, seed: u128) -> (Vec<u64>, Vec<u64>) {
 #[test]
 fn products_by_plaintexts_decrypt_to_the_product_modulo_two_to_the_l() {
     let cases = [
-        // ℓ = 32, N = 4096: primes of 60 and 49 bits, the 49-bit one sent back.
+        // ℓ = 32, N = 4096: primes of 49 and 60 bits, the 49-bit one sent back.
         Case {
             plain_bits: 32,
             inputs: 3,
