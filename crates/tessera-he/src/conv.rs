@@ -117,6 +117,11 @@ impl ConvEncoding {
         })
     }
 
+    /// The convolution's shape.
+    pub fn shape(&self) -> ConvShape {
+        self.shape
+    }
+
     /// The partition chosen.
     pub fn partition(&self) -> Partition {
         self.part

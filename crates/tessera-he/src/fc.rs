@@ -61,6 +61,11 @@ impl FcEncoding {
         })
     }
 
+    /// The matrix's rows and inputs.
+    pub fn shape(&self) -> (usize, usize) {
+        (self.rows, self.inputs)
+    }
+
     /// n'_i and n'_o.
     pub fn blocks(&self) -> (usize, usize) {
         (self.block_inputs, self.block_rows)

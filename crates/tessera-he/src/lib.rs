@@ -25,6 +25,7 @@ pub mod conv;
 mod error;
 pub mod fc;
 mod level;
+pub mod linear;
 mod params;
 mod poly;
 mod rlwe;

@@ -1,0 +1,334 @@
+//! The two roles of a product of the server's matrix by the client's vector, without I/O
+//! (Cheetah §4: the client's vector encrypted, the server's answer its products less a random
+//! share): afterwards the client holds W·x − r and the server r, in Z_2^ℓ. The matrix is any
+//! [`Encoding`]: a convolution ([`ConvEncoding`]) or a dense layer ([`FcEncoding`]).
+
+use tessera_core::{Block, Prg};
+
+use crate::conv::ConvEncoding;
+use crate::fc::FcEncoding;
+use crate::wire::{pack, unpack};
+use crate::{
+    AnswerPlan, Ciphertext, Context, Error, Form, PublicKey, RnsPoly, SecretKey, SeededCiphertext,
+    decrypt_answer, encrypt,
+};
+
+/// How a matrix and its vector become polynomials, and where the products land.
+pub trait Encoding {
+    /// The vector's polynomials.
+    fn input_blocks(&self) -> usize;
+    /// The matrix's polynomials.
+    fn weight_blocks(&self) -> usize;
+    /// The answer's polynomials.
+    fn output_blocks(&self) -> usize;
+    /// The vector's length.
+    fn inputs(&self) -> usize;
+    /// The matrix's number of coefficients.
+    fn weights(&self) -> usize;
+    /// The product's length.
+    fn outputs(&self) -> usize;
+    /// Input polynomial `block` of `x`.
+    fn input(&self, x: &[u64], block: usize) -> Vec<u64>;
+    /// Matrix polynomial `block` of `w`.
+    fn weight(&self, w: &[i64], block: usize) -> Vec<i64>;
+    /// The (input block, weight block) pairs summed into output polynomial `block`.
+    fn output_terms(&self, block: usize) -> Vec<(usize, usize)>;
+    /// The (coefficient, output index) pairs output polynomial `block` holds.
+    fn output_places(&self, block: usize) -> Vec<(usize, usize)>;
+}
+
+impl Encoding for ConvEncoding {
+    fn input_blocks(&self) -> usize {
+        ConvEncoding::input_blocks(self)
+    }
+    fn weight_blocks(&self) -> usize {
+        self.kernel_blocks()
+    }
+    fn output_blocks(&self) -> usize {
+        ConvEncoding::output_blocks(self)
+    }
+    fn inputs(&self) -> usize {
+        let s = self.shape();
+        s.channels * s.height * s.width
+    }
+    fn weights(&self) -> usize {
+        let s = self.shape();
+        s.out_channels * s.channels * s.kernel[0] * s.kernel[1]
+    }
+    fn outputs(&self) -> usize {
+        let s = self.shape();
+        let [h, w] = s.output();
+        s.out_channels * h * w
+    }
+    fn input(&self, x: &[u64], block: usize) -> Vec<u64> {
+        ConvEncoding::input(self, x, block)
+    }
+    fn weight(&self, w: &[i64], block: usize) -> Vec<i64> {
+        self.kernel(w, block)
+    }
+    fn output_terms(&self, block: usize) -> Vec<(usize, usize)> {
+        ConvEncoding::output_terms(self, block)
+    }
+    fn output_places(&self, block: usize) -> Vec<(usize, usize)> {
+        ConvEncoding::output_places(self, block)
+    }
+}
+
+impl Encoding for FcEncoding {
+    fn input_blocks(&self) -> usize {
+        FcEncoding::input_blocks(self)
+    }
+    fn weight_blocks(&self) -> usize {
+        self.matrix_blocks()
+    }
+    fn output_blocks(&self) -> usize {
+        FcEncoding::output_blocks(self)
+    }
+    fn inputs(&self) -> usize {
+        self.shape().1
+    }
+    fn weights(&self) -> usize {
+        self.shape().0 * self.shape().1
+    }
+    fn outputs(&self) -> usize {
+        self.shape().0
+    }
+    fn input(&self, x: &[u64], block: usize) -> Vec<u64> {
+        FcEncoding::input(self, x, block)
+    }
+    fn weight(&self, w: &[i64], block: usize) -> Vec<i64> {
+        self.matrix(w, block)
+    }
+    fn output_terms(&self, block: usize) -> Vec<(usize, usize)> {
+        FcEncoding::output_terms(self, block)
+    }
+    fn output_places(&self, block: usize) -> Vec<(usize, usize)> {
+        FcEncoding::output_places(self, block)
+    }
+}
+
+/// The client's message: its vector's polynomials encrypted, c1 of each from its seed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Query {
+    /// Every c0, packed at the primes' widths, one after the other.
+    pub bodies: Vec<u8>,
+    /// Each ciphertext's seed.
+    pub seeds: Vec<Block>,
+}
+
+/// The server's message: the number of primes kept, then each output polynomial's c1 whole
+/// and c0 where outputs are, packed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answer {
+    /// Primes kept (1 to the parameters' count).
+    pub primes: u8,
+    /// The output polynomials' words, packed, one after the other.
+    pub words: Vec<u8>,
+}
+
+/// The client's side: encrypts its vector, opens the answer to its share.
+pub struct Client<'a, E: Encoding> {
+    ctx: &'a Context,
+    sk: &'a SecretKey,
+    encoding: &'a E,
+}
+
+/// The server's side: its matrix's polynomials in the evaluation form and how it answers.
+pub struct Server<'a, E: Encoding> {
+    ctx: &'a Context,
+    pk: &'a PublicKey,
+    encoding: &'a E,
+    weights: Vec<RnsPoly>,
+    plan: AnswerPlan,
+}
+
+impl<'a, E: Encoding> Client<'a, E> {
+    /// The client of `encoding` under `sk`.
+    pub fn new(ctx: &'a Context, sk: &'a SecretKey, encoding: &'a E) -> Self {
+        Client { ctx, sk, encoding }
+    }
+
+    /// The query for the vector `x` (elements of Z_2^ℓ).
+    pub fn query(&self, x: &[u64], prg: &mut Prg) -> Result<Query, Error> {
+        check_len("vector", self.encoding.inputs(), x.len())?;
+        let runs = self.ctx.rows(self.ctx.top_level(), self.ctx.degree());
+        let mut query = Query {
+            bodies: Vec::new(),
+            seeds: Vec::new(),
+        };
+        for block in 0..self.encoding.input_blocks() {
+            let ct = encrypt(self.ctx, self.sk, &self.encoding.input(x, block), prg)?;
+            query.bodies.extend(pack(ct.body(), &runs));
+            query.seeds.push(ct.seed());
+        }
+        Ok(query)
+    }
+
+    /// The client's share of W·x from the server's answer.
+    pub fn open(&self, answer: &Answer) -> Result<Vec<u64>, Error> {
+        let (ctx, n) = (self.ctx, self.ctx.degree());
+        let primes = usize::from(answer.primes);
+        if primes == 0 || primes > ctx.top_level() {
+            return Err(malformed(format!("{primes} primes kept")));
+        }
+        let mut share = vec![0u64; self.encoding.outputs()];
+        let mut at = 0usize;
+        for block in 0..self.encoding.output_blocks() {
+            let places = self.encoding.output_places(block);
+            let kept: Vec<usize> = places.iter().map(|&(c, _)| c).collect();
+            let runs = [ctx.rows(primes, n), ctx.rows(primes, kept.len())].concat();
+            let len = crate::wire::packed_len(&runs).unwrap_or(usize::MAX);
+            let bytes = answer
+                .words
+                .get(at..at.saturating_add(len))
+                .ok_or_else(|| malformed("cut short".into()))?;
+            at += len;
+            let words = unpack(bytes, &runs)
+                .ok_or_else(|| malformed(format!("output {block}'s padding")))?;
+            let opened = decrypt_answer(ctx, self.sk, primes, words, &kept)?;
+            for ((_, out), v) in places.into_iter().zip(opened) {
+                share[out] = v;
+            }
+        }
+        if at != answer.words.len() {
+            return Err(malformed(format!(
+                "{} bytes beyond the last output",
+                answer.words.len() - at
+            )));
+        }
+        Ok(share)
+    }
+}
+
+impl<'a, E: Encoding> Server<'a, E> {
+    /// The server of `encoding` with the matrix `w` (signed, as the encoding lays it out).
+    pub fn new(
+        ctx: &'a Context,
+        pk: &'a PublicKey,
+        encoding: &'a E,
+        w: &[i64],
+    ) -> Result<Self, Error> {
+        check_len("matrix", encoding.weights(), w.len())?;
+        let weights: Vec<RnsPoly> = (0..encoding.weight_blocks())
+            .map(|b| {
+                let mut p = RnsPoly::from_signed(ctx, ctx.top_level(), &encoding.weight(w, b));
+                p.to_evaluations(ctx);
+                p
+            })
+            .collect();
+        // Each output sums one weight polynomial per term: its norm bounds the error.
+        let l1 = (0..encoding.output_blocks())
+            .map(|b| {
+                let terms = encoding.output_terms(b);
+                terms
+                    .iter()
+                    .map(|&(_, k)| norm(&encoding.weight(w, k)))
+                    .sum::<u128>()
+            })
+            .max()
+            .unwrap_or(0);
+        let plan = AnswerPlan::new(ctx, l1)?;
+        Ok(Server {
+            ctx,
+            pk,
+            encoding,
+            weights,
+            plan,
+        })
+    }
+
+    /// The answer to `query` and the server's share r of W·x (the client's is W·x − r).
+    pub fn answer(&self, query: &Query, prg: &mut Prg) -> Result<(Answer, Vec<u64>), Error> {
+        let (ctx, n, enc) = (self.ctx, self.ctx.degree(), self.encoding);
+        if query.seeds.len() != enc.input_blocks() {
+            return Err(malformed(format!(
+                "{} ciphertexts, not {}",
+                query.seeds.len(),
+                enc.input_blocks()
+            )));
+        }
+        let runs = ctx.rows(ctx.top_level(), n);
+        let len = crate::wire::packed_len(&runs).unwrap_or(usize::MAX);
+        if query.bodies.len() != len.saturating_mul(query.seeds.len()) {
+            return Err(malformed(format!(
+                "{} bytes of ciphertexts",
+                query.bodies.len()
+            )));
+        }
+        let inputs = query
+            .bodies
+            .chunks_exact(len)
+            .zip(&query.seeds)
+            .map(|(bytes, &seed)| {
+                let words = unpack(bytes, &runs)
+                    .ok_or_else(|| malformed("a ciphertext's padding".into()))?;
+                Ok(SeededCiphertext::from_parts(ctx, words, seed)?.expand(ctx))
+            })
+            .collect::<Result<Vec<Ciphertext>, Error>>()?;
+        let mask = plain_mask(ctx);
+        let mut share = vec![0u64; enc.outputs()];
+        let mut answer = Answer {
+            primes: self.plan.primes as u8,
+            words: Vec::new(),
+        };
+        for block in 0..enc.output_blocks() {
+            let mut acc = Ciphertext::zero(ctx, ctx.top_level(), Form::Evaluations);
+            for (input, weight) in enc.output_terms(block) {
+                acc.mul_plain_accumulate(ctx, &inputs[input], &self.weights[weight]);
+            }
+            let r: Vec<u64> = (0..n)
+                .map(|_| rand_core::RngCore::next_u64(prg) & mask)
+                .collect();
+            let minus_r: Vec<u64> = r.iter().map(|v| v.wrapping_neg() & mask).collect();
+            acc.add_plain(ctx, &minus_r)?;
+            acc.rerandomize(ctx, self.pk, prg, self.plan.flood_bits);
+            acc.drop_to(ctx, self.plan.primes);
+            let places = enc.output_places(block);
+            let kept: Vec<usize> = places.iter().map(|&(c, _)| c).collect();
+            let runs = [
+                ctx.rows(self.plan.primes, n),
+                ctx.rows(self.plan.primes, kept.len()),
+            ]
+            .concat();
+            answer
+                .words
+                .extend(pack(&acc.answer_words(ctx, &kept), &runs));
+            for (c, out) in places {
+                share[out] = r[c];
+            }
+        }
+        Ok((answer, share))
+    }
+}
+
+fn norm(w: &[i64]) -> u128 {
+    w.iter().map(|v| u128::from(v.unsigned_abs())).sum()
+}
+
+fn plain_mask(ctx: &Context) -> u64 {
+    let bits = ctx.params().plain_bits();
+    if bits == 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    }
+}
+
+fn check_len(what: &'static str, expected: usize, got: usize) -> Result<(), Error> {
+    if expected == got {
+        Ok(())
+    } else {
+        Err(Error::Length {
+            what,
+            expected,
+            got,
+        })
+    }
+}
+
+fn malformed(detail: String) -> Error {
+    Error::Malformed {
+        what: "linear-layer message",
+        detail,
+    }
+}

@@ -1,0 +1,173 @@
+//! The client's and the server's roles of a linear layer, stepped directly: their shares add
+//! up to W·x mod 2^ℓ, and every edited, cut or padded message is refused as the peer's fault.
+
+use rand_core::RngCore;
+use tessera_core::{Block, Failure, Fault, Prg};
+use tessera_he::conv::{ConvEncoding, ConvShape};
+use tessera_he::fc::FcEncoding;
+use tessera_he::linear::{Answer, Client, Encoding, Query, Server};
+use tessera_he::{Context, Error, ParamSpec, PublicKey, SecretKey};
+
+struct Run {
+    ctx: Context,
+    sk: SecretKey,
+    pk: PublicKey,
+    prg: Prg,
+}
+
+fn setup(plain_bits: u32, seed: u128) -> Run {
+    let ctx = Context::new(&ParamSpec::for_ring(plain_bits)).unwrap();
+    let mut prg = Prg::from_seed_block(Block::new(seed));
+    let sk = SecretKey::generate(&ctx, &mut prg);
+    let pk = PublicKey::generate(&ctx, &sk, &mut prg);
+    Run { ctx, sk, pk, prg }
+}
+
+fn mask(bits: u32) -> u64 {
+    if bits == 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    }
+}
+
+/// W·x in the clear, through the encoding's own blocks (checked against the plain
+/// convolution and product in tests/conv.rs).
+fn product<E: Encoding>(e: &E, x: &[u64], w: &[i64]) -> Vec<u64> {
+    let mut y = vec![0u64; e.outputs()];
+    let n = e.input(x, 0).len();
+    for block in 0..e.output_blocks() {
+        let mut sum = vec![0u64; n];
+        for (i, k) in e.output_terms(block) {
+            let (a, b) = (e.input(x, i), e.weight(w, k));
+            for (j, &bj) in b.iter().enumerate().filter(|(_, b)| **b != 0) {
+                for (t, &at) in a.iter().enumerate() {
+                    let v = at.wrapping_mul(bj as u64);
+                    if t + j < n {
+                        sum[t + j] = sum[t + j].wrapping_add(v)
+                    } else {
+                        sum[t + j - n] = sum[t + j - n].wrapping_sub(v)
+                    }
+                }
+            }
+        }
+        for (c, out) in e.output_places(block) {
+            y[out] = sum[c];
+        }
+    }
+    y
+}
+
+fn shares_add_up<E: Encoding>(run: &mut Run, e: &E, bits: u32) -> (Query, Answer) {
+    let x: Vec<u64> = (0..e.inputs())
+        .map(|_| run.prg.next_u64() & mask(bits))
+        .collect();
+    let w: Vec<i64> = (0..e.weights())
+        .map(|_| (run.prg.next_u64() % 4001) as i64 - 2000)
+        .collect();
+    let client = Client::new(&run.ctx, &run.sk, e);
+    let server = Server::new(&run.ctx, &run.pk, e, &w).unwrap();
+    let query = client.query(&x, &mut run.prg).unwrap();
+    let (answer, theirs) = server.answer(&query, &mut run.prg).unwrap();
+    let ours = client.open(&answer).unwrap();
+    let want = product(e, &x, &w);
+    for ((a, b), c) in ours.iter().zip(&theirs).zip(&want) {
+        assert_eq!(a.wrapping_add(*b) & mask(bits), c & mask(bits));
+    }
+    (query, answer)
+}
+
+#[test]
+fn a_convolution_and_a_dense_layer_end_in_additive_shares() {
+    let mut run = setup(32, 31);
+    let n = run.ctx.degree();
+    let conv = ConvEncoding::cheapest(
+        ConvShape {
+            channels: 48,
+            height: 10,
+            width: 10,
+            out_channels: 5,
+            kernel: [3, 3],
+        },
+        n,
+        n,
+        n,
+    )
+    .unwrap();
+    let (query, answer) = shares_add_up(&mut run, &conv, 32);
+    assert!(query.seeds.len() > 1 && answer.primes == 1);
+    let fc = FcEncoding::cheapest(100, 5000, n, n, n).unwrap();
+    shares_add_up(&mut run, &fc, 32);
+    let mut wide = setup(64, 32);
+    let conv = ConvEncoding::cheapest(
+        ConvShape {
+            channels: 3,
+            height: 20,
+            width: 20,
+            out_channels: 2,
+            kernel: [5, 5],
+        },
+        wide.ctx.degree(),
+        1,
+        1,
+    )
+    .unwrap();
+    shares_add_up(&mut wide, &conv, 64);
+}
+
+#[test]
+fn edited_cut_and_padded_messages_are_the_peers_fault() {
+    let mut run = setup(32, 33);
+    let n = run.ctx.degree();
+    let fc = FcEncoding::cheapest(40, 6000, n, n, n).unwrap();
+    let (query, answer) = shares_add_up(&mut run, &fc, 32);
+    let w = vec![1i64; fc.weights()];
+    let server = Server::new(&run.ctx, &run.pk, &fc, &w).unwrap();
+    let client = Client::new(&run.ctx, &run.sk, &fc);
+    let peer = |e: Error| {
+        assert!(matches!(e, Error::Malformed { .. }), "{e}");
+        assert_eq!(e.fault(), Fault::PeerMisbehaved);
+    };
+    let mut queries = Vec::new();
+    let mut q = query.clone();
+    q.seeds.pop();
+    queries.push(q);
+    let mut q = query.clone();
+    q.bodies.pop();
+    queries.push(q);
+    let mut q = query.clone();
+    q.bodies.push(0);
+    queries.push(q);
+    // A word of the 49-bit prime's row set to all ones: beyond the prime.
+    let mut q = query.clone();
+    q.bodies[..8].fill(0xff);
+    queries.push(q);
+    for q in queries {
+        peer(server.answer(&q, &mut run.prg).unwrap_err());
+    }
+    let mut answers = Vec::new();
+    for primes in [0, 3, 200] {
+        answers.push(Answer {
+            primes,
+            ..answer.clone()
+        });
+    }
+    let mut a = answer.clone();
+    a.words.pop();
+    answers.push(a);
+    let mut a = answer.clone();
+    a.words.push(0);
+    answers.push(a);
+    let mut a = answer.clone();
+    a.words[..8].fill(0xff);
+    answers.push(a);
+    for a in answers {
+        peer(client.open(&a).unwrap_err());
+    }
+    // The caller's own mistakes are its own.
+    assert_eq!(
+        client.query(&[0; 3], &mut run.prg).unwrap_err().fault(),
+        Fault::Misuse
+    );
+    assert!(Server::new(&run.ctx, &run.pk, &fc, &[0; 3]).is_err());
+}
