@@ -3,6 +3,7 @@
 //! share): afterwards the client holds W·x − r and the server r, in Z_2^ℓ. The matrix is any
 //! [`Encoding`]: a convolution ([`ConvEncoding`]) or a dense layer ([`FcEncoding`]).
 
+use rayon::prelude::*;
 use tessera_core::{Block, Prg};
 
 use crate::conv::ConvEncoding;
@@ -14,7 +15,7 @@ use crate::{
 };
 
 /// How a matrix and its vector become polynomials, and where the products land.
-pub trait Encoding {
+pub trait Encoding: Sync {
     /// The vector's polynomials.
     fn input_blocks(&self) -> usize;
     /// The matrix's polynomials.
@@ -257,48 +258,80 @@ impl<'a, E: Encoding> Server<'a, E> {
         }
         let inputs = query
             .bodies
-            .chunks_exact(len)
-            .zip(&query.seeds)
+            .par_chunks_exact(len)
+            .zip(query.seeds.par_iter())
             .map(|(bytes, &seed)| {
                 let words = unpack(bytes, &runs)
                     .ok_or_else(|| malformed("a ciphertext's padding".into()))?;
                 Ok(SeededCiphertext::from_parts(ctx, words, seed)?.expand(ctx))
             })
             .collect::<Result<Vec<Ciphertext>, Error>>()?;
-        let mask = plain_mask(ctx);
+        // One PRG per output block, seeded in order from `prg`: the blocks run on rayon's
+        // threads and the answer does not depend on how they are scheduled.
+        let seeds: Vec<Block> = (0..enc.output_blocks())
+            .map(|_| prg.random_block())
+            .collect();
+        let blocks = seeds
+            .par_iter()
+            .enumerate()
+            .map(|(block, &seed)| {
+                self.answer_block(&inputs, block, &mut Prg::from_seed_block(seed))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
         let mut share = vec![0u64; enc.outputs()];
         let mut answer = Answer {
             primes: self.plan.primes as u8,
             words: Vec::new(),
         };
-        for block in 0..enc.output_blocks() {
-            let mut acc = Ciphertext::zero(ctx, ctx.top_level(), Form::Evaluations);
-            for (input, weight) in enc.output_terms(block) {
-                acc.mul_plain_accumulate(ctx, &inputs[input], &self.weights[weight]);
-            }
-            let r: Vec<u64> = (0..n)
-                .map(|_| rand_core::RngCore::next_u64(prg) & mask)
-                .collect();
-            let minus_r: Vec<u64> = r.iter().map(|v| v.wrapping_neg() & mask).collect();
-            acc.add_plain(ctx, &minus_r)?;
-            acc.rerandomize(ctx, self.pk, prg, self.plan.flood_bits);
-            acc.drop_to(ctx, self.plan.primes);
-            let places = enc.output_places(block);
-            let kept: Vec<usize> = places.iter().map(|&(c, _)| c).collect();
-            let runs = [
-                ctx.rows(self.plan.primes, n),
-                ctx.rows(self.plan.primes, kept.len()),
-            ]
-            .concat();
-            answer
-                .words
-                .extend(pack(&acc.answer_words(ctx, &kept), &runs));
-            for (c, out) in places {
-                share[out] = r[c];
+        for AnsweredBlock { words, shares } in blocks {
+            answer.words.extend(words);
+            for (out, r) in shares {
+                share[out] = r;
             }
         }
         Ok((answer, share))
     }
+}
+
+impl<E: Encoding> Server<'_, E> {
+    /// Output polynomial `block`: its packed words and the server's share at each output.
+    fn answer_block(
+        &self,
+        inputs: &[Ciphertext],
+        block: usize,
+        prg: &mut Prg,
+    ) -> Result<AnsweredBlock, Error> {
+        let (ctx, n, enc) = (self.ctx, self.ctx.degree(), self.encoding);
+        let mask = plain_mask(ctx);
+        let mut acc = Ciphertext::zero(ctx, ctx.top_level(), Form::Evaluations);
+        for (input, weight) in enc.output_terms(block) {
+            acc.mul_plain_accumulate(ctx, &inputs[input], &self.weights[weight]);
+        }
+        let r: Vec<u64> = (0..n)
+            .map(|_| rand_core::RngCore::next_u64(prg) & mask)
+            .collect();
+        let minus_r: Vec<u64> = r.iter().map(|v| v.wrapping_neg() & mask).collect();
+        acc.add_plain(ctx, &minus_r)?;
+        acc.rerandomize(ctx, self.pk, prg, self.plan.flood_bits);
+        acc.drop_to(ctx, self.plan.primes);
+        let places = enc.output_places(block);
+        let kept: Vec<usize> = places.iter().map(|&(c, _)| c).collect();
+        let runs = [
+            ctx.rows(self.plan.primes, n),
+            ctx.rows(self.plan.primes, kept.len()),
+        ]
+        .concat();
+        let words = pack(&acc.answer_words(ctx, &kept), &runs);
+        let shares = places.into_iter().map(|(c, out)| (out, r[c])).collect();
+        Ok(AnsweredBlock { words, shares })
+    }
+}
+
+/// One output polynomial answered: its packed words, and the server's share at each output.
+struct AnsweredBlock {
+    words: Vec<u8>,
+    /// (output index, r).
+    shares: Vec<(usize, u64)>,
 }
 
 fn norm(w: &[i64]) -> u128 {
