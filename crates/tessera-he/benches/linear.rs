@@ -19,6 +19,7 @@ fn resnet_stage3_conv(c: &mut Criterion) {
         width: 16,
         out_channels: 256,
         kernel: [3, 3],
+        stride: [1, 1],
     };
     let enc = ConvEncoding::cheapest(shape, n, 109 * n / 64, 49 * n / 64).expect("encoding");
     let mut prg = Prg::from_seed_block(Block::new(41));

@@ -7,13 +7,14 @@
 //! other product landing there and no wrap-around; no rotations, so a product of one
 //! ciphertext by one plaintext per block. Blocks overlap by the kernel's size less one.
 //!
-//! This module is the encoding alone (plaintext polynomials in, outputs out): stride 1 on an
-//! input already padded; a strided convolution keeps every s-th output.
+//! This module is the encoding alone (plaintext polynomials in, outputs out), on an input
+//! already padded; a strided convolution is computed at stride 1 and only every s-th output
+//! is kept (and sent back).
 
 use crate::Error;
 
 /// A convolution's public shape: `channels × height × width` in (padded), `out_channels`
-/// kernels of `channels × kernel[0] × kernel[1]`, stride 1.
+/// kernels of `channels × kernel[0] × kernel[1]`, moved by `stride`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConvShape {
     /// C.
@@ -26,6 +27,8 @@ pub struct ConvShape {
     pub out_channels: usize,
     /// The kernel's height and width.
     pub kernel: [usize; 2],
+    /// The stride: the blocks compute every place, the answer keeps every stride-th.
+    pub stride: [usize; 2],
 }
 
 /// How the input is cut into polynomials: `channels` × `height` × `width` per block.
@@ -50,6 +53,12 @@ pub struct ConvEncoding {
 impl ConvShape {
     /// The output's height and width.
     pub fn output(&self) -> [usize; 2] {
+        let [h, w] = self.unstrided();
+        [h.div_ceil(self.stride[0]), w.div_ceil(self.stride[1])]
+    }
+
+    /// The output's height and width at stride 1, which the blocks compute.
+    fn unstrided(&self) -> [usize; 2] {
         [
             self.height + 1 - self.kernel[0],
             self.width + 1 - self.kernel[1],
@@ -59,7 +68,7 @@ impl ConvShape {
     fn check(&self, degree: usize) -> Result<(), Error> {
         let [kh, kw] = self.kernel;
         let fits = kh >= 1 && kw >= 1 && kh <= self.height && kw <= self.width && kh * kw <= degree;
-        if !fits || self.channels == 0 || self.out_channels == 0 {
+        if !fits || self.channels == 0 || self.out_channels == 0 || self.stride.contains(&0) {
             return Err(Error::Length {
                 what: "convolution kernel within its input",
                 expected: degree,
@@ -221,13 +230,18 @@ impl ConvEncoding {
             self.spatial(block % self.spatial_blocks()),
         );
         let [sh, sw] = self.steps();
+        let [fh, fw] = self.shape.unstrided();
         let [oh, ow] = self.shape.output();
+        let [s0, s1] = self.shape.stride;
         let offset = self.offset();
         let mut places = Vec::with_capacity(sh * sw);
-        for i in 0..sh.min(oh.saturating_sub(bi * sh)) {
-            for j in 0..sw.min(ow.saturating_sub(bj * sw)) {
-                let out = (m * oh + bi * sh + i) * ow + bj * sw + j;
-                places.push((offset + i * self.part.width + j, out));
+        for i in 0..sh.min(fh.saturating_sub(bi * sh)) {
+            for j in 0..sw.min(fw.saturating_sub(bj * sw)) {
+                let (row, col) = (bi * sh + i, bj * sw + j);
+                if row % s0 == 0 && col % s1 == 0 {
+                    let out = (m * oh + row / s0) * ow + col / s1;
+                    places.push((offset + i * self.part.width + j, out));
+                }
             }
         }
         places
@@ -252,7 +266,7 @@ impl ConvEncoding {
 
     fn spatial_grid(&self) -> [usize; 2] {
         let [sh, sw] = self.steps();
-        let [oh, ow] = self.shape.output();
+        let [oh, ow] = self.shape.unstrided();
         [oh.div_ceil(sh), ow.div_ceil(sw)]
     }
 

@@ -10,7 +10,7 @@ use tessera_he::{
     decrypt_answer, encrypt,
 };
 
-/// The convolution, stride 1, no padding, modulo 2^64.
+/// The convolution, no padding, modulo 2^64.
 fn convolution(shape: &ConvShape, x: &[u64], k: &[i64]) -> Vec<u64> {
     let ConvShape {
         channels,
@@ -18,6 +18,7 @@ fn convolution(shape: &ConvShape, x: &[u64], k: &[i64]) -> Vec<u64> {
         width,
         out_channels,
         kernel: [kh, kw],
+        stride: [s0, s1],
     } = *shape;
     let [oh, ow] = shape.output();
     let mut y = vec![0u64; out_channels * oh * ow];
@@ -29,9 +30,8 @@ fn convolution(shape: &ConvShape, x: &[u64], k: &[i64]) -> Vec<u64> {
                     for l in 0..kh {
                         for l2 in 0..kw {
                             let w = k[((m * channels + c) * kh + l) * kw + l2];
-                            acc = acc.wrapping_add(
-                                x[(c * height + i + l) * width + j + l2].wrapping_mul(w as u64),
-                            );
+                            let v = x[(c * height + i * s0 + l) * width + j * s1 + l2];
+                            acc = acc.wrapping_add(v.wrapping_mul(w as u64));
                         }
                     }
                 }
@@ -79,6 +79,7 @@ fn blocks_multiplied_hold_the_convolution() {
                 width: 7,
                 out_channels: 3,
                 kernel: [3, 3],
+                stride: [1, 1],
             },
             64,
         ),
@@ -89,6 +90,7 @@ fn blocks_multiplied_hold_the_convolution() {
                 width: 12,
                 out_channels: 2,
                 kernel: [5, 2],
+                stride: [2, 2],
             },
             128,
         ),
@@ -99,6 +101,7 @@ fn blocks_multiplied_hold_the_convolution() {
                 width: 6,
                 out_channels: 4,
                 kernel: [1, 1],
+                stride: [1, 1],
             },
             64,
         ),
@@ -109,6 +112,7 @@ fn blocks_multiplied_hold_the_convolution() {
                 width: 4,
                 out_channels: 2,
                 kernel: [4, 4],
+                stride: [3, 1],
             },
             256,
         ),
@@ -156,6 +160,7 @@ fn a_convolution_under_encryption_gives_additive_shares() {
         width: 18,
         out_channels: 3,
         kernel: [3, 3],
+        stride: [1, 1],
     };
     let mut prg = Prg::from_seed_block(Block::new(22));
     let sk = SecretKey::generate(&ctx, &mut prg);
