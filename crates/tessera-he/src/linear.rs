@@ -153,12 +153,23 @@ impl<'a, E: Encoding> Client<'a, E> {
     pub fn query(&self, x: &[u64], prg: &mut Prg) -> Result<Query, Error> {
         check_len("vector", self.encoding.inputs(), x.len())?;
         let runs = self.ctx.rows(self.ctx.top_level(), self.ctx.degree());
+        // One PRG per block, seeded in order: the blocks are encrypted on rayon's threads.
+        let seeds: Vec<Block> = (0..self.encoding.input_blocks())
+            .map(|_| prg.random_block())
+            .collect();
+        let cts = seeds
+            .par_iter()
+            .enumerate()
+            .map(|(block, &seed)| {
+                let input = self.encoding.input(x, block);
+                encrypt(self.ctx, self.sk, &input, &mut Prg::from_seed_block(seed))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
         let mut query = Query {
             bodies: Vec::new(),
             seeds: Vec::new(),
         };
-        for block in 0..self.encoding.input_blocks() {
-            let ct = encrypt(self.ctx, self.sk, &self.encoding.input(x, block), prg)?;
+        for ct in cts {
             query.bodies.extend(pack(ct.body(), &runs));
             query.seeds.push(ct.seed());
         }
@@ -172,11 +183,16 @@ impl<'a, E: Encoding> Client<'a, E> {
         if primes == 0 || primes > ctx.top_level() {
             return Err(malformed(format!("{primes} primes kept")));
         }
-        let mut share = vec![0u64; self.encoding.outputs()];
+        // Cut the answer into its output polynomials first, then open them on rayon's threads.
         let mut at = 0usize;
+        let mut parts = Vec::with_capacity(self.encoding.output_blocks());
         for block in 0..self.encoding.output_blocks() {
-            let places = self.encoding.output_places(block);
-            let kept: Vec<usize> = places.iter().map(|&(c, _)| c).collect();
+            let kept: Vec<usize> = self
+                .encoding
+                .output_places(block)
+                .iter()
+                .map(|&(c, _)| c)
+                .collect();
             let runs = [ctx.rows(primes, n), ctx.rows(primes, kept.len())].concat();
             let len = crate::wire::packed_len(&runs).unwrap_or(usize::MAX);
             let bytes = answer
@@ -184,18 +200,27 @@ impl<'a, E: Encoding> Client<'a, E> {
                 .get(at..at.saturating_add(len))
                 .ok_or_else(|| malformed("cut short".into()))?;
             at += len;
-            let words = unpack(bytes, &runs)
-                .ok_or_else(|| malformed(format!("output {block}'s padding")))?;
-            let opened = decrypt_answer(ctx, self.sk, primes, words, &kept)?;
-            for ((_, out), v) in places.into_iter().zip(opened) {
-                share[out] = v;
-            }
+            parts.push((block, bytes, runs, kept));
         }
         if at != answer.words.len() {
             return Err(malformed(format!(
                 "{} bytes beyond the last output",
                 answer.words.len() - at
             )));
+        }
+        let opened = parts
+            .into_par_iter()
+            .map(|(block, bytes, runs, kept)| {
+                let words = unpack(bytes, &runs)
+                    .ok_or_else(|| malformed(format!("output {block}'s padding")))?;
+                decrypt_answer(ctx, self.sk, primes, words, &kept)
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        let mut share = vec![0u64; self.encoding.outputs()];
+        for (block, values) in opened.into_iter().enumerate() {
+            for ((_, out), v) in self.encoding.output_places(block).into_iter().zip(values) {
+                share[out] = v;
+            }
         }
         Ok(share)
     }
