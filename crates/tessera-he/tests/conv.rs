@@ -2,6 +2,9 @@
 //! Z_2^ℓ[X]/(X^N + 1) holds the convolution's outputs where `output_places` says, in the clear
 //! and under encryption.
 
+mod common;
+
+use common::through_blocks;
 use rand_core::RngCore;
 use tessera_core::{Block, Prg};
 use tessera_he::conv::{ConvEncoding, ConvShape};
@@ -40,23 +43,6 @@ fn convolution(shape: &ConvShape, x: &[u64], k: &[i64]) -> Vec<u64> {
         }
     }
     y
-}
-
-/// `a · b` in Z_2^64[X]/(X^N + 1).
-fn negacyclic(a: &[u64], b: &[i64]) -> Vec<u64> {
-    let n = a.len();
-    let mut c = vec![0u64; n];
-    for (j, &bj) in b.iter().enumerate().filter(|(_, b)| **b != 0) {
-        for (i, &ai) in a.iter().enumerate() {
-            let t = ai.wrapping_mul(bj as u64);
-            if i + j < n {
-                c[i + j] = c[i + j].wrapping_add(t)
-            } else {
-                c[i + j - n] = c[i + j - n].wrapping_sub(t)
-            }
-        }
-    }
-    c
 }
 
 fn random(prg: &mut Prg, n: usize, bits: u32) -> Vec<u64> {
@@ -127,24 +113,7 @@ fn blocks_multiplied_hold_the_convolution() {
         let want = convolution(&shape, &x, &k);
         for (inw, outw) in [(1, 1), (1, 8), (8, 1)] {
             let enc = ConvEncoding::cheapest(shape, degree, inw, outw).unwrap();
-            let mut got = vec![None; want.len()];
-            for block in 0..enc.output_blocks() {
-                let mut sum = vec![0u64; degree];
-                for (input, kernel) in enc.output_terms(block) {
-                    let product = negacyclic(&enc.input(&x, input), &enc.kernel(&k, kernel));
-                    sum.iter_mut()
-                        .zip(product)
-                        .for_each(|(s, p)| *s = s.wrapping_add(p));
-                }
-                for (coefficient, out) in enc.output_places(block) {
-                    assert!(got[out].is_none(), "{shape:?}: output {out} twice");
-                    got[out] = Some(sum[coefficient]);
-                }
-            }
-            let got: Vec<u64> = got
-                .into_iter()
-                .map(|v| v.expect("every output placed"))
-                .collect();
+            let got = through_blocks(&enc, &x, &k);
             assert_eq!(got, want, "{shape:?} {:?}", enc.partition());
         }
     }
@@ -249,24 +218,7 @@ fn matrix_blocks_multiplied_hold_the_matrix_vector_product() {
             .collect();
         for (inw, outw) in [(1, 1), (1, 8), (8, 1)] {
             let enc = FcEncoding::cheapest(rows, inputs, degree, inw, outw).unwrap();
-            let mut got = vec![None; rows];
-            for block in 0..enc.output_blocks() {
-                let mut sum = vec![0u64; degree];
-                for (input, matrix) in enc.output_terms(block) {
-                    let product = negacyclic(&enc.input(&x, input), &enc.matrix(&w, matrix));
-                    sum.iter_mut()
-                        .zip(product)
-                        .for_each(|(s, p)| *s = s.wrapping_add(p));
-                }
-                for (coefficient, row) in enc.output_places(block) {
-                    assert!(got[row].is_none());
-                    got[row] = Some(sum[coefficient]);
-                }
-            }
-            let got: Vec<u64> = got
-                .into_iter()
-                .map(|v| v.expect("every row placed"))
-                .collect();
+            let got = through_blocks(&enc, &x, &w);
             assert_eq!(
                 got,
                 want,

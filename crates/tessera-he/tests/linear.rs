@@ -1,6 +1,8 @@
 //! The client's and the server's roles of a linear layer, stepped directly: their shares add
 //! up to W·x mod 2^ℓ, and every edited, cut or padded message is refused as the peer's fault.
 
+mod common;
+
 use rand_core::RngCore;
 use tessera_core::{Block, Failure, Fault, Prg};
 use tessera_he::conv::{ConvEncoding, ConvShape};
@@ -31,33 +33,6 @@ fn mask(bits: u32) -> u64 {
     }
 }
 
-/// W·x in the clear, through the encoding's own blocks (checked against the plain
-/// convolution and product in tests/conv.rs).
-fn product<E: Encoding>(e: &E, x: &[u64], w: &[i64]) -> Vec<u64> {
-    let mut y = vec![0u64; e.outputs()];
-    let n = e.input(x, 0).len();
-    for block in 0..e.output_blocks() {
-        let mut sum = vec![0u64; n];
-        for (i, k) in e.output_terms(block) {
-            let (a, b) = (e.input(x, i), e.weight(w, k));
-            for (j, &bj) in b.iter().enumerate().filter(|(_, b)| **b != 0) {
-                for (t, &at) in a.iter().enumerate() {
-                    let v = at.wrapping_mul(bj as u64);
-                    if t + j < n {
-                        sum[t + j] = sum[t + j].wrapping_add(v)
-                    } else {
-                        sum[t + j - n] = sum[t + j - n].wrapping_sub(v)
-                    }
-                }
-            }
-        }
-        for (c, out) in e.output_places(block) {
-            y[out] = sum[c];
-        }
-    }
-    y
-}
-
 fn shares_add_up<E: Encoding>(run: &mut Run, e: &E, bits: u32) -> (Query, Answer) {
     let x: Vec<u64> = (0..e.inputs())
         .map(|_| run.prg.next_u64() & mask(bits))
@@ -70,7 +45,7 @@ fn shares_add_up<E: Encoding>(run: &mut Run, e: &E, bits: u32) -> (Query, Answer
     let query = client.query(&x, &mut run.prg).unwrap();
     let (answer, theirs) = server.answer(&query, &mut run.prg).unwrap();
     let ours = client.open(&answer).unwrap();
-    let want = product(e, &x, &w);
+    let want = common::through_blocks(e, &x, &w);
     for ((a, b), c) in ours.iter().zip(&theirs).zip(&want) {
         assert_eq!(a.wrapping_add(*b) & mask(bits), c & mask(bits));
     }
