@@ -132,11 +132,15 @@ impl RngCore for Prg {
         dest[..take].copy_from_slice(&buffered[self.used..self.used + take]);
         self.used += take;
         dest = &mut dest[take..];
-        let mut batch = [Block::ZERO; BUFFER_BLOCKS];
-        while dest.len() >= BUFFER_BYTES {
-            generate(&self.aes, &mut self.counter, &mut batch);
-            dest[..BUFFER_BYTES].copy_from_slice(bytemuck::cast_slice(&batch));
-            dest = &mut dest[BUFFER_BYTES..];
+        // The batch is made only for requests of a whole buffer or more: a word's worth
+        // (next_u64) no longer clears a buffer's bytes on the stack first.
+        if dest.len() >= BUFFER_BYTES {
+            let mut batch = [Block::ZERO; BUFFER_BLOCKS];
+            while dest.len() >= BUFFER_BYTES {
+                generate(&self.aes, &mut self.counter, &mut batch);
+                dest[..BUFFER_BYTES].copy_from_slice(bytemuck::cast_slice(&batch));
+                dest = &mut dest[BUFFER_BYTES..];
+            }
         }
         if !dest.is_empty() {
             generate(&self.aes, &mut self.counter, &mut self.buffer);

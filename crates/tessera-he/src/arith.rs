@@ -87,10 +87,48 @@ pub(crate) fn sub_mod(a: u64, b: u64, p: u64) -> u64 {
     if a >= b { a - b } else { a + p - b }
 }
 
-/// A signed integer reduced into `[0, p)`.
+/// A signed word reduced into `[0, p)` (one word division, not a 128-bit one).
 #[inline(always)]
-pub(crate) fn signed_mod(x: i128, p: u64) -> u64 {
-    x.rem_euclid(i128::from(p)) as u64
+pub(crate) fn reduce_signed(x: i64, p: u64) -> u64 {
+    let r = x.unsigned_abs() % p;
+    if x < 0 && r != 0 { p - r } else { r }
+}
+
+/// Reduction of wide values modulo one prime without division: a word by Shoup's product with
+/// 1, and the high word's 2^64 by the prepared 2^64 mod p.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Reducer {
+    one: Shoup,
+    two_64: Shoup,
+}
+
+impl Reducer {
+    /// The reducer modulo `p`.
+    pub(crate) fn new(p: u64) -> Self {
+        let two_64 = ((1u128 << 64) % u128::from(p)) as u64;
+        Reducer {
+            one: Shoup::new(1, p),
+            two_64: Shoup::new(two_64, p),
+        }
+    }
+
+    /// `x mod p` for any word.
+    #[inline(always)]
+    pub(crate) fn word(self, x: u64, p: u64) -> u64 {
+        self.one.mul(x, p)
+    }
+
+    /// `x mod p` for a signed value below 2^127 in magnitude.
+    #[inline(always)]
+    pub(crate) fn signed_wide(self, x: i128, p: u64) -> u64 {
+        let m = x.unsigned_abs();
+        let r = add_mod(
+            self.two_64.mul((m >> 64) as u64, p),
+            self.one.mul(m as u64, p),
+            p,
+        );
+        if x < 0 { sub_mod(0, r, p) } else { r }
+    }
 }
 
 /// A non-negative integer of several 64-bit words, least significant first.
@@ -168,6 +206,29 @@ mod tests {
         assert!(!is_prime(p - 2));
         assert!(!is_prime(3_215_031_751)); // a strong pseudoprime to bases 2, 3, 5, 7
         assert_eq!(mul_mod(inv_mod(12345, p), 12345, p), 1);
+        let q = (1u64 << 49) - 81;
+        let r = Reducer::new(q);
+        for x in [
+            0i128,
+            1,
+            -1,
+            i128::from(u64::MAX),
+            -(1i128 << 100) + 12345,
+            (1i128 << 120) - 1,
+        ] {
+            assert_eq!(
+                r.signed_wide(x, q),
+                x.rem_euclid(i128::from(q)) as u64,
+                "{x}"
+            );
+        }
+        for x in [0i64, 5, -5, i64::MIN, i64::MAX] {
+            assert_eq!(
+                reduce_signed(x, q),
+                i128::from(x).rem_euclid(i128::from(q)) as u64
+            );
+            assert_eq!(r.word(x as u64, q), (x as u64) % q);
+        }
         let c = Shoup::new(987_654_321_987, p);
         for x in [0u64, 1, p - 1, u64::MAX, 0x1234_5678_9abc_def0] {
             assert_eq!(c.mul(x, p), mul_mod(x % p, 987_654_321_987, p));

@@ -12,6 +12,7 @@
 //! is kept (and sent back).
 
 use crate::Error;
+use crate::linear::Encoding;
 
 /// A convolution's public shape: `channels × height × width` in (padded), `out_channels`
 /// kernels of `channels × kernel[0] × kernel[1]`, moved by `stride`.
@@ -126,125 +127,9 @@ impl ConvEncoding {
         })
     }
 
-    /// The convolution's shape.
-    pub fn shape(&self) -> ConvShape {
-        self.shape
-    }
-
     /// The partition chosen.
     pub fn partition(&self) -> Partition {
         self.part
-    }
-
-    /// The number of input polynomials: channel blocks × spatial blocks.
-    pub fn input_blocks(&self) -> usize {
-        self.channel_blocks() * self.spatial_blocks()
-    }
-
-    /// The number of output polynomials: out channels × spatial blocks.
-    pub fn output_blocks(&self) -> usize {
-        self.shape.out_channels * self.spatial_blocks()
-    }
-
-    /// The number of kernel polynomials: out channels × channel blocks.
-    pub fn kernel_blocks(&self) -> usize {
-        self.shape.out_channels * self.channel_blocks()
-    }
-
-    /// Input polynomial `block` (channel block major, then spatial blocks row by row) from the
-    /// input `x` (`C × H × W`, row-major): N coefficients, zeros beyond the input.
-    pub fn input(&self, x: &[u64], block: usize) -> Vec<u64> {
-        let (cb, (bi, bj)) = (
-            block / self.spatial_blocks(),
-            self.spatial(block % self.spatial_blocks()),
-        );
-        let [sh, sw] = self.steps();
-        let ConvShape {
-            channels,
-            height,
-            width,
-            ..
-        } = self.shape;
-        let p = self.part;
-        let mut poly = vec![0u64; self.degree];
-        for c in 0..p.channels {
-            let ch = cb * p.channels + c;
-            for i in 0..p.height {
-                let row = bi * sh + i;
-                if ch >= channels || row >= height {
-                    continue;
-                }
-                for j in 0..p.width.min(width.saturating_sub(bj * sw)) {
-                    poly[(c * p.height + i) * p.width + j] =
-                        x[(ch * height + row) * width + bj * sw + j];
-                }
-            }
-        }
-        poly
-    }
-
-    /// Kernel polynomial `block` (out channel major, then channel blocks) from the kernels `k`
-    /// (`M × C × h × w`, row-major).
-    pub fn kernel<T: Copy + Default>(&self, k: &[T], block: usize) -> Vec<T> {
-        let (m, cb) = (block / self.channel_blocks(), block % self.channel_blocks());
-        let ConvShape {
-            channels,
-            kernel: [kh, kw],
-            ..
-        } = self.shape;
-        let p = self.part;
-        let offset = self.offset();
-        let mut poly = vec![T::default(); self.degree];
-        for c in 0..p.channels.min(channels.saturating_sub(cb * p.channels)) {
-            let ch = cb * p.channels + c;
-            for l in 0..kh {
-                for l2 in 0..kw {
-                    let at = offset - (c * p.height + l) * p.width - l2;
-                    poly[at] = k[((m * channels + ch) * kh + l) * kw + l2];
-                }
-            }
-        }
-        poly
-    }
-
-    /// Output polynomial `block`'s place: the input block of spatial block `block %
-    /// spatial_blocks()` times the kernels of out channel `block / spatial_blocks()`, summed
-    /// over the channel blocks. Returns (input block, kernel block) pairs.
-    pub fn output_terms(&self, block: usize) -> Vec<(usize, usize)> {
-        let (m, s) = (block / self.spatial_blocks(), block % self.spatial_blocks());
-        (0..self.channel_blocks())
-            .map(|cb| {
-                (
-                    cb * self.spatial_blocks() + s,
-                    m * self.channel_blocks() + cb,
-                )
-            })
-            .collect()
-    }
-
-    /// The outputs output polynomial `block` holds: (coefficient, index into the `M × H' × W'`
-    /// output, row-major).
-    pub fn output_places(&self, block: usize) -> Vec<(usize, usize)> {
-        let (m, (bi, bj)) = (
-            block / self.spatial_blocks(),
-            self.spatial(block % self.spatial_blocks()),
-        );
-        let [sh, sw] = self.steps();
-        let [fh, fw] = self.shape.unstrided();
-        let [oh, ow] = self.shape.output();
-        let [s0, s1] = self.shape.stride;
-        let offset = self.offset();
-        let mut places = Vec::with_capacity(sh * sw);
-        for i in 0..sh.min(fh.saturating_sub(bi * sh)) {
-            for j in 0..sw.min(fw.saturating_sub(bj * sw)) {
-                let (row, col) = (bi * sh + i, bj * sw + j);
-                if row % s0 == 0 && col % s1 == 0 {
-                    let out = (m * oh + row / s0) * ow + col / s1;
-                    places.push((offset + i * self.part.width + j, out));
-                }
-            }
-        }
-        places
     }
 
     fn offset(&self) -> usize {
@@ -278,5 +163,133 @@ impl ConvEncoding {
     fn spatial(&self, s: usize) -> (usize, usize) {
         let cols = self.spatial_grid()[1];
         (s / cols, s % cols)
+    }
+}
+
+impl Encoding for ConvEncoding {
+    fn inputs(&self) -> usize {
+        let s = self.shape;
+        s.channels * s.height * s.width
+    }
+
+    fn weights(&self) -> usize {
+        let s = self.shape;
+        s.out_channels * s.channels * s.kernel[0] * s.kernel[1]
+    }
+
+    fn outputs(&self) -> usize {
+        let [h, w] = self.shape.output();
+        self.shape.out_channels * h * w
+    }
+
+    /// The number of input polynomials: channel blocks × spatial blocks.
+    fn input_blocks(&self) -> usize {
+        self.channel_blocks() * self.spatial_blocks()
+    }
+
+    /// The number of output polynomials: out channels × spatial blocks.
+    fn output_blocks(&self) -> usize {
+        self.shape.out_channels * self.spatial_blocks()
+    }
+
+    /// The number of kernel polynomials: out channels × channel blocks.
+    fn weight_blocks(&self) -> usize {
+        self.shape.out_channels * self.channel_blocks()
+    }
+
+    /// Input polynomial `block` (channel block major, then spatial blocks row by row) from the
+    /// input `x` (`C × H × W`, row-major): N coefficients, zeros beyond the input.
+    fn input(&self, x: &[u64], block: usize) -> Vec<u64> {
+        let (cb, (bi, bj)) = (
+            block / self.spatial_blocks(),
+            self.spatial(block % self.spatial_blocks()),
+        );
+        let [sh, sw] = self.steps();
+        let ConvShape {
+            channels,
+            height,
+            width,
+            ..
+        } = self.shape;
+        let p = self.part;
+        let mut poly = vec![0u64; self.degree];
+        for c in 0..p.channels {
+            let ch = cb * p.channels + c;
+            for i in 0..p.height {
+                let row = bi * sh + i;
+                if ch >= channels || row >= height {
+                    continue;
+                }
+                for j in 0..p.width.min(width.saturating_sub(bj * sw)) {
+                    poly[(c * p.height + i) * p.width + j] =
+                        x[(ch * height + row) * width + bj * sw + j];
+                }
+            }
+        }
+        poly
+    }
+
+    /// Kernel polynomial `block` (out channel major, then channel blocks) from the kernels `k`
+    /// (`M × C × h × w`, row-major).
+    fn weight(&self, k: &[i64], block: usize) -> Vec<i64> {
+        let (m, cb) = (block / self.channel_blocks(), block % self.channel_blocks());
+        let ConvShape {
+            channels,
+            kernel: [kh, kw],
+            ..
+        } = self.shape;
+        let p = self.part;
+        let offset = self.offset();
+        let mut poly = vec![0i64; self.degree];
+        for c in 0..p.channels.min(channels.saturating_sub(cb * p.channels)) {
+            let ch = cb * p.channels + c;
+            for l in 0..kh {
+                for l2 in 0..kw {
+                    let at = offset - (c * p.height + l) * p.width - l2;
+                    poly[at] = k[((m * channels + ch) * kh + l) * kw + l2];
+                }
+            }
+        }
+        poly
+    }
+
+    /// Output polynomial `block`'s place: the input block of spatial block `block %
+    /// spatial_blocks()` times the kernels of out channel `block / spatial_blocks()`, summed
+    /// over the channel blocks. Returns (input block, kernel block) pairs.
+    fn output_terms(&self, block: usize) -> Vec<(usize, usize)> {
+        let (m, s) = (block / self.spatial_blocks(), block % self.spatial_blocks());
+        (0..self.channel_blocks())
+            .map(|cb| {
+                (
+                    cb * self.spatial_blocks() + s,
+                    m * self.channel_blocks() + cb,
+                )
+            })
+            .collect()
+    }
+
+    /// The outputs output polynomial `block` holds: (coefficient, index into the `M × H' × W'`
+    /// output, row-major).
+    fn output_places(&self, block: usize) -> Vec<(usize, usize)> {
+        let (m, (bi, bj)) = (
+            block / self.spatial_blocks(),
+            self.spatial(block % self.spatial_blocks()),
+        );
+        let [sh, sw] = self.steps();
+        let [fh, fw] = self.shape.unstrided();
+        let [oh, ow] = self.shape.output();
+        let [s0, s1] = self.shape.stride;
+        let offset = self.offset();
+        let mut places = Vec::with_capacity(sh * sw);
+        for i in 0..sh.min(fh.saturating_sub(bi * sh)) {
+            for j in 0..sw.min(fw.saturating_sub(bj * sw)) {
+                let (row, col) = (bi * sh + i, bj * sw + j);
+                if row % s0 == 0 && col % s1 == 0 {
+                    let out = (m * oh + row / s0) * ow + col / s1;
+                    places.push((offset + i * self.part.width + j, out));
+                }
+            }
+        }
+        places
     }
 }

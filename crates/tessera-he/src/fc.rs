@@ -7,6 +7,7 @@
 //! products: one ciphertext per `n'_o` rows.
 
 use crate::Error;
+use crate::linear::Encoding;
 
 /// The encoding of one `rows × inputs` matrix at one ring degree.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,33 +62,42 @@ impl FcEncoding {
         })
     }
 
-    /// The matrix's rows and inputs.
-    pub fn shape(&self) -> (usize, usize) {
-        (self.rows, self.inputs)
-    }
-
     /// n'_i and n'_o.
     pub fn blocks(&self) -> (usize, usize) {
         (self.block_inputs, self.block_rows)
     }
+}
+
+impl Encoding for FcEncoding {
+    fn inputs(&self) -> usize {
+        self.inputs
+    }
+
+    fn weights(&self) -> usize {
+        self.rows * self.inputs
+    }
+
+    fn outputs(&self) -> usize {
+        self.rows
+    }
 
     /// Input polynomials: ⌈n_i / n'_i⌉.
-    pub fn input_blocks(&self) -> usize {
+    fn input_blocks(&self) -> usize {
         self.inputs.div_ceil(self.block_inputs)
     }
 
     /// Output polynomials: ⌈n_o / n'_o⌉.
-    pub fn output_blocks(&self) -> usize {
+    fn output_blocks(&self) -> usize {
         self.rows.div_ceil(self.block_rows)
     }
 
     /// Matrix polynomials: one per input block and output block.
-    pub fn matrix_blocks(&self) -> usize {
+    fn weight_blocks(&self) -> usize {
         self.input_blocks() * self.output_blocks()
     }
 
     /// Input polynomial `block` of `x`.
-    pub fn input(&self, x: &[u64], block: usize) -> Vec<u64> {
+    fn input(&self, x: &[u64], block: usize) -> Vec<u64> {
         let mut poly = vec![0u64; self.degree];
         let start = block * self.block_inputs;
         let end = (start + self.block_inputs).min(self.inputs);
@@ -97,9 +107,9 @@ impl FcEncoding {
 
     /// Matrix polynomial `block` (output block major, then input blocks) of `w` (`rows ×
     /// inputs`, row-major).
-    pub fn matrix<T: Copy + Default>(&self, w: &[T], block: usize) -> Vec<T> {
+    fn weight(&self, w: &[i64], block: usize) -> Vec<i64> {
         let (ob, ib) = (block / self.input_blocks(), block % self.input_blocks());
-        let mut poly = vec![T::default(); self.degree];
+        let mut poly = vec![0i64; self.degree];
         let n = self.block_inputs;
         for r in 0..self.block_rows.min(self.rows - ob * self.block_rows) {
             let row = ob * self.block_rows + r;
@@ -111,14 +121,14 @@ impl FcEncoding {
     }
 
     /// Output polynomial `block`'s terms: (input block, matrix block) pairs to multiply and sum.
-    pub fn output_terms(&self, block: usize) -> Vec<(usize, usize)> {
+    fn output_terms(&self, block: usize) -> Vec<(usize, usize)> {
         (0..self.input_blocks())
             .map(|ib| (ib, block * self.input_blocks() + ib))
             .collect()
     }
 
     /// The outputs output polynomial `block` holds: (coefficient, row).
-    pub fn output_places(&self, block: usize) -> Vec<(usize, usize)> {
+    fn output_places(&self, block: usize) -> Vec<(usize, usize)> {
         let n = self.block_inputs;
         (0..self.block_rows.min(self.rows - block * self.block_rows))
             .map(|r| (r * n + n - 1, block * self.block_rows + r))

@@ -4,7 +4,7 @@
 //! bits), and dropping the last prime by rounding (the RNS modulus switch of Gentry, Halevi and
 //! Smart, 2012, §3.1).
 
-use crate::arith::{Shoup, Wide, inv_mod, mul_mod};
+use crate::arith::{Reducer, Shoup, Wide, add_mod, inv_mod, mul_mod, sub_mod};
 
 /// `t · v / q_i` for one prime as an integer part modulo 2^64 and a 128-bit fraction.
 #[derive(Clone, Copy, Debug)]
@@ -42,6 +42,8 @@ pub(crate) struct Level {
     theta: Vec<Theta>,
     /// The last prime's inverse modulo each other prime: dropping it divides by it.
     last_inverse: Vec<Shoup>,
+    /// Reduction modulo each prime.
+    reducers: Vec<Reducer>,
     /// t - 1.
     plain_mask: u64,
     plain_bits: u32,
@@ -77,6 +79,7 @@ impl Level {
         };
         Level {
             delta,
+            reducers: moduli.iter().map(|&p| Reducer::new(p)).collect(),
             q_mod_t: q.low_bits(plain_bits),
             theta,
             last_inverse,
@@ -90,6 +93,11 @@ impl Level {
         self.theta.len()
     }
 
+    /// Reduction modulo prime `i`.
+    pub(crate) fn reducer(&self, i: usize) -> Reducer {
+        self.reducers[i]
+    }
+
     /// ⌊q·m/t⌉ for `m < t` as its residue modulo prime `i` of `moduli`: ⌊q/t⌋·m plus
     /// ⌊(q mod t)·m/t⌉, which is exact (a 128-bit product).
     #[inline(always)]
@@ -97,7 +105,8 @@ impl Level {
         let carry = (u128::from(self.q_mod_t) * u128::from(m) + (1u128 << (self.plain_bits - 1)))
             >> self.plain_bits;
         let scaled = self.delta[i].mul(m, p);
-        crate::arith::add_mod(scaled, (carry % u128::from(p)) as u64, p)
+        // carry < t <= 2^64.
+        add_mod(scaled, self.reducers[i].word(carry as u64, p), p)
     }
 
     /// ⌊t·x/q⌉ mod t for the integer x in [0, q) whose residues are `residues`.
@@ -128,10 +137,11 @@ impl Level {
         let negative = r > last / 2;
         for i in 0..k {
             let p = moduli[i];
+            let reduce = self.reducers[i];
             let shifted = if negative {
-                crate::arith::add_mod(words[i], (last - r) % p, p)
+                add_mod(words[i], reduce.word(last - r, p), p)
             } else {
-                crate::arith::sub_mod(words[i], r % p, p)
+                sub_mod(words[i], reduce.word(r, p), p)
             };
             words[i] = self.last_inverse[i].mul(shifted, p);
         }

@@ -13,7 +13,7 @@
 //!   dropping primes.
 //!
 //! No I/O and no knowledge of networks: the protocols that use it live in `tessera-protocols`.
-//! Words from a peer enter through [`Ciphertext::from_words`] and
+//! Words from a peer enter through [`decrypt_answer`] and
 //! [`SeededCiphertext::from_parts`], which check their number and range.
 
 #![deny(missing_docs)]

@@ -1,13 +1,12 @@
 //! The two roles of a product of the server's matrix by the client's vector, without I/O
 //! (Cheetah §4: the client's vector encrypted, the server's answer its products less a random
 //! share): afterwards the client holds W·x − r and the server r, in Z_2^ℓ. The matrix is any
-//! [`Encoding`]: a convolution ([`ConvEncoding`]) or a dense layer ([`FcEncoding`]).
+//! [`Encoding`]: a convolution ([`crate::conv::ConvEncoding`]) or a dense layer
+//! ([`crate::fc::FcEncoding`]).
 
 use rayon::prelude::*;
 use tessera_core::{Block, Prg};
 
-use crate::conv::ConvEncoding;
-use crate::fc::FcEncoding;
 use crate::wire::{pack, unpack};
 use crate::{
     AnswerPlan, Ciphertext, Context, Error, Form, PublicKey, RnsPoly, SecretKey, SeededCiphertext,
@@ -36,76 +35,6 @@ pub trait Encoding: Sync {
     fn output_terms(&self, block: usize) -> Vec<(usize, usize)>;
     /// The (coefficient, output index) pairs output polynomial `block` holds.
     fn output_places(&self, block: usize) -> Vec<(usize, usize)>;
-}
-
-impl Encoding for ConvEncoding {
-    fn input_blocks(&self) -> usize {
-        ConvEncoding::input_blocks(self)
-    }
-    fn weight_blocks(&self) -> usize {
-        self.kernel_blocks()
-    }
-    fn output_blocks(&self) -> usize {
-        ConvEncoding::output_blocks(self)
-    }
-    fn inputs(&self) -> usize {
-        let s = self.shape();
-        s.channels * s.height * s.width
-    }
-    fn weights(&self) -> usize {
-        let s = self.shape();
-        s.out_channels * s.channels * s.kernel[0] * s.kernel[1]
-    }
-    fn outputs(&self) -> usize {
-        let s = self.shape();
-        let [h, w] = s.output();
-        s.out_channels * h * w
-    }
-    fn input(&self, x: &[u64], block: usize) -> Vec<u64> {
-        ConvEncoding::input(self, x, block)
-    }
-    fn weight(&self, w: &[i64], block: usize) -> Vec<i64> {
-        self.kernel(w, block)
-    }
-    fn output_terms(&self, block: usize) -> Vec<(usize, usize)> {
-        ConvEncoding::output_terms(self, block)
-    }
-    fn output_places(&self, block: usize) -> Vec<(usize, usize)> {
-        ConvEncoding::output_places(self, block)
-    }
-}
-
-impl Encoding for FcEncoding {
-    fn input_blocks(&self) -> usize {
-        FcEncoding::input_blocks(self)
-    }
-    fn weight_blocks(&self) -> usize {
-        self.matrix_blocks()
-    }
-    fn output_blocks(&self) -> usize {
-        FcEncoding::output_blocks(self)
-    }
-    fn inputs(&self) -> usize {
-        self.shape().1
-    }
-    fn weights(&self) -> usize {
-        self.shape().0 * self.shape().1
-    }
-    fn outputs(&self) -> usize {
-        self.shape().0
-    }
-    fn input(&self, x: &[u64], block: usize) -> Vec<u64> {
-        FcEncoding::input(self, x, block)
-    }
-    fn weight(&self, w: &[i64], block: usize) -> Vec<i64> {
-        self.matrix(w, block)
-    }
-    fn output_terms(&self, block: usize) -> Vec<(usize, usize)> {
-        FcEncoding::output_terms(self, block)
-    }
-    fn output_places(&self, block: usize) -> Vec<(usize, usize)> {
-        FcEncoding::output_places(self, block)
-    }
 }
 
 /// The client's message: its vector's polynomials encrypted, c1 of each from its seed.
@@ -235,20 +164,27 @@ impl<'a, E: Encoding> Server<'a, E> {
         w: &[i64],
     ) -> Result<Self, Error> {
         check_len("matrix", encoding.weights(), w.len())?;
-        let weights: Vec<RnsPoly> = (0..encoding.weight_blocks())
-            .map(|b| {
-                let mut p = RnsPoly::from_signed(ctx, ctx.top_level(), &encoding.weight(w, b));
-                p.to_evaluations(ctx);
-                p
-            })
-            .collect();
-        // Each output sums one weight polynomial per term: its norm bounds the error.
+        let mut norms = Vec::with_capacity(encoding.weight_blocks());
+        let mut weights = Vec::with_capacity(encoding.weight_blocks());
+        for b in 0..encoding.weight_blocks() {
+            let coefficients = encoding.weight(w, b);
+            norms.push(
+                coefficients
+                    .iter()
+                    .map(|v| u128::from(v.unsigned_abs()))
+                    .sum::<u128>(),
+            );
+            let mut p = RnsPoly::from_signed(ctx, ctx.top_level(), &coefficients);
+            p.to_evaluations(ctx);
+            weights.push(p);
+        }
+        // Each output sums one weight polynomial per term: their norms bound its error.
         let l1 = (0..encoding.output_blocks())
             .map(|b| {
-                let terms = encoding.output_terms(b);
-                terms
+                encoding
+                    .output_terms(b)
                     .iter()
-                    .map(|&(_, k)| norm(&encoding.weight(w, k)))
+                    .map(|&(_, k)| norms[k])
                     .sum::<u128>()
             })
             .max()
@@ -357,10 +293,6 @@ struct AnsweredBlock {
     words: Vec<u8>,
     /// (output index, r).
     shares: Vec<(usize, u64)>,
-}
-
-fn norm(w: &[i64]) -> u128 {
-    w.iter().map(|v| u128::from(v.unsigned_abs())).sum()
 }
 
 fn plain_mask(ctx: &Context) -> u64 {

@@ -4,7 +4,7 @@
 use tessera_core::Prg;
 
 use crate::Context;
-use crate::arith::{add_mod, signed_mod, sub_mod};
+use crate::arith::{add_mod, reduce_signed, sub_mod};
 
 /// Which representation a polynomial's rows hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,7 +40,7 @@ impl RnsPoly {
         let mut poly = RnsPoly::zero(ctx, primes, Form::Coefficients);
         for (row, &p) in poly.words.chunks_exact_mut(ctx.degree()).zip(ctx.moduli()) {
             for (w, &c) in row.iter_mut().zip(coefficients) {
-                *w = signed_mod(i128::from(c), p);
+                *w = reduce_signed(c, p);
             }
         }
         poly
@@ -153,11 +153,6 @@ impl RnsPoly {
     /// Keeps the first `primes` rows.
     pub(crate) fn truncate(&mut self, primes: usize) {
         self.words.truncate(primes * self.degree);
-    }
-
-    /// The words of coefficient `j`, one per prime, for in-place work across rows.
-    pub(crate) fn column(&self, j: usize) -> impl Iterator<Item = u64> + '_ {
-        self.words.iter().skip(j).step_by(self.degree).copied()
     }
 
     pub(crate) fn rows_mut(&mut self) -> std::slice::ChunksExactMut<'_, u64> {

@@ -84,19 +84,37 @@ pub fn encrypt(
 
 /// Decrypts `ct` (at any level, in either form): ⌊t·(c0 + c1·s)/q⌉ mod t per coefficient.
 pub fn decrypt(ctx: &Context, sk: &SecretKey, ct: &Ciphertext) -> Vec<u64> {
-    let primes = ct.primes();
+    let mut c0 = ct.c0.clone();
+    c0.to_coefficients(ctx);
+    let all: Vec<usize> = (0..ctx.degree()).collect();
+    open(ctx, sk, ct.c1.clone(), |i, k| c0.row(i)[k], &all)
+}
+
+/// ⌊t·(c0 + c1·s)/q⌉ mod t at the coefficients `kept`, c0's word of prime i at the k-th of
+/// them from `c0(i, k)`.
+fn open(
+    ctx: &Context,
+    sk: &SecretKey,
+    mut c1: RnsPoly,
+    c0: impl Fn(usize, usize) -> u64,
+    kept: &[usize],
+) -> Vec<u64> {
+    let primes = c1.primes();
     let mut s = sk.s.clone();
     s.truncate(primes);
-    let mut c1 = ct.c1.clone();
     c1.to_evaluations(ctx);
     let mut phase = c1.product(ctx, &s);
-    let mut c0 = ct.c0.clone();
-    c0.to_evaluations(ctx);
-    phase.add_assign(ctx, &c0);
     phase.to_coefficients(ctx);
     let level = ctx.level(primes);
-    (0..ctx.degree())
-        .map(|j| level.decode(phase.column(j)))
+    kept.iter()
+        .enumerate()
+        .map(|(k, &j)| {
+            let residues = (0..primes).map(|i| {
+                let p = ctx.moduli()[i];
+                crate::arith::add_mod(phase.row(i)[j], c0(i, k), p)
+            });
+            level.decode(residues)
+        })
         .collect()
 }
 
@@ -185,9 +203,11 @@ impl Ciphertext {
         self.c1.add_assign(ctx, &e1);
         self.to_coefficients(ctx);
         let flood = sample::flooding(prg, n, flood_bits);
-        for (row, &p) in self.c0.rows_mut().zip(ctx.moduli()) {
+        let level = ctx.level(primes);
+        for (i, (row, &p)) in self.c0.rows_mut().zip(ctx.moduli()).enumerate() {
+            let reduce = level.reducer(i);
             for (w, &f) in row.iter_mut().zip(&flood) {
-                *w = crate::arith::add_mod(*w, crate::arith::signed_mod(f, p), p);
+                *w = crate::arith::add_mod(*w, reduce.signed_wide(f, p), p);
             }
         }
     }
@@ -228,13 +248,6 @@ impl Ciphertext {
         self.c1.to_coefficients(ctx);
     }
 
-    /// The words sent: c0's then c1's coefficients, prime after prime (the coefficient form).
-    pub fn to_words(&self, ctx: &Context) -> Vec<u64> {
-        let mut ct = self.clone();
-        ct.to_coefficients(ctx);
-        [ct.c0.words(), ct.c1.words()].concat()
-    }
-
     /// The words of an answer: c1's coefficients whole, then c0's at the coefficients `kept`
     /// only (each prime's in `kept`'s order), which is all a receiver needs to open those
     /// (Cheetah §4.1: the other coefficients of c0 are never sent). Coefficients beyond N are
@@ -247,31 +260,6 @@ impl Ciphertext {
             words.extend(kept.iter().map(|&j| ct.c0.row(i)[j]));
         }
         words
-    }
-
-    /// A ciphertext of `primes` primes as received, in the coefficient form: exactly that many
-    /// rows of N words per part, each word below its prime.
-    pub fn from_words(ctx: &Context, primes: usize, mut words: Vec<u64>) -> Result<Self, Error> {
-        let half = primes * ctx.degree();
-        if primes == 0 || primes > ctx.top_level() || words.len() != 2 * half {
-            return Err(malformed(
-                "ciphertext",
-                format!(
-                    "{} words, not {} for {primes} primes",
-                    words.len(),
-                    2 * half
-                ),
-            ));
-        }
-        let c1 = words.split_off(half);
-        let part = |w| {
-            RnsPoly::from_words(ctx, Form::Coefficients, w)
-                .ok_or_else(|| malformed("ciphertext", "a word beyond its prime".into()))
-        };
-        Ok(Ciphertext {
-            c0: part(words)?,
-            c1: part(c1)?,
-        })
     }
 }
 
@@ -308,27 +296,11 @@ pub fn decrypt_answer(
         .chunks_exact(kept.len().max(1))
         .zip(ctx.moduli())
         .any(|(row, &p)| row.iter().any(|&w| w >= p));
-    let mut c1 = RnsPoly::from_words(ctx, Form::Coefficients, words)
+    let c1 = RnsPoly::from_words(ctx, Form::Coefficients, words)
         .filter(|_| !beyond)
         .ok_or_else(|| malformed("answer", "a word beyond its prime".into()))?;
-    let mut s = sk.s.clone();
-    s.truncate(primes);
-    c1.to_evaluations(ctx);
-    let mut phase = c1.product(ctx, &s);
-    phase.to_coefficients(ctx);
-    let level = ctx.level(primes);
-    let opened = kept
-        .iter()
-        .enumerate()
-        .map(|(k, &j)| {
-            let residues = (0..primes).map(|i| {
-                let p = ctx.moduli()[i];
-                crate::arith::add_mod(phase.row(i)[j], c0[i * kept.len() + k], p)
-            });
-            level.decode(residues)
-        })
-        .collect();
-    Ok(opened)
+    let width = kept.len();
+    Ok(open(ctx, sk, c1, |i, k| c0[i * width + k], kept))
 }
 
 fn add_encoded(ctx: &Context, c0: &mut RnsPoly, message: &[u64]) {

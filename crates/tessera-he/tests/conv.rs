@@ -8,10 +8,8 @@ use common::through_blocks;
 use rand_core::RngCore;
 use tessera_core::{Block, Prg};
 use tessera_he::conv::{ConvEncoding, ConvShape};
-use tessera_he::{
-    AnswerPlan, Ciphertext, Context, Form, ParamSpec, PublicKey, RnsPoly, SecretKey,
-    decrypt_answer, encrypt,
-};
+use tessera_he::linear::Encoding;
+use tessera_he::{AnswerPlan, Ciphertext, Form, RnsPoly, decrypt_answer, encrypt};
 
 /// The convolution, no padding, modulo 2^64.
 fn convolution(shape: &ConvShape, x: &[u64], k: &[i64]) -> Vec<u64> {
@@ -121,7 +119,12 @@ fn blocks_multiplied_hold_the_convolution() {
 
 #[test]
 fn a_convolution_under_encryption_gives_additive_shares() {
-    let ctx = Context::new(&ParamSpec::for_ring(32)).unwrap();
+    let common::Keys {
+        ctx,
+        sk,
+        pk,
+        mut prg,
+    } = common::keys(32, 22);
     let n = ctx.degree();
     let shape = ConvShape {
         channels: 20,
@@ -131,9 +134,6 @@ fn a_convolution_under_encryption_gives_additive_shares() {
         kernel: [3, 3],
         stride: [1, 1],
     };
-    let mut prg = Prg::from_seed_block(Block::new(22));
-    let sk = SecretKey::generate(&ctx, &mut prg);
-    let pk = PublicKey::generate(&ctx, &sk, &mut prg);
     let x = random(&mut prg, shape.channels * shape.height * shape.width, 32);
     let k = kernels(&mut prg, shape.out_channels * shape.channels * 9);
     let enc = ConvEncoding::cheapest(shape, n, 2 * n, 2 * n).unwrap();
@@ -155,9 +155,9 @@ fn a_convolution_under_encryption_gives_additive_shares() {
         })
         .collect();
     // The server's: kernels in the evaluation form, sums of products, its share r taken off.
-    let plain: Vec<RnsPoly> = (0..enc.kernel_blocks())
+    let plain: Vec<RnsPoly> = (0..enc.weight_blocks())
         .map(|b| {
-            let mut p = RnsPoly::from_signed(&ctx, ctx.top_level(), &enc.kernel(&k, b));
+            let mut p = RnsPoly::from_signed(&ctx, ctx.top_level(), &enc.weight(&k, b));
             p.to_evaluations(&ctx);
             p
         })

@@ -4,26 +4,13 @@
 mod common;
 
 use rand_core::RngCore;
-use tessera_core::{Block, Failure, Fault, Prg};
+use tessera_core::{Failure, Fault};
+use tessera_he::Error;
 use tessera_he::conv::{ConvEncoding, ConvShape};
 use tessera_he::fc::FcEncoding;
 use tessera_he::linear::{Answer, Client, Encoding, Query, Server};
-use tessera_he::{Context, Error, ParamSpec, PublicKey, SecretKey};
 
-struct Run {
-    ctx: Context,
-    sk: SecretKey,
-    pk: PublicKey,
-    prg: Prg,
-}
-
-fn setup(plain_bits: u32, seed: u128) -> Run {
-    let ctx = Context::new(&ParamSpec::for_ring(plain_bits)).unwrap();
-    let mut prg = Prg::from_seed_block(Block::new(seed));
-    let sk = SecretKey::generate(&ctx, &mut prg);
-    let pk = PublicKey::generate(&ctx, &sk, &mut prg);
-    Run { ctx, sk, pk, prg }
-}
+use common::{Keys, keys};
 
 fn mask(bits: u32) -> u64 {
     if bits == 64 {
@@ -33,7 +20,7 @@ fn mask(bits: u32) -> u64 {
     }
 }
 
-fn shares_add_up<E: Encoding>(run: &mut Run, e: &E, bits: u32) -> (Query, Answer) {
+fn shares_add_up<E: Encoding>(run: &mut Keys, e: &E, bits: u32) -> (Query, Answer) {
     let x: Vec<u64> = (0..e.inputs())
         .map(|_| run.prg.next_u64() & mask(bits))
         .collect();
@@ -54,7 +41,7 @@ fn shares_add_up<E: Encoding>(run: &mut Run, e: &E, bits: u32) -> (Query, Answer
 
 #[test]
 fn a_convolution_and_a_dense_layer_end_in_additive_shares() {
-    let mut run = setup(32, 31);
+    let mut run = keys(32, 31);
     let n = run.ctx.degree();
     let conv = ConvEncoding::cheapest(
         ConvShape {
@@ -74,7 +61,7 @@ fn a_convolution_and_a_dense_layer_end_in_additive_shares() {
     assert!(query.seeds.len() > 1 && answer.primes == 1);
     let fc = FcEncoding::cheapest(100, 5000, n, n, n).unwrap();
     shares_add_up(&mut run, &fc, 32);
-    let mut wide = setup(64, 32);
+    let mut wide = keys(64, 32);
     let conv = ConvEncoding::cheapest(
         ConvShape {
             channels: 3,
@@ -94,7 +81,7 @@ fn a_convolution_and_a_dense_layer_end_in_additive_shares() {
 
 #[test]
 fn edited_cut_and_padded_messages_are_the_peers_fault() {
-    let mut run = setup(32, 33);
+    let mut run = keys(32, 33);
     let n = run.ctx.degree();
     let fc = FcEncoding::cheapest(40, 6000, n, n, n).unwrap();
     let (query, answer) = shares_add_up(&mut run, &fc, 32);

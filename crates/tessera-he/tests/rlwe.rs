@@ -5,7 +5,7 @@ use rand_core::RngCore;
 use tessera_core::{Block, Failure, Fault, Prg};
 use tessera_he::{
     Ciphertext, Context, Error, Form, ParamSpec, PublicKey, RnsPoly, SecretKey, SeededCiphertext,
-    decrypt, encrypt,
+    decrypt, decrypt_answer, encrypt,
 };
 
 /// A kernel: `(position, weight)` pairs, the rest zero.
@@ -103,8 +103,9 @@ fn exchange(case: &Case, seed: u128) -> (Vec<u64>, Vec<u64>) {
     acc.add_plain(&ctx, &minus_r).unwrap();
     acc.rerandomize(&ctx, &pk, &mut prg, case.flood_bits);
     acc.drop_to(&ctx, case.primes_sent);
-    let back = Ciphertext::from_words(&ctx, case.primes_sent, acc.to_words(&ctx)).unwrap();
-    let got = decrypt(&ctx, &sk, &back);
+    let all: Vec<usize> = (0..n).collect();
+    let words = acc.answer_words(&ctx, &all);
+    let got = decrypt_answer(&ctx, &sk, case.primes_sent, words, &all).unwrap();
     for (w, r) in want.iter_mut().zip(&r) {
         *w = w.wrapping_sub(*r) & mask(case.plain_bits);
     }
@@ -214,7 +215,9 @@ fn words_from_a_peer_are_checked_for_length_and_range() {
             Fault::PeerMisbehaved
         );
     }
-    let words = sent.expand(&ctx).to_words(&ctx);
+    // An answer of the whole ciphertext: c1's rows, then c0's at every coefficient.
+    let all: Vec<usize> = (0..n).collect();
+    let words = sent.expand(&ctx).answer_words(&ctx, &all);
     assert_eq!(words.len(), 4 * n);
     for (primes, len) in [
         (2, 4 * n - 1),
@@ -223,17 +226,17 @@ fn words_from_a_peer_are_checked_for_length_and_range() {
         (0, 0),
         (3, 6 * n),
     ] {
-        let e = Ciphertext::from_words(&ctx, primes, vec![0; len]).unwrap_err();
+        let e = decrypt_answer(&ctx, &sk, primes, vec![0; len], &all).unwrap_err();
         assert_eq!(fault(e), Fault::PeerMisbehaved);
     }
     let mut high = words.clone();
     high[3 * n] = u64::MAX;
     assert_eq!(
-        fault(Ciphertext::from_words(&ctx, 2, high).unwrap_err()),
+        fault(decrypt_answer(&ctx, &sk, 2, high, &all).unwrap_err()),
         Fault::PeerMisbehaved
     );
-    let back = Ciphertext::from_words(&ctx, 2, words).unwrap();
-    assert_eq!(&decrypt(&ctx, &sk, &back)[..4], &[1, 2, 3, 0]);
+    let opened = decrypt_answer(&ctx, &sk, 2, words, &all).unwrap();
+    assert_eq!(&opened[..4], &[1, 2, 3, 0]);
 }
 
 #[test]
@@ -257,7 +260,7 @@ fn plaintexts_beyond_the_ring_are_refused() {
 /// beyond the modulus' room is refused.
 #[test]
 fn answer_plans_hold_for_the_worst_kernel_of_their_norm() {
-    use tessera_he::{AnswerPlan, FLOOD_SECURITY, decrypt_answer};
+    use tessera_he::{AnswerPlan, FLOOD_SECURITY};
     for (plain_bits, taps, weight_bits, primes_sent) in
         [(32u32, 512usize, 14u32, 1usize), (64, 256, 18, 2)]
     {

@@ -1,6 +1,25 @@
-//! What the tests share: products in the clear.
+//! What the tests share: keys from a seed, products in the clear.
 
+use tessera_core::{Block, Prg};
 use tessera_he::linear::Encoding;
+use tessera_he::{Context, ParamSpec, PublicKey, SecretKey};
+
+/// The parameters for ℓ, a key pair, and the PRG that made them.
+pub struct Keys {
+    pub ctx: Context,
+    pub sk: SecretKey,
+    pub pk: PublicKey,
+    pub prg: Prg,
+}
+
+/// [`Keys`] for ℓ = `plain_bits` from `seed`.
+pub fn keys(plain_bits: u32, seed: u128) -> Keys {
+    let ctx = Context::new(&ParamSpec::for_ring(plain_bits)).unwrap();
+    let mut prg = Prg::from_seed_block(Block::new(seed));
+    let sk = SecretKey::generate(&ctx, &mut prg);
+    let pk = PublicKey::generate(&ctx, &sk, &mut prg);
+    Keys { ctx, sk, pk, prg }
+}
 
 /// `a · b` in Z_2^64[X]/(X^N + 1).
 pub fn negacyclic(a: &[u64], b: &[i64]) -> Vec<u64> {
