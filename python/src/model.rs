@@ -74,8 +74,9 @@ pub(crate) fn ot(name: &str) -> PyResult<tessera_ot::OtChoice> {
 }
 
 /// The options of a private inference, checked: `protocol`, `reveal` ("logits" or
-/// "class"), inputs per inference, the setup's OT, this party's threads and the truncation
-/// ("auto", "local" or "exact": `secure::Truncation`).
+/// "class"), inputs per inference, the setup's OT, this party's threads, the truncation
+/// ("auto", "local" or "exact": `secure::Truncation`) and the linear layers' method ("auto",
+/// "he" or "ot": `secure::LinearChoice`).
 pub(crate) struct Chosen<'a> {
     pub(crate) protocol: &'a str,
     pub(crate) reveal: &'a str,
@@ -83,6 +84,7 @@ pub(crate) struct Chosen<'a> {
     pub(crate) ot: &'a str,
     pub(crate) threads: usize,
     pub(crate) truncation: &'a str,
+    pub(crate) linear: &'a str,
 }
 
 impl Chosen<'_> {
@@ -99,6 +101,10 @@ impl Chosen<'_> {
                 .truncation
                 .parse()
                 .map_err(|e| invalid(format!("truncation={:?}: {e}", self.truncation)))?,
+            linear: self
+                .linear
+                .parse()
+                .map_err(|e| invalid(format!("linear={:?}: {e}", self.linear)))?,
             ..Options::new(protocol(self.protocol)?)
         })
     }
@@ -380,8 +386,9 @@ impl Model {
     /// client's, to a callable `progress(phase, done, total)`, to a bar (`True`; `None`, the
     /// default: when standard error is a terminal) or nowhere (`False`). `ot`: the setup's
     /// OT ("softspoken" or "ferret"); `threads`: each party's (0: as many as the machine has);
-    /// `truncation`: "auto", "local" or "exact" (`secure::Truncation`).
-    #[pyo3(signature = (x, protocol = "a+b", bits = 32, frac = 10, reveal = "logits", normalise = None, progress = None, ot = "softspoken", threads = 0, truncation = "auto"))]
+    /// `truncation`: "auto", "local" or "exact" (`secure::Truncation`); `linear`: "auto", "he"
+    /// or "ot" (`secure::LinearChoice`).
+    #[pyo3(signature = (x, protocol = "a+b", bits = 32, frac = 10, reveal = "logits", normalise = None, progress = None, ot = "softspoken", threads = 0, truncation = "auto", linear = "auto"))]
     #[allow(clippy::too_many_arguments)]
     fn simulate<'py>(
         &self,
@@ -396,6 +403,7 @@ impl Model {
         ot: &str,
         threads: usize,
         truncation: &str,
+        linear: &str,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
         let watch = Watch::of(progress)?;
         let fixed = Numbers::new(bits, frac)?.fixed;
@@ -407,6 +415,7 @@ impl Model {
             ot,
             threads,
             truncation,
+            linear,
         };
         let options = chosen.options()?;
         let mut kept = py.detach(|| self.parties(fixed, options))?;

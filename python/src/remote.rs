@@ -150,7 +150,7 @@ impl Server {
     #[new]
     #[pyo3(signature = (model, listen, protocol = "a+b", bits = 32, frac = 10, reveal = "logits",
                         batch = 1, tls = None, timeout = 30.0, deadline = 3600.0,
-                        ot = "softspoken", threads = 0, truncation = "auto"))]
+                        ot = "softspoken", threads = 0, truncation = "auto", linear = "auto"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         model: &Model,
@@ -166,6 +166,7 @@ impl Server {
         ot: &str,
         threads: usize,
         truncation: &str,
+        linear: &str,
     ) -> PyResult<Server> {
         if !model.model.has_weights {
             return Err(invalid(
@@ -180,6 +181,7 @@ impl Server {
             ot,
             threads,
             truncation,
+            linear,
         };
         let compiled = secure::compile(&model.model, fixed, chosen.options()?)
             .map_err(|e| errors::raise_nn(&e))?;
@@ -230,7 +232,7 @@ impl Server {
 #[pyfunction]
 #[pyo3(signature = (model, x, connect, protocol = "a+b", bits = 32, frac = 10, reveal = "logits",
                     normalise = None, tls = None, timeout = 30.0, deadline = 3600.0,
-                    progress = None, ot = "softspoken", threads = 0, truncation = "auto"))]
+                    progress = None, ot = "softspoken", threads = 0, truncation = "auto", linear = "auto"))]
 #[allow(clippy::too_many_arguments)]
 pub fn infer<'py>(
     py: Python<'py>,
@@ -249,6 +251,7 @@ pub fn infer<'py>(
     ot: &str,
     threads: usize,
     truncation: &str,
+    linear: &str,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
     let fixed = Numbers::new(bits, frac)?.fixed;
     let (values, batch) = model.inputs(x, normalise)?;
@@ -259,6 +262,7 @@ pub fn infer<'py>(
         ot,
         threads,
         truncation,
+        linear,
     };
     let options = chosen.options()?;
     let link = Link::new(tls.as_deref(), (1, 2), timeout, deadline)?;

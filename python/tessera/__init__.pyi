@@ -80,6 +80,7 @@ class Model:
         ot: str = "softspoken",
         threads: int = 0,
         truncation: str = "auto",
+        linear: str = "auto",
     ) -> Tuple[np.ndarray, Report]:
         """Private inference of ``x`` (float32, float64, or uint8 images normalised by
         ``normalise``: "mnist", "half", "unit" or "MEAN,STD"; token ids, int64 or int32, for a
@@ -90,7 +91,9 @@ class Model:
         alike); ``threads``: each party's local work (0: as many as the machine has);
         ``truncation``: "auto", "local" (SecureML's, ℓ = 64 only) or "exact" (both parties
         alike; "auto" is exact at ℓ = 32 and wherever local truncation would fail more than
-        once in 2^10 inferences)."""
+        once in 2^10 inferences); ``linear``: how the linear layers' products are made in the
+        setup, "he" (Cheetah's homomorphic convolutions and dense layers), "ot" (Gilboa's
+        products) or "auto" (per layer, fewer bytes; both parties alike)."""
 
 class Circuit:
     """A Boolean circuit from the library or a Bristol file."""
@@ -169,6 +172,7 @@ class Server:
         ot: str = "softspoken",
         threads: int = 0,
         truncation: str = "auto",
+        linear: str = "auto",
     ) -> None: ...
     @property
     def address(self) -> str:
@@ -195,6 +199,7 @@ def infer(
     ot: str = "softspoken",
     threads: int = 0,
     truncation: str = "auto",
+    linear: str = "auto",
 ) -> Tuple[np.ndarray, Report]:
     """The client's side: connects to the server and runs one private inference of ``x``
     (the architecture, ``model.strip()``, is enough); the result and the client's report."""

@@ -41,6 +41,23 @@ def test_ferret_on_one_thread_equals_fixed_point_and_sends_less(minionn, mnist):
         minionn.simulate(images[0], ot="iknp")
 
 
+def test_linear_layers_by_he_and_ot_equal_fixed_point(minionn, mnist):
+    images, labels = mnist
+    want = minionn.plaintext(images[0])
+    reports = {}
+    for linear in ["he", "ot"]:
+        for bits, frac in [(32, 10), (64, 13)]:
+            got, report = minionn.simulate(images[0], bits=bits, frac=frac, linear=linear)
+            assert np.max(np.abs(got - want)) < 0.05, (linear, bits, got, want)
+            assert np.argmax(got) == labels[0]
+            reports[linear, bits] = report
+    # Homomorphic convolutions send a small part of Gilboa's products' bytes.
+    conv = lambda r: sum(l["setup_bytes"] for l in r["layers"] if l["op"] == "Conv")
+    assert 10 * conv(reports["he", 32]) < conv(reports["ot", 32])
+    with pytest.raises(tessera.InvalidInput, match="linear="):
+        minionn.simulate(images[0], linear="fhe")
+
+
 def test_truncation_is_chosen_alike_and_checked(minionn, mnist):
     images, labels = mnist
     assert minionn.info()["estimates"]["a+b"]["truncation"] == "exact"

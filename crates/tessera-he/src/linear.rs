@@ -56,6 +56,32 @@ pub struct Answer {
     pub words: Vec<u8>,
 }
 
+/// The bytes of a query for `encoding` under `ctx`: each input block's c0 packed, and its seed.
+pub fn query_bytes(ctx: &Context, encoding: &impl Encoding) -> usize {
+    let body = crate::wire::packed_len(&ctx.rows(ctx.top_level(), ctx.degree()));
+    (body.unwrap_or(usize::MAX) + 16).saturating_mul(encoding.input_blocks())
+}
+
+/// The bytes of an answer for `encoding` that keeps `primes` primes: each output block's c1
+/// whole and c0 at its outputs, packed.
+pub fn answer_bytes(ctx: &Context, encoding: &impl Encoding, primes: usize) -> usize {
+    (0..encoding.output_blocks())
+        .map(|block| {
+            let kept = encoding.output_places(block).len();
+            let runs = [ctx.rows(primes, ctx.degree()), ctx.rows(primes, kept)].concat();
+            crate::wire::packed_len(&runs).unwrap_or(usize::MAX)
+        })
+        .fold(0, usize::saturating_add)
+}
+
+/// The words an input block and an output block send, as the encodings' `cheapest` weigh
+/// them: N words at the full modulus' bits, and N at the `primes` kept.
+pub fn block_costs(ctx: &Context, primes: usize) -> (usize, usize) {
+    let n = ctx.degree();
+    let bits = |primes: usize| ctx.params().modulus_bits(primes) as usize;
+    (bits(ctx.top_level()) * n / 64, bits(primes) * n / 64)
+}
+
 /// The client's side: encrypts its vector, opens the answer to its share.
 pub struct Client<'a, E: Encoding> {
     ctx: &'a Context,

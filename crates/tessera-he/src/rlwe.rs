@@ -26,21 +26,67 @@ impl SecretKey {
 }
 
 /// The public key (b, a) = (-a·s + e, a), in the evaluation form: what re-randomises a
-/// ciphertext without the secret.
+/// ciphertext without the secret. `a` is drawn from a seed, so the key travels as b and
+/// the seed ([`PublicKey::to_bytes`]).
 #[derive(Clone, Debug)]
 pub struct PublicKey {
     b: RnsPoly,
     a: RnsPoly,
+    seed: Block,
 }
 
 impl PublicKey {
     /// The public key of `sk`.
     pub fn generate(ctx: &Context, sk: &SecretKey, prg: &mut Prg) -> Self {
-        let a = RnsPoly::uniform(ctx, ctx.top_level(), prg, Form::Evaluations);
+        let seed = prg.random_block();
+        let a = Self::a_from(ctx, seed);
         let mut b = RnsPoly::from_signed(ctx, ctx.top_level(), &sample::error(prg, ctx.degree()));
         b.to_evaluations(ctx);
         b.sub_assign(ctx, &a.product(ctx, &sk.s));
-        PublicKey { b, a }
+        PublicKey { b, a, seed }
+    }
+
+    fn a_from(ctx: &Context, seed: Block) -> RnsPoly {
+        let mut prg = Prg::from_seed_block(seed);
+        RnsPoly::uniform(ctx, ctx.top_level(), &mut prg, Form::Evaluations)
+    }
+
+    /// The key on the wire: b's words packed at the primes' widths, then a's seed.
+    pub fn to_bytes(&self, ctx: &Context) -> Vec<u8> {
+        let runs = ctx.rows(ctx.top_level(), ctx.degree());
+        let mut bytes = crate::wire::pack(self.b.words(), &runs);
+        bytes.extend_from_slice(&self.seed.to_bytes());
+        bytes
+    }
+
+    /// The length of [`PublicKey::to_bytes`] under `ctx`.
+    pub fn byte_len(ctx: &Context) -> usize {
+        let runs = ctx.rows(ctx.top_level(), ctx.degree());
+        crate::wire::packed_len(&runs).unwrap_or(usize::MAX) + 16
+    }
+
+    /// A key as received: its exact length, zero padding and every word below its prime
+    /// checked.
+    pub fn from_bytes(ctx: &Context, bytes: &[u8]) -> Result<Self, Error> {
+        let what = "public key";
+        let body = bytes
+            .len()
+            .checked_sub(16)
+            .filter(|&n| n + 16 == Self::byte_len(ctx))
+            .ok_or_else(|| malformed(what, format!("{} bytes", bytes.len())))?;
+        let runs = ctx.rows(ctx.top_level(), ctx.degree());
+        let words = crate::wire::unpack(&bytes[..body], &runs)
+            .ok_or_else(|| malformed(what, "its padding".into()))?;
+        let b = RnsPoly::from_words(ctx, Form::Evaluations, words)
+            .ok_or_else(|| malformed(what, "a word beyond its prime".into()))?;
+        let mut seed = [0u8; 16];
+        seed.copy_from_slice(&bytes[body..]);
+        let seed = Block::from_bytes(seed);
+        Ok(PublicKey {
+            b,
+            a: Self::a_from(ctx, seed),
+            seed,
+        })
     }
 }
 

@@ -30,7 +30,8 @@ use crate::fixed::{Arith, Fixed};
 use crate::model::Model;
 use crate::op::arguments;
 use tessera_protocols::hybrid::{
-    Cost, Kind, LinearMap, LinearWeights, Program, Reveal, Sharing, Type, Value, linear,
+    Cost, Kind, LinearMap, LinearMethod, LinearWeights, Program, Reveal, Sharing, Type, Value,
+    linear,
 };
 
 /// MOTION2NX's combinations of sharings (Braun et al., Tables 1-3): the
@@ -165,6 +166,65 @@ impl std::fmt::Display for Truncation {
     }
 }
 
+/// How the products of a private linear layer (Conv, Gemm, MatMul and Mul by constants,
+/// BatchNormalization) with the client's mask are made in the setup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LinearChoice {
+    /// Per layer, the method of fewer setup bytes ([`LinearMethod::cheaper`], at coefficients
+    /// of f + 4 bits and the answers' nominal primes): homomorphic for convolutions and
+    /// dense layers, Gilboa's where a layer's products are few (depthwise and 1 × 1 maps of
+    /// few channels).
+    Auto,
+    /// Homomorphic products on the client's encrypted mask: Cheetah's HomConv and HomFC under
+    /// RLWE ([`LinearMethod::Lattice`]).
+    He,
+    /// Gilboa's products on correlated OT (MOTION2NX; [`LinearMethod::Products`]).
+    Ot,
+}
+
+impl LinearChoice {
+    /// The three choices.
+    pub const ALL: [LinearChoice; 3] = [LinearChoice::Auto, LinearChoice::He, LinearChoice::Ot];
+
+    /// The name the command line uses: `auto`, `he`, `ot`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LinearChoice::Auto => "auto",
+            LinearChoice::He => "he",
+            LinearChoice::Ot => "ot",
+        }
+    }
+
+    /// The method for `map` in `fixed` with `ot`'s correlated OTs.
+    fn method(self, map: &LinearMap, fixed: Fixed, ot: tessera_ot::OtChoice) -> LinearMethod {
+        match self {
+            LinearChoice::He => LinearMethod::Lattice,
+            LinearChoice::Ot => LinearMethod::Products,
+            LinearChoice::Auto => {
+                let width = (fixed.frac() + 4).min(fixed.bits());
+                LinearMethod::cheaper(map, fixed.bits(), width, ot)
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for LinearChoice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        LinearChoice::ALL
+            .into_iter()
+            .find(|t| t.name() == s)
+            .ok_or_else(|| "one of auto, he, ot".to_owned())
+    }
+}
+
+impl std::fmt::Display for LinearChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The server: the model's owner.
 pub const SERVER: usize = 0;
 /// The client: the input's owner, who learns the output.
@@ -287,6 +347,8 @@ pub(crate) struct Compiler {
     protocol: Protocol,
     /// [`Truncation::Local`] or [`Truncation::Exact`].
     truncation: Truncation,
+    /// How linear layers' products are made, and the OT they would take.
+    linear: (LinearChoice, tessera_ot::OtChoice),
     /// Elements truncated so far.
     truncated: u64,
     /// Inputs per inference: every value holds `batch` tensors, input by input.
@@ -395,7 +457,9 @@ impl Compiler {
         let f = self.fixed;
         let e = protocol_error;
         let batched = map.batched(self.batch).map_err(e)?;
-        let mut y = self.p.linear(x, batched, SERVER).map_err(e)?;
+        let (choice, ot) = self.linear;
+        let method = choice.method(&batched, f, ot);
+        let mut y = self.p.linear(x, batched, SERVER, method).map_err(e)?;
         if self.batch > 1 {
             y = self.p.gather(y, map.batched_order(self.batch)).map_err(e)?;
         }
@@ -685,6 +749,8 @@ pub struct Options {
     pub threads: usize,
     /// How products are truncated, which both parties must choose alike.
     pub truncation: Truncation,
+    /// How linear layers' products are made, which both parties must choose alike.
+    pub linear: LinearChoice,
 }
 
 impl Options {
@@ -697,6 +763,7 @@ impl Options {
             ot: crate::infer::default_ot(),
             threads: 0,
             truncation: Truncation::Auto,
+            linear: LinearChoice::Auto,
         }
     }
 }
@@ -736,12 +803,14 @@ fn lower(
         batch,
         ot,
         threads,
+        linear,
         ..
     } = options;
     let mut c = Compiler {
         fixed,
         protocol,
         truncation,
+        linear: (linear, ot),
         truncated: 0,
         batch,
         p: Program::new(),

@@ -12,6 +12,7 @@ pub mod boolean;
 pub mod circuits;
 pub mod hello;
 pub mod hybrid;
+pub mod lattice;
 pub mod progress;
 pub mod session;
 pub mod yao;

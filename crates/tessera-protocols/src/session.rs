@@ -3,6 +3,7 @@
 //! tells the peers when this party stops ([`Session::run`]).
 
 use crate::Error;
+use crate::lattice::LatticeKeys;
 use crate::progress::{Observer, Position, Progress};
 use tessera_core::{Backend, Block, Prg};
 use tessera_net::{Network, PeerChannel, Phase, PhaseTimer, Space, Spaces};
@@ -73,6 +74,8 @@ pub struct Session {
     /// Spaces per link: both ends of a link hand them out in the same order.
     spaces: Vec<Spaces>,
     ot: Vec<PeerOt>,
+    /// Per peer, the lattice keys of each plaintext ring used with it.
+    lattice: Vec<Vec<LatticeKeys>>,
     phases: Vec<Phase>,
     observer: Option<Observer>,
     position: Position,
@@ -112,6 +115,7 @@ impl Session {
             ot_delta: None,
             spaces: (0..n).map(|_| Spaces::default()).collect(),
             ot: (0..n).map(|_| PeerOt::default()).collect(),
+            lattice: (0..n).map(|_| Vec::new()).collect(),
             phases: Vec::new(),
             observer: None,
             position: Position::default(),
@@ -325,6 +329,29 @@ impl Session {
             } => f(s.as_mut(), r.as_mut(), &mut channel),
             _ => Err(Error::Input(format!("no OT providers with party {j}"))),
         }
+    }
+
+    /// Runs `f` with the lattice keys with peer `j` for the ring 2^`plain_bits` (set up
+    /// on first use, no key made yet), the link to `j` and this session's PRG.
+    pub fn with_lattice<T>(
+        &mut self,
+        j: usize,
+        plain_bits: u32,
+        f: impl FnOnce(&mut LatticeKeys, &mut PeerChannel<'_>, &mut Prg) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let rings = self
+            .lattice
+            .get_mut(j)
+            .ok_or_else(|| Error::Input(format!("no party {j}")))?;
+        let at = match rings.iter().position(|k| k.plain_bits() == plain_bits) {
+            Some(at) => at,
+            None => {
+                rings.push(LatticeKeys::new(plain_bits)?);
+                rings.len() - 1
+            }
+        };
+        let mut channel = self.network.peer(j);
+        f(&mut rings[at], &mut channel, &mut self.prg)
     }
 
     /// Runs `f` with the multiplication-triple generator with peer `j` (set up on first use,

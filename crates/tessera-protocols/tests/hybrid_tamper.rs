@@ -12,7 +12,7 @@ use std::time::Duration;
 use tessera_core::{Block, Failure, Fault, Prg};
 use tessera_net::NetConfig;
 use tessera_protocols::hybrid::{
-    Kind, LinearMap, LinearWeights, Plain, Program, Reveal, Sharing, Type, Value,
+    Kind, LinearMap, LinearMethod, LinearWeights, Plain, Program, Reveal, Sharing, Type, Value,
 };
 use tessera_protocols::{Error, Session, SessionConfig};
 use tessera_testkit::tamper::{self, Edit, Target, Which};
@@ -20,9 +20,10 @@ use tessera_testkit::tamper::{self, Edit, Target, Which};
 const N: usize = 3;
 
 /// x + y in α, its square, the comparison with t in B, x + y in Y XORed with u, and party 0's
-/// linear map of two rows on two columns of x + y: every kind of set-up (triples, mask
-/// products, tables, the stated coefficient widths, Gilboa's products) and online step
-/// (openings, circuits, labels, outputs).
+/// linear map of two rows on two columns of x + y by Gilboa's products and by homomorphic
+/// ones: every kind of set-up (triples, mask products, tables, the stated coefficient widths,
+/// Gilboa's products, the public key, ciphertexts and answers) and online step (openings,
+/// circuits, labels, outputs).
 fn program() -> (Program, [Vec<(Value, Plain)>; 2]) {
     let t = |sharing, kind| Type {
         sharing,
@@ -43,11 +44,15 @@ fn program() -> (Program, [Vec<(Value, Plain)>; 2]) {
     let sum_y = p.convert(sum, Sharing::Y).unwrap();
     let mixed = p.xor(sum_y, u).unwrap();
     let map = LinearMap::new(2, 2, 2, N, vec![0, 1, 2, 0]).unwrap();
-    let mapped = p.linear(sum, map, 0).unwrap();
+    let mapped = p
+        .linear(sum, map.clone(), 0, LinearMethod::Products)
+        .unwrap();
+    let encrypted = p.linear(sum, map, 0, LinearMethod::Lattice).unwrap();
     p.output(square, Reveal::To(0)).unwrap();
     p.output(below, Reveal::Both).unwrap();
     p.output(mixed, Reveal::To(1)).unwrap();
     p.output(mapped, Reveal::To(1)).unwrap();
+    p.output(encrypted, Reveal::To(1)).unwrap();
     let mut prg = Prg::from_seed_block(Block::new(45));
     let mut ring = || {
         (0..N)
@@ -90,13 +95,14 @@ fn run(
                     let peer = 1 - net_id;
                     let mut session = Session::new(net, session)?;
                     // Party 0's coefficients: 13 bits each, the width it states.
-                    let weights = (net_id == 0)
-                        .then(|| LinearWeights {
-                            matrix: vec![4095, 3, 4096u64.wrapping_neg() & 0xffff_ffff, 7],
-                            bias: vec![1, 2],
-                        })
-                        .into_iter()
-                        .collect::<Vec<_>>();
+                    let weights = LinearWeights {
+                        matrix: vec![4095, 3, 4096u64.wrapping_neg() & 0xffff_ffff, 7],
+                        bias: vec![1, 2],
+                    };
+                    let weights = match net_id {
+                        0 => vec![weights.clone(), weights],
+                        _ => Vec::new(),
+                    };
                     session.run(|s| {
                         let prepared = p.setup_with(s, peer, &weights)?;
                         p.online(s, peer, prepared, x)
@@ -130,6 +136,7 @@ fn every_edited_frame_stops_both_parties_cleanly_or_passes() {
     let (honest, sent) = run(&p, &inputs, None);
     let [a, b] = honest.map(|r| r.expect("an honest run through the interposer"));
     assert_eq!(a[1], b[1], "both learn the comparison");
+    assert_eq!(b[3], b[4], "both methods make the same map");
     assert!(sent[0] > 5 && sent[1] > 5, "frames sent: {sent:?}");
     let mut stopped = 0;
     for from in 0..2 {

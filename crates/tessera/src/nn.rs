@@ -20,7 +20,7 @@ use tessera_nn::fixed::{Arith, Fixed};
 use tessera_nn::import::shown;
 use tessera_nn::infer::{self, Local, Report};
 use tessera_nn::model::Model;
-use tessera_nn::secure::{self, Compiled, Options, Output, Protocol, Truncation};
+use tessera_nn::secure::{self, Compiled, LinearChoice, Options, Output, Protocol, Truncation};
 use tessera_nn::{import, input, strip, zoo};
 use tessera_protocols::Session;
 
@@ -101,6 +101,12 @@ pub struct NumberArgs {
     /// more than once in 2^10 inferences for values below 16).
     #[arg(long, default_value_t = Truncation::Auto)]
     truncation: Truncation,
+    /// How the linear layers' products with the client's mask are made in the setup: he
+    /// (Cheetah's homomorphic convolutions and dense layers under RLWE: one round trip and
+    /// about a hundredth of ot's bytes for a convolution), ot (Gilboa's products on
+    /// correlated OT), or auto (per layer, whichever sends fewer bytes).
+    #[arg(long, default_value_t = LinearChoice::Auto)]
+    linear: LinearChoice,
 }
 
 /// `--ot`.
@@ -121,6 +127,7 @@ impl NumberArgs {
             ot,
             threads: self.threads,
             truncation: self.truncation,
+            linear: self.linear,
             ..Options::new(protocol)
         }
     }

@@ -12,7 +12,7 @@ use crate::import::{At, Importer, Refusal};
 use crate::kernels;
 use crate::model::{LayerCost, Window};
 use crate::secure::{Compiler, Shared};
-use tessera_protocols::hybrid::{LinearMap, linear};
+use tessera_protocols::hybrid::{ConvGeometry, LinearMap, linear};
 
 /// A 2-D convolution, dilation 1: `y[o] = b[o] + Σ W[o, c, i, j] · x[c, …]` over the input
 /// channels `c` of output channel `o`'s group (all of them unless grouped; one for depthwise).
@@ -99,13 +99,18 @@ impl Operator for Conv {
         let [oh, ow] = Self::positions(io);
         let gather = gather([ci, h, w], &self.window, [oh, ow]);
         let shape = (self.out_channels, self.per_output(), oh * ow);
-        let map = LinearMap::grouped(self.groups, shape, ci * h * w, gather);
-        c.linear(
-            args[0],
-            map.map_err(Error::Compile)?,
-            &self.weight,
-            &self.bias,
-        )
+        let [top, left, bottom, right] = self.window.pads;
+        let geometry = ConvGeometry {
+            channels: ci / self.groups,
+            height: h + top + bottom,
+            width: w + left + right,
+            kernel: self.window.kernel,
+            stride: self.window.stride,
+        };
+        let map = LinearMap::grouped(self.groups, shape, ci * h * w, gather)
+            .and_then(|map| map.convolution(geometry))
+            .map_err(Error::Compile)?;
+        c.linear(args[0], map, &self.weight, &self.bias)
     }
 
     fn export(&self, w: &mut NodeWriter<'_>) -> &'static str {

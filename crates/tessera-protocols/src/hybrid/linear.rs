@@ -35,6 +35,7 @@
 //! the client's data is not).
 
 use crate::Error;
+use tessera_ot::OtChoice;
 
 /// The public shape of a linear map: see the module documentation.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -47,6 +48,86 @@ pub struct LinearMap {
     /// `groups · inner × cols`: the input element at each place of `cols(x)`, or `u32::MAX`
     /// for zero.
     gather: Vec<u32>,
+    /// A convolution's window, if the map is one ([`LinearMap::convolution`]).
+    window: Option<Images>,
+}
+
+/// A convolution's geometry per group: what lets a map be computed as one on images
+/// (Cheetah's HomConv, [`tessera_he::conv`]) instead of on `cols(x)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ConvGeometry {
+    /// Input channels per group.
+    pub channels: usize,
+    /// The image's height after padding.
+    pub height: usize,
+    /// The image's width after padding.
+    pub width: usize,
+    /// The kernel's height and width.
+    pub kernel: [usize; 2],
+    /// The stride's.
+    pub stride: [usize; 2],
+}
+
+impl ConvGeometry {
+    /// The output's height and width.
+    pub fn output(&self) -> [usize; 2] {
+        [
+            (self.height - self.kernel[0]) / self.stride[0] + 1,
+            (self.width - self.kernel[1]) / self.stride[1] + 1,
+        ]
+    }
+}
+
+/// A map's inputs as padded images: its geometry, the images per group (a batch's), and
+/// the input element at each place of each (group by group, image by image, channel, row,
+/// column), or [`ZERO`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Images {
+    geometry: ConvGeometry,
+    count: usize,
+    gather: Vec<u32>,
+}
+
+/// How a map's products with the other party's mask are made in the setup: the choice each
+/// [`super::Program::linear`] names, which both parties' programs (their fingerprints) share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LinearMethod {
+    /// Gilboa's products on correlated OT (MOTION2NX; this module's documentation).
+    Products,
+    /// Homomorphic products on the other party's encrypted mask (Cheetah §4, HomConv and
+    /// HomFC; [`super::lattice`]).
+    Lattice,
+}
+
+impl LinearMethod {
+    /// Both methods, Gilboa's first.
+    pub const ALL: [LinearMethod; 2] = [LinearMethod::Products, LinearMethod::Lattice];
+
+    /// The bytes both parties send in the setup for `map`'s products in Z_2^`bits` by this
+    /// method, with `ot`'s correlated OTs and the owner's coefficients of `width` bits (the
+    /// lattice keys, sent once per session, left out); infinite where the method cannot
+    /// make them (a map the lattice parameters cannot encode).
+    pub fn setup_bytes(self, map: &LinearMap, bits: u32, width: u32, ot: OtChoice) -> f64 {
+        super::prepare::linear_bytes(map, (self, bits, width), ot.bytes_per_cot())
+    }
+
+    /// The method whose setup sends fewer bytes for `map` ([`LinearMethod::setup_bytes`]).
+    pub fn cheaper(map: &LinearMap, bits: u32, width: u32, ot: OtChoice) -> LinearMethod {
+        let bytes = |m: LinearMethod| m.setup_bytes(map, bits, width, ot);
+        if bytes(LinearMethod::Lattice) < bytes(LinearMethod::Products) {
+            LinearMethod::Lattice
+        } else {
+            LinearMethod::Products
+        }
+    }
+
+    /// The byte a fingerprint covers.
+    pub(super) fn code(self) -> u8 {
+        match self {
+            LinearMethod::Products => 0,
+            LinearMethod::Lattice => 1,
+        }
+    }
 }
 
 /// The owner's coefficients of one linear map: `W` (`rows × inner`, row-major) and a bias per
@@ -108,7 +189,90 @@ impl LinearMap {
             inputs,
             groups,
             gather,
+            window: None,
         })
+    }
+
+    /// This map as a convolution of `geometry` over its input (group by group): `cols(x)`
+    /// then reads, for column `(image, oy, ox)` and row `(c, i, j)` of a group, the place
+    /// `(c, oy·stride + i, ox·stride + j)` of that image. An error unless `inner` and `cols`
+    /// fit the geometry and every place is read from one input element (or zero) throughout.
+    pub fn convolution(mut self, geometry: ConvGeometry) -> Result<Self, Error> {
+        let g = geometry;
+        let bad = |why: String| Err(Error::Input(format!("convolution map: {why}")));
+        let [kh, kw] = g.kernel;
+        let fits = kh >= 1 && kw >= 1 && kh <= g.height && kw <= g.width;
+        let rows = g.channels.checked_mul(kh).and_then(|n| n.checked_mul(kw));
+        let image_len = g.channels.checked_mul(g.height);
+        let image_len = image_len.and_then(|n| n.checked_mul(g.width));
+        let image_len = match image_len {
+            Some(n) if fits && !g.stride.contains(&0) && rows == Some(self.inner) => n,
+            _ => return bad(format!("{g:?} for {} rows of cols(x)", self.inner)),
+        };
+        let [oh, ow] = g.output();
+        if !self.cols.is_multiple_of(oh * ow) {
+            return bad(format!("{} columns for outputs of {oh} × {ow}", self.cols));
+        }
+        let count = self.cols / (oh * ow);
+        // Images hold what the gather reads and their padding: a few times its entries at
+        // most for a real convolution, never an allocation a huge padding or stride asks.
+        let places = (self.groups * count)
+            .checked_mul(image_len)
+            .filter(|&n| n <= 16 * (self.gather.len() + self.inputs))
+            .ok_or_else(|| Error::Input(format!("convolution map: images of {g:?}")))?;
+        let mut gather = vec![None; places];
+        for (k, row) in self.gather.chunks_exact(self.cols).enumerate() {
+            let (group, k) = (k / self.inner, k % self.inner);
+            let (c, i, j) = (k / (kh * kw), k / kw % kh, k % kw);
+            for (col, &source) in row.iter().enumerate() {
+                let (image, y, x) = (col / (oh * ow), col / ow % oh, col % ow);
+                let (y, x) = (y * g.stride[0] + i, x * g.stride[1] + j);
+                let place =
+                    (((group * count + image) * g.channels + c) * g.height + y) * g.width + x;
+                match gather[place] {
+                    None => gather[place] = Some(source),
+                    Some(s) if s == source => {}
+                    Some(_) => return bad(format!("place {place} of the images read twice")),
+                }
+            }
+        }
+        self.window = Some(Images {
+            geometry,
+            count,
+            gather: gather.into_iter().map(|s| s.unwrap_or(ZERO)).collect(),
+        });
+        Ok(self)
+    }
+
+    /// The convolution this map is, per group: its geometry and images per group. A map
+    /// made without one is a 1 × 1 convolution over one image of `inner` channels, one row
+    /// of `cols` places: `cols(x)` itself.
+    pub fn geometry(&self) -> (ConvGeometry, usize) {
+        match &self.window {
+            Some(w) => (w.geometry, w.count),
+            None => (
+                ConvGeometry {
+                    channels: self.inner,
+                    height: 1,
+                    width: self.cols,
+                    kernel: [1, 1],
+                    stride: [1, 1],
+                },
+                1,
+            ),
+        }
+    }
+
+    /// The images of `x` ([`LinearMap::geometry`]): group by group, image by image.
+    pub fn images(&self, x: &[u64]) -> Vec<u64> {
+        match &self.window {
+            Some(w) => w
+                .gather
+                .iter()
+                .map(|&g| if g == ZERO { 0 } else { x[g as usize] })
+                .collect(),
+            None => self.gather(x),
+        }
     }
 
     /// A dense layer: `W` of `outputs × inputs` times the input as one column.
@@ -174,7 +338,11 @@ impl LinearMap {
                 );
             }
         }
-        LinearMap::grouped(self.groups, (rows, inner, cols * batch), inputs, gather)
+        let map = LinearMap::grouped(self.groups, (rows, inner, cols * batch), inputs, gather)?;
+        match &self.window {
+            Some(w) => map.convolution(w.geometry),
+            None => Ok(map),
+        }
     }
 
     /// The gather that puts [`LinearMap::batched`]'s outputs input by input: output (r, c)
@@ -203,6 +371,14 @@ impl LinearMap {
             b.extend_from_slice(&(v as u64).to_le_bytes());
         }
         b.extend(self.gather.iter().flat_map(|g| g.to_le_bytes()));
+        if let Some(w) = &self.window {
+            let g = w.geometry;
+            let [kh, kw] = g.kernel;
+            let [sh, sw] = g.stride;
+            for v in [g.channels, g.height, g.width, kh, kw, sh, sw] {
+                b.extend_from_slice(&(v as u64).to_le_bytes());
+            }
+        }
         b
     }
 

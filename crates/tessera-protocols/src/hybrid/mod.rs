@@ -77,6 +77,7 @@
 //! ```
 
 mod algebra;
+mod lattice;
 pub mod linear;
 mod matrix;
 mod online;
@@ -89,7 +90,8 @@ mod tests;
 use crate::boolean::BoolCircuit;
 pub use crate::boolean::Reveal;
 use crate::{Error, Session};
-pub use linear::{LinearMap, LinearWeights};
+pub use lattice::CIPHERTEXTS;
+pub use linear::{ConvGeometry, LinearMap, LinearMethod, LinearWeights};
 pub use matrix::MatShape;
 pub use online::Step;
 pub use op::{OnlineCost, route};

@@ -5,7 +5,7 @@
 //! algebra resolved.
 
 use super::algebra::{Algebra, Field, Id, Needs, Peer, Pool, matrix_triple_bytes, triple_bytes};
-use super::linear::{LinearMap, LinearWeights};
+use super::linear::{LinearMap, LinearMethod, LinearWeights};
 use super::matrix::MatShape;
 use super::{CROSS, LINEAR, Program, SETUP, Sharing, TABLES, WIDTHS, ring};
 use crate::boolean::bits::{self, words};
@@ -54,6 +54,7 @@ pub(super) enum Slot {
     Linear {
         map: usize,
         owner: usize,
+        method: LinearMethod,
         bits: u32,
         mask: Vec<u64>,
     },
@@ -222,10 +223,10 @@ fn circuit_field(p: &Program, circuit: usize) -> Field {
 }
 
 /// The setup's link to the peer: Beaver openings and cross products by correlated OT.
-struct SetupLink<'s> {
-    session: &'s mut Session,
-    peer: usize,
-    space: tessera_net::Space,
+pub(super) struct SetupLink<'s> {
+    pub(super) session: &'s mut Session,
+    pub(super) peer: usize,
+    pub(super) space: tessera_net::Space,
     side: usize,
     hash: &'s FixedKeyHash,
     /// The tweak of the next cross product, counted from [`CROSS_TWEAKS`] over the setup.
@@ -625,10 +626,10 @@ pub(super) fn greet(
     Ok((greeted, widths))
 }
 
-/// Whether a map's multipliers are its owner's coefficients ([`by_rows`]), whose width the
-/// owner states.
-fn stated(map: &LinearMap) -> bool {
-    !by_columns_suits(map)
+/// Whether a map's products are Gilboa's with its owner's coefficients as multipliers
+/// ([`by_rows`]), whose width the owner states.
+fn stated(map: &LinearMap, method: LinearMethod) -> bool {
+    method == LinearMethod::Products && !by_columns_suits(map)
 }
 
 /// The width of each linear map's coefficients as far as `weights` (each map's owner's, map
@@ -637,8 +638,10 @@ pub(super) fn widths(p: &Program, weights: &[LinearWeights]) -> Vec<u32> {
     let maps = p.linear_maps();
     maps.iter()
         .enumerate()
-        .map(|(map, &(_, bits))| match weights.get(map) {
-            Some(w) if stated(&p.maps[map]) => multiplier_width(w.matrix.iter().copied(), bits),
+        .map(|(map, &(_, bits, method))| match weights.get(map) {
+            Some(w) if stated(&p.maps[map], method) => {
+                multiplier_width(w.matrix.iter().copied(), bits)
+            }
             _ => bits,
         })
         .collect()
@@ -655,10 +658,10 @@ fn stated_widths(
     weights: &[LinearWeights],
 ) -> Result<Vec<u32>, Error> {
     let maps = p.linear_maps();
-    let mut widths: Vec<u32> = maps.iter().map(|&(_, bits)| bits).collect();
+    let mut widths: Vec<u32> = maps.iter().map(|&(_, bits, _)| bits).collect();
     let mut own = weights.iter();
     let (mut mine, mut theirs) = (Vec::new(), Vec::new());
-    for (map, &(owner, bits)) in maps.iter().enumerate() {
+    for (map, &(owner, bits, method)) in maps.iter().enumerate() {
         let coefficients = if owner == side {
             let w = own.next().ok_or_else(|| no_weights(map))?;
             Some(&w.matrix)
@@ -666,7 +669,7 @@ fn stated_widths(
             None
         };
         match coefficients {
-            _ if !stated(&p.maps[map]) => {}
+            _ if !stated(&p.maps[map], method) => {}
             Some(w) => {
                 widths[map] = multiplier_width(w.iter().copied(), bits);
                 mine.push(widths[map] as u8);
@@ -802,6 +805,7 @@ impl<'p, 'w> Setup<'p, 'w> {
                     Slot::Linear {
                         map,
                         owner,
+                        method,
                         bits,
                         mask,
                     } => {
@@ -813,7 +817,8 @@ impl<'p, 'w> Setup<'p, 'w> {
                         let width = self.widths[*map];
                         let map = &p.maps[*map];
                         link.session.position().at(index);
-                        m.extend(linear_setup(&mut link, map, (*bits, width), mask, mine)?);
+                        let setup = (*method, *bits, width);
+                        m.extend(linear_setup(&mut link, map, setup, mask, mine)?);
                         self.laps.lap(link.session, Some(index), "linear map");
                     }
                     _ => {}
@@ -952,27 +957,41 @@ fn slot_bytes(p: &Program, slot: &Slot, cot_bytes: f64, widths: &[u32]) -> f64 {
         Slot::Vector(_) => 0.0,
         Slot::Tables(ref words) => (8 * words.len() + tessera_net::FRAME_HEADER) as f64,
         Slot::TablesToCome(n) => (8 * n + tessera_net::FRAME_HEADER) as f64,
-        Slot::Linear { map, bits, .. } => {
-            let map_index = map;
-            let map = &p.maps[map];
-            let (rows, inner, cols) = map.shape();
-            let (count, len) = if by_columns_suits(map) {
-                (inner, rows)
-            } else {
-                (rows * inner, cols)
-            };
-            // Random multipliers are corrected by E, an element each.
-            let (multipliers, corrections) = if stated(map) {
-                let width = widths.get(map_index).copied().unwrap_or(bits);
-                (Multipliers::Chosen { width }, 0)
-            } else {
-                (Multipliers::Random, count * ring::bytes_per(bits))
-            };
-            let products = (count, len);
-            tessera_ot::triples::vector_products_bytes(bits, multipliers, products, cot_bytes)
-                + corrections as f64
+        Slot::Linear {
+            map, bits, method, ..
+        } => {
+            let width = widths.get(map).copied().unwrap_or(bits);
+            linear_bytes(&p.maps[map], (method, bits, width), cot_bytes)
         }
     }
+}
+
+/// The bytes both parties send for the products of a map in Z_2^`bits` by `method`, its
+/// coefficients of `width` bits (Gilboa's products where the owner's coefficients are the
+/// multipliers), when a random correlated OT costs `cot_bytes`.
+pub(super) fn linear_bytes(
+    map: &LinearMap,
+    (method, bits, width): (LinearMethod, u32, u32),
+    cot_bytes: f64,
+) -> f64 {
+    if method == LinearMethod::Lattice {
+        return super::lattice::bytes(map, bits).unwrap_or(f64::INFINITY);
+    }
+    let (rows, inner, cols) = map.shape();
+    let (count, len) = if by_columns_suits(map) {
+        (inner, rows)
+    } else {
+        (rows * inner, cols)
+    };
+    // Random multipliers are corrected by E, an element each.
+    let (multipliers, corrections) = if stated(map, method) {
+        (Multipliers::Chosen { width }, 0)
+    } else {
+        (Multipliers::Random, count * ring::bytes_per(bits))
+    };
+    let products = (count, len);
+    tessera_ot::triples::vector_products_bytes(bits, multipliers, products, cot_bytes)
+        + corrections as f64
 }
 
 /// Whether a linear map's random multipliers go on the other party's side, one per input
@@ -989,16 +1008,20 @@ fn rows_per_batch(map: &LinearMap) -> usize {
     ((1 << 20) / (inner * cols)).clamp(1, rows)
 }
 
-/// The setup of a private linear map (see [`super::linear`]) in Z_2^`bits`, its coefficients'
-/// stated `width`: at the owner (`weights` given) its coefficients, bias and share of
-/// W·cols(δ); at the other party its share.
+/// The setup of a private linear map (see [`super::linear`]) in Z_2^`bits` by `method`, its
+/// coefficients' stated `width` (Gilboa's): at the owner (`weights` given) its coefficients,
+/// bias and share of W·cols(δ); at the other party its share.
 fn linear_setup(
     link: &mut SetupLink<'_>,
     map: &LinearMap,
-    (bits, width): (u32, u32),
+    (method, bits, width): (LinearMethod, u32, u32),
     mask: &[u64],
     weights: Option<&LinearWeights>,
 ) -> Result<Vec<Vec<u64>>, Error> {
+    if method == LinearMethod::Lattice {
+        let share = super::lattice::share(link, map, bits, mask, weights)?;
+        return Ok(with_own_product(map, mask, weights, share));
+    }
     match bits {
         8 => linear_setup_in::<u8>(link, map, width, mask, weights),
         16 => linear_setup_in::<u16>(link, map, width, mask, weights),
@@ -1019,20 +1042,32 @@ fn linear_setup_in<R: Ring>(
     }
     let c = map.gather(mask);
     // The multipliers on the side with fewer of them.
-    let mut share = if stated(map) {
+    let share = if stated(map, LinearMethod::Products) {
         by_rows::<R>(link, map, width, &c, weights)?
     } else {
         by_columns::<R>(link, map, &c, weights)?
     };
+    Ok(with_own_product(map, mask, weights, share))
+}
+
+/// A map's setup vectors from this party's `share` of W·cols(δₚ): at the owner its
+/// coefficients, bias and W·cols(δₒ) + share (its own `mask` δₒ); at the other party the
+/// share.
+fn with_own_product(
+    map: &LinearMap,
+    mask: &[u64],
+    weights: Option<&LinearWeights>,
+    mut share: Vec<u64>,
+) -> Vec<Vec<u64>> {
     match weights {
         Some(w) => {
-            let own = map.multiply(&w.matrix, &c, None);
+            let own = map.multiply(&w.matrix, &map.gather(mask), None);
             for (s, o) in share.iter_mut().zip(own) {
                 *s = s.wrapping_add(o);
             }
-            Ok(vec![w.matrix.clone(), w.bias.clone(), share])
+            vec![w.matrix.clone(), w.bias.clone(), share]
         }
-        None => Ok(vec![share]),
+        None => vec![share],
     }
 }
 

@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::SessionConfig;
+use linear::LinearMethod::{Lattice, Products};
 use matrix::MatShape;
 use std::thread;
 use tessera_core::{Block, Prg};
@@ -75,7 +76,10 @@ fn party(
 
 fn both(p: &Program, inputs: [Vec<(Value, Plain)>; 2]) -> Outcome {
     let [a, b] = run(p, inputs);
-    let (a, b) = (a.unwrap(), b.unwrap());
+    let (a, b) = match (a, b) {
+        (Ok(a), Ok(b)) => (a, b),
+        (a, b) => panic!("{a:?} {b:?}"),
+    };
     assert_eq!(a, b);
     a
 }
@@ -221,7 +225,10 @@ fn matrix_products_equal_plaintext() {
             let (want, want_square) = (reduce(want), reduce(want_square));
             for mode in [Mode::Whole, Mode::Streamed(64)] {
                 let [a, b] = run_in(mode, seeded(), &p, inputs());
-                let (a, b) = (a.unwrap(), b.unwrap());
+                let (a, b) = match (a, b) {
+                    (Ok(a), Ok(b)) => (a, b),
+                    (a, b) => panic!("{a:?} {b:?}"),
+                };
                 assert_eq!(a, b);
                 assert_eq!(ring(&a[0]), want, "{sharing:?} Z_2^{bits} {mode:?}");
                 assert_eq!(ring(&a[1]), want_square, "{sharing:?} Z_2^{bits} {mode:?}");
@@ -710,7 +717,7 @@ fn check_linear(
     prg: &mut Prg,
     map: &LinearMap,
     (bits, width): (u32, Option<u32>),
-    owner: usize,
+    (owner, method): (usize, LinearMethod),
 ) -> LinearWeights {
     let (rows, inner, _) = map.shape();
     let mut p = Program::new();
@@ -720,7 +727,7 @@ fn check_linear(
         n: map.inputs(),
     };
     let x = p.input(1 - owner, t).unwrap();
-    let y = p.linear(x, map.clone(), owner).unwrap();
+    let y = p.linear(x, map.clone(), owner, method).unwrap();
     p.output(y, Reveal::Both).unwrap();
     let xs = ring_values(prg, bits, map.inputs());
     let mut matrix = ring_values(prg, bits, rows * inner);
@@ -750,13 +757,16 @@ fn check_linear(
     let mut w = [Vec::new(), Vec::new()];
     w[owner].push(weights);
     let [a, b] = run_linear(&p, inputs, w);
-    let (a, b) = (a.unwrap(), b.unwrap());
+    let (a, b) = match (a, b) {
+        (Ok(a), Ok(b)) => (a, b),
+        (a, b) => panic!("{a:?} {b:?}"),
+    };
     assert_eq!(a, b);
     let shape = map.shape();
     assert_eq!(
         ring(&a[0]),
         &want[..],
-        "ℓ={bits} {width:?} owner {owner} {shape:?}"
+        "ℓ={bits} {width:?} owner {owner} {method:?} {shape:?}"
     );
     given
 }
@@ -799,7 +809,7 @@ fn private_linear_maps_equal_plaintext() {
     for bits in [8, 32, 64] {
         for owner in 0..2 {
             for map in &maps {
-                check_linear(&mut prg, map, (bits, None), owner);
+                check_linear(&mut prg, map, (bits, None), (owner, Products));
             }
         }
     }
@@ -812,7 +822,7 @@ fn private_linear_maps_equal_plaintext() {
         n: 7,
     };
     let x = p.input(1, t).unwrap();
-    let y = p.linear(x, dense.clone(), 0).unwrap();
+    let y = p.linear(x, dense.clone(), 0, Products).unwrap();
     p.output(y, Reveal::Both).unwrap();
     let [a, _] = run_linear(
         &p,
@@ -832,7 +842,122 @@ fn private_linear_maps_equal_plaintext() {
             },
         )
         .unwrap();
-    assert!(q.linear(ax, dense, 0).is_err());
+    assert!(q.linear(ax, dense, 0, Products).is_err());
+}
+
+/// A convolution's map as a model's lowering makes it: `channels × height × width` in,
+/// padded by `pads` (top, left, bottom, right), `out` kernels of `kernel` moved by `stride`, in
+/// `groups` groups; its gather from the image-to-column matrix and its geometry.
+fn conv_map(
+    [channels, height, width]: [usize; 3],
+    pads: [usize; 4],
+    (kernel, stride): ([usize; 2], [usize; 2]),
+    (out, groups): (usize, usize),
+) -> LinearMap {
+    let (ph, pw) = (height + pads[0] + pads[2], width + pads[1] + pads[3]);
+    let geometry = ConvGeometry {
+        channels: channels / groups,
+        height: ph,
+        width: pw,
+        kernel,
+        stride,
+    };
+    let [oh, ow] = geometry.output();
+    let mut gather = Vec::new();
+    for c in 0..channels {
+        for i in 0..kernel[0] {
+            for j in 0..kernel[1] {
+                for oy in 0..oh {
+                    for ox in 0..ow {
+                        let y = (oy * stride[0] + i).checked_sub(pads[0]);
+                        let x = (ox * stride[1] + j).checked_sub(pads[1]);
+                        gather.push(match (y, x) {
+                            (Some(y), Some(x)) if y < height && x < width => {
+                                ((c * height + y) * width + x) as u32
+                            }
+                            _ => linear::ZERO,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let inner = channels / groups * kernel[0] * kernel[1];
+    let shape = (out, inner, oh * ow);
+    let map = LinearMap::grouped(groups, shape, channels * height * width, gather).unwrap();
+    map.convolution(geometry).unwrap()
+}
+
+/// Maps set up by homomorphic products (Cheetah's HomConv and HomFC under RLWE) end in the
+/// same outputs as plaintext: convolutions padded, strided (2 × 2 and 3 × 1), grouped, batched
+/// and depthwise, maps without a geometry (1 × 1 over `cols(x)`), dense layers and a
+/// convolution of one output place; either
+/// party the owner, ℓ = 32 and 64, weights of 16 bits.
+#[test]
+fn linear_maps_by_lattice_products_equal_plaintext() {
+    let mut prg = Prg::from_seed_block(Block::new(23));
+    let [conv, grouped, places, dense] = small_maps();
+    let padded = |channels| ConvGeometry {
+        channels,
+        height: 5,
+        width: 3,
+        kernel: [2, 2],
+        stride: [1, 1],
+    };
+    let strided = conv_map([3, 9, 8], [1, 1, 1, 0], ([3, 3], [2, 2]), (4, 1));
+    let maps = [
+        conv.convolution(padded(2)).unwrap(),
+        grouped.convolution(padded(1)).unwrap(),
+        places,
+        dense,
+        strided.batched(2).unwrap(),
+        conv_map([4, 7, 5], [0, 2, 0, 2], ([2, 3], [3, 1]), (6, 2)),
+        conv_map([3, 6, 6], [1, 1, 1, 1], ([3, 3], [1, 1]), (3, 3)),
+        LinearMap::dense(300, 2).unwrap(),
+        // One output place from a larger image: a dense layer on its one window.
+        conv_map([4, 2, 2], [0, 0, 0, 0], ([1, 1], [2, 2]), (3, 1)),
+    ];
+    for bits in [32, 64] {
+        for owner in 0..2 {
+            for map in &maps {
+                check_linear(&mut prg, map, (bits, Some(16)), (owner, Lattice));
+            }
+        }
+    }
+    assert_eq!(
+        strided,
+        conv_map([3, 9, 8], [1, 1, 1, 0], ([3, 3], [2, 2]), (4, 1))
+    );
+}
+
+/// A geometry the gather does not follow is refused: a place read from two inputs, a kernel
+/// beyond the image, columns that are not whole images. (Any other reading of the gather as
+/// images is as good as the intended one: the products are those of `cols(x)` either way.)
+#[test]
+fn a_convolution_geometry_must_fit_its_gather() {
+    let [conv, ..] = small_maps();
+    let fits = ConvGeometry {
+        channels: 2,
+        height: 5,
+        width: 3,
+        kernel: [2, 2],
+        stride: [1, 1],
+    };
+    assert!(conv.clone().convolution(fits).is_ok());
+    // Place (c, 1, 1) of a 3 × 5 image would be read from inputs (c, 0, 1) and (c, 1, 1).
+    let misread = ConvGeometry {
+        height: 3,
+        width: 5,
+        ..fits
+    };
+    let wide = ConvGeometry {
+        kernel: [2, 4],
+        ..fits
+    };
+    let partial = ConvGeometry { height: 6, ..fits };
+    for g in [misread, wide, partial] {
+        assert!(conv.clone().convolution(g).is_err(), "{g:?}");
+    }
 }
 
 #[test]
@@ -979,7 +1104,7 @@ fn maps_of_short_coefficients_equal_plaintext_and_cost_less() {
     for (bits, width) in [(8, 3), (32, 14), (64, 17), (32, 1)] {
         for owner in 0..2 {
             for map in small_maps() {
-                let w = check_linear(&mut prg, &map, (bits, Some(width)), owner);
+                let w = check_linear(&mut prg, &map, (bits, Some(width)), (owner, Products));
                 assert_eq!(multiplier_width(w.matrix.iter().copied(), bits), width);
             }
         }
@@ -1005,7 +1130,7 @@ fn maps_of_short_coefficients_equal_plaintext_and_cost_less() {
         n: conv.inputs(),
     };
     let x = p.input(1, t).unwrap();
-    p.linear(x, conv, 0).unwrap();
+    p.linear(x, conv, 0, Products).unwrap();
     let (rows, inner, _) = small_maps()[0].shape();
     let short = LinearWeights {
         matrix: vec![(1 << 13) - 1; rows * inner],
@@ -1067,7 +1192,7 @@ fn every_operation(n: usize) -> (Program, Given) {
     let masked = p.bit_mul(beta_bit, square).unwrap();
     let bits_product = p.bit_product(beta_bit, sign_beta, 16).unwrap();
     let dense = LinearMap::dense(n, 3).unwrap();
-    let linear = p.linear(al, dense, 0).unwrap();
+    let linear = p.linear(al, dense, 0, Products).unwrap();
     let gathered = p.gather(al, vec![0, 0, 1]).unwrap();
     let shape = MatShape {
         batch: 2,

@@ -3,7 +3,7 @@
 
 use super::{Op, Operation, Program, bad};
 use crate::Error;
-use crate::hybrid::linear::{LinearMap, ZERO};
+use crate::hybrid::linear::{LinearMap, LinearMethod, ZERO};
 use crate::hybrid::online::{Run, zip_map};
 use crate::hybrid::prepare::{Slot, Walk};
 use crate::hybrid::{Kind, Sharing, Type, Value};
@@ -15,6 +15,7 @@ pub(in crate::hybrid) struct Linear {
     x: usize,
     map: usize,
     owner: usize,
+    method: LinearMethod,
     out: usize,
 }
 
@@ -30,9 +31,16 @@ pub(in crate::hybrid) struct Gather {
 impl Program {
     /// `map` on the α value `x` with coefficients private to party `owner`, given to its
     /// [`Program::setup_with`]: an A value of `map.outputs()` elements, the owner's bias added.
-    /// Setup: Gilboa's products of the other party's mask share by the coefficients (see
-    /// [`crate::hybrid::linear`]); online: local.
-    pub fn linear(&mut self, x: Value, map: LinearMap, owner: usize) -> Result<Value, Error> {
+    /// Setup: the products of the other party's mask share by the coefficients as `method`
+    /// makes them (Gilboa's, see [`crate::hybrid::linear`], or homomorphic, see
+    /// [`crate::hybrid::lattice`]); online: local.
+    pub fn linear(
+        &mut self,
+        x: Value,
+        map: LinearMap,
+        owner: usize,
+        method: LinearMethod,
+    ) -> Result<Value, Error> {
         let t = self.ty(x)?;
         if t.sharing != Sharing::Alpha || !matches!(t.kind, Kind::Ring(_)) {
             return Err(bad(format!(
@@ -52,18 +60,28 @@ impl Program {
             kind: t.kind,
             n: map.outputs(),
         };
-        self.digests.push(Sha256::digest(map.digest_bytes()).into());
+        let mut digest = map.digest_bytes();
+        digest.push(method.code());
+        self.digests.push(Sha256::digest(digest).into());
         self.maps.push(map);
         let (x, map) = (x.0, self.maps.len() - 1);
-        Ok(self.push(t, |out| Op::Linear(Linear { x, map, owner, out })))
+        Ok(self.push(t, |out| {
+            Op::Linear(Linear {
+                x,
+                map,
+                owner,
+                method,
+                out,
+            })
+        }))
     }
 
-    /// The linear maps, in order: each one's owner and ring bits.
-    pub(in crate::hybrid) fn linear_maps(&self) -> Vec<(usize, u32)> {
-        let mut maps = vec![(0, 0); self.maps.len()];
+    /// The linear maps, in order: each one's owner, ring bits and method.
+    pub(in crate::hybrid) fn linear_maps(&self) -> Vec<(usize, u32, LinearMethod)> {
+        let mut maps = vec![(0, 0, LinearMethod::Products); self.maps.len()];
         for op in &self.ops {
             if let Op::Linear(l) = op {
-                maps[l.map] = (l.owner, self.types[l.x].ring_bits());
+                maps[l.map] = (l.owner, self.types[l.x].ring_bits(), l.method);
             }
         }
         maps
@@ -162,6 +180,7 @@ impl Operation for Linear {
         vec![Slot::Linear {
             map: self.map,
             owner: self.owner,
+            method: self.method,
             bits: walk.ty(self.x).ring_bits(),
             mask: walk.masks[self.x].clone(),
         }]
