@@ -118,15 +118,20 @@ impl Reducer {
         self.one.mul(x, p)
     }
 
+    /// `x mod p` for any 128-bit value.
+    #[inline(always)]
+    pub(crate) fn wide(self, x: u128, p: u64) -> u64 {
+        add_mod(
+            self.two_64.mul((x >> 64) as u64, p),
+            self.one.mul(x as u64, p),
+            p,
+        )
+    }
+
     /// `x mod p` for a signed value below 2^127 in magnitude.
     #[inline(always)]
     pub(crate) fn signed_wide(self, x: i128, p: u64) -> u64 {
-        let m = x.unsigned_abs();
-        let r = add_mod(
-            self.two_64.mul((m >> 64) as u64, p),
-            self.one.mul(m as u64, p),
-            p,
-        );
+        let r = self.wide(x.unsigned_abs(), p);
         if x < 0 { sub_mod(0, r, p) } else { r }
     }
 }

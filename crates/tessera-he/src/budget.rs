@@ -58,3 +58,93 @@ impl AnswerPlan {
         Ok(AnswerPlan { flood_bits, primes })
     }
 }
+
+/// How far beyond the standard deviation of c1's rounding error (times the secret) an
+/// answer's error bound reaches: a Gaussian tail of 7.5σ, about 2^-43 per coefficient.
+const ROUNDING_TAIL: f64 = 7.5;
+
+/// The low bits an answer of one prime leaves out of its words, rounding them (Cheetah §5
+/// drops them likewise): the bits of c1 and of c0. Decryption reads the phase c0 + c1·s to
+/// within q/(2t); an answer plan leaves the error below half of that
+/// ([`AnswerPlan::new`] keeps a bit of margin), and the rounding takes at most a quarter more
+/// for each part: c0's error at most 2^(d0−1), c1's (uniform in ±2^(d1−1), times the ternary
+/// secret over N coefficients: σ = 2^d1·√(N/18)) within [`ROUNDING_TAIL`] standard deviations.
+/// Beyond that tail an output is off by one in the ring's last place, never more. Answers of
+/// several primes (residues, not one integer) keep their words whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rounding {
+    /// Bits dropped from each word of c1.
+    pub c1: u32,
+    /// Bits dropped from each word of c0.
+    pub c0: u32,
+}
+
+impl Rounding {
+    /// The rounding of an answer that keeps `primes` primes under `ctx`: what both sides
+    /// derive from the parameters alone.
+    pub fn of(ctx: &Context, primes: usize) -> Rounding {
+        let none = Rounding { c1: 0, c0: 0 };
+        if primes != 1 {
+            return none;
+        }
+        let modulus = ctx.params().modulus_bits(1);
+        let budget = modulus.saturating_sub(ctx.params().plain_bits() + 1);
+        if budget < 3 {
+            return none;
+        }
+        let quarter = f64::from(budget - 2).exp2();
+        let sigma_per_unit = (ctx.degree() as f64 / 18.0).sqrt();
+        let c1 = (quarter / (ROUNDING_TAIL * sigma_per_unit)).log2().floor();
+        Rounding {
+            c1: (c1.max(0.0) as u32).min(modulus - 1),
+            c0: (budget - 1).min(modulus - 1),
+        }
+    }
+
+    /// The runs an answer's words travel in ([`crate::Ciphertext::answer_words`]' order): c1's
+    /// N words per prime, then c0's `kept` per prime, each at its prime's width less the bits
+    /// dropped.
+    pub fn runs(&self, ctx: &Context, primes: usize, kept: usize) -> Vec<crate::wire::Run> {
+        let narrower = |mut runs: Vec<crate::wire::Run>, bits: u32| {
+            runs.iter_mut().for_each(|r| r.bits -= bits);
+            runs
+        };
+        let c1 = narrower(ctx.rows(primes, ctx.degree()), self.c1);
+        [c1, narrower(ctx.rows(primes, kept), self.c0)].concat()
+    }
+
+    /// An answer's words (one prime: c1's N, then c0's) rounded to what is sent: each word w
+    /// of a part that drops d bits becomes ⌊w/2^d⌉, wrapping to 0 past the narrower width.
+    pub fn shrink(&self, ctx: &Context, words: &mut [u64]) {
+        let (n, bits) = (ctx.degree(), ctx.params().modulus_bits(1));
+        for (part, d) in [
+            (0..n.min(words.len()), self.c1),
+            (n.min(words.len())..words.len(), self.c0),
+        ] {
+            if d == 0 {
+                continue;
+            }
+            let mask = (1u64 << (bits - d)) - 1;
+            for w in &mut words[part] {
+                *w = ((*w + (1 << (d - 1))) >> d) & mask;
+            }
+        }
+    }
+
+    /// Words as received back to residues modulo the prime: w·2^d, reduced once.
+    pub fn restore(&self, ctx: &Context, words: &mut [u64]) {
+        let (n, p) = (ctx.degree(), ctx.moduli()[0]);
+        for (part, d) in [
+            (0..n.min(words.len()), self.c1),
+            (n.min(words.len())..words.len(), self.c0),
+        ] {
+            if d == 0 {
+                continue;
+            }
+            for w in &mut words[part] {
+                let v = *w << d;
+                *w = if v >= p { v - p } else { v };
+            }
+        }
+    }
+}

@@ -32,7 +32,7 @@ mod rlwe;
 pub mod sample;
 pub mod wire;
 
-pub use budget::{AnswerPlan, FLOOD_SECURITY};
+pub use budget::{AnswerPlan, FLOOD_SECURITY, Rounding};
 pub use context::Context;
 pub use error::Error;
 pub use params::{ParamSpec, Params, SECURE_128};

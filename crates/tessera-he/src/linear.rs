@@ -9,8 +9,8 @@ use tessera_core::{Block, Prg};
 
 use crate::wire::{pack, unpack};
 use crate::{
-    AnswerPlan, Ciphertext, Context, Error, Form, PublicKey, RnsPoly, SecretKey, SeededCiphertext,
-    decrypt_answer, encrypt,
+    AnswerPlan, Ciphertext, Context, Error, PublicKey, RnsPoly, Rounding, SecretKey,
+    SeededCiphertext, decrypt_answer, encrypt,
 };
 
 /// How a matrix and its vector become polynomials, and where the products land.
@@ -63,12 +63,12 @@ pub fn query_bytes(ctx: &Context, encoding: &impl Encoding) -> usize {
 }
 
 /// The bytes of an answer for `encoding` that keeps `primes` primes: each output block's c1
-/// whole and c0 at its outputs, packed.
+/// whole and c0 at its outputs, rounded ([`Rounding`]) and packed.
 pub fn answer_bytes(ctx: &Context, encoding: &impl Encoding, primes: usize) -> usize {
     (0..encoding.output_blocks())
         .map(|block| {
             let kept = encoding.output_places(block).len();
-            let runs = [ctx.rows(primes, ctx.degree()), ctx.rows(primes, kept)].concat();
+            let runs = Rounding::of(ctx, primes).runs(ctx, primes, kept);
             crate::wire::packed_len(&runs).unwrap_or(usize::MAX)
         })
         .fold(0, usize::saturating_add)
@@ -133,12 +133,13 @@ impl<'a, E: Encoding> Client<'a, E> {
 
     /// The client's share of W·x from the server's answer.
     pub fn open(&self, answer: &Answer) -> Result<Vec<u64>, Error> {
-        let (ctx, n) = (self.ctx, self.ctx.degree());
+        let ctx = self.ctx;
         let primes = usize::from(answer.primes);
         if primes == 0 || primes > ctx.top_level() {
             return Err(malformed(format!("{primes} primes kept")));
         }
         // Cut the answer into its output polynomials first, then open them on rayon's threads.
+        let rounding = Rounding::of(ctx, primes);
         let mut at = 0usize;
         let mut parts = Vec::with_capacity(self.encoding.output_blocks());
         for block in 0..self.encoding.output_blocks() {
@@ -148,7 +149,7 @@ impl<'a, E: Encoding> Client<'a, E> {
                 .iter()
                 .map(|&(c, _)| c)
                 .collect();
-            let runs = [ctx.rows(primes, n), ctx.rows(primes, kept.len())].concat();
+            let runs = rounding.runs(ctx, primes, kept.len());
             let len = crate::wire::packed_len(&runs).unwrap_or(usize::MAX);
             let bytes = answer
                 .words
@@ -166,8 +167,9 @@ impl<'a, E: Encoding> Client<'a, E> {
         let opened = parts
             .into_par_iter()
             .map(|(block, bytes, runs, kept)| {
-                let words = unpack(bytes, &runs)
+                let mut words = unpack(bytes, &runs)
                     .ok_or_else(|| malformed(format!("output {block}'s padding")))?;
+                rounding.restore(ctx, &mut words);
                 decrypt_answer(ctx, self.sk, primes, words, &kept)
             })
             .collect::<Result<Vec<_>, Error>>()?;
@@ -290,25 +292,28 @@ impl<E: Encoding> Server<'_, E> {
     ) -> Result<AnsweredBlock, Error> {
         let (ctx, n, enc) = (self.ctx, self.ctx.degree(), self.encoding);
         let mask = plain_mask(ctx);
-        let mut acc = Ciphertext::zero(ctx, ctx.top_level(), Form::Evaluations);
-        for (input, weight) in enc.output_terms(block) {
-            acc.mul_plain_accumulate(ctx, &inputs[input], &self.weights[weight]);
-        }
+        let terms: Vec<(&Ciphertext, &RnsPoly)> = enc
+            .output_terms(block)
+            .into_iter()
+            .map(|(input, weight)| (&inputs[input], &self.weights[weight]))
+            .collect();
+        let mut acc = Ciphertext::sum_of_products(ctx, ctx.top_level(), &terms);
         let r: Vec<u64> = (0..n)
             .map(|_| rand_core::RngCore::next_u64(prg) & mask)
             .collect();
         let minus_r: Vec<u64> = r.iter().map(|v| v.wrapping_neg() & mask).collect();
-        acc.add_plain(ctx, &minus_r)?;
+        // Re-randomised while the products are still evaluations: one transform back, after
+        // which the share and the flooding are added to coefficients.
         acc.rerandomize(ctx, self.pk, prg, self.plan.flood_bits);
+        acc.add_plain(ctx, &minus_r)?;
         acc.drop_to(ctx, self.plan.primes);
         let places = enc.output_places(block);
         let kept: Vec<usize> = places.iter().map(|&(c, _)| c).collect();
-        let runs = [
-            ctx.rows(self.plan.primes, n),
-            ctx.rows(self.plan.primes, kept.len()),
-        ]
-        .concat();
-        let words = pack(&acc.answer_words(ctx, &kept), &runs);
+        let rounding = Rounding::of(ctx, self.plan.primes);
+        let runs = rounding.runs(ctx, self.plan.primes, kept.len());
+        let mut words = acc.answer_words(ctx, &kept);
+        rounding.shrink(ctx, &mut words);
+        let words = pack(&words, &runs);
         let shares = places.into_iter().map(|(c, out)| (out, r[c])).collect();
         Ok(AnsweredBlock { words, shares })
     }

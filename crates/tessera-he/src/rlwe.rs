@@ -224,6 +224,44 @@ impl Ciphertext {
         self.c1.mul_accumulate(ctx, &ct.c1, plain);
     }
 
+    /// Σ ct_k · plain_k over `terms`, every ciphertext and plaintext in the evaluation form
+    /// over `primes` primes at least: each coefficient's products summed in 128 bits and
+    /// reduced once per run of as many as the sum holds (2^7 for a prime below 2^60), not
+    /// once each ([`Ciphertext::mul_plain_accumulate`]'s way).
+    pub fn sum_of_products(
+        ctx: &Context,
+        primes: usize,
+        terms: &[(&Ciphertext, &RnsPoly)],
+    ) -> Self {
+        let mut out = Ciphertext::zero(ctx, primes, Form::Evaluations);
+        let n = ctx.degree();
+        let level = ctx.level(primes);
+        for (i, &p) in ctx.moduli()[..primes].iter().enumerate() {
+            let reduce = level.reducer(i);
+            let bits = 64 - p.leading_zeros();
+            let run = 1usize << (127 - 2 * bits).min(20);
+            for part in 0..2 {
+                let mut acc = vec![0u128; n];
+                for chunk in terms.chunks(run) {
+                    for &(ct, plain) in chunk {
+                        let c = if part == 0 { &ct.c0 } else { &ct.c1 };
+                        for ((a, &x), &w) in acc.iter_mut().zip(c.row(i)).zip(plain.row(i)) {
+                            *a += u128::from(x) * u128::from(w);
+                        }
+                    }
+                    acc.iter_mut()
+                        .for_each(|a| *a = u128::from(reduce.wide(*a, p)));
+                }
+                let poly = if part == 0 { &mut out.c0 } else { &mut out.c1 };
+                let row = poly.rows_mut().nth(i);
+                for (w, a) in row.into_iter().flatten().zip(acc) {
+                    *w = a as u64;
+                }
+            }
+        }
+        out
+    }
+
     /// `self += ⌊q·m/t⌉` for the plaintext `message` (in the coefficient form).
     pub fn add_plain(&mut self, ctx: &Context, message: &[u64]) -> Result<(), Error> {
         check_message(ctx, message)?;
@@ -244,18 +282,24 @@ impl Ciphertext {
         self.to_evaluations(ctx);
         self.c0.mul_accumulate(ctx, &pk.b, &u);
         self.c1.mul_accumulate(ctx, &pk.a, &u);
-        let mut e1 = RnsPoly::from_signed(ctx, primes, &sample::error(prg, n));
-        e1.to_evaluations(ctx);
-        self.c1.add_assign(ctx, &e1);
         self.to_coefficients(ctx);
+        // The encryption of zero's e1 and the flooding added to coefficients: no transform.
+        let e1 = sample::error(prg, n);
         let flood = sample::flooding(prg, n, flood_bits);
         let level = ctx.level(primes);
-        for (i, (row, &p)) in self.c0.rows_mut().zip(ctx.moduli()).enumerate() {
-            let reduce = level.reducer(i);
-            for (w, &f) in row.iter_mut().zip(&flood) {
-                *w = crate::arith::add_mod(*w, reduce.signed_wide(f, p), p);
+        let add = |poly: &mut RnsPoly, noise: &[i128]| {
+            for (i, (row, &p)) in poly.rows_mut().zip(ctx.moduli()).enumerate() {
+                let reduce = level.reducer(i);
+                for (w, &v) in row.iter_mut().zip(noise) {
+                    *w = crate::arith::add_mod(*w, reduce.signed_wide(v, p), p);
+                }
             }
-        }
+        };
+        add(
+            &mut self.c1,
+            &e1.into_iter().map(i128::from).collect::<Vec<_>>(),
+        );
+        add(&mut self.c0, &flood);
     }
 
     /// Drops primes from the last down to `primes` left, dividing by each and rounding

@@ -305,3 +305,33 @@ fn answer_plans_hold_for_the_worst_kernel_of_their_norm() {
         Err(Error::Budget { .. })
     ));
 }
+
+/// The lazily reduced sum of products equals one product accumulated after another, word for
+/// word, over more terms than one 128-bit run holds (N = 4096 with its 60-bit prime, and N =
+/// 8192 with four primes).
+#[test]
+fn a_sum_of_products_equals_products_accumulated_one_by_one() {
+    for plain_bits in [32, 64] {
+        let ctx = Context::new(&ParamSpec::for_ring(plain_bits)).unwrap();
+        let mut prg = Prg::from_seed_block(Block::new(77));
+        let sk = SecretKey::generate(&ctx, &mut prg);
+        let n = ctx.degree();
+        let terms = 300;
+        let cts: Vec<Ciphertext> = (0..terms)
+            .map(|_| {
+                let m = random_message(&mut prg, n, plain_bits);
+                encrypt(&ctx, &sk, &m, &mut prg).unwrap().expand(&ctx)
+            })
+            .collect();
+        let plains: Vec<RnsPoly> = (0..terms)
+            .map(|_| RnsPoly::uniform(&ctx, ctx.top_level(), &mut prg, Form::Evaluations))
+            .collect();
+        let mut want = Ciphertext::zero(&ctx, ctx.top_level(), Form::Evaluations);
+        for (ct, plain) in cts.iter().zip(&plains) {
+            want.mul_plain_accumulate(&ctx, ct, plain);
+        }
+        let pairs: Vec<(&Ciphertext, &RnsPoly)> = cts.iter().zip(&plains).collect();
+        let got = Ciphertext::sum_of_products(&ctx, ctx.top_level(), &pairs);
+        assert_eq!(got, want, "ℓ = {plain_bits}");
+    }
+}
