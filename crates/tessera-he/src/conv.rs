@@ -41,6 +41,27 @@ pub struct Partition {
     pub height: usize,
     /// W_w.
     pub width: usize,
+    /// M_w: out channels per kernel and output polynomial (see [`ConvEncoding::cheapest`]).
+    pub out_channels: usize,
+}
+
+impl Partition {
+    /// K = (h − 1)·W_w + w − 1: the kernel's reach within a block.
+    fn kernel_reach(&self, shape: ConvShape) -> usize {
+        let [kh, kw] = shape.kernel;
+        self.width * (kh - 1) + kw - 1
+    }
+
+    /// The most out channels a polynomial holds at this partition: 1, or M_w with
+    /// (M_w − 1)·Δ + (2C_w − 1)·S + K ≤ N with Δ = C_w·S ([`ConvEncoding::cheapest`]).
+    fn out_channels_fitting(&self, shape: ConvShape, degree: usize) -> usize {
+        let s = self.height * self.width;
+        let reach = self.kernel_reach(shape);
+        let spacing = self.channels * s;
+        let footprint = (2 * self.channels - 1) * s + reach;
+        let more = degree.saturating_sub(footprint) / spacing;
+        (1 + more).min(shape.out_channels).max(1)
+    }
 }
 
 /// The encoding of one convolution at one ring degree.
@@ -83,7 +104,16 @@ impl ConvShape {
 impl ConvEncoding {
     /// The encoding whose partition sends the fewest words: `input_words` per input block
     /// (the client's ciphertexts) and `output_words` per output block (the server's answers),
-    /// over every block height and width that fit N with as many channels as then fit.
+    /// over every block height, width and channel count that fit N, each with as many out
+    /// channels per output polynomial as then fit.
+    ///
+    /// Several out channels share a polynomial (M_w > 1) when kernel m's block is placed
+    /// Δ = C_w·S further than kernel m − 1's (S = H_w·W_w, K = (h − 1)·W_w + w − 1): a
+    /// product's terms for out channel m lie in [m·Δ, m·Δ + (2C_w − 1)·S + K), its outputs
+    /// in [O + m·Δ, O + m·Δ + S − K) with O = (C_w − 1)·S + K, so that no other channel's
+    /// terms reach them, and the last channel's terms stay below N (no wrap-around). Small
+    /// images (ResNet's 14 × 14 and 7 × 7 stages) then answer with a fraction of the
+    /// polynomials, one per out channel before.
     pub fn cheapest(
         shape: ConvShape,
         degree: usize,
@@ -95,23 +125,25 @@ impl ConvEncoding {
         let mut best: Option<(usize, Partition)> = None;
         for height in kh..=shape.height {
             for width in kw..=shape.width.min(degree / height) {
-                let channels = shape.channels.min(degree / (height * width));
-                if channels == 0 {
-                    continue;
-                }
-                let part = Partition {
-                    channels,
-                    height,
-                    width,
-                };
-                let enc = ConvEncoding {
-                    shape,
-                    part,
-                    degree,
-                };
-                let cost = enc.input_blocks() * input_words + enc.output_blocks() * output_words;
-                if best.is_none_or(|(c, _)| cost < c) {
-                    best = Some((cost, part));
+                let most = shape.channels.min(degree / (height * width));
+                for channels in 1..=most {
+                    let mut part = Partition {
+                        channels,
+                        height,
+                        width,
+                        out_channels: 1,
+                    };
+                    part.out_channels = part.out_channels_fitting(shape, degree);
+                    let enc = ConvEncoding {
+                        shape,
+                        part,
+                        degree,
+                    };
+                    let cost =
+                        enc.input_blocks() * input_words + enc.output_blocks() * output_words;
+                    if best.is_none_or(|(c, _)| cost < c) {
+                        best = Some((cost, part));
+                    }
                 }
             }
         }
@@ -132,10 +164,20 @@ impl ConvEncoding {
         self.part
     }
 
+    /// O: where out channel 0's outputs start.
     fn offset(&self) -> usize {
         let p = self.part;
-        let [kh, kw] = self.shape.kernel;
-        p.height * p.width * (p.channels - 1) + p.width * (kh - 1) + kw - 1
+        p.height * p.width * (p.channels - 1) + p.kernel_reach(self.shape)
+    }
+
+    /// Δ: how much further out channel m's outputs start than m − 1's.
+    fn spacing(&self) -> usize {
+        let p = self.part;
+        p.channels * p.height * p.width
+    }
+
+    fn out_groups(&self) -> usize {
+        self.shape.out_channels.div_ceil(self.part.out_channels)
     }
 
     fn steps(&self) -> [usize; 2] {
@@ -187,14 +229,14 @@ impl Encoding for ConvEncoding {
         self.channel_blocks() * self.spatial_blocks()
     }
 
-    /// The number of output polynomials: out channels × spatial blocks.
+    /// The number of output polynomials: out-channel groups (M_w each) × spatial blocks.
     fn output_blocks(&self) -> usize {
-        self.shape.out_channels * self.spatial_blocks()
+        self.out_groups() * self.spatial_blocks()
     }
 
-    /// The number of kernel polynomials: out channels × channel blocks.
+    /// The number of kernel polynomials: out-channel groups × channel blocks.
     fn weight_blocks(&self) -> usize {
-        self.shape.out_channels * self.channel_blocks()
+        self.out_groups() * self.channel_blocks()
     }
 
     /// Input polynomial `block` (channel block major, then spatial blocks row by row) from the
@@ -229,24 +271,28 @@ impl Encoding for ConvEncoding {
         poly
     }
 
-    /// Kernel polynomial `block` (out channel major, then channel blocks) from the kernels `k`
-    /// (`M × C × h × w`, row-major).
+    /// Kernel polynomial `block` (out-channel group major, then channel blocks) from the
+    /// kernels `k` (`M × C × h × w`, row-major): the group's out channels Δ apart.
     fn weight(&self, k: &[i64], block: usize) -> Vec<i64> {
-        let (m, cb) = (block / self.channel_blocks(), block % self.channel_blocks());
+        let (group, cb) = (block / self.channel_blocks(), block % self.channel_blocks());
         let ConvShape {
             channels,
+            out_channels,
             kernel: [kh, kw],
             ..
         } = self.shape;
         let p = self.part;
-        let offset = self.offset();
         let mut poly = vec![0i64; self.degree];
-        for c in 0..p.channels.min(channels.saturating_sub(cb * p.channels)) {
-            let ch = cb * p.channels + c;
-            for l in 0..kh {
-                for l2 in 0..kw {
-                    let at = offset - (c * p.height + l) * p.width - l2;
-                    poly[at] = k[((m * channels + ch) * kh + l) * kw + l2];
+        let first = group * p.out_channels;
+        for (local, m) in (first..out_channels.min(first + p.out_channels)).enumerate() {
+            let offset = self.offset() + local * self.spacing();
+            for c in 0..p.channels.min(channels.saturating_sub(cb * p.channels)) {
+                let ch = cb * p.channels + c;
+                for l in 0..kh {
+                    for l2 in 0..kw {
+                        let at = offset - (c * p.height + l) * p.width - l2;
+                        poly[at] = k[((m * channels + ch) * kh + l) * kw + l2];
+                    }
                 }
             }
         }
@@ -254,24 +300,24 @@ impl Encoding for ConvEncoding {
     }
 
     /// Output polynomial `block`'s place: the input block of spatial block `block %
-    /// spatial_blocks()` times the kernels of out channel `block / spatial_blocks()`, summed
-    /// over the channel blocks. Returns (input block, kernel block) pairs.
+    /// spatial_blocks()` times the kernels of out-channel group `block / spatial_blocks()`,
+    /// summed over the channel blocks. Returns (input block, kernel block) pairs.
     fn output_terms(&self, block: usize) -> Vec<(usize, usize)> {
-        let (m, s) = (block / self.spatial_blocks(), block % self.spatial_blocks());
+        let (group, s) = (block / self.spatial_blocks(), block % self.spatial_blocks());
         (0..self.channel_blocks())
             .map(|cb| {
                 (
                     cb * self.spatial_blocks() + s,
-                    m * self.channel_blocks() + cb,
+                    group * self.channel_blocks() + cb,
                 )
             })
             .collect()
     }
 
     /// The outputs output polynomial `block` holds: (coefficient, index into the `M × H' × W'`
-    /// output, row-major).
+    /// output, row-major), out channel by out channel of its group.
     fn output_places(&self, block: usize) -> Vec<(usize, usize)> {
-        let (m, (bi, bj)) = (
+        let (group, (bi, bj)) = (
             block / self.spatial_blocks(),
             self.spatial(block % self.spatial_blocks()),
         );
@@ -279,14 +325,18 @@ impl Encoding for ConvEncoding {
         let [fh, fw] = self.shape.unstrided();
         let [oh, ow] = self.shape.output();
         let [s0, s1] = self.shape.stride;
-        let offset = self.offset();
-        let mut places = Vec::with_capacity(sh * sw);
-        for i in 0..sh.min(fh.saturating_sub(bi * sh)) {
-            for j in 0..sw.min(fw.saturating_sub(bj * sw)) {
-                let (row, col) = (bi * sh + i, bj * sw + j);
-                if row % s0 == 0 && col % s1 == 0 {
-                    let out = (m * oh + row / s0) * ow + col / s1;
-                    places.push((offset + i * self.part.width + j, out));
+        let p = self.part;
+        let first = group * p.out_channels;
+        let mut places = Vec::with_capacity(p.out_channels * sh * sw);
+        for (local, m) in (first..self.shape.out_channels.min(first + p.out_channels)).enumerate() {
+            let offset = self.offset() + local * self.spacing();
+            for i in 0..sh.min(fh.saturating_sub(bi * sh)) {
+                for j in 0..sw.min(fw.saturating_sub(bj * sw)) {
+                    let (row, col) = (bi * sh + i, bj * sw + j);
+                    if row % s0 == 0 && col % s1 == 0 {
+                        let out = (m * oh + row / s0) * ow + col / s1;
+                        places.push((offset + i * p.width + j, out));
+                    }
                 }
             }
         }

@@ -100,8 +100,22 @@ fn blocks_multiplied_hold_the_convolution() {
             },
             256,
         ),
+        // A small image (ResNet-50's last stage, padded, scaled down): several out channels
+        // per polynomial.
+        (
+            ConvShape {
+                channels: 8,
+                height: 9,
+                width: 9,
+                out_channels: 12,
+                kernel: [3, 3],
+                stride: [1, 1],
+            },
+            1024,
+        ),
     ];
     let mut prg = Prg::from_seed_block(Block::new(21));
+    let mut packed = 0;
     for (shape, degree) in shapes {
         let x = random(&mut prg, shape.channels * shape.height * shape.width, 64);
         let k = kernels(
@@ -113,8 +127,13 @@ fn blocks_multiplied_hold_the_convolution() {
             let enc = ConvEncoding::cheapest(shape, degree, inw, outw).unwrap();
             let got = through_blocks(&enc, &x, &k);
             assert_eq!(got, want, "{shape:?} {:?}", enc.partition());
+            packed += usize::from(enc.partition().out_channels > 1);
         }
     }
+    assert!(
+        packed >= 3,
+        "{packed} encodings with several out channels a polynomial"
+    );
 }
 
 #[test]

@@ -100,12 +100,24 @@ impl Operator for Conv {
         let gather = gather([ci, h, w], &self.window, [oh, ow]);
         let shape = (self.out_channels, self.per_output(), oh * ow);
         let [top, left, bottom, right] = self.window.pads;
-        let geometry = ConvGeometry {
-            channels: ci / self.groups,
-            height: h + top + bottom,
-            width: w + left + right,
-            kernel: self.window.kernel,
-            stride: self.window.stride,
+        let geometry = if self.window.kernel == [1, 1] {
+            // A 1 × 1 kernel reads only the places it lands on: its image is those places,
+            // at stride 1 (no strided convolution computed at every place and thinned).
+            ConvGeometry {
+                channels: ci / self.groups,
+                height: oh,
+                width: ow,
+                kernel: [1, 1],
+                stride: [1, 1],
+            }
+        } else {
+            ConvGeometry {
+                channels: ci / self.groups,
+                height: h + top + bottom,
+                width: w + left + right,
+                kernel: self.window.kernel,
+                stride: self.window.stride,
+            }
         };
         let map = LinearMap::grouped(self.groups, shape, ci * h * w, gather)
             .and_then(|map| map.convolution(geometry))
