@@ -290,7 +290,7 @@ impl<E: Encoding> Server<'_, E> {
         block: usize,
         prg: &mut Prg,
     ) -> Result<AnsweredBlock, Error> {
-        let (ctx, n, enc) = (self.ctx, self.ctx.degree(), self.encoding);
+        let (ctx, enc) = (self.ctx, self.encoding);
         let mask = plain_mask(ctx);
         let terms: Vec<(&Ciphertext, &RnsPoly)> = enc
             .output_terms(block)
@@ -298,23 +298,34 @@ impl<E: Encoding> Server<'_, E> {
             .map(|(input, weight)| (&inputs[input], &self.weights[weight]))
             .collect();
         let mut acc = Ciphertext::sum_of_products(ctx, ctx.top_level(), &terms);
-        let r: Vec<u64> = (0..n)
-            .map(|_| rand_core::RngCore::next_u64(prg) & mask)
-            .collect();
-        let minus_r: Vec<u64> = r.iter().map(|v| v.wrapping_neg() & mask).collect();
-        // Re-randomised while the products are still evaluations: one transform back, after
-        // which the share and the flooding are added to coefficients.
-        acc.rerandomize(ctx, self.pk, prg, self.plan.flood_bits);
-        acc.add_plain(ctx, &minus_r)?;
-        acc.drop_to(ctx, self.plan.primes);
+        // The server's share r, the flooding and c0 only where outputs are: the rest of c0
+        // is never sent.
         let places = enc.output_places(block);
         let kept: Vec<usize> = places.iter().map(|&(c, _)| c).collect();
+        let r: Vec<u64> = kept
+            .iter()
+            .map(|_| rand_core::RngCore::next_u64(prg) & mask)
+            .collect();
+        let minus_r: Vec<(usize, u64)> = kept
+            .iter()
+            .zip(&r)
+            .map(|(&c, v)| (c, v.wrapping_neg() & mask))
+            .collect();
+        // Re-randomised while the products are still evaluations: one transform back, after
+        // which the share and the flooding are added to coefficients.
+        acc.rerandomize(ctx, self.pk, prg, (self.plan.flood_bits, &kept));
+        acc.add_plain(ctx, &minus_r)?;
+        acc.drop_to(ctx, self.plan.primes);
         let rounding = Rounding::of(ctx, self.plan.primes);
         let runs = rounding.runs(ctx, self.plan.primes, kept.len());
         let mut words = acc.answer_words(ctx, &kept);
         rounding.shrink(ctx, &mut words);
         let words = pack(&words, &runs);
-        let shares = places.into_iter().map(|(c, out)| (out, r[c])).collect();
+        let shares = places
+            .into_iter()
+            .zip(r)
+            .map(|((_, out), r)| (out, r))
+            .collect();
         Ok(AnsweredBlock { words, shares })
     }
 }

@@ -262,19 +262,41 @@ impl Ciphertext {
         out
     }
 
-    /// `self += ⌊q·m/t⌉` for the plaintext `message` (in the coefficient form).
-    pub fn add_plain(&mut self, ctx: &Context, message: &[u64]) -> Result<(), Error> {
-        check_message(ctx, message)?;
+    /// `self += ⌊q·m/t⌉` for the plaintext m whose coefficients are given at `places`
+    /// ((coefficient, value) pairs) and zero elsewhere; in the coefficient form.
+    pub fn add_plain(&mut self, ctx: &Context, places: &[(usize, u64)]) -> Result<(), Error> {
+        if let Some(&(j, _)) = places.iter().find(|&&(j, _)| j >= ctx.degree()) {
+            return Err(Error::Length {
+                what: "plaintext coefficient",
+                expected: ctx.degree(),
+                got: j,
+            });
+        }
+        let values: Vec<u64> = places.iter().map(|&(_, m)| m).collect();
+        check_message(ctx, &values[..values.len().min(ctx.degree())])?;
         self.to_coefficients(ctx);
-        add_encoded(ctx, &mut self.c0, message);
+        let level = ctx.level(self.c0.primes());
+        for (i, (row, &p)) in self.c0.rows_mut().zip(ctx.moduli()).enumerate() {
+            for &(j, m) in places {
+                row[j] = crate::arith::add_mod(row[j], level.encode(m, i, p), p);
+            }
+        }
         Ok(())
     }
 
     /// Hides what the products made of the ciphertext (Cheetah §3.1, circuit privacy): adds an
     /// encryption of zero under `pk` (c1 becomes pseudo-random) and noise uniform in
-    /// [-2^`flood_bits`, 2^`flood_bits`) to c0, which hides an error below 2^(`flood_bits` - σ)
-    /// to within 2^-σ per coefficient. Leaves the coefficient form.
-    pub fn rerandomize(&mut self, ctx: &Context, pk: &PublicKey, prg: &mut Prg, flood_bits: u32) {
+    /// [-2^`flood_bits`, 2^`flood_bits`) to c0 at the coefficients `kept`, which hides an error
+    /// below 2^(`flood_bits` - σ) to within 2^-σ per coefficient. Only the coefficients of c0
+    /// an answer sends need it ([`Ciphertext::answer_words`]: the others never leave the
+    /// server). Leaves the coefficient form.
+    pub fn rerandomize(
+        &mut self,
+        ctx: &Context,
+        pk: &PublicKey,
+        prg: &mut Prg,
+        (flood_bits, kept): (u32, &[usize]),
+    ) {
         let primes = self.primes();
         let n = ctx.degree();
         let mut u = RnsPoly::from_signed(ctx, primes, &sample::ternary(prg, n));
@@ -283,23 +305,27 @@ impl Ciphertext {
         self.c0.mul_accumulate(ctx, &pk.b, &u);
         self.c1.mul_accumulate(ctx, &pk.a, &u);
         self.to_coefficients(ctx);
-        // The encryption of zero's e1 and the flooding added to coefficients: no transform.
+        // The encryption of zero's e1 and the flooding added to coefficients: no transform;
+        // e1 within ±η, far below every prime.
         let e1 = sample::error(prg, n);
-        let flood = sample::flooding(prg, n, flood_bits);
-        let level = ctx.level(primes);
-        let add = |poly: &mut RnsPoly, noise: &[i128]| {
-            for (i, (row, &p)) in poly.rows_mut().zip(ctx.moduli()).enumerate() {
-                let reduce = level.reducer(i);
-                for (w, &v) in row.iter_mut().zip(noise) {
-                    *w = crate::arith::add_mod(*w, reduce.signed_wide(v, p), p);
-                }
+        for (row, &p) in self.c1.rows_mut().zip(ctx.moduli()) {
+            for (w, &e) in row.iter_mut().zip(&e1) {
+                let e = if e < 0 {
+                    p - e.unsigned_abs()
+                } else {
+                    e as u64
+                };
+                *w = crate::arith::add_mod(*w, e, p);
             }
-        };
-        add(
-            &mut self.c1,
-            &e1.into_iter().map(i128::from).collect::<Vec<_>>(),
-        );
-        add(&mut self.c0, &flood);
+        }
+        let flood = sample::flooding(prg, kept.len(), flood_bits);
+        let level = ctx.level(primes);
+        for (i, (row, &p)) in self.c0.rows_mut().zip(ctx.moduli()).enumerate() {
+            let reduce = level.reducer(i);
+            for (&j, &f) in kept.iter().zip(&flood) {
+                row[j] = crate::arith::add_mod(row[j], reduce.signed_wide(f, p), p);
+            }
+        }
     }
 
     /// Drops primes from the last down to `primes` left, dividing by each and rounding

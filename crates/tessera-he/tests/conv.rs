@@ -191,8 +191,10 @@ fn a_convolution_under_encryption_gives_additive_shares() {
         }
         let r = random(&mut prg, n, 32);
         let minus_r: Vec<u64> = r.iter().map(|v| v.wrapping_neg() & mask).collect();
+        let all: Vec<usize> = (0..n).collect();
+        let minus_r: Vec<(usize, u64)> = minus_r.into_iter().enumerate().collect();
         acc.add_plain(&ctx, &minus_r).unwrap();
-        acc.rerandomize(&ctx, &pk, &mut prg, plan.flood_bits);
+        acc.rerandomize(&ctx, &pk, &mut prg, (plan.flood_bits, &all));
         acc.drop_to(&ctx, plan.primes);
         let places = enc.output_places(block);
         let kept: Vec<usize> = places.iter().map(|&(c, _)| c).collect();

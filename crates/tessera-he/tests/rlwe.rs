@@ -100,8 +100,10 @@ fn exchange(case: &Case, seed: u128) -> (Vec<u64>, Vec<u64>) {
         .iter()
         .map(|&x| x.wrapping_neg() & mask(case.plain_bits))
         .collect();
+    let all: Vec<usize> = (0..n).collect();
+    let minus_r: Vec<(usize, u64)> = minus_r.into_iter().enumerate().collect();
     acc.add_plain(&ctx, &minus_r).unwrap();
-    acc.rerandomize(&ctx, &pk, &mut prg, case.flood_bits);
+    acc.rerandomize(&ctx, &pk, &mut prg, (case.flood_bits, &all));
     acc.drop_to(&ctx, case.primes_sent);
     let all: Vec<usize> = (0..n).collect();
     let words = acc.answer_words(&ctx, &all);
@@ -280,7 +282,8 @@ fn answer_plans_hold_for_the_worst_kernel_of_their_norm() {
         let ct = encrypt(&ctx, &sk, &m, &mut prg).unwrap().expand(&ctx);
         let mut acc = Ciphertext::zero(&ctx, ctx.top_level(), Form::Evaluations);
         acc.mul_plain_accumulate(&ctx, &ct, &dense(&ctx, &w));
-        acc.rerandomize(&ctx, &pk, &mut prg, plan.flood_bits);
+        let all: Vec<usize> = (0..n).collect();
+        acc.rerandomize(&ctx, &pk, &mut prg, (plan.flood_bits, &all));
         acc.drop_to(&ctx, plan.primes);
         let kept: Vec<usize> = (0..n).step_by(3).collect();
         let got =
