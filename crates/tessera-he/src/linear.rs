@@ -75,11 +75,13 @@ pub fn answer_bytes(ctx: &Context, encoding: &impl Encoding, primes: usize) -> u
 }
 
 /// The words an input block and an output block send, as the encodings' `cheapest` weigh
-/// them: N words at the full modulus' bits, and N at the `primes` kept.
+/// them: N words at the full modulus' bits, and c1's N at the `primes` kept less the bits
+/// [`Rounding`] drops.
 pub fn block_costs(ctx: &Context, primes: usize) -> (usize, usize) {
     let n = ctx.degree();
     let bits = |primes: usize| ctx.params().modulus_bits(primes) as usize;
-    (bits(ctx.top_level()) * n / 64, bits(primes) * n / 64)
+    let answer = bits(primes) - Rounding::of(ctx, primes).c1 as usize;
+    (bits(ctx.top_level()) * n / 64, answer * n / 64)
 }
 
 /// The client's side: encrypts its vector, opens the answer to its share.
