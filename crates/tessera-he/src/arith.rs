@@ -87,10 +87,12 @@ pub(crate) fn sub_mod(a: u64, b: u64, p: u64) -> u64 {
     if a >= b { a - b } else { a + p - b }
 }
 
-/// A signed word reduced into `[0, p)` (one word division, not a 128-bit one).
+/// A signed word reduced into `[0, p)`: no division for one below p in magnitude (errors,
+/// weights, ternary keys), one word division otherwise.
 #[inline(always)]
 pub(crate) fn reduce_signed(x: i64, p: u64) -> u64 {
-    let r = x.unsigned_abs() % p;
+    let m = x.unsigned_abs();
+    let r = if m < p { m } else { m % p };
     if x < 0 && r != 0 { p - r } else { r }
 }
 

@@ -116,34 +116,27 @@ impl Rounding {
     /// An answer's words (one prime: c1's N, then c0's) rounded to what is sent: each word w
     /// of a part that drops d bits becomes ⌊w/2^d⌉, wrapping to 0 past the narrower width.
     pub fn shrink(&self, ctx: &Context, words: &mut [u64]) {
-        let (n, bits) = (ctx.degree(), ctx.params().modulus_bits(1));
-        for (part, d) in [
-            (0..n.min(words.len()), self.c1),
-            (n.min(words.len())..words.len(), self.c0),
-        ] {
-            if d == 0 {
-                continue;
-            }
-            let mask = (1u64 << (bits - d)) - 1;
-            for w in &mut words[part] {
-                *w = ((*w + (1 << (d - 1))) >> d) & mask;
-            }
-        }
+        let bits = ctx.params().modulus_bits(1);
+        self.each_part(ctx, words, |w, d| {
+            ((w + (1 << (d - 1))) >> d) & ((1u64 << (bits - d)) - 1)
+        });
     }
 
     /// Words as received back to residues modulo the prime: w·2^d, reduced once.
     pub fn restore(&self, ctx: &Context, words: &mut [u64]) {
-        let (n, p) = (ctx.degree(), ctx.moduli()[0]);
-        for (part, d) in [
-            (0..n.min(words.len()), self.c1),
-            (n.min(words.len())..words.len(), self.c0),
-        ] {
-            if d == 0 {
-                continue;
-            }
-            for w in &mut words[part] {
-                let v = *w << d;
-                *w = if v >= p { v - p } else { v };
+        let p = ctx.moduli()[0];
+        self.each_part(ctx, words, |w, d| {
+            let v = w << d;
+            if v >= p { v - p } else { v }
+        });
+    }
+
+    /// `f(word, d)` for every word of a part that drops d > 0 bits: c1's N words, then c0's.
+    fn each_part(&self, ctx: &Context, words: &mut [u64], f: impl Fn(u64, u32) -> u64) {
+        let (c1, c0) = words.split_at_mut(ctx.degree().min(words.len()));
+        for (part, d) in [(c1, self.c1), (c0, self.c0)] {
+            if d > 0 {
+                part.iter_mut().for_each(|w| *w = f(*w, d));
             }
         }
     }

@@ -56,6 +56,40 @@ pub struct Answer {
     pub words: Vec<u8>,
 }
 
+impl Query {
+    /// The query on the wire ([`query_bytes`] long): the bodies, then each ciphertext's seed.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = self.bodies.clone();
+        bytes.extend(self.seeds.iter().flat_map(|s| s.to_bytes()));
+        bytes
+    }
+
+    /// A query for `encoding` as received: exactly [`query_bytes`] long (its words are checked
+    /// when the server expands it).
+    pub fn from_bytes(
+        ctx: &Context,
+        encoding: &impl Encoding,
+        bytes: &[u8],
+    ) -> Result<Self, Error> {
+        if bytes.len() != query_bytes(ctx, encoding) {
+            return Err(malformed(format!("a query of {} bytes", bytes.len())));
+        }
+        let seeds_at = bytes.len() - 16 * encoding.input_blocks();
+        let seeds = bytes[seeds_at..]
+            .chunks_exact(16)
+            .map(|s| {
+                let mut b = [0u8; 16];
+                b.copy_from_slice(s);
+                Block::from_bytes(b)
+            })
+            .collect();
+        Ok(Query {
+            bodies: bytes[..seeds_at].to_vec(),
+            seeds,
+        })
+    }
+}
+
 /// The bytes of a query for `encoding` under `ctx`: each input block's c0 packed, and its seed.
 pub fn query_bytes(ctx: &Context, encoding: &impl Encoding) -> usize {
     let body = crate::wire::packed_len(&ctx.rows(ctx.top_level(), ctx.degree()));
@@ -65,10 +99,11 @@ pub fn query_bytes(ctx: &Context, encoding: &impl Encoding) -> usize {
 /// The bytes of an answer for `encoding` that keeps `primes` primes: each output block's c1
 /// whole and c0 at its outputs, rounded ([`Rounding`]) and packed.
 pub fn answer_bytes(ctx: &Context, encoding: &impl Encoding, primes: usize) -> usize {
+    let rounding = Rounding::of(ctx, primes);
     (0..encoding.output_blocks())
         .map(|block| {
             let kept = encoding.output_places(block).len();
-            let runs = Rounding::of(ctx, primes).runs(ctx, primes, kept);
+            let runs = rounding.runs(ctx, primes, kept);
             crate::wire::packed_len(&runs).unwrap_or(usize::MAX)
         })
         .fold(0, usize::saturating_add)

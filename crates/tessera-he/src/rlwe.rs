@@ -236,12 +236,13 @@ impl Ciphertext {
         let mut out = Ciphertext::zero(ctx, primes, Form::Evaluations);
         let n = ctx.degree();
         let level = ctx.level(primes);
+        let mut acc = vec![0u128; n];
         for (i, &p) in ctx.moduli()[..primes].iter().enumerate() {
             let reduce = level.reducer(i);
             let bits = 64 - p.leading_zeros();
             let run = 1usize << (127 - 2 * bits).min(20);
             for part in 0..2 {
-                let mut acc = vec![0u128; n];
+                acc.fill(0);
                 for chunk in terms.chunks(run) {
                     for &(ct, plain) in chunk {
                         let c = if part == 0 { &ct.c0 } else { &ct.c1 };
@@ -254,7 +255,7 @@ impl Ciphertext {
                 }
                 let poly = if part == 0 { &mut out.c0 } else { &mut out.c1 };
                 let row = poly.rows_mut().nth(i);
-                for (w, a) in row.into_iter().flatten().zip(acc) {
+                for (w, &a) in row.into_iter().flatten().zip(&acc) {
                     *w = a as u64;
                 }
             }
@@ -272,8 +273,7 @@ impl Ciphertext {
                 got: j,
             });
         }
-        let values: Vec<u64> = places.iter().map(|&(_, m)| m).collect();
-        check_message(ctx, &values[..values.len().min(ctx.degree())])?;
+        check_bits(ctx, places.iter().map(|&(_, m)| m))?;
         self.to_coefficients(ctx);
         let level = ctx.level(self.c0.primes());
         for (i, (row, &p)) in self.c0.rows_mut().zip(ctx.moduli()).enumerate() {
@@ -305,17 +305,11 @@ impl Ciphertext {
         self.c0.mul_accumulate(ctx, &pk.b, &u);
         self.c1.mul_accumulate(ctx, &pk.a, &u);
         self.to_coefficients(ctx);
-        // The encryption of zero's e1 and the flooding added to coefficients: no transform;
-        // e1 within ±η, far below every prime.
+        // The encryption of zero's e1 and the flooding added to coefficients: no transform.
         let e1 = sample::error(prg, n);
         for (row, &p) in self.c1.rows_mut().zip(ctx.moduli()) {
             for (w, &e) in row.iter_mut().zip(&e1) {
-                let e = if e < 0 {
-                    p - e.unsigned_abs()
-                } else {
-                    e as u64
-                };
-                *w = crate::arith::add_mod(*w, e, p);
+                *w = crate::arith::add_mod(*w, crate::arith::reduce_signed(e, p), p);
             }
         }
         let flood = sample::flooding(prg, kept.len(), flood_bits);
@@ -436,8 +430,13 @@ fn check_message(ctx: &Context, message: &[u64]) -> Result<(), Error> {
             got: message.len(),
         });
     }
+    check_bits(ctx, message.iter().copied())
+}
+
+/// An error unless every plaintext coefficient is below 2^ℓ.
+fn check_bits(ctx: &Context, mut values: impl Iterator<Item = u64>) -> Result<(), Error> {
     let bits = ctx.params().plain_bits();
-    if bits < 64 && message.iter().any(|&m| m >> bits != 0) {
+    if bits < 64 && values.any(|m| m >> bits != 0) {
         return Err(Error::Length {
             what: "plaintext coefficient bits",
             expected: bits as usize,

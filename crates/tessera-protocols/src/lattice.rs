@@ -5,6 +5,7 @@
 //! session's programs (a batch of inferences) share them.
 
 use crate::Error;
+use std::sync::Mutex;
 use tessera_core::Prg;
 use tessera_he::{Context, ParamSpec, PublicKey, SecretKey};
 use tessera_net::{Channel, Kind as MessageKind, Tag};
@@ -35,7 +36,7 @@ impl LatticeKeys {
     /// No keys yet, under the parameters for the ring 2^`plain_bits`
     /// ([`ParamSpec::for_ring`]).
     pub fn new(plain_bits: u32) -> Result<Self, Error> {
-        let ctx = Context::new(&ParamSpec::for_ring(plain_bits)).map_err(local)?;
+        let ctx = context(plain_bits)?;
         Ok(LatticeKeys {
             ctx,
             own: None,
@@ -93,6 +94,20 @@ impl LatticeKeys {
             None => Err(Error::Input("no public key from the peer".into())),
         }
     }
+}
+
+/// The parameters for the ring 2^`plain_bits` ([`ParamSpec::for_ring`]), made once per
+/// process (their primes found and transform plans built) and cloned after: the cost model
+/// asks for them per linear map.
+pub fn context(plain_bits: u32) -> Result<Context, Error> {
+    static MADE: Mutex<Vec<(u32, Context)>> = Mutex::new(Vec::new());
+    let mut made = MADE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, ctx)) = made.iter().find(|(bits, _)| *bits == plain_bits) {
+        return Ok(ctx.clone());
+    }
+    let ctx = Context::new(&ParamSpec::for_ring(plain_bits)).map_err(local)?;
+    made.push((plain_bits, ctx.clone()));
+    Ok(ctx)
 }
 
 /// A lattice error of ours (parameters, lengths, a noise budget the weights exceed): the

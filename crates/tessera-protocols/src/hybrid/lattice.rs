@@ -11,8 +11,8 @@
 use super::linear::{LinearMap, LinearWeights};
 use super::prepare::SetupLink;
 use crate::Error;
-use crate::lattice::{KEYS, LatticeKeys, local, peers};
-use tessera_core::{Block, Prg};
+use crate::lattice::{KEYS, LatticeKeys, context, local, peers};
+use tessera_core::Prg;
 use tessera_he::conv::{ConvEncoding, ConvShape};
 use tessera_he::fc::FcEncoding;
 use tessera_he::linear::{
@@ -57,8 +57,7 @@ pub(super) fn share(
 /// per session, left out), its answers estimated at [`nominal_primes`]; `None` if the
 /// parameters cannot hold the map.
 pub(super) fn bytes(map: &LinearMap, bits: u32) -> Option<f64> {
-    let keys = LatticeKeys::new(bits).ok()?;
-    let ctx = keys.context();
+    let ctx = &context(bits).ok()?;
     let primes = nominal_primes(ctx, map);
     let units = units(map) as f64;
     let (query, answer) = if dense(map) {
@@ -120,17 +119,33 @@ struct Party<'k, 'c, 'n> {
     prg: &'k mut Prg,
 }
 
-impl Party<'_, '_, '_> {
-    /// Output `o` of unit (`group`, `image`)'s encoding, as an output of the map: row
-    /// `group·rows/groups + o / places`, column `image·places + o % places`.
-    fn place(map: &LinearMap, (group, image): (usize, usize), o: usize) -> usize {
+/// Where a unit's outputs go among the map's: its rows per group, columns, and places per
+/// image.
+struct Placement {
+    rows_per_group: usize,
+    cols: usize,
+    places: usize,
+}
+
+impl Placement {
+    fn of(map: &LinearMap) -> Self {
         let (rows, _, cols) = map.shape();
-        let count = map.geometry().1;
-        let places = cols / count;
-        let row = group * (rows / map.groups()) + o / places;
-        row * cols + image * places + o % places
+        Placement {
+            rows_per_group: rows / map.groups(),
+            cols,
+            places: cols / map.geometry().1,
+        }
     }
 
+    /// Output `o` of unit (`group`, `image`)'s encoding, as an output of the map: row
+    /// `group·rows/groups + o / places`, column `image·places + o % places`.
+    fn at(&self, (group, image): (usize, usize), o: usize) -> usize {
+        let row = group * self.rows_per_group + o / self.places;
+        row * self.cols + image * self.places + o % self.places
+    }
+}
+
+impl Party<'_, '_, '_> {
     fn share<E: Encoding>(
         &mut self,
         map: &LinearMap,
@@ -168,23 +183,26 @@ impl Party<'_, '_, '_> {
         let mut message = Vec::with_capacity(units(map) * query_bytes(ctx, enc));
         for unit in images.chunks_exact(enc.inputs()) {
             let query = client.query(unit, self.prg).map_err(local)?;
-            message.extend_from_slice(&query.bodies);
-            message.extend(query.seeds.iter().flat_map(|s| s.to_bytes()));
+            message.extend(query.to_bytes());
         }
         self.channel.send(tag, &message)?;
         self.channel.flush()?;
-        let most = units(map) * (1 + answer_bytes(ctx, enc, ctx.top_level()));
+        // An answer's length for each number of primes it may keep, made once.
+        let lengths: Vec<usize> = (1..=ctx.top_level())
+            .map(|primes| answer_bytes(ctx, enc, primes))
+            .collect();
+        let most = units(map) * (1 + lengths.iter().max().copied().unwrap_or(0));
         let message = self.channel.recv_bounded(tag, most)?;
         let mut share = vec![0u64; map.outputs()];
         let mut rest = &message[..];
-        let count = map.geometry().1;
+        let (count, placement) = (map.geometry().1, Placement::of(map));
         let peer = self.peer;
         let theirs = |e| peers(e, peer, CIPHERTEXTS);
         for unit in 0..units(map) {
-            let answer = cut_answer(ctx, enc, &mut rest).map_err(theirs)?;
+            let answer = cut_answer(&lengths, &mut rest).map_err(theirs)?;
             let opened = client.open(&answer).map_err(theirs)?;
             for (o, v) in opened.into_iter().enumerate() {
-                share[Self::place(map, (unit / count, unit % count), o)] = v;
+                share[placement.at((unit / count, unit % count), o)] = v;
             }
         }
         if !rest.is_empty() {
@@ -213,7 +231,7 @@ impl Party<'_, '_, '_> {
         let bits = ctx.params().plain_bits();
         let (rows, inner, _) = map.shape();
         let per_group = rows / map.groups() * inner;
-        let count = map.geometry().1;
+        let (count, placement) = (map.geometry().1, Placement::of(map));
         let mut share = vec![0u64; map.outputs()];
         let mut reply = Vec::new();
         for (group, coefficients) in w.matrix.chunks_exact(per_group).enumerate() {
@@ -222,14 +240,13 @@ impl Party<'_, '_, '_> {
             for image in 0..count {
                 let unit = group * count + image;
                 let bytes = &message[unit * unit_bytes..(unit + 1) * unit_bytes];
-                let query = split_query(enc, bytes);
-                let (answer, r) = server
-                    .answer(&query, self.prg)
-                    .map_err(|e| peers(e, peer, CIPHERTEXTS))?;
+                let theirs = |e| peers(e, peer, CIPHERTEXTS);
+                let query = Query::from_bytes(ctx, enc, bytes).map_err(theirs)?;
+                let (answer, r) = server.answer(&query, self.prg).map_err(theirs)?;
                 reply.push(answer.primes);
                 reply.extend_from_slice(&answer.words);
                 for (o, v) in r.into_iter().enumerate() {
-                    share[Self::place(map, (group, image), o)] = v;
+                    share[placement.at((group, image), o)] = v;
                 }
             }
         }
@@ -245,38 +262,18 @@ fn signed(v: u64, bits: u32) -> i64 {
     ((v << shift) as i64) >> shift
 }
 
-/// A unit's query from its bytes (of [`query_bytes`]' length): the bodies, then a seed per
-/// input block.
-fn split_query<E: Encoding>(enc: &E, bytes: &[u8]) -> Query {
-    let seeds_at = bytes.len() - 16 * enc.input_blocks();
-    let seeds = bytes[seeds_at..]
-        .chunks_exact(16)
-        .map(|s| {
-            let mut b = [0u8; 16];
-            b.copy_from_slice(s);
-            Block::from_bytes(b)
-        })
-        .collect();
-    Query {
-        bodies: bytes[..seeds_at].to_vec(),
-        seeds,
-    }
-}
-
 /// The next unit's answer off the front of `rest`: its primes byte, then the words that many
-/// primes take.
-fn cut_answer<E: Encoding>(
-    ctx: &Context,
-    enc: &E,
-    rest: &mut &[u8],
-) -> Result<Answer, tessera_he::Error> {
+/// primes take (`lengths[primes − 1]` bytes).
+fn cut_answer(lengths: &[usize], rest: &mut &[u8]) -> Result<Answer, tessera_he::Error> {
     let (&primes, after) = rest
         .split_first()
         .ok_or_else(|| malformed("cut short before an answer".into()))?;
-    if primes == 0 || usize::from(primes) > ctx.top_level() {
+    let Some(&len) = usize::from(primes)
+        .checked_sub(1)
+        .and_then(|i| lengths.get(i))
+    else {
         return Err(malformed(format!("{primes} primes kept")));
-    }
-    let len = answer_bytes(ctx, enc, usize::from(primes));
+    };
     if after.len() < len {
         return Err(malformed("an answer cut short".into()));
     }

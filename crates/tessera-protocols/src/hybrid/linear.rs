@@ -100,9 +100,6 @@ pub enum LinearMethod {
 }
 
 impl LinearMethod {
-    /// Both methods, Gilboa's first.
-    pub const ALL: [LinearMethod; 2] = [LinearMethod::Products, LinearMethod::Lattice];
-
     /// The bytes both parties send in the setup for `map`'s products in Z_2^`bits` by this
     /// method, with `ot`'s correlated OTs and the owner's coefficients of `width` bits (the
     /// lattice keys, sent once per session, left out); infinite where the method cannot

@@ -1020,7 +1020,13 @@ fn linear_setup(
 ) -> Result<Vec<Vec<u64>>, Error> {
     if method == LinearMethod::Lattice {
         let share = super::lattice::share(link, map, bits, mask, weights)?;
-        return Ok(with_own_product(map, mask, weights, share));
+        // cols(δₒ) at the owner only: the other party's share needs none.
+        let own = if weights.is_some() {
+            map.gather(mask)
+        } else {
+            Vec::new()
+        };
+        return Ok(with_own_product(map, &own, weights, share));
     }
     match bits {
         8 => linear_setup_in::<u8>(link, map, width, mask, weights),
@@ -1047,21 +1053,21 @@ fn linear_setup_in<R: Ring>(
     } else {
         by_columns::<R>(link, map, &c, weights)?
     };
-    Ok(with_own_product(map, mask, weights, share))
+    Ok(with_own_product(map, &c, weights, share))
 }
 
 /// A map's setup vectors from this party's `share` of W·cols(δₚ): at the owner its
-/// coefficients, bias and W·cols(δₒ) + share (its own `mask` δₒ); at the other party the
-/// share.
+/// coefficients, bias and W·cols(δₒ) + share (`cols` = cols(δₒ), its own mask gathered); at
+/// the other party the share.
 fn with_own_product(
     map: &LinearMap,
-    mask: &[u64],
+    cols: &[u64],
     weights: Option<&LinearWeights>,
     mut share: Vec<u64>,
 ) -> Vec<Vec<u64>> {
     match weights {
         Some(w) => {
-            let own = map.multiply(&w.matrix, &map.gather(mask), None);
+            let own = map.multiply(&w.matrix, cols, None);
             for (s, o) in share.iter_mut().zip(own) {
                 *s = s.wrapping_add(o);
             }
