@@ -723,7 +723,7 @@ fn progress_is_reported_through_both_phases() {
 
 /// With Ferret as the setup's OT (both parties name it), MiniONN-MNIST equals fixed point,
 /// sends fewer setup bytes than with SoftSpoken, and its estimate, made with the same OT,
-/// stays within 2 % of the run plus Ferret's first iteration (its bootstrapping: 1.4 MB here,
+/// stays within 2 % of the run plus Ferret's first iteration (its bootstrapping: 2.3 MB here,
 /// left out of the estimate as the base OTs are).
 #[test]
 fn ferret_as_the_setup_ot_equals_fixed_point_in_fewer_bytes() {
@@ -747,7 +747,7 @@ fn ferret_as_the_setup_ot_equals_fixed_point_in_fewer_bytes() {
             .total()
             .setup_bytes;
         assert!(
-            estimated.abs_diff(setup) as f64 <= 0.02 * setup as f64 + 1.6e6,
+            estimated.abs_diff(setup) as f64 <= 0.02 * setup as f64 + 2.5e6,
             "{}: setup estimated {estimated}, sent {setup}",
             ot.name()
         );
