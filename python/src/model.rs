@@ -75,8 +75,9 @@ pub(crate) fn ot(name: &str) -> PyResult<tessera_ot::OtChoice> {
 
 /// The options of a private inference, checked: `protocol`, `reveal` ("logits" or
 /// "class"), inputs per inference, the setup's OT, this party's threads, the truncation
-/// ("auto", "local" or "exact": `secure::Truncation`) and the linear layers' method ("auto",
-/// "he" or "ot": `secure::LinearChoice`).
+/// ("auto", "local" or "exact": `secure::Truncation`), the linear layers' method ("auto",
+/// "he" or "ot": `secure::LinearChoice`) and the signs' ("auto", "millionaire" or "circuit":
+/// `secure::NonlinearChoice`).
 pub(crate) struct Chosen<'a> {
     pub(crate) protocol: &'a str,
     pub(crate) reveal: &'a str,
@@ -85,6 +86,7 @@ pub(crate) struct Chosen<'a> {
     pub(crate) threads: usize,
     pub(crate) truncation: &'a str,
     pub(crate) linear: &'a str,
+    pub(crate) nonlinear: &'a str,
 }
 
 impl Chosen<'_> {
@@ -105,6 +107,10 @@ impl Chosen<'_> {
                 .linear
                 .parse()
                 .map_err(|e| invalid(format!("linear={:?}: {e}", self.linear)))?,
+            nonlinear: self
+                .nonlinear
+                .parse()
+                .map_err(|e| invalid(format!("nonlinear={:?}: {e}", self.nonlinear)))?,
             ..Options::new(protocol(self.protocol)?)
         })
     }
@@ -387,8 +393,9 @@ impl Model {
     /// default: when standard error is a terminal) or nowhere (`False`). `ot`: the setup's
     /// OT ("softspoken" or "ferret"); `threads`: each party's (0: as many as the machine has);
     /// `truncation`: "auto", "local" or "exact" (`secure::Truncation`); `linear`: "auto", "he"
-    /// or "ot" (`secure::LinearChoice`).
-    #[pyo3(signature = (x, protocol = "a+b", bits = 32, frac = 10, reveal = "logits", normalise = None, progress = None, ot = "softspoken", threads = 0, truncation = "auto", linear = "auto"))]
+    /// or "ot" (`secure::LinearChoice`); `nonlinear`: "auto", "millionaire" or "circuit"
+    /// (`secure::NonlinearChoice`).
+    #[pyo3(signature = (x, protocol = "a+b", bits = 32, frac = 10, reveal = "logits", normalise = None, progress = None, ot = "softspoken", threads = 0, truncation = "auto", linear = "auto", nonlinear = "auto"))]
     #[allow(clippy::too_many_arguments)]
     fn simulate<'py>(
         &self,
@@ -404,6 +411,7 @@ impl Model {
         threads: usize,
         truncation: &str,
         linear: &str,
+        nonlinear: &str,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
         let watch = Watch::of(progress)?;
         let fixed = Numbers::new(bits, frac)?.fixed;
@@ -416,6 +424,7 @@ impl Model {
             threads,
             truncation,
             linear,
+            nonlinear,
         };
         let options = chosen.options()?;
         let mut kept = py.detach(|| self.parties(fixed, options))?;

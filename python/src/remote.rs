@@ -150,7 +150,7 @@ impl Server {
     #[new]
     #[pyo3(signature = (model, listen, protocol = "a+b", bits = 32, frac = 10, reveal = "logits",
                         batch = 1, tls = None, timeout = 30.0, deadline = 3600.0,
-                        ot = "softspoken", threads = 0, truncation = "auto", linear = "auto"))]
+                        ot = "softspoken", threads = 0, truncation = "auto", linear = "auto", nonlinear = "auto"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         model: &Model,
@@ -167,6 +167,7 @@ impl Server {
         threads: usize,
         truncation: &str,
         linear: &str,
+        nonlinear: &str,
     ) -> PyResult<Server> {
         if !model.model.has_weights {
             return Err(invalid(
@@ -182,6 +183,7 @@ impl Server {
             threads,
             truncation,
             linear,
+            nonlinear,
         };
         let compiled = secure::compile(&model.model, fixed, chosen.options()?)
             .map_err(|e| errors::raise_nn(&e))?;
@@ -232,7 +234,7 @@ impl Server {
 #[pyfunction]
 #[pyo3(signature = (model, x, connect, protocol = "a+b", bits = 32, frac = 10, reveal = "logits",
                     normalise = None, tls = None, timeout = 30.0, deadline = 3600.0,
-                    progress = None, ot = "softspoken", threads = 0, truncation = "auto", linear = "auto"))]
+                    progress = None, ot = "softspoken", threads = 0, truncation = "auto", linear = "auto", nonlinear = "auto"))]
 #[allow(clippy::too_many_arguments)]
 pub fn infer<'py>(
     py: Python<'py>,
@@ -252,6 +254,7 @@ pub fn infer<'py>(
     threads: usize,
     truncation: &str,
     linear: &str,
+    nonlinear: &str,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyDict>)> {
     let fixed = Numbers::new(bits, frac)?.fixed;
     let (values, batch) = model.inputs(x, normalise)?;
@@ -263,6 +266,7 @@ pub fn infer<'py>(
         threads,
         truncation,
         linear,
+        nonlinear,
     };
     let options = chosen.options()?;
     let link = Link::new(tls.as_deref(), (1, 2), timeout, deadline)?;

@@ -81,6 +81,7 @@ class Model:
         threads: int = 0,
         truncation: str = "auto",
         linear: str = "auto",
+        nonlinear: str = "auto",
     ) -> Tuple[np.ndarray, Report]:
         """Private inference of ``x`` (float32, float64, or uint8 images normalised by
         ``normalise``: "mnist", "half", "unit" or "MEAN,STD"; token ids, int64 or int32, for a
@@ -93,7 +94,10 @@ class Model:
         alike; "auto" is exact at ℓ = 32 and wherever local truncation would fail more than
         once in 2^10 inferences); ``linear``: how the linear layers' products are made in the
         setup, "he" (Cheetah's homomorphic convolutions and dense layers), "ot" (Gilboa's
-        products) or "auto" (per layer, fewer bytes; both parties alike)."""
+        products) or "auto" (per layer, fewer bytes; both parties alike); ``nonlinear``: how
+        the signs of ReLU and max pooling are computed, "millionaire" (a millionaires' protocol
+        on random OT, as Cheetah), "circuit" (the protocol's Boolean circuit) or "auto"
+        (millionaire for "a+b"; both parties alike)."""
 
 class Circuit:
     """A Boolean circuit from the library or a Bristol file."""
@@ -173,6 +177,7 @@ class Server:
         threads: int = 0,
         truncation: str = "auto",
         linear: str = "auto",
+        nonlinear: str = "auto",
     ) -> None: ...
     @property
     def address(self) -> str:
@@ -200,6 +205,7 @@ def infer(
     threads: int = 0,
     truncation: str = "auto",
     linear: str = "auto",
+    nonlinear: str = "auto",
 ) -> Tuple[np.ndarray, Report]:
     """The client's side: connects to the server and runs one private inference of ``x``
     (the architecture, ``model.strip()``, is enough); the result and the client's report."""

@@ -58,6 +58,21 @@ def test_linear_layers_by_he_and_ot_equal_fixed_point(minionn, mnist):
         minionn.simulate(images[0], linear="fhe")
 
 
+def test_signs_by_millionaires_and_circuits_equal_fixed_point(minionn, mnist):
+    images, labels = mnist
+    want = minionn.plaintext(images[0])
+    total = {}
+    for nonlinear in ["millionaire", "circuit"]:
+        got, report = minionn.simulate(images[0], nonlinear=nonlinear)
+        assert np.max(np.abs(got - want)) < 0.05, (nonlinear, got, want)
+        assert np.argmax(got) == labels[0]
+        total[nonlinear] = report["setup_bytes"] + report["online_bytes"]
+    # The millionaires' protocol sends fewer bytes than GMW's sign circuit.
+    assert total["millionaire"] < total["circuit"], total
+    with pytest.raises(tessera.InvalidInput, match="nonlinear="):
+        minionn.simulate(images[0], nonlinear="yao")
+
+
 def test_truncation_is_chosen_alike_and_checked(minionn, mnist):
     images, labels = mnist
     assert minionn.info()["estimates"]["a+b"]["truncation"] == "exact"

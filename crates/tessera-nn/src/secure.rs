@@ -225,6 +225,69 @@ impl std::fmt::Display for LinearChoice {
     }
 }
 
+/// How the non-linear layers' signs (ReLU, max pooling, the smooth functions' ranges) and
+/// their selections bit × value are computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NonlinearChoice {
+    /// [`NonlinearChoice::Millionaire`] for [`Protocol::AB`], whose GMW circuit it replaces
+    /// in a third fewer bytes; [`NonlinearChoice::Circuit`] for the others (the garbled sign
+    /// of the Y protocols and ABY2.0's β sign being what their names choose).
+    Auto,
+    /// The sign by a millionaires' protocol on silent OT ([`Program::sign_by_comparison`]:
+    /// CrypTFlow2 §3.1 as Cheetah runs it), in B and converted to the protocol's Boolean
+    /// sharing where it is another; bit × value by random OT ([`Program::select`]) for the A
+    /// protocols, β·α for the α ones. At ℓ = 32 about 41 + 9 bytes a ReLU where the GMW
+    /// circuit and the daBit product send 61 + 21 (with Ferret b12).
+    Millionaire,
+    /// The sign by the protocol's Boolean circuit ([`Program::sign`]: GMW's, ABY2.0's or
+    /// garbled) and bit × value by a daBit (B·A) or ABY2.0's β·α: MOTION2NX's lowering.
+    Circuit,
+}
+
+impl NonlinearChoice {
+    /// The three choices.
+    pub const ALL: [NonlinearChoice; 3] = [
+        NonlinearChoice::Auto,
+        NonlinearChoice::Millionaire,
+        NonlinearChoice::Circuit,
+    ];
+
+    /// The name the command line uses: `auto`, `millionaire`, `circuit`.
+    pub fn name(self) -> &'static str {
+        match self {
+            NonlinearChoice::Auto => "auto",
+            NonlinearChoice::Millionaire => "millionaire",
+            NonlinearChoice::Circuit => "circuit",
+        }
+    }
+
+    /// Whether `protocol` computes signs by the millionaires' protocol under this choice.
+    fn millionaire(self, protocol: Protocol) -> bool {
+        match self {
+            NonlinearChoice::Auto => protocol == Protocol::AB,
+            NonlinearChoice::Millionaire => true,
+            NonlinearChoice::Circuit => false,
+        }
+    }
+}
+
+impl std::str::FromStr for NonlinearChoice {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        NonlinearChoice::ALL
+            .into_iter()
+            .find(|t| t.name() == s)
+            .ok_or_else(|| "one of auto, millionaire, circuit".to_owned())
+    }
+}
+
+impl std::fmt::Display for NonlinearChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The server: the model's owner.
 pub const SERVER: usize = 0;
 /// The client: the input's owner, who learns the output.
@@ -349,6 +412,8 @@ pub(crate) struct Compiler {
     truncation: Truncation,
     /// How linear layers' products are made, and the OT they would take.
     linear: (LinearChoice, tessera_ot::OtChoice),
+    /// Whether signs are computed by the millionaires' protocol ([`NonlinearChoice`]).
+    millionaire: bool,
     /// Elements truncated so far.
     truncated: u64,
     /// Inputs per inference: every value holds `batch` tensors, input by input.
@@ -488,13 +553,17 @@ impl Compiler {
         })
     }
 
-    /// [x ≥ 0] of each element: the NOT of its sign ([`Program::sign`], in the protocol's
-    /// Boolean sharing), in B for the A protocols and in β for the α ones, ready for
-    /// [`Compiler::times`].
+    /// [x ≥ 0] of each element: the NOT of its sign ([`Program::sign`] in the protocol's
+    /// Boolean sharing, or [`Program::sign_by_comparison`] in B as [`NonlinearChoice`] says),
+    /// in B for the A protocols and in β for the α ones, ready for [`Compiler::times`].
     pub(crate) fn nonnegative(&mut self, x: Shared) -> Result<Value, Error> {
         let e = protocol_error;
         let xa = self.a(x)?;
-        let sign = self.p.sign(xa, self.protocol.boolean()).map_err(e)?;
+        let sign = if self.millionaire {
+            self.p.sign_by_comparison(xa, Sharing::B).map_err(e)?
+        } else {
+            self.p.sign(xa, self.protocol.boolean()).map_err(e)?
+        };
         let positive = self.p.not(sign).map_err(e)?;
         let bit = if self.protocol.arithmetic() == Sharing::A {
             Sharing::B
@@ -504,14 +573,21 @@ impl Compiler {
         self.p.convert(positive, bit).map_err(e)
     }
 
-    /// `bit·v` for a bit of [`Compiler::nonnegative`]: B·A or β·α, one round.
+    /// `bit·v` for a bit of [`Compiler::nonnegative`]: B·A or β·α, one round; on random OT
+    /// for the A protocols under the millionaires' choice ([`Program::select`], two rounds).
     pub(crate) fn times(&mut self, bit: Value, v: Shared) -> Result<Shared, Error> {
-        let number = if self.protocol.arithmetic() == Sharing::A {
-            self.a(v)?
-        } else {
-            self.alpha(v)?
-        };
-        let y = self.p.bit_mul(bit, number).map_err(protocol_error)?;
+        let e = protocol_error;
+        if self.protocol.arithmetic() == Sharing::A {
+            let number = self.a(v)?;
+            let y = if self.millionaire {
+                self.p.select(bit, number).map_err(e)?
+            } else {
+                self.p.bit_mul(bit, number).map_err(e)?
+            };
+            return Ok(v.like(y));
+        }
+        let number = self.alpha(v)?;
+        let y = self.p.bit_mul(bit, number).map_err(e)?;
         Ok(v.like(y))
     }
 
@@ -751,6 +827,8 @@ pub struct Options {
     pub truncation: Truncation,
     /// How linear layers' products are made, which both parties must choose alike.
     pub linear: LinearChoice,
+    /// How signs and selections are computed, which both parties must choose alike.
+    pub nonlinear: NonlinearChoice,
 }
 
 impl Options {
@@ -764,6 +842,7 @@ impl Options {
             threads: 0,
             truncation: Truncation::Auto,
             linear: LinearChoice::Auto,
+            nonlinear: NonlinearChoice::Auto,
         }
     }
 }
@@ -804,6 +883,7 @@ fn lower(
         ot,
         threads,
         linear,
+        nonlinear,
         ..
     } = options;
     let mut c = Compiler {
@@ -811,6 +891,7 @@ fn lower(
         protocol,
         truncation,
         linear: (linear, ot),
+        millionaire: nonlinear.millionaire(protocol),
         truncated: 0,
         batch,
         p: Program::new(),

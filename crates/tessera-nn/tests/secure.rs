@@ -755,3 +755,40 @@ fn ferret_as_the_setup_ot_equals_fixed_point_in_fewer_bytes() {
     }
     assert!(setups[1] < setups[0], "Ferret's setup {setups:?}");
 }
+
+/// Both ways of computing signs (`--nonlinear`) in every protocol equal fixed point at ℓ = 32
+/// on a network of ReLU and max pooling (CrypTen's LeNet), and the millionaires' protocol
+/// sends fewer bytes than the GMW circuit under `a+b`.
+#[test]
+fn signs_by_millionaires_or_circuits_equal_fixed_point() {
+    use secure::NonlinearChoice::{Circuit, Millionaire};
+    let path = data("tests/crypten-lenet-cifar10.onnx");
+    let fixed = Fixed::new(32, 10).unwrap();
+    let model = import::load(&path).unwrap();
+    let x: Vec<f32> = (0..3 * 32 * 32)
+        .map(|i| ((i * 53 % 255) as f32 / 255.0 - 0.5) / 0.5)
+        .collect();
+    let want = Plain::new(&model, fixed).unwrap().run(&x).unwrap();
+    for protocol in Protocol::ALL {
+        let mut bytes = Vec::new();
+        for nonlinear in [Millionaire, Circuit] {
+            let options = secure::Options {
+                nonlinear,
+                ..secure::Options::new(protocol)
+            };
+            let networks = tessera_net::memory::pair().unwrap();
+            let (got, server, client) =
+                private_as(networks, model.clone(), &model, (fixed, options), &x);
+            let what = format!("{} --nonlinear {nonlinear}", protocol.name());
+            let diff = max_diff(fixed, &want, &got);
+            assert!(diff < 0.05, "{what}: logits differ by {diff}");
+            assert_eq!(argmax(&fixed, &got), argmax(&fixed, &want), "{what}");
+            let sent = |r: &Report| r.setup.bytes_sent + r.online().bytes_sent;
+            bytes.push(sent(&server) + sent(&client));
+        }
+        eprintln!("{}: millionaire, circuit {bytes:?} bytes", protocol.name());
+        if protocol == Protocol::AB {
+            assert!(bytes[0] < bytes[1], "a+b: {bytes:?}");
+        }
+    }
+}

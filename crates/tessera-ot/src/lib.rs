@@ -40,6 +40,7 @@ pub mod flavours;
 pub mod ggm;
 #[cfg(feature = "ideal")]
 pub mod ideal;
+pub mod one_of_n;
 pub mod spread;
 pub mod traits;
 pub mod triples;

@@ -19,11 +19,13 @@ use tessera_testkit::tamper::{self, Edit, Target, Which};
 
 const N: usize = 3;
 
-/// x + y in α, its square, the comparison with t in B, x + y in Y XORed with u, and party 0's
+/// x + y in α, its square, the comparison with t in B, x + y in Y XORed with u, party 0's
 /// linear map of two rows on two columns of x + y by Gilboa's products and by homomorphic
-/// ones: every kind of set-up (triples, mask products, tables, the stated coefficient widths,
-/// Gilboa's products, the public key, ciphertexts and answers) and online step (openings,
-/// circuits, labels, outputs).
+/// ones, and ReLU(x + y) by the millionaires' sign and selection on OT, truncated exactly:
+/// every kind of set-up (triples, mask products, tables, the stated coefficient widths,
+/// Gilboa's products, the public key, ciphertexts and answers, random 1-out-of-N OTs) and
+/// online step (openings, circuits, labels, the comparison's choices and tables, the
+/// selections' bits and corrections, outputs).
 fn program() -> (Program, [Vec<(Value, Plain)>; 2]) {
     let t = |sharing, kind| Type {
         sharing,
@@ -48,11 +50,16 @@ fn program() -> (Program, [Vec<(Value, Plain)>; 2]) {
         .linear(sum, map.clone(), 0, LinearMethod::Products)
         .unwrap();
     let encrypted = p.linear(sum, map, 0, LinearMethod::Lattice).unwrap();
+    let sum_a = p.convert(sum, Sharing::A).unwrap();
+    let sign = p.sign_by_comparison(sum_a, Sharing::B).unwrap();
+    let selected = p.select(sign, sum_a).unwrap();
+    let truncated = p.truncate_nonnegative(selected, 3).unwrap();
     p.output(square, Reveal::To(0)).unwrap();
     p.output(below, Reveal::Both).unwrap();
     p.output(mixed, Reveal::To(1)).unwrap();
     p.output(mapped, Reveal::To(1)).unwrap();
     p.output(encrypted, Reveal::To(1)).unwrap();
+    p.output(truncated, Reveal::To(1)).unwrap();
     let mut prg = Prg::from_seed_block(Block::new(45));
     let mut ring = || {
         (0..N)

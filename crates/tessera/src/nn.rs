@@ -20,7 +20,9 @@ use tessera_nn::fixed::{Arith, Fixed};
 use tessera_nn::import::shown;
 use tessera_nn::infer::{self, Local, Report};
 use tessera_nn::model::Model;
-use tessera_nn::secure::{self, Compiled, LinearChoice, Options, Output, Protocol, Truncation};
+use tessera_nn::secure::{
+    self, Compiled, LinearChoice, NonlinearChoice, Options, Output, Protocol, Truncation,
+};
 use tessera_nn::{import, input, strip, zoo};
 use tessera_protocols::Session;
 
@@ -107,6 +109,13 @@ pub struct NumberArgs {
     /// correlated OT), or auto (per layer, whichever sends fewer bytes).
     #[arg(long, default_value_t = LinearChoice::Auto)]
     linear: LinearChoice,
+    /// How the signs of ReLU, max pooling and the smooth functions' ranges and their
+    /// selections are computed: millionaire (a millionaires' protocol on random OT, as
+    /// CrypTFlow2 and Cheetah: a third fewer bytes than GMW's circuit), circuit (the
+    /// protocol's Boolean circuit: GMW, ABY2.0 or garbled), or auto (millionaire for a+b,
+    /// circuit for the others).
+    #[arg(long, default_value_t = NonlinearChoice::Auto)]
+    nonlinear: NonlinearChoice,
 }
 
 /// `--ot`.
@@ -128,6 +137,7 @@ impl NumberArgs {
             threads: self.threads,
             truncation: self.truncation,
             linear: self.linear,
+            nonlinear: self.nonlinear,
             ..Options::new(protocol)
         }
     }

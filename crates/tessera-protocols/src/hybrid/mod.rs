@@ -120,7 +120,7 @@ pub struct Streamed {
 
 /// The version of the hybrid programs' messages; parties of different versions refuse each
 /// other.
-pub const PROTOCOL_VERSION: u8 = 5;
+pub const PROTOCOL_VERSION: u8 = 6;
 /// The program's hello ([`crate::hello`]): the fingerprint of its operations.
 pub use crate::hello::HELLO;
 /// The setup's Beaver openings.

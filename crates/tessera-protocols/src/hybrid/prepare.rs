@@ -14,6 +14,7 @@ use crate::{Error, Session};
 use std::ops::Range;
 use tessera_core::{Block, FixedKeyHash, Prg};
 use tessera_net::Channel;
+use tessera_ot::one_of_n::{Fields, OneOfN};
 use tessera_ot::triples::{Links, Multipliers, Ring, TripleGenerator, multiplier_width};
 
 /// One party's setup of a program, for one online phase.
@@ -43,6 +44,14 @@ pub(super) enum Slot {
     /// Y: this many random correlated OTs, the garbler sending (its q, lsb 0), the evaluator
     /// receiving (q ⊕ c·Δ, its random choice c in the lsb); two words per block.
     Cots(usize),
+    /// Random 1-out-of-N OTs ([`tessera_ot::one_of_n`]): `instances` of `shape`, party
+    /// `sender` sending; the sender's messages (one vector of fields), or the receiver's
+    /// choices and the messages it chose (two).
+    OneOfN {
+        shape: OneOfN,
+        instances: usize,
+        sender: usize,
+    },
     /// Y: a garbled circuit's tables (two words per block), sent by the garbler in the
     /// setup (and, once received, the evaluator's).
     Tables(Vec<u64>),
@@ -383,6 +392,60 @@ fn draw_cots(
     Ok(blocks.iter().flat_map(|b| [b.low(), b.high()]).collect())
 }
 
+/// Random 1-out-of-N OTs made per batch of this many instances: bounds the correlated OTs a
+/// party holds at once.
+const ONE_OF_N_BATCH: usize = 1 << 16;
+
+/// The random 1-out-of-N OTs of the slots, slot after slot: each made from correlated OTs in
+/// batches and hashed into its compact messages at once ([`OneOfN`]), so that a party holds
+/// one batch's blocks and the messages. `position` counts the OTs hashed so far (both
+/// parties alike), the tweaks' positions.
+fn draw_one_of_n(
+    link: &mut SetupLink<'_>,
+    slots: &[Vec<Slot>],
+    position: &mut u64,
+) -> Result<Vec<Vec<Vec<u64>>>, Error> {
+    let (hash, side) = (link.hash, link.side);
+    let mut out = Vec::new();
+    for slot in slots.iter().flatten() {
+        let &Slot::OneOfN {
+            shape,
+            instances,
+            sender,
+        } = slot
+        else {
+            continue;
+        };
+        let n = shape.messages();
+        let material = link.session.with_ot_pair(link.peer, |s, r, ch| {
+            let mut messages = Fields::zeros(shape.message_bits, instances * n);
+            let mut choices = Fields::zeros(shape.choice_bits, instances);
+            let mut chosen = Fields::zeros(shape.message_bits, instances);
+            for at in (0..instances).step_by(ONE_OF_N_BATCH) {
+                let count = ONE_OF_N_BATCH.min(instances - at);
+                let mut blocks = vec![Block::ZERO; shape.cots(count)];
+                if side == sender {
+                    s.send_random_correlated(ch, &mut blocks)?;
+                    let keys = (hash, s.delta());
+                    shape.send(keys, &blocks, *position, (&mut messages, at));
+                } else {
+                    r.receive_random_correlated(ch, &mut blocks)?;
+                    let into = (&mut choices, &mut chosen, at);
+                    shape.receive(hash, &blocks, *position, into);
+                }
+                *position += blocks.len() as u64;
+            }
+            Ok(if side == sender {
+                vec![messages.words().to_vec()]
+            } else {
+                vec![choices.words().to_vec(), chosen.words().to_vec()]
+            })
+        })?;
+        out.push(material);
+    }
+    Ok(out)
+}
+
 /// Y's offset: the garbler's (party 0's) OT sender's Δ, which its correlated OTs carry; zero
 /// at the evaluator and for a program without Y values. Both parties set up their OT with the
 /// peer here.
@@ -565,8 +628,9 @@ fn first_material(
     p: &Program,
     slots: &mut [Vec<Slot>],
     pool: &mut Pool,
-    mut cots: Vec<u64>,
+    (mut cots, one_of_n): (Vec<u64>, Vec<Vec<Vec<u64>>>),
 ) -> Result<Vec<Vec<Vec<u64>>>, Error> {
+    let mut one_of_n = one_of_n.into_iter();
     let mut material = Vec::with_capacity(slots.len());
     for ops in slots {
         let mut m = Vec::new();
@@ -582,6 +646,7 @@ fn first_material(
                     let rest = cots.split_off(2 * *count);
                     m.push(std::mem::replace(&mut cots, rest));
                 }
+                Slot::OneOfN { .. } => m.extend(one_of_n.next().unwrap_or_default()),
                 Slot::Tables(words) => m.push(std::mem::take(words)),
                 Slot::Vector(_) | Slot::Linear { .. } | Slot::TablesToCome(_) => {}
             }
@@ -717,6 +782,8 @@ pub(super) struct Setup<'p, 'w> {
     /// The cross products' hash and the tweak of the next.
     hash: FixedKeyHash,
     tweak: u128,
+    /// The random 1-out-of-N OTs' correlated OTs hashed so far ([`draw_one_of_n`]).
+    position: u64,
 }
 
 impl<'p, 'w> Setup<'p, 'w> {
@@ -748,6 +815,7 @@ impl<'p, 'w> Setup<'p, 'w> {
             weights: weights.iter(),
             hash: FixedKeyHash::default(),
             tweak: 0,
+            position: 0,
         })
     }
 
@@ -792,9 +860,10 @@ impl<'p, 'w> Setup<'p, 'w> {
         send_tables(&mut link, &mut slots)?;
         self.laps.lap(link.session, None, "garbled tables");
         let cots = draw_cots(link.session, self.peer, side, &slots)?;
+        let one_of_n = draw_one_of_n(&mut link, &slots, &mut self.position)?;
         let mut pool = draw_triples(p, link.session, self.peer, &self.walk, &slots)?;
         // GMW's triples first, operation by operation, then the algebra's products.
-        let mut material = first_material(p, &mut slots, &mut pool, cots)?;
+        let mut material = first_material(p, &mut slots, &mut pool, (cots, one_of_n))?;
         self.walk.algebra.resolve(side, &mut pool, &mut link)?;
         self.laps
             .lap(link.session, None, "triples and mask products");
@@ -936,6 +1005,9 @@ fn slot_words(p: &Program, slot: &Slot) -> usize {
             shape.batch * (r * i + i * c + r * c)
         }
         Slot::Cots(n) => 2 * n,
+        Slot::OneOfN {
+            shape, instances, ..
+        } => (instances * shape.messages() * shape.message_bits as usize).div_ceil(64),
         Slot::Vector(_) => 0,
         Slot::Tables(ref words) => words.len(),
         Slot::TablesToCome(n) => n,
@@ -954,6 +1026,9 @@ fn slot_bytes(p: &Program, slot: &Slot, cot_bytes: f64, widths: &[u32]) -> f64 {
         Slot::CircuitTriples(c) => triple_bytes(circuit_field(p, c), cot_bytes),
         Slot::MatrixTriples { bits, shape } => matrix_triple_bytes(bits, shape, cot_bytes),
         Slot::Cots(n) => n as f64 * cot_bytes,
+        Slot::OneOfN {
+            shape, instances, ..
+        } => shape.cots(instances) as f64 * cot_bytes,
         Slot::Vector(_) => 0.0,
         Slot::Tables(ref words) => (8 * words.len() + tessera_net::FRAME_HEADER) as f64,
         Slot::TablesToCome(n) => (8 * n + tessera_net::FRAME_HEADER) as f64,

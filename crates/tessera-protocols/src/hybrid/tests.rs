@@ -385,6 +385,48 @@ fn every_conversion_round_trips_on_random_and_edge_values() {
     }
 }
 
+/// The millionaires' sign equals the top bit of the plaintext in every ring, on random and
+/// edge values, with the input from either party (so both shares vary) and into B, β and Y.
+#[test]
+fn signs_by_comparison_equal_the_top_bit() {
+    let mut prg = Prg::from_seed_block(Block::new(31));
+    for bits in [8, 16, 32, 64] {
+        let n = 301;
+        let t = Type {
+            sharing: Sharing::A,
+            kind: Kind::Ring(bits),
+            n,
+        };
+        let mut p = Program::new();
+        let x = p.input(0, t).unwrap();
+        let y = p.input(1, t).unwrap();
+        let sum = p.add(x, y).unwrap();
+        for to in [Sharing::B, Sharing::Beta, Sharing::Y] {
+            let sign = p.sign_by_comparison(sum, to).unwrap();
+            p.output(sign, Reveal::Both).unwrap();
+        }
+        let (vx, vy) = (
+            ring_values(&mut prg, bits, n),
+            ring_values(&mut prg, bits, n),
+        );
+        let got = both(
+            &p,
+            [
+                vec![(x, Plain::Ring(vx.clone()))],
+                vec![(y, Plain::Ring(vy.clone()))],
+            ],
+        );
+        let want: Vec<Vec<bool>> = vx
+            .iter()
+            .zip(&vy)
+            .map(|(a, b)| vec![(a.wrapping_add(*b) & ring::mask(bits)) >> (bits - 1) == 1])
+            .collect();
+        for (k, out) in got.iter().enumerate() {
+            assert_eq!(bools(out), &want[..], "ℓ = {bits}, output {k}");
+        }
+    }
+}
+
 #[test]
 fn bits_become_numbers_of_a_wider_ring() {
     let mut prg = Prg::from_seed_block(Block::new(4));
@@ -430,7 +472,13 @@ fn mixed_products_equal_plaintext() {
         let r1 = p.bit_mul(bit_b, num_a).unwrap();
         let r2 = p.bit_mul(bit_beta, num_alpha).unwrap();
         let r3 = p.bit_product(bit_beta, bit2_beta, bits).unwrap();
-        for r in [r1, r2, r3] {
+        // On OT, with both parties' shares of the bit and of the number at work.
+        let bit_mine = p.input(1, t(Sharing::B, Kind::Bits(1))).unwrap();
+        let num_mine = p.input(0, t(Sharing::A, Kind::Ring(bits))).unwrap();
+        let bit_both = p.xor(bit_b, bit_mine).unwrap();
+        let num_both = p.add(num_a, num_mine).unwrap();
+        let r4 = p.select(bit_both, num_both).unwrap();
+        for r in [r1, r2, r3, r4] {
             p.output(r, Reveal::Both).unwrap();
         }
         let (b1, b2, b3) = (
@@ -438,10 +486,12 @@ fn mixed_products_equal_plaintext() {
             bool_values(&mut prg, 1, n),
             bool_values(&mut prg, 1, n),
         );
-        let (x, y) = (
+        let (x, y, z) = (
+            ring_values(&mut prg, bits, n),
             ring_values(&mut prg, bits, n),
             ring_values(&mut prg, bits, n),
         );
+        let b4 = bool_values(&mut prg, 1, n);
         let out = both(
             &p,
             [
@@ -449,10 +499,12 @@ fn mixed_products_equal_plaintext() {
                     (bit_b, Plain::Bits(b1.clone())),
                     (bit2_beta, Plain::Bits(b3.clone())),
                     (num_alpha, Plain::Ring(y.clone())),
+                    (num_mine, Plain::Ring(z.clone())),
                 ],
                 vec![
                     (num_a, Plain::Ring(x.clone())),
                     (bit_beta, Plain::Bits(b2.clone())),
+                    (bit_mine, Plain::Bits(b4.clone())),
                 ],
             ],
         );
@@ -470,6 +522,13 @@ fn mixed_products_equal_plaintext() {
             .map(|(a, b)| u64::from(a[0] & b[0]))
             .collect();
         assert_eq!(ring(&out[2]), and, "β·β in Z_2^{bits}");
+        let selected: Vec<u64> = (0..n)
+            .map(|k| {
+                let sum = x[k].wrapping_add(z[k]) & ring::mask(bits);
+                if b1[k][0] ^ b4[k][0] { sum } else { 0 }
+            })
+            .collect();
+        assert_eq!(ring(&out[3]), selected, "B·A on OT in Z_2^{bits}");
     }
 }
 
@@ -1185,6 +1244,8 @@ fn every_operation(n: usize) -> (Program, Given) {
     let bits = p.convert(exact, B).unwrap();
     let sign_beta = p.sign(exact, Beta).unwrap();
     let sign_y = p.sign(exact, Y).unwrap();
+    let compared = p.sign_by_comparison(prod, B).unwrap();
+    let selected = p.select(compared, prod).unwrap();
     let b_to_a = p.convert_to_ring(outs[0], A, 32).unwrap();
     let beta_to_a = p.convert_to_ring(outs[1], A, 32).unwrap();
     let mixed = p.bit_mul(outs[0], b_to_a).unwrap();
@@ -1214,6 +1275,8 @@ fn every_operation(n: usize) -> (Program, Given) {
     for (v, reveal) in [
         (bits, Reveal::Both),
         (sign_y, Reveal::To(0)),
+        (compared, Reveal::Both),
+        (selected, Reveal::To(1)),
         (beta_to_a, Reveal::To(1)),
         (mixed, Reveal::Both),
         (masked, Reveal::To(1)),

@@ -4,6 +4,7 @@
 
 mod arithmetic;
 mod circuits;
+mod comparison;
 mod conversions;
 mod garbled;
 mod gates;
@@ -13,6 +14,7 @@ mod matrices;
 mod mixed;
 mod output;
 mod products;
+mod selection;
 mod truncation;
 
 pub use conversions::route;
@@ -122,6 +124,8 @@ pub(super) enum Op {
     Gather(maps::Gather),
     Truncate(truncation::Truncate),
     TopBits(truncation::TopBits),
+    Leaves(comparison::Leaves),
+    Selection(selection::Selection),
 }
 
 impl Op {
@@ -147,6 +151,8 @@ impl Op {
             Op::Gather(o) => o,
             Op::Truncate(o) => o,
             Op::TopBits(o) => o,
+            Op::Leaves(o) => o,
+            Op::Selection(o) => o,
         }
     }
 }

@@ -37,8 +37,9 @@ impl Program {
     /// maximum of such), never a large error, and never negative: each party shifts its share
     /// as an unsigned number, which gives ⌊a/2^f⌋ − c + w·2^(ℓ−f) for the low bits' carry c and
     /// the wrap w of the shares' sum; w = m₀ ∨ m₁ for the shares' top bits m₀, m₁ (a's own top
-    /// bit being 0) is taken off, with m₀·m₁ by one B·A product (setup: a daBit and a product;
-    /// online 1 round, 1 bit and one element per party), and 1 added. The exact variant of
+    /// bit being 0) is taken off, with m₀·m₁ by one random OT ([`Program::cross_select`]:
+    /// setup one correlated OT; online 1 round, 1 bit from party 1 and ℓ from party 0), and 1
+    /// added. The exact variant of
     /// [`Program::truncate`] (Mohassel and Zhang's local truncation errs with probability about
     /// |a|/2^(ℓ−1), which matters at ℓ = 32).
     pub fn truncate_nonnegative(&mut self, a: Value, f: u32) -> Result<Value, Error> {
@@ -51,7 +52,7 @@ impl Program {
         let out = [bit, self.value(t), self.value(t)];
         self.ops.push(Op::TopBits(TopBits { a: a.0, out }));
         let (m1, a0, a1) = (Value(out[0]), Value(out[1]), Value(out[2]));
-        let both = self.bit_mul(m1, a0)?;
+        let both = self.cross_select(m1, a0)?;
         let either = self.add(a0, a1)?;
         let wrap = self.sub(either, both)?;
         let wrap = self.mul_const(wrap, 1u64 << (t.ring_bits() - f))?;

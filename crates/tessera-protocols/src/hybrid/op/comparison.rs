@@ -1,0 +1,330 @@
+//! The sign of A values by a millionaires' protocol on silent OT (Rathee et al., CrypTFlow2,
+//! CCS 2020, §3.1; on random correlated OT as Huang et al., Cheetah, USENIX Security 2022,
+//! §2.3 and §5): the most significant bit of x = x₀ + x₁ in Z_2^ℓ is msb(x₀) ⊕ msb(x₁) ⊕ c,
+//! where the carry c = [x₀' + x₁' ≥ 2^(ℓ−1)] of the low ℓ − 1 bits is [y < x₁'] for party 0's
+//! y = 2^(ℓ−1) − 1 − x₀' (its bits flipped): a comparison of two private numbers.
+//!
+//! The numbers are cut into chunks of [`CHUNK_BITS`] bits (the top one shorter where ℓ − 1 is
+//! odd). Per chunk j, one random 1-out-of-2^m OT of the setup ([`Slot::OneOfN`], party 0
+//! sending), derandomised online: party 1 sends its chunk b_j XOR its random choice, and
+//! party 0 answers, for each possible b, the bits [y_j < b] and [y_j = b] XOR its random
+//! shares, masked by the OT's messages. Both then hold B shares of lt_j and eq_j, which a
+//! tree circuit ([`tree`]) combines (lt = lt_hi ⊕ eq_hi·lt_lo, eq = eq_hi·eq_lo) into c, and
+//! XORs with the two top bits: at ℓ = 32, 16 chunks, 29 AND gates in 4 layers.
+//!
+//! Traffic at ℓ = 32: the leaves 31 bits from party 1 and 124 bits from party 0 online (two
+//! messages), the tree's ANDs 4 bits each online; 31 correlated OTs and 58 Boolean triples in
+//! the setup. The GMW sign ([`Program::sign`]) takes 86 ANDs.
+
+use super::{OnlineCost, Op, Operation, Program, bad};
+use crate::Error;
+use crate::boolean::bits::words;
+use crate::hybrid::online::Run;
+use crate::hybrid::prepare::{Slot, Walk};
+use crate::hybrid::{Kind, Sharing, Type, Value, ring};
+use tessera_circuit::Circuit;
+use tessera_circuit::builder::{Bit, Builder};
+use tessera_ot::one_of_n::{Fields, OneOfN};
+
+/// The bits of each chunk of the compared numbers: 1-out-of-4 OTs. At ℓ = 32 the traffic of
+/// leaves and tree together is least at 2 (280 bits a comparison; 1: 395, 3: 289, 4: 344).
+pub const CHUNK_BITS: u32 = 2;
+
+/// Both bits a leaf's message carries: [y_j < b] and [y_j = b].
+const LEAF_BITS: u32 = 2;
+
+/// The leaves of the comparison of an A value's shares: a B value of 2q + 1 wires, lt_j for
+/// j < q, then eq_j, then the top bits' XOR.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(in crate::hybrid) struct Leaves {
+    a: usize,
+    out: usize,
+}
+
+/// The chunks of ℓ − 1 bits: groups of chunks of one width, each one slot of OTs.
+#[derive(Clone, Copy, Debug)]
+struct Group {
+    /// The width of its chunks (the OTs' choice bits).
+    bits: u32,
+    /// Its first chunk's index.
+    first: usize,
+    /// Its chunks.
+    chunks: usize,
+}
+
+impl Group {
+    fn shape(self) -> OneOfN {
+        OneOfN {
+            choice_bits: self.bits,
+            message_bits: LEAF_BITS,
+        }
+    }
+
+    /// The bytes of party 1's choices and of party 0's tables for `n` elements.
+    fn bytes(self, n: usize) -> [usize; 2] {
+        let instances = n * self.chunks;
+        let tables = instances * self.shape().messages() * LEAF_BITS as usize;
+        [
+            (instances * self.bits as usize).div_ceil(8),
+            tables.div_ceil(8),
+        ]
+    }
+}
+
+/// The groups of the ℓ − 1 compared bits: whole chunks, then a shorter top chunk.
+fn groups(ring_bits: u32) -> Vec<Group> {
+    let compared = ring_bits - 1;
+    let whole = (compared / CHUNK_BITS) as usize;
+    let mut out = vec![Group {
+        bits: CHUNK_BITS,
+        first: 0,
+        chunks: whole,
+    }];
+    if !compared.is_multiple_of(CHUNK_BITS) {
+        out.push(Group {
+            bits: compared % CHUNK_BITS,
+            first: whole,
+            chunks: 1,
+        });
+    }
+    out
+}
+
+/// The chunks of ℓ − 1 bits.
+fn chunks(ring_bits: u32) -> usize {
+    (ring_bits - 1).div_ceil(CHUNK_BITS) as usize
+}
+
+/// The tree over `q` leaves: input lt_0..lt_q, eq_0..eq_q and the top bits' XOR (chunk 0 the
+/// least significant); output the sign. Pairs of neighbours are combined level by level;
+/// the eq no output needs (the lowest node's) is left out by [`Builder::finish`].
+pub(in crate::hybrid) fn tree(q: usize) -> Result<Circuit, Error> {
+    let mut b = Builder::new();
+    let wires = b.input(2 * q as u32 + 1);
+    let mut nodes: Vec<(Bit, Bit)> = (0..q).map(|j| (wires[j], wires[q + j])).collect();
+    while nodes.len() > 1 {
+        nodes = nodes
+            .chunks(2)
+            .map(|pair| match *pair {
+                [(lt_lo, eq_lo), (lt_hi, eq_hi)] => {
+                    let below = b.and(eq_hi, lt_lo);
+                    (b.xor(lt_hi, below), b.and(eq_hi, eq_lo))
+                }
+                _ => pair[0],
+            })
+            .collect();
+    }
+    let sign = b.xor(nodes[0].0, wires[2 * q]);
+    b.finish(&[vec![sign]])
+        .map_err(|e| Error::Input(format!("the comparison tree: {e}")))
+}
+
+impl Program {
+    /// The most significant bit of an A value as a one-wire value of `to` (B, β or Y), by
+    /// the millionaires' protocol of this module: online the leaves' two messages and the
+    /// tree's 4 AND layers (at ℓ = 32; then B → β 1 round, or B → Y), about 35 bytes an
+    /// element at ℓ = 32 where [`Program::sign`] sends 43; the setup 31 correlated OTs and 58
+    /// Boolean triples where it takes 172 triples.
+    pub fn sign_by_comparison(&mut self, a: Value, to: Sharing) -> Result<Value, Error> {
+        let t = self.ty(a)?;
+        if t.sharing != Sharing::A || !to.is_boolean() {
+            return Err(bad(format!(
+                "the sign of a value in {} into {}: an A value into B, β or Y",
+                t.sharing.name(),
+                to.name()
+            )));
+        }
+        let q = chunks(t.ring_bits());
+        let leaves = Type {
+            sharing: Sharing::B,
+            kind: Kind::Bits(2 * q as u32 + 1),
+            n: t.n,
+        };
+        let a = a.0;
+        let leaves = self.push(leaves, |out| Op::Leaves(Leaves { a, out }));
+        let sign = self.circuit(&tree(q)?, &[leaves])?[0];
+        if to == Sharing::B {
+            Ok(sign)
+        } else {
+            self.convert(sign, to)
+        }
+    }
+}
+
+impl Operation for Leaves {
+    fn uses(&self) -> Vec<usize> {
+        vec![self.a, self.out]
+    }
+
+    fn name(&self) -> &'static str {
+        "comparison leaves"
+    }
+
+    fn traffic(&self, p: &Program) -> OnlineCost {
+        let t = p.types[self.a];
+        let [choices, tables] = groups(t.ring_bits())
+            .iter()
+            .map(|g| g.bytes(t.n))
+            .fold([0, 0], |acc, b| [acc[0] + b[0], acc[1] + b[1]]);
+        OnlineCost::one_way(1, choices).then(OnlineCost::one_way(0, tables))
+    }
+
+    fn setup(&self, walk: &mut Walk<'_>) -> Vec<Slot> {
+        let t = walk.ty(self.a);
+        groups(t.ring_bits())
+            .into_iter()
+            .map(|g| Slot::OneOfN {
+                shape: g.shape(),
+                instances: t.n * g.chunks,
+                sender: 0,
+            })
+            .collect()
+    }
+
+    fn online(&self, run: &mut Run<'_, '_>, material: Vec<Vec<u64>>) -> Result<(), Error> {
+        let t = run.ty(self.a);
+        let groups = groups(t.ring_bits());
+        let q = chunks(t.ring_bits());
+        let mut out = vec![0u64; (2 * q + 1) * words(t.n)];
+        if run.first() {
+            tables(run, (self.a, &groups), material, &mut out)?;
+        } else {
+            choose(run, (self.a, &groups), material, &mut out)?;
+        }
+        // The top bits: each party's own.
+        let (top, w) = (t.ring_bits() - 1, words(t.n));
+        for (k, &s) in run.data[self.a].iter().enumerate() {
+            out[2 * q * w + k / 64] |= ((s >> top) & 1) << (k % 64);
+        }
+        run.data[self.out] = out;
+        Ok(())
+    }
+}
+
+/// Chunk `j` of `group` of this party's number for element share `s`: party 0's y (its low
+/// ℓ − 1 bits flipped), party 1's own low bits.
+fn chunk(s: u64, first: bool, group: &Group, j: usize) -> u64 {
+    let number = if first { !s } else { s };
+    (number >> ((group.first + j) as u32 * CHUNK_BITS)) & ring::mask(group.bits)
+}
+
+/// Sets bit `k` of wire `wire` of a B value of `n` copies to `bit`.
+fn put_bit(out: &mut [u64], (wire, n): (usize, usize), k: usize, bit: u64) {
+    out[wire * words(n) + k / 64] |= (bit & 1) << (k % 64);
+}
+
+/// Party 0: receives party 1's choices, sends its tables, keeps its random shares of each
+/// leaf's lt and eq.
+fn tables(
+    run: &mut Run<'_, '_>,
+    (a, groups): (usize, &[Group]),
+    material: Vec<Vec<u64>>,
+    out: &mut [u64],
+) -> Result<(), Error> {
+    let t = run.ty(a);
+    let (n, q) = (t.n, chunks(t.ring_bits()));
+    let choices = receive_fields(run, groups.iter().map(|g| (g.bits, n * g.chunks)))?;
+    let (mut sent, mut random) = (Vec::new(), 0);
+    for ((group, pads), u) in groups.iter().zip(material).zip(choices) {
+        let shape = group.shape();
+        let instances = n * group.chunks;
+        let pads = setup_fields(LEAF_BITS, instances * shape.messages(), pads)?;
+        let mut table = Fields::zeros(LEAF_BITS, n * group.chunks * shape.messages());
+        let mut shares = Fields::zeros(LEAF_BITS, instances);
+        for at in 0..instances {
+            if at % 32 == 0 {
+                random = run.prg.random_block().low();
+            }
+            shares.set(at, random >> (2 * (at % 32)));
+        }
+        for (k, &s) in run.data[a].iter().enumerate() {
+            for j in 0..group.chunks {
+                let (at, y) = (k * group.chunks + j, chunk(s, true, group, j));
+                let (r, u) = (shares.get(at), u.get(at));
+                for b in 0..shape.messages() as u64 {
+                    let leaf = u64::from(y < b) | u64::from(y == b) << 1;
+                    let pad = pads.get(at * shape.messages() + (b ^ u) as usize);
+                    table.set(at * shape.messages() + b as usize, leaf ^ r ^ pad);
+                }
+                put_bit(out, (group.first + j, n), k, r);
+                put_bit(out, (q + group.first + j, n), k, r >> 1);
+            }
+        }
+        sent.extend(table.to_bytes());
+    }
+    run.link.send(&sent)
+}
+
+/// Party 1: sends its chunks XOR its random choices, receives party 0's tables, and reads
+/// its shares of each leaf's lt and eq off them.
+fn choose(
+    run: &mut Run<'_, '_>,
+    (a, groups): (usize, &[Group]),
+    material: Vec<Vec<u64>>,
+    out: &mut [u64],
+) -> Result<(), Error> {
+    let t = run.ty(a);
+    let (n, q) = (t.n, chunks(t.ring_bits()));
+    let mut material = material.into_iter();
+    let mut held = Vec::with_capacity(groups.len());
+    let mut sent = Vec::new();
+    for group in groups {
+        let shape = group.shape();
+        let instances = n * group.chunks;
+        let mut next = || material.next().unwrap_or_default();
+        let choices = setup_fields(shape.choice_bits, instances, next())?;
+        let chosen = setup_fields(LEAF_BITS, instances, next())?;
+        let mut u = Fields::zeros(shape.choice_bits, instances);
+        for (k, &s) in run.data[a].iter().enumerate() {
+            for j in 0..group.chunks {
+                let at = k * group.chunks + j;
+                u.set(at, chunk(s, false, group, j) ^ choices.get(at));
+            }
+        }
+        sent.extend(u.to_bytes());
+        held.push(chosen);
+    }
+    run.link.send(&sent)?;
+    let sizes = groups.iter().map(|g| {
+        let instances = n * g.chunks * g.shape().messages();
+        (LEAF_BITS, instances)
+    });
+    let received = receive_fields(run, sizes)?;
+    for ((group, table), chosen) in groups.iter().zip(received).zip(held) {
+        let messages = group.shape().messages();
+        for (k, &s) in run.data[a].iter().enumerate() {
+            for j in 0..group.chunks {
+                let (at, b) = (k * group.chunks + j, chunk(s, false, group, j) as usize);
+                let leaf = table.get(at * messages + b) ^ chosen.get(at);
+                put_bit(out, (group.first + j, n), k, leaf);
+                put_bit(out, (q + group.first + j, n), k, leaf >> 1);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One message of fields, part after part (`sizes`: each part's width and count), each part
+/// in whole bytes ([`Fields::to_bytes`]); malformed if a bit past a part's fields is set.
+fn receive_fields(
+    run: &mut Run<'_, '_>,
+    sizes: impl Iterator<Item = (u32, usize)> + Clone,
+) -> Result<Vec<Fields>, Error> {
+    let part_bytes = |(w, count): (u32, usize)| (w as usize * count).div_ceil(8);
+    let bytes = run.link.recv(sizes.clone().map(part_bytes).sum())?;
+    let mut at = 0;
+    let mut out = Vec::new();
+    for (width, count) in sizes {
+        let part = &bytes[at..at + part_bytes((width, count))];
+        at += part.len();
+        out.push(Fields::from_bytes(width, count, part).ok_or_else(|| run.link.malformed())?);
+    }
+    Ok(out)
+}
+
+/// Fields of the setup's material (this party's own: a mismatch means a setup of another
+/// program, the caller's misuse).
+fn setup_fields(width: u32, count: usize, words: Vec<u64>) -> Result<Fields, Error> {
+    Fields::from_words(width, count, words)
+        .ok_or_else(|| Error::Input("the setup's OTs do not fit the comparison".into()))
+}
