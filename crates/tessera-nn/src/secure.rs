@@ -236,8 +236,11 @@ pub enum NonlinearChoice {
     /// The sign by a millionaires' protocol on silent OT ([`Program::sign_by_comparison`]:
     /// CrypTFlow2 §3.1 as Cheetah runs it), in B and converted to the protocol's Boolean
     /// sharing where it is another; bit × value by random OT ([`Program::select`]) for the A
-    /// protocols, β·α for the α ones. At ℓ = 32 about 41 + 9 bytes a ReLU where the GMW
-    /// circuit and the daBit product send 61 + 21 (with Ferret b12).
+    /// protocols, β·α for the α ones. A value at scale 2^2f is compared without its low f
+    /// bits: one below a unit in the last place of its truncated result may be taken as
+    /// negative (ReLU then gives 0 for it, within the truncation's error). ResNet-50's ReLU
+    /// layers at ℓ = 32 with Ferret b12 send 35 bytes a ReLU where the GMW circuit and the
+    /// daBit product send 81.5 (`tessera nn info resnet50 --ot ferret`).
     Millionaire,
     /// The sign by the protocol's Boolean circuit ([`Program::sign`]: GMW's, ABY2.0's or
     /// garbled) and bit × value by a daBit (B·A) or ABY2.0's β·α: MOTION2NX's lowering.
@@ -560,7 +563,9 @@ impl Compiler {
         let e = protocol_error;
         let xa = self.a(x)?;
         let sign = if self.millionaire {
-            self.p.sign_by_comparison(xa, Sharing::B).map_err(e)?
+            // At scale 2^2f the bits below 2^f are below the result's last place.
+            let skip = if x.double { self.fixed.frac() } else { 0 };
+            self.p.sign_by_comparison(xa, Sharing::B, skip).map_err(e)?
         } else {
             self.p.sign(xa, self.protocol.boolean()).map_err(e)?
         };

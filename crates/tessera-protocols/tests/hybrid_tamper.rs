@@ -51,7 +51,7 @@ fn program() -> (Program, [Vec<(Value, Plain)>; 2]) {
         .unwrap();
     let encrypted = p.linear(sum, map, 0, LinearMethod::Lattice).unwrap();
     let sum_a = p.convert(sum, Sharing::A).unwrap();
-    let sign = p.sign_by_comparison(sum_a, Sharing::B).unwrap();
+    let sign = p.sign_by_comparison(sum_a, Sharing::B, 4).unwrap();
     let selected = p.select(sign, sum_a).unwrap();
     let truncated = p.truncate_nonnegative(selected, 3).unwrap();
     p.output(square, Reveal::To(0)).unwrap();

@@ -386,11 +386,21 @@ fn every_conversion_round_trips_on_random_and_edge_values() {
 }
 
 /// The millionaires' sign equals the top bit of the plaintext in every ring, on random and
-/// edge values, with the input from either party (so both shares vary) and into B, β and Y.
+/// edge values, with the input from either party (so both shares vary) and into B, β and Y;
+/// with low bits skipped, everywhere but within 2^skip above 0 (where it may say negative)
+/// and above −2^(ℓ−1) (positive).
 #[test]
 fn signs_by_comparison_equal_the_top_bit() {
     let mut prg = Prg::from_seed_block(Block::new(31));
-    for bits in [8, 16, 32, 64] {
+    for (bits, skip) in [
+        (8, 0),
+        (16, 0),
+        (32, 0),
+        (64, 0),
+        (8, 3),
+        (32, 10),
+        (64, 29),
+    ] {
         let n = 301;
         let t = Type {
             sharing: Sharing::A,
@@ -402,13 +412,22 @@ fn signs_by_comparison_equal_the_top_bit() {
         let y = p.input(1, t).unwrap();
         let sum = p.add(x, y).unwrap();
         for to in [Sharing::B, Sharing::Beta, Sharing::Y] {
-            let sign = p.sign_by_comparison(sum, to).unwrap();
+            let sign = p.sign_by_comparison(sum, to, skip).unwrap();
             p.output(sign, Reveal::Both).unwrap();
         }
-        let (vx, vy) = (
-            ring_values(&mut prg, bits, n),
-            ring_values(&mut prg, bits, n),
-        );
+        let vx = ring_values(&mut prg, bits, n);
+        let mut vy = ring_values(&mut prg, bits, n);
+        // Sums at the edges of the skipped range: 2^skip − 1, 2^skip, −1 and −2^(ℓ−1) + 2^skip.
+        let mask = ring::mask(bits);
+        let edges = [
+            (1 << skip) - 1,
+            1 << skip,
+            mask,
+            (1 << (bits - 1)) + (1 << skip),
+        ];
+        for (k, e) in edges.into_iter().enumerate() {
+            vy[n - 1 - k] = e.wrapping_sub(vx[n - 1 - k]) & mask;
+        }
         let got = both(
             &p,
             [
@@ -416,13 +435,18 @@ fn signs_by_comparison_equal_the_top_bit() {
                 vec![(y, Plain::Ring(vy.clone()))],
             ],
         );
-        let want: Vec<Vec<bool>> = vx
-            .iter()
-            .zip(&vy)
-            .map(|(a, b)| vec![(a.wrapping_add(*b) & ring::mask(bits)) >> (bits - 1) == 1])
-            .collect();
+        let top = 1u64 << (bits - 1);
         for (k, out) in got.iter().enumerate() {
-            assert_eq!(bools(out), &want[..], "ℓ = {bits}, output {k}");
+            for (i, bit) in bools(out).iter().enumerate() {
+                let v = vx[i].wrapping_add(vy[i]) & mask;
+                let near = |edge: u64| v.wrapping_sub(edge) & mask < 1 << skip;
+                let right = bit[0] == (v >> (bits - 1) == 1);
+                let flipped = skip > 0 && (near(0) && bit[0] || near(top) && !bit[0]);
+                assert!(
+                    right || flipped,
+                    "ℓ = {bits} skip {skip}, output {k}, x = {v:#x}"
+                );
+            }
         }
     }
 }
@@ -1244,7 +1268,7 @@ fn every_operation(n: usize) -> (Program, Given) {
     let bits = p.convert(exact, B).unwrap();
     let sign_beta = p.sign(exact, Beta).unwrap();
     let sign_y = p.sign(exact, Y).unwrap();
-    let compared = p.sign_by_comparison(prod, B).unwrap();
+    let compared = p.sign_by_comparison(prod, B, 3).unwrap();
     let selected = p.select(compared, prod).unwrap();
     let b_to_a = p.convert_to_ring(outs[0], A, 32).unwrap();
     let beta_to_a = p.convert_to_ring(outs[1], A, 32).unwrap();

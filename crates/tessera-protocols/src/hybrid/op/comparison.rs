@@ -4,8 +4,8 @@
 //! where the carry c = [x₀' + x₁' ≥ 2^(ℓ−1)] of the low ℓ − 1 bits is [y < x₁'] for party 0's
 //! y = 2^(ℓ−1) − 1 − x₀' (its bits flipped): a comparison of two private numbers.
 //!
-//! The numbers are cut into chunks of [`CHUNK_BITS`] bits (the top one shorter where ℓ − 1 is
-//! odd). Per chunk j, one random 1-out-of-2^m OT of the setup ([`Slot::OneOfN`], party 0
+//! The numbers are cut into chunks of [`CHUNK_BITS`] bits (the top one shorter where the bits
+//! compared are odd; the lowest bits may be left out, [`Program::sign_by_comparison`]). Per chunk j, one random 1-out-of-2^m OT of the setup ([`Slot::OneOfN`], party 0
 //! sending), derandomised online: party 1 sends its chunk b_j XOR its random choice, and
 //! party 0 answers, for each possible b, the bits [y_j < b] and [y_j = b] XOR its random
 //! shares, masked by the OT's messages. Both then hold B shares of lt_j and eq_j, which a
@@ -38,7 +38,15 @@ const LEAF_BITS: u32 = 2;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(in crate::hybrid) struct Leaves {
     a: usize,
+    compared: Compared,
     out: usize,
+}
+
+/// The bits compared: those of the low ℓ − 1 from `skip` on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Compared {
+    ring_bits: u32,
+    skip: u32,
 }
 
 /// The chunks of ℓ − 1 bits: groups of chunks of one width, each one slot of OTs.
@@ -71,28 +79,38 @@ impl Group {
     }
 }
 
-/// The groups of the ℓ − 1 compared bits: whole chunks, then a shorter top chunk.
-fn groups(ring_bits: u32) -> Vec<Group> {
-    let compared = ring_bits - 1;
-    let whole = (compared / CHUNK_BITS) as usize;
-    let mut out = vec![Group {
-        bits: CHUNK_BITS,
-        first: 0,
-        chunks: whole,
-    }];
-    if !compared.is_multiple_of(CHUNK_BITS) {
-        out.push(Group {
-            bits: compared % CHUNK_BITS,
-            first: whole,
-            chunks: 1,
-        });
+impl Compared {
+    /// The groups of the compared bits: whole chunks, then a shorter top chunk.
+    fn groups(self) -> Vec<Group> {
+        let compared = self.ring_bits - 1 - self.skip;
+        let whole = (compared / CHUNK_BITS) as usize;
+        let mut out = vec![Group {
+            bits: CHUNK_BITS,
+            first: 0,
+            chunks: whole,
+        }];
+        if !compared.is_multiple_of(CHUNK_BITS) {
+            out.push(Group {
+                bits: compared % CHUNK_BITS,
+                first: whole,
+                chunks: 1,
+            });
+        }
+        out
     }
-    out
-}
 
-/// The chunks of ℓ − 1 bits.
-fn chunks(ring_bits: u32) -> usize {
-    (ring_bits - 1).div_ceil(CHUNK_BITS) as usize
+    /// The chunks.
+    fn chunks(self) -> usize {
+        (self.ring_bits - 1 - self.skip).div_ceil(CHUNK_BITS) as usize
+    }
+
+    /// Chunk `j` of `group` of this party's number for element share `s`: party 0's y (its
+    /// compared bits flipped), party 1's own bits.
+    fn chunk(self, s: u64, first: bool, group: &Group, j: usize) -> u64 {
+        let number = if first { !s } else { s };
+        let at = self.skip + (group.first + j) as u32 * CHUNK_BITS;
+        (number >> at) & ring::mask(group.bits)
+    }
 }
 
 /// The tree over `q` leaves: input lt_0..lt_q, eq_0..eq_q and the top bits' XOR (chunk 0 the
@@ -125,23 +143,36 @@ impl Program {
     /// tree's 4 AND layers (at ℓ = 32; then B → β 1 round, or B → Y), about 35 bytes an
     /// element at ℓ = 32 where [`Program::sign`] sends 43; the setup 31 correlated OTs and 58
     /// Boolean triples where it takes 172 triples.
-    pub fn sign_by_comparison(&mut self, a: Value, to: Sharing) -> Result<Value, Error> {
+    ///
+    /// With `skip` > 0 the low `skip` bits of the shares are left out of the comparison
+    /// (the carry of the bits above them compared alone): cheaper by about `skip`/(ℓ − 1),
+    /// and the sign may come out negative for x in [0, 2^skip), and positive for x in
+    /// [−2^(ℓ−1), −2^(ℓ−1) + 2^skip) (as the skipped bits' carry falls), right everywhere
+    /// else. For a value at scale 2^2f whose sign selects it
+    /// (ReLU, a maximum), `skip` = f drops values below one unit in the last place of the
+    /// truncated result.
+    pub fn sign_by_comparison(&mut self, a: Value, to: Sharing, skip: u32) -> Result<Value, Error> {
         let t = self.ty(a)?;
-        if t.sharing != Sharing::A || !to.is_boolean() {
+        if t.sharing != Sharing::A || !to.is_boolean() || skip + 2 > t.ring_bits() {
             return Err(bad(format!(
-                "the sign of a value in {} into {}: an A value into B, β or Y",
+                "the sign of a value in {} into {} skipping {skip} bits: an A value into B, β \
+                 or Y, at most ℓ − 2 bits skipped",
                 t.sharing.name(),
                 to.name()
             )));
         }
-        let q = chunks(t.ring_bits());
+        let compared = Compared {
+            ring_bits: t.ring_bits(),
+            skip,
+        };
+        let q = compared.chunks();
         let leaves = Type {
             sharing: Sharing::B,
             kind: Kind::Bits(2 * q as u32 + 1),
             n: t.n,
         };
         let a = a.0;
-        let leaves = self.push(leaves, |out| Op::Leaves(Leaves { a, out }));
+        let leaves = self.push(leaves, |out| Op::Leaves(Leaves { a, compared, out }));
         let sign = self.circuit(&tree(q)?, &[leaves])?[0];
         if to == Sharing::B {
             Ok(sign)
@@ -162,7 +193,9 @@ impl Operation for Leaves {
 
     fn traffic(&self, p: &Program) -> OnlineCost {
         let t = p.types[self.a];
-        let [choices, tables] = groups(t.ring_bits())
+        let [choices, tables] = self
+            .compared
+            .groups()
             .iter()
             .map(|g| g.bytes(t.n))
             .fold([0, 0], |acc, b| [acc[0] + b[0], acc[1] + b[1]]);
@@ -171,7 +204,8 @@ impl Operation for Leaves {
 
     fn setup(&self, walk: &mut Walk<'_>) -> Vec<Slot> {
         let t = walk.ty(self.a);
-        groups(t.ring_bits())
+        self.compared
+            .groups()
             .into_iter()
             .map(|g| Slot::OneOfN {
                 shape: g.shape(),
@@ -183,13 +217,12 @@ impl Operation for Leaves {
 
     fn online(&self, run: &mut Run<'_, '_>, material: Vec<Vec<u64>>) -> Result<(), Error> {
         let t = run.ty(self.a);
-        let groups = groups(t.ring_bits());
-        let q = chunks(t.ring_bits());
+        let q = self.compared.chunks();
         let mut out = vec![0u64; (2 * q + 1) * words(t.n)];
         if run.first() {
-            tables(run, (self.a, &groups), material, &mut out)?;
+            tables(run, (self.a, self.compared), material, &mut out)?;
         } else {
-            choose(run, (self.a, &groups), material, &mut out)?;
+            choose(run, (self.a, self.compared), material, &mut out)?;
         }
         // The top bits: each party's own.
         let (top, w) = (t.ring_bits() - 1, words(t.n));
@@ -201,13 +234,6 @@ impl Operation for Leaves {
     }
 }
 
-/// Chunk `j` of `group` of this party's number for element share `s`: party 0's y (its low
-/// ℓ − 1 bits flipped), party 1's own low bits.
-fn chunk(s: u64, first: bool, group: &Group, j: usize) -> u64 {
-    let number = if first { !s } else { s };
-    (number >> ((group.first + j) as u32 * CHUNK_BITS)) & ring::mask(group.bits)
-}
-
 /// Sets bit `k` of wire `wire` of a B value of `n` copies to `bit`.
 fn put_bit(out: &mut [u64], (wire, n): (usize, usize), k: usize, bit: u64) {
     out[wire * words(n) + k / 64] |= (bit & 1) << (k % 64);
@@ -217,12 +243,12 @@ fn put_bit(out: &mut [u64], (wire, n): (usize, usize), k: usize, bit: u64) {
 /// leaf's lt and eq.
 fn tables(
     run: &mut Run<'_, '_>,
-    (a, groups): (usize, &[Group]),
+    (a, compared): (usize, Compared),
     material: Vec<Vec<u64>>,
     out: &mut [u64],
 ) -> Result<(), Error> {
     let t = run.ty(a);
-    let (n, q) = (t.n, chunks(t.ring_bits()));
+    let (n, q, groups) = (t.n, compared.chunks(), compared.groups());
     let choices = receive_fields(run, groups.iter().map(|g| (g.bits, n * g.chunks)))?;
     let (mut sent, mut random) = (Vec::new(), 0);
     for ((group, pads), u) in groups.iter().zip(material).zip(choices) {
@@ -239,7 +265,7 @@ fn tables(
         }
         for (k, &s) in run.data[a].iter().enumerate() {
             for j in 0..group.chunks {
-                let (at, y) = (k * group.chunks + j, chunk(s, true, group, j));
+                let (at, y) = (k * group.chunks + j, compared.chunk(s, true, group, j));
                 let (r, u) = (shares.get(at), u.get(at));
                 for b in 0..shape.messages() as u64 {
                     let leaf = u64::from(y < b) | u64::from(y == b) << 1;
@@ -259,16 +285,16 @@ fn tables(
 /// its shares of each leaf's lt and eq off them.
 fn choose(
     run: &mut Run<'_, '_>,
-    (a, groups): (usize, &[Group]),
+    (a, compared): (usize, Compared),
     material: Vec<Vec<u64>>,
     out: &mut [u64],
 ) -> Result<(), Error> {
     let t = run.ty(a);
-    let (n, q) = (t.n, chunks(t.ring_bits()));
+    let (n, q, groups) = (t.n, compared.chunks(), compared.groups());
     let mut material = material.into_iter();
     let mut held = Vec::with_capacity(groups.len());
     let mut sent = Vec::new();
-    for group in groups {
+    for group in &groups {
         let shape = group.shape();
         let instances = n * group.chunks;
         let mut next = || material.next().unwrap_or_default();
@@ -278,7 +304,7 @@ fn choose(
         for (k, &s) in run.data[a].iter().enumerate() {
             for j in 0..group.chunks {
                 let at = k * group.chunks + j;
-                u.set(at, chunk(s, false, group, j) ^ choices.get(at));
+                u.set(at, compared.chunk(s, false, group, j) ^ choices.get(at));
             }
         }
         sent.extend(u.to_bytes());
@@ -294,7 +320,10 @@ fn choose(
         let messages = group.shape().messages();
         for (k, &s) in run.data[a].iter().enumerate() {
             for j in 0..group.chunks {
-                let (at, b) = (k * group.chunks + j, chunk(s, false, group, j) as usize);
+                let (at, b) = (
+                    k * group.chunks + j,
+                    compared.chunk(s, false, group, j) as usize,
+                );
                 let leaf = table.get(at * messages + b) ^ chosen.get(at);
                 put_bit(out, (group.first + j, n), k, leaf);
                 put_bit(out, (q + group.first + j, n), k, leaf >> 1);
