@@ -22,8 +22,10 @@ use crate::boolean::bits::words;
 use crate::hybrid::online::Run;
 use crate::hybrid::prepare::{Slot, Walk};
 use crate::hybrid::{Kind, Sharing, Type, Value, ring};
+use rayon::prelude::*;
 use tessera_circuit::Circuit;
 use tessera_circuit::builder::{Bit, Builder};
+use tessera_core::{Block, Prg};
 use tessera_ot::one_of_n::{Fields, OneOfN};
 
 /// The bits of each chunk of the compared numbers: 1-out-of-4 OTs. At ℓ = 32 the traffic of
@@ -61,6 +63,11 @@ struct Group {
 }
 
 impl Group {
+    /// Chunk `j` of the group's bits `number` ([`Compared::number`]).
+    fn chunk(self, number: u64, j: usize) -> u64 {
+        (number >> (j as u32 * self.bits)) & ring::mask(self.bits)
+    }
+
     fn shape(self) -> OneOfN {
         OneOfN {
             choice_bits: self.bits,
@@ -104,12 +111,12 @@ impl Compared {
         (self.ring_bits - 1 - self.skip).div_ceil(CHUNK_BITS) as usize
     }
 
-    /// Chunk `j` of `group` of this party's number for element share `s`: party 0's y (its
-    /// compared bits flipped), party 1's own bits.
-    fn chunk(self, s: u64, first: bool, group: &Group, j: usize) -> u64 {
+    /// The bits of `group` of this party's number for element share `s`, chunk 0 lowest:
+    /// party 0's y (its compared bits flipped), party 1's own bits.
+    fn number(self, s: u64, first: bool, group: &Group) -> u64 {
         let number = if first { !s } else { s };
-        let at = self.skip + (group.first + j) as u32 * CHUNK_BITS;
-        (number >> at) & ring::mask(group.bits)
+        let at = self.skip + group.first as u32 * CHUNK_BITS;
+        (number >> at) & ring::mask(group.bits * group.chunks as u32)
     }
 }
 
@@ -234,9 +241,48 @@ impl Operation for Leaves {
     }
 }
 
-/// Sets bit `k` of wire `wire` of a B value of `n` copies to `bit`.
-fn put_bit(out: &mut [u64], (wire, n): (usize, usize), k: usize, bit: u64) {
-    out[wire * words(n) + k / 64] |= (bit & 1) << (k % 64);
+/// Elements per block of the parallel loops: a multiple of 64, so that a block's fields and
+/// output bits start on a word.
+const BLOCK: usize = 1 << 12;
+
+/// A block's output bits: per wire of its group (lt_j, then eq_j), the block's words.
+struct BlockBits {
+    words_per_wire: usize,
+    bits: Vec<u64>,
+}
+
+impl BlockBits {
+    fn new(chunks: usize, elements: usize) -> Self {
+        let words_per_wire = words(elements);
+        BlockBits {
+            words_per_wire,
+            bits: vec![0; 2 * chunks * words_per_wire],
+        }
+    }
+
+    /// Element `k`'s lt and eq of chunk `j` of `chunks`: the low two bits of `leaf`.
+    fn put(&mut self, (j, chunks): (usize, usize), k: usize, leaf: u64) {
+        let (w, bit) = (self.words_per_wire, k % 64);
+        self.bits[j * w + k / 64] |= (leaf & 1) << bit;
+        self.bits[(chunks + j) * w + k / 64] |= ((leaf >> 1) & 1) << bit;
+    }
+
+    /// The blocks' bits into the leaves' value `out` (`n` copies, `q` chunks), for `group`.
+    fn scatter(blocks: &[BlockBits], out: &mut [u64], (group, q, n): (&Group, usize, usize)) {
+        let w = words(n);
+        for (b, block) in blocks.iter().enumerate() {
+            let at = b * BLOCK / 64;
+            for j in 0..group.chunks {
+                for (wire, from) in [
+                    (group.first + j, j),
+                    (q + group.first + j, group.chunks + j),
+                ] {
+                    let src = &block.bits[from * block.words_per_wire..][..block.words_per_wire];
+                    out[wire * w + at..][..src.len()].copy_from_slice(src);
+                }
+            }
+        }
+    }
 }
 
 /// Party 0: receives party 1's choices, sends its tables, keeps its random shares of each
@@ -249,36 +295,100 @@ fn tables(
 ) -> Result<(), Error> {
     let t = run.ty(a);
     let (n, q, groups) = (t.n, compared.chunks(), compared.groups());
-    let choices = receive_fields(run, groups.iter().map(|g| (g.bits, n * g.chunks)))?;
-    let (mut sent, mut random) = (Vec::new(), 0);
+    let per_element = groups.iter().map(|g| (g.bits * g.chunks as u32, n));
+    let choices = receive_fields(run, per_element)?;
+    let mut sent = Vec::new();
     for ((group, pads), u) in groups.iter().zip(material).zip(choices) {
-        let shape = group.shape();
-        let instances = n * group.chunks;
-        let pads = setup_fields(LEAF_BITS, instances * shape.messages(), pads)?;
-        let mut table = Fields::zeros(LEAF_BITS, n * group.chunks * shape.messages());
-        let mut shares = Fields::zeros(LEAF_BITS, instances);
-        for at in 0..instances {
-            if at % 32 == 0 {
-                random = run.prg.random_block().low();
-            }
-            shares.set(at, random >> (2 * (at % 32)));
-        }
-        for (k, &s) in run.data[a].iter().enumerate() {
-            for j in 0..group.chunks {
-                let (at, y) = (k * group.chunks + j, compared.chunk(s, true, group, j));
-                let (r, u) = (shares.get(at), u.get(at));
-                for b in 0..shape.messages() as u64 {
-                    let leaf = u64::from(y < b) | u64::from(y == b) << 1;
-                    let pad = pads.get(at * shape.messages() + (b ^ u) as usize);
-                    table.set(at * shape.messages() + b as usize, leaf ^ r ^ pad);
+        let rows = Rows::of(group.shape());
+        let pads = setup_fields(rows.bits, n * group.chunks, pads)?;
+        let seeds: Vec<Block> = (0..n.div_ceil(BLOCK))
+            .map(|_| run.prg.random_block())
+            .collect();
+        let shares = &run.data[a];
+        let blocks: Vec<(Vec<u64>, BlockBits)> = shares
+            .par_chunks(BLOCK)
+            .zip(seeds)
+            .enumerate()
+            .map(|(b, (shares, seed))| {
+                let mut prg = Prg::from_seed_block(seed);
+                let (chunks, first) = (group.chunks, b * BLOCK);
+                let mut table = Fields::zeros(rows.bits, shares.len() * chunks);
+                let mut bits = BlockBits::new(chunks, shares.len());
+                for (k, &s) in shares.iter().enumerate() {
+                    let (y, u) = (compared.number(s, true, group), u.get(first + k));
+                    let r = prg.random_block().low();
+                    for j in 0..chunks {
+                        let at = k * chunks + j;
+                        let (y, u) = (group.chunk(y, j), group.chunk(u, j));
+                        let pad = pads.get((first + k) * chunks + j);
+                        let r = (r >> (2 * j)) & 3;
+                        table.set(
+                            at,
+                            rows.leaves[y as usize] ^ (r * rows.spread) ^ rows.permuted(pad, u),
+                        );
+                        bits.put((j, chunks), k, r);
+                    }
                 }
-                put_bit(out, (group.first + j, n), k, r);
-                put_bit(out, (q + group.first + j, n), k, r >> 1);
-            }
-        }
+                (table.into_words(), bits)
+            })
+            .collect();
+        let (tables, bits): (Vec<Vec<u64>>, Vec<BlockBits>) = blocks.into_iter().unzip();
+        BlockBits::scatter(&bits, out, (group, q, n));
+        let table = Fields::from_words(rows.bits, n * group.chunks, tables.concat())
+            .ok_or_else(|| Error::Input("the comparison's tables do not fit".into()))?;
         sent.extend(table.to_bytes());
     }
     run.link.send(&sent)
+}
+
+/// The rows of a group's tables: an instance's N messages of [`LEAF_BITS`] bits in one word,
+/// message b at bit b·[`LEAF_BITS`].
+struct Rows {
+    /// The bits of a row.
+    bits: u32,
+    /// The choice bits.
+    choice_bits: u32,
+    /// Per y, the row of the leaves [y < b] and [y = b] for every b.
+    leaves: Vec<u64>,
+    /// One in the lowest bit of every message: r·spread puts r in each.
+    spread: u64,
+}
+
+impl Rows {
+    fn of(shape: OneOfN) -> Rows {
+        let n = shape.messages() as u64;
+        let message = |b: u64, v: u64| v << (b * u64::from(LEAF_BITS));
+        let leaf = |y: u64, b: u64| u64::from(y < b) | u64::from(y == b) << 1;
+        Rows {
+            bits: n as u32 * LEAF_BITS,
+            choice_bits: shape.choice_bits,
+            leaves: (0..n)
+                .map(|y| (0..n).fold(0, |row, b| row | message(b, leaf(y, b))))
+                .collect(),
+            spread: (0..n).fold(0, |row, b| row | message(b, 1)),
+        }
+    }
+
+    /// The row whose message b is message b ⊕ u of `row`: for each bit i of u, the halves of
+    /// every block of 2^(i+1) messages swapped.
+    fn permuted(&self, mut row: u64, u: u64) -> u64 {
+        for i in 0..self.choice_bits {
+            let half = (1u32 << i) * LEAF_BITS;
+            // The low half of every block of 2·half bits.
+            let low = (0..self.bits / (2 * half)).fold(0u64, |m, block| {
+                m | (((1u64 << half) - 1) << (2 * half * block))
+            });
+            let swapped = ((row & low) << half) | ((row >> half) & low);
+            let take = 0u64.wrapping_sub((u >> i) & 1);
+            row = (row & !take) | (swapped & take);
+        }
+        row
+    }
+
+    /// Message `b` of `row`.
+    fn message(&self, row: u64, b: u64) -> u64 {
+        (row >> (b * u64::from(LEAF_BITS))) & ring::mask(LEAF_BITS)
+    }
 }
 
 /// Party 1: sends its chunks XOR its random choices, receives party 0's tables, and reads
@@ -295,40 +405,44 @@ fn choose(
     let mut held = Vec::with_capacity(groups.len());
     let mut sent = Vec::new();
     for group in &groups {
-        let shape = group.shape();
-        let instances = n * group.chunks;
+        // One field per element: its chunks' choices, their chosen messages.
+        let (choice_bits, message_bits) =
+            (group.bits * group.chunks as u32, 2 * group.chunks as u32);
         let mut next = || material.next().unwrap_or_default();
-        let choices = setup_fields(shape.choice_bits, instances, next())?;
-        let chosen = setup_fields(LEAF_BITS, instances, next())?;
-        let mut u = Fields::zeros(shape.choice_bits, instances);
+        let choices = setup_fields(choice_bits, n, next())?;
+        let chosen = setup_fields(message_bits, n, next())?;
+        let mut u = Fields::zeros(choice_bits, n);
         for (k, &s) in run.data[a].iter().enumerate() {
-            for j in 0..group.chunks {
-                let at = k * group.chunks + j;
-                u.set(at, compared.chunk(s, false, group, j) ^ choices.get(at));
-            }
+            u.set(k, compared.number(s, false, group) ^ choices.get(k));
         }
         sent.extend(u.to_bytes());
         held.push(chosen);
     }
     run.link.send(&sent)?;
-    let sizes = groups.iter().map(|g| {
-        let instances = n * g.chunks * g.shape().messages();
-        (LEAF_BITS, instances)
-    });
+    let sizes = groups
+        .iter()
+        .map(|g| (Rows::of(g.shape()).bits, n * g.chunks));
     let received = receive_fields(run, sizes)?;
     for ((group, table), chosen) in groups.iter().zip(received).zip(held) {
-        let messages = group.shape().messages();
-        for (k, &s) in run.data[a].iter().enumerate() {
-            for j in 0..group.chunks {
-                let (at, b) = (
-                    k * group.chunks + j,
-                    compared.chunk(s, false, group, j) as usize,
-                );
-                let leaf = table.get(at * messages + b) ^ chosen.get(at);
-                put_bit(out, (group.first + j, n), k, leaf);
-                put_bit(out, (q + group.first + j, n), k, leaf >> 1);
-            }
-        }
+        let rows = Rows::of(group.shape());
+        let blocks: Vec<BlockBits> = run.data[a]
+            .par_chunks(BLOCK)
+            .enumerate()
+            .map(|(b, shares)| {
+                let (chunks, first) = (group.chunks, b * BLOCK);
+                let mut bits = BlockBits::new(chunks, shares.len());
+                for (k, &s) in shares.iter().enumerate() {
+                    let (number, mine) = (compared.number(s, false, group), chosen.get(first + k));
+                    for j in 0..chunks {
+                        let row = table.get((first + k) * chunks + j);
+                        let leaf = rows.message(row, group.chunk(number, j));
+                        bits.put((j, chunks), k, leaf ^ (mine >> (2 * j)));
+                    }
+                }
+                bits
+            })
+            .collect();
+        BlockBits::scatter(&blocks, out, (group, q, n));
     }
     Ok(())
 }
