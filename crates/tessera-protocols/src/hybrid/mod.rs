@@ -21,8 +21,10 @@
 //! XOR, AND, NOT, MUX and whole circuits ([`tessera_circuit`]) on Y, B and β; ADD, SUB, NEG,
 //! multiplication by and addition of a public constant, MUL on A and α, and batches of matrix
 //! products on A and α ([`Program::matmul`], one matrix triple per product); the mixed products
-//! bit × number (B·A → A, β·α → α) and bit × bit → number (β·β → α); conversions among the
-//! four sharings ([`Program::convert`], routes in [`route`]).
+//! bit × number (B·A → A, β·α → α) and bit × bit → number (β·β → α), and B·A on random OT
+//! ([`Program::select`]); the sign of A values by a circuit ([`Program::sign`]) or a
+//! millionaires' protocol on random OT ([`Program::sign_by_comparison`]); truncations;
+//! conversions among the sharings ([`Program::convert`], routes in [`route`]).
 //!
 //! Every value a peer sends has the length the program fixes; a malformed or missing message
 //! ends both parties with an error naming it, within the network's timeout.
