@@ -95,7 +95,7 @@ pub enum LinearMethod {
     /// Gilboa's products on correlated OT (MOTION2NX; this module's documentation).
     Products,
     /// Homomorphic products on the other party's encrypted mask (Cheetah §4, HomConv and
-    /// HomFC; [`super::lattice`]).
+    /// HomFC; `hybrid::lattice`).
     Lattice,
 }
 

@@ -33,7 +33,7 @@ impl Program {
     /// [`Program::setup_with`]: an A value of `map.outputs()` elements, the owner's bias added.
     /// Setup: the products of the other party's mask share by the coefficients as `method`
     /// makes them (Gilboa's, see [`crate::hybrid::linear`], or homomorphic, see
-    /// [`crate::hybrid::lattice`]); online: local.
+    /// `hybrid::lattice`); online: local.
     pub fn linear(
         &mut self,
         x: Value,
