@@ -149,23 +149,6 @@ fn local_failures_matter(truncated: u64, fixed: Fixed) -> bool {
     truncated > 1u64.checked_shl(allowed).unwrap_or(u64::MAX)
 }
 
-impl std::str::FromStr for Truncation {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        Truncation::ALL
-            .into_iter()
-            .find(|t| t.name() == s)
-            .ok_or_else(|| "one of auto, local, exact".to_owned())
-    }
-}
-
-impl std::fmt::Display for Truncation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 /// How the products of a private linear layer (Conv, Gemm, MatMul and Mul by constants,
 /// BatchNormalization) with the client's mask are made in the setup.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -205,23 +188,6 @@ impl LinearChoice {
                 LinearMethod::cheaper(map, fixed.bits(), width, ot)
             }
         }
-    }
-}
-
-impl std::str::FromStr for LinearChoice {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        LinearChoice::ALL
-            .into_iter()
-            .find(|t| t.name() == s)
-            .ok_or_else(|| "one of auto, he, ot".to_owned())
-    }
-}
-
-impl std::fmt::Display for LinearChoice {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }
 
@@ -274,22 +240,30 @@ impl NonlinearChoice {
     }
 }
 
-impl std::str::FromStr for NonlinearChoice {
-    type Err = String;
+/// `FromStr` and `Display` of a choice by its names (`ALL` and `name`): the command line's and
+/// the Python package's spelling; an unknown name is answered with the list.
+macro_rules! named_choices {
+    ($($t:ty),*) => {$(
+        impl std::str::FromStr for $t {
+            type Err = String;
 
-    fn from_str(s: &str) -> Result<Self, String> {
-        NonlinearChoice::ALL
-            .into_iter()
-            .find(|t| t.name() == s)
-            .ok_or_else(|| "one of auto, millionaire, circuit".to_owned())
-    }
+            fn from_str(s: &str) -> Result<Self, String> {
+                <$t>::ALL.into_iter().find(|c| c.name() == s).ok_or_else(|| {
+                    let names: Vec<&str> = <$t>::ALL.iter().map(|c| c.name()).collect();
+                    format!("one of {}", names.join(", "))
+                })
+            }
+        }
+
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    )*};
 }
 
-impl std::fmt::Display for NonlinearChoice {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+named_choices!(Truncation, LinearChoice, NonlinearChoice);
 
 /// The server: the model's owner.
 pub const SERVER: usize = 0;
