@@ -324,7 +324,7 @@ fn tables(
                         let r = (r >> (2 * j)) & 3;
                         table.set(
                             at,
-                            rows.leaves[y as usize] ^ (r * rows.spread) ^ rows.permuted(pad, u),
+                            rows.leaves(y) ^ (r * rows.spread) ^ rows.permuted(pad, u),
                         );
                         bits.put((j, chunks), k, r);
                     }
@@ -348,8 +348,6 @@ struct Rows {
     bits: u32,
     /// The choice bits.
     choice_bits: u32,
-    /// Per y, the row of the leaves [y < b] and [y = b] for every b.
-    leaves: Vec<u64>,
     /// One in the lowest bit of every message: r·spread puts r in each.
     spread: u64,
 }
@@ -357,16 +355,22 @@ struct Rows {
 impl Rows {
     fn of(shape: OneOfN) -> Rows {
         let n = shape.messages() as u64;
-        let message = |b: u64, v: u64| v << (b * u64::from(LEAF_BITS));
-        let leaf = |y: u64, b: u64| u64::from(y < b) | u64::from(y == b) << 1;
         Rows {
             bits: n as u32 * LEAF_BITS,
             choice_bits: shape.choice_bits,
-            leaves: (0..n)
-                .map(|y| (0..n).fold(0, |row, b| row | message(b, leaf(y, b))))
-                .collect(),
-            spread: (0..n).fold(0, |row, b| row | message(b, 1)),
+            spread: (0..n).fold(0, |row, b| row | 1 << (b * u64::from(LEAF_BITS))),
         }
+    }
+
+    /// The row of the leaves [y < b] and [y = b] for every b, for party 0's secret chunk y:
+    /// from the signs of y − b, with no branch or load that depends on y.
+    fn leaves(&self, y: u64) -> u64 {
+        let n = 1u64 << self.choice_bits;
+        (0..n).fold(0, |row, b| {
+            let below = y.wrapping_sub(b) >> 63;
+            let equal = (y ^ b).wrapping_sub(1) >> 63;
+            row | (below | equal << 1) << (b * u64::from(LEAF_BITS))
+        })
     }
 
     /// The row whose message b is message b ⊕ u of `row`: for each bit i of u, the halves of
