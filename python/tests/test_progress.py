@@ -24,9 +24,10 @@ def test_a_callback_hears_both_phases_from_start_to_end(minionn, mnist):
         seen = [(done, total) for p, done, total in heard if p == phase]
         assert seen[0][0] == 0 and seen[-1][0] == seen[-1][1], seen
         assert all(a[0] <= b[0] and a[1] == b[1] for a, b in zip(seen, seen[1:])), seen
-        # The estimate is of bytes sent and received at the client: both parties' sends.
+        # The estimate is of bytes sent and received at the client: both parties' sends,
+        # the hello and the base OTs left out (about 0.1 MB of this small setup's 3.9 MB).
         sent = report[bytes_key]
-        assert abs(seen[-1][1] - sent) <= 0.02 * sent, (phase, seen[-1], sent)
+        assert abs(seen[-1][1] - sent) <= 0.02 * sent + 100_000, (phase, seen[-1], sent)
 
 
 def test_a_callback_that_raises_stops_the_run(minionn, mnist):
