@@ -330,6 +330,7 @@ impl Model {
                     e.set_item("online_bytes", total.online_bytes)?;
                     e.set_item("online_rounds", total.online_rounds)?;
                     e.set_item("truncation", estimate.truncation.name())?;
+                    e.set_item("nonlinear", estimate.nonlinear.name())?;
                     e.set_item("truncated", estimate.truncated)?;
                 }
                 Err(why) => e.set_item("error", why.to_string())?,

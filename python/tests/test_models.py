@@ -69,6 +69,8 @@ def test_signs_by_millionaires_and_circuits_equal_fixed_point(minionn, mnist):
         total[nonlinear] = report["setup_bytes"] + report["online_bytes"]
     # The millionaires' protocol sends fewer bytes than GMW's sign circuit.
     assert total["millionaire"] < total["circuit"], total
+    methods = {p: e["nonlinear"] for p, e in minionn.info()["estimates"].items()}
+    assert methods == {"a+b": "millionaire", "a+y": "circuit", "alpha+beta": "circuit", "alpha+y": "circuit"}
     with pytest.raises(tessera.InvalidInput, match="nonlinear="):
         minionn.simulate(images[0], nonlinear="yao")
 

@@ -230,12 +230,13 @@ impl NonlinearChoice {
         }
     }
 
-    /// Whether `protocol` computes signs by the millionaires' protocol under this choice.
-    fn millionaire(self, protocol: Protocol) -> bool {
+    /// The choice for `protocol`: [`NonlinearChoice::Millionaire`] or
+    /// [`NonlinearChoice::Circuit`], `Auto` resolved.
+    pub fn resolve(self, protocol: Protocol) -> NonlinearChoice {
         match self {
-            NonlinearChoice::Auto => protocol == Protocol::AB,
-            NonlinearChoice::Millionaire => true,
-            NonlinearChoice::Circuit => false,
+            NonlinearChoice::Auto if protocol == Protocol::AB => NonlinearChoice::Millionaire,
+            NonlinearChoice::Auto => NonlinearChoice::Circuit,
+            chosen => chosen,
         }
     }
 }
@@ -289,6 +290,9 @@ pub struct Compiled {
     pub truncation: Truncation,
     /// The elements truncated per inference (all of a batch's).
     pub truncated: u64,
+    /// How signs are computed: [`NonlinearChoice::Millionaire`] or
+    /// [`NonlinearChoice::Circuit`].
+    pub nonlinear: NonlinearChoice,
     /// The model's layers in order, each with the program operations it became.
     pub layers: Vec<Layer>,
     /// Whether the revealed logits are at scale 2^2f (the last layer's truncation left to the
@@ -870,7 +874,7 @@ fn lower(
         protocol,
         truncation,
         linear: (linear, ot),
-        millionaire: nonlinear.millionaire(protocol),
+        millionaire: nonlinear.resolve(protocol) == NonlinearChoice::Millionaire,
         truncated: 0,
         batch,
         p: Program::new(),
@@ -947,6 +951,7 @@ fn lower(
         fixed,
         truncation,
         truncated: c.truncated,
+        nonlinear: nonlinear.resolve(protocol),
         layers,
         output_double,
         output,
@@ -1005,6 +1010,8 @@ pub struct Estimate {
     pub truncation: Truncation,
     /// The elements it truncates per inference ([`Compiled::truncated`]).
     pub truncated: u64,
+    /// How it computes signs ([`Compiled::nonlinear`]).
+    pub nonlinear: NonlinearChoice,
 }
 
 impl Estimate {
@@ -1057,5 +1064,6 @@ pub fn estimate(model: &Model, fixed: Fixed, options: Options) -> Result<Estimat
         layers,
         truncation: compiled.truncation,
         truncated: compiled.truncated,
+        nonlinear: compiled.nonlinear,
     })
 }

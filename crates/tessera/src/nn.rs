@@ -468,7 +468,7 @@ fn info(args: &InfoArgs) -> Result<(), CliError> {
                 p.name().to_owned(),
                 json!({"setup_bytes": t.setup_bytes, "online_bytes": t.online_bytes,
                        "online_rounds": t.online_rounds, "truncation": e.truncation.name(),
-                       "truncated": e.truncated}),
+                       "truncated": e.truncated, "nonlinear": e.nonlinear.name()}),
             )
         })
         .collect();
