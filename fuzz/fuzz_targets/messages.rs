@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use tessera_net::role::{Decode, Encode};
-use tessera_ot::{base, extension, ferret, triples};
+use tessera_ot::{base, extension, ferret, one_of_n, triples};
 use tessera_protocols::yao;
 
 fn same<M: Encode>(m: &M, bytes: &[u8]) {
@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
     let [role, kind, payload @ ..] = data else {
         return;
     };
-    match role % 10 {
+    match role % 11 {
         0 => {
             if let Ok(base::ToSender::Points(p)) = base::ToSender::decode(*kind, payload) {
                 same(&p, payload);
@@ -67,9 +67,23 @@ fuzz_target!(|data: &[u8]| {
             Ok(ferret::ToReceiver::Digest(d)) => same(&d, payload),
             Err(_) => {}
         },
-        _ => {
+        9 => {
             if let Ok(ferret::ToSender::Choices(c)) = ferret::ToSender::decode(*kind, payload) {
                 same(&c, payload);
+            }
+        }
+        _ => {
+            // The hybrid programs' fields (a comparison's choices and tables, a selection's
+            // bits and corrections): as many as the payload's bits hold, and one fewer.
+            let width = u32::from(*kind % 64) + 1;
+            let count = payload.len() * 8 / width as usize;
+            for count in [count, count.saturating_sub(1)] {
+                if let Some(f) = one_of_n::Fields::from_bytes(width, count, payload) {
+                    assert_eq!(f.to_bytes(), payload);
+                    if count > 0 {
+                        f.get(count - 1);
+                    }
+                }
             }
         }
     }
