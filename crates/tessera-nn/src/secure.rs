@@ -92,7 +92,7 @@ impl Protocol {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Truncation {
     /// [`Truncation::Exact`] at ℓ = 32, and at ℓ = 64 where [`Truncation::Local`]'s failures
-    /// are not rare for this model ([`Truncation::resolve`]).
+    /// are not rare for this model (`Truncation::resolve`).
     Auto,
     /// SecureML's local truncation (Mohassel and Zhang, S&P 2017, §4.1) right after each
     /// product: free, off by one in the last place, and wrong by about 2^(ℓ−f) with
@@ -345,7 +345,7 @@ impl Compiled {
 pub struct Layer {
     /// The node's name.
     pub name: String,
-    /// Its operator ([`Op::kind`]).
+    /// Its operator ([`crate::model::Op::kind`]).
     pub op: &'static str,
     /// Its class in VASA's per-operator table ([`crate::infer::CLASSES`]).
     pub class: &'static str,

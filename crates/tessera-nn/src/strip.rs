@@ -7,7 +7,7 @@
 //! `value_float(s)`, which become empty tensors of the same shape), sparse tensors, subgraphs,
 //! functions, training information and documentation strings. Integer tensors stay: the
 //! importer reads them only as shapes (Reshape's target), never as weights; so do the real
-//! constants that are the architecture's ([`crate::op::ARCHITECTURE_INPUTS`]: a Pow's
+//! constants that are the architecture's (`crate::op::ARCHITECTURE_INPUTS`: a Pow's
 //! exponent). The model is marked
 //! with the metadata entry [`MARK`]; the importer reads a marked file's empty tensors as zeros
 //! and refuses a marked file that still carries any number ([`leftover`]).

@@ -544,7 +544,7 @@ fn place(i: usize, width: usize) -> u64 {
 const PIECE_BYTES: usize = 1 << 22;
 
 /// Products per message of corrections for products of `m` elements of Z_2^`bits` by
-/// multipliers of `width` bits: as many as fill [`PIECE_BYTES`], at least one. Both roles of
+/// multipliers of `width` bits: as many as fill `PIECE_BYTES`, at least one. Both roles of
 /// a batch must use the same.
 pub fn products_per_message(bits: usize, width: usize, m: usize) -> usize {
     (PIECE_BYTES / product_bytes(bits, width, m).max(1)).max(1)
@@ -891,7 +891,7 @@ impl TripleGenerator {
     }
 
     /// `n` Boolean triples: two random OTs each, nothing else sent. In windows of
-    /// [`WINDOW_OTS`], each of batches of [`BATCH_OTS`].
+    /// `WINDOW_OTS`, each of batches of `BATCH_OTS`.
     pub fn boolean(&mut self, links: &mut Links<'_>, n: usize) -> Result<BoolTriples, Error> {
         let words = n.div_ceil(128);
         let mut t = BoolTriples {

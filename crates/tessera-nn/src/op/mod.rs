@@ -281,7 +281,7 @@ pub fn supported() -> impl Iterator<Item = &'static str> {
 /// The layer kinds: one variant per operator, and the dispatch to its module.
 macro_rules! registry {
     ($($(#[$doc:meta])* $variant:ident($ty:ty),)*) => {
-        /// What a node computes: one operator of [`crate::op`]'s registry.
+        /// What a node computes: one operator of `crate::op`'s registry.
         #[derive(Clone, Debug, PartialEq)]
         pub enum Op {
             $($(#[$doc])* $variant($ty),)*
@@ -371,7 +371,7 @@ registry! {
 }
 
 impl Op {
-    /// The numbers the operation carries: weights, biases, constants ([`Operator::weights`]).
+    /// The numbers the operation carries: weights, biases, constants (`Operator::weights`).
     pub fn weights(&self) -> Vec<&[f32]> {
         self.operator().weights()
     }

@@ -37,7 +37,7 @@ pub struct Scale {
 pub struct Neg;
 
 /// The elementwise quotient of two computed tensors, either broadcast: `x·(1/y)`, the
-/// reciprocal by [`super::smooth::reciprocal`] (y in [0.05, 250]).
+/// reciprocal by `super::smooth::reciprocal` (y in [0.05, 250]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Divide;
 

@@ -592,8 +592,8 @@ impl Smooth {
     }
 }
 
-/// `x^p` for a constant p in {−1, −1/2, 1/2, 1, 2, 3}: products, [`sqrt`], [`rsqrt`] or
-/// [`reciprocal`] (ONNX's Pow; LayerNorm's `Pow(x − μ, 2)` as PyTorch exports it).
+/// `x^p` for a constant p in {−1, −1/2, 1/2, 1, 2, 3}: products, `sqrt`, `rsqrt` or
+/// `reciprocal` (ONNX's Pow; LayerNorm's `Pow(x − μ, 2)` as PyTorch exports it).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Power(pub f32);
 

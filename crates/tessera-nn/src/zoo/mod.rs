@@ -2,7 +2,7 @@
 //! CrypTFlow2 experiments (seed 000, Tables 7 and 9; [`nets`]) for which no trained weights
 //! exist here: their architectures with seeded random weights (uniform in ±1/√fan-in for the
 //! small sequential ones; He's bound and BatchNormalization statistics from a seeded input for
-//! the deep ones, [`graph`]), so activations stay in the range of trained ones. Timing does not
+//! the deep ones, `graph`), so activations stay in the range of trained ones. Timing does not
 //! depend on the weights; accuracy is measured on the trained models in `../shared/models`.
 //! Each deep network also comes small (`NAME-small`: every width divided, a smaller input, the
 //! same blocks), which CI runs privately.
