@@ -10,10 +10,11 @@
 //! party 0 answers, for each possible b, the bits [y_j < b] and [y_j = b] XOR its random
 //! shares, masked by the OT's messages. Both then hold B shares of lt_j and eq_j, which a
 //! tree circuit ([`tree`]) combines (lt = lt_hi ⊕ eq_hi·lt_lo, eq = eq_hi·eq_lo) into c, and
-//! XORs with the two top bits: at ℓ = 32, 16 chunks, 29 AND gates in 4 layers.
+//! XORs with the two top bits: at ℓ = 32, 16 chunks, 26 AND gates in 4 layers (11 chunks and
+//! 16 gates with the low 10 bits skipped).
 //!
 //! Traffic at ℓ = 32: the leaves 31 bits from party 1 and 124 bits from party 0 online (two
-//! messages), the tree's ANDs 4 bits each online; 31 correlated OTs and 58 Boolean triples in
+//! messages), the tree's ANDs 4 bits each online; 31 correlated OTs and 52 Boolean triples in
 //! the setup. The GMW sign ([`Program::sign`]) takes 86 ANDs.
 
 use super::{OnlineCost, Op, Operation, Program, bad};
@@ -28,8 +29,9 @@ use tessera_circuit::builder::{Bit, Builder};
 use tessera_core::{Block, Prg};
 use tessera_ot::one_of_n::{Fields, OneOfN};
 
-/// The bits of each chunk of the compared numbers: 1-out-of-4 OTs. At ℓ = 32 the traffic of
-/// leaves and tree together is least at 2 (280 bits a comparison; 1: 395, 3: 289, 4: 344).
+/// The bits of each chunk of the compared numbers: 1-out-of-4 OTs. At ℓ = 32 the online
+/// traffic of leaves and tree together is least at 2 and 3 bits (259 bits a comparison; 1:
+/// 375, 4: 315), and 2 takes half of 3's hashing (8 hashes a chunk against 24).
 pub const CHUNK_BITS: u32 = 2;
 
 /// Both bits a leaf's message carries: [y_j < b] and [y_j = b].
@@ -147,8 +149,8 @@ pub(in crate::hybrid) fn tree(q: usize) -> Result<Circuit, Error> {
 impl Program {
     /// The most significant bit of an A value as a one-wire value of `to` (B, β or Y), by
     /// the millionaires' protocol of this module: online the leaves' two messages and the
-    /// tree's 4 AND layers (at ℓ = 32; then B → β 1 round, or B → Y), about 35 bytes an
-    /// element at ℓ = 32 where [`Program::sign`] sends 43; the setup 31 correlated OTs and 58
+    /// tree's 4 AND layers (at ℓ = 32; then B → β 1 round, or B → Y), about 32 bytes an
+    /// element at ℓ = 32 where [`Program::sign`] sends 43; the setup 31 correlated OTs and 52
     /// Boolean triples where it takes 172 triples.
     ///
     /// With `skip` > 0 the low `skip` bits of the shares are left out of the comparison
