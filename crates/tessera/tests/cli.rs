@@ -1094,6 +1094,30 @@ fn nn_demo_info_and_accuracy() {
     let total: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
     assert_eq!(total["multiplications"], 666_600);
     assert_eq!(total["relus"], 16 * 576 + 16 * 64 + 100);
+    // `--nonlinear` reaches the compiled program: a+b's signs by the millionaires' protocol
+    // by default, by GMW's circuit when asked, at more bytes.
+    let nonlinear = |extra: &[&str]| {
+        let args = [
+            &["nn", "info", "minionn-mnist", "--json", "--protocol", "a+b"],
+            extra,
+        ]
+        .concat();
+        let (ok, out, err) = tessera(&args);
+        assert!(ok, "{err}");
+        let total: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+        let e = total["protocols"]["a+b"].clone();
+        (
+            e["nonlinear"].clone(),
+            e["setup_bytes"].as_u64().unwrap() + e["online_bytes"].as_u64().unwrap(),
+        )
+    };
+    let (method, millionaire) = nonlinear(&[]);
+    assert_eq!(method, "millionaire");
+    let (method, circuit) = nonlinear(&["--nonlinear", "circuit"]);
+    assert_eq!(method, "circuit");
+    assert!(millionaire < circuit, "{millionaire} {circuit}");
+    let (ok, _, err) = tessera(&["nn", "info", "minionn-mnist", "--nonlinear", "yao"]);
+    assert!(!ok && err.contains("millionaire"), "{err}");
     let (ok, _, err) = tessera(&["nn", "info", "no-such-net"]);
     assert!(!ok && err.contains("minionn-cifar"), "{err}");
     let (ok, out, err) = tessera(&[
