@@ -138,16 +138,22 @@ fn convolution_and_average_pooling_match_fixed_point() {
     check("nn/minionn-mnist-b.onnx", &[0]);
 }
 
+/// CrypTen's LeNet for CIFAR-10 (ReLU and MaxPool) and a synthetic image of pixels
+/// i·`step` mod 255: no CIFAR data is at hand, and the checks are against the same network in
+/// plaintext.
+fn lenet_and_image(step: usize) -> (Model, Vec<f32>) {
+    let model = import::load(&data("tests/crypten-lenet-cifar10.onnx")).unwrap();
+    let x = (0..3 * 32 * 32)
+        .map(|i| ((i * step % 255) as f32 / 255.0 - 0.5) / 0.5)
+        .collect();
+    (model, x)
+}
+
 #[test]
 fn max_pooling_network_matches_fixed_point() {
-    // CrypTen's LeNet for CIFAR-10 (MaxPool), on a synthetic image: no CIFAR data is at hand,
-    // and the check is against the same network in plaintext.
     let path = data("tests/crypten-lenet-cifar10.onnx");
     let fixed = Fixed::new(64, 13).unwrap();
-    let model = import::load(&path).unwrap();
-    let x: Vec<f32> = (0..3 * 32 * 32)
-        .map(|i| ((i * 37 % 255) as f32 / 255.0 - 0.5) / 0.5)
-        .collect();
+    let (model, x) = lenet_and_image(37);
     let want = Plain::new(&model, fixed).unwrap().run(&x).unwrap();
     for protocol in Protocol::ALL {
         let got = private(&path, fixed, protocol, &x);
@@ -762,12 +768,8 @@ fn ferret_as_the_setup_ot_equals_fixed_point_in_fewer_bytes() {
 #[test]
 fn signs_by_millionaires_or_circuits_equal_fixed_point() {
     use secure::NonlinearChoice::{Circuit, Millionaire};
-    let path = data("tests/crypten-lenet-cifar10.onnx");
     let fixed = Fixed::new(32, 10).unwrap();
-    let model = import::load(&path).unwrap();
-    let x: Vec<f32> = (0..3 * 32 * 32)
-        .map(|i| ((i * 53 % 255) as f32 / 255.0 - 0.5) / 0.5)
-        .collect();
+    let (model, x) = lenet_and_image(53);
     let want = Plain::new(&model, fixed).unwrap().run(&x).unwrap();
     for protocol in Protocol::ALL {
         let mut bytes = Vec::new();

@@ -173,6 +173,7 @@ impl OneOfN {
         let (m, n) = (self.choice_bits as usize, self.messages());
         let mut keys = Vec::with_capacity(BATCH * n * m);
         let mut tweaks = Vec::with_capacity(BATCH * n * m);
+        let mut hashed = Vec::with_capacity(BATCH * n * m);
         for start in (0..instances).step_by(BATCH) {
             let end = (start + BATCH).min(instances);
             keys.clear();
@@ -186,7 +187,7 @@ impl OneOfN {
                     }
                 }
             }
-            let mut hashed = vec![Block::ZERO; keys.len()];
+            hashed.resize(keys.len(), Block::ZERO);
             hash.tccr(&keys, &tweaks, &mut hashed);
             for (k, per_k) in (start..end).zip(hashed.chunks_exact(n * m)) {
                 for (i, terms) in per_k.chunks_exact(m).enumerate() {
@@ -214,16 +215,17 @@ impl OneOfN {
         self.check(t.len());
         let m = self.choice_bits as usize;
         let instances = t.len() / m;
+        let (mut tweaks, mut hashed) = (Vec::with_capacity(BATCH * m), Vec::new());
         for start in (0..instances).step_by(BATCH) {
             let end = (start + BATCH).min(instances);
             let blocks = &t[start * m..end * m];
-            let mut tweaks = Vec::with_capacity(blocks.len());
+            tweaks.clear();
             for k in start..end {
                 let c = (0..m).fold(0, |c, s| c | ((t[k * m + s].low() & 1) as usize) << s);
                 choices.set(at + k, c as u64);
                 tweaks.extend((0..m).map(|s| tweak(first, k * m + s, c)));
             }
-            let mut hashed = vec![Block::ZERO; blocks.len()];
+            hashed.resize(blocks.len(), Block::ZERO);
             hash.tccr(blocks, &tweaks, &mut hashed);
             for (k, terms) in (start..end).zip(hashed.chunks_exact(m)) {
                 messages.set(at + k, terms.iter().fold(0u64, |acc, h| acc ^ h.low()));

@@ -418,27 +418,32 @@ fn draw_one_of_n(
         };
         let n = shape.messages();
         let material = link.session.with_ot_pair(link.peer, |s, r, ch| {
-            let mut messages = Fields::zeros(shape.message_bits, instances * n);
-            let mut choices = Fields::zeros(shape.choice_bits, instances);
-            let mut chosen = Fields::zeros(shape.message_bits, instances);
+            // This party's side only: the sender's messages, or the receiver's choices and
+            // chosen messages; one batch's blocks, reused.
+            let sending = side == sender;
+            let mut messages =
+                Fields::zeros(shape.message_bits, if sending { instances * n } else { 0 });
+            let receiving = if sending { 0 } else { instances };
+            let mut choices = Fields::zeros(shape.choice_bits, receiving);
+            let mut chosen = Fields::zeros(shape.message_bits, receiving);
+            let mut blocks = vec![Block::ZERO; shape.cots(ONE_OF_N_BATCH.min(instances))];
             for at in (0..instances).step_by(ONE_OF_N_BATCH) {
-                let count = ONE_OF_N_BATCH.min(instances - at);
-                let mut blocks = vec![Block::ZERO; shape.cots(count)];
-                if side == sender {
-                    s.send_random_correlated(ch, &mut blocks)?;
+                let blocks = &mut blocks[..shape.cots(ONE_OF_N_BATCH.min(instances - at))];
+                if sending {
+                    s.send_random_correlated(ch, blocks)?;
                     let keys = (hash, s.delta());
-                    shape.send(keys, &blocks, *position, (&mut messages, at));
+                    shape.send(keys, blocks, *position, (&mut messages, at));
                 } else {
-                    r.receive_random_correlated(ch, &mut blocks)?;
+                    r.receive_random_correlated(ch, blocks)?;
                     let into = (&mut choices, &mut chosen, at);
-                    shape.receive(hash, &blocks, *position, into);
+                    shape.receive(hash, blocks, *position, into);
                 }
                 *position += blocks.len() as u64;
             }
-            Ok(if side == sender {
-                vec![messages.words().to_vec()]
+            Ok(if sending {
+                vec![messages.into_words()]
             } else {
-                vec![choices.words().to_vec(), chosen.words().to_vec()]
+                vec![choices.into_words(), chosen.into_words()]
             })
         })?;
         out.push(material);

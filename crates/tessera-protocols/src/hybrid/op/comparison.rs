@@ -352,15 +352,29 @@ struct Rows {
     choice_bits: u32,
     /// One in the lowest bit of every message: r·spread puts r in each.
     spread: u64,
+    /// Per choice bit i: half the bits of a block of 2^(i+1) messages, and the mask of every
+    /// block's low half ([`Rows::permuted`]).
+    halves: Vec<(u32, u64)>,
 }
 
 impl Rows {
     fn of(shape: OneOfN) -> Rows {
         let n = shape.messages() as u64;
+        let bits = n as u32 * LEAF_BITS;
+        let halves = (0..shape.choice_bits)
+            .map(|i| {
+                let half = (1u32 << i) * LEAF_BITS;
+                let low = (0..bits / (2 * half)).fold(0u64, |m, block| {
+                    m | (((1u64 << half) - 1) << (2 * half * block))
+                });
+                (half, low)
+            })
+            .collect();
         Rows {
-            bits: n as u32 * LEAF_BITS,
+            bits,
             choice_bits: shape.choice_bits,
             spread: (0..n).fold(0, |row, b| row | 1 << (b * u64::from(LEAF_BITS))),
+            halves,
         }
     }
 
@@ -378,12 +392,7 @@ impl Rows {
     /// The row whose message b is message b ⊕ u of `row`: for each bit i of u, the halves of
     /// every block of 2^(i+1) messages swapped.
     fn permuted(&self, mut row: u64, u: u64) -> u64 {
-        for i in 0..self.choice_bits {
-            let half = (1u32 << i) * LEAF_BITS;
-            // The low half of every block of 2·half bits.
-            let low = (0..self.bits / (2 * half)).fold(0u64, |m, block| {
-                m | (((1u64 << half) - 1) << (2 * half * block))
-            });
+        for (i, &(half, low)) in self.halves.iter().enumerate() {
             let swapped = ((row & low) << half) | ((row >> half) & low);
             let take = 0u64.wrapping_sub((u >> i) & 1);
             row = (row & !take) | (swapped & take);

@@ -115,78 +115,59 @@ impl Operation for Selection {
         let t = run.ty(self.x);
         let (n, side, width) = (t.n, run.side, t.ring_bits());
         let bits: Vec<u64> = (0..n).map(|k| bit_of(&run.data[self.bit], k)).collect();
-        let x = run.data[self.x].clone();
+        // This party's OTs: as the sender (M₀, M₁ per element) where it sends a cross term,
+        // as the receiver (its choices, its chosen messages) where the peer does, in the
+        // order of [`Terms::senders`].
         let mut material = material.into_iter();
-        let mut ots = Vec::new();
-        for &sender in self.terms.senders() {
-            ots.push(if sender == side {
-                Ot::Sender(take(&mut material, width, 2 * n)?)
+        let (mut sender, mut receiver) = (None, None);
+        for &from in self.terms.senders() {
+            if from == side {
+                sender = Some(take(&mut material, width, 2 * n)?);
             } else {
                 let choices = take(&mut material, 1, n)?;
-                Ot::Receiver(choices, take(&mut material, width, n)?)
-            });
-        }
-        // Flight 1: each receiver's e = b ⊕ c.
-        let mut e_mine = Fields::zeros(1, n);
-        let receiving = ots.iter().any(|o| matches!(o, Ot::Receiver(..)));
-        let sending = ots.iter().any(|o| matches!(o, Ot::Sender(_)));
-        for ot in &ots {
-            if let Ot::Receiver(c, _) = ot {
-                (0..n).for_each(|k| e_mine.set(k, bits[k] ^ c.get(k)));
+                receiver = Some((choices, take(&mut material, width, n)?));
             }
         }
-        if receiving {
-            run.link.send(&e_mine.to_bytes())?;
+        // Flight 1: the receiver's e = b ⊕ c, the sender's peer's e.
+        if let Some((choices, _)) = &receiver {
+            let mut e = Fields::zeros(1, n);
+            (0..n).for_each(|k| e.set(k, bits[k] ^ choices.get(k)));
+            run.link.send(&e.to_bytes())?;
         }
-        let e_peer = if sending {
-            let bytes = run.link.recv(n.div_ceil(8))?;
-            Some(Fields::from_bytes(1, n, &bytes).ok_or_else(|| run.link.malformed())?)
-        } else {
-            None
-        };
-        // Flight 2: each sender's τ; the shares.
-        let own = matches!(self.terms, Terms::Product);
+        let x = &run.data[self.x];
+        let own = self.terms == Terms::Product;
         let mut z: Vec<u64> = (0..n)
             .map(|k| if own { bits[k].wrapping_mul(x[k]) } else { 0 })
             .collect();
-        for ot in &ots {
-            if let (Ot::Sender(m), Some(e)) = (ot, &e_peer) {
-                let mut tau = Fields::zeros(width, n);
-                for k in 0..n {
-                    let y = if own {
-                        1u64.wrapping_sub(2 * bits[k]).wrapping_mul(x[k])
-                    } else {
-                        x[k]
-                    };
-                    let e = e.get(k) as usize;
-                    let (pad, other) = (m.get(2 * k + e), m.get(2 * k + (1 ^ e)));
-                    tau.set(k, pad.wrapping_add(y).wrapping_sub(other));
-                    z[k] = z[k].wrapping_sub(pad);
-                }
-                run.link.send(&tau.to_bytes())?;
+        // Flight 2: the sender's τ, the receiver's M_c + b·τ.
+        if let Some(m) = &sender {
+            let bytes = run.link.recv(n.div_ceil(8))?;
+            let e = Fields::from_bytes(1, n, &bytes).ok_or_else(|| run.link.malformed())?;
+            let mut tau = Fields::zeros(width, n);
+            for k in 0..n {
+                let y = if own {
+                    1u64.wrapping_sub(2 * bits[k]).wrapping_mul(x[k])
+                } else {
+                    x[k]
+                };
+                let e = e.get(k) as usize;
+                let (pad, other) = (m.get(2 * k + e), m.get(2 * k + (1 ^ e)));
+                tau.set(k, pad.wrapping_add(y).wrapping_sub(other));
+                z[k] = z[k].wrapping_sub(pad);
             }
+            run.link.send(&tau.to_bytes())?;
         }
-        for ot in &ots {
-            if let Ot::Receiver(_, chosen) = ot {
-                let bytes = run.link.recv((n * width as usize).div_ceil(8))?;
-                let tau =
-                    Fields::from_bytes(width, n, &bytes).ok_or_else(|| run.link.malformed())?;
-                for k in 0..n {
-                    let keep = 0u64.wrapping_sub(bits[k]) & tau.get(k);
-                    z[k] = z[k].wrapping_add(chosen.get(k)).wrapping_add(keep);
-                }
+        if let Some((_, chosen)) = &receiver {
+            let bytes = run.link.recv((n * width as usize).div_ceil(8))?;
+            let tau = Fields::from_bytes(width, n, &bytes).ok_or_else(|| run.link.malformed())?;
+            for k in 0..n {
+                let keep = 0u64.wrapping_sub(bits[k]) & tau.get(k);
+                z[k] = z[k].wrapping_add(chosen.get(k)).wrapping_add(keep);
             }
         }
         run.data[self.out] = z;
         Ok(())
     }
-}
-
-/// This party's random OTs of one direction: the sender's messages (M₀, M₁ per element), or
-/// the receiver's choices and chosen messages.
-enum Ot {
-    Sender(Fields),
-    Receiver(Fields, Fields),
 }
 
 /// The next vector of the setup's material as `count` fields of `width` bits.
