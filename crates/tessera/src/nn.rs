@@ -111,9 +111,10 @@ pub struct NumberArgs {
     linear: LinearChoice,
     /// How the signs of ReLU, max pooling and the smooth functions' ranges and their
     /// selections are computed: millionaire (a millionaires' protocol on random OT, as
-    /// CrypTFlow2 and Cheetah: a third fewer bytes than GMW's circuit), circuit (the
-    /// protocol's Boolean circuit: GMW, ABY2.0 or garbled), or auto (millionaire for a+b,
-    /// circuit for the others).
+    /// CrypTFlow2 and Cheetah: fewer than half the bytes of GMW's circuit on ImageNet-sized
+    /// layers; with Ferret, more on a few thousand ReLUs), circuit (the protocol's Boolean
+    /// circuit: GMW, ABY2.0 or garbled), or auto (millionaire for a+b, circuit for the
+    /// others).
     #[arg(long, default_value_t = NonlinearChoice::Auto)]
     nonlinear: NonlinearChoice,
 }
