@@ -197,7 +197,7 @@ impl LinearChoice {
 pub enum NonlinearChoice {
     /// [`NonlinearChoice::Millionaire`] for [`Protocol::AB`], whose GMW circuit it replaces
     /// in fewer than half its bytes on ImageNet-sized layers (with Ferret, on a network of a
-    /// few thousand ReLUs, its iterations in both directions make it dearer);
+    /// few thousand ReLUs, Ferret's iterations of 6.2 million OTs can make it dearer);
     /// [`NonlinearChoice::Circuit`] for the others (the garbled sign of the Y protocols and
     /// ABY2.0's β sign being what their names choose).
     Auto,
