@@ -130,6 +130,8 @@ pub struct DirectionStats {
 pub struct RelayStats {
     /// Connections accepted.
     pub connections: u64,
+    /// Connections over: both directions ended (closed, failed or shut down).
+    pub closed: u64,
     /// From the connecting side to the target.
     pub forward: DirectionStats,
     /// From the target back.
@@ -298,6 +300,7 @@ fn connect(client: TcpStream, target: &[std::net::SocketAddr], shared: &Arc<Shar
     for line in [forward, backward].into_iter().flatten() {
         line.join();
     }
+    shared.stats().closed += 1;
 }
 
 /// The queue of one direction.

@@ -5,7 +5,7 @@ use crate::CliError;
 use clap::Args;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use serde_json::json;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tessera_net::relay::{ALIASES, LinkSpec, PROFILES, Profile, Relay, RelayStats, profile};
 use tessera_net::tcp;
 
@@ -30,6 +30,10 @@ pub struct RelayArgs {
     /// Stop after this many seconds and print the counters (default: run until killed).
     #[arg(long)]
     max_seconds: Option<u64>,
+    /// Stop once this many connections have been accepted and have closed, and print the
+    /// counters: a run of a program through the relay, measured (at most `--max-seconds`).
+    #[arg(long, value_name = "CONNECTIONS", value_parser = clap::value_parser!(u64).range(1..))]
+    stop_after: Option<u64>,
     /// The counters as one JSON object when it stops.
     #[arg(long)]
     json: bool,
@@ -92,14 +96,35 @@ pub fn run(args: &RelayArgs) -> Result<(), CliError> {
                 r as f64 / 1e6
             ))
     );
-    let Some(seconds) = args.max_seconds else {
+    wait_for_stop(args, &relay);
+    report(args, link, &relay.stop());
+    Ok(())
+}
+
+/// How often the counters are looked at for `--stop-after`.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Returns when `--max-seconds` have passed or `--stop-after` connections have closed; never
+/// without either.
+fn wait_for_stop(args: &RelayArgs, relay: &Relay) {
+    if args.max_seconds.is_none() && args.stop_after.is_none() {
         loop {
             std::thread::park();
         }
-    };
-    std::thread::sleep(Duration::from_secs(seconds));
-    report(args, link, &relay.stop());
-    Ok(())
+    }
+    let deadline = args
+        .max_seconds
+        .map(|s| Instant::now() + Duration::from_secs(s));
+    loop {
+        let now = Instant::now();
+        if deadline.is_some_and(|d| now >= d)
+            || args.stop_after.is_some_and(|n| relay.stats().closed >= n)
+        {
+            return;
+        }
+        let left = deadline.map_or(POLL, |d| d - now);
+        std::thread::sleep(left.min(POLL));
+    }
 }
 
 fn report(args: &RelayArgs, link: LinkSpec, s: &RelayStats) {
@@ -111,6 +136,7 @@ fn report(args: &RelayArgs, link: LinkSpec, s: &RelayStats) {
                 "delay_ms": link.delay.as_secs_f64() * 1e3,
                 "rate_mbit": link.rate_bps.map(|r| r as f64 / 1e6),
                 "connections": s.connections,
+                "closed": s.closed,
                 "forward": s.forward,
                 "backward": s.backward,
             })
@@ -122,6 +148,6 @@ fn report(args: &RelayArgs, link: LinkSpec, s: &RelayStats) {
                 d.bytes, d.chunks, d.peak_buffered
             );
         }
-        println!("{} connections", s.connections);
+        println!("{} connections, {} closed", s.connections, s.closed);
     }
 }

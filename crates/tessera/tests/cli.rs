@@ -1573,8 +1573,9 @@ fn the_oblivious_aes_demo_gives_fips_197() {
     );
 }
 
-/// `tessera relay` forwards a connection both ways with the delay it was given, and prints its
-/// counters as JSON when it stops; a bad setting is refused.
+/// `tessera relay` forwards a connection both ways with the delay it was given, stops once the
+/// connection has closed (`--stop-after 1`, long before `--max-seconds`), and prints its counters
+/// as JSON; a bad setting is refused.
 #[test]
 fn the_relay_forwards_with_its_delay_and_reports() {
     use std::io::Write;
@@ -1588,7 +1589,9 @@ fn the_relay_forwards_with_its_delay_and_reports() {
             "--rate-mbit",
             "100",
             "--max-seconds",
-            "3",
+            "60",
+            "--stop-after",
+            "1",
             "--json",
         ])
         .stdout(Stdio::piped())
@@ -1615,13 +1618,16 @@ fn the_relay_forwards_with_its_delay_and_reports() {
     assert_eq!(&b, b"hello");
     assert!(rtt >= std::time::Duration::from_millis(50), "{rtt:?}");
     echo.join().unwrap();
+    drop(c);
     let out = relay.wait_with_output().unwrap();
     assert!(out.status.success());
+    assert!(start.elapsed() < std::time::Duration::from_secs(30));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
-        (v["connections"].as_u64(), v["delay_ms"].as_f64()),
-        (Some(1), Some(25.0))
+        (v["connections"].as_u64(), v["closed"].as_u64()),
+        (Some(1), Some(1))
     );
+    assert_eq!(v["delay_ms"].as_f64(), Some(25.0));
     assert_eq!(v["forward"]["bytes"], 5);
     assert_eq!(v["backward"]["bytes"], 5);
     let (ok, _, err) = tessera(&[
@@ -1633,6 +1639,15 @@ fn the_relay_forwards_with_its_delay_and_reports() {
         "--rate-mbit=0",
     ]);
     assert!(!ok && err.contains("--rate-mbit"), "{err}");
+    let (ok, _, err) = tessera(&[
+        "relay",
+        "--listen",
+        "127.0.0.1:0",
+        "--to",
+        &to,
+        "--stop-after=0",
+    ]);
+    assert!(!ok && err.contains("--stop-after"), "{err}");
     let (ok, _, err) = tessera(&[
         "relay",
         "--listen",
