@@ -1630,36 +1630,20 @@ fn the_relay_forwards_with_its_delay_and_reports() {
     assert_eq!(v["delay_ms"].as_f64(), Some(25.0));
     assert_eq!(v["forward"]["bytes"], 5);
     assert_eq!(v["backward"]["bytes"], 5);
-    let (ok, _, err) = tessera(&[
-        "relay",
-        "--listen",
-        "127.0.0.1:0",
-        "--to",
-        &to,
-        "--rate-mbit=0",
-    ]);
-    assert!(!ok && err.contains("--rate-mbit"), "{err}");
-    let (ok, _, err) = tessera(&[
-        "relay",
-        "--listen",
-        "127.0.0.1:0",
-        "--to",
-        &to,
-        "--stop-after=0",
-    ]);
-    assert!(!ok && err.contains("--stop-after"), "{err}");
-    let (ok, _, err) = tessera(&[
-        "relay",
-        "--listen",
-        "127.0.0.1:0",
-        "--to",
-        &to,
-        "--profile",
-        "wan",
-        "--delay-ms",
-        "5",
-    ]);
-    assert!(!ok && err.contains("cannot be used with"), "{err}");
+    let refused: [(&[&str], &str); 3] = [
+        (&["--rate-mbit=0"], "--rate-mbit"),
+        (&["--stop-after=0"], "--stop-after"),
+        (
+            &["--profile", "wan", "--delay-ms", "5"],
+            "cannot be used with",
+        ),
+    ];
+    for (setting, said) in refused {
+        let mut args = vec!["relay", "--listen", "127.0.0.1:0", "--to", &to];
+        args.extend_from_slice(setting);
+        let (ok, _, err) = tessera(&args);
+        assert!(!ok && err.contains(said), "{setting:?}: {err}");
+    }
 }
 
 /// `oaes run --parties-file`: two processes over TLS, each reading the parties' addresses and
