@@ -112,9 +112,10 @@ fn wait_for_stop(args: &RelayArgs, relay: &Relay) {
             std::thread::park();
         }
     }
+    // A deadline past what the clock can hold is no deadline.
     let deadline = args
         .max_seconds
-        .map(|s| Instant::now() + Duration::from_secs(s));
+        .and_then(|s| Instant::now().checked_add(Duration::from_secs(s)));
     loop {
         let now = Instant::now();
         if deadline.is_some_and(|d| now >= d)
