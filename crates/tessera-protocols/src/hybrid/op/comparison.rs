@@ -307,7 +307,7 @@ fn tables(
             .map(|_| run.prg.random_block())
             .collect();
         let shares = &run.data[a];
-        let blocks: Vec<(Vec<u64>, BlockBits)> = shares
+        let blocks: Vec<(Vec<u8>, BlockBits)> = shares
             .par_chunks(BLOCK)
             .zip(seeds)
             .enumerate()
@@ -331,14 +331,14 @@ fn tables(
                         bits.put((j, chunks), k, r);
                     }
                 }
-                (table.into_words(), bits)
+                // Every block but the last fills whole bytes (BLOCK elements), so the blocks'
+                // bytes in order are the whole table's.
+                (table.to_bytes(), bits)
             })
             .collect();
-        let (tables, bits): (Vec<Vec<u64>>, Vec<BlockBits>) = blocks.into_iter().unzip();
+        let (tables, bits): (Vec<Vec<u8>>, Vec<BlockBits>) = blocks.into_iter().unzip();
         BlockBits::scatter(&bits, out, (group, q, n));
-        let table = Fields::from_words(rows.bits, n * group.chunks, tables.concat())
-            .ok_or_else(|| Error::Input("the comparison's tables do not fit".into()))?;
-        sent.extend(table.to_bytes());
+        tables.iter().for_each(|t| sent.extend_from_slice(t));
     }
     run.link.send(&sent)
 }
@@ -348,8 +348,6 @@ fn tables(
 struct Rows {
     /// The bits of a row.
     bits: u32,
-    /// The choice bits.
-    choice_bits: u32,
     /// One in the lowest bit of every message: r·spread puts r in each.
     spread: u64,
     /// Per choice bit i: half the bits of a block of 2^(i+1) messages, and the mask of every
@@ -372,7 +370,6 @@ impl Rows {
             .collect();
         Rows {
             bits,
-            choice_bits: shape.choice_bits,
             spread: (0..n).fold(0, |row, b| row | 1 << (b * u64::from(LEAF_BITS))),
             halves,
         }
@@ -381,7 +378,7 @@ impl Rows {
     /// The row of the leaves [y < b] and [y = b] for every b, for party 0's secret chunk y:
     /// from the signs of y − b, with no branch or load that depends on y.
     fn leaves(&self, y: u64) -> u64 {
-        let n = 1u64 << self.choice_bits;
+        let n = u64::from(self.bits / LEAF_BITS);
         (0..n).fold(0, |row, b| {
             let below = y.wrapping_sub(b) >> 63;
             let equal = (y ^ b).wrapping_sub(1) >> 63;
@@ -434,12 +431,13 @@ fn choose(
         held.push(chosen);
     }
     run.link.send(&sent)?;
+    let rows: Vec<Rows> = groups.iter().map(|g| Rows::of(g.shape())).collect();
     let sizes = groups
         .iter()
-        .map(|g| (Rows::of(g.shape()).bits, n * g.chunks));
+        .zip(&rows)
+        .map(|(g, r)| (r.bits, n * g.chunks));
     let received = receive_fields(run, sizes)?;
-    for ((group, table), chosen) in groups.iter().zip(received).zip(held) {
-        let rows = Rows::of(group.shape());
+    for (((group, rows), table), chosen) in groups.iter().zip(&rows).zip(received).zip(held) {
         let blocks: Vec<BlockBits> = run.data[a]
             .par_chunks(BLOCK)
             .enumerate()
