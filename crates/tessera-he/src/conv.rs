@@ -314,6 +314,11 @@ impl Encoding for ConvEncoding {
             .collect()
     }
 
+    /// An out-channel group's spatial blocks read its kernel polynomials.
+    fn weight_run(&self) -> usize {
+        self.spatial_blocks()
+    }
+
     /// The outputs output polynomial `block` holds: (coefficient, index into the `M × H' × W'`
     /// output, row-major), out channel by out channel of its group.
     fn output_places(&self, block: usize) -> Vec<(usize, usize)> {

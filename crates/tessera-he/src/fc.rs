@@ -127,6 +127,11 @@ impl Encoding for FcEncoding {
             .collect()
     }
 
+    /// Each output polynomial reads matrix polynomials of its own.
+    fn weight_run(&self) -> usize {
+        1
+    }
+
     /// The outputs output polynomial `block` holds: (coefficient, row).
     fn output_places(&self, block: usize) -> Vec<(usize, usize)> {
         let n = self.block_inputs;

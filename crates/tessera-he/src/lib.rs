@@ -38,5 +38,5 @@ pub use error::Error;
 pub use params::{ParamSpec, Params, SECURE_128};
 pub use poly::{Form, RnsPoly};
 pub use rlwe::{
-    Ciphertext, PublicKey, SecretKey, SeededCiphertext, decrypt, decrypt_answer, encrypt,
+    Ciphertext, Plain, PublicKey, SecretKey, SeededCiphertext, decrypt, decrypt_answer, encrypt,
 };

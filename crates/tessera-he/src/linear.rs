@@ -9,7 +9,7 @@ use tessera_core::{Block, Prg};
 
 use crate::wire::{pack, unpack};
 use crate::{
-    AnswerPlan, Ciphertext, Context, Error, PublicKey, RnsPoly, Rounding, SecretKey,
+    AnswerPlan, Ciphertext, Context, Error, Plain, PublicKey, RnsPoly, Rounding, SecretKey,
     SeededCiphertext, decrypt_answer, encrypt,
 };
 
@@ -35,6 +35,10 @@ pub trait Encoding: Sync {
     fn output_terms(&self, block: usize) -> Vec<(usize, usize)>;
     /// The (coefficient, output index) pairs output polynomial `block` holds.
     fn output_places(&self, block: usize) -> Vec<(usize, usize)>;
+    /// How many consecutive output polynomials read the same matrix polynomials (a
+    /// convolution's spatial blocks; 1 for a dense layer): the server makes those once per
+    /// run and drops them after it.
+    fn weight_run(&self) -> usize;
 }
 
 /// The client's message: its vector's polynomials encrypted, c1 of each from its seed.
@@ -126,13 +130,27 @@ pub struct Client<'a, E: Encoding> {
     encoding: &'a E,
 }
 
-/// The server's side: its matrix's polynomials in the evaluation form and how it answers.
+/// The server's side: its matrix, the plan its norms give the answers, and how it answers.
+/// The matrix's polynomials are made while answering, one run of output polynomials at a
+/// time ([`Encoding::weight_run`]), on rayon's threads, and dropped after the run: the
+/// memory grows with the threads, not with the layer (a 1 × 1 convolution of ResNet-50's
+/// first stage has 16384 of them: 1 GiB in the evaluation form).
 pub struct Server<'a, E: Encoding> {
     ctx: &'a Context,
     pk: &'a PublicKey,
     encoding: &'a E,
-    weights: Vec<RnsPoly>,
+    matrix: &'a [i64],
     plan: AnswerPlan,
+}
+
+/// A run's matrix polynomials: (weight block, its factor), ordered by block.
+struct RunWeights(Vec<(usize, Weight)>);
+
+/// A matrix polynomial as the products take it: a constant (a 1 × 1 kernel of one channel
+/// and one out channel) as it is, any other in the evaluation form.
+enum Weight {
+    Constant(i64),
+    Poly(RnsPoly),
 }
 
 impl<'a, E: Encoding> Client<'a, E> {
@@ -226,23 +244,19 @@ impl<'a, E: Encoding> Server<'a, E> {
         ctx: &'a Context,
         pk: &'a PublicKey,
         encoding: &'a E,
-        w: &[i64],
+        w: &'a [i64],
     ) -> Result<Self, Error> {
         check_len("matrix", encoding.weights(), w.len())?;
-        let mut norms = Vec::with_capacity(encoding.weight_blocks());
-        let mut weights = Vec::with_capacity(encoding.weight_blocks());
-        for b in 0..encoding.weight_blocks() {
-            let coefficients = encoding.weight(w, b);
-            norms.push(
+        let norms: Vec<u128> = (0..encoding.weight_blocks())
+            .into_par_iter()
+            .map(|b| {
+                let coefficients = encoding.weight(w, b);
                 coefficients
                     .iter()
                     .map(|v| u128::from(v.unsigned_abs()))
-                    .sum::<u128>(),
-            );
-            let mut p = RnsPoly::from_signed(ctx, ctx.top_level(), &coefficients);
-            p.to_evaluations(ctx);
-            weights.push(p);
-        }
+                    .sum()
+            })
+            .collect();
         // Each output sums one weight polynomial per term: their norms bound its error.
         let l1 = (0..encoding.output_blocks())
             .map(|b| {
@@ -259,13 +273,70 @@ impl<'a, E: Encoding> Server<'a, E> {
             ctx,
             pk,
             encoding,
-            weights,
+            matrix: w,
             plan,
         })
     }
 
-    /// The answer to `query` and the server's share r of W·x (the client's is W·x − r).
-    pub fn answer(&self, query: &Query, prg: &mut Prg) -> Result<(Answer, Vec<u64>), Error> {
+    /// The answers to `queries` (a batch's vectors, each its own query under the one key), and
+    /// for each the server's share r of W·x (the client's is W·x − r). The matrix's
+    /// polynomials are made once for the batch.
+    pub fn answer(
+        &self,
+        queries: &[Query],
+        prg: &mut Prg,
+    ) -> Result<Vec<(Answer, Vec<u64>)>, Error> {
+        let enc = self.encoding;
+        let inputs = queries
+            .iter()
+            .map(|q| self.expand(q))
+            .collect::<Result<Vec<_>, Error>>()?;
+        // One PRG per output block and query, seeded in order from `prg`: the blocks run on
+        // rayon's threads and the answer does not depend on how they are scheduled.
+        let (blocks, count) = (enc.output_blocks(), queries.len());
+        let seeds: Vec<Block> = (0..blocks * count).map(|_| prg.random_block()).collect();
+        let run = enc.weight_run().max(1);
+        let answered = (0..blocks.div_ceil(run))
+            .into_par_iter()
+            .map(|r| {
+                let range = r * run..((r + 1) * run).min(blocks);
+                let weights = self.run_weights(range.clone());
+                range
+                    .flat_map(|b| (0..count).map(move |q| (b, q)))
+                    .collect::<Vec<_>>()
+                    .into_par_iter()
+                    .map(|(b, q)| {
+                        let mut prg = Prg::from_seed_block(seeds[b * count + q]);
+                        self.answer_block(&inputs[q], b, &weights, &mut prg)
+                    })
+                    .collect::<Result<Vec<_>, Error>>()
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        // Blocks come block by block, each block's queries in order.
+        let mut out: Vec<(Answer, Vec<u64>)> = (0..count)
+            .map(|_| {
+                let answer = Answer {
+                    primes: self.plan.primes as u8,
+                    words: Vec::new(),
+                };
+                (answer, vec![0u64; enc.outputs()])
+            })
+            .collect();
+        for (i, AnsweredBlock { words, shares }) in answered.into_iter().flatten().enumerate() {
+            let (answer, share) = &mut out[i % count];
+            answer.words.extend(words);
+            for (o, r) in shares {
+                share[o] = r;
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl<E: Encoding> Server<'_, E> {
+    /// A query's ciphertexts, checked for their number, length and range, in the evaluation
+    /// form.
+    fn expand(&self, query: &Query) -> Result<Vec<Ciphertext>, Error> {
         let (ctx, n, enc) = (self.ctx, self.ctx.degree(), self.encoding);
         if query.seeds.len() != enc.input_blocks() {
             return Err(malformed(format!(
@@ -282,7 +353,7 @@ impl<'a, E: Encoding> Server<'a, E> {
                 query.bodies.len()
             )));
         }
-        let inputs = query
+        query
             .bodies
             .par_chunks_exact(len)
             .zip(query.seeds.par_iter())
@@ -291,48 +362,55 @@ impl<'a, E: Encoding> Server<'a, E> {
                     .ok_or_else(|| malformed("a ciphertext's padding".into()))?;
                 Ok(SeededCiphertext::from_parts(ctx, words, seed)?.expand(ctx))
             })
-            .collect::<Result<Vec<Ciphertext>, Error>>()?;
-        // One PRG per output block, seeded in order from `prg`: the blocks run on rayon's
-        // threads and the answer does not depend on how they are scheduled.
-        let seeds: Vec<Block> = (0..enc.output_blocks())
-            .map(|_| prg.random_block())
-            .collect();
-        let blocks = seeds
-            .par_iter()
-            .enumerate()
-            .map(|(block, &seed)| {
-                self.answer_block(&inputs, block, &mut Prg::from_seed_block(seed))
-            })
-            .collect::<Result<Vec<_>, Error>>()?;
-        let mut share = vec![0u64; enc.outputs()];
-        let mut answer = Answer {
-            primes: self.plan.primes as u8,
-            words: Vec::new(),
-        };
-        for AnsweredBlock { words, shares } in blocks {
-            answer.words.extend(words);
-            for (out, r) in shares {
-                share[out] = r;
-            }
-        }
-        Ok((answer, share))
+            .collect()
     }
-}
 
-impl<E: Encoding> Server<'_, E> {
-    /// Output polynomial `block`: its packed words and the server's share at each output.
+    /// The matrix polynomials the output polynomials `blocks` read.
+    fn run_weights(&self, blocks: std::ops::Range<usize>) -> RunWeights {
+        let mut needed: Vec<usize> = blocks
+            .flat_map(|b| self.encoding.output_terms(b))
+            .map(|(_, k)| k)
+            .collect();
+        needed.sort_unstable();
+        needed.dedup();
+        let ctx = self.ctx;
+        RunWeights(
+            needed
+                .into_par_iter()
+                .map(|k| {
+                    let coefficients = self.encoding.weight(self.matrix, k);
+                    let weight = if coefficients[1..].iter().all(|&v| v == 0) {
+                        Weight::Constant(coefficients[0])
+                    } else {
+                        let mut p = RnsPoly::from_signed(ctx, ctx.top_level(), &coefficients);
+                        p.to_evaluations(ctx);
+                        Weight::Poly(p)
+                    };
+                    (k, weight)
+                })
+                .collect(),
+        )
+    }
+
+    /// Output polynomial `block` from one query's `inputs`: its packed words and the server's
+    /// share at each output.
     fn answer_block(
         &self,
         inputs: &[Ciphertext],
         block: usize,
+        weights: &RunWeights,
         prg: &mut Prg,
     ) -> Result<AnsweredBlock, Error> {
         let (ctx, enc) = (self.ctx, self.encoding);
         let mask = plain_mask(ctx);
-        let terms: Vec<(&Ciphertext, &RnsPoly)> = enc
+        let terms: Vec<(&Ciphertext, Plain<'_>)> = enc
             .output_terms(block)
             .into_iter()
-            .map(|(input, weight)| (&inputs[input], &self.weights[weight]))
+            .filter_map(|(input, k)| match weights.get(k) {
+                Weight::Constant(0) => None,
+                &Weight::Constant(v) => Some((&inputs[input], Plain::Constant(v))),
+                Weight::Poly(p) => Some((&inputs[input], Plain::Poly(p))),
+            })
             .collect();
         let mut acc = Ciphertext::sum_of_products(ctx, ctx.top_level(), &terms);
         // The server's share r, the flooding and c0 only where outputs are: the rest of c0
@@ -364,6 +442,15 @@ impl<E: Encoding> Server<'_, E> {
             .map(|((_, out), r)| (out, r))
             .collect();
         Ok(AnsweredBlock { words, shares })
+    }
+}
+
+impl RunWeights {
+    /// Weight block `k`, which the run made.
+    fn get(&self, k: usize) -> &Weight {
+        let at = self.0.binary_search_by_key(&k, |(b, _)| *b);
+        // The run made every block its output polynomials' terms name.
+        &self.0[at.unwrap_or_else(|_| unreachable!("weight block {k} outside its run"))].1
     }
 }
 

@@ -90,6 +90,18 @@ impl PublicKey {
     }
 }
 
+/// A plaintext factor of [`Ciphertext::sum_of_products`]: a polynomial in the evaluation form,
+/// or a constant polynomial (its one coefficient small and signed), whose evaluations are all
+/// that constant: a 1 × 1 kernel block of one channel and one out channel is one (Cheetah's
+/// HomConv at C_w = M_w = 1), and needs no transform.
+#[derive(Clone, Copy, Debug)]
+pub enum Plain<'a> {
+    /// Evaluations.
+    Poly(&'a RnsPoly),
+    /// The constant polynomial of this value.
+    Constant(i64),
+}
+
 /// A ciphertext (c0, c1) with c0 + c1·s = ⌊q·m/t⌉ + e over the primes it still has.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Ciphertext {
@@ -224,14 +236,15 @@ impl Ciphertext {
         self.c1.mul_accumulate(ctx, &ct.c1, plain);
     }
 
-    /// Σ ct_k · plain_k over `terms`, every ciphertext and plaintext in the evaluation form
-    /// over `primes` primes at least: each coefficient's products summed in 128 bits and
-    /// reduced once per run of as many as the sum holds (2^7 for a prime below 2^60), not
-    /// once each ([`Ciphertext::mul_plain_accumulate`]'s way).
+    /// Σ ct_k · plain_k over `terms`, every ciphertext (and every [`Plain::Poly`]) in the
+    /// evaluation form over `primes` primes at least: each coefficient's products summed in
+    /// 128 bits and reduced once per run of as many as the sum holds (2^7 for a prime below
+    /// 2^60), not once each ([`Ciphertext::mul_plain_accumulate`]'s way). A
+    /// [`Plain::Constant`] multiplies every evaluation by its value: no transform of it.
     pub fn sum_of_products(
         ctx: &Context,
         primes: usize,
-        terms: &[(&Ciphertext, &RnsPoly)],
+        terms: &[(&Ciphertext, Plain<'_>)],
     ) -> Self {
         let mut out = Ciphertext::zero(ctx, primes, Form::Evaluations);
         let n = ctx.degree();
@@ -246,8 +259,19 @@ impl Ciphertext {
                 for chunk in terms.chunks(run) {
                     for &(ct, plain) in chunk {
                         let c = if part == 0 { &ct.c0 } else { &ct.c1 };
-                        for ((a, &x), &w) in acc.iter_mut().zip(c.row(i)).zip(plain.row(i)) {
-                            *a += u128::from(x) * u128::from(w);
+                        match plain {
+                            Plain::Poly(plain) => {
+                                for ((a, &x), &w) in acc.iter_mut().zip(c.row(i)).zip(plain.row(i))
+                                {
+                                    *a += u128::from(x) * u128::from(w);
+                                }
+                            }
+                            Plain::Constant(v) => {
+                                let w = u128::from(crate::arith::reduce_signed(v, p));
+                                for (a, &x) in acc.iter_mut().zip(c.row(i)) {
+                                    *a += u128::from(x) * w;
+                                }
+                            }
                         }
                     }
                     acc.iter_mut()

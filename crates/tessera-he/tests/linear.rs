@@ -20,23 +20,73 @@ fn mask(bits: u32) -> u64 {
     }
 }
 
-fn shares_add_up<E: Encoding>(run: &mut Keys, e: &E, bits: u32) -> (Query, Answer) {
-    let x: Vec<u64> = (0..e.inputs())
-        .map(|_| run.prg.next_u64() & mask(bits))
-        .collect();
-    let w: Vec<i64> = (0..e.weights())
+fn random_weights<E: Encoding>(run: &mut Keys, e: &E) -> Vec<i64> {
+    (0..e.weights())
         .map(|_| (run.prg.next_u64() % 4001) as i64 - 2000)
+        .collect()
+}
+
+/// A batch of two vectors through the roles with the matrix `w`: each query's shares add up
+/// to W·x. Returns the first query and its answer.
+fn shares_add_up_with<E: Encoding>(run: &mut Keys, e: &E, bits: u32, w: &[i64]) -> (Query, Answer) {
+    let xs: Vec<Vec<u64>> = (0..2)
+        .map(|_| {
+            (0..e.inputs())
+                .map(|_| run.prg.next_u64() & mask(bits))
+                .collect()
+        })
         .collect();
     let client = Client::new(&run.ctx, &run.sk, e);
-    let server = Server::new(&run.ctx, &run.pk, e, &w).unwrap();
-    let query = client.query(&x, &mut run.prg).unwrap();
-    let (answer, theirs) = server.answer(&query, &mut run.prg).unwrap();
-    let ours = client.open(&answer).unwrap();
-    let want = common::through_blocks(e, &x, &w);
-    for ((a, b), c) in ours.iter().zip(&theirs).zip(&want) {
-        assert_eq!(a.wrapping_add(*b) & mask(bits), c & mask(bits));
+    let server = Server::new(&run.ctx, &run.pk, e, w).unwrap();
+    let queries: Vec<Query> = xs
+        .iter()
+        .map(|x| client.query(x, &mut run.prg).unwrap())
+        .collect();
+    let answered = server.answer(&queries, &mut run.prg).unwrap();
+    assert_eq!(answered.len(), 2);
+    for (x, (answer, theirs)) in xs.iter().zip(&answered) {
+        let ours = client.open(answer).unwrap();
+        let want = common::through_blocks(e, x, w);
+        for ((a, b), c) in ours.iter().zip(theirs).zip(&want) {
+            assert_eq!(a.wrapping_add(*b) & mask(bits), c & mask(bits));
+        }
     }
-    (query, answer)
+    let (answer, _) = answered.into_iter().next().unwrap();
+    (queries.into_iter().next().unwrap(), answer)
+}
+
+fn shares_add_up<E: Encoding>(run: &mut Keys, e: &E, bits: u32) -> (Query, Answer) {
+    let w = random_weights(run, e);
+    shares_add_up_with(run, e, bits, &w)
+}
+
+/// A 1 × 1 convolution whose blocks hold one channel and one out channel (an image larger
+/// than half of N): its kernel polynomials are constants, multiplied without a transform, and
+/// those of zero are left out; the shares still add up.
+#[test]
+fn constant_kernel_polynomials_end_in_additive_shares() {
+    let mut run = keys(32, 35);
+    let n = run.ctx.degree();
+    let conv = ConvEncoding::cheapest(
+        ConvShape {
+            channels: 3,
+            height: 50,
+            width: 50,
+            out_channels: 4,
+            kernel: [1, 1],
+            stride: [1, 1],
+        },
+        n,
+        n,
+        n,
+    )
+    .unwrap();
+    let p = conv.partition();
+    assert_eq!((p.channels, p.out_channels), (1, 1), "{p:?}");
+    let mut w = random_weights(&mut run, &conv);
+    w[1] = 0;
+    w[5] = 0;
+    shares_add_up_with(&mut run, &conv, 32, &w);
 }
 
 #[test]
@@ -116,7 +166,11 @@ fn edited_cut_and_padded_messages_are_the_peers_fault() {
     q.bodies[..8].fill(0xff);
     queries.push(q);
     for q in queries {
-        peer(server.answer(&q, &mut run.prg).unwrap_err());
+        peer(
+            server
+                .answer(&[query.clone(), q], &mut run.prg)
+                .unwrap_err(),
+        );
     }
     let mut answers = Vec::new();
     for primes in [0, 3, 200] {

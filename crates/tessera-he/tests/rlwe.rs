@@ -4,8 +4,8 @@
 use rand_core::RngCore;
 use tessera_core::{Block, Failure, Fault, Prg};
 use tessera_he::{
-    Ciphertext, Context, Error, Form, ParamSpec, PublicKey, RnsPoly, SecretKey, SeededCiphertext,
-    decrypt, decrypt_answer, encrypt,
+    Ciphertext, Context, Error, Form, ParamSpec, Plain, PublicKey, RnsPoly, SecretKey,
+    SeededCiphertext, decrypt, decrypt_answer, encrypt,
 };
 
 /// A kernel: `(position, weight)` pairs, the rest zero.
@@ -333,8 +333,37 @@ fn a_sum_of_products_equals_products_accumulated_one_by_one() {
         for (ct, plain) in cts.iter().zip(&plains) {
             want.mul_plain_accumulate(&ctx, ct, plain);
         }
-        let pairs: Vec<(&Ciphertext, &RnsPoly)> = cts.iter().zip(&plains).collect();
+        let pairs: Vec<(&Ciphertext, Plain<'_>)> = cts
+            .iter()
+            .zip(&plains)
+            .map(|(ct, p)| (ct, Plain::Poly(p)))
+            .collect();
         let got = Ciphertext::sum_of_products(&ctx, ctx.top_level(), &pairs);
         assert_eq!(got, want, "ℓ = {plain_bits}");
+        // Constants, as they are, equal their polynomials transformed.
+        let constants: Vec<i64> = (0..terms as i64).map(|k| (k - 150) * 7919).collect();
+        let polys: Vec<RnsPoly> = constants
+            .iter()
+            .map(|&v| {
+                let mut p = RnsPoly::from_signed(&ctx, ctx.top_level(), &[v]);
+                p.to_evaluations(&ctx);
+                p
+            })
+            .collect();
+        let as_polys: Vec<(&Ciphertext, Plain<'_>)> = cts
+            .iter()
+            .zip(&polys)
+            .map(|(ct, p)| (ct, Plain::Poly(p)))
+            .collect();
+        let as_constants: Vec<(&Ciphertext, Plain<'_>)> = cts
+            .iter()
+            .zip(&constants)
+            .map(|(ct, &v)| (ct, Plain::Constant(v)))
+            .collect();
+        assert_eq!(
+            Ciphertext::sum_of_products(&ctx, ctx.top_level(), &as_constants),
+            Ciphertext::sum_of_products(&ctx, ctx.top_level(), &as_polys),
+            "ℓ = {plain_bits}"
+        );
     }
 }

@@ -237,12 +237,15 @@ impl Party<'_, '_, '_> {
         for (group, coefficients) in w.matrix.chunks_exact(per_group).enumerate() {
             let signed: Vec<i64> = coefficients.iter().map(|&v| signed(v, bits)).collect();
             let server = Server::new(ctx, pk, enc, &signed).map_err(local)?;
-            for image in 0..count {
-                let unit = group * count + image;
-                let bytes = &message[unit * unit_bytes..(unit + 1) * unit_bytes];
-                let theirs = |e| peers(e, peer, CIPHERTEXTS);
-                let query = Query::from_bytes(ctx, enc, bytes).map_err(theirs)?;
-                let (answer, r) = server.answer(&query, self.prg).map_err(theirs)?;
+            let theirs = |e| peers(e, peer, CIPHERTEXTS);
+            // The group's images answered together: its kernel polynomials made once.
+            let queries = message[group * count * unit_bytes..(group + 1) * count * unit_bytes]
+                .chunks_exact(unit_bytes)
+                .map(|bytes| Query::from_bytes(ctx, enc, bytes))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(theirs)?;
+            let answered = server.answer(&queries, self.prg).map_err(theirs)?;
+            for (image, (answer, r)) in answered.into_iter().enumerate() {
                 reply.push(answer.primes);
                 reply.extend_from_slice(&answer.words);
                 for (o, v) in r.into_iter().enumerate() {
