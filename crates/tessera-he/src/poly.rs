@@ -37,13 +37,28 @@ impl RnsPoly {
     /// modulo each of `primes` primes.
     pub fn from_signed(ctx: &Context, primes: usize, coefficients: &[i64]) -> Self {
         debug_assert!(coefficients.len() <= ctx.degree());
-        let mut poly = RnsPoly::zero(ctx, primes, Form::Coefficients);
-        for (row, &p) in poly.words.chunks_exact_mut(ctx.degree()).zip(ctx.moduli()) {
-            for (w, &c) in row.iter_mut().zip(coefficients) {
-                *w = reduce_signed(c, p);
+        let n = ctx.degree();
+        let largest = coefficients.iter().map(|c| c.unsigned_abs()).max();
+        let mut words = Vec::with_capacity(primes * n);
+        for &p in &ctx.moduli()[..primes] {
+            if largest.is_some_and(|m| m < p) {
+                // Below the prime in magnitude: a negative one plus p, without a branch (the
+                // loop vectorises; a kernel's coefficients are mostly zeros).
+                words.extend(
+                    coefficients
+                        .iter()
+                        .map(|&c| c.wrapping_add((c >> 63) & p as i64) as u64),
+                );
+            } else {
+                words.extend(coefficients.iter().map(|&c| reduce_signed(c, p)));
             }
+            words.resize(words.len() + n - coefficients.len(), 0);
         }
-        poly
+        RnsPoly {
+            degree: n,
+            form: Form::Coefficients,
+            words,
+        }
     }
 
     /// A polynomial uniform modulo each of `primes` primes, from `prg` (rejection sampling:

@@ -367,3 +367,27 @@ fn a_sum_of_products_equals_products_accumulated_one_by_one() {
         );
     }
 }
+
+/// Signed coefficients reduce to their residues modulo each prime, small ones (the
+/// branch-free path) and any beyond a prime alike, and the polynomial is zero past them.
+#[test]
+fn signed_coefficients_reduce_to_their_residues() {
+    let ctx = Context::new(&ParamSpec::for_ring(32)).unwrap();
+    let small = [-1i64, 0, 5, -2000, 1 << 40];
+    let large = [-1i64, 0, i64::MIN, i64::MAX, -(1 << 62), 1 << 61];
+    for coefficients in [&small[..], &large[..]] {
+        let poly = RnsPoly::from_signed(&ctx, ctx.top_level(), coefficients);
+        for (i, &p) in ctx.moduli().iter().enumerate() {
+            let row = poly.row(i);
+            for (j, &c) in coefficients.iter().enumerate() {
+                assert_eq!(
+                    row[j],
+                    i128::from(c).rem_euclid(i128::from(p)) as u64,
+                    "{c} mod {p}"
+                );
+            }
+            assert!(row[coefficients.len()..].iter().all(|&w| w == 0));
+            assert_eq!(row.len(), ctx.degree());
+        }
+    }
+}
