@@ -6,11 +6,12 @@
 
 use crate::fixed::Arith;
 use crate::model::{Pool, Window};
+use rayon::prelude::*;
 
 /// `y = rescale(W·X + b)` for `W` of `rows × inner` and `X` of `groups · inner × cols`,
 /// row-major, with `b` (at the product's scale) added to every column of row r; with groups,
 /// row r takes its group's block of `X` (`rows / groups` rows per group: a grouped or
-/// depthwise convolution).
+/// depthwise convolution). Rows on rayon's threads, each summed in the order of `inner`.
 pub fn matmul_bias<A: Arith>(
     a: &A,
     w: &[A::E],
@@ -19,19 +20,24 @@ pub fn matmul_bias<A: Arith>(
     (rows, inner, cols): (usize, usize, usize),
     groups: usize,
 ) -> Vec<A::E> {
-    let mut y = Vec::with_capacity(rows * cols);
-    let mut acc = vec![A::E::default(); cols];
+    if cols == 0 {
+        return Vec::new();
+    }
+    let mut y = vec![A::E::default(); rows * cols];
     let per_group = (rows / groups.max(1)).max(1);
-    for (r, wrow) in w.chunks_exact(inner).take(rows).enumerate() {
+    y.par_chunks_mut(cols).enumerate().for_each(|(r, acc)| {
         acc.fill(bias[r]);
+        let wrow = &w[r * inner..][..inner];
         let block = &x[r / per_group * inner * cols..][..inner * cols];
         for (&wk, xrow) in wrow.iter().zip(block.chunks_exact(cols)) {
             for (s, &xv) in acc.iter_mut().zip(xrow) {
                 *s = a.add(*s, a.mul(wk, xv));
             }
         }
-        y.extend(acc.iter().map(|&s| a.rescale(s)));
-    }
+        for s in acc.iter_mut() {
+            *s = a.rescale(*s);
+        }
+    });
     y
 }
 

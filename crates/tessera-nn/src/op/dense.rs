@@ -132,12 +132,14 @@ impl<A: Arith> Evaluate<A> for Dense {
         vec![a.encode_all(&self.weight), a.encode_products(&self.bias)]
     }
 
-    /// Position by position.
+    /// Every position at once: `W · Xᵀ` for the positions as the columns of `Xᵀ`.
     fn eval(&self, a: &A, k: &[Vec<A::E>], args: &[&[A::E]], _io: &Io<'_>) -> Vec<A::E> {
-        let shape = (self.outputs, self.inputs, 1);
-        let positions = args[0].chunks_exact(self.inputs);
-        let each = positions.flat_map(|x| kernels::matmul_bias(a, &k[0], x, &k[1], shape, 1));
-        each.collect()
+        let positions = args[0].len() / self.inputs.max(1);
+        let x = &args[0][..positions * self.inputs];
+        let columns = kernels::transpose(x, &[positions, self.inputs], &[1, 0]);
+        let shape = (self.outputs, self.inputs, positions);
+        let y = kernels::matmul_bias(a, &k[0], &columns, &k[1], shape, 1);
+        kernels::transpose(&y, &[self.outputs, positions], &[1, 0])
     }
 }
 
