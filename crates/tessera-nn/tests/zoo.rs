@@ -89,8 +89,9 @@ fn small_deep_networks_run_privately_and_equal_fixed_point() {
     }
 }
 
-/// The networks whose full size takes minutes here to build and evaluate in float and fixed
-/// point (BERT-Base: 11 GFLOP per input): their full size in the ignored tests.
+/// The networks whose full size takes half a minute here to build and evaluate in float and
+/// fixed point (BERT-Base: 11 GFLOP per input, four evaluations, 326 MB of ONNX): their full
+/// size in the ignored tests.
 const HEAVY: [&str; 1] = ["bert-base"];
 
 #[test]
@@ -104,7 +105,7 @@ fn deep_networks_round_trip_through_onnx() {
 }
 
 #[test]
-#[ignore = "minutes: run by .ci/run with the other ignored tests"]
+#[ignore = "half a minute and 2 GB: run by .ci/run with the other ignored tests"]
 fn heavy_networks_round_trip_through_onnx() {
     for name in HEAVY {
         round_trip(name);
