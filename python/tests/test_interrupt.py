@@ -17,6 +17,15 @@ from conftest import DATA
 MODEL = DATA / "nn" / "minionn-mnist-b.onnx"
 
 
+@pytest.fixture(autouse=True)
+def ctrl_c_raises():
+    """SIGINT as Python's KeyboardInterrupt for each test, whatever the process inherited (a
+    shell starts its background jobs with SIGINT ignored, and Python then leaves it so)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def interrupt_after(seconds):
     timer = threading.Timer(seconds, lambda: os.kill(os.getpid(), signal.SIGINT))
     timer.start()
