@@ -14,6 +14,7 @@
 //! public).
 
 use crate::Error;
+use crate::checks::{self, Check};
 use crate::combine::Combination;
 use std::ops::Range;
 use subtle::ConstantTimeEq;
@@ -181,32 +182,37 @@ pub fn open_macs(macs: &[Block], start: usize) -> Vec<u8> {
     msg
 }
 
-/// The bits an opening of the peer's bits `range` shows, if it checks against this party's keys.
+/// The bits an opening of the peer's bits `range` shows, if it checks against this party's keys
+/// ([`Check::OpenedMacs`]).
 pub fn check_opening(keys: &AuthKeys, range: Range<usize>, msg: &[u8]) -> Result<Vec<bool>, Error> {
     let k = keys
         .keys
         .get(range.clone())
         .ok_or_else(|| Error::Usage(format!("checking {range:?} of {} keys", keys.len())))?;
-    check_macs(keys.delta, k, range.start, msg)
+    check_macs(
+        keys.delta,
+        (k, range.start),
+        msg,
+        (OPENING, Check::OpenedMacs),
+    )
 }
 
 /// The bits an opening shows of the peer's bits whose keys (under `delta`) are `keys`, the
-/// first being bit `start` of its sequence, if the digest matches the MACs they make.
+/// first being bit `start` of its sequence, if the digest matches the MACs they make (else
+/// `check` failed); [`Error::Malformed`] naming `message` (the kind it came in) for an opening
+/// of the wrong length or with padding bits set.
 pub fn check_macs(
     delta: Block,
-    keys: &[Block],
-    start: usize,
+    (keys, start): (&[Block], usize),
     msg: &[u8],
+    (message, check): (&'static str, Check),
 ) -> Result<Vec<bool>, Error> {
     let n = keys.len();
     let at = n.div_ceil(8);
-    let malformed = || Error::CheckFailed {
-        check: "the opening's format check",
-    };
     if msg.len() != at + DIGEST {
-        return Err(malformed());
+        return Err(Error::Malformed { message });
     }
-    let bits = crate::wire::unpack_bits(&msg[..at], n).ok_or_else(malformed)?;
+    let bits = crate::wire::unpack_bits(&msg[..at], n, message)?;
     let expected = digest(
         start,
         &msg[..at],
@@ -214,11 +220,9 @@ pub fn check_macs(
             .zip(keys)
             .map(|(&b, &k)| k ^ (delta & Block::mask(b))),
     );
-    if bool::from(expected.ct_eq(&msg[at..])) {
-        Ok(bits)
-    } else {
-        Err(Error::CheckFailed {
-            check: "the MAC check of opened authenticated bits",
-        })
-    }
+    checks::require(check, bool::from(expected.ct_eq(&msg[at..])))?;
+    Ok(bits)
 }
+
+/// What an opening of authenticated bits on its own is called where it is malformed.
+const OPENING: &str = "opening of authenticated bits";

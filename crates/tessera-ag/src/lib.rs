@@ -29,6 +29,7 @@ pub mod abit;
 pub mod checks;
 pub mod combine;
 pub mod garbling;
+pub mod hello;
 pub mod multi;
 pub mod share;
 pub mod triples;
@@ -36,9 +37,9 @@ pub mod twopc;
 pub mod wire;
 
 /// The actively secure random correlated OTs that authenticated bits can come from, by name
-/// (the registry `tessera ag run --cot` and the Python package read): SoftSpoken OT (k = 8)
-/// with its consistency check, Ferret with its malicious checks (EMP-OT's ferret_b10), IKNP
-/// with the KOS check.
+/// (the registry `tessera ag run --cot` and the Python package read): SoftSpoken OT (k = 3,
+/// `Protocol::DEFAULT_K`) with its consistency check, Ferret with its malicious checks
+/// (EMP-OT's ferret_b10), IKNP with the KOS check.
 pub const COTS: [&str; 3] = ["softspoken", "ferret", "kos"];
 
 /// The session OT of the correlated OT called `name` (one of [`COTS`]).
@@ -112,7 +113,14 @@ pub enum Error {
     #[error("{check} failed: the peer's values are not authentic (cheating)")]
     CheckFailed {
         /// Which check.
-        check: &'static str,
+        check: checks::Check,
+    },
+    /// A message of the right length whose content is not valid (bits set in its padding):
+    /// the peer misbehaved, whatever its values.
+    #[error("a malformed message from the peer: {message}")]
+    Malformed {
+        /// The message kind's name ([`wire`]).
+        message: &'static str,
     },
     /// This party's own request does not fit.
     #[error("{0}")]
@@ -139,6 +147,7 @@ impl tessera_core::Failure for Error {
         match self {
             Error::Session(e) => e.fault(),
             Error::CheckFailed { .. } => tessera_core::Fault::CheatDetected,
+            Error::Malformed { .. } => tessera_core::Fault::PeerMisbehaved,
             Error::Usage(_) => tessera_core::Fault::Misuse,
             Error::Circuit(e) => e.fault(),
         }

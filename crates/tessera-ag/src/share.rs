@@ -112,10 +112,15 @@ impl Shares {
         abit::open_macs(&self.macs, 0)
     }
 
-    /// The peer's shares, from its opening, checked against this party's keys under `delta`
-    /// ([`abit::check_macs`]).
-    pub fn check_opening(&self, delta: Block, msg: &[u8]) -> Result<Vec<bool>, crate::Error> {
-        abit::check_macs(delta, &self.keys, 0, msg)
+    /// The peer's shares, from its opening in the message called `message`, checked against
+    /// this party's keys under `delta` by `check` ([`abit::check_macs`]).
+    pub fn check_opening(
+        &self,
+        delta: Block,
+        msg: &[u8],
+        opening: (&'static str, crate::checks::Check),
+    ) -> Result<Vec<bool>, crate::Error> {
+        abit::check_macs(delta, (&self.keys, 0), msg, opening)
     }
 
     /// Shares `range`, copied.

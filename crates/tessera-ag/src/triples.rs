@@ -254,9 +254,7 @@ impl TripleBatch {
     /// Takes the peer's low bits: d = xy ⊕ r, \[z\] = \[r\] ⊕ d, and the digest of L = S ⊕ d·Δ.
     fn open_products(&mut self, theirs: &[u8]) -> Result<(), Error> {
         let n = self.n;
-        let theirs = crate::wire::unpack_bits(theirs, n).ok_or(Error::CheckFailed {
-            check: "the leaky AND shares' format check",
-        })?;
+        let theirs = crate::wire::unpack_bits(theirs, n, SHARES.name)?;
         let d = self.work_delta();
         let mut h = Sha256::new();
         h.update(b"tessera-ag leaky AND equality");
@@ -273,13 +271,7 @@ impl TripleBatch {
 
     /// Checks the peer's equality digest against this party's.
     fn compare(&self, theirs: &[u8]) -> Result<(), Error> {
-        if !checks::on(Check::Equality) || bool::from(self.digest.ct_eq(theirs)) {
-            Ok(())
-        } else {
-            Err(Error::CheckFailed {
-                check: "the leaky AND equality check",
-            })
-        }
+        checks::require(Check::LeakyEquality, bool::from(self.digest.ct_eq(theirs)))
     }
 
     /// Draws the layers' shifts from the tossed coin and opens this party's bucket
@@ -325,13 +317,7 @@ impl TripleBatch {
         let l = n / b;
         let their_bits =
             self.diffs
-                .check_opening(self.ring.delta, theirs)
-                .map_err(|e| match e {
-                    Error::CheckFailed { .. } => Error::CheckFailed {
-                        check: "the bucket differences' MAC check",
-                    },
-                    e => e,
-                })?;
+                .check_opening(self.ring.delta, theirs, (BUCKETS.name, Check::BucketMacs))?;
         let mut out = Triples {
             x: self.leaky.slice(0..l),
             y: self.leaky.slice(n..n + l),
@@ -418,9 +404,7 @@ impl Role for TripleBatch {
                 Ok(Next::exact(GARBLED, n * 16))
             }
             (Stage::Garbled, Some(bytes)) => {
-                let rows = role::blocks(bytes).map_err(|_| Error::CheckFailed {
-                    check: "the leaky AND rows' format check",
-                })?;
+                let rows = crate::wire::blocks(bytes, GARBLED.name)?;
                 let low = self.evaluate(&rows);
                 out.post(&Message::<{ SHARES.id }>(Cow::Owned(low)))?;
                 out.flush()?;
@@ -463,11 +447,10 @@ impl Role for TripleBatch {
                 let (digest, their_coin) = (&bytes[..DIGEST], block_at(bytes, DIGEST));
                 let opened =
                     commitment(self.batch, digest, their_coin, block_at(bytes, DIGEST + 16));
-                if checks::on(Check::Equality) && !bool::from(opened.ct_eq(&self.commitment)) {
-                    return Err(Error::CheckFailed {
-                        check: "the equality check's commitment",
-                    });
-                }
+                checks::require(
+                    Check::EqualityCommitment,
+                    bool::from(opened.ct_eq(&self.commitment)),
+                )?;
                 self.compare(digest)?;
                 self.open_buckets(their_coin, out)
             }

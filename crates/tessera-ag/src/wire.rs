@@ -1,6 +1,8 @@
 //! The messages of this crate's protocols: one table of kinds, one message type.
 
+use crate::Error;
 use std::borrow::Cow;
+use tessera_core::Block;
 use tessera_net::role::{Decode, Encode};
 use tessera_net::{DecodeError, Kind};
 
@@ -153,13 +155,21 @@ impl<'a> Decode<'a> for Incoming<'a> {
     }
 }
 
-/// `n` bits packed least significant first ([`tessera_net::role::pack_bits`]), or `None` if a
-/// padding bit past the last is set (the payload's length the driver has checked).
-pub fn unpack_bits(bytes: &[u8], n: usize) -> Option<Vec<bool>> {
+/// `n` bits packed least significant first ([`tessera_net::role::pack_bits`]) from the message
+/// called `message` (a kind's name), or [`Error::Malformed`] if a padding bit past the last is
+/// set or the bytes are too few.
+pub fn unpack_bits(bytes: &[u8], n: usize, message: &'static str) -> Result<Vec<bool>, Error> {
     let padded = !n.is_multiple_of(8) && bytes.get(n / 8).is_some_and(|b| b >> (n % 8) != 0);
-    (!padded).then(|| {
-        (0..n)
-            .map(|k| tessera_net::role::packed_bit(bytes, k))
-            .collect()
-    })
+    if padded || bytes.len() < n.div_ceil(8) {
+        return Err(Error::Malformed { message });
+    }
+    Ok((0..n)
+        .map(|k| tessera_net::role::packed_bit(bytes, k))
+        .collect())
+}
+
+/// The blocks of the message called `message`, or [`Error::Malformed`] if it is not a whole
+/// number of them.
+pub fn blocks<'a>(bytes: &'a [u8], message: &'static str) -> Result<Cow<'a, [Block]>, Error> {
+    tessera_net::role::blocks(bytes).map_err(|_| Error::Malformed { message })
 }

@@ -182,7 +182,43 @@ pub struct Circuit {
     pub gates: Vec<Gate>,
 }
 
+/// Gates serialised at a time by [`Circuit::digest`].
+const GATES_HASHED: usize = 1 << 16;
+
 impl Circuit {
+    /// SHA-256 of everything that defines the circuit: its wires, input and output widths and
+    /// gates (kind and wires each). Two parties that are to run one circuit compare it.
+    pub fn digest(&self) -> [u8; 32] {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(b"tessera/circuit");
+        h.update(self.num_wires.to_le_bytes());
+        for list in [&self.inputs, &self.outputs] {
+            h.update((list.len() as u64).to_le_bytes());
+            for w in list {
+                h.update(w.to_le_bytes());
+            }
+        }
+        let mut gates = Vec::with_capacity(13 * GATES_HASHED);
+        for chunk in self.gates.chunks(GATES_HASHED) {
+            gates.clear();
+            for g in chunk {
+                gates.push(match g.kind {
+                    GateKind::Xor => 0u8,
+                    GateKind::And => 1,
+                    GateKind::Inv => 2,
+                    GateKind::Eqw => 3,
+                    GateKind::Eq => 4,
+                });
+                for w in [g.a, g.b, g.out] {
+                    gates.extend_from_slice(&w.to_le_bytes());
+                }
+            }
+            h.update(&gates);
+        }
+        h.finalize().into()
+    }
+
     /// Number of input wires.
     pub fn num_input_wires(&self) -> u32 {
         self.inputs.iter().sum()

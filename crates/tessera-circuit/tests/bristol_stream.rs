@@ -50,6 +50,12 @@ fn reference_files_stream_as_read_whole() {
                 (s.num_gates() as usize, s.format()),
                 (whole.gates.len(), format)
             );
+            let ands = whole
+                .gates
+                .iter()
+                .filter(|g| g.kind == GateKind::And)
+                .count();
+            assert_eq!(s.and_gates(), ands as u64, "{path:?}");
             let windows: &[usize] = if whole.gates.len() < 50_000 {
                 &[1, 7, 1000, DEFAULT_WINDOW]
             } else {
@@ -144,6 +150,8 @@ proptest! {
         let mut prg = Prg::from_seed_block(Block::new(u128::from(seed) << 64));
         let x = random_inputs(&c, &mut prg);
         let want = evaluate(&c, &x).unwrap();
+        let ands = c.gates.iter().filter(|g| g.kind == GateKind::And).count() as u64;
+        prop_assert_eq!(Streamed::open(f.path(), window).unwrap().and_gates(), ands);
         prop_assert_eq!(streamed(f.path(), window, &x).unwrap(), want);
     }
 

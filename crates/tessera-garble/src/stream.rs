@@ -24,6 +24,7 @@ pub struct Chain {
     fresh: usize,
     state: usize,
     gates: u64,
+    digest: [u8; 32],
 }
 
 impl Chain {
@@ -48,7 +49,13 @@ impl Chain {
             fresh: fresh as usize,
             state: state as usize,
             gates: step.gates.len() as u64,
+            digest: step.digest(),
         })
+    }
+
+    /// The step circuit's [`Circuit::digest`].
+    pub fn step_digest(&self) -> [u8; 32] {
+        self.digest
     }
 
     /// The compiled step.

@@ -30,7 +30,7 @@ pub enum AgCommand {
 /// The random correlated OT authenticated bits come from (each actively secure).
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 pub enum CotArg {
-    /// SoftSpoken OT (k = 8) with its consistency check.
+    /// SoftSpoken OT (k = 3) with its consistency check.
     Softspoken,
     /// Ferret silent OT with its malicious checks (EMP-OT's ferret_b10 parameters).
     Ferret,

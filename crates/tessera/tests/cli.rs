@@ -1295,6 +1295,7 @@ fn actively_secure_aes_between_two_processes() {
         assert_eq!(
             phases,
             [
+                "hello",
                 "setup",
                 "function-independent",
                 "function-dependent",

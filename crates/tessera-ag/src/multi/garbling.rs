@@ -229,7 +229,7 @@ pub fn garble<'c>(
         diffs.xor_from(2 * k + 1, &lam, g.b as usize);
         diffs.xor_from(2 * k + 1, &pre.y, k);
     }
-    let de = share::open_all(s, ex, &diffs, kinds::N_BEAVER)?;
+    let de = share::open_all(s, ex, &diffs, (kinds::N_BEAVER, Check::BeaverMacs))?;
     let mut products = pre.z;
     let mut tmp = vec![Block::ZERO; party.width()];
     for k in 0..ands.len() {
@@ -260,9 +260,7 @@ pub fn garble<'c>(
     let expect = share::expect_from(party, |_| party.me == 0, table_len);
     let got = ex.round(s, Round::new(kinds::N_TABLES, out, expect))?;
     for msg in got.into_iter().flatten() {
-        let rows = tessera_net::role::blocks(&msg).map_err(|_| Error::CheckFailed {
-            check: "the garbled rows' format check",
-        })?;
+        let rows = kinds::blocks(&msg, kinds::N_TABLES.name)?;
         g.tables.push(rows.into_owned());
     }
     Ok(g)
@@ -370,7 +368,7 @@ impl Garbled<'_> {
         for w in outputs {
             masks.push_from(&self.lam, w);
         }
-        let lam = share::open_all(s, ex, &masks, kinds::N_OUTPUT_MASKS)?;
+        let lam = share::open_all(s, ex, &masks, (kinds::N_OUTPUT_MASKS, Check::OutputMasks))?;
         Ok(Ended::Outputs(
             out_masked.iter().zip(lam).map(|(a, b)| a ^ b).collect(),
         ))
@@ -423,7 +421,13 @@ impl Garbled<'_> {
             for w in start..start + width as usize {
                 masks.push_from(&self.lam, w);
             }
-            let lam = share::open_to(s, ex, &masks, kinds::N_INPUT_MASKS, Some(p))?;
+            let lam = share::open_to(
+                s,
+                ex,
+                &masks,
+                (kinds::N_INPUT_MASKS, Check::InputMaskMacs),
+                Some(p),
+            )?;
             if p == party.me {
                 mine = inputs.iter().zip(lam).map(|(x, l)| x ^ l).collect();
             }
@@ -440,11 +444,7 @@ impl Garbled<'_> {
         let got = ex.round(s, Round::new(kinds::N_MASKED, out, expect))?;
         for (p, msg) in got.iter().enumerate().take(self.circuit.inputs.len()) {
             match msg {
-                Some(msg) => {
-                    masked.extend(unpack_bits(msg, width(p)).ok_or(Error::CheckFailed {
-                        check: "the masked inputs' format check",
-                    })?)
-                }
+                Some(msg) => masked.extend(unpack_bits(msg, width(p), kinds::N_MASKED.name)?),
                 None if p == party.me => masked.extend_from_slice(&mine),
                 None => {}
             }
@@ -509,7 +509,7 @@ impl Garbled<'_> {
             .iter()
             .map(|m| m.as_ref().map(|m| m[..32].to_vec()))
             .collect();
-        share::check_echo(&echo, &echoes, "the masked inputs' echo check")?;
+        share::check_echo(&echo, &echoes, Check::InputEcho)?;
         if party.me != 0 {
             return Ok(None);
         }
@@ -523,9 +523,7 @@ impl Garbled<'_> {
             values[..c.masked.len()].copy_from_slice(&c.masked);
         }
         for (h, msg) in got.iter().flatten().enumerate() {
-            let given = tessera_net::role::blocks(&msg[32..]).map_err(|_| Error::CheckFailed {
-                check: "the input labels' format check",
-            })?;
+            let given = kinds::blocks(&msg[32..], kinds::N_INPUT_LABELS.name)?;
             let mut l = vec![Block::ZERO; wires];
             if let Some(c) = carried {
                 l[..c.masked.len()].copy_from_slice(&c.labels[h]);
@@ -590,12 +588,7 @@ impl Garbled<'_> {
                 }
             }
         }
-        if wrong != Block::ZERO && checks::on(Check::Consistency) {
-            return Err(Error::CheckFailed {
-                check: "the garbled rows' MAC check",
-            });
-        }
-        Ok(())
+        checks::require(Check::GarbledRowMacs, wrong == Block::ZERO)
     }
 
     /// The digest of one garbler's output labels and the masked outputs.
@@ -637,21 +630,14 @@ impl Garbled<'_> {
             Round::new(kinds::N_OUTPUT_LABELS, vec![None; self.party.n], expect),
         )?;
         let msg = got[0].as_deref().unwrap_or_default();
-        let malformed = Error::CheckFailed {
-            check: "the output labels' format check",
-        };
-        let outs = unpack_bits(&msg[..bytes], count).ok_or(malformed)?;
+        let outs = unpack_bits(&msg[..bytes], count, kinds::N_OUTPUT_LABELS.name)?;
         let delta = self.party.delta;
         let expected = outs
             .iter()
             .enumerate()
             .map(|(i, &v)| self.zero[start + i] ^ (delta & Block::mask(v)));
         let d = Self::output_digest(&msg[..bytes], expected);
-        if !bool::from(d.ct_eq(&msg[bytes..])) && checks::on(Check::Output) {
-            return Err(Error::CheckFailed {
-                check: "the output label check",
-            });
-        }
+        checks::require(Check::OutputLabels, bool::from(d.ct_eq(&msg[bytes..])))?;
         Ok(outs)
     }
 }

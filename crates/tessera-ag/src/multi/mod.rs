@@ -26,6 +26,7 @@ pub mod triples;
 
 use crate::Error;
 use garbling::{Carry, Ended, Ending, Start};
+use sha2::Digest;
 use share::Party;
 use tessera_circuit::bristol::stream::Streamed;
 use tessera_circuit::{Circuit, GateKind};
@@ -181,7 +182,10 @@ pub fn run_edited(
     session.run_with(|s| {
         check_inputs(circuit, s.parties(), s.id(), inputs)?;
         circuit.check()?;
-        let mut runner = Runner::start(s, edit)?;
+        let mut runner = Runner::start(s, edit, |h| {
+            h.update(b"circuit");
+            h.update(circuit.digest());
+        })?;
         match runner.program(s, circuit, Start::Fresh(inputs), Ending::Decode)? {
             Ended::Outputs(z) => Ok(z),
             Ended::Carried(_) => Err(Error::Usage("a decoded run carried its outputs".into())),
@@ -205,7 +209,11 @@ pub fn run_file(
         let widths = file.inputs().to_vec();
         let entry = crate::twopc::copies(&widths);
         check_inputs(&entry, s.parties(), s.id(), inputs)?;
-        let mut runner = Runner::start(s, None)?;
+        let mut runner = Runner::start(s, None, |h| {
+            h.update(b"file");
+            h.update(file.digest());
+            h.update((file.window() as u64).to_le_bytes());
+        })?;
         let mut store = Carry::empty(runner.party);
         if let Ended::Carried(c) = runner.program(s, &entry, Start::Fresh(inputs), Ending::Carry)? {
             store = c;
@@ -236,8 +244,15 @@ struct Runner<'e> {
 }
 
 impl<'e> Runner<'e> {
-    /// The setup phase and the run's exchange.
-    fn start(s: &mut Session, edit: Option<Edit<'e>>) -> Result<Self, Error> {
+    /// The hello (every party must agree on the OT and on what `agree` hashes: the job), the
+    /// setup phase and the run's exchange.
+    fn start(
+        s: &mut Session,
+        edit: Option<Edit<'e>>,
+        agree: impl FnOnce(&mut sha2::Sha256),
+    ) -> Result<Self, Error> {
+        crate::abit::check_provider(s.ot_choice())?;
+        crate::hello::greet(s, crate::hello::Variant::Wrk17b, agree)?;
         let party = s.phase("setup", setup)?;
         let ex = Exchange::new(s, edit)?;
         Ok(Runner {
@@ -289,7 +304,6 @@ impl<'e> Runner<'e> {
 /// Fixes this party's Δ for its OT senders and sets up the OT with every peer (in the order of
 /// the pairs, so no two parties wait on each other).
 fn setup(s: &mut Session) -> Result<Party, Error> {
-    crate::abit::check_provider(s.ot_choice())?;
     let delta = s.random_block().with_lsb(true);
     s.fix_ot_delta(delta)?;
     let party = Party {

@@ -227,9 +227,7 @@ pub fn random(
     let got = ex.round(s, Round::new(kinds::N_FIXES, out, expect))?;
     for (j, msg) in got.iter().enumerate() {
         let Some(msg) = msg else { continue };
-        let d = unpack_bits(msg, len).ok_or(Error::CheckFailed {
-            check: "the share fixes' format check",
-        })?;
+        let d = unpack_bits(msg, len, kinds::N_FIXES.name)?;
         let s = party.slot(j);
         for (i, d) in d.into_iter().enumerate() {
             fix_key(&mut shares.entry_mut(i)[2 * s + 1], party.delta, d);
@@ -255,15 +253,16 @@ fn fill(shares: &mut NShares, j: usize, macs: &[Block], keys: &AuthKeys) {
     }
 }
 
-/// Opens `shares` to every party, each share's MAC checked by the party it is authenticated
-/// to (an opening per link: the bits and a digest of their MACs, [`abit::open_macs`]).
+/// Opens `shares` to every party in messages of `kind`, each share's MAC checked by the party
+/// it is authenticated to by `check` (an opening per link: the bits and a digest of their MACs,
+/// [`abit::open_macs`]).
 pub fn open_all(
     s: &mut Session,
     ex: &mut Exchange,
     shares: &NShares,
-    kind: tessera_net::Kind,
+    (kind, check): (tessera_net::Kind, Check),
 ) -> Result<Vec<bool>, Error> {
-    open_to(s, ex, shares, kind, None)
+    open_to(s, ex, shares, (kind, check), None)
 }
 
 /// Opens `shares` to party `to` only (`None`: to every party). Returns the bits, or (for a
@@ -272,7 +271,7 @@ pub fn open_to(
     s: &mut Session,
     ex: &mut Exchange,
     shares: &NShares,
-    kind: tessera_net::Kind,
+    (kind, check): (tessera_net::Kind, Check),
     to: Option<usize>,
 ) -> Result<Vec<bool>, Error> {
     let party = shares.party;
@@ -290,7 +289,12 @@ pub fn open_to(
     let mut bits: Vec<bool> = (0..len).map(|i| shares.bit(i)).collect();
     for (j, msg) in got.iter().enumerate() {
         let Some(msg) = msg else { continue };
-        let theirs = abit::check_macs(party.delta, &shares.keys_for(j, 0..len), 0, msg)?;
+        let theirs = abit::check_macs(
+            party.delta,
+            (&shares.keys_for(j, 0..len), 0),
+            msg,
+            (kind.name, check),
+        )?;
         for (b, t) in bits.iter_mut().zip(theirs) {
             *b ^= t;
         }
@@ -338,11 +342,7 @@ pub fn coin(
         let (Some(c), Some(o)) = (c, o) else { continue };
         let again =
             tessera_core::digest::tagged(b"tessera-ag n-party coin", &[&o[..SEED], &o[SEED..]]);
-        if !bool::from(again.ct_eq(c.as_slice())) {
-            return Err(Error::CheckFailed {
-                check: "the coin's commitment check",
-            });
-        }
+        checks::require(Check::CoinCommitment, bool::from(again.ct_eq(c.as_slice())))?;
         coin ^= Block::from_bytes(o[..SEED].try_into().unwrap_or_default());
     }
     Ok(coin)
@@ -433,13 +433,8 @@ impl Consistency {
         let x = Block::from_bytes(msg[..16].try_into().unwrap_or_default());
         let mac = Block::from_bytes(msg[16..32].try_into().unwrap_or_default());
         let want = self.keys[j] ^ gf128::mul(x, self.party.delta);
-        if bool::from(want.to_bytes().ct_eq(&mac.to_bytes())) || !checks::on(Check::Consistency) {
-            Ok(x)
-        } else {
-            Err(Error::CheckFailed {
-                check: "the consistency check's MACs",
-            })
-        }
+        let right = bool::from(want.to_bytes().ct_eq(&mac.to_bytes()));
+        checks::require(Check::ShareConsistency, right).map(|()| x)
     }
 
     /// The digest of every party's X as this party saw them (its own and the checked openings
@@ -457,19 +452,11 @@ impl Consistency {
 /// Shares combined at a time.
 const CHUNK: usize = 1024;
 
-/// Compares this party's echo with every peer's (`theirs`, by party).
-pub fn check_echo(
-    mine: &[u8],
-    theirs: &[Option<Vec<u8>>],
-    check: &'static str,
-) -> Result<(), Error> {
+/// Compares this party's echo with every peer's (`theirs`, by party): `check`.
+pub fn check_echo(mine: &[u8], theirs: &[Option<Vec<u8>>], check: Check) -> Result<(), Error> {
     let mut same = subtle::Choice::from(1);
     for t in theirs.iter().flatten() {
         same &= mine.ct_eq(t.as_slice());
     }
-    if bool::from(same) || !checks::on(Check::Consistency) {
-        Ok(())
-    } else {
-        Err(Error::CheckFailed { check })
-    }
+    checks::require(check, bool::from(same))
 }

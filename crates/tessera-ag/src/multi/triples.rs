@@ -211,9 +211,7 @@ impl Leaky {
     /// Evaluates peer `j`'s half-authenticated AND rows with this party's MACs.
     fn half_and_eval(&self, j: usize, rows: &[u8], cross: &mut [bool]) -> Result<(), Error> {
         let l = self.l;
-        let bits = unpack_bits(rows, 2 * l).ok_or(Error::CheckFailed {
-            check: "the half-authenticated ANDs' format check",
-        })?;
+        let bits = unpack_bits(rows, 2 * l, kinds::N_LEAKY.name)?;
         for (u, at, row) in [(Use::AndX, 0, 0), (Use::AndY, l, 1)] {
             self.hashes(j, false, (u, at), Block::ZERO, |s, h| {
                 for (k, x) in (s..).zip(h) {
@@ -243,9 +241,7 @@ impl Leaky {
 
     /// Takes peer `j`'s check rows: adds H(M\[x^i\]) ⊕ x^i·U to `h`.
     fn check_eval(&self, j: usize, rows: &[u8], h: &mut [Block]) -> Result<(), Error> {
-        let u = tessera_net::role::blocks(rows).map_err(|_| Error::CheckFailed {
-            check: "the leaky AND check rows' format check",
-        })?;
+        let u = kinds::blocks(rows, kinds::N_LEAKY.name)?;
         self.hashes(j, false, (Use::Check, 0), Block::ZERO, |s, hs| {
             for (k, x) in (s..).zip(hs) {
                 h[k] ^= *x ^ (u[k] & Block::mask(self.sh.bit(k)));
@@ -281,9 +277,7 @@ impl Leaky {
         let got = ex.round(s, Round::new(kinds::N_PRODUCTS, out, expect))?;
         for (j, msg) in got.iter().enumerate() {
             let Some(msg) = msg else { continue };
-            let e = unpack_bits(msg, l).ok_or(Error::CheckFailed {
-                check: "the product fixes' format check",
-            })?;
+            let e = unpack_bits(msg, l, kinds::N_PRODUCTS.name)?;
             let at = 2 * party.slot(j) + 1;
             for (k, d) in e.into_iter().enumerate() {
                 share::fix_key(&mut self.sh.entry_mut(2 * l + k)[at], party.delta, d);
@@ -326,11 +320,7 @@ impl Leaky {
         let mut seen = vec![Block::ZERO; party.n];
         for (j, msg) in got.iter().enumerate() {
             let Some(msg) = msg else { continue };
-            seen[j] = consistency
-                .check(j, &msg[..Consistency::LEN])
-                .map_err(|_| Error::CheckFailed {
-                    check: "the consistency check's MACs",
-                })?;
+            seen[j] = consistency.check(j, &msg[..Consistency::LEN])?;
         }
         let echo = consistency.echo(&seen);
         let mine = [&c[..], &nonce, &echo].concat();
@@ -355,23 +345,16 @@ impl Leaky {
                 b"tessera-ag leaky AND check commitment",
                 &[&o[..16], &o[16..32]],
             );
-            if !bool::from(again.ct_eq(&g[Consistency::LEN..])) {
-                return Err(Error::CheckFailed {
-                    check: "the leaky AND check's commitment",
-                });
-            }
+            let opens = bool::from(again.ct_eq(&g[Consistency::LEN..]));
+            checks::require(Check::LeakyCommitment, opens)?;
             sum ^= Block::from_bytes(o[..16].try_into().unwrap_or_default());
         }
-        if sum != Block::ZERO && checks::on(Check::Equality) {
-            return Err(Error::CheckFailed {
-                check: "the leaky AND check",
-            });
-        }
+        checks::require(Check::LeakyCheck, sum == Block::ZERO)?;
         let echoes: Vec<Option<Vec<u8>>> = opened
             .iter()
             .map(|o| o.as_ref().map(|o| o[32..].to_vec()))
             .collect();
-        share::check_echo(&echo, &echoes, "the consistency check's echo")
+        share::check_echo(&echo, &echoes, Check::ShareConsistency)
     }
 
     /// Step 5: folds the ℓ·B leaky triples into ℓ/B… `count` triples, buckets drawn by `coin`.
@@ -397,12 +380,7 @@ impl Leaky {
                 diffs.xor_from(at, &self.sh, l + layer + other);
             }
         }
-        let d = share::open_all(s, ex, &diffs, kinds::N_BUCKETS).map_err(|e| match e {
-            Error::CheckFailed { .. } => Error::CheckFailed {
-                check: "the bucket differences' MAC check",
-            },
-            e => e,
-        })?;
+        let d = share::open_all(s, ex, &diffs, (kinds::N_BUCKETS, Check::BucketMacs))?;
         let take = |from: usize| {
             let mut v = NShares::zeroed(party, 0);
             for k in from..from + count {

@@ -3,14 +3,14 @@
 
 use super::{
     Carry, Ended, Ending, Material, Opened, Openings, Program, check_inputs, label_commitment,
-    masked_inputs, opening_len, out_of_turn, output_masks, output_opening, unpack,
+    masked_inputs, opening_len, out_of_turn, output_masks, output_opening,
 };
 use crate::Error;
 use crate::checks::{self, Check};
 use crate::garbling::{self, Evaluated, Slots};
 use crate::wire::{
     CONSISTENCY, EXPECTED_LABELS, FLIPS, INPUT_LABELS, Incoming, LABELS_OPENED, MASKED_INPUTS,
-    MASKED_VALUES, Message, OPENINGS, OUTPUT_LABELS, OUTPUT_MASKS, TABLES,
+    MASKED_VALUES, Message, OPENINGS, OUTPUT_LABELS, OUTPUT_MASKS, TABLES, blocks, unpack_bits,
 };
 use std::borrow::Cow;
 use subtle::ConstantTimeEq;
@@ -118,16 +118,12 @@ impl Role for Prep<'_> {
                 Ok(Next::exact(TABLES, 32 * p.ands))
             }
             (PrepStage::Tables, Some(bytes)) => {
-                self.tables = role::blocks(bytes)
-                    .map_err(|_| Error::CheckFailed {
-                        check: "the garbled tables' format check",
-                    })?
-                    .into_owned();
+                self.tables = blocks(bytes, TABLES.name)?.into_owned();
                 self.stage = PrepStage::Flips;
                 Ok(Next::exact(FLIPS, p.ands.div_ceil(8)))
             }
             (PrepStage::Flips, Some(bytes)) => {
-                let flips = unpack(bytes, p.ands, "the label flips' format")?;
+                let flips = unpack_bits(bytes, p.ands, FLIPS.name)?;
                 Ok(Next::Done(self.finish(flips)?))
             }
             (stage, _) => Err(out_of_turn("evaluator prep", stage)),
@@ -195,15 +191,10 @@ impl<'a> Online<'a> {
     /// of their labels.
     fn evaluate(&mut self, bytes: &[u8]) -> Result<Vec<u8>, Error> {
         let p = self.program;
-        let labels = role::blocks(bytes).map_err(|_| Error::CheckFailed {
-            check: "the input labels' format check",
-        })?;
+        let labels = blocks(bytes, INPUT_LABELS.name)?;
         let own = &labels[p.garbler_inputs..];
-        if own.iter().zip(&self.masked).any(|(l, &z)| l.lsb() != z) {
-            return Err(Error::CheckFailed {
-                check: "the input labels' low bits",
-            });
-        }
+        let right = own.iter().zip(&self.masked).all(|(l, &z)| l.lsb() == z);
+        checks::require(Check::InputLabels, right)?;
         let s = &mut self.state;
         let mut slots = Slots::new(&p.plan, &s.material.masks);
         let flips = std::iter::repeat_n(&false, labels.len());
@@ -240,7 +231,7 @@ impl<'a> Online<'a> {
         let plan = &self.program.plan;
         let mine = output_masks(plan, slots);
         let delta = self.state.material.ring.delta;
-        let theirs = output_opening(&mine, delta, bytes)?;
+        let theirs = output_opening(&mine, delta, (bytes, OUTPUT_MASKS.name))?;
         Ok(plan
             .output_slots()
             .enumerate()
@@ -292,11 +283,7 @@ impl Role for Online<'_> {
             (Stage::Expected, Some(bytes)) => {
                 // The label check: only labels the garbler already knows are shown.
                 let digest = self.evaluated.label_digest.to_bytes();
-                if checks::on(Check::Consistency) && !bool::from(digest.ct_eq(bytes)) {
-                    return Err(Error::CheckFailed {
-                        check: "the label check (the garbler's expected labels)",
-                    });
-                }
+                checks::require(Check::ExpectedLabels, bool::from(digest.ct_eq(bytes)))?;
                 let mut msg = digest.to_vec();
                 msg.extend_from_slice(&self.nonce.to_bytes());
                 out.post(&Message::<{ LABELS_OPENED.id }>(Cow::Owned(msg)))?;
@@ -305,13 +292,8 @@ impl Role for Online<'_> {
                 Ok(Next::exact(CONSISTENCY, 16))
             }
             (Stage::Consistency, Some(bytes)) => {
-                if checks::on(Check::Consistency)
-                    && !bool::from(self.evaluated.check_digest.to_bytes().ct_eq(bytes))
-                {
-                    return Err(Error::CheckFailed {
-                        check: "the consistency check",
-                    });
-                }
+                let digest = self.evaluated.check_digest.to_bytes();
+                checks::require(Check::Consistency, bool::from(digest.ct_eq(bytes)))?;
                 let Ending::Decode(outputs) = self.ending else {
                     return Ok(Next::Done(Ended::Carried(self.carry_out()?)));
                 };

@@ -3,14 +3,14 @@
 
 use super::{
     Carry, Ended, Ending, Material, Opened, Openings, Program, check_inputs, label_commitment,
-    masked_inputs, opening_len, out_of_turn, output_masks, output_opening, unpack,
+    masked_inputs, opening_len, out_of_turn, output_masks, output_opening,
 };
 use crate::Error;
 use crate::checks::{self, Check};
 use crate::garbling::{self, Garbled, Slots};
 use crate::wire::{
     CONSISTENCY, EXPECTED_LABELS, FLIPS, INPUT_LABELS, Incoming, LABELS_OPENED, MASKED_INPUTS,
-    MASKED_VALUES, Message, OPENINGS, OUTPUT_LABELS, OUTPUT_MASKS, TABLES,
+    MASKED_VALUES, Message, OPENINGS, OUTPUT_LABELS, OUTPUT_MASKS, TABLES, unpack_bits,
 };
 use std::borrow::Cow;
 use subtle::ConstantTimeEq;
@@ -199,11 +199,8 @@ impl<'a> Online<'a> {
         let m = &self.state.material;
         let own = p.input_range(0);
         self.masked = masked_inputs(m, own, &self.inputs, &self.state.opened.peer_masks);
-        self.masked.extend(unpack(
-            theirs,
-            p.evaluator_inputs,
-            "the masked inputs' format",
-        )?);
+        self.masked
+            .extend(unpack_bits(theirs, p.evaluator_inputs, MASKED_INPUTS.name)?);
         let delta = m.ring.delta;
         let labels = self
             .state
@@ -221,7 +218,7 @@ impl<'a> Online<'a> {
     fn consistency(&mut self, bytes: &[u8]) -> Result<(), Error> {
         let n = self.program.ands;
         let (bits, commitment) = bytes.split_at(n.div_ceil(8));
-        let masked = unpack(bits, n, "the masked AND values' format")?;
+        let masked = unpack_bits(bits, n, MASKED_VALUES.name)?;
         let s = &self.state;
         let (labels, check, outputs) = garbling::garbler_check(
             &self.program.plan,
@@ -242,12 +239,7 @@ impl<'a> Online<'a> {
         let nonce = Block::from_bytes(nonce.try_into().unwrap_or_default());
         let opens = label_commitment(digest, nonce).ct_eq(&self.commitment);
         let right = digest.ct_eq(&self.expected.to_bytes());
-        if checks::on(Check::Consistency) && !bool::from(opens & right) {
-            return Err(Error::CheckFailed {
-                check: "the label check (the evaluator's AND labels)",
-            });
-        }
-        Ok(())
+        checks::require(Check::AndLabels, bool::from(opens & right))
     }
 
     /// The state the output wires carry into the next step of a chain.
@@ -263,18 +255,14 @@ impl<'a> Online<'a> {
         let (labels, opened) = bytes.split_at(16 * n);
         let slots = &self.state.slots;
         let mine = output_masks(&self.program.plan, slots);
-        let theirs = output_opening(&mine, delta, opened)?;
+        let theirs = output_opening(&mine, delta, (opened, OUTPUT_LABELS.name))?;
         let mut z = Vec::with_capacity(n);
         for (i, slot) in self.program.plan.output_slots().enumerate() {
             let label = &labels[16 * i..16 * i + 16];
             let zero = slots.label[slot];
             let is_zero = label.ct_eq(&zero.to_bytes());
             let is_one = label.ct_eq(&(zero ^ delta).to_bytes());
-            if checks::on(Check::Output) && !bool::from(is_zero | is_one) {
-                return Err(Error::CheckFailed {
-                    check: "the evaluator's output labels",
-                });
-            }
+            checks::require(Check::OutputLabels, bool::from(is_zero | is_one))?;
             let masked = bool::from(is_one) ^ slots.flip[slot].lsb();
             z.push(masked ^ mine.bit(i) ^ theirs[i]);
         }

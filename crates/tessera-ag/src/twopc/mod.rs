@@ -28,10 +28,13 @@ pub mod garbler;
 
 use crate::Error;
 use crate::abit;
-use crate::checks::{self, Check};
+use crate::checks::Check;
 use crate::garbling::{self, Slots};
+use crate::hello::Variant;
 use crate::share::{Keyring, Shares, gather, scatter};
 use crate::triples::{Generator, Triples};
+use crate::wire::OPENINGS;
+use sha2::Digest;
 use std::ops::Range;
 use tessera_circuit::Circuit;
 use tessera_circuit::bristol::stream::Streamed;
@@ -57,6 +60,11 @@ pub enum Outputs {
 }
 
 impl Outputs {
+    /// Its code in the hello's fingerprint.
+    fn code(self) -> u8 {
+        self as u8
+    }
+
     fn to_evaluator(self) -> bool {
         self != Outputs::Garbler
     }
@@ -156,11 +164,21 @@ pub struct Program {
     evaluator_inputs: usize,
     ands: usize,
     outputs: usize,
+    /// The circuit's digest (a chain step's: the step circuit's; a window's: none, the file's
+    /// digest stands for it), which the hello compares.
+    digest: [u8; 32],
 }
 
 impl Program {
     /// `circuit`, checked and compiled.
     pub fn new(circuit: &Circuit) -> Result<Program, Error> {
+        let mut p = Program::compile(circuit)?;
+        p.digest = circuit.digest();
+        Ok(p)
+    }
+
+    /// `circuit`, checked and compiled, without its digest.
+    fn compile(circuit: &Circuit) -> Result<Program, Error> {
         circuit
             .check()
             .map_err(|e| Error::Usage(format!("the circuit: {e}")))?;
@@ -178,13 +196,14 @@ impl Program {
             ands: plan.stats().and_gates,
             outputs: plan.output_slots().len(),
             plan,
+            digest: [0; 32],
         })
     }
 
     /// A window of a circuit file ([`tessera_circuit::bristol::stream`]): every input wire is
     /// carried from an earlier window.
     pub fn window(circuit: &Circuit) -> Result<Program, Error> {
-        let mut p = Program::new(circuit)?;
+        let mut p = Program::compile(circuit)?;
         (p.garbler_inputs, p.evaluator_inputs) = (0, 0);
         Ok(p)
     }
@@ -201,6 +220,7 @@ impl Program {
             ands: plan.stats().and_gates,
             outputs: plan.output_slots().len(),
             plan,
+            digest: chain.step_digest(),
         }
     }
 
@@ -452,27 +472,9 @@ impl Pool {
     }
 }
 
-/// Bits unpacked from `bytes` (n of them), the padding checked.
-fn unpack(bytes: &[u8], n: usize, what: &'static str) -> Result<Vec<bool>, Error> {
-    crate::wire::unpack_bits(bytes, n).ok_or(Error::CheckFailed { check: what })
-}
-
 /// Bytes of an opening of `n` bits.
 fn opening_len(n: usize) -> usize {
     n.div_ceil(8) + abit::DIGEST
-}
-
-/// The peer's shares behind `shares` (this party's keys for them), from its opening.
-fn checked(
-    shares: &Shares,
-    delta: Block,
-    msg: &[u8],
-    check: &'static str,
-) -> Result<Vec<bool>, Error> {
-    shares.check_opening(delta, msg).map_err(|e| match e {
-        Error::CheckFailed { .. } => Error::CheckFailed { check },
-        e => e,
-    })
 }
 
 /// The exchange that opens the function-dependent phase, the same both ways: each party opens,
@@ -519,11 +521,10 @@ impl Openings {
     /// Checks the peer's message.
     fn take(&self, m: &Material, bytes: &[u8]) -> Result<Opened, Error> {
         let (beaver, masks) = bytes.split_at(opening_len(self.differences.len()));
-        let theirs = checked(
-            &self.differences,
+        let theirs = self.differences.check_opening(
             m.ring.delta,
             beaver,
-            "the Beaver opening's MAC check",
+            (OPENINGS.name, Check::BeaverMacs),
         )?;
         let e_f: Vec<bool> = (0..theirs.len())
             .map(|k| theirs[k] ^ self.differences.bit(k))
@@ -531,19 +532,23 @@ impl Openings {
         let own = m.masks.slice(self.own.clone());
         Ok(Opened {
             products: garbling::products(m.ring, &m.triples, &e_f),
-            peer_masks: checked(&own, m.ring.delta, masks, "the input masks' MAC check")?,
+            peer_masks: own.check_opening(
+                m.ring.delta,
+                masks,
+                (OPENINGS.name, Check::InputMaskMacs),
+            )?,
         })
     }
 }
 
-/// The peer's output mask shares from its opening, MAC-checked against this party's keys for
-/// them ([`Check::Output`]).
-fn output_opening(mine: &Shares, delta: Block, msg: &[u8]) -> Result<Vec<bool>, Error> {
-    if checks::on(Check::Output) {
-        checked(mine, delta, msg, "the output masks' MAC check")
-    } else {
-        Ok((0..mine.len()).map(|i| role::packed_bit(msg, i)).collect())
-    }
+/// The peer's output mask shares from its opening in the message called `message`,
+/// MAC-checked against this party's keys for them ([`Check::OutputMasks`]).
+fn output_opening(
+    mine: &Shares,
+    delta: Block,
+    (msg, message): (&[u8], &'static str),
+) -> Result<Vec<bool>, Error> {
+    mine.check_opening(delta, msg, (message, Check::OutputMasks))
 }
 
 /// The evaluator's commitment to the digest of its AND labels, under a random nonce.
@@ -651,9 +656,14 @@ struct Runner {
 }
 
 impl Runner {
-    /// Checks the session (two parties, an actively secure OT), runs the base OTs (the phase
-    /// "setup") and opens a pool for `needs` (masks, triples) in all.
-    fn start(session: &mut Session, needs: (u64, u64)) -> Result<Runner, Error> {
+    /// Checks the session (two parties, an actively secure OT), says hello (both parties must
+    /// agree on the OT and on what `agree` hashes: the job and who learns the outputs), runs the
+    /// base OTs (the phase "setup") and opens a pool for `needs` (masks, triples) in all.
+    fn start(
+        session: &mut Session,
+        needs: (u64, u64),
+        agree: impl FnOnce(&mut sha2::Sha256),
+    ) -> Result<Runner, Error> {
         if session.parties() != 2 {
             return Err(Error::Usage(format!(
                 "two-party garbling runs between 2 parties, not {}",
@@ -662,6 +672,7 @@ impl Runner {
         }
         let (me, peer) = (session.id(), 1 - session.id());
         abit::check_provider(session.ot_choice())?;
+        crate::hello::greet(session, Variant::Krrw18, agree)?;
         session.phase("setup", |s| s.with_ot_pair(peer, |_, _, _| Ok(())))?;
         let pool = Pool::new(session, peer, needs)?;
         let side: Side = if me == 0 {
@@ -747,7 +758,11 @@ pub fn run(
 ) -> Result<Option<Vec<bool>>, Error> {
     session.run_with(|s| {
         check_inputs(program, s.id(), inputs)?;
-        let mut runner = Runner::start(s, program.needs(1))?;
+        let mut runner = Runner::start(s, program.needs(1), |h| {
+            h.update(b"circuit");
+            h.update(program.digest);
+            h.update([outputs.code()]);
+        })?;
         let ending = Ending::Decode(outputs);
         Ok(runner
             .program(s, (program, None), inputs, ending)?
@@ -775,7 +790,12 @@ pub fn run_chain(
             return Err(Error::Usage("a chain runs at least one step".into()));
         }
         let [first, later] = [true, false].map(|f| Program::chain_step(chain, f));
-        let mut runner = Runner::start(s, later.needs(steps))?;
+        let mut runner = Runner::start(s, later.needs(steps), |h| {
+            h.update(b"chain");
+            h.update(later.digest);
+            h.update(steps.to_le_bytes());
+            h.update([outputs.code()]);
+        })?;
         let mut carry = None;
         for k in 0..steps {
             let mut inputs = fresh(k);
@@ -843,9 +863,14 @@ fn stream(
     let widths = file.inputs().to_vec();
     let entry = Program::new(&copies(&widths))?;
     check_inputs(&entry, session.id(), inputs)?;
-    let gates = u64::from(file.num_gates());
+    let ands = file.and_gates();
     let wires: u64 = widths.iter().map(|&w| u64::from(w)).sum();
-    let mut runner = Runner::start(session, (gates + wires, gates))?;
+    let mut runner = Runner::start(session, (ands + wires, ands), |h| {
+        h.update(b"file");
+        h.update(file.digest());
+        h.update((file.window() as u64).to_le_bytes());
+        h.update([outputs.code()]);
+    })?;
     let mut store = Carry::default();
     if wires > 0
         && let Ended::Carried(c) = runner.program(session, (&entry, None), inputs, Ending::Carry)?

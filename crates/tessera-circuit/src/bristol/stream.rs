@@ -63,6 +63,8 @@ pub struct Streamed {
     path: String,
     digest: [u8; 32],
     num_gates: u32,
+    /// AND gates among the gate lines the backward pass could read.
+    and_gates: u64,
     num_wires: u32,
     /// The first output wire: outputs are never freed.
     output_start: Wire,
@@ -150,7 +152,11 @@ impl Streamed {
             output_start,
             digest,
         };
-        let (read_inputs, digest) = scan.run(&mut marks).map_err(|e| match e {
+        let Liveness {
+            read_inputs,
+            digest,
+            and_gates,
+        } = scan.run(&mut marks).map_err(|e| match e {
             Scan::Io(e) => io(e),
             Scan::Bad(e) => in_file(e, &name),
         })?;
@@ -172,6 +178,7 @@ impl Streamed {
             path: name,
             digest,
             num_gates: h.num_gates,
+            and_gates,
             num_wires: h.num_wires,
             output_start,
             inputs: h.inputs,
@@ -226,6 +233,12 @@ impl Streamed {
     /// Gates in the file.
     pub fn num_gates(&self) -> u32 {
         self.num_gates
+    }
+
+    /// AND gates in the file, counted by the backward pass (exact for a file whose every gate
+    /// line is valid; a file with a line that is not fails in [`Streamed::next_window`]).
+    pub fn and_gates(&self) -> u64 {
+        self.and_gates
     }
 
     /// The file's format.
@@ -513,6 +526,16 @@ impl From<std::io::Error> for Scan {
     }
 }
 
+/// What the backward pass finds besides the marks.
+struct Liveness {
+    /// The input wires some gate reads.
+    read_inputs: HashSet<Wire>,
+    /// SHA-256 of the header's numbers and the gate lines.
+    digest: [u8; 32],
+    /// AND gates among the lines it could read.
+    and_gates: u64,
+}
+
 /// The backward pass over the gate lines `range` (bytes) of a file.
 struct Backward {
     file: File,
@@ -525,8 +548,8 @@ struct Backward {
 
 impl Backward {
     /// Writes every gate's marks to `marks` (gate g in byte g / 2, low half for even g) and
-    /// returns the input wires that some gate reads and the digest.
-    fn run(mut self, marks: &mut File) -> Result<(HashSet<Wire>, [u8; 32]), Scan> {
+    /// returns the input wires that some gate reads, the digest and the AND gates.
+    fn run(mut self, marks: &mut File) -> Result<Liveness, Scan> {
         let (lo, mut pos) = self.range;
         // buf[..end] is the file from `pos` on, less the lines already taken; the next chunk
         // is read into `chunk`, the two then swapped.
@@ -534,7 +557,7 @@ impl Backward {
         let mut end = 0;
         let mut later: HashSet<Wire> = HashSet::default();
         let mut batch = MarkBatch::new(u64::from(self.num_gates));
-        let mut seen: u64 = 0;
+        let (mut seen, mut and_gates) = (0u64, 0u64);
         loop {
             // The last line of buf[..end], reading further back as needed.
             let line = loop {
@@ -578,6 +601,7 @@ impl Backward {
             }
             seen += 1;
             let gate = gate_line(text, 0).ok();
+            and_gates += u64::from(gate.is_some_and(|g| g.kind == GateKind::And));
             let mark = gate.map_or(0, |g| self.mark(&g, &mut later));
             batch.push(mark, marks)?;
         }
@@ -585,7 +609,11 @@ impl Backward {
             return Err(Scan::Bad(fewer_gates(self.num_gates, seen)));
         }
         batch.flush(marks)?;
-        Ok((later, self.digest.finalize().into()))
+        Ok(Liveness {
+            read_inputs: later,
+            digest: self.digest.finalize().into(),
+            and_gates,
+        })
     }
 
     /// The marks of `g`, met going backward with `later` the wires read after it.

@@ -40,8 +40,8 @@ use crate::{Error, Session};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
+use tessera_circuit::Circuit;
 use tessera_circuit::eval::split_values;
-use tessera_circuit::{Circuit, GateKind};
 use tessera_core::{Block, Prg};
 use tessera_garble::{
     InputEncoding, Scheme, SchemeKind, SchemeVisitor, TableBuffer, TableSink, XorGates, decode,
@@ -156,29 +156,9 @@ pub(crate) fn fingerprint_of(
     })
 }
 
-/// Feeds everything that defines `circuit` (wires, input and output widths, gates) to `h`.
+/// Feeds everything that defines `circuit` to `h` ([`Circuit::digest`]).
 pub(crate) fn hash_circuit(h: &mut Sha256, circuit: &Circuit) {
-    h.update(circuit.num_wires.to_le_bytes());
-    for list in [&circuit.inputs, &circuit.outputs] {
-        h.update((list.len() as u64).to_le_bytes());
-        for w in list {
-            h.update(w.to_le_bytes());
-        }
-    }
-    let mut gates = Vec::with_capacity(13 * circuit.gates.len());
-    for g in &circuit.gates {
-        gates.push(match g.kind {
-            GateKind::Xor => 0u8,
-            GateKind::And => 1,
-            GateKind::Inv => 2,
-            GateKind::Eqw => 3,
-            GateKind::Eq => 4,
-        });
-        for w in [g.a, g.b, g.out] {
-            gates.extend_from_slice(&w.to_le_bytes());
-        }
-    }
-    h.update(&gates);
+    h.update(circuit.digest());
 }
 
 /// How Yao's hello names its fields.
