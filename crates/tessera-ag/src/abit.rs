@@ -16,6 +16,7 @@
 use crate::Error;
 use crate::checks::{self, Check};
 use crate::combine::Combination;
+use crate::share::Shares;
 use std::ops::Range;
 use subtle::ConstantTimeEq;
 use tessera_core::Block;
@@ -132,21 +133,36 @@ pub fn check_provider(choice: OtChoice) -> Result<(), Error> {
 /// `n` fresh random authenticated bits each way with `peer`: this party's, authenticated to the
 /// peer, and the keys for the peer's, under this party's Δ (its OT sender's).
 pub fn random(session: &mut Session, peer: usize, n: usize) -> Result<(AuthBits, AuthKeys), Error> {
+    let mut into = Shares::default();
+    let delta = random_into(session, peer, n, &mut into)?;
+    let (macs, keys) = into.into_parts();
+    Ok((AuthBits { macs }, AuthKeys { delta, keys }))
+}
+
+/// [`random`] into `into`, which becomes `n` random shares (this party's bits and its keys for
+/// the peer's), its buffers reused: a party that draws batch after batch into the same shares
+/// touches no fresh pages. Returns this party's Δ.
+pub fn random_into(
+    session: &mut Session,
+    peer: usize,
+    n: usize,
+    into: &mut Shares,
+) -> Result<Block, Error> {
     check_provider(session.ot_choice())?;
     let sender_first = session.id() < peer;
-    let mut keys = vec![Block::ZERO; n];
-    let mut macs = vec![Block::ZERO; n];
-    let delta = session.with_ot_pair(peer, |sender, receiver, channel| {
-        let delta = sender.delta();
-        let mut links = Links {
-            channel,
-            sender,
-            receiver,
-        };
-        links.draw(sender_first, &mut keys, &mut macs)?;
-        Ok(delta)
-    })?;
-    Ok((AuthBits { macs }, AuthKeys { delta, keys }))
+    let (macs, keys) = into.resized(n);
+    session
+        .with_ot_pair(peer, |sender, receiver, channel| {
+            let delta = sender.delta();
+            let mut links = Links {
+                channel,
+                sender,
+                receiver,
+            };
+            links.draw(sender_first, keys, macs)?;
+            Ok(delta)
+        })
+        .map_err(Error::from)
 }
 
 /// The digest of the MACs of an opening of `range`, bound to where the range starts.

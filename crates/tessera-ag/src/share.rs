@@ -145,6 +145,42 @@ impl Shares {
         scatter(&mut self.keys, positions, &from.keys, size);
     }
 
+    /// The MACs and keys, taken.
+    pub(crate) fn into_parts(self) -> (Vec<Block>, Vec<Block>) {
+        (self.macs, self.keys)
+    }
+
+    /// The MACs and keys, resized to `n` shares (what was there before is not kept in any
+    /// order; the buffers' capacity is).
+    pub(crate) fn resized(&mut self, n: usize) -> (&mut [Block], &mut [Block]) {
+        for v in [&mut self.macs, &mut self.keys] {
+            v.clear();
+            v.resize(n, Block::ZERO);
+        }
+        (&mut self.macs, &mut self.keys)
+    }
+
+    /// `into` becomes a copy of shares `range`, its buffers reused.
+    pub(crate) fn copy_into(&self, range: std::ops::Range<usize>, into: &mut Shares) {
+        into.macs.clear();
+        into.macs.extend_from_slice(&self.macs[range.clone()]);
+        into.keys.clear();
+        into.keys.extend_from_slice(&self.keys[range]);
+    }
+
+    /// Drops the shares from `at` on.
+    pub(crate) fn truncate(&mut self, at: usize) {
+        self.macs.truncate(at);
+        self.keys.truncate(at);
+    }
+
+    /// Drops every share and makes room for `n`, the buffers kept.
+    pub(crate) fn clear_for(&mut self, n: usize) {
+        self.truncate(0);
+        self.macs.reserve(n);
+        self.keys.reserve(n);
+    }
+
     /// Splits off the shares from `at` on (copying only those).
     pub fn split_off(&mut self, at: usize) -> Shares {
         Shares {

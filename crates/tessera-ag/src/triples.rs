@@ -137,6 +137,24 @@ pub struct TripleBatch {
     diffs: Shares,
     shifts: Vec<usize>,
     stage: Stage,
+    /// This party's garbled rows, and the folded triples' buffers.
+    rows: Vec<Block>,
+    out: Triples,
+}
+
+/// The buffers of a batch, which its [`Generator`] keeps from batch to batch (and gets back
+/// from whoever used the batch's triples and masks) so that a batch touches no fresh pages:
+/// the leaky triples' shares, the rows, S and C, the bucket differences, the folded triples
+/// and the random masks drawn with them.
+#[derive(Debug, Default)]
+pub struct Buffers {
+    leaky: Shares,
+    rows: Vec<Block>,
+    s: Vec<Block>,
+    c: Vec<Block>,
+    diffs: Shares,
+    out: Triples,
+    masks: Shares,
 }
 
 impl std::fmt::Debug for TripleBatch {
@@ -180,7 +198,29 @@ impl TripleBatch {
             diffs: Shares::default(),
             shifts: Vec::new(),
             stage: Stage::Start,
+            rows: Vec::new(),
+            out: Triples::default(),
         }
+    }
+
+    /// This batch with the buffers of `spare` (all but the leaky shares, which
+    /// [`TripleBatch::new`] takes).
+    fn reusing(mut self, spare: &mut Buffers) -> Self {
+        self.rows = std::mem::take(&mut spare.rows);
+        self.s = std::mem::take(&mut spare.s);
+        self.c = std::mem::take(&mut spare.c);
+        self.diffs = std::mem::take(&mut spare.diffs);
+        self.out = std::mem::take(&mut spare.out);
+        self
+    }
+
+    /// Gives its buffers back to `spare`.
+    fn give_back(self, spare: &mut Buffers) {
+        spare.leaky = self.leaky;
+        spare.rows = self.rows;
+        spare.s = self.s;
+        spare.c = self.c;
+        spare.diffs = self.diffs;
     }
 
     /// The Δ this party works under in the leaky AND: Δ_0, or Δ_1 ⊕ 1.
@@ -190,7 +230,7 @@ impl TripleBatch {
 
     /// A MAC of this party's under the peer's working Δ: the first clears its low bit.
     fn work_mac(&self, m: Block) -> Block {
-        m & Block::new(!u128::from(self.ring.first))
+        work_mac(self.ring.first, m)
     }
 
     /// The tweak of leaky triple `k`'s row garbled by the first party (`by_first`) or the
@@ -199,33 +239,39 @@ impl TripleBatch {
         Block::from_halves(TWEAK_HIGH | self.batch << 1 | u64::from(by_first), k as u64)
     }
 
-    /// Garbles this party's rows: G = H(K\[x\]) ⊕ H(K\[x\] ⊕ Δ) ⊕ C, hashing a chunk at a time
-    /// (H(K\[x\]) goes straight into S, H(K\[x\] ⊕ Δ) into the rows).
-    fn garble(&mut self) -> Vec<Block> {
-        let n = self.n;
+    /// Garbles this party's rows into `rows`: G = H(K\[x\]) ⊕ H(K\[x\] ⊕ Δ) ⊕ C, hashing a
+    /// chunk at a time (H(K\[x\]) goes straight into S, H(K\[x\] ⊕ Δ) into the rows).
+    fn garble(&mut self) {
+        let (n, first) = (self.n, self.ring.first);
         let d = self.work_delta();
-        let (mut rows, mut s) = (vec![Block::ZERO; n], vec![Block::ZERO; n]);
+        let tweaks: Vec<Block> = (0..n)
+            .step_by(CHUNK)
+            .map(|at| self.tweak(first, at))
+            .collect();
+        let (rows, s, c) = (&mut self.rows, &mut self.s, &mut self.c);
+        for v in [&mut *rows, &mut *s] {
+            v.clear();
+            v.resize(n, Block::ZERO);
+        }
         let keys = &self.leaky.keys()[..n];
-        for at in (0..n).step_by(CHUNK) {
+        for (at, &t) in (0..n).step_by(CHUNK).zip(&tweaks) {
             let end = (at + CHUNK).min(n);
-            let t = self.tweak(self.ring.first, at);
             self.hash
                 .tccr_counter(&keys[at..end], Block::ZERO, t, &mut s[at..end]);
             self.hash
                 .tccr_counter(&keys[at..end], d, t, &mut rows[at..end]);
         }
-        self.c = Vec::with_capacity(n);
+        c.clear();
+        c.reserve(n);
         for k in 0..n {
             let (ym, yk) = self.leaky.get(n + k);
-            let c = (d & Block::mask(ym.lsb())) ^ yk ^ self.work_mac(ym);
-            rows[k] ^= s[k] ^ c;
-            self.c.push(c);
+            let ck = (d & Block::mask(ym.lsb())) ^ yk ^ work_mac(first, ym);
+            rows[k] ^= s[k] ^ ck;
+            c.push(ck);
             // S's part known now: H(K[x]) ⊕ K[r] ⊕ M[r] ⊕ r·Δ.
             let (rm, rk) = self.leaky.get(2 * n + k);
-            s[k] ^= rk ^ self.work_mac(rm) ^ (d & Block::mask(rm.lsb()));
+            s[k] ^= rk ^ work_mac(first, rm) ^ (d & Block::mask(rm.lsb()));
         }
-        self.s = s;
-        rows
     }
 
     /// Evaluates the peer's rows: S ⊕= H(M\[x\]) ⊕ x·(G ⊕ C), a chunk at a time. Returns the low
@@ -247,7 +293,7 @@ impl TripleBatch {
                 self.s[k] ^= *h ^ ((rows[k] ^ self.c[k]) & xm);
             }
         }
-        self.c = Vec::new();
+        self.c.clear();
         role::pack_bits(self.s.iter().map(|s| s.lsb()))
     }
 
@@ -264,7 +310,7 @@ impl TripleBatch {
             self.leaky.add_public(self.ring, 2 * n + k, open);
             h.update((self.s[k] ^ (d & Block::mask(open))).to_bytes());
         }
-        self.s = Vec::new();
+        self.s.clear();
         self.digest = h.finalize().into();
         Ok(())
     }
@@ -283,7 +329,7 @@ impl TripleBatch {
         let mut draws = vec![Block::ZERO; b - 1];
         prg.fill_blocks(&mut draws);
         self.shifts = draws.iter().map(|&r| below(r, l)).collect();
-        self.diffs = Shares::default();
+        self.diffs.clear_for((b - 1) * l);
         for (i, &shift) in self.shifts.iter().enumerate() {
             let layer = (i + 1) * l;
             for (j, other) in rotated(l, shift).enumerate() {
@@ -318,11 +364,10 @@ impl TripleBatch {
         let their_bits =
             self.diffs
                 .check_opening(self.ring.delta, theirs, (BUCKETS.name, Check::BucketMacs))?;
-        let mut out = Triples {
-            x: self.leaky.slice(0..l),
-            y: self.leaky.slice(n..n + l),
-            z: self.leaky.slice(2 * n..2 * n + l),
-        };
+        let mut out = std::mem::take(&mut self.out);
+        self.leaky.copy_into(0..l, &mut out.x);
+        self.leaky.copy_into(n..n + l, &mut out.y);
+        self.leaky.copy_into(2 * n..2 * n + l, &mut out.z);
         let folded = if checks::on(Check::Bucketing) {
             &self.shifts[..]
         } else {
@@ -342,6 +387,12 @@ impl TripleBatch {
         }
         Ok(out)
     }
+}
+
+/// A MAC of the `first` party's or the second's under the peer's working Δ: the first clears
+/// its low bit.
+fn work_mac(first: bool, m: Block) -> Block {
+    m & Block::new(!u128::from(first))
 }
 
 /// (j + shift) mod l for j = 0, 1, …, l − 1: a layer cyclically shifted, as two runs.
@@ -395,9 +446,9 @@ impl Role for TripleBatch {
         let bytes = incoming.map(|m| m.bytes);
         match (self.stage, bytes) {
             (Stage::Start, None) => {
-                let rows = self.garble();
+                self.garble();
                 out.post(&Message::<{ GARBLED.id }>(Cow::Borrowed(
-                    bytemuck::cast_slice(&rows),
+                    bytemuck::cast_slice(&self.rows),
                 )))?;
                 out.flush()?;
                 self.stage = Stage::Garbled;
@@ -467,6 +518,7 @@ pub struct Generator {
     peer: usize,
     space: Space,
     batches: u64,
+    spare: Buffers,
 }
 
 impl Generator {
@@ -477,7 +529,19 @@ impl Generator {
             peer,
             space: session.space(peer)?,
             batches: 0,
+            spare: Buffers::default(),
         })
+    }
+
+    /// Takes back triples of an earlier batch that are used up, for their buffers.
+    pub fn recycle_triples(&mut self, used: Triples) {
+        self.spare.out = used;
+    }
+
+    /// Takes back masks of an earlier [`Generator::batch_and_bits`] that are used up, for
+    /// their buffers.
+    pub fn recycle_masks(&mut self, used: Shares) {
+        self.spare.masks = used;
     }
 
     /// One batch of `l` triples (with ℓ·B leaky ones, B = [`bucket_size`]`(l)`), and this
@@ -497,16 +561,20 @@ impl Generator {
     ) -> Result<(Triples, Keyring, Shares), Error> {
         let b = bucket_size(l);
         let n = l * b;
-        let (bits, keys) = abit::random(session, self.peer, 3 * n + extra)?;
+        let mut leaky = std::mem::take(&mut self.spare.leaky);
+        let delta = abit::random_into(session, self.peer, 3 * n + extra, &mut leaky)?;
         let ring = Keyring {
-            delta: keys.delta(),
+            delta,
             first: session.id() < self.peer,
         };
-        let mut leaky = Shares::from_bits(bits, keys);
-        let more = leaky.split_off(3 * n);
-        let mut role = TripleBatch::new(ring, self.batches, b, leaky, session.fork_prg());
+        let mut more = std::mem::take(&mut self.spare.masks);
+        leaky.copy_into(3 * n..3 * n + extra, &mut more);
+        leaky.truncate(3 * n);
+        let mut role = TripleBatch::new(ring, self.batches, b, leaky, session.fork_prg())
+            .reusing(&mut self.spare);
         self.batches += 1;
         let triples = role::drive(&mut role, &mut session.channel(self.peer), self.space)?;
+        role.give_back(&mut self.spare);
         Ok((triples, ring, more))
     }
 }

@@ -370,6 +370,12 @@ impl<T: Pieces> Stock<T> {
         piece
     }
 
+    /// The batch, used up, taken for its buffers.
+    fn spent(&mut self) -> T {
+        self.used = 0;
+        std::mem::take(&mut self.items)
+    }
+
     /// A fresh batch.
     fn refill(&mut self, items: T) {
         (self.items, self.used) = (items, 0);
@@ -439,19 +445,22 @@ impl Pool {
     }
 
     /// Draws `size` masks; with the next triple batch's bits in the same OT call when that
-    /// batch is due too (both parties decide alike: on sizes alone).
+    /// batch is due too (both parties decide alike: on sizes alone). The used-up batches' buffers
+    /// are reused.
     fn refill_masks(&mut self, session: &mut Session, size: usize) -> Result<(), Error> {
         if self.triples.left() == 0 && self.triples_left > 0 {
             let batch = self.triples_left.min(self.batch as u64) as usize;
+            self.generator.recycle_triples(self.triples.spent());
+            self.generator.recycle_masks(self.masks.spent());
             let (triples, ring, masks) = self.generator.batch_and_bits(session, batch, size)?;
             self.triples.refill(triples);
             self.triples_left -= batch as u64;
             self.ring.delta = ring.delta;
             self.masks.refill(masks);
         } else {
-            let (bits, keys) = abit::random(session, self.peer, size)?;
-            self.ring.delta = keys.delta();
-            self.masks.refill(Shares::from_bits(bits, keys));
+            let mut masks = self.masks.spent();
+            self.ring.delta = abit::random_into(session, self.peer, size, &mut masks)?;
+            self.masks.refill(masks);
         }
         self.masks_left = self.masks_left.saturating_sub(size as u64);
         Ok(())
@@ -463,6 +472,7 @@ impl Pool {
         while out.len() < n {
             if self.triples.left() == 0 {
                 let size = (self.triples_left.min(self.batch as u64) as usize).max(n - out.len());
+                self.generator.recycle_triples(self.triples.spent());
                 self.triples.refill(self.generator.batch(session, size)?.0);
                 self.triples_left = self.triples_left.saturating_sub(size as u64);
             }
