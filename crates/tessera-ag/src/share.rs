@@ -150,11 +150,11 @@ impl Shares {
         (self.macs, self.keys)
     }
 
-    /// The MACs and keys, resized to `n` shares (what was there before is not kept in any
-    /// order; the buffers' capacity is).
+    /// The MACs and keys, resized to `n` shares, to be overwritten whole: what was there
+    /// before is left as it was (not zeroed: the caller writes every share), the buffers'
+    /// capacity kept.
     pub(crate) fn resized(&mut self, n: usize) -> (&mut [Block], &mut [Block]) {
         for v in [&mut self.macs, &mut self.keys] {
-            v.clear();
             v.resize(n, Block::ZERO);
         }
         (&mut self.macs, &mut self.keys)

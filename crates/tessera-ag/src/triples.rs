@@ -249,8 +249,8 @@ impl TripleBatch {
             .map(|at| self.tweak(first, at))
             .collect();
         let (rows, s, c) = (&mut self.rows, &mut self.s, &mut self.c);
+        // Every row and S is written by the hashes below: the old values need no zeroing.
         for v in [&mut *rows, &mut *s] {
-            v.clear();
             v.resize(n, Block::ZERO);
         }
         let keys = &self.leaky.keys()[..n];
@@ -293,7 +293,6 @@ impl TripleBatch {
                 self.s[k] ^= *h ^ ((rows[k] ^ self.c[k]) & xm);
             }
         }
-        self.c.clear();
         role::pack_bits(self.s.iter().map(|s| s.lsb()))
     }
 
@@ -305,12 +304,17 @@ impl TripleBatch {
         let mut h = Sha256::new();
         h.update(b"tessera-ag leaky AND equality");
         h.update(self.batch.to_le_bytes());
-        for (k, &their) in theirs.iter().enumerate() {
-            let open = self.s[k].lsb() ^ their;
-            self.leaky.add_public(self.ring, 2 * n + k, open);
-            h.update((self.s[k] ^ (d & Block::mask(open))).to_bytes());
+        let mut l = [Block::ZERO; CHUNK];
+        for at in (0..n).step_by(CHUNK) {
+            let len = CHUNK.min(n - at);
+            for (i, l) in l[..len].iter_mut().enumerate() {
+                let k = at + i;
+                let open = self.s[k].lsb() ^ theirs[k];
+                self.leaky.add_public(self.ring, 2 * n + k, open);
+                *l = self.s[k] ^ (d & Block::mask(open));
+            }
+            h.update(bytemuck::cast_slice::<Block, u8>(&l[..len]));
         }
-        self.s.clear();
         self.digest = h.finalize().into();
         Ok(())
     }
