@@ -414,24 +414,20 @@ impl Garbled<'_> {
     ) -> Result<Vec<bool>, Error> {
         let party = self.party;
         let mut masked = Vec::new();
-        let mut mine = Vec::new();
-        for (p, &width) in self.circuit.inputs.iter().enumerate() {
-            let start = self.circuit.input_start(p) as usize;
-            let mut masks = NShares::zeroed(party, 0);
-            for w in start..start + width as usize {
-                masks.push_from(&self.lam, w);
-            }
-            let lam = share::open_to(
-                s,
-                ex,
-                &masks,
-                (kinds::N_INPUT_MASKS, Check::InputMaskMacs),
-                Some(p),
-            )?;
-            if p == party.me {
-                mine = inputs.iter().zip(lam).map(|(x, l)| x ^ l).collect();
-            }
-        }
+        let owned: Vec<NShares> = (self.circuit.inputs.iter().enumerate())
+            .map(|(p, &width)| {
+                let start = self.circuit.input_start(p) as usize;
+                let mut masks = NShares::zeroed(party, 0);
+                for w in start..start + width as usize {
+                    masks.push_from(&self.lam, w);
+                }
+                masks
+            })
+            .collect();
+        let each: Vec<Option<&NShares>> = (0..party.n).map(|p| owned.get(p)).collect();
+        let opening = (kinds::N_INPUT_MASKS, Check::InputMaskMacs);
+        let lam = share::open_each(s, ex, party, &each, opening)?;
+        let mine: Vec<bool> = inputs.iter().zip(lam).map(|(x, l)| x ^ l).collect();
         let msg = pack_bits(mine.iter().copied());
         let out = party.peers().fold(vec![None; party.n], |mut o, j| {
             o[j] = (!mine.is_empty()).then(|| msg.clone());

@@ -262,30 +262,34 @@ pub fn open_all(
     shares: &NShares,
     (kind, check): (tessera_net::Kind, Check),
 ) -> Result<Vec<bool>, Error> {
-    open_to(s, ex, shares, (kind, check), None)
+    let each = vec![Some(shares); shares.party.n];
+    open_each(s, ex, shares.party, &each, (kind, check))
 }
 
-/// Opens `shares` to party `to` only (`None`: to every party). Returns the bits, or (for a
-/// party that learns nothing) an empty vector.
-pub fn open_to(
+/// Opens, in one round, `each[p]` to each party p that has an entry (of `party`'s run), each
+/// share's MAC checked by the party it is authenticated to by `check`. Returns the bits of this
+/// party's own entry, or an empty vector if it has none.
+pub fn open_each(
     s: &mut Session,
     ex: &mut Exchange,
-    shares: &NShares,
+    party: Party,
+    each: &[Option<&NShares>],
     (kind, check): (tessera_net::Kind, Check),
-    to: Option<usize>,
 ) -> Result<Vec<bool>, Error> {
-    let party = shares.party;
-    let len = shares.len();
+    let entry = |j: usize| each.get(j).copied().flatten();
     let mut out = vec![None; party.n];
-    for j in party.peers().filter(|&j| to.is_none_or(|t| t == j)) {
-        out[j] = Some(abit::open_macs(&shares.macs_for(j, 0..len), 0));
+    for j in party.peers() {
+        if let Some(shares) = entry(j) {
+            out[j] = Some(abit::open_macs(&shares.macs_for(j, 0..shares.len()), 0));
+        }
     }
-    let learns = to.is_none_or(|t| t == party.me);
-    let expect = expect_from(party, |_| learns, len.div_ceil(8) + abit::DIGEST);
+    let mine = entry(party.me);
+    let len = mine.map_or(0, NShares::len);
+    let expect = expect_from(party, |_| mine.is_some(), len.div_ceil(8) + abit::DIGEST);
     let got = ex.round(s, Round::new(kind, out, expect))?;
-    if !learns {
+    let Some(shares) = mine else {
         return Ok(Vec::new());
-    }
+    };
     let mut bits: Vec<bool> = (0..len).map(|i| shares.bit(i)).collect();
     for (j, msg) in got.iter().enumerate() {
         let Some(msg) = msg else { continue };
