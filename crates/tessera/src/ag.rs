@@ -11,7 +11,7 @@ use std::time::Instant;
 use tessera_ag::twopc::{self, Outputs, Program};
 use tessera_ag::{Job, multi};
 use tessera_circuit::Circuit;
-use tessera_circuit::bristol::stream::Streamed;
+use tessera_circuit::bristol::stream::{DEFAULT_WINDOW, Streamed};
 use tessera_circuit::eval::{bits_from_hex, bits_to_hex, split_values};
 use tessera_net::{NetConfig, Network, Phase, memory};
 use tessera_ot::OtChoice;
@@ -88,8 +88,9 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = OutputArg::All)]
     output: OutputArg,
     /// Read the circuit file in windows of this many gates, each run with the live wires
-    /// carried from the ones before, instead of whole: memory follows one window and the live
-    /// wires, not the file.
+    /// carried from the ones before: memory follows one window and the live wires, not the
+    /// file. Default: a file of more than 65536 gates between two parties in windows of that
+    /// many, other circuits whole; 0 reads the file whole.
     #[arg(long)]
     window: Option<usize>,
     /// The correlated OT behind the authenticated bits.
@@ -136,11 +137,20 @@ impl Source {
                 "{parties} parties: every party learns the outputs (--output all)"
             )));
         }
-        let source = match args.window {
-            Some(w) => Source::Streamed(Box::new(Streamed::open(
-                std::path::Path::new(&args.circuit),
-                w,
-            )?)),
+        let file = tessera_circuit::library::builtin(&args.circuit).is_none();
+        let path = std::path::Path::new(&args.circuit);
+        let streamed = match args.window {
+            Some(0) => None,
+            // A file larger than a window, between two parties.
+            None if file && parties == 2 && path.exists() => {
+                let f = Streamed::open(path, DEFAULT_WINDOW)?;
+                (f.num_gates() as usize > DEFAULT_WINDOW).then_some(f)
+            }
+            None => None,
+            Some(w) => Some(Streamed::open(path, w)?),
+        };
+        let source = match streamed {
+            Some(f) => Source::Streamed(Box::new(f)),
             None if parties > 2 => Source::Many(Box::new(load(&args.circuit)?.0)),
             None => {
                 let (circuit, _) = load(&args.circuit)?;

@@ -1505,6 +1505,58 @@ fn an_actively_secure_run_streams_a_file_in_windows() {
     assert!(first.wait_with_output().unwrap().status.success());
 }
 
+/// `tessera ag run` on a Bristol file between two parties: one of more than 65 536 gates (AES-128
+/// chained three times, 89 976 gates) goes in windows of 65 536 gates unless `--window 0` reads
+/// it whole, a smaller one (AES-128) whole; the outputs are `circuit eval`'s either way.
+#[test]
+fn a_large_file_goes_in_windows_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("aes3.txt");
+    let f = file.to_str().unwrap();
+    let (ok, _, err) = tessera(&["circuit", "write", "aes128", "--chain", "3", "--out", f]);
+    assert!(ok, "{err}");
+    let keys = "000102030405060708090a0b0c0d0e0f".repeat(3);
+    let plain = "00112233445566778899aabbccddeeff";
+    let (ok, want, err) = tessera(&["circuit", "eval", f, "--input", &keys, "--input", plain]);
+    assert!(ok, "{err}");
+    for (extra, size) in [
+        (
+            &[][..],
+            serde_json::json!({"gates": 89_976, "window": 65_536}),
+        ),
+        (
+            &["--window", "0"][..],
+            serde_json::json!({"and_gates": 19_200}),
+        ),
+    ] {
+        let common = [&["--circuit", f][..], extra].concat();
+        let (first, addr) = spawn_ag_party_0(&[&common[..], &["--input", &keys]].concat());
+        let parties = format!("{addr},-");
+        let args = [
+            "ag",
+            "run",
+            "--party",
+            "1",
+            "--parties",
+            &parties,
+            "--input",
+            plain,
+        ];
+        let (ok, out, err) = tessera(&[&args[..], &common, &["--json"]].concat());
+        assert!(ok, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["output"][0], want.trim(), "{out}");
+        assert_eq!(v["size"], size, "{out}");
+        assert!(first.wait_with_output().unwrap().status.success());
+    }
+    let aes = &aes_file(&dir);
+    let ((ok, out, err), first) = aes_between_two(&["--circuit", aes], &["--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["size"], serde_json::json!({"and_gates": 6400}), "{out}");
+    assert!(first.wait_with_output().unwrap().status.success());
+}
+
 /// `tessera ag run` refuses, with a message naming what is wrong: an input of the wrong width,
 /// a party list naming one address twice, outputs to one party among three, and a peer that
 /// never comes.
