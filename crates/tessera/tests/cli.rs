@@ -1230,9 +1230,20 @@ fn aes_between_two(
     extra: &[&str],
 ) -> ((bool, String, String), std::process::Child) {
     let key = "000102030405060708090a0b0c0d0e0f";
-    let (first, addr) = spawn_ag_party_0(&[common, &["--input", key]].concat());
-    let parties = format!("{addr},-");
     let plain = "00112233445566778899aabbccddeeff";
+    ag_between_two([key, plain], common, extra)
+}
+
+/// `tessera ag run` between two processes: party 0 spawned with `inputs[0]`, party 1 run to its
+/// end with `inputs[1]`, both with `common` and party 1 with `extra`. Party 1's (success,
+/// stdout, stderr) and party 0's process.
+fn ag_between_two(
+    [first_input, second_input]: [&str; 2],
+    common: &[&str],
+    extra: &[&str],
+) -> ((bool, String, String), std::process::Child) {
+    let (first, addr) = spawn_ag_party_0(&[common, &["--input", first_input]].concat());
+    let parties = format!("{addr},-");
     let args = [
         "ag",
         "run",
@@ -1241,7 +1252,7 @@ fn aes_between_two(
         "--parties",
         &parties,
         "--input",
-        plain,
+        second_input,
     ];
     (tessera(&[&args[..], common, extra].concat()), first)
 }
@@ -1530,19 +1541,7 @@ fn a_large_file_goes_in_windows_by_default() {
         ),
     ] {
         let common = [&["--circuit", f][..], extra].concat();
-        let (first, addr) = spawn_ag_party_0(&[&common[..], &["--input", &keys]].concat());
-        let parties = format!("{addr},-");
-        let args = [
-            "ag",
-            "run",
-            "--party",
-            "1",
-            "--parties",
-            &parties,
-            "--input",
-            plain,
-        ];
-        let (ok, out, err) = tessera(&[&args[..], &common, &["--json"]].concat());
+        let ((ok, out, err), first) = ag_between_two([&keys, plain], &common, &["--json"]);
         assert!(ok, "{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["output"][0], want.trim(), "{out}");
