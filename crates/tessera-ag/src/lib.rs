@@ -14,6 +14,8 @@
 //!   ([`twopc::run_chain`]).
 //! - [`combine`]: comparing long vectors of MACs by one random linear combination.
 //! - [`checks`]: the checks against cheating by name (switchable in this crate's tests only).
+//! - [`hello`]: the hello every run opens with: version, protocol and the fingerprint of what
+//!   the parties must agree on.
 //! - [`wire`]: the message kinds.
 //!
 //! - [`multi`]: n parties (WRK17b): authenticated shares among n, triples and the distributed
