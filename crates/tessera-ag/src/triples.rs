@@ -147,7 +147,7 @@ pub struct TripleBatch {
 /// the leaky triples' shares, the rows, S and C, the bucket differences, the folded triples
 /// and the random masks drawn with them.
 #[derive(Debug, Default)]
-pub struct Buffers {
+struct Buffers {
     leaky: Shares,
     rows: Vec<Block>,
     s: Vec<Block>,
