@@ -117,8 +117,9 @@ pub enum Error {
         /// Which check.
         check: checks::Check,
     },
-    /// A message of the right length whose content is not valid (bits set in its padding):
-    /// the peer misbehaved, whatever its values.
+    /// A message that cannot be read (an opening of the wrong length, bits set in the padding
+    /// of packed bits, a payload that is not whole blocks): the peer misbehaved, whatever its
+    /// values.
     #[error("a malformed message from the peer: {message}")]
     Malformed {
         /// The message kind's name ([`wire`]).

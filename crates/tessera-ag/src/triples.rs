@@ -228,34 +228,20 @@ impl TripleBatch {
         self.ring.delta ^ Block::new(u128::from(!self.ring.first))
     }
 
-    /// A MAC of this party's under the peer's working Δ: the first clears its low bit.
-    fn work_mac(&self, m: Block) -> Block {
-        work_mac(self.ring.first, m)
-    }
-
-    /// The tweak of leaky triple `k`'s row garbled by the first party (`by_first`) or the
-    /// second.
-    fn tweak(&self, by_first: bool, k: usize) -> Block {
-        Block::from_halves(TWEAK_HIGH | self.batch << 1 | u64::from(by_first), k as u64)
-    }
-
     /// Garbles this party's rows into `rows`: G = H(K\[x\]) ⊕ H(K\[x\] ⊕ Δ) ⊕ C, hashing a
     /// chunk at a time (H(K\[x\]) goes straight into S, H(K\[x\] ⊕ Δ) into the rows).
     fn garble(&mut self) {
-        let (n, first) = (self.n, self.ring.first);
+        let (n, first, batch) = (self.n, self.ring.first, self.batch);
         let d = self.work_delta();
-        let tweaks: Vec<Block> = (0..n)
-            .step_by(CHUNK)
-            .map(|at| self.tweak(first, at))
-            .collect();
         let (rows, s, c) = (&mut self.rows, &mut self.s, &mut self.c);
         // Every row and S is written by the hashes below: the old values need no zeroing.
         for v in [&mut *rows, &mut *s] {
             v.resize(n, Block::ZERO);
         }
         let keys = &self.leaky.keys()[..n];
-        for (at, &t) in (0..n).step_by(CHUNK).zip(&tweaks) {
+        for at in (0..n).step_by(CHUNK) {
             let end = (at + CHUNK).min(n);
+            let t = row_tweak(batch, first, at);
             self.hash
                 .tccr_counter(&keys[at..end], Block::ZERO, t, &mut s[at..end]);
             self.hash
@@ -282,9 +268,9 @@ impl TripleBatch {
         for at in (0..n).step_by(CHUNK) {
             let len = CHUNK.min(n - at);
             for (i, m) in macs[..len].iter_mut().enumerate() {
-                *m = self.work_mac(self.leaky.macs()[at + i]);
+                *m = work_mac(self.ring.first, self.leaky.macs()[at + i]);
             }
-            let t = self.tweak(!self.ring.first, at);
+            let t = row_tweak(self.batch, !self.ring.first, at);
             self.hash
                 .tccr_counter(&macs[..len], Block::ZERO, t, &mut hm[..len]);
             for (i, h) in hm[..len].iter().enumerate() {
@@ -397,6 +383,12 @@ impl TripleBatch {
 /// its low bit.
 fn work_mac(first: bool, m: Block) -> Block {
     m & Block::new(!u128::from(first))
+}
+
+/// The tweak of leaky triple `k`'s row in batch `batch`, garbled by the first party
+/// (`by_first`) or the second.
+fn row_tweak(batch: u64, by_first: bool, k: usize) -> Block {
+    Block::from_halves(TWEAK_HIGH | batch << 1 | u64::from(by_first), k as u64)
 }
 
 /// (j + shift) mod l for j = 0, 1, …, l − 1: a layer cyclically shifted, as two runs.

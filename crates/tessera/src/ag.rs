@@ -137,12 +137,13 @@ impl Source {
                 "{parties} parties: every party learns the outputs (--output all)"
             )));
         }
-        let file = tessera_circuit::library::builtin(&args.circuit).is_none();
         let path = std::path::Path::new(&args.circuit);
+        // A file (a built-in name is taken as the built-in circuit, as `load` does).
+        let file = path.exists() && tessera_circuit::library::builtin(&args.circuit).is_none();
         let streamed = match args.window {
             Some(0) => None,
             // A file larger than a window, between two parties.
-            None if file && parties == 2 && path.exists() => {
+            None if file && parties == 2 => {
                 let f = Streamed::open(path, DEFAULT_WINDOW)?;
                 (f.num_gates() as usize > DEFAULT_WINDOW).then_some(f)
             }

@@ -3,7 +3,7 @@
 
 use super::{
     Carry, Ended, Ending, Material, Opened, Openings, Program, check_inputs, label_commitment,
-    masked_inputs, opening_len, out_of_turn, output_masks, output_opening,
+    masked_inputs, opening_len, out_of_turn, output_masks,
 };
 use crate::Error;
 use crate::checks::{self, Check};
@@ -231,7 +231,7 @@ impl<'a> Online<'a> {
         let plan = &self.program.plan;
         let mine = output_masks(plan, slots);
         let delta = self.state.material.ring.delta;
-        let theirs = output_opening(&mine, delta, (bytes, OUTPUT_MASKS.name))?;
+        let theirs = mine.check_opening(delta, bytes, (OUTPUT_MASKS.name, Check::OutputMasks))?;
         Ok(plan
             .output_slots()
             .enumerate()

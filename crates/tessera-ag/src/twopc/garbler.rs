@@ -3,7 +3,7 @@
 
 use super::{
     Carry, Ended, Ending, Material, Opened, Openings, Program, check_inputs, label_commitment,
-    masked_inputs, opening_len, out_of_turn, output_masks, output_opening,
+    masked_inputs, opening_len, out_of_turn, output_masks,
 };
 use crate::Error;
 use crate::checks::{self, Check};
@@ -255,7 +255,7 @@ impl<'a> Online<'a> {
         let (labels, opened) = bytes.split_at(16 * n);
         let slots = &self.state.slots;
         let mine = output_masks(&self.program.plan, slots);
-        let theirs = output_opening(&mine, delta, (opened, OUTPUT_LABELS.name))?;
+        let theirs = mine.check_opening(delta, opened, (OUTPUT_LABELS.name, Check::OutputMasks))?;
         let mut z = Vec::with_capacity(n);
         for (i, slot) in self.program.plan.output_slots().enumerate() {
             let label = &labels[16 * i..16 * i + 16];

@@ -551,16 +551,6 @@ impl Openings {
     }
 }
 
-/// The peer's output mask shares from its opening in the message called `message`,
-/// MAC-checked against this party's keys for them ([`Check::OutputMasks`]).
-fn output_opening(
-    mine: &Shares,
-    delta: Block,
-    (msg, message): (&[u8], &'static str),
-) -> Result<Vec<bool>, Error> {
-    mine.check_opening(delta, msg, (message, Check::OutputMasks))
-}
-
 /// The evaluator's commitment to the digest of its AND labels, under a random nonce.
 fn label_commitment(digest: &[u8], nonce: Block) -> [u8; 32] {
     tessera_core::digest::tagged(
