@@ -51,7 +51,8 @@ use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
 use tessera_net::{DecodeError, Kind, Phase, Space};
 
 /// The version of this protocol's messages; parties of different versions refuse each other.
-pub const PROTOCOL_VERSION: u8 = 3;
+/// Version 4: the fingerprint hashes the circuit's [`Circuit::digest`].
+pub const PROTOCOL_VERSION: u8 = 4;
 
 /// The hello ([`crate::hello`]): version, role, scheme, fingerprint, the garbler's public
 /// random block.
