@@ -12,8 +12,9 @@ use tessera_core::Block;
 use tessera_protocols::Session;
 use tessera_protocols::hello::{self, Hello, Names, Variants};
 
-/// The version of this crate's protocols, in the hello.
-pub const VERSION: u8 = 1;
+/// The version of this crate's protocols, in the hello: 2 since a streamed file's digest is
+/// BLAKE3 ([`tessera_circuit::bristol::stream::DIGEST_CONTEXT`]) rather than SHA-256.
+pub const VERSION: u8 = 2;
 
 /// Which protocol a run speaks, in the hello.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
