@@ -28,7 +28,7 @@ pub mod protocol;
 pub mod rep;
 
 pub use error::{Cheat, Error, PrepError};
-pub use exchange::{Exchange, Tamper};
+pub use exchange::links;
 pub use online::{Encryption, Key, Party, RoundKeys};
 pub use prep::{Material, Shape, claim, deal, deal_buffers, deal_in_memory};
 pub use protocol::Protocol;

@@ -42,7 +42,7 @@
 
 use crate::code::{N, ReedSolomon};
 use crate::error::{Cheat, Error, PrepError};
-use crate::exchange::{Exchange, Out, kinds};
+use crate::exchange::kinds;
 use crate::layout::{self, BLOCK, KEY_SBOX_INPUTS, RCON, ROUNDS};
 use crate::prep::{Material, PAIR_MAC, peer_slot};
 use crate::protocol::{Protocol, Tables};
@@ -50,6 +50,7 @@ use crate::rep::{Rep, xor};
 use rand_core::RngCore;
 use sha2::{Digest, Sha256};
 use tessera_core::{Block, Prg, gf256};
+use tessera_net::exchange::{Exchange, Expect, Out};
 
 /// Shares of the eleven round keys, each copied into every block of a codeword: the result
 /// of key expansion, kept to encrypt more blocks under the same key.
@@ -190,7 +191,12 @@ impl<'m> Party<'m> {
         let mut hello = digest.to_vec();
         hello.extend_from_slice(&(me as u16).to_le_bytes());
         let mut received = vec![Vec::new(); n];
-        x.exchange(kinds::HELLO, Out::All(&hello), hello.len(), &mut received)?;
+        x.round(
+            kinds::HELLO,
+            Out::All(&hello),
+            Expect::All(hello.len()),
+            &mut received,
+        )?;
         for (j, r) in received.iter().enumerate().filter(|&(j, _)| j != me) {
             if r[..32] != digest {
                 return Err(PrepError::OtherSession { party: j }.into());
@@ -405,7 +411,12 @@ impl<'m> Party<'m> {
         self.key_used = true;
         let mut eps = *share;
         xor(&mut eps, self.mat.input_mask());
-        x.exchange(kinds::INPUT, Out::All(&eps), BLOCK, &mut self.received)?;
+        x.round(
+            kinds::INPUT,
+            Out::All(&eps),
+            Expect::All(BLOCK),
+            &mut self.received,
+        )?;
         // [[K]] = Σ_p [[ρ_p]] + Σ_p ε_p: the masks' representations, then one public constant.
         let mut sum = [0u8; BLOCK];
         for p in 0..self.n {
@@ -435,7 +446,12 @@ impl<'m> Party<'m> {
         data: &mut [Vec<u8>],
     ) -> Result<(), Error> {
         let out: Vec<u8> = reps.iter().flat_map(|r| r.word).collect();
-        x.exchange(kinds::OPEN, Out::All(&out), out.len(), &mut self.received)?;
+        x.round(
+            kinds::OPEN,
+            Out::All(&out),
+            Expect::All(out.len()),
+            &mut self.received,
+        )?;
         for (t, rep) in reps.iter().enumerate() {
             let mut y = rep.word;
             for (j, r) in self.received.iter().enumerate() {
@@ -547,10 +563,10 @@ impl<'m> Party<'m> {
                 m
             })
             .collect();
-        x.exchange(
+        x.round(
             kinds::TABLE,
             Out::Each(&messages),
-            entries.len() * UNIT,
+            Expect::All(entries.len() * UNIT),
             &mut self.received,
         )?;
         let mut opened: Vec<u8> = entries.iter().map(|&e| mat.entry(e)[0]).collect();
@@ -599,13 +615,18 @@ impl<'m> Party<'m> {
         let mut nonce = [0u8; 16];
         self.rng.fill_bytes(&mut nonce);
         let mine = commit(b"mac check", self.me, &[&h, &sigma, &nonce]);
-        x.exchange(kinds::COMMIT, Out::All(&mine), 32, &mut self.received)?;
+        x.round(
+            kinds::COMMIT,
+            Out::All(&mine),
+            Expect::All(32),
+            &mut self.received,
+        )?;
         let commitments = self.received.clone();
         let reveal: Vec<u8> = [&h[..], &sigma, &nonce].concat();
-        x.exchange(
+        x.round(
             kinds::REVEAL,
             Out::All(&reveal),
-            reveal.len(),
+            Expect::All(reveal.len()),
             &mut self.received,
         )?;
         let mut total = sigma;
@@ -648,7 +669,12 @@ impl<'m> Party<'m> {
         let mine = commit(b"output", self.me, &[alpha, &macs, &nonce]);
         let mut out: Vec<u8> = states.iter().flat_map(|s| s.word).collect();
         out.extend_from_slice(&mine);
-        x.exchange(kinds::OUTPUT, Out::All(&out), out.len(), &mut self.received)?;
+        x.round(
+            kinds::OUTPUT,
+            Out::All(&out),
+            Expect::All(out.len()),
+            &mut self.received,
+        )?;
         let commitments: Vec<Vec<u8>> = self
             .received
             .iter()
@@ -671,10 +697,10 @@ impl<'m> Party<'m> {
         }
         self.openings += words;
         let reveal: Vec<u8> = [&alpha[..], &macs, &nonce].concat();
-        x.exchange(
+        x.round(
             kinds::OUTPUT_CHECK,
             Out::All(&reveal),
-            reveal.len(),
+            Expect::All(reveal.len()),
             &mut self.received,
         )?;
         let (mut alpha_sum, mut mac_sum) = (*alpha, macs);

@@ -7,12 +7,13 @@
 use rand_core::RngCore;
 use tessera_aes::code::N;
 use tessera_aes::protocol::Tables;
-use tessera_aes::{Error, Key, Material, Party, PrepError, Protocol, Shape, Tamper, deal};
-use tessera_aes::{deal_in_memory, exchange::Exchange};
+use tessera_aes::{Error, Key, Material, Party, PrepError, Protocol, Shape, deal};
+use tessera_aes::{deal_in_memory, links};
 use tessera_core::{Block, Prg};
+use tessera_net::exchange::{Editor, Exchange};
 use tessera_net::{NetConfig, memory};
 
-/// What the cheating party does ([`Tamper`]).
+/// What the cheating party does ([`Editor::xor_at`]).
 #[derive(Clone)]
 struct Attack {
     cheater: usize,
@@ -45,18 +46,17 @@ fn run_once(
         let handles: Vec<_> = nets
             .into_iter()
             .enumerate()
-            .map(|(i, net)| {
+            .map(|(i, mut net)| {
                 let mat = &mats[i];
                 let a = attack.clone();
                 s.spawn(move || {
                     let share = [i as u8; 16];
                     if i == a.cheater {
-                        let mut x = Tamper::new(net, a.at, a.offset, a.error, a.to);
-                        x.consistent = a.consistent;
-                        encrypt(mat, &mut x, share, plain)
+                        let mut editor =
+                            Editor::xor_at(a.at, a.offset, a.error, a.to, a.consistent);
+                        encrypt(mat, &mut editor.over(&mut links(&mut net)), share, plain)
                     } else {
-                        let mut x = net;
-                        encrypt(mat, &mut x, share, plain)
+                        encrypt(mat, &mut links(&mut net), share, plain)
                     }
                 })
             })

@@ -2,7 +2,7 @@
 //! split among the parties, random keys and plaintexts against the core's AES, with and
 //! without key expansion.
 
-use tessera_aes::{Exchange, Key, Material, Party, Protocol, Shape, deal_in_memory};
+use tessera_aes::{Key, Material, Party, Protocol, Shape, deal_in_memory, links};
 use tessera_core::{Block, FixedKeyAes, Prg};
 use tessera_net::{NetConfig, Network, memory};
 
@@ -27,9 +27,9 @@ fn split(key: &[u8; 16], n: usize, prg: &mut Prg) -> Vec<[u8; 16]> {
 }
 
 /// Every party on its own thread: `expand` first expands the key, then encrypts with it.
-fn run<X: Exchange + Send>(
+fn run(
     mats: &[Material],
-    nets: Vec<X>,
+    nets: Vec<Network>,
     shares: &[[u8; 16]],
     plain: &[[u8; 16]],
     expand: bool,
@@ -38,9 +38,10 @@ fn run<X: Exchange + Send>(
         let handles: Vec<_> = nets
             .into_iter()
             .enumerate()
-            .map(|(i, mut x)| {
+            .map(|(i, mut net)| {
                 let (mat, share) = (&mats[i], shares[i]);
                 s.spawn(move || {
+                    let mut x = links(&mut net);
                     let mut p = Party::new(mat, &mut x)?;
                     if expand {
                         let keys = p.expand_key(&mut x, &share)?;

@@ -11,6 +11,7 @@ mod common;
 use common::{random_circuit, uncaught_in_multi};
 use tessera_ag::multi;
 use tessera_core::{Block, Prg};
+use tessera_net::exchange::{Editor, Message};
 
 #[test]
 fn every_tampered_message_among_three_is_caught() {
@@ -52,13 +53,13 @@ fn aborts_per_evaluator_bit(runs: usize) -> [usize; 2] {
         for run in 0..runs {
             let outs = common::n_parties(3, common::softspoken(), |s| {
                 let me = s.id();
-                let mut edit = |k: tessera_net::Kind, _: usize, m: &mut Vec<u8>| {
-                    if k == tessera_ag::wire::N_TABLES {
+                let edit = |msg: &Message, m: &mut Vec<u8>| {
+                    if !msg.received && msg.kind == tessera_ag::wire::N_TABLES {
                         // Row 2 of gate 0, its first block, one of its bits.
                         m[2 * 3 * 16 + run % 16] ^= 1 << (run % 8);
                     }
                 };
-                let edit: Option<multi::Edit<'_>> = (me == 2).then_some(&mut edit);
+                let edit = (me == 2).then(|| Editor::new(edit));
                 let input = match me {
                     0 => vec![x],
                     1 => vec![true],

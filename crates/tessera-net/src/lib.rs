@@ -7,6 +7,9 @@
 //! - [`Channel`]: the two-party view, `network.peer(j)`, that two-party protocols run on.
 //! - Meshes ([`mesh`]): in memory (Unix socket pairs, for tests and single-process runs), TCP,
 //!   and TLS 1.3 with mutual authentication by pinned certificates.
+//! - [`exchange`]: rounds among n parties (every party sends, then reads messages of known
+//!   lengths), the way oblivious AES and n-party authenticated garbling talk, and the one
+//!   editor their cheating tests change messages with.
 //! - [`role`]: protocol cores without I/O (typed messages in, typed messages out) and the one
 //!   driver that moves them over a channel.
 //! - [`relay`]: a user-space TCP link emulator (a one-way delay and a bandwidth per direction)
@@ -29,6 +32,7 @@
 mod abort;
 mod channel;
 mod error;
+pub mod exchange;
 mod files;
 mod link;
 pub mod mesh;

@@ -10,7 +10,9 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Barrier;
 use std::time::Instant;
-use tessera_aes::{Encryption, Key, Material, Party, Protocol, Shape, claim, deal, deal_buffers};
+use tessera_aes::{
+    Encryption, Key, Material, Party, Protocol, Shape, claim, deal, deal_buffers, links,
+};
 use tessera_core::Prg;
 use tessera_net::{NetConfig, Network};
 
@@ -206,8 +208,8 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
     claim(&args.prep, &mat.header().session).map_err(tessera_aes::Error::from)?;
     let mut net = args.mesh.open()?;
     let t = Instant::now();
-    let mut party = Party::new(&mat, &mut net)?;
-    let e = party.encrypt(&mut net, Key::Share(key), &plain)?;
+    let mut party = Party::new(&mat, &mut links(&mut net))?;
+    let e = party.encrypt(&mut links(&mut net), Key::Share(key), &plain)?;
     let online_ms = t.elapsed().as_secs_f64() * 1e3;
     let cts: Vec<String> = e.ciphertexts.iter().map(|c| hex(c)).collect();
     if args.json {
@@ -276,16 +278,16 @@ fn timed(
                 .map(|(i, net)| {
                     let (mat, share, barrier) = (&mats[i], shares[i], &barrier);
                     s.spawn(move || {
-                        let mut party = Party::new(mat, net)?;
+                        let mut party = Party::new(mat, &mut links(net))?;
                         let keys = match expand_first {
-                            true => Some(party.expand_key(net, &share)?),
+                            true => Some(party.expand_key(&mut links(net), &share)?),
                             false => None,
                         };
                         let before = net.stats();
                         barrier.wait();
                         let t = Instant::now();
                         let key = keys.as_ref().map_or(Key::Share(share), Key::Expanded);
-                        let e = party.encrypt(net, key, plain)?;
+                        let e = party.encrypt(&mut links(net), key, plain)?;
                         let ms = t.elapsed().as_secs_f64() * 1e3;
                         let after = net.stats();
                         Ok((

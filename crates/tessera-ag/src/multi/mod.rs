@@ -30,12 +30,9 @@ use sha2::Digest;
 use share::Party;
 use tessera_circuit::bristol::stream::Streamed;
 use tessera_circuit::{Circuit, GateKind};
+use tessera_net::exchange::{Editor, Exchange as _, Expect, Links, Out};
 use tessera_net::{Kind, Space};
 use tessera_protocols::Session;
-
-/// What a cheating test does to the messages this party sends: it may edit any (kind, the
-/// party it goes to, the payload).
-pub type Edit<'e> = &'e mut dyn FnMut(Kind, usize, &mut Vec<u8>);
 
 /// One round: a message of one kind to some peers, and the lengths expected back.
 #[derive(Debug)]
@@ -53,21 +50,18 @@ impl Round {
     }
 }
 
-/// The links of one n-party run: a message space on each and, in cheating tests, the edit.
+/// The links of one n-party run: a message space on each and, in cheating tests, the editor
+/// this party's messages pass through. Rounds go through the network's shared exchange
+/// ([`tessera_net::exchange`]), as oblivious AES's do.
+#[derive(Debug)]
 pub struct Exchange<'e> {
     spaces: Vec<Option<Space>>,
-    edit: Option<Edit<'e>>,
-}
-
-impl std::fmt::Debug for Exchange<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Exchange").finish_non_exhaustive()
-    }
+    editor: Option<Editor<'e>>,
 }
 
 impl<'e> Exchange<'e> {
     /// A space on every link of `s` (every party makes its exchange at the same point).
-    pub fn new(s: &mut Session, edit: Option<Edit<'e>>) -> Result<Self, Error> {
+    pub fn new(s: &mut Session, editor: Option<Editor<'e>>) -> Result<Self, Error> {
         let me = s.id();
         let spaces = (0..s.parties())
             .map(|j| {
@@ -78,33 +72,23 @@ impl<'e> Exchange<'e> {
                 }
             })
             .collect::<Result<_, _>>()?;
-        Ok(Exchange { spaces, edit })
+        Ok(Exchange { spaces, editor })
     }
 
     /// Runs `round`: every message goes out, then every expected one is read, each of exactly
     /// its length. Returns the messages by sender.
     pub fn round(&mut self, s: &mut Session, round: Round) -> Result<Vec<Option<Vec<u8>>>, Error> {
-        let net = s.network();
-        for (j, msg) in round.out.into_iter().enumerate() {
-            let (Some(mut msg), Some(space)) = (msg, self.spaces[j]) else {
-                continue;
-            };
-            if let Some(edit) = self.edit.as_mut() {
-                edit(round.kind, j, &mut msg);
-            }
-            net.send(j, space.tag(round.kind), &msg)?;
+        let mut links = Links::per_link(s.network(), &self.spaces);
+        let mut received = vec![Vec::new(); round.expect.len()];
+        let (out, expect) = (Out::Some(&round.out), Expect::Some(&round.expect));
+        match self.editor.as_mut() {
+            Some(e) => e
+                .over(&mut links)
+                .round(round.kind, out, expect, &mut received)?,
+            None => links.round(round.kind, out, expect, &mut received)?,
         }
-        net.flush()?;
-        let mut got = vec![None; round.expect.len()];
-        for (j, len) in round.expect.iter().enumerate() {
-            let (Some(len), Some(space)) = (*len, self.spaces[j]) else {
-                continue;
-            };
-            let mut buf = vec![0u8; len];
-            net.recv_into(j, space.tag(round.kind), &mut buf)?;
-            got[j] = Some(buf);
-        }
-        Ok(got)
+        let got = round.expect.iter().zip(received);
+        Ok(got.map(|(len, r)| len.map(|_| r)).collect())
     }
 }
 
@@ -171,18 +155,18 @@ pub fn run(session: &mut Session, circuit: &Circuit, inputs: &[bool]) -> Result<
     run_edited(session, circuit, inputs, None)
 }
 
-/// [`run`], with this party's outgoing messages passed through `edit` first: what the cheating
-/// tests use to play a party that deviates.
+/// [`run`], with this party's messages passed through `editor`: what the cheating tests use to
+/// play a party that deviates.
 pub fn run_edited(
     session: &mut Session,
     circuit: &Circuit,
     inputs: &[bool],
-    edit: Option<Edit<'_>>,
+    editor: Option<Editor<'_>>,
 ) -> Result<Vec<bool>, Error> {
     session.run_with(|s| {
         check_inputs(circuit, s.parties(), s.id(), inputs)?;
         circuit.check()?;
-        let mut runner = Runner::start(s, edit, |h| {
+        let mut runner = Runner::start(s, editor, |h| {
             h.update(b"circuit");
             h.update(circuit.digest());
         })?;
@@ -248,13 +232,13 @@ impl<'e> Runner<'e> {
     /// setup phase and the run's exchange.
     fn start(
         s: &mut Session,
-        edit: Option<Edit<'e>>,
+        editor: Option<Editor<'e>>,
         agree: impl FnOnce(&mut sha2::Sha256),
     ) -> Result<Self, Error> {
         crate::abit::check_provider(s.ot_choice())?;
         crate::hello::greet(s, crate::hello::Variant::Wrk17b, agree)?;
         let party = s.phase("setup", setup)?;
-        let ex = Exchange::new(s, edit)?;
+        let ex = Exchange::new(s, editor)?;
         Ok(Runner {
             party,
             ex,

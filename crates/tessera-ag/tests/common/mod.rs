@@ -12,6 +12,7 @@ use tessera_ag::{Error, multi, wire};
 use tessera_circuit::{Circuit, Gate, GateKind, eval};
 use tessera_core::{Block, Prg};
 use tessera_net::Kind;
+use tessera_net::exchange::{Editor, Message};
 use tessera_net::role::{self, Side};
 use tessera_ot::OtChoice;
 use tessera_ot::extension::{Protocol, Security};
@@ -471,10 +472,14 @@ pub fn uncaught_in_multi(circuit: &Circuit, n: usize, trials: u128) -> Vec<Strin
     let sent = std::sync::Mutex::new(Vec::<(usize, usize, Kind, Vec<u8>)>::new());
     n_parties(n, softspoken(), |s| {
         let me = s.id();
-        let mut record = |k: Kind, to: usize, m: &mut Vec<u8>| {
-            sent.lock().unwrap().push((me, to, k, m.clone()));
-        };
-        multi::run_edited(s, circuit, &mine(&values, me), Some(&mut record))
+        let record = Editor::new(|m: &Message, bytes: &mut Vec<u8>| {
+            if !m.received {
+                sent.lock()
+                    .unwrap()
+                    .push((me, m.peer, m.kind, bytes.clone()));
+            }
+        });
+        multi::run_edited(s, circuit, &mine(&values, me), Some(record))
     });
     let sent = sent.into_inner().unwrap();
     let mut kinds: Vec<(usize, Kind)> = sent.iter().map(|(f, _, k, _)| (*f, *k)).collect();
@@ -520,8 +525,9 @@ pub fn uncaught_in_multi(circuit: &Circuit, n: usize, trials: u128) -> Vec<Strin
                         let changed = std::sync::atomic::AtomicBool::new(false);
                         let outcome = n_parties(n, softspoken(), |s| {
                             let me = s.id();
-                            let mut edit = |k: Kind, j: usize, m: &mut Vec<u8>| {
-                                if k == kind && j == to {
+                            let edit = |msg: &Message, m: &mut Vec<u8>| {
+                                let k = msg.kind;
+                                if !msg.received && k == kind && msg.peer == to {
                                     let before = m.clone();
                                     tamper.apply(m, (Side::First, k), &earlier, trial);
                                     if *m != before {
@@ -529,7 +535,7 @@ pub fn uncaught_in_multi(circuit: &Circuit, n: usize, trials: u128) -> Vec<Strin
                                     }
                                 }
                             };
-                            let edit: Option<multi::Edit<'_>> = (me == from).then_some(&mut edit);
+                            let edit = (me == from).then(|| Editor::new(edit));
                             multi::run_edited(s, circuit, &mine(&values, me), edit)
                         });
                         if !changed.into_inner() {
