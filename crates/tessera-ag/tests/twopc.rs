@@ -159,3 +159,41 @@ fn a_file_streams_window_by_window() {
         );
     }
 }
+
+/// A gate line that reads a wire no gate has written yet, past the first windows of a file:
+/// each party finds it on its reader thread (a window ahead of the protocol, after some
+/// windows ran) and stops with the file's error naming the line; neither hangs.
+#[test]
+fn a_fault_deep_in_a_file_stops_both_parties() {
+    use tessera_circuit::bristol::{self, stream::Streamed};
+    let dir = tempfile::tempdir().unwrap();
+    let circuit = aes128().unwrap();
+    let text = bristol::write(&circuit, bristol::Format::Fashion).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    // Line 3000 (header lines first): its first input becomes a wire never written.
+    let bad = 3000;
+    let mut tokens: Vec<String> = lines[bad - 1].split(' ').map(str::to_string).collect();
+    tokens[2] = (circuit.num_wires - 1).to_string();
+    lines[bad - 1] = tokens.join(" ");
+    let path = dir.path().join("aes-bad.txt");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let mut prg = Prg::from_seed_block(Block::new(72));
+    let values = random_values(&mut prg, &circuit);
+    let [g, e] = two_parties(softspoken(), |s| {
+        let mut file = Streamed::open(&path, 300).unwrap();
+        let mine = values.get(s.id()).cloned().unwrap_or_default();
+        twopc::run_file(s, &mut file, &mine, Outputs::All)
+    });
+    for (who, r) in [("garbler", g), ("evaluator", e)] {
+        match r {
+            Err(tessera_ag::Error::Circuit(tessera_circuit::Error::Parse { line, message })) => {
+                assert_eq!(line, bad, "{who}: {message}");
+                assert!(
+                    message.contains("before any gate writes it"),
+                    "{who}: {message}"
+                );
+            }
+            other => panic!("{who}: {other:?}"),
+        }
+    }
+}
