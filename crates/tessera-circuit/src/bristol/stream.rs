@@ -36,8 +36,6 @@ use std::path::Path;
 
 /// Maps keyed by wires, hashed fast (the keys are the file's: the hasher is seeded at random).
 type HashMap<K, V> = std::collections::HashMap<K, V, RandomState>;
-/// Sets of wires, hashed as [`HashMap`].
-type HashSet<K> = std::collections::HashSet<K, RandomState>;
 
 /// Gates per window by default: 2^16, as many as [`crate::layered`] levels at once.
 pub const DEFAULT_WINDOW: usize = 1 << 16;
@@ -176,10 +174,10 @@ impl Streamed {
             Scan::Bad(e) => in_file(e, &name),
         })?;
         records.seek(SeekFrom::Start(0)).map_err(io)?;
-        let mut live = HashMap::with_capacity_and_hasher(read_inputs.len(), RandomState::default());
+        let mut live = HashMap::default();
         let mut free = Vec::new();
         for w in 0..num_inputs {
-            if read_inputs.contains(&w) {
+            if read_inputs.contains(w) {
                 live.insert(w, w);
             } else {
                 free.push(w);
@@ -579,8 +577,9 @@ impl From<std::io::Error> for Scan {
 
 /// What the backward pass finds besides the marks.
 struct Liveness {
-    /// The input wires some gate reads.
-    read_inputs: HashSet<Wire>,
+    /// The input wires some gate reads (and others still read after the first gate, which
+    /// only a faulty file has).
+    read_inputs: WireSet,
     /// BLAKE3 of the header's numbers and the gate lines.
     digest: [u8; 32],
     /// AND gates among the lines it could read.
@@ -606,7 +605,7 @@ impl Backward {
         // is read into `chunk`, the two then swapped.
         let (mut buf, mut chunk): (Vec<u8>, Vec<u8>) = (Vec::new(), Vec::new());
         let mut end = 0;
-        let mut later: HashSet<Wire> = HashSet::default();
+        let mut later = WireSet::default();
         let mut batch = RecordBatch::new(u64::from(self.num_gates));
         let (mut seen, mut and_gates) = (0u64, 0u64);
         loop {
@@ -670,9 +669,9 @@ impl Backward {
     }
 
     /// The marks of `g`, met going backward with `later` the wires read after it.
-    fn mark(&self, g: &Gate, later: &mut HashSet<Wire>) -> u8 {
+    fn mark(&self, g: &Gate, later: &mut WireSet) -> u8 {
         let mut mark = 0;
-        if !later.remove(&g.out) && g.out < self.output_start {
+        if !later.remove(g.out) && g.out < self.output_start {
             mark |= DEAD;
         }
         for &k in g.inputs().iter().rev() {
@@ -724,6 +723,96 @@ impl RecordBatch {
     }
 }
 
+/// Wires per page of a [`WireSet`].
+const PAGE_WIRES: u32 = 1 << 12;
+
+/// A set of wires as bits, in pages of [`PAGE_WIRES`] wires allocated as wires in them join
+/// and freed when their last wire leaves: the set the backward pass keeps (the wires read
+/// later) is mostly wires written a little before the gate at hand, so the page last used is
+/// kept at hand and most steps touch no map. Memory: at most a page per wire in the set, and
+/// never more than a bit per wire of the file.
+#[derive(Default)]
+struct WireSet {
+    /// Page number to its index in `pages`.
+    index: HashMap<u32, usize>,
+    /// (wires in the page, its bits).
+    pages: Vec<(u32, Box<[u64; (PAGE_WIRES / 64) as usize]>)>,
+    /// Indices of freed pages in `pages`.
+    spare: Vec<usize>,
+    /// The page last used: (page number, index).
+    hot: Option<(u32, usize)>,
+}
+
+impl WireSet {
+    /// The index of `w`'s page, allocated if `make` and absent.
+    fn page(&mut self, w: Wire, make: bool) -> Option<usize> {
+        let number = w / PAGE_WIRES;
+        if let Some((n, i)) = self.hot
+            && n == number
+        {
+            return Some(i);
+        }
+        let i = match self.index.get(&number) {
+            Some(&i) => i,
+            None if make => {
+                let i = match self.spare.pop() {
+                    Some(i) => i,
+                    None => {
+                        self.pages
+                            .push((0, Box::new([0; (PAGE_WIRES / 64) as usize])));
+                        self.pages.len() - 1
+                    }
+                };
+                self.index.insert(number, i);
+                i
+            }
+            None => return None,
+        };
+        self.hot = Some((number, i));
+        Some(i)
+    }
+
+    /// Adds `w`; false if it was in.
+    fn insert(&mut self, w: Wire) -> bool {
+        let Some(i) = self.page(w, true) else {
+            return false;
+        };
+        let (count, bits) = &mut self.pages[i];
+        let (word, bit) = (((w % PAGE_WIRES) / 64) as usize, 1u64 << (w % 64));
+        let fresh = bits[word] & bit == 0;
+        bits[word] |= bit;
+        *count += u32::from(fresh);
+        fresh
+    }
+
+    /// Removes `w`; false if it was not in.
+    fn remove(&mut self, w: Wire) -> bool {
+        let Some(i) = self.page(w, false) else {
+            return false;
+        };
+        let (count, bits) = &mut self.pages[i];
+        let (word, bit) = (((w % PAGE_WIRES) / 64) as usize, 1u64 << (w % 64));
+        if bits[word] & bit == 0 {
+            return false;
+        }
+        bits[word] &= !bit;
+        *count -= 1;
+        if *count == 0 {
+            self.index.remove(&(w / PAGE_WIRES));
+            self.spare.push(i);
+            self.hot = None;
+        }
+        true
+    }
+
+    /// Whether `w` is in.
+    fn contains(&self, w: Wire) -> bool {
+        self.index.get(&(w / PAGE_WIRES)).is_some_and(|&i| {
+            self.pages[i].1[((w % PAGE_WIRES) / 64) as usize] & (1u64 << (w % 64)) != 0
+        })
+    }
+}
+
 /// What the temporary file of gate records is called in errors.
 const RECORDS_FILE: &str = "the temporary file of gate records";
 
@@ -767,7 +856,28 @@ fn decode(r: &[u8]) -> Option<(Gate, u8)> {
 
 #[cfg(test)]
 mod tests {
-    use super::WireRanges;
+    use super::{PAGE_WIRES, WireRanges, WireSet};
+
+    proptest::proptest! {
+        /// The paged wire set answers as a hash set does, over wires that share pages and
+        /// wires far apart, and frees a page its last wire leaves (pages in use never exceed
+        /// the wires in the set).
+        #[test]
+        fn wire_set_is_a_set(ops in proptest::collection::vec((proptest::prelude::any::<bool>(), 0u32..3, 0u32..200), 1..400)) {
+            let mut set = WireSet::default();
+            let mut want = std::collections::HashSet::new();
+            for (add, page, low) in ops {
+                let w = [0, 7, u32::MAX / PAGE_WIRES][page as usize] * PAGE_WIRES + low;
+                if add {
+                    proptest::prop_assert_eq!(set.insert(w), want.insert(w));
+                } else {
+                    proptest::prop_assert_eq!(set.remove(w), want.remove(&w));
+                }
+                proptest::prop_assert_eq!(set.contains(w), want.contains(&w));
+                proptest::prop_assert!(set.index.len() <= want.len());
+            }
+        }
+    }
 
     #[test]
     fn wire_ranges_merge_and_refuse_repeats() {
