@@ -97,7 +97,7 @@ pub struct Streamed {
     positions: u32,
     written: WireRanges,
     // One window, kept across windows.
-    local: HashMap<Wire, u32>,
+    local: LocalNames,
     /// Wires written in the window, and whether they outlive it.
     writes: Vec<(Wire, bool)>,
     reads: Vec<u32>,
@@ -206,7 +206,7 @@ impl Streamed {
             free,
             positions: num_inputs,
             written,
-            local: HashMap::default(),
+            local: LocalNames::default(),
             writes: Vec::new(),
             reads: Vec::new(),
             keeps: Vec::new(),
@@ -314,7 +314,7 @@ impl Streamed {
 
     /// Reads the next window's gates into the window's circuit, positions and store size.
     fn read_window(&mut self) -> Result<(), Error> {
-        self.local.clear();
+        self.local.clear(self.window);
         self.writes.clear();
         self.reads.clear();
         self.keeps.clear();
@@ -375,7 +375,7 @@ impl Streamed {
         let name = self.writes.len() as u32 | WRITTEN;
         self.writes.push((o, kept));
         if kept {
-            self.local.insert(o, name);
+            self.local.insert(o, name, true);
         }
         local.out = name;
         self.circuit.gates.push(local);
@@ -389,20 +389,20 @@ impl Streamed {
         if w >= wires {
             return Err(self.fault(index, GateFault::ReadsBeyond { wire: w, wires }.message()));
         }
-        let name = match self.local.get(&w) {
-            Some(&name) => name,
+        let name = match self.local.get(w) {
+            Some(name) => name,
             None => {
                 let Some(&pos) = self.live.get(&w) else {
                     return Err(self.fault(index, GateFault::ReadsUnwritten(w).message()));
                 };
                 let name = self.reads.len() as u32;
                 self.reads.push(pos);
-                self.local.insert(w, name);
+                self.local.insert(w, name, false);
                 name
             }
         };
         if last {
-            self.local.remove(&w);
+            self.local.remove(w);
             if name & WRITTEN != 0 {
                 self.writes[(name & !WRITTEN) as usize].1 = false;
             } else if let Some(pos) = self.live.remove(&w) {
@@ -720,6 +720,68 @@ impl RecordBatch {
     fn flush(&self, records: &mut File) -> std::io::Result<()> {
         records.seek(SeekFrom::Start(self.base * RECORD_BYTES as u64))?;
         records.write_all(&self.bytes)
+    }
+}
+
+/// No name, in [`LocalNames`]' array.
+const UNNAMED: u32 = u32::MAX;
+
+/// The window-local names of the wires a window has met so far. A file's gates mostly write
+/// wires in order, so the wires a window writes mostly fall in a range as long as the window,
+/// from the first wire it writes on: those are named in an array, the others (wires from
+/// earlier windows, writes out of order) in a map.
+#[derive(Default)]
+struct LocalNames {
+    /// The first wire of the array's range, once the window writes one.
+    base: Option<Wire>,
+    /// Names of wires `base..base + len`, [`UNNAMED`] where none.
+    near: Vec<u32>,
+    far: HashMap<Wire, u32>,
+}
+
+impl LocalNames {
+    /// Forgets every name, for a window of at most `window` gates.
+    fn clear(&mut self, window: usize) {
+        self.base = None;
+        self.near.clear();
+        self.near.resize(window, UNNAMED);
+        self.far.clear();
+    }
+
+    /// The slot of `w` in the array, if it falls in its range.
+    fn near_slot(&self, w: Wire) -> Option<usize> {
+        let i = w.checked_sub(self.base?)? as usize;
+        (i < self.near.len()).then_some(i)
+    }
+
+    /// Names `w`, which the window writes if `written` (the first such wire sets the array's
+    /// range) or reads from an earlier window.
+    fn insert(&mut self, w: Wire, name: u32, written: bool) {
+        if written && self.base.is_none() {
+            self.base = Some(w);
+        }
+        match self.near_slot(w) {
+            Some(i) => self.near[i] = name,
+            None => {
+                self.far.insert(w, name);
+            }
+        }
+    }
+
+    fn get(&self, w: Wire) -> Option<u32> {
+        match self.near_slot(w) {
+            Some(i) => Some(self.near[i]).filter(|&n| n != UNNAMED),
+            None => self.far.get(&w).copied(),
+        }
+    }
+
+    fn remove(&mut self, w: Wire) {
+        match self.near_slot(w) {
+            Some(i) => self.near[i] = UNNAMED,
+            None => {
+                self.far.remove(&w);
+            }
+        }
     }
 }
 
