@@ -13,7 +13,7 @@
 
 use super::{Exchange, Round};
 use crate::Error;
-use crate::abit::{self, AuthKeys};
+use crate::abit;
 use crate::checks::{self, Check};
 use crate::wire::{self as kinds, unpack_bits};
 use subtle::ConstantTimeEq;
@@ -204,33 +204,53 @@ pub fn random(
     party: Party,
     len: usize,
 ) -> Result<NShares, Error> {
-    let mut shares = NShares::zeroed(party, len);
-    let mut bits: Vec<Vec<bool>> = vec![Vec::new(); party.n];
+    // The links in slot order (peers() gives them so).
+    let mut links = Vec::with_capacity(party.n - 1);
     for j in party.peers() {
         let (held, keys) = abit::random(s, j, len)?;
         if keys.delta() != party.delta {
             return Err(Error::Usage("the OT sender's Δ is not this party's".into()));
         }
-        fill(&mut shares, j, held.macs(), &keys);
-        bits[j] = held.macs().iter().map(|m| m.lsb()).collect();
+        links.push((held, keys));
     }
-    let mine = std::mem::take(&mut bits[first_peer(party.me)]);
-    let mut out = vec![None; party.n];
-    for j in party.peers().filter(|&j| j != first_peer(party.me)) {
-        let diffs = mine.iter().zip(&bits[j]).map(|(a, b)| a ^ b);
-        for (i, d) in diffs.clone().enumerate() {
-            fix_mac(&mut shares.entry_mut(i)[2 * party.slot(j)], d);
+    // This party's bits are those of its first peer's OT; on every other link it tells the
+    // peer the differences, and fixes its own MACs by them.
+    let first = party.slot(first_peer(party.me));
+    let mine: Vec<bool> = links[first].0.macs().iter().map(|m| m.lsb()).collect();
+    let diffs: Vec<Vec<bool>> = (links.iter().enumerate())
+        .map(|(slot, (held, _))| match slot == first {
+            true => vec![false; len],
+            false => (mine.iter().zip(held.macs()))
+                .map(|(&a, m)| a ^ m.lsb())
+                .collect(),
+        })
+        .collect();
+    // One pass over the shares, entry by entry, for every link at once.
+    let mut v = Vec::with_capacity(len * party.width());
+    for i in 0..len {
+        for ((held, keys), d) in links.iter().zip(&diffs) {
+            let mut mac = held.macs()[i];
+            fix_mac(&mut mac, d[i]);
+            v.extend([mac, keys.keys()[i]]);
         }
-        out[j] = Some(pack_bits(diffs.collect::<Vec<_>>().into_iter()));
+    }
+    let mut shares = NShares { party, v };
+    let mut out = vec![None; party.n];
+    for j in party.peers().filter(|&j| party.slot(j) != first) {
+        out[j] = Some(pack_bits(diffs[party.slot(j)].iter().copied()));
     }
     let expect = expect_from(party, |j| first_peer(j) != party.me, len.div_ceil(8));
     let got = ex.round(s, Round::new(kinds::N_FIXES, out, expect))?;
+    let mut fixes = Vec::new();
     for (j, msg) in got.iter().enumerate() {
-        let Some(msg) = msg else { continue };
-        let d = unpack_bits(msg, len, kinds::N_FIXES.name)?;
-        let s = party.slot(j);
-        for (i, d) in d.into_iter().enumerate() {
-            fix_key(&mut shares.entry_mut(i)[2 * s + 1], party.delta, d);
+        if let Some(msg) = msg {
+            fixes.push((party.slot(j), unpack_bits(msg, len, kinds::N_FIXES.name)?));
+        }
+    }
+    for i in 0..len {
+        let e = shares.entry_mut(i);
+        for (slot, d) in &fixes {
+            fix_key(&mut e[2 * slot + 1], party.delta, d[i]);
         }
     }
     Ok(shares)
@@ -241,16 +261,6 @@ pub fn expect_from(party: Party, from: impl Fn(usize) -> bool, len: usize) -> Ve
     (0..party.n)
         .map(|j| (j != party.me && from(j)).then_some(len))
         .collect()
-}
-
-/// Puts the MACs from the OT with `j` and the keys for `j`'s bits into `shares`.
-fn fill(shares: &mut NShares, j: usize, macs: &[Block], keys: &AuthKeys) {
-    let s = shares.party.slot(j);
-    for (i, (&m, &k)) in macs.iter().zip(keys.keys()).enumerate() {
-        let e = shares.entry_mut(i);
-        e[2 * s] = m;
-        e[2 * s + 1] = k;
-    }
 }
 
 /// Opens `shares` to every party in messages of `kind`, each share's MAC checked by the party
