@@ -565,6 +565,20 @@ fn write_steps(
     out.flush().map_err(io)
 }
 
+/// The gate count a circuit file's header declares, read from its first lines only (to choose
+/// between reading the file whole and in windows, [`stream`], without reading it twice).
+pub fn declared_gates(path: &std::path::Path) -> Result<u32, Error> {
+    let name = path.display().to_string();
+    let file = tessera_core::files::open(path).map_err(|e| Error::Io {
+        path: name.clone(),
+        message: e.to_string(),
+    })?;
+    let mut lines = Lines::at(std::io::BufReader::new(file), 0, 0, u64::MAX);
+    header(&mut lines)
+        .map(|h| h.num_gates)
+        .map_err(|e| in_file(e, &name))
+}
+
 /// Reads a circuit file, streaming it line by line (see [`parse_reader`]); a file larger than
 /// [`MAX_FILE_BYTES`] is refused.
 pub fn read_file(path: &std::path::Path) -> Result<(Circuit, Format), Error> {

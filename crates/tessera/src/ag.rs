@@ -142,10 +142,12 @@ impl Source {
         let file = path.exists() && tessera_circuit::library::builtin(&args.circuit).is_none();
         let streamed = match args.window {
             Some(0) => None,
-            // A file larger than a window, between two parties.
-            None if file && parties == 2 => {
-                let f = Streamed::open(path, DEFAULT_WINDOW)?;
-                (f.num_gates() as usize > DEFAULT_WINDOW).then_some(f)
+            // A file larger than a window, between two parties (its header says).
+            None if file
+                && parties == 2
+                && tessera_circuit::bristol::declared_gates(path)? as usize > DEFAULT_WINDOW =>
+            {
+                Some(Streamed::open(path, DEFAULT_WINDOW)?)
             }
             None => None,
             Some(w) => Some(Streamed::open(path, w)?),

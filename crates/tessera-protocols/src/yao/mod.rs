@@ -51,8 +51,9 @@ use tessera_net::role::{self, Decode, Encode, Next, Outbox, Role};
 use tessera_net::{DecodeError, Kind, Phase, Space};
 
 /// The version of this protocol's messages; parties of different versions refuse each other.
-/// Version 4: the fingerprint hashes the circuit's [`Circuit::digest`].
-pub const PROTOCOL_VERSION: u8 = 4;
+/// Version 4: the fingerprint hashes the circuit's [`Circuit::digest`]; version 5: a streamed
+/// file's digest is BLAKE3 ([`tessera_circuit::bristol::stream::DIGEST_CONTEXT`]).
+pub const PROTOCOL_VERSION: u8 = 5;
 
 /// The hello ([`crate::hello`]): version, role, scheme, fingerprint, the garbler's public
 /// random block.
