@@ -264,3 +264,58 @@ fn chained_sha256_file_gives_the_digest() {
     assert!(write_chained(&less, 2, Format::Fashion, &mut Vec::new()).is_err());
     assert!(write_chained(&step, 0, Format::Fashion, &mut Vec::new()).is_err());
 }
+
+/// Windows read ahead on a thread of their own come in order with their positions, as read in
+/// line ([`Streamed::next_window`]), and give the same outputs' positions; an error of the run
+/// stops the reader and is the one returned, as is an error of the preparation.
+#[test]
+fn windows_read_ahead_come_in_order_and_stop_at_an_error() {
+    let circuit = tessera_circuit::library::aes128().unwrap();
+    let f = file_with(&write(&circuit, Format::Fashion).unwrap());
+    let mut inline = Streamed::open(f.path(), 500).unwrap();
+    let mut want = Vec::new();
+    while let Some(w) = inline.next_window().unwrap() {
+        want.push((
+            w.circuit.gates.len(),
+            w.inputs.to_vec(),
+            w.outputs.to_vec(),
+            w.positions,
+        ));
+    }
+    let want_outputs = inline.output_positions().unwrap();
+    let mut ahead = Streamed::open(f.path(), 500).unwrap();
+    let mut got = Vec::new();
+    let outputs = ahead
+        .run_ahead(
+            |c| Ok::<_, Error>(c.gates.len()),
+            |w| {
+                got.push((w.made, w.inputs, w.outputs, w.positions));
+                Ok(())
+            },
+        )
+        .unwrap();
+    assert_eq!(got, want);
+    assert_eq!(outputs, want_outputs);
+
+    let mut ahead = Streamed::open(f.path(), 500).unwrap();
+    let mut runs = 0;
+    let stopped = ahead.run_ahead(
+        |c| Ok::<_, Error>(c.gates.len()),
+        |_| {
+            runs += 1;
+            match runs {
+                3 => Err(Error::Input("stop here".into())),
+                _ => Ok(()),
+            }
+        },
+    );
+    assert!(matches!(stopped, Err(Error::Input(m)) if m == "stop here"));
+    assert_eq!(runs, 3);
+
+    let mut ahead = Streamed::open(f.path(), 500).unwrap();
+    let refused = ahead.run_ahead(
+        |_| Err::<usize, _>(Error::Input("cannot prepare".into())),
+        |_| Ok(()),
+    );
+    assert!(matches!(refused, Err(Error::Input(m)) if m == "cannot prepare"));
+}

@@ -202,14 +202,18 @@ pub fn run_file(
         if let Ended::Carried(c) = runner.program(s, &entry, Start::Fresh(inputs), Ending::Carry)? {
             store = c;
         }
-        while let Some(w) = file.next_window()? {
-            let start = Start::Carried(store.select(w.inputs));
-            if let Ended::Carried(c) = runner.program(s, w.circuit, start, Ending::Carry)? {
-                store.place(w.outputs, c, w.positions);
-            }
-            s.fold_phases();
-        }
-        let positions = file.output_positions()?;
+        // Each window is read a window ahead of the protocol, on a thread of its own.
+        let positions = file.run_ahead(
+            |c| Ok::<_, Error>(c.clone()),
+            |w| {
+                let start = Start::Carried(store.select(&w.inputs));
+                if let Ended::Carried(c) = runner.program(s, &w.made, start, Ending::Carry)? {
+                    store.place(&w.outputs, c, w.positions);
+                }
+                s.fold_phases();
+                Ok(())
+            },
+        )?;
         let exit = crate::twopc::copies(&[positions.len() as u32]);
         let start = Start::Carried(store.select(&positions));
         match runner.program(s, &exit, start, Ending::Decode)? {

@@ -877,21 +877,14 @@ fn stream(
     {
         store = c;
     }
-    // The file is read and each window compiled on a thread of its own, a window ahead of the
-    // protocol, which runs them as they come; the reader stops when the protocol does.
-    let positions = std::thread::scope(|scope| {
-        let (windows, compiled) = std::sync::mpsc::sync_channel(1);
-        let reader = scope.spawn(move || read_windows(file, &windows));
-        for w in compiled {
-            let carry = Some(store.select(&w.inputs));
-            let ending = Ending::Carry;
-            if let Ended::Carried(c) = runner.program(session, (&w.program, carry), &[], ending)? {
-                store.place(&w.outputs, c, w.positions);
-            }
+    // Each window is read and compiled a window ahead of the protocol, on a thread of its own.
+    let positions = file.run_ahead(Program::window, |w| {
+        let carry = Some(store.select(&w.inputs));
+        let program = (&w.made, carry);
+        if let Ended::Carried(c) = runner.program(session, program, &[], Ending::Carry)? {
+            store.place(&w.outputs, c, w.positions);
         }
-        reader
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        Ok(())
     })?;
     let exit = Program::window(&copies(&[positions.len() as u32]))?;
     let carry = Some(store.select(&positions));
@@ -899,34 +892,4 @@ fn stream(
     Ok(runner
         .program(session, (&exit, carry), &[], ending)?
         .outputs())
-}
-
-/// A window of a circuit file, compiled, with the positions its input wires come from and
-/// its output wires go to, and the size of a store that holds every position so far.
-struct CompiledWindow {
-    program: Program,
-    inputs: Vec<u32>,
-    outputs: Vec<u32>,
-    positions: usize,
-}
-
-/// Reads and compiles `file`'s windows into `out` until the last (or until the receiver is
-/// gone); returns the positions of the file's outputs.
-fn read_windows(
-    file: &mut Streamed,
-    out: &std::sync::mpsc::SyncSender<CompiledWindow>,
-) -> Result<Vec<u32>, Error> {
-    while let Some(w) = file.next_window()? {
-        let compiled = CompiledWindow {
-            program: Program::window(w.circuit)?,
-            inputs: w.inputs.to_vec(),
-            outputs: w.outputs.to_vec(),
-            positions: w.positions,
-        };
-        if out.send(compiled).is_err() {
-            // The protocol stopped; its error is the run's.
-            return Ok(Vec::new());
-        }
-    }
-    Ok(file.output_positions()?)
 }

@@ -122,6 +122,19 @@ pub struct Window<'s> {
     pub positions: usize,
 }
 
+/// A window read ahead ([`Streamed::run_ahead`]): what the caller made of its circuit, and
+/// the positions as in [`Window`].
+pub struct Prepared<T> {
+    /// What the caller's `prepare` made of the window's circuit.
+    pub made: T,
+    /// The positions of the circuit's input wires, in order.
+    pub inputs: Vec<u32>,
+    /// The positions its output wires go to, in order.
+    pub outputs: Vec<u32>,
+    /// The size of a store that holds every position so far.
+    pub positions: usize,
+}
+
 impl Streamed {
     /// Opens the circuit file at `path` to be read in windows of `window` gates (1 to
     /// [`MAX_WINDOW`]), running the liveness pass. Input wire `i` of the circuit is at position
@@ -274,6 +287,40 @@ impl Streamed {
             index: self.windows - 1,
             positions: self.positions as usize,
         }))
+    }
+
+    /// Runs every window: a thread of its own reads each window and makes of its circuit what
+    /// the caller runs (`prepare`: a compiled program, say), one window ahead of `run`, which
+    /// gets them in order on the calling thread; so reading the file overlaps the run where a
+    /// core is free. Stops at the first error of either (at `run`'s, the reader stops at its
+    /// next window). Returns the positions of the circuit's outputs.
+    pub fn run_ahead<T: Send, E: From<Error> + Send>(
+        &mut self,
+        prepare: impl Fn(&Circuit) -> Result<T, E> + Send,
+        mut run: impl FnMut(Prepared<T>) -> Result<(), E>,
+    ) -> Result<Vec<u32>, E> {
+        std::thread::scope(|scope| {
+            let (ready, prepared) = std::sync::mpsc::sync_channel(1);
+            let reader = scope.spawn(move || -> Result<Vec<u32>, E> {
+                while let Some(w) = self.next_window()? {
+                    let next = Prepared {
+                        made: prepare(w.circuit)?,
+                        inputs: w.inputs.to_vec(),
+                        outputs: w.outputs.to_vec(),
+                        positions: w.positions,
+                    };
+                    if ready.send(next).is_err() {
+                        // The run stopped; its error is the one returned.
+                        return Ok(Vec::new());
+                    }
+                }
+                Ok(self.output_positions()?)
+            });
+            prepared.into_iter().try_for_each(&mut run)?;
+            reader
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        })
     }
 
     /// The positions of the circuit's output wires, in order, once every window is read.
