@@ -37,6 +37,14 @@ fn err(line: usize, message: impl Into<String>) -> Error {
 }
 
 /// `e` with the file's name in its message.
+/// The error of an I/O failure `e` on the file called `path`.
+fn io_error(path: &str) -> impl Fn(std::io::Error) -> Error + Copy + '_ {
+    move |e| Error::Io {
+        path: path.to_string(),
+        message: e.to_string(),
+    }
+}
+
 fn in_file(e: Error, path: &str) -> Error {
     match e {
         Error::Parse { line, message } => Error::Parse {
@@ -569,10 +577,7 @@ fn write_steps(
 /// between reading the file whole and in windows, [`stream`], without reading it twice).
 pub fn declared_gates(path: &std::path::Path) -> Result<u32, Error> {
     let name = path.display().to_string();
-    let file = tessera_core::files::open(path).map_err(|e| Error::Io {
-        path: name.clone(),
-        message: e.to_string(),
-    })?;
+    let file = tessera_core::files::open(path).map_err(io_error(&name))?;
     let mut lines = Lines::at(std::io::BufReader::new(file), 0, 0, u64::MAX);
     header(&mut lines)
         .map(|h| h.num_gates)
@@ -582,22 +587,19 @@ pub fn declared_gates(path: &std::path::Path) -> Result<u32, Error> {
 /// Reads a circuit file, streaming it line by line (see [`parse_reader`]); a file larger than
 /// [`MAX_FILE_BYTES`] is refused.
 pub fn read_file(path: &std::path::Path) -> Result<(Circuit, Format), Error> {
-    let io = |e: std::io::Error| Error::Io {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    };
+    let name = path.display().to_string();
+    let io = io_error(&name);
     let file = tessera_core::files::open(path).map_err(io)?;
     let size = file.metadata().map_err(io)?.len();
     if size > MAX_FILE_BYTES {
         return Err(Error::Io {
-            path: path.display().to_string(),
+            path: name,
             message: format!(
                 "{size} bytes, more than the limit of {MAX_FILE_BYTES} for circuit files"
             ),
         });
     }
-    parse_reader(std::io::BufReader::new(file), size)
-        .map_err(|e| in_file(e, &path.display().to_string()))
+    parse_reader(std::io::BufReader::new(file), size).map_err(|e| in_file(e, &name))
 }
 
 #[cfg(test)]

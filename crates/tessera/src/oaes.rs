@@ -208,8 +208,11 @@ fn run_party(args: &RunArgs) -> Result<(), CliError> {
     claim(&args.prep, &mat.header().session).map_err(tessera_aes::Error::from)?;
     let mut net = args.mesh.open()?;
     let t = Instant::now();
-    let mut party = Party::new(&mat, &mut links(&mut net))?;
-    let e = party.encrypt(&mut links(&mut net), Key::Share(key), &plain)?;
+    let e = {
+        let mut x = links(&mut net);
+        let mut party = Party::new(&mat, &mut x)?;
+        party.encrypt(&mut x, Key::Share(key), &plain)?
+    };
     let online_ms = t.elapsed().as_secs_f64() * 1e3;
     let cts: Vec<String> = e.ciphertexts.iter().map(|c| hex(c)).collect();
     if args.json {

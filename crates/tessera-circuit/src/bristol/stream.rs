@@ -11,8 +11,8 @@
 //! the live wires' positions, one window, and the written wires as ranges (one range for a
 //! file that writes its wires in order). The text is parsed once: the backward pass writes
 //! every gate, with its liveness marks, as a record of [`RECORD_BYTES`] bytes to a temporary
-//! file, which the forward pass reads (a 382 MB file of 11.9 M gates parsed twice took 1.1 s
-//! more per party in `ag run`).
+//! file, which the forward pass reads (in perf profiles of `ag run` of a 382 MB file on a
+//! 2-core Xeon, the line parser went from 9 % of a party's samples to 4–5 %).
 //!
 //! The forward pass checks everything [`super::parse_reader`] checks, with the same messages
 //! and line numbers, but only as it reaches each gate: an error may come after some windows
@@ -23,7 +23,8 @@
 //! which only a faulty file pays for.
 
 use super::{
-    Format, Lines, MAX_LINE_BYTES, err, fewer_gates, gate_line, header, in_file, more_gates,
+    Format, Lines, MAX_LINE_BYTES, err, fewer_gates, gate_line, header, in_file, io_error,
+    more_gates,
 };
 use crate::circuit::GateFault;
 use crate::eval::{check_values, split_values};
@@ -141,10 +142,7 @@ impl Streamed {
     /// `i`.
     pub fn open(path: &Path, window: usize) -> Result<Streamed, Error> {
         let name = path.display().to_string();
-        let io = |e: std::io::Error| Error::Io {
-            path: name.clone(),
-            message: e.to_string(),
-        };
+        let io = io_error(&name);
         if !(1..=MAX_WINDOW).contains(&window) {
             return Err(Error::Input(format!(
                 "a window holds 1 to {MAX_WINDOW} gates, not {window}"
@@ -245,8 +243,8 @@ impl Streamed {
 
     /// BLAKE3 (keyed by [`DIGEST_CONTEXT`]) of the header's numbers and the bytes of the gate
     /// lines, read from the end in chunks of 1 MiB: two parties that stream one file agree on
-    /// it. (BLAKE3 rather than SHA-256: on a 2-core Xeon SHA-256 of a 382 MB file was 7 % of a
-    /// party's time in `ag run`.)
+    /// it. (BLAKE3 rather than SHA-256: in perf profiles of `ag run` of a 382 MB file on a 2-core
+    /// Xeon, the file's SHA-256 took about 6 % of a party's samples, BLAKE3 1.2–1.6 %.)
     pub fn digest(&self) -> [u8; 32] {
         self.digest
     }
@@ -361,13 +359,13 @@ impl Streamed {
 
     /// Reads the next window's gates into the window's circuit, positions and store size.
     fn read_window(&mut self) -> Result<(), Error> {
-        self.local.clear(self.window);
         self.writes.clear();
         self.reads.clear();
         self.keeps.clear();
         self.circuit.gates.clear();
         let first = self.gates_read;
         let end = self.num_gates.min(first.saturating_add(self.window as u32));
+        self.local.clear((end - first) as usize);
         let mut records = std::mem::take(&mut self.record_bytes);
         records.resize((end - first) as usize * RECORD_BYTES, 0);
         let read = self.records.read_exact(&mut records);
@@ -462,10 +460,7 @@ impl Streamed {
     /// The line of gate `index` (counting the file's lines again) and its text.
     fn gate_text(&self, index: u32) -> Result<(usize, Vec<u8>), Error> {
         let (after_line, gates_at) = self.gates_after;
-        let io = |e: std::io::Error| Error::Io {
-            path: self.path.clone(),
-            message: e.to_string(),
-        };
+        let io = io_error(&self.path);
         let mut file = tessera_core::files::open(Path::new(&self.path)).map_err(io)?;
         file.seek(SeekFrom::Start(gates_at)).map_err(io)?;
         let mut lines = Lines::at(BufReader::new(file), after_line, gates_at, u64::MAX);
@@ -787,7 +782,8 @@ struct LocalNames {
 }
 
 impl LocalNames {
-    /// Forgets every name, for a window of at most `window` gates.
+    /// Forgets every name, for a window of `window` gates (so the array is as long as the
+    /// window's gates, not the largest window allowed).
     fn clear(&mut self, window: usize) {
         self.base = None;
         self.near.clear();
@@ -853,39 +849,37 @@ struct WireSet {
 }
 
 impl WireSet {
-    /// The index of `w`'s page, allocated if `make` and absent.
-    fn page(&mut self, w: Wire, make: bool) -> Option<usize> {
+    /// The index of `w`'s page, if it has one (kept at hand).
+    fn page_of(&mut self, w: Wire) -> Option<usize> {
         let number = w / PAGE_WIRES;
-        if let Some((n, i)) = self.hot
-            && n == number
-        {
-            return Some(i);
-        }
-        let i = match self.index.get(&number) {
-            Some(&i) => i,
-            None if make => {
-                let i = match self.spare.pop() {
-                    Some(i) => i,
-                    None => {
-                        self.pages
-                            .push((0, Box::new([0; (PAGE_WIRES / 64) as usize])));
-                        self.pages.len() - 1
-                    }
-                };
-                self.index.insert(number, i);
-                i
+        match self.hot {
+            Some((n, i)) if n == number => Some(i),
+            _ => {
+                let i = *self.index.get(&number)?;
+                self.hot = Some((number, i));
+                Some(i)
             }
-            None => return None,
-        };
-        self.hot = Some((number, i));
-        Some(i)
+        }
+    }
+
+    /// The index of `w`'s page, allocated if it has none (kept at hand).
+    fn page_for(&mut self, w: Wire) -> usize {
+        if let Some(i) = self.page_of(w) {
+            return i;
+        }
+        let i = self.spare.pop().unwrap_or_else(|| {
+            self.pages
+                .push((0, Box::new([0; (PAGE_WIRES / 64) as usize])));
+            self.pages.len() - 1
+        });
+        self.index.insert(w / PAGE_WIRES, i);
+        self.hot = Some((w / PAGE_WIRES, i));
+        i
     }
 
     /// Adds `w`; false if it was in.
     fn insert(&mut self, w: Wire) -> bool {
-        let Some(i) = self.page(w, true) else {
-            return false;
-        };
+        let i = self.page_for(w);
         let (count, bits) = &mut self.pages[i];
         let (word, bit) = (((w % PAGE_WIRES) / 64) as usize, 1u64 << (w % 64));
         let fresh = bits[word] & bit == 0;
@@ -896,7 +890,7 @@ impl WireSet {
 
     /// Removes `w`; false if it was not in.
     fn remove(&mut self, w: Wire) -> bool {
-        let Some(i) = self.page(w, false) else {
+        let Some(i) = self.page_of(w) else {
             return false;
         };
         let (count, bits) = &mut self.pages[i];
