@@ -334,8 +334,13 @@ impl Plan {
                 assign_slots(c, (batching, xor), &schedule, scratch)
             }
             Batching::Layered => {
-                // Levelled whole only where the lower bound leaves room for it.
-                let whole = (RESERVED + levelled_live(c, xor, scratch) <= LAYER_SLOTS)
+                // Levelled whole only where the lower bound leaves room for it (no need to
+                // count where every wire fits: a 2^16-gate window of a file, say).
+                let fits = |c: &Circuit, scratch: &mut Scratch| {
+                    RESERVED + c.num_wires as usize <= LAYER_SLOTS
+                        || RESERVED + levelled_live(c, xor, scratch) <= LAYER_SLOTS
+                };
+                let whole = fits(c, scratch)
                     .then(|| Plan::layered(c, xor, c.gates.len(), scratch))
                     .filter(|whole| whole.num_slots <= LAYER_SLOTS);
                 whole.unwrap_or_else(|| Plan::layered(c, xor, LAYER_WINDOW, scratch))
