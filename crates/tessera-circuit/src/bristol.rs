@@ -577,7 +577,10 @@ fn write_steps(
 /// between reading the file whole and in windows, [`stream`], without reading it twice).
 pub fn declared_gates(path: &std::path::Path) -> Result<u32, Error> {
     let name = path.display().to_string();
-    let file = tessera_core::files::open(path).map_err(io_error(&name))?;
+    let mut file = tessera_core::files::open(path).map_err(io_error(&name))?;
+    if stream::compiled::is_compiled(&mut file).map_err(io_error(&name))? {
+        return stream::Streamed::open(path, 1).map(|s| s.num_gates());
+    }
     let mut lines = Lines::at(std::io::BufReader::new(file), 0, 0, u64::MAX);
     header(&mut lines)
         .map(|h| h.num_gates)
@@ -589,7 +592,7 @@ pub fn declared_gates(path: &std::path::Path) -> Result<u32, Error> {
 pub fn read_file(path: &std::path::Path) -> Result<(Circuit, Format), Error> {
     let name = path.display().to_string();
     let io = io_error(&name);
-    let file = tessera_core::files::open(path).map_err(io)?;
+    let mut file = tessera_core::files::open(path).map_err(io)?;
     let size = file.metadata().map_err(io)?.len();
     if size > MAX_FILE_BYTES {
         return Err(Error::Io {
@@ -598,6 +601,14 @@ pub fn read_file(path: &std::path::Path) -> Result<(Circuit, Format), Error> {
                 "{size} bytes, more than the limit of {MAX_FILE_BYTES} for circuit files"
             ),
         });
+    }
+    if stream::compiled::is_compiled(&mut file).map_err(io)? {
+        let s = stream::Streamed::open(path, 1)?;
+        let format = s.format();
+        return s
+            .into_circuit()
+            .map(|c| (c, format))
+            .map_err(|e| in_file(e, &name));
     }
     parse_reader(std::io::BufReader::new(file), size).map_err(|e| in_file(e, &name))
 }

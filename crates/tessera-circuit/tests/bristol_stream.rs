@@ -6,7 +6,7 @@
 use proptest::prelude::*;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use tessera_circuit::bristol::stream::{DEFAULT_WINDOW, Streamed};
+use tessera_circuit::bristol::stream::{DEFAULT_WINDOW, Streamed, compiled};
 use tessera_circuit::bristol::{Format, read_file, write};
 use tessera_circuit::builder::Builder;
 use tessera_circuit::eval::evaluate;
@@ -318,4 +318,145 @@ fn windows_read_ahead_come_in_order_and_stop_at_an_error() {
         |_| Ok(()),
     );
     assert!(matches!(refused, Err(Error::Input(m)) if m == "cannot prepare"));
+}
+
+/// `text` (a Bristol file) compiled ([`Streamed::compile`]) to a file of its own.
+fn compiled(text: &Path) -> tempfile::NamedTempFile {
+    let mut out = tempfile::NamedTempFile::new().unwrap();
+    Streamed::open(text, DEFAULT_WINDOW)
+        .unwrap()
+        .compile(out.as_file_mut(), "compiled")
+        .unwrap();
+    out
+}
+
+/// A compiled file's bytes with its checksum made anew, as an editor who knows the format
+/// would leave them.
+fn with_checksum(mut bytes: Vec<u8>) -> Vec<u8> {
+    let end = bytes.len() - 32;
+    let mut h = blake3::Hasher::new_derive_key(compiled::CHECKSUM_CONTEXT);
+    h.update(&bytes[compiled::MAGIC.len()..end]);
+    bytes[end..].copy_from_slice(h.finalize().as_bytes());
+    bytes
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// A compiled file reads as its text does: the same digest (so a party reading one runs
+    /// against a party reading the other), counts, format and shape, the same outputs in
+    /// windows of any size, and the same circuit read whole.
+    #[test]
+    fn compiled_files_read_as_their_text(
+        seed in any::<u64>(),
+        inputs in 2u32..40,
+        gates in 40u32..400,
+        window in 1usize..100,
+        old in any::<bool>(),
+    ) {
+        let c = random_circuit(seed, inputs, gates, 8, old);
+        let format = if old { Format::Old } else { Format::Fashion };
+        let text = file_with(&write(&c, format).unwrap());
+        let bin = compiled(text.path());
+        let (t, b) = (
+            Streamed::open(text.path(), window).unwrap(),
+            Streamed::open(bin.path(), window).unwrap(),
+        );
+        prop_assert_eq!(t.digest(), b.digest());
+        prop_assert_eq!(
+            (t.num_gates(), t.and_gates(), t.format(), t.inputs(), t.outputs()),
+            (b.num_gates(), b.and_gates(), b.format(), b.inputs(), b.outputs())
+        );
+        let mut prg = Prg::from_seed_block(Block::new(u128::from(seed) << 64));
+        let x = random_inputs(&c, &mut prg);
+        prop_assert_eq!(b.evaluate(&x).unwrap(), evaluate(&c, &x).unwrap());
+        let (whole, f) = read_file(bin.path()).unwrap();
+        prop_assert_eq!((whole.gates, f), (c.gates, format));
+    }
+}
+
+/// Every one-bit edit of a compiled file, anywhere in it, is refused, read in windows or read
+/// whole, never run to outputs (the checksum, before the last window; the header's checks
+/// before it).
+#[test]
+fn every_bit_flip_of_a_compiled_file_is_refused() {
+    let c = random_circuit(5, 12, 60, 8, false);
+    let text = file_with(&write(&c, Format::Fashion).unwrap());
+    let good = std::fs::read(compiled(text.path()).path()).unwrap();
+    let x = random_inputs(&c, &mut Prg::from_seed_block(Block::new(9)));
+    let edited = tempfile::NamedTempFile::new().unwrap();
+    for i in 0..good.len() * 8 {
+        let mut bytes = good.clone();
+        bytes[i / 8] ^= 1 << (i % 8);
+        std::fs::write(edited.path(), &bytes).unwrap();
+        let streamed = streamed(edited.path(), 7, &x);
+        assert!(streamed.is_err(), "bit {i} of {}", good.len() * 8);
+        assert!(read_file(edited.path()).is_err(), "bit {i}, read whole");
+    }
+    std::fs::write(edited.path(), &good).unwrap();
+    assert_eq!(
+        streamed(edited.path(), 7, &x).unwrap(),
+        evaluate(&c, &x).unwrap()
+    );
+}
+
+/// An edit of a file's bytes: which gate it breaks and the words the fault must have.
+type Edit<'a> = dyn Fn(&mut Vec<u8>) -> (usize, &'static str) + 'a;
+
+/// A compiled file edited with its checksum made anew is judged as its text would be, the
+/// fault naming the gate and its record's byte: a wire read before it is written, a record of
+/// no gate, and a shape the gates cannot back. A text file with a fault does not compile, and
+/// nothing is written.
+#[test]
+fn edited_compiled_files_name_the_gate() {
+    let c = random_circuit(6, 12, 60, 8, false);
+    let text = file_with(&write(&c, Format::Fashion).unwrap());
+    let good = std::fs::read(compiled(text.path()).path()).unwrap();
+    let records_at = good.len() - 32 - 60 * 13;
+    let x = random_inputs(&c, &mut Prg::from_seed_block(Block::new(9)));
+    let edited = tempfile::NamedTempFile::new().unwrap();
+    // The first gate with two inputs reads the wire the last gate writes.
+    let unwritten = |bytes: &mut Vec<u8>| {
+        let k = c.gates.iter().position(|g| g.inputs().len() == 2).unwrap();
+        let at = records_at + k * 13 + 1;
+        bytes[at..at + 4].copy_from_slice(&c.gates[59].out.to_le_bytes());
+        (k, "before any gate writes it")
+    };
+    let no_gate = |bytes: &mut Vec<u8>| {
+        bytes[records_at + 30 * 13] |= 0xf;
+        (30, "not a gate's record")
+    };
+    let edits: [&Edit<'_>; 2] = [&unwritten, &no_gate];
+    for edit in edits {
+        let mut bytes = good.clone();
+        let (gate, what) = edit(&mut bytes);
+        std::fs::write(edited.path(), with_checksum(bytes)).unwrap();
+        for got in [
+            streamed(edited.path(), 7, &x).map(|_| ()),
+            read_file(edited.path()).map(|_| ()),
+        ] {
+            let Err(Error::Parse { line: 0, message }) = got else {
+                panic!("gate {gate}: {got:?}");
+            };
+            let at = format!("gate {gate} (the record at byte {}", records_at + gate * 13);
+            assert!(message.contains(&at) && message.contains(what), "{message}");
+        }
+    }
+    let mut bytes = good.clone();
+    // Wires (after the format byte and the gate count) beyond inputs plus gates.
+    bytes[21..25].copy_from_slice(&1000u32.to_le_bytes());
+    std::fs::write(edited.path(), with_checksum(bytes)).unwrap();
+    let refused = Streamed::open(edited.path(), 7).err().unwrap().to_string();
+    assert!(refused.contains("compiled circuit header"), "{refused}");
+
+    let faulty = file_with("3 5\n2 1 1\n1 1\n2 1 0 1 2 XOR\n2 1 2 0 3 AND\n2 1 0 1 2 AND\n");
+    let mut out = Vec::new();
+    let refused = Streamed::open(faulty.path(), 2)
+        .unwrap()
+        .compile(&mut out, "out");
+    assert!(
+        matches!(refused, Err(Error::Parse { line: 6, .. })),
+        "{refused:?}"
+    );
+    assert!(out.is_empty());
 }

@@ -1,5 +1,6 @@
-//! `tessera circuit info|eval|write`: what a circuit file holds, its plaintext evaluation, and
-//! Bristol files of circuits (chained copies of a step circuit included).
+//! `tessera circuit info|eval|write|compile`: what a circuit file holds, its plaintext
+//! evaluation, Bristol files of circuits (chained copies of a step circuit included), and
+//! compiled circuit files.
 
 use crate::CliError;
 use clap::Subcommand;
@@ -7,6 +8,7 @@ use serde_json::json;
 use std::io::Read as _;
 use tessera_circuit::Circuit;
 use tessera_circuit::analysis::{and_depth, and_gates_per_layer, gate_counts, max_live_wires};
+use tessera_circuit::bristol::stream::{DEFAULT_WINDOW, Streamed};
 use tessera_circuit::bristol::{Format, read_file, write_chained, write_to};
 use tessera_circuit::eval::{bits_from_hex, bits_to_hex, evaluate};
 use tessera_circuit::library::{NAMES, builtin};
@@ -97,6 +99,19 @@ pub enum CircuitCommand {
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         chain: Option<u32>,
     },
+    /// Reads a Bristol file once (its liveness pass and every window, so a faulty file is
+    /// refused) and writes it compiled: each gate as a 13-byte record with the wires it reads
+    /// for the last time, and a checksum. Where a circuit file is read in windows (`ag run`,
+    /// `run --stream-window`), a compiled file is read without the liveness pass; anywhere a
+    /// file is named, a compiled one works. It keeps the text's digest, so it runs against a
+    /// party that reads the text.
+    Compile {
+        /// The Bristol file.
+        file: std::path::PathBuf,
+        /// The compiled file to write (replaced if it exists, once FILE.partial is complete).
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
 }
 
 /// A Bristol file format on the command line.
@@ -174,34 +189,46 @@ pub fn run(cmd: CircuitCommand) -> Result<(), CliError> {
                 FormatArg::Fashion => Format::Fashion,
                 FormatArg::Old => Format::Old,
             };
-            // Written beside the target and renamed once complete, so a refused circuit or a
-            // full disk leaves no partial file under the name asked for.
-            let mut partial = out.clone().into_os_string();
-            partial.push(".partial");
-            let partial = std::path::PathBuf::from(partial);
-            let io = |e: std::io::Error| tessera_circuit::Error::Io {
-                path: out.display().to_string(),
-                message: e.to_string(),
-            };
-            let file = std::fs::File::create(&partial).map_err(io)?;
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-            let written = match chain {
-                Some(n) => write_chained(&c, n, format, &mut w),
-                None => write_to(&c, format, &mut w),
-            };
-            drop(w);
-            let renamed = written.and_then(|()| std::fs::rename(&partial, &out).map_err(io));
-            if renamed.is_err() {
-                let _ = std::fs::remove_file(&partial);
-            }
-            renamed.map_err(|e| match e {
-                tessera_circuit::Error::Io { message, .. } => tessera_circuit::Error::Io {
-                    path: out.display().to_string(),
-                    message,
-                },
-                other => other,
-            })?;
-            Ok(())
+            write_replacing(&out, |w| match chain {
+                Some(n) => write_chained(&c, n, format, w),
+                None => write_to(&c, format, w),
+            })
+        }
+        CircuitCommand::Compile { file, out } => {
+            let streamed = Streamed::open(&file, DEFAULT_WINDOW)?;
+            let name = out.display().to_string();
+            write_replacing(&out, |w| streamed.compile(w, &name))
         }
     }
+}
+
+/// Writes a file at `out` with `write`: beside it first, renamed once complete, so a refused
+/// circuit or a full disk leaves no partial file under the name asked for.
+fn write_replacing(
+    out: &std::path::Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<(), tessera_circuit::Error>,
+) -> Result<(), CliError> {
+    let mut partial = out.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = std::path::PathBuf::from(partial);
+    let io = |e: std::io::Error| tessera_circuit::Error::Io {
+        path: out.display().to_string(),
+        message: e.to_string(),
+    };
+    let file = std::fs::File::create(&partial).map_err(io)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+    let written = write(&mut w);
+    drop(w);
+    let renamed = written.and_then(|()| std::fs::rename(&partial, out).map_err(io));
+    if renamed.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    renamed.map_err(|e| match e {
+        tessera_circuit::Error::Io { message, .. } => tessera_circuit::Error::Io {
+            path: out.display().to_string(),
+            message,
+        },
+        other => other,
+    })?;
+    Ok(())
 }

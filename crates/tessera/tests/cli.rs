@@ -1518,7 +1518,8 @@ fn an_actively_secure_run_streams_a_file_in_windows() {
 
 /// `tessera ag run` on a Bristol file between two parties: one of more than 65 536 gates (AES-128
 /// chained three times, 89 976 gates) goes in windows of 65 536 gates unless `--window 0` reads
-/// it whole, a smaller one (AES-128) whole; the outputs are `circuit eval`'s either way.
+/// it whole, a smaller one (AES-128) whole; the outputs are `circuit eval`'s either way, and a
+/// party reading the file compiled (`circuit compile`) runs against one reading the text.
 #[test]
 fn a_large_file_goes_in_windows_by_default() {
     let dir = tempfile::tempdir().unwrap();
@@ -1548,6 +1549,34 @@ fn a_large_file_goes_in_windows_by_default() {
         assert_eq!(v["size"], size, "{out}");
         assert!(first.wait_with_output().unwrap().status.success());
     }
+    // The file compiled evaluates as the text and runs against a party that reads the text
+    // (the two agree on the digest), in the same windows.
+    let bin = dir.path().join("aes3.tgc");
+    let bin = bin.to_str().unwrap();
+    let (ok, _, err) = tessera(&["circuit", "compile", f, "--out", bin]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = tessera(&["circuit", "eval", bin, "--input", &keys, "--input", plain]);
+    assert!(ok && out == want, "{err}");
+    let (first, addr) = spawn_ag_party_0(&["--circuit", f, "--input", &keys]);
+    let parties = format!("{addr},-");
+    let (ok, out, err) = tessera(&[
+        "ag",
+        "run",
+        "--party",
+        "1",
+        "--parties",
+        &parties,
+        "--input",
+        plain,
+        "--circuit",
+        bin,
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["output"][0], want.trim(), "{out}");
+    assert_eq!(v["size"]["window"], 65_536, "{out}");
+    assert!(first.wait_with_output().unwrap().status.success());
     let aes = &aes_file(&dir);
     let ((ok, out, err), first) = aes_between_two(&["--circuit", aes], &["--json"]);
     assert!(ok, "{err}");

@@ -21,6 +21,10 @@
 //! word the fault); it refuses only a gate count that differs from the header's and a line
 //! longer than [`MAX_LINE_BYTES`]. A fault's line is found by counting the file's lines again,
 //! which only a faulty file pays for.
+//!
+//! A compiled file ([`compiled`], written by [`Streamed::compile`]) holds those records, so it
+//! is read by the forward pass alone, which judges its gates as it judges a text's (a fault
+//! names the gate and its record's byte instead of a line).
 
 use super::{
     Format, Lines, MAX_LINE_BYTES, err, fewer_gates, gate_line, header, in_file, io_error,
@@ -34,6 +38,8 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::path::Path;
+
+pub mod compiled;
 
 /// Maps keyed by wires, hashed fast (the keys are the file's: the hasher is seeded at random).
 type HashMap<K, V> = std::collections::HashMap<K, V, RandomState>;
@@ -65,6 +71,40 @@ pub const RECORD_BYTES: usize = 13;
 /// The kind of a record whose line the backward pass could not read as a gate.
 const UNREADABLE: u8 = 0xf;
 
+/// What a [`Streamed`] reads: a Bristol text file, whose records the liveness pass wrote to a
+/// temporary file, or a compiled file ([`compiled`]) holding the records itself.
+enum Origin {
+    Text {
+        /// The line of the header's counts.
+        header_line: usize,
+        /// The line before the first gate line and the byte it starts at.
+        gates_after: (usize, u64),
+    },
+    Compiled {
+        /// The byte of the file where the first record starts.
+        records_at: u64,
+        /// The checksum of the header and the records read so far.
+        checksum: Box<blake3::Hasher>,
+        /// The checksum the file ends with.
+        expected: [u8; 32],
+    },
+}
+
+/// What opening a file of either kind finds, from which [`Streamed::new`] builds the reader.
+struct Opened {
+    path: String,
+    digest: [u8; 32],
+    num_gates: u32,
+    and_gates: u64,
+    num_wires: u32,
+    inputs: Vec<u32>,
+    outputs: Vec<u32>,
+    format: Format,
+    origin: Origin,
+    /// The gate records, from the first.
+    records: File,
+}
+
 /// A window-local wire before renumbering: an input (its index) or, with this tag, a wire
 /// written in the window (the index of its gate in the window).
 const WRITTEN: u32 = 1 << 31;
@@ -82,9 +122,7 @@ pub struct Streamed {
     inputs: Vec<u32>,
     outputs: Vec<u32>,
     format: Format,
-    header_line: usize,
-    /// The line before the first gate line and the byte it starts at.
-    gates_after: (usize, u64),
+    origin: Origin,
     window: usize,
     /// The gate records the backward pass wrote, read in order.
     records: BufReader<File>,
@@ -148,13 +186,15 @@ impl Streamed {
                 "a window holds 1 to {MAX_WINDOW} gates, not {window}"
             )));
         }
-        let file = tessera_core::files::open(path).map_err(io)?;
+        let mut file = tessera_core::files::open(path).map_err(io)?;
+        if compiled::is_compiled(&mut file).map_err(io)? {
+            return Streamed::open_compiled(file, name, window);
+        }
         let size = file.metadata().map_err(io)?.len();
         let mut lines = Lines::at(BufReader::new(file), 0, 0, u64::MAX);
         let h = header(&mut lines).map_err(|e| in_file(e, &name))?;
         let (after_line, gates_at) = h.gates_after;
         let output_start = h.num_wires - h.outputs.iter().sum::<u32>();
-        let num_inputs: u32 = h.inputs.iter().sum();
         let mut records = tempfile::tempfile().map_err(|e| Error::Io {
             path: RECORDS_FILE.into(),
             message: e.to_string(),
@@ -185,10 +225,68 @@ impl Streamed {
             Scan::Bad(e) => in_file(e, &name),
         })?;
         records.seek(SeekFrom::Start(0)).map_err(io)?;
+        let opened = Opened {
+            path: name,
+            digest,
+            num_gates: h.num_gates,
+            and_gates,
+            num_wires: h.num_wires,
+            inputs: h.inputs,
+            outputs: h.outputs,
+            format: h.format,
+            origin: Origin::Text {
+                header_line: h.line,
+                gates_after: (after_line, gates_at),
+            },
+            records,
+        };
+        Ok(Streamed::new(opened, window, |w| read_inputs.contains(w)))
+    }
+
+    /// [`Streamed::open`] of a compiled file ([`compiled`]), `file` at its start.
+    fn open_compiled(mut file: File, name: String, window: usize) -> Result<Streamed, Error> {
+        let io = io_error(&name);
+        let size = file.metadata().map_err(io)?.len();
+        file.seek(SeekFrom::Start(compiled::MAGIC.len() as u64))
+            .map_err(io)?;
+        let mut head_bytes = BufReader::new(&mut file);
+        let (head, raw) =
+            compiled::Head::read(&mut head_bytes, size).map_err(|e| in_file(e, &name))?;
+        let records_at = (compiled::MAGIC.len() + raw.len()) as u64;
+        let mut expected = [0; 32];
+        file.seek(SeekFrom::Start(size - compiled::CHECKSUM_BYTES))
+            .and_then(|_| file.read_exact(&mut expected))
+            .and_then(|()| file.seek(SeekFrom::Start(records_at)))
+            .map_err(io)?;
+        let mut checksum = blake3::Hasher::new_derive_key(compiled::CHECKSUM_CONTEXT);
+        checksum.update(&raw);
+        let opened = Opened {
+            path: name,
+            digest: head.digest,
+            num_gates: head.num_gates,
+            and_gates: head.and_gates,
+            num_wires: head.num_wires,
+            inputs: head.inputs.clone(),
+            outputs: head.outputs.clone(),
+            format: head.format,
+            origin: Origin::Compiled {
+                records_at,
+                checksum: Box::new(checksum),
+                expected,
+            },
+            records: file,
+        };
+        Ok(Streamed::new(opened, window, |w| head.reads_input(w)))
+    }
+
+    /// The reader of what `opened` found, in windows of `window` gates; `reads_input(w)`:
+    /// some gate reads input wire `w`.
+    fn new(opened: Opened, window: usize, reads_input: impl Fn(Wire) -> bool) -> Streamed {
+        let num_inputs: u32 = opened.inputs.iter().sum();
         let mut live = HashMap::default();
         let mut free = Vec::new();
         for w in 0..num_inputs {
-            if read_inputs.contains(w) {
+            if reads_input(w) {
                 live.insert(w, w);
             } else {
                 free.push(w);
@@ -196,20 +294,19 @@ impl Streamed {
         }
         let mut written = WireRanges::default();
         written.insert_range(0, num_inputs);
-        Ok(Streamed {
-            path: name,
-            digest,
-            num_gates: h.num_gates,
-            and_gates,
-            num_wires: h.num_wires,
-            output_start,
-            inputs: h.inputs,
-            outputs: h.outputs,
-            format: h.format,
-            header_line: h.line,
-            gates_after: (after_line, gates_at),
+        Streamed {
+            path: opened.path,
+            digest: opened.digest,
+            num_gates: opened.num_gates,
+            and_gates: opened.and_gates,
+            num_wires: opened.num_wires,
+            output_start: opened.num_wires - opened.outputs.iter().sum::<u32>(),
+            inputs: opened.inputs,
+            outputs: opened.outputs,
+            format: opened.format,
+            origin: opened.origin,
             window,
-            records: BufReader::new(records),
+            records: BufReader::new(opened.records),
             record_bytes: Vec::new(),
             gates_read: 0,
             windows: 0,
@@ -228,7 +325,7 @@ impl Streamed {
                 outputs: vec![0],
                 gates: Vec::new(),
             },
-        })
+        }
     }
 
     /// Width of each input value.
@@ -333,10 +430,101 @@ impl Streamed {
             .map(|w| {
                 self.live.get(&w).copied().ok_or_else(|| {
                     let message = format!("output wire {w} is never written");
-                    in_file(err(self.header_line, message), &self.path)
+                    let line = match self.origin {
+                        Origin::Text { header_line, .. } => header_line,
+                        Origin::Compiled { .. } => 0,
+                    };
+                    in_file(err(line, message), &self.path)
                 })
             })
             .collect()
+    }
+
+    /// Writes the file as a compiled circuit file ([`compiled`]) to `out` (errors writing it
+    /// name the path `out_name`). Every window is read first, so a file with a fault anywhere is
+    /// refused before anything is written. The file must be Bristol text, not yet read.
+    pub fn compile(mut self, out: &mut impl Write, out_name: &str) -> Result<(), Error> {
+        if !matches!(self.origin, Origin::Text { .. }) || self.gates_read != 0 {
+            let message = "only a Bristol text file not yet read compiles".to_string();
+            return Err(Error::Input(message));
+        }
+        let num_inputs: u32 = self.inputs.iter().sum();
+        let mut read_inputs = vec![0u8; num_inputs.div_ceil(8) as usize];
+        for w in (0..num_inputs).filter(|w| self.live.contains_key(w)) {
+            read_inputs[w as usize / 8] |= 1 << (w % 8);
+        }
+        let head = compiled::Head {
+            format: self.format,
+            num_gates: self.num_gates,
+            num_wires: self.num_wires,
+            inputs: self.inputs.clone(),
+            outputs: self.outputs.clone(),
+            and_gates: self.and_gates,
+            digest: self.digest,
+            read_inputs,
+        }
+        .encode();
+        while self.next_window()?.is_some() {}
+        self.output_positions()?;
+        let out_io = io_error(out_name);
+        let mut checksum = blake3::Hasher::new_derive_key(compiled::CHECKSUM_CONTEXT);
+        checksum.update(&head);
+        out.write_all(compiled::MAGIC)
+            .and_then(|()| out.write_all(&head))
+            .map_err(out_io)?;
+        let records_io = |e: std::io::Error| Error::Io {
+            path: RECORDS_FILE.into(),
+            message: e.to_string(),
+        };
+        self.records.seek(SeekFrom::Start(0)).map_err(records_io)?;
+        let mut chunk = vec![0; CHUNK_BYTES];
+        let mut left = u64::from(self.num_gates) * RECORD_BYTES as u64;
+        while left > 0 {
+            let n = left.min(CHUNK_BYTES as u64) as usize;
+            self.records
+                .read_exact(&mut chunk[..n])
+                .map_err(records_io)?;
+            checksum.update(&chunk[..n]);
+            out.write_all(&chunk[..n]).map_err(out_io)?;
+            left -= n as u64;
+        }
+        out.write_all(checksum.finalize().as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(out_io)
+    }
+
+    /// The file's circuit whole, gate by gate from its records, checked (what
+    /// [`super::read_file`] makes of a compiled file).
+    pub(crate) fn into_circuit(mut self) -> Result<Circuit, Error> {
+        let path = self.path.clone();
+        let records_io = io_error(&path);
+        let mut gates = Vec::with_capacity(self.num_gates as usize);
+        let mut bytes = Vec::new();
+        while self.gates_read < self.num_gates {
+            let first = self.gates_read;
+            let end = self
+                .num_gates
+                .min(first.saturating_add(RECORD_GATES as u32));
+            bytes.resize((end - first) as usize * RECORD_BYTES, 0);
+            self.records.read_exact(&mut bytes).map_err(records_io)?;
+            for (index, record) in (first..end).zip(bytes.chunks_exact(RECORD_BYTES)) {
+                let (gate, _) = decode(record).ok_or_else(|| self.unreadable(index))?;
+                gates.push(gate);
+            }
+            self.check_records(&bytes, end)?;
+            self.gates_read = end;
+        }
+        let circuit = Circuit {
+            num_wires: self.num_wires,
+            inputs: self.inputs.clone(),
+            outputs: self.outputs.clone(),
+            gates,
+        };
+        circuit.validate().map_err(|(gate, message)| match gate {
+            Some(index) => self.fault(index as u32, message),
+            None => err(0, message),
+        })?;
+        Ok(circuit)
     }
 
     /// Evaluates the file in plaintext on one bit vector per input value, window by window;
@@ -379,10 +567,29 @@ impl Streamed {
                     .zip(records.chunks_exact(RECORD_BYTES))
                     .try_for_each(|(index, record)| self.add_gate(index, record))
             });
+        let checked = placed.and_then(|()| self.check_records(&records, end));
         self.record_bytes = records;
-        placed?;
+        checked?;
         self.gates_read = end;
         self.place_window();
+        Ok(())
+    }
+
+    /// Adds a compiled file's `records` ending at gate `end` to its checksum and, at the last
+    /// gate, compares it with the one the file ends with.
+    fn check_records(&mut self, records: &[u8], end: u32) -> Result<(), Error> {
+        let Origin::Compiled {
+            checksum, expected, ..
+        } = &mut self.origin
+        else {
+            return Ok(());
+        };
+        checksum.update(records);
+        if end == self.num_gates && checksum.finalize().as_bytes() != expected {
+            let message = "the header and gate records do not match the checksum the file ends \
+                           with: the compiled file is damaged or was edited";
+            return Err(err(0, message));
+        }
         Ok(())
     }
 
@@ -458,8 +665,11 @@ impl Streamed {
     }
 
     /// The line of gate `index` (counting the file's lines again) and its text.
-    fn gate_text(&self, index: u32) -> Result<(usize, Vec<u8>), Error> {
-        let (after_line, gates_at) = self.gates_after;
+    fn gate_text(
+        &self,
+        index: u32,
+        (after_line, gates_at): (usize, u64),
+    ) -> Result<(usize, Vec<u8>), Error> {
         let io = io_error(&self.path);
         let mut file = tessera_core::files::open(Path::new(&self.path)).map_err(io)?;
         file.seek(SeekFrom::Start(gates_at)).map_err(io)?;
@@ -475,17 +685,30 @@ impl Streamed {
         Ok((line, text.to_vec()))
     }
 
-    /// `message`, a fault of gate `index`, at its line.
+    /// `message`, a fault of gate `index`, at its line (in a compiled file, at its record).
     fn fault(&self, index: u32, message: String) -> Error {
-        match self.gate_text(index) {
-            Ok((line, _)) => err(line, message),
-            Err(e) => e,
+        match self.origin {
+            Origin::Text { gates_after, .. } => match self.gate_text(index, gates_after) {
+                Ok((line, _)) => err(line, message),
+                Err(e) => e,
+            },
+            Origin::Compiled { records_at, .. } => {
+                let at = records_at + u64::from(index) * RECORD_BYTES as u64;
+                err(
+                    0,
+                    format!("gate {index} (the record at byte {at}): {message}"),
+                )
+            }
         }
     }
 
-    /// The fault of gate `index`, whose line the backward pass could not read.
+    /// The fault of gate `index`, whose line the backward pass could not read (in a compiled
+    /// file: whose record is no gate's).
     fn unreadable(&self, index: u32) -> Error {
-        match self.gate_text(index) {
+        let Origin::Text { gates_after, .. } = self.origin else {
+            return self.fault(index, "not a gate's record".to_string());
+        };
+        match self.gate_text(index, gates_after) {
             Ok((line, text)) => gate_line(&text, line).err().unwrap_or_else(|| {
                 err(line, "the line changed while the file was read".to_string())
             }),
