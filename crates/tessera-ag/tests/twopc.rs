@@ -161,7 +161,7 @@ fn a_file_streams_window_by_window() {
 }
 
 /// A gate line that reads a wire no gate has written yet, past the first windows of a file:
-/// each party finds it on its reader thread (a window ahead of the protocol, after some
+/// each party finds it on its reader thread (windows ahead of the protocol, after some
 /// windows ran) and stops with the file's error naming the line; neither hangs.
 #[test]
 fn a_fault_deep_in_a_file_stops_both_parties() {

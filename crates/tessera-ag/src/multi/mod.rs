@@ -202,7 +202,7 @@ pub fn run_file(
         if let Ended::Carried(c) = runner.program(s, &entry, Start::Fresh(inputs), Ending::Carry)? {
             store = c;
         }
-        // Each window is read a window ahead of the protocol, on a thread of its own.
+        // Each window is read up to READ_AHEAD windows ahead of the protocol, on a thread of its own.
         let positions = file.run_ahead(
             |c| Ok::<_, Error>(c.clone()),
             |w| {

@@ -877,7 +877,8 @@ fn stream(
     {
         store = c;
     }
-    // Each window is read and compiled a window ahead of the protocol, on a thread of its own.
+    // Each window is read and compiled up to READ_AHEAD windows ahead of the protocol, on a
+    // thread of its own.
     let positions = file.run_ahead(Program::window, |w| {
         let carry = Some(store.select(&w.inputs));
         let program = (&w.made, carry);
