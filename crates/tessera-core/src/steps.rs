@@ -74,11 +74,22 @@ impl SlotSteps {
     }
 
     /// Appends the step `out ← (a, b)`.
+    #[inline]
     pub fn push(&mut self, a: u32, b: u32, out: u32) {
         let top = a.max(b).max(out);
-        if let Stream::Packed(words) = &self.stream
-            && top >= PACKED_SLOTS
-        {
+        self.slots = self.slots.max(top as usize + 1);
+        match &mut self.stream {
+            Stream::Packed(words) if top < PACKED_SLOTS => words.push(pack([a, b, out])),
+            _ => self.push_wide(a, b, out),
+        }
+    }
+
+    /// [`SlotSteps::push`] to the struct-of-arrays stream, which a packed stream becomes at
+    /// its first index of [`PACKED_SLOTS`] or more (out of line: the packed push is the one
+    /// inlined into plan compilers' loops).
+    #[inline(never)]
+    fn push_wide(&mut self, a: u32, b: u32, out: u32) {
+        if let Stream::Packed(words) = &self.stream {
             // Room for as many steps as the packed stream had.
             let mut wide = [(); 3].map(|()| Vec::with_capacity(words.capacity()));
             for &w in words {
@@ -89,19 +100,16 @@ impl SlotSteps {
             let [a, b, out] = wide;
             self.stream = Stream::Wide { a, b, out };
         }
-        match &mut self.stream {
-            Stream::Packed(words) => words.push(pack([a, b, out])),
-            Stream::Wide {
-                a: va,
-                b: vb,
-                out: vo,
-            } => {
-                va.push(a);
-                vb.push(b);
-                vo.push(out);
-            }
+        if let Stream::Wide {
+            a: va,
+            b: vb,
+            out: vo,
+        } = &mut self.stream
+        {
+            va.push(a);
+            vb.push(b);
+            vo.push(out);
         }
-        self.slots = self.slots.max(top as usize + 1);
     }
 
     /// The number of steps.

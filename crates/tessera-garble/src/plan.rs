@@ -9,7 +9,7 @@
 //! scheme of Gueron, Lindell, Nof, Pinkas) need AES for XOR gates too: their plans batch XOR
 //! gates in a second queue that shares the gate index with the AND queue (VASA §4.3.1).
 
-use tessera_circuit::{Circuit, GateKind};
+use tessera_circuit::{Circuit, Gate, GateKind};
 use tessera_core::Block;
 use tessera_core::hazmat::{SlotGates, SlotSteps};
 
@@ -586,6 +586,13 @@ fn levelled_live(c: &Circuit, xor: XorGates, scratch: &mut Scratch) -> usize {
         .unwrap_or(0) as usize
 }
 
+/// The key of a batched AND gate in [`layered_order`]'s sort within a level, after every free
+/// gate's depth (a depth is at most the gates of a window, below `u32::MAX - 1`, as gate
+/// indices fit in 32 bits).
+const AND_KEY: u32 = u32::MAX - 1;
+/// The key of a batched XOR gate, after the AND gates.
+const XOR_KEY: u32 = u32::MAX;
+
 /// Layered order (VASA §4.1.2) of windows of `size` gates in circuit order, one after
 /// another: in each, the free gates of level L, then the AND (and garbled XOR) batches of
 /// level L + 1, for each L, levels counted from the window's start.
@@ -598,15 +605,16 @@ fn layered_order(c: &Circuit, xor: XorGates, size: usize, scratch: &mut Scratch)
     let [level, chain, window_of] = scratch.arrays(n, [0, 0, u32::MAX]);
     let mut schedule = Schedule::for_circuit(c);
     let size = size.max(1);
+    // Per gate of a window: its level and its key within the level (a free gate's depth, then
+    // AND, then XOR); the window's gates sorted by level (counting), then by key and index.
+    let mut placed: Vec<(u32, u32)> = Vec::new();
+    let (mut by_key, mut by_level, mut starts) = (Vec::new(), Vec::new(), Vec::new());
     for (window, gates) in c.gates.chunks(size).enumerate() {
         let first = window * size;
         let window = window as u32;
         let in_window = |w: usize, window_of: &[u32]| window_of[w] == window;
-        // Free gates of level L, then the AND and XOR batches of level L + 1, for each L.
-        let mut free: Vec<Vec<(u32, u32)>> = vec![Vec::new()];
-        let mut batched: Vec<[Vec<u32>; 2]> = vec![[Vec::new(), Vec::new()]];
-        for (j, g) in gates.iter().enumerate() {
-            let i = first + j;
+        placed.clear();
+        for g in gates {
             let reads = || g.inputs().iter().map(|&k| g.input(k) as usize);
             let below = reads()
                 .filter(|&w| in_window(w, window_of))
@@ -615,13 +623,13 @@ fn layered_order(c: &Circuit, xor: XorGates, size: usize, scratch: &mut Scratch)
                 .unwrap_or(0);
             let out = g.out as usize;
             window_of[out] = window;
-            let at = below as usize;
-            if xor.batched(g.kind) {
+            let key = if xor.batched(g.kind) {
                 level[out] = below + 1;
-                if batched.len() <= at {
-                    batched.resize(at + 1, [Vec::new(), Vec::new()]);
+                if g.kind == GateKind::Xor {
+                    XOR_KEY
+                } else {
+                    AND_KEY
                 }
-                batched[at][usize::from(g.kind == GateKind::Xor)].push(i as u32);
             } else {
                 let d = reads()
                     .filter(|&w| in_window(w, window_of) && level[w] == below)
@@ -630,30 +638,82 @@ fn layered_order(c: &Circuit, xor: XorGates, size: usize, scratch: &mut Scratch)
                     .unwrap_or(0)
                     + 1;
                 (level[out], chain[out]) = (below, d);
-                if free.len() <= at {
-                    free.resize(at + 1, Vec::new());
+                d
+            };
+            placed.push((below, key));
+        }
+        // Stably by key, then stably by level: by (level, key, index), without comparing.
+        let depths = placed
+            .iter()
+            .map(|&(_, k)| k)
+            .filter(|&k| k < AND_KEY)
+            .max();
+        let depths = depths.unwrap_or(0);
+        let rank = |key: u32| match key {
+            AND_KEY => depths as usize + 1,
+            XOR_KEY => depths as usize + 2,
+            d => d as usize,
+        };
+        let all = 0..placed.len() as u32;
+        let bucket = |j: u32| rank(placed[j as usize].1);
+        counting_sort(all, bucket, depths as usize + 3, &mut starts, &mut by_key);
+        let levels = placed
+            .iter()
+            .map(|&(at, _)| at as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let bucket = |j: u32| placed[j as usize].0 as usize;
+        counting_sort(
+            by_key.iter().copied(),
+            bucket,
+            levels,
+            &mut starts,
+            &mut by_level,
+        );
+        // Each level: its free gates by depth (then in circuit order, so inputs still come
+        // first: gates next to each other are then independent, and the engine's loads need
+        // not wait for the stores just before them), then the AND batch, then the XOR batch.
+        for level in starts.windows(2).map(|w| &by_level[w[0]..w[1]]) {
+            let key = |j: &u32| placed[*j as usize].1;
+            let frees = level.partition_point(|j| key(j) < AND_KEY);
+            let ands = level.partition_point(|j| key(j) < XOR_KEY);
+            let gate = |j: &u32| first + *j as usize;
+            level[..frees].iter().for_each(|j| schedule.free(gate(j)));
+            for batch in [&level[frees..ands], &level[ands..]] {
+                if !batch.is_empty() {
+                    schedule.batch(batch.iter().map(gate));
                 }
-                free[at].push((d, i as u32));
-            }
-        }
-        free.resize(free.len().max(batched.len()), Vec::new());
-        batched.resize(free.len(), [Vec::new(), Vec::new()]);
-        // Each level's free gates by that depth (stably, so inputs still come first): gates
-        // next to each other are then independent, and the engine's loads need not wait for
-        // the stores just before them.
-        for f in &mut free {
-            f.sort_by_key(|&(d, _)| d);
-        }
-        for (f, level) in free.into_iter().zip(batched) {
-            for (_, i) in f {
-                schedule.free(i as usize);
-            }
-            for b in level.into_iter().filter(|b| !b.is_empty()) {
-                schedule.batch(b.into_iter().map(|i| i as usize));
             }
         }
     }
     schedule
+}
+
+/// `items` sorted stably by `bucket` (each below `buckets`) into `out`, and where each bucket
+/// starts in it into `starts` (`buckets + 1` entries, the last the end).
+fn counting_sort(
+    items: impl Iterator<Item = u32> + Clone,
+    bucket: impl Fn(u32) -> usize,
+    buckets: usize,
+    starts: &mut Vec<usize>,
+    out: &mut Vec<u32>,
+) {
+    starts.clear();
+    starts.resize(buckets + 1, 0);
+    items.clone().for_each(|i| starts[bucket(i) + 1] += 1);
+    for b in 1..=buckets {
+        starts[b] += starts[b - 1];
+    }
+    out.clear();
+    out.resize(starts[buckets], 0);
+    // starts[b] moves from bucket b's start to its end (bucket b + 1's start) as it fills.
+    for i in items {
+        let at = &mut starts[bucket(i)];
+        out[*at] = i;
+        *at += 1;
+    }
+    starts.rotate_right(1);
+    starts[0] = 0;
 }
 
 /// Items between the one [`assign_slots`] works on and the one whose gate it asks for.
@@ -729,77 +789,11 @@ fn assign_slots(
     for (pos, item) in items.iter().enumerate() {
         ahead(pos);
         let pos = pos as u32 + 1;
-        let gates = item.gates(order);
-        // Read; a free gate then releases what it reads for the last time and writes (it may
-        // write the slot it frees), a batch writes and then releases (its outputs go straight
-        // to their slots while other gates of the batch are still read).
-        read.clear();
-        read.extend(gates.iter().map(|&i| {
-            let g = &c.gates[i as usize];
-            let slot = |k: usize| match g.inputs().get(k) {
-                Some(&k) => slots.slot_of[g.input(k) as usize],
-                None => ZERO_SLOT,
-            };
-            (slot(0), slot(1))
-        }));
-        let release_read = |slots: &mut SlotAllocator| {
-            for &i in gates {
-                for w in gate_reads(i) {
-                    if last[w] == pos {
-                        slots.release(w);
-                    }
-                }
-            }
-        };
-        let batch = matches!(item, Item::Batch(..));
-        if !batch {
-            release_read(&mut slots);
-        }
-        // A batch's outputs go to consecutive slots where none is a circuit output (those have
-        // theirs), so the kernels store them with plain stores.
-        let first_out = slots.outputs.0;
-        let run = (batch
-            && gates
-                .iter()
-                .all(|&i| (c.gates[i as usize].out as usize) < first_out))
-        .then(|| slots.take_run(gates.len()));
-        for (k, (&i, &(a, b))) in gates.iter().zip(&read).enumerate() {
-            let g = &c.gates[i as usize];
-            let out = match run {
-                Some(first) => slots.place(g.out as usize, first + k as Slot),
-                None => slots.write(g.out as usize),
-            };
-            plan.and_gates += usize::from(g.kind == GateKind::And);
-            plan.xor_gates += usize::from(g.kind == GateKind::Xor);
-            if xor.batched(g.kind) {
-                plan.gates.push(a, b, out);
-                plan.ids.push(i);
-                continue;
-            }
-            // A free gate as `out = a ⊕ b` over the constant slots (see [`Plan`]).
-            let (a, b) = match g.kind {
-                // AND gates are always batched: this arm sees free XOR gates only.
-                GateKind::Xor | GateKind::And => (a, b),
-                GateKind::Inv => (a, ONE_SLOT),
-                GateKind::Eqw => (a, ZERO_SLOT),
-                GateKind::Eq if g.a == 1 => (ONE_SLOT, ZERO_SLOT),
-                GateKind::Eq => (ZERO_SLOT, ZERO_SLOT),
-            };
-            plan.free.push(a, b, out);
-        }
-        if batch {
-            release_read(&mut slots);
-            plan.batches += 1;
-            plan.segments.push(Segment {
-                free_end: plan.free.len() as u32,
-                gates_end: plan.gates.len() as u32,
-                xor: c.gates[gates[0] as usize].kind == GateKind::Xor,
-            });
-        }
-        for &i in gates {
-            let w = c.gates[i as usize].out as usize;
-            if last[w] == 0 {
-                slots.release(w);
+        match *item {
+            Item::Free(i) => place_free(&c.gates[i as usize], (pos, last), &mut slots, &mut plan),
+            Item::Batch(..) => {
+                let gates = item.gates(order);
+                place_batch(c, gates, (pos, last), (&mut slots, &mut plan), &mut read);
             }
         }
     }
@@ -810,6 +804,101 @@ fn assign_slots(
     });
     plan.num_slots = slots.count;
     plan
+}
+
+/// The slots `g` reads first and second (the zero slot for a second input it lacks).
+fn input_slots(g: &Gate, slot_of: &[Slot]) -> (Slot, Slot) {
+    let slot = |k: usize| match g.inputs().get(k) {
+        Some(&k) => slot_of[g.input(k) as usize],
+        None => ZERO_SLOT,
+    };
+    (slot(0), slot(1))
+}
+
+/// Releases the wires `g` reads for the last time at item `pos` (`last` as in
+/// [`assign_slots`]).
+fn release_read(g: &Gate, (pos, last): (u32, &[u32]), slots: &mut SlotAllocator) {
+    for &k in g.inputs() {
+        let w = g.input(k) as usize;
+        if last[w] == pos {
+            slots.release(w);
+        }
+    }
+}
+
+/// Places free gate `g`, item `pos` of a schedule whose wires are read last by items `last`
+/// (as in [`assign_slots`]): reads its inputs' slots, releases those read for the last time,
+/// writes its output (perhaps to a slot just released) and releases it if it is never read.
+fn place_free(g: &Gate, (pos, last): (u32, &[u32]), slots: &mut SlotAllocator, plan: &mut Plan) {
+    let (a, b) = input_slots(g, slots.slot_of);
+    release_read(g, (pos, last), slots);
+    let out = slots.write(g.out as usize);
+    plan.xor_gates += usize::from(g.kind == GateKind::Xor);
+    // A free gate as `out = a ⊕ b` over the constant slots (see [`Plan`]).
+    let (a, b) = match g.kind {
+        // AND gates are always batched: this arm sees free XOR gates only.
+        GateKind::Xor | GateKind::And => (a, b),
+        GateKind::Inv => (a, ONE_SLOT),
+        GateKind::Eqw => (a, ZERO_SLOT),
+        GateKind::Eq if g.a == 1 => (ONE_SLOT, ZERO_SLOT),
+        GateKind::Eq => (ZERO_SLOT, ZERO_SLOT),
+    };
+    plan.free.push(a, b, out);
+    if last[g.out as usize] == 0 {
+        slots.release(g.out as usize);
+    }
+}
+
+/// Places the batch `gates` (circuit indices), item `pos` (`last` as in [`assign_slots`]):
+/// reads every input's slot (into `read`), writes the outputs, to consecutive slots where none
+/// is a circuit output (those have theirs; the kernels then store them with plain stores), and
+/// only then releases what the batch reads for the last time, since the engine writes its
+/// outputs in place while other gates of the batch are still being read; then the outputs
+/// never read.
+fn place_batch(
+    c: &Circuit,
+    gates: &[u32],
+    (pos, last): (u32, &[u32]),
+    (slots, plan): (&mut SlotAllocator, &mut Plan),
+    read: &mut Vec<(Slot, Slot)>,
+) {
+    read.clear();
+    read.extend(
+        gates
+            .iter()
+            .map(|&i| input_slots(&c.gates[i as usize], slots.slot_of)),
+    );
+    let first_out = slots.outputs.0;
+    let run = gates
+        .iter()
+        .all(|&i| (c.gates[i as usize].out as usize) < first_out)
+        .then(|| slots.take_run(gates.len()));
+    for (k, (&i, &(a, b))) in gates.iter().zip(read.iter()).enumerate() {
+        let g = &c.gates[i as usize];
+        let out = match run {
+            Some(first) => slots.place(g.out as usize, first + k as Slot),
+            None => slots.write(g.out as usize),
+        };
+        plan.and_gates += usize::from(g.kind == GateKind::And);
+        plan.xor_gates += usize::from(g.kind == GateKind::Xor);
+        plan.gates.push(a, b, out);
+        plan.ids.push(i);
+    }
+    for &i in gates {
+        release_read(&c.gates[i as usize], (pos, last), slots);
+    }
+    plan.batches += 1;
+    plan.segments.push(Segment {
+        free_end: plan.free.len() as u32,
+        gates_end: plan.gates.len() as u32,
+        xor: c.gates[gates[0] as usize].kind == GateKind::Xor,
+    });
+    for &i in gates {
+        let w = c.gates[i as usize].out as usize;
+        if last[w] == 0 {
+            slots.release(w);
+        }
+    }
 }
 
 /// Slots handed out and taken back, of two kinds that never mix: single slots, reused most
