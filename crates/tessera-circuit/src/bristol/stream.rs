@@ -56,10 +56,9 @@ pub const READ_AHEAD: usize = 8;
 /// The most gates per window (window-local wire names keep a tag bit).
 pub const MAX_WINDOW: usize = 1 << 24;
 
-/// Liveness mark bits of a gate: input `a` is read for the last time here.
+/// Liveness mark bits of a gate: input `a` is read for the last time here (input `k`: this
+/// bit shifted left by `k`, so `b`'s is 2).
 const LAST_A: u8 = 1;
-/// Input `b` is read for the last time here.
-const LAST_B: u8 = 2;
 /// The output is never read and is not an output of the circuit.
 const DEAD: u8 = 4;
 
@@ -513,7 +512,7 @@ impl Streamed {
                 .min(first.saturating_add(RECORD_GATES as u32));
             bytes.resize((end - first) as usize * RECORD_BYTES, 0);
             self.records.read_exact(&mut bytes).map_err(records_io)?;
-            for (index, record) in (first..end).zip(bytes.chunks_exact(RECORD_BYTES)) {
+            for (index, record) in (first..end).zip(bytes.as_chunks().0) {
                 let (gate, _) = decode(record).ok_or_else(|| self.unreadable(index))?;
                 gates.push(gate);
             }
@@ -570,7 +569,7 @@ impl Streamed {
             })
             .and_then(|()| {
                 (first..end)
-                    .zip(records.chunks_exact(RECORD_BYTES))
+                    .zip(records.as_chunks().0)
                     .try_for_each(|(index, record)| self.add_gate(index, record))
             });
         let checked = placed.and_then(|()| self.check_records(&records, end));
@@ -600,14 +599,14 @@ impl Streamed {
     }
 
     /// Adds gate `index` of the file, read from its record, to the window.
-    fn add_gate(&mut self, index: u32, record: &[u8]) -> Result<(), Error> {
+    fn add_gate(&mut self, index: u32, record: &[u8; RECORD_BYTES]) -> Result<(), Error> {
         let Some((gate, mark)) = decode(record) else {
             return Err(self.unreadable(index));
         };
         let output_start = self.output_start;
         let mut local = gate;
         for &k in gate.inputs() {
-            let last = mark & [LAST_A, LAST_B][k] != 0 && gate.input(k) < output_start;
+            let last = mark & (LAST_A << k) != 0 && gate.input(k) < output_start;
             let w = self.read(gate.input(k), last, index)?;
             if k == 0 {
                 local.a = w;
@@ -947,7 +946,7 @@ impl Backward {
         }
         for &k in g.inputs().iter().rev() {
             if later.insert(g.input(k)) {
-                mark |= [LAST_A, LAST_B][k];
+                mark |= LAST_A << k;
             }
         }
         mark
@@ -1166,7 +1165,8 @@ fn encode(g: &Gate, mark: u8) -> [u8; RECORD_BYTES] {
 }
 
 /// The gate and marks of a record; `None` for an unreadable line.
-fn decode(r: &[u8]) -> Option<(Gate, u8)> {
+#[inline]
+fn decode(r: &[u8; RECORD_BYTES]) -> Option<(Gate, u8)> {
     let kind = match r[0] & 0xf {
         0 => GateKind::Xor,
         1 => GateKind::And,
