@@ -377,7 +377,7 @@ proptest! {
 
 /// Every one-bit edit of a compiled file, anywhere in it, is refused, read in windows or read
 /// whole, never run to outputs (the checksum, before the last window; the header's checks
-/// before it).
+/// before it), and for a file of no gates on opening.
 #[test]
 fn every_bit_flip_of_a_compiled_file_is_refused() {
     let c = random_circuit(5, 12, 60, 8, false);
@@ -398,6 +398,20 @@ fn every_bit_flip_of_a_compiled_file_is_refused() {
         streamed(edited.path(), 7, &x).unwrap(),
         evaluate(&c, &x).unwrap()
     );
+    // A file of no gates has no last record: its checksum is compared on opening.
+    let empty = file_with("0 0\n0\n0\n");
+    let good = std::fs::read(compiled(empty.path()).path()).unwrap();
+    std::fs::write(edited.path(), &good).unwrap();
+    assert!(Streamed::open(edited.path(), 7).is_ok());
+    for i in 0..good.len() * 8 {
+        let mut bytes = good.clone();
+        bytes[i / 8] ^= 1 << (i % 8);
+        std::fs::write(edited.path(), &bytes).unwrap();
+        assert!(
+            Streamed::open(edited.path(), 7).is_err(),
+            "bit {i}, no gates"
+        );
+    }
 }
 
 /// An edit of a file's bytes: which gate it breaks and the words the fault must have.

@@ -1242,19 +1242,19 @@ fn ag_between_two(
     common: &[&str],
     extra: &[&str],
 ) -> ((bool, String, String), std::process::Child) {
-    let (first, addr) = spawn_ag_party_0(&[common, &["--input", first_input]].concat());
+    ag_pair(
+        &[common, &["--input", first_input]].concat(),
+        &[common, &["--input", second_input], extra].concat(),
+    )
+}
+
+/// A two-party `tessera ag run`, party 0 with arguments `first` (spawned) and party 1 with
+/// `second`: party 1's `(success, stdout, stderr)` and party 0's process.
+fn ag_pair(first: &[&str], second: &[&str]) -> ((bool, String, String), std::process::Child) {
+    let (child, addr) = spawn_ag_party_0(first);
     let parties = format!("{addr},-");
-    let args = [
-        "ag",
-        "run",
-        "--party",
-        "1",
-        "--parties",
-        &parties,
-        "--input",
-        second_input,
-    ];
-    (tessera(&[&args[..], common, extra].concat()), first)
+    let args = ["ag", "run", "--party", "1", "--parties", &parties];
+    (tessera(&[&args[..], second].concat()), child)
 }
 
 /// Party 0 of a two-party `tessera ag run` on port 0 with `extra` arguments, and the address
@@ -1557,21 +1557,10 @@ fn a_large_file_goes_in_windows_by_default() {
     assert!(ok, "{err}");
     let (ok, out, err) = tessera(&["circuit", "eval", bin, "--input", &keys, "--input", plain]);
     assert!(ok && out == want, "{err}");
-    let (first, addr) = spawn_ag_party_0(&["--circuit", f, "--input", &keys]);
-    let parties = format!("{addr},-");
-    let (ok, out, err) = tessera(&[
-        "ag",
-        "run",
-        "--party",
-        "1",
-        "--parties",
-        &parties,
-        "--input",
-        plain,
-        "--circuit",
-        bin,
-        "--json",
-    ]);
+    let ((ok, out, err), first) = ag_pair(
+        &["--circuit", f, "--input", &keys],
+        &["--circuit", bin, "--input", plain, "--json"],
+    );
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["output"][0], want.trim(), "{out}");

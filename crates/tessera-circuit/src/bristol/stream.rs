@@ -281,7 +281,15 @@ impl Streamed {
             },
             records: file,
         };
-        Ok(Streamed::new(opened, window, |w| head.reads_input(w)))
+        let mut streamed = Streamed::new(opened, window, |w| head.reads_input(w));
+        // A file of no gates has no last record to compare the checksum at: compare it now.
+        if streamed.num_gates == 0 {
+            let path = streamed.path.clone();
+            streamed
+                .check_records(&[], 0)
+                .map_err(|e| in_file(e, &path))?;
+        }
+        Ok(streamed)
     }
 
     /// The reader of what `opened` found, in windows of `window` gates; `reads_input(w)`:
