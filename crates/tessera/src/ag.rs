@@ -129,6 +129,17 @@ enum Source {
     Many(Box<Circuit>),
 }
 
+/// Whether the circuit `name` names is read in windows unless told otherwise: a file (a
+/// built-in name is taken as the built-in circuit, as `load` does) larger than a window (its
+/// header says), between two parties.
+pub fn in_windows_by_default(name: &str, parties: usize) -> Result<bool, CliError> {
+    let path = std::path::Path::new(name);
+    let file = path.exists() && tessera_circuit::library::builtin(name).is_none();
+    Ok(file
+        && parties == 2
+        && tessera_circuit::bristol::declared_gates(path)? as usize > DEFAULT_WINDOW)
+}
+
 impl Source {
     /// The circuit `args` name, checked for `parties` parties.
     fn load(args: &RunArgs, parties: usize) -> Result<Source, CliError> {
@@ -138,15 +149,9 @@ impl Source {
             )));
         }
         let path = std::path::Path::new(&args.circuit);
-        // A file (a built-in name is taken as the built-in circuit, as `load` does).
-        let file = path.exists() && tessera_circuit::library::builtin(&args.circuit).is_none();
         let streamed = match args.window {
             Some(0) => None,
-            // A file larger than a window, between two parties (its header says).
-            None if file
-                && parties == 2
-                && tessera_circuit::bristol::declared_gates(path)? as usize > DEFAULT_WINDOW =>
-            {
+            None if in_windows_by_default(&args.circuit, parties)? => {
                 Some(Streamed::open(path, DEFAULT_WINDOW)?)
             }
             None => None,
@@ -328,6 +333,20 @@ pub fn in_threads(
     job: Job<'_>,
     inputs: &[Vec<bool>],
 ) -> Result<Vec<PartyRun>, CliError> {
+    in_threads_with(nets, ot, inputs, |session, input| {
+        Ok(job.run(session, input, Outputs::All)?)
+    })
+}
+
+/// Runs `run` as every party of `nets`, each on a thread of its own with a session of its own,
+/// party i on `inputs[i]` (none past the list).
+pub fn in_threads_with(
+    nets: Vec<Network>,
+    ot: OtChoice,
+    inputs: &[Vec<bool>],
+    run: impl Fn(&mut Session, &[bool]) -> Result<Option<Vec<bool>>, CliError> + Sync,
+) -> Result<Vec<PartyRun>, CliError> {
+    let run = &run;
     std::thread::scope(|s| {
         let handles: Vec<_> = nets
             .into_iter()
@@ -336,7 +355,7 @@ pub fn in_threads(
                 let input = inputs.get(p).cloned().unwrap_or_default();
                 s.spawn(move || -> Result<PartyRun, CliError> {
                     let mut session = Session::new(net, SessionConfig::with_ot(ot))?;
-                    let output = job.run(&mut session, &input, Outputs::All)?;
+                    let output = run(&mut session, &input)?;
                     Ok(PartyRun {
                         output,
                         phases: session.take_phases(),

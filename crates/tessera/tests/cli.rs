@@ -1519,7 +1519,8 @@ fn an_actively_secure_run_streams_a_file_in_windows() {
 /// `tessera ag run` on a Bristol file between two parties: one of more than 65 536 gates (AES-128
 /// chained three times, 89 976 gates) goes in windows of 65 536 gates unless `--window 0` reads
 /// it whole, a smaller one (AES-128) whole; the outputs are `circuit eval`'s either way, and a
-/// party reading the file compiled (`circuit compile`) runs against one reading the text.
+/// party reading the file compiled (`circuit compile`) runs against one reading the text;
+/// `bench ag` runs both in windows too.
 #[test]
 fn a_large_file_goes_in_windows_by_default() {
     let dir = tempfile::tempdir().unwrap();
@@ -1566,6 +1567,31 @@ fn a_large_file_goes_in_windows_by_default() {
     assert_eq!(v["output"][0], want.trim(), "{out}");
     assert_eq!(v["size"]["window"], 65_536, "{out}");
     assert!(first.wait_with_output().unwrap().status.success());
+    // `bench ag` reads them as `ag run` does: in windows, each party its own file.
+    let files = format!("{f},{bin}");
+    let (ok, out, err) = tessera(&[
+        "bench",
+        "ag",
+        "--circuit",
+        &files,
+        "--samples",
+        "1",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let lines = bench_lines(&out);
+    assert_eq!(lines.len(), 2, "{out}");
+    for v in lines {
+        assert_eq!(
+            (&v["window"], &v["and_gates"], &v["outputs_checked"]),
+            (
+                &serde_json::json!(65_536),
+                &serde_json::json!(19_200),
+                &serde_json::json!(true)
+            ),
+            "{v}"
+        );
+    }
     let aes = &aes_file(&dir);
     let ((ok, out, err), first) = aes_between_two(&["--circuit", aes], &["--json"]);
     assert!(ok, "{err}");

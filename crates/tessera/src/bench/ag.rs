@@ -11,14 +11,16 @@ use super::{
     peak_rss_bytes,
 };
 use crate::CliError;
-use crate::ag::{CotArg, in_threads};
+use crate::ag::{CotArg, in_threads, in_threads_with, in_windows_by_default};
 use crate::circuit::load;
 use clap::Args;
 use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 use tessera_ag::Job;
-use tessera_ag::twopc::Program;
+use tessera_ag::twopc::{self, Outputs, Program};
 use tessera_circuit::Circuit;
+use tessera_circuit::bristol::stream::{DEFAULT_WINDOW, Streamed};
 use tessera_circuit::eval::evaluate;
 use tessera_core::{Backend, Prg};
 use tessera_garble::SchemeKind;
@@ -82,50 +84,127 @@ pub fn run(args: &AgArgs) -> Result<(), CliError> {
     }
     for &n in &args.parties {
         for name in &args.circuit {
-            let (circuit, _) = load(name)?;
-            let program = if n == 2 {
-                Some(Program::new(&circuit)?)
-            } else {
-                None
-            };
-            let job = program.as_ref().map_or(Job::Many(&circuit), Job::Two);
+            let bench = Bench::load(name, n)?;
             let samples = (0..args.samples)
-                .map(|_| sample(&circuit, job, n, args))
+                .map(|_| bench.sample(n, args))
                 .collect::<Result<Vec<_>, _>>()?;
-            report(args, name, &circuit, job, &samples)?;
+            report(args, name, &bench, &samples)?;
         }
     }
     Ok(())
 }
 
-/// One run among `n` threads on fresh random inputs, outputs checked against plaintext.
-fn sample(circuit: &Circuit, job: Job<'_>, n: usize, args: &AgArgs) -> Result<Sample, CliError> {
-    let mut prg = Prg::from_os()?;
-    let values: Vec<Vec<bool>> = circuit
-        .inputs
-        .iter()
-        .map(|&w| (0..w).map(|_| prg.random_block().lsb()).collect())
-        .collect();
-    let expect = evaluate(circuit, &values)?.concat();
-    let ot = args.cot.choice()?;
-    let (nets, wire) = loopback_mesh(n, None, args.net)?;
-    let start = Instant::now();
-    let runs = in_threads(nets, ot, job, &values)?;
-    let total_ms = start.elapsed().as_secs_f64() * 1e3;
-    let mut phases = vec![Vec::new(); n];
-    for (p, r) in runs.into_iter().enumerate() {
-        if r.output.as_deref() != Some(&expect[..]) {
-            return Err(CliError::Usage(format!(
-                "party {p}'s output differs from plaintext"
-            )));
+/// What `bench ag` runs of one circuit: the circuit read whole (between two parties compiled
+/// as one program), or, between two parties, a file of more gates than a window, read in
+/// windows by each party (`twopc::run_file`), as `ag run` reads it.
+enum Bench {
+    Whole {
+        circuit: Box<Circuit>,
+        program: Option<Box<Program>>,
+    },
+    Streamed {
+        path: PathBuf,
+        inputs: Vec<u32>,
+        ands: u64,
+    },
+}
+
+impl Bench {
+    /// The circuit `name` for `n` parties.
+    fn load(name: &str, n: usize) -> Result<Bench, CliError> {
+        let path = Path::new(name);
+        if in_windows_by_default(name, n)? {
+            let opened = Streamed::open(path, DEFAULT_WINDOW)?;
+            return Ok(Bench::Streamed {
+                path: path.to_owned(),
+                inputs: opened.inputs().to_vec(),
+                ands: opened.and_gates(),
+            });
         }
-        phases[p] = r.phases;
+        let (circuit, _) = load(name)?;
+        let program = if n == 2 {
+            Some(Box::new(Program::new(&circuit)?))
+        } else {
+            None
+        };
+        Ok(Bench::Whole {
+            circuit: Box::new(circuit),
+            program,
+        })
     }
-    Ok(Sample {
-        phases,
-        total_ms,
-        wire,
-    })
+
+    fn inputs(&self) -> &[u32] {
+        match self {
+            Bench::Whole { circuit, .. } => &circuit.inputs,
+            Bench::Streamed { inputs, .. } => inputs,
+        }
+    }
+
+    fn ands(&self) -> usize {
+        match self {
+            Bench::Whole { circuit, program } => job(circuit, program).ands(),
+            Bench::Streamed { ands, .. } => *ands as usize,
+        }
+    }
+
+    /// Semi-honest garbling plus evaluation of the circuit in one thread, in ms (for a circuit
+    /// read whole).
+    fn local_ms(&self) -> Result<Option<f64>, CliError> {
+        match self {
+            Bench::Whole { circuit, .. } => Ok(Some(SchemeKind::Prp.visit(LocalMs(circuit))?)),
+            Bench::Streamed { .. } => Ok(None),
+        }
+    }
+
+    /// One run among `n` threads on fresh random inputs, outputs checked against plaintext
+    /// (read in windows for a file read in windows). A file is opened by each party in its
+    /// thread, its liveness pass timed with the run.
+    fn sample(&self, n: usize, args: &AgArgs) -> Result<Sample, CliError> {
+        let mut prg = Prg::from_os()?;
+        let values: Vec<Vec<bool>> = (self.inputs().iter())
+            .map(|&w| (0..w).map(|_| prg.random_block().lsb()).collect())
+            .collect();
+        let expect = match self {
+            Bench::Whole { circuit, .. } => evaluate(circuit, &values)?,
+            Bench::Streamed { path, .. } => {
+                Streamed::open(path, DEFAULT_WINDOW)?.evaluate(&values)?
+            }
+        }
+        .concat();
+        let ot = args.cot.choice()?;
+        let (nets, wire) = loopback_mesh(n, None, args.net)?;
+        let start = Instant::now();
+        let runs = match self {
+            Bench::Whole { circuit, program } => {
+                in_threads(nets, ot, job(circuit, program), &values)?
+            }
+            Bench::Streamed { path, .. } => in_threads_with(nets, ot, &values, |s, input| {
+                let mut file = Streamed::open(path, DEFAULT_WINDOW)?;
+                Ok(twopc::run_file(s, &mut file, input, Outputs::All)?)
+            })?,
+        };
+        let total_ms = start.elapsed().as_secs_f64() * 1e3;
+        let mut phases = vec![Vec::new(); n];
+        for (p, r) in runs.into_iter().enumerate() {
+            if r.output.as_deref() != Some(&expect[..]) {
+                return Err(CliError::Usage(format!(
+                    "party {p}'s output differs from plaintext"
+                )));
+            }
+            phases[p] = r.phases;
+        }
+        Ok(Sample {
+            phases,
+            total_ms,
+            wire,
+        })
+    }
+}
+
+/// The job of a circuit read whole: the two-party program if compiled, else the n-party
+/// circuit.
+fn job<'a>(circuit: &'a Circuit, program: &'a Option<Box<Program>>) -> Job<'a> {
+    program.as_deref().map_or(Job::Many(circuit), Job::Two)
 }
 
 /// Phase `name` of a run: the latest party's time, every party's bytes.
@@ -139,16 +218,10 @@ fn phase(s: &Sample, name: &str) -> (f64, u64) {
     (ms, bytes)
 }
 
-fn report(
-    args: &AgArgs,
-    name: &str,
-    circuit: &Circuit,
-    job: Job<'_>,
-    samples: &[Sample],
-) -> Result<(), CliError> {
-    let ands = job.ands().max(1) as f64;
+fn report(args: &AgArgs, name: &str, bench: &Bench, samples: &[Sample]) -> Result<(), CliError> {
+    let ands = bench.ands().max(1) as f64;
     let n = samples[0].phases.len();
-    let local_ms = SchemeKind::Prp.visit(LocalMs(circuit))?;
+    let local_ms = bench.local_ms()?;
     let mut phases = serde_json::Map::new();
     let mut text = Vec::new();
     let mut total_bytes = 0.0;
@@ -169,7 +242,7 @@ fn report(
         "circuit": name,
         "parties": n,
         "cot": args.cot.choice()?.name(),
-        "and_gates": job.ands(),
+        "and_gates": bench.ands(),
         "samples": samples.len(),
         "phases": Value::Object(phases),
         "total_ms": total_ms,
@@ -177,7 +250,8 @@ fn report(
         "bytes_per_and": total_bytes / ands,
         "and_per_sec": ands / (total_ms / 1e3),
         "semi_honest_local_ms": local_ms,
-        "total_over_semi_honest_local": total_ms / local_ms,
+        "total_over_semi_honest_local": local_ms.map(|l| total_ms / l),
+        "window": matches!(bench, Bench::Streamed { .. }).then_some(DEFAULT_WINDOW),
         "peak_rss_bytes": peak_rss_bytes(),
         "outputs_checked": true,
         "backend": Backend::active().name(),
@@ -190,13 +264,17 @@ fn report(
     } else {
         String::new()
     };
+    let bound = match local_ms {
+        Some(l) => format!("semi-honest garble+evaluate alone {l:.2} ms"),
+        None => format!("read in windows of {DEFAULT_WINDOW} gates by each party"),
+    };
     if args.json {
         emit(v);
     } else {
         println!(
-            "{name}, {n} parties, {}: {} AND gates, {}; total {total_ms:.1} ms, {:.0} bytes per AND gate, {:.3} M AND/s (semi-honest garble+evaluate alone {local_ms:.2} ms){judged}",
+            "{name}, {n} parties, {}: {} AND gates, {}; total {total_ms:.1} ms, {:.0} bytes per AND gate, {:.3} M AND/s ({bound}){judged}",
             args.cot.choice()?.name(),
-            job.ands(),
+            bench.ands(),
             text.join(", "),
             total_bytes / ands,
             ands / (total_ms / 1e3) / 1e6,
