@@ -15,6 +15,11 @@ use std::io::{BufRead, Read};
 
 pub mod stream;
 
+/// What an I/O error writing a circuit file ([`write_to`], [`write_chained`],
+/// [`stream::Streamed::compile`]) calls the file: the writer gets a stream, not a path, so a
+/// caller that knows the path puts it in place of this.
+pub const WRITTEN_FILE: &str = "the circuit file written";
+
 /// The largest circuit file read, in bytes (1 GiB: some 80 million gates).
 pub const MAX_FILE_BYTES: u64 = 1 << 30;
 /// The longest line accepted, in bytes (a header line lists the input and output widths).
@@ -36,7 +41,6 @@ fn err(line: usize, message: impl Into<String>) -> Error {
     }
 }
 
-/// `e` with the file's name in its message.
 /// The error of an I/O failure `e` on the file called `path`.
 fn io_error(path: &str) -> impl Fn(std::io::Error) -> Error + Copy + '_ {
     move |e| Error::Io {
@@ -45,6 +49,7 @@ fn io_error(path: &str) -> impl Fn(std::io::Error) -> Error + Copy + '_ {
     }
 }
 
+/// `e` with the file's name in its message.
 fn in_file(e: Error, path: &str) -> Error {
     match e {
         Error::Parse { line, message } => Error::Parse {
@@ -506,7 +511,7 @@ fn write_steps(
         c.inputs.clone()
     };
     let io = |e: std::io::Error| Error::Io {
-        path: "the circuit file written".into(),
+        path: WRITTEN_FILE.into(),
         message: e.to_string(),
     };
     let mut head = String::new();
@@ -579,7 +584,7 @@ pub fn declared_gates(path: &std::path::Path) -> Result<u32, Error> {
     let name = path.display().to_string();
     let mut file = tessera_core::files::open(path).map_err(io_error(&name))?;
     if stream::compiled::is_compiled(&mut file).map_err(io_error(&name))? {
-        return stream::Streamed::open(path, 1).map(|s| s.num_gates());
+        return stream::Streamed::open_compiled(file, name, 1).map(|s| s.num_gates());
     }
     let mut lines = Lines::at(std::io::BufReader::new(file), 0, 0, u64::MAX);
     header(&mut lines)
@@ -603,7 +608,7 @@ pub fn read_file(path: &std::path::Path) -> Result<(Circuit, Format), Error> {
         });
     }
     if stream::compiled::is_compiled(&mut file).map_err(io)? {
-        let s = stream::Streamed::open(path, 1)?;
+        let s = stream::Streamed::open_compiled(file, name.clone(), 1)?;
         let format = s.format();
         return s
             .into_circuit()

@@ -325,7 +325,7 @@ fn compiled(text: &Path) -> tempfile::NamedTempFile {
     let mut out = tempfile::NamedTempFile::new().unwrap();
     Streamed::open(text, DEFAULT_WINDOW)
         .unwrap()
-        .compile(out.as_file_mut(), "compiled")
+        .compile(out.as_file_mut())
         .unwrap();
     out
 }
@@ -465,9 +465,7 @@ fn edited_compiled_files_name_the_gate() {
 
     let faulty = file_with("3 5\n2 1 1\n1 1\n2 1 0 1 2 XOR\n2 1 2 0 3 AND\n2 1 0 1 2 AND\n");
     let mut out = Vec::new();
-    let refused = Streamed::open(faulty.path(), 2)
-        .unwrap()
-        .compile(&mut out, "out");
+    let refused = Streamed::open(faulty.path(), 2).unwrap().compile(&mut out);
     assert!(
         matches!(refused, Err(Error::Parse { line: 6, .. })),
         "{refused:?}"

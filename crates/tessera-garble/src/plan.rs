@@ -336,11 +336,9 @@ impl Plan {
             Batching::Layered => {
                 // Levelled whole only where the lower bound leaves room for it (no need to
                 // count where every wire fits: a 2^16-gate window of a file, say).
-                let fits = |c: &Circuit, scratch: &mut Scratch| {
-                    RESERVED + c.num_wires as usize <= LAYER_SLOTS
-                        || RESERVED + levelled_live(c, xor, scratch) <= LAYER_SLOTS
-                };
-                let whole = fits(c, scratch)
+                let fits = RESERVED + c.num_wires as usize <= LAYER_SLOTS
+                    || RESERVED + levelled_live(c, xor, scratch) <= LAYER_SLOTS;
+                let whole = fits
                     .then(|| Plan::layered(c, xor, c.gates.len(), scratch))
                     .filter(|whole| whole.num_slots <= LAYER_SLOTS);
                 whole.unwrap_or_else(|| Plan::layered(c, xor, LAYER_WINDOW, scratch))
@@ -614,6 +612,8 @@ fn layered_order(c: &Circuit, xor: XorGates, size: usize, scratch: &mut Scratch)
         let window = window as u32;
         let in_window = |w: usize, window_of: &[u32]| window_of[w] == window;
         placed.clear();
+        // The most levels and the deepest free gate in the window.
+        let (mut levels, mut depths) = (0, 0);
         for g in gates {
             let reads = || g.inputs().iter().map(|&k| g.input(k) as usize);
             let below = reads()
@@ -638,17 +638,13 @@ fn layered_order(c: &Circuit, xor: XorGates, size: usize, scratch: &mut Scratch)
                     .unwrap_or(0)
                     + 1;
                 (level[out], chain[out]) = (below, d);
+                depths = depths.max(d);
                 d
             };
+            levels = levels.max(below as usize + 1);
             placed.push((below, key));
         }
         // Stably by key, then stably by level: by (level, key, index), without comparing.
-        let depths = placed
-            .iter()
-            .map(|&(_, k)| k)
-            .filter(|&k| k < AND_KEY)
-            .max();
-        let depths = depths.unwrap_or(0);
         let rank = |key: u32| match key {
             AND_KEY => depths as usize + 1,
             XOR_KEY => depths as usize + 2,
@@ -657,11 +653,6 @@ fn layered_order(c: &Circuit, xor: XorGates, size: usize, scratch: &mut Scratch)
         let all = 0..placed.len() as u32;
         let bucket = |j: u32| rank(placed[j as usize].1);
         counting_sort(all, bucket, depths as usize + 3, &mut starts, &mut by_key);
-        let levels = placed
-            .iter()
-            .map(|&(at, _)| at as usize + 1)
-            .max()
-            .unwrap_or(0);
         let bucket = |j: u32| placed[j as usize].0 as usize;
         counting_sort(
             by_key.iter().copied(),

@@ -9,7 +9,7 @@ use std::io::Read as _;
 use tessera_circuit::Circuit;
 use tessera_circuit::analysis::{and_depth, and_gates_per_layer, gate_counts, max_live_wires};
 use tessera_circuit::bristol::stream::{DEFAULT_WINDOW, Streamed};
-use tessera_circuit::bristol::{Format, read_file, write_chained, write_to};
+use tessera_circuit::bristol::{Format, WRITTEN_FILE, read_file, write_chained, write_to};
 use tessera_circuit::eval::{bits_from_hex, bits_to_hex, evaluate};
 use tessera_circuit::library::{NAMES, builtin};
 
@@ -196,14 +196,14 @@ pub fn run(cmd: CircuitCommand) -> Result<(), CliError> {
         }
         CircuitCommand::Compile { file, out } => {
             let streamed = Streamed::open(&file, DEFAULT_WINDOW)?;
-            let name = out.display().to_string();
-            write_replacing(&out, |w| streamed.compile(w, &name))
+            write_replacing(&out, |w| streamed.compile(w))
         }
     }
 }
 
 /// Writes a file at `out` with `write`: beside it first, renamed once complete, so a refused
-/// circuit or a full disk leaves no partial file under the name asked for.
+/// circuit or a full disk leaves no partial file under the name asked for. The writer's I/O
+/// errors (naming [`WRITTEN_FILE`]) name `out`.
 fn write_replacing(
     out: &std::path::Path,
     write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<(), tessera_circuit::Error>,
@@ -224,10 +224,12 @@ fn write_replacing(
         let _ = std::fs::remove_file(&partial);
     }
     renamed.map_err(|e| match e {
-        tessera_circuit::Error::Io { message, .. } => tessera_circuit::Error::Io {
-            path: out.display().to_string(),
-            message,
-        },
+        tessera_circuit::Error::Io { path, message } if path == WRITTEN_FILE => {
+            tessera_circuit::Error::Io {
+                path: out.display().to_string(),
+                message,
+            }
+        }
         other => other,
     })?;
     Ok(())

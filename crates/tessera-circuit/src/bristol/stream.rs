@@ -200,10 +200,7 @@ impl Streamed {
         let h = header(&mut lines).map_err(|e| in_file(e, &name))?;
         let (after_line, gates_at) = h.gates_after;
         let output_start = h.num_wires - h.outputs.iter().sum::<u32>();
-        let mut records = tempfile::tempfile().map_err(|e| Error::Io {
-            path: RECORDS_FILE.into(),
-            message: e.to_string(),
-        })?;
+        let mut records = tempfile::tempfile().map_err(io_error(RECORDS_FILE))?;
         let mut digest = blake3::Hasher::new_derive_key(DIGEST_CONTEXT);
         for n in [h.num_gates, h.num_wires] {
             digest.update(&n.to_le_bytes());
@@ -229,7 +226,9 @@ impl Streamed {
             Scan::Io(e) => io(e),
             Scan::Bad(e) => in_file(e, &name),
         })?;
-        records.seek(SeekFrom::Start(0)).map_err(io)?;
+        records
+            .seek(SeekFrom::Start(0))
+            .map_err(io_error(RECORDS_FILE))?;
         let opened = Opened {
             path: name,
             digest,
@@ -248,8 +247,12 @@ impl Streamed {
         Ok(Streamed::new(opened, window, |w| read_inputs.contains(w)))
     }
 
-    /// [`Streamed::open`] of a compiled file ([`compiled`]), `file` at its start.
-    fn open_compiled(mut file: File, name: String, window: usize) -> Result<Streamed, Error> {
+    /// [`Streamed::open`] of a compiled file ([`compiled`]) called `name`, `file` at its start.
+    pub(crate) fn open_compiled(
+        mut file: File,
+        name: String,
+        window: usize,
+    ) -> Result<Streamed, Error> {
         let io = io_error(&name);
         let size = file.metadata().map_err(io)?.len();
         file.seek(SeekFrom::Start(compiled::MAGIC.len() as u64))
@@ -265,15 +268,25 @@ impl Streamed {
             .map_err(io)?;
         let mut checksum = blake3::Hasher::new_derive_key(compiled::CHECKSUM_CONTEXT);
         checksum.update(&raw);
+        let compiled::Head {
+            format,
+            num_gates,
+            num_wires,
+            inputs,
+            outputs,
+            and_gates,
+            digest,
+            read_inputs,
+        } = head;
         let opened = Opened {
             path: name,
-            digest: head.digest,
-            num_gates: head.num_gates,
-            and_gates: head.and_gates,
-            num_wires: head.num_wires,
-            inputs: head.inputs.clone(),
-            outputs: head.outputs.clone(),
-            format: head.format,
+            digest,
+            num_gates,
+            and_gates,
+            num_wires,
+            inputs,
+            outputs,
+            format,
             origin: Origin::Compiled {
                 records_at,
                 checksum: Box::new(checksum),
@@ -281,14 +294,12 @@ impl Streamed {
             },
             records: file,
         };
-        let mut streamed = Streamed::new(opened, window, |w| head.reads_input(w));
-        // A file of no gates has no last record to compare the checksum at: compare it now.
-        if streamed.num_gates == 0 {
-            let path = streamed.path.clone();
-            streamed
-                .check_records(&[], 0)
-                .map_err(|e| in_file(e, &path))?;
-        }
+        let mut streamed = Streamed::new(opened, window, |w| compiled::bit(&read_inputs, w));
+        // No records read yet: this compares the checksum only for a file of no gates, which
+        // has no last record to compare it at.
+        streamed
+            .check_records(&[], 0)
+            .map_err(|e| in_file(e, &streamed.path))?;
         Ok(streamed)
     }
 
@@ -454,9 +465,10 @@ impl Streamed {
     }
 
     /// Writes the file as a compiled circuit file ([`compiled`]) to `out` (errors writing it
-    /// name the path `out_name`). Every window is read first, so a file with a fault anywhere is
-    /// refused before anything is written. The file must be Bristol text, not yet read.
-    pub fn compile(mut self, out: &mut impl Write, out_name: &str) -> Result<(), Error> {
+    /// name [`super::WRITTEN_FILE`]). Every window is read first, so a file with a fault
+    /// anywhere is refused before anything is written. The file must be Bristol text, not yet
+    /// read.
+    pub fn compile(mut self, out: &mut impl Write) -> Result<(), Error> {
         if !matches!(self.origin, Origin::Text { .. }) || self.gates_read != 0 {
             let message = "only a Bristol text file not yet read compiles".to_string();
             return Err(Error::Input(message));
@@ -479,27 +491,23 @@ impl Streamed {
         .encode();
         while self.next_window()?.is_some() {}
         self.output_positions()?;
-        let out_io = io_error(out_name);
+        let out_io = io_error(super::WRITTEN_FILE);
         let mut checksum = blake3::Hasher::new_derive_key(compiled::CHECKSUM_CONTEXT);
         checksum.update(&head);
         out.write_all(compiled::MAGIC)
             .and_then(|()| out.write_all(&head))
             .map_err(out_io)?;
-        let records_io = |e: std::io::Error| Error::Io {
-            path: RECORDS_FILE.into(),
-            message: e.to_string(),
-        };
-        self.records.seek(SeekFrom::Start(0)).map_err(records_io)?;
-        let mut chunk = vec![0; CHUNK_BYTES];
-        let mut left = u64::from(self.num_gates) * RECORD_BYTES as u64;
-        while left > 0 {
-            let n = left.min(CHUNK_BYTES as u64) as usize;
-            self.records
-                .read_exact(&mut chunk[..n])
-                .map_err(records_io)?;
-            checksum.update(&chunk[..n]);
-            out.write_all(&chunk[..n]).map_err(out_io)?;
-            left -= n as u64;
+        self.records
+            .seek(SeekFrom::Start(0))
+            .map_err(io_error(RECORDS_FILE))?;
+        let mut chunk = Vec::new();
+        for first in (0..self.num_gates).step_by(RECORD_GATES as usize) {
+            self.read_records(
+                RECORD_GATES.min(u64::from(self.num_gates - first)),
+                &mut chunk,
+            )?;
+            checksum.update(&chunk);
+            out.write_all(&chunk).map_err(out_io)?;
         }
         out.write_all(checksum.finalize().as_bytes())
             .and_then(|()| out.flush())
@@ -509,8 +517,6 @@ impl Streamed {
     /// The file's circuit whole, gate by gate from its records, checked (what
     /// [`super::read_file`] makes of a compiled file).
     pub(crate) fn into_circuit(mut self) -> Result<Circuit, Error> {
-        let path = self.path.clone();
-        let records_io = io_error(&path);
         let mut gates = Vec::with_capacity(self.num_gates as usize);
         let mut bytes = Vec::new();
         while self.gates_read < self.num_gates {
@@ -518,8 +524,7 @@ impl Streamed {
             let end = self
                 .num_gates
                 .min(first.saturating_add(RECORD_GATES as u32));
-            bytes.resize((end - first) as usize * RECORD_BYTES, 0);
-            self.records.read_exact(&mut bytes).map_err(records_io)?;
+            self.read_records(u64::from(end - first), &mut bytes)?;
             for (index, record) in (first..end).zip(bytes.as_chunks().0) {
                 let (gate, _) = decode(record).ok_or_else(|| self.unreadable(index))?;
                 gates.push(gate);
@@ -568,13 +573,8 @@ impl Streamed {
         let end = self.num_gates.min(first.saturating_add(self.window as u32));
         self.local.clear((end - first) as usize);
         let mut records = std::mem::take(&mut self.record_bytes);
-        records.resize((end - first) as usize * RECORD_BYTES, 0);
-        let read = self.records.read_exact(&mut records);
-        let placed = read
-            .map_err(|e| Error::Io {
-                path: RECORDS_FILE.into(),
-                message: e.to_string(),
-            })
+        let placed = self
+            .read_records(u64::from(end - first), &mut records)
             .and_then(|()| {
                 (first..end)
                     .zip(records.as_chunks().0)
@@ -586,6 +586,17 @@ impl Streamed {
         self.gates_read = end;
         self.place_window();
         Ok(())
+    }
+
+    /// Reads the next `gates` records into `into`, resized to hold them; an I/O error names the
+    /// file they are in (the temporary one for a text, else the compiled file).
+    fn read_records(&mut self, gates: u64, into: &mut Vec<u8>) -> Result<(), Error> {
+        into.resize(gates as usize * RECORD_BYTES, 0);
+        let path = match self.origin {
+            Origin::Text { .. } => RECORDS_FILE,
+            Origin::Compiled { .. } => &self.path,
+        };
+        self.records.read_exact(into).map_err(io_error(path))
     }
 
     /// Adds a compiled file's `records` ending at gate `end` to its checksum and, at the last

@@ -15,7 +15,7 @@ use crate::ag::{CotArg, in_threads, in_threads_with, in_windows_by_default};
 use crate::circuit::load;
 use clap::Args;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 use tessera_ag::Job;
 use tessera_ag::twopc::{self, Outputs, Program};
@@ -72,6 +72,8 @@ struct Sample {
     total_ms: f64,
     /// The link the run went over.
     wire: Wire,
+    /// The circuit's AND gates.
+    ands: usize,
 }
 
 /// Runs `tessera bench ag`.
@@ -102,24 +104,14 @@ enum Bench {
         circuit: Box<Circuit>,
         program: Option<Box<Program>>,
     },
-    Streamed {
-        path: PathBuf,
-        inputs: Vec<u32>,
-        ands: u64,
-    },
+    Streamed(PathBuf),
 }
 
 impl Bench {
     /// The circuit `name` for `n` parties.
     fn load(name: &str, n: usize) -> Result<Bench, CliError> {
-        let path = Path::new(name);
         if in_windows_by_default(name, n)? {
-            let opened = Streamed::open(path, DEFAULT_WINDOW)?;
-            return Ok(Bench::Streamed {
-                path: path.to_owned(),
-                inputs: opened.inputs().to_vec(),
-                ands: opened.and_gates(),
-            });
+            return Ok(Bench::Streamed(PathBuf::from(name)));
         }
         let (circuit, _) = load(name)?;
         let program = if n == 2 {
@@ -133,26 +125,12 @@ impl Bench {
         })
     }
 
-    fn inputs(&self) -> &[u32] {
-        match self {
-            Bench::Whole { circuit, .. } => &circuit.inputs,
-            Bench::Streamed { inputs, .. } => inputs,
-        }
-    }
-
-    fn ands(&self) -> usize {
-        match self {
-            Bench::Whole { circuit, program } => job(circuit, program).ands(),
-            Bench::Streamed { ands, .. } => *ands as usize,
-        }
-    }
-
     /// Semi-honest garbling plus evaluation of the circuit in one thread, in ms (for a circuit
     /// read whole).
     fn local_ms(&self) -> Result<Option<f64>, CliError> {
         match self {
             Bench::Whole { circuit, .. } => Ok(Some(SchemeKind::Prp.visit(LocalMs(circuit))?)),
-            Bench::Streamed { .. } => Ok(None),
+            Bench::Streamed(_) => Ok(None),
         }
     }
 
@@ -161,16 +139,25 @@ impl Bench {
     /// thread, its liveness pass timed with the run.
     fn sample(&self, n: usize, args: &AgArgs) -> Result<Sample, CliError> {
         let mut prg = Prg::from_os()?;
-        let values: Vec<Vec<bool>> = (self.inputs().iter())
-            .map(|&w| (0..w).map(|_| prg.random_block().lsb()).collect())
-            .collect();
-        let expect = match self {
-            Bench::Whole { circuit, .. } => evaluate(circuit, &values)?,
-            Bench::Streamed { path, .. } => {
-                Streamed::open(path, DEFAULT_WINDOW)?.evaluate(&values)?
+        let mut random = |widths: &[u32]| -> Vec<Vec<bool>> {
+            (widths.iter())
+                .map(|&w| (0..w).map(|_| prg.random_block().lsb()).collect())
+                .collect()
+        };
+        let (values, expect, ands) = match self {
+            Bench::Whole { circuit, program } => {
+                let values = random(&circuit.inputs);
+                let expect = evaluate(circuit, &values)?;
+                (values, expect, job(circuit, program).ands())
             }
-        }
-        .concat();
+            Bench::Streamed(path) => {
+                let plain = Streamed::open(path, DEFAULT_WINDOW)?;
+                let (values, ands) = (random(plain.inputs()), plain.and_gates() as usize);
+                let expect = plain.evaluate(&values)?;
+                (values, expect, ands)
+            }
+        };
+        let expect = expect.concat();
         let ot = args.cot.choice()?;
         let (nets, wire) = loopback_mesh(n, None, args.net)?;
         let start = Instant::now();
@@ -178,7 +165,7 @@ impl Bench {
             Bench::Whole { circuit, program } => {
                 in_threads(nets, ot, job(circuit, program), &values)?
             }
-            Bench::Streamed { path, .. } => in_threads_with(nets, ot, &values, |s, input| {
+            Bench::Streamed(path) => in_threads_with(nets, ot, &values, |s, input| {
                 let mut file = Streamed::open(path, DEFAULT_WINDOW)?;
                 Ok(twopc::run_file(s, &mut file, input, Outputs::All)?)
             })?,
@@ -197,6 +184,7 @@ impl Bench {
             phases,
             total_ms,
             wire,
+            ands,
         })
     }
 }
@@ -219,7 +207,7 @@ fn phase(s: &Sample, name: &str) -> (f64, u64) {
 }
 
 fn report(args: &AgArgs, name: &str, bench: &Bench, samples: &[Sample]) -> Result<(), CliError> {
-    let ands = bench.ands().max(1) as f64;
+    let ands = samples[0].ands.max(1) as f64;
     let n = samples[0].phases.len();
     let local_ms = bench.local_ms()?;
     let mut phases = serde_json::Map::new();
@@ -242,7 +230,7 @@ fn report(args: &AgArgs, name: &str, bench: &Bench, samples: &[Sample]) -> Resul
         "circuit": name,
         "parties": n,
         "cot": args.cot.choice()?.name(),
-        "and_gates": bench.ands(),
+        "and_gates": samples[0].ands,
         "samples": samples.len(),
         "phases": Value::Object(phases),
         "total_ms": total_ms,
@@ -251,7 +239,7 @@ fn report(args: &AgArgs, name: &str, bench: &Bench, samples: &[Sample]) -> Resul
         "and_per_sec": ands / (total_ms / 1e3),
         "semi_honest_local_ms": local_ms,
         "total_over_semi_honest_local": local_ms.map(|l| total_ms / l),
-        "window": matches!(bench, Bench::Streamed { .. }).then_some(DEFAULT_WINDOW),
+        "window": matches!(bench, Bench::Streamed(_)).then_some(DEFAULT_WINDOW),
         "peak_rss_bytes": peak_rss_bytes(),
         "outputs_checked": true,
         "backend": Backend::active().name(),
@@ -274,7 +262,7 @@ fn report(args: &AgArgs, name: &str, bench: &Bench, samples: &[Sample]) -> Resul
         println!(
             "{name}, {n} parties, {}: {} AND gates, {}; total {total_ms:.1} ms, {:.0} bytes per AND gate, {:.3} M AND/s ({bound}){judged}",
             args.cot.choice()?.name(),
-            bench.ands(),
+            samples[0].ands,
             text.join(", "),
             total_bytes / ands,
             ands / (total_ms / 1e3) / 1e6,

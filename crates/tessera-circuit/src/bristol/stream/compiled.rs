@@ -103,12 +103,13 @@ impl Head {
         };
         Ok((head, r.raw))
     }
+}
 
-    /// Whether some gate reads input wire `w`.
-    pub fn reads_input(&self, w: u32) -> bool {
-        let byte = self.read_inputs.get(w as usize / 8).copied().unwrap_or(0);
-        byte >> (w % 8) & 1 == 1
-    }
+/// Bit `w` of `bits` (byte `w / 8`, bit `w % 8`; beyond them, 0): for [`Head::read_inputs`],
+/// whether some gate reads input wire `w`.
+pub(super) fn bit(bits: &[u8], w: u32) -> bool {
+    bits.get(w as usize / 8)
+        .is_some_and(|b| b >> (w % 8) & 1 == 1)
 }
 
 /// Whether `file` is a compiled circuit (its first bytes are [`MAGIC`]); leaves it at the start.
