@@ -379,7 +379,9 @@ impl SenderCore {
         }
     }
 
-    /// The rows of the last batch: q_j for its OTs (padding after them).
+    /// The rows of the last batch that [`SenderCore::extend`] made: q_j for its OTs (padding
+    /// after them). After [`SenderCore::extend_into`], only those past the whole chunks the
+    /// caller's buffer took.
     pub fn rows(&self) -> &[Block] {
         &self.rows
     }
@@ -401,35 +403,45 @@ pub struct ExtendSender<'a> {
     out: &'a mut [Block],
 }
 
-/// Where chunk `start..start + len` of a batch's rows goes: straight into the caller's `out`
-/// when the whole chunk fits there, else into the core's `rows` (from which [`copy_rest`]
-/// fills the rest of `out` once the batch is over).
+/// The first row of a batch that goes to the core's `rows` instead of the caller's `out`:
+/// whole chunks that fit in `out` go there, the rest (a last part chunk and the padding) to
+/// `rows`, which holds only those, so a batch into a caller's buffer touches no second copy.
+fn spill(out: &[Block]) -> usize {
+    out.len() / CHUNK * CHUNK
+}
+
+/// Where chunk `start..start + len` of a batch's rows goes (`start` a multiple of [`CHUNK`]):
+/// straight into the caller's `out` below [`spill`], else into the core's `rows` (from which
+/// [`copy_rest`] fills the rest of `out` once the batch is over).
 fn target<'a>(
     out: &'a mut [Block],
     rows: &'a mut [Block],
     start: usize,
     len: usize,
 ) -> &'a mut [Block] {
-    if start + CHUNK <= out.len() {
+    let at = spill(out);
+    if start < at {
         &mut out[start..start + len]
     } else {
-        &mut rows[start..start + len]
+        &mut rows[start - at..start - at + len]
     }
 }
 
 /// The chunk that [`target`] placed.
 fn placed<'a>(out: &'a [Block], rows: &'a [Block], start: usize, len: usize) -> &'a [Block] {
-    if start + CHUNK <= out.len() {
+    let at = spill(out);
+    if start < at {
         &out[start..start + len]
     } else {
-        &rows[start..start + len]
+        &rows[start - at..start - at + len]
     }
 }
 
 /// Copies into `out` the rows that [`target`] put in the core's `rows`.
 fn copy_rest(out: &mut [Block], rows: &[Block]) {
-    let (first, n) = (out.len() / CHUNK * CHUNK, out.len());
-    out[first..].copy_from_slice(&rows[first..n]);
+    let at = spill(out);
+    let n = out.len() - at;
+    out[at..].copy_from_slice(&rows[..n]);
 }
 
 impl ExtendSender<'_> {
@@ -459,7 +471,7 @@ impl Role for ExtendSender<'_> {
         let core = &mut *self.core;
         match incoming {
             None => {
-                core.rows.resize(self.total, Block::ZERO);
+                core.rows.resize(self.total - spill(self.out), Block::ZERO);
                 if core.security == Security::Malicious {
                     // Commit to this batch's coin-toss seed before the matrix arrives.
                     let seed = core.prg.random_block();
@@ -582,8 +594,10 @@ impl ReceiverCore {
         }
     }
 
-    /// The rows of the last batch: t_j = q_j ⊕ r_j·Δ for its OTs, r_j the least significant
-    /// bit.
+    /// The rows of the last batch that [`ReceiverCore::extend`] or
+    /// [`ReceiverCore::extend_random`] made: t_j = q_j ⊕ r_j·Δ for its OTs, r_j the least
+    /// significant bit. After [`ReceiverCore::extend_into`], only those past the whole chunks
+    /// the caller's buffer took.
     pub fn rows(&self) -> &[Block] {
         &self.rows
     }
@@ -645,7 +659,7 @@ impl Role for ExtendReceiver<'_> {
             None => {
                 let total = core.security.rows(self.n);
                 core.pack(self.choices, total);
-                core.rows.resize(total, Block::ZERO);
+                core.rows.resize(total - spill(self.out), Block::ZERO);
                 for start in (0..total).step_by(CHUNK) {
                     let rows = CHUNK.min(total - start);
                     let width = rows / KAPPA;
@@ -681,8 +695,9 @@ impl Role for ExtendReceiver<'_> {
                 // x = Σ r_j·χ_j and t = Σ χ_j·t_j in one pass over χ.
                 let mut chi = Prg::from_seed_block(self.seed ^ theirs);
                 let (mut x, mut t) = (Block::ZERO, Block::ZERO);
-                for start in (0..core.rows.len()).step_by(CHUNK) {
-                    let len = CHUNK.min(core.rows.len() - start);
+                let total = core.security.rows(self.n);
+                for start in (0..total).step_by(CHUNK) {
+                    let len = CHUNK.min(total - start);
                     let rows = placed(self.out, &core.rows, start, len);
                     let packed = &core.choices[start / KAPPA..(start + len) / KAPPA];
                     let weights = &mut core.weights[..len];

@@ -364,10 +364,7 @@ impl Garbled<'_> {
             Some((values, labels)) => self.send_outputs(s, ex, &values, &labels)?,
             None => self.receive_outputs(s, ex)?,
         };
-        let mut masks = NShares::zeroed(self.party, 0);
-        for w in outputs {
-            masks.push_from(&self.lam, w);
-        }
+        let masks = self.lam.slice(outputs);
         let lam = share::open_all(s, ex, &masks, (kinds::N_OUTPUT_MASKS, Check::OutputMasks))?;
         Ok(Ended::Outputs(
             out_masked.iter().zip(lam).map(|(a, b)| a ^ b).collect(),
@@ -380,10 +377,7 @@ impl Garbled<'_> {
         range: std::ops::Range<usize>,
         evaluated: Option<(Vec<bool>, Vec<Vec<Block>>)>,
     ) -> Carry {
-        let mut lam = NShares::zeroed(self.party, 0);
-        for w in range.clone() {
-            lam.push_from(&self.lam, w);
-        }
+        let lam = self.lam.slice(range.clone());
         let zero = self
             .zero
             .get(range.clone())
@@ -417,11 +411,7 @@ impl Garbled<'_> {
         let owned: Vec<NShares> = (self.circuit.inputs.iter().enumerate())
             .map(|(p, &width)| {
                 let start = self.circuit.input_start(p) as usize;
-                let mut masks = NShares::zeroed(party, 0);
-                for w in start..start + width as usize {
-                    masks.push_from(&self.lam, w);
-                }
-                masks
+                self.lam.slice(start..start + width as usize)
             })
             .collect();
         let each: Vec<Option<&NShares>> = (0..party.n).map(|p| owned.get(p)).collect();

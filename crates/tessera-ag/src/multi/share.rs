@@ -76,6 +76,23 @@ impl NShares {
         }
     }
 
+    /// Room for `len` shares, none yet (for shares pushed one by one).
+    pub fn with_capacity(party: Party, len: usize) -> Self {
+        NShares {
+            party,
+            v: Vec::with_capacity(len * party.width()),
+        }
+    }
+
+    /// A copy of the shares in `range`.
+    pub fn slice(&self, range: std::ops::Range<usize>) -> NShares {
+        let w = self.party.width();
+        NShares {
+            party: self.party,
+            v: self.v[range.start * w..range.end * w].to_vec(),
+        }
+    }
+
     /// How many bits.
     pub fn len(&self) -> usize {
         self.v.len() / self.party.width()
@@ -136,7 +153,7 @@ impl NShares {
 
     /// The shares at `positions`, in order.
     pub fn gather(&self, positions: &[u32]) -> NShares {
-        let mut out = NShares::zeroed(self.party, 0);
+        let mut out = NShares::with_capacity(self.party, positions.len());
         for &p in positions {
             out.push_from(self, p as usize);
         }
@@ -191,54 +208,49 @@ pub(super) fn fix_key(key: &mut Block, delta: Block, d: bool) {
     *key ^= (delta ^ Block::new(1)) & Block::mask(d);
 }
 
-/// This party's first peer: the one whose OT gives its shares their bits.
+/// This party's first peer (slot 0): the one whose OT gives its shares their bits.
 fn first_peer(me: usize) -> usize {
     usize::from(me == 0)
 }
 
 /// `len` fresh random authenticated shares (not yet checked for consistency: the caller runs
 /// [`Consistency`] over them with [`CHECK_SHARES`] more).
+///
+/// The links' correlated OTs are drawn one after another into one buffer, each placed in the
+/// shares as it comes, so a party touches one link's OT memory however many peers it has.
 pub fn random(
     s: &mut Session,
     ex: &mut Exchange,
     party: Party,
     len: usize,
 ) -> Result<NShares, Error> {
-    // The links in slot order (peers() gives them so).
-    let mut links = Vec::with_capacity(party.n - 1);
-    for j in party.peers() {
-        let (held, keys) = abit::random(s, j, len)?;
-        if keys.delta() != party.delta {
+    let w = party.width();
+    let mut v = vec![Block::ZERO; len * w];
+    let mut link = crate::share::Shares::default();
+    // This party's bits are those of its OT with its first peer (slot 0); on every other link
+    // it tells the peer the differences, and fixes its own MACs by them.
+    let mut mine = Vec::new();
+    let mut out = vec![None; party.n];
+    for (slot, j) in party.peers().enumerate() {
+        if abit::random_into(s, j, len, &mut link)? != party.delta {
             return Err(Error::Usage("the OT sender's Δ is not this party's".into()));
         }
-        links.push((held, keys));
-    }
-    // This party's bits are those of its first peer's OT; on every other link it tells the
-    // peer the differences, and fixes its own MACs by them.
-    let first = party.slot(first_peer(party.me));
-    let mine: Vec<bool> = links[first].0.macs().iter().map(|m| m.lsb()).collect();
-    let diffs: Vec<Vec<bool>> = (links.iter().enumerate())
-        .map(|(slot, (held, _))| match slot == first {
-            true => vec![false; len],
-            false => (mine.iter().zip(held.macs()))
-                .map(|(&a, m)| a ^ m.lsb())
-                .collect(),
-        })
-        .collect();
-    // One pass over the shares, entry by entry, for every link at once.
-    let mut v = Vec::with_capacity(len * party.width());
-    for i in 0..len {
-        for ((held, keys), d) in links.iter().zip(&diffs) {
-            let mut mac = held.macs()[i];
-            fix_mac(&mut mac, d[i]);
-            v.extend([mac, keys.keys()[i]]);
+        let (macs, keys) = (link.macs(), link.keys());
+        if slot == 0 {
+            mine = macs.iter().map(|m| m.lsb()).collect();
+        }
+        let diffs = mine.iter().zip(macs).map(|(&a, m)| a ^ m.lsb());
+        if slot != 0 {
+            out[j] = Some(pack_bits(diffs.clone()));
+        }
+        let entries = v.chunks_exact_mut(w).zip(macs.iter().zip(keys));
+        for ((e, (&mac, &key)), d) in entries.zip(diffs) {
+            e[2 * slot] = mac;
+            fix_mac(&mut e[2 * slot], d);
+            e[2 * slot + 1] = key;
         }
     }
     let mut shares = NShares { party, v };
-    let mut out = vec![None; party.n];
-    for j in party.peers().filter(|&j| party.slot(j) != first) {
-        out[j] = Some(pack_bits(diffs[party.slot(j)].iter().copied()));
-    }
     let expect = expect_from(party, |j| first_peer(j) != party.me, len.div_ceil(8));
     let got = ex.round(s, Round::new(kinds::N_FIXES, out, expect))?;
     let mut fixes = Vec::new();

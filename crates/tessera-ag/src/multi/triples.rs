@@ -98,11 +98,8 @@ pub fn generate(
     let coin = share::coin(s, ex, party, &mut prg)?;
     leaky.check(s, ex, &h, coin, &mut prg)?;
     let (x, y, z) = leaky.bucket(s, ex, count, bucket, coin)?;
-    let mut m = NShares::zeroed(party, 0);
-    for i in 3 * l..3 * l + masks {
-        m.push_from(&leaky.sh, i);
-    }
-    Ok(Preprocessed { x, y, z, masks: m })
+    let masks = leaky.sh.slice(3 * l..3 * l + masks);
+    Ok(Preprocessed { x, y, z, masks })
 }
 
 impl Leaky {
@@ -371,7 +368,7 @@ impl Leaky {
         let shifts: Vec<usize> = (1..bucket)
             .map(|_| below(prg.random_block(), count))
             .collect();
-        let mut diffs = NShares::zeroed(party, 0);
+        let mut diffs = NShares::with_capacity(party, shifts.len() * count);
         for (i, &shift) in shifts.iter().enumerate() {
             let layer = (i + 1) * count;
             for (j, other) in rotated(count, shift).enumerate() {
@@ -381,13 +378,7 @@ impl Leaky {
             }
         }
         let d = share::open_all(s, ex, &diffs, (kinds::N_BUCKETS, Check::BucketMacs))?;
-        let take = |from: usize| {
-            let mut v = NShares::zeroed(party, 0);
-            for k in from..from + count {
-                v.push_from(&self.sh, k);
-            }
-            v
-        };
+        let take = |from: usize| self.sh.slice(from..from + count);
         let (mut x, y, mut z) = (take(0), take(l), take(2 * l));
         let folded = if checks::on(Check::Bucketing) {
             &shifts[..]

@@ -91,6 +91,36 @@ fn honest_batches_give_correlated_rows() {
     }
 }
 
+/// A batch into callers' buffers (whole chunks straight in, the rest through the cores' rows)
+/// gives the rows a batch kept in the cores gives, for buffers shorter than a chunk, a chunk
+/// and a part, and whole chunks; the cores then hold only what the buffers did not take.
+#[test]
+fn batches_into_buffers_give_the_cores_rows() {
+    for protocol in [1, 3].map(|k| Protocol::softspoken(k, Security::Malicious).unwrap()) {
+        for n in [1000, CHUNK, CHUNK + 5, 2 * CHUNK + 300] {
+            let (_, _, s, r, choices) = batch(protocol, n, honest);
+            let (mut s2, mut r2) = cores(protocol);
+            let packed = crate::ChoiceBits::from_bools(&choices);
+            let (mut q, mut t) = (vec![Block::ZERO; n], vec![Block::ZERO; n]);
+            let (a, b) = run_pair(
+                &mut s2.extend_into(n, &mut q),
+                &mut r2.extend_into(n, packed.as_choices(), &mut t),
+                honest,
+            );
+            assert_eq!((a.unwrap().unwrap(), b.unwrap().unwrap()), (0, 0));
+            let context = format!("{} n={n}", protocol.name());
+            assert_eq!(q, s.rows()[..n], "{context}");
+            assert_eq!(t, r.rows()[..n], "{context}");
+            let kept = protocol.security().rows(n) - n / CHUNK * CHUNK;
+            assert_eq!(
+                (s2.rows().len(), r2.rows().len()),
+                (kept, kept),
+                "{context}"
+            );
+        }
+    }
+}
+
 /// Random choices come out as the receiver's least significant bits, balanced; a second batch
 /// goes on with the next OT indices and fresh streams.
 #[test]
