@@ -136,8 +136,9 @@ pub struct Garbled<'c> {
     products: NShares,
     /// A garbler's zero labels, by wire (empty at the evaluator).
     zero: Vec<Block>,
-    /// At the evaluator: each garbler's rows, by garbler slot, AND gate, row and block.
-    tables: Vec<Vec<Block>>,
+    /// At the evaluator: each garbler's rows as they came, by garbler slot, AND gate, row and
+    /// block (16 bytes each).
+    tables: Vec<Vec<u8>>,
     hash: FixedKeyHash,
 }
 
@@ -259,10 +260,7 @@ pub fn garble<'c>(
     }
     let expect = share::expect_from(party, |_| party.me == 0, table_len);
     let got = ex.round(s, Round::new(kinds::N_TABLES, out, expect))?;
-    for msg in got.into_iter().flatten() {
-        let rows = kinds::blocks(&msg, kinds::N_TABLES.name)?;
-        g.tables.push(rows.into_owned());
-    }
+    g.tables = got.into_iter().flatten().collect();
     Ok(g)
 }
 
@@ -527,8 +525,9 @@ impl Garbled<'_> {
     fn walk(&self, values: &mut [bool], labels: &mut [Vec<Block>]) -> Result<(), Error> {
         let (party, n) = (self.party, self.party.n);
         let mut r = vec![Block::ZERO; party.width()];
-        let mut rows = vec![vec![Block::ZERO; n]; n - 1];
-        let (mut x, mut t) = (vec![Block::ZERO; n], vec![Block::ZERO; n]);
+        // Every garbler's n blocks of the gate's row, hashed in one call.
+        let mut rows = vec![Block::ZERO; (n - 1) * n];
+        let (mut x, mut t) = (rows.clone(), rows.clone());
         let mut wrong = Block::ZERO;
         let mut k = 0;
         for g in &self.circuit.gates {
@@ -547,16 +546,21 @@ impl Garbled<'_> {
                     let row = 2 * usize::from(values[a]) + usize::from(values[b]);
                     let (lu, lv, lw) = (self.lam.entry(a), self.lam.entry(b), self.lam.entry(w));
                     row_shares(party, self.products.entry(k), lu, lv, lw, row, &mut r);
-                    let mut value = r[0].lsb();
-                    for (i, out) in rows.iter_mut().enumerate() {
-                        for blk in 0..n {
-                            x[blk] = labels[i][a] ^ labels[i][b].gf_double();
-                            t[blk] = tweak((self.program, k), row, blk);
+                    let each = x.chunks_exact_mut(n).zip(t.chunks_exact_mut(n));
+                    for ((x, t), l) in each.zip(labels.iter()) {
+                        let key = l[a] ^ l[b].gf_double();
+                        for (blk, (x, t)) in x.iter_mut().zip(t.iter_mut()).enumerate() {
+                            *x = key;
+                            *t = tweak((self.program, k), row, blk);
                         }
-                        self.hash.tweakable(&x, &t, out);
-                        let at = (k * 4 + row) * n;
-                        for (o, &c) in out.iter_mut().zip(&self.tables[i][at..at + n]) {
-                            *o ^= c;
+                    }
+                    self.hash.tweakable(&x, &t, &mut rows);
+                    let mut value = r[0].lsb();
+                    let at = (k * 4 + row) * n;
+                    for (i, out) in rows.chunks_exact_mut(n).enumerate() {
+                        let table = &self.tables[i][16 * at..16 * (at + n)];
+                        for (o, c) in out.iter_mut().zip(table.as_chunks::<16>().0) {
+                            *o ^= Block::from_bytes(*c);
                         }
                         let share = out[0].lsb();
                         wrong |= out[0] ^ r[2 * i + 1] ^ (party.delta & Block::mask(share));
@@ -564,9 +568,9 @@ impl Garbled<'_> {
                     }
                     values[w] = value;
                     for h in 1..n {
-                        let mut l = rows[h - 1][n - 1] ^ r[2 * (h - 1)];
+                        let mut l = rows[(h - 1) * n + n - 1] ^ r[2 * (h - 1)];
                         for j in (1..n).filter(|&j| j != h) {
-                            l ^= rows[j - 1][if h < j { h } else { h - 1 }];
+                            l ^= rows[(j - 1) * n + if h < j { h } else { h - 1 }];
                         }
                         labels[h - 1][w] = l;
                     }
