@@ -223,7 +223,8 @@ impl Streamed {
             digest,
             and_gates,
         } = scan.run(&mut records).map_err(|e| match e {
-            Scan::Io(e) => io(e),
+            Scan::Read(e) => io(e),
+            Scan::Write(e) => io_error(RECORDS_FILE)(e),
             Scan::Bad(e) => in_file(e, &name),
         })?;
         records
@@ -853,15 +854,12 @@ impl WireRanges {
 
 /// What stops the backward pass.
 enum Scan {
-    Io(std::io::Error),
+    /// Reading the circuit file failed.
+    Read(std::io::Error),
+    /// Writing the temporary records file failed.
+    Write(std::io::Error),
     /// The file, at line 0: a gate count other than the header's, or an over-long line.
     Bad(Error),
-}
-
-impl From<std::io::Error> for Scan {
-    fn from(e: std::io::Error) -> Scan {
-        Scan::Io(e)
-    }
 }
 
 /// What the backward pass finds besides the marks.
@@ -922,8 +920,10 @@ impl Backward {
                 let from = pos.saturating_sub(CHUNK_BYTES as u64).max(lo);
                 let n = (pos - from) as usize;
                 chunk.resize(n, 0);
-                self.file.seek(SeekFrom::Start(from))?;
-                self.file.read_exact(&mut chunk)?;
+                self.file
+                    .seek(SeekFrom::Start(from))
+                    .and_then(|_| self.file.read_exact(&mut chunk))
+                    .map_err(Scan::Read)?;
                 self.digest.update(&chunk);
                 chunk.extend_from_slice(&buf[..end]);
                 std::mem::swap(&mut buf, &mut chunk);
@@ -944,12 +944,12 @@ impl Backward {
             let record = gate.map_or([UNREADABLE; RECORD_BYTES], |g| {
                 encode(&g, self.mark(&g, &mut later))
             });
-            batch.push(&record, records)?;
+            batch.push(&record, records).map_err(Scan::Write)?;
         }
         if seen != u64::from(self.num_gates) {
             return Err(Scan::Bad(fewer_gates(self.num_gates, seen)));
         }
-        batch.flush(records)?;
+        batch.flush(records).map_err(Scan::Write)?;
         Ok(Liveness {
             read_inputs: later,
             digest: self.digest.finalize().into(),
