@@ -195,6 +195,12 @@ fn job<'a>(circuit: &'a Circuit, program: &'a Option<Box<Program>>) -> Job<'a> {
     program.as_deref().map_or(Job::Many(circuit), Job::Two)
 }
 
+/// Phase `name` of a run at party 0 (the evaluator, whose times EMP's drivers print).
+fn evaluator_ms(s: &Sample, name: &str) -> f64 {
+    let at_0 = s.phases.first().into_iter().flatten();
+    at_0.filter(|p| p.name == name).map(|p| p.ms).sum()
+}
+
 /// Phase `name` of a run: the latest party's time, every party's bytes.
 fn phase(s: &Sample, name: &str) -> (f64, u64) {
     let mut ms: f64 = 0.0;
@@ -217,10 +223,12 @@ fn report(args: &AgArgs, name: &str, bench: &Bench, samples: &[Sample]) -> Resul
         let ms_stats = SampleStats::of(samples.iter().map(|s| phase(s, name).0));
         let ms = ms_stats.median;
         let bytes = median(samples.iter().map(|s| phase(s, name).1 as f64).collect());
+        let at_0 = median(samples.iter().map(|s| evaluator_ms(s, name)).collect());
         total_bytes += bytes;
         phases.insert(
             name.to_owned(),
-            json!({"ms": ms, "ms_stats": ms_stats, "bytes": bytes, "bytes_per_and": bytes / ands}),
+            json!({"ms": ms, "ms_stats": ms_stats, "evaluator_ms": at_0, "bytes": bytes,
+                "bytes_per_and": bytes / ands}),
         );
         text.push(format!("{name} {ms:.1} ms"));
     }
