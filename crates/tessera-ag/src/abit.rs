@@ -186,14 +186,18 @@ pub fn opening(held: &AuthBits, range: Range<usize>) -> Result<Vec<u8>, Error> {
             held.len()
         ))
     })?;
-    Ok(open_macs(macs, range.start))
+    Ok(open_macs(macs.iter().copied(), range.start))
 }
+
+/// The MACs or keys of an opening, in order: a slice's, or one peer's column of n-party shares.
+pub trait Column: ExactSizeIterator<Item = Block> + Clone {}
+impl<I: ExactSizeIterator<Item = Block> + Clone> Column for I {}
 
 /// The message that opens the bits whose MACs are `macs`, the first being bit `start` of its
 /// sequence: the bits packed least significant first, then a digest of the MACs ([`DIGEST`]).
-pub fn open_macs(macs: &[Block], start: usize) -> Vec<u8> {
-    let mut msg = tessera_net::role::pack_bits(macs.iter().map(|m| m.lsb()));
-    let d = digest(start, &msg, macs.iter().copied());
+pub fn open_macs(macs: impl Column, start: usize) -> Vec<u8> {
+    let mut msg = tessera_net::role::pack_bits(macs.clone().map(|m| m.lsb()));
+    let d = digest(start, &msg, macs);
     msg.extend_from_slice(&d);
     msg
 }
@@ -207,7 +211,7 @@ pub fn check_opening(keys: &AuthKeys, range: Range<usize>, msg: &[u8]) -> Result
         .ok_or_else(|| Error::Usage(format!("checking {range:?} of {} keys", keys.len())))?;
     check_macs(
         keys.delta,
-        (k, range.start),
+        (k.iter().copied(), range.start),
         msg,
         (OPENING, Check::OpenedMacs),
     )
@@ -219,7 +223,7 @@ pub fn check_opening(keys: &AuthKeys, range: Range<usize>, msg: &[u8]) -> Result
 /// of the wrong length or with padding bits set.
 pub fn check_macs(
     delta: Block,
-    (keys, start): (&[Block], usize),
+    (keys, start): (impl Column, usize),
     msg: &[u8],
     (message, check): (&'static str, Check),
 ) -> Result<Vec<bool>, Error> {
@@ -234,7 +238,7 @@ pub fn check_macs(
         &msg[..at],
         bits.iter()
             .zip(keys)
-            .map(|(&b, &k)| k ^ (delta & Block::mask(b))),
+            .map(|(&b, k)| k ^ (delta & Block::mask(b))),
     );
     checks::require(check, bool::from(expected.ct_eq(&msg[at..])))?;
     Ok(bits)

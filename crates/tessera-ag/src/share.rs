@@ -109,7 +109,7 @@ impl Shares {
 
     /// The message that opens this party's shares to the peer ([`abit::open_macs`]).
     pub fn opening(&self) -> Vec<u8> {
-        abit::open_macs(&self.macs, 0)
+        abit::open_macs(self.macs.iter().copied(), 0)
     }
 
     /// The peer's shares, from its opening in the message called `message`, checked against
@@ -120,7 +120,7 @@ impl Shares {
         msg: &[u8],
         opening: (&'static str, crate::checks::Check),
     ) -> Result<Vec<bool>, crate::Error> {
-        abit::check_macs(delta, (&self.keys, 0), msg, opening)
+        abit::check_macs(delta, (self.keys.iter().copied(), 0), msg, opening)
     }
 
     /// Shares `range`, copied.

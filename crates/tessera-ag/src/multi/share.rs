@@ -170,14 +170,16 @@ impl NShares {
         }
     }
 
-    /// This party's MACs under peer `j`'s Δ of `range`.
-    fn macs_for(&self, j: usize, range: std::ops::Range<usize>) -> Vec<Block> {
-        range.map(|i| self.mac(i, j)).collect()
+    /// This party's MACs under peer `j`'s Δ, share by share.
+    fn macs_for(&self, j: usize) -> impl abit::Column + '_ {
+        let at = 2 * self.party.slot(j);
+        self.v.chunks_exact(self.party.width()).map(move |e| e[at])
     }
 
-    /// This party's keys for peer `j`'s shares of `range`.
-    fn keys_for(&self, j: usize, range: std::ops::Range<usize>) -> Vec<Block> {
-        range.map(|i| self.key(i, j)).collect()
+    /// This party's keys for peer `j`'s shares, share by share.
+    fn keys_for(&self, j: usize) -> impl abit::Column + '_ {
+        let at = 2 * self.party.slot(j) + 1;
+        self.v.chunks_exact(self.party.width()).map(move |e| e[at])
     }
 }
 
@@ -302,7 +304,7 @@ pub fn open_each(
     let mut out = vec![None; party.n];
     for j in party.peers() {
         if let Some(shares) = entry(j) {
-            out[j] = Some(abit::open_macs(&shares.macs_for(j, 0..shares.len()), 0));
+            out[j] = Some(abit::open_macs(shares.macs_for(j), 0));
         }
     }
     let mine = entry(party.me);
@@ -317,7 +319,7 @@ pub fn open_each(
         let Some(msg) = msg else { continue };
         let theirs = abit::check_macs(
             party.delta,
-            (&shares.keys_for(j, 0..len), 0),
+            (shares.keys_for(j), 0),
             msg,
             (kind.name, check),
         )?;
