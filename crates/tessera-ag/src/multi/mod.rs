@@ -289,8 +289,8 @@ impl<'e> Runner<'e> {
     }
 }
 
-/// Fixes this party's Δ for its OT senders and sets up the OT with every peer (in the order of
-/// the pairs, so no two parties wait on each other).
+/// Fixes this party's Δ for its OT senders and sets up the OT with every peer, in the order of
+/// [`Party::meetings`] (so no two parties wait on each other, and pairs run side by side).
 fn setup(s: &mut Session) -> Result<Party, Error> {
     let delta = s.random_block().with_lsb(true);
     s.fix_ot_delta(delta)?;
@@ -299,7 +299,7 @@ fn setup(s: &mut Session) -> Result<Party, Error> {
         n: s.parties(),
         delta,
     };
-    for j in party.peers() {
+    for j in party.meetings() {
         s.with_ot_pair(j, |_, _, _| Ok(()))?;
     }
     Ok(party)

@@ -53,6 +53,15 @@ impl Party {
         if j < self.me { j } else { j - 1 }
     }
 
+    /// The peers in the order this party meets them for pairwise work (OT setup and draws): a
+    /// round-robin tournament by the circle method, so that every round pairs the parties off
+    /// (one sits out when n is odd) and a party's link of round r waits only for its own and
+    /// its peer's links of the rounds before. Taken link after link, every pair is done after
+    /// n − 1 rounds (n when n is odd), where the peers in id order took up to 2n − 3 links' time.
+    pub fn meetings(&self) -> Vec<usize> {
+        meetings(self.n, self.me)
+    }
+
     /// Blocks per shared bit: a MAC and a key per peer.
     pub fn width(&self) -> usize {
         2 * (self.n - 1)
@@ -210,9 +219,36 @@ pub(super) fn fix_key(key: &mut Block, delta: Block, d: bool) {
     *key ^= (delta ^ Block::new(1)) & Block::mask(d);
 }
 
-/// This party's first peer (slot 0): the one whose OT gives its shares their bits.
-fn first_peer(me: usize) -> usize {
-    usize::from(me == 0)
+/// Rounds of the round-robin among `n` parties: one more player, who sits out, when n is odd.
+fn rounds(n: usize) -> usize {
+    n + n % 2 - 1
+}
+
+/// Whom party `me` of `n` meets in round `r` ([`Party::meetings`]), if anyone. Players are the
+/// parties shifted by one (party 0 is player 1, so the evaluator, party 0, is never the one to
+/// sit out the first round); with k rounds, the last player meets the i with 2i ≡ r (mod k),
+/// and every other player i meets r − i (mod k).
+fn partner(n: usize, me: usize, r: usize) -> Option<usize> {
+    let k = rounds(n);
+    let i = (me + 1) % n;
+    let j = if i == k {
+        r * k.div_ceil(2) % k
+    } else if 2 * i % k == r {
+        k
+    } else {
+        (r + k - i) % k
+    };
+    (j < n).then(|| (j + n - 1) % n)
+}
+
+/// The peers party `me` of `n` meets, round by round.
+fn meetings(n: usize, me: usize) -> Vec<usize> {
+    (0..rounds(n)).filter_map(|r| partner(n, me, r)).collect()
+}
+
+/// Party `me`'s first peer: the one whose OT gives its shares their bits.
+fn first_peer(n: usize, me: usize) -> Option<usize> {
+    meetings(n, me).first().copied()
 }
 
 /// `len` fresh random authenticated shares (not yet checked for consistency: the caller runs
@@ -229,20 +265,21 @@ pub fn random(
     let w = party.width();
     let mut v = vec![Block::ZERO; len * w];
     let mut link = crate::share::Shares::default();
-    // This party's bits are those of its OT with its first peer (slot 0); on every other link
-    // it tells the peer the differences, and fixes its own MACs by them.
+    // This party's bits are those of its OT with its first peer; on every other link it tells
+    // the peer the differences, and fixes its own MACs by them.
     let mut mine = Vec::new();
     let mut out = vec![None; party.n];
-    for (slot, j) in party.peers().enumerate() {
+    for (i, j) in party.meetings().into_iter().enumerate() {
+        let slot = party.slot(j);
         if abit::random_into(s, j, len, &mut link)? != party.delta {
             return Err(Error::Usage("the OT sender's Δ is not this party's".into()));
         }
         let (macs, keys) = (link.macs(), link.keys());
-        if slot == 0 {
+        if i == 0 {
             mine = macs.iter().map(|m| m.lsb()).collect();
         }
         let diffs = mine.iter().zip(macs).map(|(&a, m)| a ^ m.lsb());
-        if slot != 0 {
+        if i != 0 {
             out[j] = Some(pack_bits(diffs.clone()));
         }
         let entries = v.chunks_exact_mut(w).zip(macs.iter().zip(keys));
@@ -253,7 +290,11 @@ pub fn random(
         }
     }
     let mut shares = NShares { party, v };
-    let expect = expect_from(party, |j| first_peer(j) != party.me, len.div_ceil(8));
+    let expect = expect_from(
+        party,
+        |j| first_peer(party.n, j) != Some(party.me),
+        len.div_ceil(8),
+    );
     let got = ex.round(s, Round::new(kinds::N_FIXES, out, expect))?;
     let mut fixes = Vec::new();
     for (j, msg) in got.iter().enumerate() {
@@ -487,4 +528,28 @@ pub fn check_echo(mine: &[u8], theirs: &[Option<Vec<u8>>], check: Check) -> Resu
         same &= mine.ct_eq(t.as_slice());
     }
     checks::require(check, bool::from(same))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{meetings, partner, rounds};
+
+    /// Every party meets every peer once, and every round pairs parties off: if i meets j in
+    /// round r, j meets i in round r.
+    #[test]
+    fn meetings_are_a_round_robin() {
+        for n in 2..=9 {
+            for me in 0..n {
+                let mut met = meetings(n, me);
+                met.sort();
+                let peers: Vec<usize> = (0..n).filter(|&j| j != me).collect();
+                assert_eq!(met, peers, "n={n} me={me}");
+                for r in 0..rounds(n) {
+                    if let Some(j) = partner(n, me, r) {
+                        assert_eq!(partner(n, j, r), Some(me), "n={n} me={me} round {r}");
+                    }
+                }
+            }
+        }
+    }
 }
