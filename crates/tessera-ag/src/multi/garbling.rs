@@ -546,13 +546,15 @@ impl Garbled<'_> {
                     let row = 2 * usize::from(values[a]) + usize::from(values[b]);
                     let (lu, lv, lw) = (self.lam.entry(a), self.lam.entry(b), self.lam.entry(w));
                     row_shares(party, self.products.entry(k), lu, lv, lw, row, &mut r);
-                    let each = x.chunks_exact_mut(n).zip(t.chunks_exact_mut(n));
-                    for ((x, t), l) in each.zip(labels.iter()) {
-                        let key = l[a] ^ l[b].gf_double();
-                        for (blk, (x, t)) in x.iter_mut().zip(t.iter_mut()).enumerate() {
-                            *x = key;
-                            *t = tweak((self.program, k), row, blk);
-                        }
+                    // The row's n tweaks, the same for every garbler.
+                    for (blk, tw) in t[..n].iter_mut().enumerate() {
+                        *tw = tweak((self.program, k), row, blk);
+                    }
+                    for h in 1..n - 1 {
+                        t.copy_within(..n, h * n);
+                    }
+                    for (x, l) in x.chunks_exact_mut(n).zip(labels.iter()) {
+                        x.fill(l[a] ^ l[b].gf_double());
                     }
                     self.hash.tweakable(&x, &t, &mut rows);
                     let mut value = r[0].lsb();

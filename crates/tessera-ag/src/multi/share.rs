@@ -248,7 +248,7 @@ fn meetings(n: usize, me: usize) -> Vec<usize> {
 
 /// Party `me`'s first peer: the one whose OT gives its shares their bits.
 fn first_peer(n: usize, me: usize) -> Option<usize> {
-    meetings(n, me).first().copied()
+    (0..rounds(n)).find_map(|r| partner(n, me, r))
 }
 
 /// `len` fresh random authenticated shares (not yet checked for consistency: the caller runs

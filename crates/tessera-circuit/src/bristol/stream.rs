@@ -269,25 +269,16 @@ impl Streamed {
             .map_err(io)?;
         let mut checksum = blake3::Hasher::new_derive_key(compiled::CHECKSUM_CONTEXT);
         checksum.update(&raw);
-        let compiled::Head {
-            format,
-            num_gates,
-            num_wires,
-            inputs,
-            outputs,
-            and_gates,
-            digest,
-            read_inputs,
-        } = head;
+        let read_inputs = head.read_inputs;
         let opened = Opened {
             path: name,
-            digest,
-            num_gates,
-            and_gates,
-            num_wires,
-            inputs,
-            outputs,
-            format,
+            digest: head.digest,
+            num_gates: head.num_gates,
+            and_gates: head.and_gates,
+            num_wires: head.num_wires,
+            inputs: head.inputs,
+            outputs: head.outputs,
+            format: head.format,
             origin: Origin::Compiled {
                 records_at,
                 checksum: Box::new(checksum),

@@ -195,21 +195,24 @@ fn job<'a>(circuit: &'a Circuit, program: &'a Option<Box<Program>>) -> Job<'a> {
     program.as_deref().map_or(Job::Many(circuit), Job::Two)
 }
 
+/// Phase `name` of one party's run: its time (the entries of that name added, as many as its
+/// steps left unfolded) and the bytes it sent.
+fn party_phase(phases: &[Phase], name: &str) -> (f64, u64) {
+    let named = phases.iter().filter(|p| p.name == name);
+    named.fold((0.0, 0), |(ms, bytes), p| {
+        (ms + p.ms, bytes + p.traffic.bytes_sent)
+    })
+}
+
 /// Phase `name` of a run at party 0 (the evaluator, whose times EMP's drivers print).
 fn evaluator_ms(s: &Sample, name: &str) -> f64 {
-    let at_0 = s.phases.first().into_iter().flatten();
-    at_0.filter(|p| p.name == name).map(|p| p.ms).sum()
+    s.phases.first().map_or(0.0, |p| party_phase(p, name).0)
 }
 
 /// Phase `name` of a run: the latest party's time, every party's bytes.
 fn phase(s: &Sample, name: &str) -> (f64, u64) {
-    let mut ms: f64 = 0.0;
-    let mut bytes = 0;
-    for ph in s.phases.iter().flatten().filter(|p| p.name == name) {
-        ms = ms.max(ph.ms);
-        bytes += ph.traffic.bytes_sent;
-    }
-    (ms, bytes)
+    let each = s.phases.iter().map(|p| party_phase(p, name));
+    each.fold((0.0, 0), |(ms, bytes), (m, b)| (f64::max(ms, m), bytes + b))
 }
 
 fn report(args: &AgArgs, name: &str, bench: &Bench, samples: &[Sample]) -> Result<(), CliError> {
